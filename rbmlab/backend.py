@@ -1,0 +1,92 @@
+"""Array backends: numpy on the CPU, cupy on a GPU.
+
+Numerical cores never import numpy or cupy; they take arrays (and read their namespace with
+:func:`namespace`) plus a seeded random Generator from :meth:`Backend.rng`. Everything that moves
+data between host and device lives here.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from rbmlab.errors import RbmlabError
+
+BACKENDS = ("numpy", "cupy")
+DTYPES = ("float32", "float64")
+
+
+def _cupy() -> ModuleType | None:
+    try:
+        import cupy  # noqa: PLC0415 - optional dependency
+
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # ImportError, or no CUDA device / driver
+        return None
+
+
+def cupy_available() -> bool:
+    return _cupy() is not None
+
+
+def namespace(x: Any) -> ModuleType:
+    """The array module (numpy or cupy) that owns array ``x``."""
+    if isinstance(x, np.ndarray) or np.isscalar(x):
+        return np
+    module = type(x).__module__.split(".")[0]
+    if module == "cupy":
+        import cupy  # noqa: PLC0415
+
+        return cupy
+    return np
+
+
+def _seed_int(*key: int) -> int:
+    """A 63-bit seed derived from a tuple of non-negative integers (stable across runs)."""
+    digest = hashlib.sha256(repr(tuple(int(k) for k in key)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array namespace plus the default float type and a keyed random-number factory."""
+
+    name: str
+    xp: ModuleType
+    dtype: Any
+
+    def rng(self, *key: int):
+        """A Generator seeded by ``key`` (e.g. ``(seed, epoch)``): the same key gives the same stream.
+
+        Keyed generators make runs resumable without saving generator state: the runner asks for
+        one stream per epoch.
+        """
+        if self.name == "numpy":
+            return np.random.default_rng(np.random.SeedSequence([int(k) for k in key]))
+        return self.xp.random.default_rng(_seed_int(*key))
+
+    def asarray(self, x: Any, dtype: Any = None):
+        return self.xp.asarray(x, dtype=self.dtype if dtype is None else dtype)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        if self.name == "cupy":
+            return self.xp.asnumpy(x)
+        return np.asarray(x)
+
+
+def get_backend(name: str = "numpy", dtype: str = "float32") -> Backend:
+    if name not in BACKENDS:
+        raise RbmlabError(f"backend.name: unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if dtype not in DTYPES:
+        raise RbmlabError(f"backend.dtype: unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    if name == "numpy":
+        return Backend("numpy", np, np.dtype(dtype))
+    cupy = _cupy()
+    if cupy is None:
+        raise RbmlabError("backend=cupy: cupy is not installed or no CUDA device is visible "
+                          "(pip install 'rbmlab[gpu]' on a GPU machine)")
+    return Backend("cupy", cupy, cupy.dtype(dtype))

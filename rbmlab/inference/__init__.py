@@ -1,0 +1,1 @@
+"""Sampling and inference routines shared by learners and evaluators."""

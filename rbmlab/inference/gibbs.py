@@ -1,0 +1,41 @@
+"""Block Gibbs sampling in a binary RBM: h ~ p(h | v), then v ~ p(v | h)."""
+from __future__ import annotations
+
+from rbmlab.models.rbm import RBM, hidden_logits, visible_logits
+from rbmlab.ops import bernoulli, sigmoid
+
+
+def sample_hidden(rbm: RBM, v, rng):
+    """(p(h=1|v), h ~ p(h|v))."""
+    p = sigmoid(hidden_logits(rbm, v))
+    return p, bernoulli(p, rng)
+
+
+def sample_visible(rbm: RBM, h, rng):
+    """(p(v=1|h), v ~ p(v|h))."""
+    p = sigmoid(visible_logits(rbm, h))
+    return p, bernoulli(p, rng)
+
+
+def gibbs_chain(rbm: RBM, v, rng, k: int):
+    """Run ``k`` block-Gibbs sweeps v → h → v from the binary batch ``v``; returns the last v.
+
+    Each sweep is two matmuls on the whole batch and two Bernoulli draws; buffers are reused
+    so the sweep costs little beyond the two matmuls.
+    """
+    if k < 1:
+        return v
+    xp = rbm.xp
+    Wt = rbm.W.swapaxes(-1, -2)
+    batch_shape = v.shape[:-1]
+    a_h = xp.empty(batch_shape + (rbm.n_hidden,), dtype=v.dtype)
+    a_v = xp.empty(batch_shape + (rbm.n_visible,), dtype=v.dtype)
+    b_h, b_v = rbm.b_h[..., None, :], rbm.b_v[..., None, :]
+    for _ in range(k):
+        xp.matmul(v, rbm.W, out=a_h)
+        a_h += b_h
+        h = bernoulli(sigmoid(a_h, out=a_h), rng)
+        xp.matmul(h, Wt, out=a_v)
+        a_v += b_v
+        v = bernoulli(sigmoid(a_v, out=a_v), rng)
+    return v

@@ -1,0 +1,1 @@
+"""Model definitions: parameters, energies and conditionals."""

@@ -1,0 +1,114 @@
+"""The binary restricted Boltzmann machine.
+
+Units are in {0, 1}. With W of shape (n_visible, n_hidden):
+
+    E(v, h) = −vᵀWh − b_vᵀv − b_hᵀh                      (dcp eq. 1, W transposed)
+    F(v)    = −b_vᵀv − Σ_j softplus((vW + b_h)_j)           free energy, p(v) = e^{−F(v)} / Z
+    p(h_j = 1 | v) = σ((vW + b_h)_j),   p(v_i = 1 | h) = σ((Whᵀ + b_v)_i)
+
+Batches are rows: v has shape (batch, n_visible). Parameters may carry leading axes (one RBM
+per trial); the functions broadcast over them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rbmlab.backend import namespace
+from rbmlab.ops import sigmoid, softplus
+
+
+@dataclass(frozen=True)
+class RBM:
+    W: Any    # (..., n_visible, n_hidden)
+    b_v: Any  # (..., n_visible)
+    b_h: Any  # (..., n_hidden)
+
+    @property
+    def n_visible(self) -> int:
+        return self.W.shape[-2]
+
+    @property
+    def n_hidden(self) -> int:
+        return self.W.shape[-1]
+
+    @property
+    def xp(self):
+        return namespace(self.W)
+
+    def astype(self, dtype) -> "RBM":
+        return RBM(self.W.astype(dtype), self.b_v.astype(dtype), self.b_h.astype(dtype))
+
+    def replace(self, **changes) -> "RBM":
+        return replace(self, **changes)
+
+    def is_finite(self) -> bool:
+        xp = self.xp
+        return bool(xp.isfinite(self.W).all() and xp.isfinite(self.b_v).all()
+                    and xp.isfinite(self.b_h).all())
+
+
+def _row(x):
+    """A bias vector (..., n) as a row (..., 1, n) that broadcasts against a batch (..., B, n)."""
+    return x[..., None, :]
+
+
+def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
+             visible_bias: str = "base_rate", data_mean=None, dtype="float32",
+             clip: float = 1e-3) -> RBM:
+    """W ~ N(0, weight_std²), b_h = 0, b_v = logit(clip(data_mean)) ("base_rate") or 0 ("zero")."""
+    W = weight_std * rng.standard_normal((n_visible, n_hidden), dtype=xp.dtype(dtype))
+    b_h = xp.zeros(n_hidden, dtype=dtype)
+    if visible_bias == "base_rate":
+        if data_mean is None:
+            raise ValueError("visible_bias='base_rate' needs data_mean")
+        p = xp.clip(xp.asarray(data_mean, dtype=dtype), clip, 1.0 - clip)
+        b_v = xp.log(p) - xp.log1p(-p)
+    elif visible_bias == "zero":
+        b_v = xp.zeros(n_visible, dtype=dtype)
+    else:
+        raise ValueError(f"visible_bias must be 'base_rate' or 'zero', got {visible_bias!r}")
+    return RBM(W, b_v.astype(dtype), b_h)
+
+
+def hidden_logits(rbm: RBM, v):
+    """Pre-activations vW + b_h of the hidden units, (..., B, n_hidden)."""
+    return v @ rbm.W + _row(rbm.b_h)
+
+
+def visible_logits(rbm: RBM, h):
+    """Pre-activations hWᵀ + b_v of the visible units, (..., B, n_visible)."""
+    return h @ rbm.W.swapaxes(-1, -2) + _row(rbm.b_v)
+
+
+def hidden_probs(rbm: RBM, v):
+    return sigmoid(hidden_logits(rbm, v))
+
+
+def visible_probs(rbm: RBM, h):
+    return sigmoid(visible_logits(rbm, h))
+
+
+def energy(rbm: RBM, v, h):
+    """E(v, h) per row."""
+    xp = rbm.xp
+    return -(xp.sum((v @ rbm.W) * h, axis=-1)
+             + xp.sum(v * _row(rbm.b_v), axis=-1)
+             + xp.sum(h * _row(rbm.b_h), axis=-1))
+
+
+def free_energy(rbm: RBM, v):
+    """F(v) = −b_vᵀv − Σ_j softplus((vW + b_h)_j) per row; p(v) ∝ exp(−F(v))."""
+    xp = rbm.xp
+    return -xp.sum(v * _row(rbm.b_v), axis=-1) - xp.sum(softplus(hidden_logits(rbm, v)), axis=-1)
+
+
+def free_energy_hidden(rbm: RBM, h):
+    """F(h) = −b_hᵀh − Σ_i softplus((hWᵀ + b_v)_i) per row; p(h) ∝ exp(−F(h))."""
+    xp = rbm.xp
+    return -xp.sum(h * _row(rbm.b_h), axis=-1) - xp.sum(softplus(visible_logits(rbm, h)), axis=-1)
+
+
+def transpose(rbm: RBM) -> RBM:
+    """The same model with the roles of the layers swapped (W ↦ Wᵀ, b_v ↔ b_h)."""
+    return RBM(rbm.W.swapaxes(-1, -2), rbm.b_h, rbm.b_v)
