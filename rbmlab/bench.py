@@ -1,0 +1,164 @@
+"""``make bench``: speed of the cores, as ratios to the raw BLAS time of the same shapes.
+
+    python -m rbmlab.bench [--out results/bench] [--repeats 20]
+
+Measures, for a 784×500 float32 RBM:
+  * block-Gibbs sweeps per second at batch 200, and (time of the two bare matmuls of the sweep's
+    shapes) / (time of a sweep): 1.0 would mean sampling costs nothing beyond the matmuls;
+  * AIS transitions per second with 100 chains;
+  * one PCD-1 epoch on MNIST (batch 200, lr 0.05) against scikit-learn's BernoulliRBM.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rbmlab.backend import get_backend
+from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
+from rbmlab.inference.gibbs import gibbs_chain
+from rbmlab.models.rbm import RBM
+
+
+def best_time(fn, repeats: int) -> float:
+    """Minimum wall time of ``fn()`` over ``repeats`` calls (after one warm-up call)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def random_rbm(backend, m: int, n: int, seed: int = 0) -> RBM:
+    rng = backend.rng(seed)
+    xp = backend.xp
+    return RBM(0.05 * rng.standard_normal((m, n), dtype=backend.dtype),
+               xp.zeros(m, dtype=backend.dtype) - 1.0, xp.zeros(n, dtype=backend.dtype))
+
+
+def bench_gibbs(backend, repeats: int, m=784, n=500, batch=200, sweeps=10) -> dict:
+    xp = backend.xp
+    rbm = random_rbm(backend, m, n)
+    rng = backend.rng(1)
+    v = (rng.random((batch, m), dtype=backend.dtype) < 0.2).astype(backend.dtype)
+    h = (rng.random((batch, n), dtype=backend.dtype) < 0.5).astype(backend.dtype)
+    Wt = xp.ascontiguousarray(rbm.W.T)
+    out_h = xp.empty((batch, n), dtype=backend.dtype)
+    out_v = xp.empty((batch, m), dtype=backend.dtype)
+
+    def matmuls():
+        for _ in range(sweeps):
+            xp.matmul(v, rbm.W, out=out_h)
+            xp.matmul(h, Wt, out=out_v)
+
+    t_mm = best_time(matmuls, repeats) / sweeps
+    t_gibbs = best_time(lambda: gibbs_chain(rbm, v, rng, sweeps), repeats) / sweeps
+    return {"shape": f"{m}x{n}", "batch": batch, "dtype": str(backend.dtype),
+            "gibbs_sweeps_per_s": 1.0 / t_gibbs, "gibbs_sweep_ms": 1e3 * t_gibbs,
+            "two_matmuls_ms": 1e3 * t_mm, "matmul_over_gibbs_ratio": t_mm / t_gibbs}
+
+
+def bench_ais(backend, repeats: int, m=784, n=500, chains=100, temps=200) -> dict:
+    rbm = random_rbm(backend, m, n)
+    betas = temperature_schedule("linear", temps)
+    base = backend.xp.zeros(m, dtype=backend.dtype) - 1.0
+    t = best_time(lambda: ais_log_partition(rbm, backend.rng(2), base_bias=base, betas=betas,
+                                            n_chains=chains), max(1, repeats // 5)) / temps
+    return {"chains": chains, "ais_transitions_per_s": 1.0 / t, "ais_transition_ms": 1e3 * t,
+            "ais_14500_temperatures_s": 14500 * t}
+
+
+def bench_pcd_epoch(backend, batch=200, lr=0.05, n_hidden=500) -> dict:
+    from sklearn.neural_network import BernoulliRBM  # noqa: PLC0415
+
+    from rbmlab.config import LearnerConfig  # noqa: PLC0415,F401
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+    from rbmlab.learners.pcd import PCD, PCDConfig  # noqa: PLC0415
+    from rbmlab.runner import batches  # noqa: PLC0415
+
+    x_np = load_dataset("mnist").train
+    x = backend.asarray(x_np)
+    learner = PCD(PCDConfig(lr=lr, batch_size=batch, k=1))
+    rbm = random_rbm(backend, x.shape[1], n_hidden)
+    state = learner.init_state(rbm, x, backend.rng(3))
+    rng = backend.rng(4)
+    t0 = time.perf_counter()
+    for idx in batches(x.shape[0], batch, np.random.default_rng(5)):
+        rbm, state = learner.step(rbm, state, x[idx], rng)
+    t_ours = time.perf_counter() - t0
+
+    sk = BernoulliRBM(n_components=n_hidden, learning_rate=lr, batch_size=batch, n_iter=1,
+                      random_state=0)
+    t0 = time.perf_counter()
+    sk.fit(x_np)
+    t_sk = time.perf_counter() - t0
+    return {"examples": int(x.shape[0]), "batch": batch, "rbmlab_pcd1_epoch_s": t_ours,
+            "sklearn_bernoullirbm_epoch_s": t_sk, "sklearn_over_rbmlab_ratio": t_sk / t_ours}
+
+
+def machine() -> dict:
+    info = {"python": platform.python_version(), "numpy": np.__version__,
+            "machine": platform.machine(), "cpus": os.cpu_count()}
+    try:
+        cpu = next(ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in ln)
+        info["cpu"] = cpu.split(":", 1)[1].strip()
+    except (OSError, StopIteration):
+        pass
+    return info
+
+
+def render(res: dict) -> str:
+    g, a, p = res["gibbs"], res["ais"], res.get("pcd_epoch")
+    lines = [
+        "# rbmlab benchmark", "",
+        f"Command: `make bench` (python -m rbmlab.bench). Backend {res['backend']}, {g['dtype']}. "
+        f"Machine: {res['machine'].get('cpu', '?')}, {res['machine']['cpus']} cores, numpy "
+        f"{res['machine']['numpy']}. Times are the best of repeated runs.", "",
+        "| measurement | value |", "|---|---|",
+        f"| block-Gibbs sweeps/s ({g['shape']}, batch {g['batch']}) | {g['gibbs_sweeps_per_s']:.1f} |",
+        f"| one sweep (ms) | {g['gibbs_sweep_ms']:.3f} |",
+        f"| the sweep's two bare matmuls (ms) | {g['two_matmuls_ms']:.3f} |",
+        f"| **matmul time / sweep time** (target ≥ 0.7) | **{g['matmul_over_gibbs_ratio']:.3f}** |",
+        f"| AIS transitions/s ({a['chains']} chains) | {a['ais_transitions_per_s']:.1f} |",
+        f"| → one 14,500-temperature AIS run (s) | {a['ais_14500_temperatures_s']:.1f} |",
+    ]
+    if p:
+        lines += [
+            f"| PCD-1 epoch on MNIST, rbmlab (s; {p['examples']} examples, batch {p['batch']}) | "
+            f"{p['rbmlab_pcd1_epoch_s']:.2f} |",
+            f"| same epoch, scikit-learn BernoulliRBM (s) | {p['sklearn_bernoullirbm_epoch_s']:.2f} |",
+            f"| **scikit-learn time / rbmlab time** | **{p['sklearn_over_rbmlab_ratio']:.2f}** |",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m rbmlab.bench")
+    ap.add_argument("--out", default="results/bench")
+    ap.add_argument("--backend", default="numpy")
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--skip-pcd", action="store_true", help="skip the MNIST epoch comparison")
+    args = ap.parse_args(argv)
+    backend = get_backend(args.backend, "float32")
+    res = {"backend": backend.name, "machine": machine(),
+           "gibbs": bench_gibbs(backend, args.repeats), "ais": bench_ais(backend, args.repeats)}
+    if not args.skip_pcd:
+        res["pcd_epoch"] = bench_pcd_epoch(backend)
+    text = render(res)
+    print(text)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    suffix = "" if backend.name == "numpy" else f"_{backend.name}"
+    (out / f"bench{suffix}.md").write_text(text)
+    (out / f"bench{suffix}.json").write_text(json.dumps(res, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

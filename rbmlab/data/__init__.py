@@ -1,0 +1,24 @@
+"""Datasets for rbmlab: found on disk, sha256-checked, options validated, float32 (N, D) arrays.
+
+Example: ``load_dataset("mnist", binarize="stochastic", validation=True).split("valid")``.
+"""
+
+from rbmlab.data.dataset import Dataset
+from rbmlab.data.registry import (
+    DATASET_NAMES,
+    dataset_options,
+    fetch_dataset,
+    list_datasets,
+    load_dataset,
+    validate_dataset_options,
+)
+
+__all__ = [
+    "DATASET_NAMES",
+    "Dataset",
+    "dataset_options",
+    "fetch_dataset",
+    "list_datasets",
+    "load_dataset",
+    "validate_dataset_options",
+]

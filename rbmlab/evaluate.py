@@ -1,0 +1,51 @@
+"""``rbmlab evaluate``: score any saved RBM on a dataset split and return a JSON-able dict."""
+from __future__ import annotations
+
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from rbmlab.backend import get_backend
+from rbmlab.checkpoint import load_checkpoint
+from rbmlab.config import BackendConfig, EvaluatorConfig, structured
+from rbmlab.data import load_dataset
+from rbmlab.errors import RbmlabError
+from rbmlab.evaluation import evaluate
+from rbmlab.evaluators.ais import base_rate_bias
+from rbmlab.models.rbm import RBM
+
+
+def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
+    evaluator = structured(EvaluatorConfig, cfg.evaluator, "evaluator")
+    backend_cfg = structured(BackendConfig, cfg.backend, "backend")
+    if cfg.split not in ("train", "valid", "test"):
+        raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
+    rbm_np, meta, _ = load_checkpoint(cfg.checkpoint)
+    options = OmegaConf.to_container(cfg.dataset, resolve=True)
+    data = load_dataset(**options)
+    x = data.split(cfg.split)
+    if x.shape[1] != rbm_np.n_visible:
+        raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {rbm_np.n_visible} visible units but "
+                          f"dataset {options['name']} has {x.shape[1]} dimensions")
+    backend = get_backend(backend_cfg.name, backend_cfg.dtype)
+    rbm = RBM(*(backend.asarray(a) for a in (rbm_np.W, rbm_np.b_v, rbm_np.b_h)))
+    evaluator.splits = [cfg.split]
+    metrics = evaluate(rbm, {cfg.split: backend.asarray(x)}, evaluator,
+                       rng=backend.rng(int(cfg.seed)),
+                       base_bias=backend.asarray(base_rate_bias(data.train.mean(axis=0))),
+                       final=True, progress=evaluator.progress)
+    n = min(x.shape[0], evaluator.max_examples or x.shape[0])
+    result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
+                              "split": cfg.split, "evaluator": evaluator.name, "n_examples": n,
+                              "n_visible": rbm_np.n_visible, "n_hidden": rbm_np.n_hidden}
+    renames = {f"{cfg.split}_log_likelihood": "mean_log_likelihood",
+               f"{cfg.split}_log_likelihood_lower": "mean_log_likelihood_lower",
+               f"{cfg.split}_log_likelihood_upper": "mean_log_likelihood_upper",
+               f"{cfg.split}_pseudo_log_likelihood": "pseudo_log_likelihood",
+               f"{cfg.split}_reconstruction_error": "reconstruction_error"}
+    result.update({renames.get(k, k): v for k, v in metrics.items()})
+    if evaluator.name == "ais":
+        result.update(ais_chains=evaluator.n_chains, ais_schedule=evaluator.schedule)
+    if meta.get("epoch") is not None:
+        result["trained_epochs"] = meta["epoch"]
+    return result

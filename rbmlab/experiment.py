@@ -1,0 +1,89 @@
+"""``rbmlab experiment PAPER/ARTEFACT [scale=...]``: one paper table or figure, end to end.
+
+An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
+    title, description    what the artefact is
+    overrides             applied to every run (Hydra override strings)
+    grid                  key → list of values, swept (cartesian product)
+    seeds                 list of seeds (trials)
+    scales                smoke / reduced / paper → {overrides: [...], seeds: [...] (optional)}
+    report                metric, lines, panels, hlines, markers, paper (the paper's own numbers)
+The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
+report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rbmlab.errors import RbmlabError
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
+SCALE_TIERS = ("smoke", "reduced", "paper")
+SPEC_KEYS = {"title", "description", "overrides", "grid", "seeds", "scales", "report"}
+
+
+def available() -> list[str]:
+    return sorted(f"{p.parent.name}/{p.stem}" for p in EXPERIMENTS_DIR.glob("*/*.yaml"))
+
+
+def load_spec(name: str) -> dict[str, Any]:
+    path = EXPERIMENTS_DIR / f"{name}.yaml"
+    if "/" not in name or not path.is_file():
+        raise RbmlabError(f"experiment: unknown experiment {name!r}; available: {', '.join(available())}")
+    try:
+        spec = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise RbmlabError(f"experiment: {path} is not valid YAML ({str(e).splitlines()[0]})") from None
+    unknown = set(spec) - SPEC_KEYS
+    if unknown:
+        raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))}")
+    for tier in spec.get("scales", {}):
+        if tier not in SCALE_TIERS:
+            raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
+    return spec
+
+
+def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str]) -> list[str]:
+    """The ``rbmlab run -m`` arguments of one experiment at one scale."""
+    tier = spec.get("scales", {}).get(scale)
+    if tier is None:
+        raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
+                          f"defined: {', '.join(spec.get('scales', {}))}")
+    seeds = tier.get("seeds", spec.get("seeds", [0]))
+    grid = {**spec.get("grid", {}), "seed": seeds}
+    swept = [f"{k}={','.join(str(v) for v in values)}" for k, values in grid.items()]
+    return [*spec.get("overrides", []), *tier.get("overrides", []), *extra, *swept, f"scale={scale}"]
+
+
+def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
+                   outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
+    from rbmlab.cli import cmd_run  # noqa: PLC0415
+    from rbmlab.report import make_report  # noqa: PLC0415
+
+    spec = load_spec(name)
+    scale = "reduced"
+    extra = []
+    for arg in argv:
+        if arg.startswith("scale="):
+            scale = arg.split("=", 1)[1]
+        else:
+            extra.append(arg)
+    if scale not in SCALE_TIERS:
+        raise RbmlabError(f"scale: unknown scale {scale!r}; choose one of {', '.join(SCALE_TIERS)}")
+    paper, artefact = name.split("/", 1)
+    sweep_dir = Path(outputs_root) / paper / artefact / scale
+    resume = any(a == "resume=true" for a in extra)
+    if sweep_dir.exists() and not resume:
+        shutil.rmtree(sweep_dir)
+    overrides = sweep_overrides(spec, scale, extra)
+    print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
+    cmd_run(["-m", *overrides, f"hydra.sweep.dir={sweep_dir}"])
+    report = spec.get("report", {})
+    return make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
+                       lines=report.get("lines"), panels=report.get("panels"),
+                       title=f"{spec.get('title', name)} (scale: {scale})",
+                       paper=report.get("paper"), hlines=report.get("hlines"),
+                       markers=report.get("markers"), filename_stem=f"{artefact}_{scale}")

@@ -1,0 +1,182 @@
+"""The rbmlab command end to end: runs, sweeps, resume, evaluate, errors, experiments.
+
+Every test works in its own temporary directory (outputs/ and results/ are created there).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SMALL = ["dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "learner.k=2",
+         "learner.batch_size=full", "learner.lr=0.1", "train.progress=false"]
+
+
+def rbmlab(*args: str, cwd: Path, check: bool = True, timeout: int = 120) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "rbmlab", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"rbmlab {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def run_dirs(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("summary.json"))
+
+
+def test_run_writes_its_records(tmp_path):
+    proc = rbmlab("run", *SMALL, "train.epochs=20", cwd=tmp_path)
+    assert "test log-likelihood (exact)" in proc.stdout
+    (run,) = run_dirs(tmp_path / "outputs" / "runs")
+    for name in ("config.yaml", "overrides.yaml", "metrics.csv", "summary.json", "checkpoint.npz"):
+        assert (run / name).is_file(), name
+    metrics = pd.read_csv(run / "metrics.csv")
+    assert list(metrics.epoch) == list(range(21))
+    assert {"updates", "wall_time", "test_log_likelihood", "log_z"} <= set(metrics.columns)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "completed"
+    assert summary["final"]["test_log_likelihood"] == pytest.approx(metrics.test_log_likelihood.iloc[-1])
+    assert summary["final"]["test_log_likelihood"] <= -np.log(14) + 1e-9   # can't beat uniform on 14
+
+
+def test_sweep_gives_every_job_its_own_directory(tmp_path):
+    rbmlab("run", "-m", *SMALL, "train.epochs=3", "learner=cd,pcd", "seed=0,1", cwd=tmp_path)
+    runs = run_dirs(tmp_path / "outputs" / "sweeps")
+    assert len(runs) == 4
+    configs = {(json.loads((r / "summary.json").read_text())["learner"],
+                json.loads((r / "summary.json").read_text())["seed"]) for r in runs}
+    assert configs == {("cd", 0), ("cd", 1), ("pcd", 0), ("pcd", 1)}
+
+
+def test_parallel_runs_started_together_do_not_collide(tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-m", "rbmlab", "run", *SMALL, "train.epochs=2"],
+                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for _ in range(3)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert len(run_dirs(tmp_path / "outputs" / "runs")) == 3
+
+
+@pytest.mark.parametrize("args, key", [
+    (["learner.lrr=0.1"], "learner.lrr"),
+    (["learner.lr=abc"], "learner.lr"),
+    (["learner=nope"], "learner"),
+    (["train.epochs=-1"], "train.epochs"),
+    (["dataset=bars_stripes", "dataset.size=99"], "dataset.size"),
+])
+def test_bad_overrides_give_one_line_errors(tmp_path, args, key):
+    proc = rbmlab("run", *args, cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rbmlab: error:") and key in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_value_in_a_sweep_fails_before_any_job(tmp_path):
+    proc = rbmlab("run", "-m", *SMALL, "learner.lr=0.1,abc", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "learner.lr" in proc.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_divergence_is_recorded_and_the_sweep_goes_on(tmp_path):
+    rbmlab("run", "-m", *SMALL, "train.epochs=100", "learner.lr=1e38,0.1", "learner.momentum=0.9",
+           "backend.dtype=float32", cwd=tmp_path)
+    statuses = sorted(json.loads((r / "summary.json").read_text())["status"]
+                      for r in run_dirs(tmp_path / "outputs"))
+    assert statuses == ["completed", "diverged"]
+
+
+def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
+    args = [*SMALL, "learner=pcd", "train.epochs=400", "train.eval_every=50", "seed=5"]
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    rbmlab("run", *args, cwd=straight)
+    (ref,) = run_dirs(straight)
+
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "rbmlab", "run", *args], cwd=killed,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:   # wait until some epochs are checkpointed, then kill -9
+        summaries = list(killed.rglob("summary.json"))
+        if summaries and json.loads(summaries[0].read_text() or "{}").get("epochs_done", 0) >= 60:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (run,) = run_dirs(killed)
+    state = json.loads((run / "summary.json").read_text())
+    assert state["status"] == "running" and 0 < state["epochs_done"] < 400
+
+    out = rbmlab("run", *args, "resume=true", cwd=killed)
+    assert "resuming" in out.stdout
+    assert run_dirs(killed) == [run]
+    a = json.loads((ref / "summary.json").read_text())
+    b = json.loads((run / "summary.json").read_text())
+    assert b["status"] == "completed" and b["updates"] == a["updates"] == 400
+    assert b["final"] == a["final"]
+    ma, mb = pd.read_csv(ref / "metrics.csv"), pd.read_csv(run / "metrics.csv")
+    pd.testing.assert_frame_equal(ma.drop(columns="wall_time"), mb.drop(columns="wall_time"))
+
+
+def test_evaluate_a_hand_written_checkpoint(tmp_path):
+    rng = np.random.default_rng(0)
+    W, b_v, b_h = rng.normal(size=(9, 4)), rng.normal(size=9), rng.normal(size=4)
+    np.savez(tmp_path / "hand.npz", W=W, b_v=b_v, b_h=b_h)
+    proc = rbmlab("evaluate", "checkpoint=hand.npz", "dataset=bars_stripes", "evaluator=exact",
+                  "backend.dtype=float64", "out=result.json", cwd=tmp_path)
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert json.loads(proc.stdout) == result
+    # brute force: log Z over all 2^9 visible states with the hidden units summed out
+    V = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(float)
+    neg_f = V @ b_v + np.logaddexp(0, V @ W + b_h).sum(1)
+    log_z = np.logaddexp.reduce(neg_f)
+    from rbmlab.data import load_dataset
+    test = load_dataset("bars_stripes").test.astype(float)
+    ll = (test @ b_v + np.logaddexp(0, test @ W + b_h).sum(1)).mean() - log_z
+    assert result["log_z"] == pytest.approx(log_z, rel=1e-9)
+    assert result["mean_log_likelihood"] == pytest.approx(ll, rel=1e-9)
+    assert result["n_examples"] == 14
+
+
+def test_evaluate_errors_are_one_line(tmp_path):
+    np.savez(tmp_path / "bad.npz", W=np.zeros((9, 4)))
+    for args, needle in [(["checkpoint=missing.npz", "dataset=bars_stripes"], "missing.npz"),
+                         (["checkpoint=bad.npz", "dataset=bars_stripes"], "b_v"),
+                         (["dataset=bars_stripes"], "checkpoint")]:
+        proc = rbmlab("evaluate", *args, "evaluator=exact", cwd=tmp_path, check=False)
+        assert proc.returncode == 2
+        assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+
+
+def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
+    rbmlab("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", cwd=tmp_path, timeout=300)
+    runs = run_dirs(tmp_path / "outputs" / "experiments" / "demo" / "bars-cd-vs-pcd" / "smoke")
+    assert len(runs) == 6
+    table = (tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke.md").read_text()
+    assert "cd" in table and "pcd" in table and "smoke" in table
+    png = tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke.png"
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    curves = pd.read_csv(tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke_curves.csv")
+    assert set(curves["n"]) == {3}
+
+
+def test_unknown_experiment_lists_the_available_ones(tmp_path):
+    proc = rbmlab("experiment", "demo/nope", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "demo/bars-cd-vs-pcd" in proc.stderr
+
+
+def test_data_list_names_every_dataset(tmp_path):
+    out = rbmlab("data", "list", cwd=tmp_path).stdout
+    for name in ("mnist", "binarized_mnist", "caltech101", "omniglot", "cbcl_faces",
+                 "ocr_letters", "bars_stripes", "shifting_bar"):
+        assert name in out

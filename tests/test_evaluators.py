@@ -1,0 +1,314 @@
+"""Evaluators against exact answers on small models (numpy; cupy too when a GPU is visible)."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from rbmlab.backend import cupy_available, get_backend
+from rbmlab.evaluators import ais, exact
+from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
+from rbmlab.evaluators.reconstruction import reconstruction_error
+from rbmlab.models.rbm import RBM, free_energy
+
+BACKENDS = ["numpy", pytest.param("cupy", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(not cupy_available(), reason="needs cupy and a GPU")])]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_name(request):
+    return request.param
+
+
+def make_rbm(backend, m, n, seed, w_std=1.0, b_std=1.0):
+    """A random RBM whose parameters are drawn in float64 numpy, then moved to ``backend``."""
+    g = np.random.default_rng(seed)
+    W, b_v, b_h = (w_std * g.standard_normal((m, n)), b_std * g.standard_normal(m),
+                   b_std * g.standard_normal(n))
+    return RBM(backend.asarray(W), backend.asarray(b_v), backend.asarray(b_h))
+
+
+def to_np(backend, rbm):
+    return RBM(*(backend.to_numpy(p).astype(np.float64) for p in (rbm.W, rbm.b_v, rbm.b_h)))
+
+
+def all_states(n):
+    return np.array(list(itertools.product([0.0, 1.0], repeat=n)))[:, ::-1] if n else np.zeros((1, 0))
+
+
+def brute_log_z(rbm):
+    """logsumexp of −E(v, h) over all 2^(m+n) joint states, float64."""
+    V, H = all_states(rbm.n_visible), all_states(rbm.n_hidden)
+    neg_e = V @ rbm.W @ H.T + (V @ rbm.b_v)[:, None] + (H @ rbm.b_h)[None, :]
+    return float(logsumexp(neg_e))
+
+
+def exact_p_v(rbm):
+    V = all_states(rbm.n_visible)
+    neg_f = -free_energy(rbm, V)
+    return V, np.exp(neg_f - logsumexp(neg_f))
+
+
+# --------------------------------------------------------------------------- exact
+
+
+def test_binary_states(backend_name):
+    be = get_backend(backend_name, "float64")
+    s = be.to_numpy(exact.binary_states(be.xp, 5, 3, 11, be.dtype))
+    expected = np.array([[(i >> j) & 1 for j in range(5)] for i in range(3, 11)], dtype=float)
+    np.testing.assert_array_equal(s, expected)
+    np.testing.assert_array_equal(be.to_numpy(exact.binary_states(be.xp, 4, 0, 16, be.dtype)),
+                                  all_states(4))
+
+
+@pytest.mark.parametrize("m,n", [(12, 12), (5, 9), (9, 5), (1, 7), (12, 3)])
+def test_log_partition_matches_brute_force(backend_name, m, n):
+    be = get_backend(backend_name, "float64")
+    rbm = make_rbm(be, m, n, seed=m * 100 + n)
+    ref = brute_log_z(to_np(be, rbm))
+    got = exact.log_partition(rbm)
+    assert isinstance(got, float)
+    assert got == pytest.approx(ref, rel=1e-6)
+    for chunk in (1, 3, 7):  # tiny chunks, including ones that do not divide 2^n
+        if min(m, n) <= 9:
+            assert exact.log_partition(rbm, chunk_size=chunk) == pytest.approx(got, rel=1e-12)
+
+
+def test_log_partition_float32(backend_name):
+    be = get_backend(backend_name, "float32")
+    rbm = make_rbm(be, 10, 7, seed=3)
+    assert exact.log_partition(rbm) == pytest.approx(brute_log_z(to_np(be, rbm)), rel=1e-6)
+
+
+def test_log_partition_too_large():
+    be = get_backend("numpy", "float64")
+    rbm = make_rbm(be, 30, 27, seed=0)
+    with pytest.raises(ValueError):
+        exact.log_partition(rbm)
+    with pytest.raises(ValueError):
+        exact.log_partition(make_rbm(be, 10, 6, seed=0), max_units=5)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_log_likelihood_normalised(backend_name, dtype):
+    be = get_backend(backend_name, dtype)
+    for m, n in [(7, 4), (4, 9)]:
+        rbm = make_rbm(be, m, n, seed=m + n)
+        ll = exact.log_likelihood(rbm, be.asarray(all_states(m)))
+        assert ll.dtype == be.xp.float64
+        assert float(be.xp.exp(ll).sum()) == pytest.approx(1.0, abs=1e-6)
+        log_z = exact.log_partition(rbm)
+        np.testing.assert_allclose(be.to_numpy(exact.log_likelihood(rbm, be.asarray(all_states(m)),
+                                                                    log_z=log_z)),
+                                   be.to_numpy(ll), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("m,n", [(6, 4), (4, 6)])
+def test_sample_exact_distribution(backend_name, m, n):
+    be = get_backend(backend_name, "float64")
+    rbm = make_rbm(be, m, n, seed=11)
+    samples = be.to_numpy(exact.sample_exact(rbm, be.rng(1), 20_000))
+    assert samples.shape == (20_000, m)
+    assert set(np.unique(samples)) <= {0.0, 1.0}
+    V, p = exact_p_v(to_np(be, rbm))
+    idx = (samples @ (1 << np.arange(m))).astype(int)
+    emp = np.bincount(idx, minlength=1 << m) / len(idx)
+    p_by_int = np.zeros(1 << m)
+    p_by_int[(V @ (1 << np.arange(m))).astype(int)] = p
+    assert 0.5 * np.abs(emp - p_by_int).sum() < 0.05
+
+
+# --------------------------------------------------------------------------- AIS
+
+
+def test_temperature_schedules():
+    b = ais.temperature_schedule("salakhutdinov")
+    assert b.dtype == np.float64 and b.shape == (14_501,)
+    assert b[0] == 0.0 and b[-1] == 1.0 and np.all(np.diff(b) > 0)
+    np.testing.assert_allclose(np.diff(b)[[0, 499, 500, 4499, 4500, -1]],
+                               [1e-3, 1e-3, 1e-4, 1e-4, 1e-5, 1e-5], rtol=1e-6)
+    lin = ais.temperature_schedule("linear", 10)
+    np.testing.assert_allclose(lin, np.arange(11) / 10)
+    for bad in [("linear", None), ("linear", 0), ("nope", 3), ("salakhutdinov", 5)]:
+        with pytest.raises(ValueError):
+            ais.temperature_schedule(*bad)
+
+
+def test_base_rate_bias():
+    mean = np.array([0.0, 0.25, 0.5, 1.0])
+    b = ais.base_rate_bias(mean)
+    expected = np.log(np.array([1e-3, 0.25, 0.5, 1 - 1e-3]) / (1 - np.array([1e-3, 0.25, 0.5, 1 - 1e-3])))
+    np.testing.assert_allclose(b, expected)
+
+
+def _ais_problem(be):
+    rbm = make_rbm(be, 10, 8, seed=5, w_std=0.5, b_std=0.5)
+    mean = np.random.default_rng(6).uniform(0.05, 0.95, 10)
+    return rbm, be.asarray(ais.base_rate_bias(mean))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_forward_ais(backend_name, dtype):
+    be = get_backend(backend_name, dtype)
+    rbm, base = _ais_problem(be)
+    log_z = exact.log_partition(rbm)
+    res = ais.ais_log_partition(rbm, be.rng(7), base_bias=base,
+                                betas=ais.temperature_schedule("linear", 2000), n_chains=200)
+    assert res.direction == "forward" and res.n_chains == 200 and res.n_temperatures == 2001
+    assert isinstance(res.log_w, np.ndarray) and res.log_w.dtype == np.float64
+    assert res.log_w.shape == (200,)
+    base_np = be.to_numpy(base).astype(np.float64)
+    assert res.log_z_base == pytest.approx(np.logaddexp(0, base_np).sum() + 8 * math.log(2))
+    assert abs(res.log_z - log_z) < 0.1
+    assert res.log_z_lower <= log_z <= res.log_z_upper
+    assert res.log_z_lower < res.log_z < res.log_z_upper
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_reverse_ais(backend_name, dtype):
+    be = get_backend(backend_name, dtype)
+    rbm, base = _ais_problem(be)
+    log_z = exact.log_partition(rbm)
+    init_v = ais.target_samples(rbm, be.rng(8), 200)
+    res = ais.reverse_ais_log_partition(rbm, be.rng(9), base_bias=base,
+                                        betas=ais.temperature_schedule("linear", 2000),
+                                        init_v=init_v)
+    assert res.direction == "reverse" and res.n_chains == 200
+    assert abs(res.log_z - log_z) < 0.1
+    assert res.log_z_lower <= log_z <= res.log_z_upper
+    assert res.log_z_lower < res.log_z < res.log_z_upper
+
+
+def test_ais_exact_when_target_is_base():
+    """W = 0, b_h = 0, b_v = base bias: every intermediate distribution equals the base model."""
+    be = get_backend("numpy", "float64")
+    base = be.asarray(np.linspace(-2, 2, 6))
+    rbm = RBM(be.xp.zeros((6, 3)), base.copy(), be.xp.zeros(3))
+    betas = ais.temperature_schedule("linear", 50)
+    fwd = ais.ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas, n_chains=10)
+    rev = ais.reverse_ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas,
+                                        init_v=exact.sample_exact(rbm, be.rng(1), 10))
+    for res in (fwd, rev):
+        np.testing.assert_allclose(res.log_w, 0.0, atol=1e-12)
+        assert res.log_z == pytest.approx(exact.log_partition(rbm), abs=1e-10)
+
+
+def test_ais_single_step_is_importance_sampling():
+    """With betas = [0, 1] forward AIS is plain importance sampling from the base model."""
+    be = get_backend("numpy", "float64")
+    rbm, base = _ais_problem(be)
+    res = ais.ais_log_partition(rbm, be.rng(3), base_bias=base, betas=[0.0, 1.0], n_chains=5)
+    g = be.rng(3)  # replay the same base samples
+    v0 = (g.random((5, 10)) < 1 / (1 + np.exp(-base))).astype(float)
+    log_fb = -free_energy(rbm, v0)                  # log f_1(v)
+    log_fa = v0 @ base + 8 * math.log(2)            # log f_0(v)
+    np.testing.assert_allclose(res.log_w, log_fb - log_fa, rtol=1e-10)
+
+
+def test_ais_bad_arguments():
+    be = get_backend("numpy", "float64")
+    rbm, base = _ais_problem(be)
+    for betas in ([0.0, 0.5], [0.1, 1.0], [0.0, 0.6, 0.4, 1.0], [1.0]):
+        with pytest.raises(ValueError):
+            ais.ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas)
+    with pytest.raises(ValueError):
+        ais.ais_log_partition(rbm, be.rng(0), base_bias=base[:3], betas=[0.0, 1.0])
+
+
+def test_target_samples_gibbs_branch(backend_name):
+    """The Gibbs branch (forced with max_exact_units=0) reaches the exact visible marginals."""
+    be = get_backend(backend_name, "float64")
+    rbm = make_rbm(be, 6, 4, seed=2, w_std=0.5, b_std=0.5)
+    data = be.asarray((np.random.default_rng(0).random((50, 6)) < 0.5).astype(float))
+    with pytest.raises(ValueError):
+        ais.target_samples(rbm, be.rng(0), 10, max_exact_units=0)
+    for n in (40, 4000):  # fewer and more chains than data rows
+        s = ais.target_samples(rbm, be.rng(4), n, data=data, burn_in=50, max_exact_units=0)
+        assert s.shape == (n, 6)
+    V, p = exact_p_v(to_np(be, rbm))
+    np.testing.assert_allclose(be.to_numpy(s).mean(0), p @ V, atol=0.05)
+
+
+# --------------------------------------------------------------------------- pseudo-likelihood
+
+
+def brute_pl(rbm, v):
+    out = np.zeros(len(v))
+    for r, row in enumerate(v):
+        neg_f = -free_energy(rbm, row[None])[0]
+        for i in range(len(row)):
+            flipped = row.copy()
+            flipped[i] = 1 - flipped[i]
+            neg_f_flip = -free_energy(rbm, flipped[None])[0]
+            out[r] += neg_f - np.logaddexp(neg_f, neg_f_flip)
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_pseudo_likelihood_exact(backend_name, dtype):
+    be = get_backend(backend_name, dtype)
+    rbm = make_rbm(be, 7, 5, seed=21)
+    v_np = (np.random.default_rng(1).random((13, 7)) < 0.5).astype(float)
+    ref = brute_pl(to_np(be, rbm), v_np)
+    tol = 1e-10 if dtype == "float64" else 1e-4
+    for chunk in (64, 1, 4):
+        pl = pseudo_log_likelihood(rbm, be.asarray(v_np), chunk_size=chunk)
+        assert pl.dtype == be.xp.float64 and pl.shape == (13,)
+        np.testing.assert_allclose(be.to_numpy(pl), ref, rtol=tol, atol=tol)
+    # a row's PL is a sum of log-probabilities: negative, above −n·log(huge)
+    assert np.all(ref < 0)
+
+
+def test_pseudo_likelihood_stochastic(backend_name):
+    be = get_backend(backend_name, "float64")
+    rbm = make_rbm(be, 8, 5, seed=22)
+    v_np = (np.random.default_rng(2).random((3, 8)) < 0.5).astype(float)
+    v = be.asarray(v_np)
+    exact_pl = be.to_numpy(pseudo_log_likelihood(rbm, v))
+    full = pseudo_log_likelihood(rbm, v, rng=be.rng(0), n_units=8, chunk_size=2)
+    np.testing.assert_allclose(be.to_numpy(full), exact_pl, rtol=1e-12)
+    reps = 4000
+    draws = be.to_numpy(pseudo_log_likelihood(rbm, be.xp.tile(v, (reps, 1)), rng=be.rng(1),
+                                              n_units=2, chunk_size=1000)).reshape(reps, 3)
+    se = draws.std(0) / math.sqrt(reps)
+    assert np.all(np.abs(draws.mean(0) - exact_pl) < 5 * se + 1e-9)
+    assert np.all(draws.std(0) > 0)
+    with pytest.raises(ValueError):
+        pseudo_log_likelihood(rbm, v, n_units=2)  # no rng
+    with pytest.raises(ValueError):
+        pseudo_log_likelihood(rbm, v, rng=be.rng(0), n_units=9)
+
+
+# --------------------------------------------------------------------------- reconstruction
+
+
+def test_reconstruction_error(backend_name):
+    be = get_backend(backend_name, "float64")
+    W = np.array([[1.0, -2.0], [0.5, 0.0], [-1.0, 3.0]])
+    b_v, b_h = np.array([0.1, -0.2, 0.3]), np.array([-0.5, 0.25])
+    v = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    sig = lambda z: 1 / (1 + math.exp(-z))  # noqa: E731
+    expected = []
+    for row in v:
+        ph = [sig(sum(row[i] * W[i, j] for i in range(3)) + b_h[j]) for j in range(2)]
+        r = [sig(sum(W[i, j] * ph[j] for j in range(2)) + b_v[i]) for i in range(3)]
+        expected.append(sum((row[i] - r[i]) ** 2 for i in range(3)))
+    rbm = RBM(be.asarray(W), be.asarray(b_v), be.asarray(b_h))
+    got = reconstruction_error(rbm, be.asarray(v))
+    assert got.shape == (3,)
+    np.testing.assert_allclose(be.to_numpy(got), expected, rtol=1e-12)
+    rbm32 = rbm.astype("float32")
+    np.testing.assert_allclose(be.to_numpy(reconstruction_error(rbm32, be.asarray(v, "float32"))),
+                               expected, rtol=1e-5)
+
+
+def test_ais_progress_bar(capsys):
+    be = get_backend("numpy", "float32")
+    rbm, base = _ais_problem(be)
+    res = ais.ais_log_partition(rbm, be.rng(0), base_bias=base,
+                                betas=ais.temperature_schedule("linear", 20), n_chains=4,
+                                progress=True)
+    assert np.isfinite(res.log_z)

@@ -1,0 +1,258 @@
+"""Tests for rbmlab.report on fake run directories (no training)."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from rbmlab.errors import RbmlabError
+from rbmlab.report import (epoch_to_fraction_of_max, load_runs, make_report, report_main,
+                           varying_keys)
+
+LEARNERS = ("cd", "pcd")
+LRS = (0.1, 0.01)
+SEEDS = (0, 1, 2)
+EPOCHS = list(range(0, 55, 5))  # 0, 5, ..., 50
+
+
+def fake_ll(learner: str, lr: float, seed: int, epoch: int) -> float:
+    """A deterministic, seed-dependent rising curve."""
+    level = -20.0 + (2.0 if learner == "pcd" else 0.0) + (1.0 if lr == 0.1 else 0.0)
+    return level + 8.0 * (1 - math.exp(-epoch / 10)) + 0.3 * seed + 0.01 * seed * epoch
+
+
+def write_run(path: Path, learner: str, lr: float, seed: int, *, status: str = "completed",
+              epochs: list[int] = EPOCHS, extra_learner: dict | None = None) -> None:
+    """A run directory in the runner's format."""
+    path.mkdir(parents=True)
+    config = {"seed": seed, "scale": "smoke", "resume": False,
+              "dataset": {"name": "bars_stripes", "size": 3},
+              "learner": {"name": learner, "k": 1, "lr": lr, "batch_size": 0, **(extra_learner or {})},
+              "model": {"n_hidden": 4}, "evaluator": {"name": "exact", "splits": ["test"]},
+              "train": {"epochs": 50, "eval_every": 5, "progress": seed == 0}, "tags": []}
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+    (path / "overrides.yaml").write_text(yaml.safe_dump([f"learner={learner}", f"learner.lr={lr}",
+                                                        f"seed={seed}"]))
+    rows = []
+    for e in epochs:
+        ll = fake_ll(learner, lr, seed, e)
+        # cd evaluates the likelihood only every 10 epochs: NaN in between (PLL every row).
+        rows.append({"epoch": e, "updates": 10 * e, "wall_time": 0.01 * e + seed,
+                     "test_log_likelihood": ll if learner == "pcd" or e % 10 == 0 else np.nan,
+                     "test_pseudo_log_likelihood": ll - 1.0})
+    pd.DataFrame(rows).to_csv(path / "metrics.csv", index=False)
+    final = {} if status == "diverged" else {
+        "test_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) + 0.5,
+        "test_pseudo_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) - 1.0}
+    (path / "summary.json").write_text(json.dumps({
+        "status": status, "epochs_done": epochs[-1], "final": final, "wall_time": 1.0 + seed,
+        "scale": "smoke", "seed": seed}))
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 learners × 2 lrs × 3 seeds, at mixed depths, plus a diverged cd/0.1 run (seed 3)."""
+    root = tmp_path_factory.mktemp("report") / "sweep"
+    for learner in LEARNERS:
+        for lr in LRS:
+            for seed in SEEDS:
+                write_run(root / f"{learner}" / f"lr{lr}" / f"s{seed}", learner, lr, seed)
+    write_run(root / "extra" / "deep" / "diverged", "cd", 0.1, 3, status="diverged", epochs=[0, 5, 10, 15])
+    (root / "not_a_run").mkdir()
+    (root / "not_a_run" / "notes.txt").write_text("ignored")
+    return root
+
+
+PAPER = {"learner.name=pcd, learner.lr=0.1": -11.1, "cd": "≈ -13 (fig. 2)"}
+
+
+@pytest.fixture(scope="module")
+def report(sweep: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The default report of the sweep, with every option that adds columns."""
+    return make_report(sweep, tmp_path_factory.mktemp("out"), paper=PAPER, title="Bars and stripes",
+                       markers={"kind": "fraction_of_max", "fraction": 0.9},
+                       hlines=[{"y": -10.0, "label": "bound"}])
+
+
+def expected_curve(learner: str, lr: float, epoch: int) -> list[float]:
+    """The fake LL values of every run of a group at one epoch (NaN rows dropped)."""
+    if learner == "cd" and epoch % 10:
+        return []
+    values = [fake_ll(learner, lr, s, epoch) for s in SEEDS]
+    if learner == "cd" and lr == 0.1 and epoch <= 15:
+        values.append(fake_ll("cd", 0.1, 3, epoch))
+    return values
+
+
+def test_load_runs_shape_and_keys(sweep: Path) -> None:
+    runs, curves = load_runs(sweep)
+    assert len(runs) == 13
+    for key in ("run_dir", "status", "seed", "scale", "learner.name", "learner.lr", "learner.k",
+                "dataset.name", "dataset.size", "model.n_hidden", "train.epochs", "evaluator.splits",
+                "final.test_log_likelihood", "final.test_pseudo_log_likelihood"):
+        assert key in runs.columns, key
+    assert (runs["status"] == "diverged").sum() == 1
+    assert set(runs["run_dir"]) >= {"cd/lr0.1/s0", "extra/deep/diverged"}
+    assert len(curves) == 12 * len(EPOCHS) + 4
+    assert {"run_dir", "epoch", "test_log_likelihood", "learner.name", "learner.lr",
+            "seed"} <= set(curves.columns)
+    one = curves[curves["run_dir"] == "pcd/lr0.01/s2"]
+    assert set(one["learner.name"]) == {"pcd"} and set(one["learner.lr"]) == {0.01}
+
+
+def test_varying_keys(sweep: Path) -> None:
+    runs, _ = load_runs(sweep)
+    # seed is ignored; train.progress (a mechanics key) differs but is not a setting.
+    assert sorted(varying_keys(runs)) == ["learner.lr", "learner.name"]
+    assert "seed" in varying_keys(runs, ignore=())
+
+
+def test_curves_csv_mean_std(report: dict) -> None:
+    curves = pd.read_csv(report["curves"])
+    assert list(curves.columns) == ["learner.lr", "learner.name", "epoch", "mean", "std", "n"]
+    checked = 0
+    for learner in LEARNERS:
+        for lr in LRS:
+            part = curves[(curves["learner.name"] == learner) & np.isclose(curves["learner.lr"], lr)]
+            for e in EPOCHS:
+                values = expected_curve(learner, lr, e)
+                row = part[part["epoch"] == e]
+                if not values:
+                    assert row.empty
+                    continue
+                assert row["n"].item() == len(values)
+                # std is the sample standard deviation (ddof=1), as pandas computes it.
+                assert row["mean"].item() == pytest.approx(np.mean(values), rel=1e-12)
+                assert row["std"].item() == pytest.approx(np.std(values, ddof=1), rel=1e-9)
+                checked += 1
+    assert checked == 2 * len(EPOCHS) + 2 * 6
+
+
+def test_markdown_table_and_paper(report: dict) -> None:
+    result = report
+    text = Path(result["table"]).read_text()
+    lines = text.splitlines()
+    assert lines[0] == "# Bars and stripes"
+    assert "Scale: smoke" in text and "13 runs (12 completed, 1 diverged)" in text
+    header = next(line for line in lines if line.startswith("| "))
+    assert "paper" in header and "epoch to 90% of max" in header
+    rows = [line for line in lines if line.startswith("| ") and line is not header]
+    assert len(rows) == 4
+    summary = result["summary"]
+    assert len(summary) == 4
+    for learner in LEARNERS:
+        for lr in LRS:
+            assert any(f"| {lr} |" in r and f"| {learner} |" in r for r in rows), (learner, lr)
+    pcd01 = summary[(summary["learner.name"] == "pcd") & (summary["learner.lr"] == "0.1")].iloc[0]
+    assert pcd01["paper"] == -11.1 and "| -11.1 |" in text
+    assert set(summary.loc[summary["learner.name"] == "cd", "paper"]) == {"≈ -13 (fig. 2)"}
+    assert summary.loc[summary["learner.name"] == "pcd", "paper"].isna().sum() == 1
+    cd01 = summary[(summary["learner.name"] == "cd") & (summary["learner.lr"] == "0.1")].iloc[0]
+    assert cd01["n"] == 4 and cd01["diverged"] == 1
+    # Final: summary.json for completed runs, the last metrics row for the diverged one.
+    finals = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS] + [fake_ll("cd", 0.1, 3, 10)]
+    assert cd01["final_mean"] == pytest.approx(np.mean(finals))
+    assert cd01["final_std"] == pytest.approx(np.std(finals, ddof=1))
+    assert f"{np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f}" in text
+    assert cd01["best"] == pytest.approx(np.mean(expected_curve("cd", 0.1, 50)))
+    assert cd01["epoch_at_best"] == 50
+    runs_csv = pd.read_csv(result["runs"])
+    assert len(runs_csv) == 13
+    assert {"learner.name", "learner.lr", "seed", "status",
+            "final.test_log_likelihood"} <= set(runs_csv.columns)
+    assert runs_csv["final.test_log_likelihood"].notna().all()
+    assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_png_written(sweep: Path, tmp_path: Path) -> None:
+    result = make_report(sweep, tmp_path / "out", metric="test_pseudo_log_likelihood",
+                         filename_stem="pll", hlines=[{"y": -12.0, "label": "ref"}],
+                         markers={"kind": "fraction_of_max", "fraction": 0.5}, logx=False)
+    png = Path(result["plot"])
+    assert png.name == "pll.png" and png.read_bytes()[:4] == b"\x89PNG"
+    assert {Path(result[k]).name for k in ("table", "curves", "runs")} == {"pll.md", "pll_curves.csv",
+                                                                            "pll_runs.csv"}
+
+
+def test_epoch_to_fraction_of_max() -> None:
+    x = [0, 10, 20, 30, 40]
+    y = [0.0, 5.0, 8.0, 9.5, 10.0]
+    assert epoch_to_fraction_of_max(x, y, 0.9) == 30      # target 9.0
+    assert epoch_to_fraction_of_max(x, y, 0.5) == 10      # target 5.0, reached exactly
+    assert epoch_to_fraction_of_max(x, y, 1.0) == 40
+    assert epoch_to_fraction_of_max([0, 1, 2], [-5.0, float("nan"), -1.0], 0.5) == 2
+    assert epoch_to_fraction_of_max([], [], 0.9) is None
+    assert epoch_to_fraction_of_max([0, 1], [1.0, 2.0], 1.5) is None  # beyond the max
+
+
+def test_single_run_and_default_layout(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    write_run(root / "r", "cd", 0.1, 0)
+    result = make_report(root, tmp_path / "out")
+    summary = result["summary"]
+    assert len(summary) == 1 and summary["n"].item() == 1 and math.isnan(summary["final_std"].item())
+    text = Path(result["table"]).read_text()
+    assert " ± —" in text and "1 run (1 completed)" in text
+    assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_learner_specific_keys_do_not_make_panels(tmp_path: Path) -> None:
+    root = tmp_path / "sw"
+    for seed in SEEDS:
+        write_run(root / f"cd{seed}", "cd", 0.1, seed)
+        write_run(root / f"pcd{seed}", "pcd", 0.1, seed, extra_learner={"n_chains": 100})
+    runs, _ = load_runs(root)
+    assert sorted(varying_keys(runs)) == ["learner.n_chains", "learner.name"]
+    summary = make_report(root, tmp_path / "out")["summary"]
+    assert list(summary["line"]) == ["cd", "pcd"] and set(summary["panel"]) == {""}
+
+
+def test_explicit_lines_and_panels(sweep: Path, tmp_path: Path) -> None:
+    summary = make_report(sweep, tmp_path / "out", lines="learner.lr", panels=["learner.name"])["summary"]
+    assert list(summary["panel"]) == ["learner.name=cd"] * 2 + ["learner.name=pcd"] * 2
+    assert list(summary["line"]) == ["0.01", "0.1"] * 2
+
+
+def test_report_main_default_out(sweep: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = report_main(str(sweep))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [str(result[k]) for k in ("table", "plot", "curves", "runs")]
+    assert Path(result["table"]).parent == sweep / "report"
+    # The report directory does not count as a run on the next pass.
+    assert len(load_runs(sweep)[0]) == 13
+
+
+def one_line_error(excinfo: pytest.ExceptionInfo[RbmlabError]) -> str:
+    message = str(excinfo.value)
+    assert "\n" not in message and message.startswith("report: ")
+    return message
+
+
+def test_errors(sweep: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RbmlabError) as excinfo:
+        load_runs(empty)
+    assert one_line_error(excinfo) == f"report: no runs (summary.json) under {empty}"
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(empty, tmp_path / "out")
+    one_line_error(excinfo)
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(sweep, tmp_path / "out", metric="test_nope")
+    message = one_line_error(excinfo)
+    assert "test_nope" in message and "available: " in message
+    assert "test_log_likelihood" in message and "test_pseudo_log_likelihood" in message
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(sweep, tmp_path / "out", lines="learner.nope")
+    assert "learner.nope" in one_line_error(excinfo)
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(sweep, tmp_path / "out", x="steps")
+    one_line_error(excinfo)
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(sweep, tmp_path / "out", markers={"kind": "fraction_of_max", "fraction": 2})
+    one_line_error(excinfo)
