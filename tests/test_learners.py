@@ -106,3 +106,23 @@ def test_learner_config_rejects_bad_values(bad):
     with pytest.raises(RbmlabError) as e:
         CDConfig(**bad)
     assert "learner." in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bernoulli_from_logits_has_the_sigmoid_frequencies(dtype):
+    """P(1) = σ(x) over a grid of logits, extremes included, with no overflow warning."""
+    import warnings
+
+    from rbmlab.backend import get_backend
+    from rbmlab.ops import bernoulli_logits_
+
+    backend = get_backend("numpy", dtype)
+    logits = np.array([-200.0, -5.0, -1.0, 0.0, 0.5, 3.0, 200.0])
+    x = backend.asarray(np.repeat(logits[None, :], 200_000, axis=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sample = bernoulli_logits_(x, backend.rng(0))
+    assert set(np.unique(sample)) <= {0.0, 1.0}
+    freq = sample.mean(axis=0)
+    p = 1 / (1 + np.exp(-logits))
+    assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / 200_000) + 1e-12), (freq, p)

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from rbmlab.backend import namespace
 from rbmlab.inference.gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
-from rbmlab.ops import bernoulli, sigmoid, softplus
+from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 
 from . import exact
 
@@ -137,12 +137,12 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
             break  # the last transition does not change any weight
         # h ~ p_β(h | v), v ~ p_β(v | h) with β = β_k
         a_h *= b_next
-        h = bernoulli(sigmoid(a_h, out=a_h), rng)
+        h = bernoulli_logits_(a_h, rng)
         xp.matmul(h, Wt, out=a_v)
         a_v += b_v
         a_v *= b_next
         a_v += (1.0 - b_next) * base_bias
-        v = bernoulli(sigmoid(a_v, out=a_v), rng)
+        v = bernoulli_logits_(a_v, rng)   # overwritten only after its last use next step
     return log_w
 
 

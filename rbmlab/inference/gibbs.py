@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from rbmlab.models.rbm import RBM, hidden_logits, visible_logits
-from rbmlab.ops import bernoulli, sigmoid
+from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid
 
 
 def sample_hidden(rbm: RBM, v, rng):
@@ -20,22 +20,22 @@ def sample_visible(rbm: RBM, h, rng):
 def gibbs_chain(rbm: RBM, v, rng, k: int):
     """Run ``k`` block-Gibbs sweeps v → h → v from the binary batch ``v``; returns the last v.
 
-    Each sweep is two matmuls on the whole batch and two Bernoulli draws; buffers are reused
-    so the sweep costs little beyond the two matmuls.
+    Each sweep is two matmuls on the whole batch and two in-place Bernoulli draws from the
+    logits, written into two fresh buffers (the input ``v`` is never modified).
     """
     if k < 1:
         return v
     xp = rbm.xp
     Wt = rbm.W.swapaxes(-1, -2)
     batch_shape = v.shape[:-1]
-    a_h = xp.empty(batch_shape + (rbm.n_hidden,), dtype=v.dtype)
-    a_v = xp.empty(batch_shape + (rbm.n_visible,), dtype=v.dtype)
+    h = xp.empty(batch_shape + (rbm.n_hidden,), dtype=v.dtype)
+    v_out = xp.empty(batch_shape + (rbm.n_visible,), dtype=v.dtype)
     b_h, b_v = rbm.b_h[..., None, :], rbm.b_v[..., None, :]
     for _ in range(k):
-        xp.matmul(v, rbm.W, out=a_h)
-        a_h += b_h
-        h = bernoulli(sigmoid(a_h, out=a_h), rng)
-        xp.matmul(h, Wt, out=a_v)
-        a_v += b_v
-        v = bernoulli(sigmoid(a_v, out=a_v), rng)
+        xp.matmul(v, rbm.W, out=h)
+        h += b_h
+        bernoulli_logits_(h, rng)
+        xp.matmul(h, Wt, out=v_out)   # v is no longer needed once h is drawn
+        v_out += b_v
+        v = bernoulli_logits_(v_out, rng)
     return v
