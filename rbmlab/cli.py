@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -38,16 +39,25 @@ def fail(message: str, code: int = 2) -> None:
 
 # ---------------------------------------------------------------- composing and validating
 def _one_line(e: Exception) -> str:
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    """Hydra's multi-line composition errors, condensed to the line a user needs."""
+    text = str(e)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return type(e).__name__
-    head = lines[0]
-    if any(ln.startswith("Available options") for ln in lines):
-        i = next(i for i, ln in enumerate(lines) if ln.startswith("Available options"))
-        head += " Available: " + ", ".join(lines[i + 1:])
-    elif len(lines) > 1 and "not in struct" in lines[-1] + " ".join(lines):
-        head += " " + next(ln for ln in lines if "not in struct" in ln or "is not" in ln)
-    return head
+    missing = re.search(r"Could not find '([^/']+)/([^']+)'", text)
+    if missing:
+        group, option = missing.groups()
+        options = []
+        if "Available options" in text:
+            after = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Available options")) + 1:]
+            options = [ln for ln in after[:next((i for i, ln in enumerate(after)
+                                                  if ln.startswith("Config search path")), len(after))]]
+        return f"{group}={option}: no such option; available: {', '.join(options) or 'none'}"
+    unknown = re.search(r"Could not override '([^']+)'", text)
+    if unknown and "not in struct" in f"{text} {e.__cause__}":
+        key = unknown.group(1)
+        return f"{key}: unknown config key (`rbmlab run --cfg job` shows the known ones)"
+    return lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1]})"
 
 
 def compose(config_name: str, overrides: list[str]):
