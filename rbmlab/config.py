@@ -27,7 +27,7 @@ def _check(cond: bool, key: str, msg: str) -> None:
 @dataclass
 class TrainConfig:
     epochs: int = 5
-    eval_every: int = 1          # epochs between rows of metrics.csv; 0 = only before and after training
+    eval_every: int = 1          # epochs between rows of metrics.csv (and epoch 0); 0 = last epoch only
     checkpoint_every: int = 1    # epochs between checkpoints (the last epoch is always saved)
     progress: bool = True        # tqdm bars
 
@@ -57,6 +57,11 @@ class ModelConfig:
 class BackendConfig:
     name: str = "numpy"      # numpy | cupy
     dtype: str = "float32"   # float32 | float64
+
+    def __post_init__(self) -> None:
+        from rbmlab.backend import get_backend  # noqa: PLC0415
+
+        get_backend(self.name, self.dtype)   # one-line error for an unknown name or dtype, or no GPU
 
 
 @dataclass
@@ -99,6 +104,7 @@ class EvaluatorConfig:
         names = ("exact", "ais", "pl", "reconstruction")
         _check(self.name in names, "evaluator.name",
                f"unknown evaluator {self.name!r}; choose one of {', '.join(names)}")
+        _check(len(self.splits) > 0, "evaluator.splits", "must name at least one split")
         for s in self.splits:
             _check(s in ("train", "valid", "test"), "evaluator.splits",
                    f"unknown split {s!r}; choose from train, valid, test")
@@ -167,6 +173,12 @@ def _learner_config_class(name: str) -> type:
     return LEARNERS[name].config_class
 
 
+def _tags(tags: Any) -> list[str]:
+    if not OmegaConf.is_list(tags) and not isinstance(tags, list):
+        raise RbmlabError(f"tags: must be a list, e.g. tags=[a,b], got {tags!r}")
+    return [str(t) for t in tags]
+
+
 def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     """Hydra's composed config → :class:`RunConfig`, or a one-line :class:`RbmlabError`."""
     if not isinstance(cfg, DictConfig):
@@ -204,5 +216,5 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
         learner=structured(learner_cls, cfg.learner, "learner"),
         evaluator=structured(EvaluatorConfig, cfg.evaluator, "evaluator"),
         dataset=dataset,
-        tags=list(cfg.get("tags", [])),
+        tags=_tags(cfg.get("tags", [])),
     )

@@ -10,14 +10,15 @@ from rbmlab.checkpoint import load_checkpoint
 from rbmlab.config import BackendConfig, EvaluatorConfig, structured
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import evaluate
-from rbmlab.evaluators.ais import base_rate_bias
-from rbmlab.models.rbm import RBM
+from rbmlab.evaluation import check_feasible, evaluate
+from rbmlab.models.rbm import RBM, base_rate_bias
 
 
 def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     evaluator = structured(EvaluatorConfig, cfg.evaluator, "evaluator")
     backend_cfg = structured(BackendConfig, cfg.backend, "backend")
+    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool) or cfg.seed < 0:
+        raise RbmlabError(f"seed: must be a non-negative integer, got {cfg.seed!r}")
     if cfg.split not in ("train", "valid", "test"):
         raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
     rbm_np, meta, _ = load_checkpoint(cfg.checkpoint)
@@ -27,6 +28,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     if x.shape[1] != rbm_np.n_visible:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {rbm_np.n_visible} visible units but "
                           f"dataset {options['name']} has {x.shape[1]} dimensions")
+    check_feasible(evaluator, rbm_np.n_visible, rbm_np.n_hidden)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     rbm = RBM(*(backend.asarray(a) for a in (rbm_np.W, rbm_np.b_v, rbm_np.b_h)))
     evaluator.splits = [cfg.split]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.config import EvaluatorConfig
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
@@ -28,6 +29,18 @@ def mean_negative_free_energy(rbm: RBM, v, chunk: int = 4096) -> float:
     return total / v.shape[0]
 
 
+MAX_EXACT_UNITS = 25
+
+
+def check_feasible(cfg: EvaluatorConfig, n_visible: int, n_hidden: int) -> None:
+    """Reject, before any work, evaluations that cannot run on a model of this size."""
+    if cfg.name == "exact" and min(n_visible, n_hidden) > MAX_EXACT_UNITS:
+        raise RbmlabError(f"evaluator=exact: enumeration needs a layer of at most {MAX_EXACT_UNITS} "
+                          f"units, this model is {n_visible}x{n_hidden}; use evaluator=ais")
+    if cfg.name == "pl" and cfg.n_units > n_visible:
+        raise RbmlabError(f"evaluator.n_units: {cfg.n_units} exceeds the {n_visible} visible units")
+
+
 def ais_schedule(cfg: EvaluatorConfig, final: bool) -> np.ndarray:
     if not final and cfg.curve_n_temperatures:
         return ais.temperature_schedule("linear", cfg.curve_n_temperatures)
@@ -41,7 +54,8 @@ def evaluate(rbm: RBM, splits: dict[str, Any], cfg: EvaluatorConfig, *, rng, bas
     """Metrics of ``rbm`` on ``splits`` (name → (N, n_visible) array) as a flat dict of floats.
 
     ``base_bias`` is the visible bias of the AIS base-rate model (logit of the training mean).
-    ``final`` selects the full AIS schedule; intermediate points use the cheaper one.
+    ``final`` selects the full AIS schedule (and reverse AIS, if asked); intermediate points use
+    the cheaper schedule.
     """
     if cfg.max_examples:
         splits = {k: v[:cfg.max_examples] for k, v in splits.items()}
@@ -63,7 +77,7 @@ def evaluate(rbm: RBM, splits: dict[str, Any], cfg: EvaluatorConfig, *, rng, bas
             metrics[f"{name}_log_likelihood"] = mf - fwd.log_z
             metrics[f"{name}_log_likelihood_lower"] = mf - fwd.log_z_upper
             metrics[f"{name}_log_likelihood_upper"] = mf - fwd.log_z_lower
-        if cfg.reverse:
+        if cfg.reverse and final:
             data = next(iter(splits.values()))
             init = ais.target_samples(rbm, rng, cfg.n_chains, data=data)
             rev = ais.reverse_ais_log_partition(rbm, rng, base_bias=base_bias, betas=betas,

@@ -75,7 +75,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
         raise RbmlabError(f"scale: unknown scale {scale!r}; choose one of {', '.join(SCALE_TIERS)}")
     paper, artefact = name.split("/", 1)
     sweep_dir = Path(outputs_root) / paper / artefact / scale
-    resume = any(a == "resume=true" for a in extra)
+    resume = any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
     if sweep_dir.exists() and not resume:
         shutil.rmtree(sweep_dir)
     overrides = sweep_overrides(spec, scale, extra)

@@ -30,29 +30,19 @@ def logsumexp(x, axis=None):
     return xp.squeeze(s, axis=axis) if axis is not None else s.reshape(())
 
 
-def logmeanexp(x, axis=None):
-    """log of the mean of exp(x)."""
-    n = x.size if axis is None else x.shape[axis]
-    return logsumexp(x, axis=axis) - namespace(x).log(float(n))
-
-
-def bernoulli(p, rng, out=None):
+def bernoulli(p, rng):
     """Binary sample with P(1) = p, same dtype as ``p`` (one uniform draw per element)."""
-    xp = namespace(p)
-    u = rng.random(p.shape, dtype=p.dtype)
-    if out is None:
-        return (u < p).astype(p.dtype)
-    xp.less(u, p, out=out)
-    return out
+    return (rng.random(p.shape, dtype=p.dtype) < p).astype(p.dtype)
 
 
 def uniform(rng, shape, dtype):
     """Uniform [0, 1) floats. For numpy float32, 23-bit uniforms are cut from raw 64-bit draws
     (two per draw: about twice as fast as ``Generator.random(dtype=float32)``)."""
     bit_generator = getattr(rng, "bit_generator", None)
-    if str(dtype) != "float32" or not hasattr(bit_generator, "random_raw"):
+    numpy_bits = type(bit_generator).__module__.startswith("numpy.")
+    if str(dtype) != "float32" or not numpy_bits:   # cupy: its own fast float32 generator
         return rng.random(shape, dtype=dtype)
-    xp = namespace(bit_generator.random_raw(0))
+    xp = namespace(bit_generator.random_raw(0))      # numpy, without importing it here
     count = 1
     for s in shape:
         count *= s
@@ -66,13 +56,14 @@ def uniform(rng, shape, dtype):
 
 def _ignore_overflow(xp):
     errstate = getattr(xp, "errstate", None)
-    return errstate(over="ignore") if errstate else contextlib.nullcontext()
+    return errstate(over="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
 
 
 def bernoulli_logits_(x, rng):
     """In place: logits x become a {0, 1} sample with P(1) = σ(x), without forming σ(x).
 
-    u < σ(x)  ⇔  u (1 + e^{−x}) < 1; e^{−x} = inf for x ≪ 0 correctly gives 0.
+    u < σ(x)  ⇔  u (1 + e^{−x}) < 1; e^{−x} = inf for x ≪ 0 correctly gives 0 (0·inf = NaN
+    compares False too).
     """
     xp = namespace(x)
     u = uniform(rng, x.shape, x.dtype)

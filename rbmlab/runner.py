@@ -28,19 +28,29 @@ from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.config import RunConfig, to_plain
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import evaluate
-from rbmlab.evaluators.ais import base_rate_bias
+from rbmlab.evaluation import ais_schedule, check_feasible, evaluate
 from rbmlab.learners import make_learner
-from rbmlab.models.rbm import RBM, init_rbm
+from rbmlab.models.rbm import RBM, base_rate_bias, init_rbm
 
 # Random streams: (seed, stream, epoch) keys one generator each.
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
 FIXED_COLUMNS = ["epoch", "updates", "wall_time"]
 
 
+def json_safe(obj: Any) -> Any:
+    """NaN and ±inf (e.g. an AIS interval end of −inf) become null: the file stays valid JSON."""
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def write_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False) + "\n")
     tmp.replace(path)
 
 
@@ -110,7 +120,7 @@ def describe(metrics: dict[str, float], cfg: RunConfig) -> str:
     if cfg.evaluator.name == "exact":
         return f"{split} log-likelihood (exact): {ll:.4f} nats"
     lo, hi = metrics[f"{split}_log_likelihood_lower"], metrics[f"{split}_log_likelihood_upper"]
-    n_t = 14500 if cfg.evaluator.schedule == "salakhutdinov" else cfg.evaluator.n_temperatures
+    n_t = ais_schedule(cfg.evaluator, final=True).size - 1
     return (f"{split} log-likelihood (AIS, {n_t} temperatures, {cfg.evaluator.n_chains} chains): "
             f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]")
 
@@ -126,6 +136,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
     splits = {s: backend.asarray(data.split(s)) for s in cfg.evaluator.splits}
     train_mean = data.train.mean(axis=0)
     base_bias = backend.asarray(base_rate_bias(train_mean))
+    check_feasible(cfg.evaluator, data.train.shape[1], cfg.model.n_hidden)
     learner = make_learner(cfg.learner)
     config_hash = cfg.hash()
     ckpt_path, summary_path = out / "checkpoint.npz", out / "summary.json"
@@ -181,7 +192,8 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         bar.update(1)
         every = cfg.train.eval_every
         row = None
-        if rbm.is_finite() and every and (epoch % every == 0 or epoch == cfg.train.epochs):
+        due = (every and epoch % every == 0) or epoch == cfg.train.epochs
+        if rbm.is_finite() and due:
             row = evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, EVAL_STREAM, epoch),
                            base_bias=base_bias, final=False)
             log.append({"epoch": epoch, "updates": updates, "wall_time": round(wall, 4), **row})
@@ -203,7 +215,8 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
 
     final = evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, FINAL_EVAL_STREAM),
                      base_bias=base_bias, final=True, progress=progress and cfg.evaluator.progress)
-    summary.update(status="completed", epochs_done=epoch, updates=updates, wall_time=wall, final=final)
+    status = "completed" if all_finite(final) else "diverged"
+    summary.update(status=status, epochs_done=epoch, updates=updates, wall_time=wall, final=final)
     write_json(summary_path, summary)
     echo(describe(final, cfg))
     return summary

@@ -95,7 +95,9 @@ def test_divergence_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
-    args = [*SMALL, "learner=pcd", "train.epochs=400", "train.eval_every=50", "seed=5"]
+    # k=200 Gibbs sweeps per update keeps each epoch long enough to be killed mid-run
+    args = [*SMALL, "learner=pcd", "learner.k=200", "learner.momentum=0.5", "train.epochs=400",
+            "train.eval_every=50", "seed=5"]
     straight = tmp_path / "straight"
     straight.mkdir()
     rbmlab("run", *args, cwd=straight)
@@ -180,3 +182,33 @@ def test_data_list_names_every_dataset(tmp_path):
     for name in ("mnist", "binarized_mnist", "caltech101", "omniglot", "cbcl_faces",
                  "ocr_letters", "bars_stripes", "shifting_bar"):
         assert name in out
+
+
+def test_sweep_values_without_multirun_flag_are_refused(tmp_path):
+    proc = rbmlab("run", *SMALL, "learner.lr=0.1,0.2", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "-m" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_infeasible_evaluator_fails_before_training(tmp_path):
+    proc = rbmlab("run", "dataset=shifting_bar", "evaluator=pl", "evaluator.n_units=20",
+                  "train.progress=false", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "evaluator.n_units" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_failed_job_is_recorded_and_the_sweep_exits_non_zero(tmp_path):
+    proc = rbmlab("run", "-m", *SMALL, "train.epochs=2", "evaluator=pl", "evaluator.n_units=1,20",
+                  cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "1 job(s) of the sweep failed" in proc.stderr
+    statuses = sorted(json.loads((r / "summary.json").read_text())["status"]
+                      for r in run_dirs(tmp_path / "outputs"))
+    assert statuses == ["completed", "failed"]
+
+
+def test_evaluate_refuses_a_npy_file_in_one_line(tmp_path):
+    np.save(tmp_path / "w.npy", np.zeros((9, 4)))
+    proc = rbmlab("evaluate", "checkpoint=w.npy", "dataset=bars_stripes", "evaluator=exact",
+                  cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and ".npz" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

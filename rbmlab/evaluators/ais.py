@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from rbmlab.backend import namespace
 from rbmlab.inference.gibbs import gibbs_chain
-from rbmlab.models.rbm import RBM
+from rbmlab.models.rbm import RBM, base_rate_bias  # noqa: F401 - re-exported for callers
 from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 
 from . import exact
@@ -45,13 +45,6 @@ def temperature_schedule(kind: str = "salakhutdinov", n: int | None = None) -> n
             raise ValueError(f"temperature_schedule('linear') needs n >= 1 intervals, got {n!r}")
         return np.linspace(0.0, 1.0, int(n) + 1)
     raise ValueError(f"unknown temperature schedule {kind!r}; choose 'salakhutdinov' or 'linear'")
-
-
-def base_rate_bias(data_mean, clip: float = 1e-3):
-    """Visible biases of the base-rate model: logit(clip(mean, clip, 1 − clip))."""
-    xp = namespace(data_mean)
-    p = xp.clip(xp.asarray(data_mean), clip, 1.0 - clip)
-    return xp.log(p) - xp.log1p(-p)
 
 
 @dataclass

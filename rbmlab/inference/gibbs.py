@@ -1,20 +1,8 @@
 """Block Gibbs sampling in a binary RBM: h ~ p(h | v), then v ~ p(v | h)."""
 from __future__ import annotations
 
-from rbmlab.models.rbm import RBM, hidden_logits, visible_logits
-from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid
-
-
-def sample_hidden(rbm: RBM, v, rng):
-    """(p(h=1|v), h ~ p(h|v))."""
-    p = sigmoid(hidden_logits(rbm, v))
-    return p, bernoulli(p, rng)
-
-
-def sample_visible(rbm: RBM, h, rng):
-    """(p(v=1|h), v ~ p(v|h))."""
-    p = sigmoid(visible_logits(rbm, h))
-    return p, bernoulli(p, rng)
+from rbmlab.models.rbm import RBM
+from rbmlab.ops import bernoulli_logits_
 
 
 def gibbs_chain(rbm: RBM, v, rng, k: int):

@@ -53,6 +53,13 @@ def _row(x):
     return x[..., None, :]
 
 
+def base_rate_bias(data_mean, clip: float = 1e-3):
+    """Visible biases of the base-rate model: logit(clip(mean, clip, 1 − clip)) (Hinton 2010)."""
+    xp = namespace(data_mean)
+    p = xp.clip(xp.asarray(data_mean), clip, 1.0 - clip)
+    return xp.log(p) - xp.log1p(-p)
+
+
 def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
              visible_bias: str = "base_rate", data_mean=None, dtype="float32",
              clip: float = 1e-3) -> RBM:
@@ -62,8 +69,7 @@ def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01
     if visible_bias == "base_rate":
         if data_mean is None:
             raise ValueError("visible_bias='base_rate' needs data_mean")
-        p = xp.clip(xp.asarray(data_mean, dtype=dtype), clip, 1.0 - clip)
-        b_v = xp.log(p) - xp.log1p(-p)
+        b_v = base_rate_bias(xp.asarray(data_mean, dtype=dtype), clip)
     elif visible_bias == "zero":
         b_v = xp.zeros(n_visible, dtype=dtype)
     else:
@@ -101,14 +107,3 @@ def free_energy(rbm: RBM, v):
     """F(v) = −b_vᵀv − Σ_j softplus((vW + b_h)_j) per row; p(v) ∝ exp(−F(v))."""
     xp = rbm.xp
     return -xp.sum(v * _row(rbm.b_v), axis=-1) - xp.sum(softplus(hidden_logits(rbm, v)), axis=-1)
-
-
-def free_energy_hidden(rbm: RBM, h):
-    """F(h) = −b_hᵀh − Σ_i softplus((hWᵀ + b_v)_i) per row; p(h) ∝ exp(−F(h))."""
-    xp = rbm.xp
-    return -xp.sum(h * _row(rbm.b_h), axis=-1) - xp.sum(softplus(visible_logits(rbm, h)), axis=-1)
-
-
-def transpose(rbm: RBM) -> RBM:
-    """The same model with the roles of the layers swapped (W ↦ Wᵀ, b_v ↔ b_h)."""
-    return RBM(rbm.W.swapaxes(-1, -2), rbm.b_h, rbm.b_v)
