@@ -45,6 +45,21 @@ def namespace(x: Any) -> ModuleType:
     return np
 
 
+def to_numpy(x: Any) -> np.ndarray:
+    """A host copy of any array (cupy arrays come back from the device)."""
+    return x.get() if hasattr(x, "get") else np.asarray(x)
+
+
+def seed_sequence(*key: int) -> np.random.SeedSequence:
+    """SeedSequence of a key; the key length is part of it ((s, 0) and (s,) differ)."""
+    return np.random.SeedSequence([len(key), *(int(k) for k in key)])
+
+
+def host_rng(*key: int) -> np.random.Generator:
+    """A numpy Generator for host-side randomness (shuffling), keyed like :meth:`Backend.rng`."""
+    return np.random.default_rng(seed_sequence(*key))
+
+
 def _seed_int(*key: int) -> int:
     """A 63-bit seed derived from a tuple of non-negative integers (stable across runs)."""
     digest = hashlib.sha256(repr(tuple(int(k) for k in key)).encode()).digest()
@@ -66,16 +81,14 @@ class Backend:
         one stream per epoch.
         """
         if self.name == "numpy":
-            return np.random.default_rng(np.random.SeedSequence([int(k) for k in key]))
+            return host_rng(*key)
         return self.xp.random.default_rng(_seed_int(*key))
 
     def asarray(self, x: Any, dtype: Any = None):
         return self.xp.asarray(x, dtype=self.dtype if dtype is None else dtype)
 
     def to_numpy(self, x: Any) -> np.ndarray:
-        if self.name == "cupy":
-            return self.xp.asnumpy(x)
-        return np.asarray(x)
+        return to_numpy(x)
 
 
 def get_backend(name: str = "numpy", dtype: str = "float32") -> Backend:

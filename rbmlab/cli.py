@@ -108,15 +108,29 @@ def validated_run_config(overrides: list[str]):
     return parse_run_config(compose("config", overrides))
 
 
+def _alive(pid: int | None) -> bool:
+    if not pid or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> Path | None:
-    """The newest unfinished run directory under ``root`` with the same configuration."""
+    """The newest interrupted run under ``root`` with the same configuration: not completed,
+    not diverged (it would diverge again), and not still running in another process."""
     candidates = []
     for summary in root.glob("*/summary.json"):
         try:
             s = json.loads(summary.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if s.get("config_hash") == config_hash and s.get("status") != "completed":
+        if (s.get("config_hash") == config_hash and s.get("status") in ("running", "failed")
+                and not (s.get("status") == "running" and _alive(s.get("pid")))):
             candidates.append(summary.parent)
     return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from rbmlab.backend import to_numpy
 from rbmlab.config import EvaluatorConfig
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
@@ -18,7 +19,7 @@ from rbmlab.models.rbm import RBM, free_energy
 
 
 def _mean(x) -> float:
-    return float(np.mean(np.asarray(x.get() if hasattr(x, "get") else x, dtype=np.float64)))
+    return float(np.mean(to_numpy(x), dtype=np.float64))
 
 
 def mean_negative_free_energy(rbm: RBM, v, chunk: int = 4096) -> float:

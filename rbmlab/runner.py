@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -23,7 +24,7 @@ from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from rbmlab import __version__
-from rbmlab.backend import Backend, get_backend
+from rbmlab.backend import Backend, get_backend, host_rng
 from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.config import RunConfig, to_plain
 from rbmlab.data import load_dataset
@@ -148,7 +149,13 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         "dataset": cfg.dataset["name"], "learner": cfg.learner.name, "evaluator": cfg.evaluator.name,
         "n_hidden": cfg.model.n_hidden, "epochs": cfg.train.epochs, "rbmlab_version": __version__,
         "backend": cfg.backend.name, "dtype": cfg.backend.dtype, "n_train": int(data.train.shape[0]),
+        "pid": os.getpid(),
     }
+    if cfg.resume and summary_path.exists():
+        previous = json.loads(summary_path.read_text())
+        if previous.get("status") == "completed" and previous.get("config_hash") == config_hash:
+            echo(f"run in {out} is already complete; nothing to resume")
+            return previous
     if cfg.resume and ckpt_path.exists():
         rbm_np, meta, state_np = load_checkpoint(ckpt_path)
         if meta.get("config_hash") != config_hash:
@@ -184,7 +191,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         t0 = time.perf_counter()
         rng = backend.rng(cfg.seed, TRAIN_STREAM, epoch)
         for idx in batches(train_x.shape[0], cfg.learner.batch_size,
-                           np.random.default_rng([cfg.seed, SHUFFLE_STREAM, epoch])):
+                           host_rng(cfg.seed, SHUFFLE_STREAM, epoch)):
             batch = train_x if idx is None else train_x[backend.xp.asarray(idx)]
             rbm, state = learner.step(rbm, state, batch, rng)
             updates += learner.updates_per_step

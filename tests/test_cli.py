@@ -94,10 +94,22 @@ def test_divergence_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert statuses == ["completed", "diverged"]
 
 
-def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
+RESUME_CASES = {
+    # persistent chains + momentum buffers in the checkpoint, exact evaluation every 50 epochs
+    "pcd-exact": ["learner=pcd", "learner.momentum=0.5", "train.eval_every=50"],
+    # checkpoints every 7 epochs (metrics rows after the checkpoint are dropped and redone),
+    # AIS (forward and reverse) at every evaluation point and at the end
+    "cd-ais": ["learner=cd", "evaluator=ais", "evaluator.schedule=linear",
+               "evaluator.n_temperatures=200", "evaluator.curve_n_temperatures=50",
+               "evaluator.n_chains=20", "evaluator.reverse=true", "train.eval_every=20",
+               "train.checkpoint_every=7"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESUME_CASES))
+def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, case):
     # k=200 Gibbs sweeps per update keeps each epoch long enough to be killed mid-run
-    args = [*SMALL, "learner=pcd", "learner.k=200", "learner.momentum=0.5", "train.epochs=400",
-            "train.eval_every=50", "seed=5"]
+    args = [*SMALL, "learner.k=200", "train.epochs=400", "seed=5", *RESUME_CASES[case]]
     straight = tmp_path / "straight"
     straight.mkdir()
     rbmlab("run", *args, cwd=straight)

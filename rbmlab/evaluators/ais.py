@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from rbmlab.backend import namespace
+from rbmlab.backend import namespace, to_numpy
 from rbmlab.inference.gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM, base_rate_bias  # noqa: F401 - re-exported for callers
 from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
@@ -57,10 +57,6 @@ class AISResult:
     n_chains: int
     n_temperatures: int   # number of β values in the schedule, endpoints included
     direction: str        # 'forward' or 'reverse'
-
-
-def _to_numpy(x) -> np.ndarray:
-    return x.get() if hasattr(x, "get") else np.asarray(x)
 
 
 def _check_betas(betas) -> np.ndarray:
@@ -141,7 +137,7 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
 
 def _stats(log_w) -> tuple[float, float, float]:
     """(log r, log(r + 3σ_r), log(r − 3σ_r) or −inf) for r = mean(w), σ_r = std(w)/√M, stably."""
-    lw = _to_numpy(log_w).astype(np.float64)
+    lw = to_numpy(log_w).astype(np.float64)
     m = float(lw.max())
     w = np.exp(lw - m)
     r = float(w.mean())
@@ -172,7 +168,7 @@ def ais_log_partition(rbm: RBM, rng, *, base_bias, betas, n_chains: int = 100,
     log_r, log_hi, log_lo = _stats(log_w)
     return AISResult(log_z=log_z_a + log_r, log_z_lower=log_z_a + log_lo,
                      log_z_upper=log_z_a + log_hi, log_z_base=log_z_a,
-                     log_w=_to_numpy(log_w).astype(np.float64), n_chains=n_chains,
+                     log_w=to_numpy(log_w).astype(np.float64), n_chains=n_chains,
                      n_temperatures=int(betas.size), direction="forward")
 
 
@@ -193,7 +189,7 @@ def reverse_ais_log_partition(rbm: RBM, rng, *, base_bias, betas, init_v,
     log_r, log_hi, log_lo = _stats(log_w)
     return AISResult(log_z=log_z_a - log_r, log_z_lower=log_z_a - log_hi,
                      log_z_upper=log_z_a - log_lo, log_z_base=log_z_a,
-                     log_w=_to_numpy(log_w).astype(np.float64), n_chains=int(v.shape[0]),
+                     log_w=to_numpy(log_w).astype(np.float64), n_chains=int(v.shape[0]),
                      n_temperatures=int(betas.size), direction="reverse")
 
 
