@@ -191,12 +191,29 @@ def run_hydra(argv: list[str]) -> None:
         raise RbmlabError(f"{len(FAILED_JOBS)} job(s) of the sweep failed; first: {FAILED_JOBS[0]}")
 
 
+HYDRA_OPTIONS_WITH_VALUE = {"--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
+                            "--experimental-rerun"}
+
+
+def overrides_of(argv: list[str]) -> list[str]:
+    """The key=value arguments of a Hydra command line (flags and their values left out)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a.startswith("-"):
+            skip = a in HYDRA_OPTIONS_WITH_VALUE
+        else:
+            out.append(a)
+    return out
+
+
 def cmd_run(argv: list[str]) -> None:
     multirun = any(a in ("-m", "--multirun") for a in argv)
     if any(a in ("-h", "--help", "--hydra-help", "--cfg", "-c", "--info") or a.startswith("--cfg")
            for a in argv):
         return run_hydra(argv)
-    overrides = [a for a in argv if not a.startswith("-")]
+    overrides = overrides_of(argv)
     combos = expand_overrides(overrides)
     if len(combos) > 1 and not multirun:
         raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
