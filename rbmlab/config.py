@@ -173,6 +173,12 @@ def _learner_config_class(name: str) -> type:
     return LEARNERS[name].config_class
 
 
+def check_seed(seed: Any) -> int:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise RbmlabError(f"seed: must be a non-negative integer, got {seed!r}")
+    return seed
+
+
 def _tags(tags: Any) -> list[str]:
     if not OmegaConf.is_list(tags) and not isinstance(tags, list):
         raise RbmlabError(f"tags: must be a list, e.g. tags=[a,b], got {tags!r}")
@@ -196,9 +202,7 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     scale = scale.get("name") if isinstance(scale, DictConfig) else scale
     if scale not in SCALES:
         raise RbmlabError(f"scale: unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
-    seed = cfg.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise RbmlabError(f"seed: must be a non-negative integer, got {seed!r}")
+    seed = check_seed(cfg.get("seed", 0))
     resume = cfg.get("resume", False)
     if not isinstance(resume, bool):
         raise RbmlabError(f"resume: must be true or false, got {resume!r}")

@@ -7,18 +7,17 @@ from omegaconf import DictConfig, OmegaConf
 
 from rbmlab.backend import get_backend
 from rbmlab.checkpoint import load_checkpoint
-from rbmlab.config import BackendConfig, EvaluatorConfig, structured
+from rbmlab.config import BackendConfig, EvaluatorConfig, check_seed, structured
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import check_feasible, evaluate
-from rbmlab.models.rbm import RBM, base_rate_bias
+from rbmlab.models.rbm import base_rate_bias
 
 
 def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     evaluator = structured(EvaluatorConfig, cfg.evaluator, "evaluator")
     backend_cfg = structured(BackendConfig, cfg.backend, "backend")
-    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool) or cfg.seed < 0:
-        raise RbmlabError(f"seed: must be a non-negative integer, got {cfg.seed!r}")
+    check_seed(cfg.seed)
     if cfg.split not in ("train", "valid", "test"):
         raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
     rbm_np, meta, _ = load_checkpoint(cfg.checkpoint)
@@ -30,10 +29,10 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
                           f"dataset {options['name']} has {x.shape[1]} dimensions")
     check_feasible(evaluator, rbm_np.n_visible, rbm_np.n_hidden)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
-    rbm = RBM(*(backend.asarray(a) for a in (rbm_np.W, rbm_np.b_v, rbm_np.b_h)))
+    rbm = rbm_np.map(backend.asarray)
     evaluator.splits = [cfg.split]
     metrics = evaluate(rbm, {cfg.split: backend.asarray(x)}, evaluator,
-                       rng=backend.rng(int(cfg.seed)),
+                       rng=backend.rng(cfg.seed),
                        base_bias=backend.asarray(base_rate_bias(data.train.mean(axis=0))),
                        final=True, progress=evaluator.progress)
     n = min(x.shape[0], evaluator.max_examples or x.shape[0])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 
 from rbmlab.backend import namespace
 
@@ -43,9 +44,7 @@ def uniform(rng, shape, dtype):
     if str(dtype) != "float32" or not numpy_bits:   # cupy: its own fast float32 generator
         return rng.random(shape, dtype=dtype)
     xp = namespace(bit_generator.random_raw(0))      # numpy, without importing it here
-    count = 1
-    for s in shape:
-        count *= s
+    count = math.prod(shape)
     bits = bit_generator.random_raw((count + 1) // 2).view(xp.uint32)[:count].reshape(shape)
     bits >>= 9                       # 23 random mantissa bits ...
     bits |= xp.uint32(0x3F800000)    # ... with the exponent of 1.0: a float in [1, 2)

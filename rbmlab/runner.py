@@ -24,14 +24,14 @@ from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
 from rbmlab import __version__
-from rbmlab.backend import Backend, get_backend, host_rng
+from rbmlab.backend import get_backend, host_rng
 from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.config import RunConfig, to_plain
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import ais_schedule, check_feasible, evaluate
 from rbmlab.learners import make_learner
-from rbmlab.models.rbm import RBM, base_rate_bias, init_rbm
+from rbmlab.models.rbm import base_rate_bias, init_rbm
 
 # Random streams: (seed, stream, epoch) keys one generator each.
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
@@ -101,14 +101,6 @@ def batches(n: int, batch_size: int | str, rng: np.random.Generator):
         yield order[start:start + batch_size]
 
 
-def _rbm_to_numpy(rbm: RBM, backend: Backend) -> RBM:
-    return RBM(*(backend.to_numpy(a) for a in (rbm.W, rbm.b_v, rbm.b_h)))
-
-
-def _rbm_to_backend(rbm: RBM, backend: Backend) -> RBM:
-    return RBM(*(backend.asarray(a) for a in (rbm.W, rbm.b_v, rbm.b_h)))
-
-
 def describe(metrics: dict[str, float], cfg: RunConfig) -> str:
     """The headline line printed at the end of a run."""
     split = cfg.evaluator.splits[0]
@@ -161,7 +153,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         if meta.get("config_hash") != config_hash:
             raise RbmlabError(f"resume: {ckpt_path} was written by a different configuration "
                               f"(hash {meta.get('config_hash')} ≠ {config_hash})")
-        rbm = _rbm_to_backend(rbm_np, backend)
+        rbm = rbm_np.map(backend.asarray)
         state = {k: backend.xp.asarray(v) for k, v in state_np.items()}
         epoch, updates, wall = meta["epoch"], meta["updates"], meta["wall_time"]
         log.truncate(epoch)
@@ -200,11 +192,12 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         every = cfg.train.eval_every
         row = None
         due = (every and epoch % every == 0) or epoch == cfg.train.epochs
-        if rbm.is_finite() and due:
+        finite = rbm.is_finite()
+        if finite and due:
             row = evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, EVAL_STREAM, epoch),
                            base_bias=base_bias, final=False)
             log.append({"epoch": epoch, "updates": updates, "wall_time": round(wall, 4), **row})
-        if not rbm.is_finite() or (row is not None and not all_finite(row)):
+        if not finite or (row is not None and not all_finite(row)):
             summary.update(status="diverged", epochs_done=epoch, updates=updates, wall_time=wall,
                            final={})
             write_json(summary_path, summary)
@@ -212,7 +205,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
             echo(f"diverged: non-finite parameters or metrics at epoch {epoch}; recorded as diverged")
             return summary
         if epoch % cfg.train.checkpoint_every == 0 or epoch == cfg.train.epochs:
-            save_checkpoint(ckpt_path, _rbm_to_numpy(rbm, backend),
+            save_checkpoint(ckpt_path, rbm.map(backend.to_numpy),
                             meta={"epoch": epoch, "updates": updates, "wall_time": wall,
                                   "config_hash": config_hash, "config": to_plain(cfg),
                                   "rbmlab_version": __version__},

@@ -36,8 +36,12 @@ class RBM:
     def xp(self):
         return namespace(self.W)
 
+    def map(self, fn) -> "RBM":
+        """The RBM with ``fn`` applied to each parameter array (dtype casts, host/device moves)."""
+        return RBM(fn(self.W), fn(self.b_v), fn(self.b_h))
+
     def astype(self, dtype) -> "RBM":
-        return RBM(self.W.astype(dtype), self.b_v.astype(dtype), self.b_h.astype(dtype))
+        return self.map(lambda a: a.astype(dtype))
 
     def replace(self, **changes) -> "RBM":
         return replace(self, **changes)
