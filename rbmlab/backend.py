@@ -57,7 +57,7 @@ def seed_sequence(*key: int) -> np.random.SeedSequence:
 
 def host_rng(*key: int) -> np.random.Generator:
     """A numpy Generator for host-side randomness (shuffling), keyed like :meth:`Backend.rng`."""
-    return np.random.default_rng(seed_sequence(*key))
+    return np.random.Generator(np.random.SFC64(seed_sequence(*key)))
 
 
 def _seed_int(*key: int) -> int:

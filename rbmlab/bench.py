@@ -25,15 +25,25 @@ from rbmlab.inference.gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
 
 
-def best_time(fn, repeats: int) -> float:
-    """Minimum wall time of ``fn()`` over ``repeats`` calls (after one warm-up call)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+def best_times(*fns, repeats: int) -> list[float]:
+    """Minimum wall time of each ``fn()`` over ``repeats`` rounds (after one warm-up call each).
+
+    The functions are called in turn within each round, so drifts in machine load (a shared VM)
+    hit all of them alike and their ratios stay meaningful.
+    """
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    times = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [min(ts) for ts in times]
+
+
+def best_time(fn, repeats: int) -> float:
+    return best_times(fn, repeats=repeats)[0]
 
 
 def random_rbm(backend, m: int, n: int, seed: int = 0) -> RBM:
@@ -58,8 +68,8 @@ def bench_gibbs(backend, repeats: int, m=784, n=500, batch=200, sweeps=10) -> di
             xp.matmul(v, rbm.W, out=out_h)
             xp.matmul(h, Wt, out=out_v)
 
-    t_mm = best_time(matmuls, repeats) / sweeps
-    t_gibbs = best_time(lambda: gibbs_chain(rbm, v, rng, sweeps), repeats) / sweeps
+    t_mm, t_gibbs = (t / sweeps for t in best_times(
+        matmuls, lambda: gibbs_chain(rbm, v, rng, sweeps), repeats=repeats))
     return {"shape": f"{m}x{n}", "batch": batch, "dtype": str(backend.dtype),
             "gibbs_sweeps_per_s": 1.0 / t_gibbs, "gibbs_sweep_ms": 1e3 * t_gibbs,
             "two_matmuls_ms": 1e3 * t_mm, "matmul_over_gibbs_ratio": t_mm / t_gibbs}

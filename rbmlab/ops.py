@@ -58,15 +58,18 @@ def _ignore_overflow(xp):
     return errstate(over="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
 
 
-def bernoulli_logits_(x, rng):
-    """In place: logits x become a {0, 1} sample with P(1) = σ(x), without forming σ(x).
+def bernoulli_logits_(x, rng, bias=None):
+    """In place: logits ``x (+ bias)`` become a {0, 1} sample with P(1) = σ(x + bias).
 
-    u < σ(x)  ⇔  u (1 + e^{−x}) < 1; e^{−x} = inf for x ≪ 0 correctly gives 0 (0·inf = NaN
-    compares False too).
+    u < σ(a)  ⇔  u (1 + e^{−a}) < 1, so no σ is formed: −a = −bias − x is written in one pass,
+    then e^{−a}. e^{−a} = inf for a ≪ 0 correctly gives 0 (0·inf = NaN compares False too).
     """
     xp = namespace(x)
     u = uniform(rng, x.shape, x.dtype)
-    xp.negative(x, out=x)
+    if bias is None:
+        xp.negative(x, out=x)
+    else:
+        xp.subtract(-bias, x, out=x)
     with _ignore_overflow(xp):
         xp.exp(x, out=x)
     x += 1.0

@@ -21,9 +21,7 @@ def gibbs_chain(rbm: RBM, v, rng, k: int):
     b_h, b_v = rbm.b_h[..., None, :], rbm.b_v[..., None, :]
     for _ in range(k):
         xp.matmul(v, rbm.W, out=h)
-        h += b_h
-        bernoulli_logits_(h, rng)
+        bernoulli_logits_(h, rng, bias=b_h)
         xp.matmul(h, Wt, out=v_out)   # v is no longer needed once h is drawn
-        v_out += b_v
-        v = bernoulli_logits_(v_out, rng)
+        v = bernoulli_logits_(v_out, rng, bias=b_v)
     return v
