@@ -30,8 +30,10 @@ class TrainConfig:
     eval_every: int = 1          # epochs between rows of metrics.csv (and epoch 0); 0 = last epoch only
     checkpoint_every: int = 1    # epochs between checkpoints (the last epoch is always saved)
     progress: bool = True        # tqdm bars
+    trials: int = 1              # independent models trained as one batched computation
 
     def __post_init__(self) -> None:
+        _check(self.trials >= 1, "train.trials", f"must be >= 1, got {self.trials}")
         _check(self.epochs >= 0, "train.epochs", f"must be >= 0, got {self.epochs}")
         _check(self.eval_every >= 0, "train.eval_every", f"must be >= 0, got {self.eval_every}")
         _check(self.checkpoint_every >= 1, "train.checkpoint_every",

@@ -4,6 +4,8 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
     title, description    what the artefact is
     overrides             applied to every run (Hydra override strings)
     grid                  key → list of values, swept (cartesian product)
+    variants              optional: name → list of overrides (e.g. one per learner with its own
+                          k and d); each variant is swept over the grid into a sub-directory
     seeds                 list of seeds (trials)
     scales                smoke / reduced / paper → {overrides: [...], seeds: [...] (optional)}
     report                metric, lines, panels, hlines, markers, paper (the paper's own numbers)
@@ -22,7 +24,7 @@ from rbmlab.errors import RbmlabError
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
-SPEC_KEYS = {"title", "description", "overrides", "grid", "seeds", "scales", "report"}
+SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report"}
 
 
 def available() -> list[str]:
@@ -46,8 +48,9 @@ def load_spec(name: str) -> dict[str, Any]:
     return spec
 
 
-def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str]) -> list[str]:
-    """The ``rbmlab run -m`` arguments of one experiment at one scale."""
+def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
+                    variant: list[str] = ()) -> list[str]:
+    """The ``rbmlab run -m`` arguments of one experiment (variant) at one scale."""
     tier = spec.get("scales", {}).get(scale)
     if tier is None:
         raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
@@ -55,7 +58,8 @@ def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str]) -> list[
     seeds = tier.get("seeds", spec.get("seeds", [0]))
     grid = {**spec.get("grid", {}), "seed": seeds}
     swept = [f"{k}={','.join(str(v) for v in values)}" for k, values in grid.items()]
-    return [*spec.get("overrides", []), *tier.get("overrides", []), *extra, *swept, f"scale={scale}"]
+    return [*spec.get("overrides", []), *variant, *tier.get("overrides", []), *extra, *swept,
+            f"scale={scale}"]
 
 
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
@@ -78,12 +82,15 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     resume = any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
     if sweep_dir.exists() and not resume:
         shutil.rmtree(sweep_dir)
-    overrides = sweep_overrides(spec, scale, extra)
-    print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
-    cmd_run(["-m", *overrides, f"hydra.sweep.dir={sweep_dir}"])
+    variants = spec.get("variants") or {"": []}
+    for variant, variant_overrides in variants.items():
+        overrides = sweep_overrides(spec, scale, extra, variant_overrides)
+        print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
+        cmd_run(["-m", *overrides, f"hydra.sweep.dir={sweep_dir / variant if variant else sweep_dir}"])
     report = spec.get("report", {})
     return make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
                        lines=report.get("lines"), panels=report.get("panels"),
                        title=f"{spec.get('title', name)} (scale: {scale})",
                        paper=report.get("paper"), hlines=report.get("hlines"),
-                       markers=report.get("markers"), filename_stem=f"{artefact}_{scale}")
+                       markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
+                       logx=bool(report.get("logx", False)))

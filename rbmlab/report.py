@@ -95,8 +95,24 @@ def find_run_dirs(root: Path) -> list[Path]:
     return sorted({p.parent for p in Path(root).rglob("summary.json") if p.is_file()})
 
 
-def _load_run(run_dir: Path, root: Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """One run's row of the runs table and its metrics rows."""
+def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
+                  ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """A run of T batched trials (train.trials) as T replicates ``<run_dir>#<t>``, like seeds."""
+    finals = summary.get("final_trials") or []
+    out = []
+    for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
+        trial_row = {k: v for k, v in row.items() if not k.startswith("final.")}
+        trial_row["run_dir"] = f"{row['run_dir']}#{t}"
+        final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
+        trial_row.update({f"final.{k}": _to_float(v) for k, v in final.items() if k != "trial"})
+        part = curve[curve["trial"] == t].drop(columns="trial").copy()
+        part["run_dir"] = trial_row["run_dir"]
+        out.append((trial_row, part))
+    return out
+
+
+def _load_run(run_dir: Path, root: Path) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """One run's rows of the runs table and its metrics rows (one pair per trial)."""
     rel = run_dir.relative_to(root).as_posix()
     summary = _read_summary(run_dir / "summary.json")
     config = _read_yaml(run_dir / "config.yaml", {}) or {}
@@ -116,7 +132,9 @@ def _load_run(run_dir: Path, root: Path) -> tuple[dict[str, Any], pd.DataFrame]:
         row.update({f"final.{k}": _to_float(v) for k, v in final.items()})
     curve = _read_metrics(run_dir / "metrics.csv")
     curve.insert(0, "run_dir", rel)
-    return row, curve
+    if "trial" in curve.columns:
+        return _split_trials(row, curve, summary)
+    return [(row, curve)]
 
 
 def _order_run_columns(columns: Iterable[str]) -> list[str]:
@@ -136,7 +154,8 @@ def config_columns(runs: pd.DataFrame) -> list[str]:
 def load_runs(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, curves) for every run directory under ``root``.
 
-    runs: one row per run: run_dir (relative to root), status, flattened config keys,
+    runs: one row per run (per trial for batched trials, run_dir ``<dir>#<t>``): run_dir (relative
+    to root), status, flattened config keys,
     epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with
     run_dir, status and the run's config keys joined in.
     """
@@ -146,7 +165,7 @@ def load_runs(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     dirs = find_run_dirs(root)
     if not dirs:
         raise RbmlabError(f"report: no runs (summary.json) under {root}")
-    loaded = [_load_run(d, root) for d in dirs]
+    loaded = [pair for d in dirs for pair in _load_run(d, root)]
     rows = [r for r, _ in loaded]
     columns = _order_run_columns(c for r in rows for c in r)
     runs = pd.DataFrame(rows).reindex(columns=columns)
@@ -536,7 +555,7 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, metric: str, x: 
     scale = ", ".join(scales) if scales else "unknown"
     parts = [f"# {title}", "",
              f"Scale: {scale} · {len(runs)} run{'s' if len(runs) != 1 else ''} ({_status_counts(runs)})", "",
-             f"Mean ± std (ddof=1) over the runs of each group (seeds); curves by {x}. "
+             f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); curves by {x}. "
              f"Final {metric}: summary.json final value, else the run's last evaluated row.", "",
              table, ""]
     if unmatched:

@@ -4,7 +4,9 @@ A run directory holds:
     config.yaml      the resolved configuration
     overrides.yaml   the command-line overrides that produced it
     metrics.csv      one row per evaluation point: epoch, updates, wall_time, metrics...
+                     (with train.trials > 1: one row per evaluation point and trial, column trial)
     summary.json     status (running | completed | diverged | failed), final metrics
+                     (with trials: their mean, and each trial's in final_trials)
     checkpoint.npz   the model and learner state at the last saved epoch (see checkpoint.py)
 
 Random numbers come from generators keyed by (seed, stream, epoch), so a run resumed from the
@@ -35,7 +37,7 @@ from rbmlab.models.rbm import base_rate_bias, init_rbm
 
 # Random streams: (seed, stream, epoch) keys one generator each.
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
-FIXED_COLUMNS = ["epoch", "updates", "wall_time"]
+FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
 
 
 def json_safe(obj: Any) -> Any:
@@ -69,11 +71,14 @@ class MetricsLog:
             reader = csv.DictReader(f)
             self.columns = reader.fieldnames
             rows = [r for r in reader if int(r["epoch"]) <= last_epoch]
+        if self.columns is None:   # an empty file
+            return
         self._write(rows, mode="w")
 
     def append(self, row: dict[str, float]) -> None:
         if self.columns is None:
-            self.columns = FIXED_COLUMNS + sorted(k for k in row if k not in FIXED_COLUMNS)
+            self.columns = ([k for k in FIXED_COLUMNS if k in row]
+                            + sorted(k for k in row if k not in FIXED_COLUMNS))
             self._write([], mode="w")
         self._write([row], mode="a")
 
@@ -118,6 +123,24 @@ def describe(metrics: dict[str, float], cfg: RunConfig) -> str:
             f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]")
 
 
+def evaluate_trials(rbm, splits, cfg: RunConfig, backend, key: tuple[int, ...], **kwargs
+                    ) -> list[dict[str, float]]:
+    """Metrics of each trial of ``rbm`` (one dict, without a trial key, for a single model).
+
+    Trial t draws from the stream ``key + (t,)``, so its numbers do not depend on the others.
+    """
+    if not rbm.n_trials:
+        return [evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(*key), **kwargs)]
+    return [{"trial": t, **evaluate(rbm.trial(t), splits, cfg.evaluator,
+                                     rng=backend.rng(*key, t), **kwargs)}
+            for t in range(rbm.n_trials)]
+
+
+def mean_over_trials(rows: list[dict[str, float]]) -> dict[str, float]:
+    keys = [k for k in rows[0] if k != "trial"]
+    return {k: float(np.mean([r[k] for r in rows])) for k in keys}
+
+
 def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = None,
           echo: Callable[[str], None] = print) -> dict[str, Any]:
     """Train and evaluate one configuration in ``out_dir``; returns the summary dict."""
@@ -141,7 +164,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         "dataset": cfg.dataset["name"], "learner": cfg.learner.name, "evaluator": cfg.evaluator.name,
         "n_hidden": cfg.model.n_hidden, "epochs": cfg.train.epochs, "rbmlab_version": __version__,
         "backend": cfg.backend.name, "dtype": cfg.backend.dtype, "n_train": int(data.train.shape[0]),
-        "pid": os.getpid(),
+        "pid": os.getpid(), "trials": cfg.train.trials,
     }
     if cfg.resume and summary_path.exists():
         previous = json.loads(summary_path.read_text())
@@ -162,7 +185,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         rbm = init_rbm(backend.xp, backend.rng(cfg.seed, INIT_STREAM), data.train.shape[1],
                        cfg.model.n_hidden, weight_std=cfg.model.weight_std,
                        visible_bias=cfg.model.visible_bias, data_mean=backend.asarray(train_mean),
-                       dtype=backend.dtype)
+                       dtype=backend.dtype, trials=cfg.train.trials if cfg.train.trials > 1 else 0)
         state = learner.init_state(rbm, train_x, backend.rng(cfg.seed, INIT_STREAM, 1))
         epoch, updates, wall = 0, 0, 0.0
         (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))))
@@ -170,9 +193,9 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         if log.path.exists():
             log.path.unlink()
         if cfg.train.eval_every:
-            log.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
-                        **evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, EVAL_STREAM, 0),
-                                   base_bias=base_bias, final=False)})
+            for row in evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, EVAL_STREAM, 0),
+                                       base_bias=base_bias, final=False):
+                log.append({"epoch": 0, "updates": 0, "wall_time": 0.0, **row})
     write_json(summary_path, {**summary, "epochs_done": epoch})
     echo(f"run directory: {out}")
 
@@ -190,14 +213,15 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         wall += time.perf_counter() - t0
         bar.update(1)
         every = cfg.train.eval_every
-        row = None
+        rows = []
         due = (every and epoch % every == 0) or epoch == cfg.train.epochs
         finite = rbm.is_finite()
         if finite and due:
-            row = evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, EVAL_STREAM, epoch),
-                           base_bias=base_bias, final=False)
-            log.append({"epoch": epoch, "updates": updates, "wall_time": round(wall, 4), **row})
-        if not finite or (row is not None and not all_finite(row)):
+            rows = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, EVAL_STREAM, epoch),
+                                   base_bias=base_bias, final=False)
+            for row in rows:
+                log.append({"epoch": epoch, "updates": updates, "wall_time": round(wall, 4), **row})
+        if not finite or not all(all_finite(row) for row in rows):
             summary.update(status="diverged", epochs_done=epoch, updates=updates, wall_time=wall,
                            final={})
             write_json(summary_path, summary)
@@ -213,10 +237,14 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
             write_json(summary_path, {**summary, "epochs_done": epoch})
     bar.close()
 
-    final = evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(cfg.seed, FINAL_EVAL_STREAM),
-                     base_bias=base_bias, final=True, progress=progress and cfg.evaluator.progress)
-    status = "completed" if all_finite(final) else "diverged"
+    finals = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, FINAL_EVAL_STREAM), base_bias=base_bias,
+                             final=True, progress=progress and cfg.evaluator.progress)
+    final = mean_over_trials(finals) if rbm.n_trials else finals[0]
+    status = "completed" if all(all_finite(f) for f in finals) else "diverged"
     summary.update(status=status, epochs_done=epoch, updates=updates, wall_time=wall, final=final)
+    if rbm.n_trials:
+        summary["final_trials"] = finals
     write_json(summary_path, summary)
-    echo(describe(final, cfg))
+    trials = f" (mean over {rbm.n_trials} trials)" if rbm.n_trials else ""
+    echo(describe(final, cfg) + trials)
     return summary

@@ -15,7 +15,8 @@ def gibbs_chain(rbm: RBM, v, rng, k: int):
         return v
     xp = rbm.xp
     Wt = rbm.W.swapaxes(-1, -2)
-    batch_shape = v.shape[:-1]
+    trials = rbm.W.shape[:-2]   # a batch shared by all trials gets its own chain per trial
+    batch_shape = (trials if v.ndim == 2 else v.shape[:-2]) + v.shape[-2:-1]
     h = xp.empty(batch_shape + (rbm.n_hidden,), dtype=v.dtype)
     v_out = xp.empty(batch_shape + (rbm.n_visible,), dtype=v.dtype)
     b_h, b_v = rbm.b_h[..., None, :], rbm.b_v[..., None, :]

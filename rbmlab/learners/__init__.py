@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from rbmlab.learners.cd import CD
+from rbmlab.learners.cg import CG
+from rbmlab.learners.csdcp import CSDCP
 from rbmlab.learners.pcd import PCD
+from rbmlab.learners.sdcp import SDCP
 
-LEARNERS = {"cd": CD, "pcd": PCD}
+LEARNERS = {"cd": CD, "pcd": PCD, "sdcp": SDCP, "csdcp": CSDCP, "cg": CG}
 
 
 def make_learner(config):

@@ -46,6 +46,14 @@ class RBM:
     def replace(self, **changes) -> "RBM":
         return replace(self, **changes)
 
+    @property
+    def n_trials(self) -> int:
+        """Models along the leading axis; 0 for a single model without one."""
+        return self.W.shape[0] if self.W.ndim == 3 else 0
+
+    def trial(self, t: int) -> "RBM":
+        return self.map(lambda a: a[t])
+
     def is_finite(self) -> bool:
         xp = self.xp
         return bool(xp.isfinite(self.W).all() and xp.isfinite(self.b_v).all()
@@ -66,10 +74,14 @@ def base_rate_bias(data_mean, clip: float = 1e-3):
 
 def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
              visible_bias: str = "base_rate", data_mean=None, dtype="float32",
-             clip: float = 1e-3) -> RBM:
-    """W ~ N(0, weight_std²), b_h = 0, b_v = logit(clip(data_mean)) ("base_rate") or 0 ("zero")."""
-    W = weight_std * rng.standard_normal((n_visible, n_hidden), dtype=xp.dtype(dtype))
-    b_h = xp.zeros(n_hidden, dtype=dtype)
+             clip: float = 1e-3, trials: int = 0) -> RBM:
+    """W ~ N(0, weight_std²), b_h = 0, b_v = logit(clip(data_mean)) ("base_rate") or 0 ("zero").
+
+    ``trials`` > 0 gives that many independent models along a leading axis (one draw of W each).
+    """
+    lead = (trials,) if trials else ()
+    W = weight_std * rng.standard_normal(lead + (n_visible, n_hidden), dtype=xp.dtype(dtype))
+    b_h = xp.zeros(lead + (n_hidden,), dtype=dtype)
     if visible_bias == "base_rate":
         if data_mean is None:
             raise ValueError("visible_bias='base_rate' needs data_mean")
@@ -78,7 +90,7 @@ def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01
         b_v = xp.zeros(n_visible, dtype=dtype)
     else:
         raise ValueError(f"visible_bias must be 'base_rate' or 'zero', got {visible_bias!r}")
-    return RBM(W, b_v.astype(dtype), b_h)
+    return RBM(W, xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))), b_h)
 
 
 def hidden_logits(rbm: RBM, v):

@@ -1,0 +1,158 @@
+"""S-DCP, CS-DCP and CG (dcp paper) against CD, the paper's pseudo-code, and exact enumeration."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.evaluators.exact import log_partition
+from rbmlab.inference.gibbs import gibbs_chain
+from rbmlab.learners.cd import CD, CDConfig
+from rbmlab.learners.cg import CG, CGConfig
+from rbmlab.learners.csdcp import CSDCP, CSDCPConfig
+from rbmlab.learners.sdcp import SDCP, SDCPConfig
+from rbmlab.models.centered import CenteredRBM
+from rbmlab.models.rbm import RBM, free_energy
+
+from conftest import all_binary, random_rbm
+
+
+def _batch(backend, n=8, m=6, seed=5):
+    return backend.asarray(np.random.default_rng(seed).integers(0, 2, (n, m)).astype(float))
+
+
+def _assert_same(a: RBM, b: RBM, backend, **tol):
+    for name in ("W", "b_v", "b_h"):
+        np.testing.assert_allclose(backend.to_numpy(getattr(a, name)),
+                                   backend.to_numpy(getattr(b, name)), **tol)
+
+
+def test_sdcp_with_d_1_is_cd_k_step_for_step(backend):
+    """d = 1: the same parameters as CD-K' after every step, from the same random stream (Alg. 2)."""
+    rbm_cd = rbm_dcp = random_rbm(backend, 6, 4, scale=0.3, seed=1)
+    cd, sdcp = CD(CDConfig(lr=0.1, k=3)), SDCP(SDCPConfig(lr=0.1, d=1, k=3))
+    rng_cd, rng_dcp = backend.rng(9), backend.rng(9)
+    for step in range(6):
+        batch = _batch(backend, seed=step)
+        rbm_cd, _ = cd.step(rbm_cd, {}, batch, rng_cd)
+        rbm_dcp, _ = sdcp.step(rbm_dcp, {}, batch, rng_dcp)
+        _assert_same(rbm_cd, rbm_dcp, backend, rtol=0, atol=0)
+
+
+def _sig(x, xp):
+    return 1.0 / (1.0 + xp.exp(-x))
+
+
+def test_sdcp_follows_algorithm_3(backend):
+    """d = 3: ∇g frozen at θ(t), chain carried across inner steps, fresh ∇f each step (notes §2.5)."""
+    xp = backend.xp
+    rbm0 = random_rbm(backend, 6, 4, scale=0.3, seed=2)
+    V0, eta = _batch(backend, seed=3), 0.2
+    got, _ = SDCP(SDCPConfig(lr=eta, d=3, k=2)).step(rbm0, {}, V0, backend.rng(4))
+
+    rng = backend.rng(4)
+    W, b, c = rbm0.W, rbm0.b_v, rbm0.b_h
+    P0 = _sig(V0 @ W + c, xp)
+    pW, pb, pc = V0.T @ P0 / len(V0), V0.mean(0), P0.mean(0)
+    Vc = V0
+    for _ in range(3):
+        Vc = gibbs_chain(RBM(W, b, c), Vc, rng, 2)
+        Pn = _sig(Vc @ W + c, xp)
+        W, b, c = (W + eta * (pW - Vc.T @ Pn / len(Vc)), b + eta * (pb - Vc.mean(0)),
+                   c + eta * (pc - Pn.mean(0)))
+    _assert_same(got, RBM(W, b, c), backend, rtol=1e-12, atol=1e-12)
+
+
+def _random_centered(backend, m, n, seed):
+    rng = np.random.default_rng(seed)
+    return CenteredRBM(random_rbm(backend, m, n, seed=seed),
+                       backend.asarray(rng.uniform(0, 1, m)), backend.asarray(rng.uniform(0, 1, n)))
+
+
+def test_centered_to_plain_keeps_log_z_and_every_log_p(backend):
+    """Enumerating every (v, h) of the centered energy gives the plain RBM's log Z and log p(v)."""
+    xp = backend.xp
+    centered = _random_centered(backend, 5, 4, seed=6)
+    plain = centered.to_plain()
+    v, h = backend.asarray(all_binary(5)), backend.asarray(all_binary(4))
+    # −E(v, h) for all 32 × 16 pairs, centered form
+    neg_e = xp.stack([-centered.energy(v, xp.broadcast_to(hh, (32, 4))) for hh in h], axis=1)
+    log_pv_unnorm = np.logaddexp.reduce(backend.to_numpy(neg_e), axis=1)
+    log_z_centered = np.logaddexp.reduce(log_pv_unnorm)
+    log_z_plain = log_partition(plain)
+    log_p_plain = -backend.to_numpy(free_energy(plain, v)) - log_z_plain
+    np.testing.assert_allclose(log_pv_unnorm - log_z_centered, log_p_plain, rtol=0, atol=1e-10)
+    # the energies differ by the constant μᵀWλ − bᵀμ − cᵀλ, so log Z does too
+    W, b, c, mu, lam = (backend.to_numpy(a) for a in (centered.W, centered.params.b_v,
+                                                      centered.params.b_h, centered.mu, centered.lam))
+    np.testing.assert_allclose(log_z_centered, log_z_plain + mu @ W @ lam - b @ mu - c @ lam, rtol=1e-12)
+    # and back: from_plain inverts to_plain
+    again = CenteredRBM.from_plain(plain, centered.mu, centered.lam)
+    _assert_same(again.params, centered.params, backend, rtol=1e-12, atol=1e-12)
+
+
+def test_moving_offsets_leaves_the_distribution_unchanged(backend):
+    centered = _random_centered(backend, 5, 4, seed=7)
+    moved = centered.move_offsets(centered.mu * 0.3 + 0.1, centered.lam * 0.5 + 0.2)
+    _assert_same(moved.to_plain(), centered.to_plain(), backend, rtol=1e-12, atol=1e-12)
+
+
+def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):
+    """Alg. 4 as printed (notes §2.6), in centered coordinates, W visible × hidden."""
+    xp = backend.xp
+    mu, lam = V0.mean(0) * 0 + backend.asarray(np.full(V0.shape[1], 0.4)), xp.full(rbm.n_hidden, lam0)
+    W, b, c = rbm.W, rbm.b_v + rbm.W @ lam, rbm.b_h + rbm.W.T @ mu      # plain → centered
+    B = len(V0)
+    Hp = _sig((V0 - mu) @ W + c, xp)
+    mu_b, lam_b = V0.mean(0), Hp.mean(0)
+    Vn = V0
+    for step in range(d):
+        Vn = gibbs_chain(RBM(W, b - W @ lam, c - W.T @ mu), Vn, rng, k)
+        Hn = _sig((Vn - mu) @ W + c, xp)
+        b = b + nu * (W @ (lam_b - lam))
+        c = c + nu * (W.T @ (mu_b - mu))
+        mu, lam = (1 - nu) * mu + nu * mu_b, (1 - nu) * lam + nu * lam_b
+        if step == 0:
+            gW_pos = (V0 - mu).T @ (Hp - lam) / B
+        gW = gW_pos - (Vn - mu).T @ (Hn - lam) / B
+        W, b, c = W + eta * gW, b + eta * (V0.mean(0) - Vn.mean(0)), c + eta * (Hp.mean(0) - Hn.mean(0))
+    return RBM(W, b - W @ lam, c - W.T @ mu), mu, lam
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_csdcp_follows_algorithm_4(backend, d):
+    rbm = random_rbm(backend, 6, 4, scale=0.3, seed=8)
+    V0, eta, nu = _batch(backend, seed=9), 0.3, 0.2
+    learner = CSDCP(CSDCPConfig(lr=eta, d=d, k=2, nu_mu=nu, nu_lam=nu, lam0=0.5))
+    state = learner.init_state(rbm, V0, None)
+    np.testing.assert_allclose(backend.to_numpy(state["mu"]), backend.to_numpy(V0.mean(0)))
+    state = {**state, "mu": backend.asarray(np.full(6, 0.4))}   # offsets away from this batch's mean
+    got, new_state = learner.step(rbm, state, V0, backend.rng(10))
+    want, mu, lam = _csdcp_reference(backend, rbm, V0, backend.rng(10), eta, d, 2, nu, 0.5)
+    _assert_same(got, want, backend, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(new_state["mu"]), backend.to_numpy(mu), rtol=1e-12)
+    np.testing.assert_allclose(backend.to_numpy(new_state["lam"]), backend.to_numpy(lam), rtol=1e-12)
+
+
+def test_cg_is_csdcp_with_one_inner_step(backend):
+    rbm = random_rbm(backend, 6, 4, scale=0.3, seed=11)
+    V0 = _batch(backend, seed=12)
+    cg, cs = CG(CGConfig(lr=0.2, k=5)), CSDCP(CSDCPConfig(lr=0.2, d=1, k=5))
+    a, sa = cg.step(rbm, cg.init_state(rbm, V0, None), V0, backend.rng(13))
+    b, sb = cs.step(rbm, cs.init_state(rbm, V0, None), V0, backend.rng(13))
+    _assert_same(a, b, backend, rtol=0, atol=0)
+
+
+def test_learners_run_many_trials_as_one_computation(backend):
+    """A (T, m, n) model and one shared batch: each learner keeps T independent trials."""
+    xp = backend.xp
+    T, m, n = 3, 6, 4
+    rng = np.random.default_rng(14)
+    rbm = RBM(backend.asarray(0.3 * rng.standard_normal((T, m, n))), backend.asarray(np.zeros((T, m))),
+              backend.asarray(np.zeros((T, n))))
+    V0 = _batch(backend, seed=15)
+    for learner in (CD(CDConfig(k=2)), SDCP(SDCPConfig(d=2, k=2)), CSDCP(CSDCPConfig(d=2, k=2)),
+                    CG(CGConfig(k=2))):
+        state = learner.init_state(rbm, V0, backend.rng(0))
+        new, state = learner.step(rbm, state, V0, backend.rng(1))
+        assert new.W.shape == (T, m, n) and new.b_v.shape == (T, m) and new.b_h.shape == (T, n)
+        assert bool(xp.all(new.W[0] != new.W[1]))   # trials differ (own inits, own chains)
