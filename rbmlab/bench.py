@@ -6,7 +6,9 @@ Measures, for a 784×500 float32 RBM:
   * block-Gibbs sweeps per second at batch 200, and (time of the two bare matmuls of the sweep's
     shapes) / (time of a sweep): 1.0 would mean sampling costs nothing beyond the matmuls;
   * AIS transitions per second with 100 chains;
-  * one PCD-1 epoch on MNIST (batch 200, lr 0.05) against scikit-learn's BernoulliRBM.
+  * one PCD-1 epoch on MNIST (batch 200, lr 0.05) against scikit-learn's BernoulliRBM;
+  * one S-DCP epoch on MNIST (500 hidden, batch 200, d = 6, K' = 4) against one CD-24 epoch:
+    the dcp paper's equal-compute premise (target: within 1.1×).
 """
 from __future__ import annotations
 
@@ -113,6 +115,37 @@ def bench_pcd_epoch(backend, batch=200, lr=0.05, n_hidden=500) -> dict:
             "sklearn_bernoullirbm_epoch_s": t_sk, "sklearn_over_rbmlab_ratio": t_sk / t_ours}
 
 
+def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
+    """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
+    from rbmlab.runner import batches  # noqa: PLC0415
+
+    state = learner.init_state(rbm, x, backend.rng(seed, 0))
+    rng = backend.rng(seed, 1)
+    t0 = time.perf_counter()
+    for idx in batches(x.shape[0], batch, np.random.default_rng(seed)):
+        rbm, state = learner.step(rbm, state, x[idx], rng)
+    return time.perf_counter() - t0
+
+
+def bench_dcp_epoch(backend, batch=200, lr=0.01, n_hidden=500, repeats=2) -> dict:
+    """S-DCP (d = 6, K' = 4) vs CD-24 epochs on MNIST, alternated, best of ``repeats`` each."""
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+    from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
+    from rbmlab.learners.sdcp import SDCP, SDCPConfig  # noqa: PLC0415
+
+    x = backend.asarray(load_dataset("mnist").train)
+    rbm = random_rbm(backend, x.shape[1], n_hidden)
+    cd = CD(CDConfig(lr=lr, batch_size=batch, k=24))
+    sdcp = SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4))
+    times = {"cd": [], "sdcp": []}
+    for r in range(repeats):
+        times["cd"].append(epoch_seconds(cd, rbm, x, batch, r, backend))
+        times["sdcp"].append(epoch_seconds(sdcp, rbm, x, batch, r, backend))
+    t_cd, t_sdcp = min(times["cd"]), min(times["sdcp"])
+    return {"examples": int(x.shape[0]), "batch": batch, "cd24_epoch_s": t_cd,
+            "sdcp_d6_k4_epoch_s": t_sdcp, "sdcp_over_cd24_ratio": t_sdcp / t_cd}
+
+
 def machine() -> dict:
     info = {"python": platform.python_version(), "numpy": np.__version__,
             "machine": platform.machine(), "cpus": os.cpu_count()}
@@ -125,7 +158,7 @@ def machine() -> dict:
 
 
 def render(res: dict) -> str:
-    g, a, p = res["gibbs"], res["ais"], res.get("pcd_epoch")
+    g, a, p, d = res["gibbs"], res["ais"], res.get("pcd_epoch"), res.get("dcp_epoch")
     lines = [
         "# rbmlab benchmark", "",
         f"Command: `make bench` (python -m rbmlab.bench). Backend {res['backend']}, {g['dtype']}. "
@@ -146,6 +179,12 @@ def render(res: dict) -> str:
             f"| same epoch, scikit-learn BernoulliRBM (s) | {p['sklearn_bernoullirbm_epoch_s']:.2f} |",
             f"| **scikit-learn time / rbmlab time** | **{p['sklearn_over_rbmlab_ratio']:.2f}** |",
         ]
+    if d:
+        lines += [
+            f"| CD-24 epoch on MNIST (s; 500 hidden, batch {d['batch']}) | {d['cd24_epoch_s']:.2f} |",
+            f"| S-DCP epoch, d = 6, K' = 4 (s) | {d['sdcp_d6_k4_epoch_s']:.2f} |",
+            f"| **S-DCP time / CD-24 time** (target ≤ 1.1) | **{d['sdcp_over_cd24_ratio']:.3f}** |",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -154,13 +193,16 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="results/bench")
     ap.add_argument("--backend", default="numpy")
     ap.add_argument("--repeats", type=int, default=20)
-    ap.add_argument("--skip-pcd", action="store_true", help="skip the MNIST epoch comparison")
+    ap.add_argument("--skip-pcd", action="store_true", help="skip the PCD vs scikit-learn epoch")
+    ap.add_argument("--skip-dcp", action="store_true", help="skip the S-DCP vs CD-24 epochs")
     args = ap.parse_args(argv)
     backend = get_backend(args.backend, "float32")
     res = {"backend": backend.name, "machine": machine(),
            "gibbs": bench_gibbs(backend, args.repeats), "ais": bench_ais(backend, args.repeats)}
     if not args.skip_pcd:
         res["pcd_epoch"] = bench_pcd_epoch(backend)
+    if not args.skip_dcp:
+        res["dcp_epoch"] = bench_dcp_epoch(backend)
     text = render(res)
     print(text)
     out = Path(args.out)

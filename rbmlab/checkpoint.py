@@ -59,9 +59,11 @@ def load_checkpoint(path: str | Path) -> tuple[RBM, dict[str, Any], dict[str, np
         raise RbmlabError(f"checkpoint: {path} lacks array(s) {', '.join(missing)} "
                           "(needs W (n_visible, n_hidden), b_v (n_visible,), b_h (n_hidden,))")
     W, b_v, b_h = data["W"], data["b_v"], data["b_h"]
-    if W.ndim != 2 or b_v.shape != (W.shape[0],) or b_h.shape != (W.shape[1],):
+    lead = W.shape[:-2]   # () for one model, (T,) for T batched trials (train.trials)
+    if W.ndim not in (2, 3) or b_v.shape != lead + W.shape[-2:-1] or b_h.shape != lead + W.shape[-1:]:
         raise RbmlabError(f"checkpoint: {path} has inconsistent shapes W{W.shape}, b_v{b_v.shape}, "
-                          f"b_h{b_h.shape}; expected W (m, n), b_v (m,), b_h (n,)")
+                          f"b_h{b_h.shape}; expected W (m, n), b_v (m,), b_h (n,) "
+                          "(or with a leading trial axis T)")
     if not all(np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
                for a in (W, b_v, b_h)):
         raise RbmlabError(f"checkpoint: {path} arrays W, b_v, b_h must be numeric")

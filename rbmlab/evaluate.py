@@ -21,6 +21,14 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     if cfg.split not in ("train", "valid", "test"):
         raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
     rbm_np, meta, _ = load_checkpoint(cfg.checkpoint)
+    trial = cfg.get("trial")
+    if rbm_np.n_trials:
+        if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < rbm_np.n_trials:
+            raise RbmlabError(f"trial: {cfg.checkpoint} holds {rbm_np.n_trials} trials; choose one "
+                              f"with trial=N, N in 0..{rbm_np.n_trials - 1} (got {trial!r})")
+        rbm_np = rbm_np.trial(trial)
+    elif trial is not None:
+        raise RbmlabError(f"trial: {cfg.checkpoint} holds a single model; drop trial={trial}")
     options = OmegaConf.to_container(cfg.dataset, resolve=True)
     data = load_dataset(**options)
     x = data.split(cfg.split)
@@ -39,6 +47,8 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
                               "split": cfg.split, "evaluator": evaluator.name, "n_examples": n,
                               "n_visible": rbm_np.n_visible, "n_hidden": rbm_np.n_hidden}
+    if trial is not None:
+        result["trial"] = trial
     renames = {f"{cfg.split}_log_likelihood": "mean_log_likelihood",
                f"{cfg.split}_log_likelihood_lower": "mean_log_likelihood_lower",
                f"{cfg.split}_log_likelihood_upper": "mean_log_likelihood_upper",

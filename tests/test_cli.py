@@ -103,6 +103,9 @@ RESUME_CASES = {
                "evaluator.n_temperatures=200", "evaluator.curve_n_temperatures=50",
                "evaluator.n_chains=20", "evaluator.reverse=true", "train.eval_every=20",
                "train.checkpoint_every=7"],
+    # batched trials with centered offsets in the learner state, d = 2 updates per epoch
+    "csdcp-trials": ["learner=csdcp", "learner.d=2", "train.trials=4", "train.eval_every=50",
+                     "train.checkpoint_every=3"],
 }
 
 
@@ -136,7 +139,8 @@ def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, case):
     assert run_dirs(killed) == [run]
     a = json.loads((ref / "summary.json").read_text())
     b = json.loads((run / "summary.json").read_text())
-    assert b["status"] == "completed" and b["updates"] == a["updates"] == 400
+    assert b["status"] == "completed" and b["epochs_done"] == 400
+    assert b["updates"] == a["updates"] == 400 * (2 if "learner.d=2" in args else 1)
     assert b["final"] == a["final"]
     ma, mb = pd.read_csv(ref / "metrics.csv"), pd.read_csv(run / "metrics.csv")
     pd.testing.assert_frame_equal(ma.drop(columns="wall_time"), mb.drop(columns="wall_time"))
@@ -182,6 +186,38 @@ def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
     curves = pd.read_csv(tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke_curves.csv")
     assert set(curves["n"]) == {3}
+
+
+def test_batched_trials_are_replicates_in_records_report_and_evaluate(tmp_path):
+    rbmlab("run", *SMALL, "learner=sdcp", "learner.d=2", "train.trials=3", "train.epochs=10",
+           "train.eval_every=5", cwd=tmp_path)
+    (run,) = run_dirs(tmp_path / "outputs")
+    metrics = pd.read_csv(run / "metrics.csv")
+    assert list(metrics.columns[:4]) == ["epoch", "updates", "wall_time", "trial"]
+    assert sorted(zip(metrics.epoch, metrics.trial)) == [(e, t) for e in (0, 5, 10) for t in range(3)]
+    assert list(metrics.updates.unique()) == [0, 10, 20]        # d = 2 updates per full batch
+    summary = json.loads((run / "summary.json").read_text())
+    per_trial = [f["test_log_likelihood"] for f in summary["final_trials"]]
+    assert len(set(per_trial)) == 3                              # own initialisations
+    assert summary["final"]["test_log_likelihood"] == pytest.approx(np.mean(per_trial))
+    rbmlab("report", str(run), cwd=tmp_path)
+    curves = pd.read_csv(run / "report" / "test_log_likelihood_curves.csv")
+    assert set(curves["n"]) == {3}
+    out = rbmlab("evaluate", f"checkpoint={run / 'checkpoint.npz'}", "dataset=bars_stripes",
+                 "evaluator=exact", "backend.dtype=float64", "trial=2", cwd=tmp_path)
+    assert json.loads(out.stdout)["mean_log_likelihood"] == pytest.approx(per_trial[2], abs=1e-5)
+    proc = rbmlab("evaluate", f"checkpoint={run / 'checkpoint.npz'}", "dataset=bars_stripes",
+                  "evaluator=exact", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "trial=N" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_dcp_figure_experiment_at_smoke_scale(tmp_path):
+    rbmlab("experiment", "dcp/figure-1", "scale=smoke", cwd=tmp_path, timeout=300)
+    curves = pd.read_csv(tmp_path / "results" / "dcp" / "figure-1_smoke_curves.csv")
+    assert set(curves["learner.name"]) == {"cd", "pcd", "cg", "sdcp", "csdcp"}
+    assert set(curves["learner.lr"]) == {0.3, 0.5} and set(curves["n"]) == {2}   # 2 trials each
+    table = (tmp_path / "results" / "dcp" / "figure-1_smoke.md").read_text()
+    assert "-3.15" in table                                       # the paper's plateau beside ours
 
 
 def test_unknown_experiment_lists_the_available_ones(tmp_path):

@@ -99,7 +99,7 @@ def test_moving_offsets_leaves_the_distribution_unchanged(backend):
 def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):
     """Alg. 4 as printed (notes §2.6), in centered coordinates, W visible × hidden."""
     xp = backend.xp
-    mu, lam = V0.mean(0) * 0 + backend.asarray(np.full(V0.shape[1], 0.4)), xp.full(rbm.n_hidden, lam0)
+    mu, lam = backend.asarray(np.full(V0.shape[1], 0.4)), xp.full(rbm.n_hidden, lam0)
     W, b, c = rbm.W, rbm.b_v + rbm.W @ lam, rbm.b_h + rbm.W.T @ mu      # plain → centered
     B = len(V0)
     Hp = _sig((V0 - mu) @ W + c, xp)
@@ -150,9 +150,46 @@ def test_learners_run_many_trials_as_one_computation(backend):
     rbm = RBM(backend.asarray(0.3 * rng.standard_normal((T, m, n))), backend.asarray(np.zeros((T, m))),
               backend.asarray(np.zeros((T, n))))
     V0 = _batch(backend, seed=15)
+    from rbmlab.learners.ssd import SSD, SSDConfig
     for learner in (CD(CDConfig(k=2)), SDCP(SDCPConfig(d=2, k=2)), CSDCP(CSDCPConfig(d=2, k=2)),
-                    CG(CGConfig(k=2))):
+                    CG(CGConfig(k=2)), SSD(SSDConfig(k=2, lr=0.01))):
         state = learner.init_state(rbm, V0, backend.rng(0))
         new, state = learner.step(rbm, state, V0, backend.rng(1))
         assert new.W.shape == (T, m, n) and new.b_v.shape == (T, m) and new.b_h.shape == (T, n)
         assert bool(xp.all(new.W[0] != new.W[1]))   # trials differ (own inits, own chains)
+
+
+@pytest.mark.parametrize("shape", [(7, 4), (4, 7), (3, 6, 5)])
+def test_polar_factor_is_u_vt_of_the_svd(backend, shape):
+    from rbmlab.learners.ssd import polar_factor
+    G = np.random.default_rng(16).standard_normal(shape)
+    polar, nuclear = polar_factor(backend.asarray(G))
+    U, s, Vt = np.linalg.svd(G, full_matrices=False)
+    np.testing.assert_allclose(backend.to_numpy(polar), U @ Vt, atol=1e-10)
+    np.testing.assert_allclose(backend.to_numpy(nuclear), s.sum(-1), rtol=1e-12)
+
+
+def test_polar_factor_of_a_rank_deficient_matrix_spans_its_range(backend):
+    from rbmlab.learners.ssd import polar_factor
+    rng = np.random.default_rng(17)
+    G = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))     # rank 2
+    polar, nuclear = polar_factor(backend.asarray(G))
+    U, s, Vt = np.linalg.svd(G, full_matrices=False)
+    np.testing.assert_allclose(backend.to_numpy(polar), U[:, :2] @ Vt[:2], atol=1e-8)
+    np.testing.assert_allclose(float(nuclear), s[:2].sum(), rtol=1e-10)
+
+
+def test_ssd_step_is_the_sharp_operator_formula(backend):
+    """W += lr ‖G‖_S1 U Vᵀ, b += bias_lr ‖g‖₁ sign(g), G the CD-k gradient from the same stream."""
+    from rbmlab.learners.base import sufficient_statistics
+    from rbmlab.learners.ssd import SSD, SSDConfig
+    rbm = random_rbm(backend, 6, 4, scale=0.3, seed=18)
+    V0 = _batch(backend, seed=19)
+    got, _ = SSD(SSDConfig(lr=0.01, bias_lr=0.02, k=3)).step(rbm, {}, V0, backend.rng(20))
+    g = sufficient_statistics(rbm, V0) - sufficient_statistics(rbm, gibbs_chain(rbm, V0, backend.rng(20), 3))
+    G, gb, gc = (backend.to_numpy(a) for a in (g.W, g.b_v, g.b_h))
+    U, s, Vt = np.linalg.svd(G, full_matrices=False)
+    want = RBM(backend.to_numpy(rbm.W) + 0.01 * s.sum() * U @ Vt,
+               backend.to_numpy(rbm.b_v) + 0.02 * np.abs(gb).sum() * np.sign(gb),
+               backend.to_numpy(rbm.b_h) + 0.02 * np.abs(gc).sum() * np.sign(gc))
+    _assert_same(got.map(backend.to_numpy), want, backend, rtol=1e-9, atol=1e-12)

@@ -6,8 +6,9 @@ from rbmlab.learners.cg import CG
 from rbmlab.learners.csdcp import CSDCP
 from rbmlab.learners.pcd import PCD
 from rbmlab.learners.sdcp import SDCP
+from rbmlab.learners.ssd import SSD
 
-LEARNERS = {"cd": CD, "pcd": PCD, "sdcp": SDCP, "csdcp": CSDCP, "cg": CG}
+LEARNERS = {"cd": CD, "pcd": PCD, "sdcp": SDCP, "csdcp": CSDCP, "cg": CG, "ssd": SSD}
 
 
 def make_learner(config):
