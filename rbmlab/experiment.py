@@ -70,9 +70,12 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     spec = load_spec(name)
     scale = "reduced"
     extra = []
+    report_only = False
     for arg in argv:
         if arg.startswith("scale="):
             scale = arg.split("=", 1)[1]
+        elif arg.replace(" ", "").lower() in ("report_only=true", "report_only=1"):
+            report_only = True   # re-render results/ from the runs already in outputs/
         else:
             extra.append(arg)
     if scale not in SCALE_TIERS:
@@ -80,9 +83,11 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     paper, artefact = name.split("/", 1)
     sweep_dir = Path(outputs_root) / paper / artefact / scale
     resume = any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
-    if sweep_dir.exists() and not resume:
+    if report_only and not sweep_dir.is_dir():
+        raise RbmlabError(f"report_only: no runs of {name} at scale {scale} in {sweep_dir}")
+    if sweep_dir.exists() and not resume and not report_only:
         shutil.rmtree(sweep_dir)
-    variants = spec.get("variants") or {"": []}
+    variants = {} if report_only else (spec.get("variants") or {"": []})
     for variant, variant_overrides in variants.items():
         overrides = sweep_overrides(spec, scale, extra, variant_overrides)
         print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")

@@ -8,12 +8,17 @@ from rbmlab.backend import namespace
 
 
 def sigmoid(x, out=None):
-    """Logistic function in the overflow-free form σ(x) = (1 + tanh(x/2)) / 2."""
+    """Logistic function σ(x) = 1 / (1 + e^{−x}); ``out=x`` works in place.
+
+    e^{−x} overflows to inf for x ≪ 0, which correctly gives 0 (the warning is silenced); exp is
+    about twice as fast as the tanh form (1 + tanh(x/2)) / 2 in numpy.
+    """
     xp = namespace(x)
-    out = xp.multiply(x, 0.5, out=out)
-    xp.tanh(out, out=out)
+    out = xp.negative(x, out=out)
+    with _ignore_overflow(xp):
+        xp.exp(out, out=out)
     out += 1.0
-    out *= 0.5
+    xp.reciprocal(out, out=out)
     return out
 
 

@@ -553,8 +553,12 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, metric: str, x: 
     """Title, scale and run-count line, method note, table, and notes."""
     scales = sorted({_norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
     scale = ", ".join(scales) if scales else "unknown"
+    n_dirs = runs["run_dir"].str.split("#").str[0].nunique()
+    count = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
+    if n_dirs != len(runs):   # batched trials: replicates = runs × trials
+        count = f"{n_dirs} runs × trials = {len(runs)} replicates"
     parts = [f"# {title}", "",
-             f"Scale: {scale} · {len(runs)} run{'s' if len(runs) != 1 else ''} ({_status_counts(runs)})", "",
+             f"Scale: {scale} · {count} ({_status_counts(runs)})", "",
              f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); curves by {x}. "
              f"Final {metric}: summary.json final value, else the run's last evaluated row.", "",
              table, ""]

@@ -29,9 +29,11 @@ class Stats:
 
 def sufficient_statistics(rbm: RBM, v) -> Stats:
     """Rao-Blackwellised statistics of a batch: hidden probabilities, not samples."""
-    p = sigmoid(hidden_logits(rbm, v))
-    n = v.shape[-2]
-    return Stats(v.swapaxes(-1, -2) @ p / n, v.mean(axis=-2), p.mean(axis=-2))
+    logits = hidden_logits(rbm, v)
+    p = sigmoid(logits, out=logits)
+    mean_p = p.mean(axis=-2)
+    p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
+    return Stats(v.swapaxes(-1, -2) @ p, v.mean(axis=-2), mean_p)
 
 
 def sgd_update(rbm: RBM, grad: Stats, state: State, cfg: LearnerConfig) -> tuple[RBM, State]:

@@ -95,7 +95,9 @@ def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01
 
 def hidden_logits(rbm: RBM, v):
     """Pre-activations vW + b_h of the hidden units, (..., B, n_hidden)."""
-    return v @ rbm.W + _row(rbm.b_h)
+    out = v @ rbm.W
+    out += _row(rbm.b_h)
+    return out
 
 
 def visible_logits(rbm: RBM, h):
