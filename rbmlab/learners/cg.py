@@ -8,26 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.config import LearnerConfig, _check
+from rbmlab.config import _check
 from rbmlab.learners.base import State
-from rbmlab.learners.csdcp import centered_sdcp_step, init_offsets
+from rbmlab.learners.csdcp import CenteringConfig, centered_sdcp_step, init_offsets
 from rbmlab.models.rbm import RBM
 
 
 @dataclass
-class CGConfig(LearnerConfig):
+class CGConfig(CenteringConfig):
     name: str = "cg"
     k: int = 1             # Gibbs sweeps from the data
-    nu_mu: float = 0.01    # sliding factor of the visible offsets
-    nu_lam: float = 0.01   # sliding factor of the hidden offsets
-    lam0: float = 0.5      # initial hidden offsets (the visible ones start at the training mean)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
-        for key in ("nu_mu", "nu_lam", "lam0"):
-            value = getattr(self, key)
-            _check(0.0 <= value <= 1.0, f"learner.{key}", f"must be in [0, 1], got {value}")
 
 
 class CG:

@@ -24,21 +24,30 @@ from rbmlab.models.rbm import RBM, hidden_probs
 
 
 @dataclass
-class CSDCPConfig(LearnerConfig):
-    name: str = "csdcp"
-    d: int = 6             # inner SGD steps per mini-batch
-    k: int = 4             # K': Gibbs sweeps per inner step
+class CenteringConfig(LearnerConfig):
+    """Offsets of the centered learners (CS-DCP, CG)."""
+
     nu_mu: float = 0.01    # sliding factor of the visible offsets
     nu_lam: float = 0.01   # sliding factor of the hidden offsets
     lam0: float = 0.5      # initial hidden offsets (the visible ones start at the training mean)
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check(self.d >= 1, "learner.d", f"must be >= 1, got {self.d}")
-        _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
         for key in ("nu_mu", "nu_lam", "lam0"):
             value = getattr(self, key)
             _check(0.0 <= value <= 1.0, f"learner.{key}", f"must be in [0, 1], got {value}")
+
+
+@dataclass
+class CSDCPConfig(CenteringConfig):
+    name: str = "csdcp"
+    d: int = 6             # inner SGD steps per mini-batch
+    k: int = 4             # K': Gibbs sweeps per inner step
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.d >= 1, "learner.d", f"must be >= 1, got {self.d}")
+        _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
 
 
 def init_offsets(rbm: RBM, train, lam0: float) -> State:
@@ -52,8 +61,7 @@ def centered_sdcp_step(rbm: RBM, state: State, batch, rng, cfg, d: int, k: int):
     """One mini-batch of Alg. 4 with d inner steps of K' = k sweeps; returns (plain RBM, state)."""
     centered = CenteredRBM.from_plain(rbm, state["mu"], state["lam"])
     h_data = hidden_probs(rbm, batch)                 # H_p at θ(t)
-    mu_batch, lam_batch = batch.mean(axis=-2), h_data.mean(axis=-2)
-    h_data_mean = lam_batch
+    mu_batch, lam_batch = batch.mean(axis=-2), h_data.mean(axis=-2)   # also ⟨v⟩_data, ⟨h⟩_data
     n = batch.shape[-2]
     chain = batch
     pos_W = None
@@ -68,7 +76,7 @@ def centered_sdcp_step(rbm: RBM, state: State, batch, rng, cfg, d: int, k: int):
         if pos_W is None:                             # ∇_W g: once, after the first offset move
             pos_W = (batch - mu).swapaxes(-1, -2) @ (h_data - lam) / n
         grad = Stats(pos_W - (chain - mu).swapaxes(-1, -2) @ (h_chain - lam) / n,
-                     mu_batch - chain.mean(axis=-2), h_data_mean - h_chain.mean(axis=-2))
+                     mu_batch - chain.mean(axis=-2), lam_batch - h_chain.mean(axis=-2))
         params, state = sgd_update(centered.params, grad, state, cfg)
         centered = CenteredRBM(params, centered.mu, centered.lam)
     return centered.to_plain(), {**state, "mu": centered.mu, "lam": centered.lam}
