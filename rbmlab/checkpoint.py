@@ -1,9 +1,9 @@
 """Checkpoint files: one ``.npz`` holding a plain binary RBM, metadata and learner state.
 
 Format (documented in README.md):
-    W    float (n_visible, n_hidden)
-    b_v  float (n_visible,)
-    b_h  float (n_hidden,)
+    W    float (n_visible, n_hidden)    or (T, n_visible, n_hidden) for T batched trials
+    b_v  float (n_visible,)             or (T, n_visible)
+    b_h  float (n_hidden,)              or (T, n_hidden)
     meta      optional 0-d string: JSON (epoch, updates, config, config_hash, ...)
     state.*   optional learner state arrays (persistent chains, momentum, offsets)
 Energy E(v, h) = −vᵀWh − b_vᵀv − b_hᵀh with units in {0, 1}. A file written by hand with just

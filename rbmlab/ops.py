@@ -14,6 +14,8 @@ def sigmoid(x, out=None):
     about twice as fast as the tanh form (1 + tanh(x/2)) / 2 in numpy.
     """
     xp = namespace(x)
+    if out is None and x.dtype.kind not in "fc":   # integer or boolean input
+        x = x.astype(xp.float64)
     out = xp.negative(x, out=out)
     with _ignore_overflow(xp):
         xp.exp(out, out=out)

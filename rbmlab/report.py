@@ -104,6 +104,9 @@ def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str
         trial_row = {k: v for k, v in row.items() if not k.startswith("final.")}
         trial_row["run_dir"] = f"{row['run_dir']}#{t}"
         final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
+        if final.get("status") == "diverged":
+            trial_row["status"] = "diverged"
+            final = {}
         trial_row.update({f"final.{k}": _to_float(v) for k, v in final.items() if k != "trial"})
         part = curve[curve["trial"] == t].drop(columns="trial").copy()
         part["run_dir"] = trial_row["run_dir"]

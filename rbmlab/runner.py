@@ -19,7 +19,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import numpy as np
 from omegaconf import OmegaConf
@@ -123,9 +123,10 @@ def describe(metrics: dict[str, float], cfg: RunConfig) -> str:
             f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]")
 
 
-def evaluate_trials(rbm, splits, cfg: RunConfig, backend, key: tuple[int, ...], **kwargs
-                    ) -> list[dict[str, float]]:
-    """Metrics of each trial of ``rbm`` (one dict, without a trial key, for a single model).
+def evaluate_trials(rbm, splits, cfg: RunConfig, backend, key: tuple[int, ...],
+                    skip: Collection[int] = (), **kwargs) -> list[dict[str, float]]:
+    """Metrics of each trial of ``rbm`` not in ``skip`` (one dict, without a trial key, for a
+    single model).
 
     Trial t draws from the stream ``key + (t,)``, so its numbers do not depend on the others.
     """
@@ -133,12 +134,19 @@ def evaluate_trials(rbm, splits, cfg: RunConfig, backend, key: tuple[int, ...], 
         return [evaluate(rbm, splits, cfg.evaluator, rng=backend.rng(*key), **kwargs)]
     return [{"trial": t, **evaluate(rbm.trial(t), splits, cfg.evaluator,
                                      rng=backend.rng(*key, t), **kwargs)}
-            for t in range(rbm.n_trials)]
+            for t in range(rbm.n_trials) if t not in skip]
 
 
 def mean_over_trials(rows: list[dict[str, float]]) -> dict[str, float]:
     keys = [k for k in rows[0] if k != "trial"]
     return {k: float(np.mean([r[k] for r in rows])) for k in keys}
+
+
+def newly_diverged(rbm, rows: list[dict[str, float]], diverged: dict[int, int]) -> list[int]:
+    """Trials (0 for a single model) whose parameters or metrics became non-finite."""
+    bad = {t for t, ok in enumerate(rbm.finite_trials()) if not ok}
+    bad |= {int(r.get("trial", 0)) for r in rows if not all_finite(r)}
+    return sorted(bad - set(diverged))
 
 
 def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = None,
@@ -179,6 +187,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         rbm = rbm_np.map(backend.asarray)
         state = {k: backend.xp.asarray(v) for k, v in state_np.items()}
         epoch, updates, wall = meta["epoch"], meta["updates"], meta["wall_time"]
+        diverged = {int(t): e for t, e in meta.get("diverged_trials", {}).items()}
         log.truncate(epoch)
         echo(f"resuming from {ckpt_path} at epoch {epoch}")
     else:
@@ -188,6 +197,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
                        dtype=backend.dtype, trials=cfg.train.trials if cfg.train.trials > 1 else 0)
         state = learner.init_state(rbm, train_x, backend.rng(cfg.seed, INIT_STREAM, 1))
         epoch, updates, wall = 0, 0, 0.0
+        diverged: dict[int, int] = {}   # trial → epoch its parameters or metrics went non-finite
         (out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))))
         (out / "overrides.yaml").write_text(OmegaConf.to_yaml(list(overrides or [])))
         if log.path.exists():
@@ -215,15 +225,16 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         every = cfg.train.eval_every
         rows = []
         due = (every and epoch % every == 0) or epoch == cfg.train.epochs
-        finite = rbm.is_finite()
-        if finite and due:
+        diverged.update(dict.fromkeys(newly_diverged(rbm, [], diverged), epoch))
+        if due and len(diverged) < max(rbm.n_trials, 1):
             rows = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, EVAL_STREAM, epoch),
-                                   base_bias=base_bias, final=False)
+                                   skip=diverged, base_bias=base_bias, final=False)
             for row in rows:
                 log.append({"epoch": epoch, "updates": updates, "wall_time": round(wall, 4), **row})
-        if not finite or not all(all_finite(row) for row in rows):
+            diverged.update(dict.fromkeys(newly_diverged(rbm, rows, diverged), epoch))
+        if len(diverged) == max(rbm.n_trials, 1):   # every trial (or the single model) is gone
             summary.update(status="diverged", epochs_done=epoch, updates=updates, wall_time=wall,
-                           final={})
+                           final={}, **_trial_records(rbm, [], diverged))
             write_json(summary_path, summary)
             bar.close()
             echo(f"diverged: non-finite parameters or metrics at epoch {epoch}; recorded as diverged")
@@ -232,19 +243,36 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
             save_checkpoint(ckpt_path, rbm.map(backend.to_numpy),
                             meta={"epoch": epoch, "updates": updates, "wall_time": wall,
                                   "config_hash": config_hash, "config": to_plain(cfg),
-                                  "rbmlab_version": __version__},
+                                  "rbmlab_version": __version__,
+                                  "diverged_trials": {str(t): e for t, e in diverged.items()}},
                             state={k: backend.to_numpy(v) for k, v in state.items()})
             write_json(summary_path, {**summary, "epochs_done": epoch})
     bar.close()
 
-    finals = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, FINAL_EVAL_STREAM), base_bias=base_bias,
-                             final=True, progress=progress and cfg.evaluator.progress)
-    final = mean_over_trials(finals) if rbm.n_trials else finals[0]
-    status = "completed" if all(all_finite(f) for f in finals) else "diverged"
-    summary.update(status=status, epochs_done=epoch, updates=updates, wall_time=wall, final=final)
-    if rbm.n_trials:
-        summary["final_trials"] = finals
+    finals = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, FINAL_EVAL_STREAM), skip=diverged,
+                             base_bias=base_bias, final=True,
+                             progress=progress and cfg.evaluator.progress)
+    diverged.update(dict.fromkeys(newly_diverged(rbm, finals, diverged), epoch))
+    live = [f for f in finals if int(f.get("trial", 0)) not in diverged]
+    final = (mean_over_trials(live) if rbm.n_trials else live[0]) if live else {}
+    summary.update(status="completed" if live else "diverged", epochs_done=epoch, updates=updates,
+                   wall_time=wall, final=final, **_trial_records(rbm, live, diverged))
     write_json(summary_path, summary)
-    trials = f" (mean over {rbm.n_trials} trials)" if rbm.n_trials else ""
+    if not live:
+        echo("diverged: non-finite final metrics; recorded as diverged")
+        return summary
+    trials = f" (mean over {len(live)} trials)" if rbm.n_trials else ""
+    if diverged and rbm.n_trials:
+        trials = f" (mean over {len(live)} of {rbm.n_trials} trials; {len(diverged)} diverged)"
     echo(describe(final, cfg) + trials)
     return summary
+
+
+def _trial_records(rbm, live: list[dict[str, float]], diverged: dict[int, int]) -> dict[str, Any]:
+    """summary.json entries of a batched run: every trial's final metrics or divergence epoch."""
+    if not rbm.n_trials:
+        return {}
+    by_trial = {int(f["trial"]): f for f in live}
+    records = [by_trial.get(t) or {"trial": t, "status": "diverged", "diverged_epoch": diverged.get(t)}
+               for t in range(rbm.n_trials)]
+    return {"final_trials": records, "diverged_trials": sorted(diverged)}

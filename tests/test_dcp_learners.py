@@ -193,3 +193,18 @@ def test_ssd_step_is_the_sharp_operator_formula(backend):
                backend.to_numpy(rbm.b_v) + 0.02 * np.abs(gb).sum() * np.sign(gb),
                backend.to_numpy(rbm.b_h) + 0.02 * np.abs(gc).sum() * np.sign(gc))
     _assert_same(got.map(backend.to_numpy), want, backend, rtol=1e-9, atol=1e-12)
+
+
+def test_a_diverged_trial_is_set_aside_and_the_others_go_on():
+    from rbmlab.runner import _trial_records, newly_diverged
+    W = np.zeros((3, 4, 2))
+    W[1, 0, 0] = np.nan
+    rbm = RBM(W, np.zeros((3, 4)), np.zeros((3, 2)))
+    assert rbm.finite_trials() == [True, False, True]
+    rows = [{"trial": 0, "x": 1.0}, {"trial": 2, "x": float("inf")}]
+    assert newly_diverged(rbm, rows, {}) == [1, 2]
+    assert newly_diverged(rbm, rows, {1: 5}) == [2]
+    records = _trial_records(rbm, [{"trial": 0, "x": 1.0}], {1: 5, 2: 7})
+    assert records["diverged_trials"] == [1, 2]
+    assert records["final_trials"][0] == {"trial": 0, "x": 1.0}
+    assert records["final_trials"][1] == {"trial": 1, "status": "diverged", "diverged_epoch": 5}

@@ -9,9 +9,11 @@ gradient: the Schatten-∞ (spectral) norm for W and ℓ∞ for the biases. Its 
     b ← b + lr · ‖g_b‖₁ · sign(g_b),  c likewise.
 
 The dcp paper restates none of this (it says only: "exactly the same settings as Carlson et al.",
-an SVD per update, CD with K = 25); the form above follows the dcp notes §2.8 and is marked there
-as to be verified against Carlson et al. The step sizes play the part of Carlson et al.'s inverse
-Lipschitz constants: ``lr`` for W and ``bias_lr`` for the biases.
+an SVD per update, CD with K = 25). The sharp operators above are those restated by Bernstein &
+Newhouse 2024 ("Old optimizer, new norm", arXiv 2409.20325, Table 1 and Prop. 2, citing Carlson
+et al. 2015); each block gets its own scale, which is the steepest step for the combined norm
+√(‖W‖²_S∞ + ‖b‖²_∞ + ‖c‖²_∞). Carlson et al.'s own constants could not be checked here: the step
+sizes stand for their inverse Lipschitz constants, ``lr`` for W and ``bias_lr`` for the biases.
 """
 from __future__ import annotations
 

@@ -59,6 +59,15 @@ class RBM:
         return bool(xp.isfinite(self.W).all() and xp.isfinite(self.b_v).all()
                     and xp.isfinite(self.b_h).all())
 
+    def finite_trials(self) -> list[bool]:
+        """Per trial: are all its parameters finite? ([is_finite()] for a single model.)"""
+        if not self.n_trials:
+            return [self.is_finite()]
+        xp = self.xp
+        ok = (xp.isfinite(self.W).all(axis=(-2, -1)) & xp.isfinite(self.b_v).all(axis=-1)
+              & xp.isfinite(self.b_h).all(axis=-1))
+        return [bool(x) for x in ok.tolist()]
+
 
 def _row(x):
     """A bias vector (..., n) as a row (..., 1, n) that broadcasts against a batch (..., B, n)."""
@@ -95,8 +104,10 @@ def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01
 
 def hidden_logits(rbm: RBM, v):
     """Pre-activations vW + b_h of the hidden units, (..., B, n_hidden)."""
-    out = v @ rbm.W
-    out += _row(rbm.b_h)
+    out, bias = v @ rbm.W, _row(rbm.b_h)
+    if out.ndim < bias.ndim or out.dtype != bias.dtype:   # a single row, or mixed precision
+        return out + bias
+    out += bias   # in place: saves a (B, n) pass and allocation per call
     return out
 
 
