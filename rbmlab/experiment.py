@@ -7,7 +7,9 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
     variants              optional: name → list of overrides (e.g. one per learner with its own
                           k and d); each variant is swept over the grid into a sub-directory
     seeds                 list of seeds (trials)
-    scales                smoke / reduced / paper → {overrides: [...], seeds: [...] (optional)}
+    scales                smoke / reduced / paper → {overrides: [...], and optionally seeds: [...],
+                          grid: {key: values} (replaces those keys of the grid), variants:
+                          [names] (runs only these variants)}
     report                metric, lines, panels, hlines, markers, paper (the paper's own numbers)
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.
@@ -56,7 +58,7 @@ def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
         raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
                           f"defined: {', '.join(spec.get('scales', {}))}")
     seeds = tier.get("seeds", spec.get("seeds", [0]))
-    grid = {**spec.get("grid", {}), "seed": seeds}
+    grid = {**spec.get("grid", {}), **tier.get("grid", {}), "seed": seeds}
     swept = [f"{k}={','.join(str(v) for v in values)}" for k, values in grid.items()]
     return [*spec.get("overrides", []), *variant, *tier.get("overrides", []), *extra, *swept,
             f"scale={scale}"]
@@ -88,6 +90,13 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     if sweep_dir.exists() and not resume and not report_only:
         shutil.rmtree(sweep_dir)
     variants = {} if report_only else (spec.get("variants") or {"": []})
+    chosen = spec.get("scales", {}).get(scale, {}).get("variants")
+    if chosen is not None:
+        unknown = [v for v in chosen if v not in variants]
+        if unknown and not report_only:
+            raise RbmlabError(f"experiment: {name}: scale {scale} names unknown variant(s) "
+                              f"{', '.join(unknown)}; defined: {', '.join(variants)}")
+        variants = {v: variants[v] for v in chosen if v in variants}
     for variant, variant_overrides in variants.items():
         overrides = sweep_overrides(spec, scale, extra, variant_overrides)
         print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")

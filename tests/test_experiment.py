@@ -1,0 +1,31 @@
+"""Experiment files: every one parses at every tier; tiers can narrow the grid and the variants."""
+from __future__ import annotations
+
+import pytest
+
+from rbmlab.experiment import SCALE_TIERS, available, load_spec, sweep_overrides
+
+
+@pytest.mark.parametrize("name", available())
+def test_every_experiment_file_declares_every_tier(name):
+    spec = load_spec(name)
+    for tier in SCALE_TIERS:
+        args = sweep_overrides(spec, tier, [])
+        assert args[-1] == f"scale={tier}" and any(a.startswith("seed=") for a in args)
+    assert spec["report"]["metric"]
+
+
+def test_a_tier_replaces_grid_values_and_keeps_the_rest():
+    spec = {"overrides": ["a=1"], "grid": {"x": [1, 2, 3], "y": ["u", "v"]}, "seeds": [0, 1],
+            "scales": {"reduced": {"overrides": ["b=2"], "grid": {"x": [2]}, "seeds": [5]}}}
+    assert sweep_overrides(spec, "reduced", ["c=3"]) == ["a=1", "b=2", "c=3", "x=2", "y=u,v", "seed=5",
+                                                         "scale=reduced"]
+
+
+def test_dcp_artefacts_cover_the_paper():
+    names = set(available())
+    for artefact in ("figure-1", "figure-2", "figure-3", "figure-4", "figure-5", "figure-6a",
+                     "figure-6b", "figure-7a", "figure-7b"):
+        assert f"dcp/{artefact}" in names
+    assert set(load_spec("dcp/figure-6b")["scales"]["reduced"]["variants"]) <= set(
+        load_spec("dcp/figure-6b")["variants"])
