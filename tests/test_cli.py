@@ -218,6 +218,11 @@ def test_dcp_figure_experiment_at_smoke_scale(tmp_path):
     assert set(curves["learner.lr"]) == {0.3, 0.5} and set(curves["n"]) == {2}   # 2 trials each
     table = (tmp_path / "results" / "dcp" / "figure-1_smoke.md").read_text()
     assert "-3.15" in table                                       # the paper's plateau beside ours
+    # report_only re-renders results/ from the runs in outputs/, without training
+    (tmp_path / "results" / "dcp" / "figure-1_smoke.md").unlink()
+    proc = rbmlab("experiment", "dcp/figure-1", "scale=smoke", "report_only=true", cwd=tmp_path)
+    assert "run directory" not in proc.stdout
+    assert (tmp_path / "results" / "dcp" / "figure-1_smoke.md").read_text() == table
 
 
 def test_unknown_experiment_lists_the_available_ones(tmp_path):
