@@ -46,10 +46,9 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # Paper artefacts split over several experiment files, or named by the paper differently.
-.PHONY: dcp-figure-6 dcp-figure-7 dcp-table-1
+.PHONY: dcp-figure-6 dcp-figure-7
 dcp-figure-6: dcp-figure-6a dcp-figure-6b
 dcp-figure-7: dcp-figure-7a dcp-figure-7b
-dcp-table-1: dcp-figure-7b   # Table 1 is the legend of Fig. 7(b): its four initialisations
 
 clean:
 	rm -rf outputs multirun .pytest_cache

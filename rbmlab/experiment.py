@@ -11,6 +11,7 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           grid: {key: values} (replaces those keys of the grid), variants:
                           [names] (runs only these variants)}
     report                metric, lines, panels, hlines, markers, paper (the paper's own numbers)
+    runs_of               optional: <paper>/<artefact> whose runs this one reports (no sweep)
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.
 """
@@ -26,7 +27,8 @@ from rbmlab.errors import RbmlabError
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
-SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report"}
+SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report",
+             "runs_of"}
 
 
 def available() -> list[str]:
@@ -64,15 +66,9 @@ def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
             f"scale={scale}"]
 
 
-def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
-                   outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
-    from rbmlab.cli import cmd_run  # noqa: PLC0415
-    from rbmlab.report import make_report  # noqa: PLC0415
-
-    spec = load_spec(name)
-    scale = "reduced"
-    extra = []
-    report_only = False
+def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
+    """(scale, other overrides, report_only) of ``rbmlab experiment NAME [args]``."""
+    scale, extra, report_only = "reduced", [], False
     for arg in argv:
         if arg.startswith("scale="):
             scale = arg.split("=", 1)[1]
@@ -82,25 +78,57 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
             extra.append(arg)
     if scale not in SCALE_TIERS:
         raise RbmlabError(f"scale: unknown scale {scale!r}; choose one of {', '.join(SCALE_TIERS)}")
-    paper, artefact = name.split("/", 1)
-    sweep_dir = Path(outputs_root) / paper / artefact / scale
-    resume = any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
-    if report_only and not sweep_dir.is_dir():
-        raise RbmlabError(f"report_only: no runs of {name} at scale {scale} in {sweep_dir}")
-    if sweep_dir.exists() and not resume and not report_only:
+    return scale, extra, report_only
+
+
+def _is_resume(extra: list[str]) -> bool:
+    return any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
+
+
+def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_dir: Path) -> None:
+    """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``."""
+    from rbmlab.cli import cmd_run  # noqa: PLC0415
+
+    if sweep_dir.exists() and not _is_resume(extra):
         shutil.rmtree(sweep_dir)
-    variants = {} if report_only else (spec.get("variants") or {"": []})
+    variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
     if chosen is not None:
         unknown = [v for v in chosen if v not in variants]
-        if unknown and not report_only:
+        if unknown:
             raise RbmlabError(f"experiment: {name}: scale {scale} names unknown variant(s) "
                               f"{', '.join(unknown)}; defined: {', '.join(variants)}")
-        variants = {v: variants[v] for v in chosen if v in variants}
+        variants = {v: variants[v] for v in chosen}
     for variant, variant_overrides in variants.items():
         overrides = sweep_overrides(spec, scale, extra, variant_overrides)
         print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
         cmd_run(["-m", *overrides, f"hydra.sweep.dir={sweep_dir / variant if variant else sweep_dir}"])
+
+
+def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
+                   outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
+    """Sweep (unless ``report_only=true``) and report one experiment; returns make_report's dict.
+
+    An experiment with ``runs_of: <paper>/<artefact>`` has no sweep of its own: it reports over
+    that experiment's runs (running them first if they are not there), e.g. a table drawn from
+    the runs of a figure.
+    """
+    from rbmlab.report import make_report  # noqa: PLC0415
+
+    spec = load_spec(name)
+    scale, extra, report_only = _parse_argv(argv)
+    paper, artefact = name.split("/", 1)
+    source = spec.get("runs_of") or name
+    sweep_dir = Path(outputs_root) / source / scale
+    if report_only and not sweep_dir.is_dir():
+        raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
+    if source != name:
+        if not report_only and (not sweep_dir.is_dir() or _is_resume(extra)):
+            run_experiment(source, argv, results_root, outputs_root)
+        else:
+            print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep_dir}")
+    elif not report_only:
+        _sweep(name, spec, scale, extra, sweep_dir)
     report = spec.get("report", {})
     return make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
                        lines=report.get("lines"), panels=report.get("panels"),

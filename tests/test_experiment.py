@@ -9,6 +9,9 @@ from rbmlab.experiment import SCALE_TIERS, available, load_spec, sweep_overrides
 @pytest.mark.parametrize("name", available())
 def test_every_experiment_file_declares_every_tier(name):
     spec = load_spec(name)
+    if "runs_of" in spec:                 # reports another experiment's runs
+        assert spec["runs_of"] in available() and spec["runs_of"] != name
+        spec = load_spec(spec["runs_of"])
     for tier in SCALE_TIERS:
         args = sweep_overrides(spec, tier, [])
         assert args[-1] == f"scale={tier}" and any(a.startswith("seed=") for a in args)
@@ -25,7 +28,7 @@ def test_a_tier_replaces_grid_values_and_keeps_the_rest():
 def test_dcp_artefacts_cover_the_paper():
     names = set(available())
     for artefact in ("figure-1", "figure-2", "figure-3", "figure-4", "figure-5", "figure-6a",
-                     "figure-6b", "figure-7a", "figure-7b"):
+                     "figure-6b", "figure-7a", "figure-7b", "table-1"):
         assert f"dcp/{artefact}" in names
     assert set(load_spec("dcp/figure-6b")["scales"]["reduced"]["variants"]) <= set(
         load_spec("dcp/figure-6b")["variants"])
