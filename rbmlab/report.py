@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -640,7 +641,8 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     if title and any(panels):
-        fig.suptitle(title)
+        # wrapped to the figure's width (about 9 characters per inch at the default size)
+        fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))
     fig.savefig(path, dpi=120)
 
 
