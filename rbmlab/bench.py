@@ -90,21 +90,13 @@ def bench_ais(backend, repeats: int, m=784, n=500, chains=100, temps=200) -> dic
 def bench_pcd_epoch(backend, batch=200, lr=0.05, n_hidden=500) -> dict:
     from sklearn.neural_network import BernoulliRBM  # noqa: PLC0415
 
-    from rbmlab.config import LearnerConfig  # noqa: PLC0415,F401
     from rbmlab.data import load_dataset  # noqa: PLC0415
     from rbmlab.learners.pcd import PCD, PCDConfig  # noqa: PLC0415
-    from rbmlab.runner import batches  # noqa: PLC0415
 
     x_np = load_dataset("mnist").train
     x = backend.asarray(x_np)
     learner = PCD(PCDConfig(lr=lr, batch_size=batch, k=1))
-    rbm = random_rbm(backend, x.shape[1], n_hidden)
-    state = learner.init_state(rbm, x, backend.rng(3))
-    rng = backend.rng(4)
-    t0 = time.perf_counter()
-    for idx in batches(x.shape[0], batch, np.random.default_rng(5)):
-        rbm, state = learner.step(rbm, state, x[idx], rng)
-    t_ours = time.perf_counter() - t0
+    t_ours = epoch_seconds(learner, random_rbm(backend, x.shape[1], n_hidden), x, batch, 3, backend)
 
     sk = BernoulliRBM(n_components=n_hidden, learning_rate=lr, batch_size=batch, n_iter=1,
                       random_state=0)

@@ -142,9 +142,11 @@ def mean_over_trials(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([r[k] for r in rows])) for k in keys}
 
 
-def newly_diverged(rbm, rows: list[dict[str, float]], diverged: dict[int, int]) -> list[int]:
-    """Trials (0 for a single model) whose parameters or metrics became non-finite."""
-    bad = {t for t, ok in enumerate(rbm.finite_trials()) if not ok}
+def newly_diverged(finite: list[bool], rows: list[dict[str, float]], diverged: dict[int, int]
+                   ) -> list[int]:
+    """Trials (0 for a single model) not yet in ``diverged`` whose parameters are not ``finite``
+    (per trial, as from RBM.finite_trials) or whose metric ``rows`` hold NaN/inf."""
+    bad = {t for t, ok in enumerate(finite) if not ok}
     bad |= {int(r.get("trial", 0)) for r in rows if not all_finite(r)}
     return sorted(bad - set(diverged))
 
@@ -225,13 +227,13 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         every = cfg.train.eval_every
         rows = []
         due = (every and epoch % every == 0) or epoch == cfg.train.epochs
-        diverged.update(dict.fromkeys(newly_diverged(rbm, [], diverged), epoch))
+        diverged.update(dict.fromkeys(newly_diverged(rbm.finite_trials(), [], diverged), epoch))
         if due and len(diverged) < max(rbm.n_trials, 1):
             rows = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, EVAL_STREAM, epoch),
                                    skip=diverged, base_bias=base_bias, final=False)
             for row in rows:
                 log.append({"epoch": epoch, "updates": updates, "wall_time": round(wall, 4), **row})
-            diverged.update(dict.fromkeys(newly_diverged(rbm, rows, diverged), epoch))
+            diverged.update(dict.fromkeys(newly_diverged([], rows, diverged), epoch))
         if len(diverged) == max(rbm.n_trials, 1):   # every trial (or the single model) is gone
             summary.update(status="diverged", epochs_done=epoch, updates=updates, wall_time=wall,
                            final={}, **_trial_records(rbm, [], diverged))
@@ -252,7 +254,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
     finals = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, FINAL_EVAL_STREAM), skip=diverged,
                              base_bias=base_bias, final=True,
                              progress=progress and cfg.evaluator.progress)
-    diverged.update(dict.fromkeys(newly_diverged(rbm, finals, diverged), epoch))
+    diverged.update(dict.fromkeys(newly_diverged([], finals, diverged), epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in diverged]
     final = (mean_over_trials(live) if rbm.n_trials else live[0]) if live else {}
     summary.update(status="completed" if live else "diverged", epochs_done=epoch, updates=updates,

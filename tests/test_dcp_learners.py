@@ -202,8 +202,8 @@ def test_a_diverged_trial_is_set_aside_and_the_others_go_on():
     rbm = RBM(W, np.zeros((3, 4)), np.zeros((3, 2)))
     assert rbm.finite_trials() == [True, False, True]
     rows = [{"trial": 0, "x": 1.0}, {"trial": 2, "x": float("inf")}]
-    assert newly_diverged(rbm, rows, {}) == [1, 2]
-    assert newly_diverged(rbm, rows, {1: 5}) == [2]
+    assert newly_diverged(rbm.finite_trials(), rows, {}) == [1, 2]
+    assert newly_diverged(rbm.finite_trials(), rows, {1: 5}) == [2]
     records = _trial_records(rbm, [{"trial": 0, "x": 1.0}], {1: 5, 2: 7})
     assert records["diverged_trials"] == [1, 2]
     assert records["final_trials"][0] == {"trial": 0, "x": 1.0}

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rbmlab.config import LearnerConfig
-from rbmlab.models.rbm import RBM, hidden_logits
-from rbmlab.ops import sigmoid
+from rbmlab.models.rbm import RBM, hidden_probs
 
 State = dict[str, Any]   # name → array; saved in checkpoints as-is
 
@@ -29,8 +28,7 @@ class Stats:
 
 def sufficient_statistics(rbm: RBM, v) -> Stats:
     """Rao-Blackwellised statistics of a batch: hidden probabilities, not samples."""
-    logits = hidden_logits(rbm, v)
-    p = sigmoid(logits, out=logits)
+    p = hidden_probs(rbm, v)
     mean_p = p.mean(axis=-2)
     p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
     return Stats(v.swapaxes(-1, -2) @ p, v.mean(axis=-2), mean_p)

@@ -117,11 +117,13 @@ def visible_logits(rbm: RBM, h):
 
 
 def hidden_probs(rbm: RBM, v):
-    return sigmoid(hidden_logits(rbm, v))
+    logits = hidden_logits(rbm, v)   # a fresh array: σ is taken in place
+    return sigmoid(logits, out=logits)
 
 
 def visible_probs(rbm: RBM, h):
-    return sigmoid(visible_logits(rbm, h))
+    logits = visible_logits(rbm, h)
+    return sigmoid(logits, out=logits)
 
 
 def energy(rbm: RBM, v, h):
