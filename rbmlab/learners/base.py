@@ -47,9 +47,16 @@ def sgd_update(rbm: RBM, grad: Stats, state: State, cfg: LearnerConfig) -> tuple
             key = f"velocity_{name}"
             state[key] = cfg.momentum * state[key] + g if key in state else g
             steps[name] = state[key]
-    new = RBM(rbm.W + cfg.lr * steps["W"], rbm.b_v + cfg.lr * steps["b_v"],
-              rbm.b_h + cfg.lr * steps["b_h"])
-    return new, state
+    return RBM(*(_add_scaled(getattr(rbm, name), cfg.lr, steps[name]) for name in steps)), state
+
+
+def _add_scaled(x, lr: float, step):
+    """x + lr · step in a fresh array, with one temporary fewer than the plain expression."""
+    out = lr * step
+    if out.shape != x.shape:   # a step shared by all trials broadcasts against their parameters
+        return x + out
+    out += x
+    return out
 
 
 class Learner(Protocol):
