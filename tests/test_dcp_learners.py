@@ -159,6 +159,53 @@ def test_learners_run_many_trials_as_one_computation(backend):
         assert bool(xp.all(new.W[0] != new.W[1]))   # trials differ (own inits, own chains)
 
 
+class _HalfRNG:
+    """Uniforms that are all 0.5: sampling becomes thresholding, the same for any batch shape."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def random(self, shape, dtype=None):
+        return self.xp.full(shape, 0.5, dtype=dtype)
+
+
+def test_a_trial_of_a_batched_step_equals_the_same_step_alone(backend):
+    """With deterministic sampling, trial t of a (T, m, n) step is the step of model t alone:
+    nothing leaks between trials (statistics, chains, offsets, the SSD polar factor)."""
+    from rbmlab.learners.ssd import SSD, SSDConfig
+    T, m, n = 3, 6, 4
+    rng = np.random.default_rng(21)
+    rbm = RBM(*(backend.asarray(a) for a in (0.5 * rng.standard_normal((T, m, n)),
+                                             0.3 * rng.standard_normal((T, m)),
+                                             0.3 * rng.standard_normal((T, n)))))
+    V0 = _batch(backend, seed=22)
+    for learner in (CD(CDConfig(k=2)), SDCP(SDCPConfig(d=3, k=2)), CSDCP(CSDCPConfig(d=3, k=2)),
+                    CG(CGConfig(k=2)), SSD(SSDConfig(k=2, lr=0.01))):
+        state = learner.init_state(rbm, V0, backend.rng(0))
+        together, state_t = learner.step(rbm, state, V0, _HalfRNG(backend.xp))
+        for t in range(T):
+            one = rbm.trial(t)
+            alone, state_1 = learner.step(one, learner.init_state(one, V0, backend.rng(0)), V0,
+                                          _HalfRNG(backend.xp))
+            _assert_same(together.trial(t), alone, backend, rtol=1e-6, atol=1e-6)
+            for key, value in state_1.items():
+                np.testing.assert_allclose(backend.to_numpy(state_t[key][t]),
+                                           backend.to_numpy(value), rtol=1e-6, atol=1e-6)
+
+
+def test_ssd_step_of_a_diverged_trial_is_nan_and_the_others_go_on(backend):
+    from rbmlab.learners.ssd import polar_factor
+    G = np.random.default_rng(23).standard_normal((3, 6, 4))
+    G[1, 2, 3] = np.nan
+    polar, nuclear = polar_factor(backend.asarray(G))
+    polar, nuclear = backend.to_numpy(polar), backend.to_numpy(nuclear)
+    assert np.isnan(polar[1]).all() and np.isnan(nuclear[1])
+    for t in (0, 2):
+        U, s, Vt = np.linalg.svd(G[t], full_matrices=False)
+        np.testing.assert_allclose(polar[t], U @ Vt, atol=1e-10)
+        np.testing.assert_allclose(nuclear[t], s.sum(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(7, 4), (4, 7), (3, 6, 5)])
 def test_polar_factor_is_u_vt_of_the_svd(backend, shape):
     from rbmlab.learners.ssd import polar_factor

@@ -29,9 +29,12 @@ from rbmlab.models.rbm import RBM
 def polar_factor(G, rtol: float = 1e-6):
     """(U Vᵀ, ‖G‖_S1) of G = U S Vᵀ (leading axes batch), through the eigendecomposition of GᵀG or
     GGᵀ, whichever is smaller: G (GᵀG)^(−1/2) on the span of the singular values above
-    ``rtol`` times the largest (computed in float64; the others contribute nothing)."""
+    ``rtol`` times the largest (computed in float64; the others contribute nothing). A matrix
+    with a non-finite entry (a diverged trial) gives NaN without stopping the others."""
     xp = namespace(G)
     G64 = G.astype(xp.float64)
+    finite = xp.all(xp.isfinite(G64), axis=(-2, -1))
+    G64 = xp.where(finite[..., None, None], G64, 0.0)    # eigh would raise on NaN
     tall = G.shape[-2] >= G.shape[-1]
     A = G64 if tall else G64.swapaxes(-1, -2)
     evals, evecs = xp.linalg.eigh(A.swapaxes(-1, -2) @ A)       # AᵀA = V S² Vᵀ
@@ -41,6 +44,8 @@ def polar_factor(G, rtol: float = 1e-6):
     polar = A @ ((evecs * inv_s[..., None, :]) @ evecs.swapaxes(-1, -2))   # A V S⁻¹ Vᵀ = U Vᵀ
     polar = polar if tall else polar.swapaxes(-1, -2)
     nuclear = xp.sum(xp.where(keep, s, 0.0), axis=-1)
+    polar = xp.where(finite[..., None, None], polar, xp.nan)
+    nuclear = xp.where(finite, nuclear, xp.nan)
     return polar.astype(G.dtype), nuclear.astype(G.dtype)
 
 
