@@ -26,7 +26,7 @@ from rbmlab.errors import RbmlabError
 
 DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_reconstruction_error")
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
-RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides")
+RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
 # Last components of config keys that describe how a run was executed, not what it computed.
 _MECHANICS_TOKENS = frozenset({"time", "wall", "date", "timestamp", "dir", "path", "host",
                                "hostname", "pid", "uuid", "cwd", "progress", "resume"})
@@ -130,6 +130,7 @@ def _load_run(run_dir: Path, root: Path) -> list[tuple[dict[str, Any], pd.DataFr
             row[key] = summary[key]
     row["epochs_done"] = summary.get("epochs_done")
     row["wall_time"] = _to_float(summary.get("wall_time"))
+    row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.provenance)
     row["overrides"] = " ".join(str(o) for o in overrides) if isinstance(overrides, list) else str(overrides)
     final = summary.get("final") or {}
     if isinstance(final, Mapping):
@@ -690,6 +691,7 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
     run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
                 "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
+                *(["source"] if runs.get("source", pd.Series()).notna().any() else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
     runs_out[list(dict.fromkeys(run_cols))].to_csv(paths["runs"], index=False)
     table = markdown_table(summary, layout, metric, x, fraction, paper is not None)

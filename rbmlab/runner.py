@@ -34,6 +34,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import ais_schedule, check_feasible, evaluate
 from rbmlab.learners import make_learner
 from rbmlab.models.rbm import base_rate_bias, init_rbm
+from rbmlab.provenance import source_revision
 
 # Random streams: (seed, stream, epoch) keys one generator each.
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
@@ -174,7 +175,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         "dataset": cfg.dataset["name"], "learner": cfg.learner.name, "evaluator": cfg.evaluator.name,
         "n_hidden": cfg.model.n_hidden, "epochs": cfg.train.epochs, "rbmlab_version": __version__,
         "backend": cfg.backend.name, "dtype": cfg.backend.dtype, "n_train": int(data.train.shape[0]),
-        "pid": os.getpid(), "trials": cfg.train.trials,
+        "pid": os.getpid(), "trials": cfg.train.trials, "source": source_revision(),
     }
     if cfg.resume and summary_path.exists():
         previous = json.loads(summary_path.read_text())

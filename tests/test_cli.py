@@ -46,6 +46,11 @@ def test_run_writes_its_records(tmp_path):
     assert summary["status"] == "completed"
     assert summary["final"]["test_log_likelihood"] == pytest.approx(metrics.test_log_likelihood.iloc[-1])
     assert summary["final"]["test_log_likelihood"] <= -np.log(14) + 1e-9   # can't beat uniform on 14
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"],
+                          capture_output=True, text=True)
+    if head.returncode == 0:     # a git checkout: the run names the commit that produced it
+        assert summary["source"].split("+")[0] == head.stdout.strip()
+        assert summary["source"] in (head.stdout.strip(), head.stdout.strip() + "+dirty")
 
 
 def test_sweep_gives_every_job_its_own_directory(tmp_path):
