@@ -1,8 +1,11 @@
-"""Experiment files: every one parses at every tier; tiers can narrow the grid and the variants."""
+"""Experiment files: every one parses at every tier, and every job of every tier and variant is
+a valid run configuration (so `make <paper>-<artefact> SCALE=paper` starts); tiers can narrow the
+grid and the variants."""
 from __future__ import annotations
 
 import pytest
 
+from rbmlab.cli import expand_overrides, validated_run_config
 from rbmlab.experiment import SCALE_TIERS, available, load_spec, sweep_overrides
 
 
@@ -16,6 +19,22 @@ def test_every_experiment_file_declares_every_tier(name):
         args = sweep_overrides(spec, tier, [])
         assert args[-1] == f"scale={tier}" and any(a.startswith("seed=") for a in args)
     assert spec["report"]["metric"]
+
+
+@pytest.mark.parametrize("name", [n for n in available() if "runs_of" not in load_spec(n)])
+def test_every_job_of_every_tier_is_a_valid_run_config(name):
+    """Each variant's first job at every tier and, at the paper tier (never run here), every value of
+    every swept key (seeds: the first)."""
+    spec = load_spec(name)
+    for tier in SCALE_TIERS:
+        chosen = spec["scales"][tier].get("variants")
+        variants = spec.get("variants") or {"": []}
+        for variant in (chosen or variants):
+            args = sweep_overrides(spec, tier, [], variants[variant])
+            args = [a.split(",")[0] if a.startswith("seed=") else a for a in args]   # one seed
+            combos = expand_overrides(args)
+            for combo in combos if tier == "paper" else combos[:1]:   # the others have runs
+                assert validated_run_config(combo).scale == tier
 
 
 def test_a_tier_replaces_grid_values_and_keeps_the_rest():
