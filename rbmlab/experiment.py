@@ -17,7 +17,6 @@ report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_run
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -85,12 +84,23 @@ def _is_resume(extra: list[str]) -> bool:
     return any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
 
 
+def _set_aside(sweep_dir: Path) -> Path:
+    """Rename a previous sweep to ``<scale>.<n>`` (first free n) so a fresh one loses nothing."""
+    n = 1
+    while (kept := sweep_dir.with_name(f"{sweep_dir.name}.{n}")).exists():
+        n += 1
+    sweep_dir.rename(kept)
+    return kept
+
+
 def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_dir: Path) -> None:
     """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``."""
     from rbmlab.cli import cmd_run  # noqa: PLC0415
 
     if sweep_dir.exists() and not _is_resume(extra):
-        shutil.rmtree(sweep_dir)
+        kept = _set_aside(sweep_dir)
+        print(f"rbmlab experiment {name}: earlier runs moved to {kept} "
+              f"(resume=true continues them instead)")
     variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
     if chosen is not None:
