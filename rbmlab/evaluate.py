@@ -14,7 +14,9 @@ from rbmlab.evaluation import check_feasible, evaluate
 from rbmlab.models.rbm import base_rate_bias
 
 
-def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
+def evaluate_checkpoint(cfg: DictConfig, dtype_given: bool = True) -> dict[str, Any]:
+    """Metrics of the checkpoint's model; unless ``dtype_given`` (backend.dtype on the command
+    line) it is evaluated in the precision it was saved in (float64 small-model runs stay so)."""
     evaluator = structured(EvaluatorConfig, cfg.evaluator, "evaluator")
     backend_cfg = structured(BackendConfig, cfg.backend, "backend")
     check_seed(cfg.seed)
@@ -36,7 +38,9 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {rbm_np.n_visible} visible units but "
                           f"dataset {options['name']} has {x.shape[1]} dimensions")
     check_feasible(evaluator, rbm_np.n_visible, rbm_np.n_hidden)
-    backend = get_backend(backend_cfg.name, backend_cfg.dtype)
+    saved = str(rbm_np.W.dtype)
+    dtype = backend_cfg.dtype if dtype_given or saved not in ("float32", "float64") else saved
+    backend = get_backend(backend_cfg.name, dtype)
     rbm = rbm_np.map(backend.asarray)
     evaluator.splits = [cfg.split]
     metrics = evaluate(rbm, {cfg.split: backend.asarray(x)}, evaluator,
@@ -46,7 +50,8 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     n = min(x.shape[0], evaluator.max_examples or x.shape[0])
     result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
                               "split": cfg.split, "evaluator": evaluator.name, "n_examples": n,
-                              "n_visible": rbm_np.n_visible, "n_hidden": rbm_np.n_hidden}
+                              "n_visible": rbm_np.n_visible, "n_hidden": rbm_np.n_hidden,
+                              "dtype": dtype}
     if trial is not None:
         result["trial"] = trial
     renames = {f"{cfg.split}_log_likelihood": "mean_log_likelihood",

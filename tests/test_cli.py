@@ -156,9 +156,10 @@ def test_evaluate_a_hand_written_checkpoint(tmp_path):
     W, b_v, b_h = rng.normal(size=(9, 4)), rng.normal(size=9), rng.normal(size=4)
     np.savez(tmp_path / "hand.npz", W=W, b_v=b_v, b_h=b_h)
     proc = rbmlab("evaluate", "checkpoint=hand.npz", "dataset=bars_stripes", "evaluator=exact",
-                  "backend.dtype=float64", "out=result.json", cwd=tmp_path)
+                  "out=result.json", cwd=tmp_path)
     result = json.loads((tmp_path / "result.json").read_text())
     assert json.loads(proc.stdout) == result
+    assert result["dtype"] == "float64"      # evaluated in the precision it was saved in
     # brute force: log Z over all 2^9 visible states with the hidden units summed out
     V = ((np.arange(512)[:, None] >> np.arange(9)) & 1).astype(float)
     neg_f = V @ b_v + np.logaddexp(0, V @ W + b_h).sum(1)
@@ -209,7 +210,8 @@ def test_batched_trials_are_replicates_in_records_report_and_evaluate(tmp_path):
     curves = pd.read_csv(run / "report" / "test_log_likelihood_curves.csv")
     assert set(curves["n"]) == {3}
     out = rbmlab("evaluate", f"checkpoint={run / 'checkpoint.npz'}", "dataset=bars_stripes",
-                 "evaluator=exact", "backend.dtype=float64", "trial=2", cwd=tmp_path)
+                 "evaluator=exact", "trial=2", cwd=tmp_path)
+    assert json.loads(out.stdout)["dtype"] == "float32"      # the precision the run trained in
     assert json.loads(out.stdout)["mean_log_likelihood"] == pytest.approx(per_trial[2], abs=1e-5)
     proc = rbmlab("evaluate", f"checkpoint={run / 'checkpoint.npz'}", "dataset=bars_stripes",
                   "evaluator=exact", cwd=tmp_path, check=False)
