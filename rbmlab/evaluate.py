@@ -46,7 +46,8 @@ def evaluate_checkpoint(cfg: DictConfig, dtype_given: bool = True) -> dict[str, 
     metrics = evaluate(rbm, {cfg.split: backend.asarray(x)}, evaluator,
                        rng=backend.rng(cfg.seed),
                        base_bias=backend.asarray(base_rate_bias(data.train.mean(axis=0))),
-                       final=True, progress=evaluator.progress)
+                       final=True, progress=evaluator.progress,
+                       train=backend.asarray(data.train) if evaluator.reverse else None)
     n = min(x.shape[0], evaluator.max_examples or x.shape[0])
     result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
                               "split": cfg.split, "evaluator": evaluator.name, "n_examples": n,

@@ -253,7 +253,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
     bar.close()
 
     finals = evaluate_trials(rbm, splits, cfg, backend, (cfg.seed, FINAL_EVAL_STREAM), skip=diverged,
-                             base_bias=base_bias, final=True,
+                             base_bias=base_bias, final=True, train=train_x,
                              progress=progress and cfg.evaluator.progress)
     diverged.update(dict.fromkeys(newly_diverged([], finals, diverged), epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in diverged]

@@ -312,3 +312,23 @@ def test_ais_progress_bar(capsys):
                                 betas=ais.temperature_schedule("linear", 20), n_chains=4,
                                 progress=True)
     assert np.isfinite(res.log_z)
+
+
+def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkeypatch):
+    """Gibbs chains for reverse AIS start from ``train``, never from the split being scored."""
+    from rbmlab.config import EvaluatorConfig
+    from rbmlab.evaluation import evaluate
+    be = get_backend("numpy", "float64")
+    rng = np.random.default_rng(3)
+    rbm = RBM(0.1 * rng.standard_normal((24, 22)), np.zeros(24), np.zeros(22))  # > 20 units: Gibbs
+    train, test = ((rng.random((n, 24)) < 0.5).astype(float) for n in (30, 10))
+    seen = []
+    real = ais.target_samples
+    monkeypatch.setattr(ais, "target_samples",
+                        lambda rbm, rng, n, data=None, **kw: seen.append(data) or real(
+                            rbm, rng, n, data=data, burn_in=2))
+    cfg = EvaluatorConfig(name="ais", n_chains=4, schedule="linear", n_temperatures=10,
+                          reverse=True, progress=False)
+    metrics = evaluate(rbm, {"test": test}, cfg, rng=be.rng(0), base_bias=np.zeros(24), final=True,
+                       train=train)
+    assert len(seen) == 1 and seen[0] is train and np.isfinite(metrics["reverse_log_z"])
