@@ -240,9 +240,7 @@ def cmd_evaluate(argv: list[str]) -> None:
         raise RbmlabError("checkpoint: missing; pass checkpoint=PATH to a .npz file")
     if cfg.out and not Path(cfg.out).resolve().parent.is_dir():
         raise RbmlabError(f"out: directory {Path(cfg.out).parent} does not exist")
-    dtype_given = any(a.lstrip("+").startswith("backend.dtype=") for a in argv)
-    result = evaluate_checkpoint(cfg, dtype_given=dtype_given)
-    text = json.dumps(json_safe(result), indent=2, allow_nan=False)
+    text = json.dumps(json_safe(evaluate_checkpoint(cfg)), indent=2, allow_nan=False)
     print(text)
     if cfg.out:
         try:

@@ -14,15 +14,19 @@ from rbmlab.evaluation import check_feasible, evaluate
 from rbmlab.models.rbm import base_rate_bias
 
 
-def evaluate_checkpoint(cfg: DictConfig, dtype_given: bool = True) -> dict[str, Any]:
-    """Metrics of the checkpoint's model; unless ``dtype_given`` (backend.dtype on the command
-    line) it is evaluated in the precision it was saved in (float64 small-model runs stay so)."""
+def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
+    """Metrics of the checkpoint's model. ``backend.dtype: saved`` (the default of
+    conf/evaluate.yaml) evaluates it in the precision it was saved in, float32 or float64."""
     evaluator = structured(EvaluatorConfig, cfg.evaluator, "evaluator")
-    backend_cfg = structured(BackendConfig, cfg.backend, "backend")
     check_seed(cfg.seed)
     if cfg.split not in ("train", "valid", "test"):
         raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
     rbm_np, meta, _ = load_checkpoint(cfg.checkpoint)
+    backend_node = OmegaConf.to_container(cfg.backend, resolve=True)
+    if backend_node.get("dtype") == "saved":
+        saved = str(rbm_np.W.dtype)
+        backend_node["dtype"] = saved if saved in ("float32", "float64") else "float32"
+    backend_cfg = structured(BackendConfig, backend_node, "backend")
     trial = cfg.get("trial")
     if rbm_np.n_trials:
         if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < rbm_np.n_trials:
@@ -38,9 +42,7 @@ def evaluate_checkpoint(cfg: DictConfig, dtype_given: bool = True) -> dict[str, 
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {rbm_np.n_visible} visible units but "
                           f"dataset {options['name']} has {x.shape[1]} dimensions")
     check_feasible(evaluator, rbm_np.n_visible, rbm_np.n_hidden)
-    saved = str(rbm_np.W.dtype)
-    dtype = backend_cfg.dtype if dtype_given or saved not in ("float32", "float64") else saved
-    backend = get_backend(backend_cfg.name, dtype)
+    backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     rbm = rbm_np.map(backend.asarray)
     evaluator.splits = [cfg.split]
     metrics = evaluate(rbm, {cfg.split: backend.asarray(x)}, evaluator,
@@ -52,7 +54,7 @@ def evaluate_checkpoint(cfg: DictConfig, dtype_given: bool = True) -> dict[str, 
     result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
                               "split": cfg.split, "evaluator": evaluator.name, "n_examples": n,
                               "n_visible": rbm_np.n_visible, "n_hidden": rbm_np.n_hidden,
-                              "dtype": dtype}
+                              "dtype": backend_cfg.dtype}
     if trial is not None:
         result["trial"] = trial
     renames = {f"{cfg.split}_log_likelihood": "mean_log_likelihood",

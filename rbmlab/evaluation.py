@@ -57,7 +57,8 @@ def evaluate(rbm: RBM, splits: dict[str, Any], cfg: EvaluatorConfig, *, rng, bas
     ``base_bias`` is the visible bias of the AIS base-rate model (logit of the training mean).
     ``final`` selects the full AIS schedule (and reverse AIS, if asked); intermediate points use
     the cheaper schedule. Reverse AIS on a model too large for exact samples starts its Gibbs
-    chains from ``train`` (the first split when not given), so no split it scores seeds log Z.
+    chains from ``train`` (the first split when not given), so that a held-out split does not
+    seed the log Z it is scored with.
     """
     if cfg.max_examples:
         splits = {k: v[:cfg.max_examples] for k, v in splits.items()}

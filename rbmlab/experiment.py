@@ -94,13 +94,13 @@ def _set_aside(sweep_dir: Path) -> Path:
 
 
 def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_dir: Path) -> None:
-    """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``."""
-    from rbmlab.cli import cmd_run  # noqa: PLC0415
+    """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``.
 
-    if sweep_dir.exists() and not _is_resume(extra):
-        kept = _set_aside(sweep_dir)
-        print(f"rbmlab experiment {name}: earlier runs moved to {kept} "
-              f"(resume=true continues them instead)")
+    Every job's configuration is validated first; only then is an earlier sweep in ``sweep_dir``
+    (when not resuming) moved aside to ``<scale>.<n>``, so a typo costs nothing.
+    """
+    from rbmlab.cli import cmd_run, expand_overrides, validated_run_config  # noqa: PLC0415
+
     variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
     if chosen is not None:
@@ -109,8 +109,16 @@ def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_
             raise RbmlabError(f"experiment: {name}: scale {scale} names unknown variant(s) "
                               f"{', '.join(unknown)}; defined: {', '.join(variants)}")
         variants = {v: variants[v] for v in chosen}
-    for variant, variant_overrides in variants.items():
-        overrides = sweep_overrides(spec, scale, extra, variant_overrides)
+    jobs = {variant: sweep_overrides(spec, scale, extra, overrides)
+            for variant, overrides in variants.items()}
+    for overrides in jobs.values():
+        for combo in expand_overrides(overrides):
+            validated_run_config(combo)
+    if sweep_dir.exists() and not _is_resume(extra):
+        kept = _set_aside(sweep_dir)
+        print(f"rbmlab experiment {name}: earlier runs moved to {kept}; this sweep starts afresh "
+              f"(resume=true would have continued them in place)")
+    for variant, overrides in jobs.items():
         print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
         cmd_run(["-m", *overrides, f"hydra.sweep.dir={sweep_dir / variant if variant else sweep_dir}"])
 

@@ -691,7 +691,7 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
     run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
                 "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
-                *(["source"] if runs.get("source", pd.Series()).notna().any() else []),
+                *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
     runs_out[list(dict.fromkeys(run_cols))].to_csv(paths["runs"], index=False)
     table = markdown_table(summary, layout, metric, x, fraction, paper is not None)

@@ -34,7 +34,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import ais_schedule, check_feasible, evaluate
 from rbmlab.learners import make_learner
 from rbmlab.models.rbm import base_rate_bias, init_rbm
-from rbmlab.provenance import source_revision
+from rbmlab.provenance import merge_sources, source_revision
 
 # Random streams: (seed, stream, epoch) keys one generator each.
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
@@ -177,6 +177,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         "backend": cfg.backend.name, "dtype": cfg.backend.dtype, "n_train": int(data.train.shape[0]),
         "pid": os.getpid(), "trials": cfg.train.trials, "source": source_revision(),
     }
+    previous: dict[str, Any] = {}
     if cfg.resume and summary_path.exists():
         previous = json.loads(summary_path.read_text())
         if previous.get("status") == "completed" and previous.get("config_hash") == config_hash:
@@ -187,6 +188,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         if meta.get("config_hash") != config_hash:
             raise RbmlabError(f"resume: {ckpt_path} was written by a different configuration "
                               f"(hash {meta.get('config_hash')} ≠ {config_hash})")
+        summary["source"] = merge_sources(previous.get("source"), summary["source"])
         rbm = rbm_np.map(backend.asarray)
         state = {k: backend.xp.asarray(v) for k, v in state_np.items()}
         epoch, updates, wall = meta["epoch"], meta["updates"], meta["wall_time"]

@@ -19,9 +19,9 @@ def test_dcp_cost_model_is_the_papers_formula(backend):
     assert c["L_over_T"] == pytest.approx(L / T)
     # dcp §3.1: S-DCP costs d(K'T + L) + L, CD-K costs KT + 2L (each plus its updates)
     expected = (6 * (4 * T + L + U) + L) / (24 * T + 2 * L + U)
-    assert c["predicted_sdcp_over_cd24"] == pytest.approx(expected)
-    assert c["predicted_sdcp_neglecting_L"] == pytest.approx((24 * T + 2 * L + 6 * U)
-                                                            / (24 * T + 2 * L + U))
+    assert c["predicted_sdcp_over_cd"] == pytest.approx(expected)
+    assert c["predicted_sdcp_over_cd_without_extra_L"] == pytest.approx((24 * T + 2 * L + 6 * U)
+                                                                       / (24 * T + 2 * L + U))
 
 
 def test_render_lists_every_measurement(backend):
@@ -31,4 +31,5 @@ def test_render_lists_every_measurement(backend):
            "dcp_costs": bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8)}
     text = render(res)
     assert "matmul time / sweep time" in text and "L / T" in text
+    assert "(6(4T + L + U) + L) / (24T + 2L + U)" in text         # the labels follow d, K', K
     assert "S-DCP(6, 4) time" not in text          # the epoch rows only when they were run

@@ -170,6 +170,10 @@ def test_evaluate_a_hand_written_checkpoint(tmp_path):
     assert result["log_z"] == pytest.approx(log_z, rel=1e-9)
     assert result["mean_log_likelihood"] == pytest.approx(ll, rel=1e-9)
     assert result["n_examples"] == 14
+    named = rbmlab("evaluate", "checkpoint=hand.npz", "dataset=bars_stripes", "evaluator=exact",
+                   "backend.dtype=float32", cwd=tmp_path)
+    assert json.loads(named.stdout)["dtype"] == "float32"
+    assert json.loads(named.stdout)["log_z"] == pytest.approx(log_z, rel=1e-5)
 
 
 def test_evaluate_errors_are_one_line(tmp_path):
@@ -272,3 +276,12 @@ def test_evaluate_refuses_a_npy_file_in_one_line(tmp_path):
                   cwd=tmp_path, check=False)
     assert proc.returncode == 2 and ".npz" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_an_experiment_with_a_bad_override_moves_nothing(tmp_path):
+    sweep = tmp_path / "outputs" / "experiments" / "demo" / "bars-cd-vs-pcd" / "smoke"
+    (sweep / "0").mkdir(parents=True)
+    proc = rbmlab("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", "learner.k=-1", cwd=tmp_path,
+                  check=False)
+    assert proc.returncode == 2 and "learner.k" in proc.stderr
+    assert (sweep / "0").is_dir() and not sweep.with_name("smoke.1").exists()

@@ -179,14 +179,19 @@ def test_a_trial_of_a_batched_step_equals_the_same_step_alone(backend):
                                              0.3 * rng.standard_normal((T, m)),
                                              0.3 * rng.standard_normal((T, n)))))
     V0 = _batch(backend, seed=22)
-    for learner in (CD(CDConfig(k=2)), SDCP(SDCPConfig(d=3, k=2)), CSDCP(CSDCPConfig(d=3, k=2)),
-                    CG(CGConfig(k=2)), SSD(SSDConfig(k=2, lr=0.01))):
-        state = learner.init_state(rbm, V0, backend.rng(0))
-        together, state_t = learner.step(rbm, state, V0, _HalfRNG(backend.xp))
+    from rbmlab.learners.pcd import PCD, PCDConfig
+
+    def two_steps(learner, model):    # the state of the first step feeds the second
+        state = learner.init_state(model, V0, backend.rng(0))
+        for _ in range(2):
+            model, state = learner.step(model, state, V0, _HalfRNG(backend.xp))
+        return model, state
+
+    for learner in (CD(CDConfig(k=2)), PCD(PCDConfig(k=2)), SDCP(SDCPConfig(d=3, k=2)),
+                    CSDCP(CSDCPConfig(d=3, k=2)), CG(CGConfig(k=2)), SSD(SSDConfig(k=2, lr=0.01))):
+        together, state_t = two_steps(learner, rbm)
         for t in range(T):
-            one = rbm.trial(t)
-            alone, state_1 = learner.step(one, learner.init_state(one, V0, backend.rng(0)), V0,
-                                          _HalfRNG(backend.xp))
+            alone, state_1 = two_steps(learner, rbm.trial(t))
             _assert_same(together.trial(t), alone, backend, rtol=1e-6, atol=1e-6)
             for key, value in state_1.items():
                 np.testing.assert_allclose(backend.to_numpy(state_t[key][t]),

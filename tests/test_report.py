@@ -256,3 +256,12 @@ def test_errors(sweep: Path, tmp_path: Path) -> None:
     with pytest.raises(RbmlabError) as excinfo:
         make_report(sweep, tmp_path / "out", markers={"kind": "fraction_of_max", "fraction": 2})
     one_line_error(excinfo)
+
+
+def test_a_resumed_run_names_every_commit_that_trained_it():
+    from rbmlab.provenance import merge_sources
+    assert merge_sources(None, "a1b2c3d") == "a1b2c3d"
+    assert merge_sources("a1b2c3d", "a1b2c3d") == "a1b2c3d"
+    assert merge_sources("a1b2c3d", "e4f5a6b+dirty") == "a1b2c3d,e4f5a6b+dirty"
+    assert merge_sources("a1b2c3d", None) == "a1b2c3d"
+    assert merge_sources(None, None) is None

@@ -47,7 +47,8 @@ def sgd_update(rbm: RBM, grad: Stats, state: State, cfg: LearnerConfig) -> tuple
             key = f"velocity_{name}"
             state[key] = cfg.momentum * state[key] + g if key in state else g
             steps[name] = state[key]
-    return RBM(*(_add_scaled(getattr(rbm, name), cfg.lr, steps[name]) for name in steps)), state
+    return RBM(**{name: _add_scaled(getattr(rbm, name), cfg.lr, step)
+                  for name, step in steps.items()}), state
 
 
 def _add_scaled(x, lr: float, step):
