@@ -611,16 +611,21 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
     color = {name: palette[i % len(palette)] for i, name in enumerate(line_names)}
     ncols = min(len(panels), 3)
     nrows = math.ceil(len(panels) / ncols)
-    fig = Figure(figsize=(5.0 * ncols, 3.8 * nrows), layout="constrained")
+    shared_legend = len(panels) > 1    # one legend beside the panels: colours are per line name
+    fig = Figure(figsize=(5.0 * ncols + (1.8 if shared_legend else 0), 3.8 * nrows),
+                 layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    counts = summary.groupby("line")["n"].unique()
     for ax, panel in zip(axes, panels):
         for g, row in summary[summary["panel"] == panel].iterrows():
             part = curve[curve["gid"] == g]
             xs, mean = part[x].to_numpy(float), part["mean"].to_numpy(float)
             std = part["std"].fillna(0.0).to_numpy(float)
             c = color[row["line"]]
+            n = counts[row["line"]]
+            label = f"{row['line']} (n={n[0]})" if not shared_legend or len(n) == 1 else row["line"]
             ax.plot(xs, mean, color=c, marker="o" if len(xs) <= 30 else None, markersize=3,
-                    label=f"{row['line']} (n={row['n']})")
+                    label=label)
             ax.fill_between(xs, mean - std, mean + std, color=c, alpha=0.2, linewidth=0)
             if fraction is not None and not math.isnan(row[f"{x}_to_fraction"]):
                 ax.axvline(row[f"{x}_to_fraction"], color=c, linestyle=":", linewidth=1.2)
@@ -631,8 +636,11 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
         if fraction is not None:
             handles.append(Line2D([], [], color="gray", linestyle=":"))
             labels.append(f"{fraction:.0%} of {'max' if higher_is_better(metric) else 'min'}")
-        ax.legend(handles, labels, fontsize="small", title=", ".join(layout.lines) or None,
-                  title_fontsize="small")
+        if not shared_legend:
+            ax.legend(handles, labels, fontsize="small", title=", ".join(layout.lines) or None,
+                      title_fontsize="small")
+        elif ax is axes[0]:
+            legend = (handles, labels)
         ax.set_xlabel(x)
         ax.set_ylabel(metric)
         ax.set_title(panel or (title if len(panels) == 1 and title else metric), fontsize="medium")
@@ -641,6 +649,13 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
         ax.grid(True, alpha=0.3)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
+    if shared_legend:
+        by_label = dict(zip(legend[1], legend[0]))
+        for ax in axes[1:len(panels)]:     # lines missing from the first panel
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                by_label.setdefault(lab, h)
+        fig.legend(list(by_label.values()), list(by_label), loc="outside right upper",
+                   fontsize="small", title=", ".join(layout.lines) or None, title_fontsize="small")
     if title and any(panels):
         # wrapped to the figure's width (about 9 characters per inch at the default size)
         fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))
