@@ -99,7 +99,7 @@ def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_
     Every job's configuration is validated first; only then is an earlier sweep in ``sweep_dir``
     (when not resuming) moved aside to ``<scale>.<n>``, so a typo costs nothing.
     """
-    from rbmlab.cli import cmd_run, expand_overrides, validated_run_config  # noqa: PLC0415
+    from rbmlab.cli import expand_overrides, run_hydra, validated_run_config  # noqa: PLC0415
 
     variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
@@ -120,7 +120,8 @@ def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_
               f"(resume=true would have continued them in place)")
     for variant, overrides in jobs.items():
         print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
-        cmd_run(["-m", *overrides, f"hydra.sweep.dir={sweep_dir / variant if variant else sweep_dir}"])
+        # validated above: straight to Hydra (``rbmlab run -m`` would compose every job again)
+        run_hydra(["-m", *overrides, f"hydra.sweep.dir={sweep_dir / variant if variant else sweep_dir}"])
 
 
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",

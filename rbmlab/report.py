@@ -632,15 +632,6 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
         for i, h in enumerate(hlines):
             ax.axhline(h["y"], color=f"{0.15 + 0.2 * (i % 4):.2f}", linestyle="--", linewidth=1,
                        label=h["label"] or None)
-        handles, labels = ax.get_legend_handles_labels()
-        if fraction is not None:
-            handles.append(Line2D([], [], color="gray", linestyle=":"))
-            labels.append(f"{fraction:.0%} of {'max' if higher_is_better(metric) else 'min'}")
-        if not shared_legend:
-            ax.legend(handles, labels, fontsize="small", title=", ".join(layout.lines) or None,
-                      title_fontsize="small")
-        elif ax is axes[0]:
-            legend = (handles, labels)
         ax.set_xlabel(x)
         ax.set_ylabel(metric)
         ax.set_title(panel or (title if len(panels) == 1 and title else metric), fontsize="medium")
@@ -649,13 +640,18 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
         ax.grid(True, alpha=0.3)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
+    by_label: dict[str, Any] = {}    # the first handle of each label over the panels
+    for ax in axes[:len(panels)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            by_label.setdefault(label, handle)
+    if fraction is not None:
+        by_label[f"{fraction:.0%} of {'max' if higher_is_better(metric) else 'min'}"] = Line2D(
+            [], [], color="gray", linestyle=":")
+    style = {"fontsize": "small", "title": ", ".join(layout.lines) or None, "title_fontsize": "small"}
     if shared_legend:
-        by_label = dict(zip(legend[1], legend[0]))
-        for ax in axes[1:len(panels)]:     # lines missing from the first panel
-            for h, lab in zip(*ax.get_legend_handles_labels()):
-                by_label.setdefault(lab, h)
-        fig.legend(list(by_label.values()), list(by_label), loc="outside right upper",
-                   fontsize="small", title=", ".join(layout.lines) or None, title_fontsize="small")
+        fig.legend(list(by_label.values()), list(by_label), loc="outside right upper", **style)
+    else:
+        axes[0].legend(list(by_label.values()), list(by_label), **style)
     if title and any(panels):
         # wrapped to the figure's width (about 9 characters per inch at the default size)
         fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))

@@ -55,18 +55,14 @@ class RBM:
         return self.map(lambda a: a[t])
 
     def is_finite(self) -> bool:
-        xp = self.xp
-        return bool(xp.isfinite(self.W).all() and xp.isfinite(self.b_v).all()
-                    and xp.isfinite(self.b_h).all())
+        return all(self.finite_trials())
 
     def finite_trials(self) -> list[bool]:
-        """Per trial: are all its parameters finite? ([is_finite()] for a single model.)"""
-        if not self.n_trials:
-            return [self.is_finite()]
+        """Per trial: are all its parameters finite? (One entry for a single model.)"""
         xp = self.xp
         ok = (xp.isfinite(self.W).all(axis=(-2, -1)) & xp.isfinite(self.b_v).all(axis=-1)
               & xp.isfinite(self.b_h).all(axis=-1))
-        return [bool(x) for x in ok.tolist()]
+        return [bool(x) for x in xp.reshape(ok, (-1,)).tolist()]
 
 
 def _row(x):
