@@ -26,7 +26,7 @@ import numpy as np
 
 from rbmlab.backend import get_backend
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
-from rbmlab.inference.gibbs import gibbs_chain
+from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
 
 

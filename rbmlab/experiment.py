@@ -99,7 +99,7 @@ def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_
     Every job's configuration is validated first; only then is an earlier sweep in ``sweep_dir``
     (when not resuming) moved aside to ``<scale>.<n>``, so a typo costs nothing.
     """
-    from rbmlab.cli import expand_overrides, run_hydra, validated_run_config  # noqa: PLC0415
+    from rbmlab.hydra_app import expand_overrides, run_hydra, validated_run_config  # noqa: PLC0415
 
     variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
@@ -150,7 +150,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
         _sweep(name, spec, scale, extra, sweep_dir)
     report = spec.get("report", {})
     return make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
-                       lines=report.get("lines"), panels=report.get("panels"),
+                       x=report.get("x", "epoch"), lines=report.get("lines"), panels=report.get("panels"),
                        title=f"{spec.get('title', name)} (scale: {scale})",
                        paper=report.get("paper"), hlines=report.get("hlines"),
                        markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",

@@ -22,7 +22,7 @@ from rbmlab.data import (
     validate_dataset_options,
 )
 from rbmlab.data import files as F
-from rbmlab.data.options import option_docs
+from rbmlab.validation import option_docs
 from rbmlab.data.registry import SPECS
 from rbmlab.errors import RbmlabError
 

@@ -26,14 +26,20 @@ def fake_ll(learner: str, lr: float, seed: int, epoch: int) -> float:
     return level + 8.0 * (1 - math.exp(-epoch / 10)) + 0.3 * seed + 0.01 * seed * epoch
 
 
+def fake_recon(n_hidden: int, seed: int, epoch: int) -> float:
+    """A deterministic falling reconstruction error: lower with more hidden units."""
+    return 1.0 / (1 + epoch) + 0.1 / n_hidden + 0.01 * seed
+
+
 def write_run(path: Path, learner: str, lr: float, seed: int, *, status: str = "completed",
-              epochs: list[int] = EPOCHS, extra_learner: dict | None = None) -> None:
-    """A run directory in the runner's format."""
+              epochs: list[int] = EPOCHS, extra_learner: dict | None = None,
+              n_hidden: int = 4, recon: bool = False) -> None:
+    """A run directory in the runner's format (``recon``: with a reconstruction error column)."""
     path.mkdir(parents=True)
     config = {"seed": seed, "scale": "smoke", "resume": False,
               "dataset": {"name": "bars_stripes", "size": 3},
               "learner": {"name": learner, "k": 1, "lr": lr, "batch_size": 0, **(extra_learner or {})},
-              "model": {"n_hidden": 4}, "evaluator": {"name": "exact", "splits": ["test"]},
+              "model": {"n_hidden": n_hidden}, "evaluator": {"name": "exact", "splits": ["test"]},
               "train": {"epochs": 50, "eval_every": 5, "progress": seed == 0}, "tags": []}
     (path / "config.yaml").write_text(yaml.safe_dump(config))
     (path / "overrides.yaml").write_text(yaml.safe_dump([f"learner={learner}", f"learner.lr={lr}",
@@ -44,11 +50,14 @@ def write_run(path: Path, learner: str, lr: float, seed: int, *, status: str = "
         # cd evaluates the likelihood only every 10 epochs: NaN in between (PLL every row).
         rows.append({"epoch": e, "updates": 10 * e, "wall_time": 0.01 * e + seed,
                      "test_log_likelihood": ll if learner == "pcd" or e % 10 == 0 else np.nan,
-                     "test_pseudo_log_likelihood": ll - 1.0})
+                     "test_pseudo_log_likelihood": ll - 1.0,
+                     **({"test_reconstruction_error": fake_recon(n_hidden, seed, e)} if recon else {})})
     pd.DataFrame(rows).to_csv(path / "metrics.csv", index=False)
     final = {} if status == "diverged" else {
         "test_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) + 0.5,
         "test_pseudo_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) - 1.0}
+    if recon and status != "diverged":
+        final["test_reconstruction_error"] = fake_recon(n_hidden, seed, epochs[-1])
     (path / "summary.json").write_text(json.dumps({
         "status": status, "epochs_done": epochs[-1], "final": final, "wall_time": 1.0 + seed,
         "scale": "smoke", "seed": seed}))
@@ -252,10 +261,111 @@ def test_errors(sweep: Path, tmp_path: Path) -> None:
     assert "learner.nope" in one_line_error(excinfo)
     with pytest.raises(RbmlabError) as excinfo:
         make_report(sweep, tmp_path / "out", x="steps")
-    one_line_error(excinfo)
+    message = str(excinfo.value)
+    assert "\n" not in message and message.startswith("report.x: unknown key 'steps'; ")
+    assert "epoch, updates" in message and "learner.lr" in message
     with pytest.raises(RbmlabError) as excinfo:
         make_report(sweep, tmp_path / "out", markers={"kind": "fraction_of_max", "fraction": 2})
     one_line_error(excinfo)
+
+
+HIDDEN = (2, 4, 8)
+
+
+@pytest.fixture(scope="module")
+def hidden_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """cd and pcd × n_hidden 2, 4, 8 × 3 seeds with a reconstruction error, plus a pcd/8 run that
+    diverged at epoch 10 (its final value: the last metrics row)."""
+    root = tmp_path_factory.mktemp("hidden") / "sweep"
+    for learner in LEARNERS:
+        for h in HIDDEN:
+            for seed in SEEDS:
+                write_run(root / f"{learner}_h{h}_s{seed}", learner, 0.1, seed, n_hidden=h, recon=True)
+    write_run(root / "pcd_h8_diverged", "pcd", 0.1, 3, n_hidden=8, recon=True, status="diverged",
+              epochs=[0, 5, 10])
+    return root
+
+
+def expected_recon_finals(learner: str, h: int) -> list[float]:
+    finals = [fake_recon(h, s, 50) for s in SEEDS]
+    return finals + [fake_recon(8, 3, 10)] if (learner, h) == ("pcd", 8) else finals
+
+
+def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
+    result = make_report(hidden_sweep, tmp_path / "out", metric="test_reconstruction_error",
+                         x="model.n_hidden", lines=["learner.name", "model.n_hidden"], logx=True,
+                         markers={"kind": "fraction_of_max", "fraction": 0.9})
+    # One point per run, its final value, at its n_hidden; lines by learner, sorted by n_hidden.
+    curves = pd.read_csv(result["curves"])
+    assert list(curves.columns) == ["learner.name", "model.n_hidden", "mean", "std", "n"]
+    for learner in LEARNERS:
+        part = curves[curves["learner.name"] == learner]
+        assert list(part["model.n_hidden"]) == list(HIDDEN)
+        for h, row in zip(HIDDEN, part.to_dict("records")):
+            finals = expected_recon_finals(learner, h)
+            assert row["n"] == len(finals)
+            assert row["mean"] == pytest.approx(np.mean(finals), rel=1e-12)
+            assert row["std"] == pytest.approx(np.std(finals, ddof=1), rel=1e-9)
+    summary = result["summary"]
+    assert list(summary["line"]) == ["cd", "pcd"] and "model.n_hidden" not in summary.columns
+    assert list(summary["n"]) == [9, 10] and list(summary["diverged"]) == [0, 1]
+    # lower is better: cd is best with the most units, pcd's diverged run spoils n_hidden=8
+    assert list(summary["model.n_hidden_at_best"]) == [8, 4]
+    assert summary["best"][0] == pytest.approx(np.mean(expected_recon_finals("cd", 8)))
+    text = Path(result["table"]).read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| "))
+    assert header == ("| learner.name | n | diverged | model.n_hidden=2 | model.n_hidden=4 | "
+                      "model.n_hidden=8 | best (min) over model.n_hidden | model.n_hidden at best | "
+                      "model.n_hidden to 90% of min |")
+    finals = expected_recon_finals("pcd", 8)
+    assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} |" in text
+    assert "Each run contributes its final test_reconstruction_error" in text
+    assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_config_key_x_default_lines_and_text_values(hidden_sweep: Path, tmp_path: Path) -> None:
+    # Without lines, the x key is no line or panel: the lines are the learners.
+    summary = make_report(hidden_sweep, tmp_path / "a", x="model.n_hidden")["summary"]
+    assert list(summary["line"]) == ["cd", "pcd"] and set(summary["panel"]) == {""}
+    # A key with text values: one column per value, lines by the other varying key.
+    result = make_report(hidden_sweep, tmp_path / "b", x="learner.name")
+    assert list(result["summary"]["line"]) == ["2", "4", "8"]
+    assert "| learner.name=cd | learner.name=pcd |" in Path(result["table"]).read_text()
+    assert list(pd.read_csv(result["curves"]).columns) == ["model.n_hidden", "learner.name", "mean",
+                                                           "std", "n"]
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(hidden_sweep, tmp_path / "c", x="learner.name", logx=True)
+    assert str(excinfo.value).startswith("report.x: learner.name takes values that are not numbers")
+    # A learner-specific key is fixed by the learner on the x axis: it makes no lines.
+    for seed in SEEDS:
+        write_run(tmp_path / "runs" / f"cd{seed}", "cd", 0.1, seed)
+        write_run(tmp_path / "runs" / f"pcd{seed}", "pcd", 0.1, seed, extra_learner={"n_chains": 100})
+    summary = make_report(tmp_path / "runs", tmp_path / "d", x="learner.name")["summary"]
+    assert list(summary["line"]) == ["all runs"] and list(summary["n"]) == [6]
+
+
+def test_metric_direction_comes_from_the_declared_metrics(hidden_sweep: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from rbmlab.metrics import MetricSpec
+
+    result = make_report(hidden_sweep, tmp_path / "a", metric="test_reconstruction_error",
+                         lines="learner.name", panels="model.n_hidden",
+                         markers={"kind": "fraction_of_max", "fraction": 0.9})
+    text = Path(result["table"]).read_text()
+    assert "| best (min) of mean curve | epoch at best | epoch to 90% of min |" in text
+    summary = result["summary"]
+    cd2 = summary[(summary["learner.name"] == "cd") & (summary["model.n_hidden"] == "2")].iloc[0]
+    assert cd2["best"] == pytest.approx(np.mean([fake_recon(2, s, 50) for s in SEEDS]))
+    assert cd2["epoch_at_best"] == 50
+    # 90% of the way down from epoch 0 (error 1.05 + ...) to the minimum: first at epoch 10.
+    assert cd2["epoch_to_fraction"] == 10
+    # The direction is the evaluators' declaration, not a guess from the column's name.
+    monkeypatch.setattr("rbmlab.evaluators.declared_metrics",
+                        lambda: (MetricSpec("reconstruction_error", "squared error", True),))
+    flipped = make_report(hidden_sweep, tmp_path / "b", metric="test_reconstruction_error",
+                          lines="learner.name", panels="model.n_hidden")
+    assert "| best (max) of mean curve |" in Path(flipped["table"]).read_text()
+    assert list(flipped["summary"]["epoch_at_best"]) == [0] * 6
 
 
 def test_a_resumed_run_names_every_commit_that_trained_it():

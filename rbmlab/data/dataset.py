@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 
 SPLITS = ("train", "test", "valid")
@@ -44,3 +45,7 @@ class Dataset:
         if data is None:
             raise RbmlabError(f"dataset {self.name} has no {name} split with these options")
         return data
+
+    def batch(self, name: str) -> Batch:
+        """Split ``name`` as a Batch: inputs, with its labels (if any) as targets."""
+        return Batch(self.split(name), targets=getattr(self, f"{name}_labels"))

@@ -16,7 +16,7 @@ import scipy.io
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
-from rbmlab.data.options import BINARIZE_MODES, n_test_option, n_train_option, option, option_error
+from rbmlab.validation import BINARIZE_MODES, n_test_option, n_train_option, option, option_error
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, as_float32, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
 

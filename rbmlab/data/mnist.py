@@ -21,7 +21,7 @@ import numpy as np
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
-from rbmlab.data.options import BINARIZE_MODES, n_test_option, n_train_option, option
+from rbmlab.validation import BINARIZE_MODES, n_test_option, n_train_option, option
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
 

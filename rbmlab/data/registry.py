@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from rbmlab.data import files as F
-from rbmlab.data import loaders, mnist, omniglot, synthetic
+from rbmlab.data import loaders, mnist, model_samples, omniglot, synthetic
 from rbmlab.data.dataset import Dataset
-from rbmlab.data.options import option_docs, parse_options
+from rbmlab.validation import option_docs, parse_options
 from rbmlab.errors import RbmlabError
 
 
@@ -83,6 +83,7 @@ SPECS: dict[str, DatasetSpec] = {
             synthetic.ShiftingBarOptions,
             synthetic.load_shifting_bar,
         ),
+        DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs", model_samples.IsingSamplesOptions, model_samples.load_ising_samples),
     )
 }
 DATASET_NAMES: tuple[str, ...] = tuple(SPECS)
@@ -106,13 +107,13 @@ def validate_dataset_options(config: Mapping[str, Any]) -> Any:
     if not isinstance(config, Mapping) or "name" not in config:
         raise RbmlabError("dataset.name: missing (choose one of " + ", ".join(DATASET_NAMES) + ")")
     options = {k: v for k, v in config.items() if k != "name"}
-    return parse_options(get_spec(config["name"]).options, config["name"], options)
+    return parse_options(get_spec(config["name"]).options, options, "dataset", f"dataset {config['name']}")
 
 
 def load_dataset(name: str, **options: Any) -> Dataset:
     """Load dataset ``name`` with validated ``options``; never touches the network if files are present."""
     spec = get_spec(name)
-    opts: Any = parse_options(spec.options, name, options)
+    opts: Any = parse_options(spec.options, options, "dataset", f"dataset {name}")
     return spec.load(opts)
 
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from rbmlab.data.dataset import Dataset
-from rbmlab.data.options import option, option_error
+from rbmlab.validation import option, option_error
 
 
 @dataclass(frozen=True)

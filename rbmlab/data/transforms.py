@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbmlab.data.options import option_error
+from rbmlab.validation import option_error
 
 # Independent random streams per split for stochastic binarisation: SeedSequence([seed, stream]).
 STREAM_TRAIN = 0

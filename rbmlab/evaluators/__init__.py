@@ -1,2 +1,15 @@
-"""Model evaluation: exact log-likelihood for small RBMs, annealed importance sampling (forward
-and reverse) for large ones, pseudo-likelihood and reconstruction error."""
+"""Evaluators, by name: each declares its config, the model capabilities it needs, a
+feasibility check made before any work, and the metrics it writes (rbmlab.metrics.MetricSpec)."""
+from rbmlab.registry import Registry
+
+EVALUATORS = Registry("evaluator", {
+    "exact": "rbmlab.evaluators.exact:Exact",
+    "ais": "rbmlab.evaluators.ais:AIS",
+    "pl": "rbmlab.evaluators.pseudo_likelihood:PseudoLikelihood",
+    "reconstruction": "rbmlab.evaluators.reconstruction:Reconstruction",
+})
+
+
+def declared_metrics():
+    """Every metric any registered evaluator declares."""
+    return tuple(spec for _, cls in EVALUATORS.items() for spec in cls.metrics)

@@ -20,12 +20,16 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
-from rbmlab.backend import namespace, to_numpy
-from rbmlab.inference.gibbs import gibbs_chain
-from rbmlab.models.rbm import RBM, base_rate_bias  # noqa: F401 - re-exported for callers
-from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
+from dataclasses import dataclass as config_dataclass
 
-from . import exact
+from rbmlab.backend import namespace, to_numpy
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized
+from rbmlab.inference.block_gibbs import gibbs_chain
+from rbmlab.metrics import MetricSpec
+from rbmlab.models.base import Bipartite
+from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
+from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
+from rbmlab.validation import option
 
 
 def temperature_schedule(kind: str = "salakhutdinov", n: int | None = None) -> np.ndarray:
@@ -203,7 +207,7 @@ def target_samples(rbm: RBM, rng, n: int, data=None, burn_in: int = 1000,
     from p(v), so the reverse estimate is then no longer an upper bound in expectation.
     """
     if min(rbm.n_visible, rbm.n_hidden) <= max_exact_units:
-        return exact.sample_exact(rbm, rng, n, max_units=max_exact_units)
+        return sample_exact(rbm, rng, n, max_units=max_exact_units)
     if data is None:
         raise ValueError("target_samples: the model is too large for exact sampling; pass data "
                          "to start Gibbs chains from")
@@ -216,3 +220,69 @@ def target_samples(rbm: RBM, rng, n: int, data=None, burn_in: int = 1000,
         u = rng.random((n,), dtype=xp.float64)
         rows = xp.minimum((u * n_data).astype(xp.int64), n_data - 1)
     return gibbs_chain(rbm, data[rows], rng, burn_in)
+
+
+def schedule(kind: str, n_temperatures: int, curve_n_temperatures: int, final: bool) -> np.ndarray:
+    """The final schedule, or the cheaper linear one at intermediate evaluation points."""
+    if not final and curve_n_temperatures:
+        return temperature_schedule("linear", curve_n_temperatures)
+    if kind == "linear":
+        return temperature_schedule("linear", n_temperatures)
+    return temperature_schedule("salakhutdinov")
+
+
+@config_dataclass
+class AISConfig(EvaluatorConfig):
+    name: str = option("ais", "evaluator")
+    n_chains: int = option(100, "AIS chains", lo=2)
+    schedule: str = option("salakhutdinov", "salakhutdinov (14,500 temperatures) | linear",
+                           choices=("salakhutdinov", "linear"))
+    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1)
+    curve_n_temperatures: int = option(1000, "linear schedule at intermediate points (0: the final "
+                                       "one)", lo=0)
+    reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
+
+
+_nats = dict(unit="nats", higher_is_better=True)
+
+
+class AIS(Evaluator):
+    config_class = AISConfig
+    requires = (Bipartite,)
+    metrics = (
+        MetricSpec("log_likelihood", summary_name="mean_log_likelihood", **_nats,
+                   description="mean −F(x) − log Ẑ over the split"),
+        MetricSpec("log_likelihood_lower", summary_name="mean_log_likelihood_lower", **_nats),
+        MetricSpec("log_likelihood_upper", summary_name="mean_log_likelihood_upper", **_nats),
+        *(MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats)
+          for prefix in ("", "reverse_") for end in ("", "_lower", "_upper")),
+    )
+
+    def evaluate(self, model, splits, context):
+        cfg = self.config
+        base_bias = model.xp.asarray(base_rate_bias(context.data_mean))
+        betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
+        fwd = ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
+                                n_chains=cfg.n_chains, progress=context.progress)
+        metrics = {"log_z": fwd.log_z, "log_z_lower": fwd.log_z_lower, "log_z_upper": fwd.log_z_upper}
+        for name, batch in splits.items():
+            mf = mean_log_unnormalized(model, batch.inputs)
+            metrics[f"{name}_log_likelihood"] = mf - fwd.log_z
+            metrics[f"{name}_log_likelihood_lower"] = mf - fwd.log_z_upper
+            metrics[f"{name}_log_likelihood_upper"] = mf - fwd.log_z_lower
+        if cfg.reverse and context.final:
+            data = context.train if context.train is not None else next(iter(splits.values()))
+            init = target_samples(model, context.rng, cfg.n_chains, data=data.inputs)
+            rev = reverse_ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
+                                            init_v=init, progress=context.progress)
+            metrics.update(reverse_log_z=rev.log_z, reverse_log_z_lower=rev.log_z_lower,
+                           reverse_log_z_upper=rev.log_z_upper)
+        return metrics
+
+    def headline(self, metrics, split):
+        ll = metrics[f"{split}_log_likelihood"]
+        lo, hi = metrics[f"{split}_log_likelihood_lower"], metrics[f"{split}_log_likelihood_upper"]
+        cfg = self.config
+        n_t = schedule(cfg.schedule, cfg.n_temperatures, 0, True).size - 1
+        return (f"{split} log-likelihood (AIS, {n_t} temperatures, {cfg.n_chains} chains): "
+                f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]")

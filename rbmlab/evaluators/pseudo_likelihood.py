@@ -6,11 +6,17 @@ All flips of a chunk of rows are evaluated at once in a (chunk, units, n_hidden)
 """
 from __future__ import annotations
 
-from rbmlab.models.rbm import RBM
+from dataclasses import dataclass
+
+from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean
+from rbmlab.metrics import MetricSpec
+from rbmlab.models.base import Bipartite
 from rbmlab.ops import softplus
+from rbmlab.validation import option
 
 
-def _flip_log_cond(rbm: RBM, v, x, units=None):
+def _flip_log_cond(rbm, v, x, units=None):
     """log p(v_i | v_−i) for the given units ((B, k) indices; all units when None), float64."""
     xp = rbm.xp
     f64 = xp.float64
@@ -33,7 +39,7 @@ def _flip_log_cond(rbm: RBM, v, x, units=None):
     return -softplus(delta)
 
 
-def pseudo_log_likelihood(rbm: RBM, v, rng=None, n_units: int | None = None,
+def pseudo_log_likelihood(rbm, v, rng=None, n_units: int | None = None,
                           chunk_size: int = 64):
     """Per-row pseudo-log-likelihood, float64.
 
@@ -67,3 +73,31 @@ def pseudo_log_likelihood(rbm: RBM, v, rng=None, n_units: int | None = None,
     if not out:
         return xp.zeros(0, dtype=xp.float64)
     return xp.concatenate(out)
+
+
+@dataclass
+class PseudoLikelihoodConfig(EvaluatorConfig):
+    name: str = option("pl", "evaluator")
+    n_units: int = option(0, "0: exact, over all units; k: k random units per example, rescaled",
+                          lo=0)
+
+
+class PseudoLikelihood(Evaluator):
+    config_class = PseudoLikelihoodConfig
+    requires = (Bipartite,)
+    metrics = (MetricSpec("pseudo_log_likelihood", "nats", True,
+                          description="mean Σ_i log p(v_i | v_−i)"),)
+
+    def check(self, model_class, sizes):
+        super().check(model_class, sizes)
+        if self.config.n_units > sizes["n_visible"]:
+            raise RbmlabError(f"evaluator.n_units: {self.config.n_units} exceeds the "
+                              f"{sizes['n_visible']} visible units")
+
+    def evaluate(self, model, splits, context):
+        return {f"{name}_pseudo_log_likelihood": mean(pseudo_log_likelihood(
+                    model, batch.inputs, rng=context.rng, n_units=self.config.n_units or None))
+                for name, batch in splits.items()}
+
+    def headline(self, metrics, split):
+        return f"{split} pseudo-log-likelihood: {metrics[f'{split}_pseudo_log_likelihood']:.4f} nats"

@@ -1,18 +1,47 @@
 """Mean-field reconstruction error.
 
-The reconstruction of v is r = p(v = 1 | h = p(h = 1 | v)): hidden probabilities (not samples)
-are propagated back, so the error is deterministic. Error per row: Σ_i (v_i − r_i)².
-Not a likelihood; reported for comparison with the RBM literature (Hinton 2010, practical guide).
+The reconstruction of v is r = E[v | h = E[h | v]]: hidden means (not samples) are propagated
+back, so the error is deterministic. Error per row: Σ_i (v_i − r_i)². Not a likelihood; reported
+for comparison with the RBM literature (Hinton 2010, practical guide), and recorded beside every
+other evaluator for models that can reconstruct.
 """
 from __future__ import annotations
 
-from rbmlab.models.rbm import RBM, hidden_probs, visible_probs
+from dataclasses import dataclass
+
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean
+from rbmlab.metrics import MetricSpec
+from rbmlab.validation import option
 
 
-def reconstruction_error(rbm: RBM, v):
-    """Per-row squared error Σ_i (v_i − p(v_i=1 | h = p(h=1|v)))², float64."""
-    xp = rbm.xp
-    v = xp.asarray(v, dtype=rbm.W.dtype)
-    r = visible_probs(rbm, hidden_probs(rbm, v))
-    d = v - r
+def reconstruction_error(model, v):
+    """Per-row squared error Σ_i (v_i − r_i)², float64."""
+    xp = model.xp
+    v = xp.asarray(v, dtype=model.W.dtype)
+    d = v - model.reconstruct(v)
     return xp.sum(d * d, axis=-1, dtype=xp.float64)
+
+
+def can_reconstruct(model_class: type) -> bool:
+    return hasattr(model_class, "reconstruct")
+
+
+@dataclass
+class ReconstructionConfig(EvaluatorConfig):
+    name: str = option("reconstruction", "evaluator")
+
+
+class Reconstruction(Evaluator):
+    config_class = ReconstructionConfig
+    metrics = (MetricSpec("reconstruction_error", "squared error", False,
+                          description="mean Σ_i (v_i − r_i)² of the mean-field reconstruction"),)
+
+    def check(self, model_class, sizes):
+        if not can_reconstruct(model_class):
+            from rbmlab.errors import RbmlabError  # noqa: PLC0415
+            raise RbmlabError(f"evaluator=reconstruction: model {model_class.family} cannot "
+                              "reconstruct its inputs")
+
+    def evaluate(self, model, splits, context):
+        return {f"{name}_reconstruction_error": mean(reconstruction_error(model, batch.inputs))
+                for name, batch in splits.items()}

@@ -1,1 +1,8 @@
-"""Sampling and inference routines shared by learners and evaluators."""
+"""Inference methods, by name: samplers and fixed-point iterations with one calling shape
+(rbmlab.inference.base)."""
+from rbmlab.registry import Registry
+
+INFERENCE = Registry("inference", {
+    "block_gibbs": "rbmlab.inference.block_gibbs:BlockGibbs",
+    "gibbs": "rbmlab.inference.site_gibbs:SiteGibbs",
+})

@@ -1,15 +1,12 @@
-"""Learners, by name. Each module holds one learner: its config dataclass and its step."""
-from __future__ import annotations
+"""Learners, by name. Each module holds one learner: its config dataclass and its step.
+`ssd` is CD-K with the spectral optimizer (conf/learner/ssd.yaml)."""
+from rbmlab.registry import Registry
 
-from rbmlab.learners.cd import CD
-from rbmlab.learners.cg import CG
-from rbmlab.learners.csdcp import CSDCP
-from rbmlab.learners.pcd import PCD
-from rbmlab.learners.sdcp import SDCP
-from rbmlab.learners.ssd import SSD
-
-LEARNERS = {"cd": CD, "pcd": PCD, "sdcp": SDCP, "csdcp": CSDCP, "cg": CG, "ssd": SSD}
-
-
-def make_learner(config):
-    return LEARNERS[config.name](config)
+LEARNERS = Registry("learner", {
+    "cd": "rbmlab.learners.cd:CD",
+    "pcd": "rbmlab.learners.pcd:PCD",
+    "sdcp": "rbmlab.learners.sdcp:SDCP",
+    "csdcp": "rbmlab.learners.csdcp:CSDCP",
+    "cg": "rbmlab.learners.cg:CG",
+    "ssd": "rbmlab.learners.cd:CD",
+})

@@ -1,74 +1,85 @@
-"""What every learner shares: sufficient statistics, the SGD update, and the learner protocol.
+"""What every learner shares: its config fields, its sampler and optimizer, and the protocol.
 
-A learner is a pair of pure functions around its own state (persistent chains, momentum
-buffers, centering offsets...): ``init_state`` and ``step``. The runner owns the loop.
+A learner is a pair of functions around its own state (persistent chains, optimizer buffers,
+centering offsets...): ``init_state`` and ``step``. The runner owns the loop. A learner never
+names a sampler or an update rule: the negative phase comes from ``learner.sampler`` (an
+inference method; null: the model family's default) and the step from ``learner.optimizer``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from rbmlab.config import LearnerConfig
-from rbmlab.models.rbm import RBM, hidden_probs
+from rbmlab.errors import RbmlabError
+from rbmlab.inference import INFERENCE
+from rbmlab.models.base import GradientStatistics, supports
+from rbmlab.optimizers import OPTIMIZERS
+from rbmlab.validation import Config, option
 
 State = dict[str, Any]   # name → array; saved in checkpoints as-is
 
 
-@dataclass(frozen=True)
-class Stats:
-    """Batch averages of −∇θE under p(h|v): (vᵀp/B, mean v, mean p), p = p(h=1|v) (dcp eq. 6)."""
-
-    W: Any
-    b_v: Any
-    b_h: Any
-
-    def __sub__(self, other: "Stats") -> "Stats":
-        return Stats(self.W - other.W, self.b_v - other.b_v, self.b_h - other.b_h)
+def _sampler(value: Any, key: str):
+    return None if value is None else INFERENCE.parse(value, key)
 
 
-def sufficient_statistics(rbm: RBM, v) -> Stats:
-    """Rao-Blackwellised statistics of a batch: hidden probabilities, not samples."""
-    p = hidden_probs(rbm, v)
-    mean_p = p.mean(axis=-2)
-    p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
-    return Stats(v.swapaxes(-1, -2) @ p, v.mean(axis=-2), mean_p)
+@dataclass
+class LearnerConfig(Config):
+    """Hyperparameters every learner shares."""
+
+    name: str = option("cd", "learner")
+    lr: float = option(0.01, "step size", lo=0, open_lo=True)
+    batch_size: int | str = option(100, "examples per update, or 'full'", lo=1, choices=("full",))
+    optimizer: Any = option({"name": "sgd"}, "update rule (learner/optimizer=sgd|adam|spectral)",
+                            parse=OPTIMIZERS.parse)
+    sampler: Any = option(None, "negative-phase inference method; null: the model family's",
+                          parse=_sampler)
 
 
-def sgd_update(rbm: RBM, grad: Stats, state: State, cfg: LearnerConfig) -> tuple[RBM, State]:
-    """θ ← θ + lr · u,  u ← momentum · u + (grad − weight_decay · W)  (ascent on log-likelihood).
-
-    With momentum 0 this is θ ← θ + lr · grad; velocity buffers u live in the returned state.
-    """
-    gW = grad.W - cfg.weight_decay * rbm.W if cfg.weight_decay else grad.W
-    steps = {"W": gW, "b_v": grad.b_v, "b_h": grad.b_h}
-    if cfg.momentum:
-        state = dict(state)
-        for name, g in steps.items():
-            key = f"velocity_{name}"
-            state[key] = cfg.momentum * state[key] + g if key in state else g
-            steps[name] = state[key]
-    return RBM(**{name: _add_scaled(getattr(rbm, name), cfg.lr, step)
-                  for name, step in steps.items()}), state
+def difference(positive: dict, negative: dict) -> dict:
+    """Data minus model statistics, per parameter: the log-likelihood ascent direction."""
+    return {name: positive[name] - negative[name] for name in positive}
 
 
-def _add_scaled(x, lr: float, step):
-    """x + lr · step in a fresh array, with one temporary fewer than the plain expression."""
-    out = lr * step
-    if out.shape != x.shape:   # a step shared by all trials broadcasts against their parameters
-        return x + out
-    out += x
-    return out
+class Learner:
+    """Base class: sampler and optimizer from the config; subclasses write ``step``."""
 
+    config_class = LearnerConfig
+    requires: tuple[type, ...] = (GradientStatistics,)   # model capabilities the step uses
+    updates_per_step = 1      # parameter updates per call of step (S-DCP makes d)
 
-class Learner(Protocol):
-    config: LearnerConfig
+    def __init__(self, config):
+        self.config = config
+        self.optimizer = OPTIMIZERS.build(config.optimizer)
+        self._samplers: dict[type, Any] = {}
 
-    @property
-    def updates_per_step(self) -> int:
-        """Parameter updates made by one call of ``step`` (S-DCP makes d per mini-batch)."""
+    def check(self, model_class: type) -> None:
+        """One-line error, before any work, if this learner cannot train ``model_class``."""
+        sampler = self.sampler_for(model_class)
+        for capability in (*self.requires, *sampler.requires):
+            if not supports(model_class, capability):
+                raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
+                                  f"{capability.__name__} (needed by the learner or its sampler "
+                                  f"{sampler.config.name})")
 
-    def init_state(self, rbm: RBM, train, rng) -> State:
-        """Learner state before the first mini-batch (``train`` is the whole training set)."""
+    def sampler_for(self, model_class: type):
+        if model_class not in self._samplers:
+            config = self.config.sampler or INFERENCE.parse(model_class.default_sampler,
+                                                            "learner.sampler")
+            self._samplers[model_class] = INFERENCE.build(config)
+        return self._samplers[model_class]
 
-    def step(self, rbm: RBM, state: State, batch, rng) -> tuple[RBM, State]:
-        """One mini-batch: new parameters and state."""
+    def sample(self, model, x, rng, steps: int):
+        """``steps`` transitions of the negative-phase sampler from the states ``x``."""
+        return self.sampler_for(type(model)).run(model, x, rng, steps)
+
+    def update(self, model, grad: dict, state: State):
+        return self.optimizer.update(model, grad, state, self.config.lr)
+
+    def init_state(self, model, train, rng) -> State:
+        """Learner state before the first mini-batch (``train`` is the whole training Batch)."""
+        return {}
+
+    def step(self, model, state: State, batch, rng):
+        """One mini-batch (a Batch): new parameters and state."""
+        raise NotImplementedError

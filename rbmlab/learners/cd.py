@@ -3,33 +3,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.config import LearnerConfig, _check
-from rbmlab.inference.gibbs import gibbs_chain
-from rbmlab.learners.base import State, sgd_update, sufficient_statistics
-from rbmlab.models.rbm import RBM
+from rbmlab.learners.base import Learner, LearnerConfig, difference
+from rbmlab.validation import option
 
 
 @dataclass
 class CDConfig(LearnerConfig):
-    name: str = "cd"
-    k: int = 1   # Gibbs sweeps from the data
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
+    name: str = option("cd", "learner")
+    k: int = option(1, "sampler steps from the data", lo=1)
 
 
-class CD:
+class CD(Learner):
     config_class = CDConfig
-    updates_per_step = 1
 
-    def __init__(self, config: CDConfig):
-        self.config = config
-
-    def init_state(self, rbm: RBM, train, rng) -> State:
-        return {}
-
-    def step(self, rbm: RBM, state: State, batch, rng) -> tuple[RBM, State]:
-        positive = sufficient_statistics(rbm, batch)
-        negative = sufficient_statistics(rbm, gibbs_chain(rbm, batch, rng, self.config.k))
-        return sgd_update(rbm, positive - negative, state, self.config)
+    def step(self, model, state, batch, rng):
+        x = batch.inputs
+        positive = model.statistics(x)
+        negative = model.statistics(self.sample(model, x, rng, self.config.k))
+        return self.update(model, difference(positive, negative), state)

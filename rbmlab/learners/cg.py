@@ -8,31 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.config import _check
-from rbmlab.learners.base import State
-from rbmlab.learners.csdcp import CenteringConfig, centered_sdcp_step, init_offsets
-from rbmlab.models.rbm import RBM
+from rbmlab.learners.csdcp import CenteredLearner, CenteringConfig
+from rbmlab.validation import option
 
 
 @dataclass
 class CGConfig(CenteringConfig):
-    name: str = "cg"
-    k: int = 1             # Gibbs sweeps from the data
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
+    name: str = option("cg", "learner")
+    k: int = option(1, "sampler steps from the data", lo=1)
 
 
-class CG:
+class CG(CenteredLearner):
     config_class = CGConfig
-    updates_per_step = 1
 
-    def __init__(self, config: CGConfig):
-        self.config = config
-
-    def init_state(self, rbm: RBM, train, rng) -> State:
-        return init_offsets(rbm, train, self.config.lam0)
-
-    def step(self, rbm: RBM, state: State, batch, rng) -> tuple[RBM, State]:
-        return centered_sdcp_step(rbm, state, batch, rng, self.config, 1, self.config.k)
+    def step(self, model, state, batch, rng):
+        return self.centered_step(model, state, batch, rng, 1, self.config.k)

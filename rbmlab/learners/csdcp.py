@@ -2,7 +2,7 @@
 
 S-DCP on the centered RBM (:mod:`rbmlab.models.centered`). Per mini-batch, with ∇g frozen at θ(t):
 the data's hidden probabilities H_p and the batch means μ_batch = ⟨v⟩, λ_batch = ⟨H_p⟩ are taken
-once; then d times: K' Gibbs sweeps continue the chain; the offsets slide towards the batch means
+once; then d times: K' sampler steps continue the chain; the offsets slide towards the batch means
 (μ ← (1−ν_μ)μ + ν_μ μ_batch, same for λ) with the biases re-parameterised so the distribution is
 unchanged; the centered gradient
 
@@ -16,84 +16,73 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.config import LearnerConfig, _check
-from rbmlab.inference.gibbs import gibbs_chain
-from rbmlab.learners.base import State, Stats, sgd_update
+from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.models.base import Bipartite
 from rbmlab.models.centered import CenteredRBM
-from rbmlab.models.rbm import RBM, hidden_probs
+from rbmlab.validation import option
 
 
 @dataclass
 class CenteringConfig(LearnerConfig):
     """Offsets of the centered learners (CS-DCP, CG)."""
 
-    nu_mu: float = 0.01    # sliding factor of the visible offsets
-    nu_lam: float = 0.01   # sliding factor of the hidden offsets
-    lam0: float = 0.5      # initial hidden offsets (the visible ones start at the training mean)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for key in ("nu_mu", "nu_lam", "lam0"):
-            value = getattr(self, key)
-            _check(0.0 <= value <= 1.0, f"learner.{key}", f"must be in [0, 1], got {value}")
+    nu_mu: float = option(0.01, "sliding factor of the visible offsets", lo=0, hi=1)
+    nu_lam: float = option(0.01, "sliding factor of the hidden offsets", lo=0, hi=1)
+    lam0: float = option(0.5, "initial hidden offsets (visible: the training mean)", lo=0, hi=1)
 
 
 @dataclass
 class CSDCPConfig(CenteringConfig):
-    name: str = "csdcp"
-    d: int = 6             # inner SGD steps per mini-batch
-    k: int = 4             # K': Gibbs sweeps per inner step
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.d >= 1, "learner.d", f"must be >= 1, got {self.d}")
-        _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
+    name: str = option("csdcp", "learner")
+    d: int = option(6, "inner SGD steps per mini-batch", lo=1)
+    k: int = option(4, "K': sampler steps per inner step", lo=1)
 
 
-def init_offsets(rbm: RBM, train, lam0: float) -> State:
-    """μ = training mean, λ = lam0, with the model's trial axes (dcp §4.1)."""
-    xp = rbm.xp
-    mu = xp.broadcast_to(train.mean(axis=0).astype(rbm.W.dtype), rbm.b_v.shape)
-    return {"mu": xp.array(mu, copy=True), "lam": xp.full(rbm.b_h.shape, lam0, dtype=rbm.W.dtype)}
+class CenteredLearner(Learner):
+    """Alg. 4's mini-batch step on the centered RBM (shared by CS-DCP and CG)."""
+
+    requires = (Bipartite,)
+
+    def init_state(self, model, train, rng):
+        """μ = training mean, λ = lam0, with the model's trial axes (dcp §4.1)."""
+        xp = model.xp
+        mu = xp.broadcast_to(train.inputs.mean(axis=0).astype(model.W.dtype), model.b_v.shape)
+        return {"mu": xp.array(mu, copy=True),
+                "lam": xp.full(model.b_h.shape, self.config.lam0, dtype=model.W.dtype)}
+
+    def centered_step(self, rbm, state, batch, rng, d: int, k: int):
+        """One mini-batch with d inner steps of K' = k sampler steps; returns (plain RBM, state)."""
+        cfg = self.config
+        batch = batch.inputs
+        centered = CenteredRBM.from_plain(rbm, state["mu"], state["lam"])
+        h_data = rbm.hidden_probs(batch)                 # H_p at θ(t)
+        mu_batch, lam_batch = batch.mean(axis=-2), h_data.mean(axis=-2)   # also ⟨v⟩_data, ⟨h⟩_data
+        n = batch.shape[-2]
+        chain = batch
+        pos_W = None
+        for _ in range(d):
+            plain = centered.to_plain()
+            chain = self.sample(plain, chain, rng, k)
+            h_chain = plain.hidden_probs(chain)
+            centered = centered.move_offsets(
+                (1.0 - cfg.nu_mu) * centered.mu + cfg.nu_mu * mu_batch,
+                (1.0 - cfg.nu_lam) * centered.lam + cfg.nu_lam * lam_batch)
+            mu, lam = centered.mu[..., None, :], centered.lam[..., None, :]
+            if pos_W is None:                             # ∇_W g: once, after the first offset move
+                pos_W = (batch - mu).swapaxes(-1, -2) @ (h_data - lam) / n
+            grad = {"W": pos_W - (chain - mu).swapaxes(-1, -2) @ (h_chain - lam) / n,
+                    "b_v": mu_batch - chain.mean(axis=-2), "b_h": lam_batch - h_chain.mean(axis=-2)}
+            params, state = self.update(centered.params, grad, state)
+            centered = CenteredRBM(params, centered.mu, centered.lam)
+        return centered.to_plain(), {**state, "mu": centered.mu, "lam": centered.lam}
 
 
-def centered_sdcp_step(rbm: RBM, state: State, batch, rng, cfg, d: int, k: int):
-    """One mini-batch of Alg. 4 with d inner steps of K' = k sweeps; returns (plain RBM, state)."""
-    centered = CenteredRBM.from_plain(rbm, state["mu"], state["lam"])
-    h_data = hidden_probs(rbm, batch)                 # H_p at θ(t)
-    mu_batch, lam_batch = batch.mean(axis=-2), h_data.mean(axis=-2)   # also ⟨v⟩_data, ⟨h⟩_data
-    n = batch.shape[-2]
-    chain = batch
-    pos_W = None
-    for _ in range(d):
-        plain = centered.to_plain()
-        chain = gibbs_chain(plain, chain, rng, k)
-        h_chain = hidden_probs(plain, chain)
-        centered = centered.move_offsets(
-            (1.0 - cfg.nu_mu) * centered.mu + cfg.nu_mu * mu_batch,
-            (1.0 - cfg.nu_lam) * centered.lam + cfg.nu_lam * lam_batch)
-        mu, lam = centered.mu[..., None, :], centered.lam[..., None, :]
-        if pos_W is None:                             # ∇_W g: once, after the first offset move
-            pos_W = (batch - mu).swapaxes(-1, -2) @ (h_data - lam) / n
-        grad = Stats(pos_W - (chain - mu).swapaxes(-1, -2) @ (h_chain - lam) / n,
-                     mu_batch - chain.mean(axis=-2), lam_batch - h_chain.mean(axis=-2))
-        params, state = sgd_update(centered.params, grad, state, cfg)
-        centered = CenteredRBM(params, centered.mu, centered.lam)
-    return centered.to_plain(), {**state, "mu": centered.mu, "lam": centered.lam}
-
-
-class CSDCP:
+class CSDCP(CenteredLearner):
     config_class = CSDCPConfig
-
-    def __init__(self, config: CSDCPConfig):
-        self.config = config
 
     @property
     def updates_per_step(self) -> int:
         return self.config.d
 
-    def init_state(self, rbm: RBM, train, rng) -> State:
-        return init_offsets(rbm, train, self.config.lam0)
-
-    def step(self, rbm: RBM, state: State, batch, rng) -> tuple[RBM, State]:
-        return centered_sdcp_step(rbm, state, batch, rng, self.config, self.config.d, self.config.k)
+    def step(self, model, state, batch, rng):
+        return self.centered_step(model, state, batch, rng, self.config.d, self.config.k)

@@ -1,1 +1,7 @@
-"""Model definitions: parameters, energies and conditionals."""
+"""Model families, by name (see rbmlab.models.base for what a family provides)."""
+from rbmlab.registry import Registry
+
+MODELS = Registry("model", {
+    "rbm": "rbmlab.models.rbm:RBM",
+    "ising": "rbmlab.models.ising:Ising",
+})

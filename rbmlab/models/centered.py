@@ -35,22 +35,22 @@ class CenteredRBM:
     def to_plain(self) -> RBM:
         """(W, b − Wλ, c − Wᵀμ): the plain RBM with the same distribution."""
         W = self.params.W
-        return RBM(W, self.params.b_v - _matvec(W, self.lam),
-                   self.params.b_h - _matvec(W.swapaxes(-1, -2), self.mu))
+        return self.params.replace(b_v=self.params.b_v - _matvec(W, self.lam),
+                                  b_h=self.params.b_h - _matvec(W.swapaxes(-1, -2), self.mu))
 
     @classmethod
     def from_plain(cls, rbm: RBM, mu, lam) -> "CenteredRBM":
         """The centered parameters with offsets (μ, λ) of the plain ``rbm``: b = b_v + Wλ, c = b_h + Wᵀμ."""
         W = rbm.W
-        return cls(RBM(W, rbm.b_v + _matvec(W, lam), rbm.b_h + _matvec(W.swapaxes(-1, -2), mu)),
+        return cls(rbm.replace(b_v=rbm.b_v + _matvec(W, lam), b_h=rbm.b_h + _matvec(W.swapaxes(-1, -2), mu)),
                    mu, lam)
 
     def move_offsets(self, mu_new, lam_new) -> "CenteredRBM":
         """New offsets with the biases re-parameterised so the distribution is unchanged (Alg. 4):
         b ← b + W(λ' − λ), c ← c + Wᵀ(μ' − μ)."""
         W = self.params.W
-        params = RBM(W, self.params.b_v + _matvec(W, lam_new - self.lam),
-                     self.params.b_h + _matvec(W.swapaxes(-1, -2), mu_new - self.mu))
+        params = self.params.replace(b_v=self.params.b_v + _matvec(W, lam_new - self.lam),
+                                     b_h=self.params.b_h + _matvec(W.swapaxes(-1, -2), mu_new - self.mu))
         return CenteredRBM(params, mu_new, lam_new)
 
     def energy(self, v, h):

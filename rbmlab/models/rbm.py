@@ -1,28 +1,63 @@
-"""The binary restricted Boltzmann machine.
+"""The restricted Boltzmann machine family.
 
-Units are in {0, 1}. With W of shape (n_visible, n_hidden):
+With W of shape (n_visible, n_hidden):
 
     E(v, h) = −vᵀWh − b_vᵀv − b_hᵀh                      (dcp eq. 1, W transposed)
-    F(v)    = −b_vᵀv − Σ_j softplus((vW + b_h)_j)           free energy, p(v) = e^{−F(v)} / Z
-    p(h_j = 1 | v) = σ((vW + b_h)_j),   p(v_i = 1 | h) = σ((Whᵀ + b_v)_i)
+    F(v)    = −b_vᵀv − Σ_j A_h((vW + b_h)_j)             free energy, p(v) = e^{−F(v)} / Z
+    p(h_j | v) ∝ exp(h_j (vW + b_h)_j),   p(v_i | h) ∝ exp(v_i (Whᵀ + b_v)_i)
 
-Batches are rows: v has shape (batch, n_visible). Parameters may carry leading axes (one RBM
-per trial); the functions broadcast over them.
+where A_h is the hidden unit type's log-partition (softplus for Bernoulli {0, 1} units, the
+default; log 2cosh for spins ±1): the unit types of rbmlab.units own every per-unit formula, so
+new unit types need no change here. Batches are rows: v has shape (batch, n_visible).
+Parameters may carry a leading axis (one RBM per trial); everything broadcasts over it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
 
 from rbmlab.backend import namespace
-from rbmlab.ops import sigmoid, softplus
+from rbmlab.errors import RbmlabError
+from rbmlab.models.base import Model
+from rbmlab.ops import logsumexp
+from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
+from rbmlab.validation import Config, option
+
+UNIT_NAMES = tuple(UNIT_TYPES)
+
+
+@dataclass
+class RBMConfig(Config):
+    name: str = option("rbm", "model family")
+    n_hidden: int = option(500, "hidden units", lo=1)
+    weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0)
+    visible_bias: str = option("base_rate", "base_rate: the field whose mean is the training mean "
+                               "(logit, clipped to [1e-3, 1 − 1e-3]) | zero",
+                               choices=("base_rate", "zero"))
+    visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES)
+    hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES)
+
+
+def _row(x):
+    """A bias vector (..., n) as a row (..., 1, n) that broadcasts against a batch (..., B, n)."""
+    return x[..., None, :]
 
 
 @dataclass(frozen=True)
-class RBM:
+class RBM(Model):
     W: Any    # (..., n_visible, n_hidden)
     b_v: Any  # (..., n_visible)
     b_h: Any  # (..., n_hidden)
+    visible: str = "bernoulli"
+    hidden: str = "bernoulli"
+
+    PARAMS: ClassVar[dict[str, int]] = {"W": 2, "b_v": 1, "b_h": 1}
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
+    family: ClassVar[str] = "rbm"
+    config_class: ClassVar[type] = RBMConfig
+    default_sampler: ClassVar[str] = "block_gibbs"
 
     @property
     def n_visible(self) -> int:
@@ -32,70 +67,107 @@ class RBM:
     def n_hidden(self) -> int:
         return self.W.shape[-1]
 
-    @property
-    def xp(self):
-        return namespace(self.W)
-
-    def map(self, fn) -> "RBM":
-        """The RBM with ``fn`` applied to each parameter array (dtype casts, host/device moves)."""
-        return RBM(fn(self.W), fn(self.b_v), fn(self.b_h))
-
-    def astype(self, dtype) -> "RBM":
-        return self.map(lambda a: a.astype(dtype))
-
-    def replace(self, **changes) -> "RBM":
-        return replace(self, **changes)
+    def model_sizes(self) -> dict[str, int]:
+        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
 
     @property
-    def n_trials(self) -> int:
-        """Models along the leading axis; 0 for a single model without one."""
-        return self.W.shape[0] if self.W.ndim == 3 else 0
+    def visible_units(self):
+        return unit_type(self.visible)
 
-    def trial(self, t: int) -> "RBM":
-        return self.map(lambda a: a[t])
+    @property
+    def hidden_units(self):
+        return unit_type(self.hidden)
 
-    def is_finite(self) -> bool:
-        return all(self.finite_trials())
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def sizes(cls, config: RBMConfig, n_visible: int) -> dict[str, int]:
+        return {"n_visible": n_visible, "n_hidden": config.n_hidden}
 
-    def finite_trials(self) -> list[bool]:
-        """Per trial: are all its parameters finite? (One entry for a single model.)"""
-        xp = self.xp
-        ok = (xp.isfinite(self.W).all(axis=(-2, -1)) & xp.isfinite(self.b_v).all(axis=-1)
-              & xp.isfinite(self.b_h).all(axis=-1))
-        return [bool(x) for x in xp.reshape(ok, (-1,)).tolist()]
+    @classmethod
+    def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0) -> "RBM":
+        return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden, weight_std=config.weight_std,
+                        visible_bias=config.visible_bias, data_mean=data_mean, dtype=dtype,
+                        trials=trials, visible=config.visible_units, hidden=config.hidden_units)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "RBM":
+        W, b_v, b_h = arrays["W"], arrays["b_v"], arrays["b_h"]
+        lead = W.shape[:-2]   # () for one model, (T,) for T batched trials (train.trials)
+        if W.ndim not in (2, 3) or b_v.shape != lead + W.shape[-2:-1] or b_h.shape != lead + W.shape[-1:]:
+            raise RbmlabError(f"checkpoint: inconsistent shapes W{W.shape}, b_v{b_v.shape}, "
+                              f"b_h{b_h.shape}; expected W (m, n), b_v (m,), b_h (n,) "
+                              "(or with a leading trial axis T)")
+        for key in ("visible", "hidden"):
+            if settings.get(key, "bernoulli") not in UNIT_TYPES:
+                raise RbmlabError(f"checkpoint: unknown {key} unit type {settings[key]!r}; "
+                                  f"known: {', '.join(UNIT_NAMES)}")
+        return cls(W, b_v, b_h, visible=settings.get("visible", "bernoulli"),
+                   hidden=settings.get("hidden", "bernoulli"))
+
+    # ------------------------------------------------------------ conditionals
+    def hidden_logits(self, v):
+        return hidden_logits(self, v)
+
+    def visible_logits(self, h):
+        return visible_logits(self, h)
+
+    def hidden_probs(self, v):
+        """E[h | v] (p(h = 1 | v) for Bernoulli hidden units)."""
+        return hidden_probs(self, v)
+
+    def visible_probs(self, h):
+        return visible_probs(self, h)
+
+    def reconstruct(self, v):
+        """Mean-field reconstruction E[v | h = E[h | v]]."""
+        return visible_probs(self, hidden_probs(self, v))
+
+    # ------------------------------------------------------------ capabilities
+    def log_unnormalized(self, v):
+        """−F(v) per row (LogProbability)."""
+        return -free_energy(self, v)
+
+    def statistics(self, v) -> dict[str, Any]:
+        """Rao-Blackwellised batch averages (vᵀE[h|v]/B, mean v, mean E[h|v]) (dcp eq. 6)."""
+        p = hidden_probs(self, v)
+        mean_p = p.mean(axis=-2)
+        p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
+        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v.mean(axis=-2), "b_h": mean_p}
+
+    @classmethod
+    def enumeration_size(cls, sizes: dict[str, int]) -> int:
+        return min(sizes["n_visible"], sizes["n_hidden"])
+
+    def exact_log_partition(self, chunk_size: int = 4096) -> float:
+        """log Z by enumerating the smaller layer (Enumerable)."""
+        return log_partition(self, chunk_size)
 
 
-def _row(x):
-    """A bias vector (..., n) as a row (..., 1, n) that broadcasts against a batch (..., B, n)."""
-    return x[..., None, :]
-
-
+# ----------------------------------------------------------------- functions
 def base_rate_bias(data_mean, clip: float = 1e-3):
     """Visible biases of the base-rate model: logit(clip(mean, clip, 1 − clip)) (Hinton 2010)."""
-    xp = namespace(data_mean)
-    p = xp.clip(xp.asarray(data_mean), clip, 1.0 - clip)
-    return xp.log(p) - xp.log1p(-p)
+    return Bernoulli.field_for_mean(namespace(data_mean).asarray(data_mean), clip)
 
 
 def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
              visible_bias: str = "base_rate", data_mean=None, dtype="float32",
-             clip: float = 1e-3, trials: int = 0) -> RBM:
-    """W ~ N(0, weight_std²), b_h = 0, b_v = logit(clip(data_mean)) ("base_rate") or 0 ("zero").
-
-    ``trials`` > 0 gives that many independent models along a leading axis (one draw of W each).
-    """
+             clip: float = 1e-3, trials: int = 0, visible: str = "bernoulli",
+             hidden: str = "bernoulli") -> RBM:
+    """W ~ N(0, weight_std²), b_h = 0, b_v = the visible field whose mean is the clipped data mean
+    ("base_rate") or 0 ("zero"). ``trials`` > 0: that many models along a leading axis."""
     lead = (trials,) if trials else ()
     W = weight_std * rng.standard_normal(lead + (n_visible, n_hidden), dtype=xp.dtype(dtype))
     b_h = xp.zeros(lead + (n_hidden,), dtype=dtype)
     if visible_bias == "base_rate":
         if data_mean is None:
             raise ValueError("visible_bias='base_rate' needs data_mean")
-        b_v = base_rate_bias(xp.asarray(data_mean, dtype=dtype), clip)
+        b_v = unit_type(visible).field_for_mean(xp.asarray(data_mean, dtype=dtype), clip)
     elif visible_bias == "zero":
         b_v = xp.zeros(n_visible, dtype=dtype)
     else:
         raise ValueError(f"visible_bias must be 'base_rate' or 'zero', got {visible_bias!r}")
-    return RBM(W, xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))), b_h)
+    return RBM(W, xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))), b_h,
+               visible=visible, hidden=hidden)
 
 
 def hidden_logits(rbm: RBM, v):
@@ -113,13 +185,17 @@ def visible_logits(rbm: RBM, h):
 
 
 def hidden_probs(rbm: RBM, v):
-    logits = hidden_logits(rbm, v)   # a fresh array: σ is taken in place
-    return sigmoid(logits, out=logits)
+    logits = hidden_logits(rbm, v)   # a fresh array: the mean is taken in place
+    if logits.dtype.kind not in "fc":
+        return rbm.hidden_units.mean(logits)
+    return rbm.hidden_units.mean(logits, out=logits)
 
 
 def visible_probs(rbm: RBM, h):
     logits = visible_logits(rbm, h)
-    return sigmoid(logits, out=logits)
+    if logits.dtype.kind not in "fc":
+        return rbm.visible_units.mean(logits)
+    return rbm.visible_units.mean(logits, out=logits)
 
 
 def energy(rbm: RBM, v, h):
@@ -131,6 +207,95 @@ def energy(rbm: RBM, v, h):
 
 
 def free_energy(rbm: RBM, v):
-    """F(v) = −b_vᵀv − Σ_j softplus((vW + b_h)_j) per row; p(v) ∝ exp(−F(v))."""
+    """F(v) = −b_vᵀv − Σ_j A_h((vW + b_h)_j) per row; p(v) ∝ exp(−F(v))."""
     xp = rbm.xp
-    return -xp.sum(v * _row(rbm.b_v), axis=-1) - xp.sum(softplus(hidden_logits(rbm, v)), axis=-1)
+    return (-xp.sum(v * _row(rbm.b_v), axis=-1)
+            - xp.sum(rbm.hidden_units.log_partition(hidden_logits(rbm, v)), axis=-1))
+
+
+# ----------------------------------------------------------------- exact enumeration
+def _check_single(rbm: RBM) -> None:
+    if rbm.W.ndim != 2:
+        raise ValueError(f"expected a single RBM with 2-D W, got W of shape {tuple(rbm.W.shape)}")
+
+
+def _layers(rbm: RBM):
+    """(W_ab, bias_a, bias_b, units_a, units_b) with ``a`` the smaller layer (enumerated)."""
+    if rbm.n_hidden <= rbm.n_visible:
+        return rbm.W.T, rbm.b_h, rbm.b_v, rbm.hidden_units, rbm.visible_units
+    return rbm.W, rbm.b_v, rbm.b_h, rbm.visible_units, rbm.hidden_units
+
+
+def _neg_free_energy(W_ab, bias_a, bias_b, units_b, s):
+    """bias_aᵀs + Σ A_b(s W_ab + bias_b) per row, float64 (matmul in model dtype)."""
+    xp = namespace(W_ab)
+    x = (s @ W_ab).astype(xp.float64)
+    x += bias_b.astype(xp.float64)
+    return s.astype(xp.float64) @ bias_a.astype(xp.float64) + units_b.log_partition_sum_(x)
+
+
+def enumerated_neg_free_energies(rbm: RBM, chunk_size: int):
+    """Yield (start, −F(s)) per chunk over all states s of the smaller layer."""
+    xp = rbm.xp
+    W_ab, bias_a, bias_b, units_a, units_b = _layers(rbm)
+    n = W_ab.shape[0]
+    if n > 62:
+        raise ValueError(f"enumeration of {n} units does not fit in int64")
+    total = 1 << n
+    for start in range(0, total, chunk_size):
+        s = units_a.states(xp, n, start, min(start + chunk_size, total), rbm.W.dtype)
+        yield start, _neg_free_energy(W_ab, bias_a, bias_b, units_b, s)
+
+
+def log_partition(rbm: RBM, chunk_size: int = 4096, max_units: int = 25) -> float:
+    """Exact log Z by enumerating the smaller layer (raises ValueError above ``max_units``)."""
+    _check_single(rbm)
+    n = min(rbm.n_visible, rbm.n_hidden)
+    if n > max_units:
+        raise ValueError(f"log_partition: smaller layer has {n} units > max_units={max_units}; "
+                         "use AIS (rbmlab.evaluators.ais) instead")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+    parts = [logsumexp(neg_f) for _, neg_f in enumerated_neg_free_energies(rbm, chunk_size)]
+    return float(logsumexp(rbm.xp.stack(parts)))
+
+
+def log_likelihood(rbm: RBM, v, log_z: float | None = None):
+    """Per-row log p(v) = −F(v) − log Z in float64 (log Z computed exactly when not given)."""
+    _check_single(rbm)
+    v = rbm.xp.asarray(v, dtype=rbm.W.dtype)
+    if log_z is None:
+        log_z = log_partition(rbm)
+    return _neg_free_energy(rbm.W, rbm.b_v, rbm.b_h, rbm.hidden_units, v) - float(log_z)
+
+
+def sample_exact(rbm: RBM, rng, n_samples: int, max_units: int = 20):
+    """``n_samples`` exact samples from p(v), (n_samples, n_visible) in the model dtype.
+
+    The smaller layer s is drawn from its marginal p(s) ∝ exp(−F(s)) by inverse CDF over all its
+    states; if s is the hidden layer, v ~ p(v | h) follows. Needs |s| ≤ ``max_units``.
+    """
+    _check_single(rbm)
+    n = min(rbm.n_visible, rbm.n_hidden)
+    if n > max_units:
+        raise ValueError(f"sample_exact: smaller layer has {n} units > max_units={max_units}")
+    xp = rbm.xp
+    neg_f = xp.concatenate([nf for _, nf in enumerated_neg_free_energies(rbm, 1 << 14)])
+    p = xp.exp(neg_f - logsumexp(neg_f))
+    cdf = xp.cumsum(p)
+    cdf /= cdf[-1]
+    u = rng.random((n_samples,), dtype=xp.float64)
+    idx = xp.minimum(xp.searchsorted(cdf, u, side="right"), cdf.shape[0] - 1).astype(xp.int64)
+    units_a = _layers(rbm)[3]
+    s = _states_of(xp, units_a, idx, n, rbm.W.dtype)
+    if rbm.n_hidden <= rbm.n_visible:  # s = h; v ~ p(v | h)
+        logits = visible_logits(rbm, s)
+        return rbm.visible_units.sample_(logits, rng)
+    return s
+
+
+def _states_of(xp, units, idx, n: int, dtype):
+    """The enumeration's states number ``idx`` (rows), in the unit type's values."""
+    bits = ((idx[:, None] >> xp.arange(n, dtype=xp.int64)[None, :]) & 1).astype(dtype)
+    low, high = units.values
+    return bits if (low, high) == (0.0, 1.0) else low + (high - low) * bits

@@ -1,5 +1,5 @@
-"""Stochastic spectral descent SSD (Carlson, Cevher & Carin, AISTATS 2015): the dcp paper's Fig. 5
-baseline.
+"""Spectral steps: stochastic spectral descent SSD (Carlson, Cevher & Carin, AISTATS 2015),
+the dcp paper's Fig. 5 baseline, as an optimizer (learner=ssd is CD-K with this optimizer).
 
 A steepest-ascent step in a non-Euclidean norm, with the CD-K estimate G of the log-likelihood
 gradient: the Schatten-∞ (spectral) norm for W and ℓ∞ for the biases. Its step direction is the
@@ -20,10 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.backend import namespace
-from rbmlab.config import LearnerConfig, _check
-from rbmlab.inference.gibbs import gibbs_chain
-from rbmlab.learners.base import State, sufficient_statistics
-from rbmlab.models.rbm import RBM
+from rbmlab.validation import Config, option
 
 
 def polar_factor(G, rtol: float = 1e-6):
@@ -56,35 +53,28 @@ def l1_sharp(g):
 
 
 @dataclass
-class SSDConfig(LearnerConfig):
-    name: str = "ssd"
-    k: int = 25             # CD-K chain for the gradient estimate
-    bias_lr: float = 0.0    # step size of the biases; 0: the same as lr
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.k >= 1, "learner.k", f"must be >= 1, got {self.k}")
-        _check(self.bias_lr >= 0, "learner.bias_lr", f"must be >= 0, got {self.bias_lr}")
-        _check(self.momentum == 0 and self.weight_decay == 0, "learner.momentum",
-               "SSD takes plain sharp-operator steps: momentum and weight_decay must be 0")
+class SpectralConfig(Config):
+    name: str = option("spectral", "optimizer")
+    bias_lr: float = option(0.0, "step size of the vector parameters (biases); 0: the learner's lr",
+                            lo=0)
 
 
-class SSD:
-    config_class = SSDConfig
-    updates_per_step = 1
+class Spectral:
+    """Matrix parameters (W, J) take lr · ‖G‖_S1 · UVᵀ, vectors bias_lr · ‖g‖₁ · sign(g); no state."""
 
-    def __init__(self, config: SSDConfig):
+    config_class = SpectralConfig
+
+    def __init__(self, config: SpectralConfig):
         self.config = config
 
-    def init_state(self, rbm: RBM, train, rng) -> State:
-        return {}
-
-    def step(self, rbm: RBM, state: State, batch, rng) -> tuple[RBM, State]:
-        cfg = self.config
-        grad = sufficient_statistics(rbm, batch) - sufficient_statistics(
-            rbm, gibbs_chain(rbm, batch, rng, cfg.k))
-        polar, nuclear = polar_factor(grad.W)
-        bias_lr = cfg.bias_lr or cfg.lr
-        return RBM(rbm.W + cfg.lr * nuclear[..., None, None] * polar,
-                   rbm.b_v + bias_lr * l1_sharp(grad.b_v),
-                   rbm.b_h + bias_lr * l1_sharp(grad.b_h)), state
+    def update(self, model, grad: dict, state: dict, lr: float):
+        bias_lr = self.config.bias_lr or lr
+        new = {}
+        for name, g in grad.items():
+            theta = getattr(model, name)
+            if model.PARAMS[name] == 2:
+                polar, nuclear = polar_factor(g)
+                new[name] = theta + lr * nuclear[..., None, None] * polar
+            else:
+                new[name] = theta + bias_lr * l1_sharp(g)
+        return model.replace(**new), state

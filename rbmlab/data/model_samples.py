@@ -1,0 +1,167 @@
+"""Datasets sampled from a known ground-truth model: ``ising_samples``.
+
+A ground-truth Ising model (rbmlab.models.ising, eq. 1: log p̃(x) = Σ_{i<j} J_ij x_i x_j + hᵀx)
+is built from ``model_seed``, then n_train + n_test states are drawn from it with
+``sample_seed``, exactly (inverse CDF over all 2ⁿ states, n ≤ 20) or by chromatic Gibbs
+sampling (rbmlab.inference.site_gibbs). ``info`` keeps the ground truth (J, h, spins, exact
+log Z for n ≤ 25 and the true model's mean log-likelihood of each split), so learned models can
+be compared with it.
+
+The pmp paper's Sec 5.4 data (pmp notes §1.4, §1.7, §4.4): lattice with ``spins=pm1``,
+``coupling=-0.2`` (θ = −0.1 counted twice), side 25, ``sampler=gibbs``, ``burn_in=1600``;
+Erdős–Rényi with n 200, density 0.02, coupling 1.0 (its 0.5·N(0,1), counted twice) and a
+constant field 0.1 that this generator's N(0, field²) fields do not reproduce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rbmlab.backend import host_rng
+from rbmlab.data.dataset import Dataset
+from rbmlab.validation import invalid, option
+
+STRUCTURES = ("lattice", "dense", "erdos_renyi")
+EXACT_SAMPLING_MAX = 20
+EXACT_LOG_Z_MAX = 25
+
+
+@dataclass(frozen=True)
+class IsingSamplesOptions:
+    """Options of dataset ``ising_samples``."""
+
+    structure: str = option("lattice", "ground-truth graph: lattice (side x side) | dense | "
+                                       "erdos_renyi", choices=STRUCTURES)
+    side: int = option(4, "structure=lattice: grid side (side^2 variables)", lo=2, hi=64)
+    periodic: bool = option(True, "structure=lattice: cyclic boundary (4 neighbours per site)")
+    n: int = option(10, "structure=dense|erdos_renyi: number of variables", lo=2, hi=4096)
+    coupling: float = option(0.3, "lattice: J_ij on every edge; dense|erdos_renyi: std of "
+                                  "J_ij ~ N(0, coupling^2) on each (present) pair")
+    field: float = option(0.0, "lattice: h_i on every site; dense|erdos_renyi: std of "
+                               "h_i ~ N(0, field^2)")
+    density: float = option(0.1, "structure=erdos_renyi: probability p of each edge", lo=0.0, hi=1.0)
+    spins: str = option("01", "values of the model and of the data: 01 (x in {0,1}) | "
+                              "pm1 (x in {-1,+1})", choices=("01", "pm1"))
+    model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0)
+    sample_seed: int = option(0, "seed of the sampler", lo=0)
+    n_train: int = option(2000, "training samples", lo=1)
+    n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1)
+    sampler: str = option("exact", "exact (inverse CDF over all states, n <= 20) | gibbs",
+                          choices=("exact", "gibbs"))
+    burn_in: int = option(1000, "sampler=gibbs: sweeps before the first stored state", lo=0)
+    thin: int = option(10, "sampler=gibbs: sweeps between stored states of one chain", lo=1)
+    chains: int | None = option(None, "sampler=gibbs: parallel chains (null = one chain per "
+                                      "sample, each stored once after burn_in)", lo=1)
+
+    @property
+    def n_variables(self) -> int:
+        return self.side * self.side if self.structure == "lattice" else self.n
+
+    def __post_init__(self) -> None:
+        if self.sampler == "exact" and self.n_variables > EXACT_SAMPLING_MAX:
+            where = f"side={self.side}" if self.structure == "lattice" else f"n={self.n}"
+            raise invalid("sampler", f"exact sampling needs at most {EXACT_SAMPLING_MAX} variables, "
+                                     f"{where} gives {self.n_variables}; use sampler=gibbs")
+        if self.coupling < 0 and self.structure != "lattice":
+            raise invalid("coupling", f"is a standard deviation for structure={self.structure}; "
+                                      f"must be >= 0, got {self.coupling}")
+        if self.field < 0 and self.structure != "lattice":
+            raise invalid("field", f"is a standard deviation for structure={self.structure}; "
+                                   f"must be >= 0, got {self.field}")
+
+
+def ising_ground_truth(opts: IsingSamplesOptions):
+    """The ground-truth model (float64, numpy) of ``opts``, drawn from ``host_rng(model_seed, 0)``."""
+    from rbmlab.models import ising  # noqa: PLC0415 - models are imported only when sampling
+
+    rng = host_rng(opts.model_seed, 0)
+    kw = {"spins": opts.spins, "xp": np, "dtype": "float64"}
+    if opts.structure == "lattice":
+        return ising.lattice_2d(opts.side, coupling=opts.coupling, field=opts.field,
+                                periodic=opts.periodic, **kw)
+    if opts.structure == "dense":
+        return ising.fully_connected(opts.n, rng=rng, coupling_std=opts.coupling,
+                                     field_std=opts.field, **kw)
+    return ising.erdos_renyi(opts.n, opts.density, rng=rng, coupling_std=opts.coupling,
+                             field_std=opts.field, **kw)
+
+
+def _gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndarray:
+    """``count`` states from chains started uniformly at random: after ``burn_in`` sweeps each
+    chain's state is stored, then again every ``thin`` sweeps, round by round (rows: round-major)."""
+    from rbmlab.inference.site_gibbs import SiteGibbs  # noqa: PLC0415
+
+    chains = min(opts.chains or count, count)
+    lo, hi = model.units.values
+    x = lo + (hi - lo) * (rng.random((chains, model.n)) < 0.5)
+    sampler = SiteGibbs()
+    x = sampler.run(model, x, rng, opts.burn_in)
+    rounds = [x]
+    while len(rounds) * chains < count:
+        x = sampler.run(model, x, rng, opts.thin)
+        rounds.append(x)
+    return np.concatenate(rounds)[:count]
+
+
+def _rule(opts: IsingSamplesOptions, n: int) -> str:
+    values = "{0,1}" if opts.spins == "01" else "{-1,+1}"
+    if opts.structure == "lattice":
+        graph = (f"{opts.side}x{opts.side} {'periodic' if opts.periodic else 'open'} lattice, "
+                 f"J = {opts.coupling} on every edge, h = {opts.field} on every site")
+    elif opts.structure == "dense":
+        graph = (f"fully connected, {n} variables, J_ij ~ N(0, {opts.coupling}^2) for i<j "
+                 f"(mirrored), h_i ~ N(0, {opts.field}^2)")
+    else:
+        graph = (f"Erdos-Renyi G({n}, {opts.density}), J_ij ~ N(0, {opts.coupling}^2) on edges, "
+                 f"h_i ~ N(0, {opts.field}^2)")
+    if opts.sampler == "exact":
+        how = "independent exact draws (inverse CDF over all 2^n states in index order)"
+    else:
+        how = (f"chromatic systematic-scan Gibbs from uniform random states, {opts.burn_in} burn-in "
+               f"sweeps, then every {opts.thin} sweeps, "
+               f"{'one chain per sample' if opts.chains is None else f'{opts.chains} chains'}")
+    return (f"Ising p(x) ∝ exp(sum_{{i<j}} J_ij x_i x_j + sum_i h_i x_i), x in {values}^{n}; "
+            f"{graph}; model drawn from seed {opts.model_seed}; samples: {how}, seed "
+            f"{opts.sample_seed}")
+
+
+def load_ising_samples(opts: IsingSamplesOptions) -> Dataset:
+    """n_train + n_test samples of the ground-truth Ising model of ``opts``: float32 (N, n) arrays
+    in the model's values ({0,1} or {-1,+1}); train = the first n_train draws, test = the rest."""
+    from rbmlab.models.ising import sample_exact  # noqa: PLC0415
+
+    model = ising_ground_truth(opts)
+    n, count = model.n, opts.n_train + opts.n_test
+    rng = host_rng(opts.sample_seed, 1)
+    if opts.sampler == "exact":
+        x = sample_exact(model, rng, count)
+    else:
+        x = _gibbs_samples(model, opts, count, rng)
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    truth = {"family": "ising", "spins": opts.spins, "J": model.J.tolist(), "h": model.h.tolist(),
+             "log_partition": None, "mean_loglik": None}
+    if n <= EXACT_LOG_Z_MAX:
+        log_z = model.exact_log_partition()
+        train, test = x[: opts.n_train], x[opts.n_train:]
+        truth["log_partition"] = log_z
+        truth["mean_loglik"] = {
+            split: float(np.mean(model.log_unnormalized(part.astype(np.float64)))) - log_z
+            for split, part in (("train", train), ("test", test))}
+    return Dataset(
+        name="ising_samples",
+        train=x[: opts.n_train],
+        test=x[opts.n_train:],
+        valid=None,
+        image_shape=(opts.side, opts.side) if opts.structure == "lattice" else None,
+        info={
+            "source": "synthetic",
+            "generation": _rule(opts, n),
+            "split": f"train = the first {opts.n_train} draws, test = the next {opts.n_test}",
+            "binarize": "none needed: samples are " + ("{0,1}" if opts.spins == "01" else "{-1,+1}"),
+            "ground_truth": truth,
+            "options": asdict(opts),
+            "deviations": [],
+        },
+    )

@@ -1,0 +1,82 @@
+"""What every evaluator shares: config fields, the evaluation context, and the protocol.
+
+An evaluator class has ``config_class``, ``requires`` (model capabilities), ``metrics`` (the
+MetricSpecs it writes), and
+
+    check(model_class, sizes)              one-line RbmlabError, before any work, if infeasible
+    evaluate(model, splits, context)       {metric column: float}; splits: name → Batch
+    headline(metrics, split)               the line printed at the end of a run
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rbmlab.backend import to_numpy
+from rbmlab.errors import RbmlabError
+from rbmlab.metrics import MetricSpec
+from rbmlab.models.base import supports
+from rbmlab.validation import Config, invalid, option
+
+SPLIT_NAMES = ("train", "valid", "test")
+
+
+@dataclass
+class EvaluatorConfig(Config):
+    name: str = option("", "evaluator")
+    splits: list[str] = option(["test"], "splits scored at every evaluation point",
+                               choices=SPLIT_NAMES)
+    max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0)
+    progress: bool = option(True, "progress bars for long evaluations")
+
+    def check(self) -> None:
+        if not self.splits:
+            raise invalid("splits", "must name at least one split")
+
+
+@dataclass
+class Context:
+    """What an evaluation may need beyond the model and the splits."""
+
+    rng: Any                 # random stream of this evaluation
+    final: bool              # the end of training (full AIS schedule, reverse AIS)
+    progress: bool = False
+    train: Any = None        # the training Batch (reverse AIS starts Gibbs chains there)
+    data_mean: Any = None    # mean of the training inputs (AIS base-rate model)
+
+
+class Evaluator:
+    config_class = EvaluatorConfig
+    requires: tuple[type, ...] = ()
+    metrics: tuple[MetricSpec, ...] = ()
+
+    def __init__(self, config):
+        self.config = config
+
+    def check(self, model_class: type, sizes: dict[str, int]) -> None:
+        for capability in self.requires:
+            if not supports(model_class, capability):
+                raise RbmlabError(f"evaluator={self.config.name}: model {model_class.family} "
+                                  f"lacks {capability.__name__}")
+
+    def evaluate(self, model, splits: dict[str, Any], context: Context) -> dict[str, float]:
+        raise NotImplementedError
+
+    def headline(self, metrics: dict[str, float], split: str) -> str:
+        spec = self.metrics[0]
+        value = metrics[f"{split}_{spec.name}" if spec.per_split else spec.name]
+        return f"{split} {spec.name.replace('_', ' ')}: {value:.4f} {spec.unit}"
+
+
+def mean(x) -> float:
+    return float(np.mean(to_numpy(x), dtype=np.float64))
+
+
+def mean_log_unnormalized(model, x, chunk: int = 4096) -> float:
+    """Average of log p̃(x) over the rows of ``x`` (float64 accumulation), chunked."""
+    total = 0.0
+    for i in range(0, x.shape[0], chunk):
+        total += mean(model.log_unnormalized(x[i:i + chunk])) * min(chunk, x.shape[0] - i)
+    return total / x.shape[0]

@@ -1,0 +1,22 @@
+"""The calling shape every inference method shares (samplers and fixed-point iterations alike).
+
+An inference method is a class with ``config_class`` (a dataclass with at least ``name``),
+``requires`` (the model capabilities it needs, see rbmlab.models.base) and
+
+    run(model, x, rng, steps) -> x'
+
+which applies ``steps`` transitions (sampler sweeps, or fixed-point iterations) to the batch of
+states ``x`` (rows; leading trial axes as the model's) and returns a new array, never modifying
+``x``. Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
+the model family's ``default_sampler``) instead of naming one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.validation import Config, option
+
+
+@dataclass
+class InferenceConfig(Config):
+    name: str = option("", "inference method (rbmlab.inference.INFERENCE)")

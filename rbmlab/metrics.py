@@ -1,0 +1,47 @@
+"""Declared metrics: what a metric column means, its unit, and which direction is better.
+
+Evaluators declare the metrics they write (:class:`MetricSpec`); the runner, ``rbmlab evaluate``
+and the report read those declarations instead of guessing from a column's name. Per-split
+metrics appear in metrics.csv as ``<split>_<name>`` (``test_log_likelihood``); model-level ones
+under their bare name (``log_z``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SPLITS = ("train", "valid", "test")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str                      # column name without the split prefix
+    unit: str                      # "nats", "squared error", "pixels", ...
+    higher_is_better: bool
+    per_split: bool = True         # written once per evaluated split as <split>_<name>
+    description: str = ""
+    summary_name: str | None = None   # name in `rbmlab evaluate` JSON (default: name)
+
+
+def split_prefix(column: str) -> tuple[str | None, str]:
+    """(split, bare name) of a metric column: 'test_log_likelihood' -> ('test', 'log_likelihood')."""
+    for split in SPLITS:
+        if column.startswith(split + "_"):
+            return split, column[len(split) + 1:]
+    return None, column
+
+
+def metric_spec(column: str) -> MetricSpec | None:
+    """The declaration of a metrics.csv column by any registered evaluator, or None."""
+    from rbmlab.evaluators import declared_metrics  # noqa: PLC0415 - registry imports evaluators
+
+    split, bare = split_prefix(column)
+    for spec in declared_metrics():
+        if spec.name == (bare if spec.per_split and split else column):
+            return spec
+    return None
+
+
+def higher_is_better(column: str) -> bool:
+    """Direction of a metric column; an undeclared column is taken as higher-is-better."""
+    spec = metric_spec(column)
+    return True if spec is None else spec.higher_is_better

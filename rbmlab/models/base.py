@@ -1,0 +1,156 @@
+"""What every model family shares, and the optional capabilities that other components ask for.
+
+A model is a frozen dataclass of named parameter arrays (``PARAMS``: name → number of core axes;
+any extra leading axis is the trial axis of ``train.trials`` batched models) plus non-array
+settings (unit types, spin convention) that :meth:`Model.settings` names for checkpoints.
+:class:`Model` gives every family ``arrays``/``map``/``astype``/``trial``/finiteness for free.
+
+A family class also carries, as class attributes and classmethods:
+    family          the registry name (saved in checkpoints)
+    config_class    its model config (``conf/model/<family>.yaml``), validated by rbmlab.validation
+    initialize      a model for a config, the training data and a random stream
+    sizes           the model's sizes for a config and data dimension, known before any work
+    from_arrays     a model from checkpoint arrays (numpy) and settings
+    default_sampler the inference method its learners use unless told otherwise
+
+Capabilities are typing Protocols. Evaluators, samplers and learners declare which they need
+(``requires``) and :func:`supports` checks a family class before any work starts.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from rbmlab.backend import namespace
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """Base of model families: parameter arrays named by ``PARAMS`` (name → core ndim)."""
+
+    PARAMS: ClassVar[dict[str, int]] = {}
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ()   # parameters that weight decay shrinks
+    family: ClassVar[str] = ""
+
+    def arrays(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.PARAMS}
+
+    def settings(self) -> dict[str, str]:
+        """Non-array fields (unit types, conventions): saved in checkpoints as 0-d strings."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in self.PARAMS}
+
+    def model_sizes(self) -> dict[str, int]:
+        """The sizes of this model, as the family's ``sizes`` classmethod gives them for a config."""
+        raise NotImplementedError
+
+    def replace(self, **changes) -> Any:
+        return dataclasses.replace(self, **changes)
+
+    def map(self, fn) -> Any:
+        """The model with ``fn`` applied to each parameter array (casts, host/device moves)."""
+        return dataclasses.replace(self, **{k: fn(v) for k, v in self.arrays().items()})
+
+    def astype(self, dtype) -> Any:
+        return self.map(lambda a: a.astype(dtype))
+
+    @property
+    def _first(self):
+        return getattr(self, next(iter(self.PARAMS)))
+
+    @property
+    def xp(self):
+        return namespace(self._first)
+
+    @property
+    def dtype(self):
+        return self._first.dtype
+
+    @property
+    def n_trials(self) -> int:
+        """Models along the leading axis; 0 for a single model without one."""
+        name, core = next(iter(self.PARAMS.items()))
+        array = getattr(self, name)
+        return array.shape[0] if array.ndim > core else 0
+
+    def trial(self, t: int) -> Any:
+        return self.map(lambda a: a[t])
+
+    def finite_trials(self) -> list[bool]:
+        """Per trial: are all its parameters finite? (One entry for a single model.)"""
+        xp = self.xp
+        ok = None
+        for name, core in self.PARAMS.items():
+            a = getattr(self, name)
+            finite = xp.isfinite(a).all(axis=tuple(range(a.ndim - core, a.ndim)))
+            ok = finite if ok is None else ok & finite
+        return [bool(x) for x in xp.reshape(ok, (-1,)).tolist()]
+
+    def is_finite(self) -> bool:
+        return all(self.finite_trials())
+
+
+# ----------------------------------------------------------------- capabilities
+@runtime_checkable
+class LogProbability(Protocol):
+    """Unnormalised log-probability of observed configurations (latent units summed out)."""
+
+    def log_unnormalized(self, x):
+        """log p̃(x) per row of ``x`` (leading trial axes broadcast); p(x) = p̃(x) / Z."""
+
+
+@runtime_checkable
+class Enumerable(Protocol):
+    """Exact log Z (and hence exact log-likelihood) by enumerating a small set of units."""
+
+    @classmethod
+    def enumeration_size(cls, sizes: dict[str, int]) -> int:
+        """Units enumerated (2^size states) for a model of these sizes."""
+
+    def exact_log_partition(self, chunk_size: int = 4096) -> float:
+        """log Z of a single model (no trial axis), accumulated in float64."""
+
+
+@runtime_checkable
+class GradientStatistics(Protocol):
+    """Batch averages of −∂E/∂θ: their difference between data and model is the gradient of the
+    mean log-likelihood (the moments of exponential-family models)."""
+
+    def statistics(self, x) -> dict[str, Any]:
+        """Per parameter name: the batch average of −∂E(x)/∂θ (latent units in expectation)."""
+
+
+@runtime_checkable
+class Bipartite(Protocol):
+    """Two layers of units with interactions only between them (W, b_v, b_h): the shape that
+    block Gibbs sampling, AIS's base-rate path, pseudo-likelihood by flips and mean-field
+    reconstruction are written for."""
+
+    W: Any
+    b_v: Any
+    b_h: Any
+
+    def hidden_logits(self, v): ...
+
+    def visible_logits(self, h): ...
+
+
+@runtime_checkable
+class LocalFields(Protocol):
+    """Pairwise models whose variables can be resampled a group at a time from local fields
+    (single-site and chromatic Gibbs sampling)."""
+
+    def local_fields(self, x, sites):
+        """Pre-activations of the variables ``sites`` given all others, (..., B, len(sites))."""
+
+    def color_classes(self) -> list:
+        """Groups of sites with no coupling inside a group (updated together)."""
+
+
+def supports(model_class: type, capability: type) -> bool:
+    """Does ``model_class`` provide every member of ``capability`` (a Protocol)? Checked on the
+    class, so it can be asked before a model exists."""
+    members = [m for m in vars(capability) if not m.startswith("_")]
+    members += list(vars(capability).get("__annotations__", {}))
+    fields = {f.name for f in dataclasses.fields(model_class)} if dataclasses.is_dataclass(model_class) else set()
+    return all(hasattr(model_class, m) or m in fields for m in members)

@@ -1,0 +1,45 @@
+"""Adam (Kingma & Ba 2015), as gradient ascent on the log-likelihood.
+
+m ← β₁m + (1 − β₁)g,  v ← β₂v + (1 − β₂)g²,  θ ← θ + lr · m̂ / (√v̂ + ε)  with m̂ = m / (1 − β₁ᵗ),
+v̂ = v / (1 − β₂ᵗ). The moments and the step count t live in the learner state (``adam_m_<name>``,
+``adam_v_<name>``, ``adam_t``), so a resumed run continues exactly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.validation import Config, option
+
+
+@dataclass
+class AdamConfig(Config):
+    name: str = option("adam", "optimizer")
+    beta1: float = option(0.9, "first-moment decay", lo=0, hi=1, open_hi=True)
+    beta2: float = option(0.999, "second-moment decay", lo=0, hi=1, open_hi=True)
+    eps: float = option(1e-8, "denominator guard", lo=0, open_lo=True)
+    weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
+
+
+class Adam:
+    config_class = AdamConfig
+
+    def __init__(self, config: AdamConfig):
+        self.config = config
+
+    def update(self, model, grad: dict, state: dict, lr: float):
+        cfg, xp = self.config, model.xp
+        state = dict(state)
+        t = int(state.get("adam_t", 0)) + 1
+        state["adam_t"] = xp.asarray(t)
+        scale = lr * (1.0 - cfg.beta2 ** t) ** 0.5 / (1.0 - cfg.beta1 ** t)
+        new = {}
+        for name, g in grad.items():
+            theta = getattr(model, name)
+            if cfg.weight_decay and name in model.INTERACTIONS:
+                g = g - cfg.weight_decay * theta
+            m = state.get(f"adam_m_{name}", 0.0) * cfg.beta1 + (1.0 - cfg.beta1) * g
+            v = state.get(f"adam_v_{name}", 0.0) * cfg.beta2 + (1.0 - cfg.beta2) * (g * g)
+            state[f"adam_m_{name}"], state[f"adam_v_{name}"] = m, v
+            eps = cfg.eps * (1.0 - cfg.beta2 ** t) ** 0.5   # ε on v̂, moved into the scaled form
+            new[name] = theta + scale * m / (xp.sqrt(v) + eps)
+        return model.replace(**new), state

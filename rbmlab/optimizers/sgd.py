@@ -1,0 +1,46 @@
+"""Stochastic gradient ascent with momentum and L2 weight decay on the interaction parameters."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.validation import Config, option
+
+
+@dataclass
+class SGDConfig(Config):
+    name: str = option("sgd", "optimizer")
+    momentum: float = option(0.0, "velocity decay", lo=0, hi=1, open_hi=True)
+    weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
+
+
+def add_scaled(x, lr: float, step):
+    """x + lr · step in a fresh array, with one temporary fewer than the plain expression."""
+    out = lr * step
+    if out.shape != x.shape:   # a step shared by all trials broadcasts against their parameters
+        return x + out
+    out += x
+    return out
+
+
+class SGD:
+    """θ ← θ + lr · u,  u ← momentum · u + (g − weight_decay · θ)  (ascent on the log-likelihood);
+    with momentum 0, θ ← θ + lr · g. Velocities live in the state as ``velocity_<name>``."""
+
+    config_class = SGDConfig
+
+    def __init__(self, config: SGDConfig):
+        self.config = config
+
+    def update(self, model, grad: dict, state: dict, lr: float):
+        cfg = self.config
+        steps = {name: g - cfg.weight_decay * getattr(model, name)
+                 if cfg.weight_decay and name in model.INTERACTIONS else g
+                 for name, g in grad.items()}
+        if cfg.momentum:
+            state = dict(state)
+            for name, g in steps.items():
+                key = f"velocity_{name}"
+                state[key] = cfg.momentum * state[key] + g if key in state else g
+                steps[name] = state[key]
+        return model.replace(**{name: add_scaled(getattr(model, name), lr, step)
+                                for name, step in steps.items()}), state

@@ -1,0 +1,115 @@
+"""Reports over run directories: a markdown table, tidy CSVs and a plot of one metric.
+
+``make_report`` reads every run under a directory (``load``), groups the runs into lines and
+panels by their varying config keys (``layout``), averages the metric per group (``aggregate``),
+matches the paper's own numbers to the groups (``paper``), and writes the table, the CSVs
+(``render``) and the figure (``plot``).
+
+The x axis is a metrics.csv column (``epoch``, ``updates``): each group's mean curve over it; or
+a key of the runs table (``model.n_hidden``, any flattened config key): each run's final value
+at that key's value, one line per group of the remaining keys.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rbmlab.errors import RbmlabError
+from rbmlab.metrics import higher_is_better
+from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
+                                     epoch_to_fraction_of_max, final_values, resolve_metric,
+                                     summarize_groups, x_values)
+from rbmlab.report.layout import assign_groups, choose_layout, varying_keys
+from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
+from rbmlab.report.paper import constant_values, match_paper
+from rbmlab.report.plot import check_hlines, check_markers, plot_curves
+from rbmlab.report.render import (markdown_report, markdown_table, method_note, points_table,
+                                  write_curves_csv, write_runs_csv)
+
+__all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
+           "epoch_to_fraction_of_max", "higher_is_better"]
+
+
+def _x_is_key(runs: pd.DataFrame, curves: pd.DataFrame, x: str) -> bool:
+    """False for a metrics.csv column (epoch, updates, wall_time), True for a runs-table key."""
+    if x in curves.columns and (x not in runs.columns or x in SCHEDULE_COLUMNS):
+        return False
+    if x in runs.columns and x != "run_dir":
+        return True
+    have = ", ".join(c for c in SCHEDULE_COLUMNS if c in curves.columns) or "none"
+    vary = ", ".join(varying_keys(runs)) or "none"
+    raise RbmlabError(f"report.x: unknown key {x!r}; use a metrics.csv column ({have}) "
+                      f"or a key of the runs table (varying: {vary})")
+
+
+def _check_numeric_x(runs: pd.DataFrame, x: str, logx: bool, fraction: float | None) -> None:
+    """logx and fraction_of_max markers need a key whose values are numbers."""
+    if (logx or fraction is not None) and not pd.api.types.is_numeric_dtype(x_values(runs[x])):
+        raise RbmlabError(f"report.x: {x} takes values that are not numbers; "
+                          "logx and fraction_of_max markers need numbers")
+
+
+def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
+    """The four files of a report, in ``out_dir`` (created)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return {"table": out / f"{stem}.md", "plot": out / f"{stem}.png",
+            "curves": out / f"{stem}_curves.csv", "runs": out / f"{stem}_runs.csv"}
+
+
+def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = None, x: str = "epoch",
+                lines: str | Sequence[str] | None = None, panels: str | Sequence[str] | None = None,
+                title: str | None = None, paper: Any = None,
+                hlines: Sequence[Mapping[str, Any]] | None = None,
+                markers: Mapping[str, Any] | None = None, filename_stem: str | None = None,
+                logx: bool = False) -> dict[str, Any]:
+    """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
+
+    ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
+    such as ``model.n_hidden``: then each run contributes its final value at that key's value and
+    the table has one column per value. Returns {'table', 'plot', 'curves', 'runs': Path,
+    'summary': DataFrame of the groups}.
+    """
+    runs, curves = load_runs(Path(root))
+    metric = resolve_metric(metric, available_metrics(runs, curves))
+    by_key = _x_is_key(runs, curves, x)
+    ref_lines, fraction = check_hlines(hlines), check_markers(markers)
+    if by_key:
+        _check_numeric_x(runs, x, logx, fraction)
+    layout = choose_layout(runs, lines, panels, x if by_key and x in config_columns(runs) else None)
+    groups, gids = assign_groups(runs, layout)
+    finals = final_values(runs, curves, metric)
+    if by_key:
+        curve = aggregate_points(runs, finals, gids, metric, x)
+        summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction)
+    else:
+        curve = aggregate_curves(curves, gids, metric, x)
+        summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction, finals)
+    unmatched: list[str] = []
+    if paper is not None:
+        summary["paper"], unmatched = match_paper(paper, groups, constant_values(runs, gids, len(groups)))
+
+    paths = _output_paths(out_dir, filename_stem or metric)
+    title = title or f"{metric} vs {x}"
+    write_curves_csv(paths["curves"], curve, groups, layout, x)
+    write_runs_csv(paths["runs"], runs, finals, metric)
+    table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None) if by_key
+             else markdown_table(summary, layout, metric, x, fraction, paper is not None))
+    paths["table"].write_text(markdown_report(title, runs, table, method_note(metric, x, by_key), unmatched))
+    plot_curves(paths["plot"], summary, curve, layout, metric, x, title=title, hlines=ref_lines,
+                fraction=fraction, logx=logx, by_key=by_key)
+    return {**paths, "summary": summary}
+
+
+def report_main(root: str, out: str | None = None, metric: str | None = None,
+                lines: str | Sequence[str] | None = None,
+                panels: str | Sequence[str] | None = None) -> dict[str, Any]:
+    """CLI helper: report into ``out`` (default <root>/report) and print each path written."""
+    out_dir = Path(out) if out else Path(root) / "report"
+    result = make_report(root, out_dir, metric=metric, lines=lines, panels=panels)
+    for key in ("table", "plot", "curves", "runs"):
+        print(result[key])
+    return result

@@ -1,0 +1,163 @@
+"""The numbers of a report: which metric, each group's mean curve, final values and summary row.
+
+A group's curve is the mean and standard deviation (ddof=1, pandas' default) of the metric over
+its runs at each x value, with ``n`` the number of runs evaluated at that x. Rows where the metric
+is NaN or infinite are dropped per metric, so runs on different evaluation schedules and diverged
+runs (whose curves stop early) aggregate without special cases. With a runs-table key on the x
+axis (``model.n_hidden``), each run contributes one point: its final value at its key's value.
+Which direction is better comes from the evaluators' declared metrics (``rbmlab.metrics``).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rbmlab.errors import RbmlabError
+from rbmlab.metrics import higher_is_better
+from rbmlab.report.layout import MISSING, norm, sort_key
+from rbmlab.report.load import SCHEDULE_COLUMNS, to_float
+
+DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_reconstruction_error")
+
+
+def available_metrics(runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
+    """Metric names found in metrics.csv columns or summary.json finals, sorted."""
+    from_curves = [c for c in curves.columns if c not in SCHEDULE_COLUMNS
+                   and c not in runs.columns and pd.api.types.is_numeric_dtype(curves[c])]
+    from_finals = [c[len("final."):] for c in runs.columns if c.startswith("final.")]
+    return sorted(set(from_curves) | set(from_finals))
+
+
+def resolve_metric(metric: str | None, available: Sequence[str]) -> str:
+    """The requested metric, or the first default present; unknown -> RbmlabError."""
+    listing = ", ".join(available) or "none"
+    if metric is None:
+        for name in DEFAULT_METRICS:
+            if name in available:
+                return name
+        if not available:
+            raise RbmlabError("report: the runs have no metrics (metrics.csv or summary.json final)")
+        return available[0]
+    if metric not in available:
+        raise RbmlabError(f"report: unknown metric {metric!r}; available: {listing}")
+    return metric
+
+
+def aggregate_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str) -> pd.DataFrame:
+    """Per (gid, x): mean, std (ddof=1) and n of the metric over runs; NaN rows dropped."""
+    if metric not in curves.columns:
+        return pd.DataFrame(columns=["gid", x, "mean", "std", "n"])
+    rows = curves[["run_dir", x, metric]].dropna()
+    rows = rows.assign(gid=rows["run_dir"].map(gids))
+    agg = rows.groupby(["gid", x], sort=True)[metric].agg(["mean", "std", "count"])
+    return agg.rename(columns={"count": "n"}).reset_index()
+
+
+def final_values(runs: pd.DataFrame, curves: pd.DataFrame, metric: str) -> pd.Series:
+    """Per run_dir: summary.json final.<metric>, else the last non-NaN metrics row."""
+    col = f"final.{metric}"
+    final = (runs.set_index("run_dir")[col] if col in runs.columns
+             else pd.Series(np.nan, index=runs["run_dir"].to_numpy())).astype(float)
+    if metric in curves.columns:
+        last = curves[["run_dir", metric]].dropna().groupby("run_dir")[metric].last()
+        final = final.fillna(last.reindex(final.index))
+    return final.rename(metric)
+
+
+def x_values(column: pd.Series) -> pd.Series:
+    """A runs-table column as x values: floats when every value present is a number (booleans are
+    not), else display strings; a missing value is NaN."""
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        return column
+    text = column.map(norm)
+    present = text != MISSING
+    numbers = column.map(lambda v: math.nan if isinstance(v, (bool, np.bool_)) else to_float(v))
+    if numbers[present].notna().all():
+        return numbers.astype(float).where(present)
+    return text.where(present)
+
+
+def x_order(values: pd.Series) -> list[Any]:
+    """The distinct x values, sorted: numbers numerically, strings numbers first (sort_key)."""
+    distinct = list(values.dropna().unique())
+    return sorted(distinct, key=None if pd.api.types.is_numeric_dtype(values) else sort_key)
+
+
+def aggregate_points(runs: pd.DataFrame, finals: pd.Series, gids: pd.Series, metric: str,
+                     x: str) -> pd.DataFrame:
+    """Per (gid, value of the runs-table key x): mean, std (ddof=1) and n of the runs' final values,
+    and ``runs``, how many runs stand there; in x order within each group."""
+    points = pd.DataFrame({"run_dir": runs["run_dir"].to_numpy(), x: x_values(runs[x]).to_numpy(),
+                           metric: finals.reindex(runs["run_dir"]).to_numpy()})
+    curve = aggregate_curves(points, gids, metric, x)
+    placed = points.dropna(subset=[x])
+    counts = placed.assign(gid=placed["run_dir"].map(gids)).groupby(["gid", x]).size()
+    curve = curve.merge(counts.rename("runs").reset_index(), on=["gid", x], how="left")
+    rank = {v: i for i, v in enumerate(x_order(points[x]))}
+    order = np.lexsort((curve[x].map(rank).to_numpy(), curve["gid"].to_numpy()))
+    return curve.iloc[order].reset_index(drop=True)
+
+
+def epoch_to_fraction_of_max(x: Sequence[float], y: Sequence[float], fraction: float) -> float | None:
+    """First x where y reaches y[0] + fraction·(max(y) − y[0]); None if never (or no data).
+
+    NaN points are ignored; y[0] is the first non-NaN value.
+    """
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = ~(np.isnan(xs) | np.isnan(ys))
+    xs, ys = xs[keep], ys[keep]
+    if ys.size == 0:
+        return None
+    target = ys[0] + fraction * (ys.max() - ys[0])
+    tol = 1e-12 * max(1.0, abs(target))
+    hits = np.nonzero(ys >= target - tol)[0]
+    return float(xs[hits[0]]) if hits.size else None
+
+
+def _best(x: np.ndarray, y: np.ndarray, higher: bool) -> tuple[float, Any]:
+    """(best value, x at best) of a curve; NaNs when empty."""
+    if y.size == 0:
+        return math.nan, math.nan
+    i = int(np.argmax(y) if higher else np.argmin(y))
+    return float(y[i]), x[i] if isinstance(x[i], str) else float(x[i])
+
+
+def _curve_stats(part: pd.DataFrame, x: str, higher: bool, fraction: float | None) -> dict[str, Any]:
+    """Best of a group's mean curve, the x there, and the x where it reaches the fraction."""
+    xs, ys = part[x].to_numpy(), part["mean"].to_numpy(float)
+    best, at = _best(xs, ys, higher)
+    row = {"best": best, f"{x}_at_best": at}
+    if fraction is not None:
+        sign = 1.0 if higher else -1.0
+        hit = epoch_to_fraction_of_max(xs.astype(float), sign * ys, fraction)
+        row[f"{x}_to_fraction"] = math.nan if hit is None else hit
+    return row
+
+
+def _final_stats(finals: pd.Series, members: pd.Index) -> dict[str, Any]:
+    """Mean, std and count of the final values of a group's runs."""
+    vals = finals.reindex(members).dropna()
+    return {"final_mean": float(vals.mean()) if len(vals) else math.nan,
+            "final_std": float(vals.std()) if len(vals) > 1 else math.nan,
+            "final_n": len(vals)}
+
+
+def summarize_groups(runs: pd.DataFrame, groups: pd.DataFrame, gids: pd.Series, curve: pd.DataFrame,
+                     metric: str, x: str, fraction: float | None = None,
+                     finals: pd.Series | None = None) -> pd.DataFrame:
+    """One row per group: n, diverged, final mean/std (when ``finals`` are given: an x other than
+    a runs-table key), best of the mean curve, x at best and, with ``fraction``, the marker x."""
+    higher = higher_is_better(metric)
+    status = runs.set_index("run_dir")["status"]
+    rows = []
+    for g in range(len(groups)):
+        members = gids.index[gids.to_numpy() == g]
+        row = {"n": len(members), "diverged": int((status.reindex(members) == "diverged").sum())}
+        row.update(_final_stats(finals, members) if finals is not None else {})
+        row.update(_curve_stats(curve[curve["gid"] == g], x, higher, fraction))
+        rows.append(row)
+    return pd.concat([groups.reset_index(drop=True), pd.DataFrame(rows)], axis=1)

@@ -1,0 +1,177 @@
+"""Reading run directories: summary.json, metrics.csv, config.yaml and overrides.yaml.
+
+A run directory is any directory holding ``summary.json`` (see ``rbmlab.runner``). A run of T
+batched trials (``train.trials``) becomes T replicates ``<run_dir>#<t>``, like seeds.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from rbmlab.errors import RbmlabError
+
+SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
+RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(exc).split())
+
+
+def to_float(value: Any) -> float:
+    """float(value), NaN when it is not a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested mapping -> {'a.b.c': leaf}; lists become JSON strings so values stay hashable."""
+    flat: dict[str, Any] = {}
+    for key, value in node.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, name + "."))
+        elif isinstance(value, (list, tuple)):
+            flat[name] = json.dumps(list(value), default=str)
+        else:
+            flat[name] = value
+    return flat
+
+
+def _read_yaml(path: Path, default: Any) -> Any:
+    """Parsed YAML file, or ``default`` when the file is absent."""
+    if not path.exists():
+        return default
+    try:
+        return yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, OSError) as exc:
+        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    """summary.json as a dict."""
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, OSError) as exc:
+        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise RbmlabError(f"report: {path} is not a JSON object")
+    return data
+
+
+def _read_metrics(path: Path) -> pd.DataFrame:
+    """metrics.csv with numeric columns; non-finite values become NaN. Empty when absent."""
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=list(SCHEDULE_COLUMNS))
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
+        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+    frame = frame.apply(pd.to_numeric, errors="coerce")
+    return frame.replace([np.inf, -np.inf], np.nan)
+
+
+def find_run_dirs(root: Path) -> list[Path]:
+    """Every directory under ``root`` (itself included) that holds a summary.json, sorted."""
+    return sorted({p.parent for p in Path(root).rglob("summary.json") if p.is_file()})
+
+
+def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
+                  ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """A run of T batched trials (train.trials) as T replicates ``<run_dir>#<t>``, like seeds."""
+    finals = summary.get("final_trials") or []
+    out = []
+    for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
+        trial_row = {k: v for k, v in row.items() if not k.startswith("final.")}
+        trial_row["run_dir"] = f"{row['run_dir']}#{t}"
+        final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
+        if final.get("status") == "diverged":
+            trial_row["status"] = "diverged"
+            final = {}
+        trial_row.update({f"final.{k}": to_float(v) for k, v in final.items() if k != "trial"})
+        part = curve[curve["trial"] == t].drop(columns="trial").copy()
+        part["run_dir"] = trial_row["run_dir"]
+        out.append((trial_row, part))
+    return out
+
+
+def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
+             overrides: Any) -> dict[str, Any]:
+    """A run's row of the runs table: status, flattened config, run info and final.* values."""
+    row: dict[str, Any] = {"run_dir": rel, "status": str(summary.get("status", "unknown"))}
+    row.update({k: v for k, v in _flatten(config).items() if k not in RUN_INFO_COLUMNS})
+    for key in ("scale", "seed"):
+        if key not in row and key in summary:
+            row[key] = summary[key]
+    row["epochs_done"] = summary.get("epochs_done")
+    row["wall_time"] = to_float(summary.get("wall_time"))
+    row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.provenance)
+    row["overrides"] = " ".join(str(o) for o in overrides) if isinstance(overrides, list) else str(overrides)
+    final = summary.get("final") or {}
+    if isinstance(final, Mapping):
+        row.update({f"final.{k}": to_float(v) for k, v in final.items()})
+    return row
+
+
+def _load_run(run_dir: Path, root: Path) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """One run's rows of the runs table and its metrics rows (one pair per trial)."""
+    rel = run_dir.relative_to(root).as_posix()
+    summary = _read_summary(run_dir / "summary.json")
+    config = _read_yaml(run_dir / "config.yaml", {}) or {}
+    if not isinstance(config, Mapping):
+        raise RbmlabError(f"report: {run_dir / 'config.yaml'} is not a mapping")
+    overrides = _read_yaml(run_dir / "overrides.yaml", []) or []
+    row = _run_row(rel, summary, config, overrides)
+    curve = _read_metrics(run_dir / "metrics.csv")
+    curve.insert(0, "run_dir", rel)
+    if "trial" in curve.columns:
+        return _split_trials(row, curve, summary)
+    return [(row, curve)]
+
+
+def _order_run_columns(columns: Iterable[str]) -> list[str]:
+    """run_dir, status, config keys (first-seen order), run info, then sorted final.* columns."""
+    cols = list(dict.fromkeys(columns))
+    finals = sorted(c for c in cols if c.startswith("final."))
+    info = [c for c in RUN_INFO_COLUMNS[2:] if c in cols]
+    config = [c for c in cols if c not in RUN_INFO_COLUMNS and c not in finals]
+    return ["run_dir", "status", *config, *info, *finals]
+
+
+def config_columns(runs: pd.DataFrame) -> list[str]:
+    """The flattened config keys among the columns of a runs table."""
+    return [c for c in runs.columns if c not in RUN_INFO_COLUMNS and not c.startswith("final.")]
+
+
+def load_runs(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(runs, curves) for every run directory under ``root``.
+
+    runs: one row per run (per trial for batched trials, run_dir ``<dir>#<t>``): run_dir (relative
+    to root), status, flattened config keys,
+    epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with
+    run_dir, status and the run's config keys joined in.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise RbmlabError(f"report: no such directory {root}")
+    dirs = find_run_dirs(root)
+    if not dirs:
+        raise RbmlabError(f"report: no runs (summary.json) under {root}")
+    loaded = [pair for d in dirs for pair in _load_run(d, root)]
+    rows = [r for r, _ in loaded]
+    columns = _order_run_columns(c for r in rows for c in r)
+    runs = pd.DataFrame(rows).reindex(columns=columns)
+    metrics = pd.concat([c for _, c in loaded], ignore_index=True)
+    joined = [c for c in ["status", *config_columns(runs)] if c not in metrics.columns]
+    curves = metrics.merge(runs[["run_dir", *joined]], on="run_dir", how="left")
+    return runs, curves

@@ -1,0 +1,162 @@
+"""The report's figure (matplotlib): one subplot per panel, one line per group.
+
+Over a metrics.csv column (epoch, updates) a line is the group's mean curve with a ± std band;
+over a runs-table key (``model.n_hidden``) it joins the group's mean final values, with ± std
+error bars, in the key's order (a key with text values is spaced evenly and labelled).
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rbmlab.errors import RbmlabError
+from rbmlab.metrics import higher_is_better
+from rbmlab.report.aggregate import x_order
+from rbmlab.report.layout import Layout, norm
+from rbmlab.report.load import to_float
+
+
+def check_hlines(hlines: Any) -> list[dict[str, Any]]:
+    """Validate [{'y': float, 'label': str}, ...]."""
+    out = []
+    for item in hlines or []:
+        if not isinstance(item, Mapping) or math.isnan(to_float(item.get("y"))):
+            raise RbmlabError(f"report: hlines entries must be {{'y': number, 'label': text}}, got {item!r}")
+        out.append({"y": to_float(item["y"]), "label": str(item.get("label", ""))})
+    return out
+
+
+def check_markers(markers: Any) -> float | None:
+    """The fraction of a {'kind': 'fraction_of_max', 'fraction': f} marker spec, or None."""
+    if not markers:
+        return None
+    if not isinstance(markers, Mapping) or markers.get("kind") != "fraction_of_max":
+        raise RbmlabError("report: markers must be {'kind': 'fraction_of_max', 'fraction': f}, "
+                          f"got {markers!r}")
+    fraction = to_float(markers.get("fraction", 0.9))
+    if not 0.0 < fraction <= 1.0:
+        raise RbmlabError(f"report: markers.fraction must be in (0, 1], got {markers.get('fraction')!r}")
+    return fraction
+
+
+@dataclass(frozen=True)
+class _Style:
+    """What every line of the figure needs besides its own data."""
+
+    x: str
+    fraction: float | None
+    by_key: bool
+    shared_legend: bool                  # one legend beside the panels: colours are per line name
+    color: dict[str, str]
+    counts: pd.Series                    # line name -> the distinct n of its groups
+    order: list[Any]                     # the values of a runs-table key on the x axis, sorted
+    positions: dict[str, int] | None     # text values of a runs-table key -> x position
+
+
+def _style(summary: pd.DataFrame, curve: pd.DataFrame, x: str, fraction: float | None,
+           by_key: bool, n_panels: int) -> _Style:
+    """Colours per line name (the default cycle), legend counts and the x positions of key values."""
+    import matplotlib as mpl  # noqa: PLC0415 - matplotlib only when a plot is drawn
+
+    line_names = list(dict.fromkeys(summary["line"]))
+    palette = mpl.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    order = x_order(curve[x]) if by_key else []
+    positions = {v: i for i, v in enumerate(order)} if order and isinstance(order[0], str) else None
+    return _Style(x, fraction, by_key, n_panels > 1,
+                  {name: palette[i % len(palette)] for i, name in enumerate(line_names)},
+                  summary.groupby("line")["n"].unique(), order, positions)
+
+
+def _draw_line(ax: Any, part: pd.DataFrame, row: pd.Series, style: _Style) -> None:
+    """One group: its mean with a ± std band (or error bars), and its marker line."""
+    xs = (part[style.x].map(style.positions) if style.positions else part[style.x]).to_numpy(float)
+    mean = part["mean"].to_numpy(float)
+    std = part["std"].fillna(0.0).to_numpy(float)
+    c = style.color[row["line"]]
+    n = style.counts[row["line"]]
+    label = f"{row['line']} (n={n[0]})" if not style.shared_legend or len(n) == 1 else row["line"]
+    if style.by_key:
+        ax.errorbar(xs, mean, yerr=std, color=c, marker="o", markersize=4, capsize=3, label=label)
+    else:
+        ax.plot(xs, mean, color=c, marker="o" if len(xs) <= 30 else None, markersize=3, label=label)
+        ax.fill_between(xs, mean - std, mean + std, color=c, alpha=0.2, linewidth=0)
+    if style.fraction is not None and not math.isnan(row[f"{style.x}_to_fraction"]):
+        ax.axvline(row[f"{style.x}_to_fraction"], color=c, linestyle=":", linewidth=1.2)
+
+
+def _draw_panel(ax: Any, rows: pd.DataFrame, curve: pd.DataFrame, style: _Style,
+                hlines: list[dict[str, Any]]) -> None:
+    """The lines of one panel and the reference lines."""
+    for g, row in rows.iterrows():
+        _draw_line(ax, curve[curve["gid"] == g], row, style)
+    for i, h in enumerate(hlines):
+        ax.axhline(h["y"], color=f"{0.15 + 0.2 * (i % 4):.2f}", linestyle="--", linewidth=1,
+                   label=h["label"] or None)
+
+
+def _key_ticks(ax: Any, style: _Style) -> None:
+    """A tick at each value of a runs-table key on the x axis (at most 12 numbers), labelled plainly."""
+    if style.positions:
+        ax.set_xticks(list(style.positions.values()), labels=list(style.positions))
+    elif 0 < len(style.order) <= 12:
+        ax.set_xticks([float(v) for v in style.order], labels=[norm(v) for v in style.order])
+        ax.minorticks_off()
+
+
+def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style) -> None:
+    """One legend: beside the panels when there are several, else in the only panel."""
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
+    by_label: dict[str, Any] = {}    # the first handle of each label over the panels
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            by_label.setdefault(label, handle)
+    if style.fraction is not None:
+        by_label[f"{style.fraction:.0%} of {'max' if higher_is_better(metric) else 'min'}"] = Line2D(
+            [], [], color="gray", linestyle=":")
+    kwargs = {"fontsize": "small", "title": ", ".join(layout.lines) or None, "title_fontsize": "small"}
+    if style.shared_legend:
+        fig.legend(list(by_label.values()), list(by_label), loc="outside right upper", **kwargs)
+    else:
+        axes[0].legend(list(by_label.values()), list(by_label), **kwargs)
+
+
+def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str,
+                x: str, *, title: str | None, hlines: list[dict[str, Any]], fraction: float | None,
+                logx: bool = False, by_key: bool = False) -> None:
+    """One subplot per panel: mean ± std per line, reference lines and markers.
+
+    ``by_key``: x is a runs-table key and ``curve`` holds one point per value (aggregate_points).
+    """
+    from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend or display
+
+    panels = list(dict.fromkeys(summary["panel"]))
+    ncols = min(len(panels), 3)
+    nrows = math.ceil(len(panels) / ncols)
+    style = _style(summary, curve, x, fraction, by_key, len(panels))
+    fig = Figure(figsize=(5.0 * ncols + (1.8 if style.shared_legend else 0), 3.8 * nrows),
+                 layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, panel in zip(axes, panels):
+        _draw_panel(ax, summary[summary["panel"] == panel], curve, style, hlines)
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric)
+        ax.set_title(panel or (title if len(panels) == 1 and title else metric), fontsize="medium")
+        if logx:
+            ax.set_xscale("log")
+        if by_key:
+            _key_ticks(ax, style)
+        ax.grid(True, alpha=0.3)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    _legend(fig, axes[:len(panels)], layout, metric, style)
+    if title and any(panels):
+        # wrapped to the figure's width (about 9 characters per inch at the default size)
+        fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))
+    fig.savefig(path, dpi=120)

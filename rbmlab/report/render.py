@@ -1,0 +1,145 @@
+"""Writing a report: the markdown group table, the report text, and the curves and runs CSVs."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rbmlab.metrics import higher_is_better
+from rbmlab.report.aggregate import x_order
+from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
+from rbmlab.report.load import to_float
+
+
+def fmt_number(value: Any, digits: int = 4) -> str:
+    """4 decimals in [1e-3, 1e5), 4 significant digits outside, integers as integers, NaN as —."""
+    v = to_float(value)
+    if math.isnan(v):
+        return MISSING if value is None or isinstance(value, (int, float, np.number)) else str(value)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if 1e-3 <= abs(v) < 1e5:
+        return f"{v:.{digits}f}"
+    return f"{v:.{digits}g}"
+
+
+def _fmt_mean_std(mean: float, std: float, n: int, of: int) -> str:
+    """'m ± s', 'm ± —' for a single run, '—' without values; ' (n=k)' when k of ``of`` count."""
+    if math.isnan(mean):
+        return MISSING
+    text = f"{fmt_number(mean)} ± {fmt_number(std)}"
+    return text + f" (n={n})" if n != of else text
+
+
+def _md_cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub markdown table."""
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in cells) + " |" for cells in rows]
+    return "\n".join(lines)
+
+
+def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
+          fmt_x: Callable[[Any], str] = fmt_number) -> list[str]:
+    """The paper, best, x-at-best and marker cells of a group row."""
+    cells = [norm(row["paper"])] if with_paper else []
+    cells += [fmt_number(row["best"]), fmt_x(row[f"{x}_at_best"])]
+    return cells + ([fmt_x(row[f"{x}_to_fraction"])] if fraction is not None else [])
+
+
+def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str) -> list[str]:
+    """Header cells matching ``_tail``."""
+    direction = "max" if higher_is_better(metric) else "min"
+    header = ["paper"] if with_paper else []
+    header += [f"best ({direction}) {over}", f"{x} at best"]
+    return header + ([f"{x} to {fraction:.0%} of {direction}"] if fraction is not None else [])
+
+
+def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
+                   fraction: float | None, with_paper: bool) -> str:
+    """The group table as GitHub markdown: one row per group, its final value and best."""
+    header = [*layout.group_keys, "n", "diverged", f"final {metric} (mean ± std)",
+              *_tail_header(metric, x, fraction, with_paper, "of mean curve")]
+    rows = []
+    for row in summary.to_dict("records"):
+        final = _fmt_mean_std(row["final_mean"], row["final_std"], row["final_n"], row["n"])
+        rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], final,
+                     *_tail(row, x, fraction, with_paper)])
+    return _md_table(header, rows)
+
+
+def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str,
+                 fraction: float | None, with_paper: bool) -> str:
+    """The group table for a runs-table key on the x axis: one column per value of the key."""
+    order = x_order(curve[x])
+    header = [*layout.group_keys, "n", "diverged", *(f"{x}={norm(v)}" for v in order),
+              *_tail_header(metric, x, fraction, with_paper, f"over {x}")]
+    rows = []
+    for g, row in enumerate(summary.to_dict("records")):
+        points = {p[x]: p for p in curve[curve["gid"] == g].to_dict("records")}
+        cells = [_fmt_mean_std(p["mean"], p["std"], p["n"], p["runs"]) if (p := points.get(v))
+                 else MISSING for v in order]
+        rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], *cells,
+                     *_tail(row, x, fraction, with_paper, norm)])
+    return _md_table(header, rows)
+
+
+def _status_counts(runs: pd.DataFrame) -> str:
+    """'12 completed, 1 diverged'."""
+    counts = runs["status"].value_counts()
+    return ", ".join(f"{n} {s}" for s, n in counts.items())
+
+
+def method_note(metric: str, x: str, by_key: bool) -> str:
+    """The sentence that says what the table and plot show."""
+    final = "summary.json final value, else the run's last evaluated row"
+    if by_key:
+        return (f"Each run contributes its final {metric} ({final}) at its {x}; mean ± std (ddof=1) "
+                f"over the runs of each group (seeds, and trials of batched runs) at each {x}.")
+    return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
+            f"curves by {x}. Final {metric}: {final}.")
+
+
+def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str,
+                    unmatched: Sequence[str]) -> str:
+    """Title, scale and run-count line, method note, table, and notes."""
+    scales = sorted({norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
+    scale = ", ".join(scales) if scales else "unknown"
+    n_dirs = runs["run_dir"].str.split("#").str[0].nunique()
+    count = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
+    if n_dirs != len(runs):   # batched trials: replicates = runs × trials
+        count = f"{n_dirs} runs × trials = {len(runs)} replicates"
+    parts = [f"# {title}", "",
+             f"Scale: {scale} · {count} ({_status_counts(runs)})", "",
+             note, "",
+             table, ""]
+    if unmatched:
+        parts += [f"Paper entries matching no group: {'; '.join(unmatched)}", ""]
+    return "\n".join(parts)
+
+
+def write_curves_csv(path: Path, curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout,
+                     x: str) -> None:
+    """<stem>_curves.csv: group keys, x, mean, std, n."""
+    keyed = curve.merge(groups[layout.group_keys], left_on="gid", right_index=True)
+    keyed[[*layout.group_keys, x, "mean", "std", "n"]].to_csv(path, index=False)
+
+
+def write_runs_csv(path: Path, runs: pd.DataFrame, finals: pd.Series, metric: str) -> None:
+    """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, final.*."""
+    runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
+    run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
+                "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
+                *(["source"] if "source" in runs and runs["source"].notna().any() else []),
+                *sorted(c for c in runs_out.columns if c.startswith("final."))]
+    runs_out[list(dict.fromkeys(run_cols))].to_csv(path, index=False)

@@ -1,0 +1,219 @@
+"""One validation system for every configuration: declarative fields checked at the edge.
+
+A configuration is a dataclass whose fields are declared with :func:`option` (default, one-line
+doc, and optionally choices, a range, or a nested component parser). :func:`parse_options`
+builds one from user input: unknown keys, wrong types, non-finite numbers and out-of-range values
+become a one-line ``RbmlabError("<prefix>.<key>: <problem>")``. Cross-field rules go in
+``__post_init__`` and raise :func:`invalid` with the key relative to the configuration; the
+parser prefixes it. Dataset options, model, learner, optimizer, evaluator, train and backend
+configurations all use this module.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from rbmlab.errors import RbmlabError
+
+T = TypeVar("T")
+
+BINARIZE_MODES = ("threshold", "stochastic", "none")
+
+
+class InvalidOption(RbmlabError):
+    """A bad value found by a configuration's own checks; ``key`` is relative to the configuration."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"{key}: {message}")
+        self.key, self.message = key, message
+
+
+def invalid(key: str, message: str) -> InvalidOption:
+    """The error for ``__post_init__`` checks: ``raise invalid("k", "must be >= 1")``."""
+    return InvalidOption(key, message)
+
+
+def option(
+    default: Any,
+    doc: str,
+    *,
+    choices: tuple[str, ...] | None = None,
+    lo: float | None = None,
+    hi: float | None = None,
+    open_lo: bool = False,
+    open_hi: bool = False,
+    parse: Callable[[Any, str], Any] | None = None,
+) -> Any:
+    """A dataclass field with a one-line doc and optional choices (for strings), a range [lo, hi]
+    (for numbers), or ``parse(value, key)`` building a nested component configuration."""
+    meta = {"doc": doc, "choices": choices, "lo": lo, "hi": hi, "open_lo": open_lo,
+            "open_hi": open_hi, "parse": parse}
+    if isinstance(default, (list, dict)):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def n_train_option() -> Any:
+    """The usual ``n_train`` field: first n training examples, None = all."""
+    return option(None, "first n training examples (null = all)", lo=1)
+
+
+def n_test_option() -> Any:
+    """The usual ``n_test`` field: first n test examples, None = all."""
+    return option(None, "first n test examples (null = all)", lo=1)
+
+
+def option_error(key: str, message: str, prefix: str = "dataset") -> RbmlabError:
+    """``RbmlabError("<prefix>.<key>: <message>")``, for checks made outside a parse (at load time)."""
+    return RbmlabError(f"{prefix}.{key}: {message}")
+
+
+def _show(value: Any) -> str:
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _range_text(meta: Mapping[str, Any]) -> str:
+    lo, hi = meta["lo"], meta["hi"]
+    if lo is not None and hi is not None:
+        left, right = ("(" if meta["open_lo"] else "["), (")" if meta["open_hi"] else "]")
+        return f"in {left}{lo}, {hi}{right}"
+    if lo is not None:
+        return f"{'>' if meta['open_lo'] else '>='} {lo}"
+    return f"{'<' if meta['open_hi'] else '<='} {hi}"
+
+
+def _in_range(x: float, meta: Mapping[str, Any]) -> bool:
+    lo, hi = meta["lo"], meta["hi"]
+    if lo is not None and (x <= lo if meta["open_lo"] else x < lo):
+        return False
+    return not (hi is not None and (x >= hi if meta["open_hi"] else x > hi))
+
+
+def _alternatives(hint: Any) -> tuple[list[Any], bool]:
+    """(base types, accepts None) of ``X``, ``X | None`` or ``X | Y``."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        args = typing.get_args(hint)
+        return [a for a in args if a is not type(None)], type(None) in args
+    return [hint], False
+
+
+_KIND = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string"}
+
+
+def _matches(value: Any, base: Any) -> bool:
+    if base is bool:
+        return isinstance(value, bool) or type(value).__name__ == "bool_"
+    if base is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if base is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, str)
+
+
+def _coerce_scalar(key: str, value: Any, bases: list[Any], optional: bool, meta: Mapping[str, Any]):
+    base = next((b for b in bases if _matches(value, b)), None)
+    if base is None:
+        kinds = " or ".join(_KIND[b] for b in bases) + (" or null" if optional else "")
+        raise InvalidOption(key, f"expected {kinds}, got {_show(value)}")
+    value = base(value)
+    if base is str and meta["choices"] is not None and value not in meta["choices"]:
+        raise InvalidOption(key, f"expected one of {', '.join(meta['choices'])}; got {_show(value)}")
+    if base in (int, float) and (meta["lo"] is not None or meta["hi"] is not None) \
+            and not _in_range(value, meta):
+        raise InvalidOption(key, f"must be {_range_text(meta)}, got {_show(value)}")
+    return value
+
+
+def _coerce(key: str, value: Any, hint: Any, meta: Mapping[str, Any], prefix: str) -> Any:
+    if meta.get("parse") is not None:
+        return meta["parse"](value, f"{prefix}.{key}")
+    bases, optional = _alternatives(hint)
+    if value is None:
+        if optional:
+            return None
+        raise InvalidOption(key, "must not be null")
+    if typing.get_origin(bases[0]) is list:
+        (item,) = typing.get_args(bases[0])
+        if not isinstance(value, (list, tuple)):
+            raise InvalidOption(key, f"expected a list, e.g. {key}=[a,b], got {_show(value)}")
+        return [_coerce_scalar(key, v, [item], False, meta) for v in value]
+    if bases[0] is Any:
+        return value
+    return _coerce_scalar(key, value, bases, optional, meta)
+
+
+def parse_options(cls: type[T], given: Mapping[str, Any], prefix: str, what: str | None = None) -> T:
+    """Build ``cls`` from ``given``, rejecting unknown keys and ill-typed or out-of-range values;
+    every error names ``<prefix>.<key>``. ``what`` names the thing configured in the unknown-key
+    message (e.g. 'dataset mnist')."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    if not isinstance(given, Mapping):
+        raise RbmlabError(f"{prefix}: expected a group of options, got {_show(given)}")
+    try:
+        for key in given:
+            if key not in fields:
+                valid = ", ".join(fields) or "(none)"
+                raise InvalidOption(str(key), f"unknown option{' for ' + what if what else ''}; "
+                                              f"valid options: {valid}")
+        if isinstance(cls, type) and issubclass(cls, Config):
+            return cls(**given)            # fields are checked on construction
+        values = {key: _coerce(key, val, hints[key], fields[key].metadata, prefix)
+                  for key, val in given.items()}
+        return cls(**values)
+    except InvalidOption as e:
+        raise RbmlabError(f"{prefix}.{e.key}: {e.message}") from None
+
+
+class Config:
+    """Base of configuration dataclasses: every field is checked against its declaration when an
+    instance is made (also when made directly in code), then :meth:`check` runs cross-field rules.
+    Errors name the key relative to the configuration; :func:`parse_options` prefixes the group."""
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.metadata.get("parse") is not None:
+                if dataclasses.is_dataclass(value):   # already parsed
+                    continue
+                try:
+                    value = f.metadata["parse"](value, f.name)
+                except InvalidOption:
+                    raise
+                except RbmlabError as e:
+                    key, _, message = str(e).partition(": ")
+                    raise InvalidOption(key, message) from None
+            elif "doc" in f.metadata:
+                value = _coerce(f.name, value, hints[f.name], f.metadata, "")
+            object.__setattr__(self, f.name, value)
+        self.check()
+
+    def check(self) -> None:
+        """Cross-field rules: ``raise invalid(key, message)``."""
+
+
+def option_docs(cls: type) -> dict[str, tuple[Any, str]]:
+    """``{key: (default, doc)}`` for each option of ``cls``, in declaration order."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        out[f.name] = (default, f.metadata.get("doc", ""))
+    return out
+
+
+def to_plain(obj: Any) -> Any:
+    """Configuration dataclasses → nested dicts of plain Python values (for YAML, JSON, hashes)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj
