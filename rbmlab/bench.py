@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from rbmlab.backend import get_backend
+from rbmlab.data.batch import Batch
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
@@ -114,11 +115,13 @@ def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
     from rbmlab.runner import batches  # noqa: PLC0415
 
-    state = learner.init_state(rbm, x, backend.rng(seed, 0))
+    train = Batch(x)
+    state = learner.init_state(rbm, train, backend.rng(seed, 0))
     rng = backend.rng(seed, 1)
     t0 = time.perf_counter()
     for idx in batches(x.shape[0], batch, np.random.default_rng(seed)):
-        rbm, state = learner.step(rbm, state, x[idx], rng)
+        mini = train if idx is None else train.take(backend.xp.asarray(idx))
+        rbm, state = learner.step(rbm, state, mini, rng)
     return time.perf_counter() - t0
 
 
@@ -130,18 +133,17 @@ def bench_dcp_costs(backend, repeats: int, m=784, n=500, batch=200, d=6, k_inner
     one Gibbs transition and L the statistics of a batch. The paper neglects (d − 1)·L, "since L
     is much smaller than T"; in a dense RBM both are two matmuls of the same shapes.
     """
-    from rbmlab.learners.base import sgd_update, sufficient_statistics  # noqa: PLC0415
-    from rbmlab.learners.cd import CDConfig  # noqa: PLC0415
+    from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
 
     rbm = random_rbm(backend, m, n)
     rng = backend.rng(1)
     v = (rng.random((batch, m), dtype=backend.dtype) < 0.2).astype(backend.dtype)
-    grad = sufficient_statistics(rbm, v)
-    cfg = CDConfig(lr=0.01)
+    grad = rbm.statistics(v)
+    learner = CD(CDConfig(lr=0.01))     # plain SGD, as the epochs of bench_dcp_epoch
     sweeps = 10
     t_sweep, t_stats, t_update = best_times(
-        lambda: gibbs_chain(rbm, v, rng, sweeps), lambda: sufficient_statistics(rbm, v),
-        lambda: sgd_update(rbm, grad, {}, cfg), repeats=repeats)
+        lambda: gibbs_chain(rbm, v, rng, sweeps), lambda: rbm.statistics(v),
+        lambda: learner.update(rbm, grad, {}), repeats=repeats)
     T, L, U = t_sweep / sweeps, t_stats, t_update
     cd, sdcp = k_cd * T + 2 * L + U, d * (k_inner * T + L + U) + L
     return {"batch": batch, "d": d, "k_inner": k_inner, "k_cd": k_cd, "T_gibbs_ms": 1e3 * T,

@@ -10,7 +10,9 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
     scales                smoke / reduced / paper → {overrides: [...], and optionally seeds: [...],
                           grid: {key: values} (replaces those keys of the grid), variants:
                           [names] (runs only these variants)}
-    report                metric, lines, panels, hlines, markers, paper (the paper's own numbers)
+    report                metric, x (epoch, updates, or a config key such as model.n_hidden:
+                          final values against it), lines, panels, hlines, markers, paper (the
+                          paper's own numbers)
     runs_of               optional: <paper>/<artefact> whose runs this one reports (no sweep)
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.

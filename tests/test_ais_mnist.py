@@ -12,6 +12,7 @@ import pytest
 
 from rbmlab.backend import get_backend
 from rbmlab.data import load_dataset
+from rbmlab.data.batch import Batch
 from rbmlab.evaluators import ais, exact
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.models.rbm import init_rbm
@@ -26,7 +27,7 @@ def trained():
     learner = CD(CDConfig(lr=0.05, k=1, batch_size=100))
     rng = backend.rng(1)
     for idx in batches(x.shape[0], 100, np.random.default_rng(2)):
-        rbm, _ = learner.step(rbm, {}, x[idx], rng)
+        rbm, _ = learner.step(rbm, {}, Batch(x[idx]), rng)
     base = ais.base_rate_bias(x.mean(axis=0))
     return backend, rbm, base, exact.log_partition(rbm)
 

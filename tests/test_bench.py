@@ -1,10 +1,17 @@
-"""`make bench` pieces at toy shapes: they run, and the cost model adds up as documented."""
+"""`make bench` pieces at toy shapes: they run, and the cost model counts what the learners do."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import rbmlab.bench as bench
 from rbmlab.backend import get_backend
 from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, render
+from rbmlab.data.batch import Batch
+from rbmlab.learners.base import Learner
+from rbmlab.learners.cd import CD, CDConfig
+from rbmlab.learners.sdcp import SDCP, SDCPConfig
+from rbmlab.models.rbm import RBM
 
 
 @pytest.fixture(scope="module")
@@ -12,16 +19,69 @@ def backend():
     return get_backend("numpy", "float32")
 
 
-def test_dcp_cost_model_is_the_papers_formula(backend):
+def test_dcp_cost_model_measures_positive_times(backend):
     c = bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8)
-    T, L, U = c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]
-    assert min(T, L, U) > 0
-    assert c["L_over_T"] == pytest.approx(L / T)
-    # dcp §3.1: S-DCP costs d(K'T + L) + L, CD-K costs KT + 2L (each plus its updates)
-    expected = (6 * (4 * T + L + U) + L) / (24 * T + 2 * L + U)
-    assert c["predicted_sdcp_over_cd"] == pytest.approx(expected)
-    assert c["predicted_sdcp_over_cd_without_extra_L"] == pytest.approx((24 * T + 2 * L + 6 * U)
-                                                                       / (24 * T + 2 * L + U))
+    assert min(c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]) > 0
+
+
+def _operation_counts(learner, backend, monkeypatch) -> tuple[int, int, int]:
+    """(Gibbs transitions, batch statistics, parameter updates) of one real step of ``learner``."""
+    counts = {"T": 0, "L": 0, "U": 0}
+    sample, statistics, update = Learner.sample, RBM.statistics, Learner.update
+
+    def counted_sample(self, model, x, rng, steps):
+        counts["T"] += steps
+        return sample(self, model, x, rng, steps)
+
+    def counted_statistics(self, v):
+        counts["L"] += 1
+        return statistics(self, v)
+
+    def counted_update(self, model, grad, state):
+        counts["U"] += 1
+        return update(self, model, grad, state)
+
+    with monkeypatch.context() as m:
+        m.setattr(Learner, "sample", counted_sample)
+        m.setattr(RBM, "statistics", counted_statistics)
+        m.setattr(Learner, "update", counted_update)
+        rbm = bench.random_rbm(backend, 30, 20)
+        v = (backend.rng(0).random((8, 30), dtype=backend.dtype) < 0.3).astype(backend.dtype)
+        learner.step(rbm, learner.init_state(rbm, Batch(v), backend.rng(1)), Batch(v), backend.rng(2))
+    assert counts["U"] == learner.updates_per_step
+    return counts["T"], counts["L"], counts["U"]
+
+
+@pytest.mark.parametrize("d, k_inner, k_cd", [(6, 4, 24), (5, 4, 24), (3, 2, 5)])
+def test_dcp_cost_model_counts_what_the_learners_do(backend, monkeypatch, d, k_inner, k_cd):
+    """With the measured parts fixed (T = 3, L = 5, U = 7 ms), the predicted S-DCP / CD-K cost is
+    the ratio of the operations that one real S-DCP(d, K') step and one real CD-K step perform,
+    counted by instrumenting the sampler, the statistics and the optimizer update."""
+    T, L, U = 3e-3, 5e-3, 7e-3
+    monkeypatch.setattr(bench, "best_times", lambda *fns, repeats: [10 * T, L, U])   # 10 sweeps
+    c = bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8, d=d, k_inner=k_inner, k_cd=k_cd)
+    assert (c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]) == pytest.approx((3, 5, 7))
+    assert c["L_over_T"] == pytest.approx(5 / 3)
+
+    n_sdcp = _operation_counts(SDCP(SDCPConfig(d=d, k=k_inner)), backend, monkeypatch)
+    n_cd = _operation_counts(CD(CDConfig(k=k_cd)), backend, monkeypatch)
+    cost = lambda n: n[0] * T + n[1] * L + n[2] * U   # noqa: E731
+    assert c["predicted_sdcp_over_cd"] == pytest.approx(cost(n_sdcp) / cost(n_cd))
+    # the paper's version drops S-DCP's statistics beyond CD's two
+    extra_L = n_sdcp[1] - n_cd[1]
+    assert extra_L == d - 1
+    assert c["predicted_sdcp_over_cd_without_extra_L"] == pytest.approx(
+        (cost(n_sdcp) - extra_L * L) / cost(n_cd))
+
+
+@pytest.mark.parametrize("d, L, U", [(6, 0.0, 0.0), (5, 1e-3, 0.0)])
+def test_dcp_cost_model_gives_the_papers_equal_compute_pairs(backend, monkeypatch, d, L, U):
+    """dcp §3.1: S-DCP(6, 4) costs CD-24 when L and U are neglected; the rule
+    K·T = d·K'·T + (d − 1)·L picks S-DCP(5, 4) for CD-24 when L = T (U neglected)."""
+    T = 1e-3
+    monkeypatch.setattr(bench, "best_times", lambda *fns, repeats: [10 * T, L, U])
+    c = bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8, d=d, k_inner=4, k_cd=24)
+    assert c["predicted_sdcp_over_cd"] == pytest.approx(1.0)
 
 
 def test_render_lists_every_measurement(backend):
@@ -33,3 +93,19 @@ def test_render_lists_every_measurement(backend):
     assert "matmul time / sweep time" in text and "L / T" in text
     assert "(6(4T + L + U) + L) / (24T + 2L + U)" in text         # the labels follow d, K', K
     assert "S-DCP(6, 4) time" not in text          # the epoch rows only when they were run
+
+
+def test_an_epoch_of_the_bench_trains(backend):
+    """epoch_seconds runs a real shuffled epoch through the learner (a positive time, and the
+    learner sees every mini-batch of the epoch)."""
+    x = (np.random.default_rng(0).random((50, 30)) < 0.3).astype(np.float32)
+    seen = []
+
+    class Counted(CD):
+        def step(self, model, state, batch, rng):
+            seen.append(len(batch))
+            return super().step(model, state, batch, rng)
+
+    learner = Counted(CDConfig(lr=0.1, batch_size=20, k=1))
+    t = bench.epoch_seconds(learner, bench.random_rbm(backend, 30, 5), backend.asarray(x), 20, 0, backend)
+    assert t > 0 and seen == [20, 20, 10]

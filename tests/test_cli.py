@@ -39,6 +39,13 @@ def test_run_writes_its_records(tmp_path):
     (run,) = run_dirs(tmp_path / "outputs" / "runs")
     for name in ("config.yaml", "overrides.yaml", "metrics.csv", "summary.json", "checkpoint.npz"):
         assert (run / name).is_file(), name
+    from rbmlab.checkpoint import load_checkpoint
+    with np.load(run / "checkpoint.npz") as saved:    # the family and its unit types travel along
+        assert (str(saved["family"]), str(saved["visible"]), str(saved["hidden"])) == (
+            "rbm", "bernoulli", "bernoulli")
+        model, meta, _ = load_checkpoint(run / "checkpoint.npz")
+        np.testing.assert_array_equal(model.W, saved["W"])
+    assert model.W.shape == (9, 4) and meta["epoch"] == 20
     metrics = pd.read_csv(run / "metrics.csv")
     assert list(metrics.epoch) == list(range(21))
     assert {"updates", "wall_time", "test_log_likelihood", "log_z"} <= set(metrics.columns)
@@ -92,8 +99,8 @@ def test_bad_value_in_a_sweep_fails_before_any_job(tmp_path):
 
 
 def test_divergence_is_recorded_and_the_sweep_goes_on(tmp_path):
-    rbmlab("run", "-m", *SMALL, "train.epochs=100", "learner.lr=1e38,0.1", "learner.momentum=0.9",
-           "backend.dtype=float32", cwd=tmp_path)
+    rbmlab("run", "-m", *SMALL, "train.epochs=100", "learner.lr=1e38,0.1",
+           "learner.optimizer.momentum=0.9", "backend.dtype=float32", cwd=tmp_path)
     statuses = sorted(json.loads((r / "summary.json").read_text())["status"]
                       for r in run_dirs(tmp_path / "outputs"))
     assert statuses == ["completed", "diverged"]
@@ -101,7 +108,7 @@ def test_divergence_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 RESUME_CASES = {
     # persistent chains + momentum buffers in the checkpoint, exact evaluation every 50 epochs
-    "pcd-exact": ["learner=pcd", "learner.momentum=0.5", "train.eval_every=50"],
+    "pcd-exact": ["learner=pcd", "learner.optimizer.momentum=0.5", "train.eval_every=50"],
     # checkpoints every 7 epochs (metrics rows after the checkpoint are dropped and redone),
     # AIS (forward and reverse) at every evaluation point and at the end
     "cd-ais": ["learner=cd", "evaluator=ais", "evaluator.schedule=linear",
@@ -186,12 +193,31 @@ def test_evaluate_errors_are_one_line(tmp_path):
         assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
 
 
+def markdown_rows(text: str) -> list[dict[str, str]]:
+    """The rows of the first markdown table in ``text``, as {column header: cell}."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines]
+    header, body = cells[0], cells[2:]   # cells[1] is the |---| rule
+    return [dict(zip(header, row)) for row in body]
+
+
 def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
     rbmlab("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", cwd=tmp_path, timeout=300)
     runs = run_dirs(tmp_path / "outputs" / "experiments" / "demo" / "bars-cd-vs-pcd" / "smoke")
     assert len(runs) == 6
     table = (tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke.md").read_text()
-    assert "cd" in table and "pcd" in table and "smoke" in table
+    assert "scale: smoke" in table
+    # one row per learner, each over its 3 seeds, with the mean of those runs' final values
+    finals: dict[str, list[float]] = {}
+    for r in runs:
+        summary = json.loads((r / "summary.json").read_text())
+        finals.setdefault(summary["learner"], []).append(summary["final"]["test_log_likelihood"])
+    rows = {row["learner.name"]: row for row in markdown_rows(table)}
+    assert sorted(rows) == sorted(finals) == ["cd", "pcd"]
+    for learner, row in rows.items():
+        assert row["n"] == "3" and row["diverged"] == "0", row
+        mean = float(row["final test_log_likelihood (mean ± std)"].split("±")[0])
+        assert mean == pytest.approx(np.mean(finals[learner]), abs=1e-4), (learner, row)
     png = tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke.png"
     assert png.read_bytes()[:4] == b"\x89PNG"
     curves = pd.read_csv(tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke_curves.csv")

@@ -4,16 +4,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rbmlab.data.batch import Batch
 from rbmlab.evaluators.exact import log_partition
-from rbmlab.inference.gibbs import gibbs_chain
+from rbmlab.inference.block_gibbs import gibbs_chain
+from rbmlab.learners.base import difference
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.learners.cg import CG, CGConfig
 from rbmlab.learners.csdcp import CSDCP, CSDCPConfig
 from rbmlab.learners.sdcp import SDCP, SDCPConfig
 from rbmlab.models.centered import CenteredRBM
 from rbmlab.models.rbm import RBM, free_energy
+from rbmlab.optimizers.spectral import polar_factor
 
 from conftest import all_binary, random_rbm
+
+
+def ssd(**options):
+    """SSD (learner=ssd): CD-K with the spectral optimizer; ``bias_lr`` goes to the optimizer."""
+    optimizer = {"name": "spectral", **({"bias_lr": options.pop("bias_lr")} if "bias_lr" in options else {})}
+    return CD(CDConfig(name="ssd", optimizer=optimizer, **options))
 
 
 def _batch(backend, n=8, m=6, seed=5):
@@ -33,8 +42,8 @@ def test_sdcp_with_d_1_is_cd_k_step_for_step(backend):
     rng_cd, rng_dcp = backend.rng(9), backend.rng(9)
     for step in range(6):
         batch = _batch(backend, seed=step)
-        rbm_cd, _ = cd.step(rbm_cd, {}, batch, rng_cd)
-        rbm_dcp, _ = sdcp.step(rbm_dcp, {}, batch, rng_dcp)
+        rbm_cd, _ = cd.step(rbm_cd, {}, Batch(batch), rng_cd)
+        rbm_dcp, _ = sdcp.step(rbm_dcp, {}, Batch(batch), rng_dcp)
         _assert_same(rbm_cd, rbm_dcp, backend, rtol=0, atol=0)
 
 
@@ -47,7 +56,7 @@ def test_sdcp_follows_algorithm_3(backend):
     xp = backend.xp
     rbm0 = random_rbm(backend, 6, 4, scale=0.3, seed=2)
     V0, eta = _batch(backend, seed=3), 0.2
-    got, _ = SDCP(SDCPConfig(lr=eta, d=3, k=2)).step(rbm0, {}, V0, backend.rng(4))
+    got, _ = SDCP(SDCPConfig(lr=eta, d=3, k=2)).step(rbm0, {}, Batch(V0), backend.rng(4))
 
     rng = backend.rng(4)
     W, b, c = rbm0.W, rbm0.b_v, rbm0.b_h
@@ -123,10 +132,10 @@ def test_csdcp_follows_algorithm_4(backend, d):
     rbm = random_rbm(backend, 6, 4, scale=0.3, seed=8)
     V0, eta, nu = _batch(backend, seed=9), 0.3, 0.2
     learner = CSDCP(CSDCPConfig(lr=eta, d=d, k=2, nu_mu=nu, nu_lam=nu, lam0=0.5))
-    state = learner.init_state(rbm, V0, None)
+    state = learner.init_state(rbm, Batch(V0), None)
     np.testing.assert_allclose(backend.to_numpy(state["mu"]), backend.to_numpy(V0.mean(0)))
     state = {**state, "mu": backend.asarray(np.full(6, 0.4))}   # offsets away from this batch's mean
-    got, new_state = learner.step(rbm, state, V0, backend.rng(10))
+    got, new_state = learner.step(rbm, state, Batch(V0), backend.rng(10))
     want, mu, lam = _csdcp_reference(backend, rbm, V0, backend.rng(10), eta, d, 2, nu, 0.5)
     _assert_same(got, want, backend, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(backend.to_numpy(new_state["mu"]), backend.to_numpy(mu), rtol=1e-12)
@@ -137,26 +146,44 @@ def test_cg_is_csdcp_with_one_inner_step(backend):
     rbm = random_rbm(backend, 6, 4, scale=0.3, seed=11)
     V0 = _batch(backend, seed=12)
     cg, cs = CG(CGConfig(lr=0.2, k=5)), CSDCP(CSDCPConfig(lr=0.2, d=1, k=5))
-    a, sa = cg.step(rbm, cg.init_state(rbm, V0, None), V0, backend.rng(13))
-    b, sb = cs.step(rbm, cs.init_state(rbm, V0, None), V0, backend.rng(13))
+    data = Batch(V0)
+    a, sa = cg.step(rbm, cg.init_state(rbm, data, None), data, backend.rng(13))
+    b, sb = cs.step(rbm, cs.init_state(rbm, data, None), data, backend.rng(13))
     _assert_same(a, b, backend, rtol=0, atol=0)
 
 
 def test_learners_run_many_trials_as_one_computation(backend):
-    """A (T, m, n) model and one shared batch: each learner keeps T independent trials."""
+    """A (T, m, n) model and one shared batch: each learner keeps T independent trials. From one
+    shared initialisation, the T trials of a batched step must be distributed like T separate
+    steps of the model alone with independent random streams: same mean update (within 5
+    standard errors) and same spread. A chain shared by the trials would give no spread, chains
+    or statistics mixed across trials too little (1/T of the variance for an average)."""
     xp = backend.xp
-    T, m, n = 3, 6, 4
-    rng = np.random.default_rng(14)
-    rbm = RBM(backend.asarray(0.3 * rng.standard_normal((T, m, n))), backend.asarray(np.zeros((T, m))),
-              backend.asarray(np.zeros((T, n))))
-    V0 = _batch(backend, seed=15)
-    from rbmlab.learners.ssd import SSD, SSDConfig
+    T, m, n = 64, 6, 4
+    rbm0 = random_rbm(backend, m, n, scale=0.3, seed=14)
+    rbm = RBM(*(xp.array(xp.broadcast_to(a, (T,) + a.shape)) for a in (rbm0.W, rbm0.b_v, rbm0.b_h)))
+    data = Batch(_batch(backend, seed=15))
+
+    def flat(model):   # each trial's parameters as one row, (T, m·n + m + n)
+        rows = [getattr(model, k).reshape(model.W.shape[:-2] + (-1,)) for k in ("W", "b_v", "b_h")]
+        return backend.to_numpy(xp.concatenate(rows, axis=-1))
+
     for learner in (CD(CDConfig(k=2)), SDCP(SDCPConfig(d=2, k=2)), CSDCP(CSDCPConfig(d=2, k=2)),
-                    CG(CGConfig(k=2)), SSD(SSDConfig(k=2, lr=0.01))):
-        state = learner.init_state(rbm, V0, backend.rng(0))
-        new, state = learner.step(rbm, state, V0, backend.rng(1))
+                    CG(CGConfig(k=2)), ssd(k=2, lr=0.01)):
+        state = learner.init_state(rbm, data, backend.rng(0))
+        new, state = learner.step(rbm, state, data, backend.rng(1))
         assert new.W.shape == (T, m, n) and new.b_v.shape == (T, m) and new.b_h.shape == (T, n)
-        assert bool(xp.all(new.W[0] != new.W[1]))   # trials differ (own inits, own chains)
+        together = flat(new) - flat(rbm)
+        alone = np.stack([flat(learner.step(rbm0, learner.init_state(rbm0, data, backend.rng(0)),
+                                            data, backend.rng(100 + s))[0]) - flat(rbm0)
+                          for s in range(T)])
+        name = learner.config.name
+        spread_together, spread_alone = together.var(axis=0).sum(), alone.var(axis=0).sum()
+        assert spread_alone > 0, name
+        assert 0.5 < spread_together / spread_alone < 2.0, (name, spread_together, spread_alone)
+        se = np.sqrt(together.var(axis=0, ddof=1) / T + alone.var(axis=0, ddof=1) / T)
+        gap = np.abs(together.mean(axis=0) - alone.mean(axis=0))
+        assert np.all(gap <= 5 * se + 1e-12), (name, np.max(gap / np.maximum(se, 1e-300)))
 
 
 class _HalfRNG:
@@ -172,7 +199,6 @@ class _HalfRNG:
 def test_a_trial_of_a_batched_step_equals_the_same_step_alone(backend):
     """With deterministic sampling, trial t of a (T, m, n) step is the step of model t alone:
     nothing leaks between trials (statistics, chains, offsets, the SSD polar factor)."""
-    from rbmlab.learners.ssd import SSD, SSDConfig
     T, m, n = 3, 6, 4
     rng = np.random.default_rng(21)
     rbm = RBM(*(backend.asarray(a) for a in (0.5 * rng.standard_normal((T, m, n)),
@@ -182,13 +208,13 @@ def test_a_trial_of_a_batched_step_equals_the_same_step_alone(backend):
     from rbmlab.learners.pcd import PCD, PCDConfig
 
     def two_steps(learner, model):    # the state of the first step feeds the second
-        state = learner.init_state(model, V0, backend.rng(0))
+        state = learner.init_state(model, Batch(V0), backend.rng(0))
         for _ in range(2):
-            model, state = learner.step(model, state, V0, _HalfRNG(backend.xp))
+            model, state = learner.step(model, state, Batch(V0), _HalfRNG(backend.xp))
         return model, state
 
     for learner in (CD(CDConfig(k=2)), PCD(PCDConfig(k=2)), SDCP(SDCPConfig(d=3, k=2)),
-                    CSDCP(CSDCPConfig(d=3, k=2)), CG(CGConfig(k=2)), SSD(SSDConfig(k=2, lr=0.01))):
+                    CSDCP(CSDCPConfig(d=3, k=2)), CG(CGConfig(k=2)), ssd(k=2, lr=0.01)):
         together, state_t = two_steps(learner, rbm)
         for t in range(T):
             alone, state_1 = two_steps(learner, rbm.trial(t))
@@ -199,7 +225,6 @@ def test_a_trial_of_a_batched_step_equals_the_same_step_alone(backend):
 
 
 def test_ssd_step_of_a_diverged_trial_is_nan_and_the_others_go_on(backend):
-    from rbmlab.learners.ssd import polar_factor
     G = np.random.default_rng(23).standard_normal((3, 6, 4))
     G[1, 2, 3] = np.nan
     polar, nuclear = polar_factor(backend.asarray(G))
@@ -213,7 +238,6 @@ def test_ssd_step_of_a_diverged_trial_is_nan_and_the_others_go_on(backend):
 
 @pytest.mark.parametrize("shape", [(7, 4), (4, 7), (3, 6, 5)])
 def test_polar_factor_is_u_vt_of_the_svd(backend, shape):
-    from rbmlab.learners.ssd import polar_factor
     G = np.random.default_rng(16).standard_normal(shape)
     polar, nuclear = polar_factor(backend.asarray(G))
     U, s, Vt = np.linalg.svd(G, full_matrices=False)
@@ -222,7 +246,6 @@ def test_polar_factor_is_u_vt_of_the_svd(backend, shape):
 
 
 def test_polar_factor_of_a_rank_deficient_matrix_spans_its_range(backend):
-    from rbmlab.learners.ssd import polar_factor
     rng = np.random.default_rng(17)
     G = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))     # rank 2
     polar, nuclear = polar_factor(backend.asarray(G))
@@ -233,13 +256,11 @@ def test_polar_factor_of_a_rank_deficient_matrix_spans_its_range(backend):
 
 def test_ssd_step_is_the_sharp_operator_formula(backend):
     """W += lr ‖G‖_S1 U Vᵀ, b += bias_lr ‖g‖₁ sign(g), G the CD-k gradient from the same stream."""
-    from rbmlab.learners.base import sufficient_statistics
-    from rbmlab.learners.ssd import SSD, SSDConfig
     rbm = random_rbm(backend, 6, 4, scale=0.3, seed=18)
     V0 = _batch(backend, seed=19)
-    got, _ = SSD(SSDConfig(lr=0.01, bias_lr=0.02, k=3)).step(rbm, {}, V0, backend.rng(20))
-    g = sufficient_statistics(rbm, V0) - sufficient_statistics(rbm, gibbs_chain(rbm, V0, backend.rng(20), 3))
-    G, gb, gc = (backend.to_numpy(a) for a in (g.W, g.b_v, g.b_h))
+    got, _ = ssd(lr=0.01, bias_lr=0.02, k=3).step(rbm, {}, Batch(V0), backend.rng(20))
+    g = difference(rbm.statistics(V0), rbm.statistics(gibbs_chain(rbm, V0, backend.rng(20), 3)))
+    G, gb, gc = (backend.to_numpy(g[k]) for k in ("W", "b_v", "b_h"))
     U, s, Vt = np.linalg.svd(G, full_matrices=False)
     want = RBM(backend.to_numpy(rbm.W) + 0.01 * s.sum() * U @ Vt,
                backend.to_numpy(rbm.b_v) + 0.02 * np.abs(gb).sum() * np.sign(gb),

@@ -12,7 +12,9 @@ from rbmlab.backend import cupy_available, get_backend
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
+from rbmlab.models import rbm as rbm_exact   # exact enumeration of an RBM lives with the family
 from rbmlab.models.rbm import RBM, free_energy
+from rbmlab.units import Bernoulli
 
 BACKENDS = ["numpy", pytest.param("cupy", marks=[
     pytest.mark.gpu, pytest.mark.skipif(not cupy_available(), reason="needs cupy and a GPU")])]
@@ -57,10 +59,10 @@ def exact_p_v(rbm):
 
 def test_binary_states(backend_name):
     be = get_backend(backend_name, "float64")
-    s = be.to_numpy(exact.binary_states(be.xp, 5, 3, 11, be.dtype))
+    s = be.to_numpy(Bernoulli.states(be.xp, 5, 3, 11, be.dtype))
     expected = np.array([[(i >> j) & 1 for j in range(5)] for i in range(3, 11)], dtype=float)
     np.testing.assert_array_equal(s, expected)
-    np.testing.assert_array_equal(be.to_numpy(exact.binary_states(be.xp, 4, 0, 16, be.dtype)),
+    np.testing.assert_array_equal(be.to_numpy(Bernoulli.states(be.xp, 4, 0, 16, be.dtype)),
                                   all_states(4))
 
 
@@ -69,27 +71,31 @@ def test_log_partition_matches_brute_force(backend_name, m, n):
     be = get_backend(backend_name, "float64")
     rbm = make_rbm(be, m, n, seed=m * 100 + n)
     ref = brute_log_z(to_np(be, rbm))
-    got = exact.log_partition(rbm)
+    got = rbm_exact.log_partition(rbm)
     assert isinstance(got, float)
     assert got == pytest.approx(ref, rel=1e-6)
+    assert exact.log_partition(rbm) == got   # the evaluator's generic entry point: the family's
     for chunk in (1, 3, 7):  # tiny chunks, including ones that do not divide 2^n
         if min(m, n) <= 9:
+            assert rbm_exact.log_partition(rbm, chunk_size=chunk) == pytest.approx(got, rel=1e-12)
             assert exact.log_partition(rbm, chunk_size=chunk) == pytest.approx(got, rel=1e-12)
 
 
 def test_log_partition_float32(backend_name):
     be = get_backend(backend_name, "float32")
     rbm = make_rbm(be, 10, 7, seed=3)
-    assert exact.log_partition(rbm) == pytest.approx(brute_log_z(to_np(be, rbm)), rel=1e-6)
+    assert rbm_exact.log_partition(rbm) == pytest.approx(brute_log_z(to_np(be, rbm)), rel=1e-6)
 
 
 def test_log_partition_too_large():
     be = get_backend("numpy", "float64")
     rbm = make_rbm(be, 30, 27, seed=0)
     with pytest.raises(ValueError):
+        rbm_exact.log_partition(rbm)
+    with pytest.raises(ValueError):
         exact.log_partition(rbm)
     with pytest.raises(ValueError):
-        exact.log_partition(make_rbm(be, 10, 6, seed=0), max_units=5)
+        rbm_exact.log_partition(make_rbm(be, 10, 6, seed=0), max_units=5)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -97,12 +103,12 @@ def test_log_likelihood_normalised(backend_name, dtype):
     be = get_backend(backend_name, dtype)
     for m, n in [(7, 4), (4, 9)]:
         rbm = make_rbm(be, m, n, seed=m + n)
-        ll = exact.log_likelihood(rbm, be.asarray(all_states(m)))
+        ll = rbm_exact.log_likelihood(rbm, be.asarray(all_states(m)))
         assert ll.dtype == be.xp.float64
         assert float(be.xp.exp(ll).sum()) == pytest.approx(1.0, abs=1e-6)
-        log_z = exact.log_partition(rbm)
-        np.testing.assert_allclose(be.to_numpy(exact.log_likelihood(rbm, be.asarray(all_states(m)),
-                                                                    log_z=log_z)),
+        log_z = rbm_exact.log_partition(rbm)
+        np.testing.assert_allclose(be.to_numpy(rbm_exact.log_likelihood(rbm, be.asarray(all_states(m)),
+                                                                        log_z=log_z)),
                                    be.to_numpy(ll), rtol=0, atol=1e-10)
 
 
@@ -110,7 +116,7 @@ def test_log_likelihood_normalised(backend_name, dtype):
 def test_sample_exact_distribution(backend_name, m, n):
     be = get_backend(backend_name, "float64")
     rbm = make_rbm(be, m, n, seed=11)
-    samples = be.to_numpy(exact.sample_exact(rbm, be.rng(1), 20_000))
+    samples = be.to_numpy(rbm_exact.sample_exact(rbm, be.rng(1), 20_000))
     assert samples.shape == (20_000, m)
     assert set(np.unique(samples)) <= {0.0, 1.0}
     V, p = exact_p_v(to_np(be, rbm))
@@ -190,7 +196,7 @@ def test_ais_exact_when_target_is_base():
     betas = ais.temperature_schedule("linear", 50)
     fwd = ais.ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas, n_chains=10)
     rev = ais.reverse_ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas,
-                                        init_v=exact.sample_exact(rbm, be.rng(1), 10))
+                                        init_v=rbm_exact.sample_exact(rbm, be.rng(1), 10))
     for res in (fwd, rev):
         np.testing.assert_allclose(res.log_w, 0.0, atol=1e-12)
         assert res.log_z == pytest.approx(exact.log_partition(rbm), abs=1e-10)
@@ -306,18 +312,28 @@ def test_reconstruction_error(backend_name):
 
 
 def test_ais_progress_bar(capsys):
+    """progress=True draws a bar labelled AIS over the 20 temperature steps on stderr;
+    progress=False writes nothing; the estimate does not depend on it."""
     be = get_backend("numpy", "float32")
     rbm, base = _ais_problem(be)
+    capsys.readouterr()
     res = ais.ais_log_partition(rbm, be.rng(0), base_bias=base,
                                 betas=ais.temperature_schedule("linear", 20), n_chains=4,
                                 progress=True)
+    out, err = capsys.readouterr()
     assert np.isfinite(res.log_z)
+    assert out == "" and "AIS:" in err and "/20 " in err, err
+    quiet = ais.ais_log_partition(rbm, be.rng(0), base_bias=base,
+                                  betas=ais.temperature_schedule("linear", 20), n_chains=4)
+    assert capsys.readouterr() == ("", "")
+    assert quiet.log_z == res.log_z
 
 
 def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkeypatch):
     """Gibbs chains for reverse AIS start from ``train``, never from the split being scored."""
-    from rbmlab.config import EvaluatorConfig
-    from rbmlab.evaluation import evaluate
+    from rbmlab.data.batch import Batch
+    from rbmlab.evaluation import evaluate, make_evaluator
+    from rbmlab.evaluators.base import Context
     be = get_backend("numpy", "float64")
     rng = np.random.default_rng(3)
     rbm = RBM(0.1 * rng.standard_normal((24, 22)), np.zeros(24), np.zeros(22))  # > 20 units: Gibbs
@@ -327,8 +343,9 @@ def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkey
     monkeypatch.setattr(ais, "target_samples",
                         lambda rbm, rng, n, data=None, **kw: seen.append(data) or real(
                             rbm, rng, n, data=data, burn_in=2))
-    cfg = EvaluatorConfig(name="ais", n_chains=4, schedule="linear", n_temperatures=10,
-                          reverse=True, progress=False)
-    metrics = evaluate(rbm, {"test": test}, cfg, rng=be.rng(0), base_bias=np.zeros(24), final=True,
-                       train=train)
+    cfg = ais.AISConfig(n_chains=4, schedule="linear", n_temperatures=10, reverse=True,
+                        progress=False)
+    context = Context(rng=be.rng(0), final=True, progress=False, train=Batch(train),
+                      data_mean=train.mean(axis=0))
+    metrics = evaluate(rbm, {"test": Batch(test)}, make_evaluator(cfg), context)
     assert len(seen) == 1 and seen[0] is train and np.isfinite(metrics["reverse_log_z"])

@@ -5,20 +5,29 @@ from __future__ import annotations
 
 import pytest
 
-from rbmlab.cli import expand_overrides, validated_run_config
+from rbmlab.hydra_app import expand_overrides, validated_run_config
 from rbmlab.experiment import SCALE_TIERS, available, load_spec, sweep_overrides
 
 
 @pytest.mark.parametrize("name", available())
 def test_every_experiment_file_declares_every_tier(name):
-    spec = load_spec(name)
+    """Every tier is declared (by the experiment whose runs this one reports, for ``runs_of``),
+    and its first job composes into a valid run configuration at that scale, with the tier's
+    first seed."""
+    own = spec = load_spec(name)
     if "runs_of" in spec:                 # reports another experiment's runs
         assert spec["runs_of"] in available() and spec["runs_of"] != name
         spec = load_spec(spec["runs_of"])
+    variants = spec.get("variants") or {"": []}
     for tier in SCALE_TIERS:
-        args = sweep_overrides(spec, tier, [])
-        assert args[-1] == f"scale={tier}" and any(a.startswith("seed=") for a in args)
-    assert spec["report"]["metric"]
+        assert tier in spec.get("scales", {}), f"{name}: no scale {tier!r}"
+        settings = spec["scales"][tier]
+        variant = (settings.get("variants") or list(variants))[0]
+        first = expand_overrides(sweep_overrides(spec, tier, [], variants[variant]))[0]
+        cfg = validated_run_config(first)
+        assert cfg.scale == tier
+        assert cfg.seed == settings.get("seeds", spec.get("seeds", [0]))[0]
+    assert own["report"]["metric"]
 
 
 @pytest.mark.parametrize("name", [n for n in available() if "runs_of" not in load_spec(n)])

@@ -1,0 +1,197 @@
+"""One conformance test per plug-in axis, run over every registered component (as scikit-learn
+checks every estimator): model families, inference methods, optimizers, learners, evaluators.
+
+Each family is exercised on a small model of its own (its ``sizes`` from its default config),
+with a trial axis, under fixed seeds: shapes and dtypes are kept, results are deterministic under
+a seed, trials are independent, and the checkpoint round trip is exact.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.backend import get_backend
+from rbmlab.checkpoint import load_checkpoint, save_checkpoint
+from rbmlab.data.batch import Batch
+from rbmlab.evaluation import evaluate
+from rbmlab.evaluators import EVALUATORS
+from rbmlab.evaluators.base import Context
+from rbmlab.inference import INFERENCE
+from rbmlab.learners import LEARNERS
+from rbmlab.metrics import MetricSpec
+from rbmlab.models import MODELS
+from rbmlab.models.base import supports
+from rbmlab.optimizers import OPTIMIZERS
+
+N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}}
+
+
+def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):
+    backend = get_backend("numpy", dtype)
+    cls = MODELS.get(family)
+    config = MODELS.parse({"name": family, **SMALL.get(family, {})})
+    rng = backend.rng(seed)
+    data_mean = backend.asarray(np.linspace(0.2, 0.8, N_VISIBLE))
+    model = cls.initialize(config, xp=backend.xp, rng=rng, data_mean=data_mean, dtype=backend.dtype,
+                           trials=trials)
+    # away from the symmetric starting point, so that every parameter matters
+    model = model.map(lambda a: a + 0.3 * backend.rng(seed, 1).standard_normal(a.shape, dtype=a.dtype))
+    return backend, cls, config, model
+
+
+def data(backend, n: int = 8, seed: int = 3):
+    return backend.asarray((backend.rng(seed).random((n, N_VISIBLE)) < 0.5).astype(np.float32))
+
+
+def symmetric(model):
+    """Ising couplings must stay symmetric with a zero diagonal after the random shift."""
+    if model.family == "ising":
+        J = model.J + model.J.swapaxes(-1, -2)
+        idx = np.arange(J.shape[-1])
+        J[..., idx, idx] = 0
+        return model.replace(J=J)
+    return model
+
+
+@pytest.mark.parametrize("family", MODELS.names())
+def test_model_family(family, tmp_path):
+    backend, cls, config, model = make_model(family, trials=3)
+    model = symmetric(model)
+    assert model.family == family and cls.config_class is type(config)
+    assert model.n_trials == 3 and model.trial(1).n_trials == 0
+    for name, core in cls.PARAMS.items():
+        a = getattr(model, name)
+        assert a.ndim == core + 1 and a.shape[0] == 3 and a.dtype == np.float32
+        assert getattr(model.astype("float64"), name).dtype == np.float64
+    assert model.finite_trials() == [True, True, True]
+    broken = model.map(lambda a: a.copy())
+    getattr(broken, next(iter(cls.PARAMS)))[1].flat[0] = np.nan
+    assert broken.finite_trials() == [True, False, True]
+    assert set(cls.sizes(config, N_VISIBLE)) == set(model.trial(0).model_sizes())
+    # checkpoint round trip: every array and setting back exactly, the family recognised
+    path = save_checkpoint(tmp_path / "m.npz", model, meta={"epoch": 1}, state={"x": np.ones(2)})
+    back, meta, state = load_checkpoint(path)
+    assert type(back) is cls and back.settings() == model.settings() and meta == {"epoch": 1}
+    for name in cls.PARAMS:
+        np.testing.assert_array_equal(getattr(back, name), getattr(model, name))
+    np.testing.assert_array_equal(state["x"], np.ones(2))
+
+
+@pytest.mark.parametrize("family", MODELS.names())
+def test_model_capabilities_agree_with_each_other(family):
+    """Where a family can enumerate, its log Z normalises its own log-probabilities, and its
+    statistics have one entry per parameter, shaped like it, per trial."""
+    backend, cls, config, model = make_model(family, dtype="float64", trials=2)
+    model = symmetric(model)
+    x = data(backend)
+    stats = model.statistics(x)
+    assert set(stats) == set(cls.PARAMS)
+    for name, s in stats.items():   # data shared by all trials: its term broadcasts
+        assert np.broadcast_shapes(s.shape, getattr(model, name).shape) == getattr(model, name).shape
+    single = model.trial(0)
+    stats0 = single.statistics(x)
+    for name in cls.PARAMS:
+        np.testing.assert_allclose(np.broadcast_to(stats[name], getattr(model, name).shape)[0],
+                                   stats0[name], rtol=1e-12)
+    if supports(cls, __import__("rbmlab.models.base", fromlist=["Enumerable"]).Enumerable):
+        states = (np.arange(2 ** N_VISIBLE)[:, None] >> np.arange(N_VISIBLE)) & 1
+        values = getattr(single, "visible_units", getattr(single, "units", None)).values
+        states = values[0] + (values[1] - values[0]) * states.astype(np.float64)
+        log_p = single.log_unnormalized(states) - single.exact_log_partition()
+        assert np.exp(log_p).sum() == pytest.approx(1.0, rel=1e-10)
+
+
+def compatible(family: str, component_requires) -> bool:
+    return all(supports(MODELS.get(family), c) for c in component_requires)
+
+
+@pytest.mark.parametrize("method", INFERENCE.names())
+@pytest.mark.parametrize("family", MODELS.names())
+def test_inference_method(method, family):
+    sampler = INFERENCE.build(INFERENCE.parse(method))
+    if not compatible(family, sampler.requires):
+        pytest.skip(f"{method} does not apply to {family}")
+    backend, _, _, model = make_model(family, trials=2)
+    model = symmetric(model)
+    x = data(backend)
+    before = x.copy()
+    a = sampler.run(model, x, backend.rng(5), 3)
+    b = sampler.run(model, x, backend.rng(5), 3)
+    np.testing.assert_array_equal(x, before)             # never modifies its input
+    np.testing.assert_array_equal(a, b)                  # deterministic under a seed
+    assert a.shape == (2,) + x.shape and a.dtype == x.dtype
+    assert not np.array_equal(a, sampler.run(model, x, backend.rng(6), 3))
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS.names())
+@pytest.mark.parametrize("family", MODELS.names())
+def test_optimizer(name, family):
+    optimizer = OPTIMIZERS.build(OPTIMIZERS.parse(name))
+    backend, cls, _, model = make_model(family, trials=2)
+    model = symmetric(model)
+    grad = model.statistics(data(backend))
+    new, state = optimizer.update(model, grad, {}, 0.01)
+    for p in cls.PARAMS:
+        assert getattr(new, p).shape == getattr(model, p).shape
+        assert getattr(new, p).dtype == getattr(model, p).dtype
+    assert any(not np.array_equal(getattr(new, p), getattr(model, p)) for p in cls.PARAMS)
+    again, _ = optimizer.update(model, grad, {}, 0.01)
+    for p in cls.PARAMS:
+        np.testing.assert_array_equal(getattr(again, p), getattr(new, p))
+    # a zero gradient (no weight decay) leaves the model unchanged
+    zero = {k: 0 * v for k, v in grad.items()}
+    same, _ = optimizer.update(model, zero, {}, 0.01)
+    for p in cls.PARAMS:
+        np.testing.assert_allclose(getattr(same, p), getattr(model, p), atol=1e-7)
+
+
+@pytest.mark.parametrize("name", LEARNERS.names())
+@pytest.mark.parametrize("family", MODELS.names())
+def test_learner(name, family):
+    config = LEARNERS.parse({"name": name, "k": 2, "lr": 0.01, "batch_size": 8})
+    learner = LEARNERS.build(config)
+    backend, cls, _, model = make_model(family, trials=2)
+    model = symmetric(model)
+    try:
+        learner.check(cls)
+    except Exception:
+        pytest.skip(f"{name} does not train {family}")
+    train = Batch(data(backend, 16))
+    state = learner.init_state(model, train, backend.rng(0))
+    batch = train.take(np.arange(8))
+    a, sa = learner.step(model, state, batch, backend.rng(1))
+    b, _ = learner.step(model, state, batch, backend.rng(1))
+    for p in cls.PARAMS:
+        np.testing.assert_array_equal(getattr(a, p), getattr(b, p))
+        assert getattr(a, p).shape == getattr(model, p).shape and getattr(a, p).dtype == np.float32
+    assert set(state) <= set(sa)
+    one, _ = learner.step(model.trial(1), {k: v[1] if np.ndim(v) and v.shape[:1] == (2,) and k != "chains" else v
+                                           for k, v in state.items()}, batch, backend.rng(1))
+    assert all(np.isfinite(getattr(one, p)).all() for p in cls.PARAMS)
+
+
+@pytest.mark.parametrize("name", EVALUATORS.names())
+@pytest.mark.parametrize("family", MODELS.names())
+def test_evaluator(name, family):
+    node = {"name": name}
+    if name == "ais":
+        node.update(n_chains=4, schedule="linear", n_temperatures=20, curve_n_temperatures=10)
+    evaluator = EVALUATORS.build(EVALUATORS.parse(node))
+    backend, cls, config, model = make_model(family)
+    model = symmetric(model)
+    try:
+        evaluator.check(cls, cls.sizes(config, N_VISIBLE))
+    except Exception as e:
+        assert str(e).startswith(f"evaluator={name}:") and "\n" not in str(e)
+        pytest.skip(f"{name} does not apply to {family}")
+    splits = {"test": Batch(data(backend))}
+    context = lambda: Context(rng=backend.rng(9), final=True, train=Batch(data(backend, 16, 4)),  # noqa: E731
+                              data_mean=np.full(N_VISIBLE, 0.5, np.float32))
+    m1 = evaluate(model, splits, evaluator, context())
+    m2 = evaluate(model, splits, evaluator, context())
+    assert m1 == m2 and all(isinstance(v, float) for v in m1.values())
+    declared = {s.name for s in evaluator.metrics}
+    own = {k.removeprefix("test_") for k in m1} - {"reconstruction_error"}
+    assert own <= declared, f"{name} writes undeclared metrics {own - declared}"
+    assert all(isinstance(s, MetricSpec) for s in evaluator.metrics)
+    assert evaluator.headline(m1, "test").startswith("test ")
