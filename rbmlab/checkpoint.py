@@ -48,12 +48,11 @@ def _read(path: Path) -> dict[str, np.ndarray]:
         what = "is a directory, not a file" if path.is_dir() else "file not found"
         raise RbmlabError(f"checkpoint: {what}: {path}")
     try:
-        with np.load(path, allow_pickle=False) as z:
-            if not isinstance(z, np.lib.npyio.NpzFile):
-                raise RbmlabError(f"checkpoint: {path} is a single array (.npy), not an .npz")
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise RbmlabError(f"checkpoint: {path} is a single array (.npy), not an .npz")
+        with loaded as z:
             return {k: z[k] for k in z.files}
-    except AttributeError:   # np.load of a .npy returns an ndarray, without __enter__
-        raise RbmlabError(f"checkpoint: {path} is a single array (.npy), not an .npz") from None
     except (OSError, ValueError, zipfile.BadZipFile, EOFError, zlib.error, MemoryError) as e:
         raise RbmlabError(f"checkpoint: cannot read {path} as .npz ({type(e).__name__}: "
                           f"{str(e).splitlines()[0] if str(e) else 'corrupt'})") from None

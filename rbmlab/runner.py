@@ -21,6 +21,7 @@ from rbmlab.config import RunConfig
 from rbmlab.data import load_dataset
 from rbmlab.evaluation import evaluate, make_evaluator
 from rbmlab.evaluators.base import Context
+from rbmlab.faults import fault_point
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.provenance import merge_sources, source_revision
@@ -216,6 +217,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
             record.write_summary(summary)
             echo(f"diverged: non-finite parameters or metrics at epoch {p.epoch}; recorded as diverged")
             return summary
+        fault_point("after_epoch", p.epoch)
     bar.close()
     return finish(run, record, p, summary, echo)
 

@@ -18,6 +18,8 @@ from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.models.rbm import init_rbm
 from rbmlab.runner import batches
 
+pytestmark = pytest.mark.slow   # about 2 minutes on 2 cores: make test-slow
+
 
 @pytest.fixture(scope="module")
 def trained():

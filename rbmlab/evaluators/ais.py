@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 from dataclasses import dataclass as config_dataclass
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Bipartite
@@ -259,6 +259,7 @@ class AIS(Evaluator):
     )
 
     def evaluate(self, model, splits, context):
+        require_bernoulli(model, "ais")
         cfg = self.config
         base_bias = model.xp.asarray(base_rate_bias(context.data_mean))
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)

@@ -80,3 +80,12 @@ def mean_log_unnormalized(model, x, chunk: int = 4096) -> float:
     for i in range(0, x.shape[0], chunk):
         total += mean(model.log_unnormalized(x[i:i + chunk])) * min(chunk, x.shape[0] - i)
     return total / x.shape[0]
+
+
+def require_bernoulli(model, evaluator: str) -> None:
+    """AIS's base-rate path and pseudo-likelihood by flips are written for {0, 1} units; the
+    first (epoch-0) evaluation refuses other unit types before any training."""
+    units = {getattr(model, k, "bernoulli") for k in ("visible", "hidden")}
+    if units != {"bernoulli"}:
+        raise RbmlabError(f"evaluator={evaluator}: written for Bernoulli {{0, 1}} units; this RBM "
+                          f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean
 from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Bipartite
 from rbmlab.ops import softplus
@@ -95,6 +95,7 @@ class PseudoLikelihood(Evaluator):
                               f"{sizes['n_visible']} visible units")
 
     def evaluate(self, model, splits, context):
+        require_bernoulli(model, "pl")
         return {f"{name}_pseudo_log_likelihood": mean(pseudo_log_likelihood(
                     model, batch.inputs, rng=context.rng, n_units=self.config.n_units or None))
                 for name, batch in splits.items()}
