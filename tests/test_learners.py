@@ -9,7 +9,7 @@ from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.learners.base import difference
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.learners.pcd import PCD, PCDConfig
-from rbmlab.models.rbm import RBM, energy, free_energy
+from rbmlab.models.rbm import energy, free_energy
 
 from conftest import all_binary, random_rbm
 
