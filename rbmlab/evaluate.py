@@ -10,7 +10,7 @@ from rbmlab.checkpoint import load_checkpoint
 from rbmlab.config import BackendConfig, check_seed
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import evaluate, make_evaluator
+from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.metrics import metric_spec, split_prefix
@@ -58,13 +58,14 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {model_np.n_visible} visible units but "
                           f"dataset {options['name']} has {x.shape[1]} dimensions")
     evaluator_cfg.splits = [cfg.split]
-    evaluator = make_evaluator(evaluator_cfg)
+    evaluator = EVALUATORS.build(evaluator_cfg)
     sizes = model_np.model_sizes()
     evaluator.check(type(model_np), sizes)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     model = model_np.map(backend.asarray)
+    # the training set stays on the host: only reverse AIS reads it, for a few chain starts
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,
-                      train=data.batch("train").map(backend.asarray), data_mean=data.train.mean(axis=0))
+                      train=data.batch("train"), data_mean=data.train.mean(axis=0))
     metrics = evaluate(model, {cfg.split: data.batch(cfg.split).map(backend.asarray)}, evaluator, context)
     n = min(x.shape[0], evaluator_cfg.max_examples or x.shape[0])
     result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],

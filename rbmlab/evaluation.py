@@ -8,18 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.reconstruction import Reconstruction, can_reconstruct
-
-
-def make_evaluator(config):
-    return EVALUATORS.build(config)
-
-
-def check_feasible(evaluator, model_class: type, sizes: dict[str, int]) -> None:
-    """Reject, before any work, evaluations that cannot run on this family at these sizes."""
-    evaluator.check(model_class, sizes)
 
 
 def evaluate(model, splits: dict[str, Any], evaluator, context: Context) -> dict[str, float]:

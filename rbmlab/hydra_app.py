@@ -28,7 +28,7 @@ def _one_line(e: Exception) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return type(e).__name__
-    missing = re.search(r"Could not find '([^/']+)/([^']+)'", text)
+    missing = re.search(r"Could not find '([^']+)/([^'/]+)'", text)   # group: up to the last /
     if missing:
         group, option = missing.groups()
         options = []

@@ -19,7 +19,8 @@ from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, host_rng
 from rbmlab.config import RunConfig
 from rbmlab.data import load_dataset
-from rbmlab.evaluation import evaluate, make_evaluator
+from rbmlab.evaluation import evaluate
+from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.faults import fault_point
 from rbmlab.learners import LEARNERS
@@ -66,7 +67,7 @@ def prepare(cfg: RunConfig) -> Setup:
     data = load_dataset(**cfg.dataset)
     model_class = MODELS.get(cfg.model.name)
     sizes = model_class.sizes(cfg.model, data.n_visible)
-    learner, evaluator = LEARNERS.build(cfg.learner), make_evaluator(cfg.evaluator)
+    learner, evaluator = LEARNERS.build(cfg.learner), EVALUATORS.build(cfg.evaluator)
     learner.check(model_class)
     evaluator.check(model_class, sizes)
     to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731

@@ -4,7 +4,8 @@ A unit type owns, for a vector of pre-activations (logits) a:
     mean(a)             E[x | a]                      (Bernoulli: σ(a); spin: tanh(a))
     log_partition(a)    log Σ_x e^{a x}               (Bernoulli: softplus(a); spin: log 2cosh a)
     sample_(a, rng, b)  in place: a (+ b) becomes a draw of x ~ p(x | a + b) ∝ e^{(a + b) x}
-    states(n)           every configuration of n units (for enumeration), or None if infinite
+    states_of(ints, n)  configurations number ``ints`` of n units in enumeration order (bit j of
+                        the index → unit j); ``states(n, start, stop)`` is a contiguous range
     field_for_mean(m)   the bias whose mean is m (base-rate initialisation)
 Models (RBM layers, Ising variables) ask their units for these instead of assuming {0, 1};
 real-valued priors (truncated Gaussian, Gauss-Bernoulli: the tap paper) are further unit types.
@@ -47,10 +48,14 @@ class Bernoulli:
         return bernoulli_logits_(a, rng, bias=bias)
 
     @staticmethod
-    def states(xp, n: int, start: int, stop: int, dtype):
-        """Rows: binary expansions of start..stop−1 (bit j → column j)."""
-        ints = xp.arange(start, stop, dtype=xp.int64)
-        return ((ints[:, None] >> xp.arange(n, dtype=xp.int64)[None, :]) & 1).astype(dtype)
+    def states_of(xp, ints, n: int, dtype):
+        """Binary expansions of the integer array ``ints`` (bit j → last-axis column j)."""
+        return ((ints[..., None] >> xp.arange(n, dtype=xp.int64)) & 1).astype(dtype)
+
+    @classmethod
+    def states(cls, xp, n: int, start: int, stop: int, dtype):
+        """Rows: the states numbered start..stop−1."""
+        return cls.states_of(xp, xp.arange(start, stop, dtype=xp.int64), n, dtype)
 
     @staticmethod
     def field_for_mean(m, clip: float = 1e-3):
@@ -90,9 +95,14 @@ class Spin:
         return a
 
     @staticmethod
-    def states(xp, n: int, start: int, stop: int, dtype):
-        bits = Bernoulli.states(xp, n, start, stop, dtype)
+    def states_of(xp, ints, n: int, dtype):
+        """Bit b of the index → value 2b − 1."""
+        bits = Bernoulli.states_of(xp, ints, n, dtype)
         return 2.0 * bits - 1.0
+
+    @classmethod
+    def states(cls, xp, n: int, start: int, stop: int, dtype):
+        return cls.states_of(xp, xp.arange(start, stop, dtype=xp.int64), n, dtype)
 
     @staticmethod
     def field_for_mean(m, clip: float = 1e-3):

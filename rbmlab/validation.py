@@ -130,9 +130,7 @@ def _coerce_scalar(key: str, value: Any, bases: list[Any], optional: bool, meta:
     return value
 
 
-def _coerce(key: str, value: Any, hint: Any, meta: Mapping[str, Any], prefix: str) -> Any:
-    if meta.get("parse") is not None:
-        return meta["parse"](value, f"{prefix}.{key}")
+def _coerce(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
     bases, optional = _alternatives(hint)
     if value is None:
         if optional:
@@ -164,8 +162,7 @@ def parse_options(cls: type[T], given: Mapping[str, Any], prefix: str, what: str
                                               f"valid options: {valid}")
         if isinstance(cls, type) and issubclass(cls, Config):
             return cls(**given)            # fields are checked on construction
-        values = {key: _coerce(key, val, hints[key], fields[key].metadata, prefix)
-                  for key, val in given.items()}
+        values = {key: _coerce(key, val, hints[key], fields[key].metadata) for key, val in given.items()}
         return cls(**values)
     except InvalidOption as e:
         raise RbmlabError(f"{prefix}.{e.key}: {e.message}") from None
@@ -191,7 +188,7 @@ class Config:
                     key, _, message = str(e).partition(": ")
                     raise InvalidOption(key, message) from None
             elif "doc" in f.metadata:
-                value = _coerce(f.name, value, hints[f.name], f.metadata, "")
+                value = _coerce(f.name, value, hints[f.name], f.metadata)
             object.__setattr__(self, f.name, value)
         self.check()
 

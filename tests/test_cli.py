@@ -82,6 +82,19 @@ def test_parallel_runs_started_together_do_not_collide(tmp_path):
     (["learner=nope"], "learner"),
     (["train.epochs=-1"], "train.epochs"),
     (["dataset=bars_stripes", "dataset.size=99"], "dataset.size"),
+    (["learner.lr=inf"], "learner.lr"),
+    (["learner.optimizer.momentum=2"], "learner.optimizer.momentum"),
+    (["learner/optimizer=nope"], "learner/optimizer=nope"),
+    (["learner/optimizer=adam", "learner.optimizer.momentum=0.5"], "learner.optimizer.momentum"),
+    (["learner.sampler=nope"], "learner.sampler.name"),
+    (["model.hidden_units=tanh"], "model.hidden_units"),
+    (["model=ising", "dataset=ising_samples", "model.spins=xx"], "model.spins"),
+    (["model=ising", "dataset=ising_samples", "evaluator=ais"], "evaluator=ais"),
+    (["model=ising", "dataset=ising_samples", "learner=cg"], "learner=cg"),
+    (["model=ising", "dataset=ising_samples", "learner.sampler=block_gibbs"], "learner=cd"),
+    (["dataset=ising_samples", "dataset.structure=torus"], "dataset.structure"),
+    (["dataset=bars_stripes", "model.n_hidden=4", "model.hidden_units=spin", "train.epochs=1"],
+     "evaluator=ais"),
 ])
 def test_bad_overrides_give_one_line_errors(tmp_path, args, key):
     proc = rbmlab("run", *args, cwd=tmp_path, check=False)
@@ -179,8 +192,12 @@ def test_evaluate_a_hand_written_checkpoint(tmp_path):
 
 def test_evaluate_errors_are_one_line(tmp_path):
     np.savez(tmp_path / "bad.npz", W=np.zeros((9, 4)))
+    np.savez(tmp_path / "ising.npz", J=np.triu(np.ones((9, 9)), 1), h=np.zeros(9), spins=np.array("01"))
+    (tmp_path / "adir").mkdir()
     for args, needle in [(["checkpoint=missing.npz", "dataset=bars_stripes"], "missing.npz"),
                          (["checkpoint=bad.npz", "dataset=bars_stripes"], "b_v"),
+                         (["checkpoint=ising.npz", "dataset=bars_stripes"], "symmetric"),
+                         (["checkpoint=adir", "dataset=bars_stripes"], "directory"),
                          (["dataset=bars_stripes"], "checkpoint")]:
         proc = rbmlab("evaluate", *args, "evaluator=exact", cwd=tmp_path, check=False)
         assert proc.returncode == 2

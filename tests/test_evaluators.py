@@ -332,7 +332,8 @@ def test_ais_progress_bar(capsys):
 def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkeypatch):
     """Gibbs chains for reverse AIS start from ``train``, never from the split being scored."""
     from rbmlab.data.batch import Batch
-    from rbmlab.evaluation import evaluate, make_evaluator
+    from rbmlab.evaluation import evaluate
+    from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
     be = get_backend("numpy", "float64")
     rng = np.random.default_rng(3)
@@ -347,5 +348,5 @@ def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkey
                         progress=False)
     context = Context(rng=be.rng(0), final=True, progress=False, train=Batch(train),
                       data_mean=train.mean(axis=0))
-    metrics = evaluate(rbm, {"test": Batch(test)}, make_evaluator(cfg), context)
+    metrics = evaluate(rbm, {"test": Batch(test)}, EVALUATORS.build(cfg), context)
     assert len(seen) == 1 and seen[0] is train and np.isfinite(metrics["reverse_log_z"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean
 from rbmlab.metrics import MetricSpec
 from rbmlab.validation import option
@@ -38,7 +39,6 @@ class Reconstruction(Evaluator):
 
     def check(self, model_class, sizes):
         if not can_reconstruct(model_class):
-            from rbmlab.errors import RbmlabError  # noqa: PLC0415
             raise RbmlabError(f"evaluator=reconstruction: model {model_class.family} cannot "
                               "reconstruct its inputs")
 

@@ -20,3 +20,16 @@ from rbmlab.validation import Config, option
 @dataclass
 class InferenceConfig(Config):
     name: str = option("", "inference method (rbmlab.inference.INFERENCE)")
+
+
+class InferenceMethod:
+    """Base class: holds the config (the class's default config when none is given)."""
+
+    config_class: type = InferenceConfig
+    requires: tuple[type, ...] = ()   # model capabilities (rbmlab.models.base) it needs
+
+    def __init__(self, config=None):
+        self.config = config if config is not None else self.config_class()
+
+    def run(self, model, x, rng, steps: int):
+        raise NotImplementedError

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference.base import InferenceConfig
+from rbmlab.inference.base import InferenceConfig, InferenceMethod
 from rbmlab.models.base import Bipartite
 from rbmlab.validation import option
 
@@ -37,14 +37,11 @@ class BlockGibbsConfig(InferenceConfig):
     name: str = option("block_gibbs", "inference method")
 
 
-class BlockGibbs:
+class BlockGibbs(InferenceMethod):
     """Sampler for bipartite models (RBMs): ``steps`` sweeps of :func:`gibbs_chain`."""
 
     config_class = BlockGibbsConfig
     requires = (Bipartite,)
-
-    def __init__(self, config: BlockGibbsConfig):
-        self.config = config
 
     def run(self, model, x, rng, steps: int):
         return gibbs_chain(model, x, rng, steps)

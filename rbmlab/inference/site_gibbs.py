@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference.base import InferenceConfig
+from rbmlab.inference.base import InferenceConfig, InferenceMethod
 from rbmlab.models.base import LocalFields
 from rbmlab.validation import option
 
@@ -21,14 +21,11 @@ class SiteGibbsConfig(InferenceConfig):
     name: str = option("gibbs", "inference method: systematic-scan Gibbs by colour classes")
 
 
-class SiteGibbs:
+class SiteGibbs(InferenceMethod):
     """``run(model, x, rng, steps)``: ``steps`` sweeps over the colour classes."""
 
     config_class = SiteGibbsConfig
     requires = (LocalFields,)
-
-    def __init__(self, config: SiteGibbsConfig | None = None):
-        self.config = config if config is not None else SiteGibbsConfig()
 
     def run(self, model, x, rng, steps: int):
         """``steps`` sweeps from the states ``x`` (..., B, n) in the model's unit values; a new

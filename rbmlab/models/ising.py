@@ -210,7 +210,7 @@ class Ising(Model):
 
     @property
     def n_visible(self) -> int:
-        return self.J.shape[-1]
+        return self.n
 
     # ------------------------------------------------------------ probabilities
     def log_unnormalized(self, x):
@@ -331,12 +331,6 @@ def to_spins(model: Ising, spins: str) -> tuple[Ising, Any]:
 
 
 # ---------------------------------------------------------------- ground-truth constructors
-def _values(units, bits):
-    """{0, 1} bits → the unit type's values (lo + (hi − lo) · bit)."""
-    lo, hi = units.values
-    return bits if (lo, hi) == (0.0, 1.0) else lo + (hi - lo) * bits
-
-
 def _normal(rng, xp, shape, dtype):
     """N(0, 1) draws in float64 (the same model at any precision), as ``xp`` arrays of ``dtype``."""
     return xp.asarray(rng.standard_normal(shape), dtype=dtype)
@@ -409,5 +403,4 @@ def sample_exact(model: Ising, rng, n_samples: int):
     idx = xp.searchsorted(flat, (u + offset).reshape(-1), side="right").reshape(lead + (n_samples,))
     idx = idx - (offset.astype(idx.dtype) << n)
     idx = xp.clip(idx, 0, 2 ** n - 1)
-    bits = ((idx[..., None] >> xp.arange(n, dtype=idx.dtype)) & 1).astype(model.dtype)
-    return _values(model.units, bits)
+    return model.units.states_of(xp, idx, n, model.dtype)

@@ -186,15 +186,11 @@ def visible_logits(rbm: RBM, h):
 
 def hidden_probs(rbm: RBM, v):
     logits = hidden_logits(rbm, v)   # a fresh array: the mean is taken in place
-    if logits.dtype.kind not in "fc":
-        return rbm.hidden_units.mean(logits)
     return rbm.hidden_units.mean(logits, out=logits)
 
 
 def visible_probs(rbm: RBM, h):
     logits = visible_logits(rbm, h)
-    if logits.dtype.kind not in "fc":
-        return rbm.visible_units.mean(logits)
     return rbm.visible_units.mean(logits, out=logits)
 
 
@@ -286,16 +282,8 @@ def sample_exact(rbm: RBM, rng, n_samples: int, max_units: int = 20):
     cdf /= cdf[-1]
     u = rng.random((n_samples,), dtype=xp.float64)
     idx = xp.minimum(xp.searchsorted(cdf, u, side="right"), cdf.shape[0] - 1).astype(xp.int64)
-    units_a = _layers(rbm)[3]
-    s = _states_of(xp, units_a, idx, n, rbm.W.dtype)
+    s = _layers(rbm)[3].states_of(xp, idx, n, rbm.W.dtype)
     if rbm.n_hidden <= rbm.n_visible:  # s = h; v ~ p(v | h)
         logits = visible_logits(rbm, s)
         return rbm.visible_units.sample_(logits, rng)
     return s
-
-
-def _states_of(xp, units, idx, n: int, dtype):
-    """The enumeration's states number ``idx`` (rows), in the unit type's values."""
-    bits = ((idx[:, None] >> xp.arange(n, dtype=xp.int64)[None, :]) & 1).astype(dtype)
-    low, high = units.values
-    return bits if (low, high) == (0.0, 1.0) else low + (high - low) * bits

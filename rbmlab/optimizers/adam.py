@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.optimizers.base import Optimizer
 from rbmlab.validation import Config, option
 
 
@@ -20,11 +21,8 @@ class AdamConfig(Config):
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
 
 
-class Adam:
+class Adam(Optimizer):
     config_class = AdamConfig
-
-    def __init__(self, config: AdamConfig):
-        self.config = config
 
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg, xp = self.config, model.xp

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.optimizers.base import Optimizer
 from rbmlab.validation import Config, option
 
 
@@ -22,14 +23,11 @@ def add_scaled(x, lr: float, step):
     return out
 
 
-class SGD:
+class SGD(Optimizer):
     """θ ← θ + lr · u,  u ← momentum · u + (g − weight_decay · θ)  (ascent on the log-likelihood);
     with momentum 0, θ ← θ + lr · g. Velocities live in the state as ``velocity_<name>``."""
 
     config_class = SGDConfig
-
-    def __init__(self, config: SGDConfig):
-        self.config = config
 
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg = self.config

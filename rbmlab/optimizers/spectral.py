@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.backend import namespace
+from rbmlab.optimizers.base import Optimizer
 from rbmlab.validation import Config, option
 
 
@@ -59,13 +60,10 @@ class SpectralConfig(Config):
                             lo=0)
 
 
-class Spectral:
+class Spectral(Optimizer):
     """Matrix parameters (W, J) take lr · ‖G‖_S1 · UVᵀ, vectors bias_lr · ‖g‖₁ · sign(g); no state."""
 
     config_class = SpectralConfig
-
-    def __init__(self, config: SpectralConfig):
-        self.config = config
 
     def update(self, model, grad: dict, state: dict, lr: float):
         bias_lr = self.config.bias_lr or lr
