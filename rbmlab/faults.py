@@ -1,18 +1,38 @@
-"""Deterministic fault injection, for the tests of kills and resume.
+"""Deterministic fault injection, for the tests of kills, full disks and read-only directories.
 
-``RBMLAB_FAULT=<point>:<epoch>`` in the environment makes the process kill itself with SIGKILL
-(no handlers, no clean-up: as ``kill -9`` would) when the training loop reaches ``point`` at
-``epoch``. Points: ``after_epoch`` (once the epoch's evaluation and any checkpoint are written).
-Unset, the check costs one dictionary lookup per epoch.
+``RBMLAB_FAULT`` in the environment holds comma-separated ``<point>:<key>`` entries:
+
+    after_epoch:<epoch>   SIGKILL once the training loop has written epoch <epoch>'s records
+    write:<file name>     SIGKILL while writing <file name> (its temporary file written and
+                          synced, the rename not done): a kill in the middle of a file write
+    enospc:<file name>    writing <file name> fails with ENOSPC (a full disk)
+    erofs:<file name>     writing <file name> fails with EROFS (a read-only file system)
+
+A kill is ``kill -9``: no handlers, no clean-up. Unset, a check costs one dictionary lookup.
 """
 from __future__ import annotations
 
+import errno
 import os
 import signal
 
 ENV = "RBMLAB_FAULT"
+ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS}
 
 
-def fault_point(point: str, epoch: int) -> None:
-    if os.environ.get(ENV) == f"{point}:{epoch}":
+def _armed(point: str, key: object) -> bool:
+    value = os.environ.get(ENV)
+    return bool(value) and f"{point}:{key}" in value.split(",")
+
+
+def fault_point(point: str, key: object) -> None:
+    """SIGKILL this process when ``<point>:<key>`` is armed."""
+    if _armed(point, key):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def injected_os_error(name: str) -> None:
+    """Raise the OSError a full or read-only file system would give for writing ``name``."""
+    for point, code in ERRORS.items():
+        if _armed(point, name):
+            raise OSError(code, os.strerror(code), name)
