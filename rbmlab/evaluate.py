@@ -1,9 +1,12 @@
 """``rbmlab evaluate``: score any saved model on a dataset split and return a JSON-able dict."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.backend import get_backend
 from rbmlab.checkpoint import load_checkpoint
@@ -15,6 +18,44 @@ from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.metrics import metric_spec, split_prefix
 from rbmlab.validation import parse_options
+
+
+def resolved(cfg: DictConfig) -> DictConfig:
+    """``cfg`` with every ``${...}`` resolved (``???`` kept); a bad interpolation names its key."""
+    try:
+        return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
+    except OmegaConfBaseException as e:
+        raise RbmlabError(f"{e.full_key or 'config'}: {str(e).splitlines()[0]}") from None
+
+
+def check_out(path: Path) -> Path:
+    """The ``out=`` path, refused before any work if it cannot be a new or replaced file."""
+    try:
+        if path.is_dir():
+            raise RbmlabError(f"out: {path} is a directory; name a .json file in it")
+        if not path.parent.is_dir():   # missing, a file, or a loop of links
+            raise RbmlabError(f"out: directory {path.parent} does not exist")
+    except OSError as e:   # a name too long
+        raise RbmlabError(f"out: cannot write {path} ({e.strerror or type(e).__name__})") from None
+    return path
+
+
+def _check_finite(model, path, trial) -> None:
+    """A diverged model (any NaN or inf parameter) would score NaN on every metric: refused."""
+    for name, array in model.arrays().items():
+        if not np.isfinite(array).all():
+            which = f" of trial {trial}" if trial is not None else ""
+            raise RbmlabError(f"checkpoint: {path}: {name}{which} holds non-finite values (NaN or "
+                              "inf): a diverged model has no score")
+
+
+def _check_metrics(metrics: dict[str, float], path, dtype: str) -> None:
+    """Finite parameters can still overflow: no result at all rather than one of nulls.
+    (An AIS interval end may be infinite: log of a non-positive bound.)"""
+    bad = [k for k, v in metrics.items() if not np.isfinite(v) and not k.endswith(("_lower", "_upper"))]
+    if bad:
+        raise RbmlabError(f"checkpoint: {path}: {', '.join(bad)} not finite in {dtype} arithmetic "
+                          "(parameters too large?)")
 
 
 def _backend_config(node: dict, saved_dtype: str) -> BackendConfig:
@@ -48,9 +89,10 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     check_seed(cfg.seed)
     if cfg.split not in ("train", "valid", "test"):
         raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
-    model_np, meta, _ = load_checkpoint(cfg.checkpoint)
+    model_np, meta, _ = load_checkpoint(str(cfg.checkpoint))
     backend_cfg = _backend_config(OmegaConf.to_container(cfg.backend, resolve=True), str(model_np.dtype))
     model_np = _single(model_np, cfg.get("trial"), cfg.checkpoint)
+    _check_finite(model_np, cfg.checkpoint, cfg.get("trial"))
     options = OmegaConf.to_container(cfg.dataset, resolve=True)
     data = load_dataset(**options)
     x = data.split(cfg.split)
@@ -66,7 +108,13 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,
                       train=data.batch("train"), data_mean=data.train.mean(axis=0))
-    metrics = evaluate(model, {cfg.split: data.batch(cfg.split).map(backend.asarray)}, evaluator, context)
+    try:
+        with np.errstate(all="ignore"):   # overflow is reported below, in one line
+            metrics = evaluate(model, {cfg.split: data.batch(cfg.split).map(backend.asarray)},
+                               evaluator, context)
+    except MemoryError as e:   # what the feasibility checks could not foresee
+        raise RbmlabError(f"evaluator={evaluator_cfg.name}: out of memory ({e})") from None
+    _check_metrics(metrics, cfg.checkpoint, backend_cfg.dtype)
     n = min(x.shape[0], evaluator_cfg.max_examples or x.shape[0])
     result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
                               "split": cfg.split, "evaluator": evaluator_cfg.name, "n_examples": n,

@@ -37,8 +37,16 @@ def available() -> list[str]:
 
 
 def load_spec(name: str) -> dict[str, Any]:
+    """The checked spec of ``name``: exactly ``<paper>/<artefact>`` (no path), a file under experiments/."""
+    parts = name.split("/")
+    if len(parts) != 2 or not all(
+        part not in ("", ".", "..") and all(c.isascii() and (c.isalnum() or c in "_.-") for c in part)
+        for part in parts
+    ):
+        raise RbmlabError(f"experiment: {name!r} is not of the form PAPER/ARTEFACT (two names of letters, "
+                          f"digits, _ . -); available: {', '.join(available())}")
     path = EXPERIMENTS_DIR / f"{name}.yaml"
-    if "/" not in name or not path.is_file():
+    if not path.is_file():
         raise RbmlabError(f"experiment: unknown experiment {name!r}; available: {', '.join(available())}")
     try:
         spec = yaml.safe_load(path.read_text()) or {}
@@ -95,13 +103,16 @@ def _set_aside(sweep_dir: Path) -> Path:
     return kept
 
 
-def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_dir: Path) -> None:
-    """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``.
+def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_dir: Path) -> list[str]:
+    """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``; returns what
+    went wrong in failed jobs (empty when none failed).
 
-    Every job's configuration is validated first; only then is an earlier sweep in ``sweep_dir``
-    (when not resuming) moved aside to ``<scale>.<n>``, so a typo costs nothing.
+    Every job's configuration is validated first; then the sweep is locked (a second experiment
+    on it gets one line naming the holder) and, under the lock, an earlier sweep in
+    ``sweep_dir`` (when not resuming) is moved aside to ``<scale>.<n>``, so a typo costs nothing.
     """
-    from rbmlab.hydra_app import expand_overrides, run_hydra, validated_run_config  # noqa: PLC0415
+    from rbmlab.hydra_app import expand_overrides, failed_jobs, run_hydra, validate_jobs  # noqa: PLC0415
+    from rbmlab.locking import DirectoryLock, sweep_lock_path  # noqa: PLC0415
 
     variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
@@ -113,17 +124,21 @@ def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_
         variants = {v: variants[v] for v in chosen}
     jobs = {variant: sweep_overrides(spec, scale, extra, overrides)
             for variant, overrides in variants.items()}
-    for overrides in jobs.values():
-        for combo in expand_overrides(overrides):
-            validated_run_config(combo)
-    if sweep_dir.exists() and not _is_resume(extra):
-        kept = _set_aside(sweep_dir)
-        print(f"rbmlab experiment {name}: earlier runs moved to {kept}; this sweep starts afresh "
-              f"(resume=true would have continued them in place)")
-    for variant, overrides in jobs.items():
-        print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
-        # validated above: straight to Hydra (``rbmlab run -m`` would compose every job again)
-        run_hydra(["-m", *overrides, f"hydra.sweep.dir={sweep_dir / variant if variant else sweep_dir}"])
+    configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()}
+    lock_wait = next(iter(configs.values()))[0].lock_wait
+    problems: list[str] = []
+    with DirectoryLock(sweep_lock_path(sweep_dir), f"experiment {name}", lock_wait):
+        if sweep_dir.exists() and not _is_resume(extra):
+            kept = _set_aside(sweep_dir)
+            print(f"rbmlab experiment {name}: earlier runs moved to {kept}; this sweep starts afresh "
+                  f"(resume=true would have continued them in place)")
+        for variant, overrides in jobs.items():
+            print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
+            # validated above: straight to Hydra (``rbmlab run -m`` would compose every job again)
+            variant_dir = sweep_dir / variant if variant else sweep_dir
+            run_hydra(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"])
+            problems += failed_jobs(variant_dir, len(configs[variant]))
+    return problems
 
 
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
@@ -148,12 +163,15 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
             run_experiment(source, argv, results_root, outputs_root)
         else:
             print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep_dir}")
-    elif not report_only:
-        _sweep(name, spec, scale, extra, sweep_dir)
+    problems = _sweep(name, spec, scale, extra, sweep_dir) if source == name and not report_only else []
     report = spec.get("report", {})
-    return make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
-                       x=report.get("x", "epoch"), lines=report.get("lines"), panels=report.get("panels"),
-                       title=f"{spec.get('title', name)} (scale: {scale})",
-                       paper=report.get("paper"), hlines=report.get("hlines"),
-                       markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
-                       logx=bool(report.get("logx", False)))
+    result = make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
+                         x=report.get("x", "epoch"), lines=report.get("lines"),
+                         panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",
+                         paper=report.get("paper"), hlines=report.get("hlines"),
+                         markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
+                         logx=bool(report.get("logx", False)))
+    if problems:
+        raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
+                          f"first: {problems[0]}")
+    return result

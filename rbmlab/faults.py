@@ -3,6 +3,8 @@
 ``RBMLAB_FAULT`` in the environment holds comma-separated ``<point>:<key>`` entries:
 
     after_epoch:<epoch>   SIGKILL once the training loop has written epoch <epoch>'s records
+    raise_after_epoch:<epoch>  an exception there instead (a job that fails mid-run)
+    stall_after_epoch:<epoch>  sleep there for an hour (a process that holds its run directory)
     write:<file name>     SIGKILL while writing <file name> (its temporary file written and
                           synced, the rename not done): a kill in the middle of a file write
     enospc:<file name>    writing <file name> fails with ENOSPC (a full disk)
@@ -15,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import time
 
 ENV = "RBMLAB_FAULT"
 ERRORS = {"enospc": errno.ENOSPC, "erofs": errno.EROFS}
@@ -29,6 +32,22 @@ def fault_point(point: str, key: object) -> None:
     """SIGKILL this process when ``<point>:<key>`` is armed."""
     if _armed(point, key):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def stall_point(point: str, key: object) -> None:
+    """Sleep for an hour when ``<point>:<key>`` is armed (the test kills the process)."""
+    if _armed(point, key):
+        time.sleep(3600)
+
+
+class InjectedFault(RuntimeError):
+    """The exception ``raise_after_epoch`` raises: an unexpected failure in the middle of a run."""
+
+
+def raise_point(point: str, key: object) -> None:
+    """Raise :class:`InjectedFault` when ``<point>:<key>`` is armed."""
+    if _armed(point, key):
+        raise InjectedFault(f"injected fault {point}:{key}")
 
 
 def injected_os_error(name: str) -> None:

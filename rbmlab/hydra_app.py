@@ -1,25 +1,34 @@
-"""Hydra helpers: composing and validating configurations, expanding sweeps, and running the
-Hydra application that trains one job (or each job of a sweep).
+"""``rbmlab run``: composing and validating configurations, expanding sweeps, owning the output
+directory, and running the Hydra application that trains one job (or each job of a sweep).
 
-Every user error is a one-line :class:`RbmlabError`; overrides are composed and validated here
-before Hydra starts, so a bad sweep fails before its first job.
+Before Hydra starts (:func:`run_command`): every job of a sweep is composed and validated as a
+whole configuration, with the feasibility checks a run makes before training; the output
+directory is resolved, locked (one owner; rbmlab.locking) and checked for earlier work that only
+``resume=true`` or ``overwrite=true`` may touch. After a sweep, the jobs' summary.json files say
+whether any failed (exit 2), whichever launcher ran them. Every user error is a one-line
+:class:`RbmlabError`.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import shutil
 import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
+from rbmlab.locking import DirectoryLock, run_lock_path, sweep_lock_path
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.
 OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True, use_cache=True)
-FAILED_JOBS: list[str] = []
+HELP_FLAGS = ("-h", "--help", "--hydra-help", "--cfg", "-c", "--info")
+UNSUPPORTED_FLAGS = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
+                     "--experimental-rerun")
 
 
 def _one_line(e: Exception) -> str:
@@ -44,15 +53,17 @@ def _one_line(e: Exception) -> str:
     return lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1]})"
 
 
-def compose(config_name: str, overrides: list[str]):
-    """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors."""
+def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
+    """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors.
+    ``hydra_config``: include the ``hydra`` node (launcher, run and sweep directories)."""
     from hydra import compose as hydra_compose, initialize_config_dir  # noqa: PLC0415
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return hydra_compose(config_name=config_name, overrides=overrides)
+            return hydra_compose(config_name=config_name, overrides=overrides,
+                                 return_hydra_config=hydra_config)
     except Exception as e:  # hydra raises several unrelated types for bad overrides
         raise RbmlabError(_one_line(e)) from None
     finally:
@@ -60,8 +71,8 @@ def compose(config_name: str, overrides: list[str]):
 
 
 def expand_overrides(overrides: list[str]) -> list[list[str]]:
-    """The override lists to validate before a sweep: the first value of every swept key,
-    then each other value of each swept key in turn (linear in the number of values)."""
+    """The override list of every job of a sweep (the cartesian product of the swept values, in
+    Hydra's order); hydra.* overrides left out."""
     from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa: PLC0415
 
     try:
@@ -77,17 +88,31 @@ def expand_overrides(overrides: list[str]) -> list[list[str]]:
             options.append([f"{key}={v}" for v in o.sweep_string_iterator()])
         else:
             options.append([o.input_line])
-    base = [opts[0] for opts in options]
-    combos = [base]
-    for i, opts in enumerate(options):
-        combos += [base[:i] + [alt] + base[i + 1:] for alt in opts[1:]]
-    return combos
+    return [list(combo) for combo in itertools.product(*options)]
 
 
 def validated_run_config(overrides: list[str]):
     from rbmlab.config import parse_run_config  # noqa: PLC0415
 
     return parse_run_config(compose("config", overrides))
+
+
+def validate_jobs(combos: list[list[str]]) -> list:
+    """Each job's RunConfig, validated whole and checked for feasibility (sizes the evaluator
+    can handle, memory) before any job starts; an error names the job's swept values."""
+    from rbmlab.runner import check_feasible  # noqa: PLC0415
+
+    swept = [i for i in range(len(combos[0])) if len({c[i] for c in combos}) > 1]
+    configs = []
+    for combo in combos:
+        try:
+            cfg = validated_run_config(combo)
+            check_feasible(cfg)
+        except RbmlabError as e:
+            job = " ".join(combo[i] for i in swept)
+            raise RbmlabError(f"{e} (sweep job {job})" if job else str(e)) from None
+        configs.append(cfg)
+    return configs
 
 
 def _alive(pid: int | None) -> bool:
@@ -119,7 +144,8 @@ def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> P
 
 # ---------------------------------------------------------------- run (Hydra app)
 def _hydra_task(cfg) -> None:
-    """Body of one Hydra job (single run or one job of a sweep)."""
+    """Body of one Hydra job (single run or one job of a sweep). A failure is recorded in the
+    run's summary.json by the runner; a sweep goes on, a single run ends with the error."""
     from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
     from hydra.types import RunMode  # noqa: PLC0415
 
@@ -127,35 +153,17 @@ def _hydra_task(cfg) -> None:
     from rbmlab.runner import train  # noqa: PLC0415
 
     hc = HydraConfig.get()
-    out = Path(hc.runtime.output_dir)
-    sweeping = hc.mode == RunMode.MULTIRUN
     try:
-        train(parse_run_config(cfg), out, list(hc.overrides.task))
-    except Exception as e:  # noqa: BLE001 - a sweep goes on; the run's record says what happened
-        message = str(e) if isinstance(e, RbmlabError) else f"{type(e).__name__}: {e}"
-        record_failure(out / "summary.json", message)
-        if not sweeping:
-            if isinstance(e, RbmlabError):
-                fail(message)
-            raise
-        FAILED_JOBS.append(f"{out}: {message}")
+        train(parse_run_config(cfg), Path(hc.runtime.output_dir), list(hc.overrides.task))
+    except (RbmlabError, MemoryError) as e:
+        message = str(e) if isinstance(e, RbmlabError) else "out of memory (MemoryError)"
+        if hc.mode != RunMode.MULTIRUN:
+            fail(message)
         print(f"rbmlab: job {hc.job.num} failed: {message}", file=sys.stderr)
-
-
-def record_failure(summary_path: Path, message: str) -> None:
-    """Mark a run failed, keeping what its summary already says; a completed run is left alone."""
-    from rbmlab.records import write_json  # noqa: PLC0415
-
-    summary = {}
-    if summary_path.exists():
-        try:
-            summary = json.loads(summary_path.read_text())
-        except (OSError, json.JSONDecodeError):
-            summary = {}
-    if summary.get("status") == "completed":
-        return
-    summary_path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(summary_path, {**summary, "status": "failed", "error": message})
+    except Exception as e:  # noqa: BLE001 - a bug: recorded by the runner; the sweep goes on
+        if hc.mode != RunMode.MULTIRUN:
+            raise
+        print(f"rbmlab: job {hc.job.num} failed: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 def run_hydra(argv: list[str]) -> None:
@@ -164,13 +172,97 @@ def run_hydra(argv: list[str]) -> None:
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
     saved = sys.argv
     sys.argv = ["rbmlab run", *argv]
-    FAILED_JOBS.clear()
     try:
         app()
     finally:
         sys.argv = saved
-    if FAILED_JOBS:
-        raise RbmlabError(f"{len(FAILED_JOBS)} job(s) of the sweep failed; first: {FAILED_JOBS[0]}")
+
+
+def output_dir(overrides: list[str], key: str) -> Path:
+    """``hydra.run.dir`` or ``hydra.sweep.dir`` as this invocation resolves it (the default holds
+    the time and pid), so that it can be locked and checked before Hydra starts."""
+    cfg = compose("config", overrides, hydra_config=True)
+    try:
+        value = OmegaConf.select(cfg, key)
+    except Exception as e:  # noqa: BLE001 - omegaconf's interpolation errors
+        raise RbmlabError(f"{key}: cannot resolve ({str(e).splitlines()[0]})") from None
+    if not value:
+        raise RbmlabError(f"{key}: empty")
+    return Path(str(value))
+
+
+def check_no_earlier_work(out: Path, key: str, resume: bool, overwrite: bool, sweep: bool) -> None:
+    """Refuse a directory holding earlier runs unless resume or overwrite says what to do."""
+    from rbmlab.records import describe_work  # noqa: PLC0415
+
+    if out.exists() and not out.is_dir():
+        raise RbmlabError(f"{key}: {out} is a file, not a directory")
+    runs = [p.parent for p in out.rglob("summary.json")] if sweep and out.is_dir() else [out]
+    work = next(filter(None, map(describe_work, runs)), None)
+    if work and not (resume or overwrite):
+        what = "earlier runs" if sweep else work
+        raise RbmlabError(f"{key}: {out} holds {what}; pass resume=true to continue "
+                          f"{'them' if sweep else 'it'} or overwrite=true to replace "
+                          f"{'them' if sweep else 'it'}")
+    if work and overwrite and sweep:
+        shutil.rmtree(out)
+
+
+def failed_jobs(sweep_dir: Path, n_jobs: int) -> list[str]:
+    """What went wrong in a finished sweep, read from its jobs' summary.json files (so it holds for
+    any launcher): failed or never-finished runs, and jobs that left no record at all."""
+    from rbmlab.records import read_summary  # noqa: PLC0415
+
+    problems, found = [], 0
+    for path in sorted(sweep_dir.rglob("summary.json")):
+        found += 1
+        try:
+            summary = read_summary(path)
+        except RbmlabError:
+            summary = {"status": "unreadable"}
+        if summary.get("status") not in ("completed", "diverged"):
+            problems.append(f"{path.parent}: {summary.get('status')}: {summary.get('error', '')}".rstrip(": "))
+    if found < n_jobs:
+        problems.append(f"{n_jobs - found} job(s) left no summary.json in {sweep_dir}")
+    return problems
+
+
+def run_command(argv: list[str]) -> None:
+    """``rbmlab run [-m] [key=value ...]``: validate every job, own the output directory, run
+    Hydra, and (for a sweep) exit 2 when any job failed."""
+    if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
+        return run_hydra(argv)
+    flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in UNSUPPORTED_FLAGS), None)
+    if flag:
+        raise RbmlabError(f"{flag}: not supported; rbmlab run composes conf/config.yaml, "
+                          "choose components with overrides (e.g. learner=pcd)")
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    overrides = overrides_of(argv)
+    combos = expand_overrides(overrides)
+    if len(combos) > 1 and not multirun:
+        raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
+    cfg = validate_jobs(combos)[0]
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    out = None
+    if not multirun and cfg.resume and not any(o.startswith(f"{key}=") for o in overrides):
+        out = find_run_to_resume(cfg.hash())
+        if out is None:
+            print("rbmlab: resume=true but no unfinished run with this configuration under "
+                  "outputs/runs; starting a new run", file=sys.stderr)
+    hydra_overrides = [o for o in overrides if o.split("=")[0].split("/")[0].lstrip("+~") == "hydra"
+                       or o.split("=")[0].split(".")[0].lstrip("+~") == "hydra"]
+    out = out or output_dir(combos[0] + hydra_overrides, key)
+    argv = [a for a in argv if not a.startswith(f"{key}=")] + [f"{key}={out}"]
+    lock = sweep_lock_path(out) if multirun else run_lock_path(out)
+    if out.is_file():
+        raise RbmlabError(f"{key}: {out} is a file, not a directory")
+    with DirectoryLock(lock, key, cfg.lock_wait):
+        check_no_earlier_work(out, key, cfg.resume, cfg.overwrite, sweep=multirun)
+        run_hydra(argv)
+        problems = failed_jobs(out, len(combos)) if multirun else []
+    if problems:
+        raise RbmlabError(f"{len(problems)} of {len(combos)} job(s) of the sweep failed; "
+                          f"first: {problems[0]}")
 
 
 HYDRA_OPTIONS_WITH_VALUE = {"--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",

@@ -5,10 +5,16 @@
     metrics.csv      one row per evaluation point (and trial): epoch, updates, wall_time, metrics...
     summary.json     status (running | completed | diverged | failed), final metrics
     checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.checkpoint)
+    .rbmlab.lock     held by the one process that owns the directory (rbmlab.locking)
+
+Every file but metrics.csv is replaced atomically (rbmlab.fileio). metrics.csv grows by appends
+while the run trains; on resume it is cut back to the checkpoint's epoch by an atomic rewrite, so
+a row that a kill tore in half (after the checkpoint, by construction) never survives.
 """
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -18,9 +24,18 @@ from omegaconf import OmegaConf
 
 from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.errors import RbmlabError
+from rbmlab.faults import injected_os_error
+from rbmlab.fileio import atomic_write, remove_stale_temporaries
+from rbmlab.locking import DirectoryLock, run_lock_path
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
+RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz")
+
+
+class RunDirectoryRefused(RbmlabError):
+    """The run directory belongs to another process or holds work this run must not replace;
+    nothing in it was touched (so nothing may be recorded there either)."""
 
 
 def json_safe(obj: Any) -> Any:
@@ -35,72 +50,145 @@ def json_safe(obj: Any) -> Any:
 
 
 def write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False) + "\n")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(json_safe(obj), indent=2, sort_keys=True, allow_nan=False) + "\n")
+
+
+def read_summary(path: Path) -> dict[str, Any]:
+    """A summary.json as a dict; one-line error when it is not a readable JSON object."""
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise RbmlabError(f"resume: {path} is unreadable; move the run aside or pass overwrite=true") from None
+    if not isinstance(summary, dict):
+        raise RbmlabError(f"resume: {path} is not a JSON object; move the run aside or pass overwrite=true")
+    return summary
+
+
+def describe_work(run_dir: Path) -> str | None:
+    """What earlier work ``run_dir`` holds ("a completed run", "a partial run"), None if none."""
+    present = [name for name in RECORD_FILES if (run_dir / name).exists()]
+    if not present:
+        return None
+    try:
+        status = json.loads((run_dir / "summary.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        status = None
+    return f"a {status} run" if status in ("completed", "diverged", "failed") else \
+        f"a partial run ({', '.join(present)})"
 
 
 class MetricsLog:
-    """metrics.csv, appended one row per evaluation point; truncated to a checkpoint on resume."""
+    """metrics.csv, appended one row per evaluation point; cut back to a checkpoint on resume."""
 
     def __init__(self, path: Path):
         self.path = path
         self.columns: list[str] | None = None
 
     def truncate(self, last_epoch: int) -> None:
+        """Keep the whole rows of epochs <= ``last_epoch``; rewritten atomically."""
         if not self.path.exists():
             return
-        with open(self.path, newline="") as f:
-            reader = csv.DictReader(f)
-            self.columns = reader.fieldnames
-            rows = [r for r in reader if int(r["epoch"]) <= last_epoch]
-        if self.columns is None:   # an empty file
+        try:
+            with open(self.path, newline="", encoding="utf-8") as f:
+                reader = csv.DictReader(f)
+                columns = reader.fieldnames
+                rows = [r for r in reader if None not in r.values() and None not in r
+                        and float(r["epoch"]) <= last_epoch]
+        except (UnicodeDecodeError, ValueError, KeyError, csv.Error) as e:
+            raise RbmlabError(f"resume: {self.path} is unreadable ({type(e).__name__}); move the run "
+                              "aside or pass overwrite=true") from None
+        if columns is None:   # an empty file
             return
-        self._write(rows, mode="w")
+        self.columns = list(columns)
+        atomic_write(self.path, self._text(rows, header=True))
 
     def append(self, row: dict[str, float]) -> None:
         if self.columns is None:
             self.columns = ([k for k in FIXED_COLUMNS if k in row]
                             + sorted(k for k in row if k not in FIXED_COLUMNS))
-            self._write([], mode="w")
-        self._write([row], mode="a")
+            atomic_write(self.path, self._text([], header=True))
+        try:
+            injected_os_error(self.path.name)
+            with open(self.path, "a", newline="", encoding="utf-8") as f:
+                f.write(self._text([row], header=False))
+        except OSError as e:
+            raise RbmlabError(f"{self.path}: cannot write ({e.strerror})") from None
 
-    def _write(self, rows, mode: str) -> None:
-        with open(self.path, mode, newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=self.columns, extrasaction="ignore")
-            if mode == "w":
-                writer.writeheader()
-            writer.writerows(rows)
+    def _text(self, rows, header: bool) -> str:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=self.columns, extrasaction="ignore")
+        if header:
+            writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue()
 
 
 class RunRecord:
-    """The files of one run directory."""
+    """The files of one run directory, owned (locked) from :meth:`open` to :meth:`close`."""
 
     def __init__(self, out: Path):
-        self.out = out
-        out.mkdir(parents=True, exist_ok=True)
-        self.checkpoint = out / "checkpoint.npz"
-        self.summary_path = out / "summary.json"
-        self.metrics = MetricsLog(out / "metrics.csv")
+        self.out = Path(out)
+        self.checkpoint = self.out / "checkpoint.npz"
+        self.summary_path = self.out / "summary.json"
+        self.metrics = MetricsLog(self.out / "metrics.csv")
+        self._lock: DirectoryLock | None = None
+
+    @classmethod
+    def open(cls, out: Path, *, resume: bool = False, overwrite: bool = False,
+             lock_wait: float = 0.0) -> "RunRecord":
+        """Take ownership of ``out``: its lock first, then the check that earlier work in it is
+        continued (resume) or replaced on request (overwrite), never silently overwritten."""
+        record = cls(out)
+        if record.out.is_file():
+            raise RunDirectoryRefused(f"hydra.run.dir: {record.out} is a file, not a directory")
+        try:
+            record._lock = DirectoryLock(run_lock_path(record.out), "hydra.run.dir", lock_wait).acquire()
+        except RbmlabError as e:
+            raise RunDirectoryRefused(str(e)) from None
+        work = describe_work(record.out)
+        if work and not (resume or overwrite):
+            record.close()
+            raise RunDirectoryRefused(f"hydra.run.dir: {record.out} holds {work}; pass resume=true "
+                                      "to continue it or overwrite=true to replace it")
+        remove_stale_temporaries(record.out)
+        if overwrite:
+            for name in RECORD_FILES:
+                (record.out / name).unlink(missing_ok=True)
+        return record
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> "RunRecord":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def previous_summary(self) -> dict[str, Any]:
-        if not self.summary_path.exists():
-            return {}
-        try:
-            summary = json.loads(self.summary_path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            raise RbmlabError(f"resume: {self.summary_path} is unreadable; move the run aside") from None
-        return summary if isinstance(summary, dict) else {}
+        return read_summary(self.summary_path) if self.summary_path.exists() else {}
 
     def start(self, cfg, overrides: list[str]) -> None:
         """A fresh run: configuration files written, any earlier metrics.csv removed."""
-        (self.out / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))))
-        (self.out / "overrides.yaml").write_text(OmegaConf.to_yaml(list(overrides or [])))
-        if self.metrics.path.exists():
-            self.metrics.path.unlink()
+        atomic_write(self.out / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(to_plain(cfg))))
+        atomic_write(self.out / "overrides.yaml", OmegaConf.to_yaml(list(overrides or [])))
+        self.metrics.path.unlink(missing_ok=True)
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         write_json(self.summary_path, summary)
+
+    def fail(self, summary: dict[str, Any], message: str) -> None:
+        """Record a failure, keeping what the summary says; a completed run is left alone."""
+        try:
+            previous = read_summary(self.summary_path) if self.summary_path.exists() else {}
+        except RbmlabError:
+            previous = {}
+        if previous.get("status") == "completed":
+            return
+        self.write_summary({"epochs_done": 0, "final": {}, **summary, **previous,
+                            "status": "failed", "error": message})
 
     def save(self, model, state: dict, meta: dict[str, Any], to_numpy) -> None:
         save_checkpoint(self.checkpoint, model.map(to_numpy), meta=meta,

@@ -6,6 +6,8 @@ resumed from the checkpoint of epoch e draws exactly what the uninterrupted run 
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -16,15 +18,17 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from rbmlab import __version__
-from rbmlab.backend import Backend, get_backend, host_rng
+from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
 from rbmlab.config import RunConfig
 from rbmlab.data import load_dataset
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
-from rbmlab.faults import fault_point
+from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
+from rbmlab.models.base import PARAMETER_LIMIT
 from rbmlab.provenance import merge_sources, source_revision
 from rbmlab.records import RunRecord
 from rbmlab.validation import to_plain
@@ -61,15 +65,46 @@ class Progress:
     diverged: dict[int, int] = field(default_factory=dict)   # trial → epoch it went non-finite
 
 
+# Arrays of the parameters' size a run holds at once: the parameters, their gradient, optimizer
+# buffers (Adam: two), the statistics of the two phases; a bound to refuse the impossible early.
+PARAMETER_COPIES = 6
+
+
+def components(cfg: RunConfig, n_visible: int):
+    """(model class, sizes, learner, evaluator) for data of ``n_visible`` dimensions, with every
+    check that needs no data: learner and evaluator against the family, memory for the sizes."""
+    model_class = MODELS.get(cfg.model.name)
+    sizes = model_class.sizes(cfg.model, n_visible)
+    need = model_class.parameter_count(sizes) * max(cfg.train.trials, 1) * PARAMETER_COPIES \
+        * np.dtype(cfg.backend.dtype).itemsize
+    have = memory_bytes(cfg.backend.name)
+    if have is not None and need > have:
+        shape = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        raise RbmlabError(f"model: a {cfg.model.name} with {shape} (x{cfg.train.trials} trials) needs "
+                          f"about {need / 2**30:.3g} GiB for its parameters and learner state; "
+                          f"the {cfg.backend.name} backend has {have / 2**30:.3g} GiB")
+    learner, evaluator = LEARNERS.build(cfg.learner), EVALUATORS.build(cfg.evaluator)
+    learner.check(model_class)
+    evaluator.check(model_class, sizes)
+    return model_class, sizes, learner, evaluator
+
+
+@functools.lru_cache(maxsize=32)
+def _dimension(dataset_json: str) -> int:
+    return load_dataset(**json.loads(dataset_json)).n_visible
+
+
+def check_feasible(cfg: RunConfig) -> None:
+    """Every check :func:`prepare` makes, before any job of a sweep starts (data read once per
+    distinct dataset configuration, for its dimension)."""
+    components(cfg, _dimension(json.dumps(cfg.dataset, sort_keys=True)))
+
+
 def prepare(cfg: RunConfig) -> Setup:
     """Data on the backend, components from their registries, every feasibility check."""
     backend = get_backend(cfg.backend.name, cfg.backend.dtype)
     data = load_dataset(**cfg.dataset)
-    model_class = MODELS.get(cfg.model.name)
-    sizes = model_class.sizes(cfg.model, data.n_visible)
-    learner, evaluator = LEARNERS.build(cfg.learner), EVALUATORS.build(cfg.evaluator)
-    learner.check(model_class)
-    evaluator.check(model_class, sizes)
+    model_class, sizes, learner, evaluator = components(cfg, data.n_visible)
     to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731
     return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(data.batch("train")),
                  {s: to_device(data.batch(s)) for s in cfg.evaluator.splits},
@@ -177,12 +212,16 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     if len(p.diverged) == n_models:
         return False
     if p.epoch % cfg.train.checkpoint_every == 0 or last:
-        record.save(p.model, p.state, {
-            "epoch": p.epoch, "updates": p.updates, "wall_time": p.wall, "config_hash": summary["config_hash"],
-            "config": to_plain(cfg), "rbmlab_version": __version__,
-            "diverged_trials": {str(t): e for t, e in p.diverged.items()}}, run.backend.to_numpy)
+        save_checkpoint_of(run, record, p, summary)
         record.write_summary({**summary, "epochs_done": p.epoch})
     return True
+
+
+def save_checkpoint_of(run: Setup, record: RunRecord, p: Progress, summary: dict) -> None:
+    record.save(p.model, p.state, {
+        "epoch": p.epoch, "updates": p.updates, "wall_time": p.wall, "config_hash": summary["config_hash"],
+        "config": to_plain(run.cfg), "rbmlab_version": __version__,
+        "diverged_trials": {str(t): e for t, e in p.diverged.items()}}, run.backend.to_numpy)
 
 
 def initial_summary(run: Setup) -> dict[str, Any]:
@@ -197,10 +236,25 @@ def initial_summary(run: Setup) -> dict[str, Any]:
 
 def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = None,
           echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Train and evaluate one configuration in ``out_dir``; returns the summary dict."""
-    run = prepare(cfg)
-    record = RunRecord(Path(out_dir))
-    summary = initial_summary(run)
+    """Train and evaluate one configuration in ``out_dir``; returns the summary dict.
+
+    The directory is owned (locked) for the whole run; a failure after that is recorded in its
+    summary.json (status failed) before the error goes on to the caller.
+    """
+    with RunRecord.open(Path(out_dir), resume=cfg.resume, overwrite=cfg.overwrite,
+                        lock_wait=cfg.lock_wait) as record:
+        summary = {"status": "running", "config_hash": cfg.hash(), "pid": os.getpid()}
+        try:
+            run = prepare(cfg)
+            summary = initial_summary(run)
+            return _train(run, record, overrides, summary, echo)
+        except Exception as e:
+            record.fail(summary, str(e) if isinstance(e, RbmlabError) else f"{type(e).__name__}: {e}")
+            raise
+
+
+def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dict[str, Any]:
+    cfg = run.cfg
     p = start(run, record, overrides, summary, echo)
     if isinstance(p, dict):   # already complete
         return p
@@ -216,10 +270,15 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
             summary.update(status="diverged", epochs_done=p.epoch, updates=p.updates,
                            wall_time=p.wall, final={}, **_trial_records(p.model, [], p.diverged))
             record.write_summary(summary)
-            echo(f"diverged: non-finite parameters or metrics at epoch {p.epoch}; recorded as diverged")
+            echo(f"diverged at epoch {p.epoch}: parameters beyond ±{PARAMETER_LIMIT:g} or non-finite, "
+                 "or non-finite metrics; recorded as diverged")
             return summary
         fault_point("after_epoch", p.epoch)
+        raise_point("raise_after_epoch", p.epoch)
+        stall_point("stall_after_epoch", p.epoch)
     bar.close()
+    if p.epoch == 0:   # train.epochs=0: the untrained model is the run's checkpoint
+        save_checkpoint_of(run, record, p, summary)
     return finish(run, record, p, summary, echo)
 
 

@@ -8,7 +8,9 @@ each in its own empty working directory. A case is ``Case(id, argv, needle, setu
 """
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,28 +44,338 @@ def rbm_npz(path: Path, **replace) -> None:
 EVALUATE = ["evaluate", "dataset=bars_stripes", "evaluator=exact"]
 
 # ---------------------------------------------------------------- rbmlab run
+def completed_run(directory: str) -> Callable[[Path], None]:
+    """A directory holding what a finished run leaves (its summary says completed)."""
+    def setup(root: Path) -> None:
+        (root / directory).mkdir(parents=True)
+        (root / directory / "summary.json").write_text(json.dumps({"status": "completed", "final": {}}))
+    return setup
+
+
+def file_at(name: str, content: bytes = b"not a directory") -> Callable[[Path], None]:
+    return lambda root: (root / name).write_bytes(content)
+
+
+def trained_run(directory: str, damage: Callable[[Path], None]) -> Callable[[Path], None]:
+    """A real 2-epoch run killed (status running) and then damaged, for resume cases."""
+    def setup(root: Path) -> None:
+        main(["run", *SMALL, "train.epochs=2", f"hydra.run.dir={directory}"])
+        summary = root / directory / "summary.json"
+        summary.write_text(json.dumps({**json.loads(summary.read_text()), "status": "running"}))
+        damage(root / directory)
+    return setup
+
+
+RESUME = [*SMALL, "train.epochs=2", "hydra.run.dir=r", "resume=true"]
+
 RUN_CASES = [
     Case("run-unknown-key", ["run", "learner.lrr=0.1"], "learner.lrr"),
+    Case("run-unknown-top-level-key", ["run", "+colour=red"], "colour"),
     Case("run-lr-not-a-number", ["run", "learner.lr=abc"], "learner.lr"),
     Case("run-lr-inf", ["run", "learner.lr=inf"], "learner.lr"),
+    Case("run-lr-nan", ["run", "learner.lr=nan"], "learner.lr"),
+    Case("run-lr-negative", ["run", "learner.lr=-0.1"], "learner.lr"),
+    Case("run-weight-std-inf", ["run", "model.weight_std=inf"], "model.weight_std"),
+    Case("run-weight-decay-inf", ["run", "learner.optimizer.weight_decay=inf"],
+         "learner.optimizer.weight_decay"),
+    Case("run-epochs-negative", ["run", "train.epochs=-1"], "train.epochs"),
+    Case("run-epochs-fraction", ["run", "train.epochs=1.5"], "train.epochs"),
+    Case("run-eval-every-text", ["run", "train.eval_every=often"], "train.eval_every"),
+    Case("run-trials-zero", ["run", "train.trials=0"], "train.trials"),
+    Case("run-k-zero", ["run", "learner.k=0"], "learner.k"),
+    Case("run-batch-size-negative", ["run", "learner.batch_size=-5"], "learner.batch_size"),
+    Case("run-unknown-learner", ["run", "learner=nope"], "learner=nope"),
+    Case("run-unicode-group-value", ["run", "learner=cdé"], "learner"),
+    Case("run-unknown-dataset", ["run", "dataset=nope"], "dataset=nope"),
+    Case("run-dataset-option-out-of-range", ["run", "dataset=bars_stripes", "dataset.size=99"],
+         "dataset.size"),
+    Case("run-hidden-zero", ["run", *SMALL, "model.n_hidden=0"], "model.n_hidden"),
+    Case("run-model-cannot-fit-in-memory", ["run", "dataset=bars_stripes", "model.n_hidden=1000000000000",
+                                            "evaluator=reconstruction"], "model"),
+    Case("run-exact-too-large", ["run", "dataset=shifting_bar", "dataset.n=30", "evaluator=exact",
+                                 "model.n_hidden=30"], "evaluator=exact"),
+    Case("run-backend-float16", ["run", "backend.dtype=float16"], "backend.dtype"),
+    Case("run-seed-negative", ["run", "seed=-1"], "seed"),
+    Case("run-tags-not-a-list", ["run", "tags=5"], "tags"),
+    Case("run-unknown-scale", ["run", "scale=huge"], "scale"),
+    Case("run-resume-not-a-flag", ["run", "resume=maybe"], "resume"),
+    Case("run-resume-and-overwrite", ["run", *SMALL, "resume=true", "overwrite=true"], "overwrite"),
+    Case("run-lock-wait-negative", ["run", "lock_wait=-1"], "lock_wait"),
+    Case("run-ising-with-ais", ["run", "model=ising", "dataset=ising_samples", "evaluator=ais"],
+         "evaluator=ais"),
+    Case("run-sweep-without-m", ["run", *SMALL, "learner=cd,pcd"], "-m"),
+    Case("run-sweep-bad-value", ["run", "-m", *SMALL, "learner.lr=0.1,abc"], "learner.lr"),
+    Case("run-sweep-infeasible-job", ["run", "-m", "dataset=shifting_bar", "dataset.n=30", "evaluator=exact",
+                                      "model.n_hidden=4,30", "train.epochs=1"], "model.n_hidden=30"),
+    Case("run-sweep-infeasible-product", ["run", "-m", "dataset=shifting_bar", "dataset.n=30,3",
+                                          "dataset.bar=1,5", "evaluator=exact", "model.n_hidden=4"],
+         "dataset.bar"),
+    Case("run-unknown-launcher", ["run", "-m", *SMALL, "hydra/launcher=nope"], "hydra/launcher=nope"),
+    Case("run-config-name", ["run", "--config-name=nope"], "--config-name"),
+    Case("run-dir-is-a-file", ["run", *SMALL, "hydra.run.dir=afile"], "afile", setup=file_at("afile")),
+    Case("run-dir-under-a-file", ["run", *SMALL, "hydra.run.dir=afile/run"], "afile",
+         setup=file_at("afile")),
+    Case("run-sweep-dir-is-a-file", ["run", "-m", *SMALL, "learner=cd,pcd", "hydra.sweep.dir=afile"],
+         "afile", setup=file_at("afile")),
+    Case("run-dir-interpolation", ["run", *SMALL, "hydra.run.dir=${oops}"], "hydra.run.dir"),
+    Case("run-read-only-directory", ["run", *SMALL], "Read-only file system",
+         env={"RBMLAB_FAULT": "erofs:.rbmlab.lock"}),
+    Case("run-completed-dir-without-resume", ["run", *SMALL, "hydra.run.dir=done"], "overwrite=true",
+         setup=completed_run("done")),
+    Case("run-completed-sweep-without-resume", ["run", "-m", *SMALL, "learner=cd,pcd", "hydra.sweep.dir=s"],
+         "overwrite=true", setup=completed_run("s/0")),
+    Case("resume-corrupt-summary", ["run", *RESUME], "summary.json",
+         setup=trained_run("r", lambda d: (d / "summary.json").write_bytes(b"{\xff garbage"))),
+    Case("resume-nested-summary", ["run", *RESUME], "summary.json",
+         setup=trained_run("r", lambda d: (d / "summary.json").write_text("[" * 100000 + "]" * 100000))),
+    Case("resume-non-utf8-metrics", ["run", *RESUME], "metrics.csv",
+         setup=trained_run("r", lambda d: (d / "metrics.csv").write_bytes(b"epoch,updates\n\xff\xfe,1\n"))),
+    Case("resume-non-numeric-metrics", ["run", *RESUME], "metrics.csv",
+         setup=trained_run("r", lambda d: (d / "metrics.csv").write_text("epoch,updates\nabc,1\n"))),
+    Case("resume-foreign-checkpoint", ["run", *RESUME, "learner.lr=0.5"], "different configuration",
+         setup=trained_run("r", lambda d: None)),
 ]
 
 # ---------------------------------------------------------------- rbmlab evaluate
+def _npy(array) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def raw_w_npz(path: Path, shape: tuple[int, ...], data: bytes = b"") -> None:
+    """An .npz with valid b_v, b_h and a W member whose .npy header claims ``shape`` (float64)
+    over ``data``: a lying header (40 GB) or a short member."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("W.npy", header.getvalue() + data)
+        z.writestr("b_v.npy", _npy(np.zeros(9)))
+        z.writestr("b_h.npy", _npy(np.zeros(4)))
+
+
+def bit_flipped_npz(path: Path) -> None:
+    """A checkpoint with one bit of W's data flipped after writing (its CRC-32 no longer matches)."""
+    rbm_npz(path, W=np.full((9, 4), 0.5))
+    raw = bytearray(path.read_bytes())
+    raw[raw.index(np.float64(0.5).tobytes()) + 7] ^= 0x01
+    path.write_bytes(raw)
+
+
+def truncated_npz(path: Path) -> None:
+    rbm_npz(path)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def with_non_npy_member(path: Path) -> None:
+    rbm_npz(path)
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr("notes.txt", "not an array")
+
+
+def bit_flipped_compressed_npz(path: Path) -> None:
+    """A compressed checkpoint with a byte of its deflate stream changed."""
+    np.savez_compressed(path, W=np.arange(36.0).reshape(9, 4), b_v=np.zeros(9), b_h=np.zeros(4))
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo("W.npy")
+    raw = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    raw[start + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(raw)
+
+
+def objects(shape=(9, 4)) -> np.ndarray:
+    array = np.empty(shape, dtype=object)
+    array[...] = 0.0
+    return array
+
+
+def nan_in_trial(path: Path) -> None:
+    W = np.zeros((2, 9, 4))
+    W[1, 0, 0] = np.nan
+    np.savez(path, W=W, b_v=np.zeros((2, 9)), b_h=np.zeros((2, 4)))
+
+
+AIS = ["evaluate", "dataset=bars_stripes", "evaluator=ais", "evaluator.progress=false"]
+
 EVALUATE_CASES = [
     Case("evaluate-missing-file", [*EVALUATE, "checkpoint=missing.npz"], "missing.npz"),
     Case("evaluate-no-b_v", [*EVALUATE, "checkpoint=bad.npz"], "b_v",
          setup=lambda d: np.savez(d / "bad.npz", W=np.zeros((9, 4)))),
+    Case("evaluate-no-checkpoint", EVALUATE, "checkpoint"),
+    Case("evaluate-checkpoint-is-a-directory", [*EVALUATE, "checkpoint=ck"], "directory",
+         setup=lambda d: (d / "ck").mkdir()),
+    Case("evaluate-empty-file", [*EVALUATE, "checkpoint=e.npz"], "e.npz",
+         setup=lambda d: (d / "e.npz").write_bytes(b"")),
+    Case("evaluate-garbage-file", [*EVALUATE, "checkpoint=g.npz"], "g.npz",
+         setup=lambda d: (d / "g.npz").write_bytes(bytes(range(256)) * 40)),
+    Case("evaluate-truncated-file", [*EVALUATE, "checkpoint=t.npz"], "t.npz",
+         setup=lambda d: truncated_npz(d / "t.npz")),
+    Case("evaluate-short-member", [*EVALUATE, "checkpoint=s.npz"], "W",
+         setup=lambda d: raw_w_npz(d / "s.npz", (9, 4), b"\0" * 10)),
+    Case("evaluate-header-claims-40GB", [*EVALUATE, "checkpoint=h.npz"], "W",
+         setup=lambda d: raw_w_npz(d / "h.npz", (100_000, 50_000), b"\0" * 64)),
+    Case("evaluate-bit-flipped-member", [*EVALUATE, "checkpoint=f.npz"], "f.npz",
+         setup=lambda d: bit_flipped_npz(d / "f.npz")),
+    Case("evaluate-non-npy-member", [*EVALUATE, "checkpoint=n.npz"], "notes.txt",
+         setup=lambda d: with_non_npy_member(d / "n.npz")),
+    Case("evaluate-pickled-W", [*EVALUATE, "checkpoint=p.npz"], "W",
+         setup=lambda d: rbm_npz(d / "p.npz", W=objects())),
+    Case("evaluate-pickled-extra-key", [*EVALUATE, "checkpoint=p.npz"], "extra",
+         setup=lambda d: rbm_npz(d / "p.npz", extra=objects((2,)))),
+    Case("evaluate-pickled-meta", [*EVALUATE, "checkpoint=p.npz"], "meta",
+         setup=lambda d: rbm_npz(d / "p.npz", meta=np.array({"epoch": 1}, dtype=object))),
+    Case("evaluate-meta-deeply-nested-json", [*EVALUATE, "checkpoint=m.npz"], "meta",
+         setup=lambda d: rbm_npz(d / "m.npz", meta=np.array("[" * 100_000 + "]" * 100_000))),
+    Case("evaluate-meta-not-an-object", [*EVALUATE, "checkpoint=m.npz"], "meta",
+         setup=lambda d: rbm_npz(d / "m.npz", meta=np.array("[1, 2]"))),
+    Case("evaluate-nan-in-W", [*EVALUATE, "checkpoint=nan.npz"], "W",
+         setup=lambda d: rbm_npz(d / "nan.npz", W=np.where(np.eye(9, 4) > 0, np.nan, 0.1))),
+    Case("evaluate-inf-in-b_h", [*EVALUATE, "checkpoint=inf.npz"], "b_h",
+         setup=lambda d: rbm_npz(d / "inf.npz", b_h=np.array([0.0, np.inf, 0.0, 0.0]))),
+    Case("evaluate-nan-in-chosen-trial", [*EVALUATE, "checkpoint=tr.npz", "trial=1"], "trial 1",
+         setup=lambda d: nan_in_trial(d / "tr.npz")),
+    Case("evaluate-W-shape-mismatch", [*EVALUATE, "checkpoint=w.npz"], "b_h",
+         setup=lambda d: rbm_npz(d / "w.npz", b_h=np.zeros(5))),
+    Case("evaluate-visible-size-mismatch", [*EVALUATE, "checkpoint=w.npz"], "visible",
+         setup=lambda d: rbm_npz(d / "w.npz", W=np.zeros((8, 4)), b_v=np.zeros(8))),
+    Case("evaluate-0d-W", [*EVALUATE, "checkpoint=w.npz"], "W",
+         setup=lambda d: rbm_npz(d / "w.npz", W=np.float64(1.0))),
+    Case("evaluate-bool-W", [*EVALUATE, "checkpoint=w.npz"], "numeric",
+         setup=lambda d: rbm_npz(d / "w.npz", W=np.ones((9, 4), dtype=bool))),
+    Case("evaluate-string-W", [*EVALUATE, "checkpoint=w.npz"], "numeric",
+         setup=lambda d: rbm_npz(d / "w.npz", W=np.full((9, 4), "0.1"))),
+    Case("evaluate-complex-W", [*EVALUATE, "checkpoint=w.npz"], "numeric",
+         setup=lambda d: rbm_npz(d / "w.npz", W=np.zeros((9, 4), dtype=complex))),
+    Case("evaluate-trial-on-single-model", [*EVALUATE, "checkpoint=c.npz", "trial=5"], "trial",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-trial-out-of-range", [*EVALUATE, "checkpoint=tr.npz", "trial=2"], "trial",
+         setup=lambda d: nan_in_trial(d / "tr.npz")),
+    Case("evaluate-split-unknown", [*EVALUATE, "checkpoint=c.npz", "split=nope"], "split",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-seed-negative", [*EVALUATE, "checkpoint=c.npz", "seed=-1"], "seed",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-checkpoint-interpolation", [*EVALUATE, "checkpoint=${oops}.npz"], "checkpoint"),
+    Case("evaluate-out-interpolation", [*EVALUATE, "checkpoint=c.npz", "out=${oops}.json"], "out",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-ais-option-interpolation", [*AIS, "checkpoint=c.npz", "evaluator.n_chains=${oops}"],
+         "evaluator.n_chains", setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-ais-absurd-temperatures",
+         [*AIS, "checkpoint=c.npz", "evaluator.schedule=linear", "evaluator.n_temperatures=1000000000000"],
+         "evaluator.n_temperatures", setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-ais-absurd-chains", [*AIS, "checkpoint=c.npz", "evaluator.n_chains=1000000000000"],
+         "evaluator.n_chains", setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-ais-chains-exceed-memory", [*AIS, "checkpoint=big.npz", "evaluator.n_chains=1000000"],
+         "evaluator.n_chains",
+         setup=lambda d: rbm_npz(d / "big.npz", W=np.zeros((9, 20_000)), b_h=np.zeros(20_000))),
+    Case("evaluate-pl-units-exceed-visible", ["evaluate", "dataset=bars_stripes", "evaluator=pl",
+         "evaluator.n_units=10", "checkpoint=c.npz"], "evaluator.n_units",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-unknown-evaluator", ["evaluate", "dataset=bars_stripes", "evaluator=nope",
+         "checkpoint=c.npz"], "evaluator=nope", setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-checkpoint-null", [*EVALUATE, "checkpoint=null"], "checkpoint"),
+    Case("evaluate-checkpoint-name-too-long", [*EVALUATE, f"checkpoint={'c' * 300}.npz"], "checkpoint"),
+    Case("evaluate-npy-not-npz", [*EVALUATE, "checkpoint=w.npy"], ".npz",
+         setup=lambda d: np.save(d / "w.npy", np.zeros((9, 4)))),
+    Case("evaluate-bit-flipped-compressed", [*EVALUATE, "checkpoint=z.npz"], "z.npz",
+         setup=lambda d: bit_flipped_compressed_npz(d / "z.npz")),
+    Case("evaluate-meta-not-json", [*EVALUATE, "checkpoint=m.npz"], "meta",
+         setup=lambda d: rbm_npz(d / "m.npz", meta=np.array("{epoch: 1"))),
+    Case("evaluate-unknown-family", [*EVALUATE, "checkpoint=c.npz"], "family",
+         setup=lambda d: rbm_npz(d / "c.npz", family=np.array("nope"))),
+    Case("evaluate-unknown-unit-type", [*EVALUATE, "checkpoint=c.npz"], "visible",
+         setup=lambda d: rbm_npz(d / "c.npz", visible=np.array("poisson"))),
+    Case("evaluate-ising-with-ais", [*AIS, "checkpoint=i.npz"], "evaluator=ais",
+         setup=lambda d: np.savez(d / "i.npz", J=0.1 * (np.ones((9, 9)) - np.eye(9)), h=np.zeros(9),
+                                  spins=np.array("01"))),
+    Case("evaluate-overflowing-parameters", [*EVALUATE, "checkpoint=o.npz"], "not finite",
+         setup=lambda d: rbm_npz(d / "o.npz", W=np.full((9, 4), 1e308), b_v=np.full(9, 1e308))),
+    Case("evaluate-ais-curve-temperatures-absurd",
+         [*AIS, "checkpoint=c.npz", "evaluator.curve_n_temperatures=1000000000000"],
+         "evaluator.curve_n_temperatures", setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-out-missing-directory", [*EVALUATE, "checkpoint=c.npz", "out=nowhere/r.json"], "out",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-out-is-a-directory", [*EVALUATE, "checkpoint=c.npz", "out=res"], "directory",
+         setup=lambda d: (rbm_npz(d / "c.npz"), (d / "res").mkdir())),
+    Case("evaluate-out-name-too-long", [*EVALUATE, "checkpoint=c.npz", f"out={'r' * 300}.json"], "out",
+         setup=lambda d: rbm_npz(d / "c.npz")),
+    Case("evaluate-out-read-only-disk", [*EVALUATE, "checkpoint=c.npz", "out=r.json"], "out",
+         setup=lambda d: rbm_npz(d / "c.npz"), env={"RBMLAB_FAULT": "erofs:r.json"}),
+    Case("evaluate-out-in-symlink-loop", [*EVALUATE, "checkpoint=c.npz", "out=loop/r.json"], "out",
+         setup=lambda d: (rbm_npz(d / "c.npz"), (d / "loop").symlink_to("loop"))),
+    Case("evaluate-out-disk-full", [*EVALUATE, "checkpoint=c.npz", "out=r.json"], "out",
+         setup=lambda d: rbm_npz(d / "c.npz"), env={"RBMLAB_FAULT": "enospc:r.json"}),
 ]
 
 # ---------------------------------------------------------------- rbmlab report
+def fake_run(**damage: bytes) -> Callable[[Path], None]:
+    """A finished run in ``runs/a`` as the runner writes it, with files replaced by ``damage``
+    (file name with '.' as '_' → bytes)."""
+    files = {"summary.json": json.dumps({"status": "completed", "final": {"test_log_likelihood": -3.0}}),
+             "config.yaml": "learner:\n  name: cd\n", "overrides.yaml": "[]\n",
+             "metrics.csv": "epoch,updates,wall_time,test_log_likelihood\n0,0,0.0,-5.0\n1,1,0.1,-3.0\n"}
+
+    def setup(root: Path) -> None:
+        (root / "runs" / "a").mkdir(parents=True)
+        for name, text in files.items():
+            content = damage.get(name.replace(".", "_"), text.encode())
+            (root / "runs" / "a" / name).write_bytes(content)
+    return setup
+
+
 REPORT_CASES = [
     Case("report-no-such-dir", ["report", "nowhere"], "nowhere"),
+    Case("report-no-runs", ["report", "empty"], "no runs", setup=lambda d: (d / "empty").mkdir()),
+    Case("report-non-utf8-metrics", ["report", "runs"], "metrics.csv",
+         setup=fake_run(metrics_csv=b"epoch,test_log_likelihood\n\xff\xfe,1\n")),
+    Case("report-garbage-metrics", ["report", "runs"], "metrics.csv",
+         setup=fake_run(metrics_csv=b'epoch,"unterminated\n1,2\n')),
+    Case("report-summary-not-json", ["report", "runs"], "summary.json",
+         setup=fake_run(summary_json=b"{status: completed")),
+    Case("report-summary-nested", ["report", "runs"], "summary.json",
+         setup=fake_run(summary_json=b"[" * 100000 + b"]" * 100000)),
+    Case("report-summary-not-an-object", ["report", "runs"], "summary.json",
+         setup=fake_run(summary_json=b"[1, 2]")),
+    Case("report-config-not-a-mapping", ["report", "runs"], "config.yaml",
+         setup=fake_run(config_yaml=b"- a\n- b\n")),
+    Case("report-out-is-a-file", ["report", "runs", "--out", "afile"], "afile",
+         setup=lambda d: (fake_run()(d), file_at("afile")(d))),
+    Case("report-unknown-metric", ["report", "runs", "--metric", "nope"], "nope", setup=fake_run()),
+    Case("report-unknown-lines-key", ["report", "runs", "--lines", "nope.key"], "nope.key",
+         setup=fake_run()),
+    Case("report-read-only-out", ["report", "runs", "--out", "out"], "Read-only file system",
+         setup=fake_run(), env={"RBMLAB_FAULT": "erofs:test_log_likelihood.md"}),
 ]
 
 # ---------------------------------------------------------------- rbmlab data / experiment
 OTHER_CASES = [
     Case("data-unknown-action", ["data", "nope"], "rbmlab data"),
+    Case("data-no-action", ["data"], "action"),
+    Case("data-list-extra-argument", ["data", "list", "extra"], "extra"),
+    Case("data-fetch-no-name", ["data", "fetch"], "name"),
+    Case("data-fetch-unknown", ["data", "fetch", "nope"], "'nope'"),
+    Case("data-verify-unknown", ["data", "verify", "bars_stripes", "nope"], "'nope'"),
+    # data roots: only ./data (RBMLAB_DATA) and ./cache; a file of ocr_letters, same bytes count or not
+    Case("data-fetch-missing-file", ["data", "fetch", "caltech101"], "caltech101_silhouettes_28_split1.mat",
+         env={"RBMLAB_DATA": "data", "RBMLAB_CACHE": "cache", "RBMLAB_NO_SHARED": "1"}),
+    Case("data-fetch-corrupt-file", ["data", "fetch", "ocr_letters"], "data/ocr_letters/ocr_letters_taskar.npz",
+         setup=lambda d: [(d / "data/ocr_letters").mkdir(parents=True),
+                          (d / "data/ocr_letters/ocr_letters_taskar.npz").write_bytes(b"corrupt")],
+         env={"RBMLAB_DATA": "data", "RBMLAB_CACHE": "cache", "RBMLAB_NO_SHARED": "1"}),
+    Case("data-verify-corrupt-file", ["data", "verify"], "data/ocr_letters/ocr_letters_taskar.npz",
+         setup=lambda d: [(d / "data/ocr_letters").mkdir(parents=True),
+                          (d / "data/ocr_letters/ocr_letters_taskar.npz").write_bytes(b"corrupt")],
+         env={"RBMLAB_DATA": "data", "RBMLAB_CACHE": "cache", "RBMLAB_NO_SHARED": "1"}),
     Case("experiment-unknown", ["experiment", "nope/nothing"], "nope/nothing"),
+    Case("experiment-no-name", ["experiment"], "name missing"),
+    Case("experiment-no-slash", ["experiment", "demo"], "PAPER/ARTEFACT"),
+    # paths to a real experiment file; scale=nope keeps a regression from starting a sweep
+    Case("experiment-relative-path", ["experiment", "../experiments/demo/bars-cd-vs-pcd", "scale=nope"],
+         "PAPER/ARTEFACT"),
+    Case("experiment-absolute-path",
+         ["experiment", str(Path(__file__).resolve().parents[1] / "experiments/demo/bars-cd-vs-pcd"),
+          "scale=nope"], "PAPER/ARTEFACT"),
+    Case("experiment-unknown-scale", ["experiment", "demo/bars-cd-vs-pcd", "scale=huge"], "'huge'"),
 ]
 
 CASES = RUN_CASES + EVALUATE_CASES + REPORT_CASES + OTHER_CASES
@@ -101,6 +413,7 @@ def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
         monkeypatch.setenv(key, value)
     if case.setup is not None:
         case.setup(tmp_path)
+        capsys.readouterr()   # what the setup printed is not the case's output
     before = set(tmp_path.rglob("*"))
     with pytest.raises(SystemExit) as exit_info:
         main(case.argv)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.io
 
+from rbmlab.cli import main
 from rbmlab.data import (
     DATASET_NAMES,
     Dataset,
@@ -20,11 +23,12 @@ from rbmlab.data import (
     mnist,
     omniglot,
     validate_dataset_options,
+    verify_dataset,
 )
 from rbmlab.data import files as F
-from rbmlab.validation import option_docs
-from rbmlab.data.registry import SPECS
+from rbmlab.data.registry import SPECS, DatasetSpec
 from rbmlab.errors import RbmlabError
+from rbmlab.validation import option_docs
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = [n for n, s in SPECS.items() if s.files and n != "mnist"]
@@ -243,27 +247,94 @@ def test_corrupt_file_message(isolated: Path) -> None:
     assert f.sha256 in msg and str(target) in msg and "sha256" in msg
 
 
-def test_verification_is_cached_and_keyed_by_stat(isolated: Path) -> None:
-    f = loaders.OCR_FILES["letters"]
-    source = F.SHARED_ROOT / f.relpath
-    if not source.is_file():
-        pytest.skip(f"needs a real copy of {f.relpath} in {F.SHARED_ROOT}")
+PIXELS = bytes(range(256)) * 16  # a fake 4 KiB image file
+INVERTED = bytes(255 - b for b in PIXELS)  # every pixel inverted: same size, other content
+
+
+def fake_file(root: Path, data: bytes, relpath: str = "fake/pixels.bin") -> F.DataFile:
+    """``data`` written to ``root/relpath``; a DataFile for it with the sha256 of ``data``."""
+    (root / relpath).parent.mkdir(parents=True, exist_ok=True)
+    (root / relpath).write_bytes(data)
+    return F.DataFile(relpath, hashlib.sha256(data).hexdigest(), "https://example.invalid/fake")
+
+
+def edit_in_place(path: Path, data: bytes) -> None:
+    """Overwrite ``path`` with ``data`` of the same size, then set its atime and mtime back."""
+    st = path.stat()
+    with open(path, "r+b") as fh:
+        fh.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file counts as settled (its verdict may be remembered) 0.1 s after a change, not 2 s."""
+    monkeypatch.setattr(F, "RACY_NS", 10**8)
+    monkeypatch.setattr(F, "_verified", set())
+
+
+def test_in_place_edit_keeping_size_and_mtime_is_caught(
+    isolated: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    f = fake_file(isolated, PIXELS)
     target = isolated / f.relpath
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(source, target)
-    assert F.require(f, "ocr_letters") == target
-    assert F.is_verified(target, f.sha256)
-    assert list((Path(os.environ["RBMLAB_CACHE"]) / "verified").glob("*.sha256ok"))
-    # same size, different bytes, new mtime: the cached verdict no longer applies
-    data = bytearray(target.read_bytes())
-    data[-1] ^= 0xFF
-    target.write_bytes(bytes(data))
-    st = target.stat()
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    time.sleep(0.2)
+    assert F.require(f, "fake") == target
+    assert F.is_verified(target, f.sha256)  # remembered in-process ...
+    monkeypatch.setattr(F, "_verified", set())
+    assert F.is_verified(target, f.sha256)  # ... and in a sidecar
+    assert len(list((Path(os.environ["RBMLAB_CACHE"]) / "verified").glob("*.sha256ok"))) == 1
+    edit_in_place(target, INVERTED)
     assert not F.is_verified(target, f.sha256)
     with pytest.raises(RbmlabError) as excinfo:
-        load_dataset("ocr_letters")
-    assert f.sha256 in one_line_error(excinfo)
+        F.require(f, "fake")
+    msg = one_line_error(excinfo)
+    assert str(target) in msg and f.sha256 in msg and hashlib.sha256(INVERTED).hexdigest() in msg
+
+
+def test_a_file_changed_just_now_is_hashed_not_remembered(isolated: Path) -> None:
+    f = fake_file(isolated, PIXELS)
+    assert F.require(f, "fake") == isolated / f.relpath
+    assert not F.is_verified(isolated / f.relpath, f.sha256)  # an edit in the same tick would keep its key
+    assert not (Path(os.environ["RBMLAB_CACHE"]) / "verified").exists()
+
+
+def test_unwritable_cache_does_not_fail_a_load(isolated: Path, settled: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = fake_file(isolated, PIXELS)
+    target = isolated / f.relpath
+    monkeypatch.setenv("RBMLAB_FAULT", f"erofs:{F._sidecar(target, f.sha256).name}")
+    time.sleep(0.2)
+    assert F.require(f, "fake") == target
+    assert F.is_verified(target, f.sha256)  # in-process only
+    assert not list((Path(os.environ["RBMLAB_CACHE"]) / "verified").iterdir())
+
+
+def test_data_verify_rehashes_and_catches_a_mismatch(
+    isolated: Path, settled: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = fake_file(isolated, PIXELS)
+    absent = F.DataFile("fake/labels.bin", "0" * 64, "https://example.invalid/fake")
+    spec = DatasetSpec("fake", "a fake dataset", loaders.OcrLettersOptions, lambda o: None, (f, absent))
+    monkeypatch.setitem(SPECS, "fake", spec)
+    target = isolated / f.relpath
+    time.sleep(0.2)
+    assert verify_dataset("fake") == [(target, "ok"), (absent.relpath, "missing")]
+    assert F.is_verified(target, f.sha256)  # the cache is refreshed
+    main(["data", "verify"])  # default: the datasets with a file here, only "fake"
+    assert capsys.readouterr().out.splitlines() == [f"fake  {target}  ok", "fake  fake/labels.bin  missing"]
+    # content changed in place, and a verdict remembered for its key as if stale: verify ignores it
+    edit_in_place(target, INVERTED)
+    monkeypatch.setattr(F, "_verified", {F._content_key(target.stat(), f.sha256)})
+    with pytest.raises(SystemExit) as exit_info:
+        main(["data", "verify", "fake"])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 2
+    assert f"MISMATCH sha256 {hashlib.sha256(INVERTED).hexdigest()}, expected {f.sha256}" in out
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rbmlab: error: data verify: ") and str(target) in lines[0]
+    assert not F.is_verified(target, f.sha256)  # the stale verdict is forgotten
 
 
 def test_rbmlab_data_root_takes_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

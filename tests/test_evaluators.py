@@ -350,3 +350,36 @@ def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkey
                       data_mean=train.mean(axis=0))
     metrics = evaluate(rbm, {"test": Batch(test)}, EVALUATORS.build(cfg), context)
     assert len(seen) == 1 and seen[0] is train and np.isfinite(metrics["reverse_log_z"])
+
+
+def test_ais_refuses_more_chains_than_memory_allows():
+    """The chains' working memory is checked before any allocation, naming evaluator.n_chains."""
+    from rbmlab.errors import RbmlabError
+    from rbmlab.evaluators import EVALUATORS
+    mnist = {"n_visible": 784, "n_hidden": 500}
+    EVALUATORS.build(ais.AISConfig(n_chains=100_000)).check(RBM, mnist)   # ~3.6 GiB: fine
+    with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: 1000000 chains .* GiB"):
+        EVALUATORS.build(ais.AISConfig(n_chains=10**6)).check(RBM, mnist)
+    with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: must be in \[2, 1000000\]"):
+        EVALUATORS.parse({"name": "ais", "n_chains": 10**12})
+
+
+def test_checkpoint_reader_takes_every_array_numpy_writes(tmp_path):
+    """The header-checked .npz reader: compressed members, Fortran order, big-endian floats,
+    empty state arrays and version 2.0 headers load as np.load would load them."""
+    import io
+    import zipfile
+
+    from rbmlab.checkpoint import load_checkpoint
+    W = np.asfortranarray(np.random.default_rng(0).standard_normal((9, 4)))
+    np.savez_compressed(tmp_path / "c.npz", W=W.astype(">f8"), b_v=np.zeros(9), b_h=np.zeros(4),
+                        **{"state.empty": np.zeros((0, 3)), "state.n": np.arange(5)})
+    model, _, state = load_checkpoint(tmp_path / "c.npz")
+    assert model.W.dtype == np.float64 and np.array_equal(model.W, W)
+    assert state["empty"].shape == (0, 3) and state["n"].tolist() == [0, 1, 2, 3, 4]
+    with zipfile.ZipFile(tmp_path / "v2.npz", "w") as z:
+        for name, array in {"W": W, "b_v": np.zeros(9), "b_h": np.zeros(4)}.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, array, version=(2, 0))
+            z.writestr(f"{name}.npy", buf.getvalue())
+    assert np.array_equal(load_checkpoint(tmp_path / "v2.npz")[0].W, W)

@@ -53,10 +53,10 @@ def write_run(path: Path, learner: str, lr: float, seed: int, *, status: str = "
                      "test_pseudo_log_likelihood": ll - 1.0,
                      **({"test_reconstruction_error": fake_recon(n_hidden, seed, e)} if recon else {})})
     pd.DataFrame(rows).to_csv(path / "metrics.csv", index=False)
-    final = {} if status == "diverged" else {
+    final = {} if status != "completed" else {    # running, failed and diverged runs have none
         "test_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) + 0.5,
         "test_pseudo_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) - 1.0}
-    if recon and status != "diverged":
+    if recon and status == "completed":
         final["test_reconstruction_error"] = fake_recon(n_hidden, seed, epochs[-1])
     (path / "summary.json").write_text(json.dumps({
         "status": status, "epochs_done": epochs[-1], "final": final, "wall_time": 1.0 + seed,
@@ -123,7 +123,8 @@ def test_varying_keys(sweep: Path) -> None:
 
 def test_curves_csv_mean_std(report: dict) -> None:
     curves = pd.read_csv(report["curves"])
-    assert list(curves.columns) == ["learner.lr", "learner.name", "epoch", "mean", "std", "n"]
+    assert list(curves.columns) == ["learner.lr", "learner.name", "epoch", "mean", "std", "n",
+                                    "partial"]
     checked = 0
     for learner in LEARNERS:
         for lr in LRS:
@@ -135,6 +136,8 @@ def test_curves_csv_mean_std(report: dict) -> None:
                     assert row.empty
                     continue
                 assert row["n"].item() == len(values)
+                # the diverged cd/0.1 run (epochs 0-15) is the only run that did not complete
+                assert row["partial"].item() == (learner == "cd" and lr == 0.1 and e <= 15)
                 # std is the sample standard deviation (ddof=1), as pandas computes it.
                 assert row["mean"].item() == pytest.approx(np.mean(values), rel=1e-12)
                 assert row["std"].item() == pytest.approx(np.std(values, ddof=1), rel=1e-9)
@@ -163,18 +166,20 @@ def test_markdown_table_and_paper(report: dict) -> None:
     assert summary.loc[summary["learner.name"] == "pcd", "paper"].isna().sum() == 1
     cd01 = summary[(summary["learner.name"] == "cd") & (summary["learner.lr"] == "0.1")].iloc[0]
     assert cd01["n"] == 4 and cd01["diverged"] == 1
-    # Final: summary.json for completed runs, the last metrics row for the diverged one.
-    finals = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS] + [fake_ll("cd", 0.1, 3, 10)]
-    assert cd01["final_mean"] == pytest.approx(np.mean(finals))
+    # Final: summary.json of the completed runs only; the diverged run is left out (n=3 of 4).
+    finals = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]
+    assert cd01["final_mean"] == pytest.approx(np.mean(finals)) and cd01["final_n"] == 3
     assert cd01["final_std"] == pytest.approx(np.std(finals, ddof=1))
-    assert f"{np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f}" in text
+    assert f"{np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} (n=3)" in text
+    assert "\nFinal values: 12 of 13 runs; 1 left out: 1 diverged.\n" in text
     assert cd01["best"] == pytest.approx(np.mean(expected_curve("cd", 0.1, 50)))
     assert cd01["epoch_at_best"] == 50
     runs_csv = pd.read_csv(result["runs"])
     assert len(runs_csv) == 13
     assert {"learner.name", "learner.lr", "seed", "status",
             "final.test_log_likelihood"} <= set(runs_csv.columns)
-    assert runs_csv["final.test_log_likelihood"].notna().all()
+    # the value each run contributed: none for the diverged run, whose status says why
+    assert list(runs_csv["final.test_log_likelihood"].notna()) == list(runs_csv["status"] == "completed")
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
 
 
@@ -207,6 +212,7 @@ def test_single_run_and_default_layout(tmp_path: Path) -> None:
     assert len(summary) == 1 and summary["n"].item() == 1 and math.isnan(summary["final_std"].item())
     text = Path(result["table"]).read_text()
     assert " ± —" in text and "1 run (1 completed)" in text
+    assert "\nFinal values: 1 run, none left out.\n" in text
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
 
 
@@ -275,7 +281,7 @@ HIDDEN = (2, 4, 8)
 @pytest.fixture(scope="module")
 def hidden_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """cd and pcd × n_hidden 2, 4, 8 × 3 seeds with a reconstruction error, plus a pcd/8 run that
-    diverged at epoch 10 (its final value: the last metrics row)."""
+    diverged at epoch 10 (left out of the final values)."""
     root = tmp_path_factory.mktemp("hidden") / "sweep"
     for learner in LEARNERS:
         for h in HIDDEN:
@@ -286,40 +292,42 @@ def hidden_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def expected_recon_finals(learner: str, h: int) -> list[float]:
-    finals = [fake_recon(h, s, 50) for s in SEEDS]
-    return finals + [fake_recon(8, 3, 10)] if (learner, h) == ("pcd", 8) else finals
+def expected_recon_finals(h: int) -> list[float]:
+    """The final values of a group at n_hidden ``h``: its completed runs' (the 3 seeds)."""
+    return [fake_recon(h, s, 50) for s in SEEDS]
 
 
 def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
     result = make_report(hidden_sweep, tmp_path / "out", metric="test_reconstruction_error",
                          x="model.n_hidden", lines=["learner.name", "model.n_hidden"], logx=True,
                          markers={"kind": "fraction_of_max", "fraction": 0.9})
-    # One point per run, its final value, at its n_hidden; lines by learner, sorted by n_hidden.
+    # One point per completed run, its final value, at its n_hidden; lines by learner, sorted by
+    # n_hidden.
     curves = pd.read_csv(result["curves"])
     assert list(curves.columns) == ["learner.name", "model.n_hidden", "mean", "std", "n"]
     for learner in LEARNERS:
         part = curves[curves["learner.name"] == learner]
         assert list(part["model.n_hidden"]) == list(HIDDEN)
         for h, row in zip(HIDDEN, part.to_dict("records")):
-            finals = expected_recon_finals(learner, h)
+            finals = expected_recon_finals(h)
             assert row["n"] == len(finals)
             assert row["mean"] == pytest.approx(np.mean(finals), rel=1e-12)
             assert row["std"] == pytest.approx(np.std(finals, ddof=1), rel=1e-9)
     summary = result["summary"]
     assert list(summary["line"]) == ["cd", "pcd"] and "model.n_hidden" not in summary.columns
     assert list(summary["n"]) == [9, 10] and list(summary["diverged"]) == [0, 1]
-    # lower is better: cd is best with the most units, pcd's diverged run spoils n_hidden=8
-    assert list(summary["model.n_hidden_at_best"]) == [8, 4]
-    assert summary["best"][0] == pytest.approx(np.mean(expected_recon_finals("cd", 8)))
+    # lower is better: both are best with the most units (pcd's diverged run is left out)
+    assert list(summary["model.n_hidden_at_best"]) == [8, 8]
+    assert summary["best"][0] == pytest.approx(np.mean(expected_recon_finals(8)))
     text = Path(result["table"]).read_text()
     header = next(line for line in text.splitlines() if line.startswith("| "))
     assert header == ("| learner.name | n | diverged | model.n_hidden=2 | model.n_hidden=4 | "
                       "model.n_hidden=8 | best (min) over model.n_hidden | model.n_hidden at best | "
                       "model.n_hidden to 90% of min |")
-    finals = expected_recon_finals("pcd", 8)
-    assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} |" in text
-    assert "Each run contributes its final test_reconstruction_error" in text
+    finals = expected_recon_finals(8)
+    assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} (n=3) |" in text   # 3 of 4 runs
+    assert "Each completed run contributes its final test_reconstruction_error" in text
+    assert "\nFinal values: 18 of 19 runs; 1 left out: 1 diverged.\n" in text
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
 
 
@@ -375,3 +383,153 @@ def test_a_resumed_run_names_every_commit_that_trained_it():
     assert merge_sources("a1b2c3d", "e4f5a6b+dirty") == "a1b2c3d,e4f5a6b+dirty"
     assert merge_sources("a1b2c3d", None) == "a1b2c3d"
     assert merge_sources(None, None) is None
+
+
+# ---------------------------------------------------------------- runs that did not complete
+@pytest.fixture(scope="module")
+def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """cd: 3 completed seeds, a run killed at epoch 40 of 50 (still 'running'), one diverged at
+    epoch 10 and one failed at epoch 5; pcd: 3 completed seeds; cg: 2 runs still running."""
+    root = tmp_path_factory.mktemp("unfinished") / "sweep"
+    for seed in SEEDS:
+        write_run(root / f"cd{seed}", "cd", 0.1, seed)
+        write_run(root / f"pcd{seed}", "pcd", 0.1, seed)
+    write_run(root / "cd_killed", "cd", 0.1, 3, status="running", epochs=EPOCHS[:9])
+    write_run(root / "cd_diverged", "cd", 0.1, 4, status="diverged", epochs=[0, 5, 10])
+    write_run(root / "cd_failed", "cd", 0.1, 5, status="failed", epochs=[0, 5])
+    for seed in (0, 1):
+        write_run(root / f"cg{seed}", "cg", 0.1, seed, status="running", epochs=EPOCHS[:5])
+    return root
+
+
+def table_rows(text: str) -> list[dict[str, str]]:
+    """The rows of the markdown table in ``text``, as {column header: cell}."""
+    cells = [[c.strip() for c in ln.strip().strip("|").split("|")]
+             for ln in text.splitlines() if ln.startswith("|")]
+    return [dict(zip(cells[0], row)) for row in cells[2:]]
+
+
+UNFINISHED_NOTE = "\nFinal values: 6 of 11 runs; 5 left out: 3 running, 1 diverged, 1 failed.\n"
+
+
+def test_final_values_come_only_from_completed_runs(unfinished: Path, tmp_path: Path) -> None:
+    result = make_report(unfinished, tmp_path / "out")
+    summary = result["summary"].set_index("line")
+    cd = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]   # not the killed run's epoch-40 row
+    assert list(summary["n"]) == [6, 2, 3] and list(summary["final_n"]) == [3, 0, 3]
+    assert summary.loc["cd", "final_mean"] == pytest.approx(np.mean(cd))
+    assert math.isnan(summary.loc["cg", "final_mean"])
+    text = Path(result["table"]).read_text()
+    assert UNFINISHED_NOTE in text
+    cells = {row["learner.name"]: row["final test_log_likelihood (mean ± std)"]
+             for row in table_rows(text)}
+    assert cells["cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
+    assert cells["cg"] == "—" and not cells["pcd"].endswith(")")
+    runs_csv = pd.read_csv(result["runs"]).set_index("run_dir")
+    assert runs_csv.loc["cd_killed", "status"] == "running"
+    assert list(runs_csv["final.test_log_likelihood"].notna()) == list(runs_csv["status"] == "completed")
+
+
+def test_points_by_key_use_only_completed_runs(unfinished: Path, tmp_path: Path) -> None:
+    result = make_report(unfinished, tmp_path / "out", x="learner.name")
+    text = Path(result["table"]).read_text()
+    (row,) = table_rows(text)
+    cd = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]
+    assert row["learner.name=cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
+    assert row["learner.name=cg"] == "—"     # both cg runs are still running
+    assert UNFINISHED_NOTE in text
+    curves = pd.read_csv(result["curves"]).set_index("learner.name")
+    assert curves.loc["cg", "n"] == 0 and math.isnan(curves.loc["cg", "mean"])
+    assert result["summary"]["learner.name_at_best"].item() == "pcd"
+
+
+def test_curves_show_unfinished_runs_marked_partial(unfinished: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+
+    figures: list[Figure] = []
+    savefig = Figure.savefig
+
+    def keep(fig: Figure, *args, **kwargs) -> None:
+        figures.append(fig)
+        savefig(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    result = make_report(unfinished, tmp_path / "out")
+    curves = pd.read_csv(result["curves"]).set_index(["learner.name", "epoch"])
+    # cd evaluates the likelihood every 10 epochs: all 6 runs at 0, the diverged one up to 10,
+    # the killed one up to 40, the 3 completed ones to 50
+    assert [tuple(r) for r in curves.loc["cd", ["n", "partial"]].to_numpy()] == [
+        (6, 3), (5, 2), (4, 1), (4, 1), (4, 1), (3, 0)]
+    assert (curves.loc["cg", "partial"] == curves.loc["cg", "n"]).all()
+    assert (curves.loc["pcd", "partial"] == 0).all()
+    (ax,) = figures[0].axes
+    styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
+    assert styles == {"cd (n=6) (partial)": "--", "cg (n=2) (partial)": "--", "pcd (n=3)": "-"}
+
+
+def test_a_diverged_trial_of_a_batched_run_is_left_out(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "batched"
+    write_run(run, "sdcp", 0.1, 0)
+    ll = {0: -5.0, 2: -7.0}
+    pd.DataFrame([{"epoch": e, "trial": t, "test_log_likelihood": ll.get(t, -9.0) - 1 / (1 + e)}
+                  for e in (0, 5) for t in range(3)]).to_csv(run / "metrics.csv", index=False)
+    (run / "summary.json").write_text(json.dumps({
+        "status": "completed", "final": {"test_log_likelihood": -6.0}, "final_trials": [
+            {"trial": 0, "test_log_likelihood": ll[0]},
+            {"trial": 1, "status": "diverged", "diverged_epoch": 5},
+            {"trial": 2, "test_log_likelihood": ll[2]}]}))
+    result = make_report(tmp_path / "runs", tmp_path / "out")
+    assert result["summary"]["final_mean"].item() == pytest.approx(-6.0)
+    text = Path(result["table"]).read_text()
+    assert "\nFinal values: 2 of 3 replicates; 1 left out: 1 diverged.\n" in text
+
+
+BAD_RUN_FILES = [
+    ("metrics.csv", "epoch,test_log_likelihood\n0,café\n".encode("latin-1"), "not UTF-8 text"),
+    ("metrics.csv", b'epoch,test_log_likelihood\n0,"-1.0\n5,-2.0\n', "EOF inside string"),
+    ("metrics.csv", b"epoch,run_dir\n0,1\n", "column run_dir is reserved"),
+    ("summary.json", '{"status": "complété"}'.encode("latin-1"), "not UTF-8 text"),
+    ("summary.json", b"[" * 100_000, "nested too deeply"),
+    ("config.yaml", "seed: 0\nnote: café\n".encode("latin-1"), "not UTF-8 text"),
+    ("config.yaml", b"[" * 1_000, "nested too deeply"),
+    ("overrides.yaml", "- note=café\n".encode("latin-1"), "not UTF-8 text"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "reason"), BAD_RUN_FILES,
+                         ids=[f"{name}-{reason}" for name, _, reason in BAD_RUN_FILES])
+def test_unreadable_run_files_are_one_line_errors(tmp_path: Path, name: str, data: bytes,
+                                                  reason: str) -> None:
+    write_run(tmp_path / "runs" / "r", "cd", 0.1, 0)
+    (tmp_path / "runs" / "r" / name).write_bytes(data)
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(tmp_path / "runs", tmp_path / "out")
+    message = one_line_error(excinfo)
+    assert message.startswith(f"report: cannot read {tmp_path / 'runs' / 'r' / name}: ")
+    assert reason in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_that_cannot_be_written_is_a_one_line_error(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    write_run(tmp_path / "runs" / "r", "cd", 0.1, 0)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(tmp_path / "runs", blocker)
+    assert one_line_error(excinfo) == f"report: cannot write {blocker} (exists and is not a directory)"
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(tmp_path / "runs", blocker / "out")
+    assert one_line_error(excinfo) == f"report: cannot write {blocker / 'out'} (Not a directory)"
+    # A file that cannot be written (a read-only file system, injected) is named, and the report
+    # already there stays whole: every file is the old one or the new one, no temporary left.
+    out = tmp_path / "out"
+    make_report(tmp_path / "runs", out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for name in ("test_log_likelihood.md", "test_log_likelihood.png", "test_log_likelihood_runs.csv"):
+        monkeypatch.setenv("RBMLAB_FAULT", f"erofs:{name}")
+        with pytest.raises(RbmlabError) as excinfo:
+            make_report(tmp_path / "runs", out)
+        assert one_line_error(excinfo) == f"report: cannot write {out / name} (Read-only file system)"
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -10,7 +10,9 @@ from rbmlab.data.registry import (
     fetch_dataset,
     list_datasets,
     load_dataset,
+    present_datasets,
     validate_dataset_options,
+    verify_dataset,
 )
 
 __all__ = [
@@ -20,5 +22,7 @@ __all__ = [
     "fetch_dataset",
     "list_datasets",
     "load_dataset",
+    "present_datasets",
     "validate_dataset_options",
+    "verify_dataset",
 ]

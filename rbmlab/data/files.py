@@ -4,24 +4,33 @@ Search roots, in order: each entry of ``RBMLAB_DATA`` (colon-separated), then
 ``<repo root>/../shared/datasets`` (skipped when ``RBMLAB_NO_SHARED=1``), then the cache dir
 (``RBMLAB_CACHE`` or ``~/.cache/rbmlab``). A file is looked up by its relative path under each root.
 
-Hashing a file is remembered twice: in-process, and as a sidecar in ``<cache>/verified/`` keyed by
-the file's path, size and mtime, so a large file is hashed once, not on every load.
+A match is remembered twice, in-process and as a sidecar in ``<cache>/verified/``, so a large file
+is hashed once, not on every load. Both are keyed on the file's content identity: device, inode,
+size, mtime_ns and ctime_ns. An in-place edit cannot keep that key even when it keeps the size and
+sets the mtime back (``os.utime`` itself moves the ctime, which no user can set); a file changed
+less than ``RACY_NS`` ago is not remembered, as a further write within the same timestamp tick
+would keep its ctime. ``rehash`` (``rbmlab data verify``) ignores what was remembered.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
+from rbmlab.fileio import atomic_write
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_ROOT = REPO_ROOT.parent / "shared" / "datasets"
 SOURCES_NOTE = "shared/datasets/SOURCES.md"
 
-_verified: set[tuple[str, int, int, str]] = set()
+RACY_NS = 2 * 10**9  # timestamps as coarse as 2 s (FAT): a younger file is hashed, not remembered
+
+ContentKey = tuple[int, int, int, int, int, str]  # dev, inode, size, mtime_ns, ctime_ns, sha256
+_verified: set[ContentKey] = set()
 
 
 @dataclass(frozen=True)
@@ -85,41 +94,56 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def _stat_key(path: Path, sha256: str) -> tuple[str, int, int, str]:
+def _content_key(st: os.stat_result, sha256: str) -> ContentKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha256)
+
+
+def _sidecar(path: Path, sha256: str) -> Path:
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    return cache_dir() / "verified" / f"{name}-{sha256[:16]}.sha256ok"
+
+
+def _sidecar_text(key: ContentKey) -> str:
+    return "\t".join(map(str, key)) + "\n"
+
+
+def mark_verified(path: Path, sha256: str, before: os.stat_result | None = None) -> None:
+    """Remember that ``path`` (as it is now) has checksum ``sha256``; the sidecar is best effort.
+
+    ``before``: the file's stat taken before it was hashed. Nothing is remembered if the file
+    changed since, or less than ``RACY_NS`` ago.
+    """
     st = path.stat()
-    return (str(path.resolve()), st.st_size, st.st_mtime_ns, sha256)
-
-
-def _sidecar(key: tuple[str, int, int, str]) -> Path:
-    name = hashlib.sha256(key[0].encode()).hexdigest()[:24]
-    return cache_dir() / "verified" / f"{name}-{key[3][:16]}.sha256ok"
-
-
-def _sidecar_text(key: tuple[str, int, int, str]) -> str:
-    return f"{key[0]}\t{key[1]}\t{key[2]}\t{key[3]}\n"
-
-
-def mark_verified(path: Path, sha256: str) -> None:
-    """Record that ``path`` (as it is now) has checksum ``sha256``; sidecar is best effort."""
-    key = _stat_key(path, sha256)
+    key = _content_key(st, sha256)
+    if before is not None and _content_key(before, sha256) != key:
+        return
+    if time.time_ns() - st.st_ctime_ns < RACY_NS:
+        return
     _verified.add(key)
-    sidecar = _sidecar(key)
+    sidecar = _sidecar(path, sha256)
     try:
         sidecar.parent.mkdir(parents=True, exist_ok=True)
-        tmp = sidecar.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(_sidecar_text(key))
-        os.replace(tmp, sidecar)
-    except OSError:
+        atomic_write(sidecar, _sidecar_text(key))
+    except (OSError, RbmlabError):
         pass  # read-only cache: the in-process memo still holds
 
 
+def forget(path: Path, sha256: str) -> None:
+    """Drop what was remembered about ``path`` and ``sha256`` (in-process and sidecar)."""
+    _verified.discard(_content_key(path.stat(), sha256))
+    try:
+        _sidecar(path, sha256).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def is_verified(path: Path, sha256: str) -> bool:
-    """True if ``path`` was hashed before with this size and mtime and matched ``sha256``."""
-    key = _stat_key(path, sha256)
+    """True if ``path``, with its current content identity, was hashed before and matched ``sha256``."""
+    key = _content_key(path.stat(), sha256)
     if key in _verified:
         return True
     try:
-        ok = _sidecar(key).read_text() == _sidecar_text(key)
+        ok = _sidecar(path, sha256).read_text() == _sidecar_text(key)
     except OSError:
         return False
     if ok:
@@ -127,17 +151,27 @@ def is_verified(path: Path, sha256: str) -> bool:
     return ok
 
 
+def rehash(path: Path, f: DataFile) -> str:
+    """The sha256 of ``path`` hashed afresh; remembered if it matches ``f``, forgotten if not."""
+    before = path.stat()
+    actual = sha256_of(path)
+    if actual == f.sha256:
+        mark_verified(path, f.sha256, before)
+    else:
+        forget(path, f.sha256)
+    return actual
+
+
 def verify(path: Path, f: DataFile, dataset: str) -> None:
     """Check the sha256 of ``path`` against ``f`` (cached); one-line RbmlabError if it differs."""
     if is_verified(path, f.sha256):
         return
-    actual = sha256_of(path)
+    actual = rehash(path, f)
     if actual != f.sha256:
         raise RbmlabError(
             f"dataset {dataset}: file {path} has sha256 {actual}, expected {f.sha256} "
             f"(corrupt or wrong version); replace it with {f.relpath} from {f.homepage}"
         )
-    mark_verified(path, f.sha256)
 
 
 def missing_message(f: DataFile, dataset: str) -> str:

@@ -1,4 +1,4 @@
-"""The dataset registry and the public entry points: load, list and fetch datasets."""
+"""The dataset registry and the public entry points: load, list, fetch and verify datasets."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 from rbmlab.data import files as F
 from rbmlab.data import loaders, mnist, model_samples, omniglot, synthetic
 from rbmlab.data.dataset import Dataset
-from rbmlab.validation import option_docs, parse_options
 from rbmlab.errors import RbmlabError
+from rbmlab.validation import option_docs, parse_options
 
 
 @dataclass(frozen=True)
@@ -141,3 +141,25 @@ def fetch_dataset(name: str) -> list[Path]:
     if name == mnist.NAME:
         return list(mnist.locate(auto_fetch=True).values())
     return [F.require(f, name) for f in spec.files]
+
+
+def present_datasets() -> list[str]:
+    """Names of the datasets with at least one file found in the search roots."""
+    return [spec.name for spec in SPECS.values() if any(F.find_file(f) for f in spec.files)]
+
+
+def verify_dataset(name: str) -> list[tuple[Path | str, str]]:
+    """Re-hash every file of ``name`` found here, ignoring the cache: ``(path, status)`` per file.
+
+    status is ``ok`` (and remembered), ``missing`` (path is then the relative path sought) or
+    ``MISMATCH sha256 <actual>, expected <expected>`` (and any remembered match forgotten).
+    """
+    rows: list[tuple[Path | str, str]] = []
+    for f in get_spec(name).files:
+        path = F.find_file(f)
+        if path is None:
+            rows.append((f.relpath, "missing"))
+            continue
+        actual = F.rehash(path, f)
+        rows.append((path, "ok" if actual == f.sha256 else f"MISMATCH sha256 {actual}, expected {f.sha256}"))
+    return rows

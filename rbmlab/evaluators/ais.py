@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from dataclasses import dataclass as config_dataclass
 
 from rbmlab.backend import namespace, to_numpy
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.metrics import MetricSpec
@@ -30,6 +31,14 @@ from rbmlab.models.base import Bipartite
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
 from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 from rbmlab.validation import option
+
+
+MAX_CHAIN_BYTES = 16 * 2**30   # the most working memory the chains may ask for
+
+
+def chain_bytes(n_chains: int, n_visible: int, n_hidden: int) -> int:
+    """About the bytes AIS's per-chain arrays take (states, pre-activations, float64 buffers)."""
+    return 8 * n_chains * (3 * n_visible + 5 * n_hidden)
 
 
 def temperature_schedule(kind: str = "salakhutdinov", n: int | None = None) -> np.ndarray:
@@ -234,12 +243,12 @@ def schedule(kind: str, n_temperatures: int, curve_n_temperatures: int, final: b
 @config_dataclass
 class AISConfig(EvaluatorConfig):
     name: str = option("ais", "evaluator")
-    n_chains: int = option(100, "AIS chains", lo=2)
+    n_chains: int = option(100, "AIS chains", lo=2, hi=10**6)
     schedule: str = option("salakhutdinov", "salakhutdinov (14,500 temperatures) | linear",
                            choices=("salakhutdinov", "linear"))
-    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1)
+    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1, hi=10**7)
     curve_n_temperatures: int = option(1000, "linear schedule at intermediate points (0: the final "
-                                       "one)", lo=0)
+                                       "one)", lo=0, hi=10**7)
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
 
 
@@ -257,6 +266,15 @@ class AIS(Evaluator):
         *(MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats)
           for prefix in ("", "reverse_") for end in ("", "_lower", "_upper")),
     )
+
+    def check(self, model_class, sizes):
+        super().check(model_class, sizes)
+        n_chains, n_v, n_h = self.config.n_chains, sizes.get("n_visible", 0), sizes.get("n_hidden", 0)
+        need = chain_bytes(n_chains, n_v, n_h)
+        if need > MAX_CHAIN_BYTES:
+            raise RbmlabError(f"evaluator.n_chains: {n_chains} chains of a {n_v}x{n_h} model need "
+                              f"about {need / 2**30:.0f} GiB (limit {MAX_CHAIN_BYTES // 2**30} GiB); "
+                              "use fewer chains")
 
     def evaluate(self, model, splits, context):
         require_bernoulli(model, "ais")

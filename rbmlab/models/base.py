@@ -10,6 +10,7 @@ A family class also carries, as class attributes and classmethods:
     config_class    its model config (``conf/model/<family>.yaml``), validated by rbmlab.validation
     initialize      a model for a config, the training data and a random stream
     sizes           the model's sizes for a config and data dimension, known before any work
+    parameter_count the number of parameters for those sizes (memory checked before allocating)
     from_arrays     a model from checkpoint arrays (numpy) and settings
     default_sampler the inference method its learners use unless told otherwise
 
@@ -22,6 +23,9 @@ import dataclasses
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from rbmlab.backend import namespace
+
+
+PARAMETER_LIMIT = 1e6   # |θ| beyond it counts as divergence (see Model.finite_trials)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,12 +81,14 @@ class Model:
         return self.map(lambda a: a[t])
 
     def finite_trials(self) -> list[bool]:
-        """Per trial: are all its parameters finite? (One entry for a single model.)"""
+        """Per trial: are all its parameters finite and within ±PARAMETER_LIMIT? (One entry for a
+        single model.) Beyond the limit float32 energies have no digits left below one nat, so
+        a trial there has diverged even before it overflows."""
         xp = self.xp
         ok = None
         for name, core in self.PARAMS.items():
             a = getattr(self, name)
-            finite = xp.isfinite(a).all(axis=tuple(range(a.ndim - core, a.ndim)))
+            finite = (xp.abs(a) <= PARAMETER_LIMIT).all(axis=tuple(range(a.ndim - core, a.ndim)))
             ok = finite if ok is None else ok & finite
         return [bool(x) for x in xp.reshape(ok, (-1,)).tolist()]
 

@@ -125,6 +125,10 @@ class Ising(Model):
         return {"n": int(n_visible)}
 
     @classmethod
+    def parameter_count(cls, sizes: dict[str, int]) -> int:
+        return sizes["n"] ** 2 + sizes["n"]
+
+    @classmethod
     def enumeration_size(cls, sizes: dict[str, int]) -> int:
         return int(sizes["n"])
 

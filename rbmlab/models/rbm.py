@@ -84,6 +84,11 @@ class RBM(Model):
         return {"n_visible": n_visible, "n_hidden": config.n_hidden}
 
     @classmethod
+    def parameter_count(cls, sizes: dict[str, int]) -> int:
+        m, n = sizes["n_visible"], sizes["n_hidden"]
+        return m * n + m + n
+
+    @classmethod
     def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0) -> "RBM":
         return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden, weight_std=config.weight_std,
                         visible_bias=config.visible_bias, data_mean=data_mean, dtype=dtype,

@@ -3,11 +3,15 @@
 ``make_report`` reads every run under a directory (``load``), groups the runs into lines and
 panels by their varying config keys (``layout``), averages the metric per group (``aggregate``),
 matches the paper's own numbers to the groups (``paper``), and writes the table, the CSVs
-(``render``) and the figure (``plot``).
+(``render``) and the figure (``plot``), each file atomically (``rbmlab.fileio``).
+
+Final values come only from completed runs; the table says how many runs it used and why the
+others were left out (running, failed, diverged). Curves also show runs that did not complete,
+marked partial.
 
 The x axis is a metrics.csv column (``epoch``, ``updates``): each group's mean curve over it; or
-a key of the runs table (``model.n_hidden``, any flattened config key): each run's final value
-at that key's value, one line per group of the remaining keys.
+a key of the runs table (``model.n_hidden``, any flattened config key): each completed run's
+final value at that key's value, one line per group of the remaining keys.
 """
 from __future__ import annotations
 
@@ -18,10 +22,11 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
+from rbmlab.fileio import atomic_write, write_error
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
-                                     epoch_to_fraction_of_max, final_values, resolve_metric,
-                                     summarize_groups, x_values)
+                                     epoch_to_fraction_of_max, final_values, left_out,
+                                     resolve_metric, summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
 from rbmlab.report.paper import constant_values, match_paper
@@ -53,9 +58,15 @@ def _check_numeric_x(runs: pd.DataFrame, x: str, logx: bool, fraction: float | N
 
 
 def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
-    """The four files of a report, in ``out_dir`` (created)."""
+    """The four files of a report, in ``out_dir`` (created; a one-line RbmlabError when it is not
+    a directory or cannot be created)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise RbmlabError(f"report: cannot write {out} (exists and is not a directory)") from None
+    except OSError as exc:
+        raise write_error(out, exc, "report") from None
     return {"table": out / f"{stem}.md", "plot": out / f"{stem}.png",
             "curves": out / f"{stem}_curves.csv", "runs": out / f"{stem}_runs.csv"}
 
@@ -69,9 +80,11 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
-    such as ``model.n_hidden``: then each run contributes its final value at that key's value and
-    the table has one column per value. Returns {'table', 'plot', 'curves', 'runs': Path,
-    'summary': DataFrame of the groups}.
+    such as ``model.n_hidden``: then each completed run contributes its final value at that key's
+    value and the table has one column per value. Final values come only from completed runs; the
+    table says how many were left out and why. Every file is written atomically; a file or directory
+    that cannot be written is a one-line RbmlabError. Returns {'table', 'plot', 'curves', 'runs':
+    Path, 'summary': DataFrame of the groups}.
     """
     runs, curves = load_runs(Path(root))
     metric = resolve_metric(metric, available_metrics(runs, curves))
@@ -98,7 +111,9 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     write_runs_csv(paths["runs"], runs, finals, metric)
     table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None) if by_key
              else markdown_table(summary, layout, metric, x, fraction, paper is not None))
-    paths["table"].write_text(markdown_report(title, runs, table, method_note(metric, x, by_key), unmatched))
+    text = markdown_report(title, runs, table, method_note(metric, x, by_key),
+                           left_out(runs, finals), unmatched)
+    atomic_write(paths["table"], text, what="report")
     plot_curves(paths["plot"], summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                 fraction=fraction, logx=logx, by_key=by_key)
     return {**paths, "summary": summary}

@@ -1,10 +1,12 @@
 """The numbers of a report: which metric, each group's mean curve, final values and summary row.
 
 A group's curve is the mean and standard deviation (ddof=1, pandas' default) of the metric over
-its runs at each x value, with ``n`` the number of runs evaluated at that x. Rows where the metric
-is NaN or infinite are dropped per metric, so runs on different evaluation schedules and diverged
-runs (whose curves stop early) aggregate without special cases. With a runs-table key on the x
-axis (``model.n_hidden``), each run contributes one point: its final value at its key's value.
+its runs at each x value, with ``n`` the number of runs evaluated at that x and ``partial`` how
+many of them did not complete (running, failed, diverged: their curves stop early). Rows where the
+metric is NaN or infinite are dropped per metric, so runs on different evaluation schedules
+aggregate without special cases. Final values come only from completed runs: a killed or diverged
+run is left out of them, with its reason (``left_out``). With a runs-table key on the x axis
+(``model.n_hidden``), each completed run contributes one point: its final value at its key's value.
 Which direction is better comes from the evaluators' declared metrics (``rbmlab.metrics``).
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rbmlab.metrics import higher_is_better
 from rbmlab.report.layout import MISSING, norm, sort_key
 from rbmlab.report.load import SCHEDULE_COLUMNS, to_float
 
+COMPLETED = "completed"   # the one summary.json status whose final values a report uses
 DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_reconstruction_error")
 
 
@@ -47,25 +50,45 @@ def resolve_metric(metric: str | None, available: Sequence[str]) -> str:
     return metric
 
 
-def aggregate_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str) -> pd.DataFrame:
-    """Per (gid, x): mean, std (ddof=1) and n of the metric over runs; NaN rows dropped."""
-    if metric not in curves.columns:
-        return pd.DataFrame(columns=["gid", x, "mean", "std", "n"])
-    rows = curves[["run_dir", x, metric]].dropna()
+def _point_stats(rows: pd.DataFrame, gids: pd.Series, metric: str, x: str,
+                 **more: tuple[str, str]) -> pd.DataFrame:
+    """Per (gid, x) of ``rows`` (run_dir, x, metric, ...; rows without x or metric dropped): mean,
+    std (ddof=1) and n of the metric, and the named aggregations ``more``."""
+    rows = rows.dropna(subset=[x, metric])
     rows = rows.assign(gid=rows["run_dir"].map(gids))
-    agg = rows.groupby(["gid", x], sort=True)[metric].agg(["mean", "std", "count"])
-    return agg.rename(columns={"count": "n"}).reset_index()
+    stats = rows.groupby(["gid", x], sort=True).agg(mean=(metric, "mean"), std=(metric, "std"),
+                                                    n=(metric, "count"), **more)
+    return stats.reset_index()
+
+
+def aggregate_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str) -> pd.DataFrame:
+    """Per (gid, x): mean, std (ddof=1) and n of the metric over runs, NaN rows dropped, and
+    ``partial``: how many of those n runs did not complete."""
+    if metric not in curves.columns:
+        return pd.DataFrame(columns=["gid", x, "mean", "std", "n", "partial"])
+    rows = curves[["run_dir", x, metric]].assign(partial=curves["status"] != COMPLETED)
+    return _point_stats(rows, gids, metric, x, partial=("partial", "sum"))
 
 
 def final_values(runs: pd.DataFrame, curves: pd.DataFrame, metric: str) -> pd.Series:
-    """Per run_dir: summary.json final.<metric>, else the last non-NaN metrics row."""
+    """Per run_dir: a completed run's summary.json final.<metric>, else its last evaluated metrics
+    row; NaN for every run that did not complete (running, failed, diverged, unknown)."""
+    index = runs["run_dir"].to_numpy()
     col = f"final.{metric}"
-    final = (runs.set_index("run_dir")[col] if col in runs.columns
-             else pd.Series(np.nan, index=runs["run_dir"].to_numpy())).astype(float)
+    final = pd.Series(runs[col].to_numpy(float) if col in runs.columns else np.nan, index=index)
     if metric in curves.columns:
         last = curves[["run_dir", metric]].dropna().groupby("run_dir")[metric].last()
         final = final.fillna(last.reindex(final.index))
-    return final.rename(metric)
+    completed = runs["status"].to_numpy() == COMPLETED
+    return final.where(completed).rename(metric)
+
+
+def left_out(runs: pd.DataFrame, finals: pd.Series) -> pd.Series:
+    """Per run_dir: why the run has no final value (its status, or 'completed without a value');
+    NaN for the runs whose final values count."""
+    status = pd.Series(runs["status"].to_numpy(), index=runs["run_dir"].to_numpy())
+    reason = status.where(status != COMPLETED, "completed without a value")
+    return reason.where(finals.reindex(status.index).isna())
 
 
 def x_values(column: pd.Series) -> pd.Series:
@@ -89,14 +112,16 @@ def x_order(values: pd.Series) -> list[Any]:
 
 def aggregate_points(runs: pd.DataFrame, finals: pd.Series, gids: pd.Series, metric: str,
                      x: str) -> pd.DataFrame:
-    """Per (gid, value of the runs-table key x): mean, std (ddof=1) and n of the runs' final values,
-    and ``runs``, how many runs stand there; in x order within each group."""
+    """Per (gid, value of the runs-table key x) where runs stand: mean, std (ddof=1) and n of their
+    final values (completed runs only; n = 0 and no mean when every run there is left out), and
+    ``runs``, how many runs stand there; in x order within each group."""
     points = pd.DataFrame({"run_dir": runs["run_dir"].to_numpy(), x: x_values(runs[x]).to_numpy(),
                            metric: finals.reindex(runs["run_dir"]).to_numpy()})
-    curve = aggregate_curves(points, gids, metric, x)
     placed = points.dropna(subset=[x])
     counts = placed.assign(gid=placed["run_dir"].map(gids)).groupby(["gid", x]).size()
-    curve = curve.merge(counts.rename("runs").reset_index(), on=["gid", x], how="left")
+    curve = counts.rename("runs").reset_index().merge(_point_stats(points, gids, metric, x),
+                                                      on=["gid", x], how="left")
+    curve["n"] = curve["n"].fillna(0).astype(int)
     rank = {v: i for i, v in enumerate(x_order(points[x]))}
     order = np.lexsort((curve[x].map(rank).to_numpy(), curve["gid"].to_numpy()))
     return curve.iloc[order].reset_index(drop=True)
@@ -127,7 +152,9 @@ def _best(x: np.ndarray, y: np.ndarray, higher: bool) -> tuple[float, Any]:
 
 
 def _curve_stats(part: pd.DataFrame, x: str, higher: bool, fraction: float | None) -> dict[str, Any]:
-    """Best of a group's mean curve, the x there, and the x where it reaches the fraction."""
+    """Best of a group's mean curve, the x there, and the x where it reaches the fraction (points
+    without a mean, where every run was left out, ignored)."""
+    part = part.dropna(subset=["mean"])
     xs, ys = part[x].to_numpy(), part["mean"].to_numpy(float)
     best, at = _best(xs, ys, higher)
     row = {"best": best, f"{x}_at_best": at}

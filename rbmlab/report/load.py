@@ -19,6 +19,7 @@ from rbmlab.errors import RbmlabError
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
 RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
+RESERVED_METRICS_COLUMNS = ("run_dir", "status")   # joined into the curves from the runs table
 
 
 def one_line(exc: BaseException) -> str:
@@ -48,35 +49,61 @@ def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def _unreadable(path: Path, exc: BaseException) -> RbmlabError:
+    """``report: cannot read <path>: <reason>`` on one line."""
+    if isinstance(exc, UnicodeDecodeError):
+        reason = "not UTF-8 text"
+    elif isinstance(exc, RecursionError):
+        reason = "nested too deeply"
+    else:
+        reason = one_line(exc)
+    return RbmlabError(f"report: cannot read {path}: {reason}")
+
+
+def _read_text(path: Path) -> str:
+    """A file's UTF-8 text."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise _unreadable(path, exc) from None
+
+
 def _read_yaml(path: Path, default: Any) -> Any:
     """Parsed YAML file, or ``default`` when the file is absent."""
     if not path.exists():
         return default
     try:
-        return yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, OSError) as exc:
-        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+        return yaml.safe_load(_read_text(path))
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise _unreadable(path, exc) from None
 
 
 def _read_summary(path: Path) -> dict[str, Any]:
     """summary.json as a dict."""
     try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, OSError) as exc:
-        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+        data = json.loads(_read_text(path))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise _unreadable(path, exc) from None
     if not isinstance(data, dict):
         raise RbmlabError(f"report: {path} is not a JSON object")
     return data
 
 
 def _read_metrics(path: Path) -> pd.DataFrame:
-    """metrics.csv with numeric columns; non-finite values become NaN. Empty when absent."""
+    """metrics.csv with numeric columns; non-finite values and text become NaN. Empty when absent.
+
+    Text that is not UTF-8 or not CSV, and the column names the report adds (run_dir, status),
+    are one-line RbmlabErrors.
+    """
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=list(SCHEDULE_COLUMNS))
     try:
         frame = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
-        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+    except (ValueError, OSError) as exc:   # ParserError, EmptyDataError, UnicodeDecodeError
+        raise _unreadable(path, exc) from None
+    for name in RESERVED_METRICS_COLUMNS:
+        if name in frame.columns:
+            raise RbmlabError(f"report: cannot read {path}: column {name} is reserved for the report")
     frame = frame.apply(pd.to_numeric, errors="coerce")
     return frame.replace([np.inf, -np.inf], np.nan)
 
@@ -89,7 +116,8 @@ def find_run_dirs(root: Path) -> list[Path]:
 def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
                   ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """A run of T batched trials (train.trials) as T replicates ``<run_dir>#<t>``, like seeds."""
-    finals = summary.get("final_trials") or []
+    finals = summary.get("final_trials")
+    finals = finals if isinstance(finals, list) else []
     out = []
     for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
         trial_row = {k: v for k, v in row.items() if not k.startswith("final.")}

@@ -1,8 +1,9 @@
 """The report's figure (matplotlib): one subplot per panel, one line per group.
 
-Over a metrics.csv column (epoch, updates) a line is the group's mean curve with a ± std band;
-over a runs-table key (``model.n_hidden``) it joins the group's mean final values, with ± std
-error bars, in the key's order (a key with text values is spaced evenly and labelled).
+Over a metrics.csv column (epoch, updates) a line is the group's mean curve with a ± std band,
+dashed and labelled "(partial)" when runs that did not complete contribute to it; over a
+runs-table key (``model.n_hidden``) it joins the group's mean final values, with ± std error
+bars, in the key's order (a key with text values is spaced evenly and labelled).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
+from rbmlab.fileio import atomic_save
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import Layout, norm
@@ -74,17 +76,20 @@ def _style(summary: pd.DataFrame, curve: pd.DataFrame, x: str, fraction: float |
 
 
 def _draw_line(ax: Any, part: pd.DataFrame, row: pd.Series, style: _Style) -> None:
-    """One group: its mean with a ± std band (or error bars), and its marker line."""
+    """One group: its mean with a ± std band (or error bars), and its marker line; dashed and
+    labelled "(partial)" when runs that did not complete contribute to it."""
     xs = (part[style.x].map(style.positions) if style.positions else part[style.x]).to_numpy(float)
     mean = part["mean"].to_numpy(float)
     std = part["std"].fillna(0.0).to_numpy(float)
     c = style.color[row["line"]]
     n = style.counts[row["line"]]
     label = f"{row['line']} (n={n[0]})" if not style.shared_legend or len(n) == 1 else row["line"]
+    partial = "partial" in part and bool(part["partial"].any())
     if style.by_key:
         ax.errorbar(xs, mean, yerr=std, color=c, marker="o", markersize=4, capsize=3, label=label)
     else:
-        ax.plot(xs, mean, color=c, marker="o" if len(xs) <= 30 else None, markersize=3, label=label)
+        ax.plot(xs, mean, color=c, marker="o" if len(xs) <= 30 else None, markersize=3,
+                linestyle="--" if partial else "-", label=label + (" (partial)" if partial else ""))
         ax.fill_between(xs, mean - std, mean + std, color=c, alpha=0.2, linewidth=0)
     if style.fraction is not None and not math.isnan(row[f"{style.x}_to_fraction"]):
         ax.axvline(row[f"{style.x}_to_fraction"], color=c, linestyle=":", linewidth=1.2)
@@ -159,4 +164,4 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
     if title and any(panels):
         # wrapped to the figure's width (about 9 characters per inch at the default size)
         fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))
-    fig.savefig(path, dpi=120)
+    atomic_save(path, lambda f: fig.savefig(f, format="png", dpi=120), what="report")

@@ -1,4 +1,7 @@
-"""Writing a report: the markdown group table, the report text, and the curves and runs CSVs."""
+"""Writing a report: the markdown group table, the report text, and the curves and runs CSVs.
+
+Every file is written atomically (``rbmlab.fileio``): a reader sees the old report or the new one.
+"""
 from __future__ import annotations
 
 import math
@@ -9,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rbmlab.fileio import atomic_write
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
@@ -100,29 +104,50 @@ def _status_counts(runs: pd.DataFrame) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items())
 
 
+def _plural(n: int, word: str) -> str:
+    """'1 run', '3 runs'."""
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def final_note(left_out: pd.Series, word: str) -> str:
+    """The line under the table: how many runs (``word``: run or replicate) the final values use,
+    and why the others are left out, e.g. 'Final values: 12 of 15 runs; 3 left out: 2 running,
+    1 diverged.'"""
+    total, reasons = len(left_out), left_out.dropna()
+    if reasons.empty:
+        return f"Final values: {_plural(total, word)}, none left out."
+    counts = sorted(reasons.value_counts().items(), key=lambda item: (-item[1], item[0]))
+    why = ", ".join(f"{n} {reason}" for reason, n in counts)
+    return (f"Final values: {total - len(reasons)} of {_plural(total, word)}; "
+            f"{len(reasons)} left out: {why}.")
+
+
 def method_note(metric: str, x: str, by_key: bool) -> str:
     """The sentence that says what the table and plot show."""
     final = "summary.json final value, else the run's last evaluated row"
     if by_key:
-        return (f"Each run contributes its final {metric} ({final}) at its {x}; mean ± std (ddof=1) "
-                f"over the runs of each group (seeds, and trials of batched runs) at each {x}.")
+        return (f"Each completed run contributes its final {metric} ({final}) at its {x}; "
+                f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
+                f"runs) at each {x}.")
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
-            f"curves by {x}. Final {metric}: {final}.")
+            f"curves by {x}, with runs that did not complete marked partial (dashed). "
+            f"Final {metric}: completed runs only ({final}).")
 
 
-def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str,
+def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_out: pd.Series,
                     unmatched: Sequence[str]) -> str:
-    """Title, scale and run-count line, method note, table, and notes."""
+    """Title, scale and run-count line, method note, table with its final-values line, and notes."""
     scales = sorted({norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
     scale = ", ".join(scales) if scales else "unknown"
     n_dirs = runs["run_dir"].str.split("#").str[0].nunique()
-    count = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
-    if n_dirs != len(runs):   # batched trials: replicates = runs × trials
-        count = f"{n_dirs} runs × trials = {len(runs)} replicates"
+    batched = n_dirs != len(runs)   # batched trials: replicates = runs × trials
+    count = (f"{n_dirs} runs × trials = {len(runs)} replicates" if batched
+             else _plural(len(runs), "run"))
     parts = [f"# {title}", "",
              f"Scale: {scale} · {count} ({_status_counts(runs)})", "",
              note, "",
-             table, ""]
+             table, "",
+             final_note(left_out, "replicate" if batched else "run"), ""]
     if unmatched:
         parts += [f"Paper entries matching no group: {'; '.join(unmatched)}", ""]
     return "\n".join(parts)
@@ -130,16 +155,22 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str,
 
 def write_curves_csv(path: Path, curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout,
                      x: str) -> None:
-    """<stem>_curves.csv: group keys, x, mean, std, n."""
+    """<stem>_curves.csv: group keys, x, mean, std, n, and partial (curves over a metrics.csv
+    column: how many of the n runs did not complete)."""
     keyed = curve.merge(groups[layout.group_keys], left_on="gid", right_index=True)
-    keyed[[*layout.group_keys, x, "mean", "std", "n"]].to_csv(path, index=False)
+    columns = [*layout.group_keys, x, "mean", "std", "n", *(["partial"] if "partial" in curve else [])]
+    atomic_write(path, keyed[columns].to_csv(index=False), what="report")
 
 
 def write_runs_csv(path: Path, runs: pd.DataFrame, finals: pd.Series, metric: str) -> None:
-    """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, final.*."""
+    """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, final.*.
+
+    final.<metric> is the value the report used (empty for a run left out: see its status); the
+    other final.* columns are summary.json's.
+    """
     runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
     run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
                 "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
-    runs_out[list(dict.fromkeys(run_cols))].to_csv(path, index=False)
+    atomic_write(path, runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False), what="report")

@@ -1,0 +1,117 @@
+"""One owner per run directory and per sweep: exclusive locks held for a process's lifetime.
+
+A lock is an ``flock`` on a lock file (``<run dir>/.rbmlab.lock``; for a sweep, the sibling
+``.<sweep name>.lock``, so that moving the sweep aside happens under it). The kernel drops the
+lock when its holder exits in any way (kill -9 included), so a lock left by a dead process is never
+stale: there is no PID file to trust, only the open file description. The lock file also holds
+who took it (pid, host, command, time) for the message a second process gets. Locks are re-entrant
+within a process: a sweep's own jobs, run in the launching process, take their run directory's
+lock again for free.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rbmlab.errors import RbmlabError
+from rbmlab.faults import injected_os_error
+
+LOCK_NAME = ".rbmlab.lock"
+POLL_SECONDS = 0.2
+
+
+@dataclass
+class _Held:
+    fd: int
+    count: int
+
+
+_HELD: dict[str, _Held] = {}
+
+
+def run_lock_path(run_dir: Path) -> Path:
+    return Path(run_dir) / LOCK_NAME
+
+
+def sweep_lock_path(sweep_dir: Path) -> Path:
+    sweep_dir = Path(sweep_dir)
+    return sweep_dir.parent / f".{sweep_dir.name}.lock"
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, from the lock file's JSON (written by the holder)."""
+    try:
+        info = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
+        return (f"process {info['pid']} on {info['host']} ({info['command']}, since "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info['since']))})")
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
+def _open(lock: Path, key: str) -> int:
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        injected_os_error(lock.name)
+        return os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise RbmlabError(f"{key}: cannot write in {lock.parent} ({e.strerror or type(e).__name__})") from None
+
+
+class DirectoryLock:
+    """``with DirectoryLock(lock_file, key, wait):`` -- exclusive ownership, or one-line error.
+
+    ``key`` names the setting the user would change (e.g. ``hydra.run.dir``); ``wait`` is how
+    many seconds to wait for a holder to finish (0: fail at once, naming the holder).
+    """
+
+    def __init__(self, lock: Path, key: str, wait: float = 0.0):
+        self.lock, self.key, self.wait = Path(lock), key, wait
+        self.name = os.path.abspath(lock)   # the re-entrancy key
+
+    def acquire(self) -> "DirectoryLock":
+        held = _HELD.get(self.name)
+        if held is not None:
+            held.count += 1
+            return self
+        fd = _open(self.lock, self.key)
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _holder(fd)
+                    os.close(fd)
+                    hint = f"waited {self.wait:g} s; " if self.wait else ""
+                    raise RbmlabError(f"{self.key}: {self.lock.parent} is in use by {holder}; {hint}"
+                                      "wait for it to finish (lock_wait=SECONDS waits) or choose "
+                                      "another directory") from None
+                time.sleep(POLL_SECONDS)
+        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
+                "command": " ".join(["rbmlab", *sys.argv[1:]])[:300]}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        _HELD[self.name] = _Held(fd, 1)
+        return self
+
+    def release(self) -> None:
+        held = _HELD.get(self.name)
+        if held is None:
+            return
+        held.count -= 1
+        if held.count == 0:
+            del _HELD[self.name]
+            os.close(held.fd)   # closing the descriptor drops the flock
+
+    def __enter__(self) -> "DirectoryLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
