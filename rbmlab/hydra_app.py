@@ -59,6 +59,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     from hydra import compose as hydra_compose, initialize_config_dir  # noqa: PLC0415
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
+    parse_overrides(overrides)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -70,15 +71,25 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
         GlobalHydra.instance().clear()
 
 
+def parse_overrides(overrides: list[str]) -> list:
+    """Hydra's parsed overrides; an override its grammar rejects is named in one line."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa: PLC0415
+
+    parser, parsed = OverridesParser.create(), []
+    for override in overrides:   # one at a time, so that an error names the bad one
+        try:
+            parsed += parser.parse_overrides([override])
+        except Exception:  # noqa: BLE001 - hydra's grammar errors (antlr exceptions, several types)
+            raise RbmlabError(f"{override}: not a valid override; quote a value with unusual "
+                              "characters (key='value'); grammar: "
+                              "https://hydra.cc/docs/advanced/override_grammar/basic") from None
+    return parsed
+
+
 def expand_overrides(overrides: list[str]) -> list[list[str]]:
     """The override list of every job of a sweep (the cartesian product of the swept values, in
     Hydra's order); hydra.* overrides left out."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa: PLC0415
-
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-    except Exception as e:
-        raise RbmlabError(_one_line(e)) from None
+    parsed = parse_overrides(overrides)
     options = []
     for o in parsed:
         if o.is_hydra_override():

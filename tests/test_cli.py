@@ -118,6 +118,22 @@ def test_divergence_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert statuses == ["completed", "diverged"]
 
 
+def test_a_runaway_run_is_recorded_as_diverged_not_completed(tmp_path):
+    """lr=1e38 without momentum stays finite (weights ~1e37) but is no trained model."""
+    rbmlab("run", *SMALL, "train.epochs=5", "learner.lr=1e38", "hydra.run.dir=run", cwd=tmp_path)
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "diverged"
+
+
+def test_zero_epochs_evaluates_and_saves_the_untrained_model(tmp_path):
+    rbmlab("run", *SMALL, "train.epochs=0", "hydra.run.dir=run", cwd=tmp_path)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["epochs_done"] == 0
+    out = rbmlab("evaluate", "checkpoint=run/checkpoint.npz", "dataset=bars_stripes", "evaluator=exact",
+                 cwd=tmp_path)
+    assert json.loads(out.stdout)["mean_log_likelihood"] == pytest.approx(
+        summary["final"]["test_log_likelihood"], rel=1e-6)
+
+
 RESUME_CASES = {
     # persistent chains + momentum buffers in the checkpoint, exact evaluation every 50 epochs
     "pcd-exact": ["learner=pcd", "learner.optimizer.momentum=0.5", "train.eval_every=50"],

@@ -193,8 +193,12 @@ def test_a_sweep_with_a_failed_job_exits_2_with_any_launcher(tmp_path, launcher)
                           "hydra.sweep.dir=sweep", cwd=tmp_path, fault="raise_after_epoch:3")
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("rbmlab: error: 1 of 2 job(s) of the sweep failed")
-    statuses = sorted(summary(p.parent)["status"] for p in (tmp_path / "sweep").rglob("summary.json"))
-    assert statuses == ["completed", "failed"]
+    summaries = sorted((summary(p.parent) for p in (tmp_path / "sweep").rglob("summary.json")),
+                       key=lambda s: s["status"])
+    assert [s["status"] for s in summaries] == ["completed", "failed"]
+    failed = summaries[1]     # the documented fields, and where it stopped
+    assert failed["final"] == {} and failed["config_hash"] and failed["epochs_done"] == 3
+    assert "injected fault" in failed["error"]
 
 
 def test_an_infeasible_combination_of_sweep_values_fails_before_the_first_job(tmp_path):
