@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from rbmlab.backend import memory_bytes
 from rbmlab.errors import RbmlabError
 from rbmlab.fileio import atomic_save
 
@@ -59,6 +60,10 @@ def _member(z: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
             raise RbmlabError(f"checkpoint: {path}: {key} is an object array (pickled Python "
                               "objects); rbmlab reads numeric and string arrays only")
         need, have = math.prod(shape) * dtype.itemsize, info.file_size - f.tell()
+        memory = memory_bytes("numpy")
+        if memory is not None and need > memory:   # a compressed member that really is that big
+            raise RbmlabError(f"checkpoint: {path}: {key} of shape {shape} needs {need / 2**30:.3g} "
+                              f"GiB, more than this machine's {memory / 2**30:.3g} GiB")
         if need != have:
             raise RbmlabError(f"checkpoint: {path}: {key} declares shape {shape} of {dtype} "
                               f"({need} bytes) but holds {have} bytes (truncated or corrupt)")

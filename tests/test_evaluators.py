@@ -9,6 +9,7 @@ import pytest
 from scipy.special import logsumexp
 
 from rbmlab.backend import cupy_available, get_backend
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
@@ -354,7 +355,6 @@ def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkey
 
 def test_ais_refuses_more_chains_than_memory_allows():
     """The chains' working memory is checked before any allocation, naming evaluator.n_chains."""
-    from rbmlab.errors import RbmlabError
     from rbmlab.evaluators import EVALUATORS
     mnist = {"n_visible": 784, "n_hidden": 500}
     EVALUATORS.build(ais.AISConfig(n_chains=100_000)).check(RBM, mnist)   # ~3.6 GiB: fine
@@ -383,3 +383,14 @@ def test_checkpoint_reader_takes_every_array_numpy_writes(tmp_path):
             np.lib.format.write_array(buf, array, version=(2, 0))
             z.writestr(f"{name}.npy", buf.getvalue())
     assert np.array_equal(load_checkpoint(tmp_path / "v2.npz")[0].W, W)
+
+
+def test_a_checkpoint_array_larger_than_memory_is_refused_before_reading(tmp_path, monkeypatch):
+    import rbmlab.checkpoint as ckpt
+
+    np.savez_compressed(tmp_path / "big.npz", W=np.zeros((100, 100)), b_v=np.zeros(100), b_h=np.zeros(100))
+    monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 50_000)   # W needs 80,000 bytes
+    with pytest.raises(RbmlabError, match=r"W of shape \(100, 100\) needs .* GiB, more than"):
+        ckpt.load_checkpoint(tmp_path / "big.npz")
+    monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 10**6)
+    assert ckpt.load_checkpoint(tmp_path / "big.npz")[0].W.shape == (100, 100)
