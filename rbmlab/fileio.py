@@ -37,9 +37,26 @@ def fsync_directory(directory: Path) -> None:
 
 
 def write_error(path: Path, e: OSError, what: str | None = None) -> RbmlabError:
-    """``<what or path>: cannot write <path> (<reason>)`` on one line."""
+    """``<what>: cannot write <path> (<reason>)`` (``<path>: cannot write (<reason>)``) on one line."""
     reason = e.strerror or type(e).__name__
-    return RbmlabError(f"{what or path}: cannot write {path} ({reason})")
+    return RbmlabError(f"{what}: cannot write {path} ({reason})" if what
+                       else f"{path}: cannot write ({reason})")
+
+
+def _file_mode(path: Path) -> int:
+    """The mode the new file gets: the old file's, else what the umask allows (as open() does)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _target(path: str | Path) -> Path:
+    """The file to replace: a symbolic link is written through, not replaced by a file."""
+    path = Path(path)
+    return path.resolve() if path.is_symlink() else path
 
 
 @contextlib.contextmanager
@@ -49,18 +66,16 @@ def atomic_writer(path: str | Path, mode: str = "w", what: str | None = None) ->
     ``mode`` is "w" (text, UTF-8) or "wb". An OSError (full disk, read-only, no permission)
     becomes a one-line RbmlabError naming ``what`` (default: the path); the target is untouched.
     """
-    path = Path(path)
+    path = _target(path)
     tmp: Path | None = None
     try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
-        tmp = Path(name)
-        with os.fdopen(fd, mode, **({"encoding": "utf-8", "newline": ""} if "b" not in mode else {})) as f:
+        tmp = _temporary(path, mode)
+        with open(tmp, mode, **({"encoding": "utf-8", "newline": ""} if "b" not in mode else {})) as f:
             injected_os_error(path.name)
             yield f
             f.flush()
             os.fsync(f.fileno())
         fault_point("write", path.name)
-        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
         tmp = None
         fsync_directory(path.parent)
@@ -70,6 +85,14 @@ def atomic_writer(path: str | Path, mode: str = "w", what: str | None = None) ->
         if tmp is not None:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+
+
+def _temporary(path: Path, mode: str) -> Path:
+    """A new, empty, uniquely named file beside ``path``, with the mode ``path`` will have."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    os.close(fd)
+    os.chmod(name, _file_mode(path))
+    return Path(name)
 
 
 def atomic_write(path: str | Path, data: str | bytes, what: str | None = None) -> Path:
@@ -84,6 +107,34 @@ def atomic_save(path: str | Path, save: Callable[[IO], None], what: str | None =
     with atomic_writer(path, "wb", what) as f:
         save(f)
     return Path(path)
+
+
+def atomic_write_all(files: dict[Path, bytes], what: str | None = None) -> None:
+    """Replace several files so that a failure leaves all of them as they were: every new content
+    is written and synced to its temporary file first; only then are they renamed into place
+    (renames within a directory do not run out of space)."""
+    temporaries: dict[Path, Path] = {}
+    path = next(iter(files))
+    try:
+        for path, data in files.items():
+            path = _target(path)
+            temporaries[path] = _temporary(path, "wb")
+            with open(temporaries[path], "wb") as f:
+                injected_os_error(path.name)
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        for path, tmp in list(temporaries.items()):
+            os.replace(tmp, path)
+            del temporaries[path]
+        for directory in {p.parent for p in files}:
+            fsync_directory(Path(directory))
+    except OSError as e:
+        raise write_error(path, e, what) from None
+    finally:
+        for tmp in temporaries.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 def remove_stale_temporaries(directory: Path) -> None:
