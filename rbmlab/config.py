@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import Config, invalid, option, parse_options, to_plain
@@ -91,6 +92,14 @@ ALLOWED = {"seed", "scale", "resume", "overwrite", "lock_wait", "train", "model"
            "dataset", "tags", "hydra"}
 
 
+def resolved(cfg: DictConfig) -> dict:
+    """``cfg`` as plain containers with every ``${...}`` resolved; a bad one names its key."""
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as e:
+        raise RbmlabError(f"{e.full_key or 'config'}: {str(e).splitlines()[0]}") from None
+
+
 def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     """Hydra's composed config → :class:`RunConfig`, or a one-line :class:`RbmlabError`."""
     from rbmlab.data import validate_dataset_options  # noqa: PLC0415
@@ -98,7 +107,7 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
     from rbmlab.models import MODELS  # noqa: PLC0415
 
-    node = OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
+    node = resolved(cfg) if isinstance(cfg, DictConfig) else dict(cfg)
     node.pop("hydra", None)
     for key in node:
         if key not in ALLOWED:

@@ -6,11 +6,10 @@ from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.backend import get_backend
 from rbmlab.checkpoint import load_checkpoint
-from rbmlab.config import BackendConfig, check_seed
+from rbmlab.config import BackendConfig, check_seed, resolved
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
@@ -20,12 +19,9 @@ from rbmlab.metrics import metric_spec, split_prefix
 from rbmlab.validation import parse_options
 
 
-def resolved(cfg: DictConfig) -> DictConfig:
+def resolved_config(cfg: DictConfig) -> DictConfig:
     """``cfg`` with every ``${...}`` resolved (``???`` kept); a bad interpolation names its key."""
-    try:
-        return OmegaConf.create(OmegaConf.to_container(cfg, resolve=True))
-    except OmegaConfBaseException as e:
-        raise RbmlabError(f"{e.full_key or 'config'}: {str(e).splitlines()[0]}") from None
+    return OmegaConf.create(resolved(cfg))
 
 
 def check_out(path: Path) -> Path:

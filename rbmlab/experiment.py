@@ -90,30 +90,8 @@ def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
     return scale, extra, report_only
 
 
-def _is_resume(extra: list[str]) -> bool:
-    return any(a.replace(" ", "").lower() in ("resume=true", "resume=1", "resume=yes") for a in extra)
-
-
-def _set_aside(sweep_dir: Path) -> Path:
-    """Rename a previous sweep to ``<scale>.<n>`` (first free n) so a fresh one loses nothing."""
-    n = 1
-    while (kept := sweep_dir.with_name(f"{sweep_dir.name}.{n}")).exists():
-        n += 1
-    sweep_dir.rename(kept)
-    return kept
-
-
-def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_dir: Path) -> list[str]:
-    """Run every variant of the experiment's sweep at ``scale`` into ``sweep_dir``; returns what
-    went wrong in failed jobs (empty when none failed).
-
-    Every job's configuration is validated first; then the sweep is locked (a second experiment
-    on it gets one line naming the holder) and, under the lock, an earlier sweep in
-    ``sweep_dir`` (when not resuming) is moved aside to ``<scale>.<n>``, so a typo costs nothing.
-    """
-    from rbmlab.hydra_app import expand_overrides, failed_jobs, run_hydra, validate_jobs  # noqa: PLC0415
-    from rbmlab.locking import DirectoryLock, sweep_lock_path  # noqa: PLC0415
-
+def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str]) -> dict[str, list[str]]:
+    """Variant name ("" when there are none) → its ``rbmlab run -m`` overrides at ``scale``."""
     variants = spec.get("variants") or {"": []}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
     if chosen is not None:
@@ -122,22 +100,34 @@ def _sweep(name: str, spec: dict[str, Any], scale: str, extra: list[str], sweep_
             raise RbmlabError(f"experiment: {name}: scale {scale} names unknown variant(s) "
                               f"{', '.join(unknown)}; defined: {', '.join(variants)}")
         variants = {v: variants[v] for v in chosen}
-    jobs = {variant: sweep_overrides(spec, scale, extra, overrides)
-            for variant, overrides in variants.items()}
-    configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()}
-    lock_wait = next(iter(configs.values()))[0].lock_wait
+    return {variant: sweep_overrides(spec, scale, extra, overrides) for variant, overrides in variants.items()}
+
+
+def _first_job(name: str, spec: dict[str, Any], scale: str, extra: list[str]):
+    """The validated RunConfig of the experiment's first job (resume, lock_wait, ...)."""
+    from rbmlab.hydra_app import expand_overrides, validated_run_config  # noqa: PLC0415
+
+    return validated_run_config(expand_overrides(next(iter(_variants(name, spec, scale, extra).values())))[0])
+
+
+def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_dir: Path,
+           resume: bool) -> list[str]:
+    """Run every variant's sweep into ``sweep_dir`` (its lock held); returns what went wrong in
+    failed jobs. Without resume, an earlier sweep there is first moved aside to ``<scale>.<n>``."""
+    from rbmlab.hydra_app import run_hydra  # noqa: PLC0415
+    from rbmlab.outputs import failed_jobs, move_aside  # noqa: PLC0415
+
+    if sweep_dir.exists() and not resume:
+        kept = move_aside(sweep_dir, f"experiment {name}")
+        print(f"rbmlab experiment {name}: earlier runs moved to {kept}; this sweep starts afresh "
+              f"(resume=true would have continued them in place)")
     problems: list[str] = []
-    with DirectoryLock(sweep_lock_path(sweep_dir), f"experiment {name}", lock_wait):
-        if sweep_dir.exists() and not _is_resume(extra):
-            kept = _set_aside(sweep_dir)
-            print(f"rbmlab experiment {name}: earlier runs moved to {kept}; this sweep starts afresh "
-                  f"(resume=true would have continued them in place)")
-        for variant, overrides in jobs.items():
-            print(f"rbmlab experiment {name} (scale={scale}): {' '.join(overrides)}")
-            # validated above: straight to Hydra (``rbmlab run -m`` would compose every job again)
-            variant_dir = sweep_dir / variant if variant else sweep_dir
-            run_hydra(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"])
-            problems += failed_jobs(variant_dir, len(configs[variant]))
+    for variant, overrides in jobs.items():
+        print(f"rbmlab experiment {name}: {' '.join(overrides)}")
+        # validated already: straight to Hydra (``rbmlab run -m`` would compose every job again)
+        variant_dir = sweep_dir / variant if variant else sweep_dir
+        run_hydra(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"])
+        problems += failed_jobs(variant_dir, n_jobs[variant])
     return problems
 
 
@@ -145,10 +135,14 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Sweep (unless ``report_only=true``) and report one experiment; returns make_report's dict.
 
-    An experiment with ``runs_of: <paper>/<artefact>`` has no sweep of its own: it reports over
-    that experiment's runs (running them first if they are not there), e.g. a table drawn from
-    the runs of a figure.
+    Every job's configuration is validated first; then the sweep directory is locked (a second
+    experiment on it gets one line naming the holder) for the sweep and the report. An
+    experiment with ``runs_of: <paper>/<artefact>`` has no sweep of its own: it reports over that
+    experiment's runs (running them first if they are not there), e.g. a table drawn from the
+    runs of a figure.
     """
+    from rbmlab.hydra_app import expand_overrides, validate_jobs  # noqa: PLC0415
+    from rbmlab.locking import DirectoryLock  # noqa: PLC0415
     from rbmlab.report import make_report  # noqa: PLC0415
 
     spec = load_spec(name)
@@ -158,19 +152,23 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     sweep_dir = Path(outputs_root) / source / scale
     if report_only and not sweep_dir.is_dir():
         raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
-    if source != name:
-        if not report_only and (not sweep_dir.is_dir() or _is_resume(extra)):
-            run_experiment(source, argv, results_root, outputs_root)
-        else:
-            print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep_dir}")
-    problems = _sweep(name, spec, scale, extra, sweep_dir) if source == name and not report_only else []
+    jobs = {} if report_only or source != name else _variants(name, spec, scale, extra)
+    configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()}
+    first = next(iter(configs.values()))[0] if configs else _first_job(source, load_spec(source), scale, extra)
+    if source != name and not report_only and (not sweep_dir.is_dir() or first.resume):
+        run_experiment(source, argv, results_root, outputs_root)
+    elif source != name:
+        print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep_dir}")
     report = spec.get("report", {})
-    result = make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
-                         x=report.get("x", "epoch"), lines=report.get("lines"),
-                         panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",
-                         paper=report.get("paper"), hlines=report.get("hlines"),
-                         markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
-                         logx=bool(report.get("logx", False)))
+    with DirectoryLock.for_sweep(sweep_dir, f"experiment {source}", first.lock_wait):
+        problems = _sweep(name, jobs, {v: len(c) for v, c in configs.items()}, sweep_dir,
+                          first.resume) if jobs else []
+        result = make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
+                             x=report.get("x", "epoch"), lines=report.get("lines"),
+                             panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",
+                             paper=report.get("paper"), hlines=report.get("hlines"),
+                             markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
+                             logx=bool(report.get("logx", False)))
     if problems:
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")

@@ -11,24 +11,20 @@ whether any failed (exit 2), whichever launcher ran them. Every user error is a 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
-from rbmlab.locking import DirectoryLock, run_lock_path, sweep_lock_path
+from rbmlab.locking import DirectoryLock
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.
 OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True, use_cache=True)
 HELP_FLAGS = ("-h", "--help", "--hydra-help", "--cfg", "-c", "--info")
-UNSUPPORTED_FLAGS = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
-                     "--experimental-rerun")
 
 
 def _one_line(e: Exception) -> str:
@@ -96,7 +92,11 @@ def expand_overrides(overrides: list[str]) -> list[list[str]]:
             continue
         if o.is_sweep_override():
             key = o.get_key_element()
-            options.append([f"{key}={v}" for v in o.sweep_string_iterator()])
+            try:
+                options.append([f"{key}={v}" for v in o.sweep_string_iterator()])
+            except Exception:  # noqa: BLE001 - interval(), glob(): sweeps without a list of values
+                raise RbmlabError(f"{o.input_line}: rbmlab sweeps a list of values (a,b,c) or "
+                                  "range(start,stop,step); this sweep cannot be listed") from None
         else:
             options.append([o.input_line])
     return [list(combo) for combo in itertools.product(*options)]
@@ -119,38 +119,13 @@ def validate_jobs(combos: list[list[str]]) -> list:
         try:
             cfg = validated_run_config(combo)
             check_feasible(cfg)
-        except RbmlabError as e:
+        except (RbmlabError, MemoryError) as e:
+            message = str(e) if isinstance(e, RbmlabError) else \
+                "dataset: does not fit in memory (MemoryError while building it)"
             job = " ".join(combo[i] for i in swept)
-            raise RbmlabError(f"{e} (sweep job {job})" if job else str(e)) from None
+            raise RbmlabError(f"{message} (sweep job {job})" if job else message) from None
         configs.append(cfg)
     return configs
-
-
-def _alive(pid: int | None) -> bool:
-    if not pid or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> Path | None:
-    """The newest interrupted run under ``root`` with the same configuration: not completed,
-    not diverged (it would diverge again), and not still running in another process."""
-    candidates = []
-    for summary in root.glob("*/summary.json"):
-        try:
-            s = json.loads(summary.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if (s.get("config_hash") == config_hash and s.get("status") in ("running", "failed")
-                and not (s.get("status") == "running" and _alive(s.get("pid")))):
-            candidates.append(summary.parent)
-    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
 
 
 # ---------------------------------------------------------------- run (Hydra app)
@@ -181,12 +156,17 @@ def run_hydra(argv: list[str]) -> None:
     import hydra  # noqa: PLC0415
 
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
-    saved = sys.argv
+    saved, saved_env = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     sys.argv = ["rbmlab run", *argv]
+    os.environ["HYDRA_FULL_ERROR"] = "1"   # errors reach rbmlab (one line), not Hydra's printer
     try:
         app()
     finally:
         sys.argv = saved
+        if saved_env is None:
+            os.environ.pop("HYDRA_FULL_ERROR")
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = saved_env
 
 
 def output_dir(overrides: list[str], key: str) -> Path:
@@ -202,53 +182,53 @@ def output_dir(overrides: list[str], key: str) -> Path:
     return Path(str(value))
 
 
-def check_no_earlier_work(out: Path, key: str, resume: bool, overwrite: bool, sweep: bool) -> None:
-    """Refuse a directory holding earlier runs unless resume or overwrite says what to do."""
-    from rbmlab.records import describe_work  # noqa: PLC0415
-
-    if out.exists() and not out.is_dir():
-        raise RbmlabError(f"{key}: {out} is a file, not a directory")
-    runs = [p.parent for p in out.rglob("summary.json")] if sweep and out.is_dir() else [out]
-    work = next(filter(None, map(describe_work, runs)), None)
-    if work and not (resume or overwrite):
-        what = "earlier runs" if sweep else work
-        raise RbmlabError(f"{key}: {out} holds {what}; pass resume=true to continue "
-                          f"{'them' if sweep else 'it'} or overwrite=true to replace "
-                          f"{'them' if sweep else 'it'}")
-    if work and overwrite and sweep:
-        shutil.rmtree(out)
+# hydra.* overrides rbmlab run accepts: where outputs go, the launcher and its options, logging.
+HYDRA_KEYS = ("hydra.run.dir", "hydra.sweep.dir", "hydra/launcher", "hydra.launcher.",
+              "hydra/job_logging", "hydra/hydra_logging", "hydra.verbose")
 
 
-def failed_jobs(sweep_dir: Path, n_jobs: int) -> list[str]:
-    """What went wrong in a finished sweep, read from its jobs' summary.json files (so it holds for
-    any launcher): failed or never-finished runs, and jobs that left no record at all."""
-    from rbmlab.records import read_summary  # noqa: PLC0415
+def check_hydra_overrides(overrides: list[str]) -> list[str]:
+    """The hydra.* overrides, refusing those that would move jobs outside their owned
+    directories or change the run mode behind rbmlab's back (hydra.mode, hydra.sweep.subdir ...)."""
+    chosen = []
+    for o in overrides:
+        key = o.split("=", 1)[0].lstrip("+~")
+        if key.startswith("hydra"):
+            if not key.startswith(HYDRA_KEYS):
+                raise RbmlabError(f"{key}: not supported by rbmlab run (use -m for a sweep; "
+                                  f"hydra settings it takes: {', '.join(HYDRA_KEYS)})")
+            chosen.append(o)
+    return chosen
 
-    problems, found = [], 0
-    for path in sorted(sweep_dir.rglob("summary.json")):
-        found += 1
-        try:
-            summary = read_summary(path)
-        except RbmlabError:
-            summary = {"status": "unreadable"}
-        if summary.get("status") not in ("completed", "diverged"):
-            problems.append(f"{path.parent}: {summary.get('status')}: {summary.get('error', '')}".rstrip(": "))
-    if found < n_jobs:
-        problems.append(f"{n_jobs - found} job(s) left no summary.json in {sweep_dir}")
-    return problems
+
+def _launch(argv: list[str], out: Path, key: str, multirun: bool) -> None:
+    """Run Hydra into ``out``. A sweep whose launcher stops (a worker killed) goes on to the
+    reading of its jobs' records, which says what was lost."""
+    try:
+        run_hydra(argv)
+    except OSError as e:   # Hydra's own files (multirun.yaml, logs) on a full or read-only disk
+        raise RbmlabError(f"{key}: cannot write in {out} ({e.strerror or type(e).__name__})") from None
+    except Exception as e:  # noqa: BLE001 - a launcher that lost a worker (killed, out of memory)
+        if not multirun:
+            raise
+        print(f"rbmlab: the launcher stopped: {type(e).__name__}: {str(e).splitlines()[0]}",
+              file=sys.stderr)
 
 
 def run_command(argv: list[str]) -> None:
     """``rbmlab run [-m] [key=value ...]``: validate every job, own the output directory, run
     Hydra, and (for a sweep) exit 2 when any job failed."""
+    from rbmlab.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
+
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
         return run_hydra(argv)
-    flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in UNSUPPORTED_FLAGS), None)
+    flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in HYDRA_OPTIONS_WITH_VALUE), None)
     if flag:
         raise RbmlabError(f"{flag}: not supported; rbmlab run composes conf/config.yaml, "
                           "choose components with overrides (e.g. learner=pcd)")
     multirun = any(a in ("-m", "--multirun") for a in argv)
     overrides = overrides_of(argv)
+    hydra_overrides = check_hydra_overrides(overrides)
     combos = expand_overrides(overrides)
     if len(combos) > 1 and not multirun:
         raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
@@ -260,24 +240,24 @@ def run_command(argv: list[str]) -> None:
         if out is None:
             print("rbmlab: resume=true but no unfinished run with this configuration under "
                   "outputs/runs; starting a new run", file=sys.stderr)
-    hydra_overrides = [o for o in overrides if o.split("=")[0].split("/")[0].lstrip("+~") == "hydra"
-                       or o.split("=")[0].split(".")[0].lstrip("+~") == "hydra"]
     out = out or output_dir(combos[0] + hydra_overrides, key)
     argv = [a for a in argv if not a.startswith(f"{key}=")] + [f"{key}={out}"]
-    lock = sweep_lock_path(out) if multirun else run_lock_path(out)
-    if out.is_file():
+    if out.exists() and not out.is_dir():
         raise RbmlabError(f"{key}: {out} is a file, not a directory")
-    with DirectoryLock(lock, key, cfg.lock_wait):
-        check_no_earlier_work(out, key, cfg.resume, cfg.overwrite, sweep=multirun)
-        run_hydra(argv)
-        problems = failed_jobs(out, len(combos)) if multirun else []
+    if not multirun:   # locked before Hydra creates anything; the run checks earlier work itself
+        with DirectoryLock.for_run(out, key, cfg.lock_wait):
+            return _launch(argv, out, key, multirun)
+    with DirectoryLock.for_sweep(out, key, cfg.lock_wait):
+        take_over_sweep(out, key, cfg.resume, cfg.overwrite)
+        _launch(argv, out, key, multirun)
+        problems = failed_jobs(out, len(combos))
     if problems:
         raise RbmlabError(f"{len(problems)} of {len(combos)} job(s) of the sweep failed; "
                           f"first: {problems[0]}")
 
 
-HYDRA_OPTIONS_WITH_VALUE = {"--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
-                            "--experimental-rerun"}
+HYDRA_OPTIONS_WITH_VALUE = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
+                            "--experimental-rerun")
 
 
 def overrides_of(argv: list[str]) -> list[str]:
@@ -291,5 +271,3 @@ def overrides_of(argv: list[str]) -> list[str]:
         else:
             out.append(a)
     return out
-
-

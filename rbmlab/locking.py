@@ -35,15 +35,6 @@ class _Held:
 _HELD: dict[str, _Held] = {}
 
 
-def run_lock_path(run_dir: Path) -> Path:
-    return Path(run_dir) / LOCK_NAME
-
-
-def sweep_lock_path(sweep_dir: Path) -> Path:
-    sweep_dir = Path(sweep_dir)
-    return sweep_dir.parent / f".{sweep_dir.name}.lock"
-
-
 def _holder(fd: int) -> str:
     """Who holds the lock, from the lock file's JSON (written by the holder)."""
     try:
@@ -64,15 +55,27 @@ def _open(lock: Path, key: str) -> int:
 
 
 class DirectoryLock:
-    """``with DirectoryLock(lock_file, key, wait):`` -- exclusive ownership, or one-line error.
+    """``with DirectoryLock.for_run(run_dir, key, wait):`` -- exclusive ownership, or one line.
 
     ``key`` names the setting the user would change (e.g. ``hydra.run.dir``); ``wait`` is how
     many seconds to wait for a holder to finish (0: fail at once, naming the holder).
     """
 
-    def __init__(self, lock: Path, key: str, wait: float = 0.0):
-        self.lock, self.key, self.wait = Path(lock), key, wait
+    def __init__(self, lock: Path, owned: Path, key: str, wait: float = 0.0):
+        self.lock, self.owned, self.key, self.wait = Path(lock), Path(owned), key, wait
         self.name = os.path.abspath(lock)   # the re-entrancy key
+
+    @classmethod
+    def for_run(cls, run_dir: Path, key: str = "hydra.run.dir", wait: float = 0.0) -> "DirectoryLock":
+        """The lock of a run directory: ``<run_dir>/.rbmlab.lock``."""
+        return cls(Path(run_dir) / LOCK_NAME, run_dir, key, wait)
+
+    @classmethod
+    def for_sweep(cls, sweep_dir: Path, key: str = "hydra.sweep.dir", wait: float = 0.0) -> "DirectoryLock":
+        """The lock of a sweep: the sibling ``.<name>.lock`` (it outlives moving the sweep
+        aside), found through symbolic links so that two names of one sweep share it."""
+        real = Path(sweep_dir).resolve()
+        return cls(real.parent / f".{real.name}.lock", sweep_dir, key, wait)
 
     def acquire(self) -> "DirectoryLock":
         held = _HELD.get(self.name)
@@ -90,14 +93,17 @@ class DirectoryLock:
                     holder = _holder(fd)
                     os.close(fd)
                     hint = f"waited {self.wait:g} s; " if self.wait else ""
-                    raise RbmlabError(f"{self.key}: {self.lock.parent} is in use by {holder}; {hint}"
+                    raise RbmlabError(f"{self.key}: {self.owned} is in use by {holder}; {hint}"
                                       "wait for it to finish (lock_wait=SECONDS waits) or choose "
                                       "another directory") from None
                 time.sleep(POLL_SECONDS)
         info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
                 "command": " ".join(["rbmlab", *sys.argv[1:]])[:300]}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
+        try:   # who holds it, for the message a second process gets; the lock holds without it
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+        except OSError:
+            pass
         _HELD[self.name] = _Held(fd, 1)
         return self
 

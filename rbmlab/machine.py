@@ -7,6 +7,7 @@ bench.md. Nothing here changes a setting: a kernel chosen by the user or their e
 """
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 from pathlib import Path
@@ -41,8 +42,9 @@ def cpu() -> dict[str, Any]:
 def blas() -> list[dict[str, Any]]:
     """The BLAS libraries numpy has loaded (threadpoolctl): internal_api (openblas, mkl, ...),
     version, architecture (the kernel in use), num_threads, filepath."""
-    import numpy  # noqa: F401, PLC0415 - loads its BLAS
     from threadpoolctl import threadpool_info  # noqa: PLC0415
+
+    importlib.import_module("numpy")   # loads its BLAS, which threadpoolctl then finds
 
     return [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
 

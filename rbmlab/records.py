@@ -26,11 +26,12 @@ from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.errors import RbmlabError
 from rbmlab.faults import injected_os_error
 from rbmlab.fileio import atomic_write, remove_stale_temporaries
-from rbmlab.locking import DirectoryLock, run_lock_path
+from rbmlab.locking import DirectoryLock
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
-RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz")
+RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz")     # the work a run did
+CONFIG_FILES = ("config.yaml", "overrides.yaml")
 
 
 class RunDirectoryRefused(RbmlabError):
@@ -65,16 +66,23 @@ def read_summary(path: Path) -> dict[str, Any]:
 
 
 def describe_work(run_dir: Path) -> str | None:
-    """What earlier work ``run_dir`` holds ("a completed run", "a partial run"), None if none."""
+    """What earlier work ``run_dir`` holds ("a completed run", "a partial run ..."), None if none."""
     present = [name for name in RECORD_FILES if (run_dir / name).exists()]
     if not present:
         return None
     try:
-        status = json.loads((run_dir / "summary.json").read_text()).get("status")
-    except (OSError, ValueError, AttributeError, RecursionError):
+        status = read_summary(run_dir / "summary.json").get("status")
+    except RbmlabError:
         status = None
     return f"a {status} run" if status in ("completed", "diverged", "failed") else \
         f"a partial run ({', '.join(present)})"
+
+
+def clear_records(run_dir: Path) -> None:
+    """Remove the files an earlier run left in ``run_dir`` (its owner's lock held): only rbmlab's
+    own record files, never anything else in the directory."""
+    for name in (*RECORD_FILES, *CONFIG_FILES):
+        (run_dir / name).unlink(missing_ok=True)
 
 
 class MetricsLog:
@@ -139,22 +147,29 @@ class RunRecord:
         """Take ownership of ``out``: its lock first, then the check that earlier work in it is
         continued (resume) or replaced on request (overwrite), never silently overwritten."""
         record = cls(out)
-        if record.out.is_file():
+        if record.out.exists() and not record.out.is_dir():
             raise RunDirectoryRefused(f"hydra.run.dir: {record.out} is a file, not a directory")
         try:
-            record._lock = DirectoryLock(run_lock_path(record.out), "hydra.run.dir", lock_wait).acquire()
+            record._lock = DirectoryLock.for_run(record.out, wait=lock_wait).acquire()
+            record._check(resume, overwrite)
         except RbmlabError as e:
-            raise RunDirectoryRefused(str(e)) from None
-        work = describe_work(record.out)
-        if work and not (resume or overwrite):
             record.close()
-            raise RunDirectoryRefused(f"hydra.run.dir: {record.out} holds {work}; pass resume=true "
-                                      "to continue it or overwrite=true to replace it")
+            raise RunDirectoryRefused(str(e)) from None
         remove_stale_temporaries(record.out)
         if overwrite:
-            for name in RECORD_FILES:
-                (record.out / name).unlink(missing_ok=True)
+            clear_records(record.out)
         return record
+
+    def _check(self, resume: bool, overwrite: bool) -> None:
+        """Earlier work is continued (resume) or replaced on request (overwrite), never silently
+        overwritten; a record file's name taken by a directory is refused."""
+        taken = next((self.out / n for n in (*RECORD_FILES, *CONFIG_FILES) if (self.out / n).is_dir()), None)
+        if taken is not None:
+            raise RbmlabError(f"hydra.run.dir: {taken} is a directory where rbmlab keeps a file")
+        work = describe_work(self.out)
+        if work and not (resume or overwrite):
+            raise RbmlabError(f"hydra.run.dir: {self.out} holds {work}; pass resume=true to "
+                              "continue it or overwrite=true to replace it")
 
     def close(self) -> None:
         if self._lock is not None:
@@ -180,15 +195,19 @@ class RunRecord:
         write_json(self.summary_path, summary)
 
     def fail(self, summary: dict[str, Any], message: str) -> None:
-        """Record a failure, keeping what the summary says; a completed run is left alone."""
+        """Record a failure, keeping what the summary says; a completed run is left alone. Best
+        effort: where even that cannot be written (a full disk), the summary stays as it was."""
         try:
             previous = read_summary(self.summary_path) if self.summary_path.exists() else {}
         except RbmlabError:
             previous = {}
         if previous.get("status") == "completed":
             return
-        self.write_summary({"epochs_done": 0, "final": {}, **summary, **previous,
-                            "status": "failed", "error": message})
+        try:
+            self.write_summary({"epochs_done": 0, "final": {}, **summary, **previous,
+                                "status": "failed", "error": message})
+        except RbmlabError:
+            pass
 
     def save(self, model, state: dict, meta: dict[str, Any], to_numpy) -> None:
         save_checkpoint(self.checkpoint, model.map(to_numpy), meta=meta,

@@ -60,14 +60,3 @@ def test_dcp_artefacts_cover_the_paper():
         assert f"dcp/{artefact}" in names
     assert set(load_spec("dcp/figure-6b")["scales"]["reduced"]["variants"]) <= set(
         load_spec("dcp/figure-6b")["variants"])
-
-
-def test_a_fresh_sweep_sets_the_earlier_runs_aside(tmp_path):
-    from rbmlab.experiment import _set_aside
-    sweep = tmp_path / "reduced"
-    for n in (1, 2):
-        (sweep / "cd" / "0").mkdir(parents=True)
-        (sweep / "cd" / "0" / "summary.json").write_text(str(n))
-        assert _set_aside(sweep) == tmp_path / f"reduced.{n}" and not sweep.exists()
-    assert (tmp_path / "reduced.1" / "cd" / "0" / "summary.json").read_text() == "1"
-    assert (tmp_path / "reduced.2" / "cd" / "0" / "summary.json").read_text() == "2"

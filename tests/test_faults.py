@@ -175,9 +175,9 @@ def test_completed_work_is_not_overwritten_without_asking(tmp_path, reference):
     assert code == 2
     one_error_line(err, "overwrite=true")
     assert summary(reference)["epochs_done"] == EPOCHS
-    for run_dir in ("sweep", "sweep"):
-        code, _, err = rbmlab("run", "-m", *SMALL, "train.epochs=2", "learner=cd,pcd",
-                              f"hydra.sweep.dir={run_dir}", cwd=tmp_path)
+    sweep = ["run", "-m", *SMALL, "train.epochs=2", "learner=cd,pcd", "hydra.sweep.dir=sweep"]
+    assert rbmlab(*sweep, cwd=tmp_path)[0] == 0
+    code, _, err = rbmlab(*sweep, cwd=tmp_path)       # the same sweep again, into the same directory
     assert code == 2
     one_error_line(err, "overwrite=true")
     code, _, err = rbmlab("run", "-m", *SMALL, "train.epochs=3", "learner=cd", "overwrite=true",
@@ -188,7 +188,8 @@ def test_completed_work_is_not_overwritten_without_asking(tmp_path, reference):
 
 @pytest.mark.parametrize("launcher", ["basic", "joblib"])
 def test_a_sweep_with_a_failed_job_exits_2_with_any_launcher(tmp_path, launcher):
-    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    if launcher == "joblib":
+        pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     code, _, err = rbmlab("run", "-m", *SMALL, "train.epochs=2,5", f"hydra/launcher={launcher}",
                           "hydra.sweep.dir=sweep", cwd=tmp_path, fault="raise_after_epoch:3")
     assert code == 2
@@ -201,9 +202,48 @@ def test_a_sweep_with_a_failed_job_exits_2_with_any_launcher(tmp_path, launcher)
     assert "injected fault" in failed["error"]
 
 
+def test_a_sweep_whose_parallel_worker_is_killed_exits_2_and_names_the_job(tmp_path):
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
+    code, _, err = rbmlab("run", "-m", *SMALL, "train.epochs=2,5", "hydra/launcher=joblib",
+                          "hydra.sweep.dir=sweep", cwd=tmp_path, fault="after_epoch:3")
+    assert code == 2 and "Traceback" not in err
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("rbmlab: error:")]  # (and loky's warnings)
+    assert line.startswith("rbmlab: error: 1 of 2 job(s) of the sweep failed") and "killed" in line
+
+
 def test_an_infeasible_combination_of_sweep_values_fails_before_the_first_job(tmp_path):
     code, _, err = rbmlab("run", "-m", "dataset=shifting_bar", "dataset.n=30", "evaluator=exact",
                           "model.n_hidden=4,30", "train.epochs=1", cwd=tmp_path)
     assert code == 2
     one_error_line(err, "model.n_hidden=30")
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 256 KiB tmpfs (a real file system that fills up), where this machine lets us mount one."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_really_full_disk_gives_one_line_and_the_run_resumes_when_space_is_back(small_disk, reference):
+    free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (free - 20 * 1024))   # full within the first epochs
+    args = [*SMALL, f"train.epochs={EPOCHS}", f"hydra.run.dir={small_disk / 'run'}"]
+    code, _, err = rbmlab("run", *args, cwd=small_disk.parent)
+    assert code == 2
+    one_error_line(err, "No space left on device")
+    run = small_disk / "run"
+    assert not (run / "summary.json").exists() or summary(run)["status"] in ("running", "failed")
+    no_temporaries(small_disk)
+    filler.unlink()
+    code, _, err = rbmlab("run", *args, "resume=true", cwd=small_disk.parent)
+    assert code == 0, err
+    pd.testing.assert_frame_equal(metrics(run), metrics(reference))
+    assert summary(run)["final"] == summary(reference)["final"]

@@ -533,3 +533,80 @@ def test_output_that_cannot_be_written_is_a_one_line_error(tmp_path: Path,
             make_report(tmp_path / "runs", out)
         assert one_line_error(excinfo) == f"report: cannot write {out / name} (Read-only file system)"
         assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_best_comes_only_from_completed_runs(unfinished: Path, tmp_path: Path) -> None:
+    result = make_report(unfinished, tmp_path / "out",
+                         markers={"kind": "fraction_of_max", "fraction": 0.9})
+    summary = result["summary"].set_index("line")
+    # cd: the mean curve of its 3 completed runs (cd evaluates every 10 epochs). With the killed
+    # run (seed 3, higher) the mean at epoch 40 would be the best instead.
+    epochs = [e for e in EPOCHS if e % 10 == 0]
+    done = [np.mean([fake_ll("cd", 0.1, s, e) for s in SEEDS]) for e in epochs]
+    assert summary.loc["cd", "best"] == pytest.approx(max(done))
+    assert summary.loc["cd", "epoch_at_best"] == 50
+    assert summary.loc["cd", "epoch_to_fraction"] == epoch_to_fraction_of_max(epochs, done, 0.9)
+    # cg: both runs still running, so nothing to summarise
+    for column in ("best", "epoch_at_best", "epoch_to_fraction"):
+        assert math.isnan(summary.loc["cg", column]), column
+    rows = {row["learner.name"]: row for row in table_rows(Path(result["table"]).read_text())}
+    assert rows["cd"]["best (max) of mean curve"] == f"{max(done):.4f}"
+    assert [rows["cg"][c] for c in ("best (max) of mean curve", "epoch at best",
+                                    "epoch to 90% of max")] == ["—", "—", "—"]
+    # the curves CSV still shows cg's partial curve
+    curves = pd.read_csv(result["curves"]).set_index(["learner.name", "epoch"])
+    assert (curves.loc["cg", "partial"] == 2).all()
+
+
+def test_a_group_whose_only_run_diverged_has_no_best(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    for seed in SEEDS:
+        write_run(root / f"cd{seed}", "cd", 0.1, seed)
+    write_run(root / "pcd_diverged", "pcd", 0.1, 0, status="diverged", epochs=[0, 5, 10])
+    # the untrained model's value (epoch 0) is the diverged run's highest
+    pd.DataFrame({"epoch": [0, 5, 10], "test_log_likelihood": [-20.0, -35.0, np.inf]}).to_csv(
+        root / "pcd_diverged" / "metrics.csv", index=False)
+    result = make_report(root, tmp_path / "out")
+    summary = result["summary"].set_index("line")
+    assert math.isnan(summary.loc["pcd", "best"]) and math.isnan(summary.loc["pcd", "epoch_at_best"])
+    assert summary.loc["cd", "best"] == pytest.approx(np.mean([fake_ll("cd", 0.1, s, 50) for s in SEEDS]))
+    rows = {row["learner.name"]: row for row in table_rows(Path(result["table"]).read_text())}
+    assert rows["pcd"]["best (max) of mean curve"] == "—" and rows["pcd"]["epoch at best"] == "—"
+    assert rows["pcd"]["final test_log_likelihood (mean ± std)"] == "—"
+    curves = pd.read_csv(result["curves"])
+    assert list(curves.loc[curves["learner.name"] == "pcd", "mean"]) == [-20.0, -35.0]
+
+
+REPORT_FILES = ("test_log_likelihood.md", "test_log_likelihood.png",
+                "test_log_likelihood_curves.csv", "test_log_likelihood_runs.csv")
+
+
+@pytest.mark.parametrize("failing", REPORT_FILES)
+def test_a_report_that_fails_part_way_leaves_the_old_one_whole(tmp_path: Path, failing: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    root, out = tmp_path / "runs", tmp_path / "out"
+    write_run(root / "cd0", "cd", 0.1, 0)
+    make_report(root, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == sorted(REPORT_FILES)
+    # a new run changes every file of the report: the old ones are stale, not equal by chance
+    write_run(root / "pcd0", "pcd", 0.1, 0)
+    monkeypatch.setenv("RBMLAB_FAULT", f"enospc:{failing}")
+    with pytest.raises(RbmlabError) as excinfo:
+        make_report(root, out)
+    assert one_line_error(excinfo) == f"report: cannot write {out / failing} (No space left on device)"
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before   # no temporary left either
+    monkeypatch.delenv("RBMLAB_FAULT")
+    make_report(root, out)
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(after) == sorted(REPORT_FILES)
+    assert all(after[name] != before[name] for name in REPORT_FILES)
+
+
+def test_a_first_report_that_fails_leaves_no_files(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    write_run(tmp_path / "runs" / "cd0", "cd", 0.1, 0)
+    monkeypatch.setenv("RBMLAB_FAULT", "enospc:test_log_likelihood.png")
+    with pytest.raises(RbmlabError):
+        make_report(tmp_path / "runs", tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []    # none of the four files, no temporary

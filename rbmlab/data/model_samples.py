@@ -46,8 +46,8 @@ class IsingSamplesOptions:
                               "pm1 (x in {-1,+1})", choices=("01", "pm1"))
     model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0)
     sample_seed: int = option(0, "seed of the sampler", lo=0)
-    n_train: int = option(2000, "training samples", lo=1)
-    n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1)
+    n_train: int = option(2000, "training samples", lo=1, hi=10**7)
+    n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1, hi=10**7)
     sampler: str = option("exact", "exact (inverse CDF over all states, n <= 20) | gibbs",
                           choices=("exact", "gibbs"))
     burn_in: int = option(1000, "sampler=gibbs: sweeps before the first stored state", lo=0)

@@ -11,7 +11,7 @@ from rbmlab.validation import option
 class PCDConfig(LearnerConfig):
     name: str = option("pcd", "learner")
     k: int = option(1, "sampler steps per update", lo=1)
-    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0)
+    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=10**6)
 
 
 class PCD(Learner):

@@ -2,12 +2,13 @@
 
 ``make_report`` reads every run under a directory (``load``), groups the runs into lines and
 panels by their varying config keys (``layout``), averages the metric per group (``aggregate``),
-matches the paper's own numbers to the groups (``paper``), and writes the table, the CSVs
-(``render``) and the figure (``plot``), each file atomically (``rbmlab.fileio``).
+matches the paper's own numbers to the groups (``paper``), renders the table, the CSVs
+(``render``) and the figure (``plot``) in memory, and writes the four files together
+(``rbmlab.fileio.atomic_write_all``): a failure part-way leaves the old report whole.
 
-Final values come only from completed runs; the table says how many runs it used and why the
-others were left out (running, failed, diverged). Curves also show runs that did not complete,
-marked partial.
+Final values, and the table's best, x at best and markers, come only from completed runs; the
+table says how many runs it used and why the others were left out (running, failed, diverged).
+The plotted curves and the curves CSV also show runs that did not complete, marked partial.
 
 The x axis is a metrics.csv column (``epoch``, ``updates``): each group's mean curve over it; or
 a key of the runs table (``model.n_hidden``, any flattened config key): each completed run's
@@ -22,17 +23,17 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.fileio import atomic_write, write_error
+from rbmlab.fileio import atomic_write_all, write_error
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
-                                     epoch_to_fraction_of_max, final_values, left_out,
-                                     resolve_metric, summarize_groups, x_values)
+                                     completed_curves, epoch_to_fraction_of_max, final_values,
+                                     left_out, resolve_metric, summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.plot import check_hlines, check_markers, plot_curves
-from rbmlab.report.render import (markdown_report, markdown_table, method_note, points_table,
-                                  write_curves_csv, write_runs_csv)
+from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
+                                  points_table, runs_csv)
 
 __all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
            "epoch_to_fraction_of_max", "higher_is_better"]
@@ -81,9 +82,9 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
     such as ``model.n_hidden``: then each completed run contributes its final value at that key's
-    value and the table has one column per value. Final values come only from completed runs; the
-    table says how many were left out and why. Every file is written atomically; a file or directory
-    that cannot be written is a one-line RbmlabError. Returns {'table', 'plot', 'curves', 'runs':
+    value and the table has one column per value. Final values, best and x at best come only from
+    completed runs; the table says how many were left out and why. The four files are written
+    together: when one cannot be written, a one-line RbmlabError, and every file stays as it was. Returns {'table', 'plot', 'curves', 'runs':
     Path, 'summary': DataFrame of the groups}.
     """
     runs, curves = load_runs(Path(root))
@@ -99,23 +100,24 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
         curve = aggregate_points(runs, finals, gids, metric, x)
         summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction)
     else:
-        curve = aggregate_curves(curves, gids, metric, x)
-        summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction, finals)
+        curve = aggregate_curves(curves, gids, metric, x)          # plotted: partial runs too
+        summary = summarize_groups(runs, groups, gids, completed_curves(curves, gids, metric, x),
+                                   metric, x, fraction, finals)
     unmatched: list[str] = []
     if paper is not None:
         summary["paper"], unmatched = match_paper(paper, groups, constant_values(runs, gids, len(groups)))
 
-    paths = _output_paths(out_dir, filename_stem or metric)
     title = title or f"{metric} vs {x}"
-    write_curves_csv(paths["curves"], curve, groups, layout, x)
-    write_runs_csv(paths["runs"], runs, finals, metric)
     table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None) if by_key
              else markdown_table(summary, layout, metric, x, fraction, paper is not None))
     text = markdown_report(title, runs, table, method_note(metric, x, by_key),
                            left_out(runs, finals), unmatched)
-    atomic_write(paths["table"], text, what="report")
-    plot_curves(paths["plot"], summary, curve, layout, metric, x, title=title, hlines=ref_lines,
-                fraction=fraction, logx=logx, by_key=by_key)
+    png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
+                      fraction=fraction, logx=logx, by_key=by_key)
+    paths = _output_paths(out_dir, filename_stem or metric)
+    atomic_write_all({paths["table"]: text.encode(), paths["plot"]: png,
+                      paths["curves"]: curves_csv(curve, groups, layout, x),
+                      paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
     return {**paths, "summary": summary}
 
 

@@ -4,8 +4,9 @@ A group's curve is the mean and standard deviation (ddof=1, pandas' default) of 
 its runs at each x value, with ``n`` the number of runs evaluated at that x and ``partial`` how
 many of them did not complete (running, failed, diverged: their curves stop early). Rows where the
 metric is NaN or infinite are dropped per metric, so runs on different evaluation schedules
-aggregate without special cases. Final values come only from completed runs: a killed or diverged
-run is left out of them, with its reason (``left_out``). With a runs-table key on the x axis
+aggregate without special cases. Final values, and the table's summaries of a curve (best, x at
+best, fraction-of-max marker), come only from completed runs: a killed or diverged run is left out
+of them, with its reason (``left_out``). With a runs-table key on the x axis
 (``model.n_hidden``), each completed run contributes one point: its final value at its key's value.
 Which direction is better comes from the evaluators' declared metrics (``rbmlab.metrics``).
 """
@@ -173,11 +174,19 @@ def _final_stats(finals: pd.Series, members: pd.Index) -> dict[str, Any]:
             "final_n": len(vals)}
 
 
+def completed_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str) -> pd.DataFrame:
+    """``aggregate_curves`` over the completed runs' rows only: the curves the table summarises."""
+    return aggregate_curves(curves[curves["status"] == COMPLETED], gids, metric, x)
+
+
 def summarize_groups(runs: pd.DataFrame, groups: pd.DataFrame, gids: pd.Series, curve: pd.DataFrame,
                      metric: str, x: str, fraction: float | None = None,
                      finals: pd.Series | None = None) -> pd.DataFrame:
     """One row per group: n, diverged, final mean/std (when ``finals`` are given: an x other than
-    a runs-table key), best of the mean curve, x at best and, with ``fraction``, the marker x."""
+    a runs-table key), best of the mean curve, x at best and, with ``fraction``, the marker x.
+
+    ``curve`` holds completed runs only (``completed_curves``, or ``aggregate_points``, whose means
+    are completed runs' final values): a group without completed runs has NaN best and x at best."""
     higher = higher_is_better(metric)
     status = runs.set_index("run_dir")["status"]
     rows = []

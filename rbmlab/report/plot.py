@@ -7,17 +7,16 @@ bars, in the key's order (a key with text values is spaced evenly and labelled).
 """
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.fileio import atomic_save
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import Layout, norm
@@ -132,10 +131,11 @@ def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style) -> 
         axes[0].legend(list(by_label.values()), list(by_label), **kwargs)
 
 
-def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str,
-                x: str, *, title: str | None, hlines: list[dict[str, Any]], fraction: float | None,
-                logx: bool = False, by_key: bool = False) -> None:
-    """One subplot per panel: mean ± std per line, reference lines and markers.
+def plot_curves(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str, *,
+                title: str | None, hlines: list[dict[str, Any]], fraction: float | None,
+                logx: bool = False, by_key: bool = False) -> bytes:
+    """The figure as PNG bytes: one subplot per panel, mean ± std per line, reference lines and
+    markers.
 
     ``by_key``: x is a runs-table key and ``curve`` holds one point per value (aggregate_points).
     """
@@ -164,4 +164,6 @@ def plot_curves(path: Path, summary: pd.DataFrame, curve: pd.DataFrame, layout: 
     if title and any(panels):
         # wrapped to the figure's width (about 9 characters per inch at the default size)
         fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))
-    atomic_save(path, lambda f: fig.savefig(f, format="png", dpi=120), what="report")
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=120)
+    return png.getvalue()

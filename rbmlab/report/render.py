@@ -1,18 +1,17 @@
-"""Writing a report: the markdown group table, the report text, and the curves and runs CSVs.
+"""Rendering a report: the markdown group table, the report text, and the curves and runs CSVs.
 
-Every file is written atomically (``rbmlab.fileio``): a reader sees the old report or the new one.
+Nothing here writes a file: ``make_report`` writes the rendered files together
+(``rbmlab.fileio.atomic_write_all``), so a reader sees the old report or the new one.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from rbmlab.fileio import atomic_write
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
@@ -131,7 +130,8 @@ def method_note(metric: str, x: str, by_key: bool) -> str:
                 f"runs) at each {x}.")
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
             f"curves by {x}, with runs that did not complete marked partial (dashed). "
-            f"Final {metric}: completed runs only ({final}).")
+            f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
+            f"the mean curve of the completed runs.")
 
 
 def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_out: pd.Series,
@@ -153,16 +153,15 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_
     return "\n".join(parts)
 
 
-def write_curves_csv(path: Path, curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout,
-                     x: str) -> None:
+def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str) -> bytes:
     """<stem>_curves.csv: group keys, x, mean, std, n, and partial (curves over a metrics.csv
     column: how many of the n runs did not complete)."""
     keyed = curve.merge(groups[layout.group_keys], left_on="gid", right_index=True)
     columns = [*layout.group_keys, x, "mean", "std", "n", *(["partial"] if "partial" in curve else [])]
-    atomic_write(path, keyed[columns].to_csv(index=False), what="report")
+    return keyed[columns].to_csv(index=False).encode()
 
 
-def write_runs_csv(path: Path, runs: pd.DataFrame, finals: pd.Series, metric: str) -> None:
+def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
     """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, final.*.
 
     final.<metric> is the value the report used (empty for a run left out: see its status); the
@@ -173,4 +172,4 @@ def write_runs_csv(path: Path, runs: pd.DataFrame, finals: pd.Series, metric: st
                 "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
-    atomic_write(path, runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False), what="report")
+    return runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False).encode()
