@@ -25,6 +25,7 @@ commands:
   data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [key=value ...]
+  doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
 
 `rbmlab run --help` shows the configuration groups and their options (Hydra)."""
 
@@ -119,7 +120,15 @@ def cmd_experiment(argv: list[str]) -> None:
     run_experiment(argv[0], argv[1:])
 
 
-COMMANDS = {"run": cmd_run, "evaluate": cmd_evaluate, "data": cmd_data, "report": cmd_report,
+def cmd_doctor(argv: list[str]) -> None:
+    from rbmlab.machine import report  # noqa: PLC0415
+
+    if argv:
+        raise RbmlabError(f"doctor: takes no arguments, got {' '.join(argv)}")
+    print("\n".join(report()))
+
+
+COMMANDS = {"doctor": cmd_doctor, "run": cmd_run, "evaluate": cmd_evaluate, "data": cmd_data, "report": cmd_report,
             "experiment": cmd_experiment}
 
 
