@@ -1,55 +1,46 @@
-"""``make bench``: speed of the cores, as ratios to the raw BLAS time of the same shapes.
+"""``make bench``: speed of the cores, as ratios to the raw BLAS time of the same shapes and to
+scikit-learn, measured so that the ratios hold on a shared machine (rbmlab.bench_method).
 
-    python -m rbmlab.bench [--out results/bench] [--repeats 20]
+    python -m rbmlab.bench [--out results/bench] [--rounds 5] [--parts gibbs,ais,pcd,dcp]
 
-Measures, for a 784×500 float32 RBM:
-  * block-Gibbs sweeps per second at batch 200, and (time of the two bare matmuls of the sweep's
-    shapes) / (time of a sweep): 1.0 would mean sampling costs nothing beyond the matmuls;
-  * AIS transitions per second with 100 chains;
-  * one PCD-1 epoch on MNIST (batch 200, lr 0.05) against scikit-learn's BernoulliRBM;
-  * one S-DCP epoch on MNIST (500 hidden, batch 200, d = 6, K' = 4) against one CD-24 epoch:
-    the dcp paper's equal-compute premise (target: within 1.1×), with the paper's own cost model
-    (§3.1) filled in from measured parts: a Gibbs transition T, the statistics of a batch L, one
-    parameter update U; and S-DCP (d = 5, K' = 4), the pair §3.1's rule K·T = d·K'·T + (d − 1)·L
-    picks when L = T.
+Every comparison is interleaved (A, B, A, B, ... in one process) and reported as the median and
+range of its per-round ratios, with the BLAS thread count of each row stated. Rows:
+  * Gibbs sweep (784×500, batch 200, float32): the two bare matmuls of its shapes / the sweep;
+  * AIS with 100 chains: the two bare matmuls of a transition / the time per temperature;
+  * one PCD-1 epoch (500 hidden) against scikit-learn's BernoulliRBM on the same MNIST images,
+    batch 200 and 10 in float32, batch 200 in float64 (same BLAS, same process);
+  * the dcp paper's cost model (§3.1) from measured parts: a Gibbs transition T, the statistics of
+    a batch L, one parameter update U; and S-DCP (d = 6, K' = 4) and (5, 4) epochs against CD-24.
+The head of bench.md is ``rbmlab doctor``'s report. Where the CPU allows a faster BLAS kernel than
+the one in use, the Gibbs and PCD rows are also measured with it, in alternating subprocesses
+(a kernel is chosen when the library loads), and the gain is reported; no setting is changed.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
-import time
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from rbmlab.backend import get_backend
+from rbmlab.bench_method import blas_threads, interleaved, ratio, spread
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
+from rbmlab.fileio import atomic_write
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
 
-
-def best_times(*fns, repeats: int) -> list[float]:
-    """Minimum wall time of each ``fn()`` over ``repeats`` rounds (after one warm-up call each).
-
-    The functions are called in turn within each round, so drifts in machine load (a shared VM)
-    hit all of them alike and their ratios stay meaningful.
-    """
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t0)
-    return [min(ts) for ts in times]
+Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
 
 
-def best_time(fn, repeats: int) -> float:
-    return best_times(fn, repeats=repeats)[0]
+def row(name: str, values: dict[str, float], unit: str, threads: int | None = None,
+        target: str = "", **extra: Any) -> Row:
+    return {"name": name, "threads": threads, "unit": unit, "target": target, **values, **extra}
 
 
 def random_rbm(backend, m: int, n: int, seed: int = 0) -> RBM:
@@ -59,60 +50,56 @@ def random_rbm(backend, m: int, n: int, seed: int = 0) -> RBM:
                xp.zeros(m, dtype=backend.dtype) - 1.0, xp.zeros(n, dtype=backend.dtype))
 
 
-def bench_gibbs(backend, repeats: int, m=784, n=500, batch=200, sweeps=10) -> dict:
+def binary(backend, rows: int, cols: int, p: float, seed: int):
+    rng = backend.rng(seed)
+    return (rng.random((rows, cols), dtype=backend.dtype) < p).astype(backend.dtype)
+
+
+def two_matmuls(backend, W, v, h, repeat: int):
+    """The bare matmuls of ``repeat`` Gibbs sweeps (v W, then h Wᵀ), into preallocated outputs."""
     xp = backend.xp
-    rbm = random_rbm(backend, m, n)
-    rng = backend.rng(1)
-    v = (rng.random((batch, m), dtype=backend.dtype) < 0.2).astype(backend.dtype)
-    h = (rng.random((batch, n), dtype=backend.dtype) < 0.5).astype(backend.dtype)
-    Wt = xp.ascontiguousarray(rbm.W.T)
-    out_h = xp.empty((batch, n), dtype=backend.dtype)
-    out_v = xp.empty((batch, m), dtype=backend.dtype)
+    Wt = xp.ascontiguousarray(W.T)
+    out_h = xp.empty((v.shape[0], W.shape[1]), dtype=W.dtype)
+    out_v = xp.empty((v.shape[0], W.shape[0]), dtype=W.dtype)
 
-    def matmuls():
-        for _ in range(sweeps):
-            xp.matmul(v, rbm.W, out=out_h)
+    def run():
+        for _ in range(repeat):
+            xp.matmul(v, W, out=out_h)
             xp.matmul(h, Wt, out=out_v)
-
-    t_mm, t_gibbs = (t / sweeps for t in best_times(
-        matmuls, lambda: gibbs_chain(rbm, v, rng, sweeps), repeats=repeats))
-    return {"shape": f"{m}x{n}", "batch": batch, "dtype": str(backend.dtype),
-            "gibbs_sweeps_per_s": 1.0 / t_gibbs, "gibbs_sweep_ms": 1e3 * t_gibbs,
-            "two_matmuls_ms": 1e3 * t_mm, "matmul_over_gibbs_ratio": t_mm / t_gibbs}
+    return run
 
 
-def bench_ais(backend, repeats: int, m=784, n=500, chains=100, temps=200) -> dict:
+def bench_gibbs(backend, rounds: int, threads: int, m=784, n=500, batch=200, sweeps=10) -> list[Row]:
+    rbm, rng = random_rbm(backend, m, n), backend.rng(1)
+    v, h = binary(backend, batch, m, 0.2, 2), binary(backend, batch, n, 0.5, 3)
+    with blas_threads(threads):
+        t = interleaved({"matmuls": two_matmuls(backend, rbm.W, v, h, sweeps),
+                         "sweeps": lambda: gibbs_chain(rbm, v, rng, sweeps)}, rounds)
+    shape = f"{m}×{n}, batch {batch}, {backend.dtype}"
+    return [row(f"Gibbs sweep ({shape}), ms", spread([1e3 * s / sweeps for s in t["sweeps"]]), "ms", threads),
+            row("bare matmuls / Gibbs sweep", ratio(t["matmuls"], t["sweeps"]), "ratio", threads,
+                "≥ 0.85 (1 thread), ≥ 0.7 (2)")]
+
+
+def bench_ais(backend, rounds: int, threads: int, m=784, n=500, chains=100, temps=100) -> list[Row]:
     rbm = random_rbm(backend, m, n)
     betas = temperature_schedule("linear", temps)
     base = backend.xp.zeros(m, dtype=backend.dtype) - 1.0
-    t = best_time(lambda: ais_log_partition(rbm, backend.rng(2), base_bias=base, betas=betas,
-                                            n_chains=chains), max(1, repeats // 5)) / temps
-    return {"chains": chains, "ais_transitions_per_s": 1.0 / t, "ais_transition_ms": 1e3 * t,
-            "ais_14500_temperatures_s": 14500 * t}
-
-
-def bench_pcd_epoch(backend, batch=200, lr=0.05, n_hidden=500) -> dict:
-    from sklearn.neural_network import BernoulliRBM  # noqa: PLC0415
-
-    from rbmlab.data import load_dataset  # noqa: PLC0415
-    from rbmlab.learners.pcd import PCD, PCDConfig  # noqa: PLC0415
-
-    x_np = load_dataset("mnist").train
-    x = backend.asarray(x_np)
-    learner = PCD(PCDConfig(lr=lr, batch_size=batch, k=1))
-    t_ours = epoch_seconds(learner, random_rbm(backend, x.shape[1], n_hidden), x, batch, 3, backend)
-
-    sk = BernoulliRBM(n_components=n_hidden, learning_rate=lr, batch_size=batch, n_iter=1,
-                      random_state=0)
-    t0 = time.perf_counter()
-    sk.fit(x_np)
-    t_sk = time.perf_counter() - t0
-    return {"examples": int(x.shape[0]), "batch": batch, "rbmlab_pcd1_epoch_s": t_ours,
-            "sklearn_bernoullirbm_epoch_s": t_sk, "sklearn_over_rbmlab_ratio": t_sk / t_ours}
+    v, h = binary(backend, chains, m, 0.2, 2), binary(backend, chains, n, 0.5, 3)
+    with blas_threads(threads):
+        t = interleaved({"matmuls": two_matmuls(backend, rbm.W, v, h, temps + 1),
+                         "ais": lambda: ais_log_partition(rbm, backend.rng(2), base_bias=base, betas=betas,
+                                                          n_chains=chains)}, rounds)
+    per_temperature = [s / (temps + 1) for s in t["ais"]]
+    return [row(f"AIS ({chains} chains, {m}×{n}) per temperature, ms", spread([1e3 * s for s in per_temperature]),
+                "ms", threads, note=f"one 14,500-temperature run ≈ {14500 * spread(per_temperature)['median']:.0f} s"),
+            row("bare matmuls / AIS temperature", ratio(t["matmuls"], t["ais"]), "ratio", threads, "≥ 0.75")]
 
 
 def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
+    import time  # noqa: PLC0415
+
     from rbmlab.runner import batches  # noqa: PLC0415
 
     train = Batch(x)
@@ -125,139 +112,197 @@ def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     return time.perf_counter() - t0
 
 
-def bench_dcp_costs(backend, repeats: int, m=784, n=500, batch=200, d=6, k_inner=4,
-                    k_cd=24) -> dict:
+def mnist(examples: int) -> np.ndarray:
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+
+    return load_dataset("mnist").train[:examples]
+
+
+def bench_pcd(dtype: str, batch: int, rounds: int, threads: int, examples: int, lr=0.05,
+              n_hidden=500) -> list[Row]:
+    """One PCD-1 epoch, rbmlab against scikit-learn's BernoulliRBM, epochs alternating."""
+    from sklearn.neural_network import BernoulliRBM  # noqa: PLC0415
+
+    from rbmlab.learners.pcd import PCD, PCDConfig  # noqa: PLC0415
+
+    backend = get_backend("numpy", dtype)
+    x_np = mnist(examples).astype(dtype)
+    x = backend.asarray(x_np)
+    learner = PCD(PCDConfig(lr=lr, batch_size=batch, k=1))
+    rbm = random_rbm(backend, x.shape[1], n_hidden)
+    sk = BernoulliRBM(n_components=n_hidden, learning_rate=lr, batch_size=batch, n_iter=1, random_state=0)
+    with blas_threads(threads):
+        t = interleaved({"rbmlab": lambda: epoch_seconds(learner, rbm, x, batch, 3, backend),
+                         "sklearn": lambda: sk.fit(x_np)}, rounds)
+    what = f"PCD-1 epoch ({examples} MNIST images, 500 hidden, batch {batch}, {dtype})"
+    target = {("float32", 200): "≥ 1.6", ("float32", 10): "≥ 1.8", ("float64", 200): "≥ 1.0"}.get((dtype, batch), "")
+    return [row(f"{what}, rbmlab s", spread(t["rbmlab"]), "s", threads),
+            row(f"{what}, scikit-learn s", spread(t["sklearn"]), "s", threads),
+            row(f"scikit-learn / rbmlab, batch {batch}, {dtype}", ratio(t["sklearn"], t["rbmlab"]), "ratio",
+                threads, target)]
+
+
+def bench_dcp_costs(backend, rounds: int, m=784, n=500, batch=200, d=6, k_inner=4, k_cd=24) -> dict:
     """The dcp paper's cost model (§3.1) with measured parts, at the MNIST shapes.
 
     CD-K costs K·T + 2L (+ one update U); S-DCP costs d·(K'·T + L) + L (+ d updates), where T is
     one Gibbs transition and L the statistics of a batch. The paper neglects (d − 1)·L, "since L
-    is much smaller than T"; in a dense RBM both are two matmuls of the same shapes.
+    is much smaller than T"; in a dense RBM both are two matmuls of the same shapes. Each part is
+    timed in every round; the predictions are spreads over the rounds.
     """
     from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
 
-    rbm = random_rbm(backend, m, n)
-    rng = backend.rng(1)
-    v = (rng.random((batch, m), dtype=backend.dtype) < 0.2).astype(backend.dtype)
+    rbm, rng = random_rbm(backend, m, n), backend.rng(1)
+    v = binary(backend, batch, m, 0.2, 2)
     grad = rbm.statistics(v)
-    learner = CD(CDConfig(lr=0.01))     # plain SGD, as the epochs of bench_dcp_epoch
+    learner = CD(CDConfig(lr=0.01))     # plain SGD, as the epochs of bench_dcp_epochs
     sweeps = 10
-    t_sweep, t_stats, t_update = best_times(
-        lambda: gibbs_chain(rbm, v, rng, sweeps), lambda: rbm.statistics(v),
-        lambda: learner.update(rbm, grad, {}), repeats=repeats)
-    T, L, U = t_sweep / sweeps, t_stats, t_update
-    cd, sdcp = k_cd * T + 2 * L + U, d * (k_inner * T + L + U) + L
-    return {"batch": batch, "d": d, "k_inner": k_inner, "k_cd": k_cd, "T_gibbs_ms": 1e3 * T,
-            "L_statistics_ms": 1e3 * L, "U_update_ms": 1e3 * U, "L_over_T": L / T,
-            "predicted_sdcp_over_cd": sdcp / cd,
-            "predicted_sdcp_over_cd_without_extra_L": (d * k_inner * T + 2 * L + d * U) / cd}
+    t = interleaved({"T": lambda: gibbs_chain(rbm, v, rng, sweeps), "L": lambda: rbm.statistics(v),
+                     "U": lambda: learner.update(rbm, grad, {})}, rounds)
+    T = [s / sweeps for s in t["T"]]
+    L, U = t["L"], t["U"]
+    cd = [k_cd * a + 2 * b + c for a, b, c in zip(T, L, U)]
+    sdcp = [d * (k_inner * a + b + c) + b for a, b, c in zip(T, L, U)]
+    sdcp_paper = [d * k_inner * a + 2 * b + d * c for a, b, c in zip(T, L, U)]
+    return {"batch": batch, "d": d, "k_inner": k_inner, "k_cd": k_cd,
+            "T_gibbs_ms": spread([1e3 * a for a in T]), "L_statistics_ms": spread([1e3 * b for b in L]),
+            "U_update_ms": spread([1e3 * c for c in U]), "L_over_T": ratio(L, T),
+            "predicted_sdcp_over_cd": ratio(sdcp, cd),
+            "predicted_sdcp_over_cd_without_extra_L": ratio(sdcp_paper, cd)}
 
 
-def bench_dcp_epoch(backend, batch=200, lr=0.01, n_hidden=500, repeats=2) -> dict:
-    """CD-24 vs S-DCP (d = 6, K' = 4) and (d = 5, K' = 4) epochs on MNIST, alternated, best of
-    ``repeats`` each."""
-    from rbmlab.data import load_dataset  # noqa: PLC0415
+def dcp_cost_rows(c: dict, threads: int) -> list[Row]:
+    dd, kk, kc = c["d"], c["k_inner"], c["k_cd"]
+    return [row(f"dcp §3.1 cost model, batch {c['batch']}: Gibbs transition T, ms", c["T_gibbs_ms"], "ms", threads),
+            row("batch statistics L, ms", c["L_statistics_ms"], "ms", threads),
+            row("parameter update U, ms", c["U_update_ms"], "ms", threads),
+            row("L / T (the paper assumes L ≪ T)", c["L_over_T"], "ratio", threads),
+            row(f"predicted S-DCP({dd}, {kk}) / CD-{kc}: ({dd}({kk}T + L + U) + L) / ({kc}T + 2L + U)",
+                c["predicted_sdcp_over_cd"], "ratio", threads),
+            row(f"same, neglecting (d − 1)L as the paper does: ({dd * kk}T + 2L + {dd}U) / ({kc}T + 2L + U)",
+                c["predicted_sdcp_over_cd_without_extra_L"], "ratio", threads)]
+
+
+def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.01, n_hidden=500) -> list[Row]:
+    """CD-24 vs S-DCP (d = 6, K' = 4) and (d = 5, K' = 4) epochs, alternating."""
     from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
     from rbmlab.learners.sdcp import SDCP, SDCPConfig  # noqa: PLC0415
 
-    x = backend.asarray(load_dataset("mnist").train)
+    backend = get_backend("numpy", "float32")
+    x = backend.asarray(mnist(examples))
     rbm = random_rbm(backend, x.shape[1], n_hidden)
-    learners = {"cd24": CD(CDConfig(lr=lr, batch_size=batch, k=24)),
-                "sdcp_d6_k4": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4)),
-                "sdcp_d5_k4": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=5, k=4))}
-    times = {name: [] for name in learners}
-    for r in range(repeats):
-        for name, learner in learners.items():
-            times[name].append(epoch_seconds(learner, rbm, x, batch, r, backend))
-    best = {name: min(ts) for name, ts in times.items()}
-    return {"examples": int(x.shape[0]), "batch": batch,
-            **{f"{name}_epoch_s": t for name, t in best.items()},
-            "sdcp_over_cd24_ratio": best["sdcp_d6_k4"] / best["cd24"],
-            "sdcp_d5_over_cd24_ratio": best["sdcp_d5_k4"] / best["cd24"]}
+    learners = {"CD-24": CD(CDConfig(lr=lr, batch_size=batch, k=24)),
+                "S-DCP(6, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4)),
+                "S-DCP(5, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=5, k=4))}
+    with blas_threads(threads):
+        t = interleaved({name: (lambda lr_=learner: epoch_seconds(lr_, rbm, x, batch, 0, backend))
+                         for name, learner in learners.items()}, rounds, warmup=False)
+    what = f"epoch ({examples} MNIST images, 500 hidden, batch {batch}), s"
+    return [*(row(f"{name} {what}", spread(ts), "s", threads) for name, ts in t.items()),
+            row("S-DCP(6, 4) / CD-24 epoch time", ratio(t["S-DCP(6, 4)"], t["CD-24"]), "ratio", threads, "≤ 1.1"),
+            row("S-DCP(5, 4) / CD-24 epoch time (§3.1's pair when L = T)", ratio(t["S-DCP(5, 4)"], t["CD-24"]),
+                "ratio", threads)]
 
 
-def machine() -> dict:
-    info = {"python": platform.python_version(), "numpy": np.__version__,
-            "machine": platform.machine(), "cpus": os.cpu_count()}
-    try:
-        cpu = next(ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in ln)
-        info["cpu"] = cpu.split(":", 1)[1].strip()
-    except (OSError, StopIteration):
-        pass
-    return info
+PARTS = ("gibbs", "ais", "pcd", "dcp")
+KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
-def render(res: dict) -> str:
-    g, a, p, d = res["gibbs"], res["ais"], res.get("pcd_epoch"), res.get("dcp_epoch")
-    c = res.get("dcp_costs")
-    lines = [
-        "# rbmlab benchmark", "",
-        f"Command: `make bench` (python -m rbmlab.bench). Backend {res['backend']}, {g['dtype']}. "
-        f"Machine: {res['machine'].get('cpu', '?')}, {res['machine']['cpus']} cores, numpy "
-        f"{res['machine']['numpy']}. Times are the best of repeated runs.", "",
-        "| measurement | value |", "|---|---|",
-        f"| block-Gibbs sweeps/s ({g['shape']}, batch {g['batch']}) | {g['gibbs_sweeps_per_s']:.1f} |",
-        f"| one sweep (ms) | {g['gibbs_sweep_ms']:.3f} |",
-        f"| the sweep's two bare matmuls (ms) | {g['two_matmuls_ms']:.3f} |",
-        f"| **matmul time / sweep time** (target ≥ 0.7) | **{g['matmul_over_gibbs_ratio']:.3f}** |",
-        f"| AIS transitions/s ({a['chains']} chains) | {a['ais_transitions_per_s']:.1f} |",
-        f"| → one 14,500-temperature AIS run (s) | {a['ais_14500_temperatures_s']:.1f} |",
-    ]
-    if p:
-        lines += [
-            f"| PCD-1 epoch on MNIST, rbmlab (s; {p['examples']} examples, batch {p['batch']}) | "
-            f"{p['rbmlab_pcd1_epoch_s']:.2f} |",
-            f"| same epoch, scikit-learn BernoulliRBM (s) | {p['sklearn_bernoullirbm_epoch_s']:.2f} |",
-            f"| **scikit-learn time / rbmlab time** | **{p['sklearn_over_rbmlab_ratio']:.2f}** |",
-        ]
-    if c:
-        dd, kk, kc = c["d"], c["k_inner"], c["k_cd"]
-        lines += [
-            f"| dcp §3.1 cost model, batch {c['batch']}: Gibbs transition T (ms) | "
-            f"{c['T_gibbs_ms']:.3f} |",
-            f"| batch statistics L (ms) | {c['L_statistics_ms']:.3f} |",
-            f"| parameter update U (ms) | {c['U_update_ms']:.3f} |",
-            f"| L / T (the paper assumes L ≪ T) | {c['L_over_T']:.2f} |",
-            f"| predicted S-DCP({dd}, {kk}) / CD-{kc}: ({dd}({kk}T + L + U) + L) / ({kc}T + 2L + U) | "
-            f"{c['predicted_sdcp_over_cd']:.3f} |",
-            f"| same, neglecting (d − 1)L as the paper does: ({dd * kk}T + 2L + {dd}U) / "
-            f"({kc}T + 2L + U) | {c['predicted_sdcp_over_cd_without_extra_L']:.3f} |",
-        ]
-    if d:
-        lines += [
-            f"| CD-24 epoch on MNIST (s; 500 hidden, batch {d['batch']}) | {d['cd24_epoch_s']:.2f} |",
-            f"| S-DCP epoch, d = 6, K' = 4 (s) | {d['sdcp_d6_k4_epoch_s']:.2f} |",
-            f"| **S-DCP(6, 4) time / CD-24 time** (target ≤ 1.1) | "
-            f"**{d['sdcp_over_cd24_ratio']:.3f}** |",
-            f"| S-DCP epoch, d = 5, K' = 4 (s): §3.1's cost-matched pair when L = T | "
-            f"{d['sdcp_d5_k4_epoch_s']:.2f} |",
-            f"| S-DCP(5, 4) time / CD-24 time | {d['sdcp_d5_over_cd24_ratio']:.3f} |",
-        ]
+def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
+    backend = get_backend("numpy", "float32")
+    rows: list[Row] = []
+    if "gibbs" in parts:
+        rows += [r for threads in (1, 2) for r in bench_gibbs(backend, rounds, threads)]
+    if "ais" in parts:
+        rows += [r for threads in (1, 2) for r in bench_ais(backend, rounds, threads)]
+    if "pcd" in parts:
+        for dtype, batch in (("float32", 200), ("float32", 10), ("float64", 200)):
+            rows += bench_pcd(dtype, batch, rounds, 2, examples if batch > 10 else examples // 4)
+    if "dcp" in parts:
+        with blas_threads(2):
+            rows += dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5)), 2)
+        rows += bench_dcp_epochs(max(2, rounds // 2), 2, examples)
+    return rows
+
+
+def with_kernel(kernel: str | None, parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
+    """The rows of ``parts`` measured in a fresh process with OPENBLAS_CORETYPE=``kernel`` (None:
+    this process's environment)."""
+    env = dict(os.environ)
+    if kernel:
+        env["OPENBLAS_CORETYPE"] = kernel
+    args = [sys.executable, "-m", "rbmlab.bench", "--json", "--parts", ",".join(parts),
+            "--rounds", str(rounds), "--examples", str(examples), "--no-kernel-compare"]
+    out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["rows"]
+
+
+def compare_kernels(faster: str, rounds: int, examples: int) -> list[Row]:
+    """Each ``KERNEL_PARTS`` row with the kernel in use and with ``faster``, in alternating
+    subprocesses (one round each, ``rounds`` times); the gain is time(in use) / time(faster)."""
+    runs: dict[str, list[list[Row]]] = {"in use": [], faster: []}
+    for _ in range(rounds):
+        runs["in use"].append(with_kernel(None, KERNEL_PARTS, 1, examples))
+        runs[faster].append(with_kernel(faster, KERNEL_PARTS, 1, examples))
+    rows = []
+    for i, first in enumerate(runs["in use"][0]):
+        now = [r[i]["median"] for r in runs["in use"]]
+        alt = [r[i]["median"] for r in runs[faster]]
+        if first["unit"] == "ratio":
+            rows.append(row(f"{first['name']} (with {faster})", spread(alt), "ratio", first["threads"],
+                            first["target"]))
+        else:
+            rows.append(row(f"{first['name']}: in use / {faster} (the gain)", ratio(now, alt), "ratio",
+                            first["threads"]))
+    return rows
+
+
+def render(result: dict[str, Any]) -> str:
+    from rbmlab.machine import report  # noqa: PLC0415
+
+    lines = ["# rbmlab benchmark", "",
+             f"Command: `make bench` (python -m rbmlab.bench --rounds {result['rounds']}). Every comparison "
+             "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
+             "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",
+             "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])), "",
+             "| measurement | BLAS threads | median | min – max | target |", "|---|---|---|---|---|"]
+    for r in result["rows"]:
+        fmt = "{:.3f}" if r["unit"] in ("ratio", "ms") else "{:.2f}"
+        bold = "**" if r["unit"] == "ratio" and r["target"] else ""
+        note = f" ({r['note']})" if r.get("note") else ""
+        lines.append(f"| {r['name']}{note} | {r['threads'] or ''} | {bold}{fmt.format(r['median'])}{bold} | "
+                     f"{fmt.format(r['min'])} – {fmt.format(r['max'])} | {r['target']} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> None:
+    from rbmlab.machine import facts  # noqa: PLC0415
+
     ap = argparse.ArgumentParser(prog="python -m rbmlab.bench")
     ap.add_argument("--out", default="results/bench")
-    ap.add_argument("--backend", default="numpy")
-    ap.add_argument("--repeats", type=int, default=20)
-    ap.add_argument("--skip-pcd", action="store_true", help="skip the PCD vs scikit-learn epoch")
-    ap.add_argument("--skip-dcp", action="store_true", help="skip the S-DCP vs CD-24 epochs")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per comparison")
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    ap.add_argument("--examples", type=int, default=10000, help="MNIST images per epoch (batch 10: a quarter)")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON only (no files)")
+    ap.add_argument("--no-kernel-compare", action="store_true", help="skip the faster-kernel rows")
     args = ap.parse_args(argv)
-    backend = get_backend(args.backend, "float32")
-    res = {"backend": backend.name, "machine": machine(),
-           "gibbs": bench_gibbs(backend, args.repeats), "ais": bench_ais(backend, args.repeats),
-           "dcp_costs": bench_dcp_costs(backend, args.repeats)}
-    if not args.skip_pcd:
-        res["pcd_epoch"] = bench_pcd_epoch(backend)
-    if not args.skip_dcp:
-        res["dcp_epoch"] = bench_dcp_epoch(backend)
-    text = render(res)
+    parts = tuple(p for p in args.parts.split(",") if p)
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        ap.error(f"unknown part(s) {', '.join(sorted(unknown))}; parts: {', '.join(PARTS)}")
+    result = {"rounds": args.rounds, "machine": facts(), "rows": measure(parts, args.rounds, args.examples)}
+    faster = result["machine"]["faster_kernel"]
+    if faster and not args.no_kernel_compare and set(KERNEL_PARTS) & set(parts):
+        result["rows"] += compare_kernels(faster, max(2, args.rounds // 2), args.examples)
+    if args.json:
+        print(json.dumps(result))
+        return
+    text = render(result)
     print(text)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    suffix = "" if backend.name == "numpy" else f"_{backend.name}"
-    (out / f"bench{suffix}.md").write_text(text)
-    (out / f"bench{suffix}.json").write_text(json.dumps(res, indent=2) + "\n")
+    atomic_write(out / "bench.md", text)
+    atomic_write(out / "bench.json", json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

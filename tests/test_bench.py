@@ -6,7 +6,8 @@ import pytest
 
 import rbmlab.bench as bench
 from rbmlab.backend import get_backend
-from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, render
+from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, dcp_cost_rows, render
+from rbmlab.bench_method import interleaved, ratio, spread
 from rbmlab.data.batch import Batch
 from rbmlab.learners.base import Learner
 from rbmlab.learners.cd import CD, CDConfig
@@ -19,9 +20,17 @@ def backend():
     return get_backend("numpy", "float32")
 
 
+def test_interleaving_alternates_the_functions_and_ratios_are_per_round():
+    calls = []
+    times = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, rounds=3)
+    assert calls == ["a", "b"] * 4 and all(len(t) == 3 for t in times.values())   # warm-up + 3 rounds
+    assert ratio([2.0, 4.0, 9.0], [1.0, 1.0, 3.0]) == {"min": 2.0, "median": 3.0, "max": 4.0}
+    assert spread([3.0, 1.0, 2.0]) == {"min": 1.0, "median": 2.0, "max": 3.0}
+
+
 def test_dcp_cost_model_measures_positive_times(backend):
-    c = bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8)
-    assert min(c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]) > 0
+    c = bench_dcp_costs(backend, rounds=2, m=30, n=20, batch=8)
+    assert min(c["T_gibbs_ms"]["min"], c["L_statistics_ms"]["min"], c["U_update_ms"]["min"]) > 0
 
 
 def _operation_counts(learner, backend, monkeypatch) -> tuple[int, int, int]:
@@ -58,8 +67,9 @@ def test_dcp_cost_model_counts_what_the_learners_do(backend, monkeypatch, d, k_i
     the ratio of the operations that one real S-DCP(d, K') step and one real CD-K step perform,
     counted by instrumenting the sampler, the statistics and the optimizer update."""
     T, L, U = 3e-3, 5e-3, 7e-3
-    monkeypatch.setattr(bench, "best_times", lambda *fns, repeats: [10 * T, L, U])   # 10 sweeps
-    c = bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8, d=d, k_inner=k_inner, k_cd=k_cd)
+    monkeypatch.setattr(bench, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
+    c = bench_dcp_costs(backend, rounds=1, m=30, n=20, batch=8, d=d, k_inner=k_inner, k_cd=k_cd)
+    c = {k: v["median"] if isinstance(v, dict) else v for k, v in c.items()}
     assert (c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]) == pytest.approx((3, 5, 7))
     assert c["L_over_T"] == pytest.approx(5 / 3)
 
@@ -79,20 +89,22 @@ def test_dcp_cost_model_gives_the_papers_equal_compute_pairs(backend, monkeypatc
     """dcp §3.1: S-DCP(6, 4) costs CD-24 when L and U are neglected; the rule
     K·T = d·K'·T + (d − 1)·L picks S-DCP(5, 4) for CD-24 when L = T (U neglected)."""
     T = 1e-3
-    monkeypatch.setattr(bench, "best_times", lambda *fns, repeats: [10 * T, L, U])
-    c = bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8, d=d, k_inner=4, k_cd=24)
-    assert c["predicted_sdcp_over_cd"] == pytest.approx(1.0)
+    monkeypatch.setattr(bench, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
+    c = bench_dcp_costs(backend, rounds=1, m=30, n=20, batch=8, d=d, k_inner=4, k_cd=24)
+    assert c["predicted_sdcp_over_cd"]["median"] == pytest.approx(1.0)
 
 
-def test_render_lists_every_measurement(backend):
-    res = {"backend": "numpy", "machine": {"cpus": 2, "numpy": "x"},
-           "gibbs": bench_gibbs(backend, repeats=1, m=30, n=20, batch=8, sweeps=2),
-           "ais": bench_ais(backend, repeats=1, m=30, n=20, chains=4, temps=5),
-           "dcp_costs": bench_dcp_costs(backend, repeats=1, m=30, n=20, batch=8)}
-    text = render(res)
-    assert "matmul time / sweep time" in text and "L / T" in text
+def test_render_lists_every_measurement_with_threads_and_spread(backend):
+    from rbmlab.machine import facts
+
+    rows = [*bench_gibbs(backend, rounds=2, threads=1, m=30, n=20, batch=8, sweeps=2),
+            *bench_ais(backend, rounds=2, threads=2, m=30, n=20, chains=4, temps=5),
+            *dcp_cost_rows(bench_dcp_costs(backend, rounds=2, m=30, n=20, batch=8), 2)]
+    text = render({"rounds": 2, "machine": facts(), "rows": rows})
+    assert "bare matmuls / Gibbs sweep | 1 |" in text and "bare matmuls / AIS temperature | 2 |" in text
+    assert "L / T" in text and "BLAS:" in text and "min – max" in text
     assert "(6(4T + L + U) + L) / (24T + 2L + U)" in text         # the labels follow d, K', K
-    assert "S-DCP(6, 4) time" not in text          # the epoch rows only when they were run
+    assert "S-DCP(6, 4) / CD-24 epoch time" not in text   # the epoch rows only when they were run
 
 
 def test_an_epoch_of_the_bench_trains(backend):
