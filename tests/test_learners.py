@@ -4,12 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rbmlab.backend import get_backend
 from rbmlab.data.batch import Batch
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.learners.base import difference
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.learners.pcd import PCD, PCDConfig
-from rbmlab.models.rbm import energy, free_energy
+from rbmlab.models.rbm import RBM, energy, free_energy
 
 from conftest import all_binary, random_rbm
 
@@ -136,3 +137,20 @@ def test_bernoulli_from_logits_has_the_sigmoid_frequencies(dtype):
     freq = sample.mean(axis=0)
     p = 1 / (1 + np.exp(-logits))
     assert np.all(np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / 200_000) + 1e-12), (freq, p)
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_the_fused_contrastive_gradient_is_the_plain_one(persistent):
+    """One hidden product for data and chains and one W product for both phases: the same
+    gradient and chain end as statistics(x) − statistics(gibbs_chain(...)) from the same stream."""
+    backend = get_backend("numpy", "float64")
+    rng = np.random.default_rng(0)
+    rbm = RBM(0.5 * rng.standard_normal((12, 7)), 0.1 * rng.standard_normal(12), 0.1 * rng.standard_normal(7))
+    x = (rng.random((9, 12)) < 0.4).astype(np.float64)
+    start = (rng.random((5, 12)) < 0.6).astype(np.float64) if persistent else x
+    grad, end = CD(CDConfig(k=3)).contrastive_gradient(rbm, x, start, backend.rng(4), 3)
+    plain_end = gibbs_chain(rbm, start, backend.rng(4), 3)
+    plain = difference(rbm.statistics(x), rbm.statistics(plain_end))
+    np.testing.assert_array_equal(end, plain_end)
+    for name in plain:
+        np.testing.assert_allclose(grad[name], plain[name], rtol=1e-12, atol=1e-14)

@@ -7,7 +7,9 @@ An inference method is a class with ``config_class`` (a dataclass with at least 
 
 which applies ``steps`` transitions (sampler sweeps, or fixed-point iterations) to the batch of
 states ``x`` (rows; leading trial axes as the model's) and returns a new array, never modifying
-``x``. Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
+``x``. A method with ``takes_first_product = True`` (block Gibbs) also accepts
+``first_product=xW``, the first half-step's product when a learner formed it together with its
+positive phase (one matmul instead of two). Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
 the model family's ``default_sampler``) instead of naming one.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ class InferenceMethod:
 
     config_class: type = InferenceConfig
     requires: tuple[type, ...] = ()   # model capabilities (rbmlab.models.base) it needs
+    takes_first_product = False       # run(..., first_product=xW) accepted
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()

@@ -8,11 +8,13 @@ from rbmlab.models.base import Bipartite
 from rbmlab.validation import option
 
 
-def gibbs_chain(model, v, rng, k: int):
+def gibbs_chain(model, v, rng, k: int, first_product=None):
     """Run ``k`` block-Gibbs sweeps v → h → v from the batch ``v``; returns the last v.
 
     Each sweep is two matmuls on the whole batch and two in-place draws from the logits (by the
     layers' unit types), written into two fresh buffers (the input ``v`` is never modified).
+    ``first_product``: vW (no bias) when the caller has already formed it, e.g. in one product
+    with its positive phase; it is consumed (overwritten) by the first draw.
     """
     if k < 1:
         return v
@@ -24,8 +26,11 @@ def gibbs_chain(model, v, rng, k: int):
     v_out = xp.empty(batch_shape + (model.n_visible,), dtype=v.dtype)
     b_h, b_v = model.b_h[..., None, :], model.b_v[..., None, :]
     sample_h, sample_v = model.hidden_units.sample_, model.visible_units.sample_
-    for _ in range(k):
-        xp.matmul(v, model.W, out=h)
+    for sweep in range(k):
+        if sweep == 0 and first_product is not None:
+            h[...] = first_product
+        else:
+            xp.matmul(v, model.W, out=h)
         sample_h(h, rng, bias=b_h)
         xp.matmul(h, Wt, out=v_out)   # v is no longer needed once h is drawn
         v = sample_v(v_out, rng, bias=b_v)
@@ -43,5 +48,7 @@ class BlockGibbs(InferenceMethod):
     config_class = BlockGibbsConfig
     requires = (Bipartite,)
 
-    def run(self, model, x, rng, steps: int):
-        return gibbs_chain(model, x, rng, steps)
+    takes_first_product = True
+
+    def run(self, model, x, rng, steps: int, first_product=None):
+        return gibbs_chain(model, x, rng, steps, first_product)

@@ -73,6 +73,29 @@ class Learner:
         """``steps`` transitions of the negative-phase sampler from the states ``x``."""
         return self.sampler_for(type(model)).run(model, x, rng, steps)
 
+    def contrastive_gradient(self, model, x, start, rng, steps: int):
+        """(statistics(x) − statistics(chain end), chain end) for ``steps`` sampler steps from
+        ``start`` (``start is x``: CD). For a bipartite model with a block sampler, the data's
+        and the chains' hidden products are one matmul (CD: the same one, the chain starting at
+        the data under the same parameters) and both phases' W statistics one more; otherwise
+        the plain two-statistics form. Same draws, same algorithm."""
+        sampler = self.sampler_for(type(model))
+        if not (sampler.takes_first_product and hasattr(model, "contrast")
+                and x.shape[:-2] == start.shape[:-2] == model.W.shape[:-2]):
+            end = sampler.run(model, start, rng, steps)
+            return difference(model.statistics(x), model.statistics(end)), end
+        xp, n = model.xp, x.shape[-2]
+        if start is x:
+            product = x @ model.W
+            first = product.copy()
+        else:
+            product = xp.concatenate([x, start], axis=-2) @ model.W
+            product, first = product[..., :n, :], product[..., n:, :]
+        product += model.b_h[..., None, :]
+        p_pos = model.hidden_units.mean(product, out=product)
+        end = sampler.run(model, start, rng, steps, first_product=first)
+        return model.contrast(x, p_pos, end, model.hidden_probs(end)), end
+
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig, difference
+from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.validation import option
 
 
@@ -17,7 +17,5 @@ class CD(Learner):
     config_class = CDConfig
 
     def step(self, model, state, batch, rng):
-        x = batch.inputs
-        positive = model.statistics(x)
-        negative = model.statistics(self.sample(model, x, rng, self.config.k))
-        return self.update(model, difference(positive, negative), state)
+        grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)
+        return self.update(model, grad, state)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig, difference
+from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.validation import option
 
 
@@ -27,8 +27,5 @@ class PCD(Learner):
         return {"chains": xp.array(chains, copy=True)}
 
     def step(self, model, state, batch, rng):
-        positive = model.statistics(batch.inputs)
-        chains = self.sample(model, state["chains"], rng, self.config.k)
-        state = {**state, "chains": chains}
-        negative = model.statistics(chains)
-        return self.update(model, difference(positive, negative), state)
+        grad, chains = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, self.config.k)
+        return self.update(model, grad, {**state, "chains": chains})

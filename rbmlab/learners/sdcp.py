@@ -29,6 +29,9 @@ class SDCP(Learner):
         return self.config.d
 
     def step(self, model, state, batch, rng):
+        if self.config.d == 1:   # S-DCP with d = 1 is CD-K' (Alg. 2), and takes CD's path
+            grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)
+            return self.update(model, grad, state)
         positive = model.statistics(batch.inputs)    # ∇g(θ(t)): once per mini-batch
         chain = batch.inputs
         for _ in range(self.config.d):

@@ -139,6 +139,19 @@ class RBM(Model):
         p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
         return {"W": v.swapaxes(-1, -2) @ p, "b_v": v.mean(axis=-2), "b_h": mean_p}
 
+    def contrast(self, v_pos, p_pos, v_neg, p_neg) -> dict[str, Any]:
+        """statistics(v_pos) − statistics(v_neg) given E[h|v] of both (``p_pos``, ``p_neg``, which
+        are scaled in place): the W term as one product [v_pos; v_neg]ᵀ [p_pos/B; −p_neg/B′]
+        (dcp eq. 6), so that neither phase's (m, n) statistics nor their difference is formed."""
+        xp = self.xp
+        mean_pos, mean_neg = p_pos.mean(axis=-2), p_neg.mean(axis=-2)
+        p_pos *= 1.0 / v_pos.shape[-2]
+        p_neg *= -1.0 / v_neg.shape[-2]
+        v = xp.concatenate([v_pos, v_neg], axis=-2)
+        p = xp.concatenate([p_pos, p_neg], axis=-2)
+        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v_pos.mean(axis=-2) - v_neg.mean(axis=-2),
+                "b_h": mean_pos - mean_neg}
+
     @classmethod
     def enumeration_size(cls, sizes: dict[str, int]) -> int:
         return min(sizes["n_visible"], sizes["n_hidden"])
