@@ -46,9 +46,15 @@ def _operation_counts(learner, backend, monkeypatch) -> tuple[int, int, int]:
         counts["L"] += 2
         return contrastive(self, model, x, start, rng, steps)
 
-    def counted_sample(self, model, x, rng, steps):
+    def counted_sample(self, model, x, rng, steps, first_product=None):
         counts["T"] += steps
-        return sample(self, model, x, rng, steps)
+        return sample(self, model, x, rng, steps, first_product)
+
+    positive = Learner.positive_phase
+
+    def counted_positive(self, model, x):
+        counts["L"] += 1
+        return positive(self, model, x)
 
     def counted_statistics(self, v):
         counts["L"] += 1
@@ -63,6 +69,7 @@ def _operation_counts(learner, backend, monkeypatch) -> tuple[int, int, int]:
         m.setattr(RBM, "statistics", counted_statistics)
         m.setattr(Learner, "update", counted_update)
         m.setattr(Learner, "contrastive_gradient", counted_contrastive)
+        m.setattr(Learner, "positive_phase", counted_positive)
         rbm = bench.random_rbm(backend, 30, 20)
         v = (backend.rng(0).random((8, 30), dtype=backend.dtype) < 0.3).astype(backend.dtype)
         learner.step(rbm, learner.init_state(rbm, Batch(v), backend.rng(1)), Batch(v), backend.rng(2))

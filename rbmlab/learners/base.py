@@ -69,9 +69,28 @@ class Learner:
             self._samplers[model_class] = INFERENCE.build(config)
         return self._samplers[model_class]
 
-    def sample(self, model, x, rng, steps: int):
-        """``steps`` transitions of the negative-phase sampler from the states ``x``."""
-        return self.sampler_for(type(model)).run(model, x, rng, steps)
+    def sample(self, model, x, rng, steps: int, first_product=None):
+        """``steps`` transitions of the negative-phase sampler from the states ``x`` (with the
+        first half-step's product xW when :meth:`positive_phase` formed it)."""
+        sampler = self.sampler_for(type(model))
+        if first_product is None:
+            return sampler.run(model, x, rng, steps)
+        return sampler.run(model, x, rng, steps, first_product=first_product)
+
+    def _fusable(self, model, *xs) -> bool:
+        """Whether the hidden products of ``xs`` can be shared with the block sampler."""
+        return (self.sampler_for(type(model)).takes_first_product and hasattr(model, "contrast")
+                and all(x.shape[:-2] == model.W.shape[:-2] for x in xs))
+
+    def positive_phase(self, model, x):
+        """(statistics(x), xW for a chain starting at ``x`` under the same parameters, or None):
+        the data's hidden product serves the chain's first half-step too."""
+        if not self._fusable(model, x):
+            return model.statistics(x), None
+        product = x @ model.W
+        first = product.copy()
+        product += model.b_h[..., None, :]
+        return model.statistics_given(x, model.hidden_units.mean(product, out=product)), first
 
     def contrastive_gradient(self, model, x, start, rng, steps: int):
         """(statistics(x) − statistics(chain end), chain end) for ``steps`` sampler steps from
@@ -80,8 +99,7 @@ class Learner:
         the data under the same parameters) and both phases' W statistics one more; otherwise
         the plain two-statistics form. Same draws, same algorithm."""
         sampler = self.sampler_for(type(model))
-        if not (sampler.takes_first_product and hasattr(model, "contrast")
-                and x.shape[:-2] == start.shape[:-2] == model.W.shape[:-2]):
+        if not self._fusable(model, x, start):
             end = sampler.run(model, start, rng, steps)
             return difference(model.statistics(x), model.statistics(end)), end
         xp, n = model.xp, x.shape[-2]

@@ -32,10 +32,11 @@ class SDCP(Learner):
         if self.config.d == 1:   # S-DCP with d = 1 is CD-K' (Alg. 2), and takes CD's path
             grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)
             return self.update(model, grad, state)
-        positive = model.statistics(batch.inputs)    # ∇g(θ(t)): once per mini-batch
+        positive, first = self.positive_phase(model, batch.inputs)   # ∇g(θ(t)): once per mini-batch
         chain = batch.inputs
         for _ in range(self.config.d):
-            chain = self.sample(model, chain, rng, self.config.k)
+            chain = self.sample(model, chain, rng, self.config.k, first)   # first: xW at θ(t)
+            first = None
             negative = model.statistics(chain)           # f̂'(θ̃(l)), eq. 6
             model, state = self.update(model, difference(positive, negative), state)
         return model, state

@@ -134,7 +134,10 @@ class RBM(Model):
 
     def statistics(self, v) -> dict[str, Any]:
         """Rao-Blackwellised batch averages (vᵀE[h|v]/B, mean v, mean E[h|v]) (dcp eq. 6)."""
-        p = hidden_probs(self, v)
+        return self.statistics_given(v, hidden_probs(self, v))
+
+    def statistics_given(self, v, p) -> dict[str, Any]:
+        """:meth:`statistics` with E[h|v] = ``p`` already formed (scaled in place)."""
         mean_p = p.mean(axis=-2)
         p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
         return {"W": v.swapaxes(-1, -2) @ p, "b_v": v.mean(axis=-2), "b_h": mean_p}
