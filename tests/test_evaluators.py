@@ -394,3 +394,17 @@ def test_a_checkpoint_array_larger_than_memory_is_refused_before_reading(tmp_pat
         ckpt.load_checkpoint(tmp_path / "big.npz")
     monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 10**6)
     assert ckpt.load_checkpoint(tmp_path / "big.npz")[0].W.shape == (100, 100)
+
+
+def test_the_float32_weight_increment_matches_float64_to_its_own_precision():
+    """Σ softplus(β₁x) − softplus(β₀x) formed in float32 (expm1 form, no cancellation) against the
+    float64 difference of logaddexps, over AIS's range of step sizes and pre-activations."""
+    rng = np.random.default_rng(0)
+    x = (8.0 * rng.standard_normal((50, 500))).astype(np.float32)
+    bufs = (np.empty_like(x), np.empty_like(x))
+    for b0, b1 in [(0.0, 1e-3), (0.5, 0.5001), (0.99999, 1.0), (0.3, 0.7)]:
+        got = ais._softplus_increment(np, x, b0, b1, bufs)
+        x64 = x.astype(np.float64)
+        want = (np.logaddexp(0, b1 * x64) - np.logaddexp(0, b0 * x64)).sum(axis=1)
+        scale = (b1 - b0) * np.abs(x64).sum(axis=1)   # the size of the increment's terms
+        assert np.max(np.abs(got - want) / scale) < 1e-6, (b0, b1)
