@@ -154,3 +154,23 @@ def test_the_fused_contrastive_gradient_is_the_plain_one(persistent):
     np.testing.assert_array_equal(end, plain_end)
     for name in plain:
         np.testing.assert_allclose(grad[name], plain[name], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
+def test_sgd_turns_a_handed_over_gradient_into_the_parameters_and_keeps_velocities(momentum):
+    """Without momentum the gradient's arrays become the new parameters in place (no (m, n)
+    temporary); with momentum the gradient is read, never written (it seeds the velocity)."""
+    from rbmlab.optimizers.sgd import SGD, SGDConfig
+
+    rng = np.random.default_rng(0)
+    rbm = RBM(rng.standard_normal((5, 3)), rng.standard_normal(5), rng.standard_normal(3))
+    grad = {"W": rng.standard_normal((5, 3)), "b_v": rng.standard_normal(5), "b_h": rng.standard_normal(3)}
+    before = {k: v.copy() for k, v in grad.items()}
+    new, state = SGD(SGDConfig(momentum=momentum)).update(rbm, grad, {}, 0.1)
+    for name in grad:
+        np.testing.assert_allclose(getattr(new, name), getattr(rbm, name) + 0.1 * before[name], rtol=1e-15)
+    if momentum:
+        assert all(np.array_equal(grad[k], before[k]) for k in grad)
+        np.testing.assert_array_equal(state["velocity_W"], before["W"])
+    else:
+        assert new.W is grad["W"]

@@ -14,11 +14,14 @@ class SGDConfig(Config):
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
 
 
-def add_scaled(x, lr: float, step):
-    """x + lr · step in a fresh array, with one temporary fewer than the plain expression."""
-    out = lr * step
-    if out.shape != x.shape:   # a step shared by all trials broadcasts against their parameters
-        return x + out
+def add_scaled(x, lr: float, step, owned: bool = False):
+    """x + lr · step; in ``step`` itself when it is ``owned`` (a gradient handed over), else in
+    one fresh array (one temporary fewer than the plain expression)."""
+    if step.shape != x.shape or step.dtype != x.dtype:   # e.g. a step shared by all trials
+        return x + lr * step
+    out = step if owned else lr * step
+    if owned:
+        out *= lr
     out += x
     return out
 
@@ -40,5 +43,6 @@ class SGD(Optimizer):
                 key = f"velocity_{name}"
                 state[key] = cfg.momentum * state[key] + g if key in state else g
                 steps[name] = state[key]
-        return model.replace(**{name: add_scaled(getattr(model, name), lr, step)
+        owned = not cfg.momentum   # the steps are the handed-over gradient, not the velocities
+        return model.replace(**{name: add_scaled(getattr(model, name), lr, step, owned)
                                 for name, step in steps.items()}), state
