@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +99,6 @@ def bench_ais(backend, rounds: int, threads: int, m=784, n=500, chains=100, temp
 
 def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
-    import time  # noqa: PLC0415
-
     from rbmlab.runner import batches  # noqa: PLC0415
 
     train = Batch(x)

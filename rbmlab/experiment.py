@@ -154,7 +154,8 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
         raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
     jobs = {} if report_only or source != name else _variants(name, spec, scale, extra)
     configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()}
-    first = next(iter(configs.values()))[0] if configs else _first_job(source, load_spec(source), scale, extra)
+    first = (next(iter(configs.values()))[0] if configs else
+             _first_job(source, spec if source == name else load_spec(source), scale, extra))
     if source != name and not report_only and (not sweep_dir.is_dir() or first.resume):
         run_experiment(source, argv, results_root, outputs_root)
     elif source != name:

@@ -56,8 +56,6 @@ def take_over_sweep(sweep_dir: Path, key: str, resume: bool, overwrite: bool) ->
     """Before a sweep runs in ``sweep_dir`` (its sweep lock held): the earlier runs in its job
     directories are continued (resume), their records cleared (overwrite: rbmlab's own files
     only), or the sweep is refused."""
-    if sweep_dir.exists() and not sweep_dir.is_dir():
-        raise RbmlabError(f"{key}: {sweep_dir} is a file, not a directory")
     with runs_owned(sweep_dir, key, depth=1) as runs:
         work = any(describe_work(run) for run in runs)
         if work and not (resume or overwrite):

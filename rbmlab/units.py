@@ -16,7 +16,16 @@ from rbmlab.backend import namespace
 from rbmlab.ops import bernoulli_logits_, sigmoid, softplus
 
 
-class Bernoulli:
+class UnitType:
+    """What every unit type derives from its own ``states_of``."""
+
+    @classmethod
+    def states(cls, xp, n: int, start: int, stop: int, dtype):
+        """Rows: the states numbered start..stop−1."""
+        return cls.states_of(xp, xp.arange(start, stop, dtype=xp.int64), n, dtype)
+
+
+class Bernoulli(UnitType):
     """x ∈ {0, 1}, p(x = 1 | a) = σ(a)."""
 
     name = "bernoulli"
@@ -52,11 +61,6 @@ class Bernoulli:
         """Binary expansions of the integer array ``ints`` (bit j → last-axis column j)."""
         return ((ints[..., None] >> xp.arange(n, dtype=xp.int64)) & 1).astype(dtype)
 
-    @classmethod
-    def states(cls, xp, n: int, start: int, stop: int, dtype):
-        """Rows: the states numbered start..stop−1."""
-        return cls.states_of(xp, xp.arange(start, stop, dtype=xp.int64), n, dtype)
-
     @staticmethod
     def field_for_mean(m, clip: float = 1e-3):
         xp = namespace(m)
@@ -64,7 +68,7 @@ class Bernoulli:
         return xp.log(p) - xp.log1p(-p)
 
 
-class Spin:
+class Spin(UnitType):
     """x ∈ {−1, +1}, p(x = +1 | a) = σ(2a)."""
 
     name = "spin"
@@ -99,10 +103,6 @@ class Spin:
         """Bit b of the index → value 2b − 1."""
         bits = Bernoulli.states_of(xp, ints, n, dtype)
         return 2.0 * bits - 1.0
-
-    @classmethod
-    def states(cls, xp, n: int, start: int, stop: int, dtype):
-        return cls.states_of(xp, xp.arange(start, stop, dtype=xp.int64), n, dtype)
 
     @staticmethod
     def field_for_mean(m, clip: float = 1e-3):

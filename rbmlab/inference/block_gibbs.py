@@ -47,7 +47,6 @@ class BlockGibbs(InferenceMethod):
 
     config_class = BlockGibbsConfig
     requires = (Bipartite,)
-
     takes_first_product = True
 
     def run(self, model, x, rng, steps: int, first_product=None):
