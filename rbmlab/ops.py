@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import contextlib
-import math
 
+from rbmlab import random_bits
 from rbmlab.backend import namespace
 
 
@@ -40,24 +40,20 @@ def logsumexp(x, axis=None):
 
 def bernoulli(p, rng):
     """Binary sample with P(1) = p, same dtype as ``p`` (one uniform draw per element)."""
-    return (rng.random(p.shape, dtype=p.dtype) < p).astype(p.dtype)
+    return (uniform(rng, p.shape, p.dtype) < p).astype(p.dtype)
+
+
+def _numpy_generator(rng) -> bool:
+    return type(getattr(rng, "bit_generator", None)).__module__.startswith("numpy.")
 
 
 def uniform(rng, shape, dtype):
-    """Uniform [0, 1) floats. For numpy float32, 23-bit uniforms are cut from raw 64-bit draws
-    (two per draw: about twice as fast as ``Generator.random(dtype=float32)``)."""
-    bit_generator = getattr(rng, "bit_generator", None)
-    numpy_bits = type(bit_generator).__module__.startswith("numpy.")
-    if str(dtype) != "float32" or not numpy_bits:   # cupy: its own fast float32 generator
+    """Uniform [0, 1) floats. A numpy Generator gives one key to the counter-based stream of
+    :mod:`rbmlab.random_bits` (faster than ``Generator.random``, and the bits the fused sampler
+    uses); cupy draws from its own generator."""
+    if not _numpy_generator(rng):
         return rng.random(shape, dtype=dtype)
-    xp = namespace(bit_generator.random_raw(0))      # numpy, without importing it here
-    count = math.prod(shape)
-    bits = bit_generator.random_raw((count + 1) // 2).view(xp.uint32)[:count].reshape(shape)
-    bits >>= 9                       # 23 random mantissa bits ...
-    bits |= xp.uint32(0x3F800000)    # ... with the exponent of 1.0: a float in [1, 2)
-    u = bits.view(xp.float32)
-    u -= 1.0
-    return u
+    return random_bits.uniforms(random_bits.draw_key(rng), shape, dtype)
 
 
 def _ignore_overflow(xp):
@@ -70,15 +66,19 @@ def bernoulli_logits_(x, rng, bias=None):
 
     u < σ(a)  ⇔  u (1 + e^{−a}) < 1, so no σ is formed: −a = −bias − x is written in one pass,
     then e^{−a}. e^{−a} = inf for a ≪ 0 correctly gives 0 (0·inf = NaN compares False too).
+    With a numpy Generator the draw and the comparison are one fused pass
+    (:func:`rbmlab.random_bits.accept_`).
     """
     xp = namespace(x)
-    u = uniform(rng, x.shape, x.dtype)
     if bias is None:
         xp.negative(x, out=x)
     else:
         xp.subtract(-bias, x, out=x)
     with _ignore_overflow(xp):
         xp.exp(x, out=x)
+    if _numpy_generator(rng) and x.dtype in random_bits.SCALE:
+        return random_bits.accept_(x, random_bits.draw_key(rng))
+    u = rng.random(x.shape, dtype=x.dtype)
     x += 1.0
     x *= u
     xp.less(x, 1.0, out=x)

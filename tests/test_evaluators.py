@@ -15,6 +15,7 @@ from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
 from rbmlab.models import rbm as rbm_exact   # exact enumeration of an RBM lives with the family
 from rbmlab.models.rbm import RBM, free_energy
+from rbmlab.ops import uniform
 from rbmlab.units import Bernoulli
 
 BACKENDS = ["numpy", pytest.param("cupy", marks=[
@@ -209,7 +210,7 @@ def test_ais_single_step_is_importance_sampling():
     rbm, base = _ais_problem(be)
     res = ais.ais_log_partition(rbm, be.rng(3), base_bias=base, betas=[0.0, 1.0], n_chains=5)
     g = be.rng(3)  # replay the same base samples
-    v0 = (g.random((5, 10)) < 1 / (1 + np.exp(-base))).astype(float)
+    v0 = (uniform(g, (5, 10), np.float64) < 1 / (1 + np.exp(-base))).astype(float)
     log_fb = -free_energy(rbm, v0)                  # log f_1(v)
     log_fa = v0 @ base + 8 * math.log(2)            # log f_0(v)
     np.testing.assert_allclose(res.log_w, log_fb - log_fa, rtol=1e-10)
