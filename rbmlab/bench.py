@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rbmlab import random_bits
 from rbmlab.backend import get_backend
 from rbmlab.bench_method import blas_threads, interleaved, ratio, spread
 from rbmlab.data.batch import Batch
@@ -35,6 +36,7 @@ from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
 from rbmlab.fileio import atomic_write
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
+from rbmlab.ops import bernoulli_logits_
 
 Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
 
@@ -230,7 +232,45 @@ def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.0
                 "ratio", threads)]
 
 
-PARTS = ("gibbs", "ais", "pcd", "dcp")
+def bench_sampler(backend, rounds: int, m=784, n=500, batch=200, chains=100, temps=100) -> list[Row]:
+    """The fused numba draw against the numpy fallback (same bits): one draw, a Gibbs sweep
+    (1 BLAS thread) and an AIS temperature (2 threads), interleaved."""
+    if not random_bits.numba_available():
+        return []
+    xp, rbm, rng = backend.xp, random_rbm(backend, m, n), backend.rng(1)
+    logits = backend.rng(4).standard_normal((batch, m + n), dtype=backend.dtype)
+    work = xp.empty_like(logits)
+
+    def draws():
+        for _ in range(100):
+            work[...] = logits
+            bernoulli_logits_(work, rng)
+
+    def fallback(fn):
+        def run():
+            with random_bits.numpy_fallback():
+                fn()
+        return run
+
+    v = binary(backend, batch, m, 0.2, 2)
+    sweeps = lambda: gibbs_chain(rbm, v, rng, 10)   # noqa: E731
+    betas, base = temperature_schedule("linear", temps), xp.zeros(m, dtype=backend.dtype) - 1.0
+    ais = lambda: ais_log_partition(rbm, backend.rng(2), base_bias=base, betas=betas, n_chains=chains)  # noqa: E731
+    rows = []
+    cases = ((f"Bernoulli draw from logits ({batch}×{m + n}, {backend.dtype})", draws, 1, "µs", 1e6 / 100),
+             (f"Gibbs sweep ({m}×{n}, batch {batch})", sweeps, 1, "ms", 1e3 / 10),
+             (f"AIS ({chains} chains, {m}×{n}) per temperature", ais, 2, "ms", 1e3 / (temps + 1)))
+    for what, fn, threads, unit, scale in cases:
+        with blas_threads(threads):
+            t = interleaved({"fused": fn, "fallback": fallback(fn)}, rounds)
+        rows += [*(row(f"{what}, {unit}: {name}", spread([scale * s for s in t[key]]), unit, threads)
+                   for key, name in (("fused", "numba fused"), ("fallback", "numpy fallback"))),
+                 row(f"{what}: numpy fallback / numba fused (the gain)", ratio(t["fallback"], t["fused"]),
+                     "ratio", threads)]
+    return rows
+
+
+PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
@@ -244,6 +284,8 @@ def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
     if "pcd" in parts:
         for dtype, batch in (("float32", 200), ("float32", 10), ("float64", 200)):
             rows += bench_pcd(dtype, batch, rounds, 2, examples if batch > 10 else examples // 4)
+    if "sampler" in parts:
+        rows += bench_sampler(backend, rounds)
     if "dcp" in parts:
         with blas_threads(2):
             rows += dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5)), 2)
@@ -293,7 +335,7 @@ def render(result: dict[str, Any]) -> str:
              "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])), "",
              "| measurement | BLAS threads | median | min – max | target |", "|---|---|---|---|---|"]
     for r in result["rows"]:
-        fmt = "{:.3f}" if r["unit"] in ("ratio", "ms") else "{:.2f}"
+        fmt = "{:.3f}" if r["unit"] in ("ratio", "ms", "µs") else "{:.2f}"
         bold = "**" if r["unit"] == "ratio" and r["target"] else ""
         note = f" ({r['note']})" if r.get("note") else ""
         lines.append(f"| {r['name']}{note} | {r['threads'] or ''} | {bold}{fmt.format(r['median'])}{bold} | "

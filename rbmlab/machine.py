@@ -60,6 +60,8 @@ def facts() -> dict[str, Any]:
     """Everything :func:`report` prints, as a JSON-able dict (bench.json keeps it)."""
     import numpy  # noqa: PLC0415
 
+    from rbmlab.random_bits import sampler  # noqa: PLC0415
+
     c = cpu()
     libs = blas()
     suggestion = next((k for k in (faster_kernel(lib, c["flags"]) for lib in libs) if k), None)
@@ -69,7 +71,7 @@ def facts() -> dict[str, Any]:
             "blas": [{k: lib.get(k) for k in ("internal_api", "version", "architecture",
                                               "num_threads", "filepath")} for lib in libs],
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-            "faster_kernel": suggestion}
+            "faster_kernel": suggestion, "sampler": sampler()}
 
 
 def report(f: dict[str, Any] | None = None) -> list[str]:
@@ -92,4 +94,6 @@ def report(f: dict[str, Any] | None = None) -> list[str]:
                else f"set OPENBLAS_CORETYPE={f['faster_kernel']}")
         lines.append(f"faster kernel available: {f['faster_kernel']} ({how} before starting "
                      "Python; `make bench` measures the gain)")
+    if "sampler" in f:
+        lines.append(f"Bernoulli sampler: {f['sampler']}")
     return lines

@@ -15,8 +15,10 @@ speed of the numpy fallback (itself a little faster than ``Generator.random_raw`
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -68,13 +70,37 @@ def _numba_kernels():
     return {np.dtype(np.float32): kernels.accept_f32, np.dtype(np.float64): kernels.accept_f64}
 
 
+_fallback_forced = False
+
+
 def numba_available() -> bool:
     return _numba_kernels() is not None
 
 
+def sampler() -> str:
+    """Which implementation draws: 'numba <version>' or 'numpy fallback (<why>)'."""
+    if numba_available():
+        import numba  # noqa: PLC0415
+        return f"numba {numba.__version__} (fused draw and compare)"
+    why = ("RBMLAB_NUMBA=0" if os.environ.get("RBMLAB_NUMBA", "1") == "0"
+           else "numba not installed; pip install 'rbmlab[fast]'")
+    return f"numpy fallback ({why})"
+
+
+@contextlib.contextmanager
+def numpy_fallback() -> Iterator[None]:
+    """Within the block every draw takes the numpy fallback (the benchmark's comparison)."""
+    global _fallback_forced
+    before, _fallback_forced = _fallback_forced, True
+    try:
+        yield
+    finally:
+        _fallback_forced = before
+
+
 def accept_(e, key: np.uint64):
     """In place: e = e^{−a} becomes a {0, 1} sample with P(1) = σ(a) (one pass with numba)."""
-    kernels = _numba_kernels()
+    kernels = None if _fallback_forced else _numba_kernels()
     kernel = kernels and kernels.get(e.dtype)
     if kernel is None or not e.flags.c_contiguous:
         return accept_numpy_(e, key)
