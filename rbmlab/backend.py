@@ -67,6 +67,18 @@ def _seed_int(*key: int) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
+class DeviceGenerator:
+    """cupy's Generator for device arrays, plus ``host_keys``: a numpy Generator keyed alike
+    whose 64-bit draws key the fused sampling kernels (:mod:`rbmlab.cupy_kernels`), so a draw
+    costs one kernel launch and no round trip. Everything else is the cupy Generator's."""
+
+    def __init__(self, device, host_keys: np.random.Generator):
+        self.device, self.host_keys = device, host_keys
+
+    def __getattr__(self, name: str):
+        return getattr(self.device, name)
+
+
 @dataclass(frozen=True)
 class Backend:
     """An array namespace plus the default float type and a keyed random-number factory."""
@@ -83,7 +95,7 @@ class Backend:
         """
         if self.name == "numpy":
             return host_rng(*key)
-        return self.xp.random.default_rng(_seed_int(*key))
+        return DeviceGenerator(self.xp.random.default_rng(_seed_int(*key)), host_rng(*key))
 
     def asarray(self, x: Any, dtype: Any = None):
         return self.xp.asarray(x, dtype=self.dtype if dtype is None else dtype)

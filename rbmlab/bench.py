@@ -30,7 +30,7 @@ import numpy as np
 
 from rbmlab import random_bits
 from rbmlab.backend import get_backend
-from rbmlab.bench_method import blas_threads, interleaved, ratio, spread
+from rbmlab.bench_method import blas_threads, interleaved, ratio, spread, synchronized
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
 from rbmlab.fileio import atomic_write
@@ -72,31 +72,36 @@ def two_matmuls(backend, W, v, h, repeat: int):
     return run
 
 
-def bench_gibbs(backend, rounds: int, threads: int, m=784, n=500, batch=200, sweeps=10) -> list[Row]:
+def timed(backend, rounds: int, threads: int | None, fns: dict) -> dict[str, list[float]]:
+    """:func:`interleaved` under ``threads`` BLAS threads, each function waiting for the device."""
+    with blas_threads(threads):
+        return interleaved({k: synchronized(fn, backend.xp) for k, fn in fns.items()}, rounds)
+
+
+def bench_gibbs(backend, rounds: int, threads: int | None, m=784, n=500, batch=200, sweeps=10,
+                target="≥ 0.85 (1 thread), ≥ 0.7 (2)") -> list[Row]:
     rbm, rng = random_rbm(backend, m, n), backend.rng(1)
     v, h = binary(backend, batch, m, 0.2, 2), binary(backend, batch, n, 0.5, 3)
-    with blas_threads(threads):
-        t = interleaved({"matmuls": two_matmuls(backend, rbm.W, v, h, sweeps),
-                         "sweeps": lambda: gibbs_chain(rbm, v, rng, sweeps)}, rounds)
+    t = timed(backend, rounds, threads, {"matmuls": two_matmuls(backend, rbm.W, v, h, sweeps),
+                                         "sweeps": lambda: gibbs_chain(rbm, v, rng, sweeps)})
     shape = f"{m}×{n}, batch {batch}, {backend.dtype}"
     return [row(f"Gibbs sweep ({shape}), ms", spread([1e3 * s / sweeps for s in t["sweeps"]]), "ms", threads),
-            row("bare matmuls / Gibbs sweep", ratio(t["matmuls"], t["sweeps"]), "ratio", threads,
-                "≥ 0.85 (1 thread), ≥ 0.7 (2)")]
+            row("bare matmuls / Gibbs sweep", ratio(t["matmuls"], t["sweeps"]), "ratio", threads, target)]
 
 
-def bench_ais(backend, rounds: int, threads: int, m=784, n=500, chains=100, temps=100) -> list[Row]:
+def bench_ais(backend, rounds: int, threads: int | None, m=784, n=500, chains=100, temps=100,
+              target="≥ 0.75") -> list[Row]:
     rbm = random_rbm(backend, m, n)
     betas = temperature_schedule("linear", temps)
     base = backend.xp.zeros(m, dtype=backend.dtype) - 1.0
     v, h = binary(backend, chains, m, 0.2, 2), binary(backend, chains, n, 0.5, 3)
-    with blas_threads(threads):
-        t = interleaved({"matmuls": two_matmuls(backend, rbm.W, v, h, temps + 1),
-                         "ais": lambda: ais_log_partition(rbm, backend.rng(2), base_bias=base, betas=betas,
-                                                          n_chains=chains)}, rounds)
+    t = timed(backend, rounds, threads, {
+        "matmuls": two_matmuls(backend, rbm.W, v, h, temps + 1),
+        "ais": lambda: ais_log_partition(rbm, backend.rng(2), base_bias=base, betas=betas, n_chains=chains)})
     per_temperature = [s / (temps + 1) for s in t["ais"]]
     return [row(f"AIS ({chains} chains, {m}×{n}) per temperature, ms", spread([1e3 * s for s in per_temperature]),
                 "ms", threads, note=f"one 14,500-temperature run ≈ {14500 * spread(per_temperature)['median']:.0f} s"),
-            row("bare matmuls / AIS temperature", ratio(t["matmuls"], t["ais"]), "ratio", threads, "≥ 0.75")]
+            row("bare matmuls / AIS temperature", ratio(t["matmuls"], t["ais"]), "ratio", threads, target)]
 
 
 def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
@@ -274,6 +279,17 @@ PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
+GPU_SIZES = (200, 10_000)   # a CPU-sized batch (launch-bound on a GPU) and a GPU-sized one
+GPU_TARGET = "≥ 0.8 (GPU)"
+
+
+def measure_gpu(rounds: int) -> list[Row]:
+    """The Gibbs and AIS rows with the cupy backend, at a CPU-sized and a GPU-sized batch."""
+    backend = get_backend("cupy", "float32")
+    return [r for size in GPU_SIZES for r in (bench_gibbs(backend, rounds, None, batch=size, target=GPU_TARGET)
+                                              + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET))]
+
+
 def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
     backend = get_backend("numpy", "float32")
     rows: list[Row] = []
@@ -332,7 +348,8 @@ def render(result: dict[str, Any]) -> str:
              f"Command: `make bench` (python -m rbmlab.bench --rounds {result['rounds']}). Every comparison "
              "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
              "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",
-             "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])), "",
+             "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])),
+             *([f"    GPU: {result['machine']['gpu']}"] if "gpu" in result["machine"] else []), "",
              "| measurement | BLAS threads | median | min – max | target |", "|---|---|---|---|---|"]
     for r in result["rows"]:
         fmt = "{:.3f}" if r["unit"] in ("ratio", "ms", "µs") else "{:.2f}"
@@ -353,24 +370,40 @@ def main(argv=None) -> None:
     ap.add_argument("--examples", type=int, default=10000, help="MNIST images per epoch (batch 10: a quarter)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON only (no files)")
     ap.add_argument("--no-kernel-compare", action="store_true", help="skip the faster-kernel rows")
+    ap.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
+                    help="cupy: the Gibbs and AIS rows on the GPU (bench-cupy.md), nothing else")
     args = ap.parse_args(argv)
     parts = tuple(p for p in args.parts.split(",") if p)
     unknown = set(parts) - set(PARTS)
     if unknown:
         ap.error(f"unknown part(s) {', '.join(sorted(unknown))}; parts: {', '.join(PARTS)}")
+    if args.backend == "cupy":
+        result = {"rounds": args.rounds, "machine": {**facts(), "gpu": gpu_name()}, "rows": measure_gpu(args.rounds)}
+        return write(result, Path(args.out), "bench-cupy", args.json)
     result = {"rounds": args.rounds, "machine": facts(), "rows": measure(parts, args.rounds, args.examples)}
     faster = result["machine"]["faster_kernel"]
     if faster and not args.no_kernel_compare and set(KERNEL_PARTS) & set(parts):
         result["rows"] += compare_kernels(faster, max(2, args.rounds // 2), args.examples)
-    if args.json:
+    write(result, Path(args.out), "bench", args.json)
+
+
+def gpu_name() -> str:
+    import cupy  # noqa: PLC0415
+
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    return f"{props['name'].decode()}, cupy {cupy.__version__}, CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}"
+
+
+def write(result: dict[str, Any], out: Path, stem: str, as_json: bool) -> None:
+    """Print the rows as JSON (``as_json``), or write ``<stem>.md`` and ``<stem>.json`` into ``out``."""
+    if as_json:
         print(json.dumps(result))
         return
     text = render(result)
     print(text)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "bench.md", text)
-    atomic_write(out / "bench.json", json.dumps(result, indent=2) + "\n")
+    atomic_write(out / f"{stem}.md", text)
+    atomic_write(out / f"{stem}.json", json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

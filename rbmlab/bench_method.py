@@ -38,9 +38,26 @@ def ratio(numerator: list[float], denominator: list[float]) -> dict[str, float]:
 
 
 @contextlib.contextmanager
-def blas_threads(n: int) -> Iterator[None]:
-    """Run the block with the BLAS limited to ``n`` threads (threadpoolctl)."""
+def blas_threads(n: int | None) -> Iterator[None]:
+    """Run the block with the BLAS limited to ``n`` threads (threadpoolctl); None: as it is
+    (a GPU's work has no host thread count)."""
+    if n is None:
+        yield
+        return
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     with threadpool_limits(limits=n, user_api="blas"):
         yield
+
+
+def synchronized(fn: Callable[[], object], xp) -> Callable[[], object]:
+    """``fn`` then a wait for the device, so that wall time covers the work cupy launched
+    asynchronously; ``fn`` itself for numpy."""
+    cuda = getattr(xp, "cuda", None)
+    if cuda is None:
+        return fn
+
+    def run():
+        fn()
+        cuda.get_current_stream().synchronize()
+    return run

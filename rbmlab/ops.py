@@ -61,19 +61,32 @@ def _ignore_overflow(xp):
     return errstate(over="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
 
 
-def bernoulli_logits_(x, rng, bias=None):
-    """In place: logits ``x (+ bias)`` become a {0, 1} sample with P(1) = σ(x + bias).
+def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
+    """In place: logits become a {0, 1} sample with P(1) = σ(a), a = scale·(x + bias) + offset
+    (each of ``bias``, ``scale``, ``offset`` optional; bias and offset broadcast against x).
 
-    u < σ(a)  ⇔  u (1 + e^{−a}) < 1, so no σ is formed: −a = −bias − x is written in one pass,
-    then e^{−a}. e^{−a} = inf for a ≪ 0 correctly gives 0 (0·inf = NaN compares False too).
-    With a numpy Generator the draw and the comparison are one fused pass
-    (:func:`rbmlab.random_bits.accept_`).
+    u < σ(a)  ⇔  u (1 + e^{−a}) < 1, so no σ is formed: −a is written in as few passes as the
+    terms allow, then e^{−a}. e^{−a} = inf for a ≪ 0 correctly gives 0 (0·inf = NaN compares
+    False too). With a numpy Generator the draw and the comparison are one fused pass
+    (:func:`rbmlab.random_bits.accept_`); on cupy, with a :meth:`Backend.rng`, the whole step is
+    one kernel keyed from the host (:mod:`rbmlab.cupy_kernels`).
     """
     xp = namespace(x)
-    if bias is None:
-        xp.negative(x, out=x)
+    if xp.__name__ == "cupy" and hasattr(rng, "host_keys"):   # a Backend.rng: fused kernel
+        from rbmlab import cupy_kernels  # noqa: PLC0415
+
+        return cupy_kernels.bernoulli_logits_(x, random_bits.draw_key(rng.host_keys), bias, scale, offset)
+    if scale is None and offset is None:
+        if bias is None:
+            xp.negative(x, out=x)
+        else:
+            xp.subtract(-bias, x, out=x)
     else:
-        xp.subtract(-bias, x, out=x)
+        if bias is not None:
+            x += bias
+        xp.multiply(x, -1.0 if scale is None else -scale, out=x)
+        if offset is not None:
+            x -= offset
     with _ignore_overflow(xp):
         xp.exp(x, out=x)
     if _numpy_generator(rng) and x.dtype in random_bits.SCALE:

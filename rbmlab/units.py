@@ -90,10 +90,7 @@ class Spin(UnitType):
 
     @staticmethod
     def sample_(a, rng, bias=None):
-        if bias is not None:
-            a += bias
-        a *= 2.0
-        bernoulli_logits_(a, rng)             # {0, 1} with P(1) = σ(2a)
+        bernoulli_logits_(a, rng, bias=bias, scale=2.0)   # {0, 1} with P(1) = σ(2(a + b))
         a *= 2.0
         a -= 1.0
         return a

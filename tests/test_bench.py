@@ -137,3 +137,34 @@ def test_an_epoch_of_the_bench_trains(backend):
     learner = Counted(CDConfig(lr=0.1, batch_size=20, k=1))
     t = bench.epoch_seconds(learner, bench.random_rbm(backend, 30, 5), backend.asarray(x), 20, 0, backend)
     assert t > 0 and seen == [20, 20, 10]
+
+
+def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
+    from rbmlab import random_bits
+
+    rows = bench.bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
+    if not random_bits.numba_available():
+        assert rows == []      # nothing to compare without numba
+        return
+    names = [r["name"] for r in rows]
+    assert len(rows) == 9 and sum("(the gain)" in n for n in names) == 3
+    assert all(r["min"] > 0 for r in rows)
+
+
+def test_device_rows_wait_for_the_device_and_name_no_thread_count(backend):
+    """For numpy ``synchronized`` is the function itself; rows measured with threads=None (the
+    GPU path) carry no BLAS thread count."""
+    from rbmlab.bench_method import synchronized
+
+    fn = lambda: None   # noqa: E731
+    assert synchronized(fn, np) is fn
+    rows = bench_gibbs(backend, rounds=2, threads=None, m=30, n=20, batch=8, sweeps=2, target="≥ 0.8 (GPU)")
+    assert rows[1]["threads"] is None and rows[1]["target"] == "≥ 0.8 (GPU)"
+    assert "| bare matmuls / Gibbs sweep |  |" in render({"rounds": 2, "machine": {**_machine(), "gpu": "X"},
+                                                          "rows": rows})
+
+
+def _machine():
+    from rbmlab.machine import facts
+
+    return facts()

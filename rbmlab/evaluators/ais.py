@@ -88,14 +88,21 @@ def _log_z_base(base_bias, n_hidden: int) -> float:
     return float(xp.sum(softplus(base_bias.astype(xp.float64)))) + n_hidden * math.log(2.0)
 
 
-def _softplus_increment(xp, x, beta_0: float, beta_1: float, bufs):
-    """Σ_j softplus(β_1 x_j) − softplus(β_0 x_j) per row, summed in float64, for β_0, β_1 ≥ 0.
+def _softplus_increment(xp, x, beta_0: float, beta_1: float, bufs, bias=None):
+    """Σ_j softplus(β_1 x_j) − softplus(β_0 x_j) per row, summed in float64, for β_0, β_1 ≥ 0;
+    with ``bias``, x ← x + bias first, in place (on a GPU in the same kernel).
 
     softplus(βx) = β max(x, 0) + log(1 + e^{−β|x|}): the linear part enters exactly through
     (β_1 − β_0); the rest, with e_0 = e^{−β_0|x|}, is log1p(e_0 · expm1(−(β_1 − β_0)|x|) / (1 + e_0)),
     accurate relative to the increment itself (no difference of two nearly equal logs), so it
     runs in the model's precision (float32) without the float64 casts.
     """
+    if xp.__name__ == "cupy":
+        from rbmlab import cupy_kernels  # noqa: PLC0415
+
+        return cupy_kernels.softplus_increment(x, beta_0, beta_1, bufs[0], bias)   # one kernel + a sum
+    if bias is not None:
+        x += bias
     t, u = bufs
     xp.abs(x, out=u)
     xp.multiply(u, beta_0 - beta_1, out=t)
@@ -132,21 +139,19 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
     for k in tqdm(range(1, K + 1), desc=desc, disable=not progress, leave=False):
         b_prev, b_next = float(betas[k - 1]), float(betas[k])
         xp.matmul(v, W, out=a_h)
-        a_h += b_h
         if b_next != b_prev:
             # log f_{β_k}(v) − log f_{β_{k−1}}(v)   (Neal 2001; Salakhutdinov & Murray 2008)
             log_w += (b_next - b_prev) * (v @ d_bias).astype(f64)   # v ∈ {0,1}: exact enough
-            log_w += _softplus_increment(xp, a_h, b_prev, b_next, bufs)
+            log_w += _softplus_increment(xp, a_h, b_prev, b_next, bufs, bias=b_h)   # a_h += b_h
+        else:
+            a_h += b_h
         if k == K:
             break  # the last transition does not change any weight
-        # h ~ p_β(h | v), v ~ p_β(v | h) with β = β_k
-        a_h *= b_next
-        h = bernoulli_logits_(a_h, rng)
+        # h ~ p_β(h | v), v ~ p_β(v | h) with β = β_k: logits β(vW + b_h), β(hWᵀ + b_v) + (1 − β) b_A
+        h = bernoulli_logits_(a_h, rng, scale=b_next)
         xp.matmul(h, Wt, out=a_v)
-        a_v += b_v
-        a_v *= b_next
-        a_v += (1.0 - b_next) * base_bias
-        v = bernoulli_logits_(a_v, rng)   # overwritten only after its last use next step
+        v = bernoulli_logits_(a_v, rng, bias=b_v, scale=b_next,   # overwritten only after its
+                              offset=(1.0 - b_next) * base_bias)  # last use next step
     return log_w
 
 
