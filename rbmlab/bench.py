@@ -345,7 +345,8 @@ def render(result: dict[str, Any]) -> str:
     from rbmlab.machine import report  # noqa: PLC0415
 
     lines = ["# rbmlab benchmark", "",
-             f"Command: `make bench` (python -m rbmlab.bench --rounds {result['rounds']}). Every comparison "
+             f"Command: `{result.get('command', 'make bench')}` (python -m rbmlab.bench{result.get('args', '')} "
+             f"--rounds {result['rounds']}). Every comparison "
              "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
              "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",
              "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])),
@@ -378,7 +379,8 @@ def main(argv=None) -> None:
     if unknown:
         ap.error(f"unknown part(s) {', '.join(sorted(unknown))}; parts: {', '.join(PARTS)}")
     if args.backend == "cupy":
-        result = {"rounds": args.rounds, "machine": {**facts(), "gpu": gpu_name()}, "rows": measure_gpu(args.rounds)}
+        result = {"rounds": args.rounds, "command": "make bench-gpu", "args": " --backend cupy",
+                  "machine": {**facts(), "gpu": gpu_name()}, "rows": measure_gpu(args.rounds)}
         return write(result, Path(args.out), "bench-cupy", args.json)
     result = {"rounds": args.rounds, "machine": facts(), "rows": measure(parts, args.rounds, args.examples)}
     faster = result["machine"]["faster_kernel"]
