@@ -67,24 +67,35 @@ def atomic_writer(path: str | Path, mode: str = "w", what: str | None = None) ->
     becomes a one-line RbmlabError naming ``what`` (default: the path); the target is untouched.
     """
     path = _target(path)
-    tmp: Path | None = None
+    temporaries: dict[Path, Path] = {}
     try:
-        tmp = _temporary(path, mode)
-        with open(tmp, mode, **({"encoding": "utf-8", "newline": ""} if "b" not in mode else {})) as f:
-            injected_os_error(path.name)
+        with _synced_temporary(path, mode, temporaries) as f:
             yield f
-            f.flush()
-            os.fsync(f.fileno())
         fault_point("write", path.name)
-        os.replace(tmp, path)
-        tmp = None
+        os.replace(temporaries.pop(path), path)
         fsync_directory(path.parent)
     except OSError as e:
         raise write_error(path, e, what) from None
     finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        _remove(temporaries.values())
+
+
+@contextlib.contextmanager
+def _synced_temporary(path: Path, mode: str, temporaries: dict[Path, Path]) -> Iterator[IO]:
+    """An open temporary file beside ``path`` (recorded in ``temporaries[path]``), flushed and
+    fsync'ed when the block ends."""
+    temporaries[path] = _temporary(path, mode)
+    with open(temporaries[path], mode, **({"encoding": "utf-8", "newline": ""} if "b" not in mode else {})) as f:
+        injected_os_error(path.name)
+        yield f
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _remove(temporaries) -> None:
+    for tmp in list(temporaries):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _temporary(path: Path, mode: str) -> Path:
@@ -118,23 +129,16 @@ def atomic_write_all(files: dict[Path, bytes], what: str | None = None) -> None:
     try:
         for path, data in files.items():
             path = _target(path)
-            temporaries[path] = _temporary(path, "wb")
-            with open(temporaries[path], "wb") as f:
-                injected_os_error(path.name)
+            with _synced_temporary(path, "wb", temporaries) as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        for path, tmp in list(temporaries.items()):
-            os.replace(tmp, path)
-            del temporaries[path]
+        for path in list(temporaries):
+            os.replace(temporaries.pop(path), path)
         for directory in {p.parent for p in files}:
             fsync_directory(Path(directory))
     except OSError as e:
         raise write_error(path, e, what) from None
     finally:
-        for tmp in temporaries.values():
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        _remove(temporaries.values())
 
 
 def remove_stale_temporaries(directory: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -208,7 +209,9 @@ def test_a_sweep_whose_parallel_worker_is_killed_exits_2_and_names_the_job(tmp_p
                           "hydra.sweep.dir=sweep", cwd=tmp_path, fault="after_epoch:3")
     assert code == 2 and "Traceback" not in err
     (line,) = [ln for ln in err.splitlines() if ln.startswith("rbmlab: error:")]  # (and loky's warnings)
-    assert line.startswith("rbmlab: error: 1 of 2 job(s) of the sweep failed") and "killed" in line
+    # loky breaks its pool when a worker dies, so on a loaded machine the 2-epoch job, if still
+    # running then, is lost with it: 1 or 2 failed jobs, the killed one always among them
+    assert re.match(r"rbmlab: error: [12] of 2 job\(s\) of the sweep failed", line) and "killed" in line
 
 
 def test_an_infeasible_combination_of_sweep_values_fails_before_the_first_job(tmp_path):
