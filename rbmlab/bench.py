@@ -266,8 +266,7 @@ def bench_sampler(backend, rounds: int, m=784, n=500, batch=200, chains=100, tem
              (f"Gibbs sweep ({m}×{n}, batch {batch})", sweeps, 1, "ms", 1e3 / 10),
              (f"AIS ({chains} chains, {m}×{n}) per temperature", ais, 2, "ms", 1e3 / (temps + 1)))
     for what, fn, threads, unit, scale in cases:
-        with blas_threads(threads):
-            t = interleaved({"fused": fn, "fallback": fallback(fn)}, rounds)
+        t = timed(backend, rounds, threads, {"fused": fn, "fallback": fallback(fn)})
         rows += [*(row(f"{what}, {unit}: {name}", spread([scale * s for s in t[key]]), unit, threads)
                    for key, name in (("fused", "numba fused"), ("fallback", "numpy fallback"))),
                  row(f"{what}: numpy fallback / numba fused (the gain)", ratio(t["fallback"], t["fused"]),

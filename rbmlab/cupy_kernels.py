@@ -1,12 +1,12 @@
 """Fused elementwise kernels for the cupy backend: one launch where numpy makes several passes.
 
 On a GPU each numpy-style pass is a kernel launch and a round trip through memory, so the
-sampling and AIS steps below are single kernels (cupy ElementwiseKernel / ReductionKernel). They
-compute what the numpy code in :mod:`rbmlab.ops` and :mod:`rbmlab.evaluators.ais` computes, in
-the same precision, and the Bernoulli kernel forms its uniforms from a host-drawn 64-bit key
-exactly as :mod:`rbmlab.random_bits` does (SplitMix64 of a counter, :mod:`rbmlab.splitmix`): no
-separate pass writes random numbers to memory and no launch draws the key. ``tests/test_cupy_kernels.py`` compares them on a GPU.
-Imported only when a cupy array arrives.
+sampling step and AIS's weight increment below are single ElementwiseKernels. They compute what
+the numpy code in :mod:`rbmlab.ops` and :mod:`rbmlab.evaluators.ais` computes, in the same
+precision, and the Bernoulli kernel forms its uniforms from a host-drawn 64-bit key exactly as
+:mod:`rbmlab.random_bits` does (SplitMix64 of a counter, :mod:`rbmlab.splitmix`): no separate
+pass writes random numbers to memory and no launch draws the key. ``tests/test_cupy_kernels.py``
+compares them on a GPU. Imported only when a cupy array arrives.
 """
 from __future__ import annotations
 

@@ -91,8 +91,4 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
         xp.exp(x, out=x)
     if _numpy_generator(rng) and x.dtype in random_bits.SCALE:
         return random_bits.accept_(x, random_bits.draw_key(rng))
-    u = rng.random(x.shape, dtype=x.dtype)
-    x += 1.0
-    x *= u
-    xp.less(x, 1.0, out=x)
-    return x
+    return random_bits.accept_given_(x, rng.random(x.shape, dtype=x.dtype))

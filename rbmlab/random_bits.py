@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from rbmlab.backend import namespace
 from rbmlab.splitmix import mixed_counter
 
 SCALE = {np.dtype(np.float32): np.float32(2.0 ** -24), np.dtype(np.float64): 2.0 ** -53}
@@ -49,13 +50,18 @@ def uniforms(key: np.uint64, shape, dtype) -> np.ndarray:
     return u.reshape(shape)
 
 
-def accept_numpy_(e, key: np.uint64):
-    """In place: e = e^{−a} becomes the {0, 1} sample [u (1 + e) < 1]."""
-    u = uniforms(key, e.shape, e.dtype)
+def accept_given_(e, u):
+    """In place: e = e^{−a} becomes the {0, 1} sample [u (1 + e) < 1] for the uniforms ``u``
+    (any backend)."""
     e += 1.0
     e *= u
-    np.less(e, 1.0, out=e)
+    namespace(e).less(e, 1.0, out=e)
     return e
+
+
+def accept_numpy_(e, key: np.uint64):
+    """In place: e = e^{−a} becomes the {0, 1} sample [u (1 + e) < 1], u from ``key``."""
+    return accept_given_(e, uniforms(key, e.shape, e.dtype))
 
 
 @functools.cache
