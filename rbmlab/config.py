@@ -26,8 +26,13 @@ class TrainConfig(Config):
     epochs: int = option(5, "passes over the training set", lo=0)
     eval_every: int = option(1, "epochs between rows of metrics.csv (and epoch 0); 0: last only", lo=0)
     checkpoint_every: int = option(1, "epochs between checkpoints (the last is always saved)", lo=1)
+    snapshot_every: int = option(0, "epochs between model-only snapshots/epoch_<e>.npz, kept "
+                                 "(0: none); e.g. every 20 units of a frank_wolfe run", lo=0)
     progress: bool = option(True, "tqdm progress bars")
     trials: int = option(1, "independent models trained as one batched computation", lo=1)
+    gap_kappa: float = option(3.0, "early stopping: a jump of the train − valid gap above kappa × "
+                              "the median earlier jump (rbmlab.early_stopping)", lo=0, open_lo=True)
+    gap_warmup: int = option(3, "early stopping: evaluation intervals before a jump may count", lo=1)
 
 
 @dataclass

@@ -5,7 +5,13 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
     overrides             applied to every run (Hydra override strings)
     grid                  key → list of values, swept (cartesian product)
     variants              optional: name → list of overrides (e.g. one per learner with its own
-                          k and d); each variant is swept over the grid into a sub-directory
+                          k and d); each variant is swept over the grid into a sub-directory.
+                          A variant may instead be a mapping {overrides, grid, seeds, after,
+                          scales: {tier: {overrides, grid, seeds}}}: its own grid and seeds
+                          replace the experiment's, and ``after: <variant>`` runs it once that
+                          variant's sweep is done (its jobs are checked then: they may read that
+                          variant's files, e.g. model.init={sweep}/fw/0/snapshots/epoch_100.npz;
+                          ``{sweep}`` in an override is the experiment's sweep directory)
     seeds                 list of seeds (trials)
     scales                smoke / reduced / paper → {overrides: [...], and optionally seeds: [...],
                           grid: {key: values} (replaces those keys of the grid), variants:
@@ -61,18 +67,38 @@ def load_spec(name: str) -> dict[str, Any]:
     return spec
 
 
+VARIANT_KEYS = {"overrides", "grid", "seeds", "after", "scales"}
+
+
+def variant_spec(value: Any, name: str = "") -> dict[str, Any]:
+    """A variant as a mapping (a plain list is its overrides), its keys checked."""
+    if isinstance(value, dict):
+        unknown = set(value) - VARIANT_KEYS
+        if unknown:
+            raise RbmlabError(f"experiment: variant {name!r}: unknown key(s) {', '.join(sorted(unknown))}; "
+                              f"known: {', '.join(sorted(VARIANT_KEYS))}")
+        return value
+    return {"overrides": list(value or [])}
+
+
 def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
-                    variant: list[str] = ()) -> list[str]:
+                    variant: list[str] | dict[str, Any] = ()) -> list[str]:
     """The ``rbmlab run -m`` arguments of one experiment (variant) at one scale."""
     tier = spec.get("scales", {}).get(scale)
     if tier is None:
         raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
                           f"defined: {', '.join(spec.get('scales', {}))}")
-    seeds = tier.get("seeds", spec.get("seeds", [0]))
-    grid = {**spec.get("grid", {}), **tier.get("grid", {}), "seed": seeds}
-    swept = [f"{k}={','.join(str(v) for v in values)}" for k, values in grid.items()]
-    return [*spec.get("overrides", []), *variant, *tier.get("overrides", []), *extra, *swept,
-            f"scale={scale}"]
+    own = variant_spec(variant)
+    own_tier = own.get("scales", {}).get(scale, {})
+    if "grid" in own or "seeds" in own:   # the variant's own sweep, narrowed by its own tiers
+        seeds = own_tier.get("seeds", own.get("seeds", tier.get("seeds", spec.get("seeds", [0]))))
+        grid = {**own.get("grid", {}), **own_tier.get("grid", {})}
+    else:
+        seeds = tier.get("seeds", spec.get("seeds", [0]))
+        grid = {**spec.get("grid", {}), **tier.get("grid", {})}
+    swept = [f"{k}={','.join(str(v) for v in values)}" for k, values in {**grid, "seed": seeds}.items()]
+    return [*spec.get("overrides", []), *own.get("overrides", []), *tier.get("overrides", []),
+            *own_tier.get("overrides", []), *extra, *swept, f"scale={scale}"]
 
 
 def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
@@ -90,9 +116,11 @@ def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
     return scale, extra, report_only
 
 
-def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str]) -> dict[str, list[str]]:
-    """Variant name ("" when there are none) → its ``rbmlab run -m`` overrides at ``scale``."""
-    variants = spec.get("variants") or {"": []}
+def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
+              sweep_dir: Path | None = None) -> dict[str, list[str]]:
+    """Variant name ("" when there are none) → its ``rbmlab run -m`` overrides at ``scale``
+    (``{sweep}`` replaced by ``sweep_dir``), in the order they run."""
+    variants = {v: variant_spec(value, v) for v, value in (spec.get("variants") or {"": []}).items()}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
     if chosen is not None:
         unknown = [v for v in chosen if v not in variants]
@@ -100,7 +128,19 @@ def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str]) -> 
             raise RbmlabError(f"experiment: {name}: scale {scale} names unknown variant(s) "
                               f"{', '.join(unknown)}; defined: {', '.join(variants)}")
         variants = {v: variants[v] for v in chosen}
-    return {variant: sweep_overrides(spec, scale, extra, overrides) for variant, overrides in variants.items()}
+    for v, value in variants.items():
+        after = value.get("after")
+        if after is not None and (after not in variants or list(variants).index(after) > list(variants).index(v)):
+            raise RbmlabError(f"experiment: {name}: variant {v!r} runs after {after!r}, which is not a "
+                              "variant listed before it at this scale")
+    where = str(Path(sweep_dir).resolve()) if sweep_dir is not None else "{sweep}"
+    return {v: [o.replace("{sweep}", where) for o in sweep_overrides(spec, scale, extra, value)]
+            for v, value in variants.items()}
+
+
+def _deferred(spec: dict[str, Any]) -> set[str]:
+    """Variants whose jobs are checked just before they run (they read an earlier variant's files)."""
+    return {v for v, value in (spec.get("variants") or {}).items() if variant_spec(value, v).get("after")}
 
 
 def _first_job(name: str, spec: dict[str, Any], scale: str, extra: list[str]):
@@ -111,10 +151,11 @@ def _first_job(name: str, spec: dict[str, Any], scale: str, extra: list[str]):
 
 
 def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_dir: Path,
-           resume: bool) -> list[str]:
+           resume: bool, deferred: set[str] = frozenset()) -> list[str]:
     """Run every variant's sweep into ``sweep_dir`` (its lock held); returns what went wrong in
-    failed jobs. Without resume, an earlier sweep there is first moved aside to ``<scale>.<n>``."""
-    from rbmlab.hydra_app import run_hydra  # noqa: PLC0415
+    failed jobs. Without resume, an earlier sweep there is first moved aside to ``<scale>.<n>``.
+    A ``deferred`` variant's jobs are checked when its turn comes (after the ones it reads)."""
+    from rbmlab.hydra_app import expand_overrides, run_hydra, validate_jobs  # noqa: PLC0415
     from rbmlab.outputs import failed_jobs, move_aside  # noqa: PLC0415
 
     if sweep_dir.exists() and not resume:
@@ -126,6 +167,8 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
         print(f"rbmlab experiment {name}: {' '.join(overrides)}")
         # validated already: straight to Hydra (``rbmlab run -m`` would compose every job again)
         variant_dir = sweep_dir / variant if variant else sweep_dir
+        if variant in deferred:
+            n_jobs = {**n_jobs, variant: len(validate_jobs(expand_overrides(overrides)))}
         run_hydra(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"])
         problems += failed_jobs(variant_dir, n_jobs[variant])
     return problems
@@ -152,8 +195,10 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     sweep_dir = Path(outputs_root) / source / scale
     if report_only and not sweep_dir.is_dir():
         raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
-    jobs = {} if report_only or source != name else _variants(name, spec, scale, extra)
-    configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()}
+    jobs = {} if report_only or source != name else _variants(name, spec, scale, extra, sweep_dir)
+    deferred = _deferred(spec)
+    configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()
+               if variant not in deferred}
     first = (next(iter(configs.values()))[0] if configs else
              _first_job(source, spec if source == name else load_spec(source), scale, extra))
     if source != name and not report_only and (not sweep_dir.is_dir() or first.resume):
@@ -163,7 +208,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     report = spec.get("report", {})
     with DirectoryLock.for_sweep(sweep_dir, f"experiment {source}", first.lock_wait):
         problems = _sweep(name, jobs, {v: len(c) for v, c in configs.items()}, sweep_dir,
-                          first.resume) if jobs else []
+                          first.resume, deferred) if jobs else []
         result = make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
                              x=report.get("x", "epoch"), lines=report.get("lines"),
                              panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",

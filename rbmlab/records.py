@@ -5,6 +5,7 @@
     metrics.csv      one row per evaluation point (and trial): epoch, updates, wall_time, metrics...
     summary.json     status (running | completed | diverged | failed), final metrics
     checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.checkpoint)
+    snapshots/       model-only epoch_<e>.npz every train.snapshot_every epochs (kept)
     .rbmlab.lock     held by the one process that owns the directory (rbmlab.locking)
 
 Every file but metrics.csv is replaced atomically (rbmlab.fileio). metrics.csv grows by appends
@@ -32,6 +33,7 @@ from rbmlab.validation import to_plain
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
 RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz")     # the work a run did
 CONFIG_FILES = ("config.yaml", "overrides.yaml")
+SNAPSHOTS = "snapshots"   # model-only snapshots/epoch_<e>.npz (train.snapshot_every)
 
 
 class RunDirectoryRefused(RbmlabError):
@@ -83,6 +85,8 @@ def clear_records(run_dir: Path) -> None:
     own record files, never anything else in the directory."""
     for name in (*RECORD_FILES, *CONFIG_FILES):
         (run_dir / name).unlink(missing_ok=True)
+    for snapshot in (run_dir / SNAPSHOTS).glob("epoch_*.npz"):
+        snapshot.unlink()
 
 
 class MetricsLog:
@@ -212,6 +216,11 @@ class RunRecord:
     def save(self, model, state: dict, meta: dict[str, Any], to_numpy) -> None:
         save_checkpoint(self.checkpoint, model.map(to_numpy), meta=meta,
                         state={k: to_numpy(v) for k, v in state.items()})
+
+    def save_snapshot(self, model, meta: dict[str, Any], to_numpy) -> None:
+        """The model alone as ``snapshots/epoch_<e>.npz`` (loadable by ``model.init``)."""
+        (self.out / SNAPSHOTS).mkdir(exist_ok=True)
+        save_checkpoint(self.out / SNAPSHOTS / f"epoch_{meta['epoch']}.npz", model.map(to_numpy), meta=meta)
 
     def load(self, config_hash: str):
         """(model, meta, state) of the checkpoint, refusing one of another configuration."""

@@ -25,10 +25,12 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
+from rbmlab.early_stopping import select_from_rows
 from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.models.base import PARAMETER_LIMIT
+from rbmlab.models.pretrained import initial_sizes, start_model
 from rbmlab.provenance import merge_sources, source_revision
 from rbmlab.records import RunRecord
 from rbmlab.validation import to_plain
@@ -74,7 +76,7 @@ def components(cfg: RunConfig, n_visible: int):
     """(model class, sizes, learner, evaluator) for data of ``n_visible`` dimensions, with every
     check that needs no data: learner and evaluator against the family, memory for the sizes."""
     model_class = MODELS.get(cfg.model.name)
-    sizes = model_class.sizes(cfg.model, n_visible)
+    sizes = initial_sizes(cfg.model, model_class, n_visible)
     need = model_class.parameter_count(sizes) * max(cfg.train.trials, 1) * PARAMETER_COPIES \
         * np.dtype(cfg.backend.dtype).itemsize
     have = memory_bytes(cfg.backend.name)
@@ -84,6 +86,9 @@ def components(cfg: RunConfig, n_visible: int):
                           f"about {need / 2**30:.3g} GiB for its parameters and learner state; "
                           f"the {cfg.backend.name} backend has {have / 2**30:.3g} GiB")
     learner, evaluator = LEARNERS.build(cfg.learner), EVALUATORS.build(cfg.evaluator)
+    if cfg.train.trials > 1 and not learner.trains_trials:
+        raise RbmlabError(f"train.trials: {cfg.learner.name} trains one model at a time; use "
+                          "seeds (-m seed=0,1,2) for independent runs")
     learner.check(model_class)
     evaluator.check(model_class, sizes)
     return model_class, sizes, learner, evaluator
@@ -133,7 +138,7 @@ def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: boo
     progress = final and run.cfg.train.progress and run.cfg.evaluator.progress
 
     def one(m, rng):
-        context = Context(rng=rng, final=final, progress=progress, train=run.train if final else None,
+        context = Context(rng=rng, final=final, progress=progress, train=run.train,
                           data_mean=run.data_mean)
         return evaluate(m, run.splits, run.evaluator, context)
 
@@ -174,15 +179,28 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             return Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
                             meta["epoch"], meta["updates"], meta["wall_time"],
                             {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
-    model = run.model_class.initialize(cfg.model, xp=backend.xp, rng=backend.rng(cfg.seed, INIT_STREAM),
-                                       data_mean=backend.asarray(run.data_mean), dtype=backend.dtype,
-                                       trials=cfg.train.trials if cfg.train.trials > 1 else 0)
+    trials = cfg.train.trials if cfg.train.trials > 1 else 0
+    if cfg.model.init:
+        model = start_model(cfg.model, run.model_class, run.train.inputs.shape[-1], xp=backend.xp,
+                            dtype=backend.dtype, trials=trials)
+    else:
+        model = run.model_class.initialize(cfg.model, xp=backend.xp, rng=backend.rng(cfg.seed, INIT_STREAM),
+                                           data_mean=backend.asarray(run.data_mean), dtype=backend.dtype,
+                                           trials=trials)
+    model = run.learner.initial_model(model, pretrained=bool(cfg.model.init))
     progress = Progress(model, run.learner.init_state(model, run.train, backend.rng(cfg.seed, INIT_STREAM, 1)))
     record.start(cfg, overrides)
     if cfg.train.eval_every:
         for row in evaluate_trials(run, model, (cfg.seed, EVAL_STREAM, 0)):
-            record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0, **row})
+            record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
+                                   **learner_columns(run, progress), **row})
     return progress
+
+
+def learner_columns(run: Setup, p: Progress) -> dict[str, float]:
+    """What the learner adds to each metrics row: the sizes it grows and its diagnostics."""
+    sizes = p.model.model_sizes()
+    return {**{name: sizes[name] for name in run.learner.grows}, **run.learner.diagnostics(p.state)}
 
 
 def train_epoch(run: Setup, p: Progress) -> None:
@@ -207,10 +225,14 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     if ((every and p.epoch % every == 0) or last) and len(p.diverged) < n_models:
         rows = evaluate_trials(run, p.model, (cfg.seed, EVAL_STREAM, p.epoch), skip=p.diverged)
         for row in rows:
-            record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4), **row})
+            record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4),
+                                   **learner_columns(run, p), **row})
         p.diverged.update(dict.fromkeys(newly_diverged([], rows, p.diverged), p.epoch))
     if len(p.diverged) == n_models:
         return False
+    if cfg.train.snapshot_every and p.epoch % cfg.train.snapshot_every == 0:
+        record.save_snapshot(p.model, {"epoch": p.epoch, "config_hash": summary["config_hash"],
+                                       **p.model.model_sizes()}, run.backend.to_numpy)
     if p.epoch % cfg.train.checkpoint_every == 0 or last:
         save_checkpoint_of(run, record, p, summary)
         record.write_summary({**summary, "epochs_done": p.epoch})
@@ -290,7 +312,11 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     trials = p.model.n_trials
     final = (mean_over_trials(live) if trials else live[0]) if live else {}
     summary.update(status="completed" if live else "diverged", epochs_done=p.epoch, updates=p.updates,
-                   wall_time=p.wall, final=final, **_trial_records(p.model, live, p.diverged))
+                   wall_time=p.wall, final=final, **_trial_records(p.model, live, p.diverged),
+                   **p.model.model_sizes())   # a growing model's sizes at the end
+    stopping = early_stopping_of(run, record) if live and not trials else None
+    if stopping:
+        summary["early_stopping"] = stopping
     record.write_summary(summary)
     if not live:
         echo("diverged: non-finite final metrics; recorded as diverged")
@@ -300,6 +326,17 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         note = f" (mean over {len(live)} of {trials} trials; {len(p.diverged)} diverged)"
     echo(run.evaluator.headline(final, run.cfg.evaluator.splits[0]) + note)
     return summary
+
+
+def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:
+    """The evaluation point the train − valid gap rule selects (rbmlab.early_stopping), when the
+    run recorded both log-likelihoods; training itself runs to the end."""
+    import pandas as pd  # noqa: PLC0415
+
+    if not record.metrics.path.exists():
+        return None
+    return select_from_rows(pd.read_csv(record.metrics.path), kappa=run.cfg.train.gap_kappa,
+                            warmup=run.cfg.train.gap_warmup)
 
 
 def _trial_records(model, live: list[dict[str, float]], diverged: dict[int, int]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ A configuration is a dataclass whose fields are declared with :func:`option` (de
 doc, and optionally choices, a range, or a nested component parser). :func:`parse_options`
 builds one from user input: unknown keys, wrong types, non-finite numbers and out-of-range values
 become a one-line ``RbmlabError("<prefix>.<key>: <problem>")``. Cross-field rules go in
-``__post_init__`` and raise :func:`invalid` with the key relative to the configuration; the
+``check()`` and raise :func:`invalid` with the key relative to the configuration; the
 parser prefixes it. Dataset options, model, learner, optimizer, evaluator, train and backend
 configurations all use this module.
 """
@@ -34,7 +34,7 @@ class InvalidOption(RbmlabError):
 
 
 def invalid(key: str, message: str) -> InvalidOption:
-    """The error for ``__post_init__`` checks: ``raise invalid("k", "must be >= 1")``."""
+    """The error for ``check()`` rules: ``raise invalid("k", "must be >= 1")``."""
     return InvalidOption(key, message)
 
 

@@ -148,26 +148,38 @@ def test_optimizer(name, family):
 @pytest.mark.parametrize("name", LEARNERS.names())
 @pytest.mark.parametrize("family", MODELS.names())
 def test_learner(name, family):
-    config = LEARNERS.parse({"name": name, "k": 2, "lr": 0.01, "batch_size": 8})
-    learner = LEARNERS.build(config)
-    backend, cls, _, model = make_model(family, trials=2)
+    """Deterministic under a seed, dtype kept, shapes kept (or grown along the sizes the learner
+    declares in ``grows``), state keys kept; trial 1 of a batched model trains alone too."""
+    cls = LEARNERS.get(name)
+    fields = set(cls.config_class.__dataclass_fields__)
+    node = {"name": name, "lr": 0.01, **({"k": 2} if "k" in fields else {})}
+    if "full" != cls.config_class.__dataclass_fields__["batch_size"].default:
+        node["batch_size"] = 8
+    learner = LEARNERS.build(LEARNERS.parse(node))
+    backend, model_class, _, model = make_model(family, trials=2 if learner.trains_trials else 0)
     model = symmetric(model)
     try:
-        learner.check(cls)
+        learner.check(model_class)
     except Exception:
         pytest.skip(f"{name} does not train {family}")
+    model = learner.initial_model(model, pretrained=True)
     train = Batch(data(backend, 16))
     state = learner.init_state(model, train, backend.rng(0))
-    batch = train.take(np.arange(8))
+    batch = train.take(np.arange(8)) if node.get("batch_size") == 8 else train
     a, sa = learner.step(model, state, batch, backend.rng(1))
     b, _ = learner.step(model, state, batch, backend.rng(1))
-    for p in cls.PARAMS:
+    for p in model_class.PARAMS:
         np.testing.assert_array_equal(getattr(a, p), getattr(b, p))
-        assert getattr(a, p).shape == getattr(model, p).shape and getattr(a, p).dtype == np.float32
+        assert getattr(a, p).dtype == np.float32
+        if not learner.grows:
+            assert getattr(a, p).shape == getattr(model, p).shape
+    before, after = model.model_sizes(), a.model_sizes()
+    assert all(after[k] == before[k] or (k in learner.grows and after[k] > before[k]) for k in before)
     assert set(state) <= set(sa)
-    one, _ = learner.step(model.trial(1), {k: v[1] if np.ndim(v) and v.shape[:1] == (2,) and k != "chains" else v
-                                           for k, v in state.items()}, batch, backend.rng(1))
-    assert all(np.isfinite(getattr(one, p)).all() for p in cls.PARAMS)
+    if learner.trains_trials:
+        one, _ = learner.step(model.trial(1), {k: v[1] if np.ndim(v) and v.shape[:1] == (2,) and k != "chains"
+                                               else v for k, v in state.items()}, batch, backend.rng(1))
+        assert all(np.isfinite(getattr(one, p)).all() for p in model_class.PARAMS)
 
 
 @pytest.mark.parametrize("name", EVALUATORS.names())
@@ -184,14 +196,17 @@ def test_evaluator(name, family):
     except Exception as e:
         assert str(e).startswith(f"evaluator={name}:") and "\n" not in str(e)
         pytest.skip(f"{name} does not apply to {family}")
-    splits = {"test": Batch(data(backend))}
-    context = lambda: Context(rng=backend.rng(9), final=True, train=Batch(data(backend, 16, 4)),  # noqa: E731
+    labels = lambda n: np.arange(n) % 3  # noqa: E731 - for evaluators that read targets
+    splits = {s: Batch(data(backend, seed=3 + i), targets=labels(8)) for i, s in enumerate(evaluator.config.splits)}
+    context = lambda: Context(rng=backend.rng(9), final=True,  # noqa: E731
+                              train=Batch(data(backend, 16, 4), targets=labels(16)),
                               data_mean=np.full(N_VISIBLE, 0.5, np.float32))
     m1 = evaluate(model, splits, evaluator, context())
     m2 = evaluate(model, splits, evaluator, context())
     assert m1 == m2 and all(isinstance(v, float) for v in m1.values())
     declared = {s.name for s in evaluator.metrics}
-    own = {k.removeprefix("test_") for k in m1} - {"reconstruction_error"}
+    own = {k.split("_", 1)[1] if k.startswith(("test_", "valid_", "train_")) else k for k in m1}
+    own -= {"reconstruction_error"}
     assert own <= declared, f"{name} writes undeclared metrics {own - declared}"
     assert all(isinstance(s, MetricSpec) for s in evaluator.metrics)
     assert evaluator.headline(m1, "test").startswith("test ")

@@ -409,3 +409,37 @@ def test_the_float32_weight_increment_matches_float64_to_its_own_precision():
         want = (np.logaddexp(0, b1 * x64) - np.logaddexp(0, b0 * x64)).sum(axis=1)
         scale = (b1 - b0) * np.abs(x64).sum(axis=1)   # the size of the increment's terms
         assert np.max(np.abs(got - want) / scale) < 1e-6, (b0, b1)
+
+
+def test_feature_classifier_is_logistic_regression_on_hidden_means_with_C_chosen_on_valid():
+    """Errors equal scikit-learn's own fit on E[h|v] (each C fitted alone, no warm start), and the
+    C kept is the one with the lowest valid error."""
+    from sklearn.linear_model import LogisticRegression
+
+    from rbmlab.data.batch import Batch
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.evaluators.base import Context
+    from rbmlab.evaluators.feature_classifier import features
+
+    rng = np.random.default_rng(0)
+    model = RBM(rng.normal(size=(12, 40)), rng.normal(size=12), rng.normal(size=40))
+    def split(n):
+        x = (rng.random((n, 12)) < 0.5).astype(float)
+        y = (x[:, :3].sum(1) + (rng.random(n) < 0.2)).astype(int)   # 5 classes, noisy
+        return Batch(x, targets=y)
+    train, valid, test = split(300), split(200), split(200)
+    Cs = [0.01, 1.0, 100.0]
+    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "test_error", "C": Cs}))
+    out = evaluator.evaluate(model, {"test": test, "valid": valid},
+                             Context(rng=None, final=True, train=train))
+    errors = {}
+    for C in Cs:
+        clf = LogisticRegression(C=C, max_iter=1000, tol=1e-8).fit(features(model, train.inputs), train.targets)
+        errors[C] = {s: 100 * np.mean(clf.predict(features(model, b.inputs)) != b.targets)
+                     for s, b in (("valid", valid), ("test", test))}
+    best = min(Cs, key=lambda C: errors[C]["valid"])
+    assert out["classifier_c"] == best
+    assert out["valid_error"] == pytest.approx(errors[best]["valid"], abs=1.0)   # ≤ 2 of 200 rows differ
+    assert out["test_error"] == pytest.approx(errors[best]["test"], abs=1.0)
+    majority = 100 * (1 - np.bincount(test.targets).max() / len(test))
+    assert out["test_error"] < majority - 5     # the features carry the labels' information

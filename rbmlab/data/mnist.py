@@ -61,7 +61,9 @@ class MnistOptions:
     threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255)
     binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0)
     n_train: int | None = n_train_option()
-    validation: bool = option(False, "true: last 10,000 training images become 'valid' (50k/10k/10k)")
+    validation: bool = option(False, "true: 10,000 training images become 'valid' (50k/10k/10k)")
+    validation_seed: int | None = option(None, "validation=true: null = the last 10,000 images; "
+                                         "an integer = 10,000 drawn at random with that seed", lo=0)
     n_test: int | None = n_test_option()
 
 
@@ -189,13 +191,21 @@ def load(opts: MnistOptions) -> Dataset:
     y_va: np.ndarray | None = None
     labels_tr: np.ndarray | None = y_tr
     if opts.validation:
-        cut = len(train) - N_VALID
-        train, valid, labels_tr, y_va = train[:cut], train[cut:], y_tr[:cut], y_tr[cut:]
+        order = np.arange(len(train))
+        if opts.validation_seed is not None:   # a fixed random draw; both parts keep IDX order
+            held = np.random.default_rng(opts.validation_seed).choice(len(train), N_VALID, replace=False)
+            order = np.concatenate([np.setdiff1d(order, held), np.sort(held)])
+        keep, held = order[:-N_VALID], order[-N_VALID:]
+        train, valid, labels_tr, y_va = train[keep], train[held], y_tr[keep], y_tr[held]
     train, labels_tr = take_first(train, labels_tr, opts.n_train, "n_train", f"{NAME} training")
     test, labels_te = take_first(test, y_te, opts.n_test, "n_test", f"{NAME} test")
     split = "train = first 60,000 IDX training images, test = the 10,000 t10k images"
-    if opts.validation:
+    if opts.validation and opts.validation_seed is None:
         split = "train = first 50,000 IDX training images, valid = last 10,000, test = the 10,000 t10k"
+    elif opts.validation:
+        split = (f"valid = 10,000 IDX training images drawn without replacement by "
+                 f"numpy default_rng({opts.validation_seed}).choice, train = the other 50,000 (both in "
+                 "IDX order), test = the 10,000 t10k")
     if opts.n_train is not None or opts.n_test is not None:
         split += f"; then first n_train={opts.n_train} / n_test={opts.n_test} examples"
     return Dataset(

@@ -7,6 +7,7 @@ EVALUATORS = Registry("evaluator", {
     "ais": "rbmlab.evaluators.ais:AIS",
     "pl": "rbmlab.evaluators.pseudo_likelihood:PseudoLikelihood",
     "reconstruction": "rbmlab.evaluators.reconstruction:Reconstruction",
+    "test_error": "rbmlab.evaluators.feature_classifier:FeatureClassifier",
 })
 
 

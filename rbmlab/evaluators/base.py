@@ -43,7 +43,7 @@ class Context:
     rng: Any                 # random stream of this evaluation
     final: bool              # the end of training (full AIS schedule, reverse AIS)
     progress: bool = False
-    train: Any = None        # the training Batch (reverse AIS starts Gibbs chains there)
+    train: Any = None        # the training Batch (reverse AIS chains start there; classifiers fit on it)
     data_mean: Any = None    # mean of the training inputs (AIS base-rate model)
 
 

@@ -9,4 +9,5 @@ LEARNERS = Registry("learner", {
     "csdcp": "rbmlab.learners.csdcp:CSDCP",
     "cg": "rbmlab.learners.cg:CG",
     "ssd": "rbmlab.learners.cd:CD",
+    "frank_wolfe": "rbmlab.learners.frank_wolfe:FrankWolfe",
 })

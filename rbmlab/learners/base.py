@@ -47,6 +47,8 @@ class Learner:
     config_class = LearnerConfig
     requires: tuple[type, ...] = (GradientStatistics,)   # model capabilities the step uses
     updates_per_step = 1      # parameter updates per call of step (S-DCP makes d)
+    grows: tuple[str, ...] = ()   # model sizes the learner changes (metrics.csv records them)
+    trains_trials = True      # can train a batched model (train.trials > 1) in one computation
 
     def __init__(self, config):
         self.config = config
@@ -116,6 +118,16 @@ class Learner:
 
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)
+
+    def initial_model(self, model, pretrained: bool):
+        """The model training starts from, given the family's initialisation or the checkpoint
+        of ``model.init`` (``pretrained``): a learner that builds its model (Frank-Wolfe adds
+        units to an empty one) shapes it here. One-line RbmlabError if it cannot train it."""
+        return model
+
+    def diagnostics(self, state: State) -> dict[str, float]:
+        """Scalars of the learner's state recorded with every metrics row (none by default)."""
+        return {}
 
     def init_state(self, model, train, rng) -> State:
         """Learner state before the first mini-batch (``train`` is the whole training Batch)."""

@@ -7,7 +7,7 @@ settings (unit types, spin convention) that :meth:`Model.settings` names for che
 
 A family class also carries, as class attributes and classmethods:
     family          the registry name (saved in checkpoints)
-    config_class    its model config (``conf/model/<family>.yaml``), validated by rbmlab.validation
+    config_class    its model config (``conf/model/<family>.yaml``), a :class:`ModelConfig`
     initialize      a model for a config, the training data and a random stream
     sizes           the model's sizes for a config and data dimension, known before any work
     parameter_count the number of parameters for those sizes (memory checked before allocating)
@@ -23,9 +23,19 @@ import dataclasses
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from rbmlab.backend import namespace
+from rbmlab.validation import Config, option
 
 
 PARAMETER_LIMIT = 1e6   # |θ| beyond it counts as divergence (see Model.finite_trials)
+
+
+@dataclasses.dataclass
+class ModelConfig(Config):
+    """Fields every family's model config has (``conf/model/<family>.yaml``)."""
+
+    name: str = option("", "model family")
+    init: str | None = option(None, "a checkpoint (.npz) whose model training starts from (its "
+                              "sizes replace the config's; rbmlab.models.pretrained)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +149,14 @@ class Bipartite(Protocol):
     def hidden_logits(self, v): ...
 
     def visible_logits(self, h): ...
+
+
+@runtime_checkable
+class LatentFeatures(Protocol):
+    """A representation of each input by its latent units: the features a classifier reads."""
+
+    def hidden_probs(self, x):
+        """E[h | x] per row, (..., B, n_hidden)."""
 
 
 @runtime_checkable

@@ -29,10 +29,10 @@ import numpy as np
 
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
-from rbmlab.models.base import Model
+from rbmlab.models.base import Model, ModelConfig
 from rbmlab.ops import logsumexp
 from rbmlab.units import Bernoulli, Spin
-from rbmlab.validation import Config, option
+from rbmlab.validation import option
 
 SPINS = ("01", "pm1")
 MAX_ENUMERATION = 25      # exact log Z: 2^25 states
@@ -40,7 +40,7 @@ MAX_EXACT_SAMPLING = 20   # inverse-CDF sampling keeps all 2^n probabilities
 
 
 @dataclass
-class IsingConfig(Config):
+class IsingConfig(ModelConfig):
     """Model group ``model=ising``."""
 
     name: str = option("ising", "model family (pairwise binary MRF, fully visible)")

@@ -20,16 +20,16 @@ import numpy as np
 
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
-from rbmlab.models.base import Model
+from rbmlab.models.base import Model, ModelConfig
 from rbmlab.ops import logsumexp
 from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
-from rbmlab.validation import Config, option
+from rbmlab.validation import option
 
 UNIT_NAMES = tuple(UNIT_TYPES)
 
 
 @dataclass
-class RBMConfig(Config):
+class RBMConfig(ModelConfig):
     name: str = option("rbm", "model family")
     n_hidden: int = option(500, "hidden units", lo=1)
     weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0)

@@ -1,0 +1,121 @@
+"""Frank-Wolfe for infinite RBMs (Ping, Liu & Ihler 2016, Algorithm 1): one hidden unit per pass.
+
+The infinite RBM (frank_wolfe Eq. 5) replaces the sum over hidden units by α E_q[softplus(wᵀv)]
+with q a distribution over weight vectors; the hidden bias is the weight of a constant visible
+unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and with the temperature
+α_t = t the model is exactly the RBM with hidden units w_1 … w_t (Prop. 3.1). So each call of
+:meth:`FrankWolfe.step` (one pass over the whole training set; ``batch_size: full``) is
+
+    1. advance S persistent chains by ``sample_steps`` sweeps: samples of p(v | q_{t−1}, ϑ_{t−1})
+    2. w_t = the linear oracle's solution (Eq. 9, L-BFGS-B: rbmlab.learners.frank_wolfe_oracle)
+    3. q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w_t), α_t = t: append w_t as a hidden unit
+    4. ``bias_steps`` stochastic ascent steps on b (Eq. 10) with M persistent chains
+
+A fresh run starts from q_0 with no units (the random w' of Alg. 1 has weight 1 − 1/1 = 0 at
+t = 1, so it only shapes the first samples; with no units they come from the bias-only model);
+``model.init=<checkpoint>`` starts from a trained RBM whose units become q's first atoms
+(α = |h|, continuing at t = |h| + 1; notes §1.4). The model grows during training: metrics.csv
+records ``n_hidden`` per row, and checkpoints hold the model at whatever size it has reached.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.errors import RbmlabError
+from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
+from rbmlab.models.base import Bipartite
+from rbmlab.validation import invalid, option
+
+
+@dataclass
+class FrankWolfeConfig(LearnerConfig):
+    name: str = option("frank_wolfe", "learner")
+    lr: float = option(0.05, "η: step of the visible-bias ascent (Alg. 1, Eq. 10)", lo=0, open_lo=True)
+    batch_size: int | str = option("full", "must be full: one unit per pass over the training set",
+                                   lo=1, choices=("full",))
+    lam: float = option(0.1, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1)", lo=0)
+    lambda_scaling: str = option("constant", "constant: λ as in Alg. 1 | over_t: λ/t, Eq. 8's "
+                                 "scaling (notes §9 item 1)", choices=("constant", "over_t"))
+    penalize_bias: bool = option(True, "penalise the hidden bias (the constant unit's weight) too")
+    n_samples: int = option(1000, "S: persistent chains whose states stand for the model in the oracle",
+                            lo=1, hi=10**7)
+    sample_steps: int = option(10, "block-Gibbs sweeps of those chains before each oracle call", lo=1)
+    restarts: int = option(3, "L-BFGS-B runs from random non-zero starts; the best is kept", lo=1)
+    init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True)
+    maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1)
+    gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True)
+    bias_steps: int = option(100, "K: visible-bias ascent steps after each new unit (notes §9 item 4)", lo=0)
+    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=1, hi=10**7)
+    bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1)
+
+    def check(self) -> None:
+        if self.batch_size != "full":
+            raise invalid("batch_size", "frank_wolfe adds one hidden unit per pass over the whole "
+                          f"training set (Alg. 1); must be full, got {self.batch_size!r}")
+
+
+def append_unit(model, w):
+    """The RBM of q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w) at α_t = t: one more hidden unit, whose
+    weights are ``w[:-1]`` and whose bias is ``w[-1]`` (the constant visible unit's weight)."""
+    xp = model.xp
+    w = xp.asarray(w, dtype=model.dtype)
+    return model.replace(W=xp.concatenate([model.W, w[:-1, None]], axis=1),
+                         b_h=xp.concatenate([model.b_h, w[-1:]]))
+
+
+def without_units(model):
+    """The model with no hidden units: q_0 of a fresh run (only the visible bias remains)."""
+    return model.replace(W=model.W[..., :0], b_h=model.b_h[..., :0])
+
+
+class FrankWolfe(Learner):
+    config_class = FrankWolfeConfig
+    requires = (Bipartite,)
+    grows = ("n_hidden",)
+    trains_trials = False     # each model grows by its own oracle solves
+
+    def initial_model(self, model, pretrained: bool):
+        if (model.visible, model.hidden) != ("bernoulli", "bernoulli"):
+            raise RbmlabError("model: frank_wolfe is written for Bernoulli {0, 1} units (the "
+                              f"softplus of Eq. 5); got visible={model.visible}, hidden={model.hidden}")
+        return model if pretrained else without_units(model)
+
+    def _chains(self, model, n: int, rng):
+        """``n`` states drawn from the visible biases alone (the model without its units)."""
+        logits = model.xp.broadcast_to(model.b_v, (n, model.n_visible)).copy()
+        return model.visible_units.sample_(logits, rng)
+
+    def init_state(self, model, train, rng):
+        xp = model.xp
+        return {"chains": self._chains(model, self.config.n_samples, rng),
+                "bias_chains": self._chains(model, self.config.bias_chains, rng),
+                "t": xp.asarray(model.n_hidden), "oracle_gain": xp.asarray(0.0),
+                "oracle_evaluations": xp.asarray(0)}
+
+    def step(self, model, state, batch, rng):
+        cfg, xp = self.config, model.xp
+        x = batch.inputs
+        t = int(state["t"]) + 1
+        chains = self.sample(model, state["chains"], rng, cfg.sample_steps)   # p(v | q_{t−1}, ϑ_{t−1})
+        lam = cfg.lam / t if cfg.lambda_scaling == "over_t" else cfg.lam
+        oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
+        best = solve(oracle, getattr(rng, "host_keys", rng), restarts=cfg.restarts,
+                     init_std=cfg.init_std, maxiter=cfg.maxiter, gtol=cfg.gtol)
+        model = append_unit(model, best.w)
+        state = {**state, "chains": chains, "t": xp.asarray(t), "oracle_gain": xp.asarray(-best.value),
+                 "oracle_evaluations": xp.asarray(best.evaluations)}
+        return self.fit_visible_bias(model, state, x.mean(axis=0), rng)
+
+    def fit_visible_bias(self, model, state, data_mean, rng):
+        """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), K times."""
+        chains = state["bias_chains"]
+        for _ in range(self.config.bias_steps):
+            chains = self.sample(model, chains, rng, self.config.bias_sweeps)
+            model, state = self.update(model, {"b_v": data_mean - chains.mean(axis=0)}, state)
+        return model, {**state, "bias_chains": chains}
+
+    def diagnostics(self, state) -> dict[str, float]:
+        """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost."""
+        return {"fw_oracle_gain": float(state["oracle_gain"]),
+                "fw_oracle_evaluations": float(state["oracle_evaluations"])}
