@@ -67,6 +67,8 @@ def trained_run(directory: str, damage: Callable[[Path], None]) -> Callable[[Pat
 
 
 RESUME = [*SMALL, "train.epochs=2", "hydra.run.dir=r", "resume=true"]
+FW = ["dataset=bars_stripes", "learner=frank_wolfe", "evaluator=exact", "train.epochs=1",
+      "train.progress=false"]
 
 RUN_CASES = [
     Case("run-unknown-key", ["run", "learner.lrr=0.1"], "learner.lrr"),
@@ -141,6 +143,25 @@ RUN_CASES = [
                                            "dataset.n_train=100000000000", "evaluator=pl"], "dataset.n_train"),
     Case("run-record-name-is-a-directory", ["run", *SMALL, "hydra.run.dir=q", "overwrite=true"],
          "checkpoint.npz", setup=lambda d: (d / "q" / "checkpoint.npz").mkdir(parents=True)),
+    Case("run-model-init-missing", ["run", *SMALL, "model.init=nope.npz"], "model.init: file not found"),
+    Case("run-model-init-not-npz", ["run", *SMALL, "model.init=bad.npz"], "model.init",
+         setup=file_at("bad.npz")),
+    Case("run-model-init-other-family", ["run", *SMALL, "model.init=m.npz"], "model.init",
+         setup=lambda d: np.savez(d / "m.npz", J=np.zeros((9, 9)), h=np.zeros(9))),
+    Case("run-model-init-other-dimension", ["run", *SMALL, "model.init=m.npz"], "model.init",
+         setup=lambda d: rbm_npz(d / "m.npz", W=np.zeros((5, 4)), b_v=np.zeros(5))),
+    Case("run-frank-wolfe-mini-batches", ["run", *FW, "learner.batch_size=10"],
+         "learner.batch_size"),
+    Case("run-frank-wolfe-trials", ["run", *FW, "train.trials=2"], "train.trials"),
+    Case("run-frank-wolfe-spin-units", ["run", *FW, "model.hidden_units=spin"],
+         "frank_wolfe is written for Bernoulli"),
+    Case("run-test-error-unlabelled", ["run", *SMALL, "evaluator=test_error", "evaluator.C=[1.0]",
+                                       "evaluator.splits=[test]"], "has no labels"),
+    Case("run-test-error-choice-without-valid", ["run", *SMALL, "evaluator=test_error",
+                                                 "evaluator.splits=[test]"], "evaluator.C"),
+    Case("run-snapshot-every-negative", ["run", *SMALL, "train.snapshot_every=-1"], "train.snapshot_every"),
+    Case("run-mnist-validation-seed-negative", ["run", "dataset=mnist", "dataset.validation=true",
+                                                "dataset.validation_seed=-1"], "dataset.validation_seed"),
     Case("resume-corrupt-summary", ["run", *RESUME], "summary.json",
          setup=trained_run("r", lambda d: (d / "summary.json").write_bytes(b"{\xff garbage"))),
     Case("resume-nested-summary", ["run", *RESUME], "summary.json",
