@@ -134,6 +134,27 @@ def test_zero_epochs_evaluates_and_saves_the_untrained_model(tmp_path):
         summary["final"]["test_log_likelihood"], rel=1e-6)
 
 
+def straight_and_resumed(tmp_path: Path, args: list[str], kill_after_epoch: int):
+    """``rbmlab run args`` straight through, and once more killed (SIGKILL) after epoch
+    ``kill_after_epoch`` then resumed in place: (straight run dir, resumed run dir, the killed
+    run's summary, the resume's CompletedProcess)."""
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    rbmlab("run", *args, cwd=straight)
+    (ref,) = run_dirs(straight)
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    env = {**os.environ, "RBMLAB_FAULT": f"after_epoch:{kill_after_epoch}"}
+    proc = subprocess.run([sys.executable, "-m", "rbmlab", "run", *args], cwd=killed, env=env,
+                          capture_output=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    (run,) = run_dirs(killed)
+    state = json.loads((run / "summary.json").read_text())
+    out = rbmlab("run", *args, "resume=true", cwd=killed)
+    assert run_dirs(killed) == [run]
+    return ref, run, state, out
+
+
 RESUME_CASES = {
     # persistent chains + momentum buffers in the checkpoint, exact evaluation every 50 epochs
     "pcd-exact": ["learner=pcd", "learner.optimizer.momentum=0.5", "train.eval_every=50"],
@@ -154,24 +175,9 @@ def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, case):
     """kill -9 at a fixed point (epoch 61: after the checkpoint of epoch 60 or 56, with metrics
     rows written after it), then resume=true: the same metrics and finals as a straight run."""
     args = [*SMALL, "learner.k=20", "train.epochs=400", "seed=5", *RESUME_CASES[case]]
-    straight = tmp_path / "straight"
-    straight.mkdir()
-    rbmlab("run", *args, cwd=straight)
-    (ref,) = run_dirs(straight)
-
-    killed = tmp_path / "killed"
-    killed.mkdir()
-    env = {**os.environ, "RBMLAB_FAULT": "after_epoch:61"}
-    proc = subprocess.run([sys.executable, "-m", "rbmlab", "run", *args], cwd=killed, env=env,
-                          capture_output=True, timeout=300)
-    assert proc.returncode == -signal.SIGKILL
-    (run,) = run_dirs(killed)
-    state = json.loads((run / "summary.json").read_text())
+    ref, run, state, out = straight_and_resumed(tmp_path, args, kill_after_epoch=61)
     assert state["status"] == "running" and 0 < state["epochs_done"] <= 61
-
-    out = rbmlab("run", *args, "resume=true", cwd=killed)
     assert "resuming" in out.stdout
-    assert run_dirs(killed) == [run]
     a = json.loads((ref / "summary.json").read_text())
     b = json.loads((run / "summary.json").read_text())
     assert b["status"] == "completed" and b["epochs_done"] == 400

@@ -6,11 +6,7 @@ rbmlab's RBM code: log p(v) = α Σ_s γ_s softplus(w_s·v + c_s) + b·v − log
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -23,7 +19,7 @@ from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.models.rbm import RBM, log_likelihood
 from rbmlab.validation import parse_options
 from tests.conftest import all_binary
-from tests.test_cli import rbmlab, run_dirs
+from tests.test_cli import rbmlab, straight_and_resumed
 
 D = 8
 STATES = all_binary(D)
@@ -209,18 +205,9 @@ def test_model_init_problems_are_one_line(tmp_path, init, message):
 
 def test_a_growing_run_killed_mid_growth_resumes_to_identical_metrics(tmp_path):
     args = [*FW_SMALL, "train.epochs=8", "train.checkpoint_every=2", "seed=4"]
-    straight = tmp_path / "straight"
-    straight.mkdir()
-    rbmlab("run", *args, cwd=straight)
-    (ref,) = run_dirs(straight)
-    killed = tmp_path / "killed"
-    killed.mkdir()
-    env = {**os.environ, "RBMLAB_FAULT": "after_epoch:5"}   # after the checkpoint of 4 units
-    proc = subprocess.run([sys.executable, "-m", "rbmlab", "run", *args], cwd=killed, env=env,
-                          capture_output=True, timeout=300)
-    assert proc.returncode == -signal.SIGKILL
-    (run,) = run_dirs(killed)
-    assert "at epoch 4" in rbmlab("run", *args, "resume=true", cwd=killed).stdout
+    # killed after epoch 5, past the checkpoint of 4 units
+    ref, run, _, out = straight_and_resumed(tmp_path, args, kill_after_epoch=5)
+    assert "at epoch 4" in out.stdout
     a, b = (json.loads((d / "summary.json").read_text()) for d in (ref, run))
     assert b["status"] == "completed" and b["n_hidden"] == a["n_hidden"] == 8
     assert b["final"] == a["final"]

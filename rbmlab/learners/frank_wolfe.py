@@ -90,20 +90,20 @@ class FrankWolfe(Learner):
         xp = model.xp
         return {"chains": self._chains(model, self.config.n_samples, rng),
                 "bias_chains": self._chains(model, self.config.bias_chains, rng),
-                "t": xp.asarray(model.n_hidden), "oracle_gain": xp.asarray(0.0),
+                "oracle_gain": xp.asarray(0.0),
                 "oracle_evaluations": xp.asarray(0)}
 
     def step(self, model, state, batch, rng):
         cfg, xp = self.config, model.xp
         x = batch.inputs
-        t = int(state["t"]) + 1
+        t = model.n_hidden + 1        # q_{t−1} has one atom per unit (α_{t−1} = t − 1)
         chains = self.sample(model, state["chains"], rng, cfg.sample_steps)   # p(v | q_{t−1}, ϑ_{t−1})
         lam = cfg.lam / t if cfg.lambda_scaling == "over_t" else cfg.lam
         oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
         best = solve(oracle, getattr(rng, "host_keys", rng), restarts=cfg.restarts,
                      init_std=cfg.init_std, maxiter=cfg.maxiter, gtol=cfg.gtol)
         model = append_unit(model, best.w)
-        state = {**state, "chains": chains, "t": xp.asarray(t), "oracle_gain": xp.asarray(-best.value),
+        state = {**state, "chains": chains, "oracle_gain": xp.asarray(-best.value),
                  "oracle_evaluations": xp.asarray(best.evaluations)}
         return self.fit_visible_bias(model, state, x.mean(axis=0), rng)
 
