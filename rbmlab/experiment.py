@@ -17,8 +17,10 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           grid: {key: values} (replaces those keys of the grid), variants:
                           [names] (runs only these variants)}
     report                metric, x (epoch, updates, or a config key such as model.n_hidden:
-                          final values against it), lines, panels, hlines, markers, paper (the
-                          paper's own numbers)
+                          final values against it), lines (``variant``: one line per variant),
+                          panels, hlines, markers, paper (the paper's own numbers); over a config
+                          key also select (a metric: best run per point, e.g. on validation),
+                          vlines ([{x: n | summary: early_stopping.n_hidden, label}]), table_x
     runs_of               optional: <paper>/<artefact> whose runs this one reports (no sweep)
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.
@@ -214,7 +216,10 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
                              panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",
                              paper=report.get("paper"), hlines=report.get("hlines"),
                              markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
-                             logx=bool(report.get("logx", False)))
+                             logx=bool(report.get("logx", False)),
+                             variants=list((spec if source == name else load_spec(source)).get("variants") or []),
+                             select=report.get("select"),
+                             vlines=report.get("vlines"), table_x=report.get("table_x"))
     if problems:
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")

@@ -610,3 +610,72 @@ def test_a_first_report_that_fails_leaves_no_files(tmp_path: Path,
     with pytest.raises(RbmlabError):
         make_report(tmp_path / "runs", tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []    # none of the four files, no temporary
+
+
+def write_variant_run(path: Path, learner: str, n_hidden: int, seed: int, rows: list[dict],
+                      final: dict, extra_summary: dict | None = None) -> None:
+    """A run of an experiment variant: metrics ``rows``, summary ``final`` (and more summary keys)."""
+    path.mkdir(parents=True)
+    config = {"seed": seed, "scale": "smoke", "learner": {"name": learner, "lr": 0.02},
+              "model": {"n_hidden": n_hidden, "init": None}, "evaluator": {"name": "ais"}}
+    (path / "config.yaml").write_text(yaml.safe_dump(config))
+    pd.DataFrame(rows).to_csv(path / "metrics.csv", index=False)
+    (path / "summary.json").write_text(json.dumps({"status": "completed", "epochs_done": 10,
+                                                   "final": final, "seed": seed, "scale": "smoke",
+                                                   "n_hidden": n_hidden, **(extra_summary or {})}))
+
+
+@pytest.fixture(scope="module")
+def variant_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An experiment's sweep with variants: fw/0 grew from 0 to 6 units (configured 500; its
+    summary says 6, and that early stopping chose 4); cd_rand/<i> at 2 and 4 units × seeds 0-2,
+    whose test and validation values disagree on the order of the seeds."""
+    root = tmp_path_factory.mktemp("variants") / "sweep"
+    fw_rows = [{"epoch": h, "updates": h, "wall_time": h, "n_hidden": h, "test_log_likelihood": -10.0 + h,
+                "valid_log_likelihood": -11.0 + h} for h in (0, 2, 4, 6)]
+    write_variant_run(root / "fw" / "0", "frank_wolfe", 500, 0, fw_rows,
+                      {"test_log_likelihood": -3.5, "valid_log_likelihood": -4.5},
+                      {"n_hidden": 6, "early_stopping": {"epoch": 4, "n_hidden": 4, "rule": "text"}})
+    for i, (h, seed) in enumerate((h, s) for h in (2, 4) for s in (0, 1, 2)):
+        test, valid = -8.0 + h + seed, -9.0 + h - seed        # seed 0 is best on valid, 2 on test
+        write_variant_run(root / "cd_rand" / str(i), "cd", h, seed, [{"epoch": 10, "updates": 10, "wall_time": 1}],
+                          {"test_log_likelihood": test, "valid_log_likelihood": valid})
+    return root
+
+
+def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: Path, tmp_path: Path) -> None:
+    result = make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", x="model.n_hidden",
+                         lines="variant", variants=["fw", "cd_rand", "cd_fw"],
+                         select="valid_log_likelihood", table_x=[2, 6],
+                         vlines=[{"summary": "early_stopping.n_hidden", "label": "early stopping"},
+                                 {"x": 5, "label": "paper"}])
+    curves = pd.read_csv(result["curves"])
+    fw = curves[curves["variant"] == "fw"]
+    # the grown run: every evaluated row at its size, the final value replacing the row at 6 units
+    assert list(fw["model.n_hidden"]) == [0, 2, 4, 6]
+    assert list(fw["mean"]) == [-10.0, -8.0, -6.0, -3.5]
+    cd = curves[curves["variant"] == "cd_rand"]
+    # the test value of the seed best on validation (seed 0), not the mean or the best on test
+    assert list(cd["model.n_hidden"]) == [2, 4] and list(cd["mean"]) == [-6.0, -4.0]
+    assert list(cd["n"]) == [1, 1]
+    text = Path(result["table"]).read_text()
+    rows = {r["variant"]: r for r in table_rows(text)}
+    assert [k for k in rows["fw"] if k.startswith("model.n_hidden=")] == ["model.n_hidden=2", "model.n_hidden=6"]
+    assert rows["cd_rand"]["model.n_hidden=2"] == "-6 [best of 3]"
+    assert rows["fw"]["model.n_hidden=6"] == "-3.5000"
+    assert "Vertical lines: early stopping at model.n_hidden=4 (fw/0); paper at model.n_hidden=5." in text
+    runs = pd.read_csv(result["runs"])
+    assert "variant" in runs.columns and runs.loc[runs["run_dir"] == "fw/0", "model.n_hidden"].item() == 6
+    # without the variant names the path's first directory is no key
+    plain = load_runs(variant_sweep)[0]
+    assert "variant" not in plain.columns and "early_stopping.n_hidden" in plain.columns
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"x": "epoch", "select": "valid_log_likelihood"}, "select, vlines and table_x need a runs-table key"),
+    ({"x": "model.n_hidden", "vlines": [{"label": "no x"}]}, "vlines entries must be"),
+    ({"x": "model.n_hidden", "select": "valid_error"}, "unknown metric 'valid_error'"),
+])
+def test_variant_report_errors(variant_sweep: Path, tmp_path: Path, kwargs: dict, message: str) -> None:
+    with pytest.raises(RbmlabError, match=message):
+        make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", **kwargs)

@@ -12,7 +12,11 @@ The plotted curves and the curves CSV also show runs that did not complete, mark
 
 The x axis is a metrics.csv column (``epoch``, ``updates``): each group's mean curve over it; or
 a key of the runs table (``model.n_hidden``, any flattened config key): each completed run's
-final value at that key's value, one line per group of the remaining keys.
+final value at that key's value, one line per group of the remaining keys; a model that grew
+during training (frank_wolfe) contributes every evaluated row at the size it had then. There,
+``select`` keeps at each point only the run best on another metric (best of the seeds on the
+validation set), ``vlines`` marks sizes (a number, or a summary.json record such as the size
+early stopping picked), and ``table_x`` names the sizes the table shows (the plot shows all).
 """
 from __future__ import annotations
 
@@ -27,13 +31,14 @@ from rbmlab.fileio import atomic_write_all, write_error
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, epoch_to_fraction_of_max, final_values,
-                                     left_out, resolve_metric, summarize_groups, x_values)
+                                     left_out, resolve_metric, run_points, summarize_groups,
+                                     x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
 from rbmlab.report.paper import constant_values, match_paper
-from rbmlab.report.plot import check_hlines, check_markers, plot_curves
+from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
-                                  points_table, runs_csv)
+                                  points_table, runs_csv, vlines_note)
 
 __all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
            "epoch_to_fraction_of_max", "higher_is_better"]
@@ -77,27 +82,38 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
                 title: str | None = None, paper: Any = None,
                 hlines: Sequence[Mapping[str, Any]] | None = None,
                 markers: Mapping[str, Any] | None = None, filename_stem: str | None = None,
-                logx: bool = False) -> dict[str, Any]:
+                logx: bool = False, variants: Sequence[str] = (), select: str | None = None,
+                vlines: Sequence[Mapping[str, Any]] | None = None,
+                table_x: Sequence[Any] | None = None) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
     such as ``model.n_hidden``: then each completed run contributes its final value at that key's
-    value and the table has one column per value. Final values, best and x at best come only from
+    value (a grown model: every evaluated row at its size then) and the table has one column per
+    value (``table_x``: these values only). ``variants``: an experiment's variant names; a run
+    under ``<root>/<variant>/`` gets that ``variant`` key (for ``lines: variant``). ``select``: a
+    metric; at each x only the group's run best on it counts. ``vlines``: [{x: number | summary:
+    'early_stopping.n_hidden', label: text}], vertical lines over a runs-table key. Final values, best and x at best come only from
     completed runs; the table says how many were left out and why. The four files are written
     together: when one cannot be written, a one-line RbmlabError, and every file stays as it was. Returns {'table', 'plot', 'curves', 'runs':
     Path, 'summary': DataFrame of the groups}.
     """
-    runs, curves = load_runs(Path(root))
-    metric = resolve_metric(metric, available_metrics(runs, curves))
+    runs, curves = load_runs(Path(root), variants)
+    metrics = available_metrics(runs, curves)
+    metric = resolve_metric(metric, metrics)
+    select = None if select is None else resolve_metric(select, metrics)
     by_key = _x_is_key(runs, curves, x)
-    ref_lines, fraction = check_hlines(hlines), check_markers(markers)
+    ref_lines, fraction, marks = check_hlines(hlines), check_markers(markers), check_vlines(vlines)
+    if (select or marks or table_x) and not by_key:
+        raise RbmlabError(f"report: select, vlines and table_x need a runs-table key on the x axis "
+                          f"(such as model.n_hidden), not {x}")
     if by_key:
-        _check_numeric_x(runs, x, logx, fraction)
+        _check_numeric_x(runs, x, logx or bool(marks), fraction)
     layout = choose_layout(runs, lines, panels, x if by_key and x in config_columns(runs) else None)
     groups, gids = assign_groups(runs, layout)
     finals = final_values(runs, curves, metric)
     if by_key:
-        curve = aggregate_points(runs, finals, gids, metric, x)
+        curve = aggregate_points(run_points(runs, curves, finals, metric, x, select), gids, metric, x, select)
         summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction)
     else:
         curve = aggregate_curves(curves, gids, metric, x)          # plotted: partial runs too
@@ -108,12 +124,13 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
         summary["paper"], unmatched = match_paper(paper, groups, constant_values(runs, gids, len(groups)))
 
     title = title or f"{metric} vs {x}"
-    table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None) if by_key
-             else markdown_table(summary, layout, metric, x, fraction, paper is not None))
-    text = markdown_report(title, runs, table, method_note(metric, x, by_key),
+    placed = place_vlines(marks, runs, groups, gids)
+    table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None, table_x, select)
+             if by_key else markdown_table(summary, layout, metric, x, fraction, paper is not None))
+    text = markdown_report(title, runs, table, method_note(metric, x, by_key, select) + vlines_note(placed, x),
                            left_out(runs, finals), unmatched)
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
-                      fraction=fraction, logx=logx, by_key=by_key)
+                      fraction=fraction, logx=logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)
     atomic_write_all({paths["table"]: text.encode(), paths["plot"]: png,
                       paths["curves"]: curves_csv(curve, groups, layout, x),

@@ -111,21 +111,62 @@ def x_order(values: pd.Series) -> list[Any]:
     return sorted(distinct, key=None if pd.api.types.is_numeric_dtype(values) else sort_key)
 
 
-def aggregate_points(runs: pd.DataFrame, finals: pd.Series, gids: pd.Series, metric: str,
-                     x: str) -> pd.DataFrame:
-    """Per (gid, value of the runs-table key x) where runs stand: mean, std (ddof=1) and n of their
-    final values (completed runs only; n = 0 and no mean when every run there is left out), and
-    ``runs``, how many runs stand there; in x order within each group."""
+def size_column(curves: pd.DataFrame, x: str) -> str | None:
+    """The metrics.csv column that records a growing model's ``x`` per row (``n_hidden`` for
+    ``model.n_hidden``: rbmlab.runner writes the sizes a learner grows), or None."""
+    name = x.rsplit(".", 1)[-1]
+    return name if x.startswith("model.") and name in curves.columns else None
+
+
+def run_points(runs: pd.DataFrame, curves: pd.DataFrame, finals: pd.Series, metric: str, x: str,
+               select: str | None = None) -> pd.DataFrame:
+    """run_dir, x, the metric (and ``select``, the metric that picks among seeds) of each point.
+
+    A run contributes its final values at its value of the runs-table key ``x``; a completed run
+    whose model grew (its metrics rows record ``x``) contributes every evaluated row at the size it
+    had then, its final values at the size it ended at (they replace that row's)."""
+    metrics = [metric, *([select] if select and select != metric else [])]
+    final = pd.DataFrame({m: final_values(runs, curves, m) if m != metric else finals for m in metrics})
     points = pd.DataFrame({"run_dir": runs["run_dir"].to_numpy(), x: x_values(runs[x]).to_numpy(),
-                           metric: finals.reindex(runs["run_dir"]).to_numpy()})
+                           **{m: final[m].reindex(runs["run_dir"]).to_numpy() for m in metrics}})
+    size = size_column(curves, x)
+    have = [m for m in metrics if m in curves.columns]
+    if size is None or not have:
+        return points
+    rows = curves[(curves["status"] == COMPLETED) & curves[size].notna()]
+    rows = rows[rows[have].notna().any(axis=1)]
+    grown = pd.DataFrame({"run_dir": rows["run_dir"], x: rows[size].astype(float),
+                          **{m: rows[m] if m in rows.columns else np.nan for m in metrics}})
+    grown = grown[~grown.set_index(["run_dir", x]).index.isin(points.set_index(["run_dir", x]).index)]
+    return pd.concat([points, grown], ignore_index=True)
+
+
+def aggregate_points(points: pd.DataFrame, gids: pd.Series, metric: str, x: str,
+                     select: str | None = None) -> pd.DataFrame:
+    """Per (gid, value of the runs-table key x) where runs stand (``run_points``): mean, std (ddof=1)
+    and n of their final values (completed runs only; n = 0 and no mean when every run there is
+    left out), and ``runs``, how many runs stand there; in x order within each group.
+
+    ``select``: of the runs at each (gid, x), only the one with the best ``select`` value counts
+    (best of the seeds on the validation set: n = 1, no std)."""
     placed = points.dropna(subset=[x])
     counts = placed.assign(gid=placed["run_dir"].map(gids)).groupby(["gid", x]).size()
-    curve = counts.rename("runs").reset_index().merge(_point_stats(points, gids, metric, x),
+    if select:
+        placed = _best_per_point(placed, gids, x, select)
+    curve = counts.rename("runs").reset_index().merge(_point_stats(placed, gids, metric, x),
                                                       on=["gid", x], how="left")
     curve["n"] = curve["n"].fillna(0).astype(int)
     rank = {v: i for i, v in enumerate(x_order(points[x]))}
     order = np.lexsort((curve[x].map(rank).to_numpy(), curve["gid"].to_numpy()))
     return curve.iloc[order].reset_index(drop=True)
+
+
+def _best_per_point(points: pd.DataFrame, gids: pd.Series, x: str, select: str) -> pd.DataFrame:
+    """The row with the best ``select`` value at each (gid, x); points without it are dropped."""
+    ranked = points.dropna(subset=[select]).assign(gid=lambda p: p["run_dir"].map(gids))
+    ascending = not higher_is_better(select)
+    best = ranked.sort_values(select, ascending=ascending, kind="stable").groupby(["gid", x]).head(1)
+    return best.drop(columns="gid")
 
 
 def epoch_to_fraction_of_max(x: Sequence[float], y: Sequence[float], fraction: float) -> float | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from rbmlab.errors import RbmlabError
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
 RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
 RESERVED_METRICS_COLUMNS = ("run_dir", "status")   # joined into the curves from the runs table
+# summary.json records beside the config: final values, and the early-stopping choice of a run
+SUMMARY_PREFIXES = ("final.", "early_stopping.")
 
 
 def one_line(exc: BaseException) -> str:
@@ -133,11 +135,25 @@ def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str
     return out
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
-             overrides: Any) -> dict[str, Any]:
-    """A run's row of the runs table: status, flattened config, run info and final.* values."""
+             overrides: Any, variant: str | None = None) -> dict[str, Any]:
+    """A run's row of the runs table: status, its experiment variant (when it has one), flattened
+    config, run info, final.* values and early_stopping.* (numbers only).
+
+    A model size that summary.json records (``n_hidden``: the size the model ended at) replaces
+    the config's ``model.<size>``: a growing learner's model ends at another size than configured.
+    """
     row: dict[str, Any] = {"run_dir": rel, "status": str(summary.get("status", "unknown"))}
+    if variant is not None:
+        row["variant"] = variant
     row.update({k: v for k, v in _flatten(config).items() if k not in RUN_INFO_COLUMNS})
+    for key, value in summary.items():
+        if f"model.{key}" in row and _is_number(value) and summary.get("status") == "completed":
+            row[f"model.{key}"] = value
     for key in ("scale", "seed"):
         if key not in row and key in summary:
             row[key] = summary[key]
@@ -148,10 +164,14 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     final = summary.get("final") or {}
     if isinstance(final, Mapping):
         row.update({f"final.{k}": to_float(v) for k, v in final.items()})
+    stopping = summary.get("early_stopping") or {}
+    if isinstance(stopping, Mapping):
+        row.update({f"early_stopping.{k}": float(v) for k, v in stopping.items() if _is_number(v)})
     return row
 
 
-def _load_run(run_dir: Path, root: Path) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+def _load_run(run_dir: Path, root: Path, variants: Collection[str] = ()
+              ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """One run's rows of the runs table and its metrics rows (one pair per trial)."""
     rel = run_dir.relative_to(root).as_posix()
     summary = _read_summary(run_dir / "summary.json")
@@ -159,7 +179,8 @@ def _load_run(run_dir: Path, root: Path) -> list[tuple[dict[str, Any], pd.DataFr
     if not isinstance(config, Mapping):
         raise RbmlabError(f"report: {run_dir / 'config.yaml'} is not a mapping")
     overrides = _read_yaml(run_dir / "overrides.yaml", []) or []
-    row = _run_row(rel, summary, config, overrides)
+    first = rel.split("/", 1)[0]
+    row = _run_row(rel, summary, config, overrides, first if first in variants else None)
     curve = _read_metrics(run_dir / "metrics.csv")
     curve.insert(0, "run_dir", rel)
     if "trial" in curve.columns:
@@ -168,24 +189,27 @@ def _load_run(run_dir: Path, root: Path) -> list[tuple[dict[str, Any], pd.DataFr
 
 
 def _order_run_columns(columns: Iterable[str]) -> list[str]:
-    """run_dir, status, config keys (first-seen order), run info, then sorted final.* columns."""
+    """run_dir, status, config keys (first-seen order), run info, then sorted final.* and
+    early_stopping.* columns."""
     cols = list(dict.fromkeys(columns))
-    finals = sorted(c for c in cols if c.startswith("final."))
+    finals = sorted(c for c in cols if c.startswith(SUMMARY_PREFIXES))
     info = [c for c in RUN_INFO_COLUMNS[2:] if c in cols]
     config = [c for c in cols if c not in RUN_INFO_COLUMNS and c not in finals]
     return ["run_dir", "status", *config, *info, *finals]
 
 
 def config_columns(runs: pd.DataFrame) -> list[str]:
-    """The flattened config keys among the columns of a runs table."""
-    return [c for c in runs.columns if c not in RUN_INFO_COLUMNS and not c.startswith("final.")]
+    """The flattened config keys (and ``variant``) among the columns of a runs table."""
+    return [c for c in runs.columns if c not in RUN_INFO_COLUMNS and not c.startswith(SUMMARY_PREFIXES)]
 
 
-def load_runs(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_runs(root: Path, variants: Collection[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, curves) for every run directory under ``root``.
 
     runs: one row per run (per trial for batched trials, run_dir ``<dir>#<t>``): run_dir (relative
-    to root), status, flattened config keys,
+    to root), status, ``variant`` (the first directory of run_dir when it is one of ``variants``,
+    an experiment's variant names: its sweep runs each variant into ``<root>/<variant>/``),
+    flattened config keys,
     epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with
     run_dir, status and the run's config keys joined in.
     """
@@ -195,7 +219,7 @@ def load_runs(root: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     dirs = find_run_dirs(root)
     if not dirs:
         raise RbmlabError(f"report: no runs (summary.json) under {root}")
-    loaded = [pair for d in dirs for pair in _load_run(d, root)]
+    loaded = [pair for d in dirs for pair in _load_run(d, root, set(variants))]
     rows = [r for r, _ in loaded]
     columns = _order_run_columns(c for r in rows for c in r)
     runs = pd.DataFrame(rows).reindex(columns=columns)

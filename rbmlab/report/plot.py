@@ -33,6 +33,40 @@ def check_hlines(hlines: Any) -> list[dict[str, Any]]:
     return out
 
 
+def check_vlines(vlines: Any) -> list[dict[str, Any]]:
+    """Validate [{'x': number, 'label': text} | {'summary': 'early_stopping.n_hidden', 'label': text}]."""
+    out = []
+    for item in vlines or []:
+        ok = isinstance(item, Mapping) and len({"x", "summary"} & set(item)) == 1
+        if ok and "x" in item:
+            ok = not math.isnan(to_float(item["x"]))
+        if not ok:
+            raise RbmlabError("report: vlines entries must be {'x': number, 'label': text} or "
+                              f"{{'summary': '<summary.json record, e.g. early_stopping.n_hidden>', 'label': text}}, got {item!r}")
+        out.append({**({"x": to_float(item["x"])} if "x" in item else {"summary": str(item["summary"])}),
+                    "label": str(item.get("label", ""))})
+    return out
+
+
+def place_vlines(marks: list[dict[str, Any]], runs: pd.DataFrame, groups: pd.DataFrame,
+                 gids: pd.Series) -> list[dict[str, Any]]:
+    """Each vertical line with its x, label, panel and line (None: every panel, grey): a fixed x, or
+    per run that records the summary value (in its group's panel and colour)."""
+    placed = []
+    for mark in marks:
+        if "x" in mark:
+            placed.append({"x": mark["x"], "label": mark["label"], "panel": None, "line": None, "run": None})
+            continue
+        if mark["summary"] not in runs.columns:
+            continue
+        for run_dir, value in zip(runs["run_dir"], runs[mark["summary"]]):
+            if not math.isnan(to_float(value)):
+                group = groups.iloc[int(gids[run_dir])]
+                placed.append({"x": to_float(value), "label": mark["label"], "panel": group["panel"],
+                               "line": group["line"], "run": run_dir})
+    return placed
+
+
 def check_markers(markers: Any) -> float | None:
     """The fraction of a {'kind': 'fraction_of_max', 'fraction': f} marker spec, or None."""
     if not markers:
@@ -95,13 +129,17 @@ def _draw_line(ax: Any, part: pd.DataFrame, row: pd.Series, style: _Style) -> No
 
 
 def _draw_panel(ax: Any, rows: pd.DataFrame, curve: pd.DataFrame, style: _Style,
-                hlines: list[dict[str, Any]]) -> None:
+                hlines: list[dict[str, Any]], vlines: list[dict[str, Any]], panel: str) -> None:
     """The lines of one panel and the reference lines."""
     for g, row in rows.iterrows():
         _draw_line(ax, curve[curve["gid"] == g], row, style)
     for i, h in enumerate(hlines):
         ax.axhline(h["y"], color=f"{0.15 + 0.2 * (i % 4):.2f}", linestyle="--", linewidth=1,
                    label=h["label"] or None)
+    for v in vlines:
+        if v["panel"] in (None, panel):
+            ax.axvline(v["x"], color=style.color.get(v["line"], "0.4"), linestyle="-.", linewidth=1.2,
+                       label=v["label"] or None)
 
 
 def _key_ticks(ax: Any, style: _Style) -> None:
@@ -133,11 +171,13 @@ def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style) -> 
 
 def plot_curves(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str, *,
                 title: str | None, hlines: list[dict[str, Any]], fraction: float | None,
-                logx: bool = False, by_key: bool = False) -> bytes:
+                logx: bool = False, by_key: bool = False,
+                vlines: list[dict[str, Any]] | None = None) -> bytes:
     """The figure as PNG bytes: one subplot per panel, mean ± std per line, reference lines and
     markers.
 
-    ``by_key``: x is a runs-table key and ``curve`` holds one point per value (aggregate_points).
+    ``by_key``: x is a runs-table key and ``curve`` holds one point per value (aggregate_points);
+    ``vlines``: place_vlines's vertical lines.
     """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend or display
 
@@ -149,7 +189,7 @@ def plot_curves(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metr
                  layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, panel in zip(axes, panels):
-        _draw_panel(ax, summary[summary["panel"] == panel], curve, style, hlines)
+        _draw_panel(ax, summary[summary["panel"] == panel], curve, style, hlines, vlines or [], panel)
         ax.set_xlabel(x)
         ax.set_ylabel(metric)
         ax.set_title(panel or (title if len(panels) == 1 and title else metric), fontsize="medium")

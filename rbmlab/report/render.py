@@ -81,17 +81,30 @@ def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
     return _md_table(header, rows)
 
 
+def _point_cell(point: dict[str, Any] | None, select: str | None) -> str:
+    """'m ± s (n=k)', or with ``select`` 'm [best of k]' (k runs stood there)."""
+    if point is None:
+        return MISSING
+    if select and not math.isnan(point["mean"]):
+        return fmt_number(point["mean"]) + (f" [best of {point['runs']}]" if point["runs"] > 1 else "")
+    return _fmt_mean_std(point["mean"], point["std"], point["n"], point["runs"])
+
+
 def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str,
-                 fraction: float | None, with_paper: bool) -> str:
-    """The group table for a runs-table key on the x axis: one column per value of the key."""
+                 fraction: float | None, with_paper: bool, table_x: Sequence[Any] | None = None,
+                 select: str | None = None) -> str:
+    """The group table for a runs-table key on the x axis: one column per value of the key (those
+    of ``table_x`` only, when given and any of them has runs)."""
     order = x_order(curve[x])
+    wanted = {norm(v) for v in table_x or ()}
+    if any(norm(v) in wanted for v in order):
+        order = [v for v in order if norm(v) in wanted]
     header = [*layout.group_keys, "n", "diverged", *(f"{x}={norm(v)}" for v in order),
               *_tail_header(metric, x, fraction, with_paper, f"over {x}")]
     rows = []
     for g, row in enumerate(summary.to_dict("records")):
         points = {p[x]: p for p in curve[curve["gid"] == g].to_dict("records")}
-        cells = [_fmt_mean_std(p["mean"], p["std"], p["n"], p["runs"]) if (p := points.get(v))
-                 else MISSING for v in order]
+        cells = [_point_cell(points.get(v), select) for v in order]
         rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], *cells,
                      *_tail(row, x, fraction, with_paper, norm)])
     return _md_table(header, rows)
@@ -121,17 +134,30 @@ def final_note(left_out: pd.Series, word: str) -> str:
             f"{len(reasons)} left out: {why}.")
 
 
-def method_note(metric: str, x: str, by_key: bool) -> str:
+def method_note(metric: str, x: str, by_key: bool, select: str | None = None) -> str:
     """The sentence that says what the table and plot show."""
     final = "summary.json final value, else the run's last evaluated row"
     if by_key:
-        return (f"Each completed run contributes its final {metric} ({final}) at its {x}; "
+        grown = (f"a model that grew during training contributes every evaluated row at the {x} "
+                 f"it had then")
+        over = (f"at each {x}, the value of the group's run with the best final {select} (best of "
+                f"the k runs there, seeds and trials)" if select else
                 f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
-                f"runs) at each {x}.")
+                f"runs) at each {x}")
+        return f"Each completed run contributes its final {metric} ({final}) at its {x}; {grown}; {over}."
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
             f"curves by {x}, with runs that did not complete marked partial (dashed). "
             f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
             f"the mean curve of the completed runs.")
+
+
+def vlines_note(placed: Sequence[dict[str, Any]], x: str) -> str:
+    """' Vertical lines: <label> at <x>=v (run); ...' or nothing."""
+    if not placed:
+        return ""
+    items = [f"{v['label'] or 'line'} at {x}={fmt_number(v['x'])}" + (f" ({v['run']})" if v["run"] else "")
+             for v in placed]
+    return " Vertical lines: " + "; ".join(items) + "."
 
 
 def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_out: pd.Series,
