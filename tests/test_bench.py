@@ -168,3 +168,30 @@ def _machine():
     from rbmlab.machine import facts
 
     return facts()
+
+
+def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monkeypatch):
+    """At toy shapes: the oracle rows (at 2 threads also with scipy's own BLAS at 1, where scipy
+    has one), and an iteration's three phases sweep the chains as often as FrankWolfe.step does,
+    with shares that sum to 1 in every round."""
+    from rbmlab.learners.frank_wolfe import FrankWolfe, FrankWolfeConfig
+
+    x = bench.binary(backend, 60, 30, 0.3, 0)
+    rows = bench.bench_fw_oracle(backend, x, "toy", rounds=2, threads=2, n_states=20)
+    assert len(rows) == (6 if bench.scipy_blas() is not None else 3) and all(r["min"] > 0 for r in rows)
+    assert "f/∇f evaluations" in rows[0]["note"]
+
+    sweeps = []
+    sample = Learner.sample
+    monkeypatch.setattr(Learner, "sample", lambda self, model, v, rng, steps, first_product=None:
+                        sweeps.append(steps) or sample(self, model, v, rng, steps, first_product))
+    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_steps=3, bias_chains=5, bias_sweeps=2)
+    rows = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
+    per_iteration = sum(sweeps) / 3                                   # warm-up + 2 rounds
+    sweeps.clear()
+    learner, rbm = FrankWolfe(cfg), bench.random_rbm(backend, 30, 4)
+    learner.step(rbm, learner.init_state(rbm, Batch(x), backend.rng(0)), Batch(x), backend.rng(1))
+    assert per_iteration == sum(sweeps) == 2 + 3 * 2
+    shares = [r for r in rows if "share" in r["name"]]
+    assert len(shares) == 3 and rows[0]["min"] > 0
+    assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
