@@ -22,11 +22,15 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           key also select (a metric: best run per point, e.g. on validation),
                           vlines ([{x: n | summary: early_stopping.n_hidden, label}]), table_x
     runs_of               optional: <paper>/<artefact> whose runs this one reports (no sweep)
+    needs                 optional: [<paper>/<artefact>] run first (when absent at this scale, or
+                          with resume=true); ``{sweep:<paper>/<artefact>}`` in an override is that
+                          experiment's sweep directory at the same scale
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +41,8 @@ from rbmlab.errors import RbmlabError
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
 SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report",
-             "runs_of"}
+             "runs_of", "needs"}
+OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
 
 
 def available() -> list[str]:
@@ -135,9 +140,18 @@ def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
         if after is not None and (after not in variants or list(variants).index(after) > list(variants).index(v)):
             raise RbmlabError(f"experiment: {name}: variant {v!r} runs after {after!r}, which is not a "
                               "variant listed before it at this scale")
-    where = str(Path(sweep_dir).resolve()) if sweep_dir is not None else "{sweep}"
-    return {v: [o.replace("{sweep}", where) for o in sweep_overrides(spec, scale, extra, value)]
-            for v, value in variants.items()}
+    def place(override: str) -> str:
+        """``{sweep}`` and ``{sweep:<paper>/<artefact>}`` as directories (outputs/<name>/<scale>)."""
+        if sweep_dir is None:
+            return override
+        root = Path(sweep_dir).resolve()
+        outputs = root.parents[2]
+
+        def other(match: re.Match) -> str:
+            load_spec(match.group(1))          # a known experiment, or a one-line error
+            return str(outputs / match.group(1) / scale)
+        return OTHER_SWEEP.sub(other, override).replace("{sweep}", str(root))
+    return {v: [place(o) for o in sweep_overrides(spec, scale, extra, value)] for v, value in variants.items()}
 
 
 def _deferred(spec: dict[str, Any]) -> set[str]:
@@ -197,6 +211,10 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     sweep_dir = Path(outputs_root) / source / scale
     if report_only and not sweep_dir.is_dir():
         raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
+    for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
+        if not report_only and (not (Path(outputs_root) / need / scale).is_dir()
+                                or _first_job(need, load_spec(need), scale, extra).resume):
+            run_experiment(need, argv, results_root, outputs_root)
     jobs = {} if report_only or source != name else _variants(name, spec, scale, extra, sweep_dir)
     deferred = _deferred(spec)
     configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()

@@ -60,3 +60,15 @@ def test_dcp_artefacts_cover_the_paper():
         assert f"dcp/{artefact}" in names
     assert set(load_spec("dcp/figure-6b")["scales"]["reduced"]["variants"]) <= set(
         load_spec("dcp/figure-6b")["variants"])
+
+
+def test_sweep_placeholders_name_this_and_another_experiments_sweep_at_the_same_scale(tmp_path):
+    from rbmlab.errors import RbmlabError
+    from rbmlab.experiment import _variants
+    sweep = tmp_path / "frank_wolfe" / "figure-2" / "reduced"
+    jobs = _variants("frank_wolfe/figure-2", load_spec("frank_wolfe/figure-2"), "reduced", [], sweep)
+    init = next(o for o in jobs["cd_rand"] if o.startswith('"model.init=') or o.startswith("model.init="))
+    assert f"{tmp_path.resolve()}/frank_wolfe/figure-1/reduced/cd_rand?model.n_hidden=" in init
+    spec = {"overrides": ["model.init={sweep:nope/figure-9}/x.npz"], "scales": {"reduced": {}}}
+    with pytest.raises(RbmlabError, match="unknown experiment 'nope/figure-9'"):
+        _variants("frank_wolfe/figure-2", spec, "reduced", [], sweep)

@@ -239,3 +239,20 @@ def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_
     assert record["n_hidden"] == 50 and record["epoch"] == 50 and record["stopped"]
     assert select_from_rows(rows.drop(columns="valid_log_likelihood")) is None
     assert select_from_rows(rows.iloc[:4], warmup=3) is None        # too few points to judge
+
+
+def test_model_init_selects_the_one_run_of_a_sweep_with_the_given_values(tmp_path):
+    from rbmlab.models.pretrained import select_run
+    for i, (h, seed) in enumerate([(2, 0), (2, 1), (4, 0)]):
+        (tmp_path / "sweep" / str(i)).mkdir(parents=True)
+        (tmp_path / "sweep" / str(i) / "config.yaml").write_text(
+            f"seed: {seed}\nmodel:\n  n_hidden: {h}\n  init: null\n")
+    sweep = tmp_path / "sweep"
+    assert select_run(f"{sweep}?model.n_hidden=2&seed=1") == sweep / "1" / "checkpoint.npz"
+    assert select_run(f"{sweep}?model.n_hidden=4.0") == sweep / "2" / "checkpoint.npz"   # numbers as numbers
+    for spec, message in [(f"{sweep}?model.n_hidden=2", "2 runs \\(0, 1\\) under .* with model.n_hidden=2"),
+                          (f"{sweep}?model.n_hidden=8&seed=0", "no run under .* with model.n_hidden=8, seed=0"),
+                          (f"{sweep}?n_hidden", "the selector after '\\?' must be key=value"),
+                          (f"{tmp_path / 'nowhere'}?seed=0", "no sweep directory")]:
+        with pytest.raises(RbmlabError, match=f"^model.init: .*{message}"):
+            select_run(spec)

@@ -5,18 +5,76 @@ sizes replace the config's (so ``model.n_hidden`` is ignored) and ``train.trials
 every trial. Problems are one line naming ``model.init``, found before any work (the runner asks
 for the sizes first). A checkpoint of a whole run (``checkpoint.npz``) or a model-only snapshot
 (``snapshots/epoch_<e>.npz``) both load; only the model is taken, never the learner state.
+
+``model.init=<sweep dir>?<key>=<value>&...`` names the one run under a sweep whose config.yaml
+has those values, and starts from its checkpoint.npz: ``...?model.n_hidden=${model.n_hidden}&
+seed=${seed}`` pairs each job of a sweep with the run of an earlier sweep at the same grid point.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
+
+import yaml
 
 from rbmlab.checkpoint import load_checkpoint
 from rbmlab.errors import RbmlabError
 
 
+def _flat(node, prefix: str = "") -> dict:
+    """A nested mapping as {'a.b': leaf}."""
+    out = {}
+    for key, value in node.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _same(value, wanted: str) -> bool:
+    """A config value equals a selector's text (numbers compared as numbers)."""
+    if str(value) == wanted:
+        return True
+    try:
+        return math.isclose(float(value), float(wanted), rel_tol=1e-12)
+    except (TypeError, ValueError):
+        return False
+
+
+def select_run(spec: str) -> Path:
+    """The checkpoint of ``<sweep dir>?key=value&...``: the one run under the directory whose
+    config.yaml has every value."""
+    where, _, query = spec.partition("?")
+    pairs = [p.partition("=") for p in query.split("&") if p]
+    if not pairs or any(not k or not eq for k, eq, _ in pairs):
+        raise RbmlabError(f"model.init: {spec}: the selector after '?' must be key=value&key=value")
+    root = Path(where)
+    if not root.is_dir():
+        raise RbmlabError(f"model.init: no sweep directory {root} (run the sweep it names first)")
+    hits = []
+    for config_file in sorted(root.rglob("config.yaml")):
+        try:
+            flat = _flat(yaml.safe_load(config_file.read_text()) or {})
+        except (OSError, yaml.YAMLError, AttributeError):
+            continue
+        if all(k in flat and _same(flat[k], v) for k, _, v in pairs):
+            hits.append(config_file.parent)
+    wanted = ", ".join(f"{k}={v}" for k, _, v in pairs)
+    if len(hits) != 1:
+        found = "no run" if not hits else f"{len(hits)} runs ({', '.join(h.name for h in hits[:4])})"
+        raise RbmlabError(f"model.init: {found} under {root} with {wanted}; the selector must name one run")
+    return hits[0] / "checkpoint.npz"
+
+
+def init_path(config) -> Path:
+    """``config.init`` as a checkpoint file (a ``?`` selector resolved by :func:`select_run`)."""
+    return select_run(config.init) if "?" in str(config.init) else Path(config.init)
+
+
 def load_initial(config, model_class: type, n_visible: int):
     """The model of ``config.init`` (numpy arrays, saved dtype), checked against the run."""
-    path = Path(config.init)
+    path = init_path(config)
     try:
         model, _, _ = load_checkpoint(path)
     except RbmlabError as e:

@@ -103,8 +103,9 @@ def choose_layout(runs: pd.DataFrame, lines: str | Sequence[str] | None = None,
                   panels: str | Sequence[str] | None = None, x_key: str | None = None) -> Layout:
     """Lines default to the first varying key (learner.name preferred), panels to the rest.
 
-    Varying keys that are fixed by the chosen lines and panels (e.g. a learner-specific option)
-    split nothing and are left out; any other varying key joins the line labels. ``x_key``, a
+    Varying keys that are fixed by the chosen lines and panels (e.g. a learner-specific option),
+    with the seed (a per-seed checkpoint path), split nothing and are left out; any other varying
+    key joins the line labels. ``x_key``, a
     config key on the x axis, is no line, panel or label part, and a key that it fixes (alone, or
     with the lines and panels) splits nothing either.
     """
@@ -118,13 +119,14 @@ def choose_layout(runs: pd.DataFrame, lines: str | Sequence[str] | None = None,
         free = [k for k in vary if k not in (panel_keys or [])
                 and not (along and _is_determined(runs, k, along))]
         line_keys = ["learner.name"] if "learner.name" in free else free[:1]
+    seed = ["seed"] if "seed" in runs.columns else []   # a key set per seed (a path) splits nothing
     if panel_keys is None:
         panel_keys = []
         for key in vary:
-            if key not in line_keys and not _is_determined(runs, key, [*line_keys, *panel_keys, *along]):
+            if key not in line_keys and not _is_determined(runs, key, [*line_keys, *panel_keys, *along, *seed]):
                 panel_keys.append(key)
     chosen = [*line_keys, *panel_keys]
-    extra = [k for k in vary if k not in chosen and not _is_determined(runs, k, [*chosen, *along])]
+    extra = [k for k in vary if k not in chosen and not _is_determined(runs, k, [*chosen, *along, *seed])]
     return Layout(line_keys, panel_keys, extra)
 
 
