@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,22 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import Config, invalid, option, parse_options, to_plain
+
+
+def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A saved config (nested mapping) as {'a.b.c': leaf}; lists become JSON strings so values
+    stay hashable."""
+    flat: dict[str, Any] = {}
+    for key, value in node.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, name + "."))
+        elif isinstance(value, (list, tuple)):
+            flat[name] = json.dumps(list(value), default=str)
+        else:
+            flat[name] = value
+    return flat
+
 
 SCALES = ("custom", "smoke", "reduced", "paper")
 

@@ -190,6 +190,17 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
     return problems
 
 
+def _run_if_absent(other: str, argv: list[str], scale: str, extra: list[str],
+                   results_root: Path | str, outputs_root: Path | str) -> bool:
+    """Run experiment ``other`` (whose runs this one reports or starts from) when it has no sweep
+    at ``scale`` yet, or with resume=true; True when it ran."""
+    if (Path(outputs_root) / other / scale).is_dir() and not _first_job(other, load_spec(other), scale,
+                                                                          extra).resume:
+        return False
+    run_experiment(other, argv, results_root, outputs_root)
+    return True
+
+
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Sweep (unless ``report_only=true``) and report one experiment; returns make_report's dict.
@@ -211,19 +222,17 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     sweep_dir = Path(outputs_root) / source / scale
     if report_only and not sweep_dir.is_dir():
         raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
-    for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
-        if not report_only and (not (Path(outputs_root) / need / scale).is_dir()
-                                or _first_job(need, load_spec(need), scale, extra).resume):
-            run_experiment(need, argv, results_root, outputs_root)
+    if not report_only:
+        for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
+            _run_if_absent(need, argv, scale, extra, results_root, outputs_root)
     jobs = {} if report_only or source != name else _variants(name, spec, scale, extra, sweep_dir)
     deferred = _deferred(spec)
     configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()
                if variant not in deferred}
     first = (next(iter(configs.values()))[0] if configs else
              _first_job(source, spec if source == name else load_spec(source), scale, extra))
-    if source != name and not report_only and (not sweep_dir.is_dir() or first.resume):
-        run_experiment(source, argv, results_root, outputs_root)
-    elif source != name:
+    if source != name and (report_only or not _run_if_absent(source, argv, scale, extra, results_root,
+                                                             outputs_root)):
         print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep_dir}")
     report = spec.get("report", {})
     with DirectoryLock.for_sweep(sweep_dir, f"experiment {source}", first.lock_wait):

@@ -18,18 +18,8 @@ from pathlib import Path
 import yaml
 
 from rbmlab.checkpoint import load_checkpoint
+from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
-
-
-def _flat(node, prefix: str = "") -> dict:
-    """A nested mapping as {'a.b': leaf}."""
-    out = {}
-    for key, value in node.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
 
 
 def _same(value, wanted: str) -> bool:
@@ -55,7 +45,7 @@ def select_run(spec: str) -> Path:
     hits = []
     for config_file in sorted(root.rglob("config.yaml")):
         try:
-            flat = _flat(yaml.safe_load(config_file.read_text()) or {})
+            flat = flatten(yaml.safe_load(config_file.read_text()) or {})
         except (OSError, yaml.YAMLError, AttributeError):
             continue
         if all(k in flat and _same(flat[k], v) for k, _, v in pairs):

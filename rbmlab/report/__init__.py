@@ -31,8 +31,8 @@ from rbmlab.fileio import atomic_write_all, write_error
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, epoch_to_fraction_of_max, final_values,
-                                     left_out, resolve_metric, run_points, summarize_groups,
-                                     x_values)
+                                     left_out, resolve_metric, run_points, size_column,
+                                     summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
 from rbmlab.report.paper import constant_values, match_paper
@@ -127,8 +127,9 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     placed = place_vlines(marks, runs, groups, gids)
     table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None, table_x, select)
              if by_key else markdown_table(summary, layout, metric, x, fraction, paper is not None))
-    text = markdown_report(title, runs, table, method_note(metric, x, by_key, select) + vlines_note(placed, x),
-                           left_out(runs, finals), unmatched)
+    grown = by_key and size_column(curves, x) is not None
+    note = method_note(metric, x, by_key, select, grown) + vlines_note(placed, x)
+    text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched)
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)

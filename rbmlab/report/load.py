@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
@@ -35,20 +36,6 @@ def to_float(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return math.nan
-
-
-def _flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested mapping -> {'a.b.c': leaf}; lists become JSON strings so values stay hashable."""
-    flat: dict[str, Any] = {}
-    for key, value in node.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, name + "."))
-        elif isinstance(value, (list, tuple)):
-            flat[name] = json.dumps(list(value), default=str)
-        else:
-            flat[name] = value
-    return flat
 
 
 def _unreadable(path: Path, exc: BaseException) -> RbmlabError:
@@ -150,7 +137,7 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     row: dict[str, Any] = {"run_dir": rel, "status": str(summary.get("status", "unknown"))}
     if variant is not None:
         row["variant"] = variant
-    row.update({k: v for k, v in _flatten(config).items() if k not in RUN_INFO_COLUMNS})
+    row.update({k: v for k, v in flatten(config).items() if k not in RUN_INFO_COLUMNS})
     for key, value in summary.items():
         if f"model.{key}" in row and _is_number(value) and summary.get("status") == "completed":
             row[f"model.{key}"] = value

@@ -134,17 +134,17 @@ def final_note(left_out: pd.Series, word: str) -> str:
             f"{len(reasons)} left out: {why}.")
 
 
-def method_note(metric: str, x: str, by_key: bool, select: str | None = None) -> str:
-    """The sentence that says what the table and plot show."""
+def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False) -> str:
+    """The sentence that says what the table and plot show (``grown``: some run's model grew)."""
     final = "summary.json final value, else the run's last evaluated row"
     if by_key:
-        grown = (f"a model that grew during training contributes every evaluated row at the {x} "
-                 f"it had then")
+        grown_note = (f"; a model that grew during training contributes every evaluated row at the "
+                      f"{x} it had then" if grown else "")
         over = (f"at each {x}, the value of the group's run with the best final {select} (best of "
                 f"the k runs there, seeds and trials)" if select else
                 f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
                 f"runs) at each {x}")
-        return f"Each completed run contributes its final {metric} ({final}) at its {x}; {grown}; {over}."
+        return f"Each completed run contributes its final {metric} ({final}) at its {x}{grown_note}; {over}."
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
             f"curves by {x}, with runs that did not complete marked partial (dashed). "
             f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
