@@ -20,8 +20,11 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           final values against it), lines (``variant``: one line per variant),
                           panels, hlines, markers, paper (the paper's own numbers); over a config
                           key also select (a metric: best run per point, e.g. on validation),
-                          vlines ([{x: n | summary: early_stopping.n_hidden, label}]), table_x
-    runs_of               optional: <paper>/<artefact> whose runs this one reports (no sweep)
+                          vlines ([{x: n | summary: early_stopping.n_hidden, label}]), table_x,
+                          ratios ([{label, of: [line, ...], to: line}]: summed lines over a line),
+                          where ({key: value}: only the runs with these values)
+    runs_of               optional: <paper>/<artefact> (or a list of them) whose runs this one
+                          reports (no sweep); with several, each run has an ``experiment`` key
     needs                 optional: [<paper>/<artefact>] run first (when absent at this scale, or
                           with resume=true); ``{sweep:<paper>/<artefact>}`` in an override is that
                           experiment's sweep directory at the same scale
@@ -31,6 +34,7 @@ report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_run
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,8 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
 SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report",
              "runs_of", "needs"}
+REPORT_KEYS = {"metric", "x", "lines", "panels", "paper", "hlines", "markers", "logx", "select", "vlines",
+               "table_x", "ratios", "where"}
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
 
 
@@ -68,6 +74,11 @@ def load_spec(name: str) -> dict[str, Any]:
     unknown = set(spec) - SPEC_KEYS
     if unknown:
         raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))}")
+    report = spec.get("report") or {}
+    unknown = set(report) - REPORT_KEYS if isinstance(report, dict) else {"(not a mapping)"}
+    if unknown:
+        raise RbmlabError(f"experiment: {path}: unknown report key(s) {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sorted(REPORT_KEYS))}")
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:
             raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
@@ -201,6 +212,17 @@ def _run_if_absent(other: str, argv: list[str], scale: str, extra: list[str],
     return True
 
 
+def _runs_of(spec: dict[str, Any]) -> list[str]:
+    """The experiments whose runs this one reports: ``runs_of``, one name or a list (none: [])."""
+    value = spec.get("runs_of")
+    names = [] if value is None else [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise RbmlabError(f"experiment: runs_of must be <paper>/<artefact> or a list of them, got {value!r}")
+    for other in names:
+        load_spec(other)   # a known experiment, or a one-line error
+    return list(dict.fromkeys(names))
+
+
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Sweep (unless ``report_only=true``) and report one experiment; returns make_report's dict.
@@ -218,35 +240,42 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     spec = load_spec(name)
     scale, extra, report_only = _parse_argv(argv)
     paper, artefact = name.split("/", 1)
-    source = spec.get("runs_of") or name
-    sweep_dir = Path(outputs_root) / source / scale
-    if report_only and not sweep_dir.is_dir():
-        raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep_dir}")
+    sources = _runs_of(spec) or [name]
+    sweeps = {source: Path(outputs_root) / source / scale for source in sources}
+    for source, sweep in sweeps.items():
+        if report_only and not sweep.is_dir():
+            raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}")
     if not report_only:
         for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
             _run_if_absent(need, argv, scale, extra, results_root, outputs_root)
-    jobs = {} if report_only or source != name else _variants(name, spec, scale, extra, sweep_dir)
+    own = sources == [name]
+    jobs = _variants(name, spec, scale, extra, sweeps[name]) if own and not report_only else {}
     deferred = _deferred(spec)
     configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()
                if variant not in deferred}
+    for source, sweep in sweeps.items():
+        if not own and (report_only or not _run_if_absent(source, argv, scale, extra, results_root,
+                                                          outputs_root)):
+            print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep}")
     first = (next(iter(configs.values()))[0] if configs else
-             _first_job(source, spec if source == name else load_spec(source), scale, extra))
-    if source != name and (report_only or not _run_if_absent(source, argv, scale, extra, results_root,
-                                                             outputs_root)):
-        print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep_dir}")
+             _first_job(sources[0], spec if own else load_spec(sources[0]), scale, extra))
     report = spec.get("report", {})
-    with DirectoryLock.for_sweep(sweep_dir, f"experiment {source}", first.lock_wait):
-        problems = _sweep(name, jobs, {v: len(c) for v, c in configs.items()}, sweep_dir,
+    with ExitStack() as locks:
+        for source, sweep in sweeps.items():
+            locks.enter_context(DirectoryLock.for_sweep(sweep, f"experiment {source}", first.lock_wait))
+        problems = _sweep(name, jobs, {v: len(c) for v, c in configs.items()}, sweeps[name],
                           first.resume, deferred) if jobs else []
-        result = make_report(sweep_dir, Path(results_root) / paper, metric=report.get("metric"),
+        roots = sweeps[name] if own else sweeps if len(sources) > 1 else sweeps[sources[0]]
+        variants = {v for source in sources for v in ((spec if own else load_spec(source)).get("variants") or [])}
+        result = make_report(roots, Path(results_root) / paper, metric=report.get("metric"),
                              x=report.get("x", "epoch"), lines=report.get("lines"),
                              panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",
                              paper=report.get("paper"), hlines=report.get("hlines"),
                              markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
-                             logx=bool(report.get("logx", False)),
-                             variants=list((spec if source == name else load_spec(source)).get("variants") or []),
-                             select=report.get("select"),
-                             vlines=report.get("vlines"), table_x=report.get("table_x"))
+                             logx=bool(report.get("logx", False)), variants=sorted(variants),
+                             select=report.get("select"), vlines=report.get("vlines"),
+                             table_x=report.get("table_x"), ratios=report.get("ratios"),
+                             where=report.get("where"))
     if problems:
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")

@@ -30,10 +30,23 @@ def split_prefix(column: str) -> tuple[str | None, str]:
     return None, column
 
 
+# What the runner itself records for every run (rbmlab.runner): a report may use it as a metric.
+RUN_METRICS = (
+    MetricSpec("wall_time", "seconds", higher_is_better=False, per_split=False,
+               description="training time, evaluations excluded (summary.json; a growing model's "
+                           "metrics rows: the seconds it took to reach that size)"),
+    MetricSpec("early_stopping.n_hidden", "hidden units", higher_is_better=True, per_split=False,
+               description="the size early stopping selects (summary.json early_stopping)"),
+)
+
+
 def metric_spec(column: str) -> MetricSpec | None:
-    """The declaration of a metrics.csv column by any registered evaluator, or None."""
+    """The declaration of a metrics.csv column by the runner or any registered evaluator, or None."""
     from rbmlab.evaluators import declared_metrics  # noqa: PLC0415 - registry imports evaluators
 
+    for spec in RUN_METRICS:
+        if spec.name == column:
+            return spec
     split, bare = split_prefix(column)
     for spec in declared_metrics():
         if spec.name == (bare if spec.per_split and split else column):

@@ -14,10 +14,15 @@ def test_every_experiment_file_declares_every_tier(name):
     """Every tier is declared (by the experiment whose runs this one reports, for ``runs_of``),
     and its first job composes into a valid run configuration at that scale, with the tier's
     first seed."""
-    own = spec = load_spec(name)
-    if "runs_of" in spec:                 # reports another experiment's runs
-        assert spec["runs_of"] in available() and spec["runs_of"] != name
-        spec = load_spec(spec["runs_of"])
+    own = load_spec(name)
+    sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
+    for source in sources:                # runs_of: reports other experiments' runs
+        assert source in available() and (source == name) == ("runs_of" not in own)
+        _check_tiers(source, load_spec(source))
+    assert own["report"]["metric"]
+
+
+def _check_tiers(name, spec):
     variants = spec.get("variants") or {"": []}
     for tier in SCALE_TIERS:
         assert tier in spec.get("scales", {}), f"{name}: no scale {tier!r}"
@@ -27,7 +32,6 @@ def test_every_experiment_file_declares_every_tier(name):
         cfg = validated_run_config(first)
         assert cfg.scale == tier
         assert cfg.seed == settings.get("seeds", spec.get("seeds", [0]))[0]
-    assert own["report"]["metric"]
 
 
 @pytest.mark.parametrize("name", [n for n in available() if "runs_of" not in load_spec(n)])
@@ -65,10 +69,24 @@ def test_dcp_artefacts_cover_the_paper():
 def test_sweep_placeholders_name_this_and_another_experiments_sweep_at_the_same_scale(tmp_path):
     from rbmlab.errors import RbmlabError
     from rbmlab.experiment import _variants
-    sweep = tmp_path / "frank_wolfe" / "figure-2" / "reduced"
-    jobs = _variants("frank_wolfe/figure-2", load_spec("frank_wolfe/figure-2"), "reduced", [], sweep)
+    sweep = tmp_path / "frank_wolfe" / "figure-2b" / "reduced"
+    jobs = _variants("frank_wolfe/figure-2b", load_spec("frank_wolfe/figure-2b"), "reduced", [], sweep)
     init = next(o for o in jobs["cd_rand"] if o.startswith('"model.init=') or o.startswith("model.init="))
-    assert f"{tmp_path.resolve()}/frank_wolfe/figure-1/reduced/cd_rand?model.n_hidden=" in init
+    assert f"{tmp_path.resolve()}/frank_wolfe/figure-1b/reduced/cd_rand?model.n_hidden=" in init
     spec = {"overrides": ["model.init={sweep:nope/figure-9}/x.npz"], "scales": {"reduced": {}}}
     with pytest.raises(RbmlabError, match="unknown experiment 'nope/figure-9'"):
-        _variants("frank_wolfe/figure-2", spec, "reduced", [], sweep)
+        _variants("frank_wolfe/figure-2b", spec, "reduced", [], sweep)
+
+
+def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, monkeypatch):
+    from rbmlab import experiment
+    from rbmlab.errors import RbmlabError
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.yaml").write_text("report: {metric: test_error, tabel_x: [1]}\n")
+    (tmp_path / "p" / "b.yaml").write_text("runs_of: [p/c, p/nope]\n")
+    (tmp_path / "p" / "c.yaml").write_text("report: {metric: test_error}\n")
+    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    with pytest.raises(RbmlabError, match="unknown report key.s. tabel_x; known: "):
+        load_spec("p/a")
+    with pytest.raises(RbmlabError, match="unknown experiment 'p/nope'"):
+        experiment._runs_of(load_spec("p/b"))

@@ -672,10 +672,68 @@ def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: P
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"x": "epoch", "select": "valid_log_likelihood"}, "select, vlines and table_x need a runs-table key"),
+    ({"x": "epoch", "select": "valid_log_likelihood"}, "select, vlines, table_x and ratios need a runs-table key"),
     ({"x": "model.n_hidden", "vlines": [{"label": "no x"}]}, "vlines entries must be"),
     ({"x": "model.n_hidden", "select": "valid_error"}, "unknown metric 'valid_error'"),
 ])
 def test_variant_report_errors(variant_sweep: Path, tmp_path: Path, kwargs: dict, message: str) -> None:
     with pytest.raises(RbmlabError, match=message):
         make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", **kwargs)
+
+
+@pytest.fixture(scope="module")
+def cost_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Training seconds: fw/0 grew to 4 units in 1 s (2 units) then 3 s more (summary: 4 s in
+    all); cd_rand at 2 and 4 units, seeds 0-1, 1 and 3 s / 2 and 4 s; cd_fw at 2 and 4, 0.5 s each."""
+    root = tmp_path_factory.mktemp("cost") / "sweep"
+    fw_rows = [{"epoch": h, "updates": h, "wall_time": t, "n_hidden": h, "test_log_likelihood": -10.0 + h}
+               for h, t in ((0, 0.0), (2, 1.0), (4, 3.9))]
+    write_variant_run(root / "fw" / "0", "frank_wolfe", 500, 0, fw_rows, {"test_log_likelihood": -6.0},
+                      {"n_hidden": 4, "wall_time": 4.0, "early_stopping": {"n_hidden": 2}})
+    for i, (h, seed, t) in enumerate([(2, 0, 1.0), (2, 1, 3.0), (4, 0, 2.0), (4, 1, 4.0)]):
+        write_variant_run(root / "cd_rand" / str(i), "cd", h, seed, [{"epoch": 10, "updates": 10, "wall_time": t}],
+                          {"test_log_likelihood": -5.0}, {"wall_time": t})
+    for i, h in enumerate((2, 4)):
+        write_variant_run(root / "cd_fw" / str(i), "cd", h, 0, [{"epoch": 10, "updates": 10, "wall_time": 0.5}],
+                          {"test_log_likelihood": -4.0}, {"wall_time": 0.5})
+    return root
+
+
+def test_training_seconds_against_size_with_ratios_of_lines(cost_sweep: Path, tmp_path: Path) -> None:
+    result = make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", lines="variant",
+                         variants=["fw", "cd_rand", "cd_fw"],
+                         ratios=[{"label": "fw / cd", "of": ["fw"], "to": "cd_rand"},
+                                 {"label": "both", "of": ["fw", "cd_fw"], "to": "cd_rand"}])
+    curves = pd.read_csv(result["curves"])
+    fw = curves[curves["variant"] == "fw"]
+    # a grown run: its seconds to reach each size; at the size it ended at, summary.json's total
+    assert list(fw["model.n_hidden"]) == [0, 2, 4] and list(fw["mean"]) == [0.0, 1.0, 4.0]
+    assert list(curves[curves["variant"] == "cd_rand"]["mean"]) == [2.0, 3.0]   # mean over seeds
+    text = Path(result["table"]).read_text()
+    assert "| fw / cd | 0.50 | 1.33 |" in text and "| both | 0.75 | 1.50 |" in text
+    assert "best (min)" in text            # fewer seconds are better (rbmlab.metrics.RUN_METRICS)
+    with pytest.raises(RbmlabError, match="'nope', which is no line; lines: cd_fw, cd_rand, fw"):
+        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", lines="variant",
+                    variants=["fw", "cd_rand", "cd_fw"], ratios=[{"of": "nope", "to": "fw"}])
+    with pytest.raises(RbmlabError, match="ratios entries must be"):
+        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", ratios=[{"of": "fw"}])
+
+
+def test_a_summary_record_over_several_experiments_filtered_by_where(cost_sweep: Path, variant_sweep: Path,
+                                                                     tmp_path: Path) -> None:
+    roots = {"paper/figure-1a": cost_sweep, "paper/figure-1b": variant_sweep}
+    result = make_report(roots, tmp_path / "out", metric="early_stopping.n_hidden", lines="experiment",
+                         variants=["fw", "cd_rand", "cd_fw"], where={"variant": "fw"},
+                         paper=[{"match": {"experiment": "paper/figure-1a"}, "value": 460},
+                                {"match": {"experiment": "paper/figure-1b"}, "value": 550}])
+    rows = {r["experiment"]: r for r in table_rows(Path(result["table"]).read_text())}
+    assert rows["paper/figure-1a"]["final early_stopping.n_hidden (mean ± std)"] == "2 ± —"
+    assert rows["paper/figure-1b"]["final early_stopping.n_hidden (mean ± std)"] == "4 ± —"
+    assert rows["paper/figure-1a"]["paper"] == "460" and rows["paper/figure-1b"]["n"] == "1"
+    runs = pd.read_csv(result["runs"])
+    assert sorted(runs["run_dir"]) == ["paper/figure-1a/fw/0", "paper/figure-1b/fw/0"]
+    with pytest.raises(RbmlabError, match="report.where: no run has"):
+        make_report(roots, tmp_path / "out", metric="early_stopping.n_hidden", variants=["fw"],
+                    where={"variant": "gibbs"})
+    with pytest.raises(RbmlabError, match="report.where: unknown key 'nope'"):
+        make_report(roots, tmp_path / "out", where={"nope": 1})

@@ -31,11 +31,12 @@ from rbmlab.fileio import atomic_write_all, write_error
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, epoch_to_fraction_of_max, final_values,
-                                     left_out, resolve_metric, run_points, size_column,
-                                     summarize_groups, x_values)
-from rbmlab.report.layout import assign_groups, choose_layout, varying_keys
+                                     left_out, resolve_metric, run_columns, run_points, size_column,
+                                     summarize_groups, x_order, x_values)
+from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
 from rbmlab.report.paper import constant_values, match_paper
+from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
 from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
                                   points_table, runs_csv, vlines_note)
@@ -77,14 +78,16 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
             "curves": out / f"{stem}_curves.csv", "runs": out / f"{stem}_runs.csv"}
 
 
-def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = None, x: str = "epoch",
+def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, metric: str | None = None, x: str = "epoch",
                 lines: str | Sequence[str] | None = None, panels: str | Sequence[str] | None = None,
                 title: str | None = None, paper: Any = None,
                 hlines: Sequence[Mapping[str, Any]] | None = None,
                 markers: Mapping[str, Any] | None = None, filename_stem: str | None = None,
                 logx: bool = False, variants: Sequence[str] = (), select: str | None = None,
                 vlines: Sequence[Mapping[str, Any]] | None = None,
-                table_x: Sequence[Any] | None = None) -> dict[str, Any]:
+                table_x: Sequence[Any] | None = None,
+                ratios: Sequence[Mapping[str, Any]] | None = None,
+                where: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
@@ -93,19 +96,26 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     value (``table_x``: these values only). ``variants``: an experiment's variant names; a run
     under ``<root>/<variant>/`` gets that ``variant`` key (for ``lines: variant``). ``select``: a
     metric; at each x only the group's run best on it counts. ``vlines``: [{x: number | summary:
-    'early_stopping.n_hidden', label: text}], vertical lines over a runs-table key. Final values, best and x at best come only from
+    'early_stopping.n_hidden', label: text}], vertical lines over a runs-table key. ``ratios``:
+    [{label, of: [line, ...], to: line}], rows of summed line values over another line's at each
+    x of a runs-table key (``rbmlab.report.ratios``). ``root``: a directory, or {experiment name:
+    directory} (each run gets an ``experiment`` key). ``where``: {key: value}, only the runs with
+    these config values (``variant: fw``). Final values, best and x at best come only from
     completed runs; the table says how many were left out and why. The four files are written
     together: when one cannot be written, a one-line RbmlabError, and every file stays as it was. Returns {'table', 'plot', 'curves', 'runs':
     Path, 'summary': DataFrame of the groups}.
     """
-    runs, curves = load_runs(Path(root), variants)
+    runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
+    if where:
+        runs, curves = _where(runs, curves, where)
     metrics = available_metrics(runs, curves)
     metric = resolve_metric(metric, metrics)
     select = None if select is None else resolve_metric(select, metrics)
     by_key = _x_is_key(runs, curves, x)
     ref_lines, fraction, marks = check_hlines(hlines), check_markers(markers), check_vlines(vlines)
-    if (select or marks or table_x) and not by_key:
-        raise RbmlabError(f"report: select, vlines and table_x need a runs-table key on the x axis "
+    wanted_ratios = check_ratios(ratios)
+    if (select or marks or table_x or wanted_ratios) and not by_key:
+        raise RbmlabError(f"report: select, vlines, table_x and ratios need a runs-table key on the x axis "
                           f"(such as model.n_hidden), not {x}")
     if by_key:
         _check_numeric_x(runs, x, logx or bool(marks), fraction)
@@ -127,8 +137,11 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
     placed = place_vlines(marks, runs, groups, gids)
     table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None, table_x, select)
              if by_key else markdown_table(summary, layout, metric, x, fraction, paper is not None))
+    if wanted_ratios:
+        table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve)
     grown = by_key and size_column(curves, x) is not None
-    note = method_note(metric, x, by_key, select, grown) + vlines_note(placed, x)
+    record = metric in run_columns(runs) and metric not in curves.columns
+    note = method_note(metric, x, by_key, select, grown, record) + vlines_note(placed, x)
     text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched)
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=logx, by_key=by_key, vlines=placed)
@@ -137,6 +150,31 @@ def make_report(root: str | Path, out_dir: str | Path, *, metric: str | None = N
                       paths["curves"]: curves_csv(curve, groups, layout, x),
                       paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
     return {**paths, "summary": summary}
+
+
+def _where(runs: pd.DataFrame, curves: pd.DataFrame, where: Mapping[str, Any]
+           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs (and their metrics rows) whose keys take the values of ``where``."""
+    if not isinstance(where, Mapping):
+        raise RbmlabError(f"report.where must be {{key: value}}, got {where!r}")
+    keep = pd.Series(True, index=runs.index)
+    for key, value in where.items():
+        if key not in config_columns(runs):
+            raise RbmlabError(f"report.where: unknown key {key!r}; keys: {', '.join(config_columns(runs))}")
+        keep &= runs[key].map(norm) == norm(value)
+    if not keep.any():
+        raise RbmlabError(f"report.where: no run has {dict(where)}")
+    return runs[keep].reset_index(drop=True), curves[curves["run_dir"].isin(runs.loc[keep, "run_dir"])]
+
+
+def _ratios_text(rows: pd.DataFrame, x: str, table_x: Sequence[Any] | None, curve: pd.DataFrame) -> str:
+    """The ratio rows under the group table (at the table's x values), or nothing."""
+    order = x_order(curve[x])
+    wanted = {norm(v) for v in table_x or ()}
+    if any(norm(v) in wanted for v in order):
+        order = [v for v in order if norm(v) in wanted]
+    text = ratios_table(rows, x, order)
+    return f"\n\nRatios of the values above (sums of lines over a line, at each {x}):\n\n{text}" if text else ""
 
 
 def report_main(root: str, out: str | None = None, metric: str | None = None,

@@ -29,11 +29,24 @@ DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_re
 
 
 def available_metrics(runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
-    """Metric names found in metrics.csv columns or summary.json finals, sorted."""
+    """Metric names found in metrics.csv columns or summary.json finals, sorted; and the run
+    records a report may use as metrics (``run_columns``)."""
     from_curves = [c for c in curves.columns if c not in SCHEDULE_COLUMNS
                    and c not in runs.columns and pd.api.types.is_numeric_dtype(curves[c])]
     from_finals = [c[len("final."):] for c in runs.columns if c.startswith("final.")]
-    return sorted(set(from_curves) | set(from_finals))
+    return sorted(set(from_curves) | set(from_finals) | set(run_columns(runs)))
+
+
+def run_columns(runs: pd.DataFrame) -> list[str]:
+    """The runs-table records that serve as metrics (rbmlab.metrics.RUN_METRICS): ``wall_time``,
+    training seconds (a cost table: seconds against model.n_hidden), and summary.json's
+    ``early_stopping.*`` (a model-size table), each a run's own value, never a mean over epochs."""
+    return [c for c in runs.columns if c == "wall_time" or c.startswith("early_stopping.")]
+
+
+def _final_column(runs: pd.DataFrame, metric: str) -> str:
+    """The runs-table column holding a run's final ``metric``."""
+    return metric if metric in run_columns(runs) else f"final.{metric}"
 
 
 def resolve_metric(metric: str | None, available: Sequence[str]) -> str:
@@ -75,7 +88,7 @@ def final_values(runs: pd.DataFrame, curves: pd.DataFrame, metric: str) -> pd.Se
     """Per run_dir: a completed run's summary.json final.<metric>, else its last evaluated metrics
     row; NaN for every run that did not complete (running, failed, diverged, unknown)."""
     index = runs["run_dir"].to_numpy()
-    col = f"final.{metric}"
+    col = _final_column(runs, metric)
     final = pd.Series(runs[col].to_numpy(float) if col in runs.columns else np.nan, index=index)
     if metric in curves.columns:
         last = curves[["run_dir", metric]].dropna().groupby("run_dir")[metric].last()

@@ -157,9 +157,10 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     return row
 
 
-def _load_run(run_dir: Path, root: Path, variants: Collection[str] = ()
+def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experiment: str | None = None
               ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
-    """One run's rows of the runs table and its metrics rows (one pair per trial)."""
+    """One run's rows of the runs table and its metrics rows (one pair per trial); under one of
+    several roots, ``experiment`` names the root (its runs' key, and run_dir's first part)."""
     rel = run_dir.relative_to(root).as_posix()
     summary = _read_summary(run_dir / "summary.json")
     config = _read_yaml(run_dir / "config.yaml", {}) or {}
@@ -168,6 +169,9 @@ def _load_run(run_dir: Path, root: Path, variants: Collection[str] = ()
     overrides = _read_yaml(run_dir / "overrides.yaml", []) or []
     first = rel.split("/", 1)[0]
     row = _run_row(rel, summary, config, overrides, first if first in variants else None)
+    if experiment is not None:
+        rel = row["run_dir"] = f"{experiment}/{rel}"
+        row = {"experiment": experiment, **row}
     curve = _read_metrics(run_dir / "metrics.csv")
     curve.insert(0, "run_dir", rel)
     if "trial" in curve.columns:
@@ -190,8 +194,10 @@ def config_columns(runs: pd.DataFrame) -> list[str]:
     return [c for c in runs.columns if c not in RUN_INFO_COLUMNS and not c.startswith(SUMMARY_PREFIXES)]
 
 
-def load_runs(root: Path, variants: Collection[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(runs, curves) for every run directory under ``root``.
+def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = ()
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(runs, curves) for every run directory under ``root``, or under each root of a mapping
+    {experiment name: directory} (each run then has an ``experiment`` key; run_dir starts with it).
 
     runs: one row per run (per trial for batched trials, run_dir ``<dir>#<t>``): run_dir (relative
     to root), status, ``variant`` (the first directory of run_dir when it is one of ``variants``,
@@ -200,13 +206,15 @@ def load_runs(root: Path, variants: Collection[str] = ()) -> tuple[pd.DataFrame,
     epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with
     run_dir, status and the run's config keys joined in.
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise RbmlabError(f"report: no such directory {root}")
-    dirs = find_run_dirs(root)
-    if not dirs:
-        raise RbmlabError(f"report: no runs (summary.json) under {root}")
-    loaded = [pair for d in dirs for pair in _load_run(d, root, set(variants))]
+    roots = {name: Path(path) for name, path in root.items()} if isinstance(root, Mapping) else {None: Path(root)}
+    loaded = []
+    for name, path in roots.items():
+        if not path.is_dir():
+            raise RbmlabError(f"report: no such directory {path}")
+        dirs = find_run_dirs(path)
+        if not dirs:
+            raise RbmlabError(f"report: no runs (summary.json) under {path}")
+        loaded += [pair for d in dirs for pair in _load_run(d, path, set(variants), name)]
     rows = [r for r, _ in loaded]
     columns = _order_run_columns(c for r in rows for c in r)
     runs = pd.DataFrame(rows).reindex(columns=columns)

@@ -134,8 +134,13 @@ def final_note(left_out: pd.Series, word: str) -> str:
             f"{len(reasons)} left out: {why}.")
 
 
-def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False) -> str:
-    """The sentence that says what the table and plot show (``grown``: some run's model grew)."""
+def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
+                record: bool = False) -> str:
+    """The sentence that says what the table and plot show (``grown``: some run's model grew;
+    ``record``: the metric is a run's summary.json record, such as early_stopping.n_hidden)."""
+    if record and not by_key:
+        return (f"Each completed run's {metric} (its summary.json record); mean ± std (ddof=1) over "
+                f"the runs of each group.")
     final = "summary.json final value, else the run's last evaluated row"
     if by_key:
         grown_note = (f"; a model that grew during training contributes every evaluated row at the "
