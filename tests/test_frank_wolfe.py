@@ -256,3 +256,25 @@ def test_model_init_selects_the_one_run_of_a_sweep_with_the_given_values(tmp_pat
                           (f"{tmp_path / 'nowhere'}?seed=0", "no sweep directory")]:
         with pytest.raises(RbmlabError, match=f"^model.init: .*{message}"):
             select_run(spec)
+
+
+def test_the_oracle_runs_scipys_own_blas_at_one_thread_and_restores_it():
+    """L-BFGS-B's vector updates call the OpenBLAS bundled in scipy's wheels: solve limits that
+    pool to one thread while it runs (numpy's is left alone) and gives the setting back after."""
+    from rbmlab.learners.frank_wolfe_oracle import scipy_blas
+    separate = scipy_blas()
+    if separate is None:
+        pytest.skip("this scipy shares numpy's BLAS")
+    before = [lib["num_threads"] for lib in separate.info()]
+    seen = []
+
+    class Watching(LinearOracle):
+        def __call__(self, w):
+            seen.append([lib["num_threads"] for lib in separate.info()])
+            return super().__call__(w)
+
+    rng = np.random.default_rng(0)
+    x = (rng.random((40, 6)) < 0.4).astype(np.float32)
+    solve(Watching(x, x[::-1].copy(), lam=1.0), rng, restarts=1)
+    assert seen and all(threads == [1] * len(before) for threads in seen)
+    assert [lib["num_threads"] for lib in separate.info()] == before
