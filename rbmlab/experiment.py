@@ -74,15 +74,27 @@ def load_spec(name: str) -> dict[str, Any]:
     unknown = set(spec) - SPEC_KEYS
     if unknown:
         raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))}")
-    report = spec.get("report") or {}
-    unknown = set(report) - REPORT_KEYS if isinstance(report, dict) else {"(not a mapping)"}
-    if unknown:
-        raise RbmlabError(f"experiment: {path}: unknown report key(s) {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(sorted(REPORT_KEYS))}")
+    _check_report(path, spec.get("report") or {})
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:
             raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
     return spec
+
+
+def _check_report(path: Path, report: Any) -> None:
+    """The report section's keys, and the values checked before any run: ratios and where."""
+    from rbmlab.report.ratios import check_ratios  # noqa: PLC0415
+
+    unknown = set(report) - REPORT_KEYS if isinstance(report, dict) else {"(not a mapping)"}
+    if unknown:
+        raise RbmlabError(f"experiment: {path}: unknown report key(s) {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sorted(REPORT_KEYS))}")
+    try:
+        check_ratios(report.get("ratios"))
+    except RbmlabError as e:
+        raise RbmlabError(f"experiment: {path}: {e}") from None
+    if not isinstance(report.get("where", {}), dict):
+        raise RbmlabError(f"experiment: {path}: report.where must be {{key: value}}, got {report['where']!r}")
 
 
 VARIANT_KEYS = {"overrides", "grid", "seeds", "after", "scales"}
@@ -212,15 +224,22 @@ def _run_if_absent(other: str, argv: list[str], scale: str, extra: list[str],
     return True
 
 
-def _runs_of(spec: dict[str, Any]) -> list[str]:
-    """The experiments whose runs this one reports: ``runs_of``, one name or a list (none: [])."""
+def _runs_of(name: str, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{name: spec} of the experiments whose runs ``name`` reports: its ``runs_of``, one name or a
+    list of others (none: {name: spec}, its own runs)."""
     value = spec.get("runs_of")
-    names = [] if value is None else [value] if isinstance(value, str) else value
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise RbmlabError(f"experiment: runs_of must be <paper>/<artefact> or a list of them, got {value!r}")
-    for other in names:
-        load_spec(other)   # a known experiment, or a one-line error
-    return list(dict.fromkeys(names))
+    if value is None:
+        return {name: spec}
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n != name for n in names):
+        raise RbmlabError(f"experiment: {EXPERIMENTS_DIR / name}.yaml: runs_of must be <paper>/<artefact> "
+                          f"or a list of them, other experiments (with their own runs), got {value!r}")
+    specs = {other: load_spec(other) for other in dict.fromkeys(names)}   # known, or a one-line error
+    nested = [other for other, other_spec in specs.items() if other_spec.get("runs_of") is not None]
+    if nested:
+        raise RbmlabError(f"experiment: {EXPERIMENTS_DIR / name}.yaml: runs_of names {nested[0]}, which "
+                          "has no runs of its own (it reports others')")
+    return specs
 
 
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
@@ -240,7 +259,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     spec = load_spec(name)
     scale, extra, report_only = _parse_argv(argv)
     paper, artefact = name.split("/", 1)
-    sources = _runs_of(spec) or [name]
+    sources = _runs_of(name, spec)
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
     for source, sweep in sweeps.items():
         if report_only and not sweep.is_dir():
@@ -248,7 +267,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     if not report_only:
         for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
             _run_if_absent(need, argv, scale, extra, results_root, outputs_root)
-    own = sources == [name]
+    own = name in sources
     jobs = _variants(name, spec, scale, extra, sweeps[name]) if own and not report_only else {}
     deferred = _deferred(spec)
     configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()
@@ -258,15 +277,15 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
                                                           outputs_root)):
             print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep}")
     first = (next(iter(configs.values()))[0] if configs else
-             _first_job(sources[0], spec if own else load_spec(sources[0]), scale, extra))
-    report = spec.get("report", {})
+             _first_job(*next(iter(sources.items())), scale, extra))
+    report = spec.get("report") or {}
     with ExitStack() as locks:
-        for source, sweep in sweeps.items():
+        for source, sweep in sorted(sweeps.items(), key=lambda item: str(item[1].resolve())):
             locks.enter_context(DirectoryLock.for_sweep(sweep, f"experiment {source}", first.lock_wait))
         problems = _sweep(name, jobs, {v: len(c) for v, c in configs.items()}, sweeps[name],
                           first.resume, deferred) if jobs else []
-        roots = sweeps[name] if own else sweeps if len(sources) > 1 else sweeps[sources[0]]
-        variants = {v for source in sources for v in ((spec if own else load_spec(source)).get("variants") or [])}
+        roots = sweeps if len(sweeps) > 1 else next(iter(sweeps.values()))
+        variants = {v for source_spec in sources.values() for v in source_spec.get("variants") or []}
         result = make_report(roots, Path(results_root) / paper, metric=report.get("metric"),
                              x=report.get("x", "epoch"), lines=report.get("lines"),
                              panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",

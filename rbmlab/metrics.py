@@ -34,7 +34,8 @@ def split_prefix(column: str) -> tuple[str | None, str]:
 RUN_METRICS = (
     MetricSpec("wall_time", "seconds", higher_is_better=False, per_split=False,
                description="training time, evaluations excluded (summary.json; a growing model's "
-                           "metrics rows: the seconds it took to reach that size)"),
+                           "metrics rows: the seconds it took to reach that size; batched trials "
+                           "share their run's)"),
     MetricSpec("early_stopping.n_hidden", "hidden units", higher_is_better=True, per_split=False,
                description="the size early stopping selects (summary.json early_stopping)"),
 )

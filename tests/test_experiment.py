@@ -89,4 +89,16 @@ def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, mon
     with pytest.raises(RbmlabError, match="unknown report key.s. tabel_x; known: "):
         load_spec("p/a")
     with pytest.raises(RbmlabError, match="unknown experiment 'p/nope'"):
-        experiment._runs_of(load_spec("p/b"))
+        experiment._runs_of("p/b", load_spec("p/b"))
+    (tmp_path / "p" / "d.yaml").write_text("runs_of: [p/c, p/d]\n")
+    with pytest.raises(RbmlabError, match="runs_of must be .* other experiments"):
+        experiment._runs_of("p/d", load_spec("p/d"))
+    (tmp_path / "p" / "e.yaml").write_text("runs_of: p/d\n")
+    with pytest.raises(RbmlabError, match="runs_of names p/d, which has no runs of its own"):
+        experiment._runs_of("p/e", load_spec("p/e"))
+    (tmp_path / "p" / "f.yaml").write_text("report: {metric: x, ratios: [{of: [a, a], to: b}]}\n")
+    with pytest.raises(RbmlabError, match="f.yaml: report: ratios entries must be .* each line once"):
+        load_spec("p/f")
+    (tmp_path / "p" / "g.yaml").write_text("report: {metric: x, where: [variant]}\n")
+    with pytest.raises(RbmlabError, match="g.yaml: report.where must be"):
+        load_spec("p/g")

@@ -32,14 +32,14 @@ from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, epoch_to_fraction_of_max, final_values,
                                      left_out, resolve_metric, run_columns, run_points, size_column,
-                                     summarize_groups, x_order, x_values)
+                                     summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
 from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
-                                  points_table, runs_csv, vlines_note)
+                                  points_table, runs_csv, table_order, vlines_note)
 
 __all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
            "epoch_to_fraction_of_max", "higher_is_better"]
@@ -140,7 +140,7 @@ def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, m
     if wanted_ratios:
         table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve)
     grown = by_key and size_column(curves, x) is not None
-    record = metric in run_columns(runs) and metric not in curves.columns
+    record = metric in run_columns(runs)
     note = method_note(metric, x, by_key, select, grown, record) + vlines_note(placed, x)
     text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched)
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
@@ -169,11 +169,7 @@ def _where(runs: pd.DataFrame, curves: pd.DataFrame, where: Mapping[str, Any]
 
 def _ratios_text(rows: pd.DataFrame, x: str, table_x: Sequence[Any] | None, curve: pd.DataFrame) -> str:
     """The ratio rows under the group table (at the table's x values), or nothing."""
-    order = x_order(curve[x])
-    wanted = {norm(v) for v in table_x or ()}
-    if any(norm(v) in wanted for v in order):
-        order = [v for v in order if norm(v) in wanted]
-    text = ratios_table(rows, x, order)
+    text = ratios_table(rows, x, table_order(curve, x, table_x))
     return f"\n\nRatios of the values above (sums of lines over a line, at each {x}):\n\n{text}" if text else ""
 
 

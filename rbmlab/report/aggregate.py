@@ -22,7 +22,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.layout import MISSING, norm, sort_key
-from rbmlab.report.load import SCHEDULE_COLUMNS, to_float
+from rbmlab.report.load import RECORD_PREFIXES, SCHEDULE_COLUMNS, to_float
 
 COMPLETED = "completed"   # the one summary.json status whose final values a report uses
 DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_reconstruction_error")
@@ -38,10 +38,11 @@ def available_metrics(runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
 
 
 def run_columns(runs: pd.DataFrame) -> list[str]:
-    """The runs-table records that serve as metrics (rbmlab.metrics.RUN_METRICS): ``wall_time``,
-    training seconds (a cost table: seconds against model.n_hidden), and summary.json's
-    ``early_stopping.*`` (a model-size table), each a run's own value, never a mean over epochs."""
-    return [c for c in runs.columns if c == "wall_time" or c.startswith("early_stopping.")]
+    """The runs-table records that serve as metrics: ``wall_time``, training seconds (a cost
+    table: seconds against model.n_hidden; a grown run's metrics rows give its seconds to each
+    size), and summary.json's ``early_stopping.*`` (a model-size table). Their directions are
+    declared in rbmlab.metrics.RUN_METRICS."""
+    return [c for c in runs.columns if c == "wall_time" or c.startswith(RECORD_PREFIXES)]
 
 
 def _final_column(runs: pd.DataFrame, metric: str) -> str:
@@ -85,8 +86,9 @@ def aggregate_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str)
 
 
 def final_values(runs: pd.DataFrame, curves: pd.DataFrame, metric: str) -> pd.Series:
-    """Per run_dir: a completed run's summary.json final.<metric>, else its last evaluated metrics
-    row; NaN for every run that did not complete (running, failed, diverged, unknown)."""
+    """Per run_dir: a completed run's summary.json final.<metric> (for a run record such as
+    wall_time or early_stopping.n_hidden: that record, ``run_columns``), else its last evaluated
+    metrics row; NaN for every run that did not complete (running, failed, diverged, unknown)."""
     index = runs["run_dir"].to_numpy()
     col = _final_column(runs, metric)
     final = pd.Series(runs[col].to_numpy(float) if col in runs.columns else np.nan, index=index)

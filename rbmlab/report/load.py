@@ -22,7 +22,8 @@ SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
 RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
 RESERVED_METRICS_COLUMNS = ("run_dir", "status")   # joined into the curves from the runs table
 # summary.json records beside the config: final values, and the early-stopping choice of a run
-SUMMARY_PREFIXES = ("final.", "early_stopping.")
+RECORD_PREFIXES = ("early_stopping.",)           # a run's records a report may use as metrics
+SUMMARY_PREFIXES = ("final.", *RECORD_PREFIXES)
 
 
 def one_line(exc: BaseException) -> str:
@@ -160,7 +161,8 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
 def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experiment: str | None = None
               ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """One run's rows of the runs table and its metrics rows (one pair per trial); under one of
-    several roots, ``experiment`` names the root (its runs' key, and run_dir's first part)."""
+    several roots, ``experiment`` names the root (its runs' key; their run_dir is
+    ``<experiment>/<path under the root>``, the variant the first directory of that path)."""
     rel = run_dir.relative_to(root).as_posix()
     summary = _read_summary(run_dir / "summary.json")
     config = _read_yaml(run_dir / "config.yaml", {}) or {}
@@ -200,7 +202,7 @@ def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = ()
     {experiment name: directory} (each run then has an ``experiment`` key; run_dir starts with it).
 
     runs: one row per run (per trial for batched trials, run_dir ``<dir>#<t>``): run_dir (relative
-    to root), status, ``variant`` (the first directory of run_dir when it is one of ``variants``,
+    to root), status, ``variant`` (the first directory under the root when it is one of ``variants``,
     an experiment's variant names: its sweep runs each variant into ``<root>/<variant>/``),
     flattened config keys,
     epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with

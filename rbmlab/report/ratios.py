@@ -20,19 +20,21 @@ FORMAT = "report: ratios entries must be {'label': text, 'of': [line, ...], 'to'
 
 
 def check_ratios(ratios: Any) -> list[dict[str, Any]]:
-    """Validate the ``ratios`` entries: [{'label', 'of': line or [lines], 'to': line}]."""
+    """Validate the ``ratios`` entries: [{'label', 'of': line or [lines], 'to': line}], each line
+    named once in an entry."""
     if ratios is None:
         return []
-    if not isinstance(ratios, Sequence) or isinstance(ratios, str):
+    if not isinstance(ratios, list):
         raise RbmlabError(f"{FORMAT}, got {ratios!r}")
     out = []
     for item in ratios:
         if not isinstance(item, dict) or set(item) - {"label", "of", "to"} or not {"of", "to"} <= set(item):
             raise RbmlabError(f"{FORMAT}, got {item!r}")
-        of = [item["of"]] if isinstance(item["of"], str) else list(item["of"])
+        of = [item["of"]] if isinstance(item["of"], str) else item["of"]
         to = item["to"]
-        if not of or not all(isinstance(name, str) for name in [*of, to]):
-            raise RbmlabError(f"{FORMAT}, got {item!r}")
+        if (not isinstance(of, list) or not of or not all(isinstance(name, str) for name in [*of, to])
+                or len({*of, to}) != len(of) + 1):
+            raise RbmlabError(f"{FORMAT}, each line once, got {item!r}")
         out.append({"label": str(item.get("label") or f"({' + '.join(of)}) / {to}"), "of": of, "to": to})
     return out
 

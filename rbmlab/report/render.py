@@ -81,6 +81,13 @@ def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
     return _md_table(header, rows)
 
 
+def table_order(curve: pd.DataFrame, x: str, table_x: Sequence[Any] | None) -> list[Any]:
+    """The x values a table shows: those of ``table_x`` when any of them has points, else all."""
+    order = x_order(curve[x])
+    wanted = {norm(v) for v in table_x or ()}
+    return [v for v in order if norm(v) in wanted] if any(norm(v) in wanted for v in order) else order
+
+
 def _point_cell(point: dict[str, Any] | None, select: str | None) -> str:
     """'m ± s (n=k)', or with ``select`` 'm [best of k]' (k runs stood there)."""
     if point is None:
@@ -95,10 +102,7 @@ def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, met
                  select: str | None = None) -> str:
     """The group table for a runs-table key on the x axis: one column per value of the key (those
     of ``table_x`` only, when given and any of them has runs)."""
-    order = x_order(curve[x])
-    wanted = {norm(v) for v in table_x or ()}
-    if any(norm(v) in wanted for v in order):
-        order = [v for v in order if norm(v) in wanted]
+    order = table_order(curve, x, table_x)
     header = [*layout.group_keys, "n", "diverged", *(f"{x}={norm(v)}" for v in order),
               *_tail_header(metric, x, fraction, with_paper, f"over {x}")]
     rows = []
@@ -141,7 +145,7 @@ def method_note(metric: str, x: str, by_key: bool, select: str | None = None, gr
     if record and not by_key:
         return (f"Each completed run's {metric} (its summary.json record); mean ± std (ddof=1) over "
                 f"the runs of each group.")
-    final = "summary.json final value, else the run's last evaluated row"
+    final = "its summary.json record" if record else "summary.json final value, else the run's last evaluated row"
     if by_key:
         grown_note = (f"; a model that grew during training contributes every evaluated row at the "
                       f"{x} it had then" if grown else "")
