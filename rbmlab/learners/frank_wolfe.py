@@ -31,21 +31,24 @@ from rbmlab.validation import invalid, option
 @dataclass
 class FrankWolfeConfig(LearnerConfig):
     name: str = option("frank_wolfe", "learner")
-    lr: float = option(0.05, "η: step of the visible-bias ascent (Alg. 1, Eq. 10)", lo=0, open_lo=True)
+    lr: float = option(0.02, "η: step of the visible-bias ascent (Alg. 1, Eq. 10); 0.02: the paper's "
+                       "grid's best on Caltech validation (results/frank_wolfe)", lo=0, open_lo=True)
     batch_size: int | str = option("full", "must be full: one unit per pass over the training set",
                                    lo=1, choices=("full",))
-    lam: float = option(0.1, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1)", lo=0)
+    lam: float = option(0.5, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1); 0.5: the "
+                        "paper's grid's best on Caltech validation (results/frank_wolfe)", lo=0)
     lambda_scaling: str = option("constant", "constant: λ as in Alg. 1 | over_t: λ/t, Eq. 8's "
                                  "scaling (notes §9 item 1)", choices=("constant", "over_t"))
     penalize_bias: bool = option(True, "penalise the hidden bias (the constant unit's weight) too")
     n_samples: int = option(1000, "S: persistent chains whose states stand for the model in the oracle",
                             lo=1, hi=10**7)
-    sample_steps: int = option(10, "block-Gibbs sweeps of those chains before each oracle call", lo=1)
+    sample_steps: int = option(20, "block-Gibbs sweeps of those chains before each oracle call", lo=1)
     restarts: int = option(3, "L-BFGS-B runs from random non-zero starts; the best is kept", lo=1)
     init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True)
     maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1)
     gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True)
-    bias_steps: int = option(100, "K: visible-bias ascent steps after each new unit (notes §9 item 4)", lo=0)
+    bias_steps: int = option(500, "K: visible-bias ascent steps after each new unit (notes §9 item 4; "
+                             "100 left b lagging, results/frank_wolfe)", lo=0)
     bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=1, hi=10**7)
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1)
 

@@ -142,6 +142,20 @@ def _draw_panel(ax: Any, rows: pd.DataFrame, curve: pd.DataFrame, style: _Style,
                        label=v["label"] or None)
 
 
+def _draw_finals(ax: Any, rows: pd.DataFrame, style: _Style) -> None:
+    """A report without curves (a run record such as early_stopping.n_hidden): each group's final
+    mean ± std as a point over its line label, and the paper's number, where it gives one, as ×."""
+    for i, (_, row) in enumerate(rows.iterrows()):
+        std = row["final_std"] if not math.isnan(row["final_std"]) else 0.0
+        ax.errorbar([i], [row["final_mean"]], yerr=[std], color=style.color[row["line"]], marker="o",
+                    capsize=3, label=f"{row['line']} (n={row['final_n']})")
+        paper = to_float(row.get("paper"))
+        if not math.isnan(paper):
+            ax.plot([i], [paper], color="black", marker="x", linestyle="none", markersize=8, label="paper")
+    ax.set_xticks(range(len(rows)), labels=list(rows["line"]))
+    ax.set_xlim(-0.5, len(rows) - 0.5)
+
+
 def _key_ticks(ax: Any, style: _Style) -> None:
     """A tick at each value of a runs-table key on the x axis (at most 12 numbers), labelled plainly."""
     if style.positions:
@@ -188,11 +202,18 @@ def plot_curves(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metr
     fig = Figure(figsize=(5.0 * ncols + (1.8 if style.shared_legend else 0), 3.8 * nrows),
                  layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    finals_only = not by_key and curve.empty and "final_mean" in summary
     for ax, panel in zip(axes, panels):
-        _draw_panel(ax, summary[summary["panel"] == panel], curve, style, hlines, vlines or [], panel)
-        ax.set_xlabel(x)
+        rows = summary[summary["panel"] == panel]
+        if finals_only:
+            _draw_finals(ax, rows, style)
+        else:
+            _draw_panel(ax, rows, curve, style, hlines, vlines or [], panel)
+        ax.set_xlabel(", ".join(layout.lines) if finals_only else x)
         ax.set_ylabel(metric)
-        ax.set_title(panel or (title if len(panels) == 1 and title else metric), fontsize="medium")
+        # one panel: the report's title, wrapped to the panel's width (about 11 characters per inch)
+        ax.set_title(panel or (textwrap.fill(title, width=55) if len(panels) == 1 and title else metric),
+                     fontsize="medium")
         if logx:
             ax.set_xscale("log")
         if by_key:
