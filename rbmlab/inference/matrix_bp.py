@@ -1,0 +1,174 @@
+"""Matrix-form loopy belief propagation on a batch of binary RBMs (crbm_bp §5.2, Alg. 1).
+
+Each instance n is an RBM p(v, h) ∝ exp(vᵀ W h + vᵀ b¹_n + hᵀ b²_n): one shared weight matrix W
+(|v| × |h|) and per-instance biases, which is what a conditional RBM is for fixed inputs x_n
+(b¹ = b^v + W^{vx} x, b² = b^h + W^{hx} x). Every message of every instance is updated at once
+with elementwise operations and row/column sums: no loop over units or instances.
+
+Messages are kept as log-odds (the stable form of notes §2.3, equal to Alg. 1's probability form):
+``L[n, i, j]`` = logit m_{j→i}(v_i = 1) (the paper's M^{vh}) and ``K[n, i, j]`` = logit
+m_{i→j}(h_j = 1) (M^{hv}, stored transposed). Node log-odds η^v = b¹ + Σ_j L_ij (Eq. 16) and
+η^h = b² + Σ_i K_ij (Eq. 17). With the cavity log-odds c of the sending node (its η minus the
+message it received on the edge), a message is g(W_ij, c):
+
+    sum-product (Eqs. 13, 14)   g(w, c) = log(σ(−c) + σ(c) e^w) = log1p(σ(c) (e^w − 1))
+    max-product                  g(w, c) = max(0, w + c) − max(0, c)
+    mixed-product (Eq. 15)       h → v as sum-product; v → h: W_ij ṽ_i, ṽ = 1[η^v > 0]
+
+One iteration sends all h → v messages, then all v → h ones (the bipartite alternating schedule
+of Alg. 1). ``tol``: an instance has converged when no message probability moved by more than tol
+in an iteration (notes §2.4's choice); converged instances keep iterating with the rest (a fixed
+point does not move), and each has its flag. ``damping`` α mixes the old log-odds in:
+L ← (1 − α) L_new + α L_old (the paper uses none).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rbmlab.backend import namespace
+from rbmlab.ops import sigmoid
+
+MODES = ("sum", "max", "mixed")
+
+
+@dataclass(frozen=True)
+class BPResult:
+    """Beliefs and messages after loopy BP on a batch of B instances."""
+
+    eta_v: Any            # (B, |v|) log-odds of the visible beliefs τ^v = σ(eta_v)
+    eta_h: Any            # (B, |h|) log-odds of the hidden beliefs τ^h
+    L: Any                # (B, |v|, |h|) logit m_{j→i}(v_i = 1)
+    K: Any                # (B, |v|, |h|) logit m_{i→j}(h_j = 1)
+    converged: Any        # (B,) bool: the last iteration moved no message probability by > tol
+    iterations: int       # iterations run
+
+    @property
+    def tau_v(self):
+        return sigmoid(self.eta_v)
+
+    @property
+    def tau_h(self):
+        return sigmoid(self.eta_h)
+
+
+def _sum_message(expm1_w, c):
+    """g_sum(w, c) = log1p(σ(c)(e^w − 1)) with e^w − 1 given; the argument is kept above −1 (it
+    reaches −1 only where σ(c) rounds to 1 and e^w to 0: the message is then below log of the
+    dtype's resolution, and is returned as that log)."""
+    xp = namespace(c)
+    arg = sigmoid(c) * expm1_w
+    floor = -1.0 + xp.finfo(arg.dtype).eps
+    return xp.log1p(xp.maximum(arg, floor, out=arg), out=arg)
+
+
+def _max_message(W, c):
+    """g_max(w, c) = max(0, w + c) − max(0, c)."""
+    xp = namespace(c)
+    return xp.maximum(W + c, 0.0) - xp.maximum(c, 0.0)
+
+
+def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float = 1e-3,
+             damping: float = 0.0, init: BPResult | None = None) -> BPResult:
+    """Loopy BP (Alg. 1 in log-odds form) on the RBMs (W, b_v[n], b_h[n]) for every row n.
+
+    ``W``: (|v|, |h|); ``b_v``: (B, |v|); ``b_h``: (B, |h|) (a single instance: pass 1-row
+    arrays). ``mode``: sum, max or mixed. Starts from all messages 1/2 and τ^h = σ(b²) (Alg. 1),
+    or from ``init``'s messages (warm start). Runs until every instance has converged or
+    ``max_iter`` iterations."""
+    if mode not in MODES:
+        raise ValueError(f"loopy_bp: mode must be one of {', '.join(MODES)}, got {mode!r}")
+    xp = namespace(W)
+    b_v, b_h = b_v[:, :, None], b_h[:, None, :]          # (B, |v|, 1), (B, 1, |h|)
+    shape = (b_v.shape[0],) + W.shape
+    if init is None:
+        L, K = xp.zeros(shape, dtype=W.dtype), xp.zeros(shape, dtype=W.dtype)
+    else:
+        L, K = init.L, init.K
+    eta_h = b_h + K.sum(axis=1, keepdims=True)
+    expm1_w = xp.expm1(W) if mode != "max" else None
+    converged = xp.zeros(shape[0], dtype=bool)
+    t = 0
+    for t in range(1, max_iter + 1):
+        # h → v (Eq. 13): cavity of h_j without v_i's message
+        cavity = eta_h - K
+        L_new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
+        L_new = _damped(L_new, L, damping)
+        eta_v = b_v + L_new.sum(axis=2, keepdims=True)    # Eq. 16
+        # v → h (Eq. 14, or Eq. 15 for mixed-product)
+        if mode == "mixed":
+            K_new = W * (eta_v > 0).astype(W.dtype)
+        else:
+            cavity = eta_v - L_new
+            K_new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
+        K_new = _damped(K_new, K, damping)
+        eta_h = b_h + K_new.sum(axis=1, keepdims=True)    # Eq. 17
+        converged = xp.maximum(_moved(L_new, L), _moved(K_new, K)) <= tol
+        L, K = L_new, K_new
+        if bool(converged.all()):
+            break
+    return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, converged, t)
+
+
+def _damped(new, old, damping: float):
+    return new if not damping else (1.0 - damping) * new + damping * old
+
+
+def _moved(new, old):
+    """Per instance: the largest change of a message probability."""
+    xp = namespace(new)
+    return xp.abs(sigmoid(new) - sigmoid(old)).max(axis=(1, 2))
+
+
+def cavities(result: BPResult):
+    """(C^v, C^h), each (B, |v|, |h|): the log-odds of v_i without h_j's message, and of h_j
+    without v_i's."""
+    return result.eta_v[:, :, None] - result.L, result.eta_h[:, None, :] - result.K
+
+
+def pairwise_log_potentials(W, result: BPResult):
+    """The unnormalised log pairwise beliefs of every edge (Eq. 18) in the order (1,1), (1,0),
+    (0,1), (0,0) of (v_i, h_j): W + C^v + C^h, C^v, C^h, 0."""
+    cv, ch = cavities(result)
+    return W + cv + ch, cv, ch
+
+
+def pairwise_beliefs(W, result: BPResult):
+    """Γ_ij = τ(v_i = 1, h_j = 1) of every edge (Eq. 18, normalised over the four states)."""
+    xp = namespace(W)
+    s11, s10, s01 = pairwise_log_potentials(W, result)
+    m = xp.maximum(xp.maximum(s11, s10), xp.maximum(s01, 0.0))
+    z = xp.exp(s11 - m) + xp.exp(s10 - m) + xp.exp(s01 - m) + xp.exp(-m)
+    return xp.exp(s11 - m) / z
+
+
+def bethe_log_z(W, b_v, b_h, result: BPResult):
+    """(B,) the Bethe approximation of log Z at BP's beliefs (notes §2.6):
+
+        b¹·τ^v + b²·τ^h + Σ_ij W_ij Γ_ij + Σ_ij H(τ_ij) − (|h| − 1) Σ_i H(τ^v_i) − (|v| − 1) Σ_j H(τ^h_j)
+
+    At a sum-product fixed point its gradient in (W, b¹, b²) is (Σ_n Γ, τ^v, τ^h) per instance."""
+    xp = namespace(W)
+    s11, s10, s01 = pairwise_log_potentials(W, result)
+    logs = xp.stack([s11, s10, s01, xp.zeros_like(s11)])
+    m = logs.max(axis=0)
+    log_norm = m + xp.log(xp.exp(logs - m).sum(axis=0))
+    p = xp.exp(logs - log_norm)                                 # (4, B, |v|, |h|)
+    edge_entropy = -(p * (logs - log_norm)).sum(axis=(0, 2, 3))
+    tv, th = sigmoid(result.eta_v), sigmoid(result.eta_h)
+    n_v, n_h = W.shape
+    energy = (b_v * tv).sum(axis=1) + (b_h * th).sum(axis=1) + (W * p[0]).sum(axis=(1, 2))
+    return (energy + edge_entropy - (n_h - 1) * _bernoulli_entropy(result.eta_v)
+            - (n_v - 1) * _bernoulli_entropy(result.eta_h))
+
+
+def _bernoulli_entropy(eta):
+    """Σ over the last axis of H(σ(η)), from the log-odds: softplus(η) − σ(η) η."""
+    xp = namespace(eta)
+    return (xp.logaddexp(0.0, eta) - sigmoid(eta) * eta).sum(axis=-1)
+
+
+def decode(result: BPResult):
+    """The visible states BP predicts: 1[η^v > 0] (marginal mode for sum-product, joint MAP for
+    max-product, marginal MAP for mixed-product)."""
+    return (result.eta_v > 0).astype(result.eta_v.dtype)

@@ -1,0 +1,155 @@
+"""Matrix-form loopy BP (rbmlab.inference.matrix_bp) against exact answers: on tree-structured
+RBMs (one hidden unit; a forest) sum-product gives the exact marginals and log Z, max-product the
+exact joint MAP and mixed-product the exact marginal MAP; over a batch it equals instance by
+instance; on loopy models the Bethe free energy's gradient at the fixed point is the beliefs."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from rbmlab.inference.matrix_bp import bethe_log_z, decode, loopy_bp, pairwise_beliefs
+from tests.conftest import all_binary
+
+TIGHT = {"max_iter": 2000, "tol": 1e-13}
+
+
+def exact(W, b_v, b_h):
+    """Enumerated p(v, h) of one RBM: (states v, states h, probabilities (2^nv, 2^nh), log Z)."""
+    V, H = all_binary(W.shape[0]), all_binary(W.shape[1])
+    logp = V @ W @ H.T + (V @ b_v)[:, None] + (H @ b_h)[None, :]
+    log_z = np.logaddexp.reduce(logp.ravel())
+    return V, H, np.exp(logp - log_z), log_z
+
+
+def random_instance(rng, n_v, n_h, mask=None, scale=1.5):
+    W = scale * rng.standard_normal((n_v, n_h))
+    if mask is not None:
+        W = W * mask
+    return W, rng.standard_normal(n_v), rng.standard_normal(n_h)
+
+
+# a forest: hidden 0 joins visibles 0-2, hidden 1 joins 2-3 (a tree through v_2), hidden 2 joins 4-5
+FOREST = np.array([[1, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]], dtype=float)
+TREES = [("one hidden unit", 6, 1, None), ("forest", 6, 3, FOREST)]
+
+
+@pytest.mark.parametrize("name, n_v, n_h, mask", TREES, ids=[t[0] for t in TREES])
+def test_sum_product_on_trees_gives_the_exact_marginals_and_log_z(name, n_v, n_h, mask):
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        W, b_v, b_h = random_instance(rng, n_v, n_h, mask)
+        V, H, p, log_z = exact(W, b_v, b_h)
+        result = loopy_bp(W, b_v[None], b_h[None], **TIGHT)
+        assert bool(result.converged[0])
+        np.testing.assert_allclose(result.tau_v[0], V.T @ p.sum(1), rtol=0, atol=1e-8)
+        np.testing.assert_allclose(result.tau_h[0], H.T @ p.sum(0), rtol=0, atol=1e-8)
+        gamma = np.einsum("ai,ab,bj->ij", V, p, H)
+        edges = W != 0
+        np.testing.assert_allclose(pairwise_beliefs(W, result)[0][edges], gamma[edges], rtol=0, atol=1e-8)
+        assert bethe_log_z(W, b_v[None], b_h[None], result)[0] == pytest.approx(log_z, abs=1e-8)
+
+
+@pytest.mark.parametrize("name, n_v, n_h, mask", TREES, ids=[t[0] for t in TREES])
+def test_max_product_on_trees_finds_the_exact_joint_map(name, n_v, n_h, mask):
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        W, b_v, b_h = random_instance(rng, n_v, n_h, mask)
+        V, H, p, _ = exact(W, b_v, b_h)
+        a, b = np.unravel_index(np.argmax(p), p.shape)
+        result = loopy_bp(W, b_v[None], b_h[None], mode="max", **TIGHT)
+        np.testing.assert_array_equal(decode(result)[0], V[a])
+        np.testing.assert_array_equal((result.eta_h[0] > 0).astype(float), H[b])
+
+
+def test_mixed_product_finds_the_exact_marginal_map_where_the_max_nodes_form_a_subtree():
+    """Mixed-product is exact on trees whose max nodes (v) form a connected subtree (Liu & Ihler
+    2013); in a bipartite RBM that is one visible unit with any number of hidden units."""
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        W, b_v, b_h = random_instance(rng, 1, 6)
+        V, _, p, _ = exact(W, b_v, b_h)
+        result = loopy_bp(W, b_v[None], b_h[None], mode="mixed", **TIGHT)
+        np.testing.assert_array_equal(decode(result)[0], V[np.argmax(p.sum(1))])
+
+
+@pytest.mark.parametrize("name, n_v, n_h, mask", TREES, ids=[t[0] for t in TREES])
+def test_mixed_product_on_trees_stops_at_a_local_maximum_of_the_marginal(name, n_v, n_h, mask):
+    """On other trees a fixed point ṽ is a local maximum of p(v) (no single flip raises it; not
+    always the global one), and τ^h is E[h | ṽ] exactly (notes §2.3: the MSSVM gradient). All v
+    move at once, so the iteration can also cycle between two states: no fixed point then."""
+    rng = np.random.default_rng(2)
+    fixed = 0
+    for _ in range(10):
+        W, b_v, b_h = random_instance(rng, n_v, n_h, mask)
+        V, _, p, _ = exact(W, b_v, b_h)
+        marginal = dict(zip(map(tuple, V), p.sum(1)))
+        result = loopy_bp(W, b_v[None], b_h[None], mode="mixed", max_iter=200)
+        if not result.converged[0]:
+            continue
+        fixed += 1
+        v_tilde = decode(result)[0]
+        flips = np.abs(v_tilde[None] - np.eye(n_v))
+        assert all(marginal[tuple(f)] <= marginal[tuple(v_tilde)] for f in flips)
+        np.testing.assert_allclose(result.tau_h[0], 1 / (1 + np.exp(-(v_tilde @ W + b_h))), atol=1e-12)
+    assert fixed >= 8
+
+
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+def test_bp_over_a_batch_equals_bp_instance_by_instance(mode):
+    rng = np.random.default_rng(3)
+    W = 0.5 * rng.standard_normal((7, 4))
+    b_v, b_h = rng.standard_normal((5, 7)), rng.standard_normal((5, 4))
+    batch = loopy_bp(W, b_v, b_h, mode=mode, max_iter=6, tol=0.0)
+    for n in range(5):
+        one = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=6, tol=0.0)
+        np.testing.assert_allclose(batch.eta_v[n], one.eta_v[0], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(batch.K[n], one.K[0], rtol=0, atol=1e-12)
+
+
+def test_each_instance_gets_its_own_convergence_flag():
+    """A weak instance converges within the budget, a strongly coupled frustrated one does not."""
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((12, 8))
+    weak = loopy_bp(0.05 * W, np.zeros((1, 12)), np.zeros((1, 8)), max_iter=5)
+    assert bool(weak.converged[0]) and weak.iterations < 5
+    b_v = np.stack([np.full(12, 30.0), np.zeros(12)])      # row 0 clamped by its biases: converges
+    both = loopy_bp(6 * W, b_v, np.zeros((2, 8)), max_iter=4)
+    assert both.converged.tolist() == [True, False]
+
+
+def test_the_bethe_gradient_is_the_beliefs_at_a_loopy_fixed_point():
+    """On a loopy 3 × 3 RBM: ∂ log Z_Bethe / ∂W_ij = Γ_ij, ∂/∂b¹ = τ^v, ∂/∂b² = τ^h, by central
+    differences of log Z_Bethe at the re-converged fixed point (MLE-BP's gradient)."""
+    rng = np.random.default_rng(5)
+    W, b_v, b_h = random_instance(rng, 3, 3, scale=0.7)
+
+    def log_z(W, b_v, b_h):
+        result = loopy_bp(W, b_v[None], b_h[None], **TIGHT)
+        assert bool(result.converged[0])
+        return bethe_log_z(W, b_v[None], b_h[None], result)[0], result
+
+    _, result = log_z(W, b_v, b_h)
+    eps = 1e-6
+    grad_w = np.zeros_like(W)
+    for i, j in itertools.product(range(3), range(3)):
+        d = np.zeros_like(W)
+        d[i, j] = eps
+        grad_w[i, j] = (log_z(W + d, b_v, b_h)[0] - log_z(W - d, b_v, b_h)[0]) / (2 * eps)
+    np.testing.assert_allclose(grad_w, pairwise_beliefs(W, result)[0], atol=1e-7)
+    grad_bv = [(log_z(W, b_v + e, b_h)[0] - log_z(W, b_v - e, b_h)[0]) / (2 * eps) for e in eps * np.eye(3)]
+    np.testing.assert_allclose(grad_bv, result.tau_v[0], atol=1e-7)
+    grad_bh = [(log_z(W, b_v, b_h + e)[0] - log_z(W, b_v, b_h - e)[0]) / (2 * eps) for e in eps * np.eye(3)]
+    np.testing.assert_allclose(grad_bh, result.tau_h[0], atol=1e-7)
+    # and on this loopy model Bethe is an approximation, not the exact log Z
+    assert abs(log_z(W, b_v, b_h)[0] - exact(W, b_v, b_h)[3]) > 1e-6
+
+
+def test_float32_messages_stay_finite_where_the_cheap_form_would_give_minus_inf():
+    """log1p(σ(c)(e^w − 1)) is −inf in float32 once σ(c) rounds to 1 and e^w is tiny; the floor
+    keeps the message finite (and below log of float32's resolution)."""
+    W = np.array([[-30.0, 2.0], [1.0, -25.0]], dtype=np.float32)
+    result = loopy_bp(W, np.full((1, 2), 40.0, np.float32), np.full((1, 2), 40.0, np.float32), max_iter=3)
+    assert np.isfinite(result.L).all() and np.isfinite(result.K).all()
+    assert result.L.dtype == np.float32
