@@ -1,0 +1,56 @@
+"""Naive mean field on a batch of binary RBMs sharing W (crbm_bp §2.5; the paper names it, the
+equations are the standard ones): alternate
+
+    τ^h ← σ(b² + Wᵀ τ^v),    τ^v ← σ(b¹ + W τ^h)
+
+from τ^v = σ(b¹) (notes §10 item 12: the logistic-regression output), for every instance at
+once (two matmuls per iteration). ``tol``: an instance has converged when no τ^v moved by more
+than tol. The MF value of log Z is a lower bound on the exact one:
+
+    log Z_MF = b¹·τ^v + b²·τ^h + τ^vᵀ W τ^h + H(τ^v) + H(τ^h).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rbmlab.backend import namespace
+from rbmlab.ops import sigmoid
+
+
+@dataclass(frozen=True)
+class MeanFieldResult:
+    tau_v: Any          # (B, |v|)
+    tau_h: Any          # (B, |h|)
+    converged: Any      # (B,) bool
+    iterations: int
+
+
+def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFieldResult:
+    """Mean-field marginals of the RBMs (W, b_v[n], b_h[n]); b_v (B, |v|), b_h (B, |h|)."""
+    xp = namespace(W)
+    tau_v = sigmoid(b_v.astype(W.dtype, copy=True))
+    converged = xp.zeros(b_v.shape[0], dtype=bool)
+    t = 0
+    for t in range(1, max_iter + 1):
+        tau_h = sigmoid(tau_v @ W + b_h)
+        new_v = sigmoid(tau_h @ W.T + b_v)
+        converged = xp.abs(new_v - tau_v).max(axis=1) <= tol
+        tau_v = new_v
+        if bool(converged.all()):
+            break
+    tau_h = sigmoid(tau_v @ W + b_h)      # consistent with the returned τ^v
+    return MeanFieldResult(tau_v, tau_h, converged, t)
+
+
+def mean_field_log_z(W, b_v, b_h, result: MeanFieldResult):
+    """(B,) the mean-field lower bound on log Z at ``result``'s marginals."""
+    tv, th = result.tau_v, result.tau_h
+    energy = (b_v * tv).sum(axis=1) + (b_h * th).sum(axis=1) + ((tv @ W) * th).sum(axis=1)
+    return energy + _entropy(tv) + _entropy(th)
+
+
+def _entropy(p):
+    xp = namespace(p)
+    tiny = xp.finfo(p.dtype).tiny
+    return -(p * xp.log(xp.maximum(p, tiny)) + (1 - p) * xp.log(xp.maximum(1 - p, tiny))).sum(axis=-1)

@@ -1,0 +1,84 @@
+"""crbm_bp's tasks and its plain inference beside BP: flip and occlusion corruptions with their
+changed-pixel masks, the pooled "All" / "Changed" errors, and mean field against enumeration."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.data.corruption import flip, occlude, pixel_errors
+from rbmlab.inference.mean_field import mean_field, mean_field_log_z
+from tests.conftest import all_binary
+
+
+def images(n=400, d=784, seed=0):
+    return (np.random.default_rng(seed).random((n, d)) < 0.2).astype(np.float32)
+
+
+def test_flip_changes_an_exact_count_of_uniform_positions_per_image():
+    clean = images()
+    task = flip(clean, 0.1, np.random.default_rng(1))
+    assert (task.mask.sum(axis=1) == 78).all()                       # round(0.1 · 784)
+    np.testing.assert_array_equal(task.mask, task.inputs != clean)
+    assert task.targets is clean and task.inputs.dtype == np.float32
+    # every position is as likely: the per-position rate over 400 images stays near 0.1
+    rate = task.mask.mean(axis=0)
+    assert abs(rate.mean() - 78 / 784) < 1e-12 and rate.std() < 0.03
+    again = flip(clean, 0.1, np.random.default_rng(1))
+    np.testing.assert_array_equal(again.inputs, task.inputs)         # fixed once per seed
+    assert (flip(clean, 0.2, np.random.default_rng(1)).mask.sum(axis=1) == 157).all()
+
+
+@pytest.mark.parametrize("size, value", [(8, 0.0), (12, 1.0), (28, 0.0)])
+def test_occlusion_sets_one_square_patch_that_fits_and_masks_what_changed(size, value):
+    clean = images(300)
+    task = occlude(clean, (28, 28), size, value, np.random.default_rng(2))
+    for x, v, m in zip(task.inputs.reshape(-1, 28, 28), clean.reshape(-1, 28, 28), task.mask.reshape(-1, 28, 28)):
+        differs = np.argwhere(x != v)
+        if len(differs):   # changed pixels lie in one size × size square
+            assert (differs.max(0) - differs.min(0) < size).all()
+        np.testing.assert_array_equal(m, x != v)
+    # a 28 × 28 patch is the whole image: x ≡ value (the CRBM becomes a plain RBM)
+    if size == 28:
+        assert (task.inputs == value).all()
+    else:
+        corners = set()
+        rng = np.random.default_rng(2)          # the corners occlude drew: top, then left
+        top, left = rng.integers(0, 29 - size, 300), rng.integers(0, 29 - size, 300)
+        for t, l, x in zip(top, left, task.inputs.reshape(-1, 28, 28)):
+            assert (x[t:t + size, l:l + size] == value).all()
+            corners.add((t, l))
+        assert len({t for t, _ in corners}) == 29 - size                  # every row offset drawn
+
+
+def test_a_patch_larger_than_the_image_is_refused():
+    with pytest.raises(ValueError, match="patch size 29 does not fit in a 28×28 image"):
+        occlude(images(2), (28, 28), 29, 0.0, np.random.default_rng(0))
+
+
+def test_pixel_errors_pool_over_the_whole_set():
+    target = np.array([[1, 0, 1, 0], [0, 0, 0, 0]])
+    changed = np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool)     # the second image changed nothing
+    predicted = np.array([[0, 0, 1, 1], [0, 1, 0, 0]])
+    errors = pixel_errors(predicted, target, changed)
+    assert errors == {"all": 100 * 3 / 8, "changed": 100 * 1 / 2}
+    assert np.isnan(pixel_errors(predicted, target, np.zeros_like(changed))["changed"])
+
+
+def test_mean_field_is_a_lower_bound_on_log_z_and_near_exact_when_coupling_is_weak():
+    rng = np.random.default_rng(3)
+    V, H = all_binary(6), all_binary(4)
+    for scale, atol in ((0.02, 1e-3), (1.0, None)):
+        W = scale * rng.standard_normal((6, 4))
+        b_v, b_h = rng.standard_normal((3, 6)), rng.standard_normal((3, 4))
+        result = mean_field(W, b_v, b_h, max_iter=500, tol=1e-12)
+        assert result.converged.all()
+        bound = mean_field_log_z(W, b_v, b_h, result)
+        for n in range(3):
+            logp = V @ W @ H.T + (V @ b_v[n])[:, None] + (H @ b_h[n])[None, :]
+            log_z = np.logaddexp.reduce(logp.ravel())
+            assert bound[n] <= log_z + 1e-10
+            if atol:
+                p = np.exp(logp - log_z)
+                np.testing.assert_allclose(result.tau_v[n], V.T @ p.sum(1), atol=atol)
+        # the fixed point satisfies both mean-field equations
+        np.testing.assert_allclose(result.tau_v, 1 / (1 + np.exp(-(result.tau_h @ W.T + b_v))), atol=1e-10)
