@@ -1,0 +1,123 @@
+"""The conditional RBM (crbm_bp §3.2): outputs v, hidden units h, inputs x.
+
+    E(v, h, x) = −vᵀ W h − vᵀ W_xvᵀ x − hᵀ W_xhᵀ x − vᵀ b_v − hᵀ b_h               (Eq. 3)
+
+stored for row batches: W (|v|, |h|), W_xv (|x|, |v|), W_xh (|x|, |h|). For fixed x it is an RBM
+with W shared and input-dependent biases (§5)
+
+    b¹ = b_v + x W_xv,    b² = b_h + x W_xh,
+
+so inference on a batch of inputs is inference on a batch of RBMs sharing W
+(rbmlab.inference.matrix_bp, rbmlab.inference.mean_field). The gradient of the conditional
+log-likelihood log p(v | x) (Eq. 5) is the data statistics minus the model's expectations under
+p(v, h | x), both linear in the beliefs: :func:`statistics` forms either from (E[v], E[h],
+E[v hᵀ]) per instance, so the learners differ only in where the beliefs come from (clamped v
+and E[h | v, x]; BP's τ^v, τ^h, Γ; mean field's outer product; a Gibbs sample).
+
+Not yet in the model registry: the runner and the conformance suite read unconditional batches
+(issue 12 notes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rbmlab.backend import namespace
+from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.rbm import base_rate_bias
+from rbmlab.ops import sigmoid
+from rbmlab.validation import option
+
+
+@dataclass
+class CRBMConfig(ModelConfig):
+    name: str = option("crbm", "model family")
+    n_hidden: int = option(256, "hidden units (the paper: 256, following Mnih et al. 2011)", lo=1)
+    weight_std: float = option(0.01, "W, W_xh ~ N(0, weight_std²); W_xv = 0 (notes §10 item 2)", lo=0)
+    visible_bias: str = option("base_rate", "base_rate: logit of the clean targets' mean (clipped to "
+                               "[1e-3, 1 − 1e-3]) | zero", choices=("base_rate", "zero"))
+
+
+@dataclass(frozen=True)
+class CRBM(Model):
+    W: Any      # (..., |v|, |h|)
+    W_xv: Any   # (..., |x|, |v|)
+    W_xh: Any   # (..., |x|, |h|)
+    b_v: Any    # (..., |v|)
+    b_h: Any    # (..., |h|)
+
+    PARAMS: ClassVar[dict[str, int]] = {"W": 2, "W_xv": 2, "W_xh": 2, "b_v": 1, "b_h": 1}
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ("W", "W_xv", "W_xh")
+    family: ClassVar[str] = "crbm"
+    config_class: ClassVar[type] = CRBMConfig
+
+    @property
+    def n_visible(self) -> int:
+        return self.W.shape[-2]
+
+    @property
+    def n_hidden(self) -> int:
+        return self.W.shape[-1]
+
+    @property
+    def n_inputs(self) -> int:
+        return self.W_xv.shape[-2]
+
+    def model_sizes(self) -> dict[str, int]:
+        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden, "n_inputs": self.n_inputs}
+
+    @classmethod
+    def sizes(cls, config: CRBMConfig, n_visible: int, n_inputs: int | None = None) -> dict[str, int]:
+        return {"n_visible": n_visible, "n_hidden": config.n_hidden,
+                "n_inputs": n_visible if n_inputs is None else n_inputs}
+
+    @classmethod
+    def parameter_count(cls, sizes: dict[str, int]) -> int:
+        v, h, x = sizes["n_visible"], sizes["n_hidden"], sizes["n_inputs"]
+        return v * h + x * v + x * h + v + h
+
+    @classmethod
+    def initialize(cls, config: CRBMConfig, *, xp, rng, data_mean, dtype, n_inputs: int | None = None,
+                   trials: int = 0) -> "CRBM":
+        """W, W_xh ~ N(0, weight_std²), W_xv = 0, b_v at the targets' base rate (or 0), b_h = 0."""
+        n_v, n_h = data_mean.shape[-1], config.n_hidden
+        n_x = n_v if n_inputs is None else n_inputs
+        lead = (trials,) if trials else ()
+        b_v = (base_rate_bias(data_mean) if config.visible_bias == "base_rate"
+               else xp.zeros(n_v)).astype(dtype)
+        return cls(W=(config.weight_std * rng.standard_normal(lead + (n_v, n_h))).astype(dtype),
+                   W_xv=xp.zeros(lead + (n_x, n_v), dtype=dtype),
+                   W_xh=(config.weight_std * rng.standard_normal(lead + (n_x, n_h))).astype(dtype),
+                   b_v=xp.broadcast_to(b_v, lead + (n_v,)).copy(), b_h=xp.zeros(lead + (n_h,), dtype=dtype))
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "CRBM":
+        return cls(**{name: arrays[name] for name in cls.PARAMS})
+
+    # ------------------------------------------------------------ the x-conditioned RBM
+    def conditional_biases(self, x):
+        """(b¹, b²) of the RBM each input row conditions to: (..., B, |v|) and (..., B, |h|)
+        (a leading trial axis of the parameters broadcasts)."""
+        return self.b_v[..., None, :] + x @ self.W_xv, self.b_h[..., None, :] + x @ self.W_xh
+
+    def neg_free_energy(self, v, x):
+        """−F(v, x) per row: Σ_j softplus(v W + b²)_j + v·b¹ (h summed out)."""
+        xp = namespace(v)
+        b1, b2 = self.conditional_biases(x)
+        return xp.logaddexp(0.0, v @ self.W + b2).sum(axis=-1) + (v * b1).sum(axis=-1)
+
+    def hidden_given(self, v, x):
+        """E[h | v, x] = σ(v W + b²), per row."""
+        return sigmoid(v @ self.W + x @ self.W_xh + self.b_h[..., None, :])
+
+
+def statistics(x, v, h, vh=None) -> dict[str, Any]:
+    """Batch averages of −∂E/∂θ at beliefs (E[v], E[h], E[v hᵀ]) per instance: ``v`` (B, |v|),
+    ``h`` (B, |h|), ``vh`` (B, |v|, |h|) or None for the outer product v hᵀ (clamped or sampled v
+    with E[h | v, x]; mean field). The gradient of the mean conditional log-likelihood is
+    statistics at the data minus statistics at the model's beliefs (Eq. 5)."""
+    n = x.shape[0]
+    W = v.T @ h / n if vh is None else vh.mean(axis=0)
+    return {"W": W, "W_xv": x.T @ v / n, "W_xh": x.T @ h / n, "b_v": v.mean(axis=0), "b_h": h.mean(axis=0)}

@@ -1,0 +1,116 @@
+"""The conditional RBM against enumeration: its conditional distribution, the gradient of the
+conditional log-likelihood as data statistics minus model statistics (finite differences), and
+the MLE-BP gradient, exact where BP is (one hidden unit)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.inference.matrix_bp import loopy_bp, pairwise_beliefs
+from rbmlab.models.crbm import CRBM, CRBMConfig, statistics
+from tests.conftest import all_binary
+
+N_V, N_H, N_X, N = 4, 3, 5, 6
+
+
+def random_crbm(rng, n_h=N_H, scale=0.8):
+    return CRBM(W=scale * rng.standard_normal((N_V, n_h)), W_xv=scale * rng.standard_normal((N_X, N_V)),
+                W_xh=scale * rng.standard_normal((N_X, n_h)), b_v=rng.standard_normal(N_V),
+                b_h=rng.standard_normal(n_h))
+
+
+def task(rng):
+    x = (rng.random((N, N_X)) < 0.5).astype(float)
+    v = (rng.random((N, N_V)) < 0.5).astype(float)
+    return x, v
+
+
+def joint(model, x):
+    """p(v, h | x) per row by enumeration, straight from the energy of Eq. 3: (V, H, p (N, 2^|v|, 2^|h|))."""
+    V, H = all_binary(N_V), all_binary(model.n_hidden)
+    neg_e = (np.einsum("ai,ij,bj->ab", V, model.W, H)[None]
+             + np.einsum("ai,ki,nk->na", V, model.W_xv, x)[:, :, None]
+             + np.einsum("bj,kj,nk->nb", H, model.W_xh, x)[:, None, :]
+             + (V @ model.b_v)[None, :, None] + (H @ model.b_h)[None, None, :])
+    p = np.exp(neg_e - neg_e.max(axis=(1, 2), keepdims=True))
+    return V, H, p / p.sum(axis=(1, 2), keepdims=True)
+
+
+def conditional_log_likelihood(model, x, v):
+    V, _, p = joint(model, x)
+    index = (v @ (2 ** np.arange(N_V))).astype(int)          # all_binary's order: bit i = unit i
+    assert np.array_equal(V[index], v)
+    return np.log(p.sum(axis=2)[np.arange(len(v)), index]).mean()
+
+
+def test_the_papers_model_has_1017104_parameters():
+    assert CRBM.parameter_count(CRBM.sizes(CRBMConfig(), 784)) == 1_017_104
+
+
+def test_initialisation_follows_the_notes_choice():
+    rng = np.random.default_rng(0)
+    mean = np.linspace(0.1, 0.9, N_V)
+    model = CRBM.initialize(CRBMConfig(n_hidden=N_H), xp=np, rng=rng, data_mean=mean, dtype=np.float32,
+                            n_inputs=N_X, trials=2)
+    assert model.W.shape == (2, N_V, N_H) and model.W_xh.shape == (2, N_X, N_H)
+    assert (model.W_xv == 0).all() and (model.b_h == 0).all() and model.b_v.dtype == np.float32
+    np.testing.assert_allclose(1 / (1 + np.exp(-model.b_v[1])), mean, rtol=1e-5)
+    assert model.trial(0).model_sizes() == {"n_visible": N_V, "n_hidden": N_H, "n_inputs": N_X}
+
+
+def test_the_free_energy_gives_the_conditional_distribution():
+    rng = np.random.default_rng(1)
+    model, (x, _) = random_crbm(rng), task(rng)
+    V, _, p = joint(model, x)
+    for n in range(N):
+        log_p = model.neg_free_energy(V, x[n:n + 1].repeat(len(V), 0))
+        np.testing.assert_allclose(np.exp(log_p - np.logaddexp.reduce(log_p)), p[n].sum(1), atol=1e-12)
+
+
+def exact_model_statistics(model, x):
+    V, H, p = joint(model, x)
+    ev, eh = np.einsum("nab,ai->ni", p, V), np.einsum("nab,bj->nj", p, H)
+    return statistics(x, ev, eh, np.einsum("nab,ai,bj->nij", p, V, H))
+
+
+def test_the_gradient_is_data_statistics_minus_model_statistics():
+    rng = np.random.default_rng(2)
+    model, (x, v) = random_crbm(rng), task(rng)
+    data = statistics(x, v, model.hidden_given(v, x))
+    expected = exact_model_statistics(model, x)
+    eps = 1e-6
+    for name in CRBM.PARAMS:
+        grad = data[name] - expected[name]
+        fd = np.zeros_like(grad)
+        for index in np.ndindex(grad.shape):
+            step = np.zeros_like(grad)
+            step[index] = eps
+            up = model.replace(**{name: getattr(model, name) + step})
+            down = model.replace(**{name: getattr(model, name) - step})
+            fd[index] = (conditional_log_likelihood(up, x, v) - conditional_log_likelihood(down, x, v)) / (2 * eps)
+        np.testing.assert_allclose(grad, fd, atol=1e-8, err_msg=name)
+
+
+def test_the_mle_bp_gradient_is_exact_where_bp_is():
+    """With one hidden unit the x-conditioned RBM is a tree: BP's beliefs (τ^v, τ^h, Γ) are the
+    exact expectations, so MLE-BP's model statistics equal enumeration's."""
+    rng = np.random.default_rng(3)
+    model, (x, _) = random_crbm(rng, n_h=1), task(rng)
+    b1, b2 = model.conditional_biases(x)
+    beliefs = loopy_bp(model.W, b1, b2, max_iter=500, tol=1e-13)
+    assert beliefs.converged.all()
+    bp = statistics(x, beliefs.tau_v, beliefs.tau_h, pairwise_beliefs(model.W, beliefs))
+    exact = exact_model_statistics(model, x)
+    for name in CRBM.PARAMS:
+        np.testing.assert_allclose(bp[name], exact[name], atol=1e-9, err_msg=name)
+
+
+@pytest.mark.parametrize("trials", [0, 3])
+def test_conditional_biases_broadcast_over_a_batch(trials):
+    rng = np.random.default_rng(4)
+    model = CRBM.initialize(CRBMConfig(n_hidden=N_H), xp=np, rng=rng, data_mean=np.full(N_V, 0.3),
+                            dtype=np.float64, n_inputs=N_X, trials=trials)
+    x = rng.random((N, N_X))
+    b1, b2 = model.conditional_biases(x)
+    lead = (trials,) if trials else ()
+    assert b1.shape == lead + (N, N_V) and b2.shape == lead + (N, N_H)
