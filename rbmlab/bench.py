@@ -413,7 +413,53 @@ def bench_frank_wolfe(backend, rounds: int, examples: int) -> list[Row]:
     return rows + bench_fw_iteration(backend, caltech, "Caltech-101 Silhouettes train", rounds, 1)
 
 
-PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe")
+def transcendental_floor(shape, dtype, iterations: int, xp=np):
+    """The unavoidable elementwise work of ``iterations`` sum-product BP iterations on messages of
+    ``shape``: per direction one exp (the cavity's σ) and one log1p per message, into a
+    preallocated array."""
+    a = xp.full(shape, 0.3, dtype=dtype)
+    out = xp.empty_like(a)
+
+    def run():
+        for _ in range(2 * iterations):
+            xp.exp(a, out=out)
+            xp.log1p(out, out=out)
+    return run
+
+
+def bench_crbm_bp(backend, rounds: int, threads: int, n_v=1000, n_h=500, iterations=10,
+                  target="≤ 0.1 s on 2 cores (aim 0.05)") -> list[Row]:
+    """crbm_bp's speed claim: loopy BP on one random 1000 × 500 RBM for 10 iterations (W ~
+    N(0, 0.1²), b ~ N(0, 1): notes §10 item 24), sum-, max- and mixed-product, beside the bare
+    transcendentals of sum-product (:func:`transcendental_floor`); and BP's batched throughput
+    on the CRBM's x-conditioned RBMs, 784 × 256, batch 100."""
+    from rbmlab.inference.matrix_bp import loopy_bp  # noqa: PLC0415
+
+    rng = backend.rng(0)
+    W = (0.1 * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
+    b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
+    b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
+    fns = {mode: (lambda mode=mode: loopy_bp(W, b_v, b_h, mode=mode, max_iter=iterations, tol=None))
+           for mode in ("sum", "max", "mixed")}
+    fns["floor"] = transcendental_floor((1, n_v, n_h), backend.dtype, iterations, backend.xp)
+    t = timed(backend, rounds, threads, fns)
+    shape = f"random {n_v}×{n_h} RBM, {iterations} iterations, {backend.dtype}"
+    rows = [row(f"BP {mode}-product ({shape}), s", spread(t[mode]), "s", threads,
+                target if mode == "sum" else "",
+                note="paper: 0.5 s in Matlab, libDAI 297 s" if mode == "sum" else "")
+            for mode in ("sum", "max", "mixed")]
+    rows.append(row(f"bare exp + log1p / BP sum-product ({shape})", ratio(t["floor"], t["sum"]), "ratio", threads))
+    W = (0.05 * rng.standard_normal((784, 256))).astype(backend.dtype)
+    b_v = rng.standard_normal((100, 784)).astype(backend.dtype)
+    b_h = rng.standard_normal((100, W.shape[1])).astype(backend.dtype)
+    batched = timed(backend, max(2, rounds // 2), threads,
+                    {"bp": lambda: loopy_bp(W, b_v, b_h, max_iter=5, tol=None)})["bp"]
+    rows.append(row(f"BP sum-product throughput (784×{W.shape[1]}, batch 100), instance-iterations per s",
+                    spread([500 / s for s in batched]), "1/s", threads))
+    return rows
+
+
+PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
@@ -446,6 +492,8 @@ def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
         rows += bench_dcp_epochs(max(2, rounds // 2), 2, examples)
     if "frank_wolfe" in parts:
         rows += bench_frank_wolfe(backend, rounds, examples)
+    if "crbm_bp" in parts:
+        rows += [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
     return rows
 
 

@@ -196,3 +196,14 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     shares = [r for r in rows if "share" in r["name"]]
     assert len(shares) == 3 and rows[0]["min"] > 0
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
+
+
+def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
+    """At toy shapes: a time per mode, the floor ratio and the batched throughput, all positive;
+    a fixed iteration count (tol=None) runs exactly that many iterations."""
+    from rbmlab.inference.matrix_bp import loopy_bp
+    rows = bench.bench_crbm_bp(backend, rounds=2, threads=1, n_v=20, n_h=10, iterations=3)
+    assert [r["name"].split(" (")[0] for r in rows[:3]] == ["BP sum-product", "BP max-product", "BP mixed-product"]
+    assert len(rows) == 5 and all(r["min"] > 0 for r in rows) and rows[4]["unit"] == "1/s"
+    W = np.zeros((4, 3), dtype=np.float32)
+    assert loopy_bp(W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None).iterations == 3

@@ -68,14 +68,14 @@ def _max_message(W, c):
     return xp.maximum(W + c, 0.0) - xp.maximum(c, 0.0)
 
 
-def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float = 1e-3,
+def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float | None = 1e-3,
              damping: float = 0.0, init: BPResult | None = None) -> BPResult:
     """Loopy BP (Alg. 1 in log-odds form) on the RBMs (W, b_v[n], b_h[n]) for every row n.
 
     ``W``: (|v|, |h|); ``b_v``: (B, |v|); ``b_h``: (B, |h|) (a single instance: pass 1-row
     arrays). ``mode``: sum, max or mixed. Starts from all messages 1/2 and τ^h = σ(b²) (Alg. 1),
     or from ``init``'s messages (warm start). Runs until every instance has converged or
-    ``max_iter`` iterations."""
+    ``max_iter`` iterations (``tol=None``: exactly ``max_iter``, no test, every flag False)."""
     if mode not in MODES:
         raise ValueError(f"loopy_bp: mode must be one of {', '.join(MODES)}, got {mode!r}")
     xp = namespace(W)
@@ -103,9 +103,10 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float =
             K_new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
         K_new = _damped(K_new, K, damping)
         eta_h = b_h + K_new.sum(axis=1, keepdims=True)    # Eq. 17
-        converged = xp.maximum(_moved(L_new, L), _moved(K_new, K)) <= tol
+        if tol is not None:
+            converged = xp.maximum(_moved(L_new, L), _moved(K_new, K)) <= tol
         L, K = L_new, K_new
-        if bool(converged.all()):
+        if tol is not None and bool(converged.all()):
             break
     return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, converged, t)
 
