@@ -87,6 +87,8 @@ RUN_CASES = [
     Case("run-k-zero", ["run", "learner.k=0"], "learner.k"),
     Case("run-batch-size-negative", ["run", "learner.batch_size=-5"], "learner.batch_size"),
     Case("run-unknown-learner", ["run", "learner=nope"], "learner=nope"),
+    Case("run-learner-without-a-sampler-for-the-model", ["run", "model=crbm", "dataset=bars_stripes"],
+         "model crbm has no default sampler"),
     Case("run-unicode-group-value", ["run", "learner=cdé"], "learner=cdé: not a valid override"),
     Case("run-unparseable-override", ["run", "learner.lr=[1,"], "learner.lr=[1,"),
     Case("run-unknown-dataset", ["run", "dataset=nope"], "dataset=nope"),

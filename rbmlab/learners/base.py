@@ -66,8 +66,11 @@ class Learner:
 
     def sampler_for(self, model_class: type):
         if model_class not in self._samplers:
-            config = self.config.sampler or INFERENCE.parse(model_class.default_sampler,
-                                                            "learner.sampler")
+            default = getattr(model_class, "default_sampler", None)
+            if self.config.sampler is None and default is None:
+                raise RbmlabError(f"learner={self.config.name}: model {model_class.family} has no "
+                                  "default sampler; set learner.sampler")
+            config = self.config.sampler or INFERENCE.parse(default, "learner.sampler")
             self._samplers[model_class] = INFERENCE.build(config)
         return self._samplers[model_class]
 

@@ -4,4 +4,5 @@ from rbmlab.registry import Registry
 MODELS = Registry("model", {
     "rbm": "rbmlab.models.rbm:RBM",
     "ising": "rbmlab.models.ising:Ising",
+    "crbm": "rbmlab.models.crbm:CRBM",
 })
