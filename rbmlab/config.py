@@ -80,12 +80,15 @@ class RunConfig:
     evaluator: Any
     dataset: dict[str, Any]   # validated by rbmlab.data (options differ per dataset)
     tags: list[str] = field(default_factory=list)
+    task: Any = None          # rbmlab.data.tasks: none (the splits as they are), flip, occlude
 
     def hash(self) -> str:
         """Identity of the run's settings (all but how the run is started and progress bars)."""
         d = to_plain(self)
         for key in ("resume", "overwrite", "lock_wait"):
             d.pop(key, None)
+        if d.get("task") in (None, {"name": "none"}):   # runs from before tasks keep their identity
+            d.pop("task", None)
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
@@ -111,7 +114,7 @@ def _flag(node: dict, key: str) -> bool:
 
 
 ALLOWED = {"seed", "scale", "resume", "overwrite", "lock_wait", "train", "model", "backend", "learner", "evaluator",
-           "dataset", "tags", "hydra"}
+           "dataset", "task", "tags", "hydra"}
 
 
 def resolved(cfg: DictConfig) -> dict:
@@ -125,6 +128,7 @@ def resolved(cfg: DictConfig) -> dict:
 def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     """Hydra's composed config → :class:`RunConfig`, or a one-line :class:`RbmlabError`."""
     from rbmlab.data import validate_dataset_options  # noqa: PLC0415
+    from rbmlab.data.tasks import TASKS  # noqa: PLC0415
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
     from rbmlab.models import MODELS  # noqa: PLC0415
@@ -161,4 +165,5 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
         evaluator=EVALUATORS.parse(node["evaluator"]),
         dataset=node["dataset"],
         tags=_tags(node.get("tags", [])),
+        task=TASKS.parse(node.get("task", {"name": "none"})),
     )

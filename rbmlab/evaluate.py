@@ -11,6 +11,7 @@ from rbmlab.backend import get_backend
 from rbmlab.checkpoint import load_checkpoint
 from rbmlab.config import BackendConfig, check_seed, resolved
 from rbmlab.data import load_dataset
+from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
@@ -91,6 +92,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     _check_finite(model_np, cfg.checkpoint, cfg.get("trial"))
     options = OmegaConf.to_container(cfg.dataset, resolve=True)
     data = load_dataset(**options)
+    task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
     x = data.split(cfg.split)
     if x.shape[1] != model_np.n_visible:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {model_np.n_visible} visible units but "
@@ -103,10 +105,10 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     model = model_np.map(backend.asarray)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,
-                      train=data.batch("train"), data_mean=data.train.mean(axis=0))
+                      train=task.batch(data, "train"), data_mean=data.train.mean(axis=0))
     try:
         with np.errstate(all="ignore"):   # overflow is reported below, in one line
-            metrics = evaluate(model, {cfg.split: data.batch(cfg.split).map(backend.asarray)},
+            metrics = evaluate(model, {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},
                                evaluator, context)
     except MemoryError as e:   # what the feasibility checks could not foresee
         raise RbmlabError(f"evaluator={evaluator_cfg.name}: out of memory ({e})") from None

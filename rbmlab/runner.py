@@ -21,6 +21,7 @@ from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
 from rbmlab.config import RunConfig
 from rbmlab.data import load_dataset
+from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
@@ -110,10 +111,14 @@ def prepare(cfg: RunConfig) -> Setup:
     backend = get_backend(cfg.backend.name, cfg.backend.dtype)
     data = load_dataset(**cfg.dataset)
     model_class, sizes, learner, evaluator = components(cfg, data.n_visible)
+    task = TASKS.build(cfg.task or TASKS.parse("none"))
     to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731
-    return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(data.batch("train")),
-                 {s: to_device(data.batch(s)) for s in cfg.evaluator.splits},
-                 data.train.mean(axis=0), int(data.train.shape[0]))
+    train = task.batch(data, "train")
+    # a corruption task's model predicts the clean targets: its base rates are theirs
+    data_mean = (train.targets if task.corrupts else train.inputs).mean(axis=0)
+    return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(train),
+                 {s: to_device(task.batch(data, s)) for s in cfg.evaluator.splits},
+                 data_mean, int(data.train.shape[0]))
 
 
 def all_finite(metrics: dict[str, float]) -> bool:

@@ -20,7 +20,7 @@ from rbmlab.inference import INFERENCE
 from rbmlab.learners import LEARNERS
 from rbmlab.metrics import MetricSpec
 from rbmlab.models import MODELS
-from rbmlab.models.base import GradientStatistics, supports
+from rbmlab.models.base import Conditional, GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
 
 N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3}}
@@ -199,10 +199,17 @@ def test_evaluator(name, family):
     except Exception as e:
         assert str(e).startswith(f"evaluator={name}:") and "\n" not in str(e)
         pytest.skip(f"{name} does not apply to {family}")
-    labels = lambda n: np.arange(n) % 3  # noqa: E731 - for evaluators that read targets
-    splits = {s: Batch(data(backend, seed=3 + i), targets=labels(8)) for i, s in enumerate(evaluator.config.splits)}
-    context = lambda: Context(rng=backend.rng(9), final=True,  # noqa: E731
-                              train=Batch(data(backend, 16, 4), targets=labels(16)),
+    def examples(n, seed):
+        """Inputs with targets: class labels, or for a conditional family clean outputs and the
+        mask of the pixels where the inputs differ from them."""
+        x = data(backend, n, seed)
+        if supports(cls, Conditional):
+            clean = data(backend, n, seed + 100)
+            return Batch(x, targets=clean, mask=x != clean)
+        return Batch(x, targets=np.arange(n) % 3)
+
+    splits = {s: examples(8, 3 + i) for i, s in enumerate(evaluator.config.splits)}
+    context = lambda: Context(rng=backend.rng(9), final=True, train=examples(16, 4),  # noqa: E731
                               data_mean=np.full(N_VISIBLE, 0.5, np.float32))
     m1 = evaluate(model, splits, evaluator, context())
     m2 = evaluate(model, splits, evaluator, context())

@@ -114,3 +114,28 @@ def test_conditional_biases_broadcast_over_a_batch(trials):
     b1, b2 = model.conditional_biases(x)
     lead = (trials,) if trials else ()
     assert b1.shape == lead + (N, N_V) and b2.shape == lead + (N, N_H)
+
+
+def test_pixel_error_scores_the_prediction_of_the_chosen_inference():
+    """On a tree-structured CRBM (one hidden unit) sum-product predicts the exact marginal mode
+    and max-product the exact joint MAP: scored against those, their error is 0; the biases
+    alone (the LR baseline) predict 1[b¹ > 0]."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.evaluators.base import Context
+    rng = np.random.default_rng(6)
+    model, (x, _) = random_crbm(rng, n_h=1, scale=1.5), task(rng)
+    V, H, p = joint(model, x)
+    mode = (np.einsum("nab,ai->ni", p, V) > 0.5).astype(float)
+    joint_map = V[[np.unravel_index(np.argmax(q), q.shape)[0] for q in p]]
+    for inference, target in (("sum", mode), ("max", joint_map),
+                              ("none", (model.conditional_biases(x)[0] > 0).astype(float))):
+        evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pixel_error", "inference": inference,
+                                                       "tol": 1e-12, "max_iter": 500, "chunk": 4}))
+        changed = np.zeros_like(target, dtype=bool)
+        changed[:, 0] = True
+        out = evaluator.evaluate(model, {"test": Batch(x, targets=target, mask=changed)},
+                                 Context(rng=None, final=True))
+        assert out == {"test_pixel_error": 0.0, "test_changed_error": 0.0, "test_converged": 100.0}, inference
+    flipped = Batch(x, targets=1 - mode, mask=changed)
+    assert evaluator.evaluate(model, {"test": flipped}, Context(rng=None, final=True))["test_pixel_error"] > 0

@@ -82,3 +82,20 @@ def test_mean_field_is_a_lower_bound_on_log_z_and_near_exact_when_coupling_is_we
                 np.testing.assert_allclose(result.tau_v[n], V.T @ p.sum(1), atol=atol)
         # the fixed point satisfies both mean-field equations
         np.testing.assert_allclose(result.tau_v, 1 / (1 + np.exp(-(result.tau_h @ W.T + b_v))), atol=1e-10)
+
+
+def test_a_task_corrupts_every_split_once_and_the_model_starts_from_the_clean_base_rates():
+    from rbmlab.hydra_app import validated_run_config
+    from rbmlab.runner import prepare
+    base = ["dataset=bars_stripes", "evaluator=exact", "evaluator.splits=[test]", "model.n_hidden=2"]
+    run = prepare(validated_run_config([*base, "task=flip", "task.rate=0.25"]))
+    train, test = run.train, run.splits["test"]
+    assert (train.mask.sum(axis=1) == 2).all() and (test.mask.sum(axis=1) == 2).all()   # round(0.25 · 9)
+    np.testing.assert_array_equal(train.mask, train.inputs != train.targets)
+    np.testing.assert_allclose(run.data_mean, train.targets.mean(axis=0))
+    again = prepare(validated_run_config([*base, "task=flip", "task.rate=0.25", "seed=7"]))
+    np.testing.assert_array_equal(again.splits["test"].inputs, test.inputs)   # the task's seed, not the run's
+    plain = validated_run_config(base)
+    assert plain.hash() == validated_run_config([*base, "task=none"]).hash()
+    assert plain.hash() != validated_run_config([*base, "task=flip"]).hash()
+    assert prepare(plain).train.mask is None

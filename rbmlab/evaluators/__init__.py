@@ -8,6 +8,7 @@ EVALUATORS = Registry("evaluator", {
     "pl": "rbmlab.evaluators.pseudo_likelihood:PseudoLikelihood",
     "reconstruction": "rbmlab.evaluators.reconstruction:Reconstruction",
     "test_error": "rbmlab.evaluators.feature_classifier:FeatureClassifier",
+    "pixel_error": "rbmlab.evaluators.pixel_error:PixelError",
 })
 
 

@@ -153,6 +153,18 @@ class Bipartite(Protocol):
 
 
 @runtime_checkable
+class Conditional(Protocol):
+    """A model of outputs given inputs that, for fixed inputs, is a binary RBM with the weights W
+    shared and input-dependent biases (the conditional RBM): what structured prediction by BP,
+    mean field or the biases alone runs on."""
+
+    W: Any
+
+    def conditional_biases(self, x):
+        """(b¹, b²) of the RBM each input row conditions to."""
+
+
+@runtime_checkable
 class LatentFeatures(Protocol):
     """A representation of each input by its latent units: the features a classifier reads."""
 
