@@ -43,6 +43,16 @@ def data(backend, n: int = 8, seed: int = 3):
     return backend.asarray((backend.rng(seed).random((n, N_VISIBLE)) < 0.5).astype(np.float32))
 
 
+def examples(backend, cls, n: int, seed: int) -> Batch:
+    """Inputs with targets: class labels, or for a conditional family (model=crbm) clean outputs
+    and the mask of the pixels where the inputs differ from them."""
+    x = data(backend, n, seed)
+    if supports(cls, Conditional):
+        clean = data(backend, n, seed + 100)
+        return Batch(x, targets=clean, mask=x != clean)
+    return Batch(x, targets=np.arange(n) % 3)
+
+
 def symmetric(model):
     """Ising couplings must stay symmetric with a zero diagonal after the random shift."""
     if model.family == "ising":
@@ -166,7 +176,7 @@ def test_learner(name, family):
     except Exception:
         pytest.skip(f"{name} does not train {family}")
     model = learner.initial_model(model, pretrained=True)
-    train = Batch(data(backend, 16))
+    train = examples(backend, model_class, 16, 3)
     state = learner.init_state(model, train, backend.rng(0))
     batch = train.take(np.arange(8)) if node.get("batch_size") == 8 else train
     a, sa = learner.step(model, state, batch, backend.rng(1))
@@ -199,17 +209,8 @@ def test_evaluator(name, family):
     except Exception as e:
         assert str(e).startswith(f"evaluator={name}:") and "\n" not in str(e)
         pytest.skip(f"{name} does not apply to {family}")
-    def examples(n, seed):
-        """Inputs with targets: class labels, or for a conditional family clean outputs and the
-        mask of the pixels where the inputs differ from them."""
-        x = data(backend, n, seed)
-        if supports(cls, Conditional):
-            clean = data(backend, n, seed + 100)
-            return Batch(x, targets=clean, mask=x != clean)
-        return Batch(x, targets=np.arange(n) % 3)
-
-    splits = {s: examples(8, 3 + i) for i, s in enumerate(evaluator.config.splits)}
-    context = lambda: Context(rng=backend.rng(9), final=True, train=examples(16, 4),  # noqa: E731
+    splits = {s: examples(backend, cls, 8, 3 + i) for i, s in enumerate(evaluator.config.splits)}
+    context = lambda: Context(rng=backend.rng(9), final=True, train=examples(backend, cls, 16, 4),  # noqa: E731
                               data_mean=np.full(N_VISIBLE, 0.5, np.float32))
     m1 = evaluate(model, splits, evaluator, context())
     m2 = evaluate(model, splits, evaluator, context())

@@ -139,3 +139,59 @@ def test_pixel_error_scores_the_prediction_of_the_chosen_inference():
         assert out == {"test_pixel_error": 0.0, "test_changed_error": 0.0, "test_converged": 100.0}, inference
     flipped = Batch(x, targets=1 - mode, mask=changed)
     assert evaluator.evaluate(model, {"test": flipped}, Context(rng=None, final=True))["test_pixel_error"] > 0
+
+
+def test_an_mle_bp_step_on_a_tree_is_an_sgd_step_on_the_exact_gradient():
+    """With one hidden unit BP is exact, so MLE-BP's step is lr × the exact gradient of the mean
+    conditional log-likelihood (data minus enumerated model statistics)."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    rng = np.random.default_rng(7)
+    model, (x, v) = random_crbm(rng, n_h=1), task(rng)
+    batch = Batch(x, targets=v, mask=x[:, :N_V] != v)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "lr": 0.1, "batch_size": N, "tol": 1e-13,
+                                             "base_iterations": 300}))
+    state = learner.init_state(model, batch, rng)
+    new, state = learner.step(model, state, batch, rng)
+    exact = exact_model_statistics(model, x)
+    data = statistics(x, v, model.hidden_given(v, x))
+    for name in CRBM.PARAMS:
+        np.testing.assert_allclose(getattr(new, name) - getattr(model, name), 0.1 * (data[name] - exact[name]),
+                                   atol=1e-10, err_msg=name)
+    assert learner.diagnostics(state) == {"inference_converged": 100.0}
+
+
+def test_conditional_learners_count_epochs_and_the_converged_share_per_epoch():
+    """T = base + epoch with 1-indexed epochs (notes §10 item 15); the share of converged
+    instances restarts with each epoch (Figure 4)."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    learner = LEARNERS.build(LEARNERS.parse({"name": "mle_mf", "batch_size": 3}))
+    x = np.zeros((6, N_X))
+    state = learner.init_state(random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((6, N_X))), None)
+    assert learner.epoch(state) == 1 and np.isnan(learner.diagnostics(state)["inference_converged"])
+    state = learner.advance(state, np.array([True, False, True]))
+    assert learner.epoch(state) == 1
+    state = learner.advance(state, np.array([True, True, True]))
+    assert learner.epoch(state) == 2 and learner.diagnostics(state) == {"inference_converged": 100 * 5 / 6}
+    state = learner.advance(state, np.array([False, False, False]))
+    assert learner.diagnostics(state) == {"inference_converged": 0.0}
+
+
+def test_an_mle_bp_run_killed_mid_training_resumes_to_identical_metrics(tmp_path):
+    """The epoch counter and the converged tallies live in the checkpointed learner state."""
+    import json
+
+    import pandas as pd
+
+    from tests.test_cli import straight_and_resumed
+    args = ["model=crbm", "model.n_hidden=4", "dataset=bars_stripes", "task=flip", "task.rate=0.2",
+            "learner=mle_bp", "learner.batch_size=5", "evaluator=pixel_error", "train.epochs=6",
+            "train.checkpoint_every=2", "train.progress=false"]
+    ref, run, _, out = straight_and_resumed(tmp_path, args, kill_after_epoch=3)
+    assert "at epoch 2" in out.stdout
+    a, b = (json.loads((d / "summary.json").read_text()) for d in (ref, run))
+    assert b["status"] == "completed" and b["final"] == a["final"]
+    ma, mb = pd.read_csv(ref / "metrics.csv"), pd.read_csv(run / "metrics.csv")
+    pd.testing.assert_frame_equal(ma.drop(columns="wall_time"), mb.drop(columns="wall_time"))
+    assert "inference_converged" in ma.columns

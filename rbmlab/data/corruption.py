@@ -52,6 +52,7 @@ def pixel_errors(predicted, target, changed) -> dict[str, float]:
     §10 item 11: total wrong pixels / total pixels counted; per-image averaging of Changed is
     undefined where a patch changed nothing)."""
     wrong = predicted != target
+    changed = changed != 0          # a mask moved to the backend's float dtype counts the same
     n_changed = int(changed.sum())
     return {"all": 100.0 * float(wrong.mean()),
             "changed": 100.0 * float((wrong & changed).sum()) / n_changed if n_changed else float("nan")}

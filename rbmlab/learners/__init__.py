@@ -10,4 +10,6 @@ LEARNERS = Registry("learner", {
     "cg": "rbmlab.learners.cg:CG",
     "ssd": "rbmlab.learners.cd:CD",
     "frank_wolfe": "rbmlab.learners.frank_wolfe:FrankWolfe",
+    "mle_bp": "rbmlab.learners.mle_bp:MLEBP",
+    "mle_mf": "rbmlab.learners.mle_mf:MLEMF",
 })

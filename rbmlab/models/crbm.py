@@ -14,8 +14,8 @@ p(v, h | x), both linear in the beliefs: :func:`statistics` forms either from (E
 E[v hᵀ]) per instance, so the learners differ only in where the beliefs come from (clamped v
 and E[h | v, x]; BP's τ^v, τ^h, Γ; mean field's outer product; a Gibbs sample).
 
-Registered as ``model=crbm``; no learner or evaluator trains or scores it yet (issue 12), so a
-run with it stops at their checks with one line.
+Trained by the conditional learners (learner=mle_bp, mle_mf; rbmlab.learners.conditional) on a
+corruption task (task=flip|occlude), scored by evaluator=pixel_error.
 """
 from __future__ import annotations
 

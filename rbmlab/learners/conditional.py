@@ -1,0 +1,66 @@
+"""What the conditional RBM's learners share (crbm_bp §4): the data term of the conditional
+log-likelihood's gradient, an epoch counter for schedules that grow with the epoch (BP's
+T = 7 + epoch), and the per-epoch share of instances on which inference converged (Figure 4).
+
+Each learner differs only in the model term: beliefs of p(v, h | x) from an inference method
+(rbmlab.models.crbm.statistics turns beliefs into statistics). Samplers do not apply; the
+batch's ``inputs`` are the corrupted x and its ``targets`` the clean v.
+"""
+from __future__ import annotations
+
+import math
+
+from rbmlab.backend import namespace
+from rbmlab.errors import RbmlabError
+from rbmlab.learners.base import Learner
+from rbmlab.models.base import Conditional, supports
+from rbmlab.models.crbm import statistics
+
+
+class ConditionalLearner(Learner):
+    requires = (Conditional,)
+    trains_trials = False
+
+    def check(self, model_class: type) -> None:
+        for capability in self.requires:
+            if not supports(model_class, capability):
+                raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
+                                  f"{capability.__name__} (learner={self.config.name} trains a "
+                                  "conditional model: model=crbm)")
+
+    def init_state(self, model, train, rng):
+        if train.targets is None or train.targets.ndim != 2 or train.targets.shape[0] != len(train):
+            raise RbmlabError(f"learner={self.config.name}: the training set has no clean targets "
+                              "beside its inputs; use task=flip or task=occlude")
+        n, b = len(train), self.config.batch_size
+        per_epoch = 1 if b == "full" else math.ceil(n / b)
+        xp = model.xp
+        return {"steps": xp.zeros(()), "batches_per_epoch": xp.asarray(float(per_epoch)),
+                "epoch_instances": xp.zeros(()), "epoch_converged": xp.zeros(())}
+
+    @staticmethod
+    def epoch(state) -> int:
+        """The 1-indexed epoch of the next step (notes §10 item 15)."""
+        return int(state["steps"]) // int(state["batches_per_epoch"]) + 1
+
+    @staticmethod
+    def data_statistics(model, batch):
+        """Statistics at the data: the clean v with E[h | v, x]."""
+        x, v = batch.inputs, batch.targets
+        return statistics(x, v, model.hidden_given(v, x))
+
+    def advance(self, state, converged):
+        """The state after a step whose inference converged on ``converged`` (bool per instance);
+        the tallies restart with each epoch."""
+        new_epoch = int(state["steps"]) % int(state["batches_per_epoch"]) == 0
+        instances = (0.0 if new_epoch else float(state["epoch_instances"])) + converged.shape[0]
+        count = (0.0 if new_epoch else float(state["epoch_converged"])) + float(converged.sum())
+        xp = namespace(state["steps"])
+        return {**state, "steps": state["steps"] + 1, "epoch_instances": xp.asarray(instances),
+                "epoch_converged": xp.asarray(count)}
+
+    def diagnostics(self, state):
+        """The share (%) of the last epoch's instances on which inference converged (NaN before
+        the first step)."""
+        n = float(state["epoch_instances"])
+        return {"inference_converged": 100.0 * float(state["epoch_converged"]) / n if n else math.nan}
