@@ -195,3 +195,24 @@ def test_an_mle_bp_run_killed_mid_training_resumes_to_identical_metrics(tmp_path
     ma, mb = pd.read_csv(ref / "metrics.csv"), pd.read_csv(run / "metrics.csv")
     pd.testing.assert_frame_equal(ma.drop(columns="wall_time"), mb.drop(columns="wall_time"))
     assert "inference_converged" in ma.columns
+
+
+def test_the_lr_baseline_is_exact_logistic_regression_and_leaves_the_rest_at_zero():
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    rng = np.random.default_rng(9)
+    model, (x, v) = random_crbm(rng), task(rng)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "logistic", "lr": 0.5, "batch_size": N}))
+    model = learner.initial_model(model, pretrained=False)
+    assert not model.W.any() and not model.W_xh.any() and not model.b_h.any()
+    state = learner.init_state(model, Batch(x, targets=v), rng)
+    new, _ = learner.step(model, state, Batch(x, targets=v), rng)
+    # with W = 0 the CRBM is the logistic regressions: the step is 0.5 × the exact gradient
+    eps, grad = 1e-6, np.zeros_like(model.W_xv)
+    for index in np.ndindex(grad.shape):
+        step = np.zeros_like(grad)
+        step[index] = eps
+        grad[index] = (conditional_log_likelihood(model.replace(W_xv=model.W_xv + step), x, v)
+                       - conditional_log_likelihood(model.replace(W_xv=model.W_xv - step), x, v)) / (2 * eps)
+    np.testing.assert_allclose(new.W_xv - model.W_xv, 0.5 * grad, atol=1e-9)
+    assert not new.W.any() and not new.W_xh.any() and not new.b_h.any()

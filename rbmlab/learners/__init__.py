@@ -10,6 +10,7 @@ LEARNERS = Registry("learner", {
     "cg": "rbmlab.learners.cg:CG",
     "ssd": "rbmlab.learners.cd:CD",
     "frank_wolfe": "rbmlab.learners.frank_wolfe:FrankWolfe",
+    "logistic": "rbmlab.learners.logistic:Logistic",
     "mle_bp": "rbmlab.learners.mle_bp:MLEBP",
     "mle_mf": "rbmlab.learners.mle_mf:MLEMF",
 })
