@@ -216,3 +216,42 @@ def test_the_lr_baseline_is_exact_logistic_regression_and_leaves_the_rest_at_zer
                        - conditional_log_likelihood(model.replace(W_xv=model.W_xv - step), x, v)) / (2 * eps)
     np.testing.assert_allclose(new.W_xv - model.W_xv, 0.5 * grad, atol=1e-9)
     assert not new.W.any() and not new.W_xh.any() and not new.b_h.any()
+
+
+def test_an_lssvm_step_on_a_tree_uses_the_exact_loss_augmented_joint_map():
+    """With one hidden unit max-product BP is exact: LSSVM's step is lr × (statistics at
+    (vⁿ, argmax_h p(h | vⁿ, x)) − statistics at argmax_{v,h} [Hamming(v, vⁿ) − E(v, h, x)])."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    rng = np.random.default_rng(10)
+    model, (x, v) = random_crbm(rng, n_h=1, scale=1.5), task(rng)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "lssvm", "lr": 0.1, "batch_size": N, "tol": 1e-13,
+                                             "base_iterations": 300}))
+    new, _ = learner.step(model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng)
+    V, H, p = joint(model, x)
+    hamming = np.abs(V[None, :, :] - v[:, None, :]).sum(-1)                  # (N, 2^|v|)
+    score = np.log(p) + hamming[:, :, None]
+    best = [np.unravel_index(np.argmax(s), s.shape) for s in score]
+    v_hat, h_hat = V[[a for a, _ in best]], H[[b for _, b in best]]
+    h_star = (v @ model.W + model.conditional_biases(x)[1] > 0).astype(float)
+    expected = {k: 0.1 * (a - b) for (k, a), b in zip(statistics(x, v, h_star).items(),
+                                                        statistics(x, v_hat, h_hat).values())}
+    for name in CRBM.PARAMS:
+        np.testing.assert_allclose(getattr(new, name) - getattr(model, name), expected[name], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mssvm", "lssvm"])
+def test_a_max_margin_step_is_zero_once_the_truth_wins_by_the_margin(name):
+    """Where the loss-augmented prediction is the target itself the hinge is flat: no update."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    rng = np.random.default_rng(11)
+    model, (x, v) = random_crbm(rng, scale=0.3), task(rng)
+    model = model.replace(b_v=np.zeros(N_V), W_xv=np.zeros((N_X, N_V)))
+    x = np.zeros((1, N_X))
+    v = v[:1]
+    model = model.replace(b_v=20.0 * (2 * v[0] - 1))                        # vⁿ wins by far more than 1 per pixel
+    learner = LEARNERS.build(LEARNERS.parse({"name": name, "lr": 0.1, "batch_size": 1}))
+    new, _ = learner.step(model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng)
+    for p in CRBM.PARAMS:
+        np.testing.assert_allclose(getattr(new, p), getattr(model, p), atol=1e-12)

@@ -13,4 +13,6 @@ LEARNERS = Registry("learner", {
     "logistic": "rbmlab.learners.logistic:Logistic",
     "mle_bp": "rbmlab.learners.mle_bp:MLEBP",
     "mle_mf": "rbmlab.learners.mle_mf:MLEMF",
+    "mssvm": "rbmlab.learners.max_margin:MSSVM",
+    "lssvm": "rbmlab.learners.max_margin:LSSVM",
 })

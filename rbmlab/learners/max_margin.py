@@ -1,0 +1,81 @@
+"""The max-margin learners of crbm_bp (§4.2): subgradient steps on a structured hinge loss with
+the Hamming loss Δ(v, vⁿ) = Σ_i 1[v_i ≠ vⁿ_i], whose loss augmentation is b¹ + (1 − 2vⁿ)
+(notes §2.7.5 and §2.7.6). Each step is data statistics minus the statistics at the
+loss-augmented prediction:
+
+    mssvm   marginal SSVM (Eqs. 6, 7): v̂ the loss-augmented marginal MAP from mixed-product BP,
+            h at E[h | v̂, x] (τ^h of mixed-product BP, exact given v̂); data h at E[h | vⁿ, x]
+    lssvm   latent SSVM: (v̂, ĥ) the loss-augmented joint MAP from max-product BP; data h at
+            argmax_h p(h | vⁿ, x) = 1[vⁿW + b² > 0]
+
+BP runs T = base_iterations + epoch iterations, as for MLE-BP. Predict with the same BP without
+the loss term (evaluator.inference=mixed | max).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.inference.matrix_bp import decode, loopy_bp
+from rbmlab.learners.base import LearnerConfig, difference
+from rbmlab.learners.conditional import ConditionalLearner
+from rbmlab.models.crbm import statistics
+from rbmlab.validation import option
+
+
+@dataclass
+class MaxMarginConfig(LearnerConfig):
+    name: str = option("mssvm", "learner")
+    base_iterations: int = option(7, "BP runs base_iterations + epoch iterations (the paper: 7)", lo=0)
+    tol: float = option(1e-3, "BP has converged when no message probability moves by more", lo=0)
+
+
+class MaxMargin(ConditionalLearner):
+    """Shared step; ``mode`` is the BP of the loss-augmented prediction."""
+
+    config_class = MaxMarginConfig
+    mode = "mixed"
+
+    def data_hidden(self, model, batch):
+        return model.hidden_given(batch.targets, batch.inputs)
+
+    def predicted_hidden(self, model, beliefs, v_hat, x):
+        return beliefs.tau_h
+
+    def step(self, model, state, batch, rng):
+        cfg = self.config
+        x, v = batch.inputs, batch.targets
+        b1, b2 = model.conditional_biases(x)
+        beliefs = loopy_bp(model.W, b1 + (1.0 - 2.0 * v), b2, mode=self.mode,
+                           max_iter=cfg.base_iterations + self.epoch(state), tol=cfg.tol)
+        v_hat = decode(beliefs)
+        positive = statistics(x, v, self.data_hidden(model, batch))
+        negative = statistics(x, v_hat, self.predicted_hidden(model, beliefs, v_hat, x))
+        model, state = self.update(model, difference(positive, negative), state)
+        return model, self.advance(state, beliefs.converged)
+
+
+@dataclass
+class MSSVMConfig(MaxMarginConfig):
+    name: str = option("mssvm", "learner")
+
+
+class MSSVM(MaxMargin):
+    config_class = MSSVMConfig
+    mode = "mixed"
+
+
+@dataclass
+class LSSVMConfig(MaxMarginConfig):
+    name: str = option("lssvm", "learner")
+
+
+class LSSVM(MaxMargin):
+    config_class = LSSVMConfig
+    mode = "max"
+
+    def data_hidden(self, model, batch):
+        b2 = batch.targets @ model.W + model.conditional_biases(batch.inputs)[1]
+        return (b2 > 0).astype(b2.dtype)
+
+    def predicted_hidden(self, model, beliefs, v_hat, x):
+        return (beliefs.eta_h > 0).astype(beliefs.eta_h.dtype)
