@@ -13,6 +13,8 @@ LEARNERS = Registry("learner", {
     "logistic": "rbmlab.learners.logistic:Logistic",
     "mle_bp": "rbmlab.learners.mle_bp:MLEBP",
     "mle_mf": "rbmlab.learners.mle_mf:MLEMF",
+    "conditional_cd": "rbmlab.learners.conditional_cd:ConditionalCD",
+    "cd_percloss": "rbmlab.learners.conditional_cd:CDPercLoss",
     "mssvm": "rbmlab.learners.max_margin:MSSVM",
     "lssvm": "rbmlab.learners.max_margin:LSSVM",
 })

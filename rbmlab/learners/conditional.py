@@ -20,6 +20,7 @@ from rbmlab.models.crbm import statistics
 class ConditionalLearner(Learner):
     requires = (Conditional,)
     trains_trials = False
+    reports_convergence = True      # its inference runs to a tolerance (BP, mean field)
 
     def check(self, model_class: type) -> None:
         for capability in self.requires:
@@ -49,18 +50,21 @@ class ConditionalLearner(Learner):
         x, v = batch.inputs, batch.targets
         return statistics(x, v, model.hidden_given(v, x))
 
-    def advance(self, state, converged):
-        """The state after a step whose inference converged on ``converged`` (bool per instance);
-        the tallies restart with each epoch."""
+    def advance(self, state, converged=None):
+        """The state after a step whose inference converged on ``converged`` (bool per instance;
+        None: a learner without a tolerance); the tallies restart with each epoch."""
         new_epoch = int(state["steps"]) % int(state["batches_per_epoch"]) == 0
-        instances = (0.0 if new_epoch else float(state["epoch_instances"])) + converged.shape[0]
-        count = (0.0 if new_epoch else float(state["epoch_converged"])) + float(converged.sum())
+        n, hits = (0, 0.0) if converged is None else (converged.shape[0], float(converged.sum()))
+        instances = (0.0 if new_epoch else float(state["epoch_instances"])) + n
+        count = (0.0 if new_epoch else float(state["epoch_converged"])) + hits
         xp = namespace(state["steps"])
         return {**state, "steps": state["steps"] + 1, "epoch_instances": xp.asarray(instances),
                 "epoch_converged": xp.asarray(count)}
 
     def diagnostics(self, state):
         """The share (%) of the last epoch's instances on which inference converged (NaN before
-        the first step)."""
+        the first step); nothing for a learner whose inference has no tolerance."""
+        if not self.reports_convergence:
+            return {}
         n = float(state["epoch_instances"])
         return {"inference_converged": 100.0 * float(state["epoch_converged"]) / n if n else math.nan}

@@ -24,6 +24,7 @@ class LogisticConfig(LearnerConfig):
 
 class Logistic(ConditionalLearner):
     config_class = LogisticConfig
+    reports_convergence = False
 
     def initial_model(self, model, pretrained: bool):
         """W, W_xh and b_h at zero: the CRBM reduced to the logistic regressions."""
@@ -39,4 +40,4 @@ class Logistic(ConditionalLearner):
         grad = {"W": xp.zeros_like(model.W), "W_xh": xp.zeros_like(model.W_xh), "b_h": xp.zeros_like(model.b_h),
                 "W_xv": x.T @ residual / x.shape[0], "b_v": residual.mean(axis=0)}
         model, state = self.update(model, grad, state)
-        return model, self.advance(state, xp.ones(x.shape[0], dtype=bool))
+        return model, self.advance(state)

@@ -1,0 +1,84 @@
+"""CD-k and CD-PercLoss for the conditional RBM (crbm_bp §2; Mnih et al. 2011), with x fixed:
+block Gibbs on the x-conditioned RBM, h ~ p(h | v, x) then v ~ p(v | h, x), every instance at
+once (notes §10 items 13, 14):
+
+    conditional_cd   k sweeps from the clean target vⁿ; model term at the chain's end v_k with
+                     E[h | v_k, x] (CD-1, CD-10 in the paper)
+    cd_percloss      the perceptron loss F(vⁿ, x) − min_v F(v, x): a chain of k sweeps (10 in the
+                     paper) from v ~ σ(b¹) (the CRBM's logistic-regression part), keeping per
+                     instance the visited v with the lowest free energy; model term at that v
+
+Neither infers to a tolerance, so they record no convergence share. Predict with mean field
+(evaluator.inference=mf), as the paper does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.backend import namespace
+from rbmlab.learners.base import LearnerConfig, difference
+from rbmlab.learners.conditional import ConditionalLearner
+from rbmlab.models.crbm import statistics
+from rbmlab.ops import bernoulli, sigmoid
+from rbmlab.validation import option
+
+
+@dataclass
+class ConditionalCDConfig(LearnerConfig):
+    name: str = option("conditional_cd", "learner")
+    k: int = option(1, "Gibbs sweeps from the clean target (the paper: 1 and 10)", lo=1)
+
+
+class ConditionalCD(ConditionalLearner):
+    config_class = ConditionalCDConfig
+    reports_convergence = False
+
+    def step(self, model, state, batch, rng):
+        x, v = batch.inputs, batch.targets
+        b1, b2 = model.conditional_biases(x)
+        for _ in range(self.config.k):
+            h = bernoulli(sigmoid(v @ model.W + b2), rng)
+            v = bernoulli(sigmoid(h @ model.W.T + b1), rng)
+        negative = statistics(x, v, sigmoid(v @ model.W + b2))
+        model, state = self.update(model, difference(self.data_statistics(model, batch), negative), state)
+        return model, self.advance(state)
+
+
+@dataclass
+class CDPercLossConfig(LearnerConfig):
+    name: str = option("cd_percloss", "learner")
+    k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1)
+
+
+def free_energy(v, W, b1, b2):
+    """F(v | x) per row of the x-conditioned RBM: −v·b¹ − Σ_j softplus(vW + b²)_j."""
+    xp = namespace(v)
+    return -(v * b1).sum(axis=-1) - xp.logaddexp(0.0, v @ W + b2).sum(axis=-1)
+
+
+def lowest_free_energy_search(W, b1, b2, rng, k: int):
+    """Per instance, the state of lowest F(v | x) among the start v ~ σ(b¹) and the k sweeps of
+    block Gibbs after it (ties: the later state)."""
+    xp = namespace(W)
+    v = bernoulli(sigmoid(b1), rng)                    # the logistic-regression component
+    best, best_f = v, free_energy(v, W, b1, b2)
+    for _ in range(k):
+        h = bernoulli(sigmoid(v @ W + b2), rng)
+        v = bernoulli(sigmoid(h @ W.T + b1), rng)
+        f = free_energy(v, W, b1, b2)
+        lower = f <= best_f
+        best, best_f = xp.where(lower[:, None], v, best), xp.where(lower, f, best_f)
+    return best
+
+
+class CDPercLoss(ConditionalLearner):
+    config_class = CDPercLossConfig
+    reports_convergence = False
+
+    def step(self, model, state, batch, rng):
+        x = batch.inputs
+        b1, b2 = model.conditional_biases(x)
+        best = lowest_free_energy_search(model.W, b1, b2, rng, self.config.k)
+        negative = statistics(x, best, sigmoid(best @ model.W + b2))
+        model, state = self.update(model, difference(self.data_statistics(model, batch), negative), state)
+        return model, self.advance(state)
