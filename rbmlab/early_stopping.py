@@ -58,3 +58,20 @@ def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str
     if size_key in rows.columns:
         record[size_key] = int(row[size_key])
     return record
+
+
+def best_on_validation(rows, metric: str, higher_is_better: bool):
+    """The early-stopping record of a run without log-likelihoods (crbm_bp: "early stopping on
+    validation error"): the evaluation point with the best ``valid_<metric>``, and every metric
+    of that row (its test error is the one a table reports), or None without that column."""
+    column = f"valid_{metric}"
+    if column not in rows.columns:
+        return None
+    rows = rows.dropna(subset=[column])
+    if rows.empty:
+        return None
+    index = rows[column].idxmax() if higher_is_better else rows[column].idxmin()
+    row = rows.loc[index]
+    values = {k: float(v) for k, v in row.items()
+              if k.startswith(("train_", "valid_", "test_")) and np.isfinite(v)}
+    return {"epoch": int(row["epoch"]), "rule": f"the best {column}", **values}

@@ -48,6 +48,8 @@ def metric_spec(column: str) -> MetricSpec | None:
     for spec in RUN_METRICS:
         if spec.name == column:
             return spec
+    if column.startswith("early_stopping."):     # a metric at the early-stopping point
+        column = column[len("early_stopping."):]
     split, bare = split_prefix(column)
     for spec in declared_metrics():
         if spec.name == (bare if spec.per_split and split else column):

@@ -26,7 +26,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
-from rbmlab.early_stopping import select_from_rows
+from rbmlab.early_stopping import best_on_validation, select_from_rows
 from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
@@ -334,14 +334,19 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
 
 
 def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:
-    """The evaluation point the train − valid gap rule selects (rbmlab.early_stopping), when the
-    run recorded both log-likelihoods; training itself runs to the end."""
+    """The evaluation point early stopping selects (rbmlab.early_stopping): the train − valid
+    gap rule when the run recorded both log-likelihoods, else the best validation value of the
+    evaluator's first metric (pixel error); training itself runs to the end."""
     import pandas as pd  # noqa: PLC0415
 
     if not record.metrics.path.exists():
         return None
-    return select_from_rows(pd.read_csv(record.metrics.path), kappa=run.cfg.train.gap_kappa,
-                            warmup=run.cfg.train.gap_warmup)
+    rows = pd.read_csv(record.metrics.path)
+    gap = select_from_rows(rows, kappa=run.cfg.train.gap_kappa, warmup=run.cfg.train.gap_warmup)
+    if gap is not None or not run.evaluator.metrics:
+        return gap
+    spec = run.evaluator.metrics[0]
+    return best_on_validation(rows, spec.name, spec.higher_is_better)
 
 
 def _trial_records(model, live: list[dict[str, float]], diverged: dict[int, int]) -> dict[str, Any]:
