@@ -459,6 +459,40 @@ def bench_crbm_bp(backend, rounds: int, threads: int, n_v=1000, n_h=500, iterati
     return rows
 
 
+def bp_to_convergence(backend, rounds: int, threads: int, n_v: int, n_h: int, weight_std: float,
+                      max_iter: int = 500, tol: float = 1e-3) -> list[Row]:
+    """Sum-product BP on one random n_v × n_h RBM (W ~ N(0, weight_std²), b ~ N(0, 1)) until no
+    message probability moves by more than ``tol`` (crbm_bp's libDAI comparison: 297 s at
+    10,000 × 2,000): seconds, with the iterations it took and whether it converged."""
+    from rbmlab.inference.matrix_bp import loopy_bp  # noqa: PLC0415
+
+    rng = backend.rng(1)
+    W = (weight_std * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
+    b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
+    b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
+    runs = []
+    t = timed(backend, rounds, threads,
+              {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))})
+    last = runs[-1]
+    return [row(f"BP sum-product to convergence (tol {tol:g}), random {n_v}×{n_h} RBM, W ~ N(0, {weight_std:g}²), "
+                f"{backend.dtype}, s", spread(t["bp"]), "s", threads,
+                note=f"{last.iterations} iterations, converged: {bool(last.converged.all())}; paper: libDAI 297 s")]
+
+
+def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01)) -> list[Row]:
+    """crbm_bp's BP speed claim, both cases: ``small`` = (|v|, |h|, iterations) timed in the three
+    modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads."""
+    backend = get_backend("numpy", "float32")
+    n_v, n_h, iterations = small
+    rows = []
+    for threads in (1, 2):
+        rows += bench_crbm_bp(backend, rounds, threads, n_v=n_v, n_h=n_h, iterations=iterations)[:4]
+    rows += bp_to_convergence(backend, max(1, rounds // 3), 2, *large)
+    return rows
+
+
+EXPERIMENT_PARTS = {"bp_speed": bp_speed}   # timing artefacts of experiments/<paper>/*.yaml (bench:)
+
 PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 

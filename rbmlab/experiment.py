@@ -23,6 +23,10 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           vlines ([{x: n | summary: early_stopping.n_hidden, label}]), table_x,
                           ratios ([{label, of: [line, ...], to: line}]: summed lines over a line),
                           where ({key: value}: only the runs with these values)
+    bench                 instead of a sweep, a timing: {part: <rbmlab.bench.EXPERIMENT_PARTS name>,
+                          rounds, scales: {tier: keyword arguments}}; the table of its rows goes
+                          to results/<paper>/<artefact>_<scale>.md, with report.paper ([{row:
+                          the start of a row's name, value}]) beside them
     runs_of               optional: <paper>/<artefact> (or a list of them) whose runs this one
                           reports (no sweep); with several, each run has an ``experiment`` key
     needs                 optional: [<paper>/<artefact>] run first (when absent at this scale, or
@@ -44,7 +48,7 @@ from rbmlab.errors import RbmlabError
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
-SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report",
+SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report", "bench",
              "runs_of", "needs"}
 REPORT_KEYS = {"metric", "x", "lines", "panels", "paper", "hlines", "markers", "logx", "select", "vlines",
                "table_x", "ratios", "where"}
@@ -242,6 +246,34 @@ def _runs_of(name: str, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return specs
 
 
+def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict[str, Any]:
+    """A timing artefact (``bench:``): its bench part at the tier's sizes, as a markdown table
+    (rbmlab.bench.render, the machine's facts at its head) with the paper's numbers beside."""
+    from rbmlab import bench  # noqa: PLC0415
+    from rbmlab.fileio import atomic_write  # noqa: PLC0415
+    from rbmlab.machine import facts  # noqa: PLC0415
+
+    timing = spec["bench"]
+    part = bench.EXPERIMENT_PARTS.get(timing.get("part"))
+    if part is None:
+        raise RbmlabError(f"experiment {name}: bench.part must be one of {', '.join(bench.EXPERIMENT_PARTS)}, "
+                          f"got {timing.get('part')!r}")
+    options = (timing.get("scales") or {}).get(scale) or {}
+    rows = part(int(timing.get("rounds", 5)), **{k: tuple(v) if isinstance(v, list) else v
+                                                 for k, v in options.items()})
+    for entry in (spec.get("report") or {}).get("paper") or []:
+        for r in rows:
+            if r["name"].startswith(entry["row"]):
+                r["target"] = f"paper: {entry['value']}"
+    result = {"rounds": int(timing.get("rounds", 5)), "command": f"rbmlab experiment {name} scale={scale}",
+              "args": "", "machine": facts(), "rows": rows}
+    text = f"# {spec.get('title', name)} (scale: {scale})\n\n" + bench.render(result).split("\n", 2)[2]
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(stem.with_suffix(".md"), text)
+    print(text)
+    return {"table": stem.with_suffix(".md"), "rows": rows}
+
+
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Sweep (unless ``report_only=true``) and report one experiment; returns make_report's dict.
@@ -259,6 +291,8 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     spec = load_spec(name)
     scale, extra, report_only = _parse_argv(argv)
     paper, artefact = name.split("/", 1)
+    if "bench" in spec:
+        return _run_timing(name, spec, scale, Path(results_root) / paper / f"{artefact}_{scale}")
     sources = _runs_of(name, spec)
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
     for source, sweep in sweeps.items():

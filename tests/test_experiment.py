@@ -15,6 +15,10 @@ def test_every_experiment_file_declares_every_tier(name):
     and its first job composes into a valid run configuration at that scale, with the tier's
     first seed."""
     own = load_spec(name)
+    if "bench" in own:                    # a timing: its bench part at every tier, no runs
+        from rbmlab.bench import EXPERIMENT_PARTS
+        assert own["bench"]["part"] in EXPERIMENT_PARTS and set(own["bench"]["scales"]) == set(SCALE_TIERS)
+        return
     sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
     for source in sources:                # runs_of: reports other experiments' runs
         assert source in available() and (source == name) == ("runs_of" not in own)
@@ -34,7 +38,7 @@ def _check_tiers(name, spec):
         assert cfg.seed == settings.get("seeds", spec.get("seeds", [0]))[0]
 
 
-@pytest.mark.parametrize("name", [n for n in available() if "runs_of" not in load_spec(n)])
+@pytest.mark.parametrize("name", [n for n in available() if not {"runs_of", "bench"} & set(load_spec(n))])
 def test_every_job_of_every_tier_is_a_valid_run_config(name):
     """Each variant's first job at every tier and, at the paper tier (never run here), every value of
     every swept key (seeds: the first)."""
@@ -102,3 +106,12 @@ def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, mon
     (tmp_path / "p" / "g.yaml").write_text("report: {metric: x, where: [variant]}\n")
     with pytest.raises(RbmlabError, match="g.yaml: report.where must be"):
         load_spec("p/g")
+
+
+def test_a_timing_experiment_writes_its_bench_rows_beside_the_papers_numbers(tmp_path):
+    from rbmlab.experiment import run_experiment
+    result = run_experiment("crbm_bp/bp-speed", ["scale=smoke"], results_root=tmp_path)
+    text = (tmp_path / "crbm_bp" / "bp-speed_smoke.md").read_text()
+    assert result["table"].name == "bp-speed_smoke.md" and text.startswith("# crbm_bp BP speed")
+    assert "| paper: 297 s with libDAI (10,000 × 2,000) |" in text and "paper: 500 ms in Matlab" in text
+    assert "converged: True" in text
