@@ -567,8 +567,10 @@ def render(result: dict[str, Any]) -> str:
     from rbmlab.machine import report  # noqa: PLC0415
 
     lines = ["# rbmlab benchmark", "",
-             f"Command: `{result.get('command', 'make bench')}` (python -m rbmlab.bench{result.get('args', '')} "
-             f"--rounds {result['rounds']}). Every comparison "
+             f"Command: `{result.get('command', 'make bench')}` "
+             + (f"({result['rounds']} rounds). " if result.get("experiment") else
+                f"(python -m rbmlab.bench{result.get('args', '')} --rounds {result['rounds']}). ")
+             + "Every comparison "
              "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
              "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",
              "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])),

@@ -266,7 +266,7 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
             if r["name"].startswith(entry["row"]):
                 r["target"] = f"paper: {entry['value']}"
     result = {"rounds": int(timing.get("rounds", 5)), "command": f"rbmlab experiment {name} scale={scale}",
-              "args": "", "machine": facts(), "rows": rows}
+              "experiment": True, "machine": facts(), "rows": rows}
     text = f"# {spec.get('title', name)} (scale: {scale})\n\n" + bench.render(result).split("\n", 2)[2]
     stem.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(stem.with_suffix(".md"), text)
