@@ -258,7 +258,8 @@ def test_a_max_margin_step_is_zero_once_the_truth_wins_by_the_margin(name):
 
 
 def test_the_perceptron_search_keeps_the_lowest_free_energy_state_it_visits():
-    from rbmlab.learners.conditional_cd import free_energy, lowest_free_energy_search
+    from rbmlab.learners.conditional_cd import lowest_free_energy_search
+    from rbmlab.models.crbm import free_energy
     from rbmlab.ops import bernoulli, sigmoid
     rng = np.random.default_rng(12)
     model, (x, _) = random_crbm(rng, scale=1.5), task(rng)

@@ -9,12 +9,24 @@ batch's ``inputs`` are the corrupted x and its ``targets`` the clean v.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
-from rbmlab.learners.base import Learner
+from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.models.base import Conditional, supports
 from rbmlab.models.crbm import statistics
+from rbmlab.ops import sigmoid
+from rbmlab.validation import option
+
+
+@dataclass
+class ScheduledInferenceConfig(LearnerConfig):
+    """A learner whose model term comes from BP or mean field run to a tolerance on a budget of
+    T = base_iterations + epoch iterations (crbm_bp §6; notes §10 items 12, 15)."""
+
+    base_iterations: int = option(7, "inference runs base_iterations + epoch iterations (the paper: 7)", lo=0)
+    tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0)
 
 
 class ConditionalLearner(Learner):
@@ -44,11 +56,16 @@ class ConditionalLearner(Learner):
         """The 1-indexed epoch of the next step (notes §10 item 15)."""
         return int(state["steps"]) // int(state["batches_per_epoch"]) + 1
 
+    def iterations(self, state) -> int:
+        """T = base_iterations + epoch (a ScheduledInferenceConfig learner)."""
+        return self.config.base_iterations + self.epoch(state)
+
     @staticmethod
-    def data_statistics(model, batch):
-        """Statistics at the data: the clean v with E[h | v, x]."""
-        x, v = batch.inputs, batch.targets
-        return statistics(x, v, model.hidden_given(v, x))
+    def data_statistics(model, batch, b2):
+        """Statistics at the data: the clean v with E[h | v, x] = σ(vW + b²), ``b2`` the batch's
+        x-conditioned hidden biases (as the step formed them)."""
+        v = batch.targets
+        return statistics(batch.inputs, v, sigmoid(v @ model.W + b2))
 
     def advance(self, state, converged=None):
         """The state after a step whose inference converged on ``converged`` (bool per instance;

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rbmlab.backend import namespace
 from rbmlab.learners.base import LearnerConfig, difference
 from rbmlab.learners.conditional import ConditionalLearner
-from rbmlab.models.crbm import statistics
+from rbmlab.models.crbm import free_energy, gibbs_sweep, statistics
 from rbmlab.ops import bernoulli, sigmoid
 from rbmlab.validation import option
 
@@ -37,10 +37,9 @@ class ConditionalCD(ConditionalLearner):
         x, v = batch.inputs, batch.targets
         b1, b2 = model.conditional_biases(x)
         for _ in range(self.config.k):
-            h = bernoulli(sigmoid(v @ model.W + b2), rng)
-            v = bernoulli(sigmoid(h @ model.W.T + b1), rng)
+            v = gibbs_sweep(v, model.W, b1, b2, rng)
         negative = statistics(x, v, sigmoid(v @ model.W + b2))
-        model, state = self.update(model, difference(self.data_statistics(model, batch), negative), state)
+        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
         return model, self.advance(state)
 
 
@@ -50,12 +49,6 @@ class CDPercLossConfig(LearnerConfig):
     k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1)
 
 
-def free_energy(v, W, b1, b2):
-    """F(v | x) per row of the x-conditioned RBM: −v·b¹ − Σ_j softplus(vW + b²)_j."""
-    xp = namespace(v)
-    return -(v * b1).sum(axis=-1) - xp.logaddexp(0.0, v @ W + b2).sum(axis=-1)
-
-
 def lowest_free_energy_search(W, b1, b2, rng, k: int):
     """Per instance, the state of lowest F(v | x) among the start v ~ σ(b¹) and the k sweeps of
     block Gibbs after it (ties: the later state)."""
@@ -63,8 +56,7 @@ def lowest_free_energy_search(W, b1, b2, rng, k: int):
     v = bernoulli(sigmoid(b1), rng)                    # the logistic-regression component
     best, best_f = v, free_energy(v, W, b1, b2)
     for _ in range(k):
-        h = bernoulli(sigmoid(v @ W + b2), rng)
-        v = bernoulli(sigmoid(h @ W.T + b1), rng)
+        v = gibbs_sweep(v, W, b1, b2, rng)
         f = free_energy(v, W, b1, b2)
         lower = f <= best_f
         best, best_f = xp.where(lower[:, None], v, best), xp.where(lower, f, best_f)
@@ -80,5 +72,5 @@ class CDPercLoss(ConditionalLearner):
         b1, b2 = model.conditional_biases(x)
         best = lowest_free_energy_search(model.W, b1, b2, rng, self.config.k)
         negative = statistics(x, best, sigmoid(best @ model.W + b2))
-        model, state = self.update(model, difference(self.data_statistics(model, batch), negative), state)
+        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
         return model, self.advance(state)

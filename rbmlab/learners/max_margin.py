@@ -16,17 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.inference.matrix_bp import decode, loopy_bp
-from rbmlab.learners.base import LearnerConfig, difference
-from rbmlab.learners.conditional import ConditionalLearner
+from rbmlab.learners.base import difference
+from rbmlab.learners.conditional import ConditionalLearner, ScheduledInferenceConfig
 from rbmlab.models.crbm import statistics
+from rbmlab.ops import sigmoid
 from rbmlab.validation import option
 
 
 @dataclass
-class MaxMarginConfig(LearnerConfig):
+class MaxMarginConfig(ScheduledInferenceConfig):
     name: str = option("mssvm", "learner")
-    base_iterations: int = option(7, "BP runs base_iterations + epoch iterations (the paper: 7)", lo=0)
-    tol: float = option(1e-3, "BP has converged when no message probability moves by more", lo=0)
 
 
 class MaxMargin(ConditionalLearner):
@@ -35,21 +34,20 @@ class MaxMargin(ConditionalLearner):
     config_class = MaxMarginConfig
     mode = "mixed"
 
-    def data_hidden(self, model, batch):
-        return model.hidden_given(batch.targets, batch.inputs)
+    def data_hidden(self, field):
+        """The data's h from its hidden pre-activations vⁿW + b²: E[h | vⁿ, x]."""
+        return sigmoid(field)
 
-    def predicted_hidden(self, model, beliefs, v_hat, x):
+    def predicted_hidden(self, beliefs):
         return beliefs.tau_h
 
     def step(self, model, state, batch, rng):
-        cfg = self.config
         x, v = batch.inputs, batch.targets
         b1, b2 = model.conditional_biases(x)
         beliefs = loopy_bp(model.W, b1 + (1.0 - 2.0 * v), b2, mode=self.mode,
-                           max_iter=cfg.base_iterations + self.epoch(state), tol=cfg.tol)
-        v_hat = decode(beliefs)
-        positive = statistics(x, v, self.data_hidden(model, batch))
-        negative = statistics(x, v_hat, self.predicted_hidden(model, beliefs, v_hat, x))
+                           max_iter=self.iterations(state), tol=self.config.tol)
+        positive = statistics(x, v, self.data_hidden(v @ model.W + b2))
+        negative = statistics(x, decode(beliefs), self.predicted_hidden(beliefs))
         model, state = self.update(model, difference(positive, negative), state)
         return model, self.advance(state, beliefs.converged)
 
@@ -73,9 +71,9 @@ class LSSVM(MaxMargin):
     config_class = LSSVMConfig
     mode = "max"
 
-    def data_hidden(self, model, batch):
-        b2 = batch.targets @ model.W + model.conditional_biases(batch.inputs)[1]
-        return (b2 > 0).astype(b2.dtype)
+    def data_hidden(self, field):
+        """argmax_h p(h | vⁿ, x) = 1[vⁿW + b² > 0]."""
+        return (field > 0).astype(field.dtype)
 
-    def predicted_hidden(self, model, beliefs, v_hat, x):
+    def predicted_hidden(self, beliefs):
         return (beliefs.eta_h > 0).astype(beliefs.eta_h.dtype)

@@ -13,17 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.inference.matrix_bp import loopy_bp, pairwise_beliefs
-from rbmlab.learners.base import LearnerConfig, difference
-from rbmlab.learners.conditional import ConditionalLearner
+from rbmlab.learners.base import difference
+from rbmlab.learners.conditional import ConditionalLearner, ScheduledInferenceConfig
 from rbmlab.models.crbm import statistics
 from rbmlab.validation import option
 
 
 @dataclass
-class MLEBPConfig(LearnerConfig):
+class MLEBPConfig(ScheduledInferenceConfig):
     name: str = option("mle_bp", "learner")
-    base_iterations: int = option(7, "BP runs base_iterations + epoch iterations (the paper: 7)", lo=0)
-    tol: float = option(1e-3, "BP has converged when no message probability moves by more", lo=0)
     damping: float = option(0.0, "L ← (1 − α) L_new + α L_old (the paper: none)", lo=0, hi=1, open_hi=True)
 
 
@@ -33,8 +31,8 @@ class MLEBP(ConditionalLearner):
     def step(self, model, state, batch, rng):
         cfg = self.config
         b1, b2 = model.conditional_biases(batch.inputs)
-        beliefs = loopy_bp(model.W, b1, b2, mode="sum", max_iter=cfg.base_iterations + self.epoch(state),
-                           tol=cfg.tol, damping=cfg.damping)
+        beliefs = loopy_bp(model.W, b1, b2, mode="sum", max_iter=self.iterations(state), tol=cfg.tol,
+                           damping=cfg.damping)
         negative = statistics(batch.inputs, beliefs.tau_v, beliefs.tau_h, pairwise_beliefs(model.W, beliefs))
-        model, state = self.update(model, difference(self.data_statistics(model, batch), negative), state)
+        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
         return model, self.advance(state, beliefs.converged)

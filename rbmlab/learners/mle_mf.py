@@ -8,17 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.inference.mean_field import mean_field
-from rbmlab.learners.base import LearnerConfig, difference
-from rbmlab.learners.conditional import ConditionalLearner
+from rbmlab.learners.base import difference
+from rbmlab.learners.conditional import ConditionalLearner, ScheduledInferenceConfig
 from rbmlab.models.crbm import statistics
 from rbmlab.validation import option
 
 
 @dataclass
-class MLEMFConfig(LearnerConfig):
+class MLEMFConfig(ScheduledInferenceConfig):
     name: str = option("mle_mf", "learner")
-    base_iterations: int = option(7, "mean field runs base_iterations + epoch iterations", lo=0)
-    tol: float = option(1e-3, "mean field has converged when no τ^v moves by more", lo=0)
 
 
 class MLEMF(ConditionalLearner):
@@ -27,7 +25,7 @@ class MLEMF(ConditionalLearner):
     def step(self, model, state, batch, rng):
         cfg = self.config
         b1, b2 = model.conditional_biases(batch.inputs)
-        result = mean_field(model.W, b1, b2, max_iter=cfg.base_iterations + self.epoch(state), tol=cfg.tol)
+        result = mean_field(model.W, b1, b2, max_iter=self.iterations(state), tol=cfg.tol)
         negative = statistics(batch.inputs, result.tau_v, result.tau_h)
-        model, state = self.update(model, difference(self.data_statistics(model, batch), negative), state)
+        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
         return model, self.advance(state, result.converged)

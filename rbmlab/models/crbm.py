@@ -27,7 +27,7 @@ import numpy as np
 from rbmlab.backend import namespace
 from rbmlab.models.base import Model, ModelConfig
 from rbmlab.models.rbm import base_rate_bias
-from rbmlab.ops import sigmoid
+from rbmlab.ops import bernoulli, sigmoid
 from rbmlab.validation import option
 
 
@@ -103,14 +103,24 @@ class CRBM(Model):
         return self.b_v[..., None, :] + x @ self.W_xv, self.b_h[..., None, :] + x @ self.W_xh
 
     def neg_free_energy(self, v, x):
-        """−F(v, x) per row: Σ_j softplus(v W + b²)_j + v·b¹ (h summed out)."""
-        xp = namespace(v)
-        b1, b2 = self.conditional_biases(x)
-        return xp.logaddexp(0.0, v @ self.W + b2).sum(axis=-1) + (v * b1).sum(axis=-1)
+        """−F(v, x) per row (h summed out)."""
+        return -free_energy(v, self.W, *self.conditional_biases(x))
 
     def hidden_given(self, v, x):
         """E[h | v, x] = σ(v W + b²), per row."""
         return sigmoid(v @ self.W + x @ self.W_xh + self.b_h[..., None, :])
+
+
+def free_energy(v, W, b1, b2):
+    """F(v | x) per row of the x-conditioned RBM (W, b¹, b²): −v·b¹ − Σ_j softplus(vW + b²)_j."""
+    xp = namespace(v)
+    return -(v * b1).sum(axis=-1) - xp.logaddexp(0.0, v @ W + b2).sum(axis=-1)
+
+
+def gibbs_sweep(v, W, b1, b2, rng):
+    """One block-Gibbs sweep of the x-conditioned RBMs, h ~ p(h | v, x) then v ~ p(v | h, x)."""
+    h = bernoulli(sigmoid(v @ W + b2), rng)
+    return bernoulli(sigmoid(h @ W.T + b1), rng)
 
 
 def statistics(x, v, h, vh=None) -> dict[str, Any]:
