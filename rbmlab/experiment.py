@@ -27,6 +27,11 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           rounds, scales: {tier: keyword arguments}}; the table of its rows goes
                           to results/<paper>/<artefact>_<scale>.md, with report.paper ([{row:
                           the start of a row's name, value}]) beside them
+    gallery               instead of a sweep, an image grid of other experiments' runs (crbm_bp
+                          Figure 2): {split, examples, rows: [{label, show: input | target |
+                          prediction, run: {experiment: <paper>/<artefact>, variant, <key>:
+                          value}}]} (rbmlab.report.gallery), those experiments run first when
+                          absent; to results/<paper>/<artefact>_<scale>.{png,md}
     runs_of               optional: <paper>/<artefact> (or a list of them) whose runs this one
                           reports (no sweep); with several, each run has an ``experiment`` key
     needs                 optional: [<paper>/<artefact>] run first (when absent at this scale, or
@@ -49,7 +54,7 @@ from rbmlab.errors import RbmlabError
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
 SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report", "bench",
-             "runs_of", "needs"}
+             "gallery", "runs_of", "needs"}
 REPORT_KEYS = {"metric", "x", "lines", "panels", "paper", "hlines", "markers", "logx", "select", "vlines",
                "table_x", "ratios", "where"}
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
@@ -274,6 +279,33 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     return {"table": stem.with_suffix(".md"), "rows": rows}
 
 
+def _run_gallery(name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
+                 outputs_root: Path | str) -> dict[str, Path]:
+    """An image grid (``gallery:``) of the runs of other experiments at the same scale."""
+    from rbmlab.report.gallery import Row, check_rows, find_run, make_gallery  # noqa: PLC0415
+
+    scale, extra, report_only = _parse_argv(argv)
+    gallery = spec["gallery"]
+    if not isinstance(gallery, dict):
+        raise RbmlabError(f"experiment: {EXPERIMENTS_DIR / name}.yaml: gallery must be a mapping")
+    rows = check_rows(gallery.get("rows"), f"experiment: {EXPERIMENTS_DIR / name}.yaml")
+    sources = list(dict.fromkeys(row["run"]["experiment"] for row in rows))
+    for source in sources:
+        load_spec(source)   # known, or one line naming it
+        if not report_only:
+            _run_if_absent(source, argv, scale, extra, results_root, outputs_root)
+    found = [Row(row["label"], find_run(Path(outputs_root) / row["run"]["experiment"] / scale,
+                                        {k: v for k, v in row["run"].items() if k != "experiment"}),
+                 row["show"]) for row in rows]
+    paper, artefact = name.split("/", 1)
+    paths = make_gallery(found, str(gallery.get("split", "test")), int(gallery.get("examples", 7)),
+                         f"{spec.get('title', name)} (scale: {scale})",
+                         Path(results_root) / paper / f"{artefact}_{scale}",
+                         f"rbmlab experiment {name} scale={scale}")
+    print(f"rbmlab experiment {name}: wrote {paths['plot']} and {paths['table']}")
+    return paths
+
+
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Sweep (unless ``report_only=true``) and report one experiment; returns make_report's dict.
@@ -293,6 +325,8 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     paper, artefact = name.split("/", 1)
     if "bench" in spec:
         return _run_timing(name, spec, scale, Path(results_root) / paper / f"{artefact}_{scale}")
+    if "gallery" in spec:
+        return _run_gallery(name, spec, argv, results_root, outputs_root)
     sources = _runs_of(name, spec)
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
     for source, sweep in sweeps.items():

@@ -114,3 +114,44 @@ def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_v
     assert best_on_validation(rows.drop(columns="valid_pixel_error"), "pixel_error", False) is None
     # a report over early_stopping.test_pixel_error knows that lower is better
     assert not higher_is_better("early_stopping.test_pixel_error") and higher_is_better("early_stopping.n_hidden")
+
+
+def test_a_gallery_shows_a_runs_inputs_targets_and_its_own_predictions(tmp_path):
+    from rbmlab.checkpoint import load_checkpoint
+    from rbmlab.errors import RbmlabError
+    from rbmlab.evaluators.pixel_error import predict
+    from rbmlab.hydra_app import validated_run_config
+    from rbmlab.report.gallery import Row, find_run, make_gallery
+    from rbmlab.runner import prepare, train
+    base = ["model=crbm", "model.n_hidden=4", "dataset=bars_stripes", "task=flip", "task.rate=0.25",
+            "evaluator=pixel_error", "evaluator.splits=[test]", "learner=mle_bp", "train.epochs=1"]
+    for n, rate in enumerate((0.25, 0.5)):
+        cfg = validated_run_config([*base, f"task.rate={rate}"])
+        train(cfg, tmp_path / "mle_bp" / str(n))
+    run_dir = find_run(tmp_path, {"variant": "mle_bp", "task.rate": 0.25})
+    assert run_dir == tmp_path / "mle_bp" / "0"
+    with pytest.raises(RbmlabError, match="2 runs .* match any"):
+        find_run(tmp_path, {"variant": "mle_bp"})
+    with pytest.raises(RbmlabError, match="0 runs .* match task.rate=0.1"):
+        find_run(tmp_path, {"variant": "mle_bp", "task.rate": 0.1})
+    rows = [Row("truth", run_dir, "target"), Row("noisy", run_dir, "input"), Row("ours", run_dir, "prediction")]
+    paths = make_gallery(rows, "test", 5, "a gallery", tmp_path / "out" / "figure", "cmd")
+    assert paths["plot"].read_bytes().startswith(b"\x89PNG")
+    test = prepare(validated_run_config(base)).splits["test"]
+    model, _, _ = load_checkpoint(run_dir / "checkpoint.npz")
+    expected, _ = predict(model, test.inputs[:5], "sum", 50, 1e-3)
+    error = 100 * (expected != test.targets[:5]).mean()
+    assert f"| ours | prediction | {run_dir} | 1 |  | sum | {error:.2f} |" in paths["table"].read_text()
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([], "non-empty list"),
+    ([{"label": "a", "show": "truth", "run": {"experiment": "crbm_bp/table-1"}}], "show must be one of"),
+    ([{"label": "a", "show": "input"}], r"rows\[0\] must have exactly the keys"),
+    ([{"label": "a", "show": "input", "run": "crbm_bp/table-1"}], "must be a mapping with an experiment"),
+])
+def test_a_bad_gallery_row_is_a_one_line_error_naming_it(rows, message):
+    from rbmlab.errors import RbmlabError
+    from rbmlab.report.gallery import check_rows
+    with pytest.raises(RbmlabError, match=message):
+        check_rows(rows, "experiment: x.yaml")

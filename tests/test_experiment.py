@@ -19,6 +19,14 @@ def test_every_experiment_file_declares_every_tier(name):
         from rbmlab.bench import EXPERIMENT_PARTS
         assert own["bench"]["part"] in EXPERIMENT_PARTS and set(own["bench"]["scales"]) == set(SCALE_TIERS)
         return
+    if "gallery" in own:                  # an image grid of other experiments' runs
+        from rbmlab.report.gallery import check_rows
+        for row in check_rows(own["gallery"]["rows"], name):
+            selector = dict(row["run"])
+            source = load_spec(selector.pop("experiment"))
+            assert selector.pop("variant", None) in (source.get("variants") or {None: []})
+            assert all(value in source["grid"][key] for key, value in selector.items())
+        return
     sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
     for source in sources:                # runs_of: reports other experiments' runs
         assert source in available() and (source == name) == ("runs_of" not in own)
@@ -38,7 +46,7 @@ def _check_tiers(name, spec):
         assert cfg.seed == settings.get("seeds", spec.get("seeds", [0]))[0]
 
 
-@pytest.mark.parametrize("name", [n for n in available() if not {"runs_of", "bench"} & set(load_spec(n))])
+@pytest.mark.parametrize("name", [n for n in available() if not {"runs_of", "bench", "gallery"} & set(load_spec(n))])
 def test_every_job_of_every_tier_is_a_valid_run_config(name):
     """Each variant's first job at every tier and, at the paper tier (never run here), every value of
     every swept key (seeds: the first)."""

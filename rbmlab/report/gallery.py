@@ -1,0 +1,175 @@
+"""Image galleries of a conditional model's predictions (crbm_bp Figure 2).
+
+A gallery is rows of images, the first ``examples`` of one split: each row shows the corrupted
+inputs, the clean targets or a trained run's predictions (from the inference its evaluator names,
+the one it trained with). A row names its run by experiment, variant and config values, e.g.
+``{experiment: crbm_bp/table-1, variant: mle_bp, task.rate: 0.1}``; the run's own config.yaml
+rebuilds its data and task, and its checkpoint.npz (the last epoch trained) predicts. The PNG
+comes with a markdown note naming each row's run, epoch and pixel error on the examples shown.
+"""
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from rbmlab.errors import RbmlabError
+
+SHOWS = ("input", "target", "prediction")
+ROW_KEYS = {"label", "run", "show"}
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    run_dir: Path
+    show: str
+
+
+@dataclass
+class RunImages:
+    """One run's first examples of a split: inputs, targets, predictions, and where they came from."""
+
+    inputs: np.ndarray
+    targets: np.ndarray
+    predictions: np.ndarray
+    image_shape: tuple[int, int]
+    epoch: int | None
+    early_stopping_epoch: int | None
+    inference: str
+
+    def show(self, what: str) -> np.ndarray:
+        return {"input": self.inputs, "target": self.targets, "prediction": self.predictions}[what]
+
+    def pixel_error(self) -> float:
+        return 100.0 * float((self.predictions != self.targets).mean())
+
+
+def _lookup(config: Any, dotted: str) -> Any:
+    node = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def find_run(sweep: Path, selector: Mapping[str, Any]) -> Path:
+    """The one run directory under ``sweep`` (``<variant>/<n>/`` or ``<n>/``) whose config.yaml
+    holds every ``key: value`` of ``selector`` (``variant`` picks the sub-directory)."""
+    selector = dict(selector)
+    variant = selector.pop("variant", None)
+    base = sweep / str(variant) if variant is not None else sweep
+    if not base.is_dir():
+        raise RbmlabError(f"gallery: no runs in {base} (run the experiment at this scale first)")
+    matches = []
+    for config_path in sorted(base.glob("*/config.yaml")):
+        config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=False)
+        if all(str(_lookup(config, k)) == str(v) for k, v in selector.items()):
+            matches.append(config_path.parent)
+    if len(matches) != 1:
+        wanted = ", ".join(f"{k}={v}" for k, v in selector.items()) or "any"
+        raise RbmlabError(f"gallery: {len(matches)} runs in {base} match {wanted}; name exactly one")
+    return matches[0]
+
+
+def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
+    """Rebuild ``run_dir``'s data and task from its config.yaml and predict with its checkpoint."""
+    from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+    from rbmlab.data.tasks import TASKS  # noqa: PLC0415
+    from rbmlab.evaluators.pixel_error import predict  # noqa: PLC0415
+    from rbmlab.records import read_summary  # noqa: PLC0415
+
+    config = OmegaConf.to_container(OmegaConf.load(run_dir / "config.yaml"), resolve=True)
+    evaluator = config.get("evaluator") or {}
+    if evaluator.get("name") != "pixel_error":
+        raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
+                          "pixel_error: it is not a structured-prediction run")
+    model, meta, _ = load_checkpoint(run_dir / "checkpoint.npz")
+    data = load_dataset(**config["dataset"])
+    batch = TASKS.build(TASKS.parse(config.get("task") or "none")).batch(data, split)
+    if batch.targets is None:
+        raise RbmlabError(f"gallery: {run_dir} has task=none: no corrupted inputs to show")
+    n = min(examples, batch.inputs.shape[0])
+    x = batch.inputs[:n].astype(model.W.dtype)
+    predicted, _ = predict(model, x, evaluator["inference"], evaluator["max_iter"], evaluator["tol"])
+    side = math.isqrt(x.shape[1])
+    shape = data.image_shape or ((side, side) if side * side == x.shape[1] else None)
+    if shape is None:
+        raise RbmlabError(f"gallery: dataset {config['dataset']['name']} has no image shape")
+    stopping = read_summary(run_dir / "summary.json").get("early_stopping") or {}
+    return RunImages(np.asarray(x), np.asarray(batch.targets[:n]), np.asarray(predicted), tuple(shape),
+                     meta.get("epoch"), stopping.get("epoch"), evaluator["inference"])
+
+
+def check_rows(rows: Any, where: str) -> list[dict[str, Any]]:
+    """The gallery's ``rows`` spec: a list of {label, run: {experiment, ...}, show}."""
+    if not isinstance(rows, list) or not rows:
+        raise RbmlabError(f"{where}: gallery.rows must be a non-empty list of {{label, run, show}}")
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or set(row) != ROW_KEYS:
+            raise RbmlabError(f"{where}: gallery.rows[{i}] must have exactly the keys label, run, show")
+        if row["show"] not in SHOWS:
+            raise RbmlabError(f"{where}: gallery.rows[{i}].show must be one of {', '.join(SHOWS)}, "
+                              f"got {row['show']!r}")
+        if not isinstance(row["run"], dict) or not isinstance(row["run"].get("experiment"), str):
+            raise RbmlabError(f"{where}: gallery.rows[{i}].run must be a mapping with an experiment key")
+    return rows
+
+
+def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> bytes:
+    """The grid as PNG bytes: one row per ``rows`` entry, its label at the left."""
+    from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
+
+    n = min(images[row.run_dir].inputs.shape[0] for row in rows)
+    fig = Figure(figsize=(1.2 + 0.9 * n, 0.35 + 0.9 * len(rows)))
+    axes = fig.subplots(len(rows), n, squeeze=False)
+    for r, row in enumerate(rows):
+        run = images[row.run_dir]
+        for c in range(n):
+            ax = axes[r][c]
+            ax.imshow(run.show(row.show)[c].reshape(run.image_shape), cmap="gray_r", vmin=0, vmax=1,
+                      interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        axes[r][0].set_ylabel(row.label, rotation=0, ha="right", va="center", fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()
+
+
+def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, split: str,
+             command: str) -> str:
+    """The markdown note beside the PNG: which run, epoch and inference each row shows."""
+    lines = [f"# {title}", "", f"Made by `{command}`: the first {next(iter(images.values())).inputs.shape[0]} "
+             f"{split} images.", "", "| row | shows | run | epoch shown | early-stopping epoch | inference | "
+             "pixel error on these images (%) |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        run = images[row.run_dir]
+        error = f"{run.pixel_error():.2f}" if row.show == "prediction" else ""
+        lines.append(f"| {row.label} | {row.show} | {row.run_dir} | {run.epoch} | "
+                     f"{'' if run.early_stopping_epoch is None else run.early_stopping_epoch} | "
+                     f"{run.inference if row.show == 'prediction' else ''} | {error} |")
+    return "\n".join(lines) + "\n"
+
+
+def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
+                 command: str) -> dict[str, Path]:
+    """Predict once per run, draw, and write ``stem``.png and ``stem``.md together."""
+    from rbmlab.fileio import atomic_write_all  # noqa: PLC0415
+
+    images = {run_dir: run_images(run_dir, split, examples) for run_dir in dict.fromkeys(r.run_dir for r in rows)}
+    paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_all({paths["plot"]: draw(rows, images, title),
+                      paths["table"]: describe(rows, images, title, split, command).encode()})
+    return paths
