@@ -17,7 +17,7 @@ def sigmoid(x, out=None):
     if out is None and x.dtype.kind not in "fc":   # integer or boolean input
         x = x.astype(xp.float64)
     out = xp.negative(x, out=out)
-    with _ignore_overflow(xp):
+    with ignore_overflow(xp):
         xp.exp(out, out=out)
     out += 1.0
     xp.reciprocal(out, out=out)
@@ -56,7 +56,8 @@ def uniform(rng, shape, dtype):
     return random_bits.uniforms(random_bits.draw_key(rng), shape, dtype)
 
 
-def _ignore_overflow(xp):
+def ignore_overflow(xp):
+    """A context in which overflow (e.g. e^{−x} = inf) and invalid results pass silently."""
     errstate = getattr(xp, "errstate", None)
     return errstate(over="ignore", invalid="ignore") if errstate else contextlib.nullcontext()
 
@@ -87,7 +88,7 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
         xp.multiply(x, -1.0 if scale is None else -scale, out=x)
         if offset is not None:
             x -= offset
-    with _ignore_overflow(xp):
+    with ignore_overflow(xp):
         xp.exp(x, out=x)
     if _numpy_generator(rng) and x.dtype in random_bits.SCALE:
         return random_bits.accept_(x, random_bits.draw_key(rng))

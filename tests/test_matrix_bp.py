@@ -153,3 +153,19 @@ def test_float32_messages_stay_finite_where_the_cheap_form_would_give_minus_inf(
     result = loopy_bp(W, np.full((1, 2), 40.0, np.float32), np.full((1, 2), 40.0, np.float32), max_iter=3)
     assert np.isfinite(result.L).all() and np.isfinite(result.K).all()
     assert result.L.dtype == np.float32
+
+
+def test_the_convergence_test_equals_comparing_every_message_probability():
+    """The shortcuts (the log-odds bound, the largest change's edge) decide exactly as comparing
+    every probability would, saturated edges included: large log-odds moves at tiny probability."""
+    from rbmlab.inference.matrix_bp import _moved_at_most
+    from rbmlab.ops import sigmoid
+    rng = np.random.default_rng(3)
+    old = rng.normal(0, 3, (12, 5, 4))
+    new = old + rng.normal(0, 1e-3, old.shape) * np.repeat([1.0, 100.0, 1.0], 4)[:, None, None]
+    new[8:, 0, 0] = old[8:, 0, 0] = 40.0 + np.arange(4) * 0.1                # saturated edges ...
+    new[8:, 0, 0] += 5.0                                                      # ... move far in log-odds
+    old[10:, 1, 1], new[10:, 1, 1] = 0.0, 0.1                                 # and two move in probability too
+    expected = np.abs(sigmoid(new) - sigmoid(old)).max(axis=(1, 2)) <= 1e-3
+    np.testing.assert_array_equal(_moved_at_most(new, old, 1e-3), expected)
+    assert expected[8:10].all() and not expected[10:].any() and 0 < expected[:8].sum() < 8

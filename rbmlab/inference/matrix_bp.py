@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.backend import namespace
-from rbmlab.ops import sigmoid
+from rbmlab.ops import ignore_overflow, sigmoid
 
 MODES = ("sum", "max", "mixed")
 
@@ -53,13 +53,22 @@ class BPResult:
 
 
 def _sum_message(expm1_w, c):
-    """g_sum(w, c) = log1p(σ(c)(e^w − 1)) with e^w − 1 given; the argument is kept above −1 (it
-    reaches −1 only where σ(c) rounds to 1 and e^w to 0: the message is then below log of the
-    dtype's resolution, and is returned as that log)."""
+    """g_sum(w, c) = log1p(σ(c)(e^w − 1)) = log1p((e^w − 1) / (1 + e^{−c})), with e^w − 1 given
+    (clipped to ≥ −1 + eps by :func:`_expm1`, so the argument stays above −1)."""
     xp = namespace(c)
-    arg = sigmoid(c) * expm1_w
-    floor = -1.0 + xp.finfo(arg.dtype).eps
-    return xp.log1p(xp.maximum(arg, floor, out=arg), out=arg)
+    arg = xp.negative(c)
+    with ignore_overflow(xp):   # e^{−c} = inf for c ≪ 0: the message is log1p(0) = 0
+        xp.exp(arg, out=arg)
+    arg += 1.0
+    xp.divide(expm1_w, arg, out=arg)
+    return xp.log1p(arg, out=arg)
+
+
+def _expm1(W):
+    """e^W − 1, kept above −1 (it reaches −1 where W < log eps: such a message is below the
+    log of the dtype's resolution, and is returned as that log)."""
+    xp = namespace(W)
+    return xp.maximum(xp.expm1(W), -1.0 + xp.finfo(W.dtype).eps)
 
 
 def _max_message(W, c):
@@ -86,7 +95,7 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
     else:
         L, K = init.L, init.K
     eta_h = b_h + K.sum(axis=1, keepdims=True)
-    expm1_w = xp.expm1(W) if mode != "max" else None
+    expm1_w = _expm1(W) if mode != "max" else None
     converged = xp.zeros(shape[0], dtype=bool)
     t = 0
     for t in range(1, max_iter + 1):
@@ -104,7 +113,9 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
         K_new = _damped(K_new, K, damping)
         eta_h = b_h + K_new.sum(axis=1, keepdims=True)    # Eq. 17
         if tol is not None:
-            converged = xp.maximum(_moved(L_new, L), _moved(K_new, K)) <= tol
+            converged = _moved_at_most(L_new, L, tol)
+            if bool(converged.any()):   # K decides only where L has not
+                converged &= _moved_at_most(K_new, K, tol)
         L, K = L_new, K_new
         if tol is not None and bool(converged.all()):
             break
@@ -115,10 +126,26 @@ def _damped(new, old, damping: float):
     return new if not damping else (1.0 - damping) * new + damping * old
 
 
-def _moved(new, old):
-    """Per instance: the largest change of a message probability."""
+def _moved_at_most(new, old, tol: float):
+    """Per instance: did no message probability move by more than ``tol``? Exact, and cheap in the
+    common cases: |σ(a) − σ(b)| ≤ |a − b| / 4 settles it for an instance whose largest log-odds
+    change is ≤ 4 tol, and the edge with that largest change settles it the other way when its
+    probability moved by more than tol; only an instance that neither settles (its largest changes
+    on saturated edges) has every probability compared."""
     xp = namespace(new)
-    return xp.abs(sigmoid(new) - sigmoid(old)).max(axis=(1, 2))
+    n = new.shape[0]
+    change = xp.subtract(new, old).reshape(n, -1)
+    xp.abs(change, out=change)
+    edge = change.argmax(axis=1)[:, None]
+    small = xp.take_along_axis(change, edge, axis=1)[:, 0] <= 4.0 * tol
+    a = xp.take_along_axis(new.reshape(n, -1), edge, axis=1)[:, 0]
+    b = xp.take_along_axis(old.reshape(n, -1), edge, axis=1)[:, 0]
+    result = small.copy()
+    unsettled = xp.flatnonzero(~small & (xp.abs(sigmoid(a) - sigmoid(b)) <= tol))
+    if unsettled.size:   # rare: every probability of these instances compared
+        moved = xp.abs(sigmoid(new[unsettled]) - sigmoid(old[unsettled]))
+        result[unsettled] = moved.reshape(unsettled.size, -1).max(axis=1) <= tol
+    return result
 
 
 def cavities(result: BPResult):
