@@ -279,16 +279,13 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     return {"table": stem.with_suffix(".md"), "rows": rows}
 
 
-def _run_gallery(name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
-                 outputs_root: Path | str) -> dict[str, Path]:
+def _run_gallery(name: str, spec: dict[str, Any], argv: list[str], parsed: tuple[str, list[str], bool],
+                 results_root: Path | str, outputs_root: Path | str) -> dict[str, Path]:
     """An image grid (``gallery:``) of the runs of other experiments at the same scale."""
-    from rbmlab.report.gallery import Row, check_rows, find_run, make_gallery  # noqa: PLC0415
+    from rbmlab.report.gallery import Row, check_gallery, find_run, make_gallery  # noqa: PLC0415
 
-    scale, extra, report_only = _parse_argv(argv)
-    gallery = spec["gallery"]
-    if not isinstance(gallery, dict):
-        raise RbmlabError(f"experiment: {EXPERIMENTS_DIR / name}.yaml: gallery must be a mapping")
-    rows = check_rows(gallery.get("rows"), f"experiment: {EXPERIMENTS_DIR / name}.yaml")
+    scale, extra, report_only = parsed
+    split, examples, rows = check_gallery(spec["gallery"], f"experiment: {EXPERIMENTS_DIR / name}.yaml")
     sources = list(dict.fromkeys(row["run"]["experiment"] for row in rows))
     for source in sources:
         load_spec(source)   # known, or one line naming it
@@ -298,8 +295,7 @@ def _run_gallery(name: str, spec: dict[str, Any], argv: list[str], results_root:
                                         {k: v for k, v in row["run"].items() if k != "experiment"}),
                  row["show"]) for row in rows]
     paper, artefact = name.split("/", 1)
-    paths = make_gallery(found, str(gallery.get("split", "test")), int(gallery.get("examples", 7)),
-                         f"{spec.get('title', name)} (scale: {scale})",
+    paths = make_gallery(found, split, examples, f"{spec.get('title', name)} (scale: {scale})",
                          Path(results_root) / paper / f"{artefact}_{scale}",
                          f"rbmlab experiment {name} scale={scale}")
     print(f"rbmlab experiment {name}: wrote {paths['plot']} and {paths['table']}")
@@ -326,7 +322,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     if "bench" in spec:
         return _run_timing(name, spec, scale, Path(results_root) / paper / f"{artefact}_{scale}")
     if "gallery" in spec:
-        return _run_gallery(name, spec, argv, results_root, outputs_root)
+        return _run_gallery(name, spec, argv, (scale, extra, report_only), results_root, outputs_root)
     sources = _runs_of(name, spec)
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
     for source, sweep in sweeps.items():

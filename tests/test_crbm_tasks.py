@@ -134,6 +134,11 @@ def test_a_gallery_shows_a_runs_inputs_targets_and_its_own_predictions(tmp_path)
         find_run(tmp_path, {"variant": "mle_bp"})
     with pytest.raises(RbmlabError, match="0 runs .* match task.rate=0.1"):
         find_run(tmp_path, {"variant": "mle_bp", "task.rate": 0.1})
+    with pytest.raises(RbmlabError, match="no run in .* has a config key 'task.rat'"):
+        find_run(tmp_path, {"variant": "mle_bp", "task.rat": 0.1})
+    (tmp_path / "mle_bp" / "1" / "summary.json").unlink()
+    with pytest.raises(RbmlabError, match="mle_bp/1 has no summary.json"):
+        make_gallery([Row("x", tmp_path / "mle_bp" / "1", "input")], "test", 2, "t", tmp_path / "g", "cmd")
     rows = [Row("truth", run_dir, "target"), Row("noisy", run_dir, "input"), Row("ours", run_dir, "prediction")]
     paths = make_gallery(rows, "test", 5, "a gallery", tmp_path / "out" / "figure", "cmd")
     assert paths["plot"].read_bytes().startswith(b"\x89PNG")
@@ -144,14 +149,21 @@ def test_a_gallery_shows_a_runs_inputs_targets_and_its_own_predictions(tmp_path)
     assert f"| ours | prediction | {run_dir} | 1 |  | sum | {error:.2f} |" in paths["table"].read_text()
 
 
-@pytest.mark.parametrize("rows, message", [
-    ([], "non-empty list"),
-    ([{"label": "a", "show": "truth", "run": {"experiment": "crbm_bp/table-1"}}], "show must be one of"),
-    ([{"label": "a", "show": "input"}], r"rows\[0\] must have exactly the keys"),
-    ([{"label": "a", "show": "input", "run": "crbm_bp/table-1"}], "must be a mapping with an experiment"),
+ROW = {"label": "a", "show": "input", "run": {"experiment": "crbm_bp/table-1"}}
+
+
+@pytest.mark.parametrize("gallery, message", [
+    ({"rows": []}, "non-empty list"),
+    ({"rows": [{**ROW, "show": "truth"}]}, "show must be one of"),
+    ({"rows": [{"label": "a", "show": "input"}]}, r"rows\[0\] must have exactly the keys"),
+    ({"rows": [{**ROW, "run": "crbm_bp/table-1"}]}, "must be a mapping with an experiment"),
+    ({"rows": [ROW], "exmples": 3}, "unknown gallery key.*exmples"),
+    ({"rows": [ROW], "examples": -3}, "gallery.examples must be a positive integer"),
+    ({"rows": [ROW], "split": "dev"}, "gallery.split must be train, valid or test"),
+    ([ROW], "gallery must be a mapping"),
 ])
-def test_a_bad_gallery_row_is_a_one_line_error_naming_it(rows, message):
+def test_a_bad_gallery_spec_is_a_one_line_error_naming_the_key(gallery, message):
     from rbmlab.errors import RbmlabError
-    from rbmlab.report.gallery import check_rows
+    from rbmlab.report.gallery import check_gallery
     with pytest.raises(RbmlabError, match=message):
-        check_rows(rows, "experiment: x.yaml")
+        check_gallery(gallery, "experiment: x.yaml")

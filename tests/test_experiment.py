@@ -20,8 +20,8 @@ def test_every_experiment_file_declares_every_tier(name):
         assert own["bench"]["part"] in EXPERIMENT_PARTS and set(own["bench"]["scales"]) == set(SCALE_TIERS)
         return
     if "gallery" in own:                  # an image grid of other experiments' runs
-        from rbmlab.report.gallery import check_rows
-        for row in check_rows(own["gallery"]["rows"], name):
+        from rbmlab.report.gallery import check_gallery
+        for row in check_gallery(own["gallery"], name)[2]:
             selector = dict(row["run"])
             source = load_spec(selector.pop("experiment"))
             assert selector.pop("variant", None) in (source.get("variants") or {None: []})

@@ -169,3 +169,19 @@ def test_the_convergence_test_equals_comparing_every_message_probability():
     expected = np.abs(sigmoid(new) - sigmoid(old)).max(axis=(1, 2)) <= 1e-3
     np.testing.assert_array_equal(_moved_at_most(new, old, 1e-3), expected)
     assert expected[8:10].all() and not expected[10:].any() and 0 < expected[:8].sum() < 8
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tol", [1e-3, 1e-6])
+def test_the_convergence_test_agrees_with_every_probability_at_the_boundary(dtype, tol):
+    """Moves of about 4 tol in log-odds near σ = 1/2, where the bound is tight and σ's rounding in
+    float32 decides: the same answer as comparing every computed probability."""
+    from rbmlab.inference.matrix_bp import _moved_at_most
+    from rbmlab.ops import sigmoid
+    rng = np.random.default_rng(5)
+    old = rng.normal(0, 1e-3, (20000, 2, 2)).astype(dtype)
+    new = (old + 4 * tol * rng.uniform(0.99, 1.01, old.shape) * rng.choice([-1, 1], old.shape)).astype(dtype)
+    expected = np.abs(sigmoid(new) - sigmoid(old)).max(axis=(1, 2)) <= tol
+    np.testing.assert_array_equal(_moved_at_most(new, old, tol), expected)
+    assert 0 < expected.sum() < expected.size
+    assert _moved_at_most(new[:0], old[:0], tol).shape == (0,)

@@ -23,6 +23,7 @@ from rbmlab.errors import RbmlabError
 
 SHOWS = ("input", "target", "prediction")
 ROW_KEYS = {"label", "run", "show"}
+GALLERY_KEYS = {"split", "examples", "rows"}
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ class RunImages:
     def show(self, what: str) -> np.ndarray:
         return {"input": self.inputs, "target": self.targets, "prediction": self.predictions}[what]
 
-    def pixel_error(self) -> float:
-        return 100.0 * float((self.predictions != self.targets).mean())
+    def pixel_error(self, n: int) -> float:
+        """Wrong pixels (%) among the first ``n`` examples' predictions."""
+        return 100.0 * float((self.predictions[:n] != self.targets[:n]).mean())
 
 
 def _lookup(config: Any, dotted: str) -> Any:
@@ -60,6 +62,15 @@ def _lookup(config: Any, dotted: str) -> Any:
     return node
 
 
+def _config(path: Path) -> dict[str, Any]:
+    """A run's config.yaml as a dict, or one line naming the file."""
+    try:
+        return OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except Exception as e:   # noqa: BLE001 - YAML, I/O or interpolation errors alike
+        raise RbmlabError(f"gallery: {path} is not a readable run config "
+                          f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+
+
 def find_run(sweep: Path, selector: Mapping[str, Any]) -> Path:
     """The one run directory under ``sweep`` (``<variant>/<n>/`` or ``<n>/``) whose config.yaml
     holds every ``key: value`` of ``selector`` (``variant`` picks the sub-directory)."""
@@ -69,10 +80,13 @@ def find_run(sweep: Path, selector: Mapping[str, Any]) -> Path:
     if not base.is_dir():
         raise RbmlabError(f"gallery: no runs in {base} (run the experiment at this scale first)")
     matches = []
-    for config_path in sorted(base.glob("*/config.yaml")):
-        config = OmegaConf.to_container(OmegaConf.load(config_path), resolve=False)
+    configs = [(path.parent, _config(path)) for path in sorted(base.glob("*/config.yaml"))]
+    for key in selector:
+        if configs and all(_lookup(config, key) is None for _, config in configs):
+            raise RbmlabError(f"gallery: no run in {base} has a config key {key!r}")
+    for run_dir, config in configs:
         if all(str(_lookup(config, k)) == str(v) for k, v in selector.items()):
-            matches.append(config_path.parent)
+            matches.append(run_dir)
     if len(matches) != 1:
         wanted = ", ".join(f"{k}={v}" for k, v in selector.items()) or "any"
         raise RbmlabError(f"gallery: {len(matches)} runs in {base} match {wanted}; name exactly one")
@@ -87,7 +101,10 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     from rbmlab.evaluators.pixel_error import predict  # noqa: PLC0415
     from rbmlab.records import read_summary  # noqa: PLC0415
 
-    config = OmegaConf.to_container(OmegaConf.load(run_dir / "config.yaml"), resolve=True)
+    for name in ("config.yaml", "checkpoint.npz", "summary.json"):
+        if not (run_dir / name).is_file():
+            raise RbmlabError(f"gallery: {run_dir} has no {name} (a run not started or not finished?)")
+    config = _config(run_dir / "config.yaml")
     evaluator = config.get("evaluator") or {}
     if evaluator.get("name") != "pixel_error":
         raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
@@ -107,6 +124,22 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     stopping = read_summary(run_dir / "summary.json").get("early_stopping") or {}
     return RunImages(np.asarray(x), np.asarray(batch.targets[:n]), np.asarray(predicted), tuple(shape),
                      meta.get("epoch"), stopping.get("epoch"), evaluator["inference"])
+
+
+def check_gallery(gallery: Any, where: str) -> tuple[str, int, list[dict[str, Any]]]:
+    """(split, examples, rows) of a ``gallery:`` spec, each checked with a one-line error."""
+    if not isinstance(gallery, dict):
+        raise RbmlabError(f"{where}: gallery must be a mapping with keys {', '.join(sorted(GALLERY_KEYS))}")
+    unknown = set(gallery) - GALLERY_KEYS
+    if unknown:
+        raise RbmlabError(f"{where}: unknown gallery key(s) {', '.join(sorted(unknown))}; "
+                          f"known: {', '.join(sorted(GALLERY_KEYS))}")
+    split, examples = gallery.get("split", "test"), gallery.get("examples", 7)
+    if split not in ("train", "valid", "test"):
+        raise RbmlabError(f"{where}: gallery.split must be train, valid or test, got {split!r}")
+    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 1:
+        raise RbmlabError(f"{where}: gallery.examples must be a positive integer, got {examples!r}")
+    return split, examples, check_rows(gallery.get("rows"), where)
 
 
 def check_rows(rows: Any, where: str) -> list[dict[str, Any]]:
@@ -150,12 +183,12 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> b
 def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, split: str,
              command: str) -> str:
     """The markdown note beside the PNG: which run, epoch and inference each row shows."""
-    lines = [f"# {title}", "", f"Made by `{command}`: the first {next(iter(images.values())).inputs.shape[0]} "
-             f"{split} images.", "", "| row | shows | run | epoch shown | early-stopping epoch | inference | "
+    n = min(run.inputs.shape[0] for run in images.values())
+    lines = [f"# {title}", "", f"Made by `{command}`: the first {n} {split} images.", "", "| row | shows | run | epoch shown | early-stopping epoch | inference | "
              "pixel error on these images (%) |", "|---|---|---|---|---|---|---|"]
     for row in rows:
         run = images[row.run_dir]
-        error = f"{run.pixel_error():.2f}" if row.show == "prediction" else ""
+        error = f"{run.pixel_error(n):.2f}" if row.show == "prediction" else ""
         lines.append(f"| {row.label} | {row.show} | {row.run_dir} | {run.epoch} | "
                      f"{'' if run.early_stopping_epoch is None else run.early_stopping_epoch} | "
                      f"{run.inference if row.show == 'prediction' else ''} | {error} |")
