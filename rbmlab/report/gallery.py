@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,7 +163,7 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> b
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     n = min(images[row.run_dir].inputs.shape[0] for row in rows)
-    fig = Figure(figsize=(1.2 + 0.9 * n, 0.35 + 0.9 * len(rows)))
+    fig = Figure(figsize=(1.2 + 0.9 * n, 0.6 + 0.9 * len(rows)))
     axes = fig.subplots(len(rows), n, squeeze=False)
     for r, row in enumerate(rows):
         run = images[row.run_dir]
@@ -173,7 +174,7 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> b
             ax.set_xticks([])
             ax.set_yticks([])
         axes[r][0].set_ylabel(row.label, rotation=0, ha="right", va="center", fontsize=8)
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(textwrap.fill(title, 12 * n + 10), fontsize=9)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
