@@ -66,6 +66,11 @@ class BackendConfig(Config):
             raise invalid("name", str(e).split(": ", 1)[-1]) from None
 
 
+# Options added after runs existed: at the value that does what those runs did, a key is left out
+# of the run's identity, so their hashes (and resume) still hold.
+IDENTITY_NEUTRAL = {("evaluator", "matched"): False}   # pixel_error before matched inference
+
+
 @dataclass
 class RunConfig:
     seed: int
@@ -91,6 +96,9 @@ class RunConfig:
             d.pop("task", None)
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
+        for (section, key), neutral in IDENTITY_NEUTRAL.items():
+            if d.get(section, {}).get(key, not neutral) == neutral:
+                d[section].pop(key)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 

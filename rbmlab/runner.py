@@ -136,15 +136,17 @@ def batches(n: int, batch_size: int | str, rng: np.random.Generator):
         yield order[start:start + batch_size]
 
 
-def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: bool = False
-                    ) -> list[dict[str, float]]:
+def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: bool = False,
+                    state=None) -> list[dict[str, float]]:
     """Metrics of each trial of ``model`` not in ``skip`` (one dict, without a trial key, for a
-    single model). Trial t draws from the stream ``key + (t,)``, independent of the others."""
+    single model). Trial t draws from the stream ``key + (t,)``, independent of the others.
+    ``state``: the learner's, for the budget of its inference (Context.inference_iterations)."""
     progress = final and run.cfg.train.progress and run.cfg.evaluator.progress
+    iterations = None if state is None else run.learner.inference_iterations(state)
 
     def one(m, rng):
         context = Context(rng=rng, final=final, progress=progress, train=run.train,
-                          data_mean=run.data_mean)
+                          data_mean=run.data_mean, inference_iterations=iterations)
         return evaluate(m, run.splits, run.evaluator, context)
 
     if not model.n_trials:
@@ -196,7 +198,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
     progress = Progress(model, run.learner.init_state(model, run.train, backend.rng(cfg.seed, INIT_STREAM, 1)))
     record.start(cfg, overrides)
     if cfg.train.eval_every:
-        for row in evaluate_trials(run, model, (cfg.seed, EVAL_STREAM, 0)):
+        for row in evaluate_trials(run, model, (cfg.seed, EVAL_STREAM, 0), state=progress.state):
             record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
                                    **learner_columns(run, progress), **row})
     return progress
@@ -228,7 +230,7 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     n_models = max(p.model.n_trials, 1)
     p.diverged.update(dict.fromkeys(newly_diverged(p.model.finite_trials(), [], p.diverged), p.epoch))
     if ((every and p.epoch % every == 0) or last) and len(p.diverged) < n_models:
-        rows = evaluate_trials(run, p.model, (cfg.seed, EVAL_STREAM, p.epoch), skip=p.diverged)
+        rows = evaluate_trials(run, p.model, (cfg.seed, EVAL_STREAM, p.epoch), skip=p.diverged, state=p.state)
         for row in rows:
             record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4),
                                    **learner_columns(run, p), **row})
@@ -311,7 +313,8 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
 
 def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
     """The final evaluation (full schedules) and the completed summary."""
-    finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged, final=True)
+    finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged, final=True,
+                             state=p.state)
     p.diverged.update(dict.fromkeys(newly_diverged([], finals, p.diverged), p.epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials

@@ -141,6 +141,38 @@ def test_pixel_error_scores_the_prediction_of_the_chosen_inference():
     assert evaluator.evaluate(model, {"test": flipped}, Context(rng=None, final=True))["test_pixel_error"] > 0
 
 
+def test_pixel_error_runs_the_learners_own_budget_when_it_has_one():
+    """Matched inference (the paper's guideline): BP runs the T the model trained with when the
+    context carries it, max_iter otherwise or with matched=false."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.evaluators.base import Context
+    from rbmlab.evaluators.pixel_error import predict
+    rng = np.random.default_rng(9)
+    model, (x, _) = random_crbm(rng, scale=3.0), task(rng)
+    one, many = predict(model, x, "sum", 1, 1e-12)[0], predict(model, x, "sum", 200, 1e-12)[0]
+    assert (one != many).any()
+    batch = {"test": Batch(x, targets=many, mask=np.ones_like(many, dtype=bool))}
+    for matched, budget, expected in ((True, 1, one), (True, None, many), (False, 1, many)):
+        evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pixel_error", "max_iter": 200, "tol": 1e-12,
+                                                       "matched": matched}))
+        error = evaluator.evaluate(model, batch, Context(rng=None, final=True, inference_iterations=budget))
+        assert error["test_pixel_error"] == pytest.approx(100 * (expected != many).mean()), (matched, budget)
+
+
+def test_runs_scored_before_matched_inference_keep_their_identity():
+    """matched=false is what pixel_error did before the option: the key stays out of the hash
+    (a run of the committed lr-grid, config hash dd53f96a017f6c92 in its summary.json)."""
+    from rbmlab.hydra_app import validated_run_config
+    args = ["model=crbm", "dataset=mnist", "dataset.validation=True", "dataset.validation_seed=0", "task=flip",
+            "task.rate=0.1", "evaluator=pixel_error", "evaluator.splits=[valid]", "train.progress=False",
+            "evaluator.progress=False", "learner.batch_size=20", "learner=logistic", "evaluator.inference=none",
+            "dataset.n_train=5000", "train.epochs=3", "evaluator.max_examples=1000", "learner.lr=0.01", "seed=0",
+            "scale=reduced"]
+    assert validated_run_config([*args, "evaluator.matched=false"]).hash() == "dd53f96a017f6c92"
+    assert validated_run_config(args).hash() != "dd53f96a017f6c92"
+
+
 def test_an_mle_bp_step_on_a_tree_is_an_sgd_step_on_the_exact_gradient():
     """With one hidden unit BP is exact, so MLE-BP's step is lr × the exact gradient of the mean
     conditional log-likelihood (data minus enumerated model statistics)."""
@@ -170,10 +202,13 @@ def test_conditional_learners_count_epochs_and_the_converged_share_per_epoch():
     x = np.zeros((6, N_X))
     state = learner.init_state(random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((6, N_X))), None)
     assert learner.epoch(state) == 1 and np.isnan(learner.diagnostics(state)["inference_converged"])
+    assert learner.iterations(state) == 8 and learner.inference_iterations(state) == 7   # before training
     state = learner.advance(state, np.array([True, False, True]))
     assert learner.epoch(state) == 1
     state = learner.advance(state, np.array([True, True, True]))
     assert learner.epoch(state) == 2 and learner.diagnostics(state) == {"inference_converged": 100 * 5 / 6}
+    assert learner.inference_iterations(state) == 8    # the T epoch 1 trained with, for the evaluation after it
+    assert LEARNERS.build(LEARNERS.parse({"name": "conditional_cd"})).inference_iterations(state) is None
     state = learner.advance(state, np.array([False, False, False]))
     assert learner.diagnostics(state) == {"inference_converged": 0.0}
 

@@ -45,6 +45,7 @@ class Context:
     progress: bool = False
     train: Any = None        # the training Batch (reverse AIS chains start there; classifiers fit on it)
     data_mean: Any = None    # mean of the training inputs (AIS base-rate model)
+    inference_iterations: int | None = None   # the learner's inference budget now (crbm_bp's T)
 
 
 class Evaluator:

@@ -10,8 +10,10 @@ The prediction comes from the inference the model was trained with (the paper's 
     mixed   mixed-product BP, the marginal MAP (MSSVM)
     none    the input-dependent visible biases alone, 1[b¹ > 0] (the logistic-regression baseline)
 
-It also records the share of instances on which the iteration converged (within ``max_iter``
-iterations to ``tol``). Instances run ``chunk`` at a time (BP holds 4 × chunk × |v| × |h| floats).
+BP and mean field run to ``tol`` on the budget the model trained with (the paper's matched
+inference: T = 7 + epoch for MLE-BP, MLE-MF and the SSVMs, from Context.inference_iterations)
+when ``matched`` and the learner has one; on ``max_iter`` otherwise (CD-k and CD-PercLoss models,
+``rbmlab evaluate``). It also records the share of instances on which the iteration converged. Instances run ``chunk`` at a time (BP holds 4 × chunk × |v| × |h| floats).
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ class PixelErrorConfig(EvaluatorConfig):
     name: str = option("pixel_error", "evaluator")
     inference: str = option("sum", "how outputs are predicted: mf | sum | max | mixed (BP) | none "
                             "(the biases alone)", choices=INFERENCES)
-    max_iter: int = option(50, "iterations of mean field or BP", lo=1)
+    max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1)
+    matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one")
     tol: float = option(1e-3, "converged: no message (BP) or mean (MF) moved by more", lo=0)
     chunk: int = option(100, "instances per inference call", lo=1)
 
@@ -70,10 +73,12 @@ class PixelError(Evaluator):
                 raise RbmlabError(f"evaluator=pixel_error: split {name} has no clean targets and "
                                   "changed-pixel mask; use task=flip or task=occlude")
             n = batch.inputs.shape[0] if not cfg.max_examples else min(cfg.max_examples, batch.inputs.shape[0])
+            matched = cfg.matched and context.inference_iterations is not None
+            budget = context.inference_iterations if matched else cfg.max_iter
             predicted, converged = [], []
             for start in range(0, n, cfg.chunk):
                 p, c = predict(model, batch.inputs[start:min(n, start + cfg.chunk)], cfg.inference,
-                               cfg.max_iter, cfg.tol)
+                               budget, cfg.tol)
                 predicted.append(to_numpy(p))
                 converged.append(to_numpy(c))
             errors = pixel_errors(np.concatenate(predicted), to_numpy(batch.targets[:n]),

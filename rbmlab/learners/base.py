@@ -128,6 +128,11 @@ class Learner:
         units to an empty one) shapes it here. One-line RbmlabError if it cannot train it."""
         return model
 
+    def inference_iterations(self, state: State) -> int | None:
+        """The iteration budget of the learner's own inference at this point of training (crbm_bp's
+        T = 7 + epoch), for an evaluator that matches it at test time; None: it has none."""
+        return None
+
     def diagnostics(self, state: State) -> dict[str, float]:
         """Scalars of the learner's state recorded with every metrics row (none by default)."""
         return {}

@@ -60,6 +60,13 @@ class ConditionalLearner(Learner):
         """T = base_iterations + epoch (a ScheduledInferenceConfig learner)."""
         return self.config.base_iterations + self.epoch(state)
 
+    def inference_iterations(self, state) -> int | None:
+        """The T of the last epoch trained (base_iterations before the first): the paper's
+        matched inference at test time (notes §3). None for a learner without a schedule."""
+        if not isinstance(self.config, ScheduledInferenceConfig):
+            return None
+        return max(1, self.config.base_iterations + self.epoch(state) - 1)
+
     @staticmethod
     def data_statistics(model, batch, b2):
         """Statistics at the data: the clean v with E[h | v, x] = σ(vW + b²), ``b2`` the batch's
