@@ -185,3 +185,19 @@ def test_the_convergence_test_agrees_with_every_probability_at_the_boundary(dtyp
     np.testing.assert_array_equal(_moved_at_most(new, old, tol), expected)
     assert 0 < expected.sum() < expected.size
     assert _moved_at_most(new[:0], old[:0], tol).shape == (0,)
+
+
+def test_pairwise_beliefs_stay_in_range_where_the_potentials_overflow():
+    """Log potentials of ±hundreds in float32: Γ is the four-state softmax's (1, 1) entry, 0 or 1
+    where it saturates, never NaN."""
+    from rbmlab.inference.matrix_bp import BPResult, pairwise_beliefs
+    rng = np.random.default_rng(11)
+    W = (rng.choice([-300.0, -2.0, 0.5, 300.0], (6, 5))).astype(np.float32)
+    L, K = (rng.normal(0, 150, (2, 6, 5)).astype(np.float32) for _ in range(2))
+    eta_v, eta_h = rng.normal(0, 150, (2, 6)).astype(np.float32), rng.normal(0, 150, (2, 5)).astype(np.float32)
+    gamma = pairwise_beliefs(W, BPResult(eta_v, eta_h, L, K, None, 0))
+    cv, ch = (eta_v[:, :, None] - L).astype(float), (eta_h[:, None, :] - K).astype(float)
+    logits = np.stack([W + cv + ch, cv, ch, np.zeros_like(cv)])
+    expected = np.exp(logits[0] - logits.max(axis=0)) / np.exp(logits - logits.max(axis=0)).sum(axis=0)
+    assert np.isfinite(gamma).all()
+    np.testing.assert_allclose(gamma, expected, atol=1e-6)

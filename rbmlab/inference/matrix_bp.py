@@ -167,12 +167,25 @@ def pairwise_log_potentials(W, result: BPResult):
 
 
 def pairwise_beliefs(W, result: BPResult):
-    """Γ_ij = τ(v_i = 1, h_j = 1) of every edge (Eq. 18, normalised over the four states)."""
+    """Γ_ij = τ(v_i = 1, h_j = 1) of every edge (Eq. 18, normalised over the four states): with
+    s₁₁ = W + C^v + C^h the log potential of (1, 1), dividing through by e^{s₁₁} gives
+
+        Γ = 1 / (1 + e^{−s₁₁} + e^{−(W + C^h)} + e^{−(W + C^v)}),
+
+    in place on three arrays (an e^{…} = inf is the limit Γ = 0)."""
     xp = namespace(W)
-    s11, s10, s01 = pairwise_log_potentials(W, result)
-    m = xp.maximum(xp.maximum(s11, s10), xp.maximum(s01, 0.0))
-    z = xp.exp(s11 - m) + xp.exp(s10 - m) + xp.exp(s01 - m) + xp.exp(-m)
-    return xp.exp(s11 - m) / z
+    cv, ch = cavities(result)
+    cv += W                      # W + C^v
+    ch += W                      # W + C^h
+    gamma = cv + ch
+    gamma -= W                   # s₁₁
+    with ignore_overflow(xp):
+        for a in (cv, ch, gamma):
+            xp.exp(xp.negative(a, out=a), out=a)
+    gamma += cv
+    gamma += ch
+    gamma += 1.0
+    return xp.reciprocal(gamma, out=gamma)
 
 
 def bethe_log_z(W, b_v, b_h, result: BPResult):
