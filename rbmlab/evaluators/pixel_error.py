@@ -13,7 +13,8 @@ The prediction comes from the inference the model was trained with (the paper's 
 BP and mean field run to ``tol`` on the budget the model trained with (the paper's matched
 inference: T = 7 + epoch for MLE-BP, MLE-MF and the SSVMs, from Context.inference_iterations)
 when ``matched`` and the learner has one; on ``max_iter`` otherwise (CD-k and CD-PercLoss models,
-``rbmlab evaluate``). It also records the share of instances on which the iteration converged. Instances run ``chunk`` at a time (BP holds 4 × chunk × |v| × |h| floats).
+``rbmlab evaluate``). It also records the share of instances on which the iteration converged.
+Instances run ``chunk`` at a time (BP holds 4 × chunk × |v| × |h| floats).
 """
 from __future__ import annotations
 
@@ -65,16 +66,21 @@ class PixelError(Evaluator):
                           description="wrong output pixels among those the corruption changed (Changed)"),
                MetricSpec("converged", "%", True, description="instances on which inference converged"))
 
+    def budget(self, inference_iterations: int | None) -> int:
+        """Iterations of BP or mean field: the learner's T (``inference_iterations``) when matched
+        and it has one, else max_iter."""
+        matched = self.config.matched and inference_iterations is not None
+        return inference_iterations if matched else self.config.max_iter
+
     def evaluate(self, model, splits, context):
         cfg = self.config
+        budget = self.budget(context.inference_iterations)
         out = {}
         for name, batch in splits.items():
             if batch.targets is None or batch.mask is None:
                 raise RbmlabError(f"evaluator=pixel_error: split {name} has no clean targets and "
                                   "changed-pixel mask; use task=flip or task=occlude")
             n = batch.inputs.shape[0] if not cfg.max_examples else min(cfg.max_examples, batch.inputs.shape[0])
-            matched = cfg.matched and context.inference_iterations is not None
-            budget = context.inference_iterations if matched else cfg.max_iter
             predicted, converged = [], []
             for start in range(0, n, cfg.chunk):
                 p, c = predict(model, batch.inputs[start:min(n, start + cfg.chunk)], cfg.inference,

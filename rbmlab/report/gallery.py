@@ -98,8 +98,11 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     """Rebuild ``run_dir``'s data and task from its config.yaml and predict with its checkpoint."""
     from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
     from rbmlab.data import load_dataset  # noqa: PLC0415
+    from rbmlab.config import IDENTITY_NEUTRAL  # noqa: PLC0415
     from rbmlab.data.tasks import TASKS  # noqa: PLC0415
+    from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.evaluators.pixel_error import predict  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
     from rbmlab.records import read_summary  # noqa: PLC0415
 
     for name in ("config.yaml", "checkpoint.npz", "summary.json"):
@@ -110,14 +113,18 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     if evaluator.get("name") != "pixel_error":
         raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
                           "pixel_error: it is not a structured-prediction run")
-    model, meta, _ = load_checkpoint(run_dir / "checkpoint.npz")
+    # a config from before an option has its identity-neutral value (what the run did then)
+    saved = {key: value for (section, key), value in IDENTITY_NEUTRAL.items() if section == "evaluator"}
+    scorer = EVALUATORS.build(EVALUATORS.parse({**saved, **evaluator}))
+    model, meta, state = load_checkpoint(run_dir / "checkpoint.npz")
+    budget = scorer.budget(LEARNERS.build(LEARNERS.parse(config["learner"])).inference_iterations(state))
     data = load_dataset(**config["dataset"])
     batch = TASKS.build(TASKS.parse(config.get("task") or "none")).batch(data, split)
     if batch.targets is None:
         raise RbmlabError(f"gallery: {run_dir} has task=none: no corrupted inputs to show")
     n = min(examples, batch.inputs.shape[0])
     x = batch.inputs[:n].astype(model.W.dtype)
-    predicted, _ = predict(model, x, evaluator["inference"], evaluator["max_iter"], evaluator["tol"])
+    predicted, _ = predict(model, x, scorer.config.inference, budget, scorer.config.tol)
     side = math.isqrt(x.shape[1])
     shape = data.image_shape or ((side, side) if side * side == x.shape[1] else None)
     if shape is None:
