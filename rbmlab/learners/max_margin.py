@@ -23,23 +23,18 @@ from rbmlab.ops import sigmoid
 from rbmlab.validation import option
 
 
-@dataclass
-class MaxMarginConfig(ScheduledInferenceConfig):
-    name: str = option("mssvm", "learner")
-
-
 class MaxMargin(ConditionalLearner):
-    """Shared step; ``mode`` is the BP of the loss-augmented prediction."""
+    """The shared step. A subclass names ``mode``, the BP of the loss-augmented prediction, and
+    its hidden states: ``data_hidden`` from the data's pre-activations vⁿW + b², and
+    ``predicted_hidden`` from the prediction's beliefs."""
 
-    config_class = MaxMarginConfig
-    mode = "mixed"
+    mode: str
 
     def data_hidden(self, field):
-        """The data's h from its hidden pre-activations vⁿW + b²: E[h | vⁿ, x]."""
-        return sigmoid(field)
+        raise NotImplementedError
 
     def predicted_hidden(self, beliefs):
-        return beliefs.tau_h
+        raise NotImplementedError
 
     def step(self, model, state, batch, rng):
         x, v = batch.inputs, batch.targets
@@ -53,7 +48,7 @@ class MaxMargin(ConditionalLearner):
 
 
 @dataclass
-class MSSVMConfig(MaxMarginConfig):
+class MSSVMConfig(ScheduledInferenceConfig):
     name: str = option("mssvm", "learner")
 
 
@@ -61,9 +56,17 @@ class MSSVM(MaxMargin):
     config_class = MSSVMConfig
     mode = "mixed"
 
+    def data_hidden(self, field):
+        """E[h | vⁿ, x] = σ(vⁿW + b²)."""
+        return sigmoid(field)
+
+    def predicted_hidden(self, beliefs):
+        """E[h | v̂, x]: τ^h of mixed-product BP."""
+        return beliefs.tau_h
+
 
 @dataclass
-class LSSVMConfig(MaxMarginConfig):
+class LSSVMConfig(ScheduledInferenceConfig):
     name: str = option("lssvm", "learner")
 
 
@@ -76,4 +79,5 @@ class LSSVM(MaxMargin):
         return (field > 0).astype(field.dtype)
 
     def predicted_hidden(self, beliefs):
+        """ĥ of the joint MAP: 1[η^h > 0] from max-product BP."""
         return (beliefs.eta_h > 0).astype(beliefs.eta_h.dtype)
