@@ -425,6 +425,9 @@ OTHER_CASES = [
          ["experiment", str(Path(__file__).resolve().parents[1] / "experiments/demo/bars-cd-vs-pcd"),
           "scale=nope"], "PAPER/ARTEFACT"),
     Case("experiment-unknown-scale", ["experiment", "demo/bars-cd-vs-pcd", "scale=huge"], "'huge'"),
+    # a gallery (crbm_bp Figure 2) asked for report only, before the runs it draws exist
+    Case("experiment-gallery-without-runs", ["experiment", "crbm_bp/figure-2", "scale=smoke", "report_only=true"],
+         "gallery: no runs in outputs/experiments/crbm_bp/table-1/smoke/mle_bp"),
 ]
 
 CASES = RUN_CASES + EVALUATE_CASES + REPORT_CASES + OTHER_CASES
