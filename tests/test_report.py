@@ -162,6 +162,12 @@ def test_markdown_table_and_paper(report: dict) -> None:
             assert any(f"| {lr} |" in r and f"| {learner} |" in r for r in rows), (learner, lr)
     pcd01 = summary[(summary["learner.name"] == "pcd") & (summary["learner.lr"] == "0.1")].iloc[0]
     assert pcd01["paper"] == -11.1 and "| -11.1 |" in text
+    # ours − paper beside the paper's number: the difference of the means, signed; none for a text
+    assert "| paper | ours − paper |" in header
+    pcd01_row = next(r for r in rows if "| pcd |" in r and "| 0.1 |" in r)
+    difference = pcd01["final_mean"] - (-11.1)
+    assert f"| -11.1 | {'+' if difference >= 0 else '-'}{abs(difference):.4f} |" in pcd01_row
+    assert all("| ≈ -13 (fig. 2) | — |" in r for r in rows if "| cd |" in r)
     assert set(summary.loc[summary["learner.name"] == "cd", "paper"]) == {"≈ -13 (fig. 2)"}
     assert summary.loc[summary["learner.name"] == "pcd", "paper"].isna().sum() == 1
     cd01 = summary[(summary["learner.name"] == "cd") & (summary["learner.lr"] == "0.1")].iloc[0]

@@ -52,32 +52,41 @@ def _md_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+def _signed(value: float) -> str:
+    """A difference with its sign: '+0.0123', '-1.2000', '—' when it cannot be formed."""
+    return MISSING if math.isnan(value) else ("+" if value >= 0 else "-") + fmt_number(abs(value))
+
+
 def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
-          fmt_x: Callable[[Any], str] = fmt_number) -> list[str]:
-    """The paper, best, x-at-best and marker cells of a group row."""
+          fmt_x: Callable[[Any], str] = fmt_number, ours: float | None = None) -> list[str]:
+    """The paper (and, given ``ours``, ours − paper), best, x-at-best and marker cells of a group row."""
     cells = [norm(row["paper"])] if with_paper else []
+    if with_paper and ours is not None:
+        cells.append(_signed(to_float(ours) - to_float(row["paper"])))
     cells += [fmt_number(row["best"]), fmt_x(row[f"{x}_at_best"])]
     return cells + ([fmt_x(row[f"{x}_to_fraction"])] if fraction is not None else [])
 
 
-def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str) -> list[str]:
-    """Header cells matching ``_tail``."""
+def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str,
+                 difference: bool = False) -> list[str]:
+    """Header cells matching ``_tail`` (``difference``: it was given ``ours``)."""
     direction = "max" if higher_is_better(metric) else "min"
-    header = ["paper"] if with_paper else []
+    header = (["paper", "ours − paper"] if difference else ["paper"]) if with_paper else []
     header += [f"best ({direction}) {over}", f"{x} at best"]
     return header + ([f"{x} to {fraction:.0%} of {direction}"] if fraction is not None else [])
 
 
 def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
                    fraction: float | None, with_paper: bool) -> str:
-    """The group table as GitHub markdown: one row per group, its final value and best."""
+    """The group table as GitHub markdown: one row per group, its final value (beside the paper's,
+    with the difference of the means) and best."""
     header = [*layout.group_keys, "n", "diverged", f"final {metric} (mean ± std)",
-              *_tail_header(metric, x, fraction, with_paper, "of mean curve")]
+              *_tail_header(metric, x, fraction, with_paper, "of mean curve", difference=True)]
     rows = []
     for row in summary.to_dict("records"):
         final = _fmt_mean_std(row["final_mean"], row["final_std"], row["final_n"], row["n"])
         rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], final,
-                     *_tail(row, x, fraction, with_paper)])
+                     *_tail(row, x, fraction, with_paper, ours=row["final_mean"])])
     return _md_table(header, rows)
 
 
