@@ -1,0 +1,87 @@
+"""Parallel damped max-product on a batch of binary factor graphs, and perturb-and-max-product.
+
+``max_product`` solves B MAP problems that share a graph's factors and differ in their unary
+log-odds (B, n), all messages at once (pmp notes §2.2): each iteration ("full sweep") computes
+every factor group's new messages from the previous beliefs (flooding), damps them,
+
+    m ← m + α (m_new − m),      α = ½ by default (α = 1: undamped),                        (1)
+
+and forms the beliefs b = u + Σ_groups incoming(m). Messages start at 0; there is no convergence
+test (PMP runs a fixed number of sweeps). ``decode`` is x_i = 1[b_i > 0] (the authors' code;
+ties have probability 0 under continuous noise).
+
+``perturb_and_max_product`` (PMP) adds Logistic(0, 1) noise to every unary log-odds, which for
+binary variables is the Gumbel perturbation of both states' log-potentials (notes §2.1), runs
+``max_product`` from zero messages, decodes, and returns the samples with the perturbed objective
+at them (its mean estimates log Z, notes §2.11).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rbmlab.backend import namespace
+
+
+@dataclass(frozen=True)
+class MaxProductResult:
+    beliefs: Any          # (B, n) unary + all incoming messages, after the last sweep
+    messages: tuple       # per factor group, its layout
+    sweeps: int
+
+
+def beliefs_of(graph, unary, messages):
+    """b = u + Σ_groups incoming(m), (B, n)."""
+    beliefs = unary.copy()
+    for group, m in zip(graph.groups, messages):
+        beliefs[:, group.variables] += group.incoming(m)
+    return beliefs
+
+
+def max_product(graph, unary, sweeps: int, *, damping: float = 0.5, messages=None) -> MaxProductResult:
+    """``sweeps`` flooding iterations of (1) on the problems ``unary`` (B, n) over ``graph``'s
+    factors, from ``messages`` (default: all 0)."""
+    if not 0.0 < damping <= 1.0:
+        raise ValueError(f"max_product: damping must be in (0, 1] (1: undamped), got {damping}")
+    xp = namespace(unary)
+    if messages is None:
+        messages = tuple(g.init_messages(xp, unary.shape[0], unary.dtype) for g in graph.groups)
+    beliefs = beliefs_of(graph, unary, messages)
+    for _ in range(sweeps):
+        new = []
+        for group, m in zip(graph.groups, messages):
+            proposed = group.max_product(beliefs[:, group.variables], m)
+            if damping != 1.0:
+                proposed -= m
+                proposed *= damping
+                proposed += m
+            new.append(proposed)
+        messages = tuple(new)
+        beliefs = beliefs_of(graph, unary, messages)
+    return MaxProductResult(beliefs, messages, sweeps)
+
+
+def decode(beliefs):
+    """x_i = 1[b_i > 0], in the beliefs' dtype."""
+    return (beliefs > 0).astype(beliefs.dtype)
+
+
+def logistic_noise(rng, shape, dtype, xp):
+    """Logistic(0, 1) draws (the difference of two Gumbels), log u − log(1 − u), u ~ U(0, 1)."""
+    u = rng.random(shape)
+    u = xp.asarray(u.clip(1e-12, 1 - 1e-12), dtype=dtype)
+    return xp.log(u) - xp.log1p(-u)
+
+
+def perturb_and_max_product(graph, rng, n_samples: int, sweeps: int, *, damping: float = 0.5,
+                            noise=None):
+    """(samples (B, n) in {0, 1}, perturbed objective at them (B,)): B = ``n_samples`` PMP draws
+    (fresh noise and zero messages for each; ``noise`` (B, n) given instead of drawn)."""
+    xp = namespace(graph.unary)
+    if noise is None:
+        noise = logistic_noise(rng, (n_samples, graph.n), graph.unary.dtype, xp)
+    unary = graph.unary[None, :] + noise
+    result = max_product(graph, unary, sweeps, damping=damping)
+    x = decode(result.beliefs)
+    objective = (x * noise).sum(axis=1) + graph.log_unnormalized(x)
+    return x, objective

@@ -1,0 +1,132 @@
+"""Binary factor graphs: variables, unary log-odds, and factor groups that own their message maths.
+
+A graph has ``n`` binary variables x ∈ {0, 1}ⁿ (one flat index space; callers name slices of it,
+e.g. the visible and hidden units of an RBM), unary log-odds u (n,) and a tuple of factor groups:
+
+    log p̃(x) = uᵀx + Σ_groups Σ_factors log φ_a(x_a).                                    (1)
+
+A factor group is many factors of one kind, stored as flat arrays (PGMax's factor groups; pmp
+notes §2.3–2.5): its ``variables`` (the global index of each of its local variables, no
+repeats) and its parameters. Messages live with the group, in the layout its maths wants, as
+log-ratios n = log m(1) − log m(0) of factor → variable messages, with one leading batch axis
+(B problems solved at once, e.g. B perturbations). Each group provides
+
+    init_messages(xp, batch, dtype)  zeros, its layout
+    incoming(messages)               (B, len(variables)): Σ of its messages into each local variable
+    max_product(beliefs, messages)   new messages from the beliefs (B, len(variables)) of its
+                                     variables (unary + every group's incoming), each edge's cavity
+                                     being its variable's belief less the message on that edge
+    log_potential(x)                 (B,) Σ_factors log φ_a(x_a) of states x (B, len(variables))
+
+so ``rbmlab.inference.max_product`` is one loop over groups, never over units or factors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rbmlab.backend import namespace
+
+
+def max_message(w, c):
+    """Log-ratio max-product message through a pairwise factor e^{w x_a x_b} from a cavity
+    log-ratio c of the other end: max(0, w + c) − max(0, c) (pmp notes §2.3)."""
+    xp = namespace(c)
+    return xp.maximum(w + c, 0.0) - xp.maximum(c, 0.0)
+
+
+@dataclass(frozen=True)
+class DensePairwise:
+    """Factors e^{W_ij x_i x_j} for every pair i < j of ``variables`` (a fully connected Ising
+    model in the {0, 1} convention, −E1 = ½ xᵀWx; pmp notes §1.2). W (d, d) symmetric with zero
+    diagonal; a zero W_ij sends zero messages, so sparse graphs (lattices, Erdős–Rényi) run as
+    dense ones. Messages N (B, d, d): N[b, i, j] = log-ratio of factor {i, j} → x_j."""
+
+    variables: Any   # (d,) global indices
+    W: Any           # (d, d)
+
+    def init_messages(self, xp, batch: int, dtype):
+        d = self.W.shape[0]
+        return xp.zeros((batch, d, d), dtype=dtype)
+
+    def incoming(self, messages):
+        return messages.sum(axis=1)
+
+    def max_product(self, beliefs, messages):
+        # cavity of x_i towards factor {i, j}: its belief less what that factor sent it, N[b, j, i]
+        cavity = beliefs[:, :, None] - messages.swapaxes(1, 2)
+        return max_message(self.W, cavity)
+
+    def log_potential(self, x):
+        xp = namespace(x)
+        return 0.5 * xp.einsum("bi,ij,bj->b", x, self.W, x)
+
+
+@dataclass(frozen=True)
+class Bipartite:
+    """Factors e^{W_ij v_i h_j} between two disjoint sets v (|v|) and h (|h|): an RBM's weights in
+    matrix form (pmp notes §2.4). ``variables`` = v's indices then h's. Messages (2, B, |v|, |h|):
+    [0] factor {i, j} → v_i, [1] factor {i, j} → h_j; both updated from the previous beliefs
+    (the flooding schedule)."""
+
+    visible: Any     # (|v|,) global indices
+    hidden: Any      # (|h|,)
+    W: Any           # (|v|, |h|)
+
+    @property
+    def variables(self):
+        return np.concatenate([np.asarray(self.visible), np.asarray(self.hidden)])
+
+    def init_messages(self, xp, batch: int, dtype):
+        return xp.zeros((2, batch) + self.W.shape, dtype=dtype)
+
+    def incoming(self, messages):
+        xp = namespace(messages)
+        return xp.concatenate([messages[0].sum(axis=2), messages[1].sum(axis=1)], axis=1)
+
+    def max_product(self, beliefs, messages):
+        xp = namespace(beliefs)
+        n_v = self.W.shape[0]
+        to_h = max_message(self.W, beliefs[:, :n_v, None] - messages[0])   # from v_i's cavity
+        to_v = max_message(self.W, beliefs[:, None, n_v:] - messages[1])   # from h_j's cavity
+        return xp.stack([to_v, to_h])
+
+    def log_potential(self, x):
+        xp = namespace(x)
+        n_v = self.W.shape[0]
+        return xp.einsum("bi,ij,bj->b", x[:, :n_v], self.W, x[:, n_v:])
+
+
+@dataclass(frozen=True)
+class FactorGraph:
+    """Eq. (1): ``n`` binary variables, unary log-odds ``unary`` (n,), factor ``groups``."""
+
+    unary: Any                    # (n,)
+    groups: tuple[Any, ...]
+
+    @property
+    def n(self) -> int:
+        return int(self.unary.shape[-1])
+
+    def log_unnormalized(self, x):
+        """(B,) log p̃(x) of (1) for states x (B, n) in {0, 1}."""
+        total = x @ self.unary
+        for group in self.groups:
+            total = total + group.log_potential(x[:, group.variables])
+        return total
+
+
+def from_ising(J, h) -> FactorGraph:
+    """The {0, 1} Ising model log p̃(x) = ½ xᵀJx + hᵀx (rbmlab.models.ising eq. 1) as one dense
+    pairwise group (convert ±1 models first with rbmlab.models.ising.to_spins)."""
+    return FactorGraph(h, (DensePairwise(np.arange(h.shape[-1]), J),))
+
+
+def from_rbm(W, b_v, b_h) -> FactorGraph:
+    """The binary RBM log p̃(v, h) = vᵀWh + b_vᵀv + b_hᵀh, variables v (first |v|) then h."""
+    xp = namespace(W)
+    n_v, n_h = W.shape
+    return FactorGraph(xp.concatenate([b_v, b_h]),
+                       (Bipartite(np.arange(n_v), np.arange(n_v, n_v + n_h), W),))
