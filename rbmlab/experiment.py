@@ -38,7 +38,9 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           with resume=true); ``{sweep:<paper>/<artefact>}`` in an override is that
                           experiment's sweep directory at the same scale
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
-report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}.
+report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}, over every
+run there. ``variants=a,b`` on the command line runs only those variants (of this experiment and
+of those it runs first); with resume=true, into the sweep that holds the others.
 """
 from __future__ import annotations
 
@@ -146,6 +148,8 @@ def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
     for arg in argv:
         if arg.startswith("scale="):
             scale = arg.split("=", 1)[1]
+        elif arg.startswith("variants="):
+            continue   # _only_variants reads it
         elif arg.replace(" ", "").lower() in ("report_only=true", "report_only=1"):
             report_only = True   # re-render results/ from the runs already in outputs/
         else:
@@ -155,18 +159,36 @@ def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
     return scale, extra, report_only
 
 
+def _only_variants(argv: list[str]) -> list[str] | None:
+    """The variants named by ``variants=a,b`` (or ``[a,b]``) on the command line, or None."""
+    for arg in argv:
+        if arg.startswith("variants="):
+            names = [v.strip() for v in arg.split("=", 1)[1].strip("[]").split(",") if v.strip()]
+            if not names:
+                raise RbmlabError("variants: name at least one variant, e.g. variants=mle_bp,cd10")
+            return names
+    return None
+
+
+def _known_variants(name: str, names: list[str], variants: dict[str, Any], where: str) -> None:
+    unknown = [v for v in names if v not in variants]
+    if unknown:
+        raise RbmlabError(f"experiment: {name}: {where} unknown variant(s) {', '.join(unknown)}; "
+                          f"defined: {', '.join(variants)}")
+
+
 def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
-              sweep_dir: Path | None = None) -> dict[str, list[str]]:
+              sweep_dir: Path | None = None, only: list[str] | None = None) -> dict[str, list[str]]:
     """Variant name ("" when there are none) → its ``rbmlab run -m`` overrides at ``scale``
-    (``{sweep}`` replaced by ``sweep_dir``), in the order they run."""
+    (``{sweep}`` replaced by ``sweep_dir``), in the order they run; ``only``: just these."""
     variants = {v: variant_spec(value, v) for v, value in (spec.get("variants") or {"": []}).items()}
     chosen = spec.get("scales", {}).get(scale, {}).get("variants")
     if chosen is not None:
-        unknown = [v for v in chosen if v not in variants]
-        if unknown:
-            raise RbmlabError(f"experiment: {name}: scale {scale} names unknown variant(s) "
-                              f"{', '.join(unknown)}; defined: {', '.join(variants)}")
+        _known_variants(name, chosen, variants, f"scale {scale} names")
         variants = {v: variants[v] for v in chosen}
+    if only is not None:
+        _known_variants(name, only, variants, "variants= names")
+        variants = {v: value for v, value in variants.items() if v in only}
     for v, value in variants.items():
         after = value.get("after")
         if after is not None and (after not in variants or list(variants).index(after) > list(variants).index(v)):
@@ -332,7 +354,8 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
         for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
             _run_if_absent(need, argv, scale, extra, results_root, outputs_root)
     own = name in sources
-    jobs = _variants(name, spec, scale, extra, sweeps[name]) if own and not report_only else {}
+    jobs = (_variants(name, spec, scale, extra, sweeps[name], _only_variants(argv))
+            if own and not report_only else {})
     deferred = _deferred(spec)
     configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()
                if variant not in deferred}

@@ -428,6 +428,8 @@ OTHER_CASES = [
     # a gallery (crbm_bp Figure 2) asked for report only, before the runs it draws exist
     Case("experiment-gallery-without-runs", ["experiment", "crbm_bp/figure-2", "scale=smoke", "report_only=true"],
          "gallery: no runs in outputs/experiments/crbm_bp/table-1/smoke/mle_bp"),
+    Case("experiment-unknown-variant", ["experiment", "crbm_bp/table-1", "scale=smoke", "variants=mle_pb"],
+         "variants= names unknown variant(s) mle_pb"),
 ]
 
 CASES = RUN_CASES + EVALUATE_CASES + REPORT_CASES + OTHER_CASES

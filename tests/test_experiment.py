@@ -90,6 +90,21 @@ def test_sweep_placeholders_name_this_and_another_experiments_sweep_at_the_same_
         _variants("frank_wolfe/figure-2b", spec, "reduced", [], sweep)
 
 
+def test_variants_on_the_command_line_run_only_those(tmp_path):
+    from rbmlab.errors import RbmlabError
+    from rbmlab.experiment import _only_variants, _parse_argv, _variants
+    spec = load_spec("crbm_bp/table-1")
+    argv = ["scale=smoke", "variants=[mssvm, mle_bp]", "resume=true"]
+    assert _parse_argv(argv) == ("smoke", ["resume=true"], False)
+    jobs = _variants("crbm_bp/table-1", spec, "smoke", [], tmp_path, _only_variants(argv))
+    assert list(jobs) == ["mle_bp", "mssvm"]   # in the experiment's order
+    assert "learner=mle_bp" in jobs["mle_bp"]
+    with pytest.raises(RbmlabError, match="variants= names unknown variant.*mle_pb; defined: lr, cd1"):
+        _variants("crbm_bp/table-1", spec, "smoke", [], tmp_path, _only_variants(["variants=mle_pb"]))
+    with pytest.raises(RbmlabError, match="name at least one variant"):
+        _only_variants(["variants="])
+
+
 def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, monkeypatch):
     from rbmlab import experiment
     from rbmlab.errors import RbmlabError
