@@ -57,6 +57,11 @@ class Bernoulli(UnitType):
         return bernoulli_logits_(a, rng, bias=bias)
 
     @staticmethod
+    def flip(x):
+        """The other value of each unit: 1 − x."""
+        return 1.0 - x
+
+    @staticmethod
     def states_of(xp, ints, n: int, dtype):
         """Binary expansions of the integer array ``ints`` (bit j → last-axis column j)."""
         return ((ints[..., None] >> xp.arange(n, dtype=xp.int64)) & 1).astype(dtype)
@@ -94,6 +99,11 @@ class Spin(UnitType):
         a *= 2.0
         a -= 1.0
         return a
+
+    @staticmethod
+    def flip(x):
+        """The other value of each unit: −x."""
+        return -x
 
     @staticmethod
     def states_of(xp, ints, n: int, dtype):

@@ -211,6 +211,19 @@ def test_gibbs_marginals_lattice(spins: str) -> None:
     assert_marginals(m, x)
 
 
+@pytest.mark.parametrize("spins", ["01", "pm1"])
+def test_gwg_marginals_dense(spins: str) -> None:
+    """Gibbs-with-gradients (rbmlab.inference.gwg) on a 10-site dense model matches the exact
+    first and second moments within sampling error, from chains all started in one state."""
+    from rbmlab.inference.gwg import GibbsWithGradients
+    m = dense(10, "pm1", seed=12, coupling_std=0.4, field_std=0.4)
+    if spins == "01":
+        m = to_spins(m, "01")[0]
+    rng = np.random.default_rng(5)
+    x = GibbsWithGradients().run(m, np.full((10_000, 10), VALUES[spins][0]), rng, 15)
+    assert_marginals(m, x)
+
+
 def test_gibbs_is_stationary_from_exact_samples_float32() -> None:
     m = dense(8, "pm1", seed=4, coupling_std=1.0).astype(np.float32)
     rng = np.random.default_rng(4)

@@ -5,4 +5,5 @@ from rbmlab.registry import Registry
 INFERENCE = Registry("inference", {
     "block_gibbs": "rbmlab.inference.block_gibbs:BlockGibbs",
     "gibbs": "rbmlab.inference.site_gibbs:SiteGibbs",
+    "gwg": "rbmlab.inference.gwg:GibbsWithGradients",
 })

@@ -184,6 +184,17 @@ class LocalFields(Protocol):
         """Groups of sites with no coupling inside a group (updated together)."""
 
 
+@runtime_checkable
+class PairwiseCouplings(Protocol):
+    """A pairwise model log p̃(x) = ½ xᵀJx + hᵀx with J symmetric and zero on the diagonal, in its
+    unit type's values: the field of every site moves by J[i] Δx_i when site i changes (the
+    incremental updates of locally informed samplers such as Gibbs-with-gradients)."""
+
+    J: Any
+    h: Any
+    units: Any
+
+
 def supports(model_class: type, capability: type) -> bool:
     """Does ``model_class`` provide every member of ``capability`` (a Protocol)? Checked on the
     class, so it can be asked before a model exists."""
