@@ -6,7 +6,7 @@ import pytest
 
 from rbmlab.inference import mplp as mplp_module
 from rbmlab.inference.max_product import decode
-from test_max_product import exact_map, random_tree_ising
+from tests.test_max_product import exact_map, random_tree_ising
 
 
 def test_on_trees_mplp_converges_to_the_exact_map():
