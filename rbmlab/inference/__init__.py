@@ -6,4 +6,5 @@ INFERENCE = Registry("inference", {
     "block_gibbs": "rbmlab.inference.block_gibbs:BlockGibbs",
     "gibbs": "rbmlab.inference.site_gibbs:SiteGibbs",
     "gwg": "rbmlab.inference.gwg:GibbsWithGradients",
+    "pmp": "rbmlab.inference.pmp:PMP",
 })

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.backend import namespace
+from rbmlab.ops import uniform
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,13 @@ def decode(beliefs):
     return (beliefs > 0).astype(beliefs.dtype)
 
 
-def logistic_noise(rng, shape, dtype, xp):
-    """Logistic(0, 1) draws (the difference of two Gumbels), log u − log(1 − u), u ~ U(0, 1)."""
-    u = rng.random(shape)
-    u = xp.asarray(u.clip(1e-12, 1 - 1e-12), dtype=dtype)
+def logistic_noise(rng, shape, dtype):
+    """Logistic(0, 1) draws (the difference of two Gumbels), log u − log(1 − u), u ~ U(0, 1)
+    kept off 0 and 1 by the dtype's resolution."""
+    u = uniform(rng, shape, dtype)
+    xp = namespace(u)
+    eps = xp.finfo(u.dtype).eps
+    u = xp.clip(u, eps, 1.0 - eps)
     return xp.log(u) - xp.log1p(-u)
 
 
@@ -77,9 +81,8 @@ def perturb_and_max_product(graph, rng, n_samples: int, sweeps: int, *, damping:
                             noise=None):
     """(samples (B, n) in {0, 1}, perturbed objective at them (B,)): B = ``n_samples`` PMP draws
     (fresh noise and zero messages for each; ``noise`` (B, n) given instead of drawn)."""
-    xp = namespace(graph.unary)
     if noise is None:
-        noise = logistic_noise(rng, (n_samples, graph.n), graph.unary.dtype, xp)
+        noise = logistic_noise(rng, (n_samples, graph.n), graph.unary.dtype)
     unary = graph.unary[None, :] + noise
     result = max_product(graph, unary, sweeps, damping=damping)
     x = decode(result.beliefs)

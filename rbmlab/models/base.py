@@ -195,6 +195,17 @@ class PairwiseCouplings(Protocol):
     units: Any
 
 
+@runtime_checkable
+class FactorGraphForm(Protocol):
+    """A single model (no trial axis) as a binary factor graph over {0, 1} variables
+    (rbmlab.models.factor_graph), for max-product, PMP, MPLP and the LP baseline; ``from_binary``
+    maps {0, 1} states of the graph's variables (B, n) to the model's observed units."""
+
+    def factor_graph(self): ...
+
+    def from_binary(self, x): ...
+
+
 def supports(model_class: type, capability: type) -> bool:
     """Does ``model_class`` provide every member of ``capability`` (a Protocol)? Checked on the
     class, so it can be asked before a model exists."""

@@ -30,6 +30,7 @@ import numpy as np
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.factor_graph import from_ising
 from rbmlab.ops import logsumexp
 from rbmlab.units import Bernoulli, Spin
 from rbmlab.validation import option
@@ -275,6 +276,16 @@ class Ising(Model):
             return out + bias
         out += bias
         return out
+
+    def factor_graph(self):
+        """One dense pairwise group over {0, 1} variables: this model, converted from ±1 spins
+        with :func:`to_spins` when needed (the same distribution)."""
+        binary = self if self.spins == "01" else to_spins(self, "01")[0]
+        return from_ising(binary.J, binary.h)
+
+    def from_binary(self, x):
+        """{0, 1} states as this model's units (2x − 1 for ±1 spins)."""
+        return x if self.spins == "01" else 2.0 * x - 1.0
 
     def color_classes(self) -> list:
         """Sites split into groups with no coupling inside a group (greedy DSatur colouring of

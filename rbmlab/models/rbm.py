@@ -21,6 +21,7 @@ import numpy as np
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
 from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.factor_graph import from_rbm
 from rbmlab.ops import logsumexp
 from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
 from rbmlab.validation import option
@@ -77,6 +78,17 @@ class RBM(Model):
     @property
     def hidden_units(self):
         return unit_type(self.hidden)
+
+    def factor_graph(self):
+        """The bipartite factor graph of a {0, 1} RBM: variables v (first n_visible), then h."""
+        if self.visible != "bernoulli" or self.hidden != "bernoulli":
+            raise RbmlabError(f"rbm: a factor graph needs bernoulli units on both layers, got "
+                              f"visible={self.visible}, hidden={self.hidden}")
+        return from_rbm(self.W, self.b_v, self.b_h)
+
+    def from_binary(self, x):
+        """The visible part of {0, 1} states of (v, h)."""
+        return x[..., :self.n_visible]
 
     # ------------------------------------------------------------ construction
     @classmethod

@@ -1,0 +1,40 @@
+"""Perturb-and-max-product as a sampler (pmp notes §0, §2.1–2.2): ``inference=pmp``.
+
+Every call draws fresh samples: Logistic(0, 1) noise on the unary log-odds of the model's factor
+graph, ``steps`` sweeps of parallel max-product from zero messages (damping ½), decoding. It is
+non-persistent by design, so the states ``x`` it is given fix only how many samples to draw (and
+the trial axis); learners that restart their chains every update (``learner=reset``) are PMP
+learning by moment matching (notes §2.6).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.inference.base import InferenceConfig, InferenceMethod
+from rbmlab.inference.max_product import perturb_and_max_product
+from rbmlab.models.base import FactorGraphForm
+from rbmlab.validation import option
+
+
+@dataclass
+class PMPConfig(InferenceConfig):
+    name: str = option("pmp", "inference method: perturb-and-max-product (fresh samples every call)")
+    damping: float = option(0.5, "max-product damping α: m ← m + α (m_new − m); 1 = undamped",
+                            lo=0.0, hi=1.0, open_lo=True)
+
+
+class PMP(InferenceMethod):
+    """``run(model, x, rng, steps)``: as many PMP samples as ``x`` has rows, ``steps`` sweeps each."""
+
+    config_class = PMPConfig
+    requires = (FactorGraphForm,)
+
+    def run(self, model, x, rng, steps: int):
+        xp = model.xp
+        if model.n_trials:
+            rows = x.shape[-2]
+            return xp.stack([self.run(model.trial(t), x[t] if x.ndim == 3 else x, rng, steps)
+                             for t in range(model.n_trials)]).reshape((model.n_trials, rows, x.shape[-1]))
+        samples, _ = perturb_and_max_product(model.factor_graph(), rng, x.shape[-2], steps,
+                                             damping=self.config.damping)
+        return model.from_binary(samples).astype(x.dtype, copy=False)
