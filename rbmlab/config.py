@@ -68,7 +68,10 @@ class BackendConfig(Config):
 
 # Options added after runs existed: at the value that does what those runs did, a key is left out
 # of the run's identity, so their hashes (and resume) still hold.
-IDENTITY_NEUTRAL = {("evaluator", "matched"): False}   # pixel_error before matched inference
+IDENTITY_NEUTRAL = {
+    ("evaluator", "matched"): False,           # pixel_error before matched inference
+    ("learner", "optimizer", "l1"): 0.0,       # sgd and adam before their L1 penalty
+}
 
 
 @dataclass
@@ -96,9 +99,12 @@ class RunConfig:
             d.pop("task", None)
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
-        for (section, key), neutral in IDENTITY_NEUTRAL.items():
-            if d.get(section, {}).get(key, not neutral) == neutral:
-                d[section].pop(key)
+        for (*path, key), neutral in IDENTITY_NEUTRAL.items():
+            node = d
+            for part in path:
+                node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, dict) and key in node and node[key] == neutral:
+                node.pop(key)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 

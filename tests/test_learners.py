@@ -101,6 +101,22 @@ def test_momentum_and_weight_decay_follow_their_formulas(backend):
     np.testing.assert_allclose(backend.to_numpy(r2.W), backend.to_numpy(r1.W + 0.1 * u2), atol=1e-12)
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_the_l1_penalty_moves_interactions_against_their_sign(backend, optimizer):
+    """g − l1 · sign(W) on W only (the biases keep their plain gradient); with Adam the first
+    step is lr · sign of that direction."""
+    rbm = random_rbm(backend, 5, 2, scale=0.1, seed=9)
+    v = backend.asarray(np.random.default_rng(1).integers(0, 2, (4, 5)).astype(float))
+    learner = CD(CDConfig(lr=0.1, k=1, batch_size=4, optimizer={"name": optimizer, "l1": 0.3}))
+    new, _ = learner.step(rbm, {}, Batch(v), backend.rng(2))
+    g = difference(rbm.statistics(v), rbm.statistics(gibbs_chain(rbm, v, backend.rng(2), 1)))
+    direction = {"W": g["W"] - 0.3 * np.sign(rbm.W), "b_v": g["b_v"], "b_h": g["b_h"]}
+    for name, d in direction.items():
+        step = 0.1 * (d if optimizer == "sgd" else np.sign(d))
+        np.testing.assert_allclose(backend.to_numpy(getattr(new, name)),
+                                   backend.to_numpy(getattr(rbm, name) + step), atol=1e-6)
+
+
 @pytest.mark.parametrize("bad, key", [({"k": 0}, "k"), ({"lr": -1.0}, "lr"),
                                       ({"batch_size": 0}, "batch_size"),
                                       ({"optimizer": {"name": "sgd", "momentum": 1.0}},

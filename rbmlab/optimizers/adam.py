@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.optimizers.base import Optimizer
+from rbmlab.optimizers.base import Optimizer, penalized
 from rbmlab.validation import Config, option
 
 
@@ -19,6 +19,8 @@ class AdamConfig(Config):
     beta2: float = option(0.999, "second-moment decay", lo=0, hi=1, open_hi=True)
     eps: float = option(1e-8, "denominator guard", lo=0, open_lo=True)
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
+    l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
+                            "taken off the gradient before the moments (pmp Sec 5.4: 0.01)", lo=0)
 
 
 class Adam(Optimizer):
@@ -33,8 +35,7 @@ class Adam(Optimizer):
         new = {}
         for name, g in grad.items():
             theta = getattr(model, name)
-            if cfg.weight_decay and name in model.INTERACTIONS:
-                g = g - cfg.weight_decay * theta
+            g = penalized(model, name, g, cfg.weight_decay, cfg.l1)
             m = state.get(f"adam_m_{name}", 0.0) * cfg.beta1 + (1.0 - cfg.beta1) * g
             v = state.get(f"adam_v_{name}", 0.0) * cfg.beta2 + (1.0 - cfg.beta2) * (g * g)
             state[f"adam_m_{name}"], state[f"adam_v_{name}"] = m, v

@@ -1,9 +1,9 @@
-"""Stochastic gradient ascent with momentum and L2 weight decay on the interaction parameters."""
+"""Stochastic gradient ascent with momentum, and L2 and L1 penalties on the interaction parameters."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.optimizers.base import Optimizer
+from rbmlab.optimizers.base import Optimizer, penalized
 from rbmlab.validation import Config, option
 
 
@@ -12,6 +12,8 @@ class SGDConfig(Config):
     name: str = option("sgd", "optimizer")
     momentum: float = option(0.0, "velocity decay", lo=0, hi=1, open_hi=True)
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
+    l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
+                            "taken off the gradient", lo=0)
 
 
 def add_scaled(x, lr: float, step, owned: bool = False):
@@ -27,16 +29,15 @@ def add_scaled(x, lr: float, step, owned: bool = False):
 
 
 class SGD(Optimizer):
-    """θ ← θ + lr · u,  u ← momentum · u + (g − weight_decay · θ)  (ascent on the log-likelihood);
+    """θ ← θ + lr · u,  u ← momentum · u + (g − weight_decay · θ − l1 · sign θ)  (ascent on the
+    log-likelihood; the penalties on W or J only);
     with momentum 0, θ ← θ + lr · g. Velocities live in the state as ``velocity_<name>``."""
 
     config_class = SGDConfig
 
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg = self.config
-        steps = {name: g - cfg.weight_decay * getattr(model, name)
-                 if cfg.weight_decay and name in model.INTERACTIONS else g
-                 for name, g in grad.items()}
+        steps = {name: penalized(model, name, g, cfg.weight_decay, cfg.l1) for name, g in grad.items()}
         if cfg.momentum:
             state = dict(state)
             for name, g in steps.items():
