@@ -13,7 +13,7 @@ real-valued priors (truncated Gaussian, Gauss-Bernoulli: the tap paper) are furt
 from __future__ import annotations
 
 from rbmlab.backend import namespace
-from rbmlab.ops import bernoulli_logits_, sigmoid, softplus
+from rbmlab.ops import bernoulli_logits_, sigmoid, softplus, uniform
 
 
 class UnitType:
@@ -23,6 +23,13 @@ class UnitType:
     def states(cls, xp, n: int, start: int, stop: int, dtype):
         """Rows: the states numbered start..stop−1."""
         return cls.states_of(xp, xp.arange(start, stop, dtype=xp.int64), n, dtype)
+
+    @classmethod
+    def uniform_states(cls, rng, shape, dtype):
+        """States drawn uniformly (each unit either value with probability ½), of ``shape``."""
+        lo, hi = cls.values
+        bits = uniform(rng, shape, dtype) < 0.5
+        return lo + (hi - lo) * bits.astype(dtype)
 
 
 class Bernoulli(UnitType):

@@ -538,3 +538,23 @@ def test_backend_agrees_with_numpy(backend) -> None:
     init = Ising.initialize(IsingConfig(coupling_std=0.1), xp=backend.xp, rng=rng,
                             data_mean=backend.asarray([0.3, 0.6]), dtype="float32", trials=2)
     assert init.xp is backend.xp and init.J.shape == (2, 2, 2) and init.dtype == np.float32
+
+
+# ------------------------------------------------------------------ learning with restarted chains
+@pytest.mark.parametrize("sampler", ["gibbs", "gwg"])
+def test_a_reset_learner_step_is_the_exact_gradient_within_sampling_error(sampler):
+    """learner=reset: fresh uniform chains and k sweeps every update; with enough sweeps the
+    negative phase is the model's exact moments, so an SGD step is lr × (data − exact model)."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    model = dense(6, "pm1", seed=21, coupling_std=0.5, field_std=0.3)
+    data = sample_exact(dense(6, "pm1", seed=22, coupling_std=0.5), np.random.default_rng(0), 200)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "reset", "lr": 1e-3, "k": 20, "n_chains": 20_000,
+                                             "batch_size": "full", "sampler": sampler,
+                                             "optimizer": {"name": "sgd"}}))
+    new, _ = learner.step(model, {}, Batch(data), np.random.default_rng(1))
+    mean, second = exact_moments(model)
+    expected_J = model.statistics(data)["J"] - second
+    expected_h = model.statistics(data)["h"] - mean
+    np.testing.assert_allclose((new.J - model.J) / 1e-3, expected_J, atol=0.05)
+    np.testing.assert_allclose((new.h - model.h) / 1e-3, expected_h, atol=0.05)

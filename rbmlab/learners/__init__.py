@@ -5,6 +5,7 @@ from rbmlab.registry import Registry
 LEARNERS = Registry("learner", {
     "cd": "rbmlab.learners.cd:CD",
     "pcd": "rbmlab.learners.pcd:PCD",
+    "reset": "rbmlab.learners.reset:Reset",
     "sdcp": "rbmlab.learners.sdcp:SDCP",
     "csdcp": "rbmlab.learners.csdcp:CSDCP",
     "cg": "rbmlab.learners.cg:CG",

@@ -207,6 +207,11 @@ class Ising(Model):
         return _units(self.spins)
 
     @property
+    def visible_units(self):
+        """The unit type of the observed units (all of them): :attr:`units`."""
+        return self.units
+
+    @property
     def n(self) -> int:
         return self.J.shape[-1]
 
