@@ -40,7 +40,8 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}, over every
 run there. ``variants=a,b`` on the command line runs only those variants (of this experiment and
-of those it runs first); with resume=true, into the sweep that holds the others.
+of those it runs first); with resume=true, into the sweep that holds the others. A swept key given
+on the command line (``task.rate=0.1``, ``seed=0,1``) replaces its values in the sweep.
 """
 from __future__ import annotations
 
@@ -137,9 +138,14 @@ def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
     else:
         seeds = tier.get("seeds", spec.get("seeds", [0]))
         grid = {**spec.get("grid", {}), **tier.get("grid", {})}
-    swept = [f"{k}={','.join(str(v) for v in values)}" for k, values in {**grid, "seed": seeds}.items()]
+    swept = {k: f"{k}={','.join(str(v) for v in values)}" for k, values in {**grid, "seed": seeds}.items()}
+    for override in extra:   # a swept key given on the command line narrows the sweep to it
+        key = override.split("=", 1)[0]
+        if key in swept:
+            swept[key] = override
+    extra = [o for o in extra if o.split("=", 1)[0] not in swept]
     return [*spec.get("overrides", []), *own.get("overrides", []), *tier.get("overrides", []),
-            *own_tier.get("overrides", []), *extra, *swept, f"scale={scale}"]
+            *own_tier.get("overrides", []), *extra, *swept.values(), f"scale={scale}"]
 
 
 def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:

@@ -67,6 +67,9 @@ def test_a_tier_replaces_grid_values_and_keeps_the_rest():
             "scales": {"reduced": {"overrides": ["b=2"], "grid": {"x": [2]}, "seeds": [5]}}}
     assert sweep_overrides(spec, "reduced", ["c=3"]) == ["a=1", "b=2", "c=3", "x=2", "y=u,v", "seed=5",
                                                          "scale=reduced"]
+    # a swept key on the command line narrows the sweep instead of being overridden by it
+    assert sweep_overrides(spec, "reduced", ["y=v", "seed=7,8", "c=3"]) == [
+        "a=1", "b=2", "c=3", "x=2", "y=v", "seed=7,8", "scale=reduced"]
 
 
 def test_dcp_artefacts_cover_the_paper():
