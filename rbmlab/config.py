@@ -74,6 +74,12 @@ IDENTITY_NEUTRAL = {
 }
 
 
+def identity_neutral(section: str) -> dict[str, Any]:
+    """The identity-neutral values of one config section's own keys (a config saved before such
+    an option existed did what this value does)."""
+    return {path[1]: value for path, value in IDENTITY_NEUTRAL.items() if path[0] == section and len(path) == 2}
+
+
 @dataclass
 class RunConfig:
     seed: int

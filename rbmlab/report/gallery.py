@@ -98,7 +98,7 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     """Rebuild ``run_dir``'s data and task from its config.yaml and predict with its checkpoint."""
     from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
     from rbmlab.data import load_dataset  # noqa: PLC0415
-    from rbmlab.config import IDENTITY_NEUTRAL  # noqa: PLC0415
+    from rbmlab.config import identity_neutral  # noqa: PLC0415
     from rbmlab.data.tasks import TASKS  # noqa: PLC0415
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.evaluators.pixel_error import predict  # noqa: PLC0415
@@ -114,8 +114,7 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
         raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
                           "pixel_error: it is not a structured-prediction run")
     # a config from before an option has its identity-neutral value (what the run did then)
-    saved = {key: value for (section, key), value in IDENTITY_NEUTRAL.items() if section == "evaluator"}
-    scorer = EVALUATORS.build(EVALUATORS.parse({**saved, **evaluator}))
+    scorer = EVALUATORS.build(EVALUATORS.parse({**identity_neutral("evaluator"), **evaluator}))
     model, meta, state = load_checkpoint(run_dir / "checkpoint.npz")
     budget = scorer.budget(LEARNERS.build(LEARNERS.parse(config["learner"])).inference_iterations(state))
     data = load_dataset(**config["dataset"])
