@@ -9,6 +9,7 @@ EVALUATORS = Registry("evaluator", {
     "reconstruction": "rbmlab.evaluators.reconstruction:Reconstruction",
     "test_error": "rbmlab.evaluators.feature_classifier:FeatureClassifier",
     "pixel_error": "rbmlab.evaluators.pixel_error:PixelError",
+    "mmd": "rbmlab.evaluators.sample_mmd:SampleMMD",
 })
 
 
