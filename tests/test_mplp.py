@@ -37,3 +37,19 @@ def test_the_compiled_sweep_is_the_python_sweep():
     for a, b in zip(state, copies):
         np.testing.assert_allclose(a, b, rtol=1e-13)
     assert moved[1] == 0.0
+
+
+def test_one_sweep_on_two_variables_is_the_emplp_update_by_hand():
+    """Beliefs b = u (messages 0): c_0 = u_0, c_1 = u_1; to x_1: ½ g(w, u_0) − ½ u_1, to x_0:
+    ½ g(w, u_1) − ½ u_0, with g(w, c) = max(0, w + c) − max(0, c); beliefs move by those."""
+    W = np.array([[0.0, 1.5], [1.5, 0.0]])
+    u = np.array([[0.4, -1.0]])
+    M, b = np.zeros((1, 2, 2)), u.copy()
+    moved = mplp_module._sweep(W, M, b, np.array([[0, 1]]), np.array([True]))
+
+    def g(w, c):
+        return max(0.0, w + c) - max(0.0, c)
+    to_1, to_0 = 0.5 * g(1.5, 0.4) - 0.5 * (-1.0), 0.5 * g(1.5, -1.0) - 0.5 * 0.4
+    assert M[0, 1, 0] == pytest.approx(to_1) and M[0, 0, 1] == pytest.approx(to_0)
+    np.testing.assert_allclose(b, [[0.4 + to_0, -1.0 + to_1]])
+    assert moved[0] == pytest.approx(max(abs(to_0), abs(to_1)))

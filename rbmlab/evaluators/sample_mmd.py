@@ -33,7 +33,8 @@ class SampleMMDConfig(EvaluatorConfig):
                                 "block_gibbs); null: the model family's", parse=_sampler)
     sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0)
     n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0, hi=10**7)
-    chunk: int = option(1000, "samples drawn per sampler call (bounds PMP's message memory)", lo=1)
+    chunk: int = option(200, "samples drawn per sampler call (dense PMP holds ~5 (chunk, d, d) "
+                             "arrays: 3.2 GB each at d = 900, chunk 1000, float32)", lo=1)
 
 
 def _binary(units, x):

@@ -59,18 +59,18 @@ class GibbsWithGradients(InferenceMethod):
             return x
         n = x.shape[-1]
         a = model.local_fields(x, slice(None))                       # (..., B, n)
+        sites = xp.arange(n)
         for _ in range(steps * n):
             change = units.flip(x) - x
             delta = a * change                                         # (1)
             log_q = _log_softmax(delta / t, xp)
             cdf = xp.cumsum(xp.exp(log_q), axis=-1)
             u = uniform(rng, shape[:-1] + (1,), x.dtype) * cdf[..., -1:]
-            i = xp.minimum((cdf < u).sum(axis=-1), n - 1)              # i ~ q(· | x)
+            i = xp.minimum((cdf <= u).sum(axis=-1), n - 1)             # i ~ q(· | x)
             step = _take(change, i, xp)
             rows = xp.take_along_axis(model.J, i[..., None], axis=-2)  # J[i], (..., B, n)
             a_new = a + rows * step[..., None]
-            x_new = x.copy()
-            xp.put_along_axis(x_new, i[..., None], _take(x, i, xp)[..., None] + step[..., None], axis=-1)
+            x_new = xp.where(sites == i[..., None], x + change, x)
             log_q_back = _take(_log_softmax(a_new * (units.flip(x_new) - x_new) / t, xp), i, xp)
             log_accept = _take(delta, i, xp) + log_q_back - _take(log_q, i, xp)   # (2)
             accept = (xp.log(uniform(rng, shape[:-1], x.dtype)) < log_accept)[..., None]

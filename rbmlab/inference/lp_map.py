@@ -8,7 +8,8 @@ by counting each pair once):
     max  uᵀp + Σ_k w_k q_k   s.t.  q_k ≤ p_i,  q_k ≤ p_j,  p_i + p_j − 1 ≤ q_k,  0 ≤ p ≤ 1,  q ≥ 0.   (1)
 
 Pairs of weight 0 are left out: their q_k can always satisfy the constraints, so the optimum over
-p is the same. The solution is rounded half to even (0.5 → 0, as the authors' ``round``); the LP
+p is the same. The solution is rounded half to even (0.5 → 0, as the authors' ``round``), after
+rounding away the solver's last digits; the LP
 is tight on trees, where this is the exact MAP. Each problem is one HiGHS solve
 (``scipy.optimize.linprog``); the paper ran this on 96 cores, and it fits small models only.
 """
@@ -70,4 +71,5 @@ def lp_map(graph: FactorGraph, unary) -> tuple[np.ndarray, np.ndarray]:
         if result.status != 0:
             raise RuntimeError(f"lp_map: HiGHS did not solve problem {s}: {result.message}")
         relaxed[s] = result.x[:n]
-    return np.round(relaxed), relaxed
+    # rounded to 6 decimals first, so solver noise around ½ cannot decide a unit (½ → 0)
+    return np.round(np.round(relaxed, 6)), relaxed

@@ -18,7 +18,8 @@ diagonal is constant on orbits of the symmetries of (1) that commute with T D: r
 reflecting the rows of a column, and, when h = 0, flipping every spin. So only one column state
 per orbit is propagated, its diagonal element weighted by the orbit's size: about 2^side / (4
 side) vectors instead of 2^side (≈ 550 instead of 32,768 at side 15). Each step is rescaled, so
-the result is exact to float64 rounding at any coupling (frustrated antiferromagnets included).
+the result is exact to float64 rounding for |J| up to about 300 (frustrated antiferromagnets
+included).
 """
 from __future__ import annotations
 

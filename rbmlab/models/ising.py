@@ -284,7 +284,9 @@ class Ising(Model):
 
     def factor_graph(self):
         """One dense pairwise group over {0, 1} variables: this model, converted from ±1 spins
-        with :func:`to_spins` when needed (the same distribution)."""
+        with :func:`to_spins` when needed (the same distribution; its log Z differs by the
+        conversion's shift, which the graph does not carry: a perturbed objective from it
+        estimates the {0, 1} model's log Z)."""
         binary = self if self.spins == "01" else to_spins(self, "01")[0]
         return from_ising(binary.J, binary.h)
 

@@ -20,7 +20,7 @@ class AdamConfig(Config):
     eps: float = option(1e-8, "denominator guard", lo=0, open_lo=True)
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
-                            "taken off the gradient before the moments (pmp Sec 5.4: 0.01)", lo=0)
+                            "taken off the gradient before the moments", lo=0)
 
 
 class Adam(Optimizer):
