@@ -250,12 +250,20 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
     return problems
 
 
+def _resume_requested(name: str, scale: str, extra: list[str]) -> bool:
+    """Does the command line (or the experiment's own overrides) ask for resume=true? Read from the
+    overrides themselves: the command line may carry keys that another experiment does not
+    have (task.rate for an occlusion table), which composing its job would refuse."""
+    values = [o.split("=", 1)[1].strip().lower() for o in
+              (*sweep_overrides(load_spec(name), scale, []), *extra) if o.split("=", 1)[0].strip() == "resume"]
+    return bool(values) and values[-1] in ("true", "1", "yes")
+
+
 def _run_if_absent(other: str, argv: list[str], scale: str, extra: list[str],
                    results_root: Path | str, outputs_root: Path | str) -> bool:
     """Run experiment ``other`` (whose runs this one reports or starts from) when it has no sweep
     at ``scale`` yet, or with resume=true; True when it ran."""
-    if (Path(outputs_root) / other / scale).is_dir() and not _first_job(other, load_spec(other), scale,
-                                                                          extra).resume:
+    if (Path(outputs_root) / other / scale).is_dir() and not _resume_requested(other, scale, extra):
         return False
     run_experiment(other, argv, results_root, outputs_root)
     return True

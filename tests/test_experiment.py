@@ -108,6 +108,17 @@ def test_variants_on_the_command_line_run_only_those(tmp_path):
         _only_variants(["variants="])
 
 
+def test_an_experiment_already_run_is_not_rerun_for_keys_it_does_not_have(tmp_path):
+    """A gallery's command line (task.rate=0.1 for Table 1's runs) reaches Table 2 too, whose
+    occlusion task has no rate: with Table 2's sweep present and no resume=true it is left alone."""
+    from rbmlab.experiment import _resume_requested, _run_if_absent
+    (tmp_path / "crbm_bp" / "table-2" / "smoke").mkdir(parents=True)
+    assert not _run_if_absent("crbm_bp/table-2", ["task.rate=0.1"], "smoke", ["task.rate=0.1"],
+                              tmp_path / "results", tmp_path)
+    assert _resume_requested("crbm_bp/table-2", "smoke", ["task.rate=0.1", "resume=True"])
+    assert not _resume_requested("crbm_bp/table-2", "smoke", ["resume=true", "resume=false"])
+
+
 def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, monkeypatch):
     from rbmlab import experiment
     from rbmlab.errors import RbmlabError
