@@ -148,11 +148,14 @@ def _draw_finals(ax: Any, rows: pd.DataFrame, style: _Style) -> None:
     for i, (_, row) in enumerate(rows.iterrows()):
         std = row["final_std"] if not math.isnan(row["final_std"]) else 0.0
         ax.errorbar([i], [row["final_mean"]], yerr=[std], color=style.color[row["line"]], marker="o",
-                    capsize=3, label=f"{row['line']} (n={row['final_n']})")
+                    capsize=3)
         paper = to_float(row.get("paper"))
         if not math.isnan(paper):
             ax.plot([i], [paper], color="black", marker="x", linestyle="none", markersize=8, label="paper")
-    ax.set_xticks(range(len(rows)), labels=list(rows["line"]))
+    # the points are named on the axis (the legend keeps only the paper's ×), slanted when many
+    labels = [f"{row['line']} (n={row['final_n']})" for _, row in rows.iterrows()]
+    ax.set_xticks(range(len(rows)), labels=labels, rotation=30 if len(rows) > 4 else 0,
+                  ha="right" if len(rows) > 4 else "center")
     ax.set_xlim(-0.5, len(rows) - 0.5)
 
 
