@@ -479,15 +479,20 @@ def bp_to_convergence(backend, rounds: int, threads: int, n_v: int, n_h: int, we
                 note=f"{last.iterations} iterations, converged: {bool(last.converged.all())}; paper: libDAI 297 s")]
 
 
-def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01)) -> list[Row]:
+def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), scan=(),
+             scan_max_iter: int = 100) -> list[Row]:
     """crbm_bp's BP speed claim, both cases: ``small`` = (|v|, |h|, iterations) timed in the three
-    modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads."""
+    modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads.
+    ``scan``: further weight stds at the large size, once each with at most ``scan_max_iter``
+    iterations (the paper gives no distribution; stronger weights make convergence harder)."""
     backend = get_backend("numpy", "float32")
     n_v, n_h, iterations = small
     rows = []
     for threads in (1, 2):
         rows += bench_crbm_bp(backend, rounds, threads, n_v=n_v, n_h=n_h, iterations=iterations)[:4]
     rows += bp_to_convergence(backend, max(1, rounds // 3), 2, *large)
+    for weight_std in scan:
+        rows += bp_to_convergence(backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter)
     return rows
 
 

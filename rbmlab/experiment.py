@@ -45,6 +45,7 @@ on the command line (``task.rate=0.1``, ``seed=0,1``) replaces its values in the
 """
 from __future__ import annotations
 
+import inspect
 import re
 from contextlib import ExitStack
 from pathlib import Path
@@ -300,6 +301,11 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
         raise RbmlabError(f"experiment {name}: bench.part must be one of {', '.join(bench.EXPERIMENT_PARTS)}, "
                           f"got {timing.get('part')!r}")
     options = (timing.get("scales") or {}).get(scale) or {}
+    known = [p for p in inspect.signature(part).parameters if p != "rounds"]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise RbmlabError(f"experiment {name}: bench.scales.{scale}: unknown option(s) {', '.join(unknown)} "
+                          f"of part {timing['part']}; known: {', '.join(known)}")
     rows = part(int(timing.get("rounds", 5)), **{k: tuple(v) if isinstance(v, list) else v
                                                  for k, v in options.items()})
     for entry in (spec.get("report") or {}).get("paper") or []:

@@ -3,6 +3,8 @@ a valid run configuration (so `make <paper>-<artefact> SCALE=paper` starts); tie
 grid and the variants."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rbmlab.hydra_app import expand_overrides, validated_run_config
@@ -152,3 +154,18 @@ def test_a_timing_experiment_writes_its_bench_rows_beside_the_papers_numbers(tmp
     assert result["table"].name == "bp-speed_smoke.md" and text.startswith("# crbm_bp BP speed")
     assert "| paper: 297 s with libDAI (10,000 × 2,000) |" in text and "paper: 500 ms in Matlab" in text
     assert "converged: True" in text
+    scan = [line for line in text.splitlines() if "W ~ N(0, 0.3²)" in line]
+    iterations = int(re.search(r"\((\d+) iterations", scan[0]).group(1)) if len(scan) == 1 else None
+    assert iterations is not None and 1 <= iterations <= 20   # the scan's weight, within its cap
+
+
+def test_an_option_a_bench_part_does_not_take_is_a_one_line_error(tmp_path, monkeypatch):
+    from rbmlab import experiment
+    from rbmlab.errors import RbmlabError
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "t.yaml").write_text(
+        "bench: {part: bp_speed, scales: {smoke: {small: [10, 5, 1], sizes: [1]}}}\n")
+    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    with pytest.raises(RbmlabError, match=r"p/t: bench.scales.smoke: unknown option\(s\) sizes of part "
+                                          r"bp_speed; known: small, large, scan, scan_max_iter"):
+        experiment.run_experiment("p/t", ["scale=smoke"], results_root=tmp_path)
