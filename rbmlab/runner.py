@@ -77,7 +77,7 @@ def components(cfg: RunConfig, n_visible: int):
     """(model class, sizes, learner, evaluator) for data of ``n_visible`` dimensions, with every
     check that needs no data: learner and evaluator against the family, memory for the sizes."""
     model_class = MODELS.get(cfg.model.name)
-    sizes = initial_sizes(cfg.model, model_class, n_visible)
+    sizes = initial_sizes(cfg.model, model_class, n_visible, cfg.dataset)
     need = model_class.parameter_count(sizes) * max(cfg.train.trials, 1) * PARAMETER_COPIES \
         * np.dtype(cfg.backend.dtype).itemsize
     have = memory_bytes(cfg.backend.name)
@@ -189,7 +189,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
     trials = cfg.train.trials if cfg.train.trials > 1 else 0
     if cfg.model.init:
         model = start_model(cfg.model, run.model_class, run.train.inputs.shape[-1], xp=backend.xp,
-                            dtype=backend.dtype, trials=trials)
+                            dtype=backend.dtype, trials=trials, dataset=cfg.dataset)
     else:
         model = run.model_class.initialize(cfg.model, xp=backend.xp, rng=backend.rng(cfg.seed, INIT_STREAM),
                                            data_mean=backend.asarray(run.data_mean), dtype=backend.dtype,

@@ -24,6 +24,7 @@ class DatasetSpec:
     options: type
     load: Callable[[Any], Dataset]
     files: tuple[F.DataFile, ...] = ()  # empty: synthetic
+    truth: Callable[[Any], Any] | None = None   # the model the data are sampled from (no sampling)
 
     @property
     def homepage(self) -> str:
@@ -83,7 +84,9 @@ SPECS: dict[str, DatasetSpec] = {
             synthetic.ShiftingBarOptions,
             synthetic.load_shifting_bar,
         ),
-        DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs", model_samples.IsingSamplesOptions, model_samples.load_ising_samples),
+        DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs",
+                    model_samples.IsingSamplesOptions, model_samples.load_ising_samples,
+                    truth=model_samples.ising_ground_truth),
     )
 }
 DATASET_NAMES: tuple[str, ...] = tuple(SPECS)
@@ -115,6 +118,17 @@ def load_dataset(name: str, **options: Any) -> Dataset:
     spec = get_spec(name)
     opts: Any = parse_options(spec.options, options, "dataset", f"dataset {name}")
     return spec.load(opts)
+
+
+def ground_truth(name: str, **options: Any) -> Any:
+    """The model dataset ``name`` (with ``options``) is sampled from, built without sampling
+    (float64, numpy); a one-line error naming ``model.init`` for data with no such model."""
+    spec = get_spec(name)
+    if spec.truth is None:
+        with_truth = ", ".join(n for n, s in SPECS.items() if s.truth is not None)
+        raise RbmlabError(f"model.init: truth needs a dataset sampled from a known model ({with_truth}); "
+                          f"dataset {name} has none")
+    return spec.truth(parse_options(spec.options, options, "dataset", f"dataset {name}"))
 
 
 def list_datasets() -> list[dict[str, str]]:

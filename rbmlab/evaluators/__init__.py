@@ -10,6 +10,7 @@ EVALUATORS = Registry("evaluator", {
     "test_error": "rbmlab.evaluators.feature_classifier:FeatureClassifier",
     "pixel_error": "rbmlab.evaluators.pixel_error:PixelError",
     "mmd": "rbmlab.evaluators.sample_mmd:SampleMMD",
+    "pmap_log_z": "rbmlab.evaluators.pmap_log_z:PerturbMAPLogZ",
 })
 
 

@@ -22,6 +22,7 @@ is used only for host-side bookkeeping (colouring, checkpoint validation, constr
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -403,6 +404,43 @@ def erdos_renyi(n: int, p: float, *, rng, coupling_std: float, field_std: float 
     J = _mirror_upper(weights * edge, _upper_mask(xp, n))
     h = field_std * _normal(rng, xp, (n,), xp.float64)
     return Ising(J.astype(dtype), h.astype(dtype), spins)
+
+
+# ---------------------------------------------------------------- exact log Z beyond enumeration
+def lattice_parameters(model: Ising, rtol: float = 1e-6) -> tuple[int, float, float] | None:
+    """(side, J, h) of a single model that is a homogeneous cyclic side×side lattice in ±1 spins
+    (log p̃(s) = J Σ_edges s_i s_j + h Σ_i s_i, edges as :func:`lattice_edges`, side ≥ 3), in
+    this model's log Z up to :func:`to_spins`' shift; None for any other model. Equal to ``rtol``
+    (float32 parameters converted between conventions)."""
+    side = math.isqrt(model.n)
+    if model.n_trials or side * side != model.n or side < 3:
+        return None
+    spins, _ = to_spins(model, "pm1")
+    J, h = to_numpy(spins.J).astype(np.float64), to_numpy(spins.h).astype(np.float64)
+    edges = lattice_edges(side)
+    coupling, field = float(J[edges[0, 0], edges[0, 1]]), float(h[0])
+    expected = np.zeros_like(J)
+    expected[edges[:, 0], edges[:, 1]] = expected[edges[:, 1], edges[:, 0]] = coupling
+    scale = max(abs(coupling), abs(field), 1e-300)
+    if not (np.allclose(J, expected, rtol=0, atol=rtol * scale)
+            and np.allclose(h, field, rtol=0, atol=rtol * scale)):
+        return None
+    return side, coupling, field
+
+
+def exact_log_z(model: Ising) -> float | None:
+    """log Z of a single model: by enumeration (n ≤ 25), else by the column transfer matrix when it
+    is a cyclic lattice (:func:`lattice_parameters`; rbmlab.inference.transfer_matrix), else None."""
+    if model.n <= MAX_ENUMERATION:
+        return float(model.exact_log_partition())
+    lattice = lattice_parameters(model)
+    if lattice is None:
+        return None
+    from rbmlab.inference.transfer_matrix import lattice_log_partition  # noqa: PLC0415
+
+    _, shift = to_spins(model, "pm1")            # log Z(±1 form) = log Z + shift
+    side, coupling, field = lattice
+    return lattice_log_partition(side, coupling, field) - float(shift)
 
 
 # ---------------------------------------------------------------- exact sampling

@@ -9,6 +9,9 @@ for the sizes first). A checkpoint of a whole run (``checkpoint.npz``) or a mode
 ``model.init=<sweep dir>?<key>=<value>&...`` names the one run under a sweep whose config.yaml
 has those values, and starts from its checkpoint.npz: ``...?model.n_hidden=${model.n_hidden}&
 seed=${seed}`` pairs each job of a sweep with the run of an earlier sweep at the same grid point.
+
+``model.init=truth`` starts from the model the dataset is sampled from (``dataset=ising_samples``:
+its ground truth, built without sampling), e.g. to evaluate the true model with ``train.epochs=0``.
 """
 from __future__ import annotations
 
@@ -62,8 +65,31 @@ def init_path(config) -> Path:
     return select_run(config.init) if "?" in str(config.init) else Path(config.init)
 
 
-def load_initial(config, model_class: type, n_visible: int):
-    """The model of ``config.init`` (numpy arrays, saved dtype), checked against the run."""
+TRUTH = "truth"   # model.init=truth: the dataset's ground-truth model
+
+
+def _truth(model_class: type, dataset) -> object:
+    """The ground truth of the run's dataset (config mapping with its name), checked as a checkpoint's
+    arrays would be."""
+    from rbmlab.data import ground_truth  # noqa: PLC0415
+
+    if not dataset:
+        raise RbmlabError("model.init: truth needs the run's dataset (its ground-truth model)")
+    truth = ground_truth(**dataset)
+    if type(truth) is not model_class:
+        raise RbmlabError(f"model.init: truth: dataset {dataset['name']} is sampled from a {truth.family} "
+                          f"model; the run's model is {model_class.family} (model={truth.family})")
+    try:
+        return model_class.from_arrays(truth.arrays(), truth.settings())
+    except RbmlabError as e:
+        raise RbmlabError(f"model.init: truth: {str(e).removeprefix('checkpoint: ')}") from None
+
+
+def load_initial(config, model_class: type, n_visible: int, dataset=None):
+    """The model of ``config.init`` (numpy arrays, saved dtype), checked against the run;
+    ``dataset``: the run's dataset config (for ``truth``)."""
+    if config.init == TRUTH:
+        return _truth(model_class, dataset)
     path = init_path(config)
     try:
         model, _, _ = load_checkpoint(path)
@@ -82,16 +108,16 @@ def load_initial(config, model_class: type, n_visible: int):
     return model
 
 
-def initial_sizes(config, model_class: type, n_visible: int) -> dict[str, int]:
+def initial_sizes(config, model_class: type, n_visible: int, dataset=None) -> dict[str, int]:
     """The sizes a run of ``config`` starts with: the checkpoint's when ``init`` is set."""
     if config.init:
-        return load_initial(config, model_class, n_visible).model_sizes()
+        return load_initial(config, model_class, n_visible, dataset).model_sizes()
     return model_class.sizes(config, n_visible)
 
 
-def start_model(config, model_class: type, n_visible: int, *, xp, dtype, trials: int = 0):
+def start_model(config, model_class: type, n_visible: int, *, xp, dtype, trials: int = 0, dataset=None):
     """The checkpoint's model on the backend in ``dtype``, copied ``trials`` times if > 0."""
-    model = load_initial(config, model_class, n_visible).astype(dtype)
+    model = load_initial(config, model_class, n_visible, dataset).astype(dtype)
     if trials:
         model = model.map(lambda a: a[None].repeat(trials, axis=0))
     return model.map(xp.asarray)

@@ -1,0 +1,125 @@
+"""``evaluator=pmap_log_z``: the perturb-and-MAP estimate of log Z and its error (pmp Sec 5.2).
+
+For perturbations γ of the unary log-potentials (zero-mean Gumbel on both states of every
+variable; for binary variables Logistic(0, 1) on the log-odds, their difference),
+
+    log Z ≤ E_γ[ max_x ( log p̃(x) + Σ_i γ_i(x_i) ) ]                                       (1)
+
+(Hazan & Jaakkola's bound; pmp notes §2.1, §2.11). The estimate is the mean over ``n_samples``
+perturbations of the perturbed objective at the solver's decoded state, which is the bound's
+term when the solver finds the exact MAP and below it otherwise; dropping Σ_i γ_i(0) (zero mean)
+leaves its expectation unchanged. Solvers, on the same perturbations (one draw, so every solver of
+a run with this seed sees the same problems):
+
+    pmp    parallel max-product, ``sweeps`` flooding sweeps, damping α (rbmlab.inference.max_product)
+    mplp   sequential EMPLP until no message moves by more than ``tol`` (rbmlab.inference.mplp)
+
+The error is estimate − exact log Z, exact by enumeration (n ≤ 25) or, for a cyclic lattice, by
+transfer matrices (rbmlab.models.ising.exact_log_z); both in the model's own convention (a ±1
+model's {0, 1} factor graph carries the conversion's shift, added back). Metrics, not per split:
+the estimate, the exact value, the mean error, its standard error (std/√n, what the paper's
+notebook shades) and standard deviation, and the share of problems MPLP solved to ``tol`` (100 for
+pmp, which has no stopping rule). Solver speed is a benchmark's business (``make bench``), not a
+metric.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbmlab.backend import to_numpy
+from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.inference.max_product import decode, logistic_noise, max_product
+from rbmlab.inference.mplp import mplp
+from rbmlab.metrics import MetricSpec
+from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
+from rbmlab.models.factor_graph import DensePairwise
+from rbmlab.models.ising import exact_log_z, to_spins
+from rbmlab.validation import option
+
+SOLVERS = ("pmp", "mplp")
+
+
+@dataclass
+class PerturbMAPLogZConfig(EvaluatorConfig):
+    name: str = option("pmap_log_z", "evaluator")
+    solver: str = option("pmp", "MAP solver of each perturbed problem: pmp (parallel damped "
+                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=SOLVERS)
+    n_samples: int = option(100, "perturbations (each one MAP problem)", lo=1, hi=10**6)
+    sweeps: int = option(200, "solver=pmp: max-product sweeps from zero messages", lo=1)
+    damping: float = option(0.5, "solver=pmp: damping α, m ← m + α (m_new − m); 1 = undamped",
+                            lo=0.0, hi=1.0, open_lo=True)
+    tol: float = option(1e-6, "solver=mplp: stop when a sweep moves no message by more", lo=0.0, open_lo=True)
+    max_sweeps: int = option(50_000, "solver=mplp: sweeps at most", lo=1)
+    chunk: int = option(100, "solver=pmp: problems solved at once (messages: chunk × n² floats)", lo=1)
+
+
+class PerturbMAPLogZ(Evaluator):
+    config_class = PerturbMAPLogZConfig
+    requires = (FactorGraphForm, PairwiseCouplings)
+    metrics = (
+        MetricSpec("pmap_log_z", "nats", False, per_split=False,
+                   description="perturb-and-MAP estimate of log Z, eq. (1): mean perturbed objective"),
+        MetricSpec("pmap_log_z_error", "nats", False, per_split=False,
+                   description="estimate − exact log Z (mean over the perturbations)"),
+        MetricSpec("pmap_log_z_error_se", "nats", False, per_split=False,
+                   description="standard error of the mean error (std/√n)"),
+        MetricSpec("pmap_log_z_error_std", "nats", False, per_split=False,
+                   description="standard deviation of the error over the perturbations"),
+        MetricSpec("exact_log_z", "nats", True, per_split=False,
+                   description="exact log Z (enumeration, or transfer matrices on a cyclic lattice)"),
+        MetricSpec("pmap_solved", "%", True, per_split=False,
+                   description="problems the solver finished by its own rule (mplp: to tol; pmp: all)"),
+    )
+
+    def evaluate(self, model, splits, context):
+        if model.n_trials:
+            raise RbmlabError("evaluator=pmap_log_z: estimates one model's log Z; use seeds, not train.trials")
+        exact = exact_log_z(model)
+        if exact is None:
+            raise RbmlabError(f"evaluator=pmap_log_z: no exact log Z for this {model.n}-variable model "
+                              "(enumeration needs n <= 25; larger ones must be cyclic lattices)")
+        graph = model.factor_graph()
+        _, shift = to_spins(model, "01")     # log Z of the {0, 1} graph = log Z + shift
+        noise = to_numpy(logistic_noise(context.rng, (self.config.n_samples, graph.n), graph.unary.dtype))
+        objective, solved = (self._pmp(model.xp, graph, noise) if self.config.solver == "pmp"
+                             else self._mplp(graph, noise, context.rng))
+        error = objective - float(shift) - exact
+        n = error.shape[0]
+        std = float(error.std(ddof=1)) if n > 1 else math.nan
+        return {"pmap_log_z": float(objective.mean()) - float(shift), "exact_log_z": exact,
+                "pmap_log_z_error": float(error.mean()), "pmap_log_z_error_std": std,
+                "pmap_log_z_error_se": std / math.sqrt(n), "pmap_solved": 100.0 * solved}
+
+    def headline(self, metrics, split):
+        return (f"perturb-and-MAP log Z ({self.config.solver}): {metrics['pmap_log_z']:.4f} nats, exact "
+                f"{metrics['exact_log_z']:.4f}, error {metrics['pmap_log_z_error']:+.4f} "
+                f"± {metrics['pmap_log_z_error_se']:.4f} (s.e.)")
+
+    def _pmp(self, xp, graph, noise):
+        """Perturbed objectives (float64) at PMP's decoded states, and the share solved (all)."""
+        out = []
+        for start in range(0, noise.shape[0], self.config.chunk):
+            eps = xp.asarray(noise[start:start + self.config.chunk])
+            result = max_product(graph, graph.unary[None, :] + eps, self.config.sweeps,
+                                 damping=self.config.damping)
+            x = decode(result.beliefs)
+            out.append(to_numpy((x * eps).sum(axis=1) + graph.log_unnormalized(x)).astype(np.float64))
+        return np.concatenate(out), 1.0
+
+    def _mplp(self, graph, noise, rng):
+        """Perturbed objectives at MPLP's decoded states (float64), and the share that met tol."""
+        groups = graph.groups
+        if len(groups) != 1 or not isinstance(groups[0], DensePairwise):
+            raise RbmlabError("evaluator=pmap_log_z: solver=mplp is written for one dense pairwise "
+                              "factor group (an Ising model)")
+        W = to_numpy(groups[0].W).astype(np.float64)
+        unary = to_numpy(graph.unary).astype(np.float64)
+        host = getattr(rng, "host_keys", rng)    # pair orders on the host (a device run's numpy stream)
+        result = mplp(W, unary[None, :] + noise, host, tol=self.config.tol, max_sweeps=self.config.max_sweeps)
+        x = (result.beliefs > 0).astype(np.float64)
+        objective = (x * noise).sum(axis=1) + 0.5 * np.einsum("bi,ij,bj->b", x, W, x) + x @ unary
+        return objective, float(result.converged.mean())
