@@ -12,7 +12,7 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           variant's sweep is done (its jobs are checked then: they may read that
                           variant's files, e.g. model.init={sweep}/fw/0/snapshots/epoch_100.npz;
                           ``{sweep}`` in an override is the experiment's sweep directory)
-    seeds                 list of seeds (trials)
+    seeds                 list of seeds (trials), or a count N for seeds 0 … N − 1
     scales                smoke / reduced / paper → {overrides: [...], and optionally seeds: [...],
                           grid: {key: values} (replaces those keys of the grid), variants:
                           [names] (runs only these variants)}
@@ -124,6 +124,13 @@ def variant_spec(value: Any, name: str = "") -> dict[str, Any]:
     return {"overrides": list(value or [])}
 
 
+def seed_list(seeds: Any) -> list[Any]:
+    """An experiment's ``seeds``: a list, or a count N standing for 0 … N − 1."""
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        return list(range(seeds))
+    return list(seeds)
+
+
 def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
                     variant: list[str] | dict[str, Any] = ()) -> list[str]:
     """The ``rbmlab run -m`` arguments of one experiment (variant) at one scale."""
@@ -139,7 +146,8 @@ def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
     else:
         seeds = tier.get("seeds", spec.get("seeds", [0]))
         grid = {**spec.get("grid", {}), **tier.get("grid", {})}
-    swept = {k: f"{k}={','.join(str(v) for v in values)}" for k, values in {**grid, "seed": seeds}.items()}
+    swept = {k: f"{k}={','.join(str(v) for v in values)}"
+             for k, values in {**grid, "seed": seed_list(seeds)}.items()}
     for override in extra:   # a swept key given on the command line narrows the sweep to it
         key = override.split("=", 1)[0]
         if key in swept:

@@ -152,6 +152,8 @@ RUN_CASES = [
     Case("run-record-name-is-a-directory", ["run", *SMALL, "hydra.run.dir=q", "overwrite=true"],
          "checkpoint.npz", setup=lambda d: (d / "q" / "checkpoint.npz").mkdir(parents=True)),
     Case("run-model-init-missing", ["run", *SMALL, "model.init=nope.npz"], "model.init: file not found"),
+    Case("run-ising-samples-uniform-lattice", ["run", "model=ising", "dataset=ising_samples", "dataset.weights=uniform"],
+         "dataset.weights"),
     Case("run-model-init-truth-without-one", ["run", *SMALL, "model.init=truth"],
          "model.init: truth needs a dataset sampled from a known model (ising_samples); dataset bars_stripes"),
     Case("run-model-init-truth-other-family", ["run", "dataset=ising_samples", "model.init=truth", "learner.k=1",

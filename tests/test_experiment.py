@@ -8,7 +8,7 @@ import re
 import pytest
 
 from rbmlab.hydra_app import expand_overrides, validated_run_config
-from rbmlab.experiment import SCALE_TIERS, available, load_spec, sweep_overrides
+from rbmlab.experiment import SCALE_TIERS, available, load_spec, seed_list, sweep_overrides
 
 
 @pytest.mark.parametrize("name", available())
@@ -45,7 +45,7 @@ def _check_tiers(name, spec):
         first = expand_overrides(sweep_overrides(spec, tier, [], variants[variant]))[0]
         cfg = validated_run_config(first)
         assert cfg.scale == tier
-        assert cfg.seed == settings.get("seeds", spec.get("seeds", [0]))[0]
+        assert cfg.seed == seed_list(settings.get("seeds", spec.get("seeds", [0])))[0]
 
 
 @pytest.mark.parametrize("name", [n for n in available() if not {"runs_of", "bench", "gallery"} & set(load_spec(n))])
@@ -72,6 +72,12 @@ def test_a_tier_replaces_grid_values_and_keeps_the_rest():
     # a swept key on the command line narrows the sweep instead of being overridden by it
     assert sweep_overrides(spec, "reduced", ["y=v", "seed=7,8", "c=3"]) == [
         "a=1", "b=2", "c=3", "x=2", "y=v", "seed=7,8", "scale=reduced"]
+
+
+def test_seeds_may_be_a_count():
+    spec = {"seeds": 3, "scales": {"smoke": {"overrides": []}, "reduced": {"overrides": [], "seeds": 2}}}
+    assert sweep_overrides(spec, "smoke", []) == ["seed=0,1,2", "scale=smoke"]
+    assert sweep_overrides(spec, "reduced", []) == ["seed=0,1", "scale=reduced"]
 
 
 def test_dcp_artefacts_cover_the_paper():

@@ -267,6 +267,20 @@ def test_lattice_colouring(side: int, periodic: bool) -> None:
         assert np.all(degree == 4) and len(lattice_edges(side)) == 2 * side * side
 
 
+def test_uniform_dense_draws_pmps_random_ising_models() -> None:
+    """pmp Sec 5.2's rand_ising: J_ij the average of two U[−c, c] draws (triangular: variance c²/6),
+    symmetric with zero diagonal; h_i ~ U[−f, f] (variance f²/3)."""
+    from rbmlab.models.ising import uniform_dense
+    model = uniform_dense(400, rng=np.random.default_rng(0), coupling=4.0, field=0.1, dtype="float64")
+    J, h, upper = model.J, model.h, np.triu_indices(400, 1)
+    assert np.array_equal(J, J.T) and not np.diagonal(J).any()
+    assert np.abs(J).max() <= 4.0 and np.abs(h).max() <= 0.1
+    assert J[upper].var() == pytest.approx(16.0 / 6.0, rel=0.02)
+    assert h.var() == pytest.approx(0.01 / 3.0, rel=0.2)
+    assert not np.allclose(uniform_dense(5, rng=np.random.default_rng(1), coupling=4.0).J,
+                           uniform_dense(5, rng=np.random.default_rng(2), coupling=4.0).J)
+
+
 def test_colouring_dense_random_and_trial_union() -> None:
     d = dense(9)
     assert len(d.color_classes()) == 9

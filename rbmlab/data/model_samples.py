@@ -42,6 +42,9 @@ class IsingSamplesOptions:
     field: float = option(0.0, "lattice: h_i on every site; dense|erdos_renyi: std of "
                                "h_i ~ N(0, field^2)")
     density: float = option(0.1, "structure=erdos_renyi: probability p of each edge", lo=0.0, hi=1.0)
+    weights: str = option("normal", "structure=dense: normal (J_ij ~ N(0, coupling^2), h_i ~ N(0, "
+                                    "field^2)) | uniform (pmp Sec 5.2: J_ij = coupling (u_ij + u_ji)/2, "
+                                    "u ~ U[-1, 1]; h_i ~ U[-field, field])", choices=("normal", "uniform"))
     spins: str = option("01", "values of the model and of the data: 01 (x in {0,1}) | "
                               "pm1 (x in {-1,+1})", choices=("01", "pm1"))
     model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0)
@@ -64,6 +67,9 @@ class IsingSamplesOptions:
             where = f"side={self.side}" if self.structure == "lattice" else f"n={self.n}"
             raise invalid("sampler", f"exact sampling needs at most {EXACT_SAMPLING_MAX} variables, "
                                      f"{where} gives {self.n_variables}; use sampler=gibbs")
+        if self.weights != "normal" and self.structure != "dense":
+            raise invalid("weights", f"{self.weights} is for structure=dense; {self.structure} draws "
+                                     "normal weights (weights=normal)")
         if self.coupling < 0 and self.structure != "lattice":
             raise invalid("coupling", f"is a standard deviation for structure={self.structure}; "
                                       f"must be >= 0, got {self.coupling}")
@@ -81,6 +87,8 @@ def ising_ground_truth(opts: IsingSamplesOptions):
     if opts.structure == "lattice":
         return ising.lattice_2d(opts.side, coupling=opts.coupling, field=opts.field,
                                 periodic=opts.periodic, **kw)
+    if opts.structure == "dense" and opts.weights == "uniform":
+        return ising.uniform_dense(opts.n, rng=rng, coupling=opts.coupling, field=opts.field, **kw)
     if opts.structure == "dense":
         return ising.fully_connected(opts.n, rng=rng, coupling_std=opts.coupling,
                                      field_std=opts.field, **kw)
@@ -110,6 +118,9 @@ def _rule(opts: IsingSamplesOptions, n: int) -> str:
     if opts.structure == "lattice":
         graph = (f"{opts.side}x{opts.side} {'periodic' if opts.periodic else 'open'} lattice, "
                  f"J = {opts.coupling} on every edge, h = {opts.field} on every site")
+    elif opts.structure == "dense" and opts.weights == "uniform":
+        graph = (f"fully connected, {n} variables, J_ij = {opts.coupling} (u_ij + u_ji)/2 with "
+                 f"u ~ U[-1, 1], h_i ~ U[-{opts.field}, {opts.field}]")
     elif opts.structure == "dense":
         graph = (f"fully connected, {n} variables, J_ij ~ N(0, {opts.coupling}^2) for i<j "
                  f"(mirrored), h_i ~ N(0, {opts.field}^2)")

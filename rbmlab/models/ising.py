@@ -368,6 +368,19 @@ def fully_connected(n: int, *, rng, coupling_std: float, field_std: float = 0.0,
     return Ising(J.astype(dtype), h.astype(dtype), spins)
 
 
+def uniform_dense(n: int, *, rng, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
+                  dtype="float32") -> Ising:
+    """Dense model of pmp Sec 5.2 (the authors' ``rand_ising``, notes §1.5): J_ij = coupling ·
+    (u_ij + u_ji) / 2 with u ~ U[−1, 1] (n, n), an average of two uniforms (triangular on
+    [−coupling, coupling]), zero diagonal; then h_i ~ U[−field, field]. The paper's w ~ U[−2, 2]
+    counted twice in ±1 spins (E2) is coupling = 4, field = 0.1, spins="pm1"."""
+    u = xp.asarray(rng.uniform(-1.0, 1.0, (n, n)), dtype=xp.float64)
+    J = coupling * 0.5 * (u + u.T)
+    _zero_diagonal_(J)
+    h = field * xp.asarray(rng.uniform(-1.0, 1.0, n), dtype=xp.float64)
+    return Ising(J.astype(dtype), h.astype(dtype), spins)
+
+
 def lattice_edges(side: int, periodic: bool = True) -> np.ndarray:
     """(E, 2) site pairs of a side×side grid (site = row·side + column), right and down
     neighbours, wrapping around when ``periodic`` (4 neighbours each); duplicates removed."""
