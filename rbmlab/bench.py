@@ -496,7 +496,33 @@ def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), sc
     return rows
 
 
-EXPERIMENT_PARTS = {"bp_speed": bp_speed}   # timing artefacts of experiments/<paper>/*.yaml (bench:)
+def pmap_speed(rounds: int, sides=(5, 10), n_samples: int = 100, sweeps: int = 200, tol: float = 1e-6
+               ) -> list[Row]:
+    """pmp Sec 5.2's "MPLP (500× slower)": the perturb-and-MAP problems of pmp/figure-1a (the cyclic
+    lattice, J = −0.2 per edge in ±1 spins, ``n_samples`` Logistic perturbations, the same for
+    both) solved by PMP (``sweeps`` sweeps, damping ½, float32) and by MPLP (to ``tol``, float64,
+    numba), interleaved, one BLAS thread; seconds of each and MPLP / PMP per round."""
+    from rbmlab.evaluators.pmap_log_z import mplp_objectives, pmp_objectives  # noqa: PLC0415
+    from rbmlab.inference.max_product import logistic_noise  # noqa: PLC0415
+    from rbmlab.models.ising import lattice_2d  # noqa: PLC0415
+
+    rows = []
+    for side in sides:
+        graph = lattice_2d(side, coupling=-0.2, spins="pm1").factor_graph()
+        noise = logistic_noise(np.random.default_rng(0), (n_samples, graph.n), np.float64)
+        t = timed(get_backend("numpy", "float32"), rounds, 1, {
+            "pmp": lambda: pmp_objectives(graph, noise, sweeps),
+            "mplp": lambda: mplp_objectives(graph, noise, np.random.default_rng(1), tol=tol)})
+        what = f"{side}×{side} cyclic lattice, {n_samples} perturbed MAP problems"
+        rows += [row(f"PMP, {sweeps} sweeps ({what}), s", spread(t["pmp"]), "s", 1),
+                 row(f"MPLP to tol {tol:g} ({what}), s", spread(t["mplp"]), "s", 1),
+                 row(f"MPLP / PMP ({what})", ratio(t["mplp"], t["pmp"]), "ratio", 1,
+                     "paper: 500× at 15×15 (GPU JAX PMP vs numba MPLP)")]
+    return rows
+
+
+# timing artefacts of experiments/<paper>/*.yaml (bench:)
+EXPERIMENT_PARTS = {"bp_speed": bp_speed, "pmap_speed": pmap_speed}
 
 PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one

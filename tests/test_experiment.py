@@ -165,6 +165,14 @@ def test_a_timing_experiment_writes_its_bench_rows_beside_the_papers_numbers(tmp
     assert iterations is not None and 1 <= iterations <= 20   # the scan's weight, within its cap
 
 
+def test_the_pmp_speed_table_times_both_solvers_and_their_ratio(tmp_path):
+    from rbmlab.experiment import run_experiment
+    rows = run_experiment("pmp/speed-log-z", ["scale=smoke"], results_root=tmp_path)["rows"]
+    assert [r["name"].split(" ")[0] for r in rows] == ["PMP,", "MPLP", "MPLP"]
+    assert rows[2]["unit"] == "ratio" and rows[2]["median"] > 0
+    assert "paper: 500× slower at 15 × 15" in (tmp_path / "pmp" / "speed-log-z_smoke.md").read_text()
+
+
 def test_an_option_a_bench_part_does_not_take_is_a_one_line_error(tmp_path, monkeypatch):
     from rbmlab import experiment
     from rbmlab.errors import RbmlabError

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbmlab.backend import to_numpy
+from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.inference.max_product import decode, logistic_noise, max_product
@@ -85,8 +85,11 @@ class PerturbMAPLogZ(Evaluator):
         graph = model.factor_graph()
         _, shift = to_spins(model, "01")     # log Z of the {0, 1} graph = log Z + shift
         noise = to_numpy(logistic_noise(context.rng, (self.config.n_samples, graph.n), graph.unary.dtype))
-        objective, solved = (self._pmp(model.xp, graph, noise) if self.config.solver == "pmp"
-                             else self._mplp(graph, noise, context.rng))
+        c = self.config
+        if c.solver == "pmp":
+            objective, solved = pmp_objectives(graph, noise, c.sweeps, damping=c.damping, chunk=c.chunk), 1.0
+        else:
+            objective, solved = mplp_objectives(graph, noise, context.rng, tol=c.tol, max_sweeps=c.max_sweeps)
         error = objective - float(shift) - exact
         metrics = {"pmap_log_z": float(objective.mean()) - float(shift), "exact_log_z": exact,
                    "pmap_log_z_error": float(error.mean()), "pmap_solved": 100.0 * solved}
@@ -102,27 +105,32 @@ class PerturbMAPLogZ(Evaluator):
                 f"{metrics['exact_log_z']:.4f}, error {metrics['pmap_log_z_error']:+.4f}"
                 + (f" ± {se:.4f} (s.e.)" if se is not None else ""))
 
-    def _pmp(self, xp, graph, noise):
-        """Perturbed objectives (float64) at PMP's decoded states, and the share solved (all)."""
-        out = []
-        for start in range(0, noise.shape[0], self.config.chunk):
-            eps = xp.asarray(noise[start:start + self.config.chunk])
-            result = max_product(graph, graph.unary[None, :] + eps, self.config.sweeps,
-                                 damping=self.config.damping)
-            x = decode(result.beliefs)
-            out.append(to_numpy((x * eps).sum(axis=1) + graph.log_unnormalized(x)).astype(np.float64))
-        return np.concatenate(out), 1.0
 
-    def _mplp(self, graph, noise, rng):
-        """Perturbed objectives at MPLP's decoded states (float64), and the share that met tol."""
-        groups = graph.groups
-        if len(groups) != 1 or not isinstance(groups[0], DensePairwise):
-            raise RbmlabError("evaluator=pmap_log_z: solver=mplp is written for one dense pairwise "
-                              "factor group (an Ising model)")
-        W = to_numpy(groups[0].W).astype(np.float64)
-        unary = to_numpy(graph.unary).astype(np.float64)
-        host = getattr(rng, "host_keys", rng)    # pair orders on the host (a device run's numpy stream)
-        result = mplp(W, unary[None, :] + noise, host, tol=self.config.tol, max_sweeps=self.config.max_sweeps)
-        x = (result.beliefs > 0).astype(np.float64)
-        objective = (x * noise).sum(axis=1) + 0.5 * np.einsum("bi,ij,bj->b", x, W, x) + x @ unary
-        return objective, float(result.converged.mean())
+def pmp_objectives(graph, noise, sweeps: int, *, damping: float = 0.5, chunk: int = 100) -> np.ndarray:
+    """(B,) perturbed objectives, float64, at PMP's decoded states: the problems ``graph`` with
+    unary log-odds + ``noise`` (B, n, host array), ``chunk`` at a time, ``sweeps`` sweeps each."""
+    xp = namespace(graph.unary)
+    out = []
+    for start in range(0, noise.shape[0], chunk):
+        eps = xp.asarray(noise[start:start + chunk], dtype=graph.unary.dtype)
+        result = max_product(graph, graph.unary[None, :] + eps, sweeps, damping=damping)
+        x = decode(result.beliefs)
+        out.append(to_numpy((x * eps).sum(axis=1) + graph.log_unnormalized(x)).astype(np.float64))
+    return np.concatenate(out)
+
+
+def mplp_objectives(graph, noise, rng, *, tol: float = 1e-6, max_sweeps: int = 50_000
+                    ) -> tuple[np.ndarray, float]:
+    """((B,) perturbed objectives at MPLP's decoded states, float64; the share that met ``tol``),
+    for a graph of one dense pairwise group (an Ising model); pair orders from ``rng`` (host)."""
+    groups = graph.groups
+    if len(groups) != 1 or not isinstance(groups[0], DensePairwise):
+        raise RbmlabError("evaluator=pmap_log_z: solver=mplp is written for one dense pairwise "
+                          "factor group (an Ising model)")
+    W = to_numpy(groups[0].W).astype(np.float64)
+    unary = to_numpy(graph.unary).astype(np.float64)
+    host = getattr(rng, "host_keys", rng)    # pair orders on the host (a device run's numpy stream)
+    result = mplp(W, unary[None, :] + noise, host, tol=tol, max_sweeps=max_sweeps)
+    x = (result.beliefs > 0).astype(np.float64)
+    objective = (x * noise).sum(axis=1) + 0.5 * np.einsum("bi,ij,bj->b", x, W, x) + x @ unary
+    return objective, float(result.converged.mean())
