@@ -126,9 +126,20 @@ def variant_spec(value: Any, name: str = "") -> dict[str, Any]:
 
 def seed_list(seeds: Any) -> list[Any]:
     """An experiment's ``seeds``: a list, or a count N standing for 0 … N − 1."""
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
+    if isinstance(seeds, bool) or isinstance(seeds, float):
+        raise RbmlabError(f"experiment: seeds must be a positive count or a list of integers, "
+                          f"got {seeds!r}")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise RbmlabError(f"experiment: seeds as a count must be at least 1, got {seeds}")
         return list(range(seeds))
-    return list(seeds)
+    if isinstance(seeds, str) or not hasattr(seeds, "__iter__"):
+        raise RbmlabError(f"experiment: seeds must be a positive count or a list of integers, "
+                          f"got {seeds!r}")
+    listed = list(seeds)
+    if not listed or not all(isinstance(s, int) and not isinstance(s, bool) for s in listed):
+        raise RbmlabError(f"experiment: seeds must be a non-empty list of integers, got {listed!r}")
+    return listed
 
 
 def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],

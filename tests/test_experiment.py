@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rbmlab.hydra_app import expand_overrides, validated_run_config
+from rbmlab.errors import RbmlabError
 from rbmlab.experiment import SCALE_TIERS, available, load_spec, seed_list, sweep_overrides
 
 
@@ -78,6 +79,13 @@ def test_seeds_may_be_a_count():
     spec = {"seeds": 3, "scales": {"smoke": {"overrides": []}, "reduced": {"overrides": [], "seeds": 2}}}
     assert sweep_overrides(spec, "smoke", []) == ["seed=0,1,2", "scale=smoke"]
     assert sweep_overrides(spec, "reduced", []) == ["seed=0,1", "scale=reduced"]
+
+
+@pytest.mark.parametrize("seeds", [0, -2, 2.0, True, "3", [], [0, 1.5], None])
+def test_bad_seeds_are_a_one_line_error(seeds):
+    spec = {"seeds": seeds, "scales": {"smoke": {"overrides": []}}}
+    with pytest.raises(RbmlabError, match="seeds"):
+        sweep_overrides(spec, "smoke", [])
 
 
 def test_dcp_artefacts_cover_the_paper():
