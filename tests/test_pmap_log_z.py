@@ -13,7 +13,9 @@ import pytest
 from rbmlab.backend import host_rng
 from rbmlab.cli import main
 from rbmlab.evaluators import EVALUATORS
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Context
+from rbmlab.evaluators.pmap_log_z import pmp_objectives
 from rbmlab.inference.max_product import logistic_noise
 from rbmlab.models import ising
 from rbmlab.models.ising import Ising, exact_log_z, lattice_2d, lattice_parameters, to_spins
@@ -67,17 +69,36 @@ def test_a_lattice_beyond_enumeration_gets_its_log_z_from_transfer_matrices(spin
 
 
 def test_a_dense_model_beyond_enumeration_is_a_one_line_error():
-    model = ising.fully_connected(30, rng=np.random.default_rng(0), coupling_std=0.1)
+    """A 30-variable model cannot be a lattice: refused by the check, before any training; a
+    36-variable one might be, and is refused at its first evaluation when it is not."""
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pmap_log_z"}))
-    with pytest.raises(Exception, match=r"^evaluator=pmap_log_z: no exact log Z for this 30-variable model"):
+    with pytest.raises(RbmlabError, match=r"^evaluator=pmap_log_z: no exact log Z for a 30-variable model"):
+        evaluator.check(Ising, {"n": 30})
+    evaluator.check(Ising, {"n": 36})
+    model = ising.fully_connected(36, rng=np.random.default_rng(0), coupling_std=0.1)
+    with pytest.raises(RbmlabError, match=r"^evaluator=pmap_log_z: no exact log Z for this 36-variable model"):
         evaluator.evaluate(model, {}, Context(rng=host_rng(0), final=True))
+
+
+def test_pmp_objectives_are_summed_in_float64():
+    """On a 200-variable chain (a tree: undamped max-product finds every exact MAP), the float32
+    graph's objectives equal those of its float64 copy on the same float32 noise to 1e-9; a float32
+    sum of terms this size (|log p̃| ~ 10²) would be off by ~10⁻⁵."""
+    model = chain(200, "01")
+    graph32 = model.factor_graph().map(lambda a: np.asarray(a, dtype=np.float32))
+    graph64 = graph32.map(lambda a: a.astype(np.float64))
+    noise = logistic_noise(host_rng(3), (8, 200), np.float32)
+    low = pmp_objectives(graph32, noise, 250, damping=1.0)
+    high = pmp_objectives(graph64, noise.astype(np.float64), 250, damping=1.0)
+    assert low.dtype == np.float64 and np.abs(high).min() > 50
+    np.testing.assert_allclose(low, high, rtol=0, atol=1e-9)
 
 
 def test_model_init_truth_evaluates_the_datasets_ground_truth(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     argv = ["run", "dataset=ising_samples", "dataset.structure=lattice", "dataset.side=3",
             "dataset.spins=pm1", "dataset.coupling=-0.2", "dataset.n_train=4", "dataset.n_test=4",
-            "model=ising", "model.init=truth", "learner=reset", "train.epochs=0", "train.eval_every=0",
+            "model=ising", "model.spins=pm1", "model.init=truth", "learner=reset", "train.epochs=0", "train.eval_every=0",
             "train.progress=false", "evaluator=pmap_log_z", "evaluator.n_samples=20", "hydra.run.dir=run"]
     main(argv)
     final = json.loads((tmp_path / "run" / "summary.json").read_text())["final"]

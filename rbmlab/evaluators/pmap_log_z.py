@@ -20,7 +20,8 @@ model's {0, 1} factor graph carries the conversion's shift, added back). Metrics
 the estimate, the exact value, the mean error, its standard error (std/√n, what the paper's
 notebook shades) and standard deviation (with at least two perturbations), and the share of problems MPLP solved to ``tol`` (100 for
 pmp, which has no stopping rule). Solver speed is a benchmark's business (``make bench``), not a
-metric.
+metric. A run with ``train.trials`` evaluates each trial as its own model, with its own draws.
+Objectives are summed in float64 whatever the solver's precision.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from rbmlab.inference.mplp import mplp
 from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
 from rbmlab.models.factor_graph import DensePairwise
-from rbmlab.models.ising import exact_log_z, to_spins
+from rbmlab.models.ising import MAX_ENUMERATION, exact_log_z, to_spins
 from rbmlab.validation import option
 
 SOLVERS = ("pmp", "mplp")
@@ -75,9 +76,15 @@ class PerturbMAPLogZ(Evaluator):
                    description="problems the solver finished by its own rule (mplp: to tol; pmp: all)"),
     )
 
+    def check(self, model_class, sizes):
+        super().check(model_class, sizes)
+        n = int(sizes["n"])
+        if n > MAX_ENUMERATION and math.isqrt(n) ** 2 != n:
+            raise RbmlabError(f"evaluator=pmap_log_z: no exact log Z for a {n}-variable model "
+                              f"(enumeration needs n <= {MAX_ENUMERATION}; a larger one must be a "
+                              "cyclic side x side lattice)")
+
     def evaluate(self, model, splits, context):
-        if model.n_trials:
-            raise RbmlabError("evaluator=pmap_log_z: estimates one model's log Z; use seeds, not train.trials")
         exact = exact_log_z(model)
         if exact is None:
             raise RbmlabError(f"evaluator=pmap_log_z: no exact log Z for this {model.n}-variable model "
@@ -110,12 +117,14 @@ def pmp_objectives(graph, noise, sweeps: int, *, damping: float = 0.5, chunk: in
     """(B,) perturbed objectives, float64, at PMP's decoded states: the problems ``graph`` with
     unary log-odds + ``noise`` (B, n, host array), ``chunk`` at a time, ``sweeps`` sweeps each."""
     xp = namespace(graph.unary)
+    host64 = lambda a: to_numpy(a).astype(np.float64)     # noqa: E731
+    exact = graph.map(host64)                             # the objective is summed in float64
     out = []
     for start in range(0, noise.shape[0], chunk):
         eps = xp.asarray(noise[start:start + chunk], dtype=graph.unary.dtype)
         result = max_product(graph, graph.unary[None, :] + eps, sweeps, damping=damping)
-        x = decode(result.beliefs)
-        out.append(to_numpy((x * eps).sum(axis=1) + graph.log_unnormalized(x)).astype(np.float64))
+        x = host64(decode(result.beliefs))
+        out.append((x * host64(eps)).sum(axis=1) + exact.log_unnormalized(x))
     return np.concatenate(out)
 
 

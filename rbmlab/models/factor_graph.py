@@ -17,12 +17,13 @@ log-ratios n = log m(1) − log m(0) of factor → variable messages, with one l
                                      variables (unary + every group's incoming), each edge's cavity
                                      being its variable's belief less the message on that edge
     log_potential(x)                 (B,) Σ_factors log φ_a(x_a) of states x (B, len(variables))
+    map(fn)                          the group with ``fn`` applied to its parameter arrays
 
 so ``rbmlab.inference.max_product`` is one loop over groups, never over units or factors.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,9 @@ class DensePairwise:
         xp = namespace(x)
         return 0.5 * xp.einsum("bi,ij,bj->b", x, self.W, x)
 
+    def map(self, fn):
+        return replace(self, W=fn(self.W))
+
 
 @dataclass(frozen=True)
 class Bipartite:
@@ -98,6 +102,9 @@ class Bipartite:
         n_v = self.W.shape[0]
         return xp.einsum("bi,ij,bj->b", x[:, :n_v], self.W, x[:, n_v:])
 
+    def map(self, fn):
+        return replace(self, W=fn(self.W))
+
 
 @dataclass(frozen=True)
 class FactorGraph:
@@ -116,6 +123,10 @@ class FactorGraph:
         for group in self.groups:
             total = total + group.log_potential(x[:, group.variables])
         return total
+
+    def map(self, fn) -> FactorGraph:
+        """The graph with ``fn`` applied to every parameter array (e.g. a float64 host copy)."""
+        return FactorGraph(fn(self.unary), tuple(group.map(fn) for group in self.groups))
 
 
 def from_ising(J, h) -> FactorGraph:
