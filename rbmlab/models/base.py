@@ -45,6 +45,7 @@ class Model:
     """Base of model families: parameter arrays named by ``PARAMS`` (name → core ndim)."""
 
     PARAMS: ClassVar[dict[str, int]] = {}
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {}   # model config key → the setting it fixes
     INTERACTIONS: ClassVar[tuple[str, ...]] = ()   # parameters that weight decay shrinks
     family: ClassVar[str] = ""
 

@@ -111,6 +111,7 @@ class Ising(Model):
     INTERACTIONS = ("J",)
     family = "ising"
     config_class = IsingConfig
+    CONFIG_SETTINGS = {"spins": "spins"}
     default_sampler = "gibbs"
 
     J: Any            # (..., n, n) symmetric, zero diagonal

@@ -1,6 +1,7 @@
 """``model.init=<checkpoint>``: a saved model as the starting point of any learner.
 
-The checkpoint's family must be the configured one and its data dimension the dataset's; its
+The checkpoint's family must be the configured one, its settings the config's (unit types, spin
+convention: a family's CONFIG_SETTINGS) and its data dimension the dataset's; its
 sizes replace the config's (so ``model.n_hidden`` is ignored) and ``train.trials`` copies it to
 every trial. Problems are one line naming ``model.init``, found before any work (the runner asks
 for the sizes first). A checkpoint of a whole run (``checkpoint.npz``) or a model-only snapshot
@@ -85,11 +86,24 @@ def _truth(model_class: type, dataset) -> object:
         raise RbmlabError(f"model.init: truth: {str(e).removeprefix('checkpoint: ')}") from None
 
 
+def _check_settings(config, model, source: str) -> None:
+    """The settings the config fixes (the family's CONFIG_SETTINGS: unit types, spin convention)
+    must be the starting model's: a one-line error naming the key, never a silent choice."""
+    settings = model.settings()
+    for key, setting in type(model).CONFIG_SETTINGS.items():
+        have, want = str(settings[setting]), str(getattr(config, key))
+        if have != want:
+            raise RbmlabError(f"model.{key}: {want}, but model.init={source} is a model with "
+                              f"{setting}={have}; set model.{key}={have}")
+
+
 def load_initial(config, model_class: type, n_visible: int, dataset=None):
     """The model of ``config.init`` (numpy arrays, saved dtype), checked against the run;
     ``dataset``: the run's dataset config (for ``truth``)."""
     if config.init == TRUTH:
-        return _truth(model_class, dataset)
+        model = _truth(model_class, dataset)
+        _check_settings(config, model, TRUTH)
+        return model
     path = init_path(config)
     try:
         model, _, _ = load_checkpoint(path)
@@ -98,6 +112,7 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
     if type(model) is not model_class:
         raise RbmlabError(f"model.init: {path} holds a {model.family} model; the run's model is "
                           f"{model_class.family} (model={model.family} to continue it)")
+    _check_settings(config, model, str(config.init))
     if model.n_trials:
         raise RbmlabError(f"model.init: {path} holds {model.n_trials} batched trials; save one "
                           "trial (e.g. the best) as its own checkpoint to start from it")

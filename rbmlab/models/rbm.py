@@ -58,6 +58,7 @@ class RBM(Model):
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "rbm"
     config_class: ClassVar[type] = RBMConfig
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_units": "visible", "hidden_units": "hidden"}
     default_sampler: ClassVar[str] = "block_gibbs"
 
     @property
