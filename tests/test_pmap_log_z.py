@@ -104,3 +104,4 @@ def test_model_init_truth_evaluates_the_datasets_ground_truth(tmp_path, monkeypa
     final = json.loads((tmp_path / "run" / "summary.json").read_text())["final"]
     truth = lattice_2d(3, coupling=-0.2, spins="pm1", dtype="float64")
     assert final["exact_log_z"] == pytest.approx(truth.exact_log_partition(), rel=1e-6)
+    assert np.isfinite(final["pmap_log_z_error"]) and final["pmap_solved"] == 100.0
