@@ -2,7 +2,8 @@
 
 Metric names are ``<split>_<metric>`` for per-example averages and bare names for model-level
 quantities (``log_z``...). Every evaluation of a model that can reconstruct its inputs also
-records the (cheap) reconstruction error.
+records the (cheap) reconstruction error, and every evaluation the model's named scalar
+parameters (Model.scalar_parameters: a tied Ising model's θ).
 """
 from __future__ import annotations
 
@@ -22,4 +23,5 @@ def evaluate(model, splits: dict[str, Any], evaluator, context: Context) -> dict
     if can_reconstruct(type(model)) and not isinstance(evaluator, Reconstruction):
         metrics.update(Reconstruction(evaluator.config).evaluate(model, splits, context))
     metrics.update(evaluator.evaluate(model, splits, context))
+    metrics.update(model.scalar_parameters())
     return {k: float(v) for k, v in metrics.items()}

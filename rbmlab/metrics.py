@@ -30,12 +30,15 @@ def split_prefix(column: str) -> tuple[str | None, str]:
     return None, column
 
 
-# What the runner itself records for every run (rbmlab.runner): a report may use it as a metric.
+# What the runner (and the evaluation step, for every model) records: a report may use it as a metric.
 RUN_METRICS = (
     MetricSpec("wall_time", "seconds", higher_is_better=False, per_split=False,
                description="training time, evaluations excluded (summary.json; a growing model's "
                            "metrics rows: the seconds it took to reach that size; batched trials "
                            "share their run's)"),
+    MetricSpec("theta", "coupling", higher_is_better=True, per_split=False,
+               description="the one coupling of a tied Ising model (model.tie=uniform), recorded "
+                           "with every evaluation (rbmlab.evaluation)"),
     MetricSpec("early_stopping.n_hidden", "hidden units", higher_is_better=True, per_split=False,
                description="the size early stopping selects (summary.json early_stopping)"),
 )

@@ -5,6 +5,7 @@ Imports only the modules under test (the core is being refactored around them).
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -68,7 +69,7 @@ def test_capabilities_and_settings() -> None:
     for capability in (LogProbability, Enumerable, GradientStatistics, LocalFields):
         assert supports(Ising, capability)
     m = dense(4, "pm1")
-    assert m.settings() == {"spins": "pm1"} and set(m.arrays()) == {"J", "h"}
+    assert m.settings() == {"spins": "pm1", "tie": "none"} and set(m.arrays()) == {"J", "h"}
     assert m.units is Spin and dense(3).units is Bernoulli and m.n_visible == 4
     assert Ising.sizes(IsingConfig(), 7) == {"n": 7} and Ising.enumeration_size({"n": 7}) == 7
     assert Ising.config_class is IsingConfig and Ising.default_sampler == "gibbs"
@@ -338,6 +339,57 @@ def test_statistics_are_the_gradient(spins: str) -> None:
         step[i] = eps
         fd = (mean_loglik(m.replace(h=m.h + step)) - mean_loglik(m.replace(h=m.h - step))) / (2 * eps)
         assert fd == pytest.approx(grad_h[i], abs=1e-8)
+
+
+@pytest.mark.parametrize("spins", ["01", "pm1"])
+def test_a_tied_models_statistic_is_the_derivative_in_theta(spins: str) -> None:
+    """tie=uniform: J = θ(11ᵀ − I), h = 0; statistics(data) − E_θ[statistics] on every pair is
+    d/dθ of the mean log-likelihood (finite differences in θ), and 0 for h."""
+    n, theta = 5, 0.3
+    off = np.ones((n, n)) - np.eye(n)
+    m = Ising(theta * off, np.zeros(n), spins, "uniform")
+    lo, hi = VALUES[spins]
+    data = lo + (hi - lo) * (np.random.default_rng(4).random((40, n)) < 0.6)
+
+    def mean_loglik(t: float) -> float:
+        model = m.replace(J=t * off)
+        return float(np.mean(model.log_unnormalized(data))) - model.exact_log_partition()
+
+    states = all_states(n, spins)
+    p = np.exp(m.log_probability(states))
+    expected = p @ np.array([m.statistics(s[None])["J"][0, 1] for s in states])   # E_θ[Σ_{i<j} x_i x_j]
+    stats = m.statistics(data)
+    assert np.allclose(stats["J"], stats["J"][0, 1] * off) and not stats["h"].any()
+    direct = np.mean([sum(x[i] * x[j] for i, j in itertools.combinations(range(n), 2)) for x in data])
+    assert stats["J"][0, 1] == pytest.approx(direct, abs=1e-12)
+    eps = 1e-5
+    fd = (mean_loglik(theta + eps) - mean_loglik(theta - eps)) / (2 * eps)
+    assert fd == pytest.approx(stats["J"][0, 1] - expected, abs=1e-7)
+    assert m.scalar_parameters() == {"theta": pytest.approx(theta)}
+    assert dense(3).scalar_parameters() == {}
+
+
+def test_a_tied_model_is_checked_at_the_edge() -> None:
+    with pytest.raises(Exception, match="model.coupling_std=0 model.field_init=zero"):
+        parse_options(IsingConfig, {"tie": "uniform"}, "model", "model ising")
+    off = np.ones((3, 3)) - np.eye(3)
+    ok = Ising.from_arrays({"J": 0.2 * off, "h": np.zeros(3)}, {"spins": "pm1", "tie": "uniform"})
+    assert ok.tie == "uniform" and ok.scalar_parameters()["theta"] == pytest.approx(0.2)
+    J = 0.2 * off
+    J[0, 1] = J[1, 0] = 0.3
+    for arrays in ({"J": J, "h": np.zeros(3)}, {"J": 0.2 * off, "h": np.full(3, 0.1)}):
+        with pytest.raises(RbmlabError, match="tie=uniform must have one value on every pair"):
+            Ising.from_arrays(arrays, {"spins": "pm1", "tie": "uniform"})
+
+
+def test_the_constant_dense_dataset_is_pmps_toy() -> None:
+    truth = ising_ground_truth(parse_options(IsingSamplesOptions, {
+        "structure": "dense", "n": 4, "weights": "constant", "coupling": 0.5, "spins": "pm1"},
+        "dataset", "dataset ising_samples"))
+    assert np.allclose(truth.J, 0.5 * (np.ones((4, 4)) - np.eye(4))) and not truth.h.any()
+    # Z = Σ_s exp(θ Σ_{i<j} s_i s_j): by the number k of +1 spins, Σ_{i<j} s_i s_j = ((2k − 4)² − 4)/2
+    z = sum(math.comb(4, k) * math.exp(0.5 * ((2 * k - 4) ** 2 - 4) / 2) for k in range(5))
+    assert truth.exact_log_partition() == pytest.approx(math.log(z), abs=1e-12)
 
 
 # ------------------------------------------------------------------ trial axis

@@ -10,7 +10,9 @@ be compared with it.
 The pmp paper's Sec 5.4 data (pmp notes §1.4, §1.7, §4.4): lattice with ``spins=pm1``,
 ``coupling=-0.2`` (θ = −0.1 counted twice), side 25, ``sampler=gibbs``, ``burn_in=1600``;
 Erdős–Rényi with n 200, density 0.02, coupling 1.0 (its 0.5·N(0,1), counted twice) and a
-constant field 0.1 that this generator's N(0, field²) fields do not reproduce.
+constant field 0.1 that this generator's N(0, field²) fields do not reproduce. Sec 5.1's toy
+(θ = 0.5 on all 6 pairs of 4 spins, counted once) is ``structure=dense n=4 weights=constant
+coupling=0.5 spins=pm1``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rbmlab.data.dataset import Dataset
 from rbmlab.validation import invalid, option
 
 STRUCTURES = ("lattice", "dense", "erdos_renyi")
+WEIGHTS = ("normal", "uniform", "constant")
 EXACT_SAMPLING_MAX = 20
 EXACT_LOG_Z_MAX = 25
 
@@ -44,7 +47,8 @@ class IsingSamplesOptions:
     density: float = option(0.1, "structure=erdos_renyi: probability p of each edge", lo=0.0, hi=1.0)
     weights: str = option("normal", "structure=dense: normal (J_ij ~ N(0, coupling^2), h_i ~ N(0, "
                                     "field^2)) | uniform (pmp Sec 5.2: J_ij = coupling (u_ij + u_ji)/2, "
-                                    "u ~ U[-1, 1]; h_i ~ U[-field, field])", choices=("normal", "uniform"))
+                                    "u ~ U[-1, 1]; h_i ~ U[-field, field]) | constant (pmp Sec 5.1's "
+                                    "toy: J_ij = coupling, h_i = field)", choices=WEIGHTS)
     spins: str = option("01", "values of the model and of the data: 01 (x in {0,1}) | "
                               "pm1 (x in {-1,+1})", choices=("01", "pm1"))
     model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0)
@@ -70,10 +74,11 @@ class IsingSamplesOptions:
         if self.weights != "normal" and self.structure != "dense":
             raise invalid("weights", f"{self.weights} is for structure=dense; {self.structure} draws "
                                      "normal weights (weights=normal)")
-        if self.coupling < 0 and self.structure != "lattice":
+        signed = self.structure == "lattice" or self.weights == "constant"   # values, not stds
+        if self.coupling < 0 and not signed:
             raise invalid("coupling", f"is a standard deviation for structure={self.structure}; "
                                       f"must be >= 0, got {self.coupling}")
-        if self.field < 0 and self.structure != "lattice":
+        if self.field < 0 and not signed:
             raise invalid("field", f"is a standard deviation for structure={self.structure}; "
                                    f"must be >= 0, got {self.field}")
 
@@ -87,6 +92,8 @@ def ising_ground_truth(opts: IsingSamplesOptions):
     if opts.structure == "lattice":
         return ising.lattice_2d(opts.side, coupling=opts.coupling, field=opts.field,
                                 periodic=opts.periodic, **kw)
+    if opts.structure == "dense" and opts.weights == "constant":
+        return ising.constant_dense(opts.n, coupling=opts.coupling, field=opts.field, **kw)
     if opts.structure == "dense" and opts.weights == "uniform":
         return ising.uniform_dense(opts.n, rng=rng, coupling=opts.coupling, field=opts.field, **kw)
     if opts.structure == "dense":
@@ -118,6 +125,8 @@ def _rule(opts: IsingSamplesOptions, n: int) -> str:
     if opts.structure == "lattice":
         graph = (f"{opts.side}x{opts.side} {'periodic' if opts.periodic else 'open'} lattice, "
                  f"J = {opts.coupling} on every edge, h = {opts.field} on every site")
+    elif opts.structure == "dense" and opts.weights == "constant":
+        graph = f"fully connected, {n} variables, J_ij = {opts.coupling} for i<j, h_i = {opts.field}"
     elif opts.structure == "dense" and opts.weights == "uniform":
         graph = (f"fully connected, {n} variables, J_ij = {opts.coupling} (u_ij + u_ji)/2 with "
                  f"u ~ U[-1, 1], h_i ~ U[-{opts.field}, {opts.field}]")

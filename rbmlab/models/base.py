@@ -57,6 +57,11 @@ class Model:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name not in self.PARAMS}
 
+    def scalar_parameters(self) -> dict[str, float]:
+        """Named scalar parameters of a single model that every evaluation records (a tied
+        Ising model's θ); none by default."""
+        return {}
+
     def model_sizes(self) -> dict[str, int]:
         """The sizes of this model, as the family's ``sizes`` classmethod gives them for a config."""
         raise NotImplementedError

@@ -34,9 +34,10 @@ from rbmlab.models.base import Model, ModelConfig
 from rbmlab.models.factor_graph import from_ising
 from rbmlab.ops import logsumexp
 from rbmlab.units import Bernoulli, Spin
-from rbmlab.validation import option
+from rbmlab.validation import invalid, option
 
 SPINS = ("01", "pm1")
+TIES = ("none", "uniform")
 MAX_ENUMERATION = 25      # exact log Z: 2^25 states
 MAX_EXACT_SAMPLING = 20   # inverse-CDF sampling keeps all 2^n probabilities
 
@@ -51,6 +52,14 @@ class IsingConfig(ModelConfig):
                                       "zero diagonal", lo=0.0)
     field_init: str = option("base_rate", "base_rate: h = the field whose mean is the training "
                                           "mean (clipped) | zero", choices=("base_rate", "zero"))
+    tie: str = option("none", "none: every J_ij and h_i free | uniform: one coupling θ on every pair "
+                              "and no field, J = θ(11ᵀ − I), h = 0, starting at θ = 0 (pmp Sec 5.1)",
+                      choices=TIES)
+
+    def check(self) -> None:
+        if self.tie == "uniform" and (self.coupling_std > 0 or self.field_init != "zero"):
+            raise invalid("tie", "uniform starts at θ = 0 with no field: set model.coupling_std=0 "
+                                 "model.field_init=zero")
 
 
 def _row(a):
@@ -111,16 +120,19 @@ class Ising(Model):
     INTERACTIONS = ("J",)
     family = "ising"
     config_class = IsingConfig
-    CONFIG_SETTINGS = {"spins": "spins"}
+    CONFIG_SETTINGS = {"spins": "spins", "tie": "tie"}
     default_sampler = "gibbs"
 
     J: Any            # (..., n, n) symmetric, zero diagonal
     h: Any            # (..., n)
     spins: str = "01"
+    tie: str = "none"   # uniform: J = θ(11ᵀ − I), h = 0, and statistics() projects onto θ (eq. 4)
 
     def __post_init__(self) -> None:
         if self.spins not in SPINS:
             raise ValueError(f"spins must be one of {', '.join(SPINS)}, got {self.spins!r}")
+        if self.tie not in TIES:
+            raise ValueError(f"tie must be one of {', '.join(TIES)}, got {self.tie!r}")
 
     # ------------------------------------------------------------ family interface
     @classmethod
@@ -159,7 +171,7 @@ class Ising(Model):
             h = xp.zeros(n, dtype=dtype)
         else:
             raise ValueError(f"field_init must be 'base_rate' or 'zero', got {config.field_init!r}")
-        return cls(J.astype(dtype), xp.array(xp.broadcast_to(h, lead + (n,))), config.spins)
+        return cls(J.astype(dtype), xp.array(xp.broadcast_to(h, lead + (n,))), config.spins, config.tie)
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any], settings: dict[str, Any]) -> "Ising":
@@ -200,7 +212,15 @@ class Ising(Model):
             raise bad(f"J must have a zero diagonal, got max |J_ii| = "
                       f"{float(np.abs(diag[np.isfinite(diag)]).max()):.3g}")
         J = (J + Jt) * J.dtype.type(0.5)   # exactly symmetric
-        return cls(J, h.copy(), spins)
+        tie = str(np.asarray(settings.get("tie", "none")))
+        if tie not in TIES:
+            raise bad(f"tie must be {' or '.join(TIES)}, got {tie!r}")
+        if tie == "uniform":
+            off = ~np.eye(J.shape[-1], dtype=bool)
+            theta = J[..., :1, 1:2] if J.shape[-1] > 1 else np.zeros_like(J)
+            if np.any(np.where(off, J != theta, False)) or np.any(h != 0):
+                raise bad("with tie=uniform must have one value on every pair and h = 0")
+        return cls(J, h.copy(), spins, tie)
 
     # ------------------------------------------------------------ basic properties
     @property
@@ -267,12 +287,29 @@ class Ising(Model):
     def statistics(self, x) -> dict[str, Any]:
         """Batch averages of −∂E/∂θ, eq. (3): J → xᵀx / B (exactly symmetric, zero diagonal),
         h → mean x. Their data-minus-model difference is the mean log-likelihood gradient, with
-        J_ij and J_ji moving together."""
+        J_ij and J_ji moving together. With ``tie="uniform"`` the one statistic is that of θ,
+
+            ∂ log p̃ / ∂θ = Σ_{i<j} x_i x_j,                                                (4)
+
+        its batch mean on every off-diagonal entry of J and 0 for h: an update of J by any rule
+        that treats entries alike (SGD, Adam, weight decay) is that rule's update of θ."""
         c = x.swapaxes(-1, -2) @ x
         c *= 1.0 / x.shape[-2]
         c = c + c.swapaxes(-1, -2)
         c *= 0.5
-        return {"J": _zero_diagonal_(c), "h": x.mean(axis=-2)}
+        c = _zero_diagonal_(c)
+        if self.tie == "uniform":
+            xp = namespace(c)
+            pairs = 0.5 * c.sum(axis=(-2, -1))[..., None, None]                  # (4)
+            off = xp.ones(c.shape[-2:], dtype=c.dtype) - xp.eye(c.shape[-1], dtype=c.dtype)
+            return {"J": pairs * off, "h": xp.zeros_like(x[..., 0, :])}
+        return {"J": c, "h": x.mean(axis=-2)}
+
+    def scalar_parameters(self) -> dict[str, float]:
+        """θ of a tied model (single, no trial axis); none otherwise."""
+        if self.tie == "uniform" and self.J.ndim == 2 and self.n > 1:
+            return {"theta": float(self.J[0, 1])}
+        return {}
 
     def local_fields(self, x, sites):
         """a_sites = h_sites + x J[:, sites], eq. (2): (..., B, len(sites)), trials broadcast.
@@ -380,6 +417,15 @@ def uniform_dense(n: int, *, rng, coupling: float, field: float = 0.0, spins: st
     _zero_diagonal_(J)
     h = field * xp.asarray(rng.uniform(-1.0, 1.0, n), dtype=xp.float64)
     return Ising(J.astype(dtype), h.astype(dtype), spins)
+
+
+def constant_dense(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
+                   dtype="float32") -> Ising:
+    """Every pair coupled by ``coupling``, every site's field ``field``: pmp Sec 5.1's toy is
+    n = 4, coupling = 0.5 (θ, each pair counted once), spins="pm1" (notes §1.3)."""
+    J = xp.full((n, n), coupling, dtype=xp.float64)
+    _zero_diagonal_(J)
+    return Ising(J.astype(dtype), xp.full(n, field, dtype=dtype), spins)
 
 
 def lattice_edges(side: int, periodic: bool = True) -> np.ndarray:
