@@ -15,7 +15,7 @@ from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
-from rbmlab.evaluators.base import Context
+from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.metrics import metric_spec, split_prefix
 from rbmlab.validation import parse_options
 
@@ -105,7 +105,8 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     model = model_np.map(backend.asarray)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,
-                      train=task.batch(data, "train"), data_mean=data.train.mean(axis=0))
+                      train=task.batch(data, "train"), data_mean=data.train.mean(axis=0),
+                      truth=truth_for(evaluator, options))
     try:
         with np.errstate(all="ignore"):   # overflow is reported below, in one line
             metrics = evaluate(model, {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},

@@ -25,7 +25,7 @@ from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
-from rbmlab.evaluators.base import Context
+from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.early_stopping import best_on_validation, select_from_rows
 from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
@@ -54,6 +54,7 @@ class Setup:
     splits: dict[str, Any]     # split name → Batch scored at each evaluation point
     data_mean: np.ndarray      # host mean of the training inputs
     n_train: int
+    truth: Any = None          # the dataset's ground-truth model, when the evaluator reads it
 
 
 @dataclass
@@ -92,6 +93,7 @@ def components(cfg: RunConfig, n_visible: int):
                           "seeds (-m seed=0,1,2) for independent runs")
     learner.check(model_class)
     evaluator.check(model_class, sizes)
+    truth_for(evaluator, cfg.dataset, build=False)
     return model_class, sizes, learner, evaluator
 
 
@@ -118,7 +120,8 @@ def prepare(cfg: RunConfig) -> Setup:
     data_mean = (train.targets if task.corrupts else train.inputs).mean(axis=0)
     return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(train),
                  {s: to_device(task.batch(data, s)) for s in cfg.evaluator.splits},
-                 data_mean, int(data.train.shape[0]))
+                 data_mean, int(data.train.shape[0]),
+                 truth_for(evaluator, cfg.dataset))
 
 
 def all_finite(metrics: dict[str, float]) -> bool:
@@ -146,7 +149,7 @@ def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: boo
 
     def one(m, rng):
         context = Context(rng=rng, final=final, progress=progress, train=run.train,
-                          data_mean=run.data_mean, inference_iterations=iterations)
+                          data_mean=run.data_mean, inference_iterations=iterations, truth=run.truth)
         return evaluate(m, run.splits, run.evaluator, context)
 
     if not model.n_trials:

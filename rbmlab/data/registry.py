@@ -120,6 +120,11 @@ def load_dataset(name: str, **options: Any) -> Dataset:
     return spec.load(opts)
 
 
+def has_ground_truth(name: str) -> bool:
+    """Whether dataset ``name`` is sampled from a model it can build (:func:`ground_truth`)."""
+    return name in SPECS and SPECS[name].truth is not None
+
+
 def ground_truth(name: str, **options: Any) -> Any:
     """The model dataset ``name`` (with ``options``) is sampled from, built without sampling
     (float64, numpy); a one-line error naming ``model.init`` for data with no such model."""

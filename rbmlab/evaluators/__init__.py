@@ -11,6 +11,7 @@ EVALUATORS = Registry("evaluator", {
     "pixel_error": "rbmlab.evaluators.pixel_error:PixelError",
     "mmd": "rbmlab.evaluators.sample_mmd:SampleMMD",
     "pmap_log_z": "rbmlab.evaluators.pmap_log_z:PerturbMAPLogZ",
+    "kl": "rbmlab.evaluators.kl:KL",
 })
 
 

@@ -46,12 +46,14 @@ class Context:
     train: Any = None        # the training Batch (reverse AIS chains start there; classifiers fit on it)
     data_mean: Any = None    # mean of the training inputs (AIS base-rate model)
     inference_iterations: int | None = None   # the learner's inference budget now (crbm_bp's T)
+    truth: Any = None        # the dataset's ground-truth model (host), for evaluators that need it
 
 
 class Evaluator:
     config_class = EvaluatorConfig
     requires: tuple[type, ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
+    needs_truth = False      # reads Context.truth: the run's dataset must have a ground truth
 
     def __init__(self, config):
         self.config = config
@@ -90,3 +92,18 @@ def require_bernoulli(model, evaluator: str) -> None:
     if units != {"bernoulli"}:
         raise RbmlabError(f"evaluator={evaluator}: written for Bernoulli {{0, 1}} units; this RBM "
                           f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")
+
+
+def truth_for(evaluator, dataset: dict, build: bool = True):
+    """The ground truth of ``dataset`` (its config, with its name) when ``evaluator`` reads one,
+    else None; a one-line error when it needs one the dataset does not have. ``build=False``:
+    only the check."""
+    from rbmlab.data import ground_truth, has_ground_truth  # noqa: PLC0415
+
+    if not evaluator.needs_truth:
+        return None
+    if not has_ground_truth(dataset["name"]):
+        raise RbmlabError(f"evaluator={evaluator.config.name}: needs a dataset sampled from a known "
+                          f"model (ising_samples); dataset {dataset['name']} has none")
+    return ground_truth(**dataset) if build else None
+

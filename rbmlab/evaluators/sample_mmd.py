@@ -13,24 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.mmd import log_mmd2
-from rbmlab.inference import INFERENCE
+from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
 from rbmlab.metrics import MetricSpec
-from rbmlab.models.base import supports
 from rbmlab.validation import option
-
-
-def _sampler(value: Any, key: str):
-    return None if value is None else INFERENCE.parse(value, key)
 
 
 @dataclass
 class SampleMMDConfig(EvaluatorConfig):
     name: str = option("mmd", "evaluator")
     sampler: Any = option(None, "inference method drawing the samples (pmp, gibbs, gwg, "
-                                "block_gibbs); null: the model family's", parse=_sampler)
+                                "block_gibbs); null: the model family's", parse=parse_sampler)
     sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0)
     n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0, hi=10**7)
     chunk: int = option(200, "samples drawn per sampler call (dense PMP holds ~5 (chunk, d, d) "
@@ -49,34 +43,13 @@ class SampleMMD(Evaluator):
                           description="natural log of the V-statistic MMD² (kernel exp(−Hamming/D)) "
                                       "between model samples and the split"),)
 
-    def _sampler_for(self, model_class: type):
-        config = self.config.sampler
-        if config is None:
-            default = getattr(model_class, "default_sampler", None)
-            if default is None:
-                raise RbmlabError(f"evaluator=mmd: model {model_class.family} has no default "
-                                  "sampler; set evaluator.sampler")
-            config = INFERENCE.parse(default, "evaluator.sampler")
-        return INFERENCE.build(config)
-
     def check(self, model_class, sizes):
-        sampler = self._sampler_for(model_class)
-        for capability in sampler.requires:
-            if not supports(model_class, capability):
-                raise RbmlabError(f"evaluator=mmd: model {model_class.family} lacks "
-                                  f"{capability.__name__} (needed by its sampler {sampler.config.name})")
+        sampler_for(self.config.sampler, model_class, "mmd")
 
     def samples(self, model, n: int, rng):
         """``n`` draws from the model: ``sweeps`` sampler steps from uniform states, by chunks."""
-        xp = model.xp
-        sampler = self._sampler_for(type(model))
-        units = model.visible_units
-        parts = []
-        for start in range(0, n, self.config.chunk):
-            rows = min(self.config.chunk, n - start)
-            begin = units.uniform_states(rng, (rows, model.n_visible), model.dtype)
-            parts.append(sampler.run(model, begin, rng, self.config.sweeps))
-        return xp.concatenate(parts, axis=-2)
+        sampler = sampler_for(self.config.sampler, type(model), "mmd")
+        return draw(model, sampler, n, self.config.sweeps, self.config.chunk, rng)
 
     def evaluate(self, model, splits, context):
         metrics = {}

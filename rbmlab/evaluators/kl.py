@@ -1,0 +1,112 @@
+"""``evaluator=kl``: KL divergences from the dataset's ground truth, by enumeration (pmp Sec 5.1).
+
+For a dataset sampled from a known model p (``dataset=ising_samples``; the runner passes it in
+Context.truth) and a learned model p_θ over the same n ≤ 20 visible units (latent ones summed out):
+
+    kl_model    KL(p ‖ p_θ) = Σ_x p(x) (log p(x) − log p_θ(x)), every state enumerated       (1)
+    kl_samples  KL(p ‖ q),  q(x) = (c(x) + α) / Σ_x' (c(x') + α)                            (2)
+
+where c counts ``n_samples`` draws of ``sampler`` (``sweeps`` steps from uniform states) and α is
+the pseudo-count on every state (pmp notes §3.4: 10,000 PMP samples, α = 0.5). (1) asks whether
+the model's Gibbs density is the data's; (2) whether the sampler's draws from it are, which for a
+sampler with a bias of its own (PMP learns a model whose PMP samples match the data, Sec 5.1) is
+the question that counts. The data splits are not read. Both in nats, lower is better.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rbmlab.backend import to_numpy
+from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
+from rbmlab.metrics import MetricSpec
+from rbmlab.models.base import Enumerable, LogProbability
+from rbmlab.validation import option
+
+MAX_UNITS = 20   # 2^20 states, each with a probability and a count
+
+
+@dataclass
+class KLConfig(EvaluatorConfig):
+    name: str = option("kl", "evaluator")
+    sampler: Any = option(None, "inference method whose draws make q of (2) (pmp, gibbs, gwg); "
+                                "null: the model family's", parse=parse_sampler)
+    sweeps: int = option(100, "sampler steps from fresh uniform states", lo=0)
+    n_samples: int = option(10_000, "draws counted for (2); 0: only (1)", lo=0, hi=10**8)
+    pseudo_count: float = option(0.5, "α of (2), added to every state's count", lo=0.0, open_lo=True)
+    chunk: int = option(1000, "draws per sampler call", lo=1)
+
+
+def state_index(units, x):
+    """The enumeration index Σ_j b_j 2^j of each row of ``x`` (host), b the {0, 1} form of the
+    unit values: the inverse of ``units.states_of``."""
+    lo, hi = units.values
+    bits = np.rint((to_numpy(x) - lo) / (hi - lo)).astype(np.int64)
+    return bits @ (1 << np.arange(bits.shape[-1], dtype=np.int64))
+
+
+def all_log_probabilities(model) -> np.ndarray:
+    """(2ⁿ,) float64 log p(x) of every visible state in index order (units.states_of), latent
+    units summed out: log p̃(x) − log Z."""
+    xp = model.xp
+    states = model.visible_units.states(xp, model.n_visible, 0, 2 ** model.n_visible, xp.float64)
+    log_p = to_numpy(model.astype(xp.float64).log_unnormalized(states)).astype(np.float64)
+    return log_p - float(model.exact_log_partition())
+
+
+def kl_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
+    """KL(p ‖ q) = Σ p (log p − log q) over states with p > 0 (float64)."""
+    p = np.exp(log_p)
+    keep = p > 0
+    return float(np.sum(p[keep] * (log_p[keep] - log_q[keep])))
+
+
+class KL(Evaluator):
+    config_class = KLConfig
+    requires = (Enumerable, LogProbability)
+    needs_truth = True
+    metrics = (
+        MetricSpec("kl_model", "nats", False, per_split=False,
+                   description="KL(p_truth ‖ p_model), every state enumerated (1)"),
+        MetricSpec("kl_samples", "nats", False, per_split=False,
+                   description="KL(p_truth ‖ q), q the pseudo-counted histogram of the sampler's "
+                               "draws from the model (2)"),
+    )
+
+    def check(self, model_class, sizes):
+        super().check(model_class, sizes)
+        n = next(iter(sizes.values()))     # the data dimension: every visible state is listed
+        if n > MAX_UNITS:
+            raise RbmlabError(f"evaluator=kl: enumerates every state; at most {MAX_UNITS} units, "
+                              f"this model has {n} visible units")
+        if self.config.n_samples:
+            sampler_for(self.config.sampler, model_class, "kl")
+
+    def evaluate(self, model, splits, context):
+        truth = context.truth
+        if truth is None:
+            raise RbmlabError("evaluator=kl: needs the dataset's ground-truth model "
+                              "(dataset=ising_samples)")
+        if truth.n_visible != model.n_visible:
+            raise RbmlabError(f"evaluator=kl: the ground truth has {truth.n_visible} units, the "
+                              f"model {model.n_visible}")
+        log_p = all_log_probabilities(truth)
+        metrics = {"kl_model": kl_divergence(log_p, all_log_probabilities(model))}      # (1)
+        c = self.config
+        if c.n_samples:
+            sampler = sampler_for(c.sampler, type(model), "kl")
+            drawn = draw(model, sampler, c.n_samples, c.sweeps, c.chunk, context.rng)
+            counts = np.bincount(state_index(model.visible_units, drawn), minlength=log_p.shape[0])
+            q = (counts + c.pseudo_count) / (counts.sum() + c.pseudo_count * counts.shape[0])   # (2)
+            metrics["kl_samples"] = kl_divergence(log_p, np.log(q))
+        return metrics
+
+    def headline(self, metrics, split):
+        text = f"KL(truth ‖ model) {metrics['kl_model']:.4f} nats"
+        if "kl_samples" in metrics:
+            text += f", KL(truth ‖ its samples) {metrics['kl_samples']:.4f} nats"
+        return text
