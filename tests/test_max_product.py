@@ -99,3 +99,43 @@ def test_on_a_loopy_dense_graph_each_sweep_is_the_notes_matrix_update():
         N += 0.5 * (np.maximum(0, P + W) - np.maximum(0, P) - N)
     result = max_product(graph, unary, 7)
     np.testing.assert_allclose(result.beliefs, unary + N.sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+@pytest.mark.parametrize("damping", [0.5, 1.0])
+@pytest.mark.parametrize("kind", ["rbm", "dense"])
+def test_the_fused_kernels_make_the_array_paths_update(kind, damping, dtype, tol, monkeypatch):
+    """A group's numba sweep (in place, one pass) and its numpy path give the same messages and
+    beliefs over 9 loopy sweeps, to float rounding (the sums run in another order), and the same
+    decoded states; messages handed in are copied, never modified."""
+    pytest.importorskip("numba")
+    from rbmlab.models import factor_graph
+
+    rng = np.random.default_rng(8)
+    if kind == "rbm":
+        graph = from_rbm(rng.standard_normal((13, 7)), rng.standard_normal(13), rng.standard_normal(7))
+    else:
+        W = rng.standard_normal((11, 11))
+        W = W + W.T
+        np.fill_diagonal(W, 0.0)
+        graph = from_ising(W, rng.standard_normal(11))
+    graph = graph.map(lambda a: a.astype(dtype))
+    unary = (graph.unary[None, :] + rng.logistic(size=(6, graph.n))).astype(dtype)
+    start = tuple(0.1 * rng.standard_normal(g.init_messages(np, 6, dtype).shape).astype(dtype)
+                  for g in graph.groups)
+    if kind == "dense":
+        idx = np.arange(11)
+        start[0][:, idx, idx] = 0.0                    # no message on the diagonal
+    kept = [m.copy() for m in start]
+    group = graph.groups[0]                                    # the kernel applies here
+    assert group.sweep_(unary[:, group.variables], start[0].copy(), damping) is not None
+    fused = max_product(graph, unary, 9, damping=damping, messages=start)
+    monkeypatch.setattr(factor_graph, "_kernels", lambda: None)
+    plain = max_product(graph, unary, 9, damping=damping, messages=start)
+    assert all(np.array_equal(a, b) for a, b in zip(start, kept))
+    assert fused.beliefs.dtype == plain.beliefs.dtype == dtype
+    scale = np.abs(plain.beliefs).max()
+    np.testing.assert_allclose(fused.beliefs, plain.beliefs, rtol=0, atol=tol * scale)
+    for a, b in zip(fused.messages, plain.messages):
+        np.testing.assert_allclose(a, b, rtol=0, atol=tol * scale)
+    assert np.array_equal(decode(fused.beliefs), decode(plain.beliefs))

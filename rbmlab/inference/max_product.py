@@ -31,34 +31,44 @@ class MaxProductResult:
     sweeps: int
 
 
-def beliefs_of(graph, unary, messages):
-    """b = u + Σ_groups incoming(m), (B, n)."""
+def beliefs_of(graph, unary, messages, incoming=None):
+    """b = u + Σ_groups incoming(m), (B, n) (``incoming``: those sums, already formed)."""
     beliefs = unary.copy()
-    for group, m in zip(graph.groups, messages):
-        beliefs[:, group.variables] += group.incoming(m)
+    for k, (group, m) in enumerate(zip(graph.groups, messages)):
+        beliefs[:, group.variables] += group.incoming(m) if incoming is None else incoming[k]
     return beliefs
+
+
+def sweep(group, beliefs, messages, damping: float):
+    """(messages, their incoming sums) after one damped update (1) of ``group`` from ``beliefs``
+    of its variables: its fused in-place kernel where it has one, else the array path."""
+    incoming = getattr(group, "sweep_", lambda *a: None)(beliefs, messages, damping)
+    if incoming is not None:
+        return messages, incoming
+    proposed = group.max_product(beliefs, messages)
+    if damping != 1.0:
+        proposed -= messages
+        proposed *= damping
+        proposed += messages
+    return proposed, group.incoming(proposed)
 
 
 def max_product(graph, unary, sweeps: int, *, damping: float = 0.5, messages=None) -> MaxProductResult:
     """``sweeps`` flooding iterations of (1) on the problems ``unary`` (B, n) over ``graph``'s
-    factors, from ``messages`` (default: all 0)."""
+    factors, from ``messages`` (default: all 0; given ones are copied, never modified)."""
     if not 0.0 < damping <= 1.0:
         raise ValueError(f"max_product: damping must be in (0, 1] (1: undamped), got {damping}")
     xp = namespace(unary)
     if messages is None:
         messages = tuple(g.init_messages(xp, unary.shape[0], unary.dtype) for g in graph.groups)
+    else:
+        messages = tuple(m.copy() for m in messages)
     beliefs = beliefs_of(graph, unary, messages)
     for _ in range(sweeps):
-        new = []
-        for group, m in zip(graph.groups, messages):
-            proposed = group.max_product(beliefs[:, group.variables], m)
-            if damping != 1.0:
-                proposed -= m
-                proposed *= damping
-                proposed += m
-            new.append(proposed)
-        messages = tuple(new)
-        beliefs = beliefs_of(graph, unary, messages)
+        updated = [sweep(group, beliefs[:, group.variables], m, damping)
+                   for group, m in zip(graph.groups, messages)]
+        messages = tuple(m for m, _ in updated)
+        beliefs = beliefs_of(graph, unary, messages, [inc for _, inc in updated])
     return MaxProductResult(beliefs, messages, sweeps)
 
 

@@ -19,16 +19,43 @@ log-ratios n = log m(1) − log m(0) of factor → variable messages, with one l
     log_potential(x)                 (B,) Σ_factors log φ_a(x_a) of states x (B, len(variables))
     map(fn)                          the group with ``fn`` applied to its parameter arrays
 
-so ``rbmlab.inference.max_product`` is one loop over groups, never over units or factors.
+so ``rbmlab.inference.max_product`` is one loop over groups, never over units or factors. A group
+may also offer ``sweep_(beliefs, messages, damping)``: the damped update of its messages in place
+and their incoming sums in one pass (numba kernels, rbmlab.models.factor_graph_numba), or None
+where no kernel applies (no numba, RBMLAB_NUMBA=0, a device array, a dtype mismatch); the loop
+then takes the path above.
 """
 from __future__ import annotations
 
+import functools
+import os
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from rbmlab.backend import namespace
+
+
+@functools.cache
+def _kernels():
+    """rbmlab.models.factor_graph_numba, or None when numba is missing or switched off."""
+    if os.environ.get("RBMLAB_NUMBA", "1") == "0":
+        return None
+    try:
+        from rbmlab.models import factor_graph_numba  # noqa: PLC0415
+    except ImportError:
+        return None
+    return factor_graph_numba
+
+
+def _fusable(W, beliefs, messages) -> bool:
+    """Host arrays of one float dtype, parameters and messages C-contiguous: what the kernels
+    take (the beliefs, small, are made contiguous by the caller)."""
+    arrays = (W, beliefs, messages)
+    return (_kernels() is not None and all(isinstance(a, np.ndarray) for a in arrays)
+            and W.flags.c_contiguous and messages.flags.c_contiguous
+            and len({a.dtype for a in arrays}) == 1 and W.dtype in (np.float32, np.float64))
 
 
 def max_message(w, c):
@@ -59,6 +86,14 @@ class DensePairwise:
         # cavity of x_i towards factor {i, j}: its belief less what that factor sent it, N[b, j, i]
         cavity = beliefs[:, :, None] - messages.swapaxes(1, 2)
         return max_message(self.W, cavity)
+
+    def sweep_(self, beliefs, messages, damping: float):
+        if not _fusable(self.W, beliefs, messages):
+            return None
+        beliefs = np.ascontiguousarray(beliefs)
+        incoming = np.empty_like(beliefs)
+        _kernels().dense_pairwise_sweep_(self.W, beliefs, messages, beliefs.dtype.type(damping), incoming)
+        return incoming
 
     def log_potential(self, x):
         xp = namespace(x)
@@ -96,6 +131,15 @@ class Bipartite:
         to_h = max_message(self.W, beliefs[:, :n_v, None] - messages[0])   # from v_i's cavity
         to_v = max_message(self.W, beliefs[:, None, n_v:] - messages[1])   # from h_j's cavity
         return xp.stack([to_v, to_h])
+
+    def sweep_(self, beliefs, messages, damping: float):
+        if not _fusable(self.W, beliefs, messages):
+            return None
+        beliefs = np.ascontiguousarray(beliefs)
+        incoming = np.empty_like(beliefs)
+        _kernels().bipartite_sweep_(self.W, beliefs, messages[0], messages[1], beliefs.dtype.type(damping),
+                                    incoming)
+        return incoming
 
     def log_potential(self, x):
         xp = namespace(x)
