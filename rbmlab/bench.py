@@ -525,10 +525,68 @@ def pmap_speed(rounds: int, sides=(5, 10), n_samples: int = 100, sweeps: int = 2
     return rows
 
 
+def message_floor(backend, shape, repeat: int):
+    """The memory traffic no damped max-product sweep avoids: its messages (``shape``) read and
+    written once, ``repeat`` times (one elementwise pass into a second buffer)."""
+    xp = backend.xp
+    a = xp.zeros(shape, dtype=backend.dtype)
+    b = xp.empty_like(a)
+
+    def run():
+        for _ in range(repeat):
+            xp.multiply(a, 0.5, out=b)
+    return run
+
+
+def bench_pmp(backend, rounds: int, threads: int | None, m=784, n=500, chains=100, d=900,
+              sweeps=5, target="goal ≤ 10× (plain numpy ≈ 30×)") -> list[Row]:
+    """pmp's sampler against the bare work: PMP sweeps (damping ½, from zero messages, as the
+    sampler runs them) on a random m × n RBM with ``chains`` perturbations, against block-Gibbs
+    sweeps of the same chains and the two matmuls they are made of; and PMP sweeps on a dense
+    d-variable Ising model against the one matmul of a sweep's local fields (``chains`` × d × d).
+    Both also against :func:`message_floor`, reading and writing their messages once (2·chains·m·n
+    and chains·d² floats): the memory-bound floor of any sweep that keeps its messages."""
+    from rbmlab.inference.max_product import logistic_noise, max_product  # noqa: PLC0415
+    from rbmlab.models.ising import fully_connected  # noqa: PLC0415
+
+    rbm, rng = random_rbm(backend, m, n), backend.rng(1)
+    v, h = binary(backend, chains, m, 0.2, 2), binary(backend, chains, n, 0.5, 3)
+    graph = rbm.factor_graph()
+    unary = graph.unary[None, :] + logistic_noise(rng, (chains, graph.n), backend.dtype)
+    t = timed(backend, rounds, threads, {
+        "pmp": lambda: max_product(graph, unary, sweeps),
+        "gibbs": lambda: gibbs_chain(rbm, v, rng, sweeps),
+        "matmuls": two_matmuls(backend, rbm.W, v, h, sweeps),
+        "floor": message_floor(backend, (2, chains, m, n), sweeps)})
+    shape = f"{m}×{n} RBM, {chains} chains, {backend.dtype}"
+    rows = [row(f"PMP sweep ({shape}), ms", spread([1e3 * s / sweeps for s in t["pmp"]]), "ms", threads),
+            row(f"block-Gibbs sweep ({shape}), ms", spread([1e3 * s / sweeps for s in t["gibbs"]]), "ms", threads),
+            row(f"PMP sweep / block-Gibbs sweep ({shape})", ratio(t["pmp"], t["gibbs"]), "ratio", threads, target),
+            row(f"bare matmuls of a Gibbs sweep / PMP sweep ({shape})", ratio(t["matmuls"], t["pmp"]), "ratio", threads),
+            row(f"message read + write / PMP sweep ({shape})", ratio(t["floor"], t["pmp"]), "ratio", threads)]
+    ising = fully_connected(d, rng=np.random.default_rng(0), coupling_std=0.05, field_std=0.5,
+                            dtype=backend.dtype, xp=backend.xp)
+    graph = ising.factor_graph()
+    unary = graph.unary[None, :] + logistic_noise(rng, (chains, d), backend.dtype)
+    x, J, out = binary(backend, chains, d, 0.5, 4), graph.groups[0].W, backend.xp.empty((chains, d), backend.dtype)
+
+    def fields():
+        for _ in range(sweeps):
+            backend.xp.matmul(x, J, out=out)
+    t = timed(backend, max(2, rounds // 2), threads, {
+        "pmp": lambda: max_product(graph, unary, sweeps), "matmul": fields,
+        "floor": message_floor(backend, (chains, d, d), sweeps)})
+    shape = f"dense Ising, d = {d}, {chains} chains, {backend.dtype}"
+    rows += [row(f"PMP sweep ({shape}), ms", spread([1e3 * s / sweeps for s in t["pmp"]]), "ms", threads),
+             row(f"bare matmul x J / PMP sweep ({shape})", ratio(t["matmul"], t["pmp"]), "ratio", threads),
+             row(f"message read + write / PMP sweep ({shape})", ratio(t["floor"], t["pmp"]), "ratio", threads)]
+    return rows
+
+
 # timing artefacts of experiments/<paper>/*.yaml (bench:)
 EXPERIMENT_PARTS = {"bp_speed": bp_speed, "pmap_speed": pmap_speed}
 
-PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp")
+PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp", "pmp")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
@@ -563,6 +621,8 @@ def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
         rows += bench_frank_wolfe(backend, rounds, examples)
     if "crbm_bp" in parts:
         rows += [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
+    if "pmp" in parts:
+        rows += [r for threads in (1, 2) for r in bench_pmp(backend, rounds, threads)]
     return rows
 
 
