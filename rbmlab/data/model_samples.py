@@ -9,8 +9,8 @@ be compared with it.
 
 The pmp paper's Sec 5.4 data (pmp notes §1.4, §1.7, §4.4): lattice with ``spins=pm1``,
 ``coupling=-0.2`` (θ = −0.1 counted twice), side 25, ``sampler=gibbs``, ``burn_in=1600``;
-Erdős–Rényi with n 200, density 0.02, coupling 1.0 (its 0.5·N(0,1), counted twice) and a
-constant field 0.1 that this generator's N(0, field²) fields do not reproduce. Sec 5.1's toy
+Erdős–Rényi with n 200, density 0.02, coupling 1.0 (its 0.5·N(0,1), counted twice) and the
+constant field 0.1 (``fields=constant field=0.1``), ``sampler=gibbs``, ``burn_in=5000``. Sec 5.1's toy
 (θ = 0.5 on all 6 pairs of 4 spins, counted once) is ``structure=dense n=4 weights=constant
 coupling=0.5 spins=pm1``.
 """
@@ -45,6 +45,9 @@ class IsingSamplesOptions:
     field: float = option(0.0, "lattice: h_i on every site; dense|erdos_renyi: std of "
                                "h_i ~ N(0, field^2)")
     density: float = option(0.1, "structure=erdos_renyi: probability p of each edge", lo=0.0, hi=1.0)
+    fields: str = option("random", "dense (weights=normal) | erdos_renyi: random (h_i ~ N(0, field^2)) "
+                                   "| constant (h_i = field on every site: pmp's Erdos-Renyi model, 0.1)",
+                         choices=("random", "constant"))
     weights: str = option("normal", "structure=dense: normal (J_ij ~ N(0, coupling^2), h_i ~ N(0, "
                                     "field^2)) | uniform (pmp Sec 5.2: J_ij = coupling (u_ij + u_ji)/2, "
                                     "u ~ U[-1, 1]; h_i ~ U[-field, field]) | constant (pmp Sec 5.1's "
@@ -74,11 +77,14 @@ class IsingSamplesOptions:
         if self.weights != "normal" and self.structure != "dense":
             raise invalid("weights", f"{self.weights} is for structure=dense; {self.structure} draws "
                                      "normal weights (weights=normal)")
+        if self.fields != "random" and (self.structure == "lattice" or self.weights != "normal"):
+            raise invalid("fields", "constant is for structure=erdos_renyi or dense with weights=normal; "
+                                    "the others set their own fields")
         signed = self.structure == "lattice" or self.weights == "constant"   # values, not stds
         if self.coupling < 0 and not signed:
             raise invalid("coupling", f"is a standard deviation for structure={self.structure}; "
                                       f"must be >= 0, got {self.coupling}")
-        if self.field < 0 and not signed:
+        if self.field < 0 and not signed and self.fields == "random":
             raise invalid("field", f"is a standard deviation for structure={self.structure}; "
                                    f"must be >= 0, got {self.field}")
 
@@ -96,11 +102,13 @@ def ising_ground_truth(opts: IsingSamplesOptions):
         return ising.constant_dense(opts.n, coupling=opts.coupling, field=opts.field, **kw)
     if opts.structure == "dense" and opts.weights == "uniform":
         return ising.uniform_dense(opts.n, rng=rng, coupling=opts.coupling, field=opts.field, **kw)
+    field_std = opts.field if opts.fields == "random" else 0.0     # fields are drawn last
     if opts.structure == "dense":
-        return ising.fully_connected(opts.n, rng=rng, coupling_std=opts.coupling,
-                                     field_std=opts.field, **kw)
-    return ising.erdos_renyi(opts.n, opts.density, rng=rng, coupling_std=opts.coupling,
-                             field_std=opts.field, **kw)
+        model = ising.fully_connected(opts.n, rng=rng, coupling_std=opts.coupling, field_std=field_std, **kw)
+    else:
+        model = ising.erdos_renyi(opts.n, opts.density, rng=rng, coupling_std=opts.coupling,
+                                  field_std=field_std, **kw)
+    return model if opts.fields == "random" else model.replace(h=np.full(opts.n, opts.field))
 
 
 def _gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndarray:
@@ -130,12 +138,11 @@ def _rule(opts: IsingSamplesOptions, n: int) -> str:
     elif opts.structure == "dense" and opts.weights == "uniform":
         graph = (f"fully connected, {n} variables, J_ij = {opts.coupling} (u_ij + u_ji)/2 with "
                  f"u ~ U[-1, 1], h_i ~ U[-{opts.field}, {opts.field}]")
-    elif opts.structure == "dense":
-        graph = (f"fully connected, {n} variables, J_ij ~ N(0, {opts.coupling}^2) for i<j "
-                 f"(mirrored), h_i ~ N(0, {opts.field}^2)")
     else:
-        graph = (f"Erdos-Renyi G({n}, {opts.density}), J_ij ~ N(0, {opts.coupling}^2) on edges, "
-                 f"h_i ~ N(0, {opts.field}^2)")
+        fields = f"h_i ~ N(0, {opts.field}^2)" if opts.fields == "random" else f"h_i = {opts.field}"
+        graph = (f"fully connected, {n} variables, J_ij ~ N(0, {opts.coupling}^2) for i<j (mirrored), "
+                 if opts.structure == "dense" else
+                 f"Erdos-Renyi G({n}, {opts.density}), J_ij ~ N(0, {opts.coupling}^2) on edges, ") + fields
     if opts.sampler == "exact":
         how = "independent exact draws (inverse CDF over all 2^n states in index order)"
     else:

@@ -12,6 +12,7 @@ EVALUATORS = Registry("evaluator", {
     "mmd": "rbmlab.evaluators.sample_mmd:SampleMMD",
     "pmap_log_z": "rbmlab.evaluators.pmap_log_z:PerturbMAPLogZ",
     "kl": "rbmlab.evaluators.kl:KL",
+    "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",
 })
 
 
