@@ -624,3 +624,18 @@ def test_a_reset_learner_step_is_the_exact_gradient_within_sampling_error(sample
     expected_h = model.statistics(data)["h"] - mean
     np.testing.assert_allclose((new.J - model.J) / 1e-3, expected_J, atol=0.05)
     np.testing.assert_allclose((new.h - model.h) / 1e-3, expected_h, atol=0.05)
+
+
+def test_gibbs_datasets_are_cached_and_the_cache_is_only_a_shortcut(tmp_path, monkeypatch) -> None:
+    """The second load reads the cached draws (the same arrays); a damaged cache file is redrawn."""
+    monkeypatch.setenv("RBMLAB_CACHE", str(tmp_path))
+    given = {"structure": "erdos_renyi", "n": 12, "density": 0.3, "sampler": "gibbs", "burn_in": 20,
+             "n_train": 30, "n_test": 5}
+    first = ising_data(**given)
+    [cached] = list((tmp_path / "ising_samples").glob("*.npy"))
+    assert np.array_equal(np.load(cached), np.concatenate([first.train, first.test]))
+    assert np.array_equal(ising_data(**given).train, first.train)
+    cached.write_bytes(b"damaged")
+    assert np.array_equal(ising_data(**given).train, first.train)
+    assert len(list((tmp_path / "ising_samples").glob("*.npy"))) == 1
+    assert not np.array_equal(ising_data(**{**given, "burn_in": 21}).train, first.train)

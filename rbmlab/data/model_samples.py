@@ -17,11 +17,15 @@ coupling=0.5 spins=pm1``.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from rbmlab.backend import host_rng
+from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
 from rbmlab.validation import invalid, option
 
@@ -128,6 +132,34 @@ def _gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndar
     return np.concatenate(rounds)[:count]
 
 
+GIBBS_CACHE_VERSION = 1   # bump when the Gibbs draws of given options change
+
+
+def _cached_gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndarray:
+    """:func:`_gibbs_samples`, kept in the cache (``<cache>/ising_samples/<options hash>.npy``):
+    they are a pure function of the options, and long chains (pmp's Erdős–Rényi data: 2,000 chains
+    of 5,000 sweeps) cost a minute that every run of a sweep would otherwise repeat. Written
+    atomically; an unreadable or unwritable cache only costs the sampling."""
+    key = json.dumps({"version": GIBBS_CACHE_VERSION, **asdict(opts)}, sort_keys=True)
+    path = F.cache_dir() / "ising_samples" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npy"
+    try:
+        x = np.load(path)
+        if x.shape == (count, model.n):
+            return x
+    except (OSError, ValueError):
+        pass
+    x = np.ascontiguousarray(_gibbs_samples(model, opts, count, rng), dtype=np.float32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            np.save(f, x)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return x
+
+
 def _rule(opts: IsingSamplesOptions, n: int) -> str:
     values = "{0,1}" if opts.spins == "01" else "{-1,+1}"
     if opts.structure == "lattice":
@@ -165,7 +197,7 @@ def load_ising_samples(opts: IsingSamplesOptions) -> Dataset:
     if opts.sampler == "exact":
         x = sample_exact(model, rng, count)
     else:
-        x = _gibbs_samples(model, opts, count, rng)
+        x = _cached_gibbs_samples(model, opts, count, rng)
     x = np.ascontiguousarray(x, dtype=np.float32)
     truth = {"family": "ising", "spins": opts.spins, "J": model.J.tolist(), "h": model.h.tolist(),
              "log_partition": None, "mean_loglik": None}
