@@ -380,6 +380,9 @@ def test_a_tied_model_is_checked_at_the_edge() -> None:
     for arrays in ({"J": J, "h": np.zeros(3)}, {"J": 0.2 * off, "h": np.full(3, 0.1)}):
         with pytest.raises(RbmlabError, match="tie=uniform must have one value on every pair"):
             Ising.from_arrays(arrays, {"spins": "pm1", "tie": "uniform"})
+    diverged = np.stack([0.2 * off, np.full((3, 3), np.nan)])     # a diverged trial still loads
+    loaded = Ising.from_arrays({"J": diverged, "h": np.zeros((2, 3))}, {"spins": "pm1", "tie": "uniform"})
+    assert loaded.finite_trials() == [True, False]
 
 
 def test_the_constant_dense_dataset_is_pmps_toy() -> None:
@@ -627,15 +630,27 @@ def test_a_reset_learner_step_is_the_exact_gradient_within_sampling_error(sample
 
 
 def test_gibbs_datasets_are_cached_and_the_cache_is_only_a_shortcut(tmp_path, monkeypatch) -> None:
-    """The second load reads the cached draws (the same arrays); a damaged cache file is redrawn."""
+    """The second load serves the cached file (a planted marker comes back) without sampling; a
+    damaged or empty file is redrawn and replaced; other options draw afresh."""
+    from rbmlab.data import model_samples
+
     monkeypatch.setenv("RBMLAB_CACHE", str(tmp_path))
+    calls = []
+    sample = model_samples._gibbs_samples
+    monkeypatch.setattr(model_samples, "_gibbs_samples", lambda *a: calls.append(1) or sample(*a))
     given = {"structure": "erdos_renyi", "n": 12, "density": 0.3, "sampler": "gibbs", "burn_in": 20,
              "n_train": 30, "n_test": 5}
     first = ising_data(**given)
     [cached] = list((tmp_path / "ising_samples").glob("*.npy"))
-    assert np.array_equal(np.load(cached), np.concatenate([first.train, first.test]))
-    assert np.array_equal(ising_data(**given).train, first.train)
-    cached.write_bytes(b"damaged")
-    assert np.array_equal(ising_data(**given).train, first.train)
-    assert len(list((tmp_path / "ising_samples").glob("*.npy"))) == 1
+    assert calls == [1] and np.array_equal(np.load(cached), np.concatenate([first.train, first.test]))
+    marked = np.load(cached)
+    marked[0, 0] = 7.0
+    np.save(cached, marked)
+    assert ising_data(**given).train[0, 0] == 7.0 and calls == [1]
+    for damage in (b"damaged", b""):
+        cached.write_bytes(damage)
+        assert np.array_equal(ising_data(**given).train, first.train)
+        assert np.array_equal(np.load(cached), np.concatenate([first.train, first.test]))
+    assert calls == [1, 1, 1]
     assert not np.array_equal(ising_data(**{**given, "burn_in": 21}).train, first.train)
+    assert len(list((tmp_path / "ising_samples").glob("*.npy"))) == 2

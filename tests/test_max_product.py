@@ -115,16 +115,16 @@ def test_the_fused_kernels_make_the_array_paths_update(kind, damping, dtype, tol
     if kind == "rbm":
         graph = from_rbm(rng.standard_normal((13, 7)), rng.standard_normal(13), rng.standard_normal(7))
     else:
-        W = rng.standard_normal((11, 11))
+        W = rng.standard_normal((45, 45))            # more than one TILE of pairs
         W = W + W.T
         np.fill_diagonal(W, 0.0)
-        graph = from_ising(W, rng.standard_normal(11))
+        graph = from_ising(W, rng.standard_normal(45))
     graph = graph.map(lambda a: a.astype(dtype))
     unary = (graph.unary[None, :] + rng.logistic(size=(6, graph.n))).astype(dtype)
     start = tuple(0.1 * rng.standard_normal(g.init_messages(np, 6, dtype).shape).astype(dtype)
                   for g in graph.groups)
     if kind == "dense":
-        idx = np.arange(11)
+        idx = np.arange(45)
         start[0][:, idx, idx] = 0.0                    # no message on the diagonal
     kept = [m.copy() for m in start]
     group = graph.groups[0]                                    # the kernel applies here

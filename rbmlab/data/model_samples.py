@@ -140,23 +140,25 @@ def _cached_gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> 
     they are a pure function of the options, and long chains (pmp's Erdős–Rényi data: 2,000 chains
     of 5,000 sweeps) cost a minute that every run of a sweep would otherwise repeat. Written
     atomically; an unreadable or unwritable cache only costs the sampling."""
-    key = json.dumps({"version": GIBBS_CACHE_VERSION, **asdict(opts)}, sort_keys=True)
-    path = F.cache_dir() / "ising_samples" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.npy"
+    key = hashlib.sha256(json.dumps({"version": GIBBS_CACHE_VERSION, **asdict(opts)}, sort_keys=True).encode())
+    for array in (model.J, model.h):           # the model itself: a changed generator misses
+        key.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    path = F.cache_dir() / "ising_samples" / f"{key.hexdigest()[:24]}.npy"
     try:
         x = np.load(path)
-        if x.shape == (count, model.n):
+        if x.shape == (count, model.n) and x.dtype == np.float32:
             return x
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         pass
     x = np.ascontiguousarray(_gibbs_samples(model, opts, count, rng), dtype=np.float32)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as f:
             np.save(f, x)
         os.replace(tmp, path)
     except OSError:
-        pass
+        tmp.unlink(missing_ok=True)
     return x
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-jit = numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=True, error_model="numpy")
+# reassociation and contraction for speed; no "finite-math" assumption: −inf unaries (clamped
+# variables) must still compare as IEEE says
+jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy",
+                fastmath={"nsz", "arcp", "contract", "reassoc"})
 
 
 @jit
@@ -73,10 +76,9 @@ def dense_pairwise_sweep_(W, beliefs, N, alpha, incoming):
                     bi = bel[i]
                     into_i = zero
                     for j in range(max(j0, i + 1), min(j0 + TILE, d)):
-                        w = W[i, j]                   # = W[j, i]: W is symmetric
                         n_ij, n_ji = Nb[i, j], Nb[j, i]
-                        new_ij = _message(w, bi - n_ji, zero)
-                        new_ji = _message(w, bel[j] - n_ij, zero)
+                        new_ij = _message(W[i, j], bi - n_ji, zero)
+                        new_ji = _message(W[j, i], bel[j] - n_ij, zero)
                         n_ij = n_ij + alpha * (new_ij - n_ij)
                         n_ji = n_ji + alpha * (new_ji - n_ji)
                         Nb[i, j] = n_ij

@@ -218,7 +218,9 @@ class Ising(Model):
         if tie == "uniform":
             off = ~np.eye(J.shape[-1], dtype=bool)
             theta = J[..., :1, 1:2] if J.shape[-1] > 1 else np.zeros_like(J)
-            if np.any(np.where(off, J != theta, False)) or np.any(h != 0):
+            with np.errstate(invalid="ignore"):    # a diverged trial is finite_trials' business
+                uneven = np.where(off & np.isfinite(J) & np.isfinite(theta), J != theta, False)
+            if np.any(uneven) or np.any(np.isfinite(h) & (h != 0)):
                 raise bad("with tie=uniform must have one value on every pair and h = 0")
         return cls(J, h.copy(), spins, tie)
 
