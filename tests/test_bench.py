@@ -207,3 +207,16 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     assert len(rows) == 5 and all(r["min"] > 0 for r in rows) and rows[4]["unit"] == "1/s"
     W = np.zeros((4, 3), dtype=np.float32)
     assert loopy_bp(W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None).iterations == 3
+
+
+def test_pmp_rows_time_both_models_against_gibbs_matmuls_and_the_message_floor(backend, monkeypatch):
+    """At toy shapes: the eight rows, positive; the sweep count reaches max_product; the rows name
+    the path that ran (numba kernel or numpy)."""
+    from rbmlab.inference import max_product as mp
+    sweeps = []
+    real = mp.max_product
+    monkeypatch.setattr(mp, "max_product", lambda g, u, s, **k: sweeps.append(s) or real(g, u, s, **k))
+    rows = bench.bench_pmp(backend, rounds=2, threads=1, m=12, n=7, chains=3, d=9, sweeps=4)
+    assert len(rows) == 8 and all(r["min"] > 0 for r in rows)
+    assert [r["unit"] for r in rows] == ["ms", "ms", "ratio", "ratio", "ratio", "ms", "ratio", "ratio"]
+    assert set(sweeps) == {4} and ("numba kernel" in rows[0]["name"] or "numpy path" in rows[0]["name"])
