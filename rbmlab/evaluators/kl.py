@@ -25,6 +25,7 @@ from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
 from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Enumerable, LogProbability
+from rbmlab.ops import logsumexp
 from rbmlab.validation import option
 
 MAX_UNITS = 20   # 2^20 states, each with a probability and a count
@@ -51,11 +52,11 @@ def state_index(units, x):
 
 def all_log_probabilities(model) -> np.ndarray:
     """(2ⁿ,) float64 log p(x) of every visible state in index order (units.states_of), latent
-    units summed out: log p̃(x) − log Z."""
+    units summed out: log p̃(x) − log Z, log Z = logsumexp of the same list (one enumeration)."""
     xp = model.xp
     states = model.visible_units.states(xp, model.n_visible, 0, 2 ** model.n_visible, xp.float64)
     log_p = to_numpy(model.astype(xp.float64).log_unnormalized(states)).astype(np.float64)
-    return log_p - float(model.exact_log_partition())
+    return log_p - float(logsumexp(log_p))
 
 
 def kl_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
