@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 from collections.abc import Iterator
 
 import numpy as np
 
+from rbmlab import numba_kernels
 from rbmlab.backend import namespace
 from rbmlab.splitmix import mixed_counter
 
@@ -67,11 +67,8 @@ def accept_numpy_(e, key: np.uint64):
 @functools.cache
 def _numba_kernels():
     """The jit-compiled acceptance kernels by dtype, or None when numba is missing or switched off."""
-    if os.environ.get("RBMLAB_NUMBA", "1") == "0":
-        return None
-    try:
-        from rbmlab import random_bits_numba as kernels  # noqa: PLC0415
-    except ImportError:
+    kernels = numba_kernels.load("rbmlab.random_bits_numba")
+    if kernels is None:
         return None
     return {np.dtype(np.float32): kernels.accept_f32, np.dtype(np.float64): kernels.accept_f64}
 
@@ -84,13 +81,12 @@ def numba_available() -> bool:
 
 
 def sampler() -> str:
-    """Which implementation draws: 'numba <version>' or 'numpy fallback (<why>)'."""
+    """Which implementation draws: 'numba <version> (fused draw and compare)' or 'numpy fallback
+    (<why>)'."""
+    status = numba_kernels.status()
     if numba_available():
-        import numba  # noqa: PLC0415
-        return f"numba {numba.__version__} (fused draw and compare)"
-    why = ("RBMLAB_NUMBA=0" if os.environ.get("RBMLAB_NUMBA", "1") == "0"
-           else "numba not installed; pip install 'rbmlab[fast]'")
-    return f"numpy fallback ({why})"
+        return f"{status} (fused draw and compare)"
+    return f"numpy fallback ({status.removeprefix('off (').removesuffix(')')})"
 
 
 @contextlib.contextmanager

@@ -14,14 +14,16 @@ stops when a whole sweep moved no message by more than ``tol`` (1e−6 in the pa
 or after ``max_sweeps``. Decoding is x_i = 1[b_i > 0], as for max-product.
 
 Sequential by nature (the damping that makes max-product parallel does not work for it, paper
-§5.2), so a pair loop runs in a numba kernel when the ``fast`` extra is installed and in plain
-Python otherwise (the same arithmetic, fit for tests on a few variables only).
+§5.2), so a pair loop runs in a numba kernel when the ``fast`` extra is installed (and not switched
+off, rbmlab.numba_kernels) and in plain Python otherwise (the same arithmetic, fit for tests on a few variables only).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from rbmlab import numba_kernels
 
 
 def _sweep(W, M, b, pairs, active):
@@ -52,15 +54,8 @@ def _sweep(W, M, b, pairs, active):
 
 
 def _kernel():
-    """The sweep, compiled with numba when it is installed (else the Python function)."""
-    try:
-        import numba  # noqa: PLC0415
-    except ImportError:
-        return _sweep
-    return numba.njit(cache=True, nogil=True)(_sweep)
-
-
-_SWEEP = None
+    """The sweep, compiled with numba where kernels are available (else the Python function)."""
+    return numba_kernels.compile(_sweep) or _sweep
 
 
 @dataclass(frozen=True)
@@ -73,19 +68,17 @@ class MPLPResult:
 def mplp(W, unary, rng, *, tol: float = 1e-6, max_sweeps: int = 50_000) -> MPLPResult:
     """MPLP (1) on the problems ``unary`` (B, d) sharing W (d, d), in float64; pair orders from
     ``rng`` (one permutation per sweep, shared by the problems)."""
-    global _SWEEP
-    if _SWEEP is None:
-        _SWEEP = _kernel()
     W = np.ascontiguousarray(W, dtype=np.float64)
     unary = np.array(unary, dtype=np.float64, ndmin=2)
     d = W.shape[0]
+    sweep = _kernel()
     pairs = np.stack(np.triu_indices(d, 1), axis=1).astype(np.int64)
     M = np.zeros((unary.shape[0], d, d))
     b = unary.copy()
     active = np.ones(unary.shape[0], dtype=bool)
     sweeps = np.zeros(unary.shape[0], dtype=np.int64)
     for _ in range(max_sweeps):
-        moved = _SWEEP(W, M, b, pairs[rng.permutation(len(pairs))], active)
+        moved = sweep(W, M, b, pairs[rng.permutation(len(pairs))], active)
         sweeps += active
         active &= moved > tol
         if not active.any():

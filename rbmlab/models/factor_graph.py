@@ -27,26 +27,18 @@ then takes the path above.
 """
 from __future__ import annotations
 
-import functools
-import os
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from rbmlab import numba_kernels
 from rbmlab.backend import namespace
 
 
-@functools.cache
 def _kernels():
     """rbmlab.models.factor_graph_numba, or None when numba is missing or switched off."""
-    if os.environ.get("RBMLAB_NUMBA", "1") == "0":
-        return None
-    try:
-        from rbmlab.models import factor_graph_numba  # noqa: PLC0415
-    except ImportError:
-        return None
-    return factor_graph_numba
+    return numba_kernels.load("rbmlab.models.factor_graph_numba")
 
 
 def _fusable(W, beliefs, messages) -> bool:
