@@ -170,7 +170,8 @@ RESUME_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(RESUME_CASES))
+@pytest.mark.parametrize("case", ["pcd-exact", *(pytest.param(c, marks=pytest.mark.slow)
+                                                  for c in ("cd-ais", "csdcp-trials"))])
 def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, case):
     """kill -9 at a fixed point (epoch 61: after the checkpoint of epoch 60 or 56, with metrics
     rows written after it), then resume=true: the same metrics and finals as a straight run."""

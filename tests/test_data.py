@@ -119,6 +119,8 @@ def test_shifting_bar_two_adjacent_cyclic() -> None:
         ("mnist", {"n_train": 0}, "n_train"),
         ("mnist", {"validation": "yes"}, "validation"),
         ("mnist", {"binarize_seed": -1}, "binarize_seed"),
+        ("mnist", {"digits": [10]}, "digits"),
+        ("mnist", {"digits": "2"}, "digits"),
         ("omniglot", {"threshold": 2.0}, "threshold"),
         ("cbcl_faces", {"test_fraction": 1.0}, "test_fraction"),
         ("binarized_mnist", {"merge_valid": 1}, "merge_valid"),
@@ -517,6 +519,15 @@ def test_mnist_threshold(mnist_files: list[Path]) -> None:
     assert ds.train_labels is not None and ds.train_labels[:5].tolist() == [5, 0, 4, 1, 9]
     assert ds.test_labels is not None and ds.test_labels.shape == (10000,)
     assert 0.1 < ds.train.mean() < 0.16
+
+
+def test_mnist_digits_keep_those_labels_in_idx_order(mnist_files: list[Path]) -> None:
+    whole = load_dataset("mnist")
+    twos = load_dataset("mnist", digits=[2], n_train=5000)      # the pmp Figure 7 data
+    assert set(twos.train_labels.tolist()) == {2} and set(twos.test_labels.tolist()) == {2}
+    np.testing.assert_array_equal(twos.train, whole.train[whole.train_labels == 2][:5000])
+    assert twos.test.shape == ((whole.test_labels == 2).sum(), 784)
+    assert "only the digits [2]" in twos.info["split"]
 
 
 def test_mnist_stochastic_and_validation(mnist_files: list[Path]) -> None:

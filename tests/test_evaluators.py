@@ -443,3 +443,18 @@ def test_feature_classifier_is_logistic_regression_on_hidden_means_with_C_chosen
     assert out["test_error"] == pytest.approx(errors[best]["test"], abs=1.0)
     majority = 100 * (1 - np.bincount(test.targets).max() / len(test))
     assert out["test_error"] < majority - 5     # the features carry the labels' information
+
+
+@pytest.mark.parametrize("visible_bias, hidden_bias", [("normal", "normal"), ("zero", "normal")])
+def test_normal_bias_inits_draw_standard_normal_biases(visible_bias, hidden_bias):
+    """The pmp authors' init (notes §1.8): W ~ N(0, 0.01²), b_v, b_h ~ N(0, 1), per trial."""
+    from rbmlab.models.rbm import init_rbm
+    rbm = init_rbm(np, np.random.default_rng(0), 400, 300, visible_bias=visible_bias,
+                   hidden_bias=hidden_bias, trials=3)
+    assert rbm.b_v.shape == (3, 400) and rbm.b_h.shape == (3, 300) and rbm.b_h.dtype == np.float32
+    assert abs(rbm.b_h.std() - 1) < 0.05 and abs(rbm.b_h.mean()) < 0.05
+    assert not np.array_equal(rbm.b_h[0], rbm.b_h[1])
+    if visible_bias == "normal":
+        assert abs(rbm.b_v.std() - 1) < 0.05 and not np.array_equal(rbm.b_v[0], rbm.b_v[1])
+    else:
+        assert not rbm.b_v.any()

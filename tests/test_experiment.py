@@ -161,6 +161,7 @@ def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, mon
         load_spec("p/g")
 
 
+@pytest.mark.slow
 def test_a_timing_experiment_writes_its_bench_rows_beside_the_papers_numbers(tmp_path):
     from rbmlab.experiment import run_experiment
     result = run_experiment("crbm_bp/bp-speed", ["scale=smoke"], results_root=tmp_path)

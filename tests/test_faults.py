@@ -110,8 +110,10 @@ def test_a_second_resume_of_the_same_run_is_refused(tmp_path, reference):
 
 
 # ---------------------------------------------------------------- kills during file writes
-@pytest.mark.parametrize("name", ["summary.json", "config.yaml", "overrides.yaml", "checkpoint.npz",
-                                  "metrics.csv"])
+# two files in the quick suite; the rest (the same code path, other names) in the slow set
+@pytest.mark.parametrize("name", ["checkpoint.npz", "metrics.csv",
+                                  *(pytest.param(n, marks=pytest.mark.slow)
+                                    for n in ("summary.json", "config.yaml", "overrides.yaml"))])
 def test_a_kill_during_any_file_write_loses_nothing(tmp_path, reference, name):
     args = [*SMALL, f"train.epochs={EPOCHS}", "hydra.run.dir=run"]
     code, _, _ = rbmlab("run", *args, cwd=tmp_path, fault=f"write:{name}")
@@ -141,11 +143,11 @@ def test_a_kill_during_the_metrics_rewrite_of_a_resume_loses_no_row(tmp_path, re
 
 # ---------------------------------------------------------------- full and read-only disks
 @pytest.mark.parametrize("fault, needle", [
-    ("enospc:summary.json", "No space left on device"),
     ("enospc:checkpoint.npz", "No space left on device"),
-    ("enospc:metrics.csv", "No space left on device"),
-    ("erofs:config.yaml", "Read-only file system"),
     ("erofs:.rbmlab.lock", "Read-only file system"),
+    pytest.param("enospc:summary.json", "No space left on device", marks=pytest.mark.slow),
+    pytest.param("enospc:metrics.csv", "No space left on device", marks=pytest.mark.slow),
+    pytest.param("erofs:config.yaml", "Read-only file system", marks=pytest.mark.slow),
 ])
 def test_a_full_or_read_only_disk_gives_one_line_and_a_resumable_run(tmp_path, reference, fault, needle):
     args = [*SMALL, f"train.epochs={EPOCHS}", "hydra.run.dir=run"]

@@ -65,6 +65,8 @@ class MnistOptions:
     validation_seed: int | None = option(None, "validation=true: null = the last 10,000 images; "
                                          "an integer = 10,000 drawn at random with that seed", lo=0)
     n_test: int | None = n_test_option()
+    digits: list[int] | None = option(None, "keep only the images of these labels (each split, before "
+                                      "n_train / n_test); null = all ten", lo=0, hi=9)
 
 
 def read_idx(path: Path) -> np.ndarray:
@@ -178,6 +180,11 @@ def _read_split(images: Path, labels: Path, n: int) -> tuple[np.ndarray, np.ndar
     return x.reshape(n, 784), y.astype(np.int64)
 
 
+def _only(x: np.ndarray, labels: np.ndarray, digits: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    keep = np.isin(labels, digits)
+    return x[keep], labels[keep]
+
+
 def load(opts: MnistOptions) -> Dataset:
     """Load MNIST with ``opts``: binarise each full split, then split off valid, then subset."""
     paths = locate()
@@ -197,6 +204,11 @@ def load(opts: MnistOptions) -> Dataset:
             order = np.concatenate([np.setdiff1d(order, held), np.sort(held)])
         keep, held = order[:-N_VALID], order[-N_VALID:]
         train, valid, labels_tr, y_va = train[keep], train[held], y_tr[keep], y_tr[held]
+    if opts.digits is not None:
+        train, labels_tr = _only(train, labels_tr, opts.digits)
+        test, y_te = _only(test, y_te, opts.digits)
+        if valid is not None:
+            valid, y_va = _only(valid, y_va, opts.digits)
     train, labels_tr = take_first(train, labels_tr, opts.n_train, "n_train", f"{NAME} training")
     test, labels_te = take_first(test, y_te, opts.n_test, "n_test", f"{NAME} test")
     split = "train = first 60,000 IDX training images, test = the 10,000 t10k images"
@@ -206,6 +218,8 @@ def load(opts: MnistOptions) -> Dataset:
         split = (f"valid = 10,000 IDX training images drawn without replacement by "
                  f"numpy default_rng({opts.validation_seed}).choice, train = the other 50,000 (both in "
                  "IDX order), test = the 10,000 t10k")
+    if opts.digits is not None:
+        split += f"; then only the digits {sorted(set(opts.digits))} (IDX order kept)"
     if opts.n_train is not None or opts.n_test is not None:
         split += f"; then first n_train={opts.n_train} / n_test={opts.n_test} examples"
     return Dataset(

@@ -35,8 +35,10 @@ class RBMConfig(ModelConfig):
     n_hidden: int = option(500, "hidden units", lo=1)
     weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0)
     visible_bias: str = option("base_rate", "base_rate: the field whose mean is the training mean "
-                               "(logit, clipped to [1e-3, 1 − 1e-3]) | zero",
-                               choices=("base_rate", "zero"))
+                               "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1) "
+                               "(the pmp authors' init)", choices=("base_rate", "zero", "normal"))
+    hidden_bias: str = option("zero", "zero | normal: N(0, 1) (the pmp authors' init)",
+                              choices=("zero", "normal"))
     visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES)
     hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES)
 
@@ -104,7 +106,8 @@ class RBM(Model):
     @classmethod
     def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0) -> "RBM":
         return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden, weight_std=config.weight_std,
-                        visible_bias=config.visible_bias, data_mean=data_mean, dtype=dtype,
+                        visible_bias=config.visible_bias, hidden_bias=config.hidden_bias,
+                        data_mean=data_mean, dtype=dtype,
                         trials=trials, visible=config.visible_units, hidden=config.hidden_units)
 
     @classmethod
@@ -184,22 +187,30 @@ def base_rate_bias(data_mean, clip: float = 1e-3):
 
 
 def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
-             visible_bias: str = "base_rate", data_mean=None, dtype="float32",
-             clip: float = 1e-3, trials: int = 0, visible: str = "bernoulli",
+             visible_bias: str = "base_rate", hidden_bias: str = "zero", data_mean=None,
+             dtype="float32", clip: float = 1e-3, trials: int = 0, visible: str = "bernoulli",
              hidden: str = "bernoulli") -> RBM:
-    """W ~ N(0, weight_std²), b_h = 0, b_v = the visible field whose mean is the clipped data mean
-    ("base_rate") or 0 ("zero"). ``trials`` > 0: that many models along a leading axis."""
+    """W ~ N(0, weight_std²); b_h = 0 ("zero") or N(0, 1) ("normal"); b_v = the visible field whose
+    mean is the clipped data mean ("base_rate"), 0 ("zero") or N(0, 1) ("normal", per trial).
+    ``trials`` > 0: that many models along a leading axis."""
     lead = (trials,) if trials else ()
     W = weight_std * rng.standard_normal(lead + (n_visible, n_hidden), dtype=xp.dtype(dtype))
-    b_h = xp.zeros(lead + (n_hidden,), dtype=dtype)
-    if visible_bias == "base_rate":
+    if hidden_bias == "zero":
+        b_h = xp.zeros(lead + (n_hidden,), dtype=dtype)
+    elif hidden_bias == "normal":
+        b_h = rng.standard_normal(lead + (n_hidden,), dtype=xp.dtype(dtype))
+    else:
+        raise ValueError(f"hidden_bias must be 'zero' or 'normal', got {hidden_bias!r}")
+    if visible_bias == "normal":
+        b_v = rng.standard_normal(lead + (n_visible,), dtype=xp.dtype(dtype))
+    elif visible_bias == "base_rate":
         if data_mean is None:
             raise ValueError("visible_bias='base_rate' needs data_mean")
         b_v = unit_type(visible).field_for_mean(xp.asarray(data_mean, dtype=dtype), clip)
     elif visible_bias == "zero":
         b_v = xp.zeros(n_visible, dtype=dtype)
     else:
-        raise ValueError(f"visible_bias must be 'base_rate' or 'zero', got {visible_bias!r}")
+        raise ValueError(f"visible_bias must be 'base_rate', 'zero' or 'normal', got {visible_bias!r}")
     return RBM(W, xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))), b_h,
                visible=visible, hidden=hidden)
 
