@@ -40,6 +40,7 @@ from rbmlab.fileio import atomic_write
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
 from rbmlab.ops import bernoulli_logits_
+from rbmlab.registry import Registry
 
 Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
 
@@ -588,7 +589,11 @@ def bench_pmp(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
 
 
 # timing artefacts of experiments/<paper>/*.yaml (bench:)
-EXPERIMENT_PARTS = {"bp_speed": bp_speed, "pmap_speed": pmap_speed}
+EXPERIMENT_PARTS = Registry("bench part", {
+    "bp_speed": "rbmlab.bench:bp_speed",
+    "pmap_speed": "rbmlab.bench:pmap_speed",
+    "sampler_speed": "rbmlab.bench_samplers:sampler_speed",
+})
 
 PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp", "pmp")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one

@@ -186,6 +186,29 @@ def test_the_pmp_speed_table_times_both_solvers_and_their_ratio(tmp_path):
     assert "paper: 500× slower at 15 × 15" in (tmp_path / "pmp" / "speed-log-z_smoke.md").read_text()
 
 
+def test_the_pmp_legend_table_times_every_sampler_against_pmp(tmp_path):
+    from rbmlab.experiment import run_experiment
+    rows = run_experiment("pmp/speed", ["scale=smoke"], results_root=tmp_path)["rows"]
+    ratios = {r["name"].split(" (")[0] + " " + r["name"].split(" (")[1].split(":")[0]: r for r in rows
+              if r["unit"] == "ratio"}
+    assert sorted(ratios) == sorted(["Gibbs / PMP zeros", "GWG / PMP zeros", "Gibbs / PMP lattice",
+                                     "GWG / PMP lattice", "Gibbs-reset / PMP rbm", "PCD-100 / PMP rbm",
+                                     "PCD-1 / PMP rbm", "LP / PMP lp"])
+    assert all(r["median"] > 0 and r["target"].startswith("paper: ") for r in ratios.values())
+    # one block-Gibbs sweep is cheaper than the five of the same chains
+    assert ratios["PCD-1 / PMP rbm"]["median"] < ratios["PCD-100 / PMP rbm"]["median"]
+
+
+def test_an_unknown_bench_part_is_a_one_line_error(tmp_path, monkeypatch):
+    from rbmlab import experiment
+    from rbmlab.errors import RbmlabError
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "t.yaml").write_text("bench: {part: nope, scales: {smoke: {}}}\n")
+    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    with pytest.raises(RbmlabError, match="experiment p/t: bench.part: unknown bench part 'nope'"):
+        experiment.run_experiment("p/t", ["scale=smoke"], results_root=tmp_path / "r")
+
+
 def test_an_option_a_bench_part_does_not_take_is_a_one_line_error(tmp_path, monkeypatch):
     from rbmlab import experiment
     from rbmlab.errors import RbmlabError
