@@ -62,22 +62,38 @@ class DensePairwise:
     """Factors e^{W_ij x_i x_j} for every pair i < j of ``variables`` (a fully connected Ising
     model in the {0, 1} convention, −E1 = ½ xᵀWx; pmp notes §1.2). W (d, d) symmetric with zero
     diagonal; a zero W_ij sends zero messages, so sparse graphs (lattices, Erdős–Rényi) run as
-    dense ones. Messages N (B, d, d): N[b, i, j] = log-ratio of factor {i, j} → x_j."""
+    dense ones. Messages (B, 2, P), the P = d(d − 1)/2 pairs i < j in row-major order (i, then
+    j > i): [:, 0, p] = factor {i, j} → x_j and [:, 1, p] = factor {i, j} → x_i. Both directions
+    of a pair sit at the same index, so a sweep reads and writes them at unit stride, row by row
+    (the kernel); the array path unpacks them into a (B, d, d) matrix N[b, i, j] = {i, j} → x_j."""
 
     variables: Any   # (d,) global indices
     W: Any           # (d, d)
 
+    def _pairs(self):
+        return namespace(self.W).triu_indices(self.W.shape[0], 1)
+
     def init_messages(self, xp, batch: int, dtype):
         d = self.W.shape[0]
-        return xp.zeros((batch, d, d), dtype=dtype)
+        return xp.zeros((batch, 2, d * (d - 1) // 2), dtype=dtype)
+
+    def _unpacked(self, messages):
+        """N (B, d, d), N[b, i, j] = {i, j} → x_j (zero diagonal)."""
+        xp, (i, j), d = namespace(messages), self._pairs(), self.W.shape[0]
+        N = xp.zeros((messages.shape[0], d, d), dtype=messages.dtype)
+        N[:, i, j] = messages[:, 0]
+        N[:, j, i] = messages[:, 1]
+        return N
 
     def incoming(self, messages):
-        return messages.sum(axis=1)
+        return self._unpacked(messages).sum(axis=1)
 
     def max_product(self, beliefs, messages):
         # cavity of x_i towards factor {i, j}: its belief less what that factor sent it, N[b, j, i]
-        cavity = beliefs[:, :, None] - messages.swapaxes(1, 2)
-        return max_message(self.W, cavity)
+        cavity = beliefs[:, :, None] - self._unpacked(messages).swapaxes(1, 2)
+        N = max_message(self.W, cavity)
+        i, j = self._pairs()
+        return namespace(N).stack([N[:, i, j], N[:, j, i]], axis=1)
 
     def sweep_(self, beliefs, messages, damping: float):
         if not _fusable(self.W, beliefs, messages):
