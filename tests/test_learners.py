@@ -117,6 +117,24 @@ def test_the_l1_penalty_moves_interactions_against_their_sign(backend, optimizer
                                    backend.to_numpy(getattr(rbm, name) + step), atol=1e-6)
 
 
+def test_adam_steps_the_interactions_at_a_multiple_of_lr(backend):
+    """interaction_lr_scale: W moves scale times as far as with scale 1, the biases as far (pmp:
+    Adam on the paper's W = J/2 at lr is 2 lr on J and lr on the fields)."""
+    rbm = random_rbm(backend, 5, 2, scale=0.1, seed=9)
+    v = backend.asarray(np.random.default_rng(1).integers(0, 2, (4, 5)).astype(float))
+
+    def step(scale):
+        learner = CD(CDConfig(lr=0.1, k=1, batch_size=4,
+                              optimizer={"name": "adam", "interaction_lr_scale": scale}))
+        return learner.step(rbm, {}, Batch(v), backend.rng(2))[0]
+    plain, scaled = step(1.0), step(2.0)
+    for name, factor in (("W", 2.0), ("b_v", 1.0), ("b_h", 1.0)):
+        moved = backend.to_numpy(getattr(plain, name) - getattr(rbm, name))
+        assert np.abs(moved).max() > 0.05     # a first Adam step: about lr per parameter
+        np.testing.assert_allclose(backend.to_numpy(getattr(scaled, name) - getattr(rbm, name)),
+                                   factor * moved, atol=1e-7)
+
+
 @pytest.mark.parametrize("bad, key", [({"k": 0}, "k"), ({"lr": -1.0}, "lr"),
                                       ({"batch_size": 0}, "batch_size"),
                                       ({"optimizer": {"name": "sgd", "momentum": 1.0}},

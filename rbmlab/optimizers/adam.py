@@ -1,7 +1,9 @@
 """Adam (Kingma & Ba 2015), as gradient ascent on the log-likelihood.
 
 m ← β₁m + (1 − β₁)g,  v ← β₂v + (1 − β₂)g²,  θ ← θ + lr · m̂ / (√v̂ + ε)  with m̂ = m / (1 − β₁ᵗ),
-v̂ = v / (1 − β₂ᵗ). The moments and the step count t live in the learner state (``adam_m_<name>``,
+v̂ = v / (1 − β₂ᵗ); the interaction parameters (W, J) may step at a multiple of lr
+(``interaction_lr_scale``: Adam moves each parameter by about its own lr, so Adam on the paper's
+W = J/2 at lr moves J by 2 lr and the fields by lr, pmp notes §4.4). The moments and the step count t live in the learner state (``adam_m_<name>``,
 ``adam_v_<name>``, ``adam_t``), so a resumed run continues exactly.
 """
 from __future__ import annotations
@@ -21,6 +23,9 @@ class AdamConfig(Config):
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
                             "taken off the gradient before the moments", lo=0)
+    interaction_lr_scale: float = option(1.0, "the interaction parameters (W, J) step at lr x this, "
+                                         "the others at lr (pmp: Adam at lr on the paper's W = J/2 "
+                                         "is lr x 2 on J)", lo=0, open_lo=True)
 
 
 class Adam(Optimizer):
@@ -40,5 +45,6 @@ class Adam(Optimizer):
             v = state.get(f"adam_v_{name}", 0.0) * cfg.beta2 + (1.0 - cfg.beta2) * (g * g)
             state[f"adam_m_{name}"], state[f"adam_v_{name}"] = m, v
             eps = cfg.eps * (1.0 - cfg.beta2 ** t) ** 0.5   # ε on v̂, moved into the scaled form
-            new[name] = theta + scale * m / (xp.sqrt(v) + eps)
+            step = scale * cfg.interaction_lr_scale if name in model.INTERACTIONS else scale
+            new[name] = theta + step * m / (xp.sqrt(v) + eps)
         return model.replace(**new), state
