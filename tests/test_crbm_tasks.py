@@ -155,7 +155,9 @@ ROW = {"label": "a", "show": "input", "run": {"experiment": "crbm_bp/table-1"}}
 @pytest.mark.parametrize("gallery, message", [
     ({"rows": []}, "non-empty list"),
     ({"rows": [{**ROW, "show": "truth"}]}, "show must be one of"),
-    ({"rows": [{"label": "a", "show": "input"}]}, r"rows\[0\] must have exactly the keys"),
+    ({"rows": [{"label": "a", "show": "input"}]}, r"rows\[0\] must have the keys label, run, show"),
+    ({"rows": [{**ROW, "sweeps": 5}]}, r"rows\[0\].sweeps must be a non-negative integer, on a show=samples"),
+    ({"rows": [{**ROW, "show": "samples", "sweeps": -1}]}, r"rows\[0\].sweeps must be a non-negative"),
     ({"rows": [{**ROW, "run": "crbm_bp/table-1"}]}, "must be a mapping with an experiment"),
     ({"rows": [ROW], "exmples": 3}, "unknown gallery key.*exmples"),
     ({"rows": [ROW], "examples": -3}, "gallery.examples must be a positive integer"),

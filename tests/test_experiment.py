@@ -28,6 +28,8 @@ def test_every_experiment_file_declares_every_tier(name):
             selector = dict(row["run"])
             source = load_spec(selector.pop("experiment"))
             assert selector.pop("variant", None) in (source.get("variants") or {None: []})
+            seed = selector.pop("seed", None)
+            assert seed is None or seed in seed_list(source.get("seeds", [0]))
             assert all(value in source["grid"][key] for key, value in selector.items())
         return
     sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
@@ -219,3 +221,27 @@ def test_an_option_a_bench_part_does_not_take_is_a_one_line_error(tmp_path, monk
     with pytest.raises(RbmlabError, match=r"p/t: bench.scales.smoke: unknown option\(s\) sizes of part "
                                           r"bp_speed; known: small, large, scan, scan_max_iter"):
         experiment.run_experiment("p/t", ["scale=smoke"], results_root=tmp_path)
+
+
+def test_a_sample_gallery_draws_each_models_own_sampler_beside_the_data(tmp_path):
+    """pmp Figure 7 (left) at smoke scale: a data row and one row of samples per trained model,
+    drawn by the sampler its mmd evaluator names (PMP or block Gibbs), the same on a rerun."""
+    import numpy as np
+
+    from rbmlab.experiment import run_experiment
+    from rbmlab.report import gallery
+    from rbmlab.report.gallery import Row, make_gallery
+    outputs = tmp_path / "outputs"
+    paths = run_experiment("pmp/figure-7-samples", ["scale=smoke"], results_root=tmp_path, outputs_root=outputs)
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = paths["table"].read_text()
+    assert "| PMP | samples |" in table and "pmp, 2 sweeps" in table and "block_gibbs, 2 sweeps" in table
+    run = outputs / "pmp" / "figure-7" / "smoke" / "pmp" / "0"
+    rows = [Row("data", run, "data"), Row("s", run, "samples", 3), Row("s again", run, "samples", 3)]
+    images = {r.key: gallery.generative_images(r.run_dir, "train", 6, r.show, r.sweeps) for r in rows}
+    assert len(images) == 2                                  # the two sample rows are one draw
+    data, samples = images[rows[0].key].images, images[rows[1].key].images
+    assert data.shape == samples.shape == (6, 784) and set(np.unique(samples)) <= {0.0, 1.0}
+    again = gallery.generative_images(run, "train", 6, "samples", 3).images
+    np.testing.assert_array_equal(samples, again)            # a fixed seed
+    assert make_gallery(rows, "train", 6, "t", tmp_path / "g", "cmd")["plot"].is_file()

@@ -1,8 +1,11 @@
-"""Image galleries of a conditional model's predictions (crbm_bp Figure 2).
+"""Image galleries of trained runs: a conditional model's predictions (crbm_bp Figure 2), a
+generative model's samples (pmp Figures 3, 6, 7).
 
-A gallery is rows of images, the first ``examples`` of one split: each row shows the corrupted
-inputs, the clean targets or a trained run's predictions (from the inference its evaluator names,
-the one it trained with). A row names its run by experiment, variant and config values, e.g.
+A gallery is rows of images, ``examples`` of them: each row shows the corrupted inputs, the clean
+targets or a trained run's predictions of the first examples of one split (from the inference its
+evaluator names, the one it trained with); or the split's first examples as they are (``data``),
+or ``samples`` of the run's model by the sampler its ``mmd`` evaluator names, from fresh states,
+after the row's ``sweeps`` (default: the evaluator's), with a fixed seed. A row names its run by experiment, variant and config values, e.g.
 ``{experiment: crbm_bp/table-1, variant: mle_bp, task.rate: 0.1}``; the run's own config.yaml
 rebuilds its data and task, and its checkpoint.npz (the last epoch trained) predicts. The PNG
 comes with a markdown note naming each row's run, epoch and pixel error on the examples shown.
@@ -22,8 +25,11 @@ from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError
 
-SHOWS = ("input", "target", "prediction")
+SHOWS = ("input", "target", "prediction", "data", "samples")
+GENERATIVE = ("data", "samples")   # rows of any trained run; the others need a conditional one
 ROW_KEYS = {"label", "run", "show"}
+OPTIONAL_ROW_KEYS = {"sweeps"}
+SAMPLE_SEED = 0
 GALLERY_KEYS = {"split", "examples", "rows"}
 
 
@@ -32,6 +38,12 @@ class Row:
     label: str
     run_dir: Path
     show: str
+    sweeps: int | None = None   # show=samples: sampler steps (None: the run's evaluator.sweeps)
+
+    @property
+    def key(self) -> tuple:
+        """What one set of images is computed for: a run (predictions), or a run's samples."""
+        return (self.run_dir,) if self.show not in GENERATIVE else (self.run_dir, self.show, self.sweeps)
 
 
 @dataclass
@@ -133,6 +145,63 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
                      meta.get("epoch"), stopping.get("epoch"), evaluator["inference"])
 
 
+@dataclass
+class GenerativeImages:
+    """Examples of a split (``data``) or samples of a run's model (``samples``), as {0, 1}."""
+
+    images: np.ndarray
+    image_shape: tuple[int, int]
+    epoch: int | None
+    inference: str
+
+    early_stopping_epoch = None
+
+    @property
+    def inputs(self) -> np.ndarray:
+        return self.images
+
+    def show(self, what: str) -> np.ndarray:
+        return self.images
+
+
+def generative_images(run_dir: Path, split: str, examples: int, show: str, sweeps: int | None
+                      ) -> GenerativeImages:
+    """``examples`` first images of ``split`` (show=data) or samples of ``run_dir``'s model by its
+    mmd evaluator's sampler (show=samples), ``sweeps`` steps from uniform states, seed SAMPLE_SEED."""
+    from rbmlab.backend import get_backend, to_numpy  # noqa: PLC0415
+    from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+    from rbmlab.evaluators.sampling import draw as draw_samples  # noqa: PLC0415
+    from rbmlab.evaluators.sampling import parse_sampler, sampler_for  # noqa: PLC0415
+
+    for name in ("config.yaml", "checkpoint.npz"):
+        if not (run_dir / name).is_file():
+            raise RbmlabError(f"gallery: {run_dir} has no {name} (a run not started or not finished?)")
+    config = _config(run_dir / "config.yaml")
+    data = load_dataset(**config["dataset"])
+    side = math.isqrt(data.train.shape[1])
+    shape = data.image_shape or ((side, side) if side * side == data.train.shape[1] else None)
+    if shape is None:
+        raise RbmlabError(f"gallery: dataset {config['dataset']['name']} has no image shape")
+    model, meta, _ = load_checkpoint(run_dir / "checkpoint.npz")
+    if show == "data":
+        x = getattr(data, split)
+        if x is None:
+            raise RbmlabError(f"gallery: {run_dir}'s dataset has no {split} split")
+        return GenerativeImages(np.asarray(x[:examples]), tuple(shape), meta.get("epoch"), "")
+    evaluator = config.get("evaluator") or {}
+    if evaluator.get("name") != "mmd":
+        raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not mmd: "
+                          "its sampler is not named (show=samples)")
+    steps = evaluator.get("sweeps") if sweeps is None else sweeps
+    sampler = sampler_for(parse_sampler(evaluator.get("sampler"), "evaluator.sampler"), type(model), "gallery")
+    rng = get_backend("numpy", str(model.dtype)).rng(SAMPLE_SEED)
+    x = to_numpy(draw_samples(model, sampler, examples, int(steps), examples, rng))
+    lo, hi = model.visible_units.values
+    return GenerativeImages((x - lo) / (hi - lo), tuple(shape), meta.get("epoch"),
+                            f"{sampler.config.name}, {steps} sweeps")
+
+
 def check_gallery(gallery: Any, where: str) -> tuple[str, int, list[dict[str, Any]]]:
     """(split, examples, rows) of a ``gallery:`` spec, each checked with a one-line error."""
     if not isinstance(gallery, dict):
@@ -154,8 +223,14 @@ def check_rows(rows: Any, where: str) -> list[dict[str, Any]]:
     if not isinstance(rows, list) or not rows:
         raise RbmlabError(f"{where}: gallery.rows must be a non-empty list of {{label, run, show}}")
     for i, row in enumerate(rows):
-        if not isinstance(row, dict) or set(row) != ROW_KEYS:
-            raise RbmlabError(f"{where}: gallery.rows[{i}] must have exactly the keys label, run, show")
+        if not isinstance(row, dict) or not ROW_KEYS <= set(row) <= ROW_KEYS | OPTIONAL_ROW_KEYS:
+            raise RbmlabError(f"{where}: gallery.rows[{i}] must have the keys label, run, show "
+                              "(and sweeps, for show=samples)")
+        sweeps = row.get("sweeps")
+        if sweeps is not None and (row["show"] != "samples" or not isinstance(sweeps, int)
+                                   or isinstance(sweeps, bool) or sweeps < 0):
+            raise RbmlabError(f"{where}: gallery.rows[{i}].sweeps must be a non-negative integer, "
+                              "on a show=samples row")
         if row["show"] not in SHOWS:
             raise RbmlabError(f"{where}: gallery.rows[{i}].show must be one of {', '.join(SHOWS)}, "
                               f"got {row['show']!r}")
@@ -168,11 +243,11 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> b
     """The grid as PNG bytes: one row per ``rows`` entry, its label at the left."""
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
-    n = min(images[row.run_dir].inputs.shape[0] for row in rows)
+    n = min(images[row.key].inputs.shape[0] for row in rows)
     fig = Figure(figsize=(1.2 + 0.9 * n, 0.6 + 0.9 * len(rows)))
     axes = fig.subplots(len(rows), n, squeeze=False)
     for r, row in enumerate(rows):
-        run = images[row.run_dir]
+        run = images[row.key]
         for c in range(n):
             ax = axes[r][c]
             ax.imshow(run.show(row.show)[c].reshape(run.image_shape), cmap="gray_r", vmin=0, vmax=1,
@@ -191,14 +266,15 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
              command: str) -> str:
     """The markdown note beside the PNG: which run, epoch and inference each row shows."""
     n = min(run.inputs.shape[0] for run in images.values())
-    lines = [f"# {title}", "", f"Made by `{command}`: the first {n} {split} images.", "", "| row | shows | run | epoch shown | early-stopping epoch | inference | "
+    lines = [f"# {title}", "", f"Made by `{command}`: {n} images per row, the first {n} {split} "
+             f"examples (samples: {n} draws from fresh states, seed {SAMPLE_SEED}).", "", "| row | shows | run | epoch shown | early-stopping epoch | inference | "
              "pixel error on these images (%) |", "|---|---|---|---|---|---|---|"]
     for row in rows:
-        run = images[row.run_dir]
+        run = images[row.key]
         error = f"{run.pixel_error(n):.2f}" if row.show == "prediction" else ""
         lines.append(f"| {row.label} | {row.show} | {row.run_dir} | {run.epoch} | "
                      f"{'' if run.early_stopping_epoch is None else run.early_stopping_epoch} | "
-                     f"{run.inference if row.show == 'prediction' else ''} | {error} |")
+                     f"{run.inference if row.show in ('prediction', 'samples') else ''} | {error} |")
     return "\n".join(lines) + "\n"
 
 
@@ -207,7 +283,11 @@ def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, ste
     """Predict once per run, draw, and write ``stem``.png and ``stem``.md together."""
     from rbmlab.fileio import atomic_write_all  # noqa: PLC0415
 
-    images = {run_dir: run_images(run_dir, split, examples) for run_dir in dict.fromkeys(r.run_dir for r in rows)}
+    images = {}
+    for row in rows:
+        if row.key not in images:
+            images[row.key] = (generative_images(row.run_dir, split, examples, row.show, row.sweeps)
+                               if row.show in GENERATIVE else run_images(row.run_dir, split, examples))
     paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
     stem.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_all({paths["plot"]: draw(rows, images, title),
