@@ -55,7 +55,7 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # Paper artefacts split over several experiment files, or named by the paper differently.
-.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5
+.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2
 dcp-figure-6: dcp-figure-6a dcp-figure-6b
 dcp-figure-7: dcp-figure-7a dcp-figure-7b
 frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
@@ -64,6 +64,9 @@ crbm_bp-table-3: crbm_bp-table-3a crbm_bp-table-3b
 pmp-figure-1: pmp-figure-1a pmp-figure-1b   # the log Z panels (the zeros panel is to come)
 pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
 pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent (the deconvolution panel is to come)
+pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse   # the lattice, non-persistent (the persistent panels are to come)
+# pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and
+# pmp-figure-3-samples; Figure 7 is pmp-figure-7 (the table) and pmp-figure-7-samples
 
 clean:
 	rm -rf outputs multirun .pytest_cache
