@@ -121,6 +121,7 @@ def test_shifting_bar_two_adjacent_cyclic() -> None:
         ("mnist", {"binarize_seed": -1}, "binarize_seed"),
         ("mnist", {"digits": [10]}, "digits"),
         ("mnist", {"digits": "2"}, "digits"),
+        ("mnist", {"contours": "yes"}, "contours"),
         ("omniglot", {"threshold": 2.0}, "threshold"),
         ("cbcl_faces", {"test_fraction": 1.0}, "test_fraction"),
         ("binarized_mnist", {"merge_valid": 1}, "merge_valid"),
@@ -528,6 +529,23 @@ def test_mnist_digits_keep_those_labels_in_idx_order(mnist_files: list[Path]) ->
     np.testing.assert_array_equal(twos.train, whole.train[whole.train_labels == 2][:5000])
     assert twos.test.shape == ((whole.test_labels == 2).sum(), 784)
     assert "only the digits [2]" in twos.info["split"]
+
+
+def test_contours_are_the_outer_four_neighbour_ring_padded_to_30():
+    x = np.zeros((2, 784), dtype=np.float32)
+    x[0, 0] = 1.0                                  # a corner pixel: its two in-image neighbours
+    x[1].reshape(28, 28)[10:12, 10:13] = 1.0        # a 2 x 3 block: a ring of 10 pixels
+    ring = mnist.contours(x).reshape(2, 30, 30)
+    assert ring.shape == (2, 30, 30) and ring.dtype == np.float32
+    assert {tuple(p) for p in np.argwhere(ring[0])} == {(1, 2), (2, 1)}
+    assert ring[1].sum() == 10 and not ring[1, 11:13, 11:14].any()   # the digit itself is not in it
+    assert ring[:, 0].sum() == ring[:, -1].sum() == ring[:, :, 0].sum() == ring[:, :, -1].sum() == 0
+
+
+def test_mnist_zero_contours_are_the_papers_5923(mnist_files: list[Path]) -> None:
+    zeros = load_dataset("mnist", digits=[0], contours=True)
+    assert zeros.train.shape == (5923, 900) and zeros.image_shape == (30, 30)
+    np.testing.assert_array_equal(zeros.train, mnist.contours(load_dataset("mnist", digits=[0]).train))
 
 
 def test_mnist_stochastic_and_validation(mnist_files: list[Path]) -> None:

@@ -65,6 +65,8 @@ class MnistOptions:
     validation_seed: int | None = option(None, "validation=true: null = the last 10,000 images; "
                                          "an integer = 10,000 drawn at random with that seed", lo=0)
     n_test: int | None = n_test_option()
+    contours: bool = option(False, "pmp Sec 5.3: each binarised image becomes its one-pixel outer "
+                            "ring (4-neighbour dilation less the digit), padded to 30 x 30")
     digits: list[int] | None = option(None, "keep only the images of these labels (each split, before "
                                       "n_train / n_test); null = all ten", lo=0, hi=9)
 
@@ -180,6 +182,18 @@ def _read_split(images: Path, labels: Path, n: int) -> tuple[np.ndarray, np.ndar
     return x.reshape(n, 784), y.astype(np.int64)
 
 
+def contours(x: np.ndarray) -> np.ndarray:
+    """The one-pixel outer ring of each binary 28 × 28 image in ``x`` (N, 784): dilated by the
+    4-neighbour cross, less the digit, padded with one background pixel on each side → (N, 900)
+    (the pmp authors' MNIST-zeros contours, notes §4.3)."""
+    from scipy import ndimage  # noqa: PLC0415
+
+    images = x.reshape(-1, 28, 28) > 0.5
+    cross = ndimage.generate_binary_structure(2, 1)[None]          # no mixing across images
+    ring = ndimage.binary_dilation(images, structure=cross) & ~images
+    return np.pad(ring, ((0, 0), (1, 1), (1, 1))).reshape(len(x), 900).astype(x.dtype)
+
+
 def _only(x: np.ndarray, labels: np.ndarray, digits: list[int]) -> tuple[np.ndarray, np.ndarray]:
     keep = np.isin(labels, digits)
     return x[keep], labels[keep]
@@ -194,6 +208,10 @@ def load(opts: MnistOptions) -> Dataset:
         binarize, scale=255, mode=opts.binarize, threshold=opts.threshold, seed=opts.binarize_seed
     )
     train, test = to_float(x_tr, stream=STREAM_TRAIN), to_float(x_te, stream=STREAM_TEST)
+    if opts.contours:
+        if opts.binarize == "none":
+            raise RbmlabError("dataset.contours: needs binary images (binarize=threshold or stochastic)")
+        train, test = contours(train), contours(test)
     valid: np.ndarray | None = None
     y_va: np.ndarray | None = None
     labels_tr: np.ndarray | None = y_tr
@@ -230,7 +248,7 @@ def load(opts: MnistOptions) -> Dataset:
         train_labels=labels_tr,
         test_labels=labels_te,
         valid_labels=y_va,
-        image_shape=(28, 28),
+        image_shape=(30, 30) if opts.contours else (28, 28),
         info={
             "source": f"npm {NPM_SPEC} ({HOMEPAGE})",
             "files": F.provenance(paths, FILES),
@@ -238,6 +256,8 @@ def load(opts: MnistOptions) -> Dataset:
                 opts.binarize, scale=255, seed=opts.binarize_seed, threshold_rule=f"level > {opts.threshold}"
             ),
             "split": split,
+            **({"contours": "4-neighbour dilation AND NOT digit, one background pixel padded on each "
+                            "side (30 x 30; pmp notes §4.3)"} if opts.contours else {}),
             "options": asdict(opts),
             "deviations": [],
         },
