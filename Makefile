@@ -61,7 +61,7 @@ dcp-figure-7: dcp-figure-7a dcp-figure-7b
 frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
 frank_wolfe-figure-2: frank_wolfe-figure-2a frank_wolfe-figure-2b
 crbm_bp-table-3: crbm_bp-table-3a crbm_bp-table-3b
-pmp-figure-1: pmp-figure-1a pmp-figure-1b   # the log Z panels (the zeros panel is to come)
+pmp-figure-1: pmp-figure-1a pmp-figure-1b pmp-figure-1c   # the log Z panels and the zeros panel
 pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
 pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent (the deconvolution panel is to come)
 pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse   # the lattice, non-persistent (the persistent panels are to come)
