@@ -55,7 +55,7 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # Paper artefacts split over several experiment files, or named by the paper differently.
-.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2
+.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4-deconvolution
 dcp-figure-6: dcp-figure-6a dcp-figure-6b
 dcp-figure-7: dcp-figure-7a dcp-figure-7b
 frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
@@ -65,6 +65,11 @@ pmp-figure-1: pmp-figure-1a pmp-figure-1b pmp-figure-1c   # the log Z panels and
 pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
 pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent (the deconvolution panel is to come)
 pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse   # the lattice, non-persistent (the persistent panels are to come)
+# pmp Figure 4 (bottom), blind deconvolution: inference only (one posterior, nothing trained), so a
+# script rather than a runner sweep; the paper's settings take about 4 minutes on one core.
+DECONVOLUTION_smoke := sweeps=20 n_samples=2 dataset.n_images=10
+pmp-figure-4-deconvolution: install
+	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution_$(SCALE) $(DECONVOLUTION_$(SCALE))
 # pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and
 # pmp-figure-3-samples; Figure 7 is pmp-figure-7 (the table) and pmp-figure-7-samples
 

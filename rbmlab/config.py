@@ -71,6 +71,10 @@ class BackendConfig(Config):
 IDENTITY_NEUTRAL = {
     ("evaluator", "matched"): False,           # pixel_error before matched inference
     ("learner", "optimizer", "l1"): 0.0,       # sgd and adam before their L1 penalty
+    ("learner", "optimizer", "interaction_lr_scale"): 1.0,   # adam before its W, J step scale
+    ("model", "hidden_bias"): "zero",          # rbm before hidden_bias=normal
+    ("dataset", "digits"): None,               # mnist before the label filter
+    ("dataset", "contours"): False,            # mnist before the contour images
 }
 
 

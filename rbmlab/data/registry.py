@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rbmlab.data import files as F
-from rbmlab.data import loaders, mnist, model_samples, omniglot, synthetic
+from rbmlab.data import deconvolution, loaders, mnist, model_samples, omniglot, synthetic
 from rbmlab.data.dataset import Dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import option_docs, parse_options
@@ -87,6 +87,9 @@ SPECS: dict[str, DatasetSpec] = {
         DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs",
                     model_samples.IsingSamplesOptions, model_samples.load_ising_samples,
                     truth=model_samples.ising_ground_truth),
+        DatasetSpec("deconvolution", "Binary images OR-convolving 4 known 5x5 features at Bernoulli locations "
+                    "(pmp Sec 5.6), train = test", deconvolution.DeconvolutionOptions,
+                    deconvolution.load_deconvolution),
     )
 }
 DATASET_NAMES: tuple[str, ...] = tuple(SPECS)

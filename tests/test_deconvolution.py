@@ -1,0 +1,93 @@
+"""The ``deconvolution`` dataset (pmp Sec 5.6 generator) and the PMP posterior-sampling experiment
+(rbmlab.inference.deconvolution): the generator's rule, its ground truth, the metrics, the files."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rbmlab.backend import host_rng
+from rbmlab.data import load_dataset
+from rbmlab.data.deconvolution import FEATURES, truth_arrays
+from rbmlab.errors import RbmlabError
+from rbmlab.inference.deconvolution import (DeconvolutionConfig, PosteriorSamples, feature_matches, metrics,
+                                            reconstruction, run, sample_posterior)
+from rbmlab.models.convolution_or import or_convolve
+
+
+def test_the_features_are_the_papers():
+    square, plus, triangle, diamond = FEATURES
+    assert square.sum() == 16 and square[1:4, 1:4].sum() == 0
+    np.testing.assert_array_equal(plus, np.maximum.outer(np.arange(5) == 2, np.arange(5) == 2))
+    assert triangle[4].sum() == 5 and triangle[0, 2] == 1 and diamond.sum() == 8
+
+
+def test_dataset_follows_the_generators_rule():
+    data = load_dataset("deconvolution")
+    W, S = truth_arrays(data)
+    assert data.train.shape == (100, 196) and data.image_shape == (14, 14) and data.train.dtype == np.float32
+    assert S.shape == (100, 4, 10, 10) and S.sum(axis=(1, 2, 3)).min() >= 3
+    np.testing.assert_array_equal(W, FEATURES)
+    np.testing.assert_array_equal(data.train.reshape(-1, 14, 14), or_convolve(S, W))
+    np.testing.assert_array_equal(data.test, data.train)
+    again = load_dataset("deconvolution")
+    np.testing.assert_array_equal(again.train, data.train)
+    assert not np.array_equal(load_dataset("deconvolution", seed=1).train, data.train)
+
+
+def test_dataset_sizes_follow_the_options():
+    data = load_dataset("deconvolution", n_images=7, grid=6, p_location=0.05, min_placements=2)
+    assert data.train.shape == (7, 100) and data.image_shape == (10, 10)
+    assert truth_arrays(data)[1].sum(axis=(1, 2, 3)).min() >= 2
+
+
+def test_too_few_candidates_is_one_error_line_naming_the_key():
+    with pytest.raises(RbmlabError) as excinfo:
+        load_dataset("deconvolution", n_images=200, n_candidates=100)
+    assert str(excinfo.value).startswith("dataset.n_images:") and "\n" not in str(excinfo.value)
+
+
+def test_feature_matches_find_translated_features():
+    W = np.zeros((2, 3, 6, 6), np.float32)
+    W[0, 0, 1:, 1:] = FEATURES[2]         # the triangle, shifted by (1, 1)
+    W[0, 1, :5, :5] = FEATURES[0]         # the square in place
+    W[0, 2, :5, :5] = FEATURES[0]         # a second copy of it
+    W[1, 0, :5, 1:] = FEATURES[1]
+    W[1, 0, 5, 0] = 1                     # the plus with an extra pixel: no match
+    match = feature_matches(W, FEATURES)
+    np.testing.assert_array_equal(match.any(axis=2).sum(axis=1), [3, 0])
+    np.testing.assert_array_equal(match.any(axis=1).sum(axis=1), [2, 0])
+
+
+def test_metrics_of_the_truth_are_perfect():
+    data = load_dataset("deconvolution", n_images=5)
+    W, S = truth_arrays(data)
+    X = data.train.reshape(-1, 14, 14)
+    samples = PosteriorSamples(W[None], S[None], np.zeros(1, np.float32))
+    np.testing.assert_array_equal(reconstruction(W[None], S[None], X), [1.0])
+    m = metrics(samples, X, W)
+    assert m["features_matching"] == [4.0] and m["truth_recovered"] == [4.0] and m["empty_features"] == [0.0]
+
+
+def test_posterior_samples_nearly_explain_small_data():
+    """10 images on a 4 x 4 grid, K = 4 features of 5 x 5, 200 sweeps: every PMP sample reproduces
+    at least 99% of the pixels and one reproduces them all (PMP is approximate on this loopy graph;
+    the exact-answer checks are in tests/test_logical_factors.py)."""
+    data = load_dataset("deconvolution", n_images=10, grid=4, p_location=0.1, min_placements=2, seed=3)
+    X = data.train.reshape((-1,) + data.image_shape)
+    config = DeconvolutionConfig(n_features=4, feature_side=5, n_samples=3, sweeps=200)
+    samples = sample_posterior(X, config, host_rng(0))
+    assert samples.W.shape == (3, 4, 5, 5) and samples.S.shape == (3, 10, 4, 4, 4)
+    share = reconstruction(samples.W, samples.S, X)
+    assert share.min() >= 0.99 and share.max() == 1.0
+
+
+def test_run_writes_samples_metrics_and_the_figure(tmp_path):
+    config = DeconvolutionConfig(n_samples=2, sweeps=3)
+    result = run(tmp_path, {"n_images": 9, "grid": 4, "p_location": 0.1}, config, echo=lambda *_: None)
+    assert {p.name for p in tmp_path.iterdir()} == {"samples.npz", "metrics.json", "figure-4.png"}
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["config"]["sweeps"] == 3 and len(saved["reconstruction"]) == 2 == len(result["objective"])
+    with np.load(tmp_path / "samples.npz") as f:
+        assert f["W"].shape == (2, 5, 6, 6) and f["S"].shape == (2, 9, 5, 3, 3)
