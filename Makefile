@@ -55,7 +55,7 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # Paper artefacts split over several experiment files, or named by the paper differently.
-.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4-deconvolution
+.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4 pmp-figure-4-deconvolution
 dcp-figure-6: dcp-figure-6a dcp-figure-6b
 dcp-figure-7: dcp-figure-7a dcp-figure-7b
 frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
@@ -67,6 +67,7 @@ pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent
 pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse   # the lattice, non-persistent (the persistent panels are to come)
 # pmp Figure 4 (bottom), blind deconvolution: inference only (one posterior, nothing trained), so a
 # script rather than a runner sweep; the paper's settings take about 4 minutes on one core.
+pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution   # samples of the zeros models; deconvolution
 DECONVOLUTION_smoke := sweeps=20 n_samples=2 dataset.n_images=10
 pmp-figure-4-deconvolution: install
 	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution_$(SCALE) $(DECONVOLUTION_$(SCALE))

@@ -282,6 +282,7 @@ def test_batched_trials_are_replicates_in_records_report_and_evaluate(tmp_path):
     assert proc.returncode == 2 and "trial=N" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_dcp_figure_experiment_at_smoke_scale(tmp_path):
     rbmlab("experiment", "dcp/figure-1", "scale=smoke", cwd=tmp_path, timeout=300)
     curves = pd.read_csv(tmp_path / "results" / "dcp" / "figure-1_smoke_curves.csv")

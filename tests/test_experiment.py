@@ -51,20 +51,35 @@ def _check_tiers(name, spec):
         assert cfg.seed == seed_list(settings.get("seeds", spec.get("seeds", [0])))[0]
 
 
-@pytest.mark.parametrize("name", [n for n in available() if not {"runs_of", "bench", "gallery"} & set(load_spec(n))])
-def test_every_job_of_every_tier_is_a_valid_run_config(name):
-    """Each variant's first job at every tier and, at the paper tier (never run here), every value of
-    every swept key (seeds: the first)."""
+SWEEPS = [n for n in available() if not {"runs_of", "bench", "gallery"} & set(load_spec(n))]
+
+
+def _jobs(name: str, tier: str, every: bool):
+    """The first job of each of the tier's variants, or (``every``) every value of every swept key
+    (seeds: the first)."""
     spec = load_spec(name)
+    chosen = spec["scales"][tier].get("variants")
+    variants = spec.get("variants") or {"": []}
+    for variant in (chosen or variants):
+        args = sweep_overrides(spec, tier, [], variants[variant])
+        args = [a.split(",")[0] if a.startswith("seed=") else a for a in args]   # one seed
+        combos = expand_overrides(args)
+        yield from combos if every else combos[:1]
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_every_variant_of_every_tier_is_a_valid_run_config(name):
     for tier in SCALE_TIERS:
-        chosen = spec["scales"][tier].get("variants")
-        variants = spec.get("variants") or {"": []}
-        for variant in (chosen or variants):
-            args = sweep_overrides(spec, tier, [], variants[variant])
-            args = [a.split(",")[0] if a.startswith("seed=") else a for a in args]   # one seed
-            combos = expand_overrides(args)
-            for combo in combos if tier == "paper" else combos[:1]:   # the others have runs
-                assert validated_run_config(combo).scale == tier
+        for combo in _jobs(name, tier, every=False):
+            assert validated_run_config(combo).scale == tier
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SWEEPS)
+def test_every_job_of_the_paper_tier_is_a_valid_run_config(name):
+    """The paper tier is never run here: each of its jobs is validated (the other tiers have runs)."""
+    for combo in _jobs(name, "paper", every=True):
+        assert validated_run_config(combo).scale == "paper"
 
 
 def test_a_tier_replaces_grid_values_and_keeps_the_rest():

@@ -203,6 +203,7 @@ def test_model_init_problems_are_one_line(tmp_path, init, message):
     assert re.search(message, proc.stderr), proc.stderr
 
 
+@pytest.mark.slow
 def test_a_growing_run_killed_mid_growth_resumes_to_identical_metrics(tmp_path):
     args = [*FW_SMALL, "train.epochs=8", "train.checkpoint_every=2", "seed=4"]
     # killed after epoch 5, past the checkpoint of 4 units
