@@ -64,7 +64,8 @@ crbm_bp-table-3: crbm_bp-table-3a crbm_bp-table-3b
 pmp-figure-1: pmp-figure-1a pmp-figure-1b pmp-figure-1c   # the log Z panels and the zeros panel
 pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
 pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent (the deconvolution panel is to come)
-pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse   # the lattice, non-persistent (the persistent panels are to come)
+pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent-mmd \
+	pmp-figure-2-lattice-persistent-rmse pmp-figure-2-er-persistent-mmd pmp-figure-2-er-persistent-rmse   # left, centre, right
 # pmp Figure 4 (bottom), blind deconvolution: inference only (one posterior, nothing trained), so a
 # script rather than a runner sweep; the paper's settings take about 4 minutes on one core.
 pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution   # samples of the zeros models; deconvolution

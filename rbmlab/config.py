@@ -75,6 +75,9 @@ IDENTITY_NEUTRAL = {
     ("model", "hidden_bias"): "zero",          # rbm before hidden_bias=normal
     ("dataset", "digits"): None,               # mnist before the label filter
     ("dataset", "contours"): False,            # mnist before the contour images
+    ("learner", "sampler", "step"): "sweep",   # gibbs and gwg before single-site steps
+    ("evaluator", "sampler", "step"): "sweep",
+    ("learner", "chain_init"): "data",          # pcd before uniform chain starts
 }
 
 

@@ -22,7 +22,9 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           key also select (a metric: best run per point, e.g. on validation),
                           vlines ([{x: n | summary: early_stopping.n_hidden, label}]), table_x,
                           ratios ([{label, of: [line, ...], to: line}]: summed lines over a line),
-                          where ({key: value}: only the runs with these values)
+                          where ({key: value}: only the runs with these values), derive
+                          ({column: [{where: {key: value}, key, values}]}: a column made from
+                          another key per group of runs, e.g. a shared x axis)
     bench                 instead of a sweep, a timing: {part: <rbmlab.bench.EXPERIMENT_PARTS name>,
                           rounds, scales: {tier: keyword arguments}}; the table of its rows goes
                           to results/<paper>/<artefact>_<scale>.md, with report.paper ([{row:
@@ -60,7 +62,7 @@ SCALE_TIERS = ("smoke", "reduced", "paper")
 SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report", "bench",
              "gallery", "runs_of", "needs"}
 REPORT_KEYS = {"metric", "x", "lines", "panels", "paper", "hlines", "markers", "logx", "select", "vlines",
-               "table_x", "ratios", "where"}
+               "table_x", "ratios", "where", "derive"}
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
 
 
@@ -417,7 +419,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
                              logx=bool(report.get("logx", False)), variants=sorted(variants),
                              select=report.get("select"), vlines=report.get("vlines"),
                              table_x=report.get("table_x"), ratios=report.get("ratios"),
-                             where=report.get("where"))
+                             where=report.get("where"), derive=report.get("derive"))
     if problems:
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")

@@ -225,6 +225,75 @@ def test_gwg_marginals_dense(spins: str) -> None:
     assert_marginals(m, x)
 
 
+def test_single_site_gibbs_steps_match_exact_marginals_and_continue_their_scan() -> None:
+    """step=site: 30 n single-site updates in site order match the exact moments; a scan split
+    in two runs at the carried position is the scan run at once (same draws), and one step
+    changes one site only."""
+    m = dense(10, "pm1", seed=11, coupling_std=0.4, field_std=0.4)
+    sampler = SiteGibbs(SiteGibbsConfig(step="site"))
+    assert sampler.continues_scan and not SiteGibbs().continues_scan
+    x0 = np.where(np.random.default_rng(2).random((20_000, 10)) < 0.5, 1.0, -1.0)
+    assert_marginals(m, sampler.run(m, x0, np.random.default_rng(3), 300, position=7))
+    x0 = x0[:50]
+    whole = sampler.run(m, x0, np.random.default_rng(4), 17, position=6)
+    rng = np.random.default_rng(4)
+    half = sampler.run(m, x0, rng, 9, position=6)
+    np.testing.assert_array_equal(sampler.run(m, half, rng, 8, position=(6 + 9) % 10), whole)
+    changed = sampler.run(m, x0, np.random.default_rng(5), 1, position=13) != x0
+    assert changed[:, 3].any() and not np.delete(changed, 3, axis=1).any()
+
+
+def test_gwg_single_site_steps_are_single_proposals() -> None:
+    """step=site: n GWG steps are one step=sweep step (the same draws)."""
+    from rbmlab.inference.gwg import GibbsWithGradients, GWGConfig
+    m = dense(10, "pm1", seed=12, coupling_std=0.4, field_std=0.4)
+    x0 = np.full((40, 10), -1.0)
+    sweep = GibbsWithGradients().run(m, x0, np.random.default_rng(6), 2)
+    sites = GibbsWithGradients(GWGConfig(step="site")).run(m, x0, np.random.default_rng(6), 20)
+    np.testing.assert_array_equal(sites, sweep)
+    one = GibbsWithGradients(GWGConfig(step="site")).run(m, x0, np.random.default_rng(7), 1)
+    assert ((one != x0).sum(axis=1) <= 1).all()
+
+
+def test_persistent_chains_carry_the_scan_position_through_a_checkpoint(tmp_path) -> None:
+    """PCD with single-site Gibbs steps: the position advances k per update (mod n) and a run
+    resumed from its checkpoint goes on from it (its chains equal an uninterrupted run's)."""
+    from rbmlab.checkpoint import load_checkpoint, save_checkpoint
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    m = dense(10, "pm1", seed=13, coupling_std=0.4, field_std=0.4)
+    data = Batch(np.where(np.random.default_rng(8).random((30, 10)) < 0.5, 1.0, -1.0))
+    learner = LEARNERS.build(LEARNERS.parse({"name": "pcd", "k": 4, "n_chains": 6, "batch_size": "full",
+                                             "sampler": {"name": "gibbs", "step": "site"}}))
+    rng = np.random.default_rng(9)
+    state = learner.init_state(m, data, rng)
+    assert state["scan_position"] == 0
+    models, states = [m], [state]
+    for _ in range(5):
+        new, state = learner.step(models[-1], states[-1], data, rng)
+        models.append(new)
+        states.append(state)
+    assert [int(s["scan_position"]) for s in states] == [0, 4, 8, 2, 6, 0]
+    save_checkpoint(tmp_path / "c.npz", models[3], state=states[3])
+    _, _, saved = load_checkpoint(tmp_path / "c.npz")
+    rng_a, rng_b = np.random.default_rng(10), np.random.default_rng(10)
+    _, a = learner.step(models[3], states[3], data, rng_a)
+    _, b = learner.step(models[3], saved, data, rng_b)
+    np.testing.assert_array_equal(a["chains"], b["chains"])
+    assert int(b["scan_position"]) == 6
+
+
+def test_persistent_chains_start_at_the_data_or_at_uniform_states() -> None:
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    m = dense(10, "pm1", seed=13)
+    data = Batch(np.ones((30, 10)))
+    build = lambda init: LEARNERS.build(LEARNERS.parse({"name": "pcd", "n_chains": 4000, "chain_init": init}))  # noqa: E731
+    assert (build("data").init_state(m, data, np.random.default_rng(0))["chains"] == 1).all()
+    chains = build("uniform").init_state(m, data, np.random.default_rng(0))["chains"]
+    assert set(np.unique(chains)) == {-1.0, 1.0} and abs(chains.mean()) < 0.02
+
+
 def test_gibbs_is_stationary_from_exact_samples_float32() -> None:
     m = dense(8, "pm1", seed=4, coupling_std=1.0).astype(np.float32)
     rng = np.random.default_rng(4)

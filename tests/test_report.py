@@ -743,3 +743,25 @@ def test_a_summary_record_over_several_experiments_filtered_by_where(cost_sweep:
                     where={"variant": "gibbs"})
     with pytest.raises(RbmlabError, match="report.where: unknown key 'nope'"):
         make_report(roots, tmp_path / "out", where={"nope": 1})
+
+
+def test_a_derived_x_axis_maps_each_variants_own_key(cost_sweep: Path, tmp_path: Path) -> None:
+    """report.derive: a column made per group of runs from another key, mapped where asked (pmp
+    Figure 2's persistent panels put PMP's chains at the MCMC budget they are matched to)."""
+    rules = [{"where": {"variant": "fw"}, "key": "model.n_hidden"},
+             {"where": {"variant": "cd_rand"}, "key": "model.n_hidden"},
+             {"where": {"variant": "cd_fw"}, "key": "model.n_hidden", "values": {2: 3, 4: 5}}]
+    result = make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", lines="variant",
+                         variants=["fw", "cd_rand", "cd_fw"], derive={"size": rules})
+    curves = pd.read_csv(result["curves"])
+    assert list(curves[curves["variant"] == "cd_fw"]["size"]) == [3, 5]
+    assert list(curves[curves["variant"] == "cd_rand"]["size"]) == [2, 4]
+    with pytest.raises(RbmlabError, match=r"report.derive.size: model.n_hidden = 4 has no entry in values"):
+        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
+                    derive={"size": [*rules[:2], {**rules[2], "values": {2: 3}}]})
+    with pytest.raises(RbmlabError, match=r"report.derive.size: no rule matches run cd_fw/"):
+        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
+                    derive={"size": rules[:2]})
+    with pytest.raises(RbmlabError, match=r"report.derive.size: unknown key 'nope'"):
+        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
+                    derive={"size": [{"where": {}, "key": "nope"}]})

@@ -9,7 +9,8 @@ which applies ``steps`` transitions (sampler sweeps, or fixed-point iterations) 
 states ``x`` (rows; leading trial axes as the model's) and returns a new array, never modifying
 ``x``. A method with ``takes_first_product = True`` (block Gibbs) also accepts
 ``first_product=xW``, the first half-step's product when a learner formed it together with its
-positive phase (one matmul instead of two). Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
+positive phase (one matmul instead of two). A method with ``continues_scan`` (single-site Gibbs
+with ``step=site``) takes ``position=p``, the site its scan goes on from. Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
 the model family's ``default_sampler``) instead of naming one.
 """
 from __future__ import annotations
@@ -30,6 +31,8 @@ class InferenceMethod:
     config_class: type = InferenceConfig
     requires: tuple[type, ...] = ()   # model capabilities (rbmlab.models.base) it needs
     takes_first_product = False       # run(..., first_product=xW) accepted
+    continues_scan = False            # run(..., position=p) accepted: a systematic scan that goes
+                                      # on where it stopped (the next is (p + steps) mod n)
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()

@@ -11,7 +11,9 @@ exactly, so GWG's gradient estimate of δ is exact here. The flip is accepted wi
 
 (Metropolis–Hastings; x' = x with x_i flipped, and flipping i again is the reverse move). The
 fields are updated by J[i] (x̄_i − x_i) on acceptance, so a step costs O(n) per chain. A sweep is
-n steps; every chain (and trial) steps at once.
+n steps; every chain (and trial) steps at once. ``step=site`` counts run's steps in single
+proposals instead of sweeps (the persistent panels of pmp Figure 2: k proposals per learning
+iteration, pmp notes §4.4).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ class GWGConfig(InferenceConfig):
     name: str = option("gwg", "inference method: Gibbs-with-gradients (one proposed flip per step, "
                               "n steps per sweep)")
     temperature: float = option(2.0, "proposal softmax(δ / temperature) (GWG's DiffSampler: 2)", lo=1e-6)
+    step: str = option("sweep", "one step: sweep (n proposals) | site (one proposal)", choices=("sweep", "site"))
 
 
 def _log_softmax(a, xp):
@@ -43,7 +46,8 @@ def _take(a, i, xp):
 
 
 class GibbsWithGradients(InferenceMethod):
-    """``run(model, x, rng, steps)``: ``steps`` sweeps of n Metropolis–Hastings flips (1)–(2)."""
+    """``run(model, x, rng, steps)``: ``steps`` sweeps of n Metropolis–Hastings flips (1)–(2), or
+    (``step=site``) ``steps`` flips."""
 
     config_class = GWGConfig
     requires = (LocalFields, PairwiseCouplings)
@@ -60,7 +64,7 @@ class GibbsWithGradients(InferenceMethod):
         n = x.shape[-1]
         a = model.local_fields(x, slice(None))                       # (..., B, n)
         sites = xp.arange(n)
-        for _ in range(steps * n):
+        for _ in range(steps * n if self.config.step == "sweep" else steps):
             change = units.flip(x) - x
             delta = a * change                                         # (1)
             log_q = _log_softmax(delta / t, xp)

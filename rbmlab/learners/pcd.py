@@ -1,4 +1,8 @@
-"""Persistent contrastive divergence PCD-k (Tieleman 2008): the negative chains never restart."""
+"""Persistent contrastive divergence PCD-k (Tieleman 2008): the negative chains never restart.
+
+With a sampler whose systematic scan continues where it stopped (single-site Gibbs with
+``step=site``: k single-site updates per update, pmp Figure 2's persistent panels), the scan
+position persists with the chains (in the learner state, so a resumed run goes on from it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,20 +16,34 @@ class PCDConfig(LearnerConfig):
     name: str = option("pcd", "learner")
     k: int = option(1, "sampler steps per update", lo=1)
     n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=10**6)
+    chain_init: str = option("data", "chains start at the first training examples (tiled), or at "
+                                      "uniform random states (pmp and GWG's code)", choices=("data", "uniform"))
 
 
 class PCD(Learner):
     config_class = PCDConfig
 
     def init_state(self, model, train, rng):
-        """Chains start at the first training examples (dcp notes §8 item 6), tiled if needed."""
+        """Chains start at the first training examples (dcp notes §8 item 6), tiled if needed, or
+        (``chain_init=uniform``) at uniform random states (pmp notes §2.6)."""
         xp, data = model.xp, train.inputs
         bs = self.config.batch_size
         n = self.config.n_chains or (data.shape[0] if bs == "full" else min(bs, data.shape[0]))
-        reps = -(-n // data.shape[0])
-        chains = xp.concatenate([data] * reps, axis=0)[:n] if reps > 1 else data[:n]
-        return {"chains": xp.array(chains, copy=True)}
+        if self.config.chain_init == "uniform":
+            chains = model.visible_units.uniform_states(rng, data.shape[:-2] + (n, data.shape[-1]), data.dtype)
+        else:
+            reps = -(-n // data.shape[0])
+            chains = xp.concatenate([data] * reps, axis=0)[:n] if reps > 1 else data[:n]
+        state = {"chains": xp.array(chains, copy=True)}
+        if self.sampler_for(type(model)).continues_scan:
+            state["scan_position"] = 0
+        return state
 
     def step(self, model, state, batch, rng):
-        grad, chains = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, self.config.k)
-        return self.update(model, grad, {**state, "chains": chains})
+        k, chains = self.config.k, state["chains"]
+        if "scan_position" not in state:
+            grad, chains = self.contrastive_gradient(model, batch.inputs, chains, rng, k)
+            return self.update(model, grad, {**state, "chains": chains})
+        position = int(state["scan_position"])
+        grad, chains = self.contrastive_gradient(model, batch.inputs, chains, rng, k, position=position)
+        return self.update(model, grad, {**state, "chains": chains, "scan_position": (position + k) % chains.shape[-1]})

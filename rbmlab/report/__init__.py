@@ -87,7 +87,8 @@ def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, m
                 vlines: Sequence[Mapping[str, Any]] | None = None,
                 table_x: Sequence[Any] | None = None,
                 ratios: Sequence[Mapping[str, Any]] | None = None,
-                where: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                where: Mapping[str, Any] | None = None,
+                derive: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
@@ -100,7 +101,9 @@ def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, m
     [{label, of: [line, ...], to: line}], rows of summed line values over another line's at each
     x of a runs-table key (``rbmlab.report.ratios``). ``root``: a directory, or {experiment name:
     directory} (each run gets an ``experiment`` key). ``where``: {key: value}, only the runs with
-    these config values (``variant: fw``). Final values, best and x at best come only from
+    these config values (``variant: fw``). ``derive``: {column: [{where: {key: value}, key, values:
+{value: new}}]}, a runs-table column made from another key per group of runs (optionally mapped),
+e.g. an x axis shared by methods whose budgets are different keys (:func:`derive_columns`). Final values, best and x at best come only from
     completed runs; the table says how many were left out and why. The four files are written
     together: when one cannot be written, a one-line RbmlabError, and every file stays as it was. Returns {'table', 'plot', 'curves', 'runs':
     Path, 'summary': DataFrame of the groups}.
@@ -108,6 +111,8 @@ def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, m
     runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
     if where:
         runs, curves = _where(runs, curves, where)
+    if derive:
+        runs = derive_columns(runs, derive)
     metrics = available_metrics(runs, curves)
     metric = resolve_metric(metric, metrics)
     select = None if select is None else resolve_metric(select, metrics)
@@ -150,6 +155,46 @@ def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, m
                       paths["curves"]: curves_csv(curve, groups, layout, x),
                       paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
     return {**paths, "summary": summary}
+
+
+def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFrame:
+    """``derive``: {column: [{where: {key: value}, key: source, values: {value: new} (optional)}]}.
+    Each rule sets ``column`` for the runs matching ``where`` to their ``source`` value, mapped by
+    ``values`` when given (pmp Figure 2's persistent panels: Gibbs's single-site steps per update,
+    learner.k, and PMP's chains, learner.n_chains, mapped to the steps they are matched to). Every
+    run must get a value; one-line RbmlabError otherwise."""
+    if not isinstance(derive, Mapping):
+        raise RbmlabError(f"report.derive must be {{column: [rules]}}, got {derive!r}")
+    runs = runs.copy()
+    for column, rules in derive.items():
+        if column in runs.columns:
+            raise RbmlabError(f"report.derive: {column} is already a key of the runs table")
+        values = pd.Series([None] * len(runs), index=runs.index, dtype=object)
+        for rule in rules if isinstance(rules, list) else [rules]:
+            if not isinstance(rule, Mapping) or not {"where", "key"} <= set(rule) or set(rule) - {"where", "key", "values"}:
+                raise RbmlabError(f"report.derive.{column}: each rule is {{where: {{key: value}}, key, values}}, "
+                                  f"got {rule!r}")
+            if rule["key"] not in runs.columns:
+                raise RbmlabError(f"report.derive.{column}: unknown key {rule['key']!r}")
+            mask = pd.Series(True, index=runs.index)
+            for key, value in rule["where"].items():
+                if key not in runs.columns:
+                    raise RbmlabError(f"report.derive.{column}: unknown key {key!r} in where")
+                mask &= runs[key].map(norm) == norm(value)
+            source = runs.loc[mask, rule["key"]]
+            if "values" in rule:
+                mapping = {norm(k): v for k, v in rule["values"].items()}
+                missing = sorted({str(v) for v in source.map(norm) if v not in mapping})
+                if missing:
+                    raise RbmlabError(f"report.derive.{column}: {rule['key']} = {', '.join(missing)} has no entry "
+                                      "in values")
+                source = source.map(lambda v: mapping[norm(v)])
+            values[mask] = source
+        if values.isna().any():
+            raise RbmlabError(f"report.derive.{column}: no rule matches run {runs.loc[values.isna(), 'run_dir'].iloc[0]}")
+        numeric = values.map(lambda v: pd.api.types.is_number(v) and not isinstance(v, bool)).all()
+        runs[column] = pd.to_numeric(values) if numeric else values
+    return runs
 
 
 def _where(runs: pd.DataFrame, curves: pd.DataFrame, where: Mapping[str, Any]
