@@ -68,6 +68,7 @@ def test_sweep_gives_every_job_its_own_directory(tmp_path):
     assert configs == {("cd", 0), ("cd", 1), ("pcd", 0), ("pcd", 1)}
 
 
+@pytest.mark.slow
 def test_parallel_runs_started_together_do_not_collide(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-m", "rbmlab", "run", *SMALL, "train.epochs=2"],
                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -76,6 +76,7 @@ def wait_for(path: Path, until=lambda path: True, timeout: float = 60) -> None:
 
 
 # ---------------------------------------------------------------- concurrent use
+@pytest.mark.slow
 def test_a_second_experiment_on_the_same_sweep_is_refused_and_the_first_is_intact(tmp_path):
     first = start("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", "train.epochs=200",
                   "learner.lr=0.05", cwd=tmp_path)
@@ -92,6 +93,7 @@ def test_a_second_experiment_on_the_same_sweep_is_refused_and_the_first_is_intac
         assert "learner.lr=0.05" in (run / "overrides.yaml").read_text()
 
 
+@pytest.mark.slow
 def test_a_second_resume_of_the_same_run_is_refused(tmp_path, reference):
     args = [*SMALL, f"train.epochs={EPOCHS}", "hydra.run.dir=run"]
     code, _, _ = rbmlab("run", *args, cwd=tmp_path, fault="after_epoch:5")
@@ -173,6 +175,7 @@ def test_a_full_disk_for_evaluate_out_leaves_no_partial_json(tmp_path, reference
 
 
 # ---------------------------------------------------------------- completed work and sweeps
+@pytest.mark.slow
 def test_completed_work_is_not_overwritten_without_asking(tmp_path, reference):
     code, _, err = rbmlab("run", *SMALL, "train.epochs=3", f"hydra.run.dir={reference}", cwd=tmp_path)
     assert code == 2
