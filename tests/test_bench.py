@@ -198,6 +198,7 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
 
 
+@pytest.mark.slow
 def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     """At toy shapes: a time per mode, the floor ratio and the batched throughput, all positive;
     a fixed iteration count (tol=None) runs exactly that many iterations."""
@@ -209,6 +210,7 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     assert loopy_bp(W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None).iterations == 3
 
 
+@pytest.mark.slow
 def test_pmp_rows_time_both_models_against_gibbs_matmuls_and_the_message_floor(backend, monkeypatch):
     """At toy shapes: the eight rows, positive; the sweep count reaches max_product; the rows name
     the path that ran (numba kernel or numpy)."""

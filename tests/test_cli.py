@@ -59,6 +59,7 @@ def test_run_writes_its_records(tmp_path):
         assert summary["source"] in (head.stdout.strip(), head.stdout.strip() + "+dirty")
 
 
+@pytest.mark.slow
 def test_sweep_gives_every_job_its_own_directory(tmp_path):
     rbmlab("run", "-m", *SMALL, "train.epochs=3", "learner=cd,pcd", "seed=0,1", cwd=tmp_path)
     runs = run_dirs(tmp_path / "outputs" / "sweeps")
@@ -259,6 +260,7 @@ def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
     assert set(curves["n"]) == {3}
 
 
+@pytest.mark.slow
 def test_batched_trials_are_replicates_in_records_report_and_evaluate(tmp_path):
     rbmlab("run", *SMALL, "learner=sdcp", "learner.d=2", "train.trials=3", "train.epochs=10",
            "train.eval_every=5", cwd=tmp_path)
