@@ -70,6 +70,8 @@ pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent
 # script rather than a runner sweep; the paper's settings take about 4 minutes on one core.
 pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution   # samples of the zeros models; deconvolution
 DECONVOLUTION_smoke := sweeps=20 n_samples=2 dataset.n_images=10
+DECONVOLUTION_reduced :=   # the paper's settings (they fit the reduced tier's hour)
+DECONVOLUTION_paper :=
 pmp-figure-4-deconvolution: install
 	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution_$(SCALE) $(DECONVOLUTION_$(SCALE))
 # pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and
