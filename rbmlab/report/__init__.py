@@ -176,11 +176,7 @@ def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFram
                                   f"got {rule!r}")
             if rule["key"] not in runs.columns:
                 raise RbmlabError(f"report.derive.{column}: unknown key {rule['key']!r}")
-            mask = pd.Series(True, index=runs.index)
-            for key, value in rule["where"].items():
-                if key not in runs.columns:
-                    raise RbmlabError(f"report.derive.{column}: unknown key {key!r} in where")
-                mask &= runs[key].map(norm) == norm(value)
+            mask = _matching(runs, rule["where"], f"report.derive.{column}")
             source = runs.loc[mask, rule["key"]]
             if "values" in rule:
                 mapping = {norm(k): v for k, v in rule["values"].items()}
@@ -202,14 +198,22 @@ def _where(runs: pd.DataFrame, curves: pd.DataFrame, where: Mapping[str, Any]
     """The runs (and their metrics rows) whose keys take the values of ``where``."""
     if not isinstance(where, Mapping):
         raise RbmlabError(f"report.where must be {{key: value}}, got {where!r}")
-    keep = pd.Series(True, index=runs.index)
-    for key, value in where.items():
-        if key not in config_columns(runs):
-            raise RbmlabError(f"report.where: unknown key {key!r}; keys: {', '.join(config_columns(runs))}")
-        keep &= runs[key].map(norm) == norm(value)
+    keep = _matching(runs, where, "report.where")
     if not keep.any():
         raise RbmlabError(f"report.where: no run has {dict(where)}")
     return runs[keep].reset_index(drop=True), curves[curves["run_dir"].isin(runs.loc[keep, "run_dir"])]
+
+
+def _matching(runs: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.Series:
+    """The runs whose config keys take the values of ``where`` (a boolean mask); a one-line
+    RbmlabError naming ``what`` for a key that is not a config key."""
+    keys = config_columns(runs)
+    mask = pd.Series(True, index=runs.index)
+    for key, value in where.items():
+        if key not in keys:
+            raise RbmlabError(f"{what}: unknown key {key!r}; keys: {', '.join(keys)}")
+        mask &= runs[key].map(norm) == norm(value)
+    return mask
 
 
 def _ratios_text(rows: pd.DataFrame, x: str, table_x: Sequence[Any] | None, curve: pd.DataFrame) -> str:
