@@ -510,3 +510,45 @@ def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert "Traceback" not in err
     left = looks_complete(set(tmp_path.rglob("*")) - before, tmp_path)
     assert not left, left
+
+
+# ---------------------------------------------------------------- scripts/pmp_deconvolution.py
+def deconvolution_script():
+    import importlib.util  # noqa: PLC0415
+    path = Path(__file__).resolve().parents[1] / "scripts" / "pmp_deconvolution.py"
+    spec = importlib.util.spec_from_file_location("pmp_deconvolution", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+TINY = ["dataset.n_images=2", "dataset.grid=3", "sweeps=2", "n_samples=1"]
+DECONVOLUTION_CASES = [
+    Case("deconvolution-no-out-dir", [], "usage"),
+    Case("deconvolution-key-as-out-dir", ["sweeps=2"], "usage"),
+    Case("deconvolution-not-key-value", ["out", "sweeps"], "sweeps: expected key=value"),
+    Case("deconvolution-unknown-key", ["out", "sweep=2"], "sweep"),
+    Case("deconvolution-out-of-range", ["out", "damping=0"], "damping"),
+    Case("deconvolution-wrong-type", ["out", "n_features=many"], "n_features"),
+    Case("deconvolution-unknown-dataset-key", ["out", "dataset.images=3"], "images"),
+    Case("deconvolution-dataset-out-of-range", ["out", "dataset.p_location=2"], "p_location"),
+    # OUT_DIR under a file: refused before the sampling starts
+    Case("deconvolution-out-dir-is-a-file", ["out/results", *TINY], "out/results", setup=file_at("out")),
+]
+
+
+@pytest.mark.parametrize("case", DECONVOLUTION_CASES, ids=[c.id for c in DECONVOLUTION_CASES])
+def test_deconvolution_script_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
+    main_of_script = deconvolution_script()
+    monkeypatch.chdir(tmp_path)
+    if case.setup is not None:
+        case.setup(tmp_path)
+    before = set(tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exit_info:
+        main_of_script(case.argv)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert exit_info.value.code == 2, err
+    assert len(lines) == 1 and lines[0].startswith("rbmlab: error:"), err
+    assert case.needle in lines[0], lines[0]
+    assert not looks_complete(set(tmp_path.rglob("*")) - before, tmp_path)

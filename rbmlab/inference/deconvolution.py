@@ -21,6 +21,7 @@ sampled features equal to a ground-truth feature up to translation inside the fh
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import time
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import host_rng, namespace
+from rbmlab.fileio import atomic_write_all, write_error
 from rbmlab.inference.max_product import logistic_noise, perturb_and_max_product
 from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
 from rbmlab.validation import option
@@ -118,6 +120,10 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
     data = load_dataset("deconvolution", **(dataset or {}))
     X = data.train.reshape((-1,) + data.image_shape)
     truth_W, _ = truth_arrays(data)
+    try:   # before the sampling: a bad OUT_DIR must not cost the run
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(out, e, "deconvolution results") from None
     echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} samples x "
          f"{config.sweeps} sweeps, K={config.n_features}, {config.feature_side}x{config.feature_side} features")
     start = time.perf_counter()
@@ -125,10 +131,12 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
     seconds = time.perf_counter() - start
     result = {"config": asdict(config), "dataset": data.info["options"], "seconds": seconds,
               "seconds_per_sweep": seconds / config.sweeps, **metrics(samples, X, truth_W)}
-    out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "samples.npz", W=samples.W, S=samples.S, objective=samples.objective, X=X)
-    (out / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot_posterior_features(out / "figure-4.png", samples.W, truth_W, X[:9])
+    arrays = io.BytesIO()
+    np.savez_compressed(arrays, W=samples.W, S=samples.S, objective=samples.objective, X=X)
+    atomic_write_all({out / "samples.npz": arrays.getvalue(),      # all three or none
+                      out / "metrics.json": (json.dumps(result, indent=2) + "\n").encode(),
+                      out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9])},
+                     what="deconvolution results")
     summary = {k: (float(np.mean(v)) if isinstance(v, list) else v) for k, v in result.items()
                if k not in ("config", "dataset")}
     echo(json.dumps({k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v

@@ -40,10 +40,9 @@ class PCD(Learner):
         return state
 
     def step(self, model, state, batch, rng):
-        k, chains = self.config.k, state["chains"]
-        if "scan_position" not in state:
-            grad, chains = self.contrastive_gradient(model, batch.inputs, chains, rng, k)
-            return self.update(model, grad, {**state, "chains": chains})
-        position = int(state["scan_position"])
-        grad, chains = self.contrastive_gradient(model, batch.inputs, chains, rng, k, position=position)
-        return self.update(model, grad, {**state, "chains": chains, "scan_position": (position + k) % chains.shape[-1]})
+        k, state = self.config.k, dict(state)
+        scan = {"position": int(state["scan_position"])} if "scan_position" in state else {}
+        grad, state["chains"] = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, k, **scan)
+        if scan:
+            state["scan_position"] = (scan["position"] + k) % state["chains"].shape[-1]
+        return self.update(model, grad, state)

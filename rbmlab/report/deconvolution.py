@@ -7,13 +7,13 @@ Pixels on are black, as in the paper.
 """
 from __future__ import annotations
 
-from pathlib import Path
+import io
 
 import numpy as np
 
 
-def plot_posterior_features(path: Path, samples_W, truth_W, images) -> Path:
-    """Write the figure to ``path`` (PNG): ``images`` (M, H, W'), ``truth_W`` (G, f, f),
+def plot_posterior_features(samples_W, truth_W, images) -> bytes:
+    """The figure as PNG bytes: ``images`` (M, H, W'), ``truth_W`` (G, f, f),
     ``samples_W`` (B, K, fh, fw), all {0, 1}."""
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend or display
 
@@ -33,5 +33,6 @@ def plot_posterior_features(path: Path, samples_W, truth_W, images) -> Path:
                 ax.set_axis_off()
         axes_row[0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=9)
     fig.suptitle("pmp Figure 4: data, true features, PMP posterior samples of W", fontsize=10)
-    fig.savefig(path, dpi=100, bbox_inches="tight")
-    return path
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    return buf.getvalue()
