@@ -43,7 +43,7 @@ def bernoulli(p, rng):
     return (uniform(rng, p.shape, p.dtype) < p).astype(p.dtype)
 
 
-def _numpy_generator(rng) -> bool:
+def is_numpy_generator(rng) -> bool:
     return type(getattr(rng, "bit_generator", None)).__module__.startswith("numpy.")
 
 
@@ -51,7 +51,7 @@ def uniform(rng, shape, dtype):
     """Uniform [0, 1) floats. A numpy Generator gives one key to the counter-based stream of
     :mod:`rbmlab.random_bits` (faster than ``Generator.random``, and the bits the fused sampler
     uses); cupy draws from its own generator."""
-    if not _numpy_generator(rng):
+    if not is_numpy_generator(rng):
         return rng.random(shape, dtype=dtype)
     return random_bits.uniforms(random_bits.draw_key(rng), shape, dtype)
 
@@ -90,6 +90,6 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
             x -= offset
     with ignore_overflow(xp):
         xp.exp(x, out=x)
-    if _numpy_generator(rng) and x.dtype in random_bits.SCALE:
+    if is_numpy_generator(rng) and x.dtype in random_bits.SCALE:
         return random_bits.accept_(x, random_bits.draw_key(rng))
     return random_bits.accept_given_(x, rng.random(x.shape, dtype=x.dtype))

@@ -212,11 +212,18 @@ def test_gibbs_marginals_lattice(spins: str) -> None:
     assert_marginals(m, x)
 
 
+@pytest.mark.parametrize("path", ["compiled", "numpy"])
 @pytest.mark.parametrize("spins", ["01", "pm1"])
-def test_gwg_marginals_dense(spins: str) -> None:
+def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
     """Gibbs-with-gradients (rbmlab.inference.gwg) on a 10-site dense model matches the exact
-    first and second moments within sampling error, from chains all started in one state."""
+    first and second moments within sampling error, from chains all started in one state, on
+    the numba kernel's path (where numba is installed) and on the numpy path."""
+    from rbmlab import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
+    if path == "numpy":
+        monkeypatch.setenv("RBMLAB_NUMBA", "0")
+    elif not numba_kernels.available():
+        pytest.skip("numba kernels unavailable")
     m = dense(10, "pm1", seed=12, coupling_std=0.4, field_std=0.4)
     if spins == "01":
         m = to_spins(m, "01")[0]
@@ -241,6 +248,29 @@ def test_single_site_gibbs_steps_match_exact_marginals_and_continue_their_scan()
     np.testing.assert_array_equal(sampler.run(m, half, rng, 8, position=(6 + 9) % 10), whole)
     changed = sampler.run(m, x0, np.random.default_rng(5), 1, position=13) != x0
     assert changed[:, 3].any() and not np.delete(changed, 3, axis=1).any()
+
+
+@pytest.mark.parametrize("spins", ["01", "pm1"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypatch) -> None:
+    """The numba kernel (rbmlab.inference.gwg_numba) draws the same uniforms and applies the same
+    arithmetic as the numpy path, so from the same seed the chains end in the same states (a
+    uniform within rounding of a CDF boundary may go the other way: allow 1 % of the chains)."""
+    from rbmlab import numba_kernels
+    from rbmlab.inference.gwg import GibbsWithGradients
+    if not numba_kernels.available():
+        pytest.skip("numba kernels unavailable")
+    m = dense(40, "pm1", seed=13, coupling_std=0.2, field_std=0.3)
+    if spins == "01":
+        m = to_spins(m, "01")[0]
+    m = m.replace(J=m.J.astype(dtype), h=m.h.astype(dtype))
+    x0 = np.full((300, 40), VALUES[spins][0], dtype=dtype)
+    compiled = GibbsWithGradients().run(m, x0, np.random.default_rng(8), 3)
+    monkeypatch.setenv("RBMLAB_NUMBA", "0")
+    plain = GibbsWithGradients().run(m, x0, np.random.default_rng(8), 3)
+    assert compiled.dtype == plain.dtype == np.dtype(dtype)
+    assert (compiled != x0).any(axis=1).mean() > 0.9
+    assert (compiled != plain).any(axis=1).sum() <= 3
 
 
 def test_gwg_single_site_steps_are_single_proposals() -> None:
