@@ -63,7 +63,7 @@ frank_wolfe-figure-2: frank_wolfe-figure-2a frank_wolfe-figure-2b
 crbm_bp-table-3: crbm_bp-table-3a crbm_bp-table-3b
 pmp-figure-1: pmp-figure-1a pmp-figure-1b pmp-figure-1c   # the log Z panels and the zeros panel
 pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
-pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent (the deconvolution panel is to come)
+pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent; the right panel (the deconvolution data) is pmp-figure-4-deconvolution's figure-5-data.png
 pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent-mmd \
 	pmp-figure-2-lattice-persistent-rmse pmp-figure-2-er-persistent-mmd pmp-figure-2-er-persistent-rmse   # left, centre, right
 # pmp Figure 4 (bottom), blind deconvolution: inference only (one posterior, nothing trained), so a

@@ -4,7 +4,8 @@
 
 keys: rbmlab.inference.deconvolution.DeconvolutionConfig (n_features, feature_side, p_s, p_w,
 p_e, n_samples, sweeps, damping, seed); dataset.*: rbmlab.data.deconvolution.DeconvolutionOptions.
-Writes OUT_DIR/samples.npz, metrics.json and figure-4.png (rbmlab.inference.deconvolution.run).
+Writes OUT_DIR/samples.npz, metrics.json, figure-4.png and figure-5-data.png (the 100 images of
+Figure 5, right) (rbmlab.inference.deconvolution.run).
 Defaults are the paper's: 100 images, K = 5 features of 6 x 6, 5 samples of 1000 sweeps.
 """
 from __future__ import annotations

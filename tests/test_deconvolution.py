@@ -86,7 +86,7 @@ def test_posterior_samples_nearly_explain_small_data():
 def test_run_writes_samples_metrics_and_the_figure(tmp_path):
     config = DeconvolutionConfig(n_samples=2, sweeps=3)
     result = run(tmp_path, {"n_images": 9, "grid": 4, "p_location": 0.1}, config, echo=lambda *_: None)
-    assert {p.name for p in tmp_path.iterdir()} == {"samples.npz", "metrics.json", "figure-4.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {"samples.npz", "metrics.json", "figure-4.png", "figure-5-data.png"}
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["config"]["sweeps"] == 3 and len(saved["reconstruction"]) == 2 == len(result["objective"])
     with np.load(tmp_path / "samples.npz") as f:

@@ -112,10 +112,11 @@ def metrics(samples: PosteriorSamples, X, truth_W) -> dict[str, list[float]]:
 def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionConfig = DeconvolutionConfig(),
         echo=print) -> dict[str, Any]:
     """The Sec 5.6 experiment: the ``deconvolution`` dataset (``dataset``: its options), PMP
-    posterior samples, their metrics; writes samples.npz, metrics.json and figure-4.png to ``out``."""
+    posterior samples, their metrics; writes samples.npz, metrics.json, figure-4.png and
+    figure-5-data.png (the whole dataset) to ``out``."""
     from rbmlab.data import load_dataset   # noqa: PLC0415
     from rbmlab.data.deconvolution import truth_arrays   # noqa: PLC0415
-    from rbmlab.report.deconvolution import plot_posterior_features   # noqa: PLC0415
+    from rbmlab.report.deconvolution import plot_dataset, plot_posterior_features   # noqa: PLC0415
 
     data = load_dataset("deconvolution", **(dataset or {}))
     X = data.train.reshape((-1,) + data.image_shape)
@@ -135,7 +136,8 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
     np.savez_compressed(arrays, W=samples.W, S=samples.S, objective=samples.objective, X=X)
     atomic_write_all({out / "samples.npz": arrays.getvalue(),      # all three or none
                       out / "metrics.json": (json.dumps(result, indent=2) + "\n").encode(),
-                      out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9])},
+                      out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9]),
+                      out / "figure-5-data.png": plot_dataset(X)},
                      what="deconvolution results")
     summary = {k: (float(np.mean(v)) if isinstance(v, list) else v) for k, v in result.items()
                if k not in ("config", "dataset")}

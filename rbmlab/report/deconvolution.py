@@ -1,5 +1,6 @@
 """pmp Figure 4 (bottom): data images, ground-truth features and PMP posterior samples of the
-features of Bayesian binary blind deconvolution (rbmlab.inference.deconvolution).
+features of Bayesian binary blind deconvolution (rbmlab.inference.deconvolution); Figure 5
+(right): the whole dataset.
 
 Three blocks, top to bottom: one row of data images, one row of the ground-truth features, then
 one row per posterior sample with its K features (the paper's bottom-right panel: 5 samples).
@@ -33,6 +34,25 @@ def plot_posterior_features(samples_W, truth_W, images) -> bytes:
                 ax.set_axis_off()
         axes_row[0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=9)
     fig.suptitle("pmp Figure 4: data, true features, PMP posterior samples of W", fontsize=10)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def plot_dataset(images, columns: int = 10) -> bytes:
+    """pmp Figure 5 (right): every image of ``images`` (M, H, W') {0, 1}, ``columns`` per row, as
+    PNG bytes."""
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    images = np.asarray(images)
+    rows = -(-images.shape[0] // columns)
+    fig = Figure(figsize=(0.7 * columns, 0.7 * rows + 0.4))
+    axes = fig.subplots(rows, columns, squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        ax.set_axis_off()
+        if k < images.shape[0]:
+            ax.imshow(images[k], cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
+    fig.suptitle(f"pmp Figure 5 (right): the {images.shape[0]} images of the deconvolution data", fontsize=10)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     return buf.getvalue()
