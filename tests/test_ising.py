@@ -273,6 +273,25 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypa
     assert (compiled != plain).any(axis=1).sum() <= 3
 
 
+def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:
+    """A trial-batched model (J of shape (trials, n, n)): the kernel's chain groups are the
+    trials, as on the numpy path."""
+    from rbmlab import numba_kernels
+    from rbmlab.inference.gwg import GibbsWithGradients
+    if not numba_kernels.available():
+        pytest.skip("numba kernels unavailable")
+    one, two = (dense(12, "pm1", seed=s, coupling_std=0.5, field_std=0.3) for s in (14, 15))
+    m = one.replace(J=np.stack([one.J, two.J]), h=np.stack([one.h, two.h]))
+    assert m.n_trials == 2
+    x0 = np.full((100, 12), -1.0)
+    compiled = GibbsWithGradients().run(m, x0, np.random.default_rng(9), 4)
+    monkeypatch.setenv("RBMLAB_NUMBA", "0")
+    plain = GibbsWithGradients().run(m, x0, np.random.default_rng(9), 4)
+    assert compiled.shape == (2, 100, 12)
+    assert (compiled != plain).any(axis=2).sum() <= 2
+    assert np.abs(compiled[0].mean(axis=0) - compiled[1].mean(axis=0)).max() > 0.2   # two models
+
+
 def test_gwg_single_site_steps_are_single_proposals() -> None:
     """step=site: n GWG steps are one step=sweep step (the same draws)."""
     from rbmlab.inference.gwg import GibbsWithGradients, GWGConfig
