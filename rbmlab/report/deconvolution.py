@@ -8,9 +8,9 @@ Pixels on are black, as in the paper.
 """
 from __future__ import annotations
 
-import io
-
 import numpy as np
+
+from rbmlab.report.plot import png_bytes
 
 
 def plot_posterior_features(samples_W, truth_W, images) -> bytes:
@@ -34,9 +34,7 @@ def plot_posterior_features(samples_W, truth_W, images) -> bytes:
                 ax.set_axis_off()
         axes_row[0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=9)
     fig.suptitle("pmp Figure 4: data, true features, PMP posterior samples of W", fontsize=10)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    return buf.getvalue()
+    return png_bytes(fig, dpi=100, bbox_inches="tight")
 
 
 def plot_dataset(images, columns: int = 10) -> bytes:
@@ -53,6 +51,4 @@ def plot_dataset(images, columns: int = 10) -> bytes:
         if k < images.shape[0]:
             ax.imshow(images[k], cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
     fig.suptitle(f"pmp Figure 5 (right): the {images.shape[0]} images of the deconvolution data", fontsize=10)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    return buf.getvalue()
+    return png_bytes(fig, dpi=100, bbox_inches="tight")

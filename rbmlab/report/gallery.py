@@ -12,7 +12,6 @@ comes with a markdown note naming each row's run, epoch and pixel error on the e
 """
 from __future__ import annotations
 
-import io
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError
+from rbmlab.report.plot import png_bytes
 
 SHOWS = ("input", "target", "prediction", "data", "samples")
 GENERATIVE = ("data", "samples")   # rows of any trained run; the others need a conditional one
@@ -257,9 +257,7 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> b
         axes[r][0].set_ylabel(row.label, rotation=0, ha="right", va="center", fontsize=8)
     fig.suptitle(textwrap.fill(title, 12 * n + 10), fontsize=9)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return buf.getvalue()
+    return png_bytes(fig, dpi=100)
 
 
 def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, split: str,

@@ -23,6 +23,13 @@ from rbmlab.report.layout import Layout, norm
 from rbmlab.report.load import to_float
 
 
+def png_bytes(fig: Any, dpi: int, **savefig: Any) -> bytes:
+    """A matplotlib figure as PNG bytes (written by the caller, e.g. atomically with its table)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, **savefig)
+    return buf.getvalue()
+
+
 def check_hlines(hlines: Any) -> list[dict[str, Any]]:
     """Validate [{'y': float, 'label': str}, ...]."""
     out = []
@@ -228,6 +235,4 @@ def plot_curves(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metr
     if title and any(panels):
         # wrapped to the figure's width (about 9 characters per inch at the default size)
         fig.suptitle(textwrap.fill(title, width=int(9 * 5.0 * ncols)))
-    png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=120)
-    return png.getvalue()
+    return png_bytes(fig, dpi=120)
