@@ -21,6 +21,18 @@ def mix(key, j):
 
 
 @jit
+def uniform_at(key, c, float32):
+    """Element c of ``rbmlab.random_bits.uniforms(key, ...)``: float32 (24 bits, two per z) or
+    float64 (53 bits, one per z), as a float64 (exact either way); for kernels that draw one
+    element at a time."""
+    if float32:
+        z = mix(key, c // 2)
+        bits = (z >> np.uint64(8)) & LOW_24 if c % 2 == 0 else z >> np.uint64(40)
+        return np.float64(bits) * 2.0 ** -24
+    return np.float64(mix(key, c) >> np.uint64(11)) * 2.0 ** -53
+
+
+@jit
 def accept_f32(e, key):
     """e (1-D float32, e^{−a}) ← [u (1 + e) < 1], two 24-bit uniforms per z (bits 8–31, 40–63)."""
     one, zero, scale = np.float32(1.0), np.float32(0.0), np.float32(2.0 ** -24)

@@ -253,9 +253,10 @@ def test_single_site_gibbs_steps_match_exact_marginals_and_continue_their_scan()
 @pytest.mark.parametrize("spins", ["01", "pm1"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypatch) -> None:
-    """The numba kernel (rbmlab.inference.gwg_numba) draws the same uniforms and applies the same
-    arithmetic as the numpy path, so from the same seed the chains end in the same states (a
-    uniform within rounding of a CDF boundary may go the other way: allow 1 % of the chains)."""
+    """The numba kernel (rbmlab.inference.gwg_numba) draws the same uniforms as the numpy path and
+    computes the same quantities in another order, so from the same seed the chains end in the same
+    states (a uniform within rounding of a CDF boundary may go the other way: allow 1 % of the
+    chains)."""
     from rbmlab import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if not numba_kernels.available():

@@ -34,6 +34,17 @@ def test_numba_and_numpy_give_the_same_sample(dtype, size):
     assert not fused[::97].any()
 
 
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_element_at_a_time_gives_the_numpy_uniforms(dtype):
+    """random_bits_numba.uniform_at (the GWG kernel's draws) is element c of random_bits.uniforms."""
+    from rbmlab.random_bits_numba import uniform_at
+    expected = random_bits.uniforms(KEY, 1001, dtype)
+    got = np.array([uniform_at(KEY, c, dtype == np.float32) for c in range(1001)])
+    np.testing.assert_array_equal(got.astype(dtype), expected)
+    assert (got == expected.astype(np.float64)).all()      # exact in float64 too
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_uniforms_are_uniform_and_keyed(dtype):
     u = random_bits.uniforms(KEY, (1000, 400), dtype)

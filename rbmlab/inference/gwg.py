@@ -16,8 +16,8 @@ proposals instead of sweeps (the persistent panels of pmp Figure 2: k proposals 
 iteration, pmp notes §4.4).
 
 On numpy with numba (the ``fast`` extra) the steps run in one compiled kernel
-(rbmlab.inference.gwg_numba: the same arithmetic and uniforms, one chain at a time; 7–9× the
-numpy path on pmp's 20 × 200 shapes); ``RBMLAB_NUMBA=0`` selects the numpy path.
+(rbmlab.inference.gwg_numba: the same uniforms and moves up to rounding, one chain at a time;
+7–9× the numpy path on pmp's 20 × 200 shapes); ``RBMLAB_NUMBA=0`` selects the numpy path.
 """
 from __future__ import annotations
 

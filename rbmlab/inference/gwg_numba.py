@@ -7,8 +7,8 @@ proposal distribution q(· | x) every step, so on the small shapes of pmp Sec 5.
 spins) a step costs ~0.3 ms of numpy overhead. Here a chain keeps δ/t, its exponentials and their
 sum for its current state: the reverse move's distribution q(· | x') has to be formed anyway for
 the acceptance (2), and on acceptance it *is* the next step's proposal, so a step is one pass of
-exponentials over the n sites (the numpy path's three) plus the inverse-CDF walk. The uniforms
-are the numpy path's counter-based bits (one key per step for the proposals, one for the
+exponentials over the n sites (the numpy path's three) plus the inverse-CDF walk, and δ/t is
+formed as δ·(1/t) (exact for the default t = 2). The uniforms are the numpy path's counter-based bits (one key per step for the proposals, one for the
 acceptances, element c for chain c), so the two paths make the same moves up to rounding: the CDF
 here is the running sum of the exponentials against u·Σ, there the cumulative sum of the
 normalised probabilities against u·cdf[-1], so a uniform within rounding of a CDF boundary can
@@ -20,21 +20,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rbmlab.random_bits_numba import mix
-from rbmlab.splitmix import LOW_24
+from rbmlab.random_bits_numba import uniform_at
 
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
-
-
-@jit
-def _uniform(key, c, float32):
-    """Element c of ``rbmlab.random_bits.uniforms(key, ...)``: float32 (24 bits, two per z) or
-    float64 (53 bits, one per z), as a float64 (exact either way)."""
-    if float32:
-        z = mix(key, c // 2)
-        bits = (z >> np.uint64(8)) & LOW_24 if c % 2 == 0 else z >> np.uint64(40)
-        return np.float64(bits) * 2.0 ** -24
-    return np.float64(mix(key, c) >> np.uint64(11)) * 2.0 ** -53
 
 
 @jit
@@ -72,7 +60,7 @@ def flip_steps_(x, a, J, offset, temperature, keys, chains_per_group, float32):
         xc, ac = x[c], a[c]
         top, total = _proposal_(scaled, e, ac, xc, offset, inverse_t)     # (1)
         for s in range(keys.size // 2):
-            u[0] = _uniform(keys[2 * s], c, float32)
+            u[0] = uniform_at(keys[2 * s], c, float32)
             threshold = u[0] * total
             i, running = 0, e[0]
             while running <= threshold and i < n - 1:                  # i ~ q(· | x)
@@ -86,7 +74,7 @@ def flip_steps_(x, a, J, offset, temperature, keys, chains_per_group, float32):
             top_r, total_r = _proposal_(scaled_r, e_r, a_r, x_r, offset, inverse_t)
             log_accept = (ac[i] * change + ((scaled_r[i] - top_r) - np.log(total_r))
                           - ((scaled[i] - top) - np.log(total)))                       # (2)
-            u[0] = _uniform(keys[2 * s + 1], c, float32)
+            u[0] = uniform_at(keys[2 * s + 1], c, float32)
             if np.log(u[0]) < log_accept:
                 xc[i] += change
                 ac[:] = a_r
