@@ -491,8 +491,10 @@ def test_the_corpus_is_large_and_ids_are_unique():
     assert len({c.id for c in CASES}) == len(CASES)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
+def assert_one_error_line(entry, case, tmp_path, monkeypatch, capsys):
+    """Run ``entry(case.argv)`` in ``tmp_path`` after the case's setup and environment: exit
+    status 2, one ``rbmlab: error:`` line naming ``case.needle``, no traceback, nothing that
+    looks like a finished result."""
     monkeypatch.chdir(tmp_path)
     for key, value in {"HYDRA_FULL_ERROR": "0", **case.env}.items():
         monkeypatch.setenv(key, value)
@@ -501,7 +503,7 @@ def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
         capsys.readouterr()   # what the setup printed is not the case's output
     before = set(tmp_path.rglob("*"))
     with pytest.raises(SystemExit) as exit_info:
-        main(case.argv)
+        entry(case.argv)
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert exit_info.value.code == 2, err
@@ -510,6 +512,11 @@ def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert "Traceback" not in err
     left = looks_complete(set(tmp_path.rglob("*")) - before, tmp_path)
     assert not left, left
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
+    assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
 
 
 # ---------------------------------------------------------------- scripts/pmp_deconvolution.py
@@ -539,16 +546,4 @@ DECONVOLUTION_CASES = [
 
 @pytest.mark.parametrize("case", DECONVOLUTION_CASES, ids=[c.id for c in DECONVOLUTION_CASES])
 def test_deconvolution_script_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
-    main_of_script = deconvolution_script()
-    monkeypatch.chdir(tmp_path)
-    if case.setup is not None:
-        case.setup(tmp_path)
-    before = set(tmp_path.rglob("*"))
-    with pytest.raises(SystemExit) as exit_info:
-        main_of_script(case.argv)
-    err = capsys.readouterr().err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert exit_info.value.code == 2, err
-    assert len(lines) == 1 and lines[0].startswith("rbmlab: error:"), err
-    assert case.needle in lines[0], lines[0]
-    assert not looks_complete(set(tmp_path.rglob("*")) - before, tmp_path)
+    assert_one_error_line(deconvolution_script(), case, tmp_path, monkeypatch, capsys)
