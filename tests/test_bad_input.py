@@ -519,11 +519,12 @@ def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
 
 
-# ---------------------------------------------------------------- scripts/pmp_deconvolution.py
-def deconvolution_script():
+# ---------------------------------------------------------------- scripts/pmp_*.py
+def script_main(name: str):
+    """``main`` of ``scripts/<name>.py`` (scripts are files, not a package)."""
     import importlib.util  # noqa: PLC0415
-    path = Path(__file__).resolve().parents[1] / "scripts" / "pmp_deconvolution.py"
-    spec = importlib.util.spec_from_file_location("pmp_deconvolution", path)
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.main
@@ -544,6 +545,17 @@ DECONVOLUTION_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", DECONVOLUTION_CASES, ids=[c.id for c in DECONVOLUTION_CASES])
-def test_deconvolution_script_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
-    assert_one_error_line(deconvolution_script(), case, tmp_path, monkeypatch, capsys)
+# scripts/pmp_er_restatement.py: refused before the data are loaded
+RESTATEMENT_CASES = [
+    Case("restatement-unknown-key", ["sweeps=10"], "sweeps=10: expected key=value with key one of T,"),
+    Case("restatement-not-key-value", ["T"], "T: expected key=value"),
+    Case("restatement-wrong-type", ["lr=fast"], "lr: expected float, got 'fast'"),
+    Case("restatement-fractional-int", ["iterations=2.5"], "iterations: expected int"),
+]
+SCRIPT_CASES = ([("pmp_deconvolution", c) for c in DECONVOLUTION_CASES]
+                + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES])
+
+
+@pytest.mark.parametrize("script, case", SCRIPT_CASES, ids=[c.id for _, c in SCRIPT_CASES])
+def test_script_bad_input_gives_one_error_line(script, case, tmp_path, monkeypatch, capsys):
+    assert_one_error_line(script_main(script), case, tmp_path, monkeypatch, capsys)
