@@ -55,6 +55,12 @@ class Setup:
     data_mean: np.ndarray      # host mean of the training inputs
     n_train: int
     truth: Any = None          # the dataset's ground-truth model, when the evaluator reads it
+    fits_targets: bool = False  # a corruption task: the model is fitted to the clean targets
+
+    @property
+    def fit_data(self):
+        """The training rows a model's initialisation is fitted to (backend arrays)."""
+        return self.train.targets if self.fits_targets else self.train.inputs
 
 
 @dataclass
@@ -121,7 +127,7 @@ def prepare(cfg: RunConfig) -> Setup:
     return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(train),
                  {s: to_device(task.batch(data, s)) for s in cfg.evaluator.splits},
                  data_mean, int(data.train.shape[0]),
-                 truth_for(evaluator, cfg.dataset))
+                 truth_for(evaluator, cfg.dataset), task.corrupts)
 
 
 def all_finite(metrics: dict[str, float]) -> bool:
@@ -196,6 +202,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
     else:
         model = run.model_class.initialize(cfg.model, xp=backend.xp, rng=backend.rng(cfg.seed, INIT_STREAM),
                                            data_mean=backend.asarray(run.data_mean), dtype=backend.dtype,
+                                           data=run.fit_data,
                                            trials=trials)
     model = run.learner.initial_model(model, pretrained=bool(cfg.model.init))
     progress = Progress(model, run.learner.init_state(model, run.train, backend.rng(cfg.seed, INIT_STREAM, 1)))

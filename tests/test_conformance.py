@@ -23,7 +23,8 @@ from rbmlab.models import MODELS
 from rbmlab.models.base import Conditional, GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
 
-N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3}}
+N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3},
+                       "grbm": {"n_hidden": 3}}
 
 
 def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):
@@ -33,7 +34,7 @@ def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):
     rng = backend.rng(seed)
     data_mean = backend.asarray(np.linspace(0.2, 0.8, N_VISIBLE))
     model = cls.initialize(config, xp=backend.xp, rng=rng, data_mean=data_mean, dtype=backend.dtype,
-                           trials=trials)
+                           trials=trials, data=data(backend, 16, seed + 7))
     # away from the symmetric starting point, so that every parameter matters
     model = model.map(lambda a: a + 0.3 * backend.rng(seed, 1).standard_normal(a.shape, dtype=a.dtype))
     return backend, cls, config, model

@@ -13,6 +13,7 @@ EVALUATORS = Registry("evaluator", {
     "pmap_log_z": "rbmlab.evaluators.pmap_log_z:PerturbMAPLogZ",
     "kl": "rbmlab.evaluators.kl:KL",
     "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",
+    "tap": "rbmlab.evaluators.tap:TapEvaluator",
 })
 
 

@@ -18,4 +18,5 @@ LEARNERS = Registry("learner", {
     "cd_percloss": "rbmlab.learners.conditional_cd:CDPercLoss",
     "mssvm": "rbmlab.learners.max_margin:MSSVM",
     "lssvm": "rbmlab.learners.max_margin:LSSVM",
+    "tap": "rbmlab.learners.tap:TapLearner",
 })

@@ -5,4 +5,5 @@ MODELS = Registry("model", {
     "rbm": "rbmlab.models.rbm:RBM",
     "ising": "rbmlab.models.ising:Ising",
     "crbm": "rbmlab.models.crbm:CRBM",
+    "grbm": "rbmlab.models.grbm:GRBM",
 })

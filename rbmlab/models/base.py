@@ -8,7 +8,8 @@ settings (unit types, spin convention) that :meth:`Model.settings` names for che
 A family class also carries, as class attributes and classmethods:
     family          the registry name (saved in checkpoints)
     config_class    its model config (``conf/model/<family>.yaml``), a :class:`ModelConfig`
-    initialize      a model for a config, the training data and a random stream
+    initialize      a model for a config, the training data (its mean ``data_mean``; the rows
+                    ``data``, for families that fit more) and a random stream
     sizes           the model's sizes for a config and data dimension, known before any work
     parameter_count the number of parameters for those sizes (memory checked before allocating)
     from_arrays     a model from checkpoint arrays (numpy) and settings
@@ -157,6 +158,17 @@ class Bipartite(Protocol):
     def hidden_logits(self, v): ...
 
     def visible_logits(self, h): ...
+
+
+@runtime_checkable
+class TapForm(Protocol):
+    """Two layers coupled only by W, each unit with a prior (rbmlab.units.prior): what TAP
+    inference, its free energy and TAP learning are written for (rbmlab.inference.tap)."""
+
+    W: Any
+
+    def tap_layers(self):
+        """(visible, hidden) rbmlab.inference.tap.Layer: prior, fields and prior parameters."""
 
 
 @runtime_checkable

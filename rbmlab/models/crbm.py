@@ -80,7 +80,8 @@ class CRBM(Model):
 
     @classmethod
     def initialize(cls, config: CRBMConfig, *, xp, rng, data_mean, dtype, n_inputs: int | None = None,
-                   trials: int = 0) -> "CRBM":
+                   trials: int = 0,
+                   data=None) -> "CRBM":
         """W, W_xh ~ N(0, weight_std²), W_xv = 0, b_v at the targets' base rate (or 0), b_h = 0."""
         n_v, n_h = data_mean.shape[-1], config.n_hidden
         n_x = n_v if n_inputs is None else n_inputs

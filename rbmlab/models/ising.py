@@ -149,7 +149,8 @@ class Ising(Model):
 
     @classmethod
     def initialize(cls, config: IsingConfig, *, xp, rng, data_mean, dtype="float32",
-                   trials: int = 0) -> "Ising":
+                   trials: int = 0,
+                   data=None) -> "Ising":
         """J_ij ~ N(0, coupling_std²) for i < j, mirrored, zero diagonal (no draw when the std
         is 0); h = ``units.field_for_mean(data_mean)`` ("base_rate") or 0 ("zero"). ``data_mean``
         (n,) also gives n; it is in the model's unit values. ``trials`` > 0: that many models

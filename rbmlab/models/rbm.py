@@ -20,6 +20,7 @@ import numpy as np
 
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
+from rbmlab.inference.tap import Layer
 from rbmlab.models.base import Model, ModelConfig
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.ops import logsumexp
@@ -93,6 +94,10 @@ class RBM(Model):
         """The visible part of {0, 1} states of (v, h)."""
         return x[..., :self.n_visible]
 
+    def tap_layers(self):
+        """(visible, hidden) as TAP sees them: each unit type's prior with the biases as fields."""
+        return Layer(self.visible_units, self.b_v), Layer(self.hidden_units, self.b_h)
+
     # ------------------------------------------------------------ construction
     @classmethod
     def sizes(cls, config: RBMConfig, n_visible: int) -> dict[str, int]:
@@ -104,7 +109,8 @@ class RBM(Model):
         return m * n + m + n
 
     @classmethod
-    def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0) -> "RBM":
+    def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
+                   data=None) -> "RBM":
         return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden, weight_std=config.weight_std,
                         visible_bias=config.visible_bias, hidden_bias=config.hidden_bias,
                         data_mean=data_mean, dtype=dtype,

@@ -14,6 +14,9 @@ class SGDConfig(Config):
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
                             "taken off the gradient", lo=0)
+    momentum_on: str = option("all", "parameters with a velocity: all | interactions (W, J; the "
+                              "others take plain steps, as tap's Alg. 2)",
+                              choices=("all", "interactions"))
 
 
 def add_scaled(x, lr: float, step, owned: bool = False):
@@ -30,7 +33,8 @@ def add_scaled(x, lr: float, step, owned: bool = False):
 
 class SGD(Optimizer):
     """θ ← θ + lr · u,  u ← momentum · u + (g − weight_decay · θ − l1 · sign θ)  (ascent on the
-    log-likelihood; the penalties on W or J only);
+    log-likelihood; the penalties on W or J only; ``momentum_on=interactions``: u for W or J, the
+    others θ ← θ + lr · g);
     with momentum 0, θ ← θ + lr · g. Velocities live in the state as ``velocity_<name>``."""
 
     config_class = SGDConfig
@@ -38,12 +42,14 @@ class SGD(Optimizer):
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg = self.config
         steps = {name: penalized(model, name, g, cfg.weight_decay, cfg.l1) for name, g in grad.items()}
-        if cfg.momentum:
+        moving = [name for name in steps if cfg.momentum and (
+            cfg.momentum_on == "all" or name in model.INTERACTIONS)]
+        if moving:
             state = dict(state)
-            for name, g in steps.items():
-                key = f"velocity_{name}"
-                state[key] = cfg.momentum * state[key] + g if key in state else g
-                steps[name] = state[key]
-        owned = not cfg.momentum   # the steps are the handed-over gradient, not the velocities
-        return model.replace(**{name: add_scaled(getattr(model, name), lr, step, owned)
+        for name in moving:
+            key = f"velocity_{name}"
+            state[key] = cfg.momentum * state[key] + steps[name] if key in state else steps[name]
+            steps[name] = state[key]
+        # a step that is not a velocity is the handed-over gradient: it may be scaled in place
+        return model.replace(**{name: add_scaled(getattr(model, name), lr, step, name not in moving)
                                 for name, step in steps.items()}), state

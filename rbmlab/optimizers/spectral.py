@@ -70,7 +70,9 @@ class Spectral(Optimizer):
         new = {}
         for name, g in grad.items():
             theta = getattr(model, name)
-            if model.PARAMS[name] == 2:
+            if not theta.size:                  # e.g. a binary prior's empty parameter rows
+                new[name] = theta
+            elif model.PARAMS[name] == 2:
                 polar, nuclear = polar_factor(g)
                 new[name] = theta + lr * nuclear[..., None, None] * polar
             else:

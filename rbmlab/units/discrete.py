@@ -1,4 +1,4 @@
-"""Unit types: the values a unit takes and the maths that depends only on that.
+"""Discrete unit types: the values a unit takes and the maths that depends only on that.
 
 A unit type owns, for a vector of pre-activations (logits) a:
     mean(a)             E[x | a]                      (Bernoulli: σ(a); spin: tanh(a))
@@ -7,17 +7,20 @@ A unit type owns, for a vector of pre-activations (logits) a:
     states_of(ints, n)  configurations number ``ints`` of n units in enumeration order (bit j of
                         the index → unit j); ``states(n, start, stop)`` is a contiguous range
     field_for_mean(m)   the bias whose mean is m (base-rate initialisation)
-Models (RBM layers, Ising variables) ask their units for these instead of assuming {0, 1};
-real-valued priors (truncated Gaussian, Gauss-Bernoulli: the tap paper) are further unit types.
+Models (RBM layers, Ising variables) ask their units for these instead of assuming {0, 1}.
+Both are also priors (rbmlab.units.prior) with the tilted partition function TAP asks for;
+x² = x for {0, 1} and x² = 1 for ±1, so the quadratic tilt A only shifts the field or adds a
+constant. The real-valued priors live beside them (truncated Gaussian, Gauss-Bernoulli).
 """
 from __future__ import annotations
 
 from rbmlab.backend import namespace
 from rbmlab.ops import bernoulli_logits_, sigmoid, softplus, uniform
+from rbmlab.units.prior import Prior
 
 
-class UnitType:
-    """What every unit type derives from its own ``states_of``."""
+class UnitType(Prior):
+    """What every discrete unit type derives from its own ``states_of``."""
 
     @classmethod
     def states(cls, xp, n: int, start: int, stop: int, dtype):
@@ -79,6 +82,20 @@ class Bernoulli(UnitType):
         p = xp.clip(m, clip, 1.0 - clip)
         return xp.log(p) - xp.log1p(-p)
 
+    # ------------------------------------------------ prior (x² = x: Z̃ = 1 + e^{B − A/2}, notes §1.4)
+    @staticmethod
+    def log_z(B, A):
+        return softplus(B - 0.5 * A)
+
+    @staticmethod
+    def moments(B, A):
+        m = sigmoid(B - 0.5 * A)
+        return m, m * (1.0 - m)
+
+    @classmethod
+    def init_params(cls, x, clip: float = 1e-3):
+        return (cls.field_for_mean(x.mean(axis=0), clip),)
+
 
 class Spin(UnitType):
     """x ∈ {−1, +1}, p(x = +1 | a) = σ(2a)."""
@@ -123,9 +140,19 @@ class Spin(UnitType):
         xp = namespace(m)
         return xp.arctanh(xp.clip(m, -1.0 + 2 * clip, 1.0 - 2 * clip))
 
+    # ------------------------------------------------ prior (x² = 1: Z̃ = 2 cosh(B) e^{−A/2})
+    @staticmethod
+    def log_z(B, A):
+        return Spin.log_partition(B) - 0.5 * A
+
+    @staticmethod
+    def moments(B, A):
+        m = namespace(B).tanh(B + 0.0 * A)
+        return m, 1.0 - m * m
+
+    @classmethod
+    def init_params(cls, x, clip: float = 1e-3):
+        return (cls.field_for_mean(x.mean(axis=0), clip),)
+
 
 UNIT_TYPES = {u.name: u for u in (Bernoulli, Spin)}
-
-
-def unit_type(name: str):
-    return UNIT_TYPES[name]

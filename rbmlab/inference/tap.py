@@ -1,0 +1,210 @@
+"""Second-order TAP (Plefka) inference for bipartite models with a prior on each unit (tap paper).
+
+A layer is its prior (rbmlab.units.prior), its fields U and its prior parameters θ. With W of
+shape (n_v, n_h), magnetisations a and variances c of both layers, the TAP fixed point
+(Eqs. 33–35; Alg. 1, one layer at a time) is
+
+    A^h = −c^v W²,    B^h = A^h ⊙ a^h + a^v W,    (a^h, c^h) = f_{a,c}^h(U^h + B^h, A^h)
+    A^v = −c^h W²ᵀ,   B^v = A^v ⊙ a^v + a^h Wᵀ,   (a^v, c^v) = f_{a,c}^v(U^v + B^v, A^v)
+
+iterated from data, a^v⁽⁰⁾ = x and c^v⁽⁰⁾ = 0 (Eqs. 37–38), hidden moments first clamped to x
+(notes §6.2 item 3), with damping (new ← d·f + (1 − d)·old on a and c, notes §6.2 item 2) until
+every chain's magnetisations move by less than ``tol`` in mean square (Fig. 3). At a fixed point
+the TAP free energy of a solution is (Eq. 36, β = 1, Z̃ with the sign of Eq. 32 corrected)
+
+    −F = Σ_i [ln Z̃_i(U_i + B_i, A_i) − B_i a_i + ½ A_i (a_i² + c_i)]  (both layers)
+         + a^vᵀ W a^h + ½ c^vᵀ W² c^h,
+
+its average over the unique solutions estimates −ln Z (Fig. 2), and the log-likelihood is the exact
+clamped term minus it (Eq. 39). Gradients are the data term minus the derivative of −F at the
+solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis;
+solutions are rows (..., K, n).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rbmlab.backend import namespace, to_numpy
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer's prior, fields U (..., n) and prior parameters θ (..., k, n) or None."""
+
+    prior: Any
+    field: Any
+    theta: Any = None
+
+    def _theta(self, xp, row: bool = True) -> tuple:
+        if self.theta is None:
+            return ()
+        return tuple(self.theta[..., i, None, :] if row else self.theta[..., i, :]
+                     for i in range(self.theta.shape[-2]))
+
+    def moments(self, B, A):
+        """(f_a, f_c) at total field U + B and quadratic tilt A."""
+        return self.prior.moments(B + self.field[..., None, :], A, *self._theta(namespace(B)))
+
+    def log_z(self, B, A):
+        return self.prior.log_z(B + self.field[..., None, :], A, *self._theta(namespace(B)))
+
+    def grad_log_z(self, B, A) -> tuple:
+        return self.prior.grad_log_z(B + self.field[..., None, :], A, *self._theta(namespace(B)))
+
+    def log_prior(self, x):
+        """ln P̃(x) = Ux + ln base(x; θ) summed over units, per row."""
+        xp = namespace(x)
+        return xp.sum(x * self.field[..., None, :] + self.prior.log_base(x, *self._theta(xp)),
+                      axis=-1)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """TAP fixed points (..., K, n) per layer, with the iterations run and per-chain convergence."""
+
+    a_v: Any
+    c_v: Any
+    a_h: Any
+    c_h: Any
+    iterations: int
+    converged: Any   # (..., K) bool
+
+
+def clamped_hidden(W, hidden: Layer, x):
+    """(f_a, f_c) of the hidden units given x (A = 0: Eq. 15), and their pre-activations xW."""
+    product = x @ W
+    return hidden.moments(product, 0.0 * product), product
+
+
+def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float = 0.5,
+          tol: float = 1e-8, max_iter: int = 1000, start: Solution | None = None) -> Solution:
+    """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
+    ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
+    ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``."""
+    xp = namespace(W)
+    W2 = W * W
+    if start is not None:
+        a_v, c_v, a_h, c_h = start.a_v, start.c_v, start.a_h, start.c_h
+    else:
+        a_v = a_v0.astype(W.dtype)
+        c_v = xp.zeros_like(a_v) if c_v0 is None else c_v0.astype(W.dtype)
+        (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
+    n = a_v.shape[-1] + a_h.shape[-1]
+    converged = xp.zeros(a_v.shape[:-1], dtype=bool)
+    it = 0
+    for it in range(1, max_iter + 1):
+        A_h = -(c_v @ W2)                                   # Eq. 33
+        B_h = A_h * a_h + a_v @ W                           # Eq. 34 (Onsager term first)
+        new_a, new_c = hidden.moments(B_h, A_h)
+        change = xp.sum((new_a - a_h) ** 2, axis=-1)
+        a_h = a_h + damping * (new_a - a_h)
+        c_h = c_h + damping * (new_c - c_h)
+        A_v = -(c_h @ W2.swapaxes(-1, -2))
+        B_v = A_v * a_v + a_h @ W.swapaxes(-1, -2)
+        new_a, new_c = visible.moments(B_v, A_v)
+        change += xp.sum((new_a - a_v) ** 2, axis=-1)
+        a_v = a_v + damping * (new_a - a_v)
+        c_v = c_v + damping * (new_c - c_v)
+        converged = change * (damping * damping / n) < tol  # MSE of the damped move
+        if bool(converged.all()):
+            break
+    return Solution(a_v, c_v, a_h, c_h, it, converged)
+
+
+def free_energy(W, visible: Layer, hidden: Layer, s: Solution):
+    """F per solution (..., K), float64 (Eq. 36); −F estimates ln Z of the unnormalised model."""
+    xp = namespace(W)
+    f64 = xp.float64
+    W, a_v, c_v, a_h, c_h = (t.astype(f64) for t in (W, s.a_v, s.c_v, s.a_h, s.c_h))
+    visible, hidden = (Layer(layer.prior, layer.field.astype(f64),
+                             None if layer.theta is None else layer.theta.astype(f64))
+                       for layer in (visible, hidden))
+    W2 = W * W
+    A_h = -(c_v @ W2)
+    B_h = A_h * a_h + a_v @ W
+    A_v = -(c_h @ W2.swapaxes(-1, -2))
+    B_v = A_v * a_v + a_h @ W.swapaxes(-1, -2)
+    neg_f = xp.sum(visible.log_z(B_v, A_v) - B_v * a_v + 0.5 * A_v * (a_v * a_v + c_v), axis=-1)
+    neg_f += xp.sum(hidden.log_z(B_h, A_h) - B_h * a_h + 0.5 * A_h * (a_h * a_h + c_h), axis=-1)
+    neg_f += xp.sum((a_v @ W) * a_h, axis=-1) + 0.5 * xp.sum((c_v @ W2) * c_h, axis=-1)
+    return -neg_f
+
+
+def distinct_rows(a: np.ndarray, tol: float, chunk: int = 1024) -> np.ndarray:
+    """Indices of representatives of the rows of ``a`` (K, n), in order: a row is a repeat of an
+    earlier representative when their root-mean-square difference is below ``tol`` (greedy, first
+    come first kept; distances by matmul, a chunk of rows at a time)."""
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[1]
+    sq = np.einsum("ij,ij->i", a, a)
+    keep: list[int] = []
+    for lo in range(0, a.shape[0], chunk):
+        rows = np.arange(lo, min(lo + chunk, a.shape[0]))
+        if keep:   # repeats of representatives already kept
+            d = sq[rows, None] + sq[None, keep] - 2.0 * a[rows] @ a[keep].T
+            rows = rows[d.min(axis=1) >= tol * tol * n]
+        d = sq[rows, None] + sq[None, rows] - 2.0 * a[rows] @ a[rows].T < tol * tol * n
+        alive = np.ones(len(rows), dtype=bool)
+        for i in range(len(rows)):      # greedy within the chunk: a loop over new solutions only
+            if alive[i]:
+                alive[i + 1:] &= ~d[i, i + 1:]
+        keep.extend(rows[alive].tolist())
+    return np.asarray(keep, dtype=np.int64)
+
+
+def unique_solutions(s: Solution, tol: float = 1e-3) -> np.ndarray:
+    """Indices (host) of the distinct solutions of a single model: [a^v, a^h] within ``tol`` in
+    root-mean-square difference count as one (notes §6.2 item 6 leaves the criterion open; a
+    grid rounding would split solutions that straddle a cell edge in any of n coordinates)."""
+    a = np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1)
+    if a.ndim != 2:
+        raise ValueError(f"unique_solutions: expected one model's (K, n) solutions, got {a.shape}")
+    return distinct_rows(a, tol)
+
+
+def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3):
+    """(ln Z_TAP, F of each unique solution): −F averaged uniformly over the unique solutions
+    (Fig. 2; Fig. 3's estimate). A single model; float64 on the host."""
+    f = to_numpy(free_energy(W, visible, hidden, s))
+    f_unique = f[unique_solutions(s, tol)]
+    return -float(f_unique.mean()), f_unique
+
+
+def clamped_log_density(W, visible: Layer, hidden: Layer, x):
+    """ln P̃(x) with the hidden units summed out, per row, float64: the exact data term of Eq. 39,
+    Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0)."""
+    xp = namespace(W)
+    product = x @ W
+    return (visible.log_prior(x.astype(xp.float64))
+            + xp.sum(hidden.log_z(product, 0.0 * product).astype(xp.float64), axis=-1))
+
+
+def gradient(W, visible: Layer, hidden: Layer, x, s: Solution) -> dict[str, Any]:
+    """Eqs. 40–42: data statistics of x (M rows) minus the TAP solutions' (K rows), by name:
+    ``W``, ``b_v``, ``b_h`` (the fields) and ``v_theta`` / ``h_theta`` for prior parameters."""
+    xp = namespace(W)
+    m, k = x.shape[-2], s.a_v.shape[-2]
+    (a_x, _), product = clamped_hidden(W, hidden, x)
+    t = lambda y: y.swapaxes(-1, -2)   # noqa: E731
+    grad = {"W": t(x) @ (a_x / m) - t(s.a_v) @ (s.a_h / k) - W * (t(s.c_v) @ (s.c_h / k)),
+            "b_v": x.mean(axis=-2) - s.a_v.mean(axis=-2),
+            "b_h": a_x.mean(axis=-2) - s.a_h.mean(axis=-2)}
+    W2 = W * W
+    if visible.theta is not None:
+        A_v = -(s.c_h @ t(W2))
+        B_v = A_v * s.a_v + s.a_h @ t(W)
+        data = visible.prior.grad_log_base(x, *visible._theta(xp))
+        model = visible.grad_log_z(B_v, A_v)
+        grad["v_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2)
+                                    for d, g in zip(data, model)], axis=-2)
+    if hidden.theta is not None:
+        A_h = -(s.c_v @ W2)
+        B_h = A_h * s.a_h + s.a_v @ W
+        data = hidden.grad_log_z(product, 0.0 * product)
+        model = hidden.grad_log_z(B_h, A_h)
+        grad["h_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2)
+                                    for d, g in zip(data, model)], axis=-2)
+    return grad

@@ -1,0 +1,60 @@
+"""TAP learning (tap paper Alg. 2): the negative phase is a set of TAP fixed points, not samples.
+
+Every mini-batch of M examples starts K = M TAP solutions at the examples themselves (a^v = x,
+c^v = 0; Eqs. 37–38, Table 1's K = M), iterates Alg. 1 with damping for at most ``max_iter``
+iterations (or until the mean-square change is below ``tol``), and ascends the TAP
+log-likelihood: the exact clamped data term minus the derivative of the TAP free energy at the
+solutions, averaged over all K (Eqs. 40–42; notes §6.2 item 5). ``persistent=true`` instead
+carries the solutions from one mini-batch to the next (the NIPS 2015 predecessor's option; the
+paper itself restarts from data). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are the
+optimizer's (``learner.optimizer.momentum``, ``momentum_on: interactions``, ``weight_decay``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.errors import RbmlabError
+from rbmlab.inference import tap
+from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.models.base import TapForm, supports
+from rbmlab.validation import option
+
+SOLUTION_KEYS = ("tap_a_v", "tap_c_v", "tap_a_h", "tap_c_h")
+
+
+@dataclass
+class TapLearnerConfig(LearnerConfig):
+    name: str = option("tap", "learner")
+    max_iter: int = option(10, "TAP iterations per mini-batch at most (Fig. 10: 3, 10 and 100 "
+                                "train alike)", lo=1)
+    tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0)
+    damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
+    persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
+                                     "restarting them at the data")
+
+
+class TapLearner(Learner):
+    config_class = TapLearnerConfig
+    requires = (TapForm,)
+
+    def check(self, model_class: type) -> None:
+        if not supports(model_class, TapForm):
+            raise RbmlabError(f"learner=tap: model {model_class.family} lacks TapForm "
+                              "(two layers with priors coupled by W: model=rbm or model=grbm)")
+
+    def diagnostics(self, state):
+        return {"tap_train_iterations": float(state.get("tap_iterations", 0.0))}
+
+    def step(self, model, state, batch, rng):
+        cfg, x = self.config, batch.inputs
+        visible, hidden = model.tap_layers()
+        start = None
+        if cfg.persistent and SOLUTION_KEYS[0] in state:
+            start = tap.Solution(*(state[k] for k in SOLUTION_KEYS), 0, None)
+        s = tap.solve(model.W, visible, hidden, x, damping=cfg.damping, tol=cfg.tol,
+                      max_iter=cfg.max_iter, start=start)
+        model, state = self.update(model, tap.gradient(model.W, visible, hidden, x, s), state)
+        state = {**state, "tap_iterations": model.xp.asarray(float(s.iterations))}
+        if cfg.persistent:
+            state.update(zip(SOLUTION_KEYS, (s.a_v, s.c_v, s.a_h, s.c_h)))
+        return model, state

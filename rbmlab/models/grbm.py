@@ -1,0 +1,131 @@
+"""The general RBM of the tap paper (Eq. 9): any prior on the visible units, binary hidden units.
+
+    P(x, h) ∝ exp(xᵀWh) · Π_i P̃_i^v(x_i; U_i^v, θ_i) · Π_j P̃_j^h(h_j; U_j^h)
+
+with P̃(x; U, θ) = e^{Ux} base(x; θ) (rbmlab.units.prior): the fields U are the biases b_v, b_h,
+and θ the visible prior's own parameters, stacked as ``v_theta`` (..., k, n_visible) in the
+order of ``prior.params`` (k = 0 for binary visible units, whose GRBM is the plain RBM). The
+binary hidden units can be summed out, so the clamped data term is exact (Eq. 11); log Z is
+estimated by TAP (rbmlab.inference.tap). Priors are initialised from the training data
+(Alg. 2's θ⁽⁰⁾ ← X: each prior's ``init_params``), W ~ N(0, weight_std²) (σ ≈ 1e-3, §VII.3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rbmlab.errors import RbmlabError
+from rbmlab.inference.tap import Layer, clamped_log_density
+from rbmlab.models.base import Model, ModelConfig
+from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior
+from rbmlab.validation import option
+
+
+@dataclass
+class GRBMConfig(ModelConfig):
+    name: str = option("grbm", "model family")
+    n_hidden: int = option(100, "hidden units", lo=1)
+    weight_std: float = option(1e-3, "W ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0)
+    visible_prior: str = option("bernoulli", "visible unit prior: bernoulli {0,1} | spin ±1 | "
+                                "truncated_gaussian on [0,1] | gauss_bernoulli (spike at 0 + "
+                                "truncated slab)", choices=PRIOR_NAMES)
+    hidden_prior: str = option("bernoulli", "hidden unit prior (binary)", choices=tuple(UNIT_TYPES))
+
+
+@dataclass(frozen=True)
+class GRBM(Model):
+    W: Any        # (..., n_visible, n_hidden)
+    b_v: Any      # (..., n_visible): visible fields U^v
+    b_h: Any      # (..., n_hidden): hidden fields U^h
+    v_theta: Any  # (..., k, n_visible): the visible prior's parameters
+    visible: str = "bernoulli"
+    hidden: str = "bernoulli"
+
+    PARAMS: ClassVar[dict[str, int]] = {"W": 2, "b_v": 1, "b_h": 1, "v_theta": 2}
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
+    family: ClassVar[str] = "grbm"
+    config_class: ClassVar[type] = GRBMConfig
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_prior": "visible", "hidden_prior": "hidden"}
+    default_sampler: ClassVar[None] = None
+
+    @property
+    def n_visible(self) -> int:
+        return self.W.shape[-2]
+
+    @property
+    def n_hidden(self) -> int:
+        return self.W.shape[-1]
+
+    def model_sizes(self) -> dict[str, int]:
+        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
+
+    def tap_layers(self):
+        theta = self.v_theta if self.v_theta.shape[-2] else None
+        return (Layer(prior(self.visible), self.b_v, theta),
+                Layer(prior(self.hidden), self.b_h))
+
+    def log_unnormalized(self, x):
+        """ln P̃(x) with the hidden units summed out (LogProbability), float64."""
+        visible, hidden = self.tap_layers()
+        return clamped_log_density(self.W, visible, hidden, x)
+
+    def hidden_probs(self, x):
+        """E[h | x] (LatentFeatures: receptive-field activations, classifiers)."""
+        product = x @ self.W
+        return self.tap_layers()[1].moments(product, 0.0 * product)[0]
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def sizes(cls, config: GRBMConfig, n_visible: int) -> dict[str, int]:
+        return {"n_visible": n_visible, "n_hidden": config.n_hidden}
+
+    @classmethod
+    def parameter_count(cls, sizes: dict[str, int]) -> int:
+        m, n = sizes["n_visible"], sizes["n_hidden"]
+        return m * n + 3 * m + n
+
+    @classmethod
+    def initialize(cls, config: GRBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
+                   data=None) -> "GRBM":
+        """Priors fitted to ``data`` (the training inputs; a binary prior needs only the mean),
+        hidden fields 0, W ~ N(0, weight_std²); ``trials`` > 0: that many along a leading axis."""
+        v_prior = prior(config.visible_prior)
+        if data is None and v_prior.params:
+            raise ValueError(f"GRBM.initialize: the {config.visible_prior} prior is fitted to the "
+                             "training data; pass data=")
+        fitted = v_prior.init_params(data if data is not None else data_mean[None, :])
+        n_v = data_mean.shape[-1]
+        lead = (trials,) if trials else ()
+        rows = [xp.asarray(p, dtype=dtype) for p in fitted]
+        theta = xp.stack(rows[1:]) if rows[1:] else xp.zeros((0, n_v), dtype=dtype)
+        tile = lambda a: xp.array(xp.broadcast_to(a, lead + a.shape))   # noqa: E731
+        W = config.weight_std * rng.standard_normal(lead + (n_v, config.n_hidden),
+                                                     dtype=xp.dtype(dtype))
+        return cls(W, tile(rows[0]), xp.zeros(lead + (config.n_hidden,), dtype=dtype),
+                   tile(theta), visible=config.visible_prior, hidden=config.hidden_prior)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "GRBM":
+        W, b_v, b_h, theta = (arrays[k] for k in ("W", "b_v", "b_h", "v_theta"))
+        lead = W.shape[:-2]
+        visible, hidden = settings.get("visible", "bernoulli"), settings.get("hidden", "bernoulli")
+        if visible not in PRIOR_NAMES or hidden not in UNIT_TYPES:
+            raise RbmlabError(f"checkpoint: unknown priors visible={visible!r}, hidden={hidden!r}; "
+                              f"known: {', '.join(PRIOR_NAMES)}")
+        k = len(prior(visible).params)
+        if (W.ndim not in (2, 3) or b_v.shape != lead + W.shape[-2:-1]
+                or b_h.shape != lead + W.shape[-1:] or theta.shape != lead + (k, W.shape[-2])):
+            raise RbmlabError(f"checkpoint: inconsistent shapes W{W.shape}, b_v{b_v.shape}, "
+                              f"b_h{b_h.shape}, v_theta{theta.shape}; expected W (m, n), b_v (m,), "
+                              f"b_h (n,), v_theta ({k}, m) for the {visible} prior")
+        return cls(W, b_v, b_h, theta, visible=visible, hidden=hidden)
+
+    def to_rbm(self):
+        """The plain RBM of a GRBM with binary units on both layers (AIS, PL, exact)."""
+        from rbmlab.models.rbm import RBM  # noqa: PLC0415
+
+        if self.visible not in UNIT_TYPES:
+            raise RbmlabError(f"grbm: visible prior {self.visible} is not a binary unit type")
+        return RBM(self.W, self.b_v, self.b_h, visible=self.visible, hidden=self.hidden)
