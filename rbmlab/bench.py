@@ -588,6 +588,44 @@ def bench_pmp(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
     return rows
 
 
+def tap_matmuls(backend, W, a_v, a_h, repeat: int):
+    """The bare matmuls of ``repeat`` TAP iterations: a^v W, c^v W², a^h Wᵀ, c^h W²ᵀ."""
+    xp = backend.xp
+    W2 = W * W
+    Wt, W2t = xp.ascontiguousarray(W.T), xp.ascontiguousarray(W2.T)
+    out_h = xp.empty((a_v.shape[0], W.shape[1]), dtype=W.dtype)
+    out_v = xp.empty((a_v.shape[0], W.shape[0]), dtype=W.dtype)
+
+    def run():
+        for _ in range(repeat):
+            xp.matmul(a_v, W, out=out_h)
+            xp.matmul(a_v, W2, out=out_h)
+            xp.matmul(a_h, Wt, out=out_v)
+            xp.matmul(a_h, W2t, out=out_v)
+    return run
+
+
+def bench_tap(backend, rounds: int, threads: int | None, m=784, n=500, chains=100, iterations=10,
+              target="≥ 0.7") -> list[Row]:
+    """tap's Alg. 1 (rbmlab.inference.tap.solve, damped, convergence checked every iteration, never
+    met: tol = 0) from ``chains`` binary initialisations of a random m × n RBM, against the four
+    bare matmuls an iteration is made of."""
+    from rbmlab.inference.tap import solve  # noqa: PLC0415
+
+    rbm = random_rbm(backend, m, n)
+    visible, hidden = rbm.tap_layers()
+    x, h = binary(backend, chains, m, 0.2, 2), binary(backend, chains, n, 0.5, 3)
+    t = timed(backend, rounds, threads, {
+        "tap": lambda: solve(rbm.W, visible, hidden, x, tol=0.0, max_iter=iterations),
+        "matmuls": tap_matmuls(backend, rbm.W, x, h, iterations)})
+    per = [s / iterations for s in t["tap"]]
+    shape = f"{m}×{n}, {chains} initialisations, {backend.dtype}"
+    return [row(f"TAP iterations per second ({shape})", spread([1.0 / s for s in per]), "1/s", threads),
+            row(f"TAP iteration ({shape}), ms", spread([1e3 * s for s in per]), "ms", threads),
+            row(f"bare matmuls / TAP iteration ({shape})", ratio(t["matmuls"], t["tap"]), "ratio",
+                threads, target)]
+
+
 # timing artefacts of experiments/<paper>/*.yaml (bench:)
 EXPERIMENT_PARTS = Registry("bench part", {
     "bp_speed": "rbmlab.bench:bp_speed",
@@ -595,7 +633,7 @@ EXPERIMENT_PARTS = Registry("bench part", {
     "sampler_speed": "rbmlab.bench_samplers:sampler_speed",
 })
 
-PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp", "pmp")
+PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp", "pmp", "tap")
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
@@ -632,6 +670,8 @@ def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
         rows += [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
     if "pmp" in parts:
         rows += [r for threads in (1, 2) for r in bench_pmp(backend, rounds, threads)]
+    if "tap" in parts:
+        rows += [r for threads in (1, 2) for r in bench_tap(backend, rounds, threads)]
     return rows
 
 

@@ -86,32 +86,46 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
     ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``."""
     xp = namespace(W)
     W2 = W * W
-    if start is not None:
-        a_v, c_v, a_h, c_h = start.a_v, start.c_v, start.a_h, start.c_h
+    Wt, W2t = W.swapaxes(-1, -2), W2.swapaxes(-1, -2)
+    if start is not None:   # copies: the iteration below works in place
+        a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
     else:
-        a_v = a_v0.astype(W.dtype)
-        c_v = xp.zeros_like(a_v) if c_v0 is None else c_v0.astype(W.dtype)
+        shape = np.broadcast_shapes(W.shape[:-2] + (1, 1), a_v0.shape)   # with the trial axis
+        a_v = xp.array(xp.broadcast_to(a_v0, shape), dtype=W.dtype)
+        c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape),
+                                                                dtype=W.dtype)
         (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
     n = a_v.shape[-1] + a_h.shape[-1]
     converged = xp.zeros(a_v.shape[:-1], dtype=bool)
     it = 0
     for it in range(1, max_iter + 1):
-        A_h = -(c_v @ W2)                                   # Eq. 33
-        B_h = A_h * a_h + a_v @ W                           # Eq. 34 (Onsager term first)
-        new_a, new_c = hidden.moments(B_h, A_h)
-        change = xp.sum((new_a - a_h) ** 2, axis=-1)
-        a_h = a_h + damping * (new_a - a_h)
-        c_h = c_h + damping * (new_c - c_h)
-        A_v = -(c_h @ W2.swapaxes(-1, -2))
-        B_v = A_v * a_v + a_h @ W.swapaxes(-1, -2)
-        new_a, new_c = visible.moments(B_v, A_v)
-        change += xp.sum((new_a - a_v) ** 2, axis=-1)
-        a_v = a_v + damping * (new_a - a_v)
-        c_v = c_v + damping * (new_c - c_v)
+        A_h = c_v @ W2
+        A_h *= -1.0                                         # Eq. 33
+        B_h = a_v @ W
+        B_h += A_h * a_h                                    # Eq. 34 (Onsager term)
+        change = _damped_(hidden.moments(B_h, A_h), a_h, c_h, damping)
+        A_v = c_h @ W2t
+        A_v *= -1.0
+        B_v = a_h @ Wt
+        B_v += A_v * a_v
+        change += _damped_(visible.moments(B_v, A_v), a_v, c_v, damping)
         converged = change * (damping * damping / n) < tol  # MSE of the damped move
         if bool(converged.all()):
             break
     return Solution(a_v, c_v, a_h, c_h, it, converged)
+
+
+def _damped_(new, a, c, damping: float):
+    """a ← a + d (f_a − a), c ← c + d (f_c − c) in place; Σ (f_a − a)² per row (before the move)."""
+    new_a, new_c = new
+    new_a -= a
+    new_c -= c
+    change = (new_a * new_a).sum(axis=-1)
+    new_a *= damping
+    new_c *= damping
+    a += new_a
+    c += new_c
+    return change
 
 
 def free_energy(W, visible: Layer, hidden: Layer, s: Solution):
