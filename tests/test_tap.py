@@ -140,3 +140,28 @@ def test_bernoulli_prior_tilt_is_a_field_shift():
     np.testing.assert_allclose(Bernoulli.log_z(B, A), np.logaddexp(0, B - A / 2), rtol=1e-14)
     np.testing.assert_allclose(m, 1 / (1 + np.exp(-(B - A / 2))), rtol=1e-12)
     np.testing.assert_allclose(v, m * (1 - m), rtol=1e-12)
+
+
+def test_tap_learning_raises_the_exact_log_likelihood():
+    """Alg. 2 on a small RBM (12 visible, 4 hidden; exact log-likelihood by enumeration) fitted to
+    copies of three patterns with 5% of bits flipped (entropy ≈ 3.5 nats): the exact mean
+    log-likelihood rises from the base rate's −7.7 to about −4.1 in 20 epochs."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.rbm import init_rbm, log_likelihood
+
+    rng = np.random.default_rng(11)
+    patterns = (rng.random((3, 12)) < 0.5).astype(np.float64)
+    x = patterns[rng.integers(0, 3, 600)]
+    x = np.abs(x - (rng.random(x.shape) < 0.05))
+    model = init_rbm(np, rng, 12, 4, weight_std=0.001, data_mean=x.mean(0), dtype="float64")
+    learner = LEARNERS.build(LEARNERS.parse({"name": "tap", "lr": 0.2, "batch_size": 50,
+                                             "optimizer": {"name": "sgd", "momentum": 0.5,
+                                                           "momentum_on": "interactions"}}))
+    state = learner.init_state(model, Batch(x), rng)
+    before = log_likelihood(model, x).mean()
+    for epoch in range(20):
+        for i in range(0, 600, 50):
+            model, state = learner.step(model, state, Batch(x[i:i + 50]), rng)
+    after = log_likelihood(model, x).mean()
+    assert before < -7.5 and after > -4.5, (before, after)
