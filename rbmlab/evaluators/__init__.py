@@ -14,6 +14,7 @@ EVALUATORS = Registry("evaluator", {
     "kl": "rbmlab.evaluators.kl:KL",
     "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",
     "tap": "rbmlab.evaluators.tap:TapEvaluator",
+    "denoising": "rbmlab.evaluators.denoising:Denoising",
 })
 
 

@@ -83,6 +83,8 @@ class TapEvaluator(Evaluator):
                           description="unique TAP solutions from the initialisations (tap Fig. 5)"),
                MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,
                           description="unique TAP solutions / initialisations"),
+               MetricSpec("tap_converged", "fraction", True, per_split=False,
+                          description="initialisations that met tol within max_iter"),
                MetricSpec("tap_iterations", "iterations", False, per_split=False,
                           description="TAP iterations until every initialisation converged (or "
                                       "the cap)"))
@@ -96,7 +98,7 @@ class TapEvaluator(Evaluator):
         units = model.W.shape[-2] + model.W.shape[-1]
         metrics = {"log_z": est.log_z, "tap_solutions": len(est.free_energies),
                    "tap_solution_fraction": len(est.free_energies) / est.n_init,
-                   "tap_iterations": est.iterations}
+                   "tap_iterations": est.iterations, "tap_converged": est.converged}
         for name, batch in splits.items():
             ll = to_numpy(tap.clamped_log_density(model.W, visible, hidden, batch.inputs)) - est.log_z
             metrics[f"{name}_log_likelihood"] = float(ll.mean())

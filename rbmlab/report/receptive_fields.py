@@ -1,0 +1,62 @@
+"""Receptive fields of a trained RBM ranked two ways (tap Fig. 4): columns of W, one per hidden unit.
+
+* spread: the ℓ_p quasi-norm, p = 0.1, of the field scaled to unit ℓ2 norm, (Σ_i |w_i|^p)^{1/p}:
+  small for a field concentrated on a few pixels (localised), large for one spread over the
+  image (the paper ranks by the ℓ_0.1 norm and does not say how fields are scaled; unit ℓ2 makes
+  the ranking about shape, not size);
+* activation: the mean of E[h_j | x] over the training images.
+Each ranking's extremes are drawn, with the paper's colour map (viridis, W clipped to [−1, 1]).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rbmlab.backend import to_numpy
+
+
+def lp_spread(W, p: float = 0.1) -> np.ndarray:
+    """(Σ_i |w_i|^p)^{1/p} of each column of W (n_v, n_h) after scaling it to unit ℓ2 norm."""
+    W = np.asarray(W, dtype=np.float64)
+    w = np.abs(W) / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+    return np.exp(np.log(np.sum(w ** p, axis=0)) / p)
+
+
+def mean_activation(model, x, chunk: int = 5000) -> np.ndarray:
+    """The mean of E[h | x] over the rows of ``x`` (n_h,)."""
+    total = sum(to_numpy(model.hidden_probs(x[i:i + chunk])).sum(axis=0, dtype=np.float64)
+                for i in range(0, x.shape[0], chunk))
+    return total / x.shape[0]
+
+
+def extremes(score: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the ``k`` lowest and the ``k`` highest scores (each in rank order)."""
+    order = np.argsort(score, kind="stable")
+    k = min(k, len(order) // 2)
+    return order[:k], order[::-1][:k]
+
+
+def draw_fields(fig: Any, rows: list[dict], shape: tuple[int, int], k: int) -> None:
+    """One row of fields per model: k most localised, k most spread, k least and k most active.
+    ``rows``: {"label", "W" (n_v, n_h), "spread", "activation"}."""
+    groups = ("most localised", "most spread", "least active", "most active")
+    grid = fig.add_gridspec(len(rows), 4 * k + 3, wspace=0.05, hspace=0.35,
+                            width_ratios=([1] * k + [0.3]) * 3 + [1] * k)
+    image = None
+    for r, row in enumerate(rows):
+        localised, spread = extremes(row["spread"], k)
+        quiet, active = extremes(row["activation"], k)
+        for g, columns in enumerate((localised, spread, quiet, active)):
+            for c, j in enumerate(columns):
+                ax = fig.add_subplot(grid[r, g * (k + 1) + c])
+                image = ax.imshow(np.asarray(row["W"])[:, j].reshape(shape), cmap="viridis",
+                                  vmin=-1, vmax=1)
+                ax.set_xticks([])
+                ax.set_yticks([])
+                if c == 0:
+                    ax.set_title(groups[g] if r == 0 else "", fontsize=7, loc="left")
+                    if g == 0:
+                        ax.set_ylabel(row["label"], fontsize=7)
+    if image is not None:
+        fig.colorbar(image, ax=fig.axes, shrink=0.6, label="W (clipped to [−1, 1])")

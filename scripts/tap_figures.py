@@ -1,0 +1,245 @@
+"""tap Figures 4–7 from the runs of the Figure 3 experiment (their per-epoch snapshots).
+
+    python scripts/tap_figures.py FIGURE SCALE [key=value ...]
+
+FIGURE: figure-4 (receptive fields ranked by ℓ0.1 spread and by activation, every model),
+figure-5 (free energies and number of unique TAP solutions per epoch; N_h = 100 for both MNIST
+variants, CBCL), figure-6 (Isomap of binary MNIST's N_h = 100 solutions over epochs), figure-7
+(Isomap of the initial images of classes 3, 6, 7 and the solutions they reach; CBCL: all faces).
+SCALE: the tier of ``rbmlab experiment tap/figure-3`` whose runs are read (it must have run).
+Keys (FigureConfig): n_init (initialisations for Figs. 5–6), epochs (Fig. 5/6 epochs; default
+every snapshot, CBCL every 10th), tol, max_iter, unique_tol, sweep (the Figure 3 sweep directory).
+Writes results/tap/<figure>[-<variant>]_<scale>.{png,md} and, for Figs. 5–6, the solutions
+under outputs/experiments/tap/<figure>/<scale>/ (Fig. 6 reuses Fig. 5's).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import yaml
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from rbmlab.checkpoint import load_checkpoint  # noqa: E402
+from rbmlab.data import load_dataset  # noqa: E402
+from rbmlab.errors import RbmlabError, fail  # noqa: E402
+from rbmlab.evaluators.tap import TapEvalConfig  # noqa: E402
+from rbmlab.fileio import atomic_write  # noqa: E402
+from rbmlab.report import receptive_fields as rf  # noqa: E402
+from rbmlab.report import tap_solutions as ts  # noqa: E402
+from rbmlab.report.plot import png_bytes  # noqa: E402
+from rbmlab.validation import Config, option, parse_options  # noqa: E402
+
+FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7")
+ROOT = Path(__file__).resolve().parent.parent
+FIG7_EPOCHS = {"binary": [1, 3, 25, 100], "real": [1, 3, 25, 100], "cbcl": [5, 100, 200, 500]}
+FIG7_HIDDEN = {"binary": 100, "real": 500, "cbcl": 256}
+FIG5_HIDDEN = {"binary": 100, "real": 100, "cbcl": 256}
+
+
+@dataclass
+class FigureConfig(Config):
+    n_init: int = option(1000, "training images the TAP solutions start from (Figs. 5-6; the "
+                               "paper: 10,000; CBCL: all faces)", lo=1)
+    epochs: list[int] | None = option(None, "epochs of Figs. 5-6 (default: every snapshot; CBCL "
+                                            "every 10th)")
+    tol: float = option(1e-8, "TAP convergence (mean-square change)", lo=0, open_lo=True)
+    max_iter: int = option(1000, "TAP iteration cap", lo=1)
+    unique_tol: float = option(1e-2, "root-mean-square distance below which solutions are one",
+                               lo=0, open_lo=True)
+    fields: int = option(6, "Fig. 4: fields drawn at each end of each ranking", lo=1)
+    sweep: str | None = option(None, "the Figure 3 sweep (default outputs/experiments/tap/"
+                                     "figure-3/<scale>)")
+
+
+def runs(sweep: Path) -> dict[str, dict[int, Path]]:
+    """variant → n_hidden → run directory, for the completed runs of the sweep."""
+    found: dict[str, dict[int, Path]] = {}
+    for summary in sorted(sweep.glob("*/*/summary.json")):
+        run = summary.parent
+        if json.loads(summary.read_text()).get("status") != "completed":
+            continue
+        config = yaml.safe_load((run / "config.yaml").read_text())
+        found.setdefault(run.parent.name, {})[int(config["model"]["n_hidden"])] = run
+    if not found:
+        raise RbmlabError(f"sweep: no completed runs under {sweep}; run `rbmlab experiment "
+                          f"tap/figure-3 scale=...` first")
+    return found
+
+
+def pick(sweep: dict, variant: str, n_hidden: int) -> tuple[int, Path] | None:
+    """The run of ``variant`` with ``n_hidden`` hidden units, or the size nearest to it (smoke)."""
+    models = sweep.get(variant)
+    if not models:
+        return None
+    n = min(models, key=lambda m: (abs(m - n_hidden), m))
+    return n, models[n]
+
+
+def run_data(run: Path):
+    """(training images, labels, image shape, snapshot epochs) of a run's dataset."""
+    options = yaml.safe_load((run / "config.yaml").read_text())["dataset"]
+    data = load_dataset(**options)
+    epochs = sorted(int(p.stem.split("_")[1]) for p in (run / "snapshots").glob("epoch_*.npz"))
+    return data.train, data.train_labels, data.image_shape, epochs
+
+
+def tap_config(cfg: FigureConfig) -> TapEvalConfig:
+    return TapEvalConfig(tol=cfg.tol, max_iter=cfg.max_iter, unique_tol=cfg.unique_tol)
+
+
+def save_png(fig, path: Path) -> None:
+    atomic_write(path, png_bytes(fig, 110))
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
+def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    lines = ["# tap Figure 4: receptive fields (columns of W) of the final models", "",
+             f"Scale `{scale}`: the last epoch of each run of `rbmlab experiment tap/figure-3 "
+             f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
+             "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
+             "(mean E[h|x] over the first 10,000 training images).", "",
+             "| dataset | N_h | epochs | ℓ0.1 spread min / median / max | activation min / median / max |",
+             "|---|---|---|---|---|"]
+    for variant, models in sweep.items():
+        rows = []
+        for n_hidden, run in sorted(models.items()):
+            x, _, shape, _ = run_data(run)
+            model, meta, _ = load_checkpoint(run / "checkpoint.npz")
+            W = np.asarray(model.W)
+            spread, activation = rf.lp_spread(W), rf.mean_activation(model, x[:10000])
+            rows.append({"label": f"N_h = {n_hidden}", "W": W, "spread": spread,
+                         "activation": activation})
+            lines.append(f"| {variant} | {n_hidden} | {meta['epoch']} | "
+                         + " / ".join(f"{v:.3g}" for v in np.percentile(spread, [0, 50, 100])) + " | "
+                         + " / ".join(f"{v:.3g}" for v in np.percentile(activation, [0, 50, 100])) + " |")
+        fig = plt.figure(figsize=(4 * cfg.fields * 0.55 + 1.5, 0.75 * len(rows) + 0.8))
+        rf.draw_fields(fig, rows, shape, cfg.fields)
+        fig.suptitle(f"tap Fig. 4, {variant}: receptive fields ({scale})", fontsize=9)
+        save_png(fig, out / f"figure-4-{variant}_{scale}.png")
+    atomic_write(out / f"figure-4_{scale}.md", "\n".join(lines) + "\n")
+
+
+def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
+    """Fig. 5's solutions of a run (computed once, kept under outputs/)."""
+    cache = ROOT / "outputs" / "experiments" / "tap" / "figure-5" / scale / f"{variant}.npz"
+    x, _, _, epochs = run_data(run)
+    epochs = cfg.epochs or (epochs if variant != "cbcl" else [e for e in epochs if e % 10 == 0 or e == 1])
+    key = json.dumps({"run": str(run), "epochs": epochs, "n_init": cfg.n_init, "tol": cfg.tol,
+                      "max_iter": cfg.max_iter, "unique_tol": cfg.unique_tol})
+    if cache.exists():
+        with np.load(cache, allow_pickle=False) as z:
+            if str(z["key"]) == key:
+                return {k: z[k] for k in ("epochs", "epoch", "free_energy", "log_z", "n_unique",
+                                          "iterations", "converged")} | {
+                    "magnetisations": np.split(z["magnetisations"], np.cumsum(z["n_unique"])[:-1])}
+    s = ts.solutions_by_epoch(run, epochs, x[:cfg.n_init], tap_config(cfg))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, key=key, magnetisations=np.concatenate(s["magnetisations"]),
+             **{k: s[k] for k in ("epochs", "epoch", "free_energy", "log_z", "n_unique", "iterations",
+                          "converged")})
+    return s
+
+
+def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    lines = ["# tap Figure 5: TAP free energies of the unique solutions over training", "",
+             f"Scale `{scale}`: snapshots of `rbmlab experiment tap/figure-3 scale={scale}`; TAP "
+             f"iterated to a mean-square change < {cfg.tol:g} (cap {cfg.max_iter}) from the first "
+             f"{cfg.n_init} training images (CBCL: all faces if fewer); solutions within "
+             f"{cfg.unique_tol:g} root-mean-square of each other are one.", ""]
+    for variant, paper_hidden in FIG5_HIDDEN.items():
+        if (found := pick(sweep, variant, paper_hidden)) is None:
+            continue
+        n_hidden, run = found
+        s = solutions(variant, run, cfg, scale)
+        n_init = min(cfg.n_init, run_data(run)[0].shape[0])
+        fig = plt.figure(figsize=(8, 6))
+        slices = [int(e) for e in s["epochs"][np.linspace(0, len(s["epochs"]) - 1, 4).astype(int)]]
+        ts.plot_free_energies(fig, s, slices, f"tap Fig. 5, {variant}, N_h = {n_hidden} ({scale})",
+                              n_init)
+        fig.tight_layout()
+        save_png(fig, out / f"figure-5-{variant}_{scale}.png")
+        lines += [f"## {variant}, N_h = {n_hidden}", "",
+                  "| epoch | unique solutions | fraction | −ln Z estimate (mean F) | F min | F max | "
+                  "iterations | converged |", "|---|---|---|---|---|---|---|---|"]
+        for i, e in enumerate(s["epochs"]):
+            f = s["free_energy"][s["epoch"] == e]
+            lines.append(f"| {e} | {s['n_unique'][i]} | {s['n_unique'][i] / n_init:.3f} | "
+                         f"{f.mean():.2f} | {f.min():.2f} | {f.max():.2f} | {s['iterations'][i]} | "
+                         f"{s['converged'][i]:.3f} |")
+        lines.append("")
+    atomic_write(out / f"figure-5_{scale}.md", "\n".join(lines) + "\n")
+
+
+def figure_6(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    if (found := pick(sweep, "binary", FIG5_HIDDEN["binary"])) is None:
+        raise RbmlabError("sweep: Figure 6 needs the binary MNIST runs of tap/figure-3")
+    n_hidden, run = found
+    s = solutions("binary", run, cfg, scale)
+    last = int(s["epochs"][-1])
+    shown = sorted({e for e in (1, 3, 25, last) if e <= last})
+    fig = plt.figure(figsize=(3 * len(shown), 3.2))
+    ts.isomap_over_epochs(fig, s, shown)
+    fig.suptitle(f"tap Fig. 6: binary MNIST, N_h = {n_hidden} — Isomap fitted on epoch {last}'s "
+                 f"solutions, colour: F normalised per epoch ({scale})", fontsize=9)
+    save_png(fig, out / f"figure-6_{scale}.png")
+
+
+def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    lines = ["# tap Figure 7: initial images and the TAP solutions they reach (Isomap)", "",
+             f"Scale `{scale}`. MNIST: the images of classes 3, 6 and 7 among the first 10,000 "
+             "training images; CBCL: all training faces. Unique solutions (within "
+             f"{cfg.unique_tol:g} root-mean-square):", "", "| dataset | N_h | epoch | initial images | unique solutions |",
+             "|---|---|---|---|---|"]
+    for variant, paper_hidden in FIG7_HIDDEN.items():
+        if (found := pick(sweep, variant, paper_hidden)) is None:
+            continue
+        n_hidden, run = found
+        x, labels, shape, epochs = run_data(run)
+        if variant == "cbcl":
+            labels = np.zeros(len(x), dtype=int)
+        else:
+            first = np.arange(len(x)) < 10000
+            keep = first & np.isin(labels, [3, 6, 7])
+            x, labels = x[keep], labels[keep]
+        shown = [e for e in FIG7_EPOCHS[variant] if e in epochs] or [epochs[-1]]
+        if epochs[-1] not in shown and epochs[-1] < FIG7_EPOCHS[variant][-1]:
+            shown.append(epochs[-1])   # a shorter run: its last epoch stands for the paper's
+        fig = plt.figure(figsize=(3 * len(shown), 4.2))
+        counts = ts.isomap_of_initialisations(fig, run, shown, x, labels, tap_config(cfg), shape)
+        fig.suptitle(f"tap Fig. 7, {variant}, N_h = {n_hidden} ({scale})", fontsize=9)
+        save_png(fig, out / f"figure-7-{variant}_{scale}.png")
+        lines += [f"| {variant} | {n_hidden} | {e} | {len(x)} | {c} |" for e, c in counts.items()]
+    atomic_write(out / f"figure-7_{scale}.md", "\n".join(lines) + "\n")
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) < 2 or argv[0] not in FIGURES or argv[1] not in ("smoke", "reduced", "paper"):
+        fail(f"usage: python scripts/tap_figures.py {{{'|'.join(FIGURES)}}} "
+             "{smoke|reduced|paper} [key=value ...]")
+    given = {}
+    for item in argv[2:]:
+        key, eq, value = item.partition("=")
+        if not eq:
+            fail(f"{item}: expected key=value")
+        given[key] = yaml.safe_load(value)
+    try:
+        cfg = parse_options(FigureConfig, given, "figure")
+        sweep = Path(cfg.sweep or ROOT / "outputs" / "experiments" / "tap" / "figure-3" / argv[1])
+        out = ROOT / "results" / "tap"
+        out.mkdir(parents=True, exist_ok=True)
+        {"figure-4": figure_4, "figure-5": figure_5, "figure-6": figure_6,
+         "figure-7": figure_7}[argv[0]](runs(sweep), cfg, out, argv[1])
+    except RbmlabError as e:
+        fail(str(e))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
