@@ -3,6 +3,8 @@
     python scripts/tap_figures.py FIGURE SCALE [key=value ...]
 
 FIGURE: figure-4 (receptive fields ranked by ℓ0.1 spread and by activation, every model),
+figure-8 (the MCC curves of ``rbmlab experiment tap/figure-8`` with the OPE and 1-NN beside
+TAP), figure-9 (one test digit denoised by every method and binary model, p from 0 to 0.5),
 figure-5 (free energies and number of unique TAP solutions per epoch; N_h = 100 for both MNIST
 variants, CBCL), figure-6 (Isomap of binary MNIST's N_h = 100 solutions over epochs), figure-7
 (Isomap of the initial images of classes 3, 6, 7 and the solutions they reach; CBCL: all faces).
@@ -36,7 +38,7 @@ from rbmlab.report import tap_solutions as ts  # noqa: E402
 from rbmlab.report.plot import png_bytes  # noqa: E402
 from rbmlab.validation import Config, option, parse_options  # noqa: E402
 
-FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7")
+FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7", "figure-8", "figure-9")
 ROOT = Path(__file__).resolve().parent.parent
 FIG7_EPOCHS = {"binary": [1, 3, 25, 100], "real": [1, 3, 25, 100], "cbcl": [5, 100, 200, 500]}
 FIG7_HIDDEN = {"binary": 100, "real": 500, "cbcl": 256}
@@ -220,6 +222,86 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     atomic_write(out / f"figure-7_{scale}.md", "\n".join(lines) + "\n")
 
 
+def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    """The TAP, OPE and 1-NN MCC curves from the runs of tap/figure-8 (final metrics)."""
+    rows = []
+    for summary in sorted((ROOT / "outputs" / "experiments" / "tap" / "figure-8" / scale).glob(
+            "*/summary.json")):
+        final = json.loads(summary.read_text()).get("final") or {}
+        config = yaml.safe_load((summary.parent / "config.yaml").read_text())
+        if "test_mcc_tap" in final:
+            rows.append((config["model"]["n_hidden"], config["evaluator"]["flip"],
+                         final["test_mcc_tap"], final["test_mcc_ope"], final["test_mcc_nn"]))
+    if not rows:
+        raise RbmlabError(f"sweep: no completed runs of tap/figure-8 at scale {scale}; run "
+                          f"`rbmlab experiment tap/figure-8 scale={scale}` first")
+    rows = np.array(rows, dtype=float)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n in np.unique(rows[:, 0]):
+        part = rows[rows[:, 0] == n]
+        part = part[np.argsort(part[:, 1])]
+        ax.plot(part[:, 1], part[:, 2], marker="o", ms=3, label=f"TAP, N_h = {n:.0f}")
+    flips = np.unique(rows[:, 1])
+    for column, style, label in ((3, "k--", "OPE"), (4, "k-", "1-NN")):
+        ax.plot(flips, [rows[rows[:, 1] == p, column].mean() for p in flips], style, label=label)
+    ax.set_xlabel("flip probability p")
+    ax.set_ylabel("MCC (mean over test images)")
+    ax.set_title(f"tap Fig. 8: denoising binary MNIST ({scale})", fontsize=9)
+    ax.legend(fontsize=7)
+    save_png(fig, out / f"figure-8-mcc_{scale}.png")
+    lines = ["# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability", "",
+             f"Scale `{scale}`: the runs of `rbmlab experiment tap/figure-8 scale={scale}`.", "",
+             "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in np.unique(rows[:, 0])) + " | OPE | 1-NN |",
+             "|---|" + "---|" * (len(np.unique(rows[:, 0])) + 2)]
+    for p in flips:
+        at = rows[rows[:, 1] == p]
+        cells = [f"{at[at[:, 0] == n, 2].mean():.3f}" for n in np.unique(rows[:, 0])]
+        lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {at[:, 3].mean():.3f} | {at[:, 4].mean():.3f} |")
+    atomic_write(out / f"figure-8-mcc_{scale}.md", "\n".join(lines) + "\n")
+
+
+def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    """One test digit through the channel at p = 0 … 0.5, and each method's estimate: posterior
+    magnetisations for the OPE and TAP (white 0, black 1), the nearest training image for 1-NN."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from rbmlab.evaluators.denoising import DenoisingConfig, denoise_images  # noqa: PLC0415
+
+    models = sweep.get("binary") or {}
+    if not models:
+        raise RbmlabError("sweep: Figure 9 needs the binary MNIST runs of tap/figure-3")
+    options = yaml.safe_load((next(iter(models.values())) / "config.yaml").read_text())["dataset"]
+    data = load_dataset(**options)
+    x, train = data.test[:1], data.train
+    flips = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    base = DenoisingConfig(tol=cfg.tol, max_iter=cfg.max_iter)
+    rows: list[tuple[str, list]] = [("noisy", []), ("OPE", []), ("1-NN", [])]
+    rows += [(f"TAP N_h={n}", []) for n in sorted(models)]
+    for p in flips:
+        config = replace(base, flip=p)
+        for k, n in enumerate(sorted(models)):
+            model = load_checkpoint(models[n] / "checkpoint.npz")[0]
+            d = denoise_images(model, x, train, train.mean(axis=0), config)
+            if k == 0:
+                rows[0][1].append(d.noisy[0])
+                rows[1][1].append(d.ope[0])
+                rows[2][1].append(d.nn[0])
+            rows[3 + k][1].append(d.tap[0])
+    fig, axes = plt.subplots(len(rows), len(flips), figsize=(1.2 * len(flips), 1.2 * len(rows)))
+    for r, (label, images) in enumerate(rows):
+        for c, image in enumerate(images):
+            ax = axes[r, c]
+            ax.imshow(np.asarray(image).reshape(data.image_shape), cmap="gray_r", vmin=0, vmax=1)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if c == 0:
+                ax.set_ylabel(label, fontsize=7)
+            if r == 0:
+                ax.set_title(f"p = {flips[c]:g}", fontsize=7)
+    fig.suptitle(f"tap Fig. 9: test image 0, one noise draw for every method ({scale})", fontsize=8)
+    save_png(fig, out / f"figure-9_{scale}.png")
+
+
 def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[0] not in FIGURES or argv[1] not in ("smoke", "reduced", "paper"):
         fail(f"usage: python scripts/tap_figures.py {{{'|'.join(FIGURES)}}} "
@@ -235,8 +317,8 @@ def main(argv: list[str]) -> None:
         sweep = Path(cfg.sweep or ROOT / "outputs" / "experiments" / "tap" / "figure-3" / argv[1])
         out = ROOT / "results" / "tap"
         out.mkdir(parents=True, exist_ok=True)
-        {"figure-4": figure_4, "figure-5": figure_5, "figure-6": figure_6,
-         "figure-7": figure_7}[argv[0]](runs(sweep), cfg, out, argv[1])
+        {"figure-4": figure_4, "figure-5": figure_5, "figure-6": figure_6, "figure-7": figure_7,
+         "figure-8": figure_8, "figure-9": figure_9}[argv[0]](runs(sweep), cfg, out, argv[1])
     except RbmlabError as e:
         fail(str(e))
 
