@@ -626,8 +626,36 @@ def bench_tap(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
                 threads, target)]
 
 
+def tap_speed(rounds: int, batches=(1, 10, 100), m: int = 784, n: int = 500,
+              tap_iterations: int = 20, adatap_iterations: int = 2) -> list[Row]:
+    """tap Fig. 10 (right): milliseconds per iteration of TAP (Alg. 1) and of adaTAP by VAMP (Alg. 3)
+    against the batch size, the same random m × n binary RBM and binary initialisations for both,
+    interleaved in one process at one BLAS thread, float32; VAMP / TAP per round."""
+    from rbmlab.inference import adatap, tap  # noqa: PLC0415
+
+    backend = get_backend("numpy", "float32")
+    rbm = random_rbm(backend, m, n)
+    visible, hidden = rbm.tap_layers()
+    rows = []
+    for batch in batches:
+        x = binary(backend, batch, m, 0.2, 2)
+        t = timed(backend, rounds, 1, {
+            "tap": lambda: tap.solve(rbm.W, visible, hidden, x, tol=0.0, max_iter=tap_iterations),
+            "vamp": lambda: adatap.solve(rbm.W, visible, hidden, x, tol=0.0,
+                                         max_iter=adatap_iterations)})
+        tap_ms = [1e3 * v / tap_iterations for v in t["tap"]]
+        vamp_ms = [1e3 * v / adatap_iterations for v in t["vamp"]]
+        what = f"{m}×{n}, batch {batch}"
+        rows += [row(f"TAP iteration ({what}), ms", spread(tap_ms), "ms", 1),
+                 row(f"adaTAP (VAMP) iteration ({what}), ms", spread(vamp_ms), "ms", 1),
+                 row(f"VAMP / TAP per iteration ({what})", ratio(vamp_ms, tap_ms), "ratio", 1,
+                     "paper: 3 orders of magnitude")]
+    return rows
+
+
 # timing artefacts of experiments/<paper>/*.yaml (bench:)
 EXPERIMENT_PARTS = Registry("bench part", {
+    "tap_speed": "rbmlab.bench:tap_speed",
     "bp_speed": "rbmlab.bench:bp_speed",
     "pmap_speed": "rbmlab.bench:pmap_speed",
     "sampler_speed": "rbmlab.bench_samplers:sampler_speed",

@@ -51,7 +51,8 @@ class FigureConfig(Config):
                                "paper: 10,000; CBCL: all faces)", lo=1)
     epochs: list[int] | None = option(None, "epochs of Figs. 5-6 (default: every snapshot; CBCL "
                                             "every 10th)")
-    tol: float = option(1e-8, "TAP convergence (mean-square change)", lo=0, open_lo=True)
+    tol: float = option(1e-10, "TAP convergence of each chain (mean-square change; see "
+                               "rbmlab.evaluators.tap)", lo=0, open_lo=True)
     max_iter: int = option(1000, "TAP iteration cap", lo=1)
     unique_tol: float = option(1e-2, "root-mean-square distance below which solutions are one",
                                lo=0, open_lo=True)

@@ -24,7 +24,7 @@ p' > p (Fig. 9: "the same noise realization is used for each method").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -98,18 +98,6 @@ def nearest_neighbour(y, train, max_bytes: int = NN_BYTES) -> np.ndarray:
     return to_numpy(index)
 
 
-@dataclass(frozen=True)
-class _Observed:
-    """The visible layer of the posterior: the prior's layer with each image's channel field
-    D (K, n) added (Eq. 47's B(x_i; U_i + D_i)); all that tap.solve asks of a layer."""
-
-    layer: tap.Layer
-    D: Any
-
-    def moments(self, B, A):
-        return self.layer.moments(B + self.D, A)
-
-
 def tap_denoise(model, y, p: float, init, *, damping: float = 0.5, tol: float = 1e-8,
                 max_iter: int = 1000) -> tap.Solution:
     """TAP fixed points of the posterior of ``model`` given the noisy rows ``y``, started at the
@@ -117,7 +105,7 @@ def tap_denoise(model, y, p: float, init, *, damping: float = 0.5, tol: float = 
     xp, dtype = model.xp, model.dtype
     visible, hidden = model.tap_layers()
     D = xp.asarray(channel_field(y, p), dtype=dtype)
-    return tap.solve(model.W, _Observed(visible, D), hidden, xp.asarray(init, dtype=dtype),
+    return tap.solve(model.W, replace(visible, offset=D), hidden, xp.asarray(init, dtype=dtype),
                      damping=damping, tol=tol, max_iter=max_iter)
 
 

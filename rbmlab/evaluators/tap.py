@@ -1,13 +1,16 @@
 """The TAP estimate of log Z and of the log-likelihood (tap paper Eq. 39, Fig. 3).
 
-TAP solutions are iterated to convergence (Alg. 1, mean-square change < ``tol``) from ``n_init``
-training examples (a^v⁽⁰⁾ = x, c^v⁽⁰⁾ = 0, Eqs. 37–38); −F averaged over the unique solutions
+TAP solutions are iterated to convergence (Alg. 1, each chain until its mean-square change is
+below ``tol``) from ``n_init`` training examples (a^v⁽⁰⁾ = x, c^v⁽⁰⁾ = 0, Eqs. 37–38); −F averaged over the unique solutions
 estimates log Z, and each example's log-likelihood is its exact clamped term minus that:
 
     ln P(x) ≈ Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0) − ln Z_TAP.
 
 Fig. 3 plots it per unit, divided by n_visible + n_hidden, with its standard error over the
-examples. Any model with TAP's form (TapForm: a plain RBM or a GRBM) can be scored.
+examples. The paper's criterion is a mean-square change below 1e-8; applied per chain, with each
+chain stopping there, it stops chains that still drift slowly along flat directions and counts
+them as distinct solutions (binary MNIST, N_h = 50, epoch 8, 1,000 chains: 56 unique at 1e-8,
+45 at 1e-9, 42 at 1e-10 and 1e-11), so the default is 1e-10. Any model with TAP's form (TapForm: a plain RBM or a GRBM) can be scored.
 """
 from __future__ import annotations
 
@@ -28,8 +31,8 @@ class TapEvalConfig(EvaluatorConfig):
     name: str = option("tap", "evaluator")
     n_init: int = option(1000, "training examples the TAP solutions start from (0: all)", lo=0)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
-    tol: float = option(1e-8, "convergence: mean-square change of the magnetisations", lo=0,
-                        open_lo=True)
+    tol: float = option(1e-10, "convergence of each chain: mean-square change of its "
+                               "magnetisations (a chain stops once below)", lo=0, open_lo=True)
     max_iter: int = option(1000, "iteration cap", lo=1)
     unique_tol: float = option(1e-2, "solutions closer than this in root-mean-square difference "
                                "are one", lo=0, open_lo=True)

@@ -22,7 +22,7 @@ solutions are rows (..., K, n).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,11 +32,22 @@ from rbmlab.backend import namespace, to_numpy
 
 @dataclass(frozen=True)
 class Layer:
-    """One layer's prior, fields U (..., n) and prior parameters θ (..., k, n) or None."""
+    """One layer's prior, fields U (..., n) and prior parameters θ (..., k, n) or None; ``offset``
+    (..., K, n): a field of each row of a batch added to U (an observation's likelihood, as the
+    channel of denoising: the posterior is the model with U + D_k for image k)."""
 
     prior: Any
     field: Any
     theta: Any = None
+    offset: Any = None
+
+    def _total(self, B):
+        B = B + self.field[..., None, :]
+        return B if self.offset is None else B + self.offset
+
+    def rows(self, keep) -> "Layer":
+        """The layer for the rows ``keep`` of its batch (the offset's rows)."""
+        return self if self.offset is None else replace(self, offset=self.offset[keep])
 
     def _theta(self, xp, row: bool = True) -> tuple:
         if self.theta is None:
@@ -46,13 +57,13 @@ class Layer:
 
     def moments(self, B, A):
         """(f_a, f_c) at total field U + B and quadratic tilt A."""
-        return self.prior.moments(B + self.field[..., None, :], A, *self._theta(namespace(B)))
+        return self.prior.moments(self._total(B), A, *self._theta(namespace(B)))
 
     def log_z(self, B, A):
-        return self.prior.log_z(B + self.field[..., None, :], A, *self._theta(namespace(B)))
+        return self.prior.log_z(self._total(B), A, *self._theta(namespace(B)))
 
     def grad_log_z(self, B, A) -> tuple:
-        return self.prior.grad_log_z(B + self.field[..., None, :], A, *self._theta(namespace(B)))
+        return self.prior.grad_log_z(self._total(B), A, *self._theta(namespace(B)))
 
     def log_prior(self, x):
         """ln P̃(x) = Ux + ln base(x; θ) summed over units, per row."""
@@ -83,10 +94,10 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
           tol: float = 1e-8, max_iter: int = 1000, start: Solution | None = None) -> Solution:
     """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
     ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
-    ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``."""
+    ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``.
+    A chain that has converged stops moving: once a quarter of the chains still iterated have
+    converged (a single model's batch), the others go on alone, in a smaller batch."""
     xp = namespace(W)
-    W2 = W * W
-    Wt, W2t = W.swapaxes(-1, -2), W2.swapaxes(-1, -2)
     if start is not None:   # copies: the iteration below works in place
         a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
     else:
@@ -95,24 +106,45 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
         c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape),
                                                                 dtype=W.dtype)
         (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
-    n = a_v.shape[-1] + a_h.shape[-1]
+    full, W2 = (a_v, c_v, a_h, c_h), W * W
     converged = xp.zeros(a_v.shape[:-1], dtype=bool)
-    it = 0
+    rows = xp.arange(a_v.shape[-2]) if a_v.ndim == 2 else None   # compacted: a single model's
+    state, it = full, 0
     for it in range(1, max_iter + 1):
-        A_h = c_v @ W2
-        A_h *= -1.0                                         # Eq. 33
-        B_h = a_v @ W
-        B_h += A_h * a_h                                    # Eq. 34 (Onsager term)
-        change = _damped_(hidden.moments(B_h, A_h), a_h, c_h, damping)
-        A_v = c_h @ W2t
-        A_v *= -1.0
-        B_v = a_h @ Wt
-        B_v += A_v * a_v
-        change += _damped_(visible.moments(B_v, A_v), a_v, c_v, damping)
-        converged = change * (damping * damping / n) < tol  # MSE of the damped move
-        if bool(converged.all()):
+        done = _iterate_(W, W2, visible, hidden, state, damping) < tol
+        if bool(done.all()):
             break
-    return Solution(a_v, c_v, a_h, c_h, it, converged)
+        if rows is not None and 4 * int(done.sum()) >= len(rows):
+            for whole, part in zip(full, state):
+                whole[rows] = part
+            converged[rows[done]] = True
+            keep = ~done
+            rows, state = rows[keep], tuple(t[keep] for t in state)
+            visible, hidden = visible.rows(keep), hidden.rows(keep)
+    if rows is None:
+        converged = done
+    else:
+        for whole, part in zip(full, state):
+            whole[rows] = part
+        converged[rows] = done
+    return Solution(*full, it, converged)
+
+
+def _iterate_(W, W2, visible: Layer, hidden: Layer, state, damping: float):
+    """One damped iteration of Alg. 1 on ``state`` = (a^v, c^v, a^h, c^h), in place; the mean-square
+    change of each chain's magnetisations."""
+    a_v, c_v, a_h, c_h = state
+    A_h = c_v @ W2
+    A_h *= -1.0                                             # Eq. 33
+    B_h = a_v @ W
+    B_h += A_h * a_h                                        # Eq. 34 (Onsager term)
+    change = _damped_(hidden.moments(B_h, A_h), a_h, c_h, damping)
+    A_v = c_h @ W2.swapaxes(-1, -2)
+    A_v *= -1.0
+    B_v = a_h @ W.swapaxes(-1, -2)
+    B_v += A_v * a_v
+    change += _damped_(visible.moments(B_v, A_v), a_v, c_v, damping)
+    return change * (damping * damping / (a_v.shape[-1] + a_h.shape[-1]))   # of the damped move
 
 
 def _damped_(new, a, c, damping: float):

@@ -6,7 +6,8 @@ iterations (or until the mean-square change is below ``tol``), and ascends the T
 log-likelihood: the exact clamped data term minus the derivative of the TAP free energy at the
 solutions, averaged over all K (Eqs. 40–42; notes §6.2 item 5). ``persistent=true`` instead
 carries the solutions from one mini-batch to the next (the NIPS 2015 predecessor's option; the
-paper itself restarts from data). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are the
+paper itself restarts from data). ``inference=adatap`` finds the fixed points by VAMP instead
+(App. D, Fig. 10). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are the
 optimizer's (``learner.optimizer.momentum``, ``momentum_on: interactions``, ``weight_decay``).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.inference import tap
+from rbmlab.inference import adatap, tap
 from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.models.base import TapForm, supports
 from rbmlab.validation import option
@@ -31,6 +32,8 @@ class TapLearnerConfig(LearnerConfig):
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
                                      "restarting them at the data")
+    inference: str = option("tap", "the negative phase's fixed points: tap (Alg. 1) | adatap (VAMP, "
+                                   "Alg. 3; binary units)", choices=("tap", "adatap"))
     lr_decay: float = option(1.0, "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 "
                                   "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True)
 
@@ -43,6 +46,12 @@ class TapLearner(Learner):
         if not supports(model_class, TapForm):
             raise RbmlabError(f"learner=tap: model {model_class.family} lacks TapForm "
                               "(two layers with priors coupled by W: model=rbm or model=grbm)")
+
+    def initial_model(self, model, pretrained: bool):
+        if self.config.inference == "adatap" and {model.visible, model.hidden} != {"bernoulli"}:
+            raise RbmlabError(f"learner.inference: adatap is written for Bernoulli units on both "
+                              f"layers; this model has visible={model.visible}, hidden={model.hidden}")
+        return model
 
     def init_state(self, model, train, rng):
         batch = self.config.batch_size
@@ -62,8 +71,9 @@ class TapLearner(Learner):
         start = None
         if cfg.persistent and SOLUTION_KEYS[0] in state:
             start = tap.Solution(*(state[k] for k in SOLUTION_KEYS), 0, None)
-        s = tap.solve(model.W, visible, hidden, x, damping=cfg.damping, tol=cfg.tol,
-                      max_iter=cfg.max_iter, start=start)
+        solve = adatap.solve if cfg.inference == "adatap" else tap.solve
+        s = solve(model.W, visible, hidden, x, damping=cfg.damping, tol=cfg.tol,
+                  max_iter=cfg.max_iter, start=start)
         grad = tap.gradient(model.W, visible, hidden, x, s)
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
         state = {**state, "tap_iterations": model.xp.asarray(float(s.iterations)),
