@@ -74,6 +74,15 @@ DECONVOLUTION_reduced :=   # the paper's settings (they fit the reduced tier's h
 DECONVOLUTION_paper :=
 pmp-figure-4-deconvolution: install
 	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution_$(SCALE) $(DECONVOLUTION_$(SCALE))
+# tap: Figures 3, 10 (left; right: tap-figure-10-speed) and the denoising runs of Figure 8 are
+# experiments; Figures 4-7, 9, 12 and Figure 8's plot read the runs of tap-figure-3 (run it first at
+# the same SCALE) through scripts/tap_figures.py.
+TAP_SCRIPT_FIGURES := tap-figure-4 tap-figure-5 tap-figure-6 tap-figure-7 tap-figure-9 tap-figure-12
+.PHONY: tap-figure-8 $(TAP_SCRIPT_FIGURES)
+tap-figure-8: tap-figure-8-denoising
+	$(BIN)/python scripts/tap_figures.py figure-8 $(SCALE)
+$(TAP_SCRIPT_FIGURES): install
+	$(BIN)/python scripts/tap_figures.py $(patsubst tap-%,%,$@) $(SCALE)
 # pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and
 # pmp-figure-3-samples; Figure 7 is pmp-figure-7 (the table) and pmp-figure-7-samples
 

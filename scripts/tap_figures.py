@@ -3,8 +3,10 @@
     python scripts/tap_figures.py FIGURE SCALE [key=value ...]
 
 FIGURE: figure-4 (receptive fields ranked by ℓ0.1 spread and by activation, every model),
-figure-8 (the MCC curves of ``rbmlab experiment tap/figure-8`` with the OPE and 1-NN beside
-TAP), figure-9 (one test digit denoised by every method and binary model, p from 0 to 0.5),
+figure-8 (the MCC curves of ``rbmlab experiment tap/figure-8-denoising``, the OPE and 1-NN
+beside TAP), figure-9 (one test digit denoised by every method and binary model, p from 0 to 0.5),
+figure-12 (AIS and pseudo-likelihood of binary MNIST's N_h = 500 snapshots beside their TAP
+log-likelihood: the same checkpoints, every evaluated epoch),
 figure-5 (free energies and number of unique TAP solutions per epoch; N_h = 100 for both MNIST
 variants, CBCL), figure-6 (Isomap of binary MNIST's N_h = 100 solutions over epochs), figure-7
 (Isomap of the initial images of classes 3, 6, 7 and the solutions they reach; CBCL: all faces).
@@ -38,7 +40,7 @@ from rbmlab.report import tap_solutions as ts  # noqa: E402
 from rbmlab.report.plot import png_bytes  # noqa: E402
 from rbmlab.validation import Config, option, parse_options  # noqa: E402
 
-FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7", "figure-8", "figure-9")
+FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7", "figure-8", "figure-9", "figure-12")
 ROOT = Path(__file__).resolve().parent.parent
 FIG7_EPOCHS = {"binary": [1, 3, 25, 100], "real": [1, 3, 25, 100], "cbcl": [5, 100, 200, 500]}
 FIG7_HIDDEN = {"binary": 100, "real": 500, "cbcl": 256}
@@ -224,18 +226,18 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
 
 def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    """The TAP, OPE and 1-NN MCC curves from the runs of tap/figure-8 (final metrics)."""
+    """The TAP, OPE and 1-NN MCC curves from the runs of tap/figure-8-denoising (final metrics)."""
     rows = []
-    for summary in sorted((ROOT / "outputs" / "experiments" / "tap" / "figure-8" / scale).glob(
-            "*/summary.json")):
+    sweep_dir = ROOT / "outputs" / "experiments" / "tap" / "figure-8-denoising" / scale
+    for summary in sorted(sweep_dir.glob("*/summary.json")):
         final = json.loads(summary.read_text()).get("final") or {}
         config = yaml.safe_load((summary.parent / "config.yaml").read_text())
         if "test_mcc_tap" in final:
             rows.append((config["model"]["n_hidden"], config["evaluator"]["flip"],
                          final["test_mcc_tap"], final["test_mcc_ope"], final["test_mcc_nn"]))
     if not rows:
-        raise RbmlabError(f"sweep: no completed runs of tap/figure-8 at scale {scale}; run "
-                          f"`rbmlab experiment tap/figure-8 scale={scale}` first")
+        raise RbmlabError(f"sweep: no completed runs of tap/figure-8-denoising at scale {scale}; run "
+                          f"`rbmlab experiment tap/figure-8-denoising scale={scale}` first")
     rows = np.array(rows, dtype=float)
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in np.unique(rows[:, 0]):
@@ -251,7 +253,8 @@ def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     ax.legend(fontsize=7)
     save_png(fig, out / f"figure-8-mcc_{scale}.png")
     lines = ["# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability", "",
-             f"Scale `{scale}`: the runs of `rbmlab experiment tap/figure-8 scale={scale}`.", "",
+             f"Scale `{scale}`: the runs of `rbmlab experiment tap/figure-8-denoising "
+             f"scale={scale}`.", "",
              "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in np.unique(rows[:, 0])) + " | OPE | 1-NN |",
              "|---|" + "---|" * (len(np.unique(rows[:, 0])) + 2)]
     for p in flips:
@@ -303,6 +306,59 @@ def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     save_png(fig, out / f"figure-9_{scale}.png")
 
 
+def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
+    """tap Fig. 12: the snapshots of binary MNIST's N_h = 500 run (the TAP log-likelihood from its
+    metrics.csv) scored by AIS (100 chains, Salakhutdinov's 14,500 temperatures, base-rate base
+    model) and by the stochastic pseudo-likelihood (100 of the 784 pixels) on the same 10,000
+    training images, with the evaluators of ``rbmlab run`` (seeded per epoch)."""
+    import pandas as pd  # noqa: PLC0415
+
+    from rbmlab.backend import get_backend  # noqa: PLC0415
+    from rbmlab.data.batch import Batch  # noqa: PLC0415
+    from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+    from rbmlab.evaluators.base import Context  # noqa: PLC0415
+
+    if (found := pick(sweep, "binary", 500)) is None:
+        raise RbmlabError("sweep: Figure 12 needs the binary MNIST runs of tap/figure-3")
+    n_hidden, run = found
+    x, _, _, epochs = run_data(run)
+    x = x[:10000]
+    tap_rows = pd.read_csv(run / "metrics.csv").dropna(subset=["train_log_likelihood"])
+    backend = get_backend("numpy", "float32")
+    ais = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "splits": ["train"], "progress": False}))
+    pl = EVALUATORS.build(EVALUATORS.parse({"name": "pl", "splits": ["train"], "n_units": 100}))
+    rows = []
+    for e in [int(e) for e in tap_rows["epoch"] if int(e) in epochs]:
+        model = ts.snapshot(run, e)
+        context = Context(rng=backend.rng(12, e), final=True, train=Batch(x), data_mean=x.mean(axis=0))
+        a = ais.evaluate(model, {"train": Batch(x)}, context)
+        p = pl.evaluate(model, {"train": Batch(x)}, Context(rng=backend.rng(13, e), final=True))
+        t = tap_rows[tap_rows["epoch"] == e].iloc[0]
+        rows.append({"epoch": e, "tap": t["train_log_likelihood"], "tap_log_z": t["log_z"],
+                     "ais": a["train_log_likelihood"], "ais_log_z": a["log_z"],
+                     "pseudo": p["train_pseudo_log_likelihood"]})
+        print(f"epoch {e}: TAP {rows[-1]['tap']:.2f}, AIS {rows[-1]['ais']:.2f}, PL {rows[-1]['pseudo']:.2f}")
+    table = pd.DataFrame(rows)
+    atomic_write(out / f"figure-12_{scale}.csv", table.to_csv(index=False))
+    fig, axes = plt.subplots(3, 1, figsize=(6, 7), sharex=True)
+    for ax, column, label in zip(axes, ("tap", "ais", "pseudo"), (
+            "TAP log-likelihood (Eq. 39)", "AIS log-likelihood", "pseudo-log-likelihood")):
+        ax.plot(table["epoch"], table[column], marker="o", ms=3)
+        ax.set_ylabel(label, fontsize=8)
+    axes[-1].set_xlabel("epoch")
+    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, 10,000 training images ({scale})",
+                      fontsize=9)
+    save_png(fig, out / f"figure-12_{scale}.png")
+    lines = ["# tap Figure 12: TAP log-likelihood, AIS and pseudo-likelihood over training", "",
+             f"Scale `{scale}`: the snapshots of `rbmlab experiment tap/figure-3 scale={scale}` "
+             f"(binary MNIST, N_h = {n_hidden}) at its evaluated epochs; mean over the first 10,000 "
+             "training images (nats). AIS: 100 chains, 14,500 temperatures; PL: 100 of 784 pixels.",
+             "", "| epoch | TAP | AIS | PL | TAP ln Z | AIS ln Z |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r.epoch} | {r.tap:.2f} | {r.ais:.2f} | {r.pseudo:.2f} | {r.tap_log_z:.2f} | "
+              f"{r.ais_log_z:.2f} |" for r in table.itertuples()]
+    atomic_write(out / f"figure-12_{scale}.md", "\n".join(lines) + "\n")
+
+
 def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[0] not in FIGURES or argv[1] not in ("smoke", "reduced", "paper"):
         fail(f"usage: python scripts/tap_figures.py {{{'|'.join(FIGURES)}}} "
@@ -319,7 +375,8 @@ def main(argv: list[str]) -> None:
         out = ROOT / "results" / "tap"
         out.mkdir(parents=True, exist_ok=True)
         {"figure-4": figure_4, "figure-5": figure_5, "figure-6": figure_6, "figure-7": figure_7,
-         "figure-8": figure_8, "figure-9": figure_9}[argv[0]](runs(sweep), cfg, out, argv[1])
+         "figure-8": figure_8, "figure-9": figure_9, "figure-12": figure_12}[argv[0]](
+            runs(sweep), cfg, out, argv[1])
     except RbmlabError as e:
         fail(str(e))
 

@@ -13,6 +13,7 @@ import json
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -519,13 +520,14 @@ def test_bad_input_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
 
 
-# ---------------------------------------------------------------- scripts/pmp_*.py
+# ---------------------------------------------------------------- scripts/*.py
 def script_main(name: str):
     """``main`` of ``scripts/<name>.py`` (scripts are files, not a package)."""
     import importlib.util  # noqa: PLC0415
     path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module   # a script's dataclasses look their module up there
     spec.loader.exec_module(module)
     return module.main
 
@@ -552,8 +554,20 @@ RESTATEMENT_CASES = [
     Case("restatement-wrong-type", ["lr=fast"], "lr: expected float, got 'fast'"),
     Case("restatement-fractional-int", ["iterations=2.5"], "iterations: expected int"),
 ]
+# scripts/tap_figures.py: refused before any snapshot is read
+TAP_FIGURE_CASES = [
+    Case("tap-figures-no-args", [], "usage"),
+    Case("tap-figures-unknown-figure", ["figure-99", "smoke"], "usage"),
+    Case("tap-figures-unknown-scale", ["figure-5", "huge"], "usage"),
+    Case("tap-figures-not-key-value", ["figure-5", "smoke", "n_init"], "n_init: expected key=value"),
+    Case("tap-figures-unknown-key", ["figure-5", "smoke", "inits=3"], "inits"),
+    Case("tap-figures-out-of-range", ["figure-5", "smoke", "n_init=0"], "n_init"),
+    Case("tap-figures-wrong-type", ["figure-5", "smoke", "epochs=many"], "epochs"),
+    Case("tap-figures-no-runs", ["figure-5", "smoke", "sweep=nowhere"], "no completed runs under nowhere"),
+]
 SCRIPT_CASES = ([("pmp_deconvolution", c) for c in DECONVOLUTION_CASES]
-                + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES])
+                + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
+                + [("tap_figures", c) for c in TAP_FIGURE_CASES])
 
 
 @pytest.mark.parametrize("script, case", SCRIPT_CASES, ids=[c.id for _, c in SCRIPT_CASES])
