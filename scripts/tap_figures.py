@@ -59,6 +59,10 @@ class FigureConfig(Config):
     unique_tol: float = option(1e-2, "root-mean-square distance below which solutions are one",
                                lo=0, open_lo=True)
     fields: int = option(6, "Fig. 4: fields drawn at each end of each ranking", lo=1)
+    n_images: int = option(0, "Fig. 7: initial images (0: every image of classes 3, 6, 7 among the "
+                              "first 10,000; CBCL: every face); n: the first n of them", lo=0)
+    variants: list[str] | None = option(None, "Figs. 4, 5, 7: only these datasets (binary, real, "
+                                              "cbcl); default all that ran", choices=("binary", "real", "cbcl"))
     sweep: str | None = option(None, "the Figure 3 sweep (default outputs/experiments/tap/"
                                      "figure-3/<scale>)")
 
@@ -76,6 +80,11 @@ def runs(sweep: Path) -> dict[str, dict[int, Path]]:
         raise RbmlabError(f"sweep: no completed runs under {sweep}; run `rbmlab experiment "
                           f"tap/figure-3 scale=...` first")
     return found
+
+
+def chosen(sweep: dict, cfg: FigureConfig) -> dict:
+    """The datasets of ``sweep`` that ``cfg.variants`` keeps."""
+    return {v: m for v, m in sweep.items() if cfg.variants is None or v in cfg.variants}
 
 
 def pick(sweep: dict, variant: str, n_hidden: int) -> tuple[int, Path] | None:
@@ -106,14 +115,14 @@ def save_png(fig, path: Path) -> None:
 
 
 def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    lines = ["# tap Figure 4: receptive fields (columns of W) of the final models", "",
-             f"Scale `{scale}`: the last epoch of each run of `rbmlab experiment tap/figure-3 "
-             f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
-             "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
-             "(mean E[h|x] over the first 10,000 training images).", "",
-             "| dataset | N_h | epochs | ℓ0.1 spread min / median / max | activation min / median / max |",
-             "|---|---|---|---|---|"]
-    for variant, models in sweep.items():
+    for variant, models in chosen(sweep, cfg).items():
+        lines = [f"# tap Figure 4 ({variant}): receptive fields (columns of W) of the final models", "",
+                 f"Scale `{scale}`: the last epoch of each run of `rbmlab experiment tap/figure-3 "
+                 f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
+                 "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
+                 "(mean E[h|x] over the first 10,000 training images).", "",
+                 "| dataset | N_h | epochs | ℓ0.1 spread min / median / max | activation min / median / max |",
+                 "|---|---|---|---|---|"]
         rows = []
         for n_hidden, run in sorted(models.items()):
             x, _, shape, _ = run_data(run)
@@ -129,7 +138,7 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         rf.draw_fields(fig, rows, shape, cfg.fields)
         fig.suptitle(f"tap Fig. 4, {variant}: receptive fields ({scale})", fontsize=9)
         save_png(fig, out / f"figure-4-{variant}_{scale}.png")
-    atomic_write(out / f"figure-4_{scale}.md", "\n".join(lines) + "\n")
+        atomic_write(out / f"figure-4-{variant}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
@@ -154,13 +163,8 @@ def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
 
 
 def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    lines = ["# tap Figure 5: TAP free energies of the unique solutions over training", "",
-             f"Scale `{scale}`: snapshots of `rbmlab experiment tap/figure-3 scale={scale}`; TAP "
-             f"iterated to a mean-square change < {cfg.tol:g} (cap {cfg.max_iter}) from the first "
-             f"{cfg.n_init} training images (CBCL: all faces if fewer); solutions within "
-             f"{cfg.unique_tol:g} root-mean-square of each other are one.", ""]
     for variant, paper_hidden in FIG5_HIDDEN.items():
-        if (found := pick(sweep, variant, paper_hidden)) is None:
+        if (found := pick(chosen(sweep, cfg), variant, paper_hidden)) is None:
             continue
         n_hidden, run = found
         s = solutions(variant, run, cfg, scale)
@@ -171,16 +175,20 @@ def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                               n_init)
         fig.tight_layout()
         save_png(fig, out / f"figure-5-{variant}_{scale}.png")
-        lines += [f"## {variant}, N_h = {n_hidden}", "",
-                  "| epoch | unique solutions | fraction | −ln Z estimate (mean F) | F min | F max | "
-                  "iterations | converged |", "|---|---|---|---|---|---|---|---|"]
+        lines = [f"# tap Figure 5 ({variant}, N_h = {n_hidden}): TAP free energies of the unique "
+                 "solutions over training", "",
+                 f"Scale `{scale}`: snapshots of `rbmlab experiment tap/figure-3 scale={scale}`; TAP "
+                 f"iterated from the first {n_init} training images, each chain until its "
+                 f"mean-square change is below {cfg.tol:g} (cap {cfg.max_iter}); solutions within "
+                 f"{cfg.unique_tol:g} root-mean-square of each other are one.", "",
+                 "| epoch | unique solutions | fraction | −ln Z estimate (mean F) | F min | F max | "
+                 "iterations | converged |", "|---|---|---|---|---|---|---|---|"]
         for i, e in enumerate(s["epochs"]):
             f = s["free_energy"][s["epoch"] == e]
             lines.append(f"| {e} | {s['n_unique'][i]} | {s['n_unique'][i] / n_init:.3f} | "
                          f"{f.mean():.2f} | {f.min():.2f} | {f.max():.2f} | {s['iterations'][i]} | "
                          f"{s['converged'][i]:.3f} |")
-        lines.append("")
-    atomic_write(out / f"figure-5_{scale}.md", "\n".join(lines) + "\n")
+        atomic_write(out / f"figure-5-{variant}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def figure_6(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
@@ -198,13 +206,8 @@ def figure_6(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
 
 def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    lines = ["# tap Figure 7: initial images and the TAP solutions they reach (Isomap)", "",
-             f"Scale `{scale}`. MNIST: the images of classes 3, 6 and 7 among the first 10,000 "
-             "training images; CBCL: all training faces. Unique solutions (within "
-             f"{cfg.unique_tol:g} root-mean-square):", "", "| dataset | N_h | epoch | initial images | unique solutions |",
-             "|---|---|---|---|---|"]
     for variant, paper_hidden in FIG7_HIDDEN.items():
-        if (found := pick(sweep, variant, paper_hidden)) is None:
+        if (found := pick(chosen(sweep, cfg), variant, paper_hidden)) is None:
             continue
         n_hidden, run = found
         x, labels, shape, epochs = run_data(run)
@@ -214,6 +217,8 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
             first = np.arange(len(x)) < 10000
             keep = first & np.isin(labels, [3, 6, 7])
             x, labels = x[keep], labels[keep]
+        if cfg.n_images:
+            x, labels = x[:cfg.n_images], labels[:cfg.n_images]
         shown = [e for e in FIG7_EPOCHS[variant] if e in epochs] or [epochs[-1]]
         if epochs[-1] not in shown and epochs[-1] < FIG7_EPOCHS[variant][-1]:
             shown.append(epochs[-1])   # a shorter run: its last epoch stands for the paper's
@@ -221,8 +226,15 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         counts = ts.isomap_of_initialisations(fig, run, shown, x, labels, tap_config(cfg), shape)
         fig.suptitle(f"tap Fig. 7, {variant}, N_h = {n_hidden} ({scale})", fontsize=9)
         save_png(fig, out / f"figure-7-{variant}_{scale}.png")
-        lines += [f"| {variant} | {n_hidden} | {e} | {len(x)} | {c} |" for e, c in counts.items()]
-    atomic_write(out / f"figure-7_{scale}.md", "\n".join(lines) + "\n")
+        lines = [f"# tap Figure 7 ({variant}, N_h = {n_hidden}): initial images and the TAP "
+                 "solutions they reach (Isomap)", "",
+                 f"Scale `{scale}`. MNIST: the images of classes 3, 6 and 7 among the first 10,000 "
+                 "training images; CBCL: all training faces" + (f"; the first {cfg.n_images}" if
+                 cfg.n_images else "") + f". Unique solutions (within {cfg.unique_tol:g} "
+                 "root-mean-square):", "", "| epoch | initial images | unique solutions |",
+                 "|---|---|---|"]
+        lines += [f"| {e} | {len(x)} | {c} |" for e, c in counts.items()]
+        atomic_write(out / f"figure-7-{variant}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
