@@ -49,27 +49,27 @@ class Layer:
         """The layer for the rows ``keep`` of its batch (the offset's rows)."""
         return self if self.offset is None else replace(self, offset=self.offset[keep])
 
-    def _theta(self, xp, row: bool = True) -> tuple:
+    @property
+    def theta_rows(self) -> tuple:
+        """The prior parameters, each as a row (..., 1, n) that broadcasts against a batch."""
         if self.theta is None:
             return ()
-        return tuple(self.theta[..., i, None, :] if row else self.theta[..., i, :]
-                     for i in range(self.theta.shape[-2]))
+        return tuple(self.theta[..., i, None, :] for i in range(self.theta.shape[-2]))
 
     def moments(self, B, A):
         """(f_a, f_c) at total field U + B and quadratic tilt A."""
-        return self.prior.moments(self._total(B), A, *self._theta(namespace(B)))
+        return self.prior.moments(self._total(B), A, *self.theta_rows)
 
     def log_z(self, B, A):
-        return self.prior.log_z(self._total(B), A, *self._theta(namespace(B)))
+        return self.prior.log_z(self._total(B), A, *self.theta_rows)
 
     def grad_log_z(self, B, A) -> tuple:
-        return self.prior.grad_log_z(self._total(B), A, *self._theta(namespace(B)))
+        return self.prior.grad_log_z(self._total(B), A, *self.theta_rows)
 
     def log_prior(self, x):
         """ln P̃(x) = Ux + ln base(x; θ) summed over units, per row."""
-        xp = namespace(x)
-        return xp.sum(x * self.field[..., None, :] + self.prior.log_base(x, *self._theta(xp)),
-                      axis=-1)
+        return namespace(x).sum(x * self.field[..., None, :] + self.prior.log_base(x, *self.theta_rows),
+                                axis=-1)
 
 
 @dataclass(frozen=True)
@@ -242,7 +242,7 @@ def gradient(W, visible: Layer, hidden: Layer, x, s: Solution) -> dict[str, Any]
     if visible.theta is not None:
         A_v = -(s.c_h @ t(W2))
         B_v = A_v * s.a_v + s.a_h @ t(W)
-        data = visible.prior.grad_log_base(x, *visible._theta(xp))
+        data = visible.prior.grad_log_base(x, *visible.theta_rows)
         model = visible.grad_log_z(B_v, A_v)
         grad["v_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2)
                                     for d, g in zip(data, model)], axis=-2)
