@@ -215,6 +215,22 @@ def test_evaluate_a_hand_written_checkpoint(tmp_path):
     assert json.loads(named.stdout)["log_z"] == pytest.approx(log_z, rel=1e-5)
 
 
+def test_evaluate_a_plain_rbm_with_tap(tmp_path):
+    """evaluator=tap on a plain binary RBM checkpoint writes log_z and mean_log_likelihood; with weak
+    couplings both are within 1e-3 of the exact values (tap issue acceptance)."""
+    rng = np.random.default_rng(1)
+    W, b_v, b_h = rng.normal(0, 0.1, (9, 4)), rng.normal(0, 0.5, 9), rng.normal(0, 0.5, 4)
+    np.savez(tmp_path / "hand.npz", W=W, b_v=b_v, b_h=b_h)
+    rbmlab("evaluate", "checkpoint=hand.npz", "dataset=bars_stripes", "evaluator=tap",
+           "out=tap.json", cwd=tmp_path)
+    rbmlab("evaluate", "checkpoint=hand.npz", "dataset=bars_stripes", "evaluator=exact",
+           "out=exact.json", cwd=tmp_path)
+    tap, exact = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("tap", "exact"))
+    assert tap["evaluator"] == "tap" and tap["tap_solutions"] == 1
+    assert tap["log_z"] == pytest.approx(exact["log_z"], abs=1e-3)
+    assert tap["mean_log_likelihood"] == pytest.approx(exact["mean_log_likelihood"], abs=1e-3)
+
+
 def test_evaluate_errors_are_one_line(tmp_path):
     np.savez(tmp_path / "bad.npz", W=np.zeros((9, 4)))
     np.savez(tmp_path / "ising.npz", J=np.triu(np.ones((9, 9)), 1), h=np.zeros(9), spins=np.array("01"))
