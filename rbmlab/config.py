@@ -78,6 +78,7 @@ IDENTITY_NEUTRAL = {
     ("learner", "sampler", "step"): "sweep",   # gibbs and gwg before single-site steps
     ("evaluator", "sampler", "step"): "sweep",
     ("learner", "chain_init"): "data",          # pcd before uniform chain starts
+    ("learner", "optimizer", "momentum_on"): "all",   # sgd before momentum on W, J only
 }
 
 
