@@ -204,7 +204,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
                                            data_mean=backend.asarray(run.data_mean), dtype=backend.dtype,
                                            data=run.fit_data,
                                            trials=trials)
-    model = run.learner.initial_model(model, pretrained=bool(cfg.model.init))
+    model = run.learner.initial_model(model, pretrained=bool(cfg.model.init), train=run.train)
     progress = Progress(model, run.learner.init_state(model, run.train, backend.rng(cfg.seed, INIT_STREAM, 1)))
     record.start(cfg, overrides)
     if cfg.train.eval_every:

@@ -24,7 +24,7 @@ from rbmlab.models.base import Conditional, GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
 
 N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3},
-                       "grbm": {"n_hidden": 3}}
+                       "grbm": {"n_hidden": 3}, "dbm": {"n_hidden": [4, 3]}}
 
 
 def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):

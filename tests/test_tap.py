@@ -180,6 +180,9 @@ def test_converged_chains_stop_and_the_rest_go_on_alone():
         alone = solve(rbm, x[k:k + 1], tol=1e-12, max_iter=3000)
         np.testing.assert_allclose(together.a_v[k], alone.a_v[0], atol=1e-5)
         np.testing.assert_allclose(together.c_h[k], alone.c_h[0], atol=1e-5)
+    for cap in range(12, 22):   # chains set aside on the last allowed iteration
+        s = solve(small_rbm(0, 1.0, m=8, n=4), data(0, 20, 8), tol=1e-8, max_iter=cap)
+        assert s.converged.shape == (20,) and s.iterations <= cap
     offset = np.random.default_rng(1).normal(size=(40, 16))   # per-row fields follow their rows
     visible, hidden = rbm.tap_layers()
     shifted = tap.solve(rbm.W, replace(visible, offset=offset), hidden, x, tol=1e-12, max_iter=3000)

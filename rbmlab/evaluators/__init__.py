@@ -14,6 +14,7 @@ EVALUATORS = Registry("evaluator", {
     "kl": "rbmlab.evaluators.kl:KL",
     "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",
     "tap": "rbmlab.evaluators.tap:TapEvaluator",
+    "tap_dbm": "rbmlab.evaluators.tap_dbm:TapDBMEvaluator",
     "denoising": "rbmlab.evaluators.denoising:Denoising",
 })
 

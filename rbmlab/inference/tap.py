@@ -119,7 +119,7 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
                 whole[rows] = part
             converged[rows[done]] = True
             keep = ~done
-            rows, state = rows[keep], tuple(t[keep] for t in state)
+            rows, state, done = rows[keep], tuple(t[keep] for t in state), done[keep]
             visible, hidden = visible.rows(keep), hidden.rows(keep)
     if rows is None:
         converged = done

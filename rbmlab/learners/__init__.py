@@ -19,4 +19,5 @@ LEARNERS = Registry("learner", {
     "mssvm": "rbmlab.learners.max_margin:MSSVM",
     "lssvm": "rbmlab.learners.max_margin:LSSVM",
     "tap": "rbmlab.learners.tap:TapLearner",
+    "tap_dbm": "rbmlab.learners.tap_dbm:TapDBM",
 })

@@ -123,10 +123,11 @@ class Learner:
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)
 
-    def initial_model(self, model, pretrained: bool):
+    def initial_model(self, model, pretrained: bool, train=None):
         """The model training starts from, given the family's initialisation or the checkpoint
-        of ``model.init`` (``pretrained``): a learner that builds its model (Frank-Wolfe adds
-        units to an empty one) shapes it here. One-line RbmlabError if it cannot train it."""
+        of ``model.init`` (``pretrained``) and the training Batch ``train``: a learner that builds
+        its model (Frank-Wolfe adds units to an empty one; tap_dbm pretrains it layer by layer)
+        shapes it here. One-line RbmlabError if it cannot train it."""
         return model
 
     def inference_iterations(self, state: State) -> int | None:

@@ -78,7 +78,7 @@ class FrankWolfe(Learner):
     grows = ("n_hidden",)
     trains_trials = False     # each model grows by its own oracle solves
 
-    def initial_model(self, model, pretrained: bool):
+    def initial_model(self, model, pretrained: bool, train=None):
         if (model.visible, model.hidden) != ("bernoulli", "bernoulli"):
             raise RbmlabError("model: frank_wolfe is written for Bernoulli {0, 1} units (the "
                               f"softplus of Eq. 5); got visible={model.visible}, hidden={model.hidden}")

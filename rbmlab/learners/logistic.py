@@ -26,7 +26,7 @@ class Logistic(ConditionalLearner):
     config_class = LogisticConfig
     reports_convergence = False
 
-    def initial_model(self, model, pretrained: bool):
+    def initial_model(self, model, pretrained: bool, train=None):
         """W, W_xh and b_h at zero: the CRBM reduced to the logistic regressions."""
         xp = model.xp
         return model.replace(W=xp.zeros_like(model.W), W_xh=xp.zeros_like(model.W_xh),

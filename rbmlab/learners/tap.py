@@ -47,7 +47,7 @@ class TapLearner(Learner):
             raise RbmlabError(f"learner=tap: model {model_class.family} lacks TapForm "
                               "(two layers with priors coupled by W: model=rbm or model=grbm)")
 
-    def initial_model(self, model, pretrained: bool):
+    def initial_model(self, model, pretrained: bool, train=None):
         if self.config.inference == "adatap" and {model.visible, model.hidden} != {"bernoulli"}:
             raise RbmlabError(f"learner.inference: adatap is written for Bernoulli units on both "
                               f"layers; this model has visible={model.visible}, hidden={model.hidden}")

@@ -6,4 +6,5 @@ MODELS = Registry("model", {
     "ising": "rbmlab.models.ising:Ising",
     "crbm": "rbmlab.models.crbm:CRBM",
     "grbm": "rbmlab.models.grbm:GRBM",
+    "dbm": "rbmlab.models.dbm:DBM",
 })

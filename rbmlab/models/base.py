@@ -172,6 +172,17 @@ class TapForm(Protocol):
 
 
 @runtime_checkable
+class TapStack(Protocol):
+    """Layers 0 … L of units with priors, each coupled only to its neighbours (W_l between layers
+    l − 1 and l: a deep Boltzmann machine), parameters named W1 … WL and b0 … bL: what layered
+    TAP inference, its free energies and TAP learning of DBMs are written for
+    (rbmlab.inference.tap_dbm)."""
+
+    def tap_stack(self):
+        """(layers 0 … L as rbmlab.inference.tap.Layer, couplings [W_1, …, W_L])."""
+
+
+@runtime_checkable
 class Conditional(Protocol):
     """A model of outputs given inputs that, for fixed inputs, is a binary RBM with the weights W
     shared and input-dependent biases (the conditional RBM): what structured prediction by BP,

@@ -1,0 +1,108 @@
+"""The deep Boltzmann machine family (tap paper App. E, Eq. 119): binary {0, 1} units on every layer.
+
+Layers 0 (visible) … L (L = 2 or 3 hidden layers), each coupled only to its neighbours:
+
+    P(h_0 = x, h_1, …, h_L) ∝ exp(Σ_l h_{l−1}ᵀ W_l h_l + Σ_l b_lᵀ h_l),    W_l: (n_{l−1}, n_l)
+
+``PARAMS`` is one per family, so the parameters have the deepest case's names, W1 … W3 and
+b0 … b3, and a 2-layer DBM holds an empty third layer: W3 of shape (n_2, 0), b3 of shape (0,).
+Every array operation of the Model base (trial axis, casts, finiteness, checkpoints, optimizers)
+then works unchanged; :meth:`DBM.tap_stack` gives the layers that exist, as TAP sees them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rbmlab.errors import RbmlabError
+from rbmlab.inference.tap import Layer
+from rbmlab.models.base import Model, ModelConfig
+from rbmlab.units import Bernoulli
+from rbmlab.validation import invalid, option
+
+SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")   # n_0 … n_3 (n_3 = 0: L = 2)
+
+
+@dataclass
+class DBMConfig(ModelConfig):
+    name: str = option("dbm", "model family")
+    n_hidden: list[int] = option([500, 500], "units of hidden layers 1 … L (2 or 3 entries; the "
+                                 "paper does not give Fig. 11's)", lo=1)
+    weight_std: float = option(0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0)
+
+    def check(self) -> None:
+        if len(self.n_hidden) not in (2, 3):
+            raise invalid("n_hidden", f"2 or 3 hidden layers, e.g. [500,500]; got {self.n_hidden}")
+
+
+@dataclass(frozen=True)
+class DBM(Model):
+    W1: Any   # (..., n_0, n_1)
+    W2: Any   # (..., n_1, n_2)
+    W3: Any   # (..., n_2, n_3); n_3 = 0 for two hidden layers
+    b0: Any   # (..., n_0): visible fields
+    b1: Any   # (..., n_1)
+    b2: Any   # (..., n_2)
+    b3: Any   # (..., n_3)
+
+    PARAMS: ClassVar[dict[str, int]] = {"W1": 2, "W2": 2, "W3": 2, "b0": 1, "b1": 1, "b2": 1, "b3": 1}
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
+    family: ClassVar[str] = "dbm"
+    config_class: ClassVar[type] = DBMConfig
+    default_sampler: ClassVar[None] = None
+
+    @property
+    def depth(self) -> int:
+        """L, the number of hidden layers."""
+        return 3 if self.b3.shape[-1] else 2
+
+    def tap_stack(self):
+        """(layers 0 … L: Bernoulli priors with the biases as fields, couplings [W_1, …, W_L])."""
+        layers = [Layer(Bernoulli, getattr(self, f"b{l}")) for l in range(self.depth + 1)]
+        return layers, [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]
+
+    def model_sizes(self) -> dict[str, int]:
+        return dict(zip(SIZE_KEYS, (self.b0.shape[-1], self.b1.shape[-1], self.b2.shape[-1],
+                                    self.b3.shape[-1])))
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def sizes(cls, config: DBMConfig, n_visible: int) -> dict[str, int]:
+        n = [n_visible, *config.n_hidden]
+        return dict(zip(SIZE_KEYS, n + [0] * (len(SIZE_KEYS) - len(n))))
+
+    @classmethod
+    def parameter_count(cls, sizes: dict[str, int]) -> int:
+        n = [sizes[k] for k in SIZE_KEYS]
+        return sum(n) + sum(p * q for p, q in zip(n, n[1:]))
+
+    @classmethod
+    def initialize(cls, config: DBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
+                   data=None) -> "DBM":
+        """W_l ~ N(0, weight_std²); visible fields at the base rate (the logit of the clipped
+        training mean, as rbm.base_rate_bias), hidden fields 0; ``trials`` > 0: that many along a
+        leading axis."""
+        n = [cls.sizes(config, data_mean.shape[-1])[k] for k in SIZE_KEYS]
+        lead = (trials,) if trials else ()
+        W = [config.weight_std * rng.standard_normal(lead + (p, q), dtype=xp.dtype(dtype))
+             for p, q in zip(n, n[1:])]
+        b0 = Bernoulli.field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
+        b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
+        b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
+        return cls(*W, *b)
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "DBM":
+        W = [arrays[f"W{l}"] for l in (1, 2, 3)]
+        b = [arrays[f"b{l}"] for l in range(4)]
+        lead, n = W[0].shape[:-2], [t.shape[-1] for t in b]
+        if (W[0].ndim not in (2, 3) or not all(n[:3])
+                or any(t.shape != lead + (m,) for t, m in zip(b, n))
+                or any(w.shape != lead + (p, q) for w, p, q in zip(W, n, n[1:]))):
+            shapes = ", ".join(f"{k}{tuple(a.shape)}" for k, a in zip(cls.PARAMS, W + b))
+            raise RbmlabError(f"checkpoint: inconsistent DBM shapes {shapes}; expected W_l "
+                              "(n_{l-1}, n_l), b_l (n_l,) with hidden layers 1 and 2 non-empty (two "
+                              "hidden layers: W3 (n_2, 0), b3 (0,)), or with a leading trial axis T")
+        return cls(*W, *b)
