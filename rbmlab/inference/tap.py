@@ -94,11 +94,10 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
           tol: float = 1e-8, max_iter: int = 1000, start: Solution | None = None) -> Solution:
     """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
     ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
-    ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``.
-    A chain that has converged stops moving: once a quarter of the chains still iterated have
-    converged (a single model's batch), the others go on alone, in a smaller batch."""
+    ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``
+    (:func:`solve_stack` on the two layers)."""
     xp = namespace(W)
-    if start is not None:   # copies: the iteration below works in place
+    if start is not None:   # copies: the iteration works in place
         a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
     else:
         shape = np.broadcast_shapes(W.shape[:-2] + (1, 1), a_v0.shape)   # with the trial axis
@@ -106,45 +105,72 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
         c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape),
                                                                 dtype=W.dtype)
         (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
-    full, W2 = (a_v, c_v, a_h, c_h), W * W
-    converged = xp.zeros(a_v.shape[:-1], dtype=bool)
-    rows = xp.arange(a_v.shape[-2]) if a_v.ndim == 2 else None   # compacted: a single model's
-    state, it = full, 0
+    (a_v, a_h), (c_v, c_h), it, converged = solve_stack(
+        [W], [visible, hidden], [a_v, a_h], [c_v, c_h], damping=damping, tol=tol, max_iter=max_iter)
+    return Solution(a_v, c_v, a_h, c_h, it, converged)
+
+
+def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: float, tol: float,
+                max_iter: int):
+    """Damped Alg. 1 on a stack of layers 0 … L, layer l coupled to layer l − 1 by W_l (n_{l−1},
+    n_l) = ``couplings[l − 1]`` only (an RBM: two layers; a DBM: Eq. 125's block-tridiagonal
+    coupling), from the moments ``a``, ``c`` (lists of (..., K, n_l), updated in place):
+
+        A_l = −(c_{l−1} W_l² + c_{l+1} W_{l+1}²ᵀ),   B_l = A_l ⊙ a_l + a_{l−1} W_l + a_{l+1} W_{l+1}ᵀ
+
+    and (a_l, c_l) ← damped f_{a,c}^l(U_l + B_l, A_l) (Eqs. 33–35). A layer sees only the other
+    parity: the odd layers move together, then the even ones (an RBM: hidden, then visible).
+    Each chain stops once its mean-square change is below ``tol``; a single model's converged
+    chains are set aside (once a quarter of those still iterated have converged) and the others
+    go on in a smaller batch. Returns (a, c, iterations, converged (..., K))."""
+    xp = namespace(a[0])
+    squares, n = [W * W for W in couplings], len(layers)
+    units = sum(t.shape[-1] for t in a)
+    full = part = [*a, *c]
+    converged = xp.zeros(a[0].shape[:-1], dtype=bool)
+    rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None   # compacted: a single model's
+    it, done = 0, converged
     for it in range(1, max_iter + 1):
-        done = _iterate_(W, W2, visible, hidden, state, damping) < tol
+        change = 0.0
+        for first in (1, 0):
+            for l in range(first, n, 2):
+                B, A = layer_fields(couplings, squares, part[:n], part[n:], l)
+                change = change + _damped_(layers[l].moments(B, A), part[l], part[n + l], damping)
+        done = change * (damping * damping / units) < tol       # the damped move's
         if bool(done.all()):
             break
         if rows is not None and 4 * int(done.sum()) >= len(rows):
-            for whole, part in zip(full, state):
-                whole[rows] = part
+            for whole, p in zip(full, part):
+                whole[rows] = p
             converged[rows[done]] = True
             keep = ~done
-            rows, state, done = rows[keep], tuple(t[keep] for t in state), done[keep]
-            visible, hidden = visible.rows(keep), hidden.rows(keep)
+            rows, part, done = rows[keep], [p[keep] for p in part], done[keep]
+            layers = [layer.rows(keep) for layer in layers]
     if rows is None:
-        converged = done
-    else:
-        for whole, part in zip(full, state):
-            whole[rows] = part
-        converged[rows] = done
-    return Solution(*full, it, converged)
+        return full[:n], full[n:], it, done
+    for whole, p in zip(full, part):
+        whole[rows] = p
+    converged[rows] = done
+    return full[:n], full[n:], it, converged
 
 
-def _iterate_(W, W2, visible: Layer, hidden: Layer, state, damping: float):
-    """One damped iteration of Alg. 1 on ``state`` = (a^v, c^v, a^h, c^h), in place; the mean-square
-    change of each chain's magnetisations."""
-    a_v, c_v, a_h, c_h = state
-    A_h = c_v @ W2
-    A_h *= -1.0                                             # Eq. 33
-    B_h = a_v @ W
-    B_h += A_h * a_h                                        # Eq. 34 (Onsager term)
-    change = _damped_(hidden.moments(B_h, A_h), a_h, c_h, damping)
-    A_v = c_h @ W2.swapaxes(-1, -2)
-    A_v *= -1.0
-    B_v = a_h @ W.swapaxes(-1, -2)
-    B_v += A_v * a_v
-    change += _damped_(visible.moments(B_v, A_v), a_v, c_v, damping)
-    return change * (damping * damping / (a_v.shape[-1] + a_h.shape[-1]))   # of the damped move
+def layer_fields(couplings, squares, a, c, l: int):
+    """(B_l, A_l) of layer l from its neighbours' moments (Eqs. 33–34; an absent neighbour's
+    terms dropped: a lone layer has B = A = 0)."""
+    terms = []
+    if l > 0:
+        terms.append((a[l - 1] @ couplings[l - 1], c[l - 1] @ squares[l - 1]))
+    if l + 1 < len(a):
+        terms.append((a[l + 1] @ couplings[l].swapaxes(-1, -2), c[l + 1] @ squares[l].swapaxes(-1, -2)))
+    if not terms:
+        return 0.0 * a[l], 0.0 * a[l]
+    B, A = terms[0]
+    for b, q in terms[1:]:
+        B += b
+        A += q
+    A *= -1.0
+    B += A * a[l]                                            # the Onsager term
+    return B, A
 
 
 def _damped_(new, a, c, damping: float):

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.inference.tap import Layer, _damped_, distinct_rows
+from rbmlab.inference.tap import Layer, distinct_rows, layer_fields, solve_stack
 
 
 @dataclass(frozen=True)
@@ -60,24 +60,12 @@ def _t(x):
     return x.swapaxes(-1, -2)
 
 
-def _fields(couplings, squares, a, c, l: int):
-    """(B_l, A_l) of layer l from its neighbours' moments (Eqs. 33–34 on Eq. 125)."""
-    B = A = 0.0
-    if l > 0:
-        B, A = a[l - 1] @ couplings[l - 1], -(c[l - 1] @ squares[l - 1])
-    if l + 1 < len(a):
-        B = B + a[l + 1] @ _t(couplings[l])
-        A = A - c[l + 1] @ _t(squares[l])
-    return B + A * a[l], A
-
-
 def solve(couplings, layers: list[Layer], a0, c0=None, *, damping: float = 0.5, tol: float = 1e-8,
           max_iter: int = 1000) -> Solution:
     """Free TAP fixed points of the stack ``layers`` coupled by ``couplings`` (W_1 … W_L), from
     layer 0 at ``a0`` (..., K, n_0) (variances ``c0``, default 0) and a bottom-up pass above: damped
     Alg. 1, at most ``max_iter`` iterations, until every chain's mean-square change is below
-    ``tol``. As in tap.solve, a single model's converged chains stop moving and are set aside
-    (once a quarter of those still iterated have converged)."""
+    ``tol`` (tap.solve_stack: the odd layers, then the even ones; converged chains set aside)."""
     xp = namespace(a0)
     field = layers[0].field
     shape = np.broadcast_shapes(field.shape[:-1] + (1, 1), a0.shape)   # with the trial axis
@@ -87,39 +75,9 @@ def solve(couplings, layers: list[Layer], a0, c0=None, *, damping: float = 0.5, 
         product = a[-1] @ W
         for out, moment in zip((a, c), layer.moments(product, 0.0 * product)):
             out.append(moment)
-    squares, n, units = [W * W for W in couplings], len(layers), sum(t.shape[-1] for t in a)
-    full = part = a + c
-    converged = xp.zeros(a[0].shape[:-1], dtype=bool)
-    rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None      # compacted: a single model's
-    for it in range(1, max_iter + 1):
-        change = _iterate_(couplings, squares, layers, part[:n], part[n:], damping)
-        done = change * (damping * damping / units) < tol               # of the damped move
-        if bool(done.all()):
-            break
-        if rows is not None and 4 * int(done.sum()) >= len(rows):
-            for whole, p in zip(full, part):
-                whole[rows] = p
-            converged[rows[done]] = True
-            keep = ~done
-            rows, part, done = rows[keep], [p[keep] for p in part], done[keep]
-            layers = [layer.rows(keep) for layer in layers]
-    if rows is None:
-        converged = done
-    else:
-        for whole, p in zip(full, part):
-            whole[rows] = p
-        converged[rows] = done
-    return Solution(full[:n], full[n:], it, converged)
-
-
-def _iterate_(couplings, squares, layers, a, c, damping: float):
-    """One damped sweep, odd positions then even ones, in place; Σ (f_a − a)² per chain."""
-    change = 0.0
-    for first in (1, 0):
-        for l in range(first, len(layers), 2):
-            B, A = _fields(couplings, squares, a, c, l)
-            change = change + _damped_(layers[l].moments(B, A), a[l], c[l], damping)
-    return change
+    a, c, it, converged = solve_stack(couplings, layers, a, c, damping=damping, tol=tol,
+                                      max_iter=max_iter)
+    return Solution(a, c, it, converged)
 
 
 def clamped(couplings, layers: list[Layer], x, **options) -> Solution:
@@ -149,7 +107,7 @@ def free_energy(couplings, layers: list[Layer], s: Solution):
         if l == 0 and s.clamped:
             neg_f = neg_f + layer.log_prior(a[0])
             continue
-        B, A = _fields(couplings, squares, a, c, l)
+        B, A = layer_fields(couplings, squares, a, c, l)
         neg_f = neg_f + xp.sum(layer.log_z(B, A) - B * a[l] + 0.5 * A * (a[l] * a[l] + c[l]),
                                axis=-1)
     for l, (W, W2) in enumerate(zip(couplings, squares)):
