@@ -121,7 +121,7 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                  f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
                  "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
                  "(mean E[h|x] over the first 10,000 training images).", "",
-                 "| dataset | N_h | epochs | ℓ0.1 spread min / median / max | activation min / median / max |",
+                 "| dataset | N_h | epochs | log10 ℓ0.1 spread min / median / max | activation min / median / max |",
                  "|---|---|---|---|---|"]
         rows = []
         for n_hidden, run in sorted(models.items()):
@@ -132,7 +132,8 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
             rows.append({"label": f"N_h = {n_hidden}", "W": W, "spread": spread,
                          "activation": activation})
             lines.append(f"| {variant} | {n_hidden} | {meta['epoch']} | "
-                         + " / ".join(f"{v:.3g}" for v in np.percentile(spread, [0, 50, 100])) + " | "
+                         + " / ".join(f"{v:.2f}" for v in np.log10(np.percentile(spread, [0, 50, 100])))
+                         + " | "
                          + " / ".join(f"{v:.3g}" for v in np.percentile(activation, [0, 50, 100])) + " |")
         fig = plt.figure(figsize=(4 * cfg.fields * 0.55 + 1.5, 0.75 * len(rows) + 0.8))
         rf.draw_fields(fig, rows, shape, cfg.fields)
