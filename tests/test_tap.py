@@ -238,3 +238,9 @@ def test_real_valued_priors_through_the_general_rbm(name, tmp_path):
     path = save_checkpoint(tmp_path / "m.npz", trained, meta={"epoch": 1})
     back = load_checkpoint(path)[0]
     assert back.visible == name and np.array_equal(back.v_theta, trained.v_theta)
+
+
+def test_fixed_points_count_only_chains_that_converged():
+    a = np.array([[0.0, 0.0], [0.5, 0.5], [0.0, 0.0], [1.0, 1.0]])
+    assert tap.fixed_points(a, np.array([True, False, True, True]), 1e-2).tolist() == [0, 3]
+    assert tap.fixed_points(a, np.zeros(4, dtype=bool), 1e-2).tolist() == [0, 1, 3]   # none: all

@@ -36,20 +36,20 @@ def _options(config: TapDBMEvalConfig) -> dict:
 
 
 def estimate(model, x, config: TapDBMEvalConfig) -> TapEstimate:
-    """Solve free TAP from the rows of ``x`` (chunks of ``config.chunk``), keep the unique solutions."""
+    """Solve free TAP from the rows of ``x`` (chunks of ``config.chunk``), keep the distinct fixed
+    points (tap.fixed_points: converged chains only)."""
     layers, couplings = model.tap_stack()
-    parts, iterations, converged = [], 0, 0
+    a, f, done, iterations = [], [], [], 0
     for i in range(0, x.shape[0], config.chunk):
         s = tap_dbm.solve(couplings, layers, x[i:i + config.chunk], **_options(config))
-        iterations, converged = max(iterations, s.iterations), converged + int(s.converged.sum())
-        a = tap_dbm.magnetisations(s)
-        keep = tap.distinct_rows(a, config.unique_tol)
-        parts.append((to_numpy(tap_dbm.free_energy(couplings, layers, s))[keep], a[keep]))
-    f = np.concatenate([p[0] for p in parts])
-    a = np.concatenate([p[1] for p in parts])
-    first = tap.distinct_rows(a, config.unique_tol)   # across chunks
-    return TapEstimate(-float(f[first].mean()), f[first], a[first], x.shape[0], iterations,
-                       converged / x.shape[0])
+        iterations = max(iterations, s.iterations)
+        a.append(tap_dbm.magnetisations(s))
+        f.append(to_numpy(tap_dbm.free_energy(couplings, layers, s)))
+        done.append(to_numpy(s.converged))
+    a, f, done = np.concatenate(a), np.concatenate(f), np.concatenate(done)
+    keep = tap.fixed_points(a, done, config.unique_tol)
+    return TapEstimate(-float(f[keep].mean()), f[keep], a[keep], x.shape[0], iterations,
+                       float(done.mean()))
 
 
 def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray, float]:

@@ -227,14 +227,24 @@ def distinct_rows(a: np.ndarray, tol: float, chunk: int = 1024) -> np.ndarray:
     return np.asarray(keep, dtype=np.int64)
 
 
-def unique_solutions(s: Solution, tol: float = 1e-3) -> np.ndarray:
-    """Indices (host) of the distinct solutions of a single model: [a^v, a^h] within ``tol`` in
-    root-mean-square difference count as one (notes §6.2 item 6 leaves the criterion open; a
-    grid rounding would split solutions that straddle a cell edge in any of n coordinates)."""
-    a = np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1)
+def fixed_points(a, converged, tol: float) -> np.ndarray:
+    """Indices (host) of the distinct TAP fixed points among solutions ``a`` (K, n) of a single
+    model: the chains that converged only — one still moving at the iteration cap (in practice a
+    period-2 cycle of the damped iteration) is no stationary point of the free energy — and of
+    those within ``tol`` root-mean-square of each other the first (notes §6.2 item 6 leaves the
+    criterion open; a grid rounding would split solutions that straddle a cell edge in any of n
+    coordinates). Every chain when none converged."""
+    a, converged = np.asarray(a), np.asarray(converged)
     if a.ndim != 2:
-        raise ValueError(f"unique_solutions: expected one model's (K, n) solutions, got {a.shape}")
-    return distinct_rows(a, tol)
+        raise ValueError(f"fixed_points: expected one model's (K, n) solutions, got {a.shape}")
+    rows = np.flatnonzero(converged) if converged.any() else np.arange(a.shape[0])
+    return rows[distinct_rows(a[rows], tol)]
+
+
+def unique_solutions(s: Solution, tol: float = 1e-3) -> np.ndarray:
+    """:func:`fixed_points` of a solution of one model, on [a^v, a^h]."""
+    a = np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1)
+    return fixed_points(a, to_numpy(s.converged), tol)
 
 
 def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3):

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.inference.tap import Layer, distinct_rows, layer_fields, solve_stack
+from rbmlab.inference.tap import Layer, fixed_points, layer_fields, solve_stack
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,9 @@ def magnetisations(s: Solution) -> np.ndarray:
 
 def log_partition(couplings, layers: list[Layer], s: Solution, tol: float = 1e-3):
     """(ln Z_TAP, F of each unique solution) of a single model's free solutions: −F averaged over
-    the solutions whose magnetisations differ by ``tol`` or more in root-mean-square (Fig. 2)."""
-    f = to_numpy(free_energy(couplings, layers, s))[distinct_rows(magnetisations(s), tol)]
+    the distinct fixed points (tap.fixed_points; Fig. 2)."""
+    f = to_numpy(free_energy(couplings, layers, s))[fixed_points(magnetisations(s),
+                                                                 to_numpy(s.converged), tol)]
     return -float(f.mean()), f
 
 

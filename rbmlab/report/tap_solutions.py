@@ -116,15 +116,17 @@ def isomap_over_epochs(fig: Any, s: dict[str, Any], epochs: list[int], neighbour
 
 
 def converged_solutions(model, x, config: TapEvalConfig):
-    """The TAP solution each row of ``x`` converges to (K, n_v) visible magnetisations and F."""
+    """The TAP solution each row of ``x`` reaches: (K, n_v) visible magnetisations, F, and whether
+    it converged."""
     visible, hidden = model.tap_layers()
-    parts, energies = [], []
+    parts, energies, done = [], [], []
     for i in range(0, x.shape[0], config.chunk):
         s = tap.solve(model.W, visible, hidden, np.asarray(x[i:i + config.chunk], dtype=model.dtype),
                       damping=config.damping, tol=config.tol, max_iter=config.max_iter)
         parts.append(to_numpy(s.a_v))
         energies.append(to_numpy(tap.free_energy(model.W, visible, hidden, s)))
-    return np.concatenate(parts), np.concatenate(energies)
+        done.append(to_numpy(s.converged))
+    return np.concatenate(parts), np.concatenate(energies), np.concatenate(done)
 
 
 def isomap_of_initialisations(fig: Any, run_dir: Path, epochs: list[int], x: np.ndarray,
@@ -138,8 +140,8 @@ def isomap_of_initialisations(fig: Any, run_dir: Path, epochs: list[int], x: np.
     counts = {}
     grid = fig.add_gridspec(2, len(epochs), height_ratios=[3, 1])
     for k, e in enumerate(epochs):
-        a_v, _ = converged_solutions(snapshot(run_dir, e), x, config)
-        keep = tap.distinct_rows(a_v, config.unique_tol)
+        a_v, _, done = converged_solutions(snapshot(run_dir, e), x, config)
+        keep = tap.fixed_points(a_v, done, config.unique_tol)
         counts[e] = len(keep)
         ax = fig.add_subplot(grid[0, k])
         for label in np.unique(labels):
