@@ -49,6 +49,8 @@ class Learner:
     updates_per_step = 1      # parameter updates per call of step (S-DCP makes d)
     grows: tuple[str, ...] = ()   # model sizes the learner changes (metrics.csv records them)
     trains_trials = True      # can train a batched model (train.trials > 1) in one computation
+    samples = True            # draws its negative phase from learner.sampler (checked with it)
+    requires_hint = ""        # what a model lacking ``requires`` should be ("{name}": the learner)
 
     def __init__(self, config):
         self.config = config
@@ -57,12 +59,13 @@ class Learner:
 
     def check(self, model_class: type) -> None:
         """One-line error, before any work, if this learner cannot train ``model_class``."""
-        sampler = self.sampler_for(model_class)
-        for capability in (*self.requires, *sampler.requires):
+        sampler = self.sampler_for(model_class) if self.samples else None
+        for capability in (*self.requires, *(sampler.requires if sampler else ())):
             if not supports(model_class, capability):
+                hint = (self.requires_hint.format(name=self.config.name) if self.requires_hint
+                        else f"needed by the learner or its sampler {sampler.config.name}")
                 raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
-                                  f"{capability.__name__} (needed by the learner or its sampler "
-                                  f"{sampler.config.name})")
+                                  f"{capability.__name__} ({hint})")
 
     def sampler_for(self, model_class: type):
         if model_class not in self._samplers:

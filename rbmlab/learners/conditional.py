@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
-from rbmlab.models.base import Conditional, supports
+from rbmlab.models.base import Conditional
 from rbmlab.models.crbm import statistics
 from rbmlab.ops import sigmoid
 from rbmlab.validation import option
@@ -33,13 +33,8 @@ class ConditionalLearner(Learner):
     requires = (Conditional,)
     trains_trials = False
     reports_convergence = True      # its inference runs to a tolerance (BP, mean field)
-
-    def check(self, model_class: type) -> None:
-        for capability in self.requires:
-            if not supports(model_class, capability):
-                raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
-                                  f"{capability.__name__} (learner={self.config.name} trains a "
-                                  "conditional model: model=crbm)")
+    samples = False                 # its inference is its own (BP, mean field, Gibbs on y | x)
+    requires_hint = "learner={name} trains a conditional model: model=crbm"
 
     def init_state(self, model, train, rng):
         if train.targets is None or train.targets.ndim != 2 or train.targets.shape[0] != len(train):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import adatap, tap
 from rbmlab.learners.base import Learner, LearnerConfig
-from rbmlab.models.base import TapForm, supports
+from rbmlab.models.base import TapForm
 from rbmlab.validation import option
 
 SOLUTION_KEYS = ("tap_a_v", "tap_c_v", "tap_a_h", "tap_c_h")
@@ -41,11 +41,8 @@ class TapLearnerConfig(LearnerConfig):
 class TapLearner(Learner):
     config_class = TapLearnerConfig
     requires = (TapForm,)
-
-    def check(self, model_class: type) -> None:
-        if not supports(model_class, TapForm):
-            raise RbmlabError(f"learner=tap: model {model_class.family} lacks TapForm "
-                              "(two layers with priors coupled by W: model=rbm or model=grbm)")
+    samples = False   # its negative phase is TAP's fixed points
+    requires_hint = "two layers with priors coupled by W: model=rbm or model=grbm"
 
     def initial_model(self, model, pretrained: bool, train=None):
         if self.config.inference == "adatap" and {model.visible, model.hidden} != {"bernoulli"}:

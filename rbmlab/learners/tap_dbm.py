@@ -23,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.backend import host_rng
-from rbmlab.errors import RbmlabError
 from rbmlab.inference import tap_dbm
 from rbmlab.learners.base import Learner, LearnerConfig
-from rbmlab.models.base import TapStack, supports
+from rbmlab.models.base import TapStack
 from rbmlab.validation import option
 
 PRETRAIN_STREAM = 7305   # the key of pretraining's shuffles: (PRETRAIN_STREAM, layer, epoch)
@@ -48,11 +47,8 @@ class TapDBMConfig(LearnerConfig):
 class TapDBM(Learner):
     config_class = TapDBMConfig
     requires = (TapStack,)
-
-    def check(self, model_class: type) -> None:
-        if not supports(model_class, TapStack):
-            raise RbmlabError(f"learner=tap_dbm: model {model_class.family} lacks TapStack (layers "
-                              "coupled only to their neighbours: model=dbm)")
+    samples = False   # its negative phase is TAP's fixed points
+    requires_hint = "layers coupled only to their neighbours: model=dbm"
 
     def initial_model(self, model, pretrained: bool, train=None):
         cfg = self.config
