@@ -55,22 +55,65 @@ class TapEstimate:
     converged: float              # fraction of initialisations that met tol
 
 
-def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
-    """Solve TAP from the rows of ``x`` (chunks of ``config.chunk``), keep the distinct fixed
-    points (tap.fixed_points: converged chains only)."""
-    visible, hidden = model.tap_layers()
-    a, f, done, iterations = [], [], [], 0
-    for i in range(0, x.shape[0], config.chunk):
-        s = tap.solve(model.W, visible, hidden, x[i:i + config.chunk], damping=config.damping,
-                      tol=config.tol, max_iter=config.max_iter)
-        iterations = max(iterations, s.iterations)
-        a.append(np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1))
-        f.append(to_numpy(tap.free_energy(model.W, visible, hidden, s)))
-        done.append(to_numpy(s.converged))
+def distinct(chunks, n_init: int, unique_tol: float) -> TapEstimate:
+    """The estimate from solved chunks of initialisations, each (magnetisations (k, n), F (k,),
+    converged (k,), iterations) on the host: the distinct fixed points of them all
+    (tap.fixed_points: converged chains only) and −F averaged over those."""
+    a, f, done, iterations = zip(*chunks)
     a, f, done = np.concatenate(a), np.concatenate(f), np.concatenate(done)
-    keep = tap.fixed_points(a, done, config.unique_tol)
-    return TapEstimate(-float(f[keep].mean()), f[keep], a[keep], x.shape[0], iterations,
+    keep = tap.fixed_points(a, done, unique_tol)
+    return TapEstimate(-float(f[keep].mean()), f[keep], a[keep], n_init, max(iterations),
                        float(done.mean()))
+
+
+def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
+    """Solve TAP from the rows of ``x`` (chunks of ``config.chunk``), keep the distinct fixed points."""
+    visible, hidden = model.tap_layers()
+
+    def chunks():
+        for i in range(0, x.shape[0], config.chunk):
+            s = tap.solve(model.W, visible, hidden, x[i:i + config.chunk], damping=config.damping,
+                          tol=config.tol, max_iter=config.max_iter)
+            yield (np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1),
+                   to_numpy(tap.free_energy(model.W, visible, hidden, s)), to_numpy(s.converged),
+                   s.iterations)
+    return distinct(chunks(), x.shape[0], config.unique_tol)
+
+
+def initialisations(model, context, config: TapEvalConfig):
+    """The training rows the TAP solutions start from (the first ``n_init``; 0: all), on the
+    model's device and in its dtype."""
+    train = context.train.inputs
+    return model.xp.asarray(train[:config.n_init] if config.n_init else train, dtype=model.dtype)
+
+
+def solution_metrics(est: TapEstimate) -> dict[str, float]:
+    """The model-level metrics of an estimate (SOLUTION_METRICS)."""
+    return {"log_z": est.log_z, "tap_solutions": len(est.free_energies),
+            "tap_solution_fraction": len(est.free_energies) / est.n_init,
+            "tap_iterations": est.iterations, "tap_converged": est.converged}
+
+
+def likelihood_metrics(split: str, ll, units: int) -> dict[str, float]:
+    """Mean, per-unit mean and standard error of per-example log-likelihoods ``ll`` (host)."""
+    se = float(ll.std(ddof=1) / np.sqrt(len(ll))) if len(ll) > 1 else 0.0
+    return {f"{split}_log_likelihood": float(ll.mean()),
+            f"{split}_log_likelihood_per_unit": float(ll.mean()) / units,
+            f"{split}_log_likelihood_se": se}
+
+
+LIKELIHOOD_SE = MetricSpec("log_likelihood_se", "nats", False,
+                           description="standard error of the per-example TAP log-likelihood")
+SOLUTION_METRICS = (
+    MetricSpec("log_z", "nats", True, per_split=False, description="log partition function"),
+    MetricSpec("tap_solutions", "solutions", False, per_split=False,
+               description="unique TAP solutions from the initialisations (tap Fig. 5)"),
+    MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,
+               description="unique TAP solutions / initialisations"),
+    MetricSpec("tap_converged", "fraction", True, per_split=False,
+               description="initialisations that met tol within max_iter"),
+    MetricSpec("tap_iterations", "iterations", False, per_split=False,
+               description="TAP iterations until every initialisation converged (or the cap)"))
 
 
 class TapEvaluator(Evaluator):
@@ -81,35 +124,16 @@ class TapEvaluator(Evaluator):
                MetricSpec("log_likelihood_per_unit", "nats", True,
                           description="the TAP log-likelihood divided by n_visible + n_hidden "
                                       "(tap Fig. 3)"),
-               MetricSpec("log_likelihood_se", "nats", False,
-                          description="standard error of the per-example TAP log-likelihood"),
-               MetricSpec("log_z", "nats", True, per_split=False,
-                          description="log partition function"),
-               MetricSpec("tap_solutions", "solutions", False, per_split=False,
-                          description="unique TAP solutions from the initialisations (tap Fig. 5)"),
-               MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,
-                          description="unique TAP solutions / initialisations"),
-               MetricSpec("tap_converged", "fraction", True, per_split=False,
-                          description="initialisations that met tol within max_iter"),
-               MetricSpec("tap_iterations", "iterations", False, per_split=False,
-                          description="TAP iterations until every initialisation converged (or "
-                                      "the cap)"))
+               LIKELIHOOD_SE, *SOLUTION_METRICS)
 
     def evaluate(self, model, splits, context):
-        cfg = self.config
-        train = context.train.inputs
-        init = train[:cfg.n_init] if cfg.n_init else train
-        est = estimate(model, model.xp.asarray(init, dtype=model.dtype), cfg)
+        est = estimate(model, initialisations(model, context, self.config), self.config)
         visible, hidden = model.tap_layers()
         units = model.W.shape[-2] + model.W.shape[-1]
-        metrics = {"log_z": est.log_z, "tap_solutions": len(est.free_energies),
-                   "tap_solution_fraction": len(est.free_energies) / est.n_init,
-                   "tap_iterations": est.iterations, "tap_converged": est.converged}
+        metrics = solution_metrics(est)
         for name, batch in splits.items():
             ll = to_numpy(tap.clamped_log_density(model.W, visible, hidden, batch.inputs)) - est.log_z
-            metrics[f"{name}_log_likelihood"] = float(ll.mean())
-            metrics[f"{name}_log_likelihood_per_unit"] = float(ll.mean()) / units
-            metrics[f"{name}_log_likelihood_se"] = float(ll.std(ddof=1) / np.sqrt(len(ll))) if len(ll) > 1 else 0.0
+            metrics.update(likelihood_metrics(name, ll, units))
         return metrics
 
     def headline(self, metrics, split):

@@ -19,8 +19,10 @@ import numpy as np
 
 from rbmlab.backend import to_numpy
 from rbmlab.evaluators.base import Evaluator
-from rbmlab.evaluators.tap import TapEstimate, TapEvalConfig
-from rbmlab.inference import tap, tap_dbm
+from rbmlab.evaluators.tap import (LIKELIHOOD_SE, SOLUTION_METRICS, TapEstimate, TapEvalConfig,
+                                    distinct, initialisations, likelihood_metrics,
+                                    solution_metrics)
+from rbmlab.inference import tap_dbm
 from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
@@ -37,19 +39,15 @@ def _options(config: TapDBMEvalConfig) -> dict:
 
 def estimate(model, x, config: TapDBMEvalConfig) -> TapEstimate:
     """Solve free TAP from the rows of ``x`` (chunks of ``config.chunk``), keep the distinct fixed
-    points (tap.fixed_points: converged chains only)."""
+    points (rbmlab.evaluators.tap.distinct)."""
     layers, couplings = model.tap_stack()
-    a, f, done, iterations = [], [], [], 0
-    for i in range(0, x.shape[0], config.chunk):
-        s = tap_dbm.solve(couplings, layers, x[i:i + config.chunk], **_options(config))
-        iterations = max(iterations, s.iterations)
-        a.append(tap_dbm.magnetisations(s))
-        f.append(to_numpy(tap_dbm.free_energy(couplings, layers, s)))
-        done.append(to_numpy(s.converged))
-    a, f, done = np.concatenate(a), np.concatenate(f), np.concatenate(done)
-    keep = tap.fixed_points(a, done, config.unique_tol)
-    return TapEstimate(-float(f[keep].mean()), f[keep], a[keep], x.shape[0], iterations,
-                       float(done.mean()))
+
+    def chunks():
+        for i in range(0, x.shape[0], config.chunk):
+            s = tap_dbm.solve(couplings, layers, x[i:i + config.chunk], **_options(config))
+            yield (tap_dbm.magnetisations(s), to_numpy(tap_dbm.free_energy(couplings, layers, s)),
+                   to_numpy(s.converged), s.iterations)
+    return distinct(chunks(), x.shape[0], config.unique_tol)
 
 
 def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray, float]:
@@ -72,38 +70,19 @@ class TapDBMEvaluator(Evaluator):
                MetricSpec("log_likelihood_per_unit", "nats", True,
                           description="the TAP log-likelihood divided by the units of all layers "
                                       "(tap Figs. 3, 11)"),
-               MetricSpec("log_likelihood_se", "nats", False,
-                          description="standard error of the per-example TAP log-likelihood"),
+               LIKELIHOOD_SE,
                MetricSpec("clamped_converged", "fraction", True,
                           description="examples whose clamped TAP solution met tol within max_iter"),
-               MetricSpec("log_z", "nats", True, per_split=False, description="log partition function"),
-               MetricSpec("tap_solutions", "solutions", False, per_split=False,
-                          description="unique TAP solutions from the initialisations (tap Fig. 5)"),
-               MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,
-                          description="unique TAP solutions / initialisations"),
-               MetricSpec("tap_converged", "fraction", True, per_split=False,
-                          description="initialisations that met tol within max_iter"),
-               MetricSpec("tap_iterations", "iterations", False, per_split=False,
-                          description="TAP iterations until every initialisation converged (or "
-                                      "the cap)"))
+               *SOLUTION_METRICS)
 
     def evaluate(self, model, splits, context):
-        cfg = self.config
-        train = context.train.inputs
-        init = train[:cfg.n_init] if cfg.n_init else train
-        est = estimate(model, model.xp.asarray(init, dtype=model.dtype), cfg)
+        est = estimate(model, initialisations(model, context, self.config), self.config)
         units = sum(model.model_sizes().values())
-        metrics = {"log_z": est.log_z, "tap_solutions": len(est.free_energies),
-                   "tap_solution_fraction": len(est.free_energies) / est.n_init,
-                   "tap_iterations": est.iterations, "tap_converged": est.converged}
+        metrics = solution_metrics(est)
         for name, batch in splits.items():
             log_density, converged = clamped_log_density(
-                model, model.xp.asarray(batch.inputs, dtype=model.dtype), cfg)
-            ll = log_density - est.log_z
-            metrics[f"{name}_log_likelihood"] = float(ll.mean())
-            metrics[f"{name}_log_likelihood_per_unit"] = float(ll.mean()) / units
-            metrics[f"{name}_log_likelihood_se"] = (float(ll.std(ddof=1) / np.sqrt(len(ll)))
-                                                    if len(ll) > 1 else 0.0)
+                model, model.xp.asarray(batch.inputs, dtype=model.dtype), self.config)
+            metrics.update(likelihood_metrics(name, log_density - est.log_z, units))
             metrics[f"{name}_clamped_converged"] = converged
         return metrics
 
