@@ -62,18 +62,23 @@ def binary(backend, rows: int, cols: int, p: float, seed: int):
     return (rng.random((rows, cols), dtype=backend.dtype) < p).astype(backend.dtype)
 
 
-def two_matmuls(backend, W, v, h, repeat: int):
-    """The bare matmuls of ``repeat`` Gibbs sweeps (v W, then h Wᵀ), into preallocated outputs."""
+def bare_matmuls(backend, products, repeat: int):
+    """``repeat`` rounds of the products A @ B of ``products`` [(A, B), ...], each into a
+    preallocated output (B made contiguous first: the bound a core that forms them is held to)."""
     xp = backend.xp
-    Wt = xp.ascontiguousarray(W.T)
-    out_h = xp.empty((v.shape[0], W.shape[1]), dtype=W.dtype)
-    out_v = xp.empty((v.shape[0], W.shape[0]), dtype=W.dtype)
+    pairs = [(a, xp.ascontiguousarray(b), xp.empty((a.shape[0], b.shape[1]), dtype=b.dtype))
+             for a, b in products]
 
     def run():
         for _ in range(repeat):
-            xp.matmul(v, W, out=out_h)
-            xp.matmul(h, Wt, out=out_v)
+            for a, b, out in pairs:
+                xp.matmul(a, b, out=out)
     return run
+
+
+def two_matmuls(backend, W, v, h, repeat: int):
+    """The bare matmuls of ``repeat`` Gibbs sweeps (v W, then h Wᵀ)."""
+    return bare_matmuls(backend, [(v, W), (h, W.T)], repeat)
 
 
 def timed(backend, rounds: int, threads: int | None, fns: dict) -> dict[str, list[float]]:
@@ -590,19 +595,8 @@ def bench_pmp(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
 
 def tap_matmuls(backend, W, a_v, a_h, repeat: int):
     """The bare matmuls of ``repeat`` TAP iterations: a^v W, c^v W², a^h Wᵀ, c^h W²ᵀ."""
-    xp = backend.xp
     W2 = W * W
-    Wt, W2t = xp.ascontiguousarray(W.T), xp.ascontiguousarray(W2.T)
-    out_h = xp.empty((a_v.shape[0], W.shape[1]), dtype=W.dtype)
-    out_v = xp.empty((a_v.shape[0], W.shape[0]), dtype=W.dtype)
-
-    def run():
-        for _ in range(repeat):
-            xp.matmul(a_v, W, out=out_h)
-            xp.matmul(a_v, W2, out=out_h)
-            xp.matmul(a_h, Wt, out=out_v)
-            xp.matmul(a_h, W2t, out=out_v)
-    return run
+    return bare_matmuls(backend, [(a_v, W), (a_v, W2), (a_h, W.T), (a_h, W2.T)], repeat)
 
 
 def bench_tap(backend, rounds: int, threads: int | None, m=784, n=500, chains=100, iterations=10,
