@@ -24,12 +24,21 @@ SOLUTION_KEYS = ("tap_a_v", "tap_c_v", "tap_a_h", "tap_c_h")
 
 
 @dataclass
-class TapLearnerConfig(LearnerConfig):
-    name: str = option("tap", "learner")
+class TapIterationConfig(LearnerConfig):
+    """How a TAP learner iterates its fixed points every mini-batch (tap and tap_dbm)."""
+
     max_iter: int = option(10, "TAP iterations per mini-batch at most (Fig. 10: 3, 10 and 100 "
                                 "train alike)", lo=1)
     tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
+
+    def solver_options(self) -> dict:
+        return {"damping": self.damping, "tol": self.tol, "max_iter": self.max_iter}
+
+
+@dataclass
+class TapLearnerConfig(TapIterationConfig):
+    name: str = option("tap", "learner")
     persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
                                      "restarting them at the data")
     inference: str = option("tap", "the negative phase's fixed points: tap (Alg. 1) | adatap (VAMP, "
@@ -69,8 +78,7 @@ class TapLearner(Learner):
         if cfg.persistent and SOLUTION_KEYS[0] in state:
             start = tap.Solution(*(state[k] for k in SOLUTION_KEYS), 0, None)
         solve = adatap.solve if cfg.inference == "adatap" else tap.solve
-        s = solve(model.W, visible, hidden, x, damping=cfg.damping, tol=cfg.tol,
-                  max_iter=cfg.max_iter, start=start)
+        s = solve(model.W, visible, hidden, x, start=start, **cfg.solver_options())
         grad = tap.gradient(model.W, visible, hidden, x, s)
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
         state = {**state, "tap_iterations": model.xp.asarray(float(s.iterations)),

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from rbmlab.backend import host_rng
 from rbmlab.inference import tap_dbm
-from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.base import Learner
+from rbmlab.learners.tap import TapIterationConfig
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
 
@@ -32,13 +33,10 @@ PRETRAIN_STREAM = 7305   # the key of pretraining's shuffles: (PRETRAIN_STREAM, 
 
 
 @dataclass
-class TapDBMConfig(LearnerConfig):
+class TapDBMConfig(TapIterationConfig):   # max_iter: for the free and the clamped solutions
     name: str = option("tap_dbm", "learner")
     lr: float = option(0.001, "step size of joint training (the paper gives only pretraining's)",
                        lo=0, open_lo=True)
-    max_iter: int = option(10, "TAP iterations per mini-batch at most, free and clamped", lo=1)
-    tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0)
-    damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     pretrain_epochs: int = option(50, "greedy layer-wise TAP epochs per RBM before joint training "
                                       "(Alg. 4; Fig. 11: 50; 0: none)", lo=0)
     pretrain_lr: float = option(0.001, "step size of pretraining (Fig. 11)", lo=0, open_lo=True)
@@ -86,7 +84,7 @@ class TapDBM(Learner):
         cfg = self.config
         layers, couplings = model.tap_stack()
         layers, couplings = layers[lo:None if hi is None else hi + 1], couplings[lo:hi]
-        options = {"damping": cfg.damping, "tol": cfg.tol, "max_iter": cfg.max_iter}
+        options = cfg.solver_options()
         free = tap_dbm.solve(couplings, layers, x, **options)
         dW, dU = tap_dbm.gradient(couplings, tap_dbm.clamped(couplings, layers, x, **options), free)
         grad = {f"W{lo + l}": g for l, g in enumerate(dW, 1)}
