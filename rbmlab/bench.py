@@ -621,28 +621,29 @@ def bench_tap(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
 
 
 def tap_speed(rounds: int, batches=(1, 10, 100), m: int = 784, n: int = 500,
-              tap_iterations: int = 20, adatap_iterations: int = 2) -> list[Row]:
+              tap_iterations: int = 20, adatap_iterations: int = 2, backend: str = "numpy") -> list[Row]:
     """tap Fig. 10 (right): milliseconds per iteration of TAP (Alg. 1) and of adaTAP by VAMP (Alg. 3)
     against the batch size, the same random m × n binary RBM and binary initialisations for both,
-    interleaved in one process at one BLAS thread, float32; VAMP / TAP per round."""
+    interleaved in one process (numpy: at one BLAS thread), float32; VAMP / TAP per round."""
     from rbmlab.inference import adatap, tap  # noqa: PLC0415
 
-    backend = get_backend("numpy", "float32")
+    threads = 1 if backend == "numpy" else None
+    backend = get_backend(backend, "float32")
     rbm = random_rbm(backend, m, n)
     visible, hidden = rbm.tap_layers()
     rows = []
     for batch in batches:
         x = binary(backend, batch, m, 0.2, 2)
-        t = timed(backend, rounds, 1, {
+        t = timed(backend, rounds, threads, {
             "tap": lambda: tap.solve(rbm.W, visible, hidden, x, tol=0.0, max_iter=tap_iterations),
             "vamp": lambda: adatap.solve(rbm.W, visible, hidden, x, tol=0.0,
                                          max_iter=adatap_iterations)})
         tap_ms = [1e3 * v / tap_iterations for v in t["tap"]]
         vamp_ms = [1e3 * v / adatap_iterations for v in t["vamp"]]
-        what = f"{m}×{n}, batch {batch}"
-        rows += [row(f"TAP iteration ({what}), ms", spread(tap_ms), "ms", 1),
-                 row(f"adaTAP (VAMP) iteration ({what}), ms", spread(vamp_ms), "ms", 1),
-                 row(f"VAMP / TAP per iteration ({what})", ratio(vamp_ms, tap_ms), "ratio", 1,
+        what = f"{m}×{n}, batch {batch}" + ("" if threads else f", {backend.name}")
+        rows += [row(f"TAP iteration ({what}), ms", spread(tap_ms), "ms", threads),
+                 row(f"adaTAP (VAMP) iteration ({what}), ms", spread(vamp_ms), "ms", threads),
+                 row(f"VAMP / TAP per iteration ({what})", ratio(vamp_ms, tap_ms), "ratio", threads,
                      "paper: 3 orders of magnitude")]
     return rows
 
@@ -664,10 +665,13 @@ GPU_TARGET = "≥ 0.8 (GPU)"
 
 
 def measure_gpu(rounds: int) -> list[Row]:
-    """The Gibbs and AIS rows with the cupy backend, at a CPU-sized and a GPU-sized batch."""
+    """The Gibbs, AIS and TAP rows with the cupy backend, at a CPU-sized and a GPU-sized batch, and
+    tap Fig. 10's VAMP / TAP time per iteration."""
     backend = get_backend("cupy", "float32")
     return [r for size in GPU_SIZES for r in (bench_gibbs(backend, rounds, None, batch=size, target=GPU_TARGET)
-                                              + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET))]
+                                              + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET)
+                                              + bench_tap(backend, rounds, None, chains=size, target=GPU_TARGET))
+            ] + tap_speed(rounds, batches=(1, 100, 1000), backend="cupy")
 
 
 def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
@@ -762,7 +766,7 @@ def main(argv=None) -> None:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON only (no files)")
     ap.add_argument("--no-kernel-compare", action="store_true", help="skip the faster-kernel rows")
     ap.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
-                    help="cupy: the Gibbs and AIS rows on the GPU (bench-cupy.md), nothing else")
+                    help="cupy: the Gibbs, AIS and TAP rows on the GPU (bench-cupy.md), nothing else")
     args = ap.parse_args(argv)
     parts = tuple(p for p in args.parts.split(",") if p)
     unknown = set(parts) - set(PARTS)
