@@ -79,3 +79,25 @@ def softplus_increment(x, beta_0: float, beta_1: float, out, bias=None):
     _softplus_increment(x.dtype.type(0) if bias is None else bias, x.dtype.type(beta_0),
                         x.dtype.type(beta_1 - beta_0), x, out)
     return out.sum(axis=-1, dtype=cupy.float64)
+
+
+# tap Alg. 1, one damped move of a Bernoulli layer (rbmlab.inference.tap.damped_update_): from the
+# neighbours' products p = Σ a W and q = Σ c W², A = −q and B = U + p + A·a (the Onsager term);
+# f_a = σ(B − A/2), f_c = f_a (1 − f_a); a ← a + d (f_a − a), c ← c + d (f_c − c), s = (f_a − a)².
+_tap_bernoulli = cupy.ElementwiseKernel(
+    "T p, T q, T field, T damping", "T a, T c, T s",
+    """
+    const T m = T(1) / (T(1) + exp(q * (a - T(0.5)) - field - p));
+    const T d = m - a;
+    s = d * d;
+    a = a + damping * d;
+    c = c + damping * (m * (T(1) - m) - c);
+    """,
+    "rbmlab_tap_bernoulli")
+
+
+def tap_bernoulli_step_(p, q, field, a, c, damping: float):
+    """One damped TAP move of a Bernoulli layer, ``a`` and ``c`` in place; per row Σ (f_a − a)²."""
+    s = cupy.empty_like(a)
+    _tap_bernoulli(p, q, field, a.dtype.type(damping), a, c, s)
+    return s.sum(axis=-1)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import namespace, to_numpy
+from rbmlab.units import Bernoulli
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,8 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
         change = 0.0
         for first in (1, 0):
             for l in range(first, n, 2):
-                B, A = layer_fields(couplings, squares, part[:n], part[n:], l)
-                change = change + _damped_(layers[l].moments(B, A), part[l], part[n + l], damping)
+                change = change + damped_update_(layers[l], couplings, squares, part[:n], part[n:], l,
+                                                 damping)
         done = change * (damping * damping / units) < tol       # the damped move's
         if bool(done.all()):
             break
@@ -154,23 +155,47 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
     return full[:n], full[n:], it, converged
 
 
-def layer_fields(couplings, squares, a, c, l: int):
-    """(B_l, A_l) of layer l from its neighbours' moments (Eqs. 33–34; an absent neighbour's
-    terms dropped: a lone layer has B = A = 0)."""
+def layer_products(couplings, squares, a, c, l: int):
+    """(Σ_k a_k W, Σ_k c_k W²) over layer l's neighbours k, each product oriented towards layer l
+    (None, None for a lone layer)."""
     terms = []
     if l > 0:
         terms.append((a[l - 1] @ couplings[l - 1], c[l - 1] @ squares[l - 1]))
     if l + 1 < len(a):
         terms.append((a[l + 1] @ couplings[l].swapaxes(-1, -2), c[l + 1] @ squares[l].swapaxes(-1, -2)))
     if not terms:
+        return None, None
+    P, Q = terms[0]
+    for p, q in terms[1:]:
+        P += p
+        Q += q
+    return P, Q
+
+
+def layer_fields(couplings, squares, a, c, l: int):
+    """(B_l, A_l) of layer l from its neighbours' moments (Eqs. 33–34; an absent neighbour's
+    terms dropped: a lone layer has B = A = 0)."""
+    B, A = layer_products(couplings, squares, a, c, l)
+    if B is None:
         return 0.0 * a[l], 0.0 * a[l]
-    B, A = terms[0]
-    for b, q in terms[1:]:
-        B += b
-        A += q
     A *= -1.0
     B += A * a[l]                                            # the Onsager term
     return B, A
+
+
+def damped_update_(layer: Layer, couplings, squares, a, c, l: int, damping: float):
+    """One damped move of layer l (Eqs. 33–35), a[l] and c[l] in place; Σ (f_a − a)² per row.
+    A Bernoulli layer on cupy takes it in one fused kernel (rbmlab.cupy_kernels), which the
+    elementwise passes below would otherwise make a dozen trips through memory for."""
+    if layer.prior is Bernoulli and layer.offset is None and namespace(a[l]).__name__ == "cupy":
+        P, Q = layer_products(couplings, squares, a, c, l)
+        if P is not None:
+            from rbmlab import cupy_kernels  # noqa: PLC0415
+
+            field = layer.field[..., None, :].astype(P.dtype, copy=False)
+            return cupy_kernels.tap_bernoulli_step_(P, Q, field, a[l], c[l], damping)
+    B, A = layer_fields(couplings, squares, a, c, l)
+    return _damped_(layer.moments(B, A), a[l], c[l], damping)
 
 
 def _damped_(new, a, c, damping: float):
