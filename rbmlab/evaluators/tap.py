@@ -66,18 +66,20 @@ def distinct(chunks, n_init: int, unique_tol: float) -> TapEstimate:
                        float(done.mean()))
 
 
-def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
-    """Solve TAP from the rows of ``x`` (chunks of ``config.chunk``), keep the distinct fixed points."""
+def solved_chunks(model, x, config: TapEvalConfig):
+    """TAP solved from the rows of ``x`` in chunks of ``config.chunk``: per chunk, on the host, the
+    magnetisations [a^v, a^h] (k, n_v + n_h), F (k,), converged (k,) and the iterations run."""
     visible, hidden = model.tap_layers()
+    for i in range(0, x.shape[0], config.chunk):
+        s = tap.solve(model.W, visible, hidden, model.xp.asarray(x[i:i + config.chunk], dtype=model.dtype),
+                      damping=config.damping, tol=config.tol, max_iter=config.max_iter)
+        yield (np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1),
+               to_numpy(tap.free_energy(model.W, visible, hidden, s)), to_numpy(s.converged), s.iterations)
 
-    def chunks():
-        for i in range(0, x.shape[0], config.chunk):
-            s = tap.solve(model.W, visible, hidden, x[i:i + config.chunk], damping=config.damping,
-                          tol=config.tol, max_iter=config.max_iter)
-            yield (np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1),
-                   to_numpy(tap.free_energy(model.W, visible, hidden, s)), to_numpy(s.converged),
-                   s.iterations)
-    return distinct(chunks(), x.shape[0], config.unique_tol)
+
+def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
+    """Solve TAP from the rows of ``x``, keep the distinct fixed points."""
+    return distinct(solved_chunks(model, x, config), x.shape[0], config.unique_tol)
 
 
 def initialisations(model, context, config: TapEvalConfig):

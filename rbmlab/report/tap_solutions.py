@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from rbmlab.backend import to_numpy
 from rbmlab.checkpoint import load_checkpoint
-from rbmlab.evaluators.tap import TapEvalConfig, estimate
+from rbmlab.evaluators.tap import TapEvalConfig, estimate, solved_chunks
 from rbmlab.inference import tap
 
 
@@ -118,15 +117,8 @@ def isomap_over_epochs(fig: Any, s: dict[str, Any], epochs: list[int], neighbour
 def converged_solutions(model, x, config: TapEvalConfig):
     """The TAP solution each row of ``x`` reaches: (K, n_v) visible magnetisations, F, and whether
     it converged."""
-    visible, hidden = model.tap_layers()
-    parts, energies, done = [], [], []
-    for i in range(0, x.shape[0], config.chunk):
-        s = tap.solve(model.W, visible, hidden, np.asarray(x[i:i + config.chunk], dtype=model.dtype),
-                      damping=config.damping, tol=config.tol, max_iter=config.max_iter)
-        parts.append(to_numpy(s.a_v))
-        energies.append(to_numpy(tap.free_energy(model.W, visible, hidden, s)))
-        done.append(to_numpy(s.converged))
-    return np.concatenate(parts), np.concatenate(energies), np.concatenate(done)
+    a, f, done, _ = zip(*solved_chunks(model, x, config))
+    return np.concatenate(a)[:, :model.W.shape[-2]], np.concatenate(f), np.concatenate(done)
 
 
 def isomap_of_initialisations(fig: Any, run_dir: Path, epochs: list[int], x: np.ndarray,
