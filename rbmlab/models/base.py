@@ -236,6 +236,26 @@ class FactorGraphForm(Protocol):
     def from_binary(self, x): ...
 
 
+class TwoLayerModel(Model):
+    """Base of the two-layer families whose couplings are W (..., n_visible, n_hidden) and whose
+    config gives ``n_hidden``: their sizes."""
+
+    @property
+    def n_visible(self) -> int:
+        return self.W.shape[-2]
+
+    @property
+    def n_hidden(self) -> int:
+        return self.W.shape[-1]
+
+    def model_sizes(self) -> dict[str, int]:
+        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
+
+    @classmethod
+    def sizes(cls, config, n_visible: int) -> dict[str, int]:
+        return {"n_visible": n_visible, "n_hidden": config.n_hidden}
+
+
 def supports(model_class: type, capability: type) -> bool:
     """Does ``model_class`` provide every member of ``capability`` (a Protocol)? Checked on the
     class, so it can be asked before a model exists."""

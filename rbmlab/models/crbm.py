@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rbmlab.backend import namespace
-from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.rbm import base_rate_bias
 from rbmlab.ops import bernoulli, sigmoid
 from rbmlab.validation import option
@@ -41,7 +41,7 @@ class CRBMConfig(ModelConfig):
 
 
 @dataclass(frozen=True)
-class CRBM(Model):
+class CRBM(TwoLayerModel):
     W: Any      # (..., |v|, |h|)
     W_xv: Any   # (..., |x|, |v|)
     W_xh: Any   # (..., |x|, |h|)
@@ -52,14 +52,6 @@ class CRBM(Model):
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W", "W_xv", "W_xh")
     family: ClassVar[str] = "crbm"
     config_class: ClassVar[type] = CRBMConfig
-
-    @property
-    def n_visible(self) -> int:
-        return self.W.shape[-2]
-
-    @property
-    def n_hidden(self) -> int:
-        return self.W.shape[-1]
 
     @property
     def n_inputs(self) -> int:

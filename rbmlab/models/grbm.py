@@ -18,7 +18,7 @@ import numpy as np
 
 from rbmlab.errors import RbmlabError
 from rbmlab.inference.tap import Layer, clamped_log_density
-from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior
 from rbmlab.validation import option
 
@@ -35,7 +35,7 @@ class GRBMConfig(ModelConfig):
 
 
 @dataclass(frozen=True)
-class GRBM(Model):
+class GRBM(TwoLayerModel):
     W: Any        # (..., n_visible, n_hidden)
     b_v: Any      # (..., n_visible): visible fields U^v
     b_h: Any      # (..., n_hidden): hidden fields U^h
@@ -49,17 +49,6 @@ class GRBM(Model):
     config_class: ClassVar[type] = GRBMConfig
     CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_prior": "visible", "hidden_prior": "hidden"}
     default_sampler: ClassVar[None] = None
-
-    @property
-    def n_visible(self) -> int:
-        return self.W.shape[-2]
-
-    @property
-    def n_hidden(self) -> int:
-        return self.W.shape[-1]
-
-    def model_sizes(self) -> dict[str, int]:
-        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
 
     def tap_layers(self):
         theta = self.v_theta if self.v_theta.shape[-2] else None
@@ -77,10 +66,6 @@ class GRBM(Model):
         return self.tap_layers()[1].moments(product, 0.0 * product)[0]
 
     # ------------------------------------------------------------ construction
-    @classmethod
-    def sizes(cls, config: GRBMConfig, n_visible: int) -> dict[str, int]:
-        return {"n_visible": n_visible, "n_hidden": config.n_hidden}
-
     @classmethod
     def parameter_count(cls, sizes: dict[str, int]) -> int:
         m, n = sizes["n_visible"], sizes["n_hidden"]

@@ -21,7 +21,7 @@ import numpy as np
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
 from rbmlab.inference.tap import Layer
-from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.ops import logsumexp
 from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
@@ -50,7 +50,7 @@ def _row(x):
 
 
 @dataclass(frozen=True)
-class RBM(Model):
+class RBM(TwoLayerModel):
     W: Any    # (..., n_visible, n_hidden)
     b_v: Any  # (..., n_visible)
     b_h: Any  # (..., n_hidden)
@@ -63,17 +63,6 @@ class RBM(Model):
     config_class: ClassVar[type] = RBMConfig
     CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_units": "visible", "hidden_units": "hidden"}
     default_sampler: ClassVar[str] = "block_gibbs"
-
-    @property
-    def n_visible(self) -> int:
-        return self.W.shape[-2]
-
-    @property
-    def n_hidden(self) -> int:
-        return self.W.shape[-1]
-
-    def model_sizes(self) -> dict[str, int]:
-        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
 
     @property
     def visible_units(self):
@@ -99,10 +88,6 @@ class RBM(Model):
         return Layer(self.visible_units, self.b_v), Layer(self.hidden_units, self.b_h)
 
     # ------------------------------------------------------------ construction
-    @classmethod
-    def sizes(cls, config: RBMConfig, n_visible: int) -> dict[str, int]:
-        return {"n_visible": n_visible, "n_hidden": config.n_hidden}
-
     @classmethod
     def parameter_count(cls, sizes: dict[str, int]) -> int:
         m, n = sizes["n_visible"], sizes["n_hidden"]
