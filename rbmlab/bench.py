@@ -621,14 +621,14 @@ def bench_tap(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
 
 
 def tap_speed(rounds: int, batches=(1, 10, 100), m: int = 784, n: int = 500,
-              tap_iterations: int = 20, adatap_iterations: int = 2, backend: str = "numpy") -> list[Row]:
+              tap_iterations: int = 20, adatap_iterations: int = 2, backend_name: str = "numpy") -> list[Row]:
     """tap Fig. 10 (right): milliseconds per iteration of TAP (Alg. 1) and of adaTAP by VAMP (Alg. 3)
     against the batch size, the same random m × n binary RBM and binary initialisations for both,
     interleaved in one process (numpy: at one BLAS thread), float32; VAMP / TAP per round."""
     from rbmlab.inference import adatap, tap  # noqa: PLC0415
 
-    threads = 1 if backend == "numpy" else None
-    backend = get_backend(backend, "float32")
+    threads = 1 if backend_name == "numpy" else None
+    backend = get_backend(backend_name, "float32")
     rbm = random_rbm(backend, m, n)
     visible, hidden = rbm.tap_layers()
     rows = []
@@ -671,7 +671,7 @@ def measure_gpu(rounds: int) -> list[Row]:
     return [r for size in GPU_SIZES for r in (bench_gibbs(backend, rounds, None, batch=size, target=GPU_TARGET)
                                               + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET)
                                               + bench_tap(backend, rounds, None, chains=size, target=GPU_TARGET))
-            ] + tap_speed(rounds, batches=(1, 100, 1000), backend="cupy")
+            ] + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy")
 
 
 def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
