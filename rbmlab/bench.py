@@ -389,16 +389,20 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
         now["model"] = append_unit(model, best.w)
         evaluations.append(best.evaluations)
 
+    bias_steps: list[int] = []
+
     def bias():
         _, now["state"] = learner.fit_visible_bias(now["model"], {**now["state"], "chains": now["chains"]},
                                                    data_mean, rng)
+        bias_steps.append(int(now["state"]["bias_steps"]))
 
     t = timed(backend, rounds, threads, {"sampling": sampling, "oracle": oracle, "bias": bias})
     total = [sum(parts) for parts in zip(*t.values())]
+    bias = (f"{cfg.bias_steps} bias steps" if cfg.bias_fit == "fixed" else "the bias fitted to convergence")
     shape = (f"{what}, {n_hidden} hidden; S = {cfg.n_samples} × {cfg.sample_steps} sweeps, {cfg.restarts} "
-             f"restarts, {cfg.bias_steps} bias steps × {cfg.bias_chains} chains")
+             f"restarts, {bias} × {cfg.bias_chains} chains")
     return [row(f"one Frank-Wolfe iteration ({shape}), s", spread(total), "s", threads,
-                note=f"oracle: {counts(evaluations[1:])} f/∇f evaluations"),
+                note=f"oracle: {counts(evaluations[1:])} f/∇f evaluations; bias steps: {counts(bias_steps[1:])}"),
             *(row(f"FW iteration share: {label}", spread([a / b for a, b in zip(t[key], total)]), "ratio", threads)
               for key, label in (("sampling", f"sampling ({cfg.n_samples} chains' sweeps)"),
                                  ("oracle", f"oracle (best of {cfg.restarts} L-BFGS-B runs)"),

@@ -1,6 +1,8 @@
 """`make bench` pieces at toy shapes: they run, and the cost model counts what the learners do."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -186,7 +188,8 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     sample = Learner.sample
     monkeypatch.setattr(Learner, "sample", lambda self, model, v, rng, steps, first_product=None:
                         sweeps.append(steps) or sample(self, model, v, rng, steps, first_product))
-    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_steps=3, bias_chains=5, bias_sweeps=2)
+    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_fit="fixed", bias_steps=3,
+                          bias_chains=5, bias_sweeps=2)
     rows = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     per_iteration = sum(sweeps) / 3                                   # warm-up + 2 rounds
     sweeps.clear()
@@ -196,6 +199,12 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     shares = [r for r in rows if "share" in r["name"]]
     assert len(shares) == 3 and rows[0]["min"] > 0
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
+    # the default loop fits the bias to convergence: the row names it and counts its steps
+    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_max_steps=7)
+    (first, *_) = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
+    assert "bias fitted to convergence" in first["name"]
+    steps = re.search(r"bias steps: (\d+)", first["note"])
+    assert steps and int(steps.group(1)) == 7      # capped: R̂ needs 100 averaged steps at least
 
 
 @pytest.mark.slow

@@ -9,7 +9,9 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
     1. advance S persistent chains by ``sample_steps`` sweeps: samples of p(v | q_{t−1}, ϑ_{t−1})
     2. w_t = the linear oracle's solution (Eq. 9, L-BFGS-B: rbmlab.learners.frank_wolfe_oracle)
     3. q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w_t), α_t = t: append w_t as a hidden unit
-    4. ``bias_steps`` stochastic ascent steps on b (Eq. 10) with M persistent chains
+    4. the visible bias b refitted (Eq. 10) with M persistent chains: to convergence by default
+       (``bias_fit: converge``), or ``bias_steps`` plain ascent steps (``bias_fit: fixed``);
+       rbmlab.learners.frank_wolfe_bias
 
 A fresh run starts from q_0 with no units (the random w' of Alg. 1 has weight 1 − 1/1 = 0 at
 t = 1, so it only shapes the first samples; with no units they come from the bias-only model);
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.frank_wolfe_bias import fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.models.base import Bipartite
 from rbmlab.validation import invalid, option
@@ -31,8 +34,8 @@ from rbmlab.validation import invalid, option
 @dataclass
 class FrankWolfeConfig(LearnerConfig):
     name: str = option("frank_wolfe", "learner")
-    lr: float = option(0.02, "η: step of the visible-bias ascent (Alg. 1, Eq. 10); 0.02: the paper's "
-                       "grid's best on Caltech validation (results/frank_wolfe)", lo=0, open_lo=True)
+    lr: float = option(0.02, "η: step of the plain visible-bias ascent (Alg. 1, Eq. 10) of "
+                       "bias_fit=fixed", lo=0, open_lo=True)
     batch_size: int | str = option("full", "must be full: one unit per pass over the training set",
                                    lo=1, choices=("full",))
     lam: float = option(0.5, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1); 0.5: the "
@@ -47,9 +50,21 @@ class FrankWolfeConfig(LearnerConfig):
     init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True)
     maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1)
     gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True)
-    bias_steps: int = option(500, "K: visible-bias ascent steps after each new unit (notes §9 item 4; "
-                             "100 left b lagging, results/frank_wolfe)", lo=0)
-    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=1, hi=10**7)
+    bias_fit: str = option("converge", "the loop of Alg. 1 lines 7–10 after each unit: converge: Fisher "
+                           "steps until the data − model residual is at its Monte-Carlo floor, then "
+                           "averaged | fixed: bias_steps plain steps of size lr",
+                           choices=("converge", "fixed"))
+    bias_steps: int = option(500, "K: plain ascent steps after each new unit (bias_fit=fixed)", lo=0)
+    bias_lr: float = option(0.5, "converge: damping of the Fisher step (≤ 1)", lo=0, hi=1, open_lo=True)
+    bias_tol: float = option(1.0, "converge: stop descending when the residual's mean z² (1 at the "
+                             "noise floor) is ≤ 1 + bias_tol over bias_window steps", lo=0, open_lo=True)
+    bias_window: int = option(10, "converge: steps the stopping rule averages z² over", lo=1)
+    bias_average: int = option(100, "converge: iterates averaged after the rule holds, at least (0: none)", lo=0)
+    bias_rhat: float = option(1.1, "converge: the averaging goes on until the chains' R̂ over it is ≤ this "
+                              "(they have mixed: the model means are not one mode's)", lo=1, open_lo=True)
+    bias_max_steps: int = option(2000, "converge: cap on descent + averaging; units that hit it are "
+                                 "counted (fw_bias_capped)", lo=1)
+    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=2, hi=10**7)
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1)
 
     def check(self) -> None:
@@ -94,7 +109,11 @@ class FrankWolfe(Learner):
         return {"chains": self._chains(model, self.config.n_samples, rng),
                 "bias_chains": self._chains(model, self.config.bias_chains, rng),
                 "oracle_gain": xp.asarray(0.0),
-                "oracle_evaluations": xp.asarray(0)}
+                "oracle_evaluations": xp.asarray(0),
+                "bias_steps": xp.asarray(0),
+                "bias_z2": xp.asarray(float("nan")),
+                "bias_rhat": xp.asarray(float("nan")),
+                "bias_capped": xp.asarray(0)}
 
     def step(self, model, state, batch, rng):
         cfg, xp = self.config, model.xp
@@ -110,15 +129,38 @@ class FrankWolfe(Learner):
                  "oracle_evaluations": xp.asarray(best.evaluations)}
         return self.fit_visible_bias(model, state, x.mean(axis=0), rng)
 
+
     def fit_visible_bias(self, model, state, data_mean, rng):
-        """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), K times."""
+        """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), repeated
+        to convergence (``bias_fit: converge``) or K times (``fixed``)."""
+        cfg, xp = self.config, model.xp
         chains = state["bias_chains"]
-        for _ in range(self.config.bias_steps):
-            chains = self.sample(model, chains, rng, self.config.bias_sweeps)
-            model, state = self.update(model, {"b_v": data_mean - chains.mean(axis=0)}, state)
-        return model, {**state, "bias_chains": chains}
+        if cfg.bias_fit == "fixed":
+            for _ in range(cfg.bias_steps):
+                chains = self.sample(model, chains, rng, cfg.bias_sweeps)
+                model, state = self.update(model, {"b_v": data_mean - chains.mean(axis=0)}, state)
+            return model, {**state, "bias_chains": chains, "bias_steps": xp.asarray(cfg.bias_steps)}
+
+        def advance(b, chains):
+            return self.sample(model.replace(b_v=b), chains, rng, cfg.bias_sweeps)
+
+        b, chains, fit = fit_to_convergence(model.b_v, chains, data_mean, advance, lr=cfg.bias_lr,
+                                            tol=cfg.bias_tol, window=cfg.bias_window,
+                                            average=cfg.bias_average, rhat=cfg.bias_rhat,
+                                            max_steps=cfg.bias_max_steps)
+        return model.replace(b_v=b), {**state, "bias_chains": chains,
+                                      "bias_steps": xp.asarray(fit.steps),
+                                      "bias_z2": xp.asarray(fit.z2),
+                                      "bias_rhat": xp.asarray(fit.rhat),
+                                      "bias_capped": state["bias_capped"] + (not fit.converged)}
 
     def diagnostics(self, state) -> dict[str, float]:
-        """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost."""
+        """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the
+        last bias fit's steps and residual z² (≈ 1: at the noise floor), and how many units' fits
+        hit ``bias_max_steps`` so far."""
         return {"fw_oracle_gain": float(state["oracle_gain"]),
-                "fw_oracle_evaluations": float(state["oracle_evaluations"])}
+                "fw_oracle_evaluations": float(state["oracle_evaluations"]),
+                "fw_bias_steps": float(state["bias_steps"]),
+                "fw_bias_z2": float(state["bias_z2"]),
+                "fw_bias_rhat": float(state["bias_rhat"]),
+                "fw_bias_capped": float(state["bias_capped"])}

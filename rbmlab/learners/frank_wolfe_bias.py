@@ -1,0 +1,137 @@
+"""The visible-bias loop of Frank-Wolfe for infinite RBMs (frank_wolfe Alg. 1 lines 6–10, Eq. 10).
+
+After each new unit Alg. 1 repeats b ← b + η (mean of the data − mean of M model samples)
+"until" a condition the paper's text has lost. The log-likelihood is concave in b (Prop. 3.1),
+so the loop has one fixed point, E_p[v] = d (the data means), and the question is only how to
+reach it with noisy model means. Two forms:
+
+``fixed``     K plain steps of size η (the loop as printed, K fixed): it lags wherever the model
+              moved far, and at small λ (large units) 500 steps leave b far from its optimum.
+``converge``  Fisher steps until the residual d − m is at its Monte-Carlo noise floor, then
+              the average of ``average`` more iterates (Polyak–Ruppert) as the answer.
+
+Fisher step. b is the natural parameter of an exponential family, so the Hessian of the
+log-likelihood in b is −Cov_p(v), the Fisher information. It is estimated from the M chains
+(rank < M) plus the ridge diag(d̃(1 − d̃)), the Bernoulli variances the model has at the fixed
+point (d̃: the data means clipped as the base rate). The step is
+
+    b ← b + lr · (Ĉ + diag(d̃(1 − d̃)))⁻¹ (d − m),        Ĉ = (1/M) Σ_m (v_m − m)(v_m − m)ᵀ,
+
+solved in the smaller of M and D dimensions (Woodbury). Strongly correlated pixels (Caltech's
+silhouettes: the correlation matrix's top eigenvalue is ≈ 90) make a diagonal or plain step
+either unstable or slow; this one is a Newton step along them and a damped one elsewhere.
+
+Stopping rule. With the chains at equilibrium and b at its optimum, each m_j has Monte-Carlo
+variance d̃_j(1 − d̃_j)/M, so z² = mean_j M (d_j − m_j)² / (d̃_j(1 − d̃_j)) has expectation ≈ 1
+(≈ 1 + lr/(2 − lr) with the iterates' own noise). The descent ends when z² averaged over the last
+``window`` steps is ≤ 1 + ``tol``; ``max_steps`` caps descent and averaging together, and a fit
+that hits it says so (:class:`BiasFit`). Where a window of the descent does not lower z² (the
+chains lag a step that moved b too far, or the Fisher estimate from few distinct chains is poor),
+the step halves, down to lr/32. The averaging goes on past ``average`` steps until the chains'
+R̂ over it is ≤ ``rhat``: the chains must have mixed over the window, or the model means they
+report are those of the modes they started in, and a residual at its noise floor says nothing
+(on the shifting bar at λ = 0.01 a fixed 130-step fit left b 0.3–1.0 nats from its optimum with z²
+at the floor; R̂ ≤ 1.1 brings it within 0.02).
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from rbmlab.backend import namespace
+
+
+@dataclass(frozen=True)
+class BiasFit:
+    steps: int          # bias steps taken (descent + averaging)
+    converged: bool     # False: ``max_steps`` was hit before the rule and the averaging ended
+    z2: float           # the descent's last window's mean z² (≈ 1 at the noise floor)
+    rhat: float         # the chains' R̂ over the averaging phase (≈ 1: they mixed)
+
+
+def fisher_step(chains, residual, ridge):
+    """(Ĉ + diag(ridge))⁻¹ residual, Ĉ the chains' covariance, by Woodbury when M < D."""
+    xp = namespace(chains)
+    m = chains.shape[0]
+    u = (chains - chains.mean(axis=0)) * (1.0 / m) ** 0.5         # (M, D): Ĉ = uᵀu
+    inv_ridge = 1.0 / ridge
+    if m >= chains.shape[1]:
+        return xp.linalg.solve(u.T @ u + xp.diag(ridge), residual)
+    scaled = u * inv_ridge                                        # u diag(ridge)⁻¹
+    core = xp.eye(m, dtype=u.dtype) + scaled @ u.T                # I + u D⁻¹ uᵀ
+    return residual * inv_ridge - scaled.T @ xp.linalg.solve(core, scaled @ residual)
+
+
+def noise_floor_variance(data_mean, clip: float = 1e-3):
+    """d̃(1 − d̃): each pixel's Bernoulli variance at the fixed point, clipped as the base rate."""
+    p = namespace(data_mean).clip(data_mean, clip, 1.0 - clip)
+    return p * (1.0 - p)
+
+
+def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, window: int,
+                       average: int, rhat: float, max_steps: int):
+    """The ``converge`` form of the module docstring. ``advance(b, chains)`` moves the chains
+    (a kernel invariant for the model with visible bias ``b``); returns (b, chains, BiasFit)."""
+    xp = namespace(b)
+    ridge = noise_floor_variance(data_mean).astype(b.dtype)
+    lr_floor = lr / 32
+    n_chains = chains.shape[0]
+    z2s: deque[float] = deque(maxlen=window)
+    averaging, step, previous = None, 0, float("inf")
+    while step < max_steps:
+        step += 1
+        chains = advance(b, chains)
+        residual = data_mean - chains.mean(axis=0)
+        b = b + lr * fisher_step(chains, residual, ridge)
+        if averaging is not None:
+            averaging.add(b, chains)
+            if averaging.steps >= average and averaging.rhat() <= rhat:
+                return averaging.b(), chains, BiasFit(step, True, _mean(z2s), averaging.rhat())
+            continue
+        z2s.append(float((residual * residual / ridge).mean()) * n_chains)
+        if len(z2s) == window and _mean(z2s) <= 1.0 + tol:
+            if average == 0:
+                return b, chains, BiasFit(step, True, _mean(z2s), float("nan"))
+            averaging = Averages(xp.zeros_like(b), xp.zeros_like(chains))
+        elif step % window == 0:            # a window that did not lower z²: a smaller step
+            if _mean(z2s) >= previous:
+                lr = max(lr / 2, lr_floor)
+            previous = _mean(z2s)
+    if averaging is not None and averaging.steps:
+        return averaging.b(), chains, BiasFit(step, False, _mean(z2s), averaging.rhat())
+    return b, chains, BiasFit(step, False, _mean(z2s), float("nan"))
+
+
+class Averages:
+    """Running sums over the averaging phase: the bias iterates (Polyak–Ruppert) and each chain's
+    states, whose time means give the chains' potential scale reduction R̂ (Gelman & Rubin 1992)."""
+
+    def __init__(self, b_sum, chain_sums):
+        self.b_sum, self.chain_sums, self.steps = b_sum, chain_sums, 0
+
+    def add(self, b, chains):
+        self.b_sum += b
+        self.chain_sums += chains
+        self.steps += 1
+
+    def b(self):
+        return self.b_sum / self.steps
+
+    def rhat(self) -> float:
+        """√(V̂ / W) pooled over pixels: W the mean within-chain variance, V̂ = (T − 1)/T W + B/T
+        with B/T the variance of the chains' time means. Binary states: a chain's within variance
+        is p(1 − p) of its time mean p. ≈ 1 once every chain has visited what the others have;
+        large while chains sit in different modes."""
+        t = self.steps
+        if t < 2:
+            return float("inf")
+        means = self.chain_sums / t
+        within = float((means * (1.0 - means)).mean(axis=0).sum()) * t / (t - 1)
+        between = float(means.var(axis=0).sum())
+        if within == 0.0:
+            return 1.0 if between == 0.0 else float("inf")
+        return ((t - 1) / t + between / within) ** 0.5
+
+
+def _mean(values) -> float:
+    return sum(values) / len(values) if values else float("nan")

@@ -1,0 +1,185 @@
+"""Frank-Wolfe's visible-bias loop (frank_wolfe Alg. 1 lines 6–10) against exact answers.
+
+The references are written here from the paper by enumeration over every visible state, sharing
+no code with rbmlab: the exactly fitted bias (the log-likelihood is concave in b, Prop. 3.1, so
+L-BFGS on the exact log-likelihood finds its optimum) and Frank-Wolfe with exact expectations in
+the oracle (Alg. 1 line 4 with the model's exact probabilities in place of its S samples).
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from rbmlab.learners.frank_wolfe_bias import Averages, fisher_step, fit_to_convergence
+from tests.test_cli import rbmlab
+
+N = 9   # shifting bar (n = 9, bar = 3) and bars & stripes 3 × 3 both have 9 pixels
+STATES = np.array(list(itertools.product([0.0, 1.0], repeat=N)))
+
+
+def shifting_bar(n=9, bar=3):
+    return np.array([[1.0 if (j - s) % n < bar else 0.0 for j in range(n)] for s in range(n)])
+
+
+def bars_and_stripes(d=3):
+    rows = {tuple(np.repeat(bits, d)) for bits in itertools.product([0.0, 1.0], repeat=d)}
+    patterns = rows | {tuple(np.array(r).reshape(d, d).T.ravel()) for r in rows}
+    return np.array(sorted(patterns))
+
+
+DATA = {"shifting_bar": (shifting_bar(), ["dataset=shifting_bar", "dataset.n=9", "dataset.bar=3"]),
+        "bars_stripes": (bars_and_stripes(), ["dataset=bars_stripes", "dataset.size=3"])}
+
+
+def neg_free_energy(v, W, c, b):
+    """log Σ_h e^{−E(v, h)} = Σ_i softplus(v·w_i + c_i) + b·v (frank_wolfe Eq. 3)."""
+    return np.logaddexp(0, v @ W + c).sum(axis=1) + v @ b
+
+
+def mean_log_likelihood(x, W, c, b):
+    return neg_free_energy(x, W, c, b).mean() - np.logaddexp.reduce(neg_free_energy(STATES, W, c, b))
+
+
+def exact_bias(x, W, c, b0):
+    """argmax_b of the mean log-likelihood: gradient d − E_p[v] (Eq. 10), concave in b."""
+    def loss(b):
+        f = neg_free_energy(STATES, W, c, b)
+        p = np.exp(f - np.logaddexp.reduce(f))
+        return -mean_log_likelihood(x, W, c, b), p @ STATES - x.mean(axis=0)
+    return minimize(loss, b0, jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "maxiter": 2000}).x
+
+
+def exact_frank_wolfe(x, lam, units, scaling="constant", restarts=10, seed=0):
+    """Alg. 1 with exact expectations in the oracle and the bias fitted exactly after each unit,
+    from the base-rate model (rbmlab's default start): the mean log-likelihood after each unit."""
+    rng = np.random.default_rng(seed)
+    W, c = np.zeros((N, 0)), np.zeros(0)
+    m = x.mean(axis=0).clip(1e-3, 1 - 1e-3)
+    b = np.log(m / (1 - m))
+    xa, va = np.hstack([x, np.ones((len(x), 1))]), np.hstack([STATES, np.ones((len(STATES), 1))])
+    curve = []
+    for t in range(1, units + 1):
+        f = neg_free_energy(STATES, W, c, b)
+        p = np.exp(f - np.logaddexp.reduce(f))
+        lam_t = lam / t if scaling == "over_t" else lam
+
+        def oracle(w):                      # Alg. 1 line 4 and its gradient (Eq. 9)
+            a, s = xa @ w, va @ w
+            value = 0.5 * lam_t * w @ w + p @ np.logaddexp(0, s) - np.logaddexp(0, a).mean()
+            return value, lam_t * w + va.T @ (p * expit(s)) - xa.T @ expit(a) / len(x)
+        best = min((minimize(oracle, 0.01 * rng.standard_normal(N + 1), jac=True, method="L-BFGS-B",
+                             options={"maxiter": 500, "gtol": 1e-8}) for _ in range(restarts)),
+                   key=lambda r: r.fun)
+        W, c = np.hstack([W, best.x[:-1, None]]), np.append(c, best.x[-1])
+        b = exact_bias(x, W, c, b)
+        curve.append(mean_log_likelihood(x, W, c, b))
+    return np.array(curve)
+
+
+def grow(tmp_path, data, lam, scaling, *extra, units=8):
+    """rbmlab's FW for ``units`` units with the defaults (bar the given overrides): each size's
+    snapshot (W, b_h, b_v) and the train log-likelihood curve."""
+    out = tmp_path / "fw"
+    rbmlab("run", *DATA[data][1], "learner=frank_wolfe", f"learner.lam={lam}",
+           f"learner.lambda_scaling={scaling}", "evaluator=exact", "evaluator.splits=[train]",
+           f"train.epochs={units}", "train.snapshot_every=1", "train.progress=false",
+           f"hydra.run.dir={out}", *extra, cwd=tmp_path, timeout=300)
+    snapshots = [np.load(out / "snapshots" / f"epoch_{t}.npz") for t in range(1, units + 1)]
+    curve = pd.read_csv(out / "metrics.csv")["train_log_likelihood"].to_numpy()[1:]
+    return [(s["W"].astype(float), s["b_h"].astype(float), s["b_v"].astype(float)) for s in snapshots], curve
+
+
+def bias_shortfall(data, snapshots):
+    """Per size: the log-likelihood the exactly fitted bias reaches with the same units, minus
+    rbmlab's (≥ 0 up to the optimiser's tolerance)."""
+    x = DATA[data][0]
+    return np.array([mean_log_likelihood(x, W, c, exact_bias(x, W, c, b)) - mean_log_likelihood(x, W, c, b)
+                     for W, c, b in snapshots])
+
+
+CASES = [(data, lam, scaling) for data in DATA
+         for lam, scaling in ((0.1, "constant"), (0.05, "constant"), (0.01, "constant"), (0.1, "over_t"))]
+FAST = {("shifting_bar", 0.01, "constant"), ("bars_stripes", 0.1, "over_t")}
+
+
+@pytest.mark.parametrize("data, lam, scaling", [
+    pytest.param(*case, marks=() if case in FAST else pytest.mark.slow) for case in CASES])
+def test_the_fitted_bias_is_the_exact_optimum_for_the_units_at_every_size(tmp_path, data, lam, scaling):
+    """With the defaults (bias_fit=converge) the visible bias after each of 8 units is within 0.05
+    nats of the exactly fitted one for the same units, at every λ of the issue, both scalings,
+    on both toys (measured: ≤ 0.015 on the shifting bar at λ = 0.01)."""
+    snapshots, curve = grow(tmp_path, data, lam, scaling)
+    shortfall = bias_shortfall(data, snapshots)
+    assert shortfall.max() < 0.05, np.round(shortfall, 3)
+    x = DATA[data][0]    # the recorded curve is the log-likelihood of these snapshots
+    np.testing.assert_allclose(curve, [mean_log_likelihood(x, *s) for s in snapshots], atol=1e-3)
+
+
+def test_the_fixed_loop_of_500_steps_leaves_the_bias_far_from_its_optimum(tmp_path):
+    """The control: bias_fit=fixed (500 plain steps, the previous default) at λ = 0.01 on the
+    shifting bar misses the exact bias by more than a nat at some size (measured: −30 against
+    −2.4 at 8 units), which the converged fit above does not."""
+    snapshots, _ = grow(tmp_path, "shifting_bar", 0.01, "constant", "learner.bias_fit=fixed")
+    assert bias_shortfall("shifting_bar", snapshots).max() > 1.0
+
+
+# The end-to-end comparison needs the oracle's Monte-Carlo error small: at the default S = 1,000
+# model samples the oracle's own noise moves the curve by 0.1–0.25 nats on the shifting bar even
+# with the bias fitted exactly, and S = 20,000 brings that to ≤ 0.06. Where the oracle has several
+# near-equal local optima the exact algorithm is not one curve: over 6 seeds of its restarts it
+# spreads by up to 1.9 nats at λ = 0.01 on bars & stripes and 0.19 at λ/t there, so those cases
+# are compared through the bias alone (the test above).
+DETERMINATE = [(data, lam) for data in DATA for lam in (0.1, 0.05)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("data, lam", DETERMINATE)
+def test_frank_wolfe_follows_frank_wolfe_with_exact_expectations(tmp_path, data, lam):
+    reference = exact_frank_wolfe(DATA[data][0], lam, 8)
+    spread = np.ptp([exact_frank_wolfe(DATA[data][0], lam, 8, restarts=3, seed=s) for s in range(3)], axis=0)
+    assert spread.max() < 0.01          # the exact algorithm is one curve here
+    _, curve = grow(tmp_path, data, lam, "constant", "learner.n_samples=20000")
+    assert np.abs(curve - reference).max() < 0.15, np.round(curve - reference, 3)
+
+
+def test_fisher_step_solves_the_regularised_covariance_system_in_both_dimensions():
+    rng = np.random.default_rng(0)
+    for m, d in ((5, 12), (30, 6)):        # Woodbury (M < D) and the direct solve
+        chains = (rng.random((m, d)) < 0.4).astype(float)
+        ridge, r = rng.uniform(0.05, 0.25, d), rng.normal(size=d)
+        u = chains - chains.mean(axis=0)
+        expected = np.linalg.solve(u.T @ u / m + np.diag(ridge), r)
+        np.testing.assert_allclose(fisher_step(chains, r, ridge), expected, rtol=1e-10)
+
+
+def test_rhat_is_one_for_mixing_chains_and_large_for_chains_in_separate_modes():
+    rng = np.random.default_rng(1)
+    mixing = Averages(np.zeros(3), np.zeros((50, 3)))
+    stuck = Averages(np.zeros(3), np.zeros((50, 3)))
+    modes = rng.random((50, 1)) < 0.5
+    for _ in range(400):
+        mixing.add(np.zeros(3), (rng.random((50, 3)) < 0.5).astype(float))
+        stuck.add(np.zeros(3), np.repeat(modes, 3, axis=1).astype(float) * (rng.random((50, 3)) < 0.95))
+    assert mixing.rhat() == pytest.approx(1.0, abs=0.01)
+    assert stuck.rhat() > 2
+
+
+def test_the_converged_fit_stops_at_the_noise_floor_and_reports_a_cap():
+    """An independent model (no units) with exact samples each step: the fit reaches logit(d)
+    and stops well before the cap; with a cap of 5 steps it reports that it was not converged."""
+    rng = np.random.default_rng(2)
+    d = np.array([0.1, 0.5, 0.8, 0.3])
+    advance = lambda b, chains: (rng.random(chains.shape) < 1 / (1 + np.exp(-b))).astype(float)  # noqa: E731
+    chains = np.zeros((200, 4))
+    b, _, fit = fit_to_convergence(np.zeros(4), chains, d, advance, lr=0.5, tol=1.0, window=10,
+                                   average=100, rhat=1.1, max_steps=2000)
+    assert fit.converged and fit.steps < 300 and fit.rhat <= 1.1
+    np.testing.assert_allclose(b, np.log(d / (1 - d)), atol=0.05)
+    _, _, capped = fit_to_convergence(np.zeros(4), chains, d, advance, lr=0.5, tol=1.0, window=10,
+                                      average=100, rhat=1.1, max_steps=5)
+    assert not capped.converged and capped.steps == 5
