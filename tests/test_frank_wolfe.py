@@ -279,3 +279,21 @@ def test_the_oracle_runs_scipys_own_blas_at_one_thread_and_restores_it():
     solve(Watching(x, x[::-1].copy(), lam=1.0), rng, restarts=1)
     assert seen and all(threads == [1] * len(before) for threads in seen)
     assert [lib["num_threads"] for lib in separate.info()] == before
+
+
+def test_a_growing_run_scored_by_test_error_from_epoch_0(tmp_path):
+    """q_0 has no hidden units: at epoch 0 the classifier has no features and predicts the most
+    frequent training label (an intercept alone), instead of failing the run."""
+    rbmlab("run", "dataset=caltech101", "dataset.n_train=200", "learner=frank_wolfe", "learner.n_samples=50",
+           "learner.restarts=1", "learner.bias_chains=20", "learner.bias_max_steps=30", "evaluator=test_error",
+           "evaluator.C=[1.0]", "evaluator.splits=[test]", "train.epochs=2", "train.progress=false",
+           "hydra.run.dir=fw", cwd=tmp_path)
+    metrics = pd.read_csv(tmp_path / "fw" / "metrics.csv")
+    assert json.loads((tmp_path / "fw" / "summary.json").read_text())["status"] == "completed"
+    assert metrics["n_hidden"].tolist() == [0, 1, 2] and np.isnan(metrics["classifier_c"][0])
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+    data = load_dataset("caltech101", n_train=200)
+    labels, counts = np.unique(np.asarray(data.train_labels).ravel(), return_counts=True)
+    majority = labels[np.argmax(counts)]
+    expected = 100 * np.mean(np.asarray(data.test_labels).ravel() != majority)
+    assert metrics["test_error"][0] == pytest.approx(expected)

@@ -73,6 +73,13 @@ def error_percent(fit, x: np.ndarray, y: np.ndarray) -> float:
     return float(100.0 * np.mean(classes[np.argmax(x @ coef.T + intercept, axis=1)] != y))
 
 
+def majority_error(train_labels: np.ndarray, y: np.ndarray) -> float:
+    """Error (%) of the classifier without features: the most frequent training label, which is
+    what logistic regression on zero features (an intercept alone) predicts."""
+    classes, counts = np.unique(train_labels, return_counts=True)
+    return float(100.0 * np.mean(y != classes[np.argmax(counts)]))
+
+
 class FeatureClassifier(Evaluator):
     config_class = FeatureClassifierConfig
     requires = (LatentFeatures,)
@@ -86,6 +93,9 @@ class FeatureClassifier(Evaluator):
             raise RbmlabError("evaluator=test_error: needs the training set (its labels)")
         cfg = self.config
         train = context.train
+        if model.n_hidden == 0:       # no features (a frank_wolfe run's q_0): the intercept alone
+            return {**{f"{name}_error": majority_error(labels_of(train, "train"), labels_of(b, name))
+                       for name, b in splits.items()}, "classifier_c": float("nan")}
         fitted = fit_classifiers(features(model, train.inputs), labels_of(train, "train"), cfg.C, cfg.max_iter)
         scored = {name: (features(model, b.inputs), labels_of(b, name)) for name, b in splits.items()}
         best = min(fitted, key=lambda C: error_percent(fitted[C], *scored["valid"])) \
