@@ -12,22 +12,25 @@ reach it with noisy model means. Two forms:
 
 Fisher step. b is the natural parameter of an exponential family, so the Hessian of the
 log-likelihood in b is −Cov_p(v), the Fisher information. It is estimated from the M chains
-(rank < M) plus the ridge diag(d̃(1 − d̃)), the Bernoulli variances the model has at the fixed
-point (d̃: the data means clipped as the base rate). The step is
+(rank < M) plus the ridge diag(ρ), ρ = d̃(1 − d̃) + 1/M: the Bernoulli variances the model has at
+the fixed point (d̃: the data means clipped as the base rate), floored by the resolution 1/M of a
+mean over M chains: a pixel that is on in 0.1 % of the data would otherwise take steps of η/√(ρM)
+≈ 3η from one chain's flip (b drifted to 15 on Caltech's near-constant pixels). The step is
 
-    b ← b + lr · (Ĉ + diag(d̃(1 − d̃)))⁻¹ (d − m),        Ĉ = (1/M) Σ_m (v_m − m)(v_m − m)ᵀ,
+    b ← b + lr · (Ĉ + diag(ρ))⁻¹ (d − m),        Ĉ = (1/M) Σ_m (v_m − m)(v_m − m)ᵀ,
 
 solved in the smaller of M and D dimensions (Woodbury). Strongly correlated pixels (Caltech's
 silhouettes: the correlation matrix's top eigenvalue is ≈ 90) make a diagonal or plain step
 either unstable or slow; this one is a Newton step along them and a damped one elsewhere.
 
 Stopping rule. With the chains at equilibrium and b at its optimum, each m_j has Monte-Carlo
-variance d̃_j(1 − d̃_j)/M, so z² = mean_j M (d_j − m_j)² / (d̃_j(1 − d̃_j)) has expectation ≈ 1
-(≈ 1 + lr/(2 − lr) with the iterates' own noise). The descent ends when z² averaged over the last
+variance d̃_j(1 − d̃_j)/M, so z² = mean_j M (d_j − m_j)² / ρ_j has expectation ≤ 1 (≈ 1 + lr/(2 − lr)
+with the iterates' own noise; ρ's floor keeps a rare pixel's single flips from dominating it). The descent ends when z² averaged over the last
 ``window`` steps is ≤ 1 + ``tol``; ``max_steps`` caps descent and averaging together, and a fit
 that hits it says so (:class:`BiasFit`). Where a window of the descent does not lower z² (the
 chains lag a step that moved b too far, or the Fisher estimate from few distinct chains is poor),
-the step halves, down to lr/32. The averaging goes on past ``average`` steps until the chains'
+the step halves, down to lr/32; a window that does not lower z² at lr/32 ends the descent too (the
+chains' lag keeps z² above 1 + tol: on Caltech at λ/t, z² settles near 2.2 from the 14th unit). The averaging goes on past ``average`` steps until the chains'
 R̂ over it is ≤ ``rhat``: the chains must have mixed over the window, or the model means they
 report are those of the modes they started in, and a residual at its noise floor says nothing
 (on the shifting bar at λ = 0.01 a fixed 130-step fit left b 0.3–1.0 nats from its optimum with z²
@@ -44,7 +47,7 @@ from rbmlab.backend import namespace
 @dataclass(frozen=True)
 class BiasFit:
     steps: int          # bias steps taken (descent + averaging)
-    converged: bool     # False: ``max_steps`` was hit before the rule and the averaging ended
+    converged: bool     # False: ``max_steps`` was hit before the rules ended descent and averaging
     z2: float           # the descent's last window's mean z² (≈ 1 at the noise floor)
     rhat: float         # the chains' R̂ over the averaging phase (≈ 1: they mixed)
 
@@ -62,10 +65,11 @@ def fisher_step(chains, residual, ridge):
     return residual * inv_ridge - scaled.T @ xp.linalg.solve(core, scaled @ residual)
 
 
-def noise_floor_variance(data_mean, clip: float = 1e-3):
-    """d̃(1 − d̃): each pixel's Bernoulli variance at the fixed point, clipped as the base rate."""
+def ridge_variance(data_mean, n_chains: int, clip: float = 1e-3):
+    """ρ = d̃(1 − d̃) + 1/M: each pixel's Bernoulli variance at the fixed point (d̃ clipped as the
+    base rate), floored by the resolution of a mean over ``n_chains`` chains."""
     p = namespace(data_mean).clip(data_mean, clip, 1.0 - clip)
-    return p * (1.0 - p)
+    return p * (1.0 - p) + 1.0 / n_chains
 
 
 def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, window: int,
@@ -73,7 +77,7 @@ def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, 
     """The ``converge`` form of the module docstring. ``advance(b, chains)`` moves the chains
     (a kernel invariant for the model with visible bias ``b``); returns (b, chains, BiasFit)."""
     xp = namespace(b)
-    ridge = noise_floor_variance(data_mean).astype(b.dtype)
+    ridge = ridge_variance(data_mean, chains.shape[0]).astype(b.dtype)
     lr_floor = lr / 32
     n_chains = chains.shape[0]
     z2s: deque[float] = deque(maxlen=window)
@@ -89,14 +93,17 @@ def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, 
                 return averaging.b(), chains, BiasFit(step, True, _mean(z2s), averaging.rhat())
             continue
         z2s.append(float((residual * residual / ridge).mean()) * n_chains)
-        if len(z2s) == window and _mean(z2s) <= 1.0 + tol:
+        if len(z2s) < window or step % window:
+            continue
+        z2 = _mean(z2s)
+        plateau = z2 >= previous and lr == lr_floor
+        if z2 <= 1.0 + tol or plateau:      # at the noise floor, or as low as the chains' lag lets it
             if average == 0:
-                return b, chains, BiasFit(step, True, _mean(z2s), float("nan"))
+                return b, chains, BiasFit(step, True, z2, float("nan"))
             averaging = Averages(xp.zeros_like(b), xp.zeros_like(chains))
-        elif step % window == 0:            # a window that did not lower z²: a smaller step
-            if _mean(z2s) >= previous:
-                lr = max(lr / 2, lr_floor)
-            previous = _mean(z2s)
+        elif z2 >= previous:                # a window that did not lower z²: a smaller step
+            lr = max(lr / 2, lr_floor)
+        previous = z2
     if averaging is not None and averaging.steps:
         return averaging.b(), chains, BiasFit(step, False, _mean(z2s), averaging.rhat())
     return b, chains, BiasFit(step, False, _mean(z2s), float("nan"))
