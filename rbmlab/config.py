@@ -36,6 +36,7 @@ def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 SCALES = ("custom", "smoke", "reduced", "paper")
+STOP_RULES = ("none", "gap", "valid")   # rbmlab.early_stopping.StopRule
 
 
 @dataclass
@@ -50,6 +51,30 @@ class TrainConfig(Config):
     gap_kappa: float = option(3.0, "early stopping: a jump of the train − valid gap above kappa × "
                               "the median earlier jump (rbmlab.early_stopping)", lo=0, open_lo=True)
     gap_warmup: int = option(3, "early stopping: evaluation intervals before a jump may count", lo=1)
+    stop_rule: str = option("none", "early stopping during training: none (run train.epochs), gap "
+                            "(the train − valid gap rule at each evaluation point), valid "
+                            "(train.stop_metric not improved for train.patience points)",
+                            choices=STOP_RULES)
+    stop_metric: str | None = option(None, "stop_rule=valid: the metrics.csv column it watches, "
+                                     "e.g. valid_pixel_error or valid_log_likelihood")
+    patience: int = option(5, "stop_rule=valid: evaluation points without improvement before "
+                           "training stops", lo=1)
+
+    def check(self) -> None:
+        if self.stop_rule == "none":
+            return
+        if self.trials > 1:
+            raise invalid("stop_rule", f"{self.stop_rule} stops one model; with train.trials="
+                          f"{self.trials} use seeds (-m seed=0,1,2) instead")
+        if self.eval_every == 0:
+            raise invalid("stop_rule", f"{self.stop_rule} judges evaluation points; needs "
+                          "train.eval_every >= 1")
+        if self.stop_rule == "valid" and (self.stop_metric or "").endswith("_unnormalised"):
+            raise invalid("stop_metric", f"{self.stop_metric} omits log Z, which changes from epoch "
+                          "to epoch: it cannot rank models (stop_rule=gap reads its difference)")
+        if self.stop_rule == "valid" and not (self.stop_metric or "").startswith("valid_"):
+            raise invalid("stop_metric", "stop_rule=valid needs a metric of the valid split, e.g. "
+                          f"train.stop_metric=valid_log_likelihood; got {self.stop_metric!r}")
 
 
 @dataclass
@@ -79,6 +104,9 @@ IDENTITY_NEUTRAL = {
     ("evaluator", "sampler", "step"): "sweep",
     ("learner", "chain_init"): "data",          # pcd before uniform chain starts
     ("learner", "optimizer", "momentum_on"): "all",   # sgd before momentum on W, J only
+    ("train", "stop_rule"): "none",            # runs before early stopping during training
+    ("train", "stop_metric"): None,
+    ("train", "patience"): 5,
 }
 
 

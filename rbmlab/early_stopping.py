@@ -2,11 +2,17 @@
 
 The gap ḡ = mean log p(train) − mean log p(valid) needs no partition function (log Z cancels),
 so it is exact wherever the per-split log-likelihoods are recorded (any evaluator writing
-``train_log_likelihood`` and ``valid_log_likelihood``: exact, ais). The paper stops "when the gap
-… largely increases" and gives no threshold (notes §9 item 9); the rule here: with increments
+``train_log_likelihood`` and ``valid_log_likelihood``: exact, ais; free_energy writes it from
+−F(v) alone as ``train_valid_gap``, read first where present). The paper stops "when the gap
+… largely increases" and gives no threshold (frank_wolfe Sec. 4); the rule here: with increments
 d_k = g_k − g_{k−1} between evaluation points, stop at the first point k (after ``warmup``
 increments) whose increment exceeds ``kappa`` times the median of the increments before it and
 is positive; the selected point is the one before it. With no such jump, the last point.
+
+The same rules stop training online (``train.stop_rule``, :class:`StopRule`): ``gap`` as above,
+judged at each evaluation point as it comes, and ``valid`` (crbm_bp: "early stopping based on the
+validation error", §6): stop once a validation metric has not improved for ``patience`` evaluation
+points; the selected point is the best one.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 GAP_COLUMNS = ("train_log_likelihood", "valid_log_likelihood")
+GAP_COLUMN = "train_valid_gap"   # the free_energy evaluator's gap (log Z cancels), used when present
 
 
 @dataclass(frozen=True)
@@ -42,19 +49,32 @@ def gap_jump(gaps, *, kappa: float = 3.0, warmup: int = 3) -> Selection:
     return Selection(index=len(g) - 1, gap=float(g[-1]), stopped=False)
 
 
+def gap_of(row) -> float | None:
+    """The train − valid gap of one metrics row (a mapping): ``train_valid_gap`` where recorded,
+    else train_log_likelihood − valid_log_likelihood; None where neither is there."""
+    if row.get(GAP_COLUMN) is not None:
+        return float(row[GAP_COLUMN])
+    if all(row.get(c) is not None for c in GAP_COLUMNS):
+        return float(row[GAP_COLUMNS[0]]) - float(row[GAP_COLUMNS[1]])
+    return None
+
+
 def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str = "n_hidden"):
     """The early-stopping record of a run from its metrics rows (a DataFrame, single model), or
-    None where the rows lack the train and valid log-likelihoods or are too few (< warmup + 2)."""
-    if not all(c in rows.columns for c in GAP_COLUMNS):
+    None where the rows lack the gap (``train_valid_gap``, or the train and valid
+    log-likelihoods) or are too few (< warmup + 2)."""
+    columns = [GAP_COLUMN] if GAP_COLUMN in rows.columns else list(GAP_COLUMNS)
+    if not all(c in rows.columns for c in columns):
         return None
-    rows = rows.dropna(subset=list(GAP_COLUMNS))
+    rows = rows.dropna(subset=columns)
     if len(rows) < warmup + 2:        # too few evaluation points for the rule to say anything
         return None
-    gaps = rows[GAP_COLUMNS[0]] - rows[GAP_COLUMNS[1]]
+    gaps = rows[GAP_COLUMN] if columns == [GAP_COLUMN] else rows[GAP_COLUMNS[0]] - rows[GAP_COLUMNS[1]]
     pick = gap_jump(gaps.to_numpy(), kappa=kappa, warmup=warmup)
     row = rows.iloc[pick.index]
     record = {"epoch": int(row["epoch"]), "gap": pick.gap, "stopped": pick.stopped,
-              "rule": pick.describe(kappa, warmup), "kappa": kappa, "warmup": warmup}
+              "rule": pick.describe(kappa, warmup), "kappa": kappa, "warmup": warmup,
+              **split_metrics(row)}
     if size_key in rows.columns:
         record[size_key] = int(row[size_key])
     return record
@@ -72,6 +92,65 @@ def best_on_validation(rows, metric: str, higher_is_better: bool):
         return None
     index = rows[column].idxmax() if higher_is_better else rows[column].idxmin()
     row = rows.loc[index]
-    values = {k: float(v) for k, v in row.items()
-              if k.startswith(("train_", "valid_", "test_")) and np.isfinite(v)}
-    return {"epoch": int(row["epoch"]), "rule": f"the best {column}", **values}
+    return {"epoch": int(row["epoch"]), "rule": f"the best {column}", **split_metrics(row)}
+
+
+def split_metrics(row) -> dict[str, float]:
+    """The per-split metrics of a metrics row (``train_…``, ``valid_…``, ``test_…``), finite ones:
+    what a table reports at the point early stopping selects."""
+    return {k: float(v) for k, v in row.items()
+            if k.startswith(("train_", "valid_", "test_")) and np.isfinite(v)}
+
+
+# ----------------------------------------------------------------- online: train.stop_rule
+@dataclass(frozen=True)
+class Decision:
+    selected: int        # index of the selected evaluation point among those so far
+    keep: bool           # the newest point's model is to be kept (it is, or may become, selected)
+    stop: bool           # the rule fires: training ends here
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """``train.stop_rule`` judged at the newest of the evaluation points seen so far; a pure
+    function of their values (gaps, or the stop metric), so a resumed run recomputes it from
+    metrics.csv."""
+
+    rule: str                        # gap | valid
+    kappa: float = 3.0               # gap: the jump factor (module docstring)
+    warmup: int = 3                  # gap: increments before a jump may count
+    patience: int = 5                # valid: evaluation points without improvement
+    higher_is_better: bool = True    # valid: the stop metric's direction (its MetricSpec)
+
+    def decide(self, values) -> Decision:
+        v = np.asarray(values, dtype=np.float64)
+        if v.ndim != 1 or len(v) == 0:
+            raise ValueError("StopRule.decide: needs a non-empty 1-D sequence of values")
+        return gap_decision(v, self.kappa, self.warmup) if self.rule == "gap" \
+            else patience_decision(v, self.patience, self.higher_is_better)
+
+    def describe(self, metric: str | None = None) -> str:
+        if self.rule == "gap":
+            return (f"gap: the train − valid gap jumped above {self.kappa:g} × the median earlier "
+                    f"increment (after {self.warmup}); selected: the point before the jump")
+        return f"valid: {metric} not improved for {self.patience} evaluation points; selected: the best"
+
+
+def gap_decision(gaps: np.ndarray, kappa: float, warmup: int) -> Decision:
+    """:func:`gap_jump` at the newest point only (the earlier ones were judged as they came): it
+    fires when the newest increment is the jump; the point before it is then selected, else the
+    newest is kept as the candidate the next jump would select."""
+    d = np.diff(gaps)
+    k = len(d) - 1
+    jump = k >= warmup and d[k] > 0 and d[k] > kappa * max(np.median(d[:k]), 0.0)
+    newest = len(gaps) - 1
+    return Decision(selected=newest - 1, keep=False, stop=True) if jump \
+        else Decision(selected=newest, keep=True, stop=False)
+
+
+def patience_decision(values: np.ndarray, patience: int, higher_is_better: bool) -> Decision:
+    """The best point so far (the first of equals: an improvement must be strict) is selected;
+    the rule fires once ``patience`` points have come after it."""
+    best = int(np.argmax(values) if higher_is_better else np.argmin(values))
+    newest = len(values) - 1
+    return Decision(selected=best, keep=best == newest, stop=newest - best >= patience)

@@ -5,6 +5,7 @@
     metrics.csv      one row per evaluation point (and trial): epoch, updates, wall_time, metrics...
     summary.json     status (running | completed | diverged | failed), final metrics
     checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.checkpoint)
+    selected.npz     train.stop_rule: the model of the evaluation point the rule selects (so far)
     snapshots/       model-only epoch_<e>.npz every train.snapshot_every epochs (kept)
     .rbmlab.lock     held by the one process that owns the directory (rbmlab.locking)
 
@@ -31,7 +32,7 @@ from rbmlab.locking import DirectoryLock
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
-RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz")     # the work a run did
+RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz", "selected.npz")   # the work a run did
 CONFIG_FILES = ("config.yaml", "overrides.yaml")
 SNAPSHOTS = "snapshots"   # model-only snapshots/epoch_<e>.npz (train.snapshot_every)
 
@@ -114,6 +115,15 @@ class MetricsLog:
         self.columns = list(columns)
         atomic_write(self.path, self._text(rows, header=True))
 
+    def rows(self) -> list[dict[str, float | None]]:
+        """The whole rows written so far, values as floats (None where empty); a float column
+        reads back exactly what was appended (written as its repr)."""
+        if not self.path.exists():
+            return []
+        with open(self.path, newline="", encoding="utf-8") as f:
+            return [{k: float(v) if v not in ("", None) else None for k, v in r.items()}
+                    for r in csv.DictReader(f) if None not in r.values() and None not in r]
+
     def append(self, row: dict[str, float]) -> None:
         if self.columns is None:
             self.columns = ([k for k in FIXED_COLUMNS if k in row]
@@ -141,6 +151,7 @@ class RunRecord:
     def __init__(self, out: Path):
         self.out = Path(out)
         self.checkpoint = self.out / "checkpoint.npz"
+        self.selected = self.out / "selected.npz"
         self.summary_path = self.out / "summary.json"
         self.metrics = MetricsLog(self.out / "metrics.csv")
         self._lock: DirectoryLock | None = None
@@ -221,6 +232,10 @@ class RunRecord:
         """The model alone as ``snapshots/epoch_<e>.npz`` (loadable by ``model.init``)."""
         (self.out / SNAPSHOTS).mkdir(exist_ok=True)
         save_checkpoint(self.out / SNAPSHOTS / f"epoch_{meta['epoch']}.npz", model.map(to_numpy), meta=meta)
+
+    def save_selected(self, model, meta: dict[str, Any], to_numpy) -> None:
+        """The model alone as ``selected.npz`` (a snapshot's format, loadable by ``model.init``)."""
+        save_checkpoint(self.selected, model.map(to_numpy), meta=meta)
 
     def load(self, config_hash: str):
         """(model, meta, state) of the checkpoint, refusing one of another configuration."""

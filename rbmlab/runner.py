@@ -20,13 +20,15 @@ from tqdm.auto import tqdm
 from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
 from rbmlab.config import RunConfig
+from rbmlab.checkpoint import load_checkpoint
 from rbmlab.data import load_dataset
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context, truth_for
-from rbmlab.early_stopping import best_on_validation, select_from_rows
+from rbmlab.evaluators.reconstruction import Reconstruction, can_reconstruct
+from rbmlab.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
 from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
@@ -56,6 +58,7 @@ class Setup:
     n_train: int
     truth: Any = None          # the dataset's ground-truth model, when the evaluator reads it
     fits_targets: bool = False  # a corruption task: the model is fitted to the clean targets
+    stop: StopRule | None = None  # train.stop_rule (None: train to train.epochs)
 
     @property
     def fit_data(self):
@@ -73,6 +76,13 @@ class Progress:
     updates: int = 0
     wall: float = 0.0
     diverged: dict[int, int] = field(default_factory=dict)   # trial → epoch it went non-finite
+    values: list[float] = field(default_factory=list)       # train.stop_rule's series, per point
+    epochs: list[int] = field(default_factory=list)         # ... and the epochs of those points
+    decision: Decision | None = None                         # the rule's, at the newest point
+
+    @property
+    def stopped(self) -> bool:
+        return self.decision is not None and self.decision.stop
 
 
 # Arrays of the parameters' size a run holds at once: the parameters, their gradient, optimizer
@@ -100,7 +110,39 @@ def components(cfg: RunConfig, n_visible: int):
     learner.check(model_class)
     evaluator.check(model_class, sizes)
     truth_for(evaluator, cfg.dataset, build=False)
-    return model_class, sizes, learner, evaluator
+    return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
+
+
+def recorded_specs(model_class, evaluator):
+    """The MetricSpecs of an evaluation's columns: the evaluator's, and the reconstruction error
+    every evaluation adds for a model that reconstructs (rbmlab.evaluation)."""
+    adds = can_reconstruct(model_class) and not isinstance(evaluator, Reconstruction)
+    extra = Reconstruction.metrics if adds else ()
+    return (*evaluator.metrics, *extra)
+
+
+def stop_rule_of(cfg: RunConfig, model_class, evaluator) -> StopRule | None:
+    """``train.stop_rule`` as a :class:`StopRule`, refused in one line where the evaluation does
+    not record what it reads: the train − valid gap (gap) or ``train.stop_metric`` (valid)."""
+    t, splits = cfg.train, set(cfg.evaluator.splits)
+    if t.stop_rule == "none":
+        return None
+    names = {s.name for s in evaluator.metrics}
+    if t.stop_rule == "gap":
+        if not ({"train", "valid"} <= splits and names & {"log_likelihood", "train_valid_gap"}):
+            raise RbmlabError(f"train.stop_rule: gap reads the train − valid gap; evaluator="
+                              f"{evaluator.config.name} with splits {sorted(splits)} does not record it "
+                              "(use evaluator=free_energy, exact or ais with "
+                              "evaluator.splits=[train,valid,...])")
+        return StopRule("gap", kappa=t.gap_kappa, warmup=t.gap_warmup)
+    bare = t.stop_metric.removeprefix("valid_")
+    spec = next((s for s in recorded_specs(model_class, evaluator) if s.per_split and s.name == bare), None)
+    if spec is None or "valid" not in splits:
+        have = sorted(f"valid_{s.name}" for s in recorded_specs(model_class, evaluator) if s.per_split)
+        raise RbmlabError(f"train.stop_metric: evaluator={evaluator.config.name} with splits "
+                          f"{sorted(splits)} does not record {t.stop_metric} (per-split metrics: "
+                          f"{', '.join(have) or 'none'}; the valid split must be in evaluator.splits)")
+    return StopRule("valid", patience=t.patience, higher_is_better=spec.higher_is_better)
 
 
 @functools.lru_cache(maxsize=32)
@@ -118,7 +160,7 @@ def prepare(cfg: RunConfig) -> Setup:
     """Data on the backend, components from their registries, every feasibility check."""
     backend = get_backend(cfg.backend.name, cfg.backend.dtype)
     data = load_dataset(**cfg.dataset)
-    model_class, sizes, learner, evaluator = components(cfg, data.n_visible)
+    model_class, sizes, learner, evaluator, stop = components(cfg, data.n_visible)
     task = TASKS.build(cfg.task or TASKS.parse("none"))
     to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731
     train = task.batch(data, "train")
@@ -127,7 +169,7 @@ def prepare(cfg: RunConfig) -> Setup:
     return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(train),
                  {s: to_device(task.batch(data, s)) for s in cfg.evaluator.splits},
                  data_mean, int(data.train.shape[0]),
-                 truth_for(evaluator, cfg.dataset), task.corrupts)
+                 truth_for(evaluator, cfg.dataset), task.corrupts, stop)
 
 
 def all_finite(metrics: dict[str, float]) -> bool:
@@ -146,12 +188,13 @@ def batches(n: int, batch_size: int | str, rng: np.random.Generator):
 
 
 def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: bool = False,
-                    state=None) -> list[dict[str, float]]:
+                    state=None, iterations: int | None = None) -> list[dict[str, float]]:
     """Metrics of each trial of ``model`` not in ``skip`` (one dict, without a trial key, for a
     single model). Trial t draws from the stream ``key + (t,)``, independent of the others.
-    ``state``: the learner's, for the budget of its inference (Context.inference_iterations)."""
+    ``state``: the learner's, for the budget of its inference (Context.inference_iterations);
+    without it, ``iterations`` is that budget."""
     progress = final and run.cfg.train.progress and run.cfg.evaluator.progress
-    iterations = None if state is None else run.learner.inference_iterations(state)
+    iterations = iterations if state is None else run.learner.inference_iterations(state)
 
     def one(m, rng):
         context = Context(rng=rng, final=final, progress=progress, train=run.train,
@@ -192,9 +235,10 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             summary["source"] = merge_sources(previous.get("source"), summary["source"])
             record.metrics.truncate(meta["epoch"])
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
-            return Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
-                            meta["epoch"], meta["updates"], meta["wall_time"],
-                            {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
+            p = Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
+                         meta["epoch"], meta["updates"], meta["wall_time"],
+                         {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
+            return restore_rule(run, record, p)
     trials = cfg.train.trials if cfg.train.trials > 1 else 0
     if cfg.model.init:
         model = start_model(cfg.model, run.model_class, run.train.inputs.shape[-1], xp=backend.xp,
@@ -211,7 +255,38 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
         for row in evaluate_trials(run, model, (cfg.seed, EVAL_STREAM, 0), state=progress.state):
             record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
                                    **learner_columns(run, progress), **row})
+            judge(run, record, progress, row)
     return progress
+
+
+def rule_value(run: Setup, row: dict) -> float:
+    """What train.stop_rule reads from a metrics row: the gap, or train.stop_metric."""
+    return gap_of(row) if run.stop.rule == "gap" else float(row[run.cfg.train.stop_metric])
+
+
+def judge(run: Setup, record: RunRecord, p: Progress, row: dict) -> None:
+    """train.stop_rule at a new evaluation point: its value joins the series, the rule decides,
+    and the model of a point the rule may select is kept as selected.npz (the best so far; for
+    gap, the newest: the point before a jump is the one selected)."""
+    if run.stop is None:
+        return
+    p.values.append(rule_value(run, row))
+    p.epochs.append(p.epoch)
+    p.decision = run.stop.decide(p.values)
+    if p.decision.keep:
+        record.save_selected(p.model, {"epoch": p.epoch, "config_hash": run.cfg.hash(),
+                                       "inference_iterations": run.learner.inference_iterations(p.state),
+                                       **p.model.model_sizes()}, run.backend.to_numpy)
+
+
+def restore_rule(run: Setup, record: RunRecord, p: Progress) -> Progress:
+    """The rule's series and decision of a resumed run, recomputed from its metrics rows (cut
+    back to the checkpoint's epoch); selected.npz already holds the point it selects."""
+    if run.stop is not None:
+        rows = record.metrics.rows()
+        p.values, p.epochs = [rule_value(run, r) for r in rows], [int(r["epoch"]) for r in rows]
+        p.decision = run.stop.decide(p.values) if rows else None
+    return p
 
 
 def learner_columns(run: Setup, p: Progress) -> dict[str, float]:
@@ -245,12 +320,14 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
             record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4),
                                    **learner_columns(run, p), **row})
         p.diverged.update(dict.fromkeys(newly_diverged([], rows, p.diverged), p.epoch))
+        if not p.diverged:   # a single model: train.stop_rule refuses trials
+            judge(run, record, p, rows[0])
     if len(p.diverged) == n_models:
         return False
     if cfg.train.snapshot_every and p.epoch % cfg.train.snapshot_every == 0:
         record.save_snapshot(p.model, {"epoch": p.epoch, "config_hash": summary["config_hash"],
                                        **p.model.model_sizes()}, run.backend.to_numpy)
-    if p.epoch % cfg.train.checkpoint_every == 0 or last:
+    if p.epoch % cfg.train.checkpoint_every == 0 or last or p.stopped:
         save_checkpoint_of(run, record, p, summary)
         record.write_summary({**summary, "epochs_done": p.epoch})
     return True
@@ -301,7 +378,7 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     echo(f"run directory: {record.out}")
     bar = tqdm(total=cfg.train.epochs, initial=p.epoch, desc=f"train {cfg.learner.name}",
                unit="epoch", disable=not cfg.train.progress, leave=False)
-    while p.epoch < cfg.train.epochs:
+    while p.epoch < cfg.train.epochs and not p.stopped:
         train_epoch(run, p)
         bar.update(1)
         if not after_epoch(run, record, p, summary):
@@ -316,15 +393,25 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         raise_point("raise_after_epoch", p.epoch)
         stall_point("stall_after_epoch", p.epoch)
     bar.close()
+    if p.stopped:
+        echo(f"train.stop_rule={cfg.train.stop_rule}: stopped at epoch {p.epoch}; the final "
+             f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)")
     if p.epoch == 0:   # train.epochs=0: the untrained model is the run's checkpoint
         save_checkpoint_of(run, record, p, summary)
     return finish(run, record, p, summary, echo)
 
 
 def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
-    """The final evaluation (full schedules) and the completed summary."""
-    finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged, final=True,
-                             state=p.state)
+    """The final evaluation (full schedules) and the completed summary; under train.stop_rule,
+    of the model the rule selected."""
+    if run.stop is None:
+        finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged,
+                                 final=True, state=p.state)
+    else:
+        model, meta, _ = load_checkpoint(record.selected)
+        finals = evaluate_trials(run, model.map(run.backend.asarray), (run.cfg.seed, FINAL_EVAL_STREAM),
+                                 final=True, iterations=meta.get("inference_iterations"))
+        summary["stopped"] = stopped_record(run, p, meta)
     p.diverged.update(dict.fromkeys(newly_diverged([], finals, p.diverged), p.epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials
@@ -344,6 +431,16 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         note = f" (mean over {len(live)} of {trials} trials; {len(p.diverged)} diverged)"
     echo(run.evaluator.headline(final, run.cfg.evaluator.splits[0]) + note)
     return summary
+
+
+def stopped_record(run: Setup, p: Progress, selected_meta: dict) -> dict[str, Any]:
+    """summary.json ``stopped``: where training ended, the point the rule selected (its epoch,
+    value and grown sizes) and whether the rule fired (False: it ran to train.epochs)."""
+    d = p.decision
+    return {"epoch": p.epoch, "selected_epoch": p.epochs[d.selected], "rule": run.stop.rule,
+            "fired": d.stop, "value": p.values[d.selected],
+            "criterion": run.stop.describe(run.cfg.train.stop_metric),
+            **{k: selected_meta[k] for k in run.learner.grows if k in selected_meta}}
 
 
 def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:

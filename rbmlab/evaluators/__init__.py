@@ -16,6 +16,7 @@ EVALUATORS = Registry("evaluator", {
     "tap": "rbmlab.evaluators.tap:TapEvaluator",
     "tap_dbm": "rbmlab.evaluators.tap_dbm:TapDBMEvaluator",
     "denoising": "rbmlab.evaluators.denoising:Denoising",
+    "free_energy": "rbmlab.evaluators.free_energy:FreeEnergy",
 })
 
 
