@@ -4,11 +4,9 @@ Frank-Wolfe with exact expectations.
 
     python scripts/frank_wolfe_bias_exact.py OUT.md [key=value ...]
 
-Keys: seeds (comma-separated; each seeds rbmlab's run), units (FW iterations), forms
-(comma-separated among fixed500, fixed5000, converge: learner.bias_fit=fixed with 500 or 5,000
-plain steps of η = 0.02, or the default learner.bias_fit=converge), n_samples (S, the oracle's
-model samples; the learner's default is 1,000), lams (comma-separated λ of the constant scaling; the
-λ/t scaling runs at 0.1).
+Keys (BiasExactConfig; lists as [a,b]): seeds, units, forms (among fixed500, fixed5000, converge:
+learner.bias_fit=fixed with 500 or 5,000 plain steps of η = 0.02, or the default
+learner.bias_fit=converge), n_samples, lams (λ of the constant scaling; λ/t runs at 0.1).
 
 For the shifting bar (n = 9, bar = 3) and bars & stripes 3 × 3, each λ and each form, rbmlab's
 learner is run (``rbmlab run``, a subprocess, exact evaluation) and after each unit the script
@@ -25,70 +23,63 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
-from rbmlab.errors import fail
+from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_exact import DATA, exact_bias, exact_frank_wolfe, mean_log_likelihood
 from rbmlab.provenance import source_revision
+from rbmlab.validation import Config, option, parse_options
 
 FORMS = {"fixed500": ["learner.bias_fit=fixed", "learner.bias_steps=500"],
          "fixed5000": ["learner.bias_fit=fixed", "learner.bias_steps=5000"],
          "converge": ["learner.bias_fit=converge"]}
-DEFAULTS = {"seeds": "0,1,2", "units": "8", "forms": "fixed500,fixed5000,converge", "n_samples": "1000",
-            "lams": "0.1,0.05,0.01"}
 
 
-def parse(argv: list[str]) -> tuple[Path, dict]:
+@dataclass
+class BiasExactConfig(Config):
+    seeds: list[int] = option([0, 1, 2], "seeds of rbmlab's runs", lo=0)
+    units: int = option(8, "FW iterations", lo=1, hi=50)
+    forms: list[str] = option(list(FORMS), "the bias loops compared", choices=tuple(FORMS))
+    n_samples: int = option(1000, "S, the oracle's model samples (the learner's default: 1,000)", lo=1)
+    lams: list[float] = option([0.1, 0.05, 0.01], "λ of the constant scaling (λ/t runs at 0.1)",
+                               lo=0, open_lo=True)
+
+
+def parse(argv: list[str]) -> tuple[Path, BiasExactConfig]:
     """OUT.md and the options, checked; a bad one ends the run with one error line."""
     if not argv or "=" in argv[0]:
         fail("OUT: the first argument is the markdown file to write (e.g. results/frank_wolfe/bias-fit_reduced.md)")
-    out, opts = Path(argv[0]), dict(DEFAULTS)
+    out = Path(argv[0])
     if not out.parent.is_dir():
         fail(f"OUT: directory not found: {out.parent}")
+    given = {}
     for item in argv[1:]:
         key, eq, value = item.partition("=")
         if not eq:
             fail(f"{item}: expected key=value")
-        if key not in DEFAULTS:
-            fail(f"{key}: unknown key, expected one of {', '.join(DEFAULTS)}")
-        opts[key] = value
-    kinds = {"seeds": (int, True), "units": (int, False), "forms": (str, True), "n_samples": (int, False),
-             "lams": (float, True)}
-    parsed = {}
-    for key, (kind, many) in kinds.items():
-        try:
-            parsed[key] = [kind(p) for p in opts[key].split(",")] if many else kind(opts[key])
-        except ValueError:
-            fail(f"{key}: expected {'comma-separated ' if many else ''}{kind.__name__}{'s' if many else ''}, "
-                 f"got {opts[key]!r}")
-    if any(s < 0 for s in parsed["seeds"]):
-        fail(f"seeds: must be ≥ 0, got {opts['seeds']}")
-    if not 1 <= parsed["units"] <= 50:
-        fail(f"units: must be in 1..50, got {parsed['units']}")
-    if parsed["n_samples"] < 1:
-        fail(f"n_samples: must be ≥ 1, got {parsed['n_samples']}")
-    if not all(lam > 0 for lam in parsed["lams"]):
-        fail(f"lams: every λ must be > 0, got {opts['lams']}")
-    for form in parsed["forms"]:
-        if form not in FORMS:
-            fail(f"forms: unknown form {form!r}, expected among {', '.join(FORMS)}")
-    return out, parsed
+        given[key] = yaml.safe_load(value)
+    try:
+        return out, parse_options(BiasExactConfig, given, "bias_exact")
+    except RbmlabError as error:
+        fail(str(error))
 
 
-def run(data: str, lam: float, scaling: str, form: str, seed: int, opts: dict, root: Path):
+def run(data: str, lam: float, scaling: str, form: str, seed: int, opts: BiasExactConfig, root: Path):
     """rbmlab's FW: each size's (W, b_h, b_v) and its recorded train log-likelihood curve."""
     out = root / f"{data}-{lam}-{scaling}-{form}-{seed}"
     command = [sys.executable, "-m", "rbmlab", "run", *DATA[data][1], "learner=frank_wolfe",
-               f"learner.lam={lam}", f"learner.lambda_scaling={scaling}", f"learner.n_samples={opts['n_samples']}",
-               *FORMS[form], "evaluator=exact", "evaluator.splits=[train]", f"train.epochs={opts['units']}",
+               f"learner.lam={lam}", f"learner.lambda_scaling={scaling}", f"learner.n_samples={opts.n_samples}",
+               *FORMS[form], "evaluator=exact", "evaluator.splits=[train]", f"train.epochs={opts.units}",
                "train.snapshot_every=1", "train.progress=false", f"seed={seed}", f"hydra.run.dir={out}"]
     proc = subprocess.run(command, capture_output=True, text=True)
     if proc.returncode:
         fail(f"rbmlab run: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'failed'}")
-    snapshots = [np.load(out / "snapshots" / f"epoch_{t}.npz") for t in range(1, opts["units"] + 1)]
+    snapshots = [np.load(out / "snapshots" / f"epoch_{t}.npz") for t in range(1, opts.units + 1)]
     models = [(s["W"].astype(float), s["b_h"].astype(float), s["b_v"].astype(float)) for s in snapshots]
     return models, pd.read_csv(out / "metrics.csv")["train_log_likelihood"].to_numpy()[1:]
 
@@ -101,17 +92,17 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv: list[str]) -> None:
     out, opts = parse(argv)
-    settings = [(lam, "constant") for lam in opts["lams"]] + [(0.1, "over_t")]
+    settings = [(lam, "constant") for lam in opts.lams] + [(0.1, "over_t")]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for data, (x, _) in DATA.items():
             for lam, scaling in settings:
-                reference = exact_frank_wolfe(x, lam, opts["units"], scaling)
-                spread = np.ptp([exact_frank_wolfe(x, lam, opts["units"], scaling, restarts=3, seed=s)
+                reference = exact_frank_wolfe(x, lam, opts.units, scaling)
+                spread = np.ptp([exact_frank_wolfe(x, lam, opts.units, scaling, restarts=3, seed=s)
                                  for s in range(3)], axis=0).max()
-                for form in opts["forms"]:
+                for form in opts.forms:
                     shortfall, distance, last = [], [], []
-                    for seed in opts["seeds"]:
+                    for seed in opts.seeds:
                         models, curve = run(data, lam, scaling, form, seed, opts, Path(tmp))
                         shortfall.append(max(mean_log_likelihood(x, W, c, exact_bias(x, W, c, b))
                                              - mean_log_likelihood(x, W, c, b) for W, c, b in models))
@@ -121,13 +112,13 @@ def main(argv: list[str]) -> None:
                                  "bias loop": form, "worst shortfall of b (nats)": max(shortfall),
                                  "worst distance to exact FW (nats)": max(distance),
                                  "exact FW's spread over its starts": spread,
-                                 f"LL at {opts['units']} units, min … max over seeds": f"{min(last):.3f} … {max(last):.3f}",
-                                 f"exact FW at {opts['units']} units": f"{reference[-1]:.3f}"})
+                                 f"LL at {opts.units} units, min … max over seeds": f"{min(last):.3f} … {max(last):.3f}",
+                                 f"exact FW at {opts.units} units": f"{reference[-1]:.3f}"})
                     print(rows[-1], flush=True)
     table = markdown(rows)
     header = (f"# frank_wolfe: the visible-bias loop against exact answers (shifting bar 9/3, bars & stripes 3 × 3)\n\n"
               f"`python scripts/frank_wolfe_bias_exact.py {' '.join(argv)}` at {source_revision()}; "
-              f"{opts['units']} units, seeds {opts['seeds']}, S = {opts['n_samples']} oracle samples, "
+              f"{opts.units} units, seeds {opts.seeds}, S = {opts.n_samples} oracle samples, "
               "every other learner option at its default. Worst over the units and seeds.\n\n")
     out.write_text(header + table + "\n")
 

@@ -565,9 +565,20 @@ TAP_FIGURE_CASES = [
     Case("tap-figures-wrong-type", ["figure-5", "smoke", "epochs=many"], "epochs"),
     Case("tap-figures-no-runs", ["figure-5", "smoke", "sweep=nowhere"], "no completed runs under nowhere"),
 ]
+# scripts/frank_wolfe_bias_exact.py: refused before any run starts
+BIAS_EXACT_CASES = [
+    Case("bias-exact-no-out", [], "OUT: the first argument"),
+    Case("bias-exact-key-as-out", ["units=2"], "OUT: the first argument"),
+    Case("bias-exact-out-dir-missing", ["nowhere/x.md"], "OUT: directory not found: nowhere"),
+    Case("bias-exact-not-key-value", ["x.md", "units"], "units: expected key=value"),
+    Case("bias-exact-unknown-key", ["x.md", "unit=2"], "bias_exact.unit: unknown option"),
+    Case("bias-exact-out-of-range", ["x.md", "units=0"], "bias_exact.units: must be in [1, 50]"),
+    Case("bias-exact-unknown-form", ["x.md", "forms=[fixed]"], "bias_exact.forms"),
+]
 SCRIPT_CASES = ([("pmp_deconvolution", c) for c in DECONVOLUTION_CASES]
                 + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
-                + [("tap_figures", c) for c in TAP_FIGURE_CASES])
+                + [("tap_figures", c) for c in TAP_FIGURE_CASES]
+                + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES])
 
 
 @pytest.mark.parametrize("script, case", SCRIPT_CASES, ids=[c.id for _, c in SCRIPT_CASES])
