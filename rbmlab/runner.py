@@ -404,11 +404,16 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
 def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
     """The final evaluation (full schedules) and the completed summary; under train.stop_rule,
     of the model the rule selected."""
+    evaluated = p.model
     if run.stop is None:
         finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged,
                                  final=True, state=p.state)
     else:
         model, meta, _ = load_checkpoint(record.selected)
+        if meta.get("epoch") != p.epochs[p.decision.selected]:
+            raise RbmlabError(f"{record.selected}: holds epoch {meta.get('epoch')}'s model, the rule "
+                              f"selected epoch {p.epochs[p.decision.selected]}; rerun with overwrite=true")
+        evaluated = model
         finals = evaluate_trials(run, model.map(run.backend.asarray), (run.cfg.seed, FINAL_EVAL_STREAM),
                                  final=True, iterations=meta.get("inference_iterations"))
         summary["stopped"] = stopped_record(run, p, meta)
@@ -418,7 +423,7 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     final = (mean_over_trials(live) if trials else live[0]) if live else {}
     summary.update(status="completed" if live else "diverged", epochs_done=p.epoch, updates=p.updates,
                    wall_time=p.wall, final=final, **_trial_records(p.model, live, p.diverged),
-                   **p.model.model_sizes())   # a growing model's sizes at the end
+                   **evaluated.model_sizes())   # the sizes of the model ``final`` scores
     stopping = early_stopping_of(run, record) if live and not trials else None
     if stopping:
         summary["early_stopping"] = stopping

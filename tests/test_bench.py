@@ -200,7 +200,7 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     assert len(shares) == 3 and rows[0]["min"] > 0
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
     # the default loop fits the bias to convergence: the row names it and counts its steps
-    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_max_steps=7)
+    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_window=5, bias_max_steps=7)
     (first, *_) = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     assert "bias fitted to convergence" in first["name"]
     steps = re.search(r"bias steps: (\d+)", first["note"])

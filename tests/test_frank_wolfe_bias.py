@@ -114,3 +114,20 @@ def test_the_converged_fit_stops_at_the_noise_floor_and_reports_a_cap():
     _, _, capped = fit_to_convergence(np.zeros(4), chains, d, advance, lr=0.5, tol=1.0, window=10,
                                       average=100, rhat=1.1, max_steps=5)
     assert not capped.converged and capped.steps == 5
+
+
+def test_chains_that_never_move_are_not_called_mixed():
+    """Frozen chains (a sampler that cannot leave its states) give no evidence of mixing: R̂ is
+    infinite, the averaging never ends, the fit reports the cap; the descent, unable to lower z²,
+    ends on a plateau above the floor."""
+    chains = np.zeros((50, 4))
+    b, _, fit = fit_to_convergence(np.zeros(4), chains, np.full(4, 0.5), lambda b, c: c, lr=0.5, tol=1.0,
+                                   window=10, average=20, rhat=1.1, max_steps=400)
+    assert not fit.converged and fit.plateau and fit.rhat == float("inf") and fit.z2 > 2
+
+
+def test_a_cap_below_the_window_is_a_one_line_error(tmp_path):
+    proc = rbmlab("run", "dataset=bars_stripes", "learner=frank_wolfe", "learner.bias_max_steps=5",
+                  "learner.bias_window=10", "hydra.run.dir=bad", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "learner.bias_max_steps: 5 is fewer than bias_window=10" in proc.stderr

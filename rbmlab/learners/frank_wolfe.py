@@ -55,9 +55,11 @@ class FrankWolfeConfig(LearnerConfig):
                            "averaged | fixed: bias_steps plain steps of size lr",
                            choices=("converge", "fixed"))
     bias_steps: int = option(500, "K: plain ascent steps after each new unit (bias_fit=fixed)", lo=0)
-    bias_lr: float = option(0.5, "converge: damping of the Fisher step (≤ 1)", lo=0, hi=1, open_lo=True)
+    bias_lr: float = option(0.5, "converge: damping of the Fisher step (≤ 1; along weakly correlated "
+                            "pixels 1 is about half a Newton step)", lo=0, hi=1, open_lo=True)
     bias_tol: float = option(1.0, "converge: stop descending when the residual's mean z² (1 at the "
-                             "noise floor) is ≤ 1 + bias_tol over bias_window steps", lo=0, open_lo=True)
+                             "noise floor) is ≤ 1 + bias_tol over bias_window steps (or stops falling "
+                             "at the smallest step: fw_bias_plateau counts those)", lo=0, open_lo=True)
     bias_window: int = option(10, "converge: steps the stopping rule averages z² over", lo=1)
     bias_average: int = option(100, "converge: iterates averaged after the rule holds, at least (0: none)", lo=0)
     bias_rhat: float = option(1.1, "converge: the averaging goes on until the chains' R̂ over it is ≤ this "
@@ -68,6 +70,9 @@ class FrankWolfeConfig(LearnerConfig):
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1)
 
     def check(self) -> None:
+        if self.bias_max_steps < self.bias_window:
+            raise invalid("bias_max_steps", f"{self.bias_max_steps} is fewer than bias_window="
+                          f"{self.bias_window}: the stopping rule would never be judged")
         if self.batch_size != "full":
             raise invalid("batch_size", "frank_wolfe adds one hidden unit per pass over the whole "
                           f"training set (Alg. 1); must be full, got {self.batch_size!r}")
@@ -113,7 +118,8 @@ class FrankWolfe(Learner):
                 "bias_steps": xp.asarray(0),
                 "bias_z2": xp.asarray(float("nan")),
                 "bias_rhat": xp.asarray(float("nan")),
-                "bias_capped": xp.asarray(0)}
+                "bias_capped": xp.asarray(0),
+                "bias_plateau": xp.asarray(0)}
 
     def step(self, model, state, batch, rng):
         cfg, xp = self.config, model.xp
@@ -152,15 +158,17 @@ class FrankWolfe(Learner):
                                       "bias_steps": xp.asarray(fit.steps),
                                       "bias_z2": xp.asarray(fit.z2),
                                       "bias_rhat": xp.asarray(fit.rhat),
-                                      "bias_capped": state["bias_capped"] + (not fit.converged)}
+                                      "bias_capped": state["bias_capped"] + (not fit.converged),
+                                      "bias_plateau": state.get("bias_plateau", 0) + fit.plateau}
 
     def diagnostics(self, state) -> dict[str, float]:
         """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the
-        last bias fit's steps and residual z² (≈ 1: at the noise floor), and how many units' fits
-        hit ``bias_max_steps`` so far."""
+        last bias fit's steps, residual z² (≈ 1: at the noise floor) and R̂, how many units' fits
+        hit ``bias_max_steps`` so far and how many ended their descent on a plateau above the floor."""
         return {"fw_oracle_gain": float(state["oracle_gain"]),
                 "fw_oracle_evaluations": float(state["oracle_evaluations"]),
                 "fw_bias_steps": float(state["bias_steps"]),
                 "fw_bias_z2": float(state["bias_z2"]),
                 "fw_bias_rhat": float(state["bias_rhat"]),
-                "fw_bias_capped": float(state["bias_capped"])}
+                "fw_bias_capped": float(state["bias_capped"]),
+                "fw_bias_plateau": float(state["bias_plateau"])}

@@ -14,8 +14,10 @@ Fisher step. b is the natural parameter of an exponential family, so the Hessian
 log-likelihood in b is −Cov_p(v), the Fisher information. It is estimated from the M chains
 (rank < M) plus the ridge diag(ρ), ρ = d̃(1 − d̃) + 1/M: the Bernoulli variances the model has at
 the fixed point (d̃: the data means clipped as the base rate), floored by the resolution 1/M of a
-mean over M chains: a pixel that is on in 0.1 % of the data would otherwise take steps of η/√(ρM)
-≈ 3η from one chain's flip (b drifted to 15 on Caltech's near-constant pixels). The step is
+mean over M chains: without the floor a pixel on in 0.1 % of the data moves by lr/(Mρ) ≈ 5 lr
+when one chain flips (b drifted to 15 on Caltech's near-constant pixels). Ĉ's own diagonal is
+≈ ρ too, so along weakly correlated pixels the step is about half a Newton step (lr = 1 is not a
+full one); along strongly correlated ones Ĉ dominates and it is nearly Newton's. The step is
 
     b ← b + lr · (Ĉ + diag(ρ))⁻¹ (d − m),        Ĉ = (1/M) Σ_m (v_m − m)(v_m − m)ᵀ,
 
@@ -24,7 +26,7 @@ silhouettes: the correlation matrix's top eigenvalue is ≈ 90) make a diagonal 
 either unstable or slow; this one is a Newton step along them and a damped one elsewhere.
 
 Stopping rule. With the chains at equilibrium and b at its optimum, each m_j has Monte-Carlo
-variance d̃_j(1 − d̃_j)/M, so z² = mean_j M (d_j − m_j)² / ρ_j has expectation ≤ 1 (≈ 1 + lr/(2 − lr)
+variance d̃_j(1 − d̃_j)/M, so z² = mean_j M (d_j − m_j)² / ρ_j has expectation ≤ 1 (a little more
 with the iterates' own noise; ρ's floor keeps a rare pixel's single flips from dominating it). The descent ends when z² averaged over the last
 ``window`` steps is ≤ 1 + ``tol``; ``max_steps`` caps descent and averaging together, and a fit
 that hits it says so (:class:`BiasFit`). Where a window of the descent does not lower z² (the
@@ -48,6 +50,7 @@ from rbmlab.backend import namespace
 class BiasFit:
     steps: int          # bias steps taken (descent + averaging)
     converged: bool     # False: ``max_steps`` was hit before the rules ended descent and averaging
+    plateau: bool       # the descent ended because z² stopped falling at lr/32, not at 1 + tol
     z2: float           # the descent's last window's mean z² (≈ 1 at the noise floor)
     rhat: float         # the chains' R̂ over the averaging phase (≈ 1: they mixed)
 
@@ -81,7 +84,7 @@ def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, 
     lr_floor = lr / 32
     n_chains = chains.shape[0]
     z2s: deque[float] = deque(maxlen=window)
-    averaging, step, previous = None, 0, float("inf")
+    averaging, step, previous, plateau = None, 0, float("inf"), False
     while step < max_steps:
         step += 1
         chains = advance(b, chains)
@@ -90,23 +93,23 @@ def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, 
         if averaging is not None:
             averaging.add(b, chains)
             if averaging.steps >= average and averaging.rhat() <= rhat:
-                return averaging.b(), chains, BiasFit(step, True, _mean(z2s), averaging.rhat())
+                return averaging.b(), chains, BiasFit(step, True, plateau, _mean(z2s), averaging.rhat())
             continue
         z2s.append(float((residual * residual / ridge).mean()) * n_chains)
         if len(z2s) < window or step % window:
             continue
         z2 = _mean(z2s)
-        plateau = z2 >= previous and lr == lr_floor
+        plateau = z2 > 1.0 + tol and z2 >= previous and lr == lr_floor
         if z2 <= 1.0 + tol or plateau:      # at the noise floor, or as low as the chains' lag lets it
             if average == 0:
-                return b, chains, BiasFit(step, True, z2, float("nan"))
+                return b, chains, BiasFit(step, True, plateau, z2, float("nan"))
             averaging = Averages(xp.zeros_like(b), xp.zeros_like(chains))
         elif z2 >= previous:                # a window that did not lower z²: a smaller step
             lr = max(lr / 2, lr_floor)
         previous = z2
     if averaging is not None and averaging.steps:
-        return averaging.b(), chains, BiasFit(step, False, _mean(z2s), averaging.rhat())
-    return b, chains, BiasFit(step, False, _mean(z2s), float("nan"))
+        return averaging.b(), chains, BiasFit(step, False, plateau, _mean(z2s), averaging.rhat())
+    return b, chains, BiasFit(step, False, plateau, _mean(z2s), float("nan"))
 
 
 class Averages:
@@ -128,15 +131,16 @@ class Averages:
         """√(V̂ / W) pooled over pixels: W the mean within-chain variance, V̂ = (T − 1)/T W + B/T
         with B/T the variance of the chains' time means. Binary states: a chain's within variance
         is p(1 − p) of its time mean p. ≈ 1 once every chain has visited what the others have;
-        large while chains sit in different modes."""
+        large while chains sit in different modes over many pixels (pooled, a few stuck pixels
+        among many mixing ones barely move it); ∞ when no chain moved at all."""
         t = self.steps
         if t < 2:
             return float("inf")
         means = self.chain_sums / t
         within = float((means * (1.0 - means)).mean(axis=0).sum()) * t / (t - 1)
         between = float(means.var(axis=0).sum())
-        if within == 0.0:
-            return 1.0 if between == 0.0 else float("inf")
+        if within == 0.0:             # no chain moved: nothing says they mixed
+            return float("inf")
         return ((t - 1) / t + between / within) ** 0.5
 
 
