@@ -146,6 +146,20 @@ def _coerce(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
     return _coerce_scalar(key, value, bases, optional, meta)
 
 
+def key_values(items: list[str]) -> dict[str, Any]:
+    """``key=value`` command-line items (a script's options) as a dict of YAML-parsed values;
+    an item without ``=`` is a one-line RbmlabError."""
+    import yaml  # noqa: PLC0415
+
+    given = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise RbmlabError(f"{item}: expected key=value")
+        given[key] = yaml.safe_load(value)
+    return given
+
+
 def parse_options(cls: type[T], given: Mapping[str, Any], prefix: str, what: str | None = None) -> T:
     """Build ``cls`` from ``given``, rejecting unknown keys and ill-typed or out-of-range values;
     every error names ``<prefix>.<key>``. ``what`` names the thing configured in the unknown-key

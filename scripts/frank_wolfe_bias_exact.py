@@ -28,12 +28,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_exact import DATA, exact_bias, exact_frank_wolfe, mean_log_likelihood
 from rbmlab.provenance import source_revision
-from rbmlab.validation import Config, option, parse_options
+from rbmlab.validation import Config, key_values, option, parse_options
 
 FORMS = {"fixed500": ["learner.bias_fit=fixed", "learner.bias_steps=500"],
          "fixed5000": ["learner.bias_fit=fixed", "learner.bias_steps=5000"],
@@ -57,14 +56,8 @@ def parse(argv: list[str]) -> tuple[Path, BiasExactConfig]:
     out = Path(argv[0])
     if not out.parent.is_dir():
         fail(f"OUT: directory not found: {out.parent}")
-    given = {}
-    for item in argv[1:]:
-        key, eq, value = item.partition("=")
-        if not eq:
-            fail(f"{item}: expected key=value")
-        given[key] = yaml.safe_load(value)
     try:
-        return out, parse_options(BiasExactConfig, given, "bias_exact")
+        return out, parse_options(BiasExactConfig, key_values(argv[1:]), "bias_exact")
     except RbmlabError as error:
         fail(str(error))
 

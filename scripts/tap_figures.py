@@ -38,7 +38,7 @@ from rbmlab.fileio import atomic_write  # noqa: E402
 from rbmlab.report import receptive_fields as rf  # noqa: E402
 from rbmlab.report import tap_solutions as ts  # noqa: E402
 from rbmlab.report.plot import png_bytes  # noqa: E402
-from rbmlab.validation import Config, option, parse_options  # noqa: E402
+from rbmlab.validation import Config, key_values, option, parse_options  # noqa: E402
 
 FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7", "figure-8", "figure-9", "figure-12")
 ROOT = Path(__file__).resolve().parent.parent
@@ -376,14 +376,8 @@ def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[0] not in FIGURES or argv[1] not in ("smoke", "reduced", "paper"):
         fail(f"usage: python scripts/tap_figures.py {{{'|'.join(FIGURES)}}} "
              "{smoke|reduced|paper} [key=value ...]")
-    given = {}
-    for item in argv[2:]:
-        key, eq, value = item.partition("=")
-        if not eq:
-            fail(f"{item}: expected key=value")
-        given[key] = yaml.safe_load(value)
     try:
-        cfg = parse_options(FigureConfig, given, "figure")
+        cfg = parse_options(FigureConfig, key_values(argv[2:]), "figure")
         sweep = Path(cfg.sweep or ROOT / "outputs" / "experiments" / "tap" / "figure-3" / argv[1])
         out = ROOT / "results" / "tap"
         out.mkdir(parents=True, exist_ok=True)
