@@ -61,6 +61,10 @@ class TrainConfig(Config):
                            "training stops", lo=1)
 
     def check(self) -> None:
+        if self.stop_rule != "valid":       # the options only stop_rule=valid reads
+            for key, value, default in (("stop_metric", self.stop_metric, None), ("patience", self.patience, 5)):
+                if value != default:
+                    raise invalid(key, f"is read by train.stop_rule=valid only; stop_rule is {self.stop_rule}")
         if self.stop_rule == "none":
             return
         if self.trials > 1:

@@ -352,3 +352,13 @@ def test_the_gap_record_carries_the_metrics_of_the_point_it_selects():
                          "valid_log_likelihood": [-100.0] * 6, "test_error": [9, 8, 7, 6, 5, 4]})
     record = select_from_rows(rows)
     assert record["epoch"] == 3 and record["test_error"] == 6 and record["valid_log_likelihood"] == -100
+
+
+@pytest.mark.parametrize("option", ["train.patience=3", "train.stop_metric=valid_log_likelihood"])
+def test_the_valid_rules_options_without_it_are_a_one_line_error(tmp_path, option):
+    from tests.test_cli import rbmlab  # noqa: PLC0415
+
+    proc = rbmlab("run", "dataset=bars_stripes", "train.stop_rule=gap", option, "hydra.run.dir=bad",
+                  cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "is read by train.stop_rule=valid only; stop_rule is gap" in proc.stderr
