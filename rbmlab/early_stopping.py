@@ -43,10 +43,14 @@ def gap_jump(gaps, *, kappa: float = 3.0, warmup: int = 3) -> Selection:
         raise ValueError("gap_jump: needs a non-empty 1-D sequence of gaps")
     d = np.diff(g)
     for k in range(warmup, len(d)):
-        scale = np.median(d[:k])
-        if d[k] > 0 and d[k] > kappa * max(scale, 0.0):
+        if jumps_at(d, k, kappa):
             return Selection(index=k, gap=float(g[k]), stopped=True)
     return Selection(index=len(g) - 1, gap=float(g[-1]), stopped=False)
+
+
+def jumps_at(increments: np.ndarray, k: int, kappa: float) -> bool:
+    """Whether increment k is the jump: positive and above ``kappa`` × the median of those before."""
+    return bool(increments[k] > 0 and increments[k] > kappa * max(np.median(increments[:k]), 0.0))
 
 
 def gap_of(row) -> float | None:
@@ -142,7 +146,7 @@ def gap_decision(gaps: np.ndarray, kappa: float, warmup: int) -> Decision:
     newest is kept as the candidate the next jump would select."""
     d = np.diff(gaps)
     k = len(d) - 1
-    jump = k >= warmup and d[k] > 0 and d[k] > kappa * max(np.median(d[:k]), 0.0)
+    jump = k >= warmup and jumps_at(d, k, kappa)
     newest = len(gaps) - 1
     return Decision(selected=newest - 1, keep=False, stop=True) if jump \
         else Decision(selected=newest, keep=True, stop=False)

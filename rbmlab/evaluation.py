@@ -13,6 +13,11 @@ from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.reconstruction import Reconstruction, can_reconstruct
 
 
+def adds_reconstruction(model_class: type, evaluator) -> bool:
+    """Whether an evaluation adds the reconstruction error to the evaluator's own metrics."""
+    return can_reconstruct(model_class) and not isinstance(evaluator, Reconstruction)
+
+
 def evaluate(model, splits: dict[str, Any], evaluator, context: Context) -> dict[str, float]:
     """Metrics of ``model`` on ``splits`` (name → Batch): the evaluator's, plus reconstruction
     error where the model can reconstruct (first ``max_examples`` rows of each split if set)."""
@@ -20,7 +25,7 @@ def evaluate(model, splits: dict[str, Any], evaluator, context: Context) -> dict
     if cap:
         splits = {k: b.take(slice(0, cap)) for k, b in splits.items()}
     metrics: dict[str, float] = {}
-    if can_reconstruct(type(model)) and not isinstance(evaluator, Reconstruction):
+    if adds_reconstruction(type(model), evaluator):
         metrics.update(Reconstruction(evaluator.config).evaluate(model, splits, context))
     metrics.update(evaluator.evaluate(model, splits, context))
     metrics.update(model.scalar_parameters())

@@ -24,10 +24,10 @@ from rbmlab.checkpoint import load_checkpoint
 from rbmlab.data import load_dataset
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import evaluate
+from rbmlab.evaluation import adds_reconstruction, evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context, truth_for
-from rbmlab.evaluators.reconstruction import Reconstruction, can_reconstruct
+from rbmlab.evaluators.reconstruction import Reconstruction
 from rbmlab.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
 from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
@@ -116,8 +116,7 @@ def components(cfg: RunConfig, n_visible: int):
 def recorded_specs(model_class, evaluator):
     """The MetricSpecs of an evaluation's columns: the evaluator's, and the reconstruction error
     every evaluation adds for a model that reconstructs (rbmlab.evaluation)."""
-    adds = can_reconstruct(model_class) and not isinstance(evaluator, Reconstruction)
-    extra = Reconstruction.metrics if adds else ()
+    extra = Reconstruction.metrics if adds_reconstruction(model_class, evaluator) else ()
     return (*evaluator.metrics, *extra)
 
 

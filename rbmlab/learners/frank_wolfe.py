@@ -16,7 +16,7 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
 A fresh run starts from q_0 with no units (the random w' of Alg. 1 has weight 1 − 1/1 = 0 at
 t = 1, so it only shapes the first samples; with no units they come from the bias-only model);
 ``model.init=<checkpoint>`` starts from a trained RBM whose units become q's first atoms
-(α = |h|, continuing at t = |h| + 1; notes §1.4). The model grows during training: metrics.csv
+(α = |h|, continuing at t = |h| + 1; Sec. 3.2). The model grows during training: metrics.csv
 records ``n_hidden`` per row, and checkpoints hold the model at whatever size it has reached.
 """
 from __future__ import annotations
@@ -41,7 +41,8 @@ class FrankWolfeConfig(LearnerConfig):
     lam: float = option(0.5, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1); 0.5: the "
                         "paper's grid's best on Caltech validation (results/frank_wolfe)", lo=0)
     lambda_scaling: str = option("constant", "constant: λ as in Alg. 1 | over_t: λ/t, Eq. 8's "
-                                 "scaling (notes §9 item 1)", choices=("constant", "over_t"))
+                                 "scaling (Eq. 8 has α_t on the data terms only)",
+                                 choices=("constant", "over_t"))
     penalize_bias: bool = option(True, "penalise the hidden bias (the constant unit's weight) too")
     n_samples: int = option(1000, "S: persistent chains whose states stand for the model in the oracle",
                             lo=1, hi=10**7)
@@ -135,7 +136,6 @@ class FrankWolfe(Learner):
                  "oracle_evaluations": xp.asarray(best.evaluations)}
         return self.fit_visible_bias(model, state, x.mean(axis=0), rng)
 
-
     def fit_visible_bias(self, model, state, data_mean, rng):
         """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), repeated
         to convergence (``bias_fit: converge``) or K times (``fixed``)."""
@@ -159,7 +159,7 @@ class FrankWolfe(Learner):
                                       "bias_z2": xp.asarray(fit.z2),
                                       "bias_rhat": xp.asarray(fit.rhat),
                                       "bias_capped": state["bias_capped"] + (not fit.converged),
-                                      "bias_plateau": state.get("bias_plateau", 0) + fit.plateau}
+                                      "bias_plateau": state["bias_plateau"] + fit.plateau}
 
     def diagnostics(self, state) -> dict[str, float]:
         """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the

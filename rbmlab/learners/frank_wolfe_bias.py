@@ -27,14 +27,15 @@ either unstable or slow; this one is a Newton step along them and a damped one e
 
 Stopping rule. With the chains at equilibrium and b at its optimum, each m_j has Monte-Carlo
 variance d̃_j(1 − d̃_j)/M, so z² = mean_j M (d_j − m_j)² / ρ_j has expectation ≤ 1 (a little more
-with the iterates' own noise; ρ's floor keeps a rare pixel's single flips from dominating it). The descent ends when z² averaged over the last
-``window`` steps is ≤ 1 + ``tol``; ``max_steps`` caps descent and averaging together, and a fit
-that hits it says so (:class:`BiasFit`). Where a window of the descent does not lower z² (the
-chains lag a step that moved b too far, or the Fisher estimate from few distinct chains is poor),
-the step halves, down to lr/32; a window that does not lower z² at lr/32 ends the descent too (the
-chains' lag keeps z² above 1 + tol: on Caltech at λ/t, z² settles near 2.2 from the 14th unit). The averaging goes on past ``average`` steps until the chains'
-R̂ over it is ≤ ``rhat``: the chains must have mixed over the window, or the model means they
-report are those of the modes they started in, and a residual at its noise floor says nothing
+with the iterates' own noise; ρ's floor keeps a rare pixel's single flips from dominating it). The
+descent ends when z² averaged over the last ``window`` steps is ≤ 1 + ``tol``; ``max_steps`` caps
+descent and averaging together, and a fit that hits it says so (:class:`BiasFit`). Where a window
+of the descent does not lower z² (the chains lag a step that moved b too far, or the Fisher
+estimate from few distinct chains is poor), the step halves, down to lr/32; a window that does not
+lower z² at lr/32 ends the descent too (the chains' lag keeps z² above 1 + tol: on Caltech at λ/t,
+z² settles near 2.2 from the 14th unit). The averaging goes on past ``average`` steps until the
+chains' R̂ over it is ≤ ``rhat``: the chains must have mixed over the window, or the model means
+they report are those of the modes they started in, and a residual at its noise floor says nothing
 (on the shifting bar at λ = 0.01 a fixed 130-step fit left b 0.3–1.0 nats from its optimum with z²
 at the floor; R̂ ≤ 1.1 brings it within 0.02).
 """
@@ -80,9 +81,9 @@ def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, 
     """The ``converge`` form of the module docstring. ``advance(b, chains)`` moves the chains
     (a kernel invariant for the model with visible bias ``b``); returns (b, chains, BiasFit)."""
     xp = namespace(b)
-    ridge = ridge_variance(data_mean, chains.shape[0]).astype(b.dtype)
-    lr_floor = lr / 32
     n_chains = chains.shape[0]
+    ridge = ridge_variance(data_mean, n_chains).astype(b.dtype)
+    lr_floor = lr / 32
     z2s: deque[float] = deque(maxlen=window)
     averaging, step, previous, plateau = None, 0, float("inf"), False
     while step < max_steps:
