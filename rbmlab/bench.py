@@ -440,7 +440,7 @@ def transcendental_floor(shape, dtype, iterations: int, xp=np):
 def bench_crbm_bp(backend, rounds: int, threads: int, n_v=1000, n_h=500, iterations=10,
                   target="≤ 100 ms on 2 cores (aim 50)") -> list[Row]:
     """crbm_bp's speed claim: loopy BP on one random 1000 × 500 RBM for 10 iterations (W ~
-    N(0, 0.1²), b ~ N(0, 1): notes §10 item 24), sum-, max- and mixed-product, beside the bare
+    N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-, max- and mixed-product, beside the bare
     transcendentals of sum-product (:func:`transcendental_floor`); and BP's batched throughput
     on the CRBM's x-conditioned RBMs, 784 × 256, batch 100."""
     from rbmlab.inference.matrix_bp import loopy_bp  # noqa: PLC0415

@@ -6,11 +6,11 @@ The new hidden unit is the weight vector w = (weights u ∈ R^D, hidden bias c) 
     ∇f   = λ w + Σ_s π_s σ(u·v_s + c) (v_s, 1) − (1/N) Σ_n σ(u·v_n + c) (v_n, 1)        (Eq. 9)
 
 where {v_s} with weights π_s stand for the current model p(v | q_t, ϑ_t): S Monte-Carlo samples
-with π_s = 1/S in training, every state with its exact probability in tests. The hidden bias is
-the weight of the paper's constant visible unit, so it is penalised too unless
-``penalize_bias=False`` (notes §9 item 7). The problem is non-convex and w = 0 is a saddle once
-the visible bias matches the data means (notes §2.2), so :func:`solve` runs scipy's L-BFGS-B from
-a few random non-zero starts and keeps the best.
+with π_s = 1/S in training, every state with its exact probability in tests. The hidden bias is the
+weight of the paper's constant visible unit, so it is penalised too unless ``penalize_bias=False``
+(Sec. 2: the bias is a constant visible unit's weight). The problem is non-convex and w = 0 is a
+saddle once the visible bias matches the data means (Eq. 9's gradient vanishes there), so
+:func:`solve` runs scipy's L-BFGS-B from a few random non-zero starts and keeps the best.
 
 The products run on the backend in the data's dtype; sums of softplus and the returned value and
 gradient are float64, as L-BFGS-B needs.

@@ -82,7 +82,7 @@ class Bernoulli(UnitType):
         p = xp.clip(m, clip, 1.0 - clip)
         return xp.log(p) - xp.log1p(-p)
 
-    # ------------------------------------------------ prior (x² = x: Z̃ = 1 + e^{B − A/2}, notes §1.4)
+    # ------------------------------------------------ prior (x² = x: Z̃ = 1 + e^{B − A/2}, tap App. C.3)
     @staticmethod
     def log_z(B, A):
         return softplus(B - 0.5 * A)

@@ -3,8 +3,9 @@ Gaussian slab, for sparse real data (the real-MNIST visible units).
 
     base(x; V, r) = (1 − ρ) δ(x) + ρ e^{−½Vx²} 1[α ≤ x ≤ ω],   ρ = σ(r),  0 ∈ [α, ω]
 
-(Eq. 94 with the slab unnormalised throughout, tap notes §1.7, §6.1). With Z̃_TG, m_TG, v_TG the
-truncated Gaussian's tilted partition function, mean and variance (rbmlab.units.truncated_gaussian):
+(tap App. C.2, Eq. 94 with the slab unnormalised throughout, its sign slips corrected). With Z̃_TG,
+m_TG, v_TG the truncated Gaussian's tilted partition function, mean and variance
+(rbmlab.units.truncated_gaussian):
 
     ln Z̃  = logaddexp(ln(1 − ρ), ln ρ + ln Z̃_TG)                   (Eq. 96)
     P_nz  = P_Q[x ≠ 0] = σ(r + ln Z̃_TG)                             (Eq. 95)
@@ -68,12 +69,12 @@ class TruncatedGaussBernoulli(Prior):
 
     @classmethod
     def init_params(cls, x, clip: float = 1e-3, min_var: float = 1e-2):
-        """(U, V, r) per column (tap notes §6.2 item 8): V = 1/max(var, 1e-2), U = mean·V from the
-        non-zero values (a column with fewer than two gets the uniform distribution's mean
-        (α + ω)/2 and variance (ω − α)²/12 on the support); ρ̂ = the fraction of non-zero values,
-        clipped to [1e-3, 1 − 1e-3], and r = logit ρ̂ − ln Z̃_TG(U, 0; V), so that the prior's own
-        P[x ≠ 0] = σ(r + ln Z̃_TG) is ρ̂ (r = logit ρ̂, as in the notes, would hold only for a
-        normalised slab)."""
+        """(U, V, r) per column (our choice: the paper gives no initialisation for this prior): V =
+        1/max(var, 1e-2), U = mean·V from the non-zero values (a column with fewer than two
+        gets the uniform distribution's mean (α + ω)/2 and variance (ω − α)²/12 on the
+        support); ρ̂ = the fraction of non-zero values, clipped to [1e-3, 1 − 1e-3], and r
+        = logit ρ̂ − ln Z̃_TG(U, 0; V), so that the prior's own P[x ≠ 0] = σ(r + ln Z̃_TG)
+        is ρ̂ (r = logit ρ̂, the plain choice, would hold only for a normalised slab)."""
         xp, dtype, (x,) = as_float64(x)
         lo, hi = cls.support
         nonzero = x != 0

@@ -2,7 +2,7 @@
 
 A unit's prior is P̃(x; U, θ) = e^{Ux} · base(x; θ): a field U (the bias of a binary unit) times a
 base measure with its own parameters θ (``params``, possibly none), left unnormalised — the
-normalisations cancel in the TAP log-likelihood and in every gradient (tap notes §1.3). TAP sees a
+normalisations cancel in the TAP log-likelihood and in every gradient (tap App. B, C). TAP sees a
 unit through its tilted partition function (tap Eq. 32, sign corrected):
 
     Z̃(B, A; θ) = ∫ dx base(x; θ) e^{Bx − ½Ax²},    B the total field (U already added)

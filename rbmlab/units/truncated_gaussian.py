@@ -6,7 +6,7 @@ Eq. 71; V may be negative since the support is bounded). With s = A + V and λ =
     Z̃(B, A; V) = ∫_α^ω e^{λx − ½sx²} dx                                       (Eq. 74–75)
 
 and f_a, f_c are the mean and variance of the density ∝ e^{λx − ½sx²} on [α, ω] (Eq. 78, 81, the
-s < 0 branch of Eq. 78 sign corrected: tap notes §1.6, §6.1); ∂ ln Z̃/∂V = −½ E[x²] (Eq. 86).
+s < 0 branch of Eq. 78 sign corrected: tap App. C.1); ∂ ln Z̃/∂V = −½ E[x²] (Eq. 86).
 
 The closed forms of Eq. 75–81 (erf for s > 0, erfi for s < 0) lose every digit when the mass
 sits at an end (erf(h_ω) − erf(h_α) → 0, the case of Eq. 91–92), when s ≈ 0 (0/0), or when
@@ -230,6 +230,7 @@ class TruncatedGaussian(Prior):
 
     @classmethod
     def init_params(cls, x, min_var: float = 1e-2):
-        """Moment matching per column (tap notes §6.2 item 8): V = 1/max(var, 1e-2), U = mean·V."""
+        """Moment matching per column (our choice: the paper gives no initialisation for this
+        prior): V = 1/max(var, 1e-2), U = mean·V."""
         precision = 1.0 / namespace(x).maximum(x.var(axis=0), min_var)
         return x.mean(axis=0) * precision, precision
