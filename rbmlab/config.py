@@ -111,6 +111,8 @@ IDENTITY_NEUTRAL = {
     ("train", "stop_rule"): "none",            # runs before early stopping during training
     ("train", "stop_metric"): None,
     ("train", "patience"): 5,
+    ("learner", "step"): "whole",              # frank_wolfe before its line-searched step
+    ("learner", "step_points"): 13,
 }
 
 

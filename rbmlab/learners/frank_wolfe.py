@@ -8,7 +8,9 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
 
     1. advance S persistent chains by ``sample_steps`` sweeps: samples of p(v | q_{t−1}, ϑ_{t−1})
     2. w_t = the linear oracle's solution (Eq. 9, L-BFGS-B: rbmlab.learners.frank_wolfe_oracle)
-    3. q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w_t), α_t = t: append w_t as a hidden unit
+    3. q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w_t), α_t = t: append w_t as a hidden unit (or, as a
+       control, s·w_t with s ≤ 1 from a line search: ``step: line_search``,
+       rbmlab.learners.frank_wolfe_step)
     4. the visible bias b refitted (Eq. 10) with M persistent chains: to convergence by default
        (``bias_fit: converge``), or ``bias_steps`` plain ascent steps (``bias_fit: fixed``);
        rbmlab.learners.frank_wolfe_bias
@@ -27,6 +29,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.learners.frank_wolfe_bias import fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
+from rbmlab.learners.frank_wolfe_step import line_search
 from rbmlab.models.base import Bipartite
 from rbmlab.validation import invalid, option
 
@@ -51,6 +54,11 @@ class FrankWolfeConfig(LearnerConfig):
     init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True)
     maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1)
     gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True)
+    step: str = option("whole", "whole: the oracle's unit with coefficient 1 (Alg. 1 line 5) | "
+                       "line_search: the unit scaled by the s ≤ 1 that maximises the Monte-Carlo "
+                       "estimate of the penalised objective's change (a control; "
+                       "rbmlab.learners.frank_wolfe_step)", choices=("whole", "line_search"))
+    step_points: int = option(13, "line_search: scales 1, 2^(-1/2), 2^(-1), ... tried", lo=1, hi=60)
     bias_fit: str = option("converge", "the loop of Alg. 1 lines 7–10 after each unit: converge: Fisher "
                            "steps until the data − model residual is at its Monte-Carlo floor, then "
                            "averaged | fixed: bias_steps plain steps of size lr",
@@ -116,6 +124,7 @@ class FrankWolfe(Learner):
                 "bias_chains": self._chains(model, self.config.bias_chains, rng),
                 "oracle_gain": xp.asarray(0.0),
                 "oracle_evaluations": xp.asarray(0),
+                "step_scale": xp.asarray(1.0),
                 "bias_steps": xp.asarray(0),
                 "bias_z2": xp.asarray(float("nan")),
                 "bias_rhat": xp.asarray(float("nan")),
@@ -131,9 +140,13 @@ class FrankWolfe(Learner):
         oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
         best = solve(oracle, getattr(rng, "host_keys", rng), restarts=cfg.restarts,
                      init_std=cfg.init_std, maxiter=cfg.maxiter, gtol=cfg.gtol)
-        model = append_unit(model, best.w)
+        scale = 1.0
+        if cfg.step == "line_search":
+            scale = line_search(x, chains, best.w, lam=lam, penalize_bias=cfg.penalize_bias,
+                                points=cfg.step_points).scale
+        model = append_unit(model, scale * best.w)
         state = {**state, "chains": chains, "oracle_gain": xp.asarray(-best.value),
-                 "oracle_evaluations": xp.asarray(best.evaluations)}
+                 "oracle_evaluations": xp.asarray(best.evaluations), "step_scale": xp.asarray(scale)}
         return self.fit_visible_bias(model, state, x.mean(axis=0), rng)
 
     def fit_visible_bias(self, model, state, data_mean, rng):
@@ -164,9 +177,11 @@ class FrankWolfe(Learner):
     def diagnostics(self, state) -> dict[str, float]:
         """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the
         last bias fit's steps, residual z² (≈ 1: at the noise floor) and R̂, how many units' fits
-        hit ``bias_max_steps`` so far and how many ended their descent on a plateau above the floor."""
+        hit ``bias_max_steps`` so far and how many ended their descent on a plateau above the floor;
+        the scale the last unit entered with (1 unless ``step=line_search``)."""
         return {"fw_oracle_gain": float(state["oracle_gain"]),
                 "fw_oracle_evaluations": float(state["oracle_evaluations"]),
+                "fw_step_scale": float(state.get("step_scale", 1.0)),
                 "fw_bias_steps": float(state["bias_steps"]),
                 "fw_bias_z2": float(state["bias_z2"]),
                 "fw_bias_rhat": float(state["bias_rhat"]),

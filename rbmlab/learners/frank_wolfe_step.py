@@ -1,0 +1,56 @@
+"""How much of the oracle's unit a Frank-Wolfe step adds: all of it (Alg. 1) or a line search.
+
+Alg. 1 appends the oracle's w with coefficient 1 (line 5: β_t = 1/t at α_t = t). With the visible
+bias b held, appending the unit s·w changes the mean log-likelihood (Eq. 3) by
+
+    Δ(s) = (1/N) Σ_n softplus(s a_n) − log E_p[exp softplus(s a)],   a = u·v + c,
+
+(log Z gains the second term) and the penalised objective (Eq. 6 at α_t = t, one penalty term per
+unit) by Δ(s) − (λ/2) s² ‖w‖². The oracle's linear gain is the first-order part of this at s = 1
+with E_p[softplus] in place of the log-mean-exp, an upper bound by Jensen's inequality, so a whole
+unit can lower the likelihood (tests/test_frank_wolfe.py). :func:`line_search` picks s from a
+geometric grid 1, 2^(−1/2), 2^(−1), … by the Monte-Carlo estimate of the penalised change over the
+oracle's own model samples (exact with every state and its probability). A unit s·w is the
+standard-RBM form of a fractional unit of coefficient s (Eq. 12, Sec. 3.3), so the model stays an
+RBM. This step is a control for the paper's: ``learner.step=line_search``, not the default.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from rbmlab.backend import namespace, to_numpy
+from rbmlab.ops import softplus
+
+
+@dataclass(frozen=True)
+class StepResult:
+    scale: float           # the chosen s
+    scales: np.ndarray     # the grid, largest first
+    changes: np.ndarray    # the estimated change of the penalised objective at each s
+
+
+def scale_grid(points: int) -> np.ndarray:
+    """1, 2^(−1/2), 2^(−1), …: ``points`` scales, each √2 below the last."""
+    return 2.0 ** (-0.5 * np.arange(points))
+
+
+def line_search(data, states, w: np.ndarray, *, lam: float, penalize_bias: bool = True,
+                weights=None, points: int = 13) -> StepResult:
+    """The s on :func:`scale_grid` maximising Δ(s) − (λ/2) s² ‖w‖² (module docstring), with E_p
+    over ``states`` (uniform, or ``weights`` summing to one); ties go to the larger s."""
+    xp = namespace(data)
+    u = xp.asarray(w[:-1], dtype=data.dtype)
+    a_data = to_numpy(data @ u).astype(np.float64) + w[-1]
+    a_model = to_numpy(states @ u).astype(np.float64) + w[-1]
+    log_p = (np.full(a_model.shape, -np.log(a_model.size)) if weights is None
+             else np.log(np.asarray(to_numpy(weights), dtype=np.float64)))
+    scales = scale_grid(points)
+    penalised = w if penalize_bias else w[:-1]
+    norm2 = float(penalised @ penalised)
+    changes = np.array([softplus(s * a_data).mean() - logsumexp(softplus(s * a_model) + log_p)
+                        - 0.5 * lam * s * s * norm2 for s in scales])
+    best = int(np.argmax(changes))
+    return StepResult(float(scales[best]), scales, changes)

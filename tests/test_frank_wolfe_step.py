@@ -1,0 +1,121 @@
+"""The line-searched Frank-Wolfe step (rbmlab.learners.frank_wolfe_step) against enumeration: its
+estimate of the penalised objective's change is exact with exact expectations, it never lowers the
+objective where Alg. 1's whole unit does, and the learner's ``step=line_search`` path appends the
+scaled unit."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.backend import get_backend
+from rbmlab.data.batch import Batch
+from rbmlab.learners import LEARNERS
+from rbmlab.learners.frank_wolfe import append_unit
+from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
+from rbmlab.learners.frank_wolfe_step import line_search, scale_grid
+from rbmlab.models.rbm import RBM, log_likelihood
+from tests.conftest import all_binary
+from tests.test_cli import rbmlab
+from tests.test_frank_wolfe import FW_SMALL
+
+D = 8
+STATES = all_binary(D)
+
+
+@pytest.fixture
+def toy():
+    """Noisy copies of two prototypes: structure an independent model lacks."""
+    rng = np.random.default_rng(3)
+    prototypes = np.array([[1, 1, 1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 1, 1, 0, 1]], dtype=float)
+    x = prototypes[rng.integers(0, 2, size=40)]
+    return np.where(rng.random(x.shape) < 0.1, 1 - x, x)
+
+
+def probabilities(rbm):
+    return np.exp(log_likelihood(rbm, STATES))
+
+
+def test_the_scale_grid_halves_every_two_points():
+    assert scale_grid(5) == pytest.approx([1, 2 ** -0.5, 0.5, 2 ** -1.5, 0.25])
+
+
+@pytest.mark.parametrize("penalize_bias, points", [(True, 13), (False, 7)])
+def test_the_estimated_change_is_the_exact_change_with_exact_expectations(toy, penalize_bias, points):
+    """With every state weighted by its probability, Δ(s) − (λ/2)s²‖w‖² equals the change of the
+    mean log-likelihood (enumeration, b held) minus the unit's penalty, at every scale."""
+    rng = np.random.default_rng(1)
+    rbm = RBM(0.5 * rng.standard_normal((D, 2)), 0.3 * rng.standard_normal(D), 0.2 * rng.standard_normal(2))
+    w, lam = rng.standard_normal(D + 1), 0.07
+    step = line_search(toy, STATES, w, lam=lam, penalize_bias=penalize_bias,
+                       weights=probabilities(rbm), points=points)
+    penalised = w if penalize_bias else w[:-1]
+    before = log_likelihood(rbm, toy).mean()
+    exact = [log_likelihood(append_unit(rbm, s * w), toy).mean() - before - 0.5 * lam * s * s * penalised @ penalised
+             for s in scale_grid(points)]
+    assert len(step.changes) == points
+    np.testing.assert_allclose(step.changes, exact, rtol=0, atol=1e-10)
+    assert step.scale == step.scales[int(np.argmax(exact))]
+
+
+def test_with_samples_the_estimate_uses_them_uniformly(toy):
+    """Samples stand for the model with weight 1/S each: the same as weights of 1/S given."""
+    rng = np.random.default_rng(2)
+    samples = STATES[rng.integers(0, len(STATES), 300)]
+    w = rng.standard_normal(D + 1)
+    uniform = line_search(toy, samples, w, lam=0.1)
+    weighted = line_search(toy, samples, w, lam=0.1, weights=np.full(300, 1 / 300))
+    np.testing.assert_allclose(uniform.changes, weighted.changes, rtol=0, atol=1e-12)
+
+
+def test_where_a_whole_unit_lowers_the_objective_the_line_search_raises_it(toy):
+    """Alg. 1's whole unit at a small λ lowers the penalised objective (Jensen: the linear gain is
+    only an upper bound); the searched scale raises it, for several steps of exact FW."""
+    lam = 0.01
+    rbm = RBM(np.zeros((D, 0)), np.zeros(D), np.zeros(0))
+    rng = np.random.default_rng(0)
+    whole_lowered = 0
+    for _ in range(4):
+        p = probabilities(rbm)
+        w = solve(LinearOracle(toy, STATES, p, lam=lam), rng, restarts=3).w
+        step = line_search(toy, STATES, w, lam=lam, weights=p)
+
+        def objective(model):
+            return log_likelihood(model, toy).mean() - 0.5 * lam * float((model.W ** 2).sum() + (model.b_h ** 2).sum())
+        whole_lowered += objective(append_unit(rbm, w)) < objective(rbm)
+        after = append_unit(rbm, step.scale * w)
+        assert objective(after) > objective(rbm)
+        assert objective(after) - objective(rbm) == pytest.approx(step.changes.max(), abs=1e-9)
+        rbm = after
+    assert whole_lowered >= 1                       # the control: the paper's step does lower it here
+
+
+def one_step(toy, **options):
+    backend = get_backend("numpy", "float32")
+    node = {"name": "frank_wolfe", "lam": 0.01, "n_samples": 2000, "restarts": 2, "bias_fit": "fixed",
+            "bias_steps": 0, **options}
+    learner = LEARNERS.build(LEARNERS.parse(node))
+    model = RBM(np.zeros((D, 0), np.float32), np.zeros(D, np.float32), np.zeros(0, np.float32))
+    train = Batch(backend.xp.asarray(toy, dtype=np.float32))
+    state = learner.init_state(model, train, backend.rng(0))
+    model, state = learner.step(model, state, train, backend.rng(1))
+    return model, learner.diagnostics(state)
+
+
+@pytest.mark.parametrize("points", [13, 3])
+def test_the_learner_appends_the_unit_scaled_by_the_searched_scale(toy, points):
+    """Same seed, same oracle: line_search's unit is the whole step's unit times its scale (on the
+    grid, below 1 at this λ, where the whole unit overshoots)."""
+    whole, whole_metrics = one_step(toy)
+    searched, metrics = one_step(toy, step="line_search", step_points=points)
+    scale = metrics["fw_step_scale"]
+    assert whole_metrics["fw_step_scale"] == 1.0
+    assert np.isclose(scale_grid(points), scale).any() and scale < 1
+    np.testing.assert_allclose(searched.W, scale * whole.W, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(searched.b_h, scale * whole.b_h, rtol=1e-6, atol=1e-7)
+
+
+def test_the_step_options_are_checked(tmp_path):
+    proc = rbmlab("run", *FW_SMALL, "learner.step=half", "hydra.run.dir=x", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and proc.stderr.strip().startswith("rbmlab: error: learner.step:")
+    proc = rbmlab("run", *FW_SMALL, "learner.step_points=0", "hydra.run.dir=y", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "learner.step_points" in proc.stderr
