@@ -575,10 +575,20 @@ BIAS_EXACT_CASES = [
     Case("bias-exact-out-of-range", ["x.md", "units=0"], "bias_exact.units: must be in [1, 50]"),
     Case("bias-exact-unknown-form", ["x.md", "forms=[fixed]"], "bias_exact.forms"),
 ]
+# scripts/frank_wolfe_oracle_gain.py: refused before any sampling
+ORACLE_GAIN_CASES = [
+    Case("oracle-gain-no-out", [], "OUT: the first argument"),
+    Case("oracle-gain-no-checkpoints", ["x.md"], "oracle_gain.checkpoints: give at least one"),
+    Case("oracle-gain-missing-checkpoint", ["x.md", "checkpoints=[nope.npz]"],
+         "oracle_gain.checkpoints: checkpoint: file not found: nope.npz"),
+    Case("oracle-gain-out-of-range", ["x.md", "n_fresh=5"], "oracle_gain.n_fresh: must be in [1000"),
+    Case("oracle-gain-not-key-value", ["x.md", "seed"], "seed: expected key=value"),
+]
 SCRIPT_CASES = ([("pmp_deconvolution", c) for c in DECONVOLUTION_CASES]
                 + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
                 + [("tap_figures", c) for c in TAP_FIGURE_CASES]
-                + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES])
+                + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES]
+                + [("frank_wolfe_oracle_gain", c) for c in ORACLE_GAIN_CASES])
 
 
 @pytest.mark.parametrize("script, case", SCRIPT_CASES, ids=[c.id for _, c in SCRIPT_CASES])

@@ -1,0 +1,125 @@
+"""frank_wolfe: is there a unit left to add? The oracle's gain on its own samples against its gain
+on independent samples of the same model.
+
+    python scripts/frank_wolfe_oracle_gain.py OUT.md checkpoints=[a.npz,b.npz] [key=value ...]
+
+Keys (OracleGainConfig; lists as [a,b]): checkpoints (FW checkpoints or snapshots; λ, the
+penalty's form and the dataset are read from each one's config), n_fresh, burn_in, seed.
+
+The oracle (Alg. 1 line 4) maximises the linear gain
+    g(w) = (1/N) Σ_n softplus(w·v_n) − E_p softplus(w·v) − (λ/2)‖w‖²
+with E_p replaced by S model samples. Fitted to those samples, its value is biased upward; the
+same unit scored on samples it did not see is not. For each checkpoint the script draws two
+independent pools of ``n_fresh`` model samples (block-Gibbs chains started at training images,
+``burn_in`` sweeps), solves the oracle on (a) the checkpoint's own persistent chains (what the
+learner used for its next unit, S = 1,000), (b) 1,000 of pool A, (c) all of pool A, and scores
+each unit on pool B. The best unit's true gain lies between (c) on pool B (a unit's unbiased gain
+is a lower bound on the best) and (c) on pool A (biased upward). It also reports the count of
+on-pixels Σ_j v_j (mean and standard deviation) under the data and the model: a moment the
+model's units can match only through many small weights.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.special import expit
+
+from rbmlab.checkpoint import load_checkpoint
+from rbmlab.data.registry import load_dataset
+from rbmlab.errors import RbmlabError, fail
+from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
+from rbmlab.provenance import source_revision
+from rbmlab.validation import Config, key_values, option, parse_options
+
+
+@dataclass
+class OracleGainConfig(Config):
+    checkpoints: list[str] = option([], "FW checkpoints or snapshots (.npz) written by rbmlab")
+    n_fresh: int = option(10000, "samples per independent pool", lo=1000, hi=10**6)
+    burn_in: int = option(300, "block-Gibbs sweeps from the training images before a pool is drawn", lo=1)
+    seed: int = option(0, "seed of the pools and the oracle's starts", lo=0)
+
+
+def parse(argv: list[str]) -> tuple[Path, OracleGainConfig]:
+    if not argv or "=" in argv[0]:
+        fail("OUT: the first argument is the markdown file to write (e.g. results/frank_wolfe/oracle-gain_reduced.md)")
+    out = Path(argv[0])
+    if not out.parent.is_dir():
+        fail(f"OUT: directory not found: {out.parent}")
+    try:
+        opts = parse_options(OracleGainConfig, key_values(argv[1:]), "oracle_gain")
+    except RbmlabError as error:
+        fail(str(error))
+    if not opts.checkpoints:
+        fail("oracle_gain.checkpoints: give at least one FW checkpoint, e.g. checkpoints=[run/checkpoint.npz]")
+    return out, opts
+
+
+def gibbs(v, W, b_v, b_h, sweeps, rng):
+    """``sweeps`` block-Gibbs sweeps v → h → v of the RBM (W, b_v, b_h) from the rows of v."""
+    for _ in range(sweeps):
+        h = (rng.random((len(v), W.shape[1]), dtype=np.float32) < expit(v @ W + b_h)).astype(np.float32)
+        v = (rng.random(v.shape, dtype=np.float32) < expit(h @ W.T + b_v)).astype(np.float32)
+    return v
+
+
+def counts(v) -> str:
+    c = v.sum(axis=1)
+    return f"{c.mean():.1f} ± {c.std():.1f}"
+
+
+def measure(path: str, opts: OracleGainConfig) -> list[dict]:
+    try:
+        model, meta, state = load_checkpoint(path)
+    except RbmlabError as error:
+        fail(f"oracle_gain.checkpoints: {error}")
+    config = meta.get("config", {})
+    learner = config.get("learner", {})
+    if learner.get("name") != "frank_wolfe" or "chains" not in state:
+        fail(f"oracle_gain.checkpoints: {path} is not a frank_wolfe checkpoint with its oracle chains")
+    lam = learner["lam"] / (model.n_hidden + 1 if learner["lambda_scaling"] == "over_t" else 1)
+    dataset = {k: v for k, v in config["dataset"].items() if k != "name"}
+    x = np.asarray(load_dataset(config["dataset"]["name"], **dataset).train, dtype=np.float32)
+    W, b_v, b_h = (np.asarray(a, dtype=np.float32) for a in (model.W, model.b_v, model.b_h))
+    rng = np.random.default_rng(opts.seed)
+    pool_a, pool_b = (gibbs(x[rng.integers(0, len(x), opts.n_fresh)], W, b_v, b_h, opts.burn_in, rng)
+                      for _ in range(2))
+    own = np.asarray(state["chains"], dtype=np.float32)
+    rows = []
+    for name, states in ((f"its own persistent chains (S = {len(own)})", own),
+                         ("pool A, S = 1,000", pool_a[:1000]),
+                         (f"pool A, S = {opts.n_fresh:,}", pool_a)):
+        oracle = LinearOracle(x, states, lam=lam, penalize_bias=learner["penalize_bias"])
+        w = solve(oracle, rng, restarts=learner["restarts"]).w
+        fresh = LinearOracle(x, pool_b, lam=lam, penalize_bias=learner["penalize_bias"])
+        rows.append({"checkpoint": path, "units": model.n_hidden, "λ": f"{lam:g}",
+                     "oracle's samples": name, "gain on them": oracle.gain(w),
+                     "gain on pool B": fresh.gain(w), "‖w‖": float(np.linalg.norm(w)),
+                     "on-pixels: data": counts(x), "own chains": counts(own), "pool B": counts(pool_b)})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    for row in rows:
+        lines.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    out, opts = parse(argv)
+    rows = [row for path in opts.checkpoints for row in measure(path, opts)]
+    header = ("# frank_wolfe: the oracle's gain on its own samples and on independent ones\n\n"
+              f"`python scripts/frank_wolfe_oracle_gain.py {' '.join(argv)}` at {source_revision()}; "
+              f"pools of {opts.n_fresh:,} samples after {opts.burn_in} block-Gibbs sweeps from training "
+              f"images, seed {opts.seed}; the oracle as the learner runs it (L-BFGS-B, its restarts).\n\n")
+    out.write_text(header + markdown(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
