@@ -1,11 +1,12 @@
 """pmp's wall-clock legends measured here: every sampler of a paper setting on one model, interleaved.
 
 The paper's figures carry wall-clock ratios in their legends ("Gibbs (10x slower)", "GWG (30x
-slower)", "PMapLP (1400x slower)", "PCD-1 (300x faster)", ...; notes §4.3–4.5), measured on an
-RTX 2080 Ti with every method in JAX. This part times the same samplers of rbmlab on the same
-shapes, on this machine (2 CPU cores, one BLAS thread, numba kernels on one thread), in
-interleaved rounds (rbmlab.bench_method), and reports each as a multiple of PMP's time for the
-same work — so a row reads like a legend: "Gibbs / PMP = 0.2" means Gibbs is 5× faster here.
+slower)", "PMapLP (1400x slower)", "PCD-1 (300x faster)", ...; Secs 5.3–5.5, legend text read
+in the authors' notebook), measured on an RTX 2080 Ti with every method in JAX. This part times
+the same samplers of rbmlab on the same shapes, on this machine (2 CPU cores, one BLAS thread,
+numba kernels on one thread), in interleaved rounds (rbmlab.bench_method), and reports each as
+a multiple of PMP's time for the same work — so a row reads like a legend: "Gibbs / PMP = 0.2" means
+Gibbs is 5× faster here.
 
 Settings (the model is the shape of the learned one, dense where the learned model is dense):
   * ``zeros``: fully connected Ising on the 30×30 contours (d = 900), 100 chains, a full sweep
@@ -34,7 +35,8 @@ from rbmlab.models.ising import fully_connected
 
 THREADS = 1
 
-# the paper's legends, as multiples of PMP's wall-clock (notes §4.3–4.5)
+# the paper's legends, as multiples of PMP's wall-clock (pmp Figures 1–3; their text is read in the
+# authors' notebook)
 PAPER = {
     ("zeros", "gibbs"): "paper: Gibbs 10× slower",
     ("zeros", "gwg"): "paper: GWG 30× slower",

@@ -3,9 +3,9 @@
     python scripts/pmp_er_restatement.py [T=10] [lr=0.001] [l1=0.01] [iterations=1000] [seed=0]
                                          [model_seed=0] [every=100]
 
-The authors' non-persistent loop (pmp notes §2.3, §4.4; their ``ising_modeling.learn`` read for
-its order of operations, not copied) written out in plain float64 numpy: a dense ±1 Ising model in
-the paper's E2 weights (log p̃ = sᵀWs + bᵀs), from zero; each iteration 20 PMP samples (logistic
+The authors' non-persistent loop (pmp Sec 5.4, App. B.1, C.1; their ``ising_modeling.learn`` read
+for its order of operations, not copied) written out in plain float64 numpy: a dense ±1 Ising model
+in the paper's E2 weights (log p̃ = sᵀWs + bᵀs), from zero; each iteration 20 PMP samples (logistic
 perturbation of the {0,1} biases after ``stob``, T sweeps of parallel max-product with damping
 1/2 from zero messages, decode); gradient 2 (C_data − C_model) − l1 sign(W) on W and μ_data − μ_model
 on b; Adam (0.9, 0.999, 1e-8) at lr on both. Every ``every`` iterations: log MMD² of 2,000 PMP
@@ -37,12 +37,13 @@ def moments(s):
 
 
 def to_01(W, b):
-    """E2 (±1, log p̃ = sᵀWs + bᵀs) → E1 ({0,1}, log p̃ = ½ xᵀW₁x + b₁ᵀx): notes §1.2 ``stob``."""
+    """E2 (±1, log p̃ = sᵀWs + bᵀs) → E1 ({0,1}, log p̃ = ½ xᵀW₁x + b₁ᵀx): the authors' code's
+    ``stob``."""
     return 8.0 * W, 2.0 * b - 4.0 * W.sum(axis=1)
 
 
 def pmp_samples(W1, b1, count, sweeps, rng):
-    """PMP in the {0,1} model: N[s, i, j] is the message i → j of sample s (notes §2.3)."""
+    """PMP in the {0,1} model: N[s, i, j] is the message i → j of sample s (pmp App. C.1)."""
     d = b1.size
     perturbed = b1 + rng.logistic(size=(count, d))
     N = np.zeros((count, d, d))

@@ -194,8 +194,8 @@ def test_an_mle_bp_step_on_a_tree_is_an_sgd_step_on_the_exact_gradient():
 
 
 def test_conditional_learners_count_epochs_and_the_converged_share_per_epoch():
-    """T = base + epoch with 1-indexed epochs (notes §10 item 15); the share of converged
-    instances restarts with each epoch (Figure 4)."""
+    """T = base + epoch with 1-indexed epochs (our reading of crbm_bp Sec. 6: T = 17 at epoch 10);
+    the share of converged instances restarts with each epoch (Figure 4)."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
     learner = LEARNERS.build(LEARNERS.parse({"name": "mle_mf", "batch_size": 3}))

@@ -52,7 +52,8 @@ def _sig(x, xp):
 
 
 def test_sdcp_follows_algorithm_3(backend):
-    """d = 3: ∇g frozen at θ(t), chain carried across inner steps, fresh ∇f each step (notes §2.5)."""
+    """d = 3: ∇g frozen at θ(t), chain carried across inner steps, fresh ∇f each step
+    (we read Alg. 3's never-reset Δθ as a typo)."""
     xp = backend.xp
     rbm0 = random_rbm(backend, 6, 4, scale=0.3, seed=2)
     V0, eta = _batch(backend, seed=3), 0.2
@@ -106,7 +107,7 @@ def test_moving_offsets_leaves_the_distribution_unchanged(backend):
 
 
 def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):
-    """Alg. 4 as printed (notes §2.6), in centered coordinates, W visible × hidden."""
+    """dcp Alg. 4 as printed, in centered coordinates, W visible × hidden."""
     xp = backend.xp
     mu, lam = backend.asarray(np.full(V0.shape[1], 0.4)), xp.full(rbm.n_hidden, lam0)
     W, b, c = rbm.W, rbm.b_v + rbm.W @ lam, rbm.b_h + rbm.W.T @ mu      # plain → centered

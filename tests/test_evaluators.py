@@ -447,7 +447,8 @@ def test_feature_classifier_is_logistic_regression_on_hidden_means_with_C_chosen
 
 @pytest.mark.parametrize("visible_bias, hidden_bias", [("normal", "normal"), ("zero", "normal")])
 def test_normal_bias_inits_draw_standard_normal_biases(visible_bias, hidden_bias):
-    """The pmp authors' init (notes §1.8): W ~ N(0, 0.01²), b_v, b_h ~ N(0, 1), per trial."""
+    """The pmp authors' init (Sec 5.5; 0.01 a std, as in their code): W ~ N(0, 0.01²),
+    b_v, b_h ~ N(0, 1), per trial."""
     from rbmlab.models.rbm import init_rbm
     rbm = init_rbm(np, np.random.default_rng(0), 400, 300, visible_bias=visible_bias,
                    hidden_bias=hidden_bias, trials=3)

@@ -103,8 +103,9 @@ def test_oracle_finds_the_exact_minimiser_on_a_convex_instance(toy):
 
 def fw_with_exact_expectations(data, alpha, lam, steps, rng, bias_steps=300, eta=0.5):
     """Frank-Wolfe on Eq. 6 at a fixed temperature α with exact expectations: the exact linear
-    oracle is Eq. 9 with λ/α (notes §2.2), the step β by exact line search on [0, 1]; then exact
-    ascent on b. Yields (objective before the step, FW gap, slope at β = 0, objective after)."""
+    oracle is Eq. 9 with λ/α (derived from Eq. 8, which scales the data terms by α but not λ), the
+    step β by exact line search on [0, 1]; then exact ascent on b. Yields (objective before the
+    step, FW gap, slope at β = 0, objective after)."""
     units, gammas, b = np.zeros((0, D + 1)), np.zeros(0), np.zeros(D)
     for t in range(1, steps + 1):
         before = penalised_objective(data, units, gammas, alpha, b, lam) if t > 1 else None

@@ -150,7 +150,7 @@ def test_convention_change_keeps_every_probability(source: str) -> None:
 
 
 def test_conversion_matches_pmp_stob() -> None:
-    """pmp notes §1.2, E2 (±1, sᵀWs + bᵀs) → E1 with J = 2W:
+    """The pmp authors' ``stob``, E2 (±1, sᵀWs + bᵀs) → E1 with J = 2W:
     W1 = 8 W2, b1 = 2 b2 − 4 W2 1, log Z1 = log Z2 + Σb2 − ΣW2."""
     m = dense(5, "pm1", seed=8)
     W2, b2 = m.J / 2, m.h

@@ -1,5 +1,5 @@
-"""AND/OR log-ratio messages and the OR-convolution factor group against enumeration (pmp notes
-§2.5): each factor's messages are brute-force max-marginal log-ratios; on tree-shaped instances
+"""AND/OR log-ratio messages and the OR-convolution factor group against enumeration (pmp
+App. C.3): each factor's messages are brute-force max-marginal log-ratios; on tree-shaped instances
 max-product decodes the exact MAP; on a loopy one a sweep is each factor's brute-force update."""
 from __future__ import annotations
 
@@ -121,7 +121,8 @@ def test_log_potential_is_zero_exactly_on_consistent_states():
 
 
 def brute_sweep(group: ConvolutionOR, beliefs, messages):
-    """One sweep of notes §2.5, factor by factor, every message by enumeration (float64)."""
+    """One sweep of the authors' code's schedule, factor by factor, every message by enumeration
+    (float64)."""
     to_s, to_w, to_x = (m.astype(np.float64) for m in group._unpack(messages))
     b_w, b_s, b_x = (b.astype(np.float64) for b in group.split(beliefs))
     new_s, new_w, new_x = np.zeros_like(to_s), np.zeros_like(to_w), np.zeros_like(to_x)

@@ -77,8 +77,9 @@ def test_mixed_product_finds_the_exact_marginal_map_where_the_max_nodes_form_a_s
 @pytest.mark.parametrize("name, n_v, n_h, mask", TREES, ids=[t[0] for t in TREES])
 def test_mixed_product_on_trees_stops_at_a_local_maximum_of_the_marginal(name, n_v, n_h, mask):
     """On other trees a fixed point ṽ is a local maximum of p(v) (no single flip raises it; not
-    always the global one), and τ^h is E[h | ṽ] exactly (notes §2.3: the MSSVM gradient). All v
-    move at once, so the iteration can also cycle between two states: no fixed point then."""
+    always the global one), and τ^h is E[h | ṽ] exactly (derived here, not in the paper: what
+    Eq. 7's MSSVM gradient needs). All v move at once, so the iteration can also cycle between two
+    states: no fixed point then."""
     rng = np.random.default_rng(2)
     fixed = 0
     for _ in range(10):

@@ -18,12 +18,12 @@ from rbmlab.units.truncated_gaussian import TruncatedGaussian as TG
 
 pytestmark = pytest.mark.filterwarnings("error")
 
-# tap notes §1.6 test points (B, A, U, V): s = A + V = 2.5, −2, −4, −0.7
+# test points (B, A, U, V), our choice, both signs of s: s = A + V = 2.5, −2, −4, −0.7
 NOTES_POINTS = [(0.3, 0.5, 0.2, 2.0), (0.3, -3.0, 0.2, 1.0), (1.5, -6.0, -0.4, 2.0),
                 (-2.0, -1.0, 0.5, 0.3)]
 EXTREMES = [0.0, 1e-12, -1e-12, 1e-3, -1e-3, 0.5, -0.5, 3.0, -3.0, 30.0, -30.0, 1e3, -1e3, 1e4,
             -1e4]
-# (λ, s): the notes' points, a product grid of extremes, and peaks/troughs placed at t = λ/s
+# (λ, s): the four points above, a product grid of extremes, and peaks/troughs placed at t = λ/s
 GRID = ([(B + U, A + V) for B, A, U, V in NOTES_POINTS]
         + list(itertools.product(EXTREMES[::2] + EXTREMES[1::2], EXTREMES))
         + [(s * t, s) for s in (1.0, -1.0, 100.0, -100.0, 1e4, -1e4)
@@ -89,7 +89,7 @@ def test_other_supports(lam, s):
 
 
 def test_notes_closed_forms_and_erratum():
-    """At the notes' points Eq. 75/78/81 (s < 0 mean sign-corrected) agree with ours; the paper's
+    """At those four points Eq. 75/78/81 (s < 0 mean sign-corrected) agree with ours; the paper's
     printed s < 0 mean (e^{h_α²} − e^{h_ω²}) leaves [0, 1] at (B, A, V) = (0.5, −3, 1)."""
     def eq78(lam, s, corrected=True):
         m, k = lam / s, np.sqrt(abs(s) / 2)

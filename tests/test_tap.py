@@ -69,7 +69,8 @@ def test_weight_gradient_matches_finite_differences_of_the_resolved_free_energy(
 
 
 def test_binary_free_energy_equals_its_magnetisation_form():
-    """Eq. 36 with Bernoulli priors = the entropy form of Gabrié et al. 2015 (notes §2.2)."""
+    """Eq. 36 with Bernoulli priors = the entropy form of Gabrié et al. 2015 (derived here, not in
+    the paper)."""
     rbm = small_rbm(5, 0.3)
     visible, hidden = rbm.tap_layers()
     s = solve(rbm, data(5, 6, 10))

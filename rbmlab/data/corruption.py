@@ -3,12 +3,13 @@ corrupted image (the CRBM's input x), the clean image (its target v) and the cha
 (x ≠ v, the pixels the paper's "Changed" error counts).
 
     flip     an exact count round(rate · D) of pixel positions per image, uniform without
-             replacement, flipped (notes §10 item 5: 78 of 784 at 10 %, 157 at 20 %)
+             replacement, flipped (our reading of Sec. 6's "flipping 10%":
+             78 of 784 at 10 %, 157 at 20 %)
     occlude  one square patch per image, its top-left corner uniform over the positions where it
              fits, set to ``value`` (0 on MNIST, 1 = the background on Caltech-101 Silhouettes)
 
-Corruptions are drawn once per split from ``default_rng([seed, stream])`` (a fixed "noisy MNIST",
-notes §10 item 6); the functions are pure and run on host arrays (N, D).
+Corruptions are drawn once per split from ``default_rng([seed, stream])`` (a fixed "noisy MNIST";
+our choice, the paper does not say); the functions are pure and run on host arrays (N, D).
 """
 from __future__ import annotations
 
@@ -48,9 +49,9 @@ def occlude(images: np.ndarray, image_shape: tuple[int, int], size: int, value: 
 
 
 def pixel_errors(predicted, target, changed) -> dict[str, float]:
-    """The paper's "All" and "Changed" test errors (%), pooled over the whole set (notes §3 and
-    §10 item 11: total wrong pixels / total pixels counted; per-image averaging of Changed is
-    undefined where a patch changed nothing)."""
+    """The paper's "All" and "Changed" test errors (%), pooled over the whole set (Table 1's
+    caption; pooling is our choice: total wrong pixels / total pixels counted; per-image averaging
+    of Changed is undefined where a patch changed nothing)."""
     wrong = predicted != target
     changed = changed != 0          # a mask moved to the backend's float dtype counts the same
     n_changed = int(changed.sum())

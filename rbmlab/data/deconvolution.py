@@ -1,4 +1,4 @@
-"""``deconvolution``: binary images made by OR-convolving known features (pmp Sec 5.6; notes §1.9).
+"""``deconvolution``: binary images made by OR-convolving known features (pmp Sec 5.6).
 
 The authors' generator (``generate_convor.py``): the 4 ground-truth 5 × 5 features below (square
 outline, plus, triangle, diamond), ``n_candidates`` candidate images whose locations S

@@ -185,7 +185,7 @@ def _read_split(images: Path, labels: Path, n: int) -> tuple[np.ndarray, np.ndar
 def contours(x: np.ndarray) -> np.ndarray:
     """The one-pixel outer ring of each binary 28 × 28 image in ``x`` (N, 784): dilated by the
     4-neighbour cross, less the digit, padded with one background pixel on each side → (N, 900)
-    (the pmp authors' MNIST-zeros contours, notes §4.3)."""
+    (the MNIST-zeros contours of pmp Sec 5.3, built as in the authors' code)."""
     from scipy import ndimage  # noqa: PLC0415
 
     images = x.reshape(-1, 28, 28) > 0.5
@@ -257,7 +257,7 @@ def load(opts: MnistOptions) -> Dataset:
             ),
             "split": split,
             **({"contours": "4-neighbour dilation AND NOT digit, one background pixel padded on each "
-                            "side (30 x 30; pmp notes §4.3)"} if opts.contours else {}),
+                            "side (30 x 30; pmp Sec 5.3, per the authors' code)"} if opts.contours else {}),
             "options": asdict(opts),
             "deviations": [],
         },

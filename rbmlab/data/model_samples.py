@@ -7,7 +7,7 @@ sampling (rbmlab.inference.site_gibbs). ``info`` keeps the ground truth (J, h, s
 log Z for n ≤ 25 and the true model's mean log-likelihood of each split), so learned models can
 be compared with it.
 
-The pmp paper's Sec 5.4 data (pmp notes §1.4, §1.7, §4.4): lattice with ``spins=pm1``,
+The pmp paper's Sec 5.4 data (pmp App. B.1): lattice with ``spins=pm1``,
 ``coupling=-0.2`` (θ = −0.1 counted twice), side 25, ``sampler=gibbs``, ``burn_in=1600``;
 Erdős–Rényi with n 200, density 0.02, coupling 1.0 (its 0.5·N(0,1), counted twice) and the
 constant field 0.1 (``fields=constant field=0.1``), ``sampler=gibbs``, ``burn_in=5000``. Sec 5.1's toy

@@ -8,7 +8,7 @@
              (0 on MNIST, 1 = the background on Caltech-101 Silhouettes), targets, mask
 
 A corruption is drawn once per split from default_rng([task.seed, stream of the split]): the
-same noisy test set for every run and learner (notes §10 item 6).
+same noisy test set for every run and learner (our choice; crbm_bp does not say).
 """
 from __future__ import annotations
 

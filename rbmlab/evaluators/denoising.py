@@ -1,13 +1,14 @@
 """Denoising the binary symmetric channel with an RBM as the prior (tap paper §VII.4, Figs. 8–9).
 
 A clean binary image x ∈ {0, 1}^N is observed through the BSC: each pixel flipped independently
-with probability p. With the sign of Eqs. 44 and 46 corrected (tap notes §2.11, errata §6.1),
+with probability p. With the sign of Eqs. 44 and 46 corrected (we read the printed ln(p/(1 − p))
+as a sign error: the OPE must return y at p = 0, §VII.4),
 
     P(y | x) ∝ exp(Σ_i D_i x_i),    D_i = ln((1 − p)/p) (2y_i − 1)                   (Eq. 44)
 
 and three estimators of x from y are scored, each against the clean image by the Matthews
-correlation coefficient, per image and then averaged (MCC = 0 where its denominator is 0, notes
-§6.2 item 17):
+correlation coefficient, per image and then averaged (our choice, as is MCC = 0 where its
+denominator is 0; the paper does not say):
 
     OPE    P(x_i = 1 | y_i) = σ(logit m_i + D_i), m_i the training pixel means clipped to
            [1e-6, 1 − 1e-6] (Eq. 46); y at p = 0, m at p = ½

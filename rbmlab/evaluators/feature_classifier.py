@@ -2,9 +2,10 @@
 
 Features are E[h | v] (``LatentFeatures``). A multinomial logistic regression (scikit-learn,
 L2, lbfgs) is fitted on the training set's features and labels for each C in ``C`` (warm-started
-from the smallest); the C with the lowest error on the ``valid`` split is kept (notes §9 item 16),
-and each requested split's error is written as ``<split>_error`` in percent, with the chosen C as
-``classifier_c``. Labels come from the dataset (MNIST, Caltech-101 Silhouettes keep theirs).
+from the smallest); the C with the lowest error on the ``valid`` split is kept (our choice; the
+paper does not say how C was set), and each requested split's error is written as ``<split>_error``
+in percent, with the chosen C as ``classifier_c``. Labels come from the dataset (MNIST, Caltech-101
+Silhouettes keep theirs).
 """
 from __future__ import annotations
 

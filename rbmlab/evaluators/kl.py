@@ -7,10 +7,11 @@ Context.truth) and a learned model p_θ over the same n ≤ 20 visible units (la
     kl_samples  KL(p ‖ q),  q(x) = (c(x) + α) / Σ_x' (c(x') + α)                            (2)
 
 where c counts ``n_samples`` draws of ``sampler`` (``sweeps`` steps from uniform states) and α is
-the pseudo-count on every state (pmp notes §3.4: 10,000 PMP samples, α = 0.5). (1) asks whether
-the model's Gibbs density is the data's; (2) whether the sampler's draws from it are, which for a
-sampler with a bias of its own (PMP learns a model whose PMP samples match the data, Sec 5.1) is
-the question that counts. The data splits are not read. Both in nats, lower is better.
+the pseudo-count on every state (the pmp authors' code: 10,000 PMP samples, α = 0.5; Sec 5.1 does
+not say). (1) asks whether the model's Gibbs density is the data's; (2) whether the sampler's draws
+from it are, which for a sampler with a bias of its own (PMP learns a model whose PMP samples match
+the data, Sec 5.1) is the question that counts. The data splits are not read. Both in nats, lower is
+better.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Maximum mean discrepancy between two sets of binary vectors (pmp notes §3.1).
+"""Maximum mean discrepancy between two sets of binary vectors (pmp Sec 5; we read its printed
+formula, k(x⁽ⁱ⁾, x′⁽ʲ⁾) in all three terms, as a typo).
 
 Kernel k(x, y) = exp(−H(x, y) / D), H the Hamming distance over D binary coordinates; the
 statistic is the biased V-statistic with the diagonals kept,
@@ -78,5 +79,6 @@ def log_mmd2(x, y, block: int = BLOCK) -> float:
 
 def v_statistic_floor(mean_kernel: float, n: int) -> float:
     """The expected MMD² of (1) between two independent samples of size ``n`` from one
-    distribution whose E k(x, x') = ``mean_kernel``: (2/n)(1 − E k) (pmp notes §3.1)."""
+    distribution whose E k(x, x') = ``mean_kernel``: (2/n)(1 − E k) (derived here, not in the
+    paper)."""
     return 2.0 / n * (1.0 - mean_kernel)

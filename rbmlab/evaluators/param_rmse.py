@@ -1,5 +1,5 @@
 """``evaluator=param_rmse``: how far a learned Ising model's couplings are from the ground truth's
-(pmp Sec 5.4, notes §3.2):
+(pmp Sec 5.4, App. B.1):
 
     log RMSE = ½ log mean_{ij} (W_truth − Ŵ)²,                                              (1)
 

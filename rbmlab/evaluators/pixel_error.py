@@ -1,6 +1,6 @@
 """Structured-prediction error of a conditional model (crbm_bp, Tables 1–3): the percentage of
 wrongly predicted output pixels, over all pixels ("All") and over the pixels the corruption
-changed ("Changed"), pooled over the split (notes §3, §10 item 11).
+changed ("Changed"), pooled over the split (Table 1's caption; pooling is our choice).
 
 The prediction comes from the inference the model was trained with (the paper's guideline):
 

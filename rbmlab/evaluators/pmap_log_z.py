@@ -5,7 +5,7 @@ variable; for binary variables Logistic(0, 1) on the log-odds, their difference)
 
     log Z ≤ E_γ[ max_x ( log p̃(x) + Σ_i γ_i(x_i) ) ]                                       (1)
 
-(Hazan & Jaakkola's bound; pmp notes §2.1, §2.11). The estimate is the mean over ``n_samples``
+(Hazan & Jaakkola's bound, pmp Sec 2.2). The estimate is the mean over ``n_samples``
 perturbations of the perturbed objective at the solver's decoded state, which is the bound's
 term when the solver finds the exact MAP and below it otherwise; dropping Σ_i γ_i(0) (zero mean)
 leaves its expectation unchanged. Solvers, on the same perturbations (one draw, so every solver of

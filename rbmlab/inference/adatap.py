@@ -15,9 +15,9 @@ H enters the prior step, so (A_1, B_1) are the same kind of quantity as tap.py's
 field U excluded). Alg. 3 puts H in the interaction step instead (a_2 = C_2(B_2 + H)): the same
 iteration with its B_1 = our B_1 + H and its B_2 = our B_2 − H, hence the same magnetisations.
 At W = 0 one iteration gives A_1 = B_1 = 0 and a_1 = σ(H), the exact marginals. At a fixed point
-a_1 = a_2 and c_1 = c_2; the messages differ (App. D's A_1 = A_2, B_1 = B_2: notes §6.1 erratum).
+a_1 = a_2 and c_1 = c_2; the messages differ (we read App. D's A_1 = A_2, B_1 = B_2 as an erratum).
 
-Choices of the authors' Julia code (notes §2.9), not in the paper:
+Choices of the authors' group's Julia code (Boltzmann.jl), not in the paper:
   - damping d on the messages: A_1, B_1, A_2, B_2 ← d·new + (1 − d)·old (A_2, B_2 from the
     second iteration on);
   - start: A_1 = 1e-3 and B_1 such that the first prior step gives about σ((2x − 1)·logit 0.75)

@@ -1,5 +1,4 @@
-"""Bayesian binary blind deconvolution by perturb-and-max-product (pmp Sec 5.6, App. C.3, Figure 4;
-notes §1.9, §2.5, §4.6).
+"""Bayesian binary blind deconvolution by perturb-and-max-product (pmp Sec 5.6, App. C.3, Figure 4).
 
 The posterior p(W, S | X) of the OR-convolution model (rbmlab.models.convolution_or eq. 1) given
 the images X: Bernoulli(p_w) features W (K, fh, fw), Bernoulli(p_s) locations S (N, K, h, w) as
@@ -40,7 +39,8 @@ from rbmlab.validation import option
 
 @dataclass(frozen=True)
 class DeconvolutionConfig:
-    """The posterior and the sampler (defaults: the paper's, notes §1.9 and §4.6)."""
+    """The posterior and the sampler (defaults: pmp Sec 5.6's sizes and sweeps; the priors p_s, p_w,
+    p_e are the authors' code's, the paper does not give them)."""
 
     n_features: int = option(5, "features K sampled (the data have 4)", lo=1)
     feature_side: int = option(6, "feature side fh = fw (the data's are 5)", lo=1)

@@ -1,4 +1,4 @@
-"""Gibbs-with-gradients for pairwise models (Grathwohl et al. 2021; pmp notes §2.8).
+"""Gibbs-with-gradients for pairwise models (Grathwohl et al. 2021; pmp's baseline, Secs 5.3–5.4).
 
 Each step proposes flipping one site i of each chain, drawn from q(i | x) = softmax(δ(x)/2)_i,
 where δ_i(x) = log p̃(x with x_i flipped) − log p̃(x). For a pairwise model (zero-diagonal J)
@@ -13,7 +13,7 @@ exactly, so GWG's gradient estimate of δ is exact here. The flip is accepted wi
 fields are updated by J[i] (x̄_i − x_i) on acceptance, so a step costs O(n) per chain. A sweep is
 n steps; every chain (and trial) steps at once. ``step=site`` counts run's steps in single
 proposals instead of sweeps (the persistent panels of pmp Figure 2: k proposals per learning
-iteration, pmp notes §4.4).
+iteration, pmp Sec 5.4).
 
 On numpy with numba (the ``fast`` extra) the steps run in one compiled kernel
 (rbmlab.inference.gwg_numba: the same uniforms and moves up to rounding, one chain at a time;

@@ -1,4 +1,4 @@
-"""MAP by linear programming over the local polytope, the "PmapLP" baseline (pmp notes §2.10).
+"""MAP by linear programming over the local polytope, the "PmapLP" baseline (pmp App. D).
 
 For a {0, 1} pairwise model with unary log-odds u and edges k = {i, j} of weight w_k (an Ising
 model's pairs, or an RBM's visible-hidden pairs) the MAP problem max_x uᵀx + Σ_k w_k x_i x_j

@@ -5,7 +5,7 @@ Each instance n is an RBM p(v, h) ∝ exp(vᵀ W h + vᵀ b¹_n + hᵀ b²_n): o
 (b¹ = b^v + W^{vx} x, b² = b^h + W^{hx} x). Every message of every instance is updated at once
 with elementwise operations and row/column sums: no loop over units or instances.
 
-Messages are kept as log-odds (the stable form of notes §2.3, equal to Alg. 1's probability form):
+Messages are kept as log-odds (derived here, not in the paper; equal to Alg. 1's probability form):
 ``L[n, i, j]`` = logit m_{j→i}(v_i = 1) (the paper's M^{vh}) and ``K[n, i, j]`` = logit
 m_{i→j}(h_j = 1) (M^{hv}, stored transposed). Node log-odds η^v = b¹ + Σ_j L_ij (Eq. 16) and
 η^h = b² + Σ_i K_ij (Eq. 17). With the cavity log-odds c of the sending node (its η minus the
@@ -17,9 +17,9 @@ message it received on the edge), a message is g(W_ij, c):
 
 One iteration sends all h → v messages, then all v → h ones (the bipartite alternating schedule
 of Alg. 1). ``tol``: an instance has converged when no message probability moved by more than tol
-in an iteration (notes §2.4's choice); converged instances keep iterating with the rest (a fixed
-point does not move), and each has its flag. ``damping`` α mixes the old log-odds in:
-L ← (1 − α) L_new + α L_old (the paper uses none).
+in an iteration (our choice: Sec. 6 does not say what ε measures); converged instances keep
+iterating with the rest (a fixed point does not move), and each has its flag. ``damping`` α mixes
+the old log-odds in: L ← (1 − α) L_new + α L_old (the paper uses none).
 """
 from __future__ import annotations
 
@@ -189,7 +189,8 @@ def pairwise_beliefs(W, result: BPResult):
 
 
 def bethe_log_z(W, b_v, b_h, result: BPResult):
-    """(B,) the Bethe approximation of log Z at BP's beliefs (notes §2.6):
+    """(B,) the Bethe approximation of log Z at BP's beliefs (derived here; the paper gives no
+    formula):
 
         b¹·τ^v + b²·τ^h + Σ_ij W_ij Γ_ij + Σ_ij H(τ_ij) − (|h| − 1) Σ_i H(τ^v_i) − (|v| − 1) Σ_j H(τ^h_j)
 

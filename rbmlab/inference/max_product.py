@@ -1,7 +1,7 @@
 """Parallel damped max-product on a batch of binary factor graphs, and perturb-and-max-product.
 
 ``max_product`` solves B MAP problems that share a graph's factors and differ in their unary
-log-odds (B, n), all messages at once (pmp notes §2.2): each iteration ("full sweep") computes
+log-odds (B, n), all messages at once (pmp Sec 3, Alg. 1): each iteration ("full sweep") computes
 every factor group's new messages from the previous beliefs (flooding), damps them,
 
     m ← m + α (m_new − m),      α = ½ by default (α = 1: undamped),                        (1)
@@ -11,9 +11,9 @@ test (PMP runs a fixed number of sweeps). ``decode`` is x_i = 1[b_i > 0] (the au
 ties have probability 0 under continuous noise).
 
 ``perturb_and_max_product`` (PMP) adds Logistic(0, 1) noise to every unary log-odds, which for
-binary variables is the Gumbel perturbation of both states' log-potentials (notes §2.1), runs
-``max_product`` from zero messages, decodes, and returns the samples with the perturbed objective
-at them (its mean estimates log Z, notes §2.11).
+binary variables is the Gumbel perturbation of both states' log-potentials (derived from the
+Gumbel noise of pmp Sec 2.2), runs ``max_product`` from zero messages, decodes, and returns the
+samples with the perturbed objective at them (its mean estimates log Z, pmp Secs 2.2 and 5.2).
 """
 from __future__ import annotations
 

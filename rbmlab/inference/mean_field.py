@@ -1,11 +1,11 @@
-"""Naive mean field on a batch of binary RBMs sharing W (crbm_bp §2.5; the paper names it, the
+"""Naive mean field on a batch of binary RBMs sharing W (crbm_bp Secs. 2 and 6 name it; the
 equations are the standard ones): alternate
 
     τ^h ← σ(b² + Wᵀ τ^v),    τ^v ← σ(b¹ + W τ^h)
 
-from τ^v = σ(b¹) (notes §10 item 12: the logistic-regression output), for every instance at
-once (two matmuls per iteration). ``tol``: an instance has converged when no τ^v moved by more
-than tol. The MF value of log Z is a lower bound on the exact one:
+from τ^v = σ(b¹) (the logistic-regression output; our choice, the paper gives no start), for every
+instance at once (two matmuls per iteration). ``tol``: an instance has converged when no τ^v moved
+by more than tol. The MF value of log Z is a lower bound on the exact one:
 
     log Z_MF = b¹·τ^v + b²·τ^h + τ^vᵀ W τ^h + H(τ^v) + H(τ^h).
 """

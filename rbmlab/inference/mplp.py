@@ -1,4 +1,5 @@
-"""MPLP (Globerson & Jaakkola 2008), the sequential baseline of pmp Sec 5.2 (pmp notes §2.9).
+"""MPLP (Globerson & Jaakkola 2008), the sequential baseline of pmp Sec 5.2 (details the paper omits
+follow the authors' code).
 
 For a {0, 1} pairwise model with log p̃(x) = ½ xᵀWx + uᵀx (W symmetric, zero diagonal) MPLP keeps,
 for every pair {i, j} (all pairs, as the authors' dense code: a zero W_ij still passes messages),

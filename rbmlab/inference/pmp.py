@@ -1,10 +1,10 @@
-"""Perturb-and-max-product as a sampler (pmp notes §0, §2.1–2.2): ``inference=pmp``.
+"""Perturb-and-max-product as a sampler (pmp Secs 2.2 and 3, Alg. 1): ``inference=pmp``.
 
 Every call draws fresh samples: Logistic(0, 1) noise on the unary log-odds of the model's factor
 graph, ``steps`` sweeps of parallel max-product from zero messages (damping ½), decoding. It is
 non-persistent by design, so the states ``x`` it is given fix only how many samples to draw (and
 the trial axis); learners that restart their chains every update (``learner=reset``) are PMP
-learning by moment matching (notes §2.6).
+learning by moment matching (pmp Alg. 1).
 """
 from __future__ import annotations
 

@@ -5,12 +5,12 @@ given the rest they are conditionally independent, each with p(x_i | x_−i) ∝
 its local field a_i = h_i + Σ_j J_ji x_j (ising eq. 2): the whole class is redrawn in one
 vectorised step over all chains (and trials) by the model's unit type. Each class update is an
 exact Gibbs update, so a sweep leaves p(x) invariant and visits every site once (a dense model
-has one site per class: the classic single-site systematic scan, pmp notes §2.7).
+has one site per class: the classic single-site systematic scan, as in the pmp authors' code).
 
 With ``step=site`` one step is one single-site update instead, in site order 0, 1, …, n − 1,
 going on from ``position`` (the scan index that persists across calls in the persistent-chain
 samplers of Grathwohl et al.'s code, which the pmp paper's persistent panels use: k single-site
-updates per learning iteration, pmp notes §4.4); a learner keeping persistent chains carries the
+updates per learning iteration, pmp Sec 5.4); a learner keeping persistent chains carries the
 position (rbmlab.learners.pcd).
 """
 from __future__ import annotations

@@ -8,9 +8,10 @@ shape (n_v, n_h), magnetisations a and variances c of both layers, the TAP fixed
     A^v = −c^h W²ᵀ,   B^v = A^v ⊙ a^v + a^h Wᵀ,   (a^v, c^v) = f_{a,c}^v(U^v + B^v, A^v)
 
 iterated from data, a^v⁽⁰⁾ = x and c^v⁽⁰⁾ = 0 (Eqs. 37–38), hidden moments first clamped to x
-(notes §6.2 item 3), with damping (new ← d·f + (1 − d)·old on a and c, notes §6.2 item 2) until
-every chain's magnetisations move by less than ``tol`` in mean square (Fig. 3). At a fixed point
-the TAP free energy of a solution is (Eq. 36, β = 1, Z̃ with the sign of Eq. 32 corrected)
+(our choice; Alg. 1 does not say), with damping (new ← d·f + (1 − d)·old on a and c; the paper
+states only Fig. 10's damping of 0.5) until every chain's magnetisations move by less than
+``tol`` in mean square (Fig. 3). At a fixed point the TAP free energy of a solution is (Eq. 36,
+β = 1, Z̃ with the sign of Eq. 32 corrected)
 
     −F = Σ_i [ln Z̃_i(U_i + B_i, A_i) − B_i a_i + ½ A_i (a_i² + c_i)]  (both layers)
          + a^vᵀ W a^h + ½ c^vᵀ W² c^h,
@@ -256,7 +257,7 @@ def fixed_points(a, converged, tol: float) -> np.ndarray:
     """Indices (host) of the distinct TAP fixed points among solutions ``a`` (K, n) of a single
     model: the chains that converged only — one still moving at the iteration cap (in practice a
     period-2 cycle of the damped iteration) is no stationary point of the free energy — and of
-    those within ``tol`` root-mean-square of each other the first (notes §6.2 item 6 leaves the
+    those within ``tol`` root-mean-square of each other the first (the paper leaves the
     criterion open; a grid rounding would split solutions that straddle a cell edge in any of n
     coordinates). Every chain when none converged."""
     a, converged = np.asarray(a), np.asarray(converged)

@@ -1,4 +1,5 @@
-"""Exact log Z of the cyclic 2D lattice Ising model by column transfer matrices (pmp notes §2.11).
+"""Exact log Z of the cyclic 2D lattice Ising model by column transfer matrices (pmp Sec 5.2's exact
+log Z; the paper does not say how it was computed).
 
 The model is the homogeneous side×side torus of ``rbmlab.models.ising.lattice_2d`` (side ≥ 3, so
 the wrap-around bonds are distinct), in ±1 spins:
@@ -13,7 +14,7 @@ c_r)) (the bonds and fields inside a column) and T = K ⊗ … ⊗ K, K = [[e^J,
 
 T is never formed: it acts on a block of vectors as ``side`` 2×2 mixes, one per row, so memory is
 2^side × (block) numbers rather than the 4^side of a dense transfer matrix (8.6 GB at side 15 in
-float64, notes §9 item 21). The trace needs (T D)^side applied to every basis vector, but its
+float64: 4^15 × 8 bytes). The trace needs (T D)^side applied to every basis vector, but its
 diagonal is constant on orbits of the symmetries of (1) that commute with T D: rotating and
 reflecting the rows of a column, and, when h = 0, flipping every spin. So only one column state
 per orbit is propagated, its diagonal element weighted by the orbit's size: about 2^side / (4

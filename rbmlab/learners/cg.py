@@ -2,7 +2,8 @@
 
 Offsets: data mean (visible) and data-driven hidden mean, both sliding averages with factor ν;
 the chain restarts at the data every mini-batch. This is CS-DCP with one inner step of K sweeps
-(dcp notes §2.7), so the two share one implementation.
+(d = 1, as S-DCP with d = 1 is CD, dcp Sec. 3; K = 24, dcp Sec. 4.1), so the two share one
+implementation.
 """
 from __future__ import annotations
 

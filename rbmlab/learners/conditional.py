@@ -23,7 +23,8 @@ from rbmlab.validation import option
 @dataclass
 class ScheduledInferenceConfig(LearnerConfig):
     """A learner whose model term comes from BP or mean field run to a tolerance on a budget of
-    T = base_iterations + epoch iterations (crbm_bp §6; notes §10 items 12, 15)."""
+    T = base_iterations + epoch iterations (crbm_bp Sec. 6; using it for mean field and every BP
+    learner is our reading)."""
 
     base_iterations: int = option(7, "inference runs base_iterations + epoch iterations (the paper: 7)", lo=0)
     tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0)
@@ -48,7 +49,8 @@ class ConditionalLearner(Learner):
 
     @staticmethod
     def epoch(state) -> int:
-        """The 1-indexed epoch of the next step (notes §10 item 15)."""
+        """The 1-indexed epoch of the next step (our reading of Sec. 6's T = 7 + epoch: T = 17 at
+        epoch 10)."""
         return int(state["steps"]) // int(state["batches_per_epoch"]) + 1
 
     def iterations(self, state) -> int:
@@ -57,7 +59,8 @@ class ConditionalLearner(Learner):
 
     def inference_iterations(self, state) -> int | None:
         """The T of the last epoch trained (base_iterations before the first): the paper's
-        matched inference at test time (notes §3). None for a learner without a schedule."""
+        matched inference at test time (crbm_bp Sec. 6, observation 3). None for a learner without a
+        schedule."""
         if not isinstance(self.config, ScheduledInferenceConfig):
             return None
         return max(1, self.config.base_iterations + self.epoch(state) - 1)

@@ -1,6 +1,6 @@
 """CD-k and CD-PercLoss for the conditional RBM (crbm_bp §2; Mnih et al. 2011), with x fixed:
 block Gibbs on the x-conditioned RBM, h ~ p(h | v, x) then v ~ p(v | h, x), every instance at
-once (notes §10 items 13, 14):
+once (Eq. 4, Sec. 4.1; the CD-PercLoss search details follow Mnih et al. 2011, not this paper):
 
     conditional_cd   k sweeps from the clean target vⁿ; model term at the chain's end v_k with
                      E[h | v_k, x] (CD-1, CD-10 in the paper)

@@ -1,7 +1,7 @@
 """The max-margin learners of crbm_bp (§4.2): subgradient steps on a structured hinge loss with
 the Hamming loss Δ(v, vⁿ) = Σ_i 1[v_i ≠ vⁿ_i], whose loss augmentation is b¹ + (1 − 2vⁿ)
-(notes §2.7.5 and §2.7.6). Each step is data statistics minus the statistics at the
-loss-augmented prediction:
+(derived from Eq. 6's decomposable loss; the paper does not write it out). Each step is data
+statistics minus the statistics at the loss-augmented prediction:
 
     mssvm   marginal SSVM (Eqs. 6, 7): v̂ the loss-augmented marginal MAP from mixed-product BP,
             h at E[h | v̂, x] (τ^h of mixed-product BP, exact given v̂); data h at E[h | vⁿ, x]

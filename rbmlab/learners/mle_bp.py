@@ -3,10 +3,11 @@ expectations from sum-product loopy BP on each instance's x-conditioned RBM,
 
     ∇ = statistics(x, v, E[h | v, x]) − statistics(x, τ^v, τ^h, Γ),
 
-which is the gradient of the Bethe approximation of log p(v | x) at BP's fixed point (notes
-§2.6). BP runs T = ``base_iterations`` + epoch iterations (the paper's 7 + epoch), from fresh
-messages at every step, to ``tol``; non-converged instances count with their last beliefs
-(notes §10 item 17), and the share that converged is recorded per epoch (Figure 4).
+which is the gradient of the Bethe approximation of log p(v | x) at BP's fixed point (derived
+here, not in the paper). BP runs T = ``base_iterations`` + epoch iterations (the paper's 7 + epoch),
+from fresh messages at every step, to ``tol``; non-converged instances count with their last beliefs
+(our choice: Sec. 6 does not say whether they are skipped), and the share that converged is recorded
+per epoch (Figure 4).
 """
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """MLE-MF (crbm_bp §4.1): ascent on the conditional log-likelihood with the model's expectations
 from naive mean field on each instance's x-conditioned RBM, E[v hᵀ] ≈ τ^v τ^hᵀ. Mean field runs
-the same T = ``base_iterations`` + epoch iterations as BP (the matched-inference guideline,
-notes §10 item 12) to ``tol``; the share of instances that converged is recorded per epoch.
+the same T = ``base_iterations`` + epoch iterations as BP (Sec. 6's matched-inference guideline;
+the paper gives no mean-field iteration count, so this is our choice) to ``tol``; the share of
+instances that converged is recorded per epoch.
 """
 from __future__ import annotations
 

@@ -24,8 +24,9 @@ class PCD(Learner):
     config_class = PCDConfig
 
     def init_state(self, model, train, rng):
-        """Chains start at the first training examples (dcp notes §8 item 6), tiled if needed, or
-        (``chain_init=uniform``) at uniform random states (pmp notes §2.6)."""
+        """Chains start at the first training examples (our choice; dcp does not say), tiled if
+        needed, or (``chain_init=uniform``) at uniform random states (as in the pmp authors' code;
+        the paper does not say)."""
         xp, data = model.xp, train.inputs
         bs = self.config.batch_size
         n = self.config.n_chains or (data.shape[0] if bs == "full" else min(bs, data.shape[0]))

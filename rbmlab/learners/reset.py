@@ -2,10 +2,10 @@
 
 Each update draws its negative phase afresh: ``n_chains`` states uniform over the unit values,
 ``k`` steps of ``learner.sampler`` from them, and the log-likelihood direction
-statistics(data) − statistics(samples) (pmp notes §2.6–2.7: "-reset" samplers, truncated and
-biased; with ``learner.sampler=pmp`` the start is ignored and this is PMP learning, the gradient
-of its perturb-and-MAP surrogate likelihood). For an RBM the statistics are Rao-Blackwellised,
-E[h | v] in both phases, as the authors' code does.
+statistics(data) − statistics(samples) (pmp Sec. 5.3: "-reset" samplers, truncated and
+biased; with ``learner.sampler=pmp`` the start is ignored and this is PMP learning, Alg. 1, the
+gradient of its perturb-and-MAP surrogate likelihood, Eq. 3). For an RBM the statistics are
+Rao-Blackwellised, E[h | v] in both phases, as the authors' code does.
 """
 from __future__ import annotations
 

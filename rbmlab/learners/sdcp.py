@@ -4,7 +4,8 @@ log p(v) = g(θ, v) − f(θ) with g, f convex (dcp eq. 2–5). Each mini-batch 
 on the convex surrogate f(θ) − θᵀ∇g(θ(t)) (eq. 8): ∇g (the data term) is frozen at θ(t), and ∇f
 is the CD-style estimate at the end of ``k`` (= K') sampler steps run with the current inner
 parameters, the chain carried over from one inner step to the next. d = 1 is exactly CD-K'.
-The gradient is fresh at each inner step (Alg. 3's never-reset Δθ is read as a typo; notes §8.1).
+The gradient is fresh at each inner step (we read Alg. 3's never-reset Δθ as a typo: Algs. 2 and 4
+take a fresh one).
 """
 from __future__ import annotations
 

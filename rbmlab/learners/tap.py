@@ -4,11 +4,11 @@ Every mini-batch of M examples starts K = M TAP solutions at the examples themse
 c^v = 0; Eqs. 37–38, Table 1's K = M), iterates Alg. 1 with damping for at most ``max_iter``
 iterations (or until the mean-square change is below ``tol``), and ascends the TAP
 log-likelihood: the exact clamped data term minus the derivative of the TAP free energy at the
-solutions, averaged over all K (Eqs. 40–42; notes §6.2 item 5). ``persistent=true`` instead
-carries the solutions from one mini-batch to the next (the NIPS 2015 predecessor's option; the
-paper itself restarts from data). ``inference=adatap`` finds the fixed points by VAMP instead
-(App. D, Fig. 10). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are the
-optimizer's (``learner.optimizer.momentum``, ``momentum_on: interactions``, ``weight_decay``).
+solutions, averaged over all K (Eqs. 40–42; all K rather than the unique ones is our reading).
+``persistent=true`` instead carries the solutions from one mini-batch to the next (the NIPS 2015
+predecessor's option; the paper itself restarts from data). ``inference=adatap`` finds the fixed
+points by VAMP instead (App. D, Fig. 10). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are
+the optimizer's (``learner.optimizer.momentum``, ``momentum_on: interactions``, ``weight_decay``).
 """
 from __future__ import annotations
 

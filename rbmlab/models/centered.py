@@ -6,8 +6,9 @@ With offsets μ (visible) and λ (hidden), W of shape (n_visible, n_hidden):
 
 Expanding, this is the plain RBM energy of (W, b − Wλ, c − Wᵀμ) plus a constant μᵀWλ − bᵀμ − cᵀλ,
 so the two define the same distribution: :meth:`CenteredRBM.to_plain` and
-:meth:`CenteredRBM.from_plain` convert exactly (dcp notes §1.3), and conditionals, samplers and
-evaluators work on the plain form. Leading trial axes broadcast as in :mod:`rbmlab.models.rbm`.
+:meth:`CenteredRBM.from_plain` convert exactly (derived above; dcp does not give it), and
+conditionals, samplers and evaluators work on the plain form. Leading trial axes broadcast as in
+:mod:`rbmlab.models.rbm`.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The binary 2D OR-convolution model of Bayesian blind deconvolution (pmp Sec 5.6; notes §1.9).
+"""The binary 2D OR-convolution model of Bayesian blind deconvolution (pmp Sec 5.6, App. C.3).
 
 Binary features W (K, fh, fw) shared by all images, locations S (N, K, h, w) and images
 X (N, H, W'), H = h + fh − 1, W' = w + fw − 1:
@@ -6,13 +6,14 @@ X (N, H, W'), H = h + fh − 1, W' = w + fw − 1:
     X[n, u+p, v+q] = OR over (k, u, v, p, q) of ( S[n, k, u, v] AND W[k, p, q] )           (1)
 
 (feature k pasted with its top-left corner at (u, v); overlaps combine by OR). As a factor graph
-(notes §1.9): one AND per (n, k, u, v, p, q), inputs S[n, k, u, v] and W[k, p, q], output an
-auxiliary variable; one OR per pixel X[n, r, c] over the K·fh·fw auxiliaries that land there.
+(pmp App. C.3, Figure 9; the wiring follows the authors' code): one AND per (n, k, u, v, p, q),
+inputs S[n, k, u, v] and W[k, p, q], output an auxiliary variable; one OR per pixel X[n, r, c] over
+the K·fh·fw auxiliaries that land there.
 
 :class:`ConvolutionOR` is the whole of (1) as one factor group of rbmlab.models.factor_graph. Its
 variables are W, S, X (flattened in C order, in that order); the auxiliaries have no unary and
-only two factors each, so they are internal: one group sweep is the schedule of notes §2.5
-("Deconvolution schedule"), messages as log-ratios (rbmlab.models.logical_factors):
+only two factors each, so they are internal: one group sweep is the authors' code's schedule
+(the paper gives none), messages as log-ratios (rbmlab.models.logical_factors):
 
     s = b_S − m_{AND→S},  w = b_W − m_{AND→W}            cavities of every AND's two inputs
     a = min(s + w, s, w)                                  AND → aux (there, aux → OR)
@@ -186,9 +187,10 @@ def logit(p: float) -> float:
 
 def deconvolution_graph(X, n_features: int, feature_shape: tuple[int, int], *, p_s: float = 0.01,
                         p_w: float = 0.25, p_e: float = 1e-100, dtype=np.float32) -> FactorGraph:
-    """The posterior p(W, S | X) of (1) given images X (N, H, W') as a factor graph (notes §1.9):
-    Bernoulli priors logit(p_w) on W and logit(p_s) on S, the observed X as hard evidence
-    ±(−logit(p_e)) (±230.26 at the paper's 1e−100), locations h = H − fh + 1, w = W' − fw + 1."""
+    """The posterior p(W, S | X) of (1) given images X (N, H, W') as a factor graph (pmp Sec 5.6;
+    the prior values are the authors' code's): Bernoulli priors logit(p_w) on W and logit(p_s) on S,
+    the observed X as hard evidence ±(−logit(p_e)) (±230.26 at the code's 1e−100), locations
+    h = H − fh + 1, w = W' − fw + 1."""
     xp = namespace(X)
     n, H, Wd = X.shape
     fh, fw = feature_shape

@@ -6,7 +6,7 @@ e.g. the visible and hidden units of an RBM), unary log-odds u (n,) and a tuple 
     log p̃(x) = uᵀx + Σ_groups Σ_factors log φ_a(x_a).                                    (1)
 
 A factor group is many factors of one kind, stored as flat arrays (PGMax's factor groups; pmp
-notes §2.3–2.5): its ``variables`` (the global index of each of its local variables, no
+App. C): its ``variables`` (the global index of each of its local variables, no
 repeats) and its parameters. Messages live with the group, in the layout its maths wants, as
 log-ratios n = log m(1) − log m(0) of factor → variable messages, with one leading batch axis
 (B problems solved at once, e.g. B perturbations). Each group provides
@@ -52,7 +52,7 @@ def _fusable(W, beliefs, messages) -> bool:
 
 def max_message(w, c):
     """Log-ratio max-product message through a pairwise factor e^{w x_a x_b} from a cavity
-    log-ratio c of the other end: max(0, w + c) − max(0, c) (pmp notes §2.3)."""
+    log-ratio c of the other end: max(0, w + c) − max(0, c) (pmp App. C.1)."""
     xp = namespace(c)
     return xp.maximum(w + c, 0.0) - xp.maximum(c, 0.0)
 
@@ -60,7 +60,7 @@ def max_message(w, c):
 @dataclass(frozen=True)
 class DensePairwise:
     """Factors e^{W_ij x_i x_j} for every pair i < j of ``variables`` (a fully connected Ising
-    model in the {0, 1} convention, −E1 = ½ xᵀWx; pmp notes §1.2). W (d, d) symmetric with zero
+    model in the {0, 1} convention, −E1 = ½ xᵀWx; pmp App. C.1, Eq. 5). W (d, d) symmetric with zero
     diagonal; a zero W_ij sends zero messages, so sparse graphs (lattices, Erdős–Rényi) run as
     dense ones. Messages (B, 2, P), the P = d(d − 1)/2 pairs i < j in row-major order (i, then
     j > i): [:, 0, p] = factor {i, j} → x_j and [:, 1, p] = factor {i, j} → x_i. Both directions
@@ -114,7 +114,7 @@ class DensePairwise:
 @dataclass(frozen=True)
 class Bipartite:
     """Factors e^{W_ij v_i h_j} between two disjoint sets v (|v|) and h (|h|): an RBM's weights in
-    matrix form (pmp notes §2.4). ``variables`` = v's indices then h's. Messages (2, B, |v|, |h|):
+    matrix form (pmp App. C.2). ``variables`` = v's indices then h's. Messages (2, B, |v|, |h|):
     [0] factor {i, j} → v_i, [1] factor {i, j} → h_j; both updated from the previous beliefs
     (the flooding schedule)."""
 

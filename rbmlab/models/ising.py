@@ -10,9 +10,11 @@ diagonal (shape (n, n)) and h of shape (n,):
 so by (3) the mean log-likelihood gradient is the data-minus-model difference of
 :meth:`Ising.statistics` (E[x xᵀ] with zero diagonal, and E[x]).
 
-pmp notes §1.2 conventions map onto (1) as follows: E1 ({0,1}, −E1 = ½ xᵀWx + bᵀx) is J = W,
-h = b; E2 (±1, −E2 = sᵀWs + bᵀs, every pair counted twice) is J = 2W, h = b. So the pmp
-lattice (θ = −0.1 per the code) is ``lattice_2d(side, coupling=-0.2, spins="pm1")``.
+The pmp paper's conventions (E1: App. C.1, Eq. 5; E2: App. B.1, its "energy" read as the
+log-probability, as in the authors' code) map onto (1) as follows: E1 ({0,1},
+−E1 = ½ xᵀWx + bᵀx) is J = W, h = b; E2 (±1, −E2 = sᵀWs + bᵀs, every pair counted twice) is
+J = 2W, h = b. So the pmp lattice (θ = −0.1 per the code) is
+``lattice_2d(side, coupling=-0.2, spins="pm1")``.
 
 Parameters may carry one leading trial axis (T independent models, J (T, n, n), h (T, n));
 every method broadcasts over it as the RBM's do. A batch without a trial axis is shared by all
@@ -372,7 +374,7 @@ def to_spins(model: Ising, spins: str) -> tuple[Ising, Any]:
 
     Each is log p̃(x) = log p̃'(s) + c with the constant c = −shift, so Z = e^c Z' and
     log p(x) = log p'(s) for every pair x ↔ s: the conversions are exact and mutually inverse.
-    (pmp notes §1.2's ``stob`` is the second with J = 2W: W1 = 8W2, b1 = 2b2 − 4W2 1,
+    (The pmp authors' code's ``stob`` is the second with J = 2W: W1 = 8W2, b1 = 2b2 − 4W2 1,
     log Z1 = log Z2 + Σb2 − ΣW2.) ``shift`` is a float, or a float64 array (T,) with trials.
     """
     if spins not in SPINS:
@@ -411,7 +413,7 @@ def fully_connected(n: int, *, rng, coupling_std: float, field_std: float = 0.0,
 
 def uniform_dense(n: int, *, rng, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
                   dtype="float32") -> Ising:
-    """Dense model of pmp Sec 5.2 (the authors' ``rand_ising``, notes §1.5): J_ij = coupling ·
+    """Dense model of pmp Sec 5.2 (the authors' ``rand_ising``): J_ij = coupling ·
     (u_ij + u_ji) / 2 with u ~ U[−1, 1] (n, n), an average of two uniforms (triangular on
     [−coupling, coupling]), zero diagonal; then h_i ~ U[−field, field]. The paper's w ~ U[−2, 2]
     counted twice in ±1 spins (E2) is coupling = 4, field = 0.1, spins="pm1"."""
@@ -425,7 +427,7 @@ def uniform_dense(n: int, *, rng, coupling: float, field: float = 0.0, spins: st
 def constant_dense(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
                    dtype="float32") -> Ising:
     """Every pair coupled by ``coupling``, every site's field ``field``: pmp Sec 5.1's toy is
-    n = 4, coupling = 0.5 (θ, each pair counted once), spins="pm1" (notes §1.3)."""
+    n = 4, coupling = 0.5 (θ, each pair counted once), spins="pm1"."""
     J = xp.full((n, n), coupling, dtype=xp.float64)
     _zero_diagonal_(J)
     return Ising(J.astype(dtype), xp.full(n, field, dtype=dtype), spins)

@@ -1,9 +1,9 @@
-"""Max-product messages of the logical factors AND and OR, as log-ratios (pmp notes §2.5).
+"""Max-product messages of the logical factors AND and OR, as log-ratios (pmp App. C.3).
 
 Every message is n = log m(1) − log m(0) of a binary variable; a factor's potential is 1 on the
 states that satisfy it and 0 elsewhere. With the incoming messages n_j of its other variables,
 the message to a variable is max over the satisfying states with that variable at 1, less the
-same at 0, of Σ_j n_j x_j (notes §2.2).
+same at 0, of Σ_j n_j x_j (the max-product update of pmp Alg. 1).
 
 AND, b = t1 ∧ t2 (the only AND the deconvolution uses):
 
@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from rbmlab.backend import namespace
 
-OFF = -1e9   # a log-ratio that forces a variable off, finite in float32 (notes §2.5)
+# a log-ratio that forces a variable off, finite in float32 (our choice; the authors' code pads
+# with −inf)
+OFF = -1e9
 
 
 def and_to_input(n_b, n_other):

@@ -3,7 +3,8 @@
 m ← β₁m + (1 − β₁)g,  v ← β₂v + (1 − β₂)g²,  θ ← θ + lr · m̂ / (√v̂ + ε)  with m̂ = m / (1 − β₁ᵗ),
 v̂ = v / (1 − β₂ᵗ); the interaction parameters (W, J) may step at a multiple of lr
 (``interaction_lr_scale``: Adam moves each parameter by about its own lr, so Adam on the paper's
-W = J/2 at lr moves J by 2 lr and the fields by lr, pmp notes §4.4). The moments and the step count t live in the learner state (``adam_m_<name>``,
+W = J/2 at lr moves J by 2 lr and the fields by lr; pmp App. B.1 runs Adam on W). The moments and
+the step count t live in the learner state (``adam_m_<name>``,
 ``adam_v_<name>``, ``adam_t``), so a resumed run continues exactly.
 """
 from __future__ import annotations

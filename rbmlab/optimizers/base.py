@@ -10,8 +10,8 @@ def penalized(model, name: str, g, weight_decay: float, l1: float):
     array whenever a penalty applies, so a caller may own the result only when ``g`` was its own).
 
     The penalty acts on rbmlab's own parameters: pmp's ℓ1 of 0.01 on the ±1 weights W₂ of its
-    notes §1.2 (J = 2 W₂ here, gradient (C_d − C_m) on J but 2 (C_d − C_m) on W₂) is l1 = 0.005
-    on J, with Adam's lr doubled for the same steps in W₂."""
+    E2 convention (App. B.1; J = 2 W₂ here, gradient (C_d − C_m) on J but 2 (C_d − C_m) on W₂)
+    is l1 = 0.005 on J, with Adam's lr doubled for the same steps in W₂."""
     if name not in model.INTERACTIONS or not (weight_decay or l1):
         return g
     theta = getattr(model, name)

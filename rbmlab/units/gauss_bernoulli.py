@@ -13,7 +13,7 @@ m_TG, v_TG the truncated Gaussian's tilted partition function, mean and variance
     f_c   = P_nz (m_TG² + v_TG) − f_a² = P_nz v_TG + P_nz(1 − P_nz) m_TG²    (Eq. 98, corrected)
     ∂ ln Z̃/∂V = −½ P_nz E_TG[x²],   ∂ ln Z̃/∂r = P_nz − ρ
     ln base = ln(1 − ρ) at x = 0, ln ρ − ½Vx² elsewhere;  ∂_r ln base = 1[x ≠ 0] − ρ   (Eq. 108 with
-              the non-zero indicator for δ, §6.1)
+              the non-zero indicator for δ, which we read as an erratum)
 
 All in log space (logaddexp, σ(r) = e^{−softplus(−r)}): extreme r and ln Z̃_TG are fine.
 """
