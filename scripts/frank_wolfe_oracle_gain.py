@@ -14,9 +14,12 @@ independent pools of ``n_fresh`` model samples (block-Gibbs chains started at tr
 ``burn_in`` sweeps), solves the oracle on (a) the checkpoint's own persistent chains (what the
 learner used for its next unit, S = 1,000), (b) 1,000 of pool A, (c) all of pool A, and scores
 each unit on pool B. The best unit's true gain lies between (c) on pool B (a unit's unbiased gain
-is a lower bound on the best) and (c) on pool A (biased upward). It also reports the count of
-on-pixels Σ_j v_j (mean and standard deviation) under the data and the model: a moment the
-model's units can match only through many small weights.
+is a lower bound on the best) and (c) on pool A (biased upward) — provided the pools are samples of
+the model. Chains started at the data may not reach modes the model has away from the data (the
+persistent chains may have), so the script also reports where each set of states sits in the
+model's unnormalised log-probability −F (mean and 90th percentile) and its count of on-pixels
+Σ_j v_j (mean ± standard deviation), beside the data's: persistent chains far above the data and
+the pools in −F are in modes the pools have not reached, and then (c) is no bound.
 """
 from __future__ import annotations
 
@@ -71,6 +74,13 @@ def counts(v) -> str:
     return f"{c.mean():.1f} ± {c.std():.1f}"
 
 
+def neg_free_energy(v, W, b_v, b_h) -> str:
+    """Mean [90th percentile] of −F(v) = Σ_i softplus(v·w_i + c_i) + b·v (Eq. 3): where the states
+    sit in the model's unnormalised log-probability."""
+    f = np.logaddexp(0, v @ W + b_h).sum(axis=1) + v @ b_v
+    return f"{f.mean():.1f} [{np.quantile(f, 0.9):.1f}]"
+
+
 def measure(path: str, opts: OracleGainConfig) -> list[dict]:
     try:
         model, meta, state = load_checkpoint(path)
@@ -98,7 +108,9 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
         rows.append({"checkpoint": path, "units": model.n_hidden, "λ": f"{lam:g}",
                      "oracle's samples": name, "gain on them": oracle.gain(w),
                      "gain on pool B": fresh.gain(w), "‖w‖": float(np.linalg.norm(w)),
-                     "on-pixels: data": counts(x), "own chains": counts(own), "pool B": counts(pool_b)})
+                     "on-pixels: data": counts(x), "own chains": counts(own), "pool B": counts(pool_b),
+                     "−F: data": neg_free_energy(x, W, b_v, b_h), "−F: own chains": neg_free_energy(own, W, b_v, b_h),
+                     "−F: pool B": neg_free_energy(pool_b, W, b_v, b_h)})
         print(rows[-1], flush=True)
     return rows
 
