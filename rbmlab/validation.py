@@ -16,6 +16,7 @@ import numbers
 import types
 import typing
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from rbmlab.errors import RbmlabError
@@ -228,3 +229,15 @@ def to_plain(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [to_plain(v) for v in obj]
     return obj
+
+
+def script_arguments(argv: list[str], cls: type[T], prefix: str, example: str):
+    """A results script's ``OUT.md [key=value ...]``: the markdown file to write (its directory
+    must exist) and ``cls`` built from the options; a bad one raises a one-line RbmlabError that
+    names ``OUT`` or ``<prefix>.<key>``. ``example`` is an OUT to show in the message."""
+    if not argv or "=" in argv[0]:
+        raise RbmlabError(f"OUT: the first argument is the markdown file to write (e.g. {example})")
+    out = Path(argv[0])
+    if not out.parent.is_dir():
+        raise RbmlabError(f"OUT: directory not found: {out.parent}")
+    return out, parse_options(cls, key_values(argv[1:]), prefix)

@@ -32,7 +32,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_exact import DATA, exact_bias, exact_frank_wolfe, mean_log_likelihood
 from rbmlab.provenance import source_revision
-from rbmlab.validation import Config, key_values, option, parse_options
+from rbmlab.validation import Config, option, script_arguments
 
 FORMS = {"fixed500": ["learner.bias_fit=fixed", "learner.bias_steps=500"],
          "fixed5000": ["learner.bias_fit=fixed", "learner.bias_steps=5000"],
@@ -51,13 +51,8 @@ class BiasExactConfig(Config):
 
 def parse(argv: list[str]) -> tuple[Path, BiasExactConfig]:
     """OUT.md and the options, checked; a bad one ends the run with one error line."""
-    if not argv or "=" in argv[0]:
-        fail("OUT: the first argument is the markdown file to write (e.g. results/frank_wolfe/bias-fit_reduced.md)")
-    out = Path(argv[0])
-    if not out.parent.is_dir():
-        fail(f"OUT: directory not found: {out.parent}")
     try:
-        return out, parse_options(BiasExactConfig, key_values(argv[1:]), "bias_exact")
+        return script_arguments(argv, BiasExactConfig, "bias_exact", "results/frank_wolfe/bias-fit_reduced.md")
     except RbmlabError as error:
         fail(str(error))
 

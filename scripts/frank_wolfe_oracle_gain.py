@@ -35,7 +35,7 @@ from rbmlab.data.registry import load_dataset
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.provenance import source_revision
-from rbmlab.validation import Config, key_values, option, parse_options
+from rbmlab.validation import Config, option, script_arguments
 
 
 @dataclass
@@ -47,13 +47,9 @@ class OracleGainConfig(Config):
 
 
 def parse(argv: list[str]) -> tuple[Path, OracleGainConfig]:
-    if not argv or "=" in argv[0]:
-        fail("OUT: the first argument is the markdown file to write (e.g. results/frank_wolfe/oracle-gain_reduced.md)")
-    out = Path(argv[0])
-    if not out.parent.is_dir():
-        fail(f"OUT: directory not found: {out.parent}")
+    """OUT.md and the options, checked; a bad one ends the run with one error line."""
     try:
-        opts = parse_options(OracleGainConfig, key_values(argv[1:]), "oracle_gain")
+        out, opts = script_arguments(argv, OracleGainConfig, "oracle_gain", "results/frank_wolfe/oracle-gain_reduced.md")
     except RbmlabError as error:
         fail(str(error))
     if not opts.checkpoints:
