@@ -32,6 +32,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_exact import DATA, exact_bias, exact_frank_wolfe, mean_log_likelihood
 from rbmlab.provenance import source_revision
+from rbmlab.report.render import markdown_rows
 from rbmlab.validation import Config, option, script_arguments
 
 FORMS = {"fixed500": ["learner.bias_fit=fixed", "learner.bias_steps=500"],
@@ -72,12 +73,6 @@ def run(data: str, lam: float, scaling: str, form: str, seed: int, opts: BiasExa
     return models, pd.read_csv(out / "metrics.csv")["train_log_likelihood"].to_numpy()[1:]
 
 
-def markdown(rows: list[dict]) -> str:
-    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row.values()) + " |" for row in rows])
-
-
 def main(argv: list[str]) -> None:
     out, opts = parse(argv)
     settings = [(lam, "constant") for lam in opts.lams] + [(0.1, "over_t")]
@@ -103,7 +98,7 @@ def main(argv: list[str]) -> None:
                                  f"LL at {opts.units} units, min … max over seeds": f"{min(last):.3f} … {max(last):.3f}",
                                  f"exact FW at {opts.units} units": f"{reference[-1]:.3f}"})
                     print(rows[-1], flush=True)
-    table = markdown(rows)
+    table = markdown_rows(rows)
     header = (f"# frank_wolfe: the visible-bias loop against exact answers (shifting bar 9/3, bars & stripes 3 × 3)\n\n"
               f"`python scripts/frank_wolfe_bias_exact.py {' '.join(argv)}` at {source_revision()}; "
               f"{opts.units} units, seeds {opts.seeds}, S = {opts.n_samples} oracle samples, "

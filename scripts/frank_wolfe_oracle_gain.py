@@ -35,6 +35,7 @@ from rbmlab.data.registry import load_dataset
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.provenance import source_revision
+from rbmlab.report.render import markdown_rows
 from rbmlab.validation import Config, option, script_arguments
 
 
@@ -111,14 +112,6 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    for row in rows:
-        lines.append("| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row.values()) + " |")
-    return "\n".join(lines)
-
-
 def main(argv: list[str]) -> None:
     out, opts = parse(argv)
     rows = [row for path in opts.checkpoints for row in measure(path, opts)]
@@ -126,7 +119,7 @@ def main(argv: list[str]) -> None:
               f"`python scripts/frank_wolfe_oracle_gain.py {' '.join(argv)}` at {source_revision()}; "
               f"pools of {opts.n_fresh:,} samples after {opts.burn_in} block-Gibbs sweeps from training "
               f"images, seed {opts.seed}; the oracle as the learner runs it (L-BFGS-B, its restarts).\n\n")
-    out.write_text(header + markdown(rows) + "\n")
+    out.write_text(header + markdown_rows(rows) + "\n")
 
 
 if __name__ == "__main__":

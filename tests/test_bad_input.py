@@ -198,6 +198,8 @@ RUN_CASES = [
     Case("run-frank-wolfe-trials", ["run", *FW, "train.trials=2"], "train.trials"),
     Case("run-frank-wolfe-spin-units", ["run", *FW, "model.hidden_units=spin"],
          "frank_wolfe is written for Bernoulli"),
+    Case("run-frank-wolfe-unknown-step", ["run", *FW, "learner.step=half"], "learner.step"),
+    Case("run-frank-wolfe-step-points-zero", ["run", *FW, "learner.step_points=0"], "learner.step_points"),
     Case("run-test-error-unlabelled", ["run", *SMALL, "evaluator=test_error", "evaluator.C=[1.0]",
                                        "evaluator.splits=[test]"], "has no labels"),
     Case("run-test-error-choice-without-valid", ["run", *SMALL, "evaluator=test_error",

@@ -217,3 +217,10 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
     return runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False).encode()
+
+
+def markdown_rows(rows: list[dict]) -> str:
+    """A markdown table of ``rows`` (dicts with the same keys, in order): floats to 3 decimals."""
+    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row.values()) + " |" for row in rows])
