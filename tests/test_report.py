@@ -765,3 +765,27 @@ def test_a_derived_x_axis_maps_each_variants_own_key(cost_sweep: Path, tmp_path:
     with pytest.raises(RbmlabError, match=r"report.derive.size: unknown key 'nope'"):
         make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
                     derive={"size": [{"where": {}, "key": "nope"}]})
+
+
+def test_a_selected_epoch_record_comes_with_the_curves_behind_it(tmp_path: Path) -> None:
+    """A table of early_stopping.test_err (each run's test error at its best validation epoch):
+    the curves CSV holds the per-epoch test_err, the runs CSV the selected epoch, and the note
+    counts the runs that selected their last epoch."""
+    root = tmp_path / "sweep"
+    for seed, best in ((0, 2), (1, 3), (2, 3)):        # seeds 1 and 2 improve until their last epoch
+        rows = [{"epoch": e, "updates": e, "wall_time": e, "valid_err": 5.0 - e + (e > best) * 2.0 * (e - best),
+                 "test_err": 6.0 - e + seed} for e in range(4)]
+        write_variant_run(root / "mle" / str(seed), "mle", 4, seed, rows, {"test_err": 9.0},
+                          {"epochs_done": 3, "early_stopping": {"epoch": best, "test_err": 6.0 - best + seed}})
+    result = make_report(root, tmp_path / "out", metric="early_stopping.test_err", lines="variant",
+                         variants=["mle"])
+    curves = pd.read_csv(result["curves"])
+    assert list(curves["epoch"]) == [0, 1, 2, 3] and list(curves["mean"]) == [7.0, 6.0, 5.0, 4.0]
+    assert list(curves["n"]) == [3, 3, 3, 3] and curves["std"].iloc[0] == pytest.approx(1.0)
+    runs = pd.read_csv(result["runs"]).sort_values("seed")
+    assert list(runs["early_stopping.epoch"]) == [2, 3, 3]
+    assert list(runs["final.early_stopping.test_err"]) == [4.0, 4.0, 5.0]
+    text = Path(result["table"]).read_text()
+    assert "per-epoch test_err" in text
+    assert "Selected at the last epoch run (still improving when training ended): 2 of 3 completed runs." in text
+    assert table_rows(text)[0]["final early_stopping.test_err (mean ± std)"].startswith("4.3333 ± 0.577")

@@ -30,7 +30,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.fileio import atomic_write_all, write_error
 from rbmlab.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
-                                     completed_curves, epoch_to_fraction_of_max, final_values,
+                                     completed_curves, curve_behind, epoch_to_fraction_of_max, final_values,
                                      left_out, resolve_metric, run_columns, run_points, size_column,
                                      summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
@@ -39,7 +39,8 @@ from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
 from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
-                                  points_table, runs_csv, table_order, vlines_note)
+                                  points_table, runs_csv, selected_at_last_note, table_order,
+                                  vlines_note)
 
 __all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
            "epoch_to_fraction_of_max", "higher_is_better"]
@@ -146,13 +147,17 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve)
     grown = by_key and size_column(curves, x) is not None
     record = metric in run_columns(runs)
-    note = method_note(metric, x, by_key, select, grown, record) + vlines_note(placed, x)
+    behind = None if by_key else curve_behind(metric, curves)
+    # the curves CSV of a record such as early_stopping.test_pixel_error: its per-epoch column
+    csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
+    note = (method_note(metric, x, by_key, select, grown, record, behind) + vlines_note(placed, x)
+            + selected_at_last_note(runs, metric))
     text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched)
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)
     atomic_write_all({paths["table"]: text.encode(), paths["plot"]: png,
-                      paths["curves"]: curves_csv(curve, groups, layout, x),
+                      paths["curves"]: curves_csv(csv_curve, groups, layout, x),
                       paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
     return {**paths, "summary": summary}
 

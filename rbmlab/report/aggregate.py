@@ -45,6 +45,16 @@ def run_columns(runs: pd.DataFrame) -> list[str]:
     return [c for c in runs.columns if c == "wall_time" or c.startswith(RECORD_PREFIXES)]
 
 
+def curve_behind(metric: str, curves: pd.DataFrame) -> str | None:
+    """The metrics.csv column a run record summarises, when the curves have it: ``test_pixel_error``
+    for ``early_stopping.test_pixel_error`` (its value at the selected epoch); else None."""
+    for prefix in RECORD_PREFIXES:
+        column = metric[len(prefix):] if metric.startswith(prefix) else None
+        if column and column in curves.columns and pd.api.types.is_numeric_dtype(curves[column]):
+            return column
+    return None
+
+
 def _final_column(runs: pd.DataFrame, metric: str) -> str:
     """The runs-table column holding a run's final ``metric``."""
     return metric if metric in run_columns(runs) else f"final.{metric}"

@@ -148,12 +148,15 @@ def final_note(left_out: pd.Series, word: str) -> str:
 
 
 def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
-                record: bool = False) -> str:
+                record: bool = False, behind: str | None = None) -> str:
     """The sentence that says what the table and plot show (``grown``: some run's model grew;
-    ``record``: the metric is a run's summary.json record, such as early_stopping.n_hidden)."""
+    ``record``: the metric is a run's summary.json record, such as early_stopping.n_hidden;
+    ``behind``: the metrics.csv column that record summarises, whose curves the CSV holds)."""
     if record and not by_key:
+        curves = (f" The curves CSV holds each group's per-{x} {behind} (mean ± std over its runs)."
+                  if behind else "")
         return (f"Each completed run's {metric} (its summary.json record); mean ± std (ddof=1) over "
-                f"the runs of each group.")
+                f"the runs of each group.{curves}")
     final = "its summary.json record" if record else "summary.json final value, else the run's last evaluated row"
     if by_key:
         grown_note = (f"; a model that grew during training contributes every evaluated row at the "
@@ -167,6 +170,17 @@ def method_note(metric: str, x: str, by_key: bool, select: str | None = None, gr
             f"curves by {x}, with runs that did not complete marked partial (dashed). "
             f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
             f"the mean curve of the completed runs.")
+
+
+def selected_at_last_note(runs: pd.DataFrame, metric: str) -> str:
+    """For an early_stopping.* metric: how many completed runs selected their last epoch (their
+    validation curve had not turned: more epochs might have helped)."""
+    if not metric.startswith("early_stopping.") or not {"early_stopping.epoch", "epochs_done"} <= set(runs):
+        return ""
+    done = runs[runs["status"] == "completed"]
+    last = int((done["early_stopping.epoch"].astype(float) == done["epochs_done"].astype(float)).sum())
+    return (f" Selected at the last epoch run (still improving when training ended): {last} of "
+            f"{len(done)} completed runs.")
 
 
 def vlines_note(placed: Sequence[dict[str, Any]], x: str) -> str:
@@ -206,7 +220,8 @@ def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str
 
 
 def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
-    """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, final.*.
+    """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, the selected
+    epoch (early_stopping.epoch, where runs record one), final.*.
 
     final.<metric> is the value the report used (empty for a run left out: see its status); the
     other final.* columns are summary.json's.
@@ -215,6 +230,7 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
     run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
                 "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
+                *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
     return runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False).encode()
 
