@@ -382,6 +382,10 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         bar.update(1)
         if not after_epoch(run, record, p, summary):
             bar.close()
+            if run.stop is not None and p.decision is not None:
+                echo(f"diverged at epoch {p.epoch}; under train.stop_rule={cfg.train.stop_rule} the final "
+                     f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)")
+                return finish(run, record, p, summary, echo)
             summary.update(status="diverged", epochs_done=p.epoch, updates=p.updates,
                            wall_time=p.wall, final={}, **_trial_records(p.model, [], p.diverged))
             record.write_summary(summary)
@@ -402,7 +406,8 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
 
 def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
     """The final evaluation (full schedules) and the completed summary; under train.stop_rule,
-    of the model the rule selected."""
+    of the model the rule selected (also when training diverged after it: summary.json
+    ``stopped.diverged_epoch``)."""
     evaluated = p.model
     if run.stop is None:
         finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged,
@@ -416,6 +421,8 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         finals = evaluate_trials(run, model.map(run.backend.asarray), (run.cfg.seed, FINAL_EVAL_STREAM),
                                  final=True, iterations=meta.get("inference_iterations"))
         summary["stopped"] = stopped_record(run, p, meta)
+        if p.diverged:   # training went on past the selected point and diverged: recorded, not final
+            summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
     p.diverged.update(dict.fromkeys(newly_diverged([], finals, p.diverged), p.epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials

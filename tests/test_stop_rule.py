@@ -362,3 +362,40 @@ def test_the_valid_rules_options_without_it_are_a_one_line_error(tmp_path, optio
                   cwd=tmp_path, check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "is read by train.stop_rule=valid only; stop_rule is gap" in proc.stderr
+
+
+@needs_caltech
+def test_a_run_that_diverges_after_its_selected_point_finishes_on_it(reference, tmp_path, monkeypatch):
+    """Training declared diverged at epoch 6 (forced): under the valid rule the run is not lost;
+    its final evaluation is of the best of epochs 0-5 (selected.npz), and summary.json says
+    where training diverged. Without a rule the same run is recorded as diverged."""
+    import rbmlab.runner as runner
+
+    real = runner.newly_diverged
+
+    def diverge_at_6(finite, rows, diverged):   # the parameters' check after each epoch
+        return [0] if finite and PROGRESS_EPOCH[0] >= 6 and not diverged else real(finite, rows, diverged)
+
+    PROGRESS_EPOCH = [0]
+    real_epoch = runner.train_epoch
+
+    def counted_epoch(run_, p):
+        real_epoch(run_, p)
+        PROGRESS_EPOCH[0] = p.epoch
+
+    monkeypatch.setattr(runner, "newly_diverged", diverge_at_6)
+    monkeypatch.setattr(runner, "train_epoch", counted_epoch)
+    ref = metrics_of(reference).iloc[:6]
+    best = int(ref.epoch[ref.valid_log_likelihood.idxmax()])
+    assert best > 0                     # the selected model is a trained one
+    out = run(tmp_path / "valid", "train.stop_rule=valid", "train.stop_metric=valid_log_likelihood",
+              "train.patience=20", "train.epochs=30")
+    summary = summary_of(out)
+    assert summary["status"] == "completed" and summary["epochs_done"] == 6
+    assert summary["stopped"]["diverged_epoch"] == 6 and summary["stopped"]["selected_epoch"] == best
+    assert_selected_is_the_snapshot(out, best)
+    pd.testing.assert_frame_equal(metrics_of(out), ref)     # epoch 6 was not evaluated
+    assert summary["final"]["valid_log_likelihood"] == pytest.approx(ref.valid_log_likelihood.max(), rel=1e-12)
+    PROGRESS_EPOCH[0] = 0
+    plain = summary_of(run(tmp_path / "plain", "train.epochs=30"))
+    assert plain["status"] == "diverged" and plain["epochs_done"] == 6 and plain["final"] == {}
