@@ -15,8 +15,6 @@ from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.learners.frank_wolfe_step import line_search, scale_grid
 from rbmlab.models.rbm import RBM, log_likelihood
 from tests.conftest import all_binary
-from tests.test_cli import rbmlab
-from tests.test_frank_wolfe import FW_SMALL
 
 D = 8
 STATES = all_binary(D)
@@ -112,10 +110,3 @@ def test_the_learner_appends_the_unit_scaled_by_the_searched_scale(toy, points):
     assert np.isclose(scale_grid(points), scale).any() and scale < 1
     np.testing.assert_allclose(searched.W, scale * whole.W, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(searched.b_h, scale * whole.b_h, rtol=1e-6, atol=1e-7)
-
-
-def test_the_step_options_are_checked(tmp_path):
-    proc = rbmlab("run", *FW_SMALL, "learner.step=half", "hydra.run.dir=x", cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and proc.stderr.strip().startswith("rbmlab: error: learner.step:")
-    proc = rbmlab("run", *FW_SMALL, "learner.step_points=0", "hydra.run.dir=y", cwd=tmp_path, check=False)
-    assert proc.returncode == 2 and "learner.step_points" in proc.stderr
