@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.special import expit
 
 from rbmlab.checkpoint import load_checkpoint
 from rbmlab.data.registry import load_dataset
 from rbmlab.errors import RbmlabError, fail
+from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
+from rbmlab.models.rbm import free_energy
 from rbmlab.provenance import source_revision
 from rbmlab.report.render import markdown_rows
 from rbmlab.validation import Config, option, script_arguments
@@ -58,23 +59,15 @@ def parse(argv: list[str]) -> tuple[Path, OracleGainConfig]:
     return out, opts
 
 
-def gibbs(v, W, b_v, b_h, sweeps, rng):
-    """``sweeps`` block-Gibbs sweeps v → h → v of the RBM (W, b_v, b_h) from the rows of v."""
-    for _ in range(sweeps):
-        h = (rng.random((len(v), W.shape[1]), dtype=np.float32) < expit(v @ W + b_h)).astype(np.float32)
-        v = (rng.random(v.shape, dtype=np.float32) < expit(h @ W.T + b_v)).astype(np.float32)
-    return v
-
-
 def counts(v) -> str:
     c = v.sum(axis=1)
     return f"{c.mean():.1f} ± {c.std():.1f}"
 
 
-def neg_free_energy(v, W, b_v, b_h) -> str:
-    """Mean [90th percentile] of −F(v) = Σ_i softplus(v·w_i + c_i) + b·v (Eq. 3): where the states
-    sit in the model's unnormalised log-probability."""
-    f = np.logaddexp(0, v @ W + b_h).sum(axis=1) + v @ b_v
+def neg_free_energy(model, v) -> str:
+    """Mean [90th percentile] of −F(v) (Eq. 3): where the states sit in the model's unnormalised
+    log-probability."""
+    f = -free_energy(model, v)
     return f"{f.mean():.1f} [{np.quantile(f, 0.9):.1f}]"
 
 
@@ -90,9 +83,9 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
     lam = learner["lam"] / (model.n_hidden + 1 if learner["lambda_scaling"] == "over_t" else 1)
     dataset = {k: v for k, v in config["dataset"].items() if k != "name"}
     x = np.asarray(load_dataset(config["dataset"]["name"], **dataset).train, dtype=np.float32)
-    W, b_v, b_h = (np.asarray(a, dtype=np.float32) for a in (model.W, model.b_v, model.b_h))
+    model = model.map(lambda a: np.asarray(a, dtype=np.float32))
     rng = np.random.default_rng(opts.seed)
-    pool_a, pool_b = (gibbs(x[rng.integers(0, len(x), opts.n_fresh)], W, b_v, b_h, opts.burn_in, rng)
+    pool_a, pool_b = (gibbs_chain(model, x[rng.integers(0, len(x), opts.n_fresh)], rng, opts.burn_in)
                       for _ in range(2))
     own = np.asarray(state["chains"], dtype=np.float32)
     rows = []
@@ -106,8 +99,8 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
                      "oracle's samples": name, "gain on them": oracle.gain(w),
                      "gain on pool B": fresh.gain(w), "‖w‖": float(np.linalg.norm(w)),
                      "on-pixels: data": counts(x), "own chains": counts(own), "pool B": counts(pool_b),
-                     "−F: data": neg_free_energy(x, W, b_v, b_h), "−F: own chains": neg_free_energy(own, W, b_v, b_h),
-                     "−F: pool B": neg_free_energy(pool_b, W, b_v, b_h)})
+                     "−F: data": neg_free_energy(model, x), "−F: own chains": neg_free_energy(model, own),
+                     "−F: pool B": neg_free_energy(model, pool_b)})
         print(rows[-1], flush=True)
     return rows
 
