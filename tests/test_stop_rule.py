@@ -371,17 +371,15 @@ def test_a_run_that_diverges_after_its_selected_point_finishes_on_it(reference, 
     where training diverged. Without a rule the same run is recorded as diverged."""
     import rbmlab.runner as runner
 
-    real = runner.newly_diverged
-
-    def diverge_at_6(finite, rows, diverged):   # the parameters' check after each epoch
-        return [0] if finite and PROGRESS_EPOCH[0] >= 6 and not diverged else real(finite, rows, diverged)
-
-    PROGRESS_EPOCH = [0]
-    real_epoch = runner.train_epoch
+    real_check, real_epoch = runner.newly_diverged, runner.train_epoch
+    trained = [0]                               # the epoch the loop has just trained
 
     def counted_epoch(run_, p):
         real_epoch(run_, p)
-        PROGRESS_EPOCH[0] = p.epoch
+        trained[0] = p.epoch
+
+    def diverge_at_6(finite, rows, diverged):   # the parameters' check after each epoch
+        return [0] if finite and trained[0] >= 6 and not diverged else real_check(finite, rows, diverged)
 
     monkeypatch.setattr(runner, "newly_diverged", diverge_at_6)
     monkeypatch.setattr(runner, "train_epoch", counted_epoch)
@@ -396,6 +394,6 @@ def test_a_run_that_diverges_after_its_selected_point_finishes_on_it(reference, 
     assert_selected_is_the_snapshot(out, best)
     pd.testing.assert_frame_equal(metrics_of(out), ref)     # epoch 6 was not evaluated
     assert summary["final"]["valid_log_likelihood"] == pytest.approx(ref.valid_log_likelihood.max(), rel=1e-12)
-    PROGRESS_EPOCH[0] = 0
+    trained[0] = 0
     plain = summary_of(run(tmp_path / "plain", "train.epochs=30"))
     assert plain["status"] == "diverged" and plain["epochs_done"] == 6 and plain["final"] == {}
