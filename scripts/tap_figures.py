@@ -5,8 +5,9 @@
 FIGURE: figure-4 (receptive fields ranked by ℓ0.1 spread and by activation, every model),
 figure-8 (the MCC curves of ``rbmlab experiment tap/figure-8-denoising``, the OPE and 1-NN
 beside TAP), figure-9 (one test digit denoised by every method and binary model, p from 0 to 0.5),
-figure-12 (AIS and pseudo-likelihood of binary MNIST's N_h = 500 snapshots beside their TAP
-log-likelihood: the same checkpoints, every evaluated epoch),
+figure-12 (TAP, with log Z from the solutions averaged and log-sum-exp'd, AIS and
+pseudo-likelihood of binary MNIST's N_h = 500 snapshots: the same checkpoints and images, every
+evaluated epoch),
 figure-5 (free energies and number of unique TAP solutions per epoch; N_h = 100 for both MNIST
 variants, CBCL), figure-6 (Isomap of binary MNIST's N_h = 100 solutions over epochs), figure-7
 (Isomap of the initial images of classes 3, 6, 7 and the solutions they reach; CBCL: all faces).
@@ -319,11 +320,20 @@ def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     save_png(fig, out / f"figure-9_{scale}.png")
 
 
+AIS_SETTINGS = {   # Fig. 12's AIS per tier: the paper's 100 runs of 14,500 temperatures; smoke: seconds
+    "smoke": ({"n_chains": 16, "schedule": "linear", "n_temperatures": 500},
+              "16 chains, 500 linear temperatures (smoke: not the paper's schedule)"),
+    "reduced": ({"n_chains": 100, "schedule": "salakhutdinov"}, "100 chains, 14,500 temperatures"),
+    "paper": ({"n_chains": 100, "schedule": "salakhutdinov"}, "100 chains, 14,500 temperatures")}
+
+
 def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    """tap Fig. 12: the snapshots of binary MNIST's N_h = 500 run (the TAP log-likelihood from its
-    metrics.csv) scored by AIS (100 chains, Salakhutdinov's 14,500 temperatures, base-rate base
-    model) and by the stochastic pseudo-likelihood (100 of the 784 pixels) on the same 10,000
-    training images, with the evaluators of ``rbmlab run`` (seeded per epoch)."""
+    """tap Fig. 12: the snapshots of binary MNIST's N_h = 500 run, each scored on the same (first
+    10,000) training images by TAP (the run's own evaluator settings; log Z from the unique
+    solutions both averaged, the paper's rule, and log-sum-exp'd: rbmlab.inference.tap.combine_log_z),
+    by AIS (the paper's 100 chains and Salakhutdinov's 14,500 temperatures, base-rate base model;
+    fewer at smoke, AIS_SETTINGS) and by the stochastic pseudo-likelihood (100 random pixels),
+    with the evaluators of ``rbmlab run`` (seeded per epoch)."""
     import pandas as pd  # noqa: PLC0415
 
     from rbmlab.backend import get_backend  # noqa: PLC0415
@@ -336,39 +346,60 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     n_hidden, run = found
     x, _, _, epochs = run_data(run)
     x = x[:10000]
-    tap_rows = pd.read_csv(run / "metrics.csv").dropna(subset=["train_log_likelihood"])
+    evaluated = pd.read_csv(run / "metrics.csv").dropna(subset=["train_log_likelihood"])["epoch"]
     backend = get_backend("numpy", "float32")
-    ais = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "splits": ["train"], "progress": False}))
-    pl = EVALUATORS.build(EVALUATORS.parse({"name": "pl", "splits": ["train"], "n_units": 100}))
+    run_tap = yaml.safe_load((run / "config.yaml").read_text())["evaluator"]
+    tap = EVALUATORS.build(EVALUATORS.parse({**run_tap, "splits": ["train"], "max_examples": 0,
+                                             "combine": "uniform", "progress": False}))
+    ais_options, ais_text = AIS_SETTINGS[scale]
+    ais = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "splits": ["train"], "progress": False,
+                                             **ais_options}))
+    pl_units = min(100, x.shape[1])    # the paper's stochastic PL: 100 random pixels per image
+    pl = EVALUATORS.build(EVALUATORS.parse({"name": "pl", "splits": ["train"], "n_units": pl_units}))
     rows = []
-    for e in [int(e) for e in tap_rows["epoch"] if int(e) in epochs]:
+    for e in [int(e) for e in evaluated if int(e) in epochs]:
         model = ts.snapshot(run, e)
+        t = tap.evaluate(model, {"train": Batch(x)}, Context(rng=backend.rng(11, e), final=True, train=Batch(x)))
+        clamped = t["train_log_likelihood"] + t["log_z"]     # the exact data term of Eq. 39
         context = Context(rng=backend.rng(12, e), final=True, train=Batch(x), data_mean=x.mean(axis=0))
         a = ais.evaluate(model, {"train": Batch(x)}, context)
         p = pl.evaluate(model, {"train": Batch(x)}, Context(rng=backend.rng(13, e), final=True))
-        t = tap_rows[tap_rows["epoch"] == e].iloc[0]
-        rows.append({"epoch": e, "tap": t["train_log_likelihood"], "tap_log_z": t["log_z"],
+        rows.append({"epoch": e, "tap": clamped - t["log_z_uniform"], "tap_log_z": t["log_z_uniform"],
+                     "tap_logsumexp": clamped - t["log_z_logsumexp"],
+                     "tap_logsumexp_log_z": t["log_z_logsumexp"], "tap_solutions": t["tap_solutions"],
                      "ais": a["train_log_likelihood"], "ais_log_z": a["log_z"],
                      "pseudo": p["train_pseudo_log_likelihood"]})
-        print(f"epoch {e}: TAP {rows[-1]['tap']:.2f}, AIS {rows[-1]['ais']:.2f}, PL {rows[-1]['pseudo']:.2f}")
+        r = rows[-1]
+        print(f"epoch {e}: TAP {r['tap']:.2f} (log-sum-exp {r['tap_logsumexp']:.2f}), AIS {r['ais']:.2f}, "
+              f"PL {r['pseudo']:.2f}")
     table = pd.DataFrame(rows)
     atomic_write(out / f"figure-12_{scale}.csv", table.to_csv(index=False))
     fig, axes = plt.subplots(3, 1, figsize=(6, 7), sharex=True)
-    for ax, column, label in zip(axes, ("tap", "ais", "pseudo"), (
-            "TAP log-likelihood (Eq. 39)", "AIS log-likelihood", "pseudo-log-likelihood")):
+    axes[0].plot(table["epoch"], table["tap"], marker="o", ms=3, label="TAP, solutions averaged (the paper's)")
+    axes[0].plot(table["epoch"], table["tap_logsumexp"], marker="s", ms=3, label="TAP, solutions log-sum-exp'd")
+    axes[0].plot(table["epoch"], table["ais"], color="k", lw=1, ls="--", label="AIS")
+    axes[0].legend(fontsize=7)
+    axes[0].set_ylabel("log-likelihood (Eq. 39)", fontsize=8)
+    for ax, column, label in zip(axes[1:], ("ais", "pseudo"), ("AIS log-likelihood", "pseudo-log-likelihood")):
         ax.plot(table["epoch"], table[column], marker="o", ms=3)
         ax.set_ylabel(label, fontsize=8)
     axes[-1].set_xlabel("epoch")
-    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, 10,000 training images ({scale})",
+    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, {len(x):,} training images ({scale})",
                       fontsize=9)
+    fig.tight_layout()
     save_png(fig, out / f"figure-12_{scale}.png")
+    starts = f"{run_tap['n_init']:,}" if run_tap["n_init"] else "all"
     lines = ["# tap Figure 12: TAP log-likelihood, AIS and pseudo-likelihood over training", "",
              f"Scale `{scale}`: the snapshots of `rbmlab experiment tap/figure-3 scale={scale}` "
-             f"(binary MNIST, N_h = {n_hidden}) at its evaluated epochs; mean over the first 10,000 "
-             "training images (nats). AIS: 100 chains, 14,500 temperatures; PL: 100 of 784 pixels.",
-             "", "| epoch | TAP | AIS | PL | TAP ln Z | AIS ln Z |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r.epoch} | {r.tap:.2f} | {r.ais:.2f} | {r.pseudo:.2f} | {r.tap_log_z:.2f} | "
-              f"{r.ais_log_z:.2f} |" for r in table.itertuples()]
+             f"(binary MNIST, N_h = {n_hidden}) at its evaluated epochs; mean over the first {len(x):,} "
+             f"training images (nats). TAP: the run's evaluator ({starts} initialisations), "
+             "log Z from the unique solutions averaged (the paper's rule) or log-sum-exp'd. "
+             f"AIS: {ais_text}; PL: {pl_units} of {x.shape[1]} pixels.",
+             "", "| epoch | TAP | TAP (log-sum-exp) | AIS | PL | solutions | TAP ln Z | TAP ln Z (log-sum-exp) "
+             "| AIS ln Z |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.epoch} | {r.tap:.2f} | {r.tap_logsumexp:.2f} | {r.ais:.2f} | {r.pseudo:.2f} | "
+              f"{r.tap_solutions:.0f} | {r.tap_log_z:.2f} | {r.tap_logsumexp_log_z:.2f} | {r.ais_log_z:.2f} |"
+              for r in table.itertuples()]
     atomic_write(out / f"figure-12_{scale}.md", "\n".join(lines) + "\n")
 
 

@@ -1,8 +1,10 @@
 """The TAP estimate of log Z and of the log-likelihood (tap paper Eq. 39, Fig. 3).
 
 TAP solutions are iterated to convergence (Alg. 1, each chain until its mean-square change is
-below ``tol``) from ``n_init`` training examples (a^v⁽⁰⁾ = x, c^v⁽⁰⁾ = 0, Eqs. 37–38); −F averaged over the unique solutions
-estimates log Z, and each example's log-likelihood is its exact clamped term minus that:
+below ``tol``) from ``n_init`` training examples (a^v⁽⁰⁾ = x, c^v⁽⁰⁾ = 0, Eqs. 37–38); the unique
+solutions' −F, averaged (``combine=uniform``, the paper's rule, Sec. V.2) or log-sum-exp'd
+(``combine=logsumexp``: each solution a mode of its own), estimates log Z, and each example's
+log-likelihood is its exact clamped term minus that:
 
     ln P(x) ≈ Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0) − ln Z_TAP.
 
@@ -12,7 +14,9 @@ most chains of a trained model end in a period-2 cycle of the damped iteration i
 MNIST, N_h = 25 after 30 epochs: 663 of 1,000), which is no stationary point of the free energy. The paper's criterion is a mean-square change below 1e-8; applied per chain, with each
 chain stopping there, it stops chains that still drift slowly along flat directions and counts
 them as distinct solutions (binary MNIST, N_h = 50, epoch 8, 1,000 chains: 56 unique at 1e-8,
-45 at 1e-9, 42 at 1e-10 and 1e-11), so the default is 1e-10. Any model with TAP's form (TapForm: a plain RBM or a GRBM) can be scored.
+45 at 1e-9, 42 at 1e-10 and 1e-11), so the default is 1e-10. Both combinations of the same solutions
+are reported (``log_z_uniform``, ``log_z_logsumexp``); ``combine`` picks the one behind ``log_z`` and
+the log-likelihoods. Any model with TAP's form (TapForm: a plain RBM or a GRBM) can be scored.
 """
 from __future__ import annotations
 
@@ -39,6 +43,8 @@ class TapEvalConfig(EvaluatorConfig):
     unique_tol: float = option(1e-2, "solutions closer than this in root-mean-square difference "
                                "are one", lo=0, open_lo=True)
     chunk: int = option(2000, "initialisations solved at once (memory)", lo=1)
+    combine: str = option("uniform", "how the unique solutions' -F make log Z: uniform (their mean, "
+                          "the paper's) or logsumexp (each a mode)", choices=tap.COMBINE_RULES)
 
 
 @dataclass(frozen=True)
@@ -55,14 +61,15 @@ class TapEstimate:
     converged: float              # fraction of initialisations that met tol
 
 
-def distinct(chunks, n_init: int, unique_tol: float) -> TapEstimate:
+def distinct(chunks, n_init: int, unique_tol: float, combine: str = "uniform") -> TapEstimate:
     """The estimate from solved chunks of initialisations, each (magnetisations (k, n), F (k,),
     converged (k,), iterations) on the host: the distinct fixed points of them all
-    (tap.fixed_points: converged chains only) and −F averaged over those."""
+    (tap.fixed_points: converged chains only) and their −F combined by ``combine``
+    (tap.combine_log_z)."""
     a, f, done, iterations = zip(*chunks)
     a, f, done = np.concatenate(a), np.concatenate(f), np.concatenate(done)
     keep = tap.fixed_points(a, done, unique_tol)
-    return TapEstimate(-float(f[keep].mean()), f[keep], a[keep], n_init, max(iterations),
+    return TapEstimate(tap.combine_log_z(f[keep], combine), f[keep], a[keep], n_init, max(iterations),
                        float(done.mean()))
 
 
@@ -79,7 +86,7 @@ def solved_chunks(model, x, config: TapEvalConfig):
 
 def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
     """Solve TAP from the rows of ``x``, keep the distinct fixed points."""
-    return distinct(solved_chunks(model, x, config), x.shape[0], config.unique_tol)
+    return distinct(solved_chunks(model, x, config), x.shape[0], config.unique_tol, config.combine)
 
 
 def initialisations(model, context, config: TapEvalConfig):
@@ -91,7 +98,9 @@ def initialisations(model, context, config: TapEvalConfig):
 
 def solution_metrics(est: TapEstimate) -> dict[str, float]:
     """The model-level metrics of an estimate (SOLUTION_METRICS)."""
-    return {"log_z": est.log_z, "tap_solutions": len(est.free_energies),
+    return {"log_z": est.log_z, **{f"log_z_{rule}": tap.combine_log_z(est.free_energies, rule)
+                                   for rule in tap.COMBINE_RULES},
+            "tap_solutions": len(est.free_energies),
             "tap_solution_fraction": len(est.free_energies) / est.n_init,
             "tap_iterations": est.iterations, "tap_converged": est.converged}
 
@@ -107,7 +116,11 @@ def likelihood_metrics(split: str, ll, units: int) -> dict[str, float]:
 LIKELIHOOD_SE = MetricSpec("log_likelihood_se", "nats", False,
                            description="standard error of the per-example TAP log-likelihood")
 SOLUTION_METRICS = (
-    MetricSpec("log_z", "nats", True, per_split=False, description="log partition function"),
+    MetricSpec("log_z", "nats", True, per_split=False,
+               description="TAP log partition function (the unique solutions combined by `combine`)"),
+    *(MetricSpec(f"log_z_{rule}", "nats", True, per_split=False,
+                 description=f"TAP log partition function, the unique solutions combined by {rule}")
+      for rule in tap.COMBINE_RULES),
     MetricSpec("tap_solutions", "solutions", False, per_split=False,
                description="unique TAP solutions from the initialisations (tap Fig. 5)"),
     MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,

@@ -2,8 +2,8 @@
 
 Free TAP solutions are iterated to convergence (each chain until its mean-square change is below
 ``tol``) from ``n_init`` training examples (a_0 = x, c_0 = 0, the hidden layers from a bottom-up
-pass); −F averaged over the unique ones (all layers' magnetisations within ``unique_tol`` in
-root-mean-square) estimates ln Z. Unlike an RBM's (evaluators/tap.py), the data term is a TAP
+pass); −F of the unique ones (all layers' magnetisations within ``unique_tol`` in
+root-mean-square), averaged or log-sum-exp'd (``combine``, as for an RBM), estimates ln Z. Unlike an RBM's (evaluators/tap.py), the data term is a TAP
 estimate too: each example's clamped solution (layer 0 held at x, iterated to ``tol`` as well)
 gives −F_clamped(x) ≈ ln Σ_h P̃(x, h), and
 
@@ -47,7 +47,7 @@ def estimate(model, x, config: TapDBMEvalConfig) -> TapEstimate:
             s = tap_dbm.solve(couplings, layers, x[i:i + config.chunk], **_options(config))
             yield (tap_dbm.magnetisations(s), to_numpy(tap_dbm.free_energy(couplings, layers, s)),
                    to_numpy(s.converged), s.iterations)
-    return distinct(chunks(), x.shape[0], config.unique_tol)
+    return distinct(chunks(), x.shape[0], config.unique_tol, config.combine)
 
 
 def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray, float]:

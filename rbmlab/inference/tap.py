@@ -16,8 +16,8 @@ states only Fig. 10's damping of 0.5) until every chain's magnetisations move by
     −F = Σ_i [ln Z̃_i(U_i + B_i, A_i) − B_i a_i + ½ A_i (a_i² + c_i)]  (both layers)
          + a^vᵀ W a^h + ½ c^vᵀ W² c^h,
 
-its average over the unique solutions estimates −ln Z (Fig. 2), and the log-likelihood is the exact
-clamped term minus it (Eq. 39). Gradients are the data term minus the derivative of −F at the
+−F averaged over the unique solutions estimates ln Z (Fig. 2; :func:`combine_log_z` also offers
+their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients are the data term minus the derivative of −F at the
 solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis;
 solutions are rows (..., K, n).
 """
@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.units import Bernoulli
@@ -273,12 +274,37 @@ def unique_solutions(s: Solution, tol: float = 1e-3) -> np.ndarray:
     return fixed_points(a, to_numpy(s.converged), tol)
 
 
-def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3):
-    """(ln Z_TAP, F of each unique solution): −F averaged uniformly over the unique solutions
-    (Fig. 2; Fig. 3's estimate). A single model; float64 on the host."""
+COMBINE_RULES = ("uniform", "logsumexp")
+
+
+def combine_log_z(free_energies, rule: str = "uniform") -> float:
+    """ln Z from the TAP free energies F_k of K distinct solutions (host, float64).
+
+    ``uniform``   −(1/K) Σ_k F_k: the paper's estimator, an unweighted average over the solutions
+                  (Sec. V.2, Fig. 2), which it prefers to a weighted one for solutions found from
+                  the data.
+    ``logsumexp`` ln Σ_k e^{−F_k}: each solution read as the free energy of its own mode, the modes'
+                  partition functions added (our option, not the paper's). With K equivalent modes
+                  (equal F) the two differ by ln K, the entropy of choosing a mode that the average
+                  leaves out; with one solution they agree."""
+    if rule not in COMBINE_RULES:
+        raise ValueError(f"combine_log_z: rule must be one of {', '.join(COMBINE_RULES)}, got {rule!r}")
+    neg_f = -np.asarray(free_energies, dtype=np.float64)
+    if neg_f.ndim != 1 or neg_f.size == 0:
+        raise ValueError(f"combine_log_z: expected the free energies of K >= 1 solutions, got shape {neg_f.shape}")
+    if rule == "uniform":
+        return float(neg_f.mean())
+    return float(logsumexp(neg_f))
+
+
+def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3,
+                  rule: str = "uniform"):
+    """(ln Z_TAP, F of each unique solution): the unique solutions' free energies combined by
+    ``rule`` (:func:`combine_log_z`; uniform is Fig. 2's and Fig. 3's estimate). A single model;
+    float64 on the host."""
     f = to_numpy(free_energy(W, visible, hidden, s))
     f_unique = f[unique_solutions(s, tol)]
-    return -float(f_unique.mean()), f_unique
+    return combine_log_z(f_unique, rule), f_unique
 
 
 def clamped_log_density(W, visible: Layer, hidden: Layer, x):
