@@ -7,4 +7,5 @@ INFERENCE = Registry("inference", {
     "gibbs": "rbmlab.inference.site_gibbs:SiteGibbs",
     "gwg": "rbmlab.inference.gwg:GibbsWithGradients",
     "pmp": "rbmlab.inference.pmp:PMP",
+    "perturb_descend": "rbmlab.inference.perturb_descend:PerturbDescend",
 })
