@@ -353,7 +353,7 @@ def _run_gallery(name: str, spec: dict[str, Any], argv: list[str], parsed: tuple
             _run_if_absent(source, argv, scale, extra, results_root, outputs_root)
     found = [Row(row["label"], find_run(Path(outputs_root) / row["run"]["experiment"] / scale,
                                         {k: v for k, v in row["run"].items() if k != "experiment"}),
-                 row["show"], row.get("sweeps")) for row in rows]
+                 row["show"], row.get("sweeps"), row.get("sampler")) for row in rows]
     paper, artefact = name.split("/", 1)
     paths = make_gallery(found, split, examples, f"{spec.get('title', name)} (scale: {scale})",
                          Path(results_root) / paper / f"{artefact}_{scale}",

@@ -159,6 +159,8 @@ ROW = {"label": "a", "show": "input", "run": {"experiment": "crbm_bp/table-1"}}
     ({"rows": [{**ROW, "sweeps": 5}]}, r"rows\[0\].sweeps must be a non-negative integer, on a show=samples"),
     ({"rows": [{**ROW, "show": "samples", "sweeps": -1}]}, r"rows\[0\].sweeps must be a non-negative"),
     ({"rows": [{**ROW, "run": "crbm_bp/table-1"}]}, "must be a mapping with an experiment"),
+    ({"rows": [{**ROW, "sampler": "pmp"}]}, r"rows\[0\].sampler is for a show=samples row"),
+    ({"rows": [{**ROW, "show": "samples", "sampler": "metropolis"}]}, r"rows\[0\].sampler.*metropolis"),
     ({"rows": [ROW], "exmples": 3}, "unknown gallery key.*exmples"),
     ({"rows": [ROW], "examples": -3}, "gallery.examples must be a positive integer"),
     ({"rows": [ROW], "split": "dev"}, "gallery.split must be train, valid or test"),

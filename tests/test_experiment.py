@@ -246,6 +246,7 @@ def test_a_sample_gallery_draws_each_models_own_sampler_beside_the_data(tmp_path
     import numpy as np
 
     from rbmlab.experiment import run_experiment
+    from rbmlab.inference import INFERENCE
     from rbmlab.report import gallery
     from rbmlab.report.gallery import Row, make_gallery
     outputs = tmp_path / "outputs"
@@ -262,3 +263,10 @@ def test_a_sample_gallery_draws_each_models_own_sampler_beside_the_data(tmp_path
     again = gallery.generative_images(run, "train", 6, "samples", 3).images
     np.testing.assert_array_equal(samples, again)            # a fixed seed
     assert make_gallery(rows, "train", 6, "t", tmp_path / "g", "cmd")["plot"].is_file()
+    # a row's own sampler overrides the run's (pmp Figure 8 samples each model both ways)
+    gibbs_run = outputs / "pmp" / "figure-7" / "smoke" / "gibbs_reset" / "0"
+    own = gallery.generative_images(gibbs_run, "train", 6, "samples", 3)
+    by_pmp = gallery.generative_images(gibbs_run, "train", 6, "samples", 3, INFERENCE.parse("pmp"))
+    assert own.inference == "block_gibbs, 3 sweeps" and by_pmp.inference == "pmp, 3 sweeps"
+    assert not np.array_equal(own.images, by_pmp.images)
+    assert Row("a", gibbs_run, "samples", 3).key != Row("b", gibbs_run, "samples", 3, INFERENCE.parse("pmp")).key

@@ -4,8 +4,8 @@ generative model's samples (pmp Figures 3, 6, 7).
 A gallery is rows of images, ``examples`` of them: each row shows the corrupted inputs, the clean
 targets or a trained run's predictions of the first examples of one split (from the inference its
 evaluator names, the one it trained with); or the split's first examples as they are (``data``),
-or ``samples`` of the run's model by the sampler its ``mmd`` evaluator names, from fresh states,
-after the row's ``sweeps`` (default: the evaluator's), with a fixed seed. A row names its run by experiment, variant and config values, e.g.
+or ``samples`` of the run's model by the row's ``sampler`` (default: the one its ``mmd`` evaluator
+names), from fresh states, after the row's ``sweeps`` (default: the evaluator's), with a fixed seed. A row names its run by experiment, variant and config values, e.g.
 ``{experiment: crbm_bp/table-1, variant: mle_bp, task.rate: 0.1}``; the run's own config.yaml
 rebuilds its data and task, and its checkpoint.npz (the last epoch trained) predicts. The PNG
 comes with a markdown note naming each row's run, epoch and pixel error on the examples shown.
@@ -28,7 +28,7 @@ from rbmlab.report.plot import png_bytes
 SHOWS = ("input", "target", "prediction", "data", "samples")
 GENERATIVE = ("data", "samples")   # rows of any trained run; the others need a conditional one
 ROW_KEYS = {"label", "run", "show"}
-OPTIONAL_ROW_KEYS = {"sweeps"}
+OPTIONAL_ROW_KEYS = {"sweeps", "sampler"}
 SAMPLE_SEED = 0
 GALLERY_KEYS = {"split", "examples", "rows"}
 
@@ -39,11 +39,14 @@ class Row:
     run_dir: Path
     show: str
     sweeps: int | None = None   # show=samples: sampler steps (None: the run's evaluator.sweeps)
+    sampler: Any = None         # show=samples: an inference config (None: the run's evaluator.sampler)
 
     @property
     def key(self) -> tuple:
         """What one set of images is computed for: a run (predictions), or a run's samples."""
-        return (self.run_dir,) if self.show not in GENERATIVE else (self.run_dir, self.show, self.sweeps)
+        if self.show not in GENERATIVE:
+            return (self.run_dir,)
+        return (self.run_dir, self.show, self.sweeps, None if self.sampler is None else repr(self.sampler))
 
 
 @dataclass
@@ -164,10 +167,11 @@ class GenerativeImages:
         return self.images
 
 
-def generative_images(run_dir: Path, split: str, examples: int, show: str, sweeps: int | None
-                      ) -> GenerativeImages:
-    """``examples`` first images of ``split`` (show=data) or samples of ``run_dir``'s model by its
-    mmd evaluator's sampler (show=samples), ``sweeps`` steps from uniform states, seed SAMPLE_SEED."""
+def generative_images(run_dir: Path, split: str, examples: int, show: str, sweeps: int | None,
+                      sampler: Any = None) -> GenerativeImages:
+    """``examples`` first images of ``split`` (show=data) or samples of ``run_dir``'s model
+    (show=samples) by ``sampler`` (an inference config; None: its mmd evaluator's), ``sweeps`` steps
+    from uniform states, seed SAMPLE_SEED."""
     from rbmlab.backend import get_backend, to_numpy  # noqa: PLC0415
     from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
     from rbmlab.data import load_dataset  # noqa: PLC0415
@@ -190,11 +194,15 @@ def generative_images(run_dir: Path, split: str, examples: int, show: str, sweep
             raise RbmlabError(f"gallery: {run_dir}'s dataset has no {split} split")
         return GenerativeImages(np.asarray(x[:examples]), tuple(shape), meta.get("epoch"), "")
     evaluator = config.get("evaluator") or {}
-    if evaluator.get("name") != "mmd":
+    if sampler is None and evaluator.get("name") != "mmd":
         raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not mmd: "
                           "its sampler is not named (show=samples)")
     steps = evaluator.get("sweeps") if sweeps is None else sweeps
-    sampler = sampler_for(parse_sampler(evaluator.get("sampler"), "evaluator.sampler"), type(model), "gallery")
+    if steps is None:
+        raise RbmlabError(f"gallery: {run_dir} names no sweeps (set the row's sweeps)")
+    if sampler is None:
+        sampler = parse_sampler(evaluator.get("sampler"), "evaluator.sampler")
+    sampler = sampler_for(sampler, type(model), "gallery")
     rng = get_backend("numpy", str(model.dtype)).rng(SAMPLE_SEED)
     x = to_numpy(draw_samples(model, sampler, examples, int(steps), examples, rng))
     lo, hi = model.visible_units.values
@@ -219,18 +227,25 @@ def check_gallery(gallery: Any, where: str) -> tuple[str, int, list[dict[str, An
 
 
 def check_rows(rows: Any, where: str) -> list[dict[str, Any]]:
-    """The gallery's ``rows`` spec: a list of {label, run: {experiment, ...}, show}."""
+    """The gallery's ``rows`` spec: a list of {label, run: {experiment, ...}, show}, a show=samples
+    row's ``sampler`` parsed into its inference config."""
+    from rbmlab.evaluators.sampling import parse_sampler  # noqa: PLC0415
+
     if not isinstance(rows, list) or not rows:
         raise RbmlabError(f"{where}: gallery.rows must be a non-empty list of {{label, run, show}}")
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or not ROW_KEYS <= set(row) <= ROW_KEYS | OPTIONAL_ROW_KEYS:
             raise RbmlabError(f"{where}: gallery.rows[{i}] must have the keys label, run, show "
-                              "(and sweeps, for show=samples)")
+                              "(and sweeps, sampler, for show=samples)")
         sweeps = row.get("sweeps")
         if sweeps is not None and (row["show"] != "samples" or not isinstance(sweeps, int)
                                    or isinstance(sweeps, bool) or sweeps < 0):
             raise RbmlabError(f"{where}: gallery.rows[{i}].sweeps must be a non-negative integer, "
                               "on a show=samples row")
+        if "sampler" in row:
+            if row["show"] != "samples":
+                raise RbmlabError(f"{where}: gallery.rows[{i}].sampler is for a show=samples row")
+            row = rows[i] = {**row, "sampler": parse_sampler(row["sampler"], f"gallery.rows[{i}].sampler")}
         if row["show"] not in SHOWS:
             raise RbmlabError(f"{where}: gallery.rows[{i}].show must be one of {', '.join(SHOWS)}, "
                               f"got {row['show']!r}")
@@ -284,7 +299,8 @@ def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, ste
     images = {}
     for row in rows:
         if row.key not in images:
-            images[row.key] = (generative_images(row.run_dir, split, examples, row.show, row.sweeps)
+            images[row.key] = (generative_images(row.run_dir, split, examples, row.show, row.sweeps,
+                                                 row.sampler)
                                if row.show in GENERATIVE else run_images(row.run_dir, split, examples))
     paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
     stem.parent.mkdir(parents=True, exist_ok=True)
