@@ -121,9 +121,10 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                  f"Scale `{scale}`: the last epoch of each run of `rbmlab experiment tap/figure-3 "
                  f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
                  "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
-                 "(mean E[h|x] over the first 10,000 training images).", "",
-                 "| dataset | N_h | epochs | log10 ℓ0.1 spread min / median / max | activation min / median / max |",
-                 "|---|---|---|---|---|"]
+                 "(mean E[h|x] over the first 10,000 training images, or all of a smaller set: "
+                 "the images column).", "",
+                 "| dataset | N_h | epochs | images | log10 ℓ0.1 spread min / median / max | "
+                 "activation min / median / max |", "|---|---|---|---|---|---|"]
         rows = []
         for n_hidden, run in sorted(models.items()):
             x, _, shape, _ = run_data(run)
@@ -132,7 +133,7 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
             spread, activation = rf.lp_spread(W), rf.mean_activation(model, x[:10000])
             rows.append({"label": f"N_h = {n_hidden}", "W": W, "spread": spread,
                          "activation": activation})
-            lines.append(f"| {variant} | {n_hidden} | {meta['epoch']} | "
+            lines.append(f"| {variant} | {n_hidden} | {meta['epoch']} | {len(x[:10000]):,} | "
                          + " / ".join(f"{v:.2f}" for v in np.log10(np.percentile(spread, [0, 50, 100])))
                          + " | "
                          + " / ".join(f"{v:.3g}" for v in np.percentile(activation, [0, 50, 100])) + " |")
@@ -213,10 +214,10 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
             continue
         n_hidden, run = found
         x, labels, shape, epochs = run_data(run)
+        first = np.arange(len(x)) < 10000
         if variant == "cbcl":
             labels = np.zeros(len(x), dtype=int)
         else:
-            first = np.arange(len(x)) < 10000
             keep = first & np.isin(labels, [3, 6, 7])
             x, labels = x[keep], labels[keep]
         if cfg.n_images:
@@ -230,8 +231,9 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         save_png(fig, out / f"figure-7-{variant}_{scale}.png")
         lines = [f"# tap Figure 7 ({variant}, N_h = {n_hidden}): initial images and the TAP "
                  "solutions they reach (Isomap)", "",
-                 f"Scale `{scale}`. MNIST: the images of classes 3, 6 and 7 among the first 10,000 "
-                 "training images; CBCL: all training faces" + (f"; the first {cfg.n_images}" if
+                 f"Scale `{scale}`. Initial images: " + ("all training faces" if variant == "cbcl" else
+                 f"the images of classes 3, 6 and 7 among the first {int(first.sum()):,} training "
+                 "images") + (f"; the first {cfg.n_images}" if
                  cfg.n_images else "") + f". Unique solutions (within {cfg.unique_tol:g} "
                  "root-mean-square):", "", "| epoch | initial images | unique solutions |",
                  "|---|---|---|"]
