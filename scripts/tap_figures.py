@@ -250,7 +250,8 @@ def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         config = yaml.safe_load((summary.parent / "config.yaml").read_text())
         if "test_mcc_tap" in final:
             rows.append((config["model"]["n_hidden"], config["evaluator"]["flip"],
-                         final["test_mcc_tap"], final["test_mcc_ope"], final["test_mcc_nn"]))
+                         final["test_mcc_tap"], final["test_mcc_ope"], final["test_mcc_nn"],
+                         final.get("test_mcc_const", np.nan), final.get("test_tap_distinct", np.nan)))
     if not rows:
         raise RbmlabError(f"sweep: no completed runs of tap/figure-8-denoising at scale {scale}; run "
                           f"`rbmlab experiment tap/figure-8-denoising scale={scale}` first")
@@ -261,22 +262,26 @@ def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         part = part[np.argsort(part[:, 1])]
         ax.plot(part[:, 1], part[:, 2], marker="o", ms=3, label=f"TAP, N_h = {n:.0f}")
     flips = np.unique(rows[:, 1])
-    for column, style, label in ((3, "k--", "OPE"), (4, "k-", "1-NN")):
+    for column, style, label in ((3, "k--", "OPE"), (4, "k-", "1-NN"), (5, "k:", "constant (mean image)")):
         ax.plot(flips, [rows[rows[:, 1] == p, column].mean() for p in flips], style, label=label)
     ax.set_xlabel("flip probability p")
     ax.set_ylabel("MCC (mean over test images)")
     ax.set_title(f"tap Fig. 8: denoising binary MNIST ({scale})", fontsize=9)
     ax.legend(fontsize=7)
     save_png(fig, out / f"figure-8-mcc_{scale}.png")
+    sizes = np.unique(rows[:, 0])
     lines = ["# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability", "",
              f"Scale `{scale}`: the runs of `rbmlab experiment tap/figure-8-denoising "
-             f"scale={scale}`.", "",
-             "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in np.unique(rows[:, 0])) + " | OPE | 1-NN |",
-             "|---|" + "---|" * (len(np.unique(rows[:, 0])) + 2)]
+             f"scale={scale}`. Constant: the training mean image rounded at ½, whatever the noisy "
+             "image (a baseline, not the paper's). In brackets: the distinct TAP estimates per test "
+             "image (1/n: one image for every input, i.e. a constant estimate).", "",
+             "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in sizes) + " | OPE | 1-NN | constant |",
+             "|---|" + "---|" * (len(sizes) + 3)]
     for p in flips:
         at = rows[rows[:, 1] == p]
-        cells = [f"{at[at[:, 0] == n, 2].mean():.3f}" for n in np.unique(rows[:, 0])]
-        lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {at[:, 3].mean():.3f} | {at[:, 4].mean():.3f} |")
+        cells = [f"{at[at[:, 0] == n, 2].mean():.3f} ({at[at[:, 0] == n, 6].mean():.3g})" for n in sizes]
+        lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {at[:, 3].mean():.3f} | {at[:, 4].mean():.3f} | "
+                     f"{at[:, 5].mean():.3f} |")
     atomic_write(out / f"figure-8-mcc_{scale}.md", "\n".join(lines) + "\n")
 
 

@@ -105,13 +105,33 @@ def test_evaluator_metrics_are_finite_and_fixed_by_the_seed():
     rbm, splits, context = small_run()
     evaluator.check(RBM, rbm.model_sizes())
     m1 = evaluator.evaluate(rbm, splits, context(0))
-    assert set(m1) == {"test_mcc_tap", "test_mcc_ope", "test_mcc_nn", "test_denoise_iterations"}
+    assert set(m1) == {"test_mcc_tap", "test_mcc_ope", "test_mcc_nn", "test_mcc_const",
+                       "test_denoise_iterations", "test_tap_distinct"}
     assert all(np.isfinite(v) for v in m1.values())
     assert m1 == evaluator.evaluate(rbm, splits, context(1))    # the noise is not the context's
     other = EVALUATORS.build(EVALUATORS.parse({"name": "denoising", "flip": 0.2, "seed": 4}))
     assert other.evaluate(rbm, splits, context(0)) != m1
     line = evaluator.headline(evaluate(rbm, splits, evaluator, context(0)), "test")
     assert line.startswith("test denoising MCC at p = 0.2: tap ")
+
+
+def test_constant_baseline_and_distinct_estimates_expose_an_estimate_that_ignores_the_image():
+    """const scores the rounded training mean image; at p = ½ the channel carries nothing (D = 0),
+    every image's TAP starts at the same OPE (the mean) and ends at the same image: one distinct
+    estimate, whose MCC is then a constant image's. At p = 0.05 the TAP estimates differ."""
+    rbm, splits, context = small_run()
+    truth = splits["test"].inputs > 0.5
+    mean = context(0).data_mean
+    for flip, distinct in ((0.5, 1 / 20), (0.05, None)):
+        evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "denoising", "flip": flip}))
+        m = evaluator.evaluate(rbm, splits, context(0))
+        assert m["test_mcc_const"] == pytest.approx(mcc(np.broadcast_to(mean > 0.5, truth.shape), truth).mean())
+        if distinct is not None:
+            assert m["test_tap_distinct"] == distinct
+        else:
+            assert m["test_tap_distinct"] > 0.5
+    only = EVALUATORS.build(EVALUATORS.parse({"name": "denoising", "methods": ["const"]}))
+    assert set(only.evaluate(rbm, splits, context(0))) == {"test_mcc_const"}
 
 
 def test_evaluator_refuses_spin_visible_units_and_models_without_tap():

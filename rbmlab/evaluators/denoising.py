@@ -15,6 +15,11 @@ denominator is 0; the paper does not say):
     1-NN   the training image nearest to y (squared distance: Hamming for binary images)
     TAP    the posterior is the RBM with visible fields U_i + D_i (Eq. 47): Alg. 1 from the OPE,
            a^v⁽⁰⁾ = OPE, c^v⁽⁰⁾ = 0, to convergence
+    const  the training mean image rounded at ½, whatever y is (our baseline, not the paper's):
+           what an estimate that ignores the observation scores (the OPE at p = ½ is this image)
+
+``tap_distinct``: the distinct binary TAP estimates over the split, per image (1/n: every noisy
+image mapped to one and the same image, so its MCC is a constant image's, however high).
 
 OPE and TAP estimates are their magnetisations rounded at ½ (x̂_i = 1 where a_i > ½). At p = 0 the
 log-ratio is +∞ and D_i = ±∞: σ(±∞) = 1 or 0 exactly, so the OPE returns y and TAP stays at y
@@ -39,7 +44,7 @@ from rbmlab.models.base import TapForm
 from rbmlab.ops import sigmoid
 from rbmlab.validation import invalid, option
 
-METHODS = ("tap", "ope", "nn")
+METHODS = ("tap", "ope", "nn", "const")
 NN_BYTES = 2**28   # working memory of one 1-NN chunk (distances and training rows, float32)
 
 
@@ -129,6 +134,7 @@ class Denoised:
     ope: np.ndarray
     nn: np.ndarray | None
     tap: np.ndarray | None
+    const: np.ndarray        # the training mean image, one row per image
     iterations: int          # TAP iterations until every image converged (or the cap)
 
     def estimate(self, method: str) -> np.ndarray:
@@ -151,7 +157,8 @@ def denoise_images(model, x, train, data_mean, config: DenoisingConfig) -> Denoi
         s = tap_denoise(model, y, p, a, damping=config.damping, tol=config.tol,
                         max_iter=config.max_iter)
         tap_a, iterations = to_numpy(s.a_v), s.iterations
-    return Denoised(y, a, nn, tap_a, iterations)
+    const = np.broadcast_to(np.asarray(to_numpy(data_mean), dtype=np.float64), y.shape)
+    return Denoised(y, a, nn, tap_a, const, iterations)
 
 
 def require_binary_visible(model) -> None:
@@ -166,7 +173,11 @@ class Denoising(Evaluator):
     requires = (TapForm,)
     metrics = (*(MetricSpec(f"mcc_{m}", "MCC", True, description=f"mean Matthews correlation of "
                             f"the {name} estimate with the clean image (tap Fig. 8)")
-                 for m, name in zip(METHODS, ("TAP-RBM", "optimal pointwise", "1-NN"))),
+                 for m, name in zip(METHODS, ("TAP-RBM", "optimal pointwise", "1-NN",
+                                              "constant (training mean image, rounded)"))),
+               MetricSpec("tap_distinct", "fraction", False,
+                          description="distinct binary TAP estimates per image of the split "
+                                      "(1/n: one constant image)"),
                MetricSpec("denoise_iterations", "iterations", False,
                           description="TAP iterations until every image of the split converged "
                                       "(or the cap)"))
@@ -183,6 +194,8 @@ class Denoising(Evaluator):
                             for m in self.config.methods})
             if "tap" in self.config.methods:
                 metrics[f"{name}_denoise_iterations"] = d.iterations
+                estimates = d.estimate("tap")
+                metrics[f"{name}_tap_distinct"] = len(np.unique(estimates, axis=0)) / len(estimates)
         return metrics
 
     def headline(self, metrics, split):
