@@ -26,3 +26,25 @@ def test_a_frustrated_triangle_relaxes_to_one_half_and_rounds_to_zero():
     x, relaxed = lp_map(from_ising(W, np.full(3, 1.5)), np.full((1, 3), 1.5))
     np.testing.assert_allclose(relaxed, 0.5, atol=1e-7)
     np.testing.assert_array_equal(x, 0.0)
+
+
+def test_the_pmap_lp_sampler_is_the_exact_perturbed_map_on_a_forest_and_agrees_with_pmp():
+    """inference=pmap_lp on an RBM whose graph is a forest: each sample is the exact MAP of the model
+    under its own Logistic perturbation (enumeration, the noise redrawn from the same seed), and PMP
+    (exact on trees) given the same seed returns the same samples."""
+    from rbmlab.inference import INFERENCE
+    from rbmlab.inference.max_product import logistic_noise
+    from rbmlab.models.rbm import RBM
+
+    rng = np.random.default_rng(3)
+    W = np.zeros((6, 3))
+    W[np.arange(6), rng.integers(3, size=6)] = 2.0 * rng.standard_normal(6)
+    rbm = RBM(W, rng.standard_normal(6), rng.standard_normal(3))
+    graph = rbm.factor_graph()
+    x = np.zeros((40, 6))
+    lp = INFERENCE.build(INFERENCE.parse("pmap_lp")).run(rbm, x, np.random.default_rng(7), 1)
+    noise = logistic_noise(np.random.default_rng(7), (40, graph.n), graph.unary.dtype)
+    np.testing.assert_array_equal(lp, exact_map(graph, graph.unary[None, :] + noise)[:, :6])
+    pmp = INFERENCE.build(INFERENCE.parse("pmp")).run(rbm, x, np.random.default_rng(7), 200)
+    np.testing.assert_array_equal(lp, pmp)
+    assert 0 < lp.mean() < 1

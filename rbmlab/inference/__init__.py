@@ -8,4 +8,5 @@ INFERENCE = Registry("inference", {
     "gwg": "rbmlab.inference.gwg:GibbsWithGradients",
     "pmp": "rbmlab.inference.pmp:PMP",
     "perturb_descend": "rbmlab.inference.perturb_descend:PerturbDescend",
+    "pmap_lp": "rbmlab.inference.pmap_lp:PmapLP",
 })
