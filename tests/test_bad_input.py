@@ -586,11 +586,17 @@ ORACLE_GAIN_CASES = [
     Case("oracle-gain-out-of-range", ["x.md", "n_fresh=5"], "oracle_gain.n_fresh: must be in [1000"),
     Case("oracle-gain-not-key-value", ["x.md", "seed"], "seed: expected key=value"),
 ]
+LP_DIAGNOSIS_CASES = [
+    Case("lp-diagnosis-no-out", [], "OUT: the first argument"),
+    Case("lp-diagnosis-no-runs", ["x.md", "sweep=nowhere"], "sweep: no completed runs under nowhere"),
+    Case("lp-diagnosis-out-of-range", ["x.md", "perturbations=0"], "diagnosis.perturbations: must be"),
+]
 SCRIPT_CASES = ([("pmp_deconvolution", c) for c in DECONVOLUTION_CASES]
                 + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
                 + [("tap_figures", c) for c in TAP_FIGURE_CASES]
                 + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES]
-                + [("frank_wolfe_oracle_gain", c) for c in ORACLE_GAIN_CASES])
+                + [("frank_wolfe_oracle_gain", c) for c in ORACLE_GAIN_CASES]
+                + [("pmp_lp_diagnosis", c) for c in LP_DIAGNOSIS_CASES])
 
 
 @pytest.mark.parametrize("script, case", SCRIPT_CASES, ids=[c.id for _, c in SCRIPT_CASES])

@@ -48,3 +48,19 @@ def test_the_pmap_lp_sampler_is_the_exact_perturbed_map_on_a_forest_and_agrees_w
     pmp = INFERENCE.build(INFERENCE.parse("pmp")).run(rbm, x, np.random.default_rng(7), 200)
     np.testing.assert_array_equal(lp, pmp)
     assert 0 < lp.mean() < 1
+
+
+def test_the_lp_diagnosis_exact_map_enumerates_hidden_states_correctly():
+    """scripts/pmp_lp_diagnosis.py's exact perturbed MAP (hidden states enumerated, the visible
+    units by sign) equals brute force over every (v, h) of a 5 x 3 RBM."""
+    import sys
+
+    from rbmlab.models.rbm import RBM
+    from tests.test_bad_input import script_main
+    script_main("pmp_lp_diagnosis")
+    diagnosis = sys.modules["pmp_lp_diagnosis"]
+    rng = np.random.default_rng(4)
+    rbm = RBM(rng.normal(0, 2, (5, 3)), rng.normal(0, 1, 5), rng.normal(0, 1, 3))
+    graph = rbm.factor_graph()
+    unary = graph.unary[None, :] + rng.logistic(size=(30, graph.n))
+    np.testing.assert_array_equal(diagnosis.exact_map(rbm.W, unary), exact_map(graph, unary))
