@@ -74,6 +74,13 @@ DECONVOLUTION_reduced :=   # the paper's settings (they fit the reduced tier's h
 DECONVOLUTION_paper :=
 pmp-figure-4-deconvolution: install
 	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution_$(SCALE) $(DECONVOLUTION_$(SCALE))
+# single-site Gibbs on the same posterior for the wall time PMP's 1,000 sweeps take on one core (210 s)
+DECONVOLUTION_GIBBS_smoke := sampler=gibbs seconds=2 n_samples=2 dataset.n_images=10
+DECONVOLUTION_GIBBS_reduced := sampler=gibbs seconds=210
+DECONVOLUTION_GIBBS_paper := sampler=gibbs seconds=210
+.PHONY: pmp-figure-4-deconvolution-gibbs
+pmp-figure-4-deconvolution-gibbs: install
+	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution-gibbs_$(SCALE) $(DECONVOLUTION_GIBBS_$(SCALE))
 # tap: Figures 3, 10 (left; right: tap-figure-10-speed) and the denoising runs of Figure 8 are
 # experiments; Figures 4-7, 9, 12 and Figure 8's plot read the runs of tap-figure-3 (run it first at
 # the same SCALE) through scripts/tap_figures.py.

@@ -91,3 +91,20 @@ def test_run_writes_samples_metrics_and_the_figure(tmp_path):
     assert saved["config"]["sweeps"] == 3 and len(saved["reconstruction"]) == 2 == len(result["objective"])
     with np.load(tmp_path / "samples.npz") as f:
         assert f["W"].shape == (2, 5, 6, 6) and f["S"].shape == (2, 9, 5, 3, 3)
+
+
+def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(tmp_path):
+    """sampler=gibbs: one chain per sample, each for its sweeps (or its share of a time budget);
+    the objective is the unperturbed ln p(W, S, X) of the state reached."""
+    from rbmlab.inference import deconvolution_gibbs as dg
+    config = DeconvolutionConfig(n_samples=2, sweeps=4, sampler="gibbs")
+    result = run(tmp_path, {"n_images": 9, "grid": 4, "p_location": 0.1}, config, echo=lambda *_: None)
+    assert result["sweeps"] == [4, 4]
+    with np.load(tmp_path / "samples.npz") as f:
+        assert f["W"].shape == (2, 5, 6, 6) and f["S"].shape == (2, 9, 5, 3, 3)
+        for b in range(2):
+            assert result["objective"][b] == pytest.approx(
+                dg.log_joint(f["W"][b], f["S"][b], f["X"], config.p_w, config.p_s, config.p_e))
+    timed = run(tmp_path / "t", {"n_images": 9, "grid": 4, "p_location": 0.1},
+                DeconvolutionConfig(n_samples=2, sampler="gibbs", seconds=0.2), echo=lambda *_: None)
+    assert all(s >= 1 for s in timed["sweeps"])

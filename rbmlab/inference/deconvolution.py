@@ -1,4 +1,5 @@
-"""Bayesian binary blind deconvolution by perturb-and-max-product (pmp Sec 5.6, App. C.3, Figure 4).
+"""Bayesian binary blind deconvolution by perturb-and-max-product (pmp Sec 5.6, App. C.3, Figure 4),
+and by single-site Gibbs, the paper's failing baseline (``sampler=gibbs``).
 
 The posterior p(W, S | X) of the OR-convolution model (rbmlab.models.convolution_or eq. 1) given
 the images X: Bernoulli(p_w) features W (K, fh, fw), Bernoulli(p_s) locations S (N, K, h, w) as
@@ -6,7 +7,10 @@ unary log-odds logit(p), the observed X as hard evidence ±(−logit(p_e)) = ±2
 adds Logistic(0, 1) to the W and S log-odds only (X is not perturbed), runs ``sweeps`` damped
 flooding max-product sweeps (rbmlab.inference.max_product) from zero messages and decodes
 belief > 0; the B = ``n_samples`` samples are solved at once (the authors ran seeds 40–44 one at
-a time; the samples are independent either way).
+a time; the samples are independent either way). ``sampler=gibbs``: ``n_samples`` independent
+single-site Gibbs chains (rbmlab.inference.deconvolution_gibbs) from draws of the priors, each for
+``sweeps`` sweeps or, with ``seconds`` > 0, for its share of that wall-clock budget (an equal-time
+comparison with PMP's); their ``objective`` is the unperturbed ln p(W, S, X).
 
 This is an inference-only job with no parameters to learn, whose single "model" is the whole
 posterior of one dataset (W is shared by every image), so it is not a runner model family: the
@@ -52,6 +56,10 @@ class DeconvolutionConfig:
     sweeps: int = option(1000, "max-product sweeps from zero messages", lo=1)
     damping: float = option(0.5, "m ← m + damping (m_new − m); 1 = undamped", lo=0.0, hi=1.0, open_lo=True)
     seed: int = option(0, "seed of the perturbations", lo=0)
+    sampler: str = option("pmp", "pmp (the paper's) or gibbs (single-site Gibbs chains, its baseline)",
+                          choices=("pmp", "gibbs"))
+    seconds: float = option(0.0, "gibbs: the wall-clock budget of all chains together (0: run "
+                                 "``sweeps`` sweeps each)", lo=0.0)
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,24 @@ def sample_posterior(X, config: DeconvolutionConfig, rng) -> PosteriorSamples:
     x, objective = perturb_and_max_product(graph, rng, c.n_samples, c.sweeps, damping=c.damping, noise=noise)
     W, S, _ = group.split(x)
     return PosteriorSamples(W, S, objective)
+
+
+def gibbs_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples, list[int]]:
+    """(samples, sweeps run by each chain): ``config.n_samples`` Gibbs chains from the priors."""
+    from rbmlab.inference import deconvolution_gibbs as dg   # noqa: PLC0415
+
+    c = config
+    priors = {"p_w": c.p_w, "p_s": c.p_s}
+    chains = [dg.start(rng, X, c.n_features, c.feature_side, **priors) for _ in range(c.n_samples)]
+    for chain in chains:
+        if c.seconds:
+            dg.run_chain(chain, X, rng, p_e=c.p_e, seconds=c.seconds / c.n_samples, **priors)
+        else:
+            dg.run_chain(chain, X, rng, p_e=c.p_e, sweeps=c.sweeps, **priors)
+    W = np.stack([chain.W for chain in chains]).astype(X.dtype)
+    S = np.stack([chain.S for chain in chains]).astype(X.dtype)
+    objective = np.array([dg.log_joint(chain.W, chain.S, X, c.p_w, c.p_s, c.p_e) for chain in chains])
+    return PosteriorSamples(W, S, objective), [chain.sweeps for chain in chains]
 
 
 def reconstruction(W, S, X):
@@ -125,13 +151,19 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(out, e, "deconvolution results") from None
-    echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} samples x "
-         f"{config.sweeps} sweeps, K={config.n_features}, {config.feature_side}x{config.feature_side} features")
+    budget = f"{config.seconds:g} s" if config.sampler == "gibbs" and config.seconds else f"{config.sweeps} sweeps"
+    echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
+         f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features")
     start = time.perf_counter()
-    samples = sample_posterior(X, config, host_rng(config.seed))
+    if config.sampler == "gibbs":
+        samples, sweeps = gibbs_posterior(X, config, host_rng(config.seed))
+    else:
+        samples, sweeps = sample_posterior(X, config, host_rng(config.seed)), [config.sweeps] * config.n_samples
     seconds = time.perf_counter() - start
     result = {"config": asdict(config), "dataset": data.info["options"], "seconds": seconds,
-              "seconds_per_sweep": seconds / config.sweeps, **metrics(samples, X, truth_W)}
+              "sweeps": sweeps,   # per sample; PMP sweeps all samples at once, the Gibbs chains one by one
+              "seconds_per_sweep": seconds / (config.sweeps if config.sampler == "pmp" else sum(sweeps)),
+              **metrics(samples, X, truth_W)}
     arrays = io.BytesIO()
     np.savez_compressed(arrays, W=samples.W, S=samples.S, objective=samples.objective, X=X)
     atomic_write_all({out / "samples.npz": arrays.getvalue(),      # all three or none
