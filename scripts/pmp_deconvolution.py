@@ -1,10 +1,10 @@
 """pmp Sec 5.6 / Figure 4 (bottom): PMP posterior samples of Bayesian binary blind deconvolution
-(sampler=gibbs: single-site Gibbs chains instead, the paper's baseline).
+(sampler=gibbs, gwg: single-site Gibbs or informed single-flip chains instead, its baselines).
 
     python scripts/pmp_deconvolution.py OUT_DIR [key=value ...] [dataset.key=value ...]
 
 keys: rbmlab.inference.deconvolution.DeconvolutionConfig (n_features, feature_side, p_s, p_w,
-p_e, n_samples, sweeps, damping, seed, sampler, seconds); dataset.*: rbmlab.data.deconvolution.DeconvolutionOptions.
+p_e, n_samples, sweeps, damping, seed, sampler (pmp, gibbs, gwg), seconds); dataset.*: rbmlab.data.deconvolution.DeconvolutionOptions.
 Writes OUT_DIR/samples.npz, metrics.json, figure-4.png and figure-5-data.png (the 100 images of
 Figure 5, right) (rbmlab.inference.deconvolution.run).
 Defaults are the paper's: 100 images, K = 5 features of 6 x 6, 5 samples of 1000 sweeps.

@@ -94,7 +94,7 @@ def test_run_writes_samples_metrics_and_the_figure(tmp_path):
 
 
 def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(tmp_path):
-    """sampler=gibbs: one chain per sample, each for its sweeps (or its share of a time budget);
+    """sampler=gibbs (and gwg): one chain per sample, each for its sweeps (or its share of a time budget);
     the objective is the unperturbed ln p(W, S, X) of the state reached."""
     from rbmlab.inference import deconvolution_gibbs as dg
     config = DeconvolutionConfig(n_samples=2, sweeps=4, sampler="gibbs")
@@ -108,3 +108,6 @@ def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(t
     timed = run(tmp_path / "t", {"n_images": 9, "grid": 4, "p_location": 0.1},
                 DeconvolutionConfig(n_samples=2, sampler="gibbs", seconds=0.2), echo=lambda *_: None)
     assert all(s >= 1 for s in timed["sweeps"])
+    informed = run(tmp_path / "g", {"n_images": 9, "grid": 4, "p_location": 0.1},
+                   DeconvolutionConfig(n_samples=2, sampler="gwg", seconds=0.2), echo=lambda *_: None)
+    assert all(0 < s for s in informed["sweeps"]) and len(informed["reconstruction"]) == 2

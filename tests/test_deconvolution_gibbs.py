@@ -67,3 +67,41 @@ def test_the_interpreted_kernel_makes_the_compiled_kernels_moves():
     np.testing.assert_array_equal(a.W, b.W)
     np.testing.assert_array_equal(a.S, b.S)
     np.testing.assert_array_equal(a.C, b.C)
+
+
+def test_gwg_flip_deltas_are_the_exact_log_joint_differences():
+    from rbmlab.inference import deconvolution_gwg as gwg
+    rng = np.random.default_rng(5)
+    X = (rng.random((2, 5, 5)) < 0.4).astype(np.int8)
+    W = (rng.random((2, 2, 2)) < 0.5).astype(np.int8)
+    S = (rng.random((2, 2, 4, 4)) < 0.3).astype(np.int8)
+    p = (0.3, 0.2, 0.05)
+    d_w, d_s = gwg.flip_deltas(W, S, dg.counts(W, S), X, dg.logit(p[0]), dg.logit(p[1]), -dg.logit(p[2]))
+    base = dg.log_joint(W, S, X, *p)
+    for array, delta in ((W, d_w), (S, d_s)):
+        for index in np.ndindex(array.shape):
+            array[index] ^= 1
+            assert delta[index] == pytest.approx(dg.log_joint(W, S, X, *p) - base, abs=1e-9)
+            array[index] ^= 1
+
+
+def test_gwg_samples_the_exact_posterior():
+    from rbmlab.inference import deconvolution_gwg as gwg
+    p_w, p_s, p_e = 0.4, 0.3, 0.1
+    X = np.array([[[1, 1, 0], [1, 1, 1], [0, 1, 1]]], dtype=np.int8)
+    states = list(itertools.product([0, 1], repeat=8))
+    log_p = np.array([dg.log_joint(np.array(s[:4], np.int8).reshape(1, 2, 2),
+                                   np.array(s[4:], np.int8).reshape(1, 1, 2, 2), X, p_w, p_s, p_e)
+                      for s in states])
+    exact = np.exp(log_p - log_p.max())
+    exact /= exact.sum()
+    rng = np.random.default_rng(6)
+    chain = dg.start(rng, X, 1, 2, p_w, p_s)
+    index = {s: i for i, s in enumerate(states)}
+    freq = np.zeros(len(states))
+    for _ in range(40_000):   # single flips, ~42 % accepted: TV 0.03 here, 0.017 at 80,000
+        gwg.run_chain(chain, X, rng, p_w=p_w, p_s=p_s, p_e=p_e, steps=1)
+        freq[index[tuple(chain.W.ravel()) + tuple(chain.S.ravel())]] += 1
+    np.testing.assert_array_equal(chain.C, dg.counts(chain.W, chain.S))
+    freq /= freq.sum()
+    assert 0.5 * np.abs(freq - exact).sum() < 0.04

@@ -1,5 +1,6 @@
 """Bayesian binary blind deconvolution by perturb-and-max-product (pmp Sec 5.6, App. C.3, Figure 4),
-and by single-site Gibbs, the paper's failing baseline (``sampler=gibbs``).
+and by the paper's failing baselines: single-site Gibbs (``sampler=gibbs``) and informed single-flip
+proposals, the Gibbs-with-gradients scheme with exact flip differences (``sampler=gwg``).
 
 The posterior p(W, S | X) of the OR-convolution model (rbmlab.models.convolution_or eq. 1) given
 the images X: Bernoulli(p_w) features W (K, fh, fw), Bernoulli(p_s) locations S (N, K, h, w) as
@@ -10,7 +11,9 @@ belief > 0; the B = ``n_samples`` samples are solved at once (the authors ran se
 a time; the samples are independent either way). ``sampler=gibbs``: ``n_samples`` independent
 single-site Gibbs chains (rbmlab.inference.deconvolution_gibbs) from draws of the priors, each for
 ``sweeps`` sweeps or, with ``seconds`` > 0, for its share of that wall-clock budget (an equal-time
-comparison with PMP's); their ``objective`` is the unperturbed ln p(W, S, X).
+comparison with PMP's); ``sampler=gwg``: the same chains moved by rbmlab.inference.deconvolution_gwg
+(``sweeps`` counts full sweeps of single-flip proposals, one per site). Their ``objective`` is the
+unperturbed ln p(W, S, X).
 
 This is an inference-only job with no parameters to learn, whose single "model" is the whole
 posterior of one dataset (W is shared by every image), so it is not a runner model family: the
@@ -56,9 +59,9 @@ class DeconvolutionConfig:
     sweeps: int = option(1000, "max-product sweeps from zero messages", lo=1)
     damping: float = option(0.5, "m ← m + damping (m_new − m); 1 = undamped", lo=0.0, hi=1.0, open_lo=True)
     seed: int = option(0, "seed of the perturbations", lo=0)
-    sampler: str = option("pmp", "pmp (the paper's) or gibbs (single-site Gibbs chains, its baseline)",
-                          choices=("pmp", "gibbs"))
-    seconds: float = option(0.0, "gibbs: the wall-clock budget of all chains together (0: run "
+    sampler: str = option("pmp", "pmp (the paper's), gibbs (single-site Gibbs chains) or gwg "
+                                 "(informed single-flip proposals): its baselines", choices=("pmp", "gibbs", "gwg"))
+    seconds: float = option(0.0, "gibbs, gwg: the wall-clock budget of all chains together (0: run "
                                  "``sweeps`` sweeps each)", lo=0.0)
 
 
@@ -82,22 +85,28 @@ def sample_posterior(X, config: DeconvolutionConfig, rng) -> PosteriorSamples:
     return PosteriorSamples(W, S, objective)
 
 
-def gibbs_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples, list[int]]:
-    """(samples, sweeps run by each chain): ``config.n_samples`` Gibbs chains from the priors."""
+def chain_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples, list[float]]:
+    """(samples, sweeps run by each chain): ``config.n_samples`` Gibbs or GWG chains from the
+    priors (GWG: proposals / sites)."""
     from rbmlab.inference import deconvolution_gibbs as dg   # noqa: PLC0415
+    from rbmlab.inference import deconvolution_gwg as gwg   # noqa: PLC0415
 
     c = config
     priors = {"p_w": c.p_w, "p_s": c.p_s}
     chains = [dg.start(rng, X, c.n_features, c.feature_side, **priors) for _ in range(c.n_samples)]
+    sites = chains[0].W.size + chains[0].S.size
     for chain in chains:
-        if c.seconds:
-            dg.run_chain(chain, X, rng, p_e=c.p_e, seconds=c.seconds / c.n_samples, **priors)
+        budget = {"seconds": c.seconds / c.n_samples} if c.seconds else (
+            {"sweeps": c.sweeps} if c.sampler == "gibbs" else {"steps": c.sweeps * sites})
+        if c.sampler == "gibbs":
+            dg.run_chain(chain, X, rng, p_e=c.p_e, **budget, **priors)
         else:
-            dg.run_chain(chain, X, rng, p_e=c.p_e, sweeps=c.sweeps, **priors)
+            gwg.run_chain(chain, X, rng, p_e=c.p_e, **budget, **priors)
+    sweeps = [chain.sweeps / (1 if c.sampler == "gibbs" else sites) for chain in chains]
     W = np.stack([chain.W for chain in chains]).astype(X.dtype)
     S = np.stack([chain.S for chain in chains]).astype(X.dtype)
     objective = np.array([dg.log_joint(chain.W, chain.S, X, c.p_w, c.p_s, c.p_e) for chain in chains])
-    return PosteriorSamples(W, S, objective), [chain.sweeps for chain in chains]
+    return PosteriorSamples(W, S, objective), sweeps
 
 
 def reconstruction(W, S, X):
@@ -151,12 +160,12 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(out, e, "deconvolution results") from None
-    budget = f"{config.seconds:g} s" if config.sampler == "gibbs" and config.seconds else f"{config.sweeps} sweeps"
+    budget = f"{config.seconds:g} s" if config.sampler != "pmp" and config.seconds else f"{config.sweeps} sweeps"
     echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
          f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features")
     start = time.perf_counter()
-    if config.sampler == "gibbs":
-        samples, sweeps = gibbs_posterior(X, config, host_rng(config.seed))
+    if config.sampler != "pmp":
+        samples, sweeps = chain_posterior(X, config, host_rng(config.seed))
     else:
         samples, sweeps = sample_posterior(X, config, host_rng(config.seed)), [config.sweeps] * config.n_samples
     seconds = time.perf_counter() - start
