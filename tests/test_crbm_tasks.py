@@ -171,3 +171,27 @@ def test_a_bad_gallery_spec_is_a_one_line_error_naming_the_key(gallery, message)
     from rbmlab.report.gallery import check_gallery
     with pytest.raises(RbmlabError, match=message):
         check_gallery(gallery, "experiment: x.yaml")
+
+
+def test_a_gallery_predicts_with_the_early_stopped_model_when_the_run_has_one(tmp_path):
+    """Under train.stop_rule the tables score selected.npz (the best validation epoch, with its
+    inference budget); the gallery shows that model's predictions, not the last epoch's."""
+    from rbmlab.checkpoint import load_checkpoint
+    from rbmlab.evaluators.pixel_error import predict
+    from rbmlab.hydra_app import validated_run_config
+    from rbmlab.report.gallery import Row, make_gallery
+    from rbmlab.runner import prepare, train
+    base = ["model=crbm", "model.n_hidden=4", "dataset=caltech101", "dataset.n_train=20", "task=flip",
+            "task.rate=0.25", "evaluator=pixel_error", "evaluator.splits=[valid,test]",
+            "evaluator.max_examples=20", "learner=mle_bp", "learner.lr=3.0", "train.epochs=6",
+            "train.stop_rule=valid", "train.stop_metric=valid_pixel_error", "train.patience=1"]
+    train(validated_run_config(base), tmp_path / "run")
+    selected_model, meta, _ = load_checkpoint(tmp_path / "run" / "selected.npz")
+    last_model, last, _ = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
+    paths = make_gallery([Row("ours", tmp_path / "run", "prediction")], "test", 5, "g", tmp_path / "g", "cmd")
+    test = prepare(validated_run_config(base)).splits["test"]
+    expected, _ = predict(selected_model, test.inputs[:5], "sum", meta["inference_iterations"], 1e-3)
+    error = 100 * (expected != test.targets[:5]).mean()
+    table = paths["table"].read_text()
+    assert f"| ours | prediction | {tmp_path / 'run'} | {meta['epoch']} | {meta['epoch']} | sum | {error:.2f} |" in table
+    assert meta["epoch"] != last["epoch"]

@@ -7,7 +7,8 @@ evaluator names, the one it trained with); or the split's first examples as they
 or ``samples`` of the run's model by the row's ``sampler`` (default: the one its ``mmd`` evaluator
 names), from fresh states, after the row's ``sweeps`` (default: the evaluator's), with a fixed seed. A row names its run by experiment, variant and config values, e.g.
 ``{experiment: crbm_bp/table-1, variant: mle_bp, task.rate: 0.1}``; the run's own config.yaml
-rebuilds its data and task, and its checkpoint.npz (the last epoch trained) predicts. The PNG
+rebuilds its data and task, and its selected.npz (the early-stopped model the tables score, with
+its inference budget) predicts, or its checkpoint.npz (the last epoch trained) when it has none. The PNG
 comes with a markdown note naming each row's run, epoch and pixel error on the examples shown.
 """
 from __future__ import annotations
@@ -130,8 +131,12 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
                           "pixel_error: it is not a structured-prediction run")
     # a config from before an option has its identity-neutral value (what the run did then)
     scorer = EVALUATORS.build(EVALUATORS.parse({**identity_neutral("evaluator"), **evaluator}))
-    model, meta, state = load_checkpoint(run_dir / "checkpoint.npz")
-    budget = scorer.budget(LEARNERS.build(LEARNERS.parse(config["learner"])).inference_iterations(state))
+    if (run_dir / "selected.npz").is_file():   # the early-stopped model: the one the tables score
+        model, meta, _ = load_checkpoint(run_dir / "selected.npz")
+        budget = scorer.budget(meta.get("inference_iterations"))
+    else:
+        model, meta, state = load_checkpoint(run_dir / "checkpoint.npz")
+        budget = scorer.budget(LEARNERS.build(LEARNERS.parse(config["learner"])).inference_iterations(state))
     data = load_dataset(**config["dataset"])
     batch = TASKS.build(TASKS.parse(config.get("task") or "none")).batch(data, split)
     if batch.targets is None:
