@@ -544,7 +544,7 @@ DECONVOLUTION_CASES = [
     Case("deconvolution-wrong-type", ["out", "n_features=many"], "n_features"),
     Case("deconvolution-unknown-dataset-key", ["out", "dataset.images=3"], "images"),
     Case("deconvolution-dataset-out-of-range", ["out", "dataset.p_location=2"], "p_location"),
-    Case("deconvolution-unknown-sampler", ["out", "sampler=gwg"], "sampler"),
+    Case("deconvolution-unknown-sampler", ["out", "sampler=metropolis"], "sampler"),
     # OUT_DIR under a file: refused before the sampling starts
     Case("deconvolution-out-dir-is-a-file", ["out/results", *TINY], "out/results", setup=file_at("out")),
 ]
