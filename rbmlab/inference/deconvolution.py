@@ -92,17 +92,15 @@ def chain_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSampl
     from rbmlab.inference import deconvolution_gwg as gwg   # noqa: PLC0415
 
     c = config
-    priors = {"p_w": c.p_w, "p_s": c.p_s}
-    chains = [dg.start(rng, X, c.n_features, c.feature_side, **priors) for _ in range(c.n_samples)]
-    sites = chains[0].W.size + chains[0].S.size
+    priors = {"p_w": c.p_w, "p_s": c.p_s, "p_e": c.p_e}
+    chains = [dg.start(rng, X, c.n_features, c.feature_side, c.p_w, c.p_s) for _ in range(c.n_samples)]
+    # a Gibbs chain counts sweeps; a GWG chain counts proposals, one sweep's worth per site
+    run_chain, unit, per_sweep = ((dg.run_chain, "sweeps", 1) if c.sampler == "gibbs" else
+                                  (gwg.run_chain, "steps", chains[0].W.size + chains[0].S.size))
+    budget = {"seconds": c.seconds / c.n_samples} if c.seconds else {unit: c.sweeps * per_sweep}
     for chain in chains:
-        budget = {"seconds": c.seconds / c.n_samples} if c.seconds else (
-            {"sweeps": c.sweeps} if c.sampler == "gibbs" else {"steps": c.sweeps * sites})
-        if c.sampler == "gibbs":
-            dg.run_chain(chain, X, rng, p_e=c.p_e, **budget, **priors)
-        else:
-            gwg.run_chain(chain, X, rng, p_e=c.p_e, **budget, **priors)
-    sweeps = [chain.sweeps / (1 if c.sampler == "gibbs" else sites) for chain in chains]
+        run_chain(chain, X, rng, **budget, **priors)
+    sweeps = [chain.sweeps / per_sweep for chain in chains]
     W = np.stack([chain.W for chain in chains]).astype(X.dtype)
     S = np.stack([chain.S for chain in chains]).astype(X.dtype)
     objective = np.array([dg.log_joint(chain.W, chain.S, X, c.p_w, c.p_s, c.p_e) for chain in chains])
