@@ -147,6 +147,7 @@ def test_a_gallery_shows_a_runs_inputs_targets_and_its_own_predictions(tmp_path)
     expected, _ = predict(model, test.inputs[:5], "sum", 8, 1e-3)   # matched: T = 7 + 1 epoch
     error = 100 * (expected != test.targets[:5]).mean()
     assert f"| ours | prediction | {run_dir} | 1 |  | sum | {error:.2f} |" in paths["table"].read_text()
+    assert "draws from fresh states" not in paths["table"].read_text()      # no samples row here
 
 
 ROW = {"label": "a", "show": "input", "run": {"experiment": "crbm_bp/table-1"}}

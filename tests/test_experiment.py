@@ -259,6 +259,7 @@ def test_a_sample_gallery_draws_each_models_own_sampler_beside_the_data(tmp_path
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = paths["table"].read_text()
     assert "| PMP | samples |" in table and "pmp, 2 sweeps" in table and "block_gibbs, 2 sweeps" in table
+    assert "draws from fresh states, seed 0" in table
     run = outputs / "pmp" / "figure-7" / "smoke" / "pmp" / "0"
     rows = [Row("data", run, "data"), Row("s", run, "samples", 3), Row("s again", run, "samples", 3)]
     images = {r.key: gallery.generative_images(r.run_dir, "train", 6, r.show, r.sweeps) for r in rows}

@@ -284,9 +284,11 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
              command: str) -> str:
     """The markdown note beside the PNG: which run, epoch and inference each row shows."""
     n = min(run.inputs.shape[0] for run in images.values())
+    sampled = (f"; a samples row: {n} draws from fresh states, seed {SAMPLE_SEED}"
+               if any(row.show == "samples" for row in rows) else "")
     lines = [f"# {title}", "", f"Made by `{command}`: {n} images per row, the first {n} {split} "
-             f"examples (samples: {n} draws from fresh states, seed {SAMPLE_SEED}).", "", "| row | shows | run | epoch shown | early-stopping epoch | inference | "
-             "pixel error on these images (%) |", "|---|---|---|---|---|---|---|"]
+             f"examples{sampled}.", "", "| row | shows | run | epoch shown | early-stopping epoch | "
+             "inference | pixel error on these images (%) |", "|---|---|---|---|---|---|---|"]
     for row in rows:
         run = images[row.key]
         error = f"{run.pixel_error(n):.2f}" if row.show == "prediction" else ""
