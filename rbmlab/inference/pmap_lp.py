@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.backend import to_numpy
-from rbmlab.inference.base import InferenceConfig, InferenceMethod
+from rbmlab.inference.base import InferenceConfig
 from rbmlab.inference.lp_map import lp_map
 from rbmlab.inference.max_product import logistic_noise
-from rbmlab.models.base import FactorGraphForm
+from rbmlab.inference.pmp import PMP
 from rbmlab.validation import option
 
 
@@ -26,19 +26,12 @@ class PmapLPConfig(InferenceConfig):
                                   "samples every call; steps ignored)")
 
 
-class PmapLP(InferenceMethod):
-    """``run(model, x, rng, steps)``: as many perturb-and-LP samples as ``x`` has rows."""
+class PmapLP(PMP):
+    """``run(model, x, rng, steps)``: as many perturb-and-LP samples as ``x`` has rows (PMP's
+    trial handling and decoding; only the MAP solver differs)."""
 
     config_class = PmapLPConfig
-    requires = (FactorGraphForm,)
 
-    def run(self, model, x, rng, steps: int):
-        xp = model.xp
-        if model.n_trials:
-            rows = x.shape[-2]
-            return xp.stack([self.run(model.trial(t), x[t] if x.ndim == 3 else x, rng, steps)
-                             for t in range(model.n_trials)]).reshape((model.n_trials, rows, x.shape[-1]))
-        graph = model.factor_graph()
-        noise = logistic_noise(rng, (x.shape[-2], graph.n), graph.unary.dtype)
-        samples, _ = lp_map(graph, to_numpy(graph.unary[None, :] + noise))
-        return model.from_binary(xp.asarray(samples)).astype(x.dtype, copy=False)
+    def perturbed_maps(self, graph, rng, n: int, steps: int):
+        noise = logistic_noise(rng, (n, graph.n), graph.unary.dtype)
+        return lp_map(graph, to_numpy(graph.unary[None, :] + noise))[0]

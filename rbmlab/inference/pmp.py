@@ -35,6 +35,10 @@ class PMP(InferenceMethod):
             rows = x.shape[-2]
             return xp.stack([self.run(model.trial(t), x[t] if x.ndim == 3 else x, rng, steps)
                              for t in range(model.n_trials)]).reshape((model.n_trials, rows, x.shape[-1]))
-        samples, _ = perturb_and_max_product(model.factor_graph(), rng, x.shape[-2], steps,
-                                             damping=self.config.damping)
-        return model.from_binary(samples).astype(x.dtype, copy=False)
+        samples = self.perturbed_maps(model.factor_graph(), rng, x.shape[-2], steps)
+        return model.from_binary(xp.asarray(samples)).astype(x.dtype, copy=False)
+
+    def perturbed_maps(self, graph, rng, n: int, steps: int):
+        """(n, graph.n) {0, 1}: the MAP states of ``n`` fresh perturbations of ``graph``, found by
+        ``steps`` damped max-product sweeps (a subclass may solve them otherwise)."""
+        return perturb_and_max_product(graph, rng, n, steps, damping=self.config.damping)[0]
