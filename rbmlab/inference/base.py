@@ -39,3 +39,10 @@ class InferenceMethod:
 
     def run(self, model, x, rng, steps: int):
         raise NotImplementedError
+
+
+def chain_rows(model, x) -> tuple[int, ...]:
+    """The leading shape (..., B) of the chains run from the states ``x`` (..., B, n): a batch
+    without the model's trial axis gets its own chains per trial, (trials, B); otherwise x's own."""
+    trials = (model.n_trials,) if model.n_trials else ()
+    return (trials if x.ndim == 2 else x.shape[:-2]) + x.shape[-2:-1]

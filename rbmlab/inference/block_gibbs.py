@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference.base import InferenceConfig, InferenceMethod
+from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.models.base import Bipartite
 from rbmlab.validation import option
 
@@ -20,8 +20,7 @@ def gibbs_chain(model, v, rng, k: int, first_product=None):
         return v
     xp = model.xp
     Wt = model.W.swapaxes(-1, -2)
-    trials = model.W.shape[:-2]   # a batch shared by all trials gets its own chain per trial
-    batch_shape = (trials if v.ndim == 2 else v.shape[:-2]) + v.shape[-2:-1]
+    batch_shape = chain_rows(model, v)   # a batch shared by all trials gets its own chain per trial
     h = xp.empty(batch_shape + (model.n_hidden,), dtype=v.dtype)
     v_out = xp.empty(batch_shape + (model.n_visible,), dtype=v.dtype)
     b_h, b_v = model.b_h[..., None, :], model.b_v[..., None, :]

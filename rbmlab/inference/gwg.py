@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbmlab import numba_kernels
-from rbmlab.inference.base import InferenceConfig, InferenceMethod
+from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.models.base import LocalFields, PairwiseCouplings
 from rbmlab.ops import is_numpy_generator, uniform
 from rbmlab.validation import option
@@ -63,9 +63,7 @@ class GibbsWithGradients(InferenceMethod):
         xp = model.xp
         units = model.units
         t = self.config.temperature
-        trials = (model.n_trials,) if model.n_trials else ()
-        shape = (trials if x.ndim == 2 else x.shape[:-2]) + x.shape[-2:]
-        x = xp.broadcast_to(x, shape).copy()
+        x = xp.broadcast_to(x, chain_rows(model, x) + x.shape[-1:]).copy()
         if steps < 1:
             return x
         n = x.shape[-1]
@@ -79,7 +77,7 @@ class GibbsWithGradients(InferenceMethod):
             delta = a * change                                         # (1)
             log_q = _log_softmax(delta / t, xp)
             cdf = xp.cumsum(xp.exp(log_q), axis=-1)
-            u = uniform(rng, shape[:-1] + (1,), x.dtype) * cdf[..., -1:]
+            u = uniform(rng, x.shape[:-1] + (1,), x.dtype) * cdf[..., -1:]
             i = xp.minimum((cdf <= u).sum(axis=-1), n - 1)             # i ~ q(· | x)
             step = _take(change, i, xp)
             rows = xp.take_along_axis(model.J, i[..., None], axis=-2)  # J[i], (..., B, n)
@@ -87,7 +85,7 @@ class GibbsWithGradients(InferenceMethod):
             x_new = xp.where(sites == i[..., None], x + change, x)
             log_q_back = _take(_log_softmax(a_new * (units.flip(x_new) - x_new) / t, xp), i, xp)
             log_accept = _take(delta, i, xp) + log_q_back - _take(log_q, i, xp)   # (2)
-            accept = (xp.log(uniform(rng, shape[:-1], x.dtype)) < log_accept)[..., None]
+            accept = (xp.log(uniform(rng, x.shape[:-1], x.dtype)) < log_accept)[..., None]
             x = xp.where(accept, x_new, x)
             a = xp.where(accept, a_new, a)
         return x

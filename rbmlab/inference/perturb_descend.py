@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference.base import InferenceConfig, InferenceMethod
+from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.inference.max_product import logistic_noise
 from rbmlab.models.base import Bipartite
 from rbmlab.validation import option
@@ -71,8 +71,7 @@ class PerturbDescend(InferenceMethod):
     def run(self, model, x, rng, steps: int):
         if steps < 1:
             return x
-        trials = model.W.shape[:-2]   # a batch shared by all trials gets its own states per trial
-        batch = (trials if x.ndim == 2 else x.shape[:-2]) + x.shape[-2:-1]
+        batch = chain_rows(model, x)   # a batch shared by all trials gets its own states per trial
         noise_h = unit_noise(model.hidden_units, rng, batch + (model.n_hidden,), x.dtype, self.config.scale)
         noise_v = unit_noise(model.visible_units, rng, batch + (model.n_visible,), x.dtype, self.config.scale)
         return descend(model, x, noise_v, noise_h, steps)[0]

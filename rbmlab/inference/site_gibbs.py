@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference.base import InferenceConfig, InferenceMethod
+from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.models.base import LocalFields
 from rbmlab.validation import option
 
@@ -47,9 +47,7 @@ class SiteGibbs(InferenceMethod):
         array (a batch without the model's trial axis gets its own chains per trial). ``x`` is
         never modified; steps = 0 returns a copy."""
         xp = model.xp
-        trials = (model.n_trials,) if model.n_trials else ()
-        batch_shape = (trials if x.ndim == 2 else x.shape[:-2]) + x.shape[-2:-1]
-        out = xp.empty(batch_shape + x.shape[-1:], dtype=x.dtype)
+        out = xp.empty(chain_rows(model, x) + x.shape[-1:], dtype=x.dtype)
         out[...] = x
         if steps < 1:
             return out
