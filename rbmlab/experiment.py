@@ -36,6 +36,9 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           absent; to results/<paper>/<artefact>_<scale>.{png,md}
     runs_of               optional: <paper>/<artefact> (or a list of them) whose runs this one
                           reports (no sweep); with several, each run has an ``experiment`` key
+    extends               optional: <paper>/<artefact> whose spec this file starts from; its own keys
+                          are merged in (mappings key by key, at every depth; lists and values
+                          replace): a variant of an artefact at other settings without a copy
     needs                 optional: [<paper>/<artefact>] run first (when absent at this scale, or
                           with resume=true); ``{sweep:<paper>/<artefact>}`` in an override is that
                           experiment's sweep directory at the same scale
@@ -60,7 +63,7 @@ from rbmlab.errors import RbmlabError
 EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
 SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report", "bench",
-             "gallery", "runs_of", "needs"}
+             "gallery", "runs_of", "needs", "extends"}
 REPORT_KEYS = {"metric", "x", "lines", "panels", "paper", "hlines", "markers", "logx", "select", "vlines",
                "table_x", "ratios", "where", "derive"}
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
@@ -70,8 +73,9 @@ def available() -> list[str]:
     return sorted(f"{p.parent.name}/{p.stem}" for p in EXPERIMENTS_DIR.glob("*/*.yaml"))
 
 
-def load_spec(name: str) -> dict[str, Any]:
-    """The checked spec of ``name``: exactly ``<paper>/<artefact>`` (no path), a file under experiments/."""
+def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The checked spec of ``name``: exactly ``<paper>/<artefact>`` (no path), a file under experiments/,
+    merged onto the spec it ``extends``."""
     parts = name.split("/")
     if len(parts) != 2 or not all(
         part not in ("", ".", "..") and all(c.isascii() and (c.isalnum() or c in "_.-") for c in part)
@@ -89,11 +93,24 @@ def load_spec(name: str) -> dict[str, Any]:
     unknown = set(spec) - SPEC_KEYS
     if unknown:
         raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))}")
+    if (base := spec.pop("extends", None)) is not None:
+        if base in (name, *_extending):
+            raise RbmlabError(f"experiment: {path}: extends {base!r}, which extends it back")
+        spec = _merged(load_spec(base, (*_extending, name)), spec)
     _check_report(path, spec.get("report") or {})
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:
             raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
     return spec
+
+
+def _merged(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """``own`` over ``base``: mappings merged key by key at every depth, anything else replaced."""
+    merged = dict(base)
+    for key, value in own.items():
+        both = isinstance(value, dict) and isinstance(base.get(key), dict)
+        merged[key] = _merged(base[key], value) if both else value
+    return merged
 
 
 def _check_report(path: Path, report: Any) -> None:

@@ -178,6 +178,31 @@ def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, mon
         load_spec("p/g")
 
 
+def test_an_experiment_that_extends_another_merges_its_keys_onto_that_spec(tmp_path, monkeypatch):
+    from rbmlab import experiment
+    from rbmlab.errors import RbmlabError
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "base.yaml").write_text(
+        "title: base\noverrides: [a=1]\nvariants: {v: {overrides: [b=1], grid: {n: [1, 2]}, "
+        "scales: {paper: {seeds: [0, 1]}}}, w: [c=1]}\nscales: {reduced: {overrides: [e=30]}}\n"
+        "report: {metric: m}\n")
+    (tmp_path / "p" / "long.yaml").write_text(
+        "extends: p/base\ntitle: long\nvariants: {v: {scales: {reduced: {grid: {n: [2]}}}}}\n"
+        "scales: {reduced: {variants: [v], overrides: [e=100]}}\n")
+    (tmp_path / "p" / "loop.yaml").write_text("extends: p/loop2\nreport: {metric: m}\n")
+    (tmp_path / "p" / "loop2.yaml").write_text("extends: p/loop\n")
+    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    spec = load_spec("p/long")
+    assert spec["title"] == "long" and spec["overrides"] == ["a=1"] and "extends" not in spec
+    assert spec["variants"]["w"] == ["c=1"]                                   # untouched
+    assert spec["variants"]["v"] == {"overrides": ["b=1"], "grid": {"n": [1, 2]}, "scales": {
+        "paper": {"seeds": [0, 1]}, "reduced": {"grid": {"n": [2]}}}}          # merged at depth
+    assert spec["scales"]["reduced"] == {"overrides": ["e=100"], "variants": ["v"]}   # lists replace
+    assert load_spec("p/base")["scales"]["reduced"] == {"overrides": ["e=30"]}   # base unchanged
+    with pytest.raises(RbmlabError, match="loop2.yaml: extends 'p/loop', which extends it back"):
+        load_spec("p/loop")
+
+
 @pytest.mark.slow
 def test_a_timing_experiment_writes_its_bench_rows_beside_the_papers_numbers(tmp_path):
     from rbmlab.experiment import run_experiment
