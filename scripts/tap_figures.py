@@ -12,10 +12,13 @@ figure-5 (free energies and number of unique TAP solutions per epoch; N_h = 100 
 variants, CBCL), figure-6 (Isomap of binary MNIST's N_h = 100 solutions over epochs), figure-7
 (Isomap of the initial images of classes 3, 6, 7 and the solutions they reach; CBCL: all faces).
 SCALE: the tier of ``rbmlab experiment tap/figure-3`` whose runs are read (it must have run).
-Keys (FigureConfig): n_init (initialisations for Figs. 5–6), epochs (Fig. 5/6 epochs; default
-every snapshot, CBCL every 10th), tol, max_iter, unique_tol, sweep (the Figure 3 sweep directory).
-Writes results/tap/<figure>[-<variant>]_<scale>.{png,md} and, for Figs. 5–6, the solutions
-under outputs/experiments/tap/<figure>/<scale>/ (Fig. 6 reuses Fig. 5's).
+Keys (FigureConfig): n_init (initialisations for Figs. 5–6), epochs (Fig. 5/6/12 epochs; default
+every snapshot, CBCL every 10th; Fig. 12: every evaluated epoch), tol, max_iter, unique_tol, source
+(``figure-3``, or ``figure-3-seeds``: its three seeds per N_h, Figs. 5 and 12 as mean ± std over
+them), sweep (the sweep directory, default that of ``source``).
+Writes results/tap/<figure>[-<variant>][-seeds]_<scale>.{png,md} and, for Figs. 5–6, the solutions
+under outputs/experiments/tap/figure-5/<scale>/ (Fig. 6 reuses Fig. 5's). Where a size has several
+seeds, Figs. 4, 6, 7 and 9 draw the first.
 """
 from __future__ import annotations
 
@@ -64,19 +67,28 @@ class FigureConfig(Config):
                               "first 10,000; CBCL: every face); n: the first n of them", lo=0)
     variants: list[str] | None = option(None, "Figs. 4, 5, 7: only these datasets (binary, real, "
                                               "cbcl); default all that ran", choices=("binary", "real", "cbcl"))
-    sweep: str | None = option(None, "the Figure 3 sweep (default outputs/experiments/tap/"
-                                     "figure-3/<scale>)")
+    source: str = option("figure-3", "the tap experiment whose runs are read (figure-3-seeds: "
+                                     "three seeds per N_h)", choices=("figure-3", "figure-3-seeds"))
+    sweep: str | None = option(None, "the runs' sweep directory (default outputs/experiments/tap/"
+                                     "<source>/<scale>)")
+
+    def name(self, stem: str) -> str:
+        """The results file stem of a figure drawn from this source."""
+        return stem + self.source.removeprefix("figure-3")
 
 
-def runs(sweep: Path) -> dict[str, dict[int, Path]]:
-    """variant → n_hidden → run directory, for the completed runs of the sweep."""
-    found: dict[str, dict[int, Path]] = {}
+def runs(sweep: Path) -> dict[str, dict[int, list[Path]]]:
+    """variant → n_hidden → run directories (by seed), for the completed runs of the sweep."""
+    found: dict[str, dict[int, list[tuple[int, Path]]]] = {}
     for summary in sorted(sweep.glob("*/*/summary.json")):
         run = summary.parent
         if json.loads(summary.read_text()).get("status") != "completed":
             continue
         config = yaml.safe_load((run / "config.yaml").read_text())
-        found.setdefault(run.parent.name, {})[int(config["model"]["n_hidden"])] = run
+        found.setdefault(run.parent.name, {}).setdefault(int(config["model"]["n_hidden"]), []).append(
+            (int(config["seed"]), run))
+    found = {v: {n: [run for _, run in sorted(seeds)] for n, seeds in models.items()}
+             for v, models in found.items()}
     if not found:
         raise RbmlabError(f"sweep: no completed runs under {sweep}; run `rbmlab experiment "
                           f"tap/figure-3 scale=...` first")
@@ -88,8 +100,8 @@ def chosen(sweep: dict, cfg: FigureConfig) -> dict:
     return {v: m for v, m in sweep.items() if cfg.variants is None or v in cfg.variants}
 
 
-def pick(sweep: dict, variant: str, n_hidden: int) -> tuple[int, Path] | None:
-    """The run of ``variant`` with ``n_hidden`` hidden units, or the size nearest to it (smoke)."""
+def pick(sweep: dict, variant: str, n_hidden: int) -> tuple[int, list[Path]] | None:
+    """The runs (by seed) of ``variant`` with ``n_hidden`` hidden units, or the size nearest to it."""
     models = sweep.get(variant)
     if not models:
         return None
@@ -118,7 +130,7 @@ def save_png(fig, path: Path) -> None:
 def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     for variant, models in chosen(sweep, cfg).items():
         lines = [f"# tap Figure 4 ({variant}): receptive fields (columns of W) of the final models", "",
-                 f"Scale `{scale}`: the last epoch of each run of `rbmlab experiment tap/figure-3 "
+                 f"Scale `{scale}`: the last epoch of each run (the first seed) of `rbmlab experiment tap/{cfg.source} "
                  f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
                  "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
                  "(mean E[h|x] over the first 10,000 training images, or all of a smaller set: "
@@ -126,7 +138,7 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                  "| dataset | N_h | epochs | images | log10 ℓ0.1 spread min / median / max | "
                  "activation min / median / max |", "|---|---|---|---|---|---|"]
         rows = []
-        for n_hidden, run in sorted(models.items()):
+        for n_hidden, (run, *_) in sorted(models.items()):
             x, _, shape, _ = run_data(run)
             model, meta, _ = load_checkpoint(run / "checkpoint.npz")
             W = np.asarray(model.W)
@@ -140,13 +152,14 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         fig = plt.figure(figsize=(4 * cfg.fields * 0.55 + 1.5, 0.75 * len(rows) + 0.8))
         rf.draw_fields(fig, rows, shape, cfg.fields)
         fig.suptitle(f"tap Fig. 4, {variant}: receptive fields ({scale})", fontsize=9)
-        save_png(fig, out / f"figure-4-{variant}_{scale}.png")
-        atomic_write(out / f"figure-4-{variant}_{scale}.md", "\n".join(lines) + "\n")
+        save_png(fig, out / f"{cfg.name(f'figure-4-{variant}')}_{scale}.png")
+        atomic_write(out / f"{cfg.name(f'figure-4-{variant}')}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
     """Fig. 5's solutions of a run (computed once, kept under outputs/)."""
-    cache = ROOT / "outputs" / "experiments" / "tap" / "figure-5" / scale / f"{variant}.npz"
+    seed = yaml.safe_load((run / "config.yaml").read_text())["seed"]
+    cache = ROOT / "outputs" / "experiments" / "tap" / "figure-5" / scale / f"{cfg.name(variant)}-{seed}.npz"
     x, _, _, epochs = run_data(run)
     epochs = cfg.epochs or (epochs if variant != "cbcl" else [e for e in epochs if e % 10 == 0 or e == 1])
     key = json.dumps({"run": str(run), "epochs": epochs, "n_init": cfg.n_init, "tol": cfg.tol,
@@ -165,39 +178,55 @@ def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
     return s
 
 
+def pm(values, digits: int) -> str:
+    """``mean ± std`` (ddof=1) over seeds, or the value alone for one seed."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{values.mean():.{digits}f} ± {values.std(ddof=1):.{digits}f}"
+
+
 def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     for variant, paper_hidden in FIG5_HIDDEN.items():
         if (found := pick(chosen(sweep, cfg), variant, paper_hidden)) is None:
             continue
-        n_hidden, run = found
-        s = solutions(variant, run, cfg, scale)
-        n_init = min(cfg.n_init, run_data(run)[0].shape[0])
+        n_hidden, seeds = found
+        per_seed = [solutions(variant, run, cfg, scale) for run in seeds]
+        s = per_seed[0]
+        n_init = min(cfg.n_init, run_data(seeds[0])[0].shape[0])
         fig = plt.figure(figsize=(8, 6))
         slices = [int(e) for e in s["epochs"][np.linspace(0, len(s["epochs"]) - 1, 4).astype(int)]]
-        ts.plot_free_energies(fig, s, slices, f"tap Fig. 5, {variant}, N_h = {n_hidden} ({scale})",
-                              n_init)
+        ts.plot_free_energies(fig, s, slices, f"tap Fig. 5, {variant}, N_h = {n_hidden} ({scale}"
+                              + (", seed 0 of " + str(len(seeds)) if len(seeds) > 1 else "") + ")", n_init)
         fig.tight_layout()
-        save_png(fig, out / f"figure-5-{variant}_{scale}.png")
+        stem = cfg.name(f"figure-5-{variant}")
+        save_png(fig, out / f"{stem}_{scale}.png")
+        spread = (f" Mean ± std (ddof=1) over the {len(seeds)} seeds' runs; the plot is the first "
+                  "seed's." if len(seeds) > 1 else "")
         lines = [f"# tap Figure 5 ({variant}, N_h = {n_hidden}): TAP free energies of the unique "
                  "solutions over training", "",
-                 f"Scale `{scale}`: snapshots of `rbmlab experiment tap/figure-3 scale={scale}`; TAP "
+                 f"Scale `{scale}`: snapshots of `rbmlab experiment tap/{cfg.source} scale={scale}`; TAP "
                  f"iterated from the first {n_init} training images, each chain until its "
                  f"mean-square change is below {cfg.tol:g} (cap {cfg.max_iter}); solutions within "
-                 f"{cfg.unique_tol:g} root-mean-square of each other are one.", "",
+                 f"{cfg.unique_tol:g} root-mean-square of each other are one.{spread}", "",
                  "| epoch | unique solutions | fraction | −ln Z estimate (mean F) | F min | F max | "
                  "iterations | converged |", "|---|---|---|---|---|---|---|---|"]
         for i, e in enumerate(s["epochs"]):
-            f = s["free_energy"][s["epoch"] == e]
-            lines.append(f"| {e} | {s['n_unique'][i]} | {s['n_unique'][i] / n_init:.3f} | "
-                         f"{f.mean():.2f} | {f.min():.2f} | {f.max():.2f} | {s['iterations'][i]} | "
-                         f"{s['converged'][i]:.3f} |")
-        atomic_write(out / f"figure-5-{variant}_{scale}.md", "\n".join(lines) + "\n")
+            at = [(r, list(r["epochs"]).index(e)) for r in per_seed if e in r["epochs"]]
+            f = [r["free_energy"][r["epoch"] == e] for r, _ in at]
+            unique = [r["n_unique"][j] for r, j in at]
+            lines.append(f"| {e} | {pm(unique, 1 if len(at) > 1 else 0)} | "
+                         f"{pm(np.divide(unique, n_init), 3)} | {pm([v.mean() for v in f], 2)} | "
+                         f"{pm([v.min() for v in f], 2)} | {pm([v.max() for v in f], 2)} | "
+                         f"{pm([r['iterations'][j] for r, j in at], 0)} | "
+                         f"{pm([r['converged'][j] for r, j in at], 3)} |")
+        atomic_write(out / f"{stem}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def figure_6(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     if (found := pick(sweep, "binary", FIG5_HIDDEN["binary"])) is None:
         raise RbmlabError("sweep: Figure 6 needs the binary MNIST runs of tap/figure-3")
-    n_hidden, run = found
+    n_hidden, (run, *_) = found
     s = solutions("binary", run, cfg, scale)
     last = int(s["epochs"][-1])
     shown = sorted({e for e in (1, 3, 25, last) if e <= last})
@@ -205,14 +234,14 @@ def figure_6(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     ts.isomap_over_epochs(fig, s, shown)
     fig.suptitle(f"tap Fig. 6: binary MNIST, N_h = {n_hidden} — Isomap fitted on epoch {last}'s "
                  f"solutions, colour: F normalised per epoch ({scale})", fontsize=9)
-    save_png(fig, out / f"figure-6_{scale}.png")
+    save_png(fig, out / f"{cfg.name('figure-6')}_{scale}.png")
 
 
 def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     for variant, paper_hidden in FIG7_HIDDEN.items():
         if (found := pick(chosen(sweep, cfg), variant, paper_hidden)) is None:
             continue
-        n_hidden, run = found
+        n_hidden, (run, *_) = found
         x, labels, shape, epochs = run_data(run)
         first = np.arange(len(x)) < 10000
         if variant == "cbcl":
@@ -228,7 +257,7 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         fig = plt.figure(figsize=(3 * len(shown), 4.2))
         counts = ts.isomap_of_initialisations(fig, run, shown, x, labels, tap_config(cfg), shape)
         fig.suptitle(f"tap Fig. 7, {variant}, N_h = {n_hidden} ({scale})", fontsize=9)
-        save_png(fig, out / f"figure-7-{variant}_{scale}.png")
+        save_png(fig, out / f"{cfg.name(f'figure-7-{variant}')}_{scale}.png")
         lines = [f"# tap Figure 7 ({variant}, N_h = {n_hidden}): initial images and the TAP "
                  "solutions they reach (Isomap)", "",
                  f"Scale `{scale}`. Initial images: " + ("all training faces" if variant == "cbcl" else
@@ -238,7 +267,7 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                  "root-mean-square):", "", "| epoch | initial images | unique solutions |",
                  "|---|---|---|"]
         lines += [f"| {e} | {len(x)} | {c} |" for e, c in counts.items()]
-        atomic_write(out / f"figure-7-{variant}_{scale}.md", "\n".join(lines) + "\n")
+        atomic_write(out / f"{cfg.name(f'figure-7-{variant}')}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
@@ -295,6 +324,7 @@ def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     models = sweep.get("binary") or {}
     if not models:
         raise RbmlabError("sweep: Figure 9 needs the binary MNIST runs of tap/figure-3")
+    models = {n: seeds[0] for n, seeds in models.items()}
     options = yaml.safe_load((next(iter(models.values())) / "config.yaml").read_text())["dataset"]
     data = load_dataset(**options)
     x, train = data.test[:1], data.train
@@ -324,7 +354,7 @@ def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
             if r == 0:
                 ax.set_title(f"p = {flips[c]:g}", fontsize=7)
     fig.suptitle(f"tap Fig. 9: test image 0, one noise draw for every method ({scale})", fontsize=8)
-    save_png(fig, out / f"figure-9_{scale}.png")
+    save_png(fig, out / f"{cfg.name('figure-9')}_{scale}.png")
 
 
 AIS_SETTINGS = {   # Fig. 12's AIS per tier: the paper's 100 runs of 14,500 temperatures; smoke: seconds
@@ -335,12 +365,67 @@ AIS_SETTINGS = {   # Fig. 12's AIS per tier: the paper's 100 runs of 14,500 temp
 
 
 def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    """tap Fig. 12: the snapshots of binary MNIST's N_h = 500 run, each scored on the same (first
-    10,000) training images by TAP (the run's own evaluator settings; log Z from the unique
-    solutions both averaged, the paper's rule, and log-sum-exp'd: rbmlab.inference.tap.combine_log_z),
-    by AIS (the paper's 100 chains and Salakhutdinov's 14,500 temperatures, base-rate base model;
-    fewer at smoke, AIS_SETTINGS) and by the stochastic pseudo-likelihood (100 random pixels),
-    with the evaluators of ``rbmlab run`` (seeded per epoch)."""
+    """tap Fig. 12: the snapshots of binary MNIST's N_h = 500 run (or the size nearest), each scored
+    on the same (first 10,000) training images by TAP (the run's own evaluator settings; log Z from
+    the unique solutions both averaged, the paper's rule, and log-sum-exp'd:
+    rbmlab.inference.tap.combine_log_z), by AIS (the paper's 100 chains and Salakhutdinov's 14,500
+    temperatures, base-rate base model; fewer at smoke, AIS_SETTINGS) and by the stochastic
+    pseudo-likelihood (100 random pixels), with the evaluators of ``rbmlab run`` (seeded per
+    epoch). Several seeds: every seed's run scored, the table and plot as mean ± std over them."""
+    import pandas as pd  # noqa: PLC0415
+
+    if (found := pick(sweep, "binary", 500)) is None:
+        raise RbmlabError("sweep: Figure 12 needs the binary MNIST runs of tap/figure-3")
+    n_hidden, seeds = found
+    rows = [row | {"seed": yaml.safe_load((run / "config.yaml").read_text())["seed"]}
+            for run in seeds for row in _scores_12(run, cfg, scale)]
+    table = pd.DataFrame(rows)
+    stem = cfg.name("figure-12")
+    atomic_write(out / f"{stem}_{scale}.csv", table.to_csv(index=False))
+    columns = ["tap", "tap_logsumexp", "ais", "pseudo", "tap_solutions", "tap_log_z",
+               "tap_logsumexp_log_z", "ais_log_z"]
+    by_epoch = table.groupby("epoch")[columns]
+    mean, std = by_epoch.mean(), by_epoch.std(ddof=1)
+    fig, axes = plt.subplots(3, 1, figsize=(6, 7), sharex=True)
+    for ax, column, style, label in ((axes[0], "tap", "o-", "TAP, solutions averaged (the paper's)"),
+                                     (axes[0], "tap_logsumexp", "s-", "TAP, solutions log-sum-exp'd"),
+                                     (axes[0], "ais", "k--", "AIS"), (axes[1], "ais", "o-", None),
+                                     (axes[2], "pseudo", "o-", None)):
+        ax.plot(mean.index, mean[column], style, ms=3, lw=1, label=label)
+        if len(seeds) > 1:
+            ax.fill_between(mean.index, mean[column] - std[column], mean[column] + std[column], alpha=0.2)
+    axes[0].legend(fontsize=7)
+    for ax, label in zip(axes, ("log-likelihood (Eq. 39)", "AIS log-likelihood", "pseudo-log-likelihood")):
+        ax.set_ylabel(label, fontsize=8)
+    axes[-1].set_xlabel("epoch")
+    images = int(table["images"].iloc[0])
+    over = f", mean ± std over {len(seeds)} seeds" if len(seeds) > 1 else ""
+    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, {images:,} training images "
+                      f"({scale}{over})", fontsize=9)
+    fig.tight_layout()
+    save_png(fig, out / f"{stem}_{scale}.png")
+    run_tap = yaml.safe_load((seeds[0] / "config.yaml").read_text())["evaluator"]
+    starts = f"{run_tap['n_init']:,}" if run_tap["n_init"] else "all"
+    pl_units = int(table["pl_units"].iloc[0])
+    lines = ["# tap Figure 12: TAP log-likelihood, AIS and pseudo-likelihood over training", "",
+             f"Scale `{scale}`: the snapshots of `rbmlab experiment tap/{cfg.source} scale={scale}` "
+             f"(binary MNIST, N_h = {n_hidden}, {len(seeds)} seed{'s' if len(seeds) > 1 else ''}) at "
+             f"{'the epochs chosen' if cfg.epochs else 'its evaluated epochs'}; mean over the first "
+             f"{images:,} training images (nats). TAP: the run's evaluator ({starts} initialisations), "
+             "log Z from the unique solutions averaged (the paper's rule) or log-sum-exp'd. "
+             f"AIS: {AIS_SETTINGS[scale][1]}; PL: {pl_units} of {table['pixels'].iloc[0]} pixels."
+             + (f" Each cell: mean ± std (ddof=1) over the seeds' runs; per seed in `{stem}_{scale}.csv`."
+                if len(seeds) > 1 else ""),
+             "", "| epoch | TAP | TAP (log-sum-exp) | AIS | PL | solutions | TAP ln Z | TAP ln Z (log-sum-exp) "
+             "| AIS ln Z |", "|---|---|---|---|---|---|---|---|---|"]
+    digits = {c: 2 for c in columns} | {"tap_solutions": 1 if len(seeds) > 1 else 0}
+    for epoch, row in table.groupby("epoch"):
+        lines.append(f"| {epoch} | " + " | ".join(pm(row[c], digits[c]) for c in columns) + " |")
+    atomic_write(out / f"{stem}_{scale}.md", "\n".join(lines) + "\n")
+
+
+def _scores_12(run: Path, cfg: FigureConfig, scale: str) -> list[dict]:
+    """Fig. 12's rows of one run: TAP (both combinations), AIS and PL at each scored epoch."""
     import pandas as pd  # noqa: PLC0415
 
     from rbmlab.backend import get_backend  # noqa: PLC0415
@@ -348,9 +433,6 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.evaluators.base import Context  # noqa: PLC0415
 
-    if (found := pick(sweep, "binary", 500)) is None:
-        raise RbmlabError("sweep: Figure 12 needs the binary MNIST runs of tap/figure-3")
-    n_hidden, run = found
     x, _, _, epochs = run_data(run)
     x = x[:10000]
     evaluated = pd.read_csv(run / "metrics.csv").dropna(subset=["train_log_likelihood"])["epoch"]
@@ -358,13 +440,12 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     run_tap = yaml.safe_load((run / "config.yaml").read_text())["evaluator"]
     tap = EVALUATORS.build(EVALUATORS.parse({**run_tap, "splits": ["train"], "max_examples": 0,
                                              "combine": "uniform", "progress": False}))
-    ais_options, ais_text = AIS_SETTINGS[scale]
     ais = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "splits": ["train"], "progress": False,
-                                             **ais_options}))
+                                             **AIS_SETTINGS[scale][0]}))
     pl_units = min(100, x.shape[1])    # the paper's stochastic PL: 100 random pixels per image
     pl = EVALUATORS.build(EVALUATORS.parse({"name": "pl", "splits": ["train"], "n_units": pl_units}))
     rows = []
-    for e in [int(e) for e in evaluated if int(e) in epochs]:
+    for e in [int(e) for e in evaluated if int(e) in epochs and (not cfg.epochs or int(e) in cfg.epochs)]:
         model = ts.snapshot(run, e)
         t = tap.evaluate(model, {"train": Batch(x)}, Context(rng=backend.rng(11, e), final=True, train=Batch(x)))
         clamped = t["train_log_likelihood"] + t["log_z"]     # the exact data term of Eq. 39
@@ -375,39 +456,12 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                      "tap_logsumexp": clamped - t["log_z_logsumexp"],
                      "tap_logsumexp_log_z": t["log_z_logsumexp"], "tap_solutions": t["tap_solutions"],
                      "ais": a["train_log_likelihood"], "ais_log_z": a["log_z"],
-                     "pseudo": p["train_pseudo_log_likelihood"]})
+                     "pseudo": p["train_pseudo_log_likelihood"], "images": len(x), "pixels": x.shape[1],
+                     "pl_units": pl_units})
         r = rows[-1]
-        print(f"epoch {e}: TAP {r['tap']:.2f} (log-sum-exp {r['tap_logsumexp']:.2f}), AIS {r['ais']:.2f}, "
-              f"PL {r['pseudo']:.2f}")
-    table = pd.DataFrame(rows)
-    atomic_write(out / f"figure-12_{scale}.csv", table.to_csv(index=False))
-    fig, axes = plt.subplots(3, 1, figsize=(6, 7), sharex=True)
-    axes[0].plot(table["epoch"], table["tap"], marker="o", ms=3, label="TAP, solutions averaged (the paper's)")
-    axes[0].plot(table["epoch"], table["tap_logsumexp"], marker="s", ms=3, label="TAP, solutions log-sum-exp'd")
-    axes[0].plot(table["epoch"], table["ais"], color="k", lw=1, ls="--", label="AIS")
-    axes[0].legend(fontsize=7)
-    axes[0].set_ylabel("log-likelihood (Eq. 39)", fontsize=8)
-    for ax, column, label in zip(axes[1:], ("ais", "pseudo"), ("AIS log-likelihood", "pseudo-log-likelihood")):
-        ax.plot(table["epoch"], table[column], marker="o", ms=3)
-        ax.set_ylabel(label, fontsize=8)
-    axes[-1].set_xlabel("epoch")
-    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, {len(x):,} training images ({scale})",
-                      fontsize=9)
-    fig.tight_layout()
-    save_png(fig, out / f"figure-12_{scale}.png")
-    starts = f"{run_tap['n_init']:,}" if run_tap["n_init"] else "all"
-    lines = ["# tap Figure 12: TAP log-likelihood, AIS and pseudo-likelihood over training", "",
-             f"Scale `{scale}`: the snapshots of `rbmlab experiment tap/figure-3 scale={scale}` "
-             f"(binary MNIST, N_h = {n_hidden}) at its evaluated epochs; mean over the first {len(x):,} "
-             f"training images (nats). TAP: the run's evaluator ({starts} initialisations), "
-             "log Z from the unique solutions averaged (the paper's rule) or log-sum-exp'd. "
-             f"AIS: {ais_text}; PL: {pl_units} of {x.shape[1]} pixels.",
-             "", "| epoch | TAP | TAP (log-sum-exp) | AIS | PL | solutions | TAP ln Z | TAP ln Z (log-sum-exp) "
-             "| AIS ln Z |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r.epoch} | {r.tap:.2f} | {r.tap_logsumexp:.2f} | {r.ais:.2f} | {r.pseudo:.2f} | "
-              f"{r.tap_solutions:.0f} | {r.tap_log_z:.2f} | {r.tap_logsumexp_log_z:.2f} | {r.ais_log_z:.2f} |"
-              for r in table.itertuples()]
-    atomic_write(out / f"figure-12_{scale}.md", "\n".join(lines) + "\n")
+        print(f"{run} epoch {e}: TAP {r['tap']:.2f} (log-sum-exp {r['tap_logsumexp']:.2f}), "
+              f"AIS {r['ais']:.2f}, PL {r['pseudo']:.2f}")
+    return rows
 
 
 def main(argv: list[str]) -> None:
@@ -416,7 +470,7 @@ def main(argv: list[str]) -> None:
              "{smoke|reduced|paper} [key=value ...]")
     try:
         cfg = parse_options(FigureConfig, key_values(argv[2:]), "figure")
-        sweep = Path(cfg.sweep or ROOT / "outputs" / "experiments" / "tap" / "figure-3" / argv[1])
+        sweep = Path(cfg.sweep or ROOT / "outputs" / "experiments" / "tap" / cfg.source / argv[1])
         out = ROOT / "results" / "tap"
         out.mkdir(parents=True, exist_ok=True)
         {"figure-4": figure_4, "figure-5": figure_5, "figure-6": figure_6, "figure-7": figure_7,

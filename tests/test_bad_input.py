@@ -567,6 +567,7 @@ TAP_FIGURE_CASES = [
     Case("tap-figures-out-of-range", ["figure-5", "smoke", "n_init=0"], "n_init"),
     Case("tap-figures-wrong-type", ["figure-5", "smoke", "epochs=many"], "epochs"),
     Case("tap-figures-no-runs", ["figure-5", "smoke", "sweep=nowhere"], "no completed runs under nowhere"),
+    Case("tap-figures-unknown-source", ["figure-5", "smoke", "source=figure-4"], "source"),
 ]
 # scripts/frank_wolfe_bias_exact.py: refused before any run starts
 BIAS_EXACT_CASES = [

@@ -42,3 +42,36 @@ def test_figure_12_scores_every_snapshot_both_ways(tmp_path):
     assert abs(table["tap_logsumexp_log_z"][0] - exact) < abs(table["tap_log_z"][0] - exact)
     assert "16 chains, 500 linear temperatures" in text
     assert (tmp_path / "figure-12_smoke.png").stat().st_size > 0
+
+
+def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values(tmp_path, monkeypatch):
+    sweep = tmp_path / "sweep"
+    for seed in (0, 1):
+        main(["run", "dataset=bars_stripes", "model=rbm", "model.n_hidden=6", "learner=tap",
+              "learner.batch_size=full", "learner.lr=0.5", "evaluator=tap", "evaluator.splits=[train]",
+              "evaluator.n_init=0", "train.epochs=2", "train.snapshot_every=1", "train.eval_every=1",
+              "train.progress=false", "evaluator.progress=false", f"seed={seed}",
+              f"hydra.run.dir={sweep / 'binary' / str(seed)}"])
+    script_main("tap_figures")
+    figures = sys.modules["tap_figures"]
+    monkeypatch.setattr(figures, "ROOT", tmp_path)          # Fig. 5's solution cache goes under it
+    cfg = figures.FigureConfig(source="figure-3-seeds", n_init=14)
+    found = figures.runs(sweep)
+    assert [run.name for run in found["binary"][6]] == ["0", "1"]
+    figures.figure_12(found, cfg, tmp_path, "smoke")
+    table = pd.read_csv(tmp_path / "figure-12-seeds_smoke.csv")
+    assert sorted(table["seed"]) == [0, 0, 1, 1]
+    assert table.groupby("seed")["tap"].apply(lambda v: v.nunique()).tolist() == [2, 2]
+    rows = [line.split(" | ") for line in (tmp_path / "figure-12-seeds_smoke.md").read_text().splitlines()
+            if line.startswith("| 1 |")]
+    tap = table[table["epoch"] == 1]["tap"]
+    assert rows[0][1] == f"{tap.mean():.2f} ± {tap.std(ddof=1):.2f}" and tap.std() > 0
+    assert "2 seeds" in (tmp_path / "figure-12-seeds_smoke.md").read_text()
+    figures.figure_5(found, cfg, tmp_path, "smoke")
+    text = (tmp_path / "figure-5-binary-seeds_smoke.md").read_text()
+    assert "Mean ± std (ddof=1) over the 2 seeds' runs" in text and "tap/figure-3-seeds" in text
+    per_seed = [figures.solutions("binary", run, cfg, "smoke") for run in found["binary"][6]]
+    row = next(line for line in text.splitlines() if line.startswith("| 2 |")).split(" | ")
+    counts = [s["n_unique"][list(s["epochs"]).index(2)] for s in per_seed]
+    assert row[1] == f"{np.mean(counts):.1f} ± {np.std(counts, ddof=1):.1f}"
+    assert (tmp_path / "figure-5-binary-seeds_smoke.png").stat().st_size > 0
