@@ -99,8 +99,10 @@ tap-figure-8: tap-figure-8-denoising
 	$(BIN)/python scripts/tap_figures.py figure-8 $(SCALE)
 $(TAP_SCRIPT_FIGURES): install
 	$(BIN)/python scripts/tap_figures.py $(patsubst tap-%,%,$@) $(SCALE)
-# Figures 5 and 12 from the three seeds per size of tap-figure-3-seeds (binary MNIST, 100 epochs)
-.PHONY: tap-figure-5-seeds tap-figure-12-seeds
+# Figures 5, 8 and 12 from the three seeds per size of tap-figure-3-seeds (binary MNIST, 100 epochs)
+.PHONY: tap-figure-5-seeds tap-figure-8-seeds tap-figure-12-seeds
+tap-figure-8-seeds: tap-figure-8-denoising-seeds
+	$(BIN)/python scripts/tap_figures.py figure-8 $(SCALE) source=figure-3-seeds
 tap-figure-5-seeds tap-figure-12-seeds: install
 	$(BIN)/python scripts/tap_figures.py $(patsubst tap-%-seeds,%,$@) $(SCALE) source=figure-3-seeds
 # pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and

@@ -271,9 +271,11 @@ def figure_7(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
 
 def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    """The TAP, OPE and 1-NN MCC curves from the runs of tap/figure-8-denoising (final metrics)."""
+    """The TAP, OPE and 1-NN MCC curves from the runs of tap/figure-8-denoising (final metrics; from
+    tap/figure-8-denoising-seeds with source=figure-3-seeds: mean ± std over its seeds)."""
     rows = []
-    sweep_dir = ROOT / "outputs" / "experiments" / "tap" / "figure-8-denoising" / scale
+    experiment = cfg.name("figure-8-denoising")
+    sweep_dir = ROOT / "outputs" / "experiments" / "tap" / experiment / scale
     for summary in sorted(sweep_dir.glob("*/summary.json")):
         final = json.loads(summary.read_text()).get("final") or {}
         config = yaml.safe_load((summary.parent / "config.yaml").read_text())
@@ -282,8 +284,8 @@ def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                          final["test_mcc_tap"], final["test_mcc_ope"], final["test_mcc_nn"],
                          final.get("test_mcc_const", np.nan), final.get("test_tap_distinct", np.nan)))
     if not rows:
-        raise RbmlabError(f"sweep: no completed runs of tap/figure-8-denoising at scale {scale}; run "
-                          f"`rbmlab experiment tap/figure-8-denoising scale={scale}` first")
+        raise RbmlabError(f"sweep: no completed runs of tap/{experiment} at scale {scale}; run "
+                          f"`rbmlab experiment tap/{experiment} scale={scale}` first")
     rows = np.array(rows, dtype=float)
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in np.unique(rows[:, 0]):
@@ -297,21 +299,22 @@ def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     ax.set_ylabel("MCC (mean over test images)")
     ax.set_title(f"tap Fig. 8: denoising binary MNIST ({scale})", fontsize=9)
     ax.legend(fontsize=7)
-    save_png(fig, out / f"figure-8-mcc_{scale}.png")
+    save_png(fig, out / f"{cfg.name('figure-8-mcc')}_{scale}.png")
     sizes = np.unique(rows[:, 0])
     lines = ["# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability", "",
-             f"Scale `{scale}`: the runs of `rbmlab experiment tap/figure-8-denoising "
-             f"scale={scale}`. Constant: the training mean image rounded at ½, whatever the noisy "
+             f"Scale `{scale}`: the runs of `rbmlab experiment tap/{experiment} "
+             f"scale={scale}`; each cell the mean (± std, ddof=1, where several seeds ran) over its runs. Constant: the training mean image rounded at ½, whatever the noisy "
              "image (a baseline, not the paper's). In brackets: the distinct TAP estimates per test "
              "image (1/n: one image for every input, i.e. a constant estimate).", "",
              "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in sizes) + " | OPE | 1-NN | constant |",
              "|---|" + "---|" * (len(sizes) + 3)]
     for p in flips:
         at = rows[rows[:, 1] == p]
-        cells = [f"{at[at[:, 0] == n, 2].mean():.3f} ({at[at[:, 0] == n, 6].mean():.3g})" for n in sizes]
-        lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {at[:, 3].mean():.3f} | {at[:, 4].mean():.3f} | "
-                     f"{at[:, 5].mean():.3f} |")
-    atomic_write(out / f"figure-8-mcc_{scale}.md", "\n".join(lines) + "\n")
+        cells = [f"{pm(at[at[:, 0] == n, 2], 3)} ({at[at[:, 0] == n, 6].mean():.3g})" for n in sizes]
+        one = at[at[:, 0] == sizes[0]]    # the OPE, 1-NN and constant do not depend on the model
+        lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {pm(one[:, 3], 3)} | {pm(one[:, 4], 3)} | "
+                     f"{pm(one[:, 5], 3)} |")
+    atomic_write(out / f"{cfg.name('figure-8-mcc')}_{scale}.md", "\n".join(lines) + "\n")
 
 
 def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
