@@ -109,6 +109,36 @@ def test_bp_over_a_batch_equals_bp_instance_by_instance(mode):
         np.testing.assert_allclose(batch.K[n], one.K[0], rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+@pytest.mark.parametrize("damping", [0.0, 0.3])
+def test_an_instance_stops_where_it_converges_whatever_the_rest_of_the_batch_does(mode, damping):
+    """Instances clamped by strong visible biases converge within a few iterations, one without
+    biases on the same couplings takes longer. In one batch, every instance has exactly the
+    messages, beliefs and flag it has alone: a converged one stopped at its own iteration (had it
+    gone on with the batch, its messages would still have moved, by less than tol)."""
+    rng = np.random.default_rng(5)
+    W = 3.0 * rng.standard_normal((9, 6))
+    b_v = 2.0 * rng.choice([-4.0, 4.0], size=(5, 9)) + rng.standard_normal((5, 9))
+    b_v[2] = 0.0                                   # the frustrated one
+    b_h = 0.5 * rng.standard_normal((5, 6))
+    cap, tol = 60, 1e-6
+    batch = loopy_bp(W, b_v, b_h, mode=mode, max_iter=cap, damping=damping, tol=tol)
+    stopped, moved, iterations = 0, 0, []
+    for n in range(5):
+        alone = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=cap, damping=damping, tol=tol)
+        iterations.append(alone.iterations)
+        assert bool(batch.converged[n]) == bool(alone.converged[0])
+        for field in ("eta_v", "eta_h", "L", "K"):
+            np.testing.assert_array_equal(getattr(batch, field)[n], getattr(alone, field)[0])
+        if alone.converged[0]:
+            stopped += alone.iterations < batch.iterations
+            longer = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=alone.iterations + 5,
+                              damping=damping, tol=None)
+            moved += not np.array_equal(longer.L, alone.L)
+    assert stopped >= 3 and batch.iterations == max(iterations)
+    assert moved >= 3 or mode != "sum"   # max- and mixed-product often reach exact fixed points
+
+
 def test_each_instance_gets_its_own_convergence_flag():
     """A weak instance converges within the budget, a strongly coupled frustrated one does not."""
     rng = np.random.default_rng(4)

@@ -17,8 +17,9 @@ message it received on the edge), a message is g(W_ij, c):
 
 One iteration sends all h → v messages, then all v → h ones (the bipartite alternating schedule
 of Alg. 1). ``tol``: an instance has converged when no message probability moved by more than tol
-in an iteration (our choice: Sec. 6 does not say what ε measures); converged instances keep
-iterating with the rest (a fixed point does not move), and each has its flag. ``damping`` α mixes
+in an iteration (our choice: Sec. 6 does not say what ε measures); it stops there (the rest of the
+batch iterates without it, so no work is spent on it and its result is the one it would have
+alone), and each has its flag. ``damping`` α mixes
 the old log-odds in: L ← (1 − α) L_new + α L_old (the paper uses none).
 """
 from __future__ import annotations
@@ -85,8 +86,9 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
 
     ``W``: (|v|, |h|); ``b_v``: (B, |v|); ``b_h``: (B, |h|) (a single instance: pass 1-row
     arrays). ``mode``: sum, max or mixed. Starts from all messages 1/2 and τ^h = σ(b²) (Alg. 1),
-    or from ``init``'s messages (warm start). Runs until every instance has converged or
-    ``max_iter`` iterations (``tol=None``: exactly ``max_iter``, no test, every flag False)."""
+    or from ``init``'s messages (warm start). Each instance stops at the iteration that converges
+    it, or after ``max_iter`` (``tol=None``: exactly ``max_iter``, no test, every flag False); the
+    batch goes on with the rest only, so an instance's result does not depend on the others."""
     if mode not in MODES:
         raise ValueError(f"loopy_bp: mode must be one of {', '.join(MODES)}, got {mode!r}")
     xp = namespace(W)
@@ -98,7 +100,7 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
         L, K = init.L, init.K
     eta_h = b_h + K.sum(axis=1, keepdims=True)
     expm1_w = _expm1(W) if mode != "max" else None
-    converged = xp.zeros(shape[0], dtype=bool)
+    done = _Finished(shape[0], xp)
     t = 0
     for t in range(1, max_iter + 1):
         # h → v (Eq. 13): cavity of h_j without v_i's message
@@ -114,14 +116,53 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
             K_new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
         K_new = _damped(K_new, K, damping)
         eta_h = b_h + K_new.sum(axis=1, keepdims=True)    # Eq. 17
+        converged = None
         if tol is not None:
             converged = _moved_at_most(L_new, L, tol)
             if bool(converged.any()):   # K matters only where L has converged
                 converged &= _moved_at_most(K_new, K, tol)
         L, K = L_new, K_new
-        if tol is not None and bool(converged.all()):
-            break
-    return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, converged, t)
+        if converged is not None and bool(converged.any()):
+            L, K, eta_v, eta_h, b_v, b_h = done.set_aside(converged, L, K, eta_v, eta_h, b_v, b_h)
+            if done.all():
+                break
+    return done.result(L, K, eta_v, eta_h, t)
+
+
+class _Finished:
+    """The instances of a batch that have converged, kept aside with their beliefs and messages
+    while the others iterate (the arrays in the loop hold the unfinished rows only)."""
+
+    def __init__(self, n: int, xp):
+        self.xp, self.n = xp, n
+        self.rows = xp.arange(n)          # the batch rows of the unfinished instances, in order
+        self.kept: list[tuple] = []       # (rows, L, K, eta_v, eta_h) of each set aside
+
+    def set_aside(self, converged, L, K, eta_v, eta_h, b_v, b_h):
+        """Keep the converged rows; the unfinished rows of (L, K, eta_v, eta_h, b_v, b_h)."""
+        self.kept.append((self.rows[converged], L[converged], K[converged], eta_v[converged],
+                          eta_h[converged]))
+        going = ~converged
+        self.rows = self.rows[going]
+        return L[going], K[going], eta_v[going], eta_h[going], b_v[going], b_h[going]
+
+    def all(self) -> bool:
+        return self.rows.size == 0
+
+    def result(self, L, K, eta_v, eta_h, iterations: int) -> BPResult:
+        """The batch's result, every instance in its row (the unfinished ones as they are now)."""
+        xp = self.xp
+        if not self.kept:    # no instance stopped early: the arrays are the batch's
+            return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, xp.zeros(self.n, dtype=bool), iterations)
+        parts = [*self.kept, (self.rows, L, K, eta_v, eta_h)]
+        full = [xp.empty((self.n,) + a.shape[1:], dtype=a.dtype) for a in parts[-1][1:]]
+        for rows, *arrays in parts:
+            for out, a in zip(full, arrays):
+                out[rows] = a
+        L, K, eta_v, eta_h = full
+        converged = xp.ones(self.n, dtype=bool)
+        converged[self.rows] = False
+        return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, converged, iterations)
 
 
 def _damped(new, old, damping: float):
