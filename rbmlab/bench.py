@@ -762,7 +762,10 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv=None) -> None:
+    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.machine import facts  # noqa: PLC0415
+
+    keep_freed_memory()
 
     ap = argparse.ArgumentParser(prog="python -m rbmlab.bench")
     ap.add_argument("--out", default="results/bench")

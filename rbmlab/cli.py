@@ -13,6 +13,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from rbmlab.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.hydra_app import compose, run_command
 
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     command = COMMANDS.get(argv[0])
     if command is None:
         fail(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
+    keep_freed_memory()
     try:
         command(argv[1:])
     except RbmlabError as e:

@@ -135,8 +135,11 @@ def _hydra_task(cfg) -> None:
     from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
     from hydra.types import RunMode  # noqa: PLC0415
 
+    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.config import parse_run_config  # noqa: PLC0415
     from rbmlab.runner import train  # noqa: PLC0415
+
+    keep_freed_memory()   # a joblib worker is a process of its own
 
     hc = HydraConfig.get()
     try:

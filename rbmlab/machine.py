@@ -3,7 +3,8 @@ threads), the CPU's vector features, and whether a faster BLAS kernel is availab
 
 ``rbmlab doctor`` prints :func:`report`; ``make bench`` puts the same lines at the head of
 bench.md. Nothing here changes a setting: a kernel chosen by the user or their environment
-(``OPENBLAS_CORETYPE``) is reported, never overridden.
+(``OPENBLAS_CORETYPE``) is reported, never overridden (the allocator line reports what the entry
+points set, rbmlab.allocator).
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def facts() -> dict[str, Any]:
     """Everything :func:`report` prints, as a JSON-able dict (bench.json keeps it)."""
     import numpy  # noqa: PLC0415
 
+    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.random_bits import sampler  # noqa: PLC0415
 
     c = cpu()
@@ -71,7 +73,7 @@ def facts() -> dict[str, Any]:
             "blas": [{k: lib.get(k) for k in ("internal_api", "version", "architecture",
                                               "num_threads", "filepath")} for lib in libs],
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-            "faster_kernel": suggestion, "sampler": sampler()}
+            "faster_kernel": suggestion, "sampler": sampler(), "allocator": keep_freed_memory()}
 
 
 def report(f: dict[str, Any] | None = None) -> list[str]:
@@ -96,4 +98,6 @@ def report(f: dict[str, Any] | None = None) -> list[str]:
                      "Python; `make bench` measures the gain)")
     if "sampler" in f:
         lines.append(f"Bernoulli sampler: {f['sampler']}")
+    if "allocator" in f:
+        lines.append(f["allocator"])
     return lines
