@@ -75,3 +75,33 @@ def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values
     counts = [s["n_unique"][list(s["epochs"]).index(2)] for s in per_seed]
     assert row[1] == f"{np.mean(counts):.1f} ± {np.std(counts, ddof=1):.1f}"
     assert (tmp_path / "figure-5-binary-seeds_smoke.png").stat().st_size > 0
+
+
+def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path, monkeypatch):
+    """Fig. 8's table from tap/figure-8-denoising-seeds: TAP's MCC per size and p as mean ± std
+    over the seeds' runs, the model-free OPE, 1-NN and constant from one size's runs."""
+    import json
+
+    import yaml
+    script_main("tap_figures")
+    figures = sys.modules["tap_figures"]
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
+    sweep = tmp_path / "outputs" / "experiments" / "tap" / "figure-8-denoising-seeds" / "smoke"
+    rng = np.random.default_rng(0)
+    values = {}
+    for k, (n, p, seed) in enumerate((n, p, s) for n in (8, 12) for p in (0.0, 0.5) for s in (0, 1, 2)):
+        run = sweep / str(k)
+        run.mkdir(parents=True)
+        final = {"test_mcc_tap": rng.random(), "test_mcc_ope": 0.1 * seed + p, "test_mcc_nn": 0.2 + seed,
+                 "test_mcc_const": 0.3, "test_tap_distinct": 1.0}
+        values[n, p, seed] = final
+        (run / "summary.json").write_text(json.dumps({"status": "completed", "final": final}))
+        (run / "config.yaml").write_text(yaml.safe_dump({"model": {"n_hidden": n}, "evaluator": {"flip": p},
+                                                          "seed": seed}))
+    figures.figure_8({}, figures.FigureConfig(source="figure-3-seeds"), tmp_path, "smoke")
+    row = next(line for line in (tmp_path / "figure-8-mcc-seeds_smoke.md").read_text().splitlines()
+               if line.startswith("| 0.5 |")).split(" | ")
+    tap12 = [values[12, 0.5, s]["test_mcc_tap"] for s in range(3)]
+    assert row[2] == f"{np.mean(tap12):.3f} ± {np.std(tap12, ddof=1):.3f} (1)"
+    assert row[3] == "0.600 ± 0.100" and row[4] == "1.200 ± 1.000" and row[5].startswith("0.300 ± 0.000")
+    assert (tmp_path / "figure-8-mcc-seeds_smoke.png").stat().st_size > 0
