@@ -8,8 +8,9 @@ method's time depend on which ran before it (PMP's 10 sweeps of a d = 900 Ising 
 after itself, 1.6 s after GWG). :func:`keep_freed_memory` raises the mmap threshold to 1 GiB and
 the trim threshold above it, so freed blocks are reused: the peak memory is the same, but what is
 freed stays with the process until it ends. Settings in the environment win (MALLOC_MMAP_THRESHOLD_,
-MALLOC_TRIM_THRESHOLD_, GLIBC_TUNABLES are left alone); on another C library nothing changes.
-The entry points call it (``rbmlab``, each Hydra job, ``python -m rbmlab.bench``).
+MALLOC_TRIM_THRESHOLD_, a glibc.malloc tunable in GLIBC_TUNABLES); a glibc older than 2.26 caps
+the threshold at 32 MiB (then that is set); on another C library nothing changes. The entry points
+call it (``rbmlab``, each Hydra job, ``python -m rbmlab.bench``).
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import os
 import platform
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3      # mallopt parameters (malloc.h)
-THRESHOLD = 1 << 30                              # blocks up to 1 GiB come from the reused heap
-ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+THRESHOLDS = (1 << 30, 1 << 25)                  # 1 GiB; 32 MiB, the cap of older glibc
+ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
 _state: str | None = None
 
@@ -32,10 +33,17 @@ def keep_freed_memory() -> str:
     return _state
 
 
+def state() -> str:
+    """What this process's allocator does, without changing it."""
+    return _state or "allocator: as the C library starts (not set in this process)"
+
+
 def _apply() -> str:
     if platform.libc_ver()[0] != "glibc":
         return "allocator: not glibc, left as it is"
     named = [name for name in ENVIRONMENT if name in os.environ]
+    if "glibc.malloc." in os.environ.get("GLIBC_TUNABLES", ""):
+        named.append("GLIBC_TUNABLES")
     if named:
         return f"allocator: glibc, as the environment sets it ({', '.join(named)})"
     try:
@@ -43,6 +51,8 @@ def _apply() -> str:
     except (OSError, AttributeError):
         return "allocator: glibc without mallopt, left as it is"
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    if mallopt(M_MMAP_THRESHOLD, THRESHOLD) and mallopt(M_TRIM_THRESHOLD, 2 * THRESHOLD - 1):
-        return "allocator: glibc, freed blocks up to 1 GiB reused (mmap threshold raised)"
+    for threshold in THRESHOLDS:
+        if mallopt(M_MMAP_THRESHOLD, threshold) and mallopt(M_TRIM_THRESHOLD, 2 * threshold - 1):
+            return (f"allocator: glibc, freed blocks up to {threshold >> 20} MiB reused "
+                    "(mmap threshold raised)")
     return "allocator: glibc refused the thresholds, left as it is"

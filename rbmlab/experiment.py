@@ -94,9 +94,16 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
     if unknown:
         raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))}")
     if (base := spec.pop("extends", None)) is not None:
-        if base in (name, *_extending):
-            raise RbmlabError(f"experiment: {path}: extends {base!r}, which extends it back")
-        spec = _merged(load_spec(base, (*_extending, name)), spec)
+        if not isinstance(base, str):
+            raise RbmlabError(f"experiment: {path}: extends must name one experiment, got {base!r}")
+        if base in (*_extending, name):
+            chain = " -> ".join((*_extending, name, base))
+            raise RbmlabError(f"experiment: {path}: extends {base!r}, a cycle ({chain})")
+        try:
+            base_spec = load_spec(base, (*_extending, name))
+        except RbmlabError as e:
+            raise RbmlabError(f"experiment: {path}: extends {base!r}: {e}") from None
+        spec = _merged(base_spec, spec)
     _check_report(path, spec.get("report") or {})
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:

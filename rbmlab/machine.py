@@ -61,7 +61,7 @@ def facts() -> dict[str, Any]:
     """Everything :func:`report` prints, as a JSON-able dict (bench.json keeps it)."""
     import numpy  # noqa: PLC0415
 
-    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
+    from rbmlab.allocator import state  # noqa: PLC0415
     from rbmlab.random_bits import sampler  # noqa: PLC0415
 
     c = cpu()
@@ -73,7 +73,7 @@ def facts() -> dict[str, Any]:
             "blas": [{k: lib.get(k) for k in ("internal_api", "version", "architecture",
                                               "num_threads", "filepath")} for lib in libs],
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-            "faster_kernel": suggestion, "sampler": sampler(), "allocator": keep_freed_memory()}
+            "faster_kernel": suggestion, "sampler": sampler(), "allocator": state()}
 
 
 def report(f: dict[str, Any] | None = None) -> list[str]:

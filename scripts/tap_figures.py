@@ -14,11 +14,11 @@ variants, CBCL), figure-6 (Isomap of binary MNIST's N_h = 100 solutions over epo
 SCALE: the tier of ``rbmlab experiment tap/figure-3`` whose runs are read (it must have run).
 Keys (FigureConfig): n_init (initialisations for Figs. 5–6), epochs (Fig. 5/6/12 epochs; default
 every snapshot, CBCL every 10th; Fig. 12: every evaluated epoch), tol, max_iter, unique_tol, source
-(``figure-3``, or ``figure-3-seeds``: its three seeds per N_h, Figs. 5 and 12 as mean ± std over
-them), sweep (the sweep directory, default that of ``source``).
+(``figure-3``, or ``figure-3-seeds``: three seeds per N_h), sweep (the sweep directory, default
+that of ``source``). Where a size has several seeds (figure-3-seeds; figure-3's paper tier),
+Figs. 5, 8 and 12 give mean ± std over them and Figs. 4, 6, 7 and 9 draw the first.
 Writes results/tap/<figure>[-<variant>][-seeds]_<scale>.{png,md} and, for Figs. 5–6, the solutions
-under outputs/experiments/tap/figure-5/<scale>/ (Fig. 6 reuses Fig. 5's). Where a size has several
-seeds, Figs. 4, 6, 7 and 9 draw the first.
+under outputs/experiments/tap/figure-5/<scale>/ (Fig. 6 reuses Fig. 5's).
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class FigureConfig(Config):
         return stem + self.source.removeprefix("figure-3")
 
 
-def runs(sweep: Path) -> dict[str, dict[int, list[Path]]]:
+def runs(sweep: Path, source: str = "figure-3") -> dict[str, dict[int, list[Path]]]:
     """variant → n_hidden → run directories (by seed), for the completed runs of the sweep."""
     found: dict[str, dict[int, list[tuple[int, Path]]]] = {}
     for summary in sorted(sweep.glob("*/*/summary.json")):
@@ -91,13 +91,17 @@ def runs(sweep: Path) -> dict[str, dict[int, list[Path]]]:
              for v, models in found.items()}
     if not found:
         raise RbmlabError(f"sweep: no completed runs under {sweep}; run `rbmlab experiment "
-                          f"tap/figure-3 scale=...` first")
+                          f"tap/{source} scale=...` first")
     return found
 
 
 def chosen(sweep: dict, cfg: FigureConfig) -> dict:
     """The datasets of ``sweep`` that ``cfg.variants`` keeps."""
     return {v: m for v, m in sweep.items() if cfg.variants is None or v in cfg.variants}
+
+
+def seed_of(run: Path) -> int:
+    return int(yaml.safe_load((run / "config.yaml").read_text())["seed"])
 
 
 def pick(sweep: dict, variant: str, n_hidden: int) -> tuple[int, list[Path]] | None:
@@ -158,7 +162,7 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
 def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
     """Fig. 5's solutions of a run (computed once, kept under outputs/)."""
-    seed = yaml.safe_load((run / "config.yaml").read_text())["seed"]
+    seed = seed_of(run)
     cache = ROOT / "outputs" / "experiments" / "tap" / "figure-5" / scale / f"{cfg.name(variant)}-{seed}.npz"
     x, _, _, epochs = run_data(run)
     epochs = cfg.epochs or (epochs if variant != "cbcl" else [e for e in epochs if e % 10 == 0 or e == 1])
@@ -197,7 +201,8 @@ def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
         fig = plt.figure(figsize=(8, 6))
         slices = [int(e) for e in s["epochs"][np.linspace(0, len(s["epochs"]) - 1, 4).astype(int)]]
         ts.plot_free_energies(fig, s, slices, f"tap Fig. 5, {variant}, N_h = {n_hidden} ({scale}"
-                              + (", seed 0 of " + str(len(seeds)) if len(seeds) > 1 else "") + ")", n_init)
+                              + (f", seed {seed_of(seeds[0])} of {len(seeds)}" if len(seeds) > 1 else "")
+                              + ")", n_init)
         fig.tight_layout()
         stem = cfg.name(f"figure-5-{variant}")
         save_png(fig, out / f"{stem}_{scale}.png")
@@ -225,7 +230,7 @@ def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
 def figure_6(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     if (found := pick(sweep, "binary", FIG5_HIDDEN["binary"])) is None:
-        raise RbmlabError("sweep: Figure 6 needs the binary MNIST runs of tap/figure-3")
+        raise RbmlabError(f"sweep: Figure 6 needs the binary MNIST runs of tap/{cfg.source}")
     n_hidden, (run, *_) = found
     s = solutions("binary", run, cfg, scale)
     last = int(s["epochs"][-1])
@@ -311,7 +316,7 @@ def figure_8(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     for p in flips:
         at = rows[rows[:, 1] == p]
         cells = [f"{pm(at[at[:, 0] == n, 2], 3)} ({at[at[:, 0] == n, 6].mean():.3g})" for n in sizes]
-        one = at[at[:, 0] == sizes[0]]    # the OPE, 1-NN and constant do not depend on the model
+        one = at[at[:, 0] == at[0, 0]]    # the OPE, 1-NN and constant do not depend on the model
         lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {pm(one[:, 3], 3)} | {pm(one[:, 4], 3)} | "
                      f"{pm(one[:, 5], 3)} |")
     atomic_write(out / f"{cfg.name('figure-8-mcc')}_{scale}.md", "\n".join(lines) + "\n")
@@ -326,7 +331,7 @@ def figure_9(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
     models = sweep.get("binary") or {}
     if not models:
-        raise RbmlabError("sweep: Figure 9 needs the binary MNIST runs of tap/figure-3")
+        raise RbmlabError(f"sweep: Figure 9 needs the binary MNIST runs of tap/{cfg.source}")
     models = {n: seeds[0] for n, seeds in models.items()}
     options = yaml.safe_load((next(iter(models.values())) / "config.yaml").read_text())["dataset"]
     data = load_dataset(**options)
@@ -378,10 +383,11 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     import pandas as pd  # noqa: PLC0415
 
     if (found := pick(sweep, "binary", 500)) is None:
-        raise RbmlabError("sweep: Figure 12 needs the binary MNIST runs of tap/figure-3")
+        raise RbmlabError(f"sweep: Figure 12 needs the binary MNIST runs of tap/{cfg.source}")
     n_hidden, seeds = found
-    rows = [row | {"seed": yaml.safe_load((run / "config.yaml").read_text())["seed"]}
-            for run in seeds for row in _scores_12(run, cfg, scale)]
+    rows = [row | {"seed": seed_of(run)} for run in seeds for row in _scores_12(run, cfg, scale)]
+    if not rows:
+        raise RbmlabError(f"epochs: none of {cfg.epochs} is an evaluated epoch of {seeds[0]}")
     table = pd.DataFrame(rows)
     stem = cfg.name("figure-12")
     atomic_write(out / f"{stem}_{scale}.csv", table.to_csv(index=False))
@@ -478,7 +484,7 @@ def main(argv: list[str]) -> None:
         out.mkdir(parents=True, exist_ok=True)
         {"figure-4": figure_4, "figure-5": figure_5, "figure-6": figure_6, "figure-7": figure_7,
          "figure-8": figure_8, "figure-9": figure_9, "figure-12": figure_12}[argv[0]](
-            runs(sweep), cfg, out, argv[1])
+            runs(sweep, cfg.source), cfg, out, argv[1])
     except RbmlabError as e:
         fail(str(e))
 

@@ -199,8 +199,14 @@ def test_an_experiment_that_extends_another_merges_its_keys_onto_that_spec(tmp_p
         "paper": {"seeds": [0, 1]}, "reduced": {"grid": {"n": [2]}}}}          # merged at depth
     assert spec["scales"]["reduced"] == {"overrides": ["e=100"], "variants": ["v"]}   # lists replace
     assert load_spec("p/base")["scales"]["reduced"] == {"overrides": ["e=30"]}   # base unchanged
-    with pytest.raises(RbmlabError, match="loop2.yaml: extends 'p/loop', which extends it back"):
+    with pytest.raises(RbmlabError, match=r"loop2.yaml: extends 'p/loop', a cycle \(p/loop -> p/loop2 -> p/loop\)"):
         load_spec("p/loop")
+    (tmp_path / "p" / "list.yaml").write_text("extends: [p/base]\n")
+    with pytest.raises(RbmlabError, match=r"list.yaml: extends must name one experiment, got \['p/base'\]"):
+        load_spec("p/list")
+    (tmp_path / "p" / "gone.yaml").write_text("extends: p/nope\n")
+    with pytest.raises(RbmlabError, match="gone.yaml: extends 'p/nope': experiment: unknown experiment 'p/nope'"):
+        load_spec("p/gone")
 
 
 @pytest.mark.slow

@@ -137,6 +137,20 @@ def test_an_instance_stops_where_it_converges_whatever_the_rest_of_the_batch_doe
             moved += not np.array_equal(longer.L, alone.L)
     assert stopped >= 3 and batch.iterations == max(iterations)
     assert moved >= 3 or mode != "sum"   # max- and mixed-product often reach exact fixed points
+    # capped one iteration short of the slowest: it is still running when the others are set aside
+    cap = max(iterations) - 1
+    capped = loopy_bp(W, b_v, b_h, mode=mode, max_iter=cap, damping=damping, tol=tol)
+    assert 1 <= int((~capped.converged).sum()) < 5
+    for n in range(5):
+        alone = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=cap, damping=damping, tol=tol)
+        assert bool(capped.converged[n]) == bool(alone.converged[0])
+        for field in ("eta_v", "eta_h", "L", "K"):
+            np.testing.assert_array_equal(getattr(capped, field)[n], getattr(alone, field)[0])
+    # one row of hidden biases shared by the batch: the same as giving it to every instance
+    shared = loopy_bp(W, b_v, b_h[:1], mode=mode, max_iter=cap, damping=damping, tol=tol)
+    given = loopy_bp(W, b_v, np.repeat(b_h[:1], 5, axis=0), mode=mode, max_iter=cap, damping=damping, tol=tol)
+    np.testing.assert_array_equal(shared.eta_v, given.eta_v)
+    np.testing.assert_array_equal(shared.converged, given.converged)
 
 
 def test_each_instance_gets_its_own_convergence_flag():

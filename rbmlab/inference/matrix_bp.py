@@ -42,7 +42,7 @@ class BPResult:
     L: Any                # (B, |v|, |h|) logit m_{j→i}(v_i = 1)
     K: Any                # (B, |v|, |h|) logit m_{i→j}(h_j = 1)
     converged: Any        # (B,) bool: the last iteration moved no message probability by > tol
-    iterations: int       # iterations run
+    iterations: int       # iterations run (by the instance that ran longest)
 
     @property
     def tau_v(self):
@@ -92,8 +92,10 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
     if mode not in MODES:
         raise ValueError(f"loopy_bp: mode must be one of {', '.join(MODES)}, got {mode!r}")
     xp = namespace(W)
-    b_v, b_h = b_v[:, :, None], b_h[:, None, :]          # (B, |v|, 1), (B, 1, |h|)
-    shape = (b_v.shape[0],) + W.shape
+    rows = max(b_v.shape[0], b_h.shape[0])               # a 1-row bias is shared by every instance
+    b_v = xp.broadcast_to(b_v, (rows, W.shape[0]))[:, :, None]   # (B, |v|, 1)
+    b_h = xp.broadcast_to(b_h, (rows, W.shape[1]))[:, None, :]   # (B, 1, |h|)
+    shape = (rows,) + W.shape
     if init is None:
         L, K = xp.zeros(shape, dtype=W.dtype), xp.zeros(shape, dtype=W.dtype)
     else:
