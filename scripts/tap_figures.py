@@ -409,7 +409,7 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     axes[-1].set_xlabel("epoch")
     images = int(table["images"].iloc[0])
     over = f", mean ± std over {len(seeds)} seeds" if len(seeds) > 1 else ""
-    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, {images:,} training images "
+    axes[0].set_title(f"tap Fig. 12: binary MNIST, N_h = {n_hidden}, {images:,} training images\n"
                       f"({scale}{over})", fontsize=9)
     fig.tight_layout()
     save_png(fig, out / f"{stem}_{scale}.png")
