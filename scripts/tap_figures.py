@@ -15,9 +15,9 @@ SCALE: the tier of ``rbmlab experiment tap/figure-3`` whose runs are read (it mu
 Keys (FigureConfig): n_init (initialisations for Figs. 5–6), epochs (Fig. 5/6/12 epochs; default
 every snapshot, CBCL every 10th; Fig. 12: every evaluated epoch), tol, max_iter, unique_tol, source
 (``figure-3``, or ``figure-3-seeds``: three seeds per N_h), sweep (the sweep directory, default
-that of ``source``). Where a size has several seeds (figure-3-seeds; figure-3's paper tier),
+that of ``source``), n_hidden (Figs. 5 and 12 at exactly this size instead of the paper's). Where a size has several seeds (figure-3-seeds; figure-3's paper tier),
 Figs. 5, 8 and 12 give mean ± std over them and Figs. 4, 6, 7 and 9 draw the first.
-Writes results/tap/<figure>[-<variant>][-seeds]_<scale>.{png,md} and, for Figs. 5–6, the solutions
+Writes results/tap/<figure>[-<variant>][-seeds][-h<n_hidden>]_<scale>.{png,md} and, for Figs. 5–6, the solutions
 under outputs/experiments/tap/figure-5/<scale>/ (Fig. 6 reuses Fig. 5's).
 """
 from __future__ import annotations
@@ -71,10 +71,21 @@ class FigureConfig(Config):
                                      "three seeds per N_h)", choices=("figure-3", "figure-3-seeds"))
     sweep: str | None = option(None, "the runs' sweep directory (default outputs/experiments/tap/"
                                      "<source>/<scale>)")
+    n_hidden: int | None = option(None, "Figs. 5 and 12: draw the models of exactly this size (default: "
+                                        "the paper's, N_h = 100 for Fig. 5 and 500 for Fig. 12, or "
+                                        "the nearest size that ran); the file names get -h<N_h>", lo=1)
 
     def name(self, stem: str) -> str:
-        """The results file stem of a figure drawn from this source."""
-        return stem + self.source.removeprefix("figure-3")
+        """The results file stem of a figure drawn from this source (and of the size asked for)."""
+        return stem + self.source.removeprefix("figure-3") + (f"-h{self.n_hidden}" if self.n_hidden else "")
+
+    def size(self, sweep: dict, variant: str, paper_hidden: int) -> tuple[int, list[Path]] | None:
+        """The runs (by seed) Figs. 5 and 12 draw for ``variant``: of ``n_hidden`` units exactly when
+        it is set (None when that size did not run), else of the paper's size or the nearest."""
+        if self.n_hidden is None:
+            return pick(sweep, variant, paper_hidden)
+        models = sweep.get(variant) or {}
+        return (self.n_hidden, models[self.n_hidden]) if self.n_hidden in models else None
 
 
 def runs(sweep: Path, source: str = "figure-3") -> dict[str, dict[int, list[Path]]]:
@@ -111,6 +122,10 @@ def pick(sweep: dict, variant: str, n_hidden: int) -> tuple[int, list[Path]] | N
         return None
     n = min(models, key=lambda m: (abs(m - n_hidden), m))
     return n, models[n]
+
+
+def _sizes(sweep: dict) -> str:
+    return "; ".join(f"{variant} {', '.join(map(str, sorted(models)))}" for variant, models in sweep.items())
 
 
 def run_data(run: Path):
@@ -162,8 +177,9 @@ def figure_4(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
 
 def solutions(variant: str, run: Path, cfg: FigureConfig, scale: str) -> dict:
     """Fig. 5's solutions of a run (computed once, kept under outputs/)."""
-    seed = seed_of(run)
-    cache = ROOT / "outputs" / "experiments" / "tap" / "figure-5" / scale / f"{cfg.name(variant)}-{seed}.npz"
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    stem = f"{variant}{cfg.source.removeprefix('figure-3')}-h{config['model']['n_hidden']}-{config['seed']}"
+    cache = ROOT / "outputs" / "experiments" / "tap" / "figure-5" / scale / f"{stem}.npz"
     x, _, _, epochs = run_data(run)
     epochs = cfg.epochs or (epochs if variant != "cbcl" else [e for e in epochs if e % 10 == 0 or e == 1])
     key = json.dumps({"run": str(run), "epochs": epochs, "n_init": cfg.n_init, "tol": cfg.tol,
@@ -191,9 +207,12 @@ def pm(values, digits: int) -> str:
 
 
 def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
-    for variant, paper_hidden in FIG5_HIDDEN.items():
-        if (found := pick(chosen(sweep, cfg), variant, paper_hidden)) is None:
-            continue
+    drawn = [(variant, found) for variant, paper_hidden in FIG5_HIDDEN.items()
+             if (found := cfg.size(chosen(sweep, cfg), variant, paper_hidden)) is not None]
+    if not drawn:
+        raise RbmlabError(f"n_hidden: no completed runs with N_h = {cfg.n_hidden} in tap/{cfg.source} "
+                          f"(sizes: {_sizes(chosen(sweep, cfg))})")
+    for variant, found in drawn:
         n_hidden, seeds = found
         per_seed = [solutions(variant, run, cfg, scale) for run in seeds]
         s = per_seed[0]
@@ -382,8 +401,11 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     epoch). Several seeds: every seed's run scored, the table and plot as mean ± std over them."""
     import pandas as pd  # noqa: PLC0415
 
-    if (found := pick(sweep, "binary", 500)) is None:
+    if "binary" not in sweep:
         raise RbmlabError(f"sweep: Figure 12 needs the binary MNIST runs of tap/{cfg.source}")
+    if (found := cfg.size(sweep, "binary", 500)) is None:
+        raise RbmlabError(f"n_hidden: no completed binary MNIST runs with N_h = {cfg.n_hidden} in "
+                          f"tap/{cfg.source} (sizes: {_sizes({'binary': sweep['binary']})})")
     n_hidden, seeds = found
     rows = [row | {"seed": seed_of(run)} for run in seeds for row in _scores_12(run, cfg, scale)]
     if not rows:

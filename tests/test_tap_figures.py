@@ -7,9 +7,11 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.cli import main
+from rbmlab.errors import RbmlabError
 from rbmlab.models.rbm import log_partition
 from tests.test_bad_input import script_main
 
@@ -75,6 +77,14 @@ def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values
     counts = [s["n_unique"][list(s["epochs"]).index(2)] for s in per_seed]
     assert row[1] == f"{np.mean(counts):.1f} ± {np.std(counts, ddof=1):.1f}"
     assert (tmp_path / "figure-5-binary-seeds_smoke.png").stat().st_size > 0
+    # a size asked for by n_hidden: exactly that size, its own files and its own solution cache
+    sized = figures.FigureConfig(source="figure-3-seeds", n_init=14, n_hidden=6)
+    figures.figure_5(found, sized, tmp_path, "smoke")
+    assert (tmp_path / "figure-5-binary-seeds-h6_smoke.md").read_text().splitlines()[2:] == text.splitlines()[2:]
+    assert len(list((tmp_path / "outputs").rglob("binary-seeds-h6-*.npz"))) == 2
+    for figure in (figures.figure_5, figures.figure_12):
+        with pytest.raises(RbmlabError, match=r"n_hidden: no completed .*N_h = 7 .*binary 6\)"):
+            figure(found, figures.FigureConfig(source="figure-3-seeds", n_hidden=7), tmp_path, "smoke")
 
 
 def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path, monkeypatch):
