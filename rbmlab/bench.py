@@ -31,15 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from rbmlab import random_bits
-from rbmlab.backend import get_backend, namespace
+from rbmlab.backend import get_backend, namespace, random_bits
+from rbmlab.backend.ops import bernoulli_logits_
 from rbmlab.bench_method import blas_threads, interleaved, ratio, spread, synchronized
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
 from rbmlab.fileio import atomic_write
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
-from rbmlab.ops import bernoulli_logits_
 from rbmlab.registry import Registry
 
 Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
@@ -740,7 +739,7 @@ def compare_kernels(faster: str, rounds: int, examples: int) -> list[Row]:
 
 
 def render(result: dict[str, Any]) -> str:
-    from rbmlab.machine import report  # noqa: PLC0415
+    from rbmlab.backend.machine import report  # noqa: PLC0415
 
     lines = ["# rbmlab benchmark", "",
              f"Command: `{result.get('command', 'make bench')}` "
@@ -762,8 +761,8 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv=None) -> None:
-    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
-    from rbmlab.machine import facts  # noqa: PLC0415
+    from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
+    from rbmlab.backend.machine import facts  # noqa: PLC0415
 
     keep_freed_memory()
 

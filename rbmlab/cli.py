@@ -13,7 +13,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from rbmlab.allocator import keep_freed_memory
+from rbmlab.backend.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.hydra_app import compose, run_command
 
@@ -122,7 +122,7 @@ def cmd_experiment(argv: list[str]) -> None:
 
 
 def cmd_doctor(argv: list[str]) -> None:
-    from rbmlab.machine import report  # noqa: PLC0415
+    from rbmlab.backend.machine import report  # noqa: PLC0415
 
     if argv:
         raise RbmlabError(f"doctor: takes no arguments, got {' '.join(argv)}")

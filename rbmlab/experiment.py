@@ -337,8 +337,8 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     """A timing artefact (``bench:``): its bench part at the tier's sizes, as a markdown table
     (rbmlab.bench.render, the machine's facts at its head) with the paper's numbers beside."""
     from rbmlab import bench  # noqa: PLC0415
+    from rbmlab.backend.machine import facts  # noqa: PLC0415
     from rbmlab.fileio import atomic_write  # noqa: PLC0415
-    from rbmlab.machine import facts  # noqa: PLC0415
 
     timing = spec["bench"]
     part = bench.EXPERIMENT_PARTS.get(timing.get("part"), f"experiment {name}: bench.part")

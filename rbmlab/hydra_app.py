@@ -135,7 +135,7 @@ def _hydra_task(cfg) -> None:
     from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
     from hydra.types import RunMode  # noqa: PLC0415
 
-    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
+    from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.config import parse_run_config  # noqa: PLC0415
     from rbmlab.runner import train  # noqa: PLC0415
 

@@ -9,13 +9,13 @@ import pytest
 from scipy.special import logsumexp
 
 from rbmlab.backend import cupy_available, get_backend
+from rbmlab.backend.ops import uniform
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
 from rbmlab.models import rbm as rbm_exact   # exact enumeration of an RBM lives with the family
 from rbmlab.models.rbm import RBM, free_energy
-from rbmlab.ops import uniform
 from rbmlab.units import Bernoulli
 
 BACKENDS = ["numpy", pytest.param("cupy", marks=[

@@ -218,7 +218,7 @@ def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
     """Gibbs-with-gradients (rbmlab.inference.gwg) on a 10-site dense model matches the exact
     first and second moments within sampling error, from chains all started in one state, on
     the numba kernel's path (where numba is installed) and on the numpy path."""
-    from rbmlab import numba_kernels
+    from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if path == "numpy":
         monkeypatch.setenv("RBMLAB_NUMBA", "0")
@@ -257,7 +257,7 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypa
     computes the same quantities in another order, so from the same seed the chains end in the same
     states (a uniform within rounding of a CDF boundary may go the other way: allow 1 % of the
     chains)."""
-    from rbmlab import numba_kernels
+    from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
@@ -277,7 +277,7 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypa
 def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:
     """A trial-batched model (J of shape (trials, n, n)): the kernel's chain groups are the
     trials, as on the numpy path."""
-    from rbmlab import numba_kernels
+    from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
