@@ -36,10 +36,10 @@ from rbmlab.backend.ops import bernoulli_logits_
 from rbmlab.bench_method import blas_threads, interleaved, ratio, spread, synchronized
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
-from rbmlab.fileio import atomic_write
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
 from rbmlab.registry import Registry
+from rbmlab.run.fileio import atomic_write
 
 Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
 
@@ -114,7 +114,7 @@ def bench_ais(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
 
 def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
-    from rbmlab.runner import batches  # noqa: PLC0415
+    from rbmlab.run.runner import batches  # noqa: PLC0415
 
     train = Batch(x)
     state = learner.init_state(rbm, train, backend.rng(seed, 0))

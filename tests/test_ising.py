@@ -308,9 +308,9 @@ def test_gwg_single_site_steps_are_single_proposals() -> None:
 def test_persistent_chains_carry_the_scan_position_through_a_checkpoint(tmp_path) -> None:
     """PCD with single-site Gibbs steps: the position advances k per update (mod n) and a run
     resumed from its checkpoint goes on from it (its chains equal an uninterrupted run's)."""
-    from rbmlab.checkpoint import load_checkpoint, save_checkpoint
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+    from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
     m = dense(10, "pm1", seed=13, coupling_std=0.4, field_std=0.4)
     data = Batch(np.where(np.random.default_rng(8).random((30, 10)) < 0.5, 1.0, -1.0))
     learner = LEARNERS.build(LEARNERS.parse({"name": "pcd", "k": 4, "n_chains": 6, "batch_size": "full",

@@ -138,7 +138,7 @@ def x_order(values: pd.Series) -> list[Any]:
 
 def size_column(curves: pd.DataFrame, x: str) -> str | None:
     """The metrics.csv column that records a growing model's ``x`` per row (``n_hidden`` for
-    ``model.n_hidden``: rbmlab.runner writes the sizes a learner grows), or None."""
+    ``model.n_hidden``: rbmlab.run.runner writes the sizes a learner grows), or None."""
     name = x.rsplit(".", 1)[-1]
     return name if x.startswith("model.") and name in curves.columns else None
 
