@@ -9,7 +9,7 @@ import pytest
 import rbmlab.bench as bench
 from rbmlab.backend import get_backend
 from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, dcp_cost_rows, render
-from rbmlab.bench_method import interleaved, ratio, spread
+from rbmlab.bench.method import interleaved, ratio, spread
 from rbmlab.data.batch import Batch
 from rbmlab.learners.base import Learner
 from rbmlab.learners.cd import CD, CDConfig
@@ -156,7 +156,7 @@ def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
 def test_device_rows_wait_for_the_device_and_name_no_thread_count(backend):
     """For numpy ``synchronized`` is the function itself; rows measured with threads=None (the
     GPU path) carry no BLAS thread count."""
-    from rbmlab.bench_method import synchronized
+    from rbmlab.bench.method import synchronized
 
     fn = lambda: None   # noqa: E731
     assert synchronized(fn, np) is fn
