@@ -14,7 +14,7 @@ from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context, truth_for
-from rbmlab.metrics import metric_spec, split_prefix
+from rbmlab.evaluators.metrics import metric_spec, split_prefix
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.evaluation import evaluate
 from rbmlab.validation import parse_options

@@ -14,9 +14,9 @@ from rbmlab.backend import get_backend
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import INFERENCE
 from rbmlab.learners import LEARNERS
-from rbmlab.metrics import MetricSpec
 from rbmlab.models import MODELS
 from rbmlab.models.base import Conditional, GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS

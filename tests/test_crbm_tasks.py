@@ -104,7 +104,7 @@ def test_a_task_corrupts_every_split_once_and_the_model_starts_from_the_clean_ba
 def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_valid_epoch():
     import pandas as pd
 
-    from rbmlab.metrics import higher_is_better
+    from rbmlab.evaluators.metrics import higher_is_better
     from rbmlab.run.early_stopping import best_on_validation
     rows = pd.DataFrame({"epoch": [0, 1, 2, 3], "valid_pixel_error": [9.0, 4.0, 5.0, float("nan")],
                          "test_pixel_error": [8.0, 4.5, 3.0, 2.0], "inference_converged": [0, 1, 1, 1]})

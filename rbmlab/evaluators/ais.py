@@ -27,8 +27,8 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Bipartite
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
 from rbmlab.validation import option

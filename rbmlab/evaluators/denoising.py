@@ -39,8 +39,8 @@ from rbmlab.backend import host_rng, namespace, to_numpy
 from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import TapForm
 from rbmlab.validation import invalid, option
 

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.metrics import higher_is_better
+from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, curve_behind, epoch_to_fraction_of_max, final_values,
                                      left_out, resolve_metric, run_columns, run_points, size_column,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rbmlab.metrics import higher_is_better
+from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float
