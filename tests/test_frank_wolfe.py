@@ -244,7 +244,7 @@ def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_
 
 
 def test_model_init_selects_the_one_run_of_a_sweep_with_the_given_values(tmp_path):
-    from rbmlab.models.pretrained import select_run
+    from rbmlab.run.pretrained import select_run
     for i, (h, seed) in enumerate([(2, 0), (2, 1), (4, 0)]):
         (tmp_path / "sweep" / str(i)).mkdir(parents=True)
         (tmp_path / "sweep" / str(i) / "config.yaml").write_text(
