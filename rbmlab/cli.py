@@ -13,7 +13,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from rbmlab.allocator import keep_freed_memory
+from rbmlab.backend.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.hydra_app import compose, run_command
 
@@ -39,8 +39,8 @@ def cmd_run(argv: list[str]) -> None:
 # ---------------------------------------------------------------- evaluate
 def cmd_evaluate(argv: list[str]) -> None:
     from rbmlab.evaluate import check_out, evaluate_checkpoint, resolved_config  # noqa: PLC0415
-    from rbmlab.fileio import atomic_write  # noqa: PLC0415
-    from rbmlab.records import json_safe  # noqa: PLC0415
+    from rbmlab.run.fileio import atomic_write  # noqa: PLC0415
+    from rbmlab.run.records import json_safe  # noqa: PLC0415
 
     cfg = resolved_config(compose("evaluate", argv))
     if OmegaConf.is_missing(cfg, "checkpoint") or cfg.checkpoint in (None, ""):
@@ -122,7 +122,7 @@ def cmd_experiment(argv: list[str]) -> None:
 
 
 def cmd_doctor(argv: list[str]) -> None:
-    from rbmlab.machine import report  # noqa: PLC0415
+    from rbmlab.backend.machine import report  # noqa: PLC0415
 
     if argv:
         raise RbmlabError(f"doctor: takes no arguments, got {' '.join(argv)}")

@@ -36,7 +36,7 @@ def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 SCALES = ("custom", "smoke", "reduced", "paper")
-STOP_RULES = ("none", "gap", "valid")   # rbmlab.early_stopping.StopRule
+STOP_RULES = ("none", "gap", "valid")   # rbmlab.run.early_stopping.StopRule
 
 
 @dataclass
@@ -49,7 +49,7 @@ class TrainConfig(Config):
     progress: bool = option(True, "tqdm progress bars")
     trials: int = option(1, "independent models trained as one batched computation", lo=1)
     gap_kappa: float = option(3.0, "early stopping: a jump of the train − valid gap above kappa × "
-                              "the median earlier jump (rbmlab.early_stopping)", lo=0, open_lo=True)
+                              "the median earlier jump (rbmlab.run.early_stopping)", lo=0, open_lo=True)
     gap_warmup: int = option(3, "early stopping: evaluation intervals before a jump may count", lo=1)
     stop_rule: str = option("none", "early stopping during training: none (run train.epochs), gap "
                             "(the train − valid gap rule at each evaluation point), valid "

@@ -8,15 +8,15 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from rbmlab.backend import get_backend
-from rbmlab.checkpoint import load_checkpoint
 from rbmlab.config import BackendConfig, check_seed, resolved
 from rbmlab.data import load_dataset
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context, truth_for
-from rbmlab.metrics import metric_spec, split_prefix
+from rbmlab.evaluators.metrics import metric_spec, split_prefix
+from rbmlab.run.checkpoint import load_checkpoint
+from rbmlab.run.evaluation import evaluate
 from rbmlab.validation import parse_options
 
 

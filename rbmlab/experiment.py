@@ -278,7 +278,7 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
     failed jobs. Without resume, an earlier sweep there is first moved aside to ``<scale>.<n>``.
     A ``deferred`` variant's jobs are checked when its turn comes (after the ones it reads)."""
     from rbmlab.hydra_app import expand_overrides, run_hydra, validate_jobs  # noqa: PLC0415
-    from rbmlab.outputs import failed_jobs, move_aside  # noqa: PLC0415
+    from rbmlab.run.outputs import failed_jobs, move_aside  # noqa: PLC0415
 
     if sweep_dir.exists() and not resume:
         kept = move_aside(sweep_dir, f"experiment {name}")
@@ -337,8 +337,8 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     """A timing artefact (``bench:``): its bench part at the tier's sizes, as a markdown table
     (rbmlab.bench.render, the machine's facts at its head) with the paper's numbers beside."""
     from rbmlab import bench  # noqa: PLC0415
-    from rbmlab.fileio import atomic_write  # noqa: PLC0415
-    from rbmlab.machine import facts  # noqa: PLC0415
+    from rbmlab.backend.machine import facts  # noqa: PLC0415
+    from rbmlab.run.fileio import atomic_write  # noqa: PLC0415
 
     timing = spec["bench"]
     part = bench.EXPERIMENT_PARTS.get(timing.get("part"), f"experiment {name}: bench.part")
@@ -397,8 +397,8 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     runs of a figure.
     """
     from rbmlab.hydra_app import expand_overrides, validate_jobs  # noqa: PLC0415
-    from rbmlab.locking import DirectoryLock  # noqa: PLC0415
     from rbmlab.report import make_report  # noqa: PLC0415
+    from rbmlab.run.locking import DirectoryLock  # noqa: PLC0415
 
     spec = load_spec(name)
     scale, extra, report_only = _parse_argv(argv)

@@ -3,7 +3,7 @@ directory, and running the Hydra application that trains one job (or each job of
 
 Before Hydra starts (:func:`run_command`): every job of a sweep is composed and validated as a
 whole configuration, with the feasibility checks a run makes before training; the output
-directory is resolved, locked (one owner; rbmlab.locking) and checked for earlier work that only
+directory is resolved, locked (one owner; rbmlab.run.locking) and checked for earlier work that only
 ``resume=true`` or ``overwrite=true`` may touch. After a sweep, the jobs' summary.json files say
 whether any failed (exit 2), whichever launcher ran them. Every user error is a one-line
 :class:`RbmlabError`.
@@ -19,7 +19,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
-from rbmlab.locking import DirectoryLock
+from rbmlab.run.locking import DirectoryLock
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.
@@ -111,7 +111,7 @@ def validated_run_config(overrides: list[str]):
 def validate_jobs(combos: list[list[str]]) -> list:
     """Each job's RunConfig, validated whole and checked for feasibility (sizes the evaluator
     can handle, memory) before any job starts; an error names the job's swept values."""
-    from rbmlab.runner import check_feasible  # noqa: PLC0415
+    from rbmlab.run.runner import check_feasible  # noqa: PLC0415
 
     swept = [i for i in range(len(combos[0])) if len({c[i] for c in combos}) > 1]
     configs = []
@@ -135,9 +135,9 @@ def _hydra_task(cfg) -> None:
     from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
     from hydra.types import RunMode  # noqa: PLC0415
 
-    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
+    from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.config import parse_run_config  # noqa: PLC0415
-    from rbmlab.runner import train  # noqa: PLC0415
+    from rbmlab.run.runner import train  # noqa: PLC0415
 
     keep_freed_memory()   # a joblib worker is a process of its own
 
@@ -221,7 +221,7 @@ def _launch(argv: list[str], out: Path, key: str, multirun: bool) -> None:
 def run_command(argv: list[str]) -> None:
     """``rbmlab run [-m] [key=value ...]``: validate every job, own the output directory, run
     Hydra, and (for a sweep) exit 2 when any job failed."""
-    from rbmlab.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
+    from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
 
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
         return run_hydra(argv)

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from rbmlab.backend.ops import sigmoid
 from rbmlab.data.batch import Batch
 from rbmlab.data.corruption import occlude, pixel_errors
 from rbmlab.errors import fail
@@ -38,7 +39,6 @@ from rbmlab.inference.matrix_bp import BPResult, decode, loopy_bp
 from rbmlab.learners import LEARNERS
 from rbmlab.learners.base import difference
 from rbmlab.models.crbm import CRBM, CRBMConfig, statistics
-from rbmlab.ops import sigmoid
 
 DEFAULTS = {"rows": 3, "cols": 4, "sizes": "1,2", "prototypes": 10, "density": 0.3, "noise": 0.05,
             "hidden": 4, "n_train": 500, "n_test": 1000, "epochs": 20, "batch": 20, "lr_mle": 0.1,

@@ -29,14 +29,14 @@ from pathlib import Path
 
 import numpy as np
 
-from rbmlab.checkpoint import load_checkpoint
 from rbmlab.data.registry import load_dataset
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.models.rbm import free_energy
-from rbmlab.provenance import source_revision
 from rbmlab.report.render import markdown_rows
+from rbmlab.run.checkpoint import load_checkpoint
+from rbmlab.run.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
 

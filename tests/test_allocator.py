@@ -1,4 +1,4 @@
-"""rbmlab.allocator: with glibc, a freed large temporary is reused instead of mapped afresh (the
+"""rbmlab.backend.allocator: with glibc, a freed large temporary is reused instead of mapped afresh (the
 second one costs no page faults), the environment's own settings are left alone, and the entry
 points apply it."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ SECOND_TEMPORARY = """
 import resource, sys
 import numpy as np
 if sys.argv[1] == "keep":
-    from rbmlab.allocator import keep_freed_memory
+    from rbmlab.backend.allocator import keep_freed_memory
     print(keep_freed_memory(), file=sys.stderr)
 a = np.ones(16 * 2**20, dtype=np.float32); del a
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -34,7 +34,7 @@ def _faults(mode: str, **env) -> int:
 
 
 def test_a_freed_large_temporary_is_reused_without_new_pages():
-    from rbmlab.allocator import keep_freed_memory
+    from rbmlab.backend.allocator import keep_freed_memory
     if "1024 MiB" not in keep_freed_memory():
         pytest.skip(f"this glibc caps the threshold below the test's 64 MB ({keep_freed_memory()})")
     fresh, kept = _faults("default"), _faults("keep")
@@ -43,7 +43,7 @@ def test_a_freed_large_temporary_is_reused_without_new_pages():
 
 
 def test_the_environment_s_own_setting_is_left_alone():
-    code = "from rbmlab.allocator import keep_freed_memory as k; print(k()); print(k())"
+    code = "from rbmlab.backend.allocator import keep_freed_memory as k; print(k()); print(k())"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES"))}
 
     def said(**extra):

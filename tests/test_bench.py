@@ -9,7 +9,7 @@ import pytest
 import rbmlab.bench as bench
 from rbmlab.backend import get_backend
 from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, dcp_cost_rows, render
-from rbmlab.bench_method import interleaved, ratio, spread
+from rbmlab.bench.method import interleaved, ratio, spread
 from rbmlab.data.batch import Batch
 from rbmlab.learners.base import Learner
 from rbmlab.learners.cd import CD, CDConfig
@@ -113,7 +113,7 @@ def test_dcp_cost_model_gives_the_papers_equal_compute_pairs(backend, monkeypatc
 
 
 def test_render_lists_every_measurement_with_threads_and_spread(backend):
-    from rbmlab.machine import facts
+    from rbmlab.backend.machine import facts
 
     rows = [*bench_gibbs(backend, rounds=2, threads=1, m=30, n=20, batch=8, sweeps=2),
             *bench_ais(backend, rounds=2, threads=2, m=30, n=20, chains=4, temps=5),
@@ -142,7 +142,7 @@ def test_an_epoch_of_the_bench_trains(backend):
 
 
 def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
-    from rbmlab import random_bits
+    from rbmlab.backend import random_bits
 
     rows = bench.bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
     if not random_bits.numba_available():
@@ -156,7 +156,7 @@ def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
 def test_device_rows_wait_for_the_device_and_name_no_thread_count(backend):
     """For numpy ``synchronized`` is the function itself; rows measured with threads=None (the
     GPU path) carry no BLAS thread count."""
-    from rbmlab.bench_method import synchronized
+    from rbmlab.bench.method import synchronized
 
     fn = lambda: None   # noqa: E731
     assert synchronized(fn, np) is fn
@@ -167,7 +167,7 @@ def test_device_rows_wait_for_the_device_and_name_no_thread_count(backend):
 
 
 def _machine():
-    from rbmlab.machine import facts
+    from rbmlab.backend.machine import facts
 
     return facts()
 

@@ -38,7 +38,7 @@ def test_run_writes_its_records(tmp_path):
     (run,) = run_dirs(tmp_path / "outputs" / "runs")
     for name in ("config.yaml", "overrides.yaml", "metrics.csv", "summary.json", "checkpoint.npz"):
         assert (run / name).is_file(), name
-    from rbmlab.checkpoint import load_checkpoint
+    from rbmlab.run.checkpoint import load_checkpoint
     with np.load(run / "checkpoint.npz") as saved:    # the family and its unit types travel along
         assert (str(saved["family"]), str(saved["visible"]), str(saved["hidden"])) == (
             "rbm", "bernoulli", "bernoulli")

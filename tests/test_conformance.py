@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 
 from rbmlab.backend import get_backend
-from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.data.batch import Batch
-from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import INFERENCE
 from rbmlab.learners import LEARNERS
-from rbmlab.metrics import MetricSpec
 from rbmlab.models import MODELS
 from rbmlab.models.base import Conditional, GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
+from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
+from rbmlab.run.evaluation import evaluate
 
 N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3},
                        "grbm": {"n_hidden": 3}, "dbm": {"n_hidden": [4, 3]}}

@@ -293,9 +293,9 @@ def test_a_max_margin_step_is_zero_once_the_truth_wins_by_the_margin(name):
 
 
 def test_the_perceptron_search_keeps_the_lowest_free_energy_state_it_visits():
+    from rbmlab.backend.ops import bernoulli, sigmoid
     from rbmlab.learners.conditional_cd import lowest_free_energy_search
     from rbmlab.models.crbm import free_energy
-    from rbmlab.ops import bernoulli, sigmoid
     rng = np.random.default_rng(12)
     model, (x, _) = random_crbm(rng, scale=1.5), task(rng)
     b1, b2 = model.conditional_biases(x)

@@ -86,7 +86,7 @@ def test_mean_field_is_a_lower_bound_on_log_z_and_near_exact_when_coupling_is_we
 
 def test_a_task_corrupts_every_split_once_and_the_model_starts_from_the_clean_base_rates():
     from rbmlab.hydra_app import validated_run_config
-    from rbmlab.runner import prepare
+    from rbmlab.run.runner import prepare
     base = ["dataset=bars_stripes", "evaluator=exact", "evaluator.splits=[test]", "model.n_hidden=2"]
     run = prepare(validated_run_config([*base, "task=flip", "task.rate=0.25"]))
     train, test = run.train, run.splits["test"]
@@ -104,8 +104,8 @@ def test_a_task_corrupts_every_split_once_and_the_model_starts_from_the_clean_ba
 def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_valid_epoch():
     import pandas as pd
 
-    from rbmlab.early_stopping import best_on_validation
-    from rbmlab.metrics import higher_is_better
+    from rbmlab.evaluators.metrics import higher_is_better
+    from rbmlab.run.early_stopping import best_on_validation
     rows = pd.DataFrame({"epoch": [0, 1, 2, 3], "valid_pixel_error": [9.0, 4.0, 5.0, float("nan")],
                          "test_pixel_error": [8.0, 4.5, 3.0, 2.0], "inference_converged": [0, 1, 1, 1]})
     record = best_on_validation(rows, "pixel_error", higher_is_better=False)
@@ -117,12 +117,12 @@ def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_v
 
 
 def test_a_gallery_shows_a_runs_inputs_targets_and_its_own_predictions(tmp_path):
-    from rbmlab.checkpoint import load_checkpoint
     from rbmlab.errors import RbmlabError
     from rbmlab.evaluators.pixel_error import predict
     from rbmlab.hydra_app import validated_run_config
     from rbmlab.report.gallery import Row, find_run, make_gallery
-    from rbmlab.runner import prepare, train
+    from rbmlab.run.checkpoint import load_checkpoint
+    from rbmlab.run.runner import prepare, train
     base = ["model=crbm", "model.n_hidden=4", "dataset=bars_stripes", "task=flip", "task.rate=0.25",
             "evaluator=pixel_error", "evaluator.splits=[test]", "learner=mle_bp", "train.epochs=1"]
     for n, rate in enumerate((0.25, 0.5)):
@@ -177,11 +177,11 @@ def test_a_bad_gallery_spec_is_a_one_line_error_naming_the_key(gallery, message)
 def test_a_gallery_predicts_with_the_early_stopped_model_when_the_run_has_one(tmp_path):
     """Under train.stop_rule the tables score selected.npz (the best validation epoch, with its
     inference budget); the gallery shows that model's predictions, not the last epoch's."""
-    from rbmlab.checkpoint import load_checkpoint
     from rbmlab.evaluators.pixel_error import predict
     from rbmlab.hydra_app import validated_run_config
     from rbmlab.report.gallery import Row, make_gallery
-    from rbmlab.runner import prepare, train
+    from rbmlab.run.checkpoint import load_checkpoint
+    from rbmlab.run.runner import prepare, train
     base = ["model=crbm", "model.n_hidden=4", "dataset=caltech101", "dataset.n_train=20", "task=flip",
             "task.rate=0.25", "evaluator=pixel_error", "evaluator.splits=[valid,test]",
             "evaluator.max_examples=20", "learner=mle_bp", "learner.lr=3.0", "train.epochs=6",

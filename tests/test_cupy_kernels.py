@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not cupy_available(), reason="
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_kernels_uniforms_are_the_numpy_backends_bits(dtype):
-    from rbmlab import cupy_kernels, random_bits
+    from rbmlab.backend import cupy_kernels, random_bits
 
     key = random_bits.draw_key(np.random.default_rng(3))
     for shape in ((1,), (7,), (301, 77)):
@@ -24,7 +24,7 @@ def test_the_kernels_uniforms_are_the_numpy_backends_bits(dtype):
 def test_fused_bernoulli_matches_the_formula_on_the_same_uniforms(dtype):
     import cupy
 
-    from rbmlab import cupy_kernels
+    from rbmlab.backend import cupy_kernels
 
     rng = np.random.default_rng(0)
     x = (3.0 * rng.standard_normal((300, 70))).astype(dtype)
@@ -45,7 +45,7 @@ def test_fused_bernoulli_matches_the_formula_on_the_same_uniforms(dtype):
 def test_fused_softplus_increment_matches_the_numpy_passes(dtype):
     import cupy
 
-    from rbmlab import cupy_kernels
+    from rbmlab.backend import cupy_kernels
 
     x = (4.0 * np.random.default_rng(1).standard_normal((50, 500))).astype(dtype)
     bias = np.random.default_rng(2).standard_normal(500).astype(dtype)
@@ -65,7 +65,7 @@ def test_a_backend_generator_draws_on_the_device_and_keys_from_the_host():
     import cupy
 
     from rbmlab.backend import get_backend
-    from rbmlab.ops import bernoulli_logits_
+    from rbmlab.backend.ops import bernoulli_logits_
 
     be = get_backend("cupy", "float32")
     assert isinstance(be.rng(1).random((3,), dtype=cupy.float32), cupy.ndarray)

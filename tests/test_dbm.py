@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Context
@@ -19,6 +18,7 @@ from rbmlab.learners.tap_dbm import TapDBM, TapDBMConfig
 from rbmlab.models import MODELS
 from rbmlab.models.dbm import DBM, DBMConfig
 from rbmlab.models.rbm import RBM
+from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 
 EXACT = {"tol": 1e-26, "max_iter": 5000}
 

@@ -270,7 +270,7 @@ def test_ssd_step_is_the_sharp_operator_formula(backend):
 
 
 def test_a_diverged_trial_is_set_aside_and_the_others_go_on():
-    from rbmlab.runner import _trial_records, newly_diverged
+    from rbmlab.run.runner import _trial_records, newly_diverged
     W = np.zeros((3, 4, 2))
     W[1, 0, 0] = np.nan
     rbm = RBM(W, np.zeros((3, 4)), np.zeros((3, 2)))

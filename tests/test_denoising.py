@@ -9,12 +9,12 @@ import pytest
 from rbmlab.backend import host_rng
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.denoising import bsc, mcc, nearest_neighbour, ope, tap_denoise
 from rbmlab.models.ising import Ising
 from rbmlab.models.rbm import RBM
+from rbmlab.run.evaluation import evaluate
 
 
 def binary(seed: int, shape) -> np.ndarray:

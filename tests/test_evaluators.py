@@ -9,13 +9,13 @@ import pytest
 from scipy.special import logsumexp
 
 from rbmlab.backend import cupy_available, get_backend
+from rbmlab.backend.ops import uniform
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
 from rbmlab.models import rbm as rbm_exact   # exact enumeration of an RBM lives with the family
 from rbmlab.models.rbm import RBM, free_energy
-from rbmlab.ops import uniform
 from rbmlab.units import Bernoulli
 
 BACKENDS = ["numpy", pytest.param("cupy", marks=[
@@ -334,9 +334,9 @@ def test_ais_progress_bar(capsys):
 def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkeypatch):
     """Gibbs chains for reverse AIS start from ``train``, never from the split being scored."""
     from rbmlab.data.batch import Batch
-    from rbmlab.evaluation import evaluate
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
+    from rbmlab.run.evaluation import evaluate
     be = get_backend("numpy", "float64")
     rng = np.random.default_rng(3)
     rbm = RBM(0.1 * rng.standard_normal((24, 22)), np.zeros(24), np.zeros(22))  # > 20 units: Gibbs
@@ -371,7 +371,7 @@ def test_checkpoint_reader_takes_every_array_numpy_writes(tmp_path):
     import io
     import zipfile
 
-    from rbmlab.checkpoint import load_checkpoint
+    from rbmlab.run.checkpoint import load_checkpoint
     W = np.asfortranarray(np.random.default_rng(0).standard_normal((9, 4)))
     np.savez_compressed(tmp_path / "c.npz", W=W.astype(">f8"), b_v=np.zeros(9), b_h=np.zeros(4),
                         **{"state.empty": np.zeros((0, 3)), "state.n": np.arange(5)})
@@ -387,7 +387,7 @@ def test_checkpoint_reader_takes_every_array_numpy_writes(tmp_path):
 
 
 def test_a_checkpoint_array_larger_than_memory_is_refused_before_reading(tmp_path, monkeypatch):
-    import rbmlab.checkpoint as ckpt
+    import rbmlab.run.checkpoint as ckpt
 
     np.savez_compressed(tmp_path / "big.npz", W=np.zeros((100, 100)), b_v=np.zeros(100), b_h=np.zeros(100))
     monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 50_000)   # W needs 80,000 bytes

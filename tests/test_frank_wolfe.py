@@ -218,7 +218,7 @@ def test_a_growing_run_killed_mid_growth_resumes_to_identical_metrics(tmp_path):
 
 
 def test_gap_rule_selects_the_point_before_the_first_large_jump():
-    from rbmlab.early_stopping import gap_jump
+    from rbmlab.run.early_stopping import gap_jump
 
     gaps = [0.0, 1.0, 2.1, 2.9, 4.0, 5.0, 12.0, 20.0, 21.0]
     pick = gap_jump(gaps, kappa=3.0, warmup=3)
@@ -231,7 +231,7 @@ def test_gap_rule_selects_the_point_before_the_first_large_jump():
 
 
 def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_selects():
-    from rbmlab.early_stopping import select_from_rows
+    from rbmlab.run.early_stopping import select_from_rows
 
     rows = pd.DataFrame({"epoch": range(0, 90, 10), "n_hidden": range(0, 90, 10),
                          "train_log_likelihood": [-90, -80, -70, -62, -55, -49, -40, -33, -30.0],
@@ -244,7 +244,7 @@ def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_
 
 
 def test_model_init_selects_the_one_run_of_a_sweep_with_the_given_values(tmp_path):
-    from rbmlab.models.pretrained import select_run
+    from rbmlab.run.pretrained import select_run
     for i, (h, seed) in enumerate([(2, 0), (2, 1), (4, 0)]):
         (tmp_path / "sweep" / str(i)).mkdir(parents=True)
         (tmp_path / "sweep" / str(i) / "config.yaml").write_text(

@@ -218,7 +218,7 @@ def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
     """Gibbs-with-gradients (rbmlab.inference.gwg) on a 10-site dense model matches the exact
     first and second moments within sampling error, from chains all started in one state, on
     the numba kernel's path (where numba is installed) and on the numpy path."""
-    from rbmlab import numba_kernels
+    from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if path == "numpy":
         monkeypatch.setenv("RBMLAB_NUMBA", "0")
@@ -257,7 +257,7 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypa
     computes the same quantities in another order, so from the same seed the chains end in the same
     states (a uniform within rounding of a CDF boundary may go the other way: allow 1 % of the
     chains)."""
-    from rbmlab import numba_kernels
+    from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
@@ -277,7 +277,7 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypa
 def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:
     """A trial-batched model (J of shape (trials, n, n)): the kernel's chain groups are the
     trials, as on the numpy path."""
-    from rbmlab import numba_kernels
+    from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
@@ -308,9 +308,9 @@ def test_gwg_single_site_steps_are_single_proposals() -> None:
 def test_persistent_chains_carry_the_scan_position_through_a_checkpoint(tmp_path) -> None:
     """PCD with single-site Gibbs steps: the position advances k per update (mod n) and a run
     resumed from its checkpoint goes on from it (its chains equal an uninterrupted run's)."""
-    from rbmlab.checkpoint import load_checkpoint, save_checkpoint
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+    from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
     m = dense(10, "pm1", seed=13, coupling_std=0.4, field_std=0.4)
     data = Batch(np.where(np.random.default_rng(8).random((30, 10)) < 0.5, 1.0, -1.0))
     learner = LEARNERS.build(LEARNERS.parse({"name": "pcd", "k": 4, "n_chains": 6, "batch_size": "full",

@@ -159,7 +159,7 @@ def test_bernoulli_from_logits_has_the_sigmoid_frequencies(dtype):
     import warnings
 
     from rbmlab.backend import get_backend
-    from rbmlab.ops import bernoulli_logits_
+    from rbmlab.backend.ops import bernoulli_logits_
 
     backend = get_backend("numpy", dtype)
     logits = np.array([-200.0, -5.0, -1.0, 0.0, 0.5, 3.0, 200.0])

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from rbmlab.machine import SKYLAKEX_NEEDS, cpu, faster_kernel, report
+from rbmlab.backend.machine import SKYLAKEX_NEEDS, cpu, faster_kernel, report
 
 OPENBLAS = {"internal_api": "openblas", "version": "0.3.31", "num_threads": 2, "filepath": "x.so"}
 
@@ -44,7 +44,7 @@ import json, numpy as np
 from rbmlab.backend import get_backend
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.data.batch import Batch
-from rbmlab.machine import blas
+from rbmlab.backend.machine import blas
 from rbmlab.models.rbm import RBM
 b = get_backend("numpy", "float32")
 rng = np.random.default_rng(0)

@@ -203,8 +203,8 @@ def test_float32_messages_stay_finite_where_the_cheap_form_would_give_minus_inf(
 def test_the_convergence_test_equals_comparing_every_message_probability():
     """The shortcuts (the log-odds bound, the largest change's edge) decide exactly as comparing
     every probability would, saturated edges included: large log-odds moves at tiny probability."""
+    from rbmlab.backend.ops import sigmoid
     from rbmlab.inference.matrix_bp import _moved_at_most
-    from rbmlab.ops import sigmoid
     rng = np.random.default_rng(3)
     old = rng.normal(0, 3, (12, 5, 4))
     new = old + rng.normal(0, 1e-3, old.shape) * np.repeat([1.0, 100.0, 1.0], 4)[:, None, None]
@@ -221,8 +221,8 @@ def test_the_convergence_test_equals_comparing_every_message_probability():
 def test_the_convergence_test_agrees_with_every_probability_at_the_boundary(dtype, tol):
     """Moves of about 4 tol in log-odds near σ = 1/2, where the bound is tight and σ's rounding in
     float32 decides: the same answer as comparing every computed probability."""
+    from rbmlab.backend.ops import sigmoid
     from rbmlab.inference.matrix_bp import _moved_at_most
-    from rbmlab.ops import sigmoid
     rng = np.random.default_rng(5)
     old = rng.normal(0, 1e-3, (20000, 2, 2)).astype(dtype)
     new = (old + 4 * tol * rng.uniform(0.99, 1.01, old.shape) * rng.choice([-1, 1], old.shape)).astype(dtype)

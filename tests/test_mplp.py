@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rbmlab import numba_kernels
+from rbmlab.backend import numba_kernels
 from rbmlab.inference import mplp as mplp_module
 from rbmlab.inference.max_product import decode
 from tests.test_max_product import exact_map, random_tree_ising

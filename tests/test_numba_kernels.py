@@ -1,10 +1,10 @@
-"""The one loader of optional numba kernels (rbmlab.numba_kernels): RBMLAB_NUMBA=0 switches every
+"""The one loader of optional numba kernels (rbmlab.backend.numba_kernels): RBMLAB_NUMBA=0 switches every
 kernel off, and each caller then takes its own path."""
 from __future__ import annotations
 
 import pytest
 
-from rbmlab import numba_kernels, random_bits
+from rbmlab.backend import numba_kernels, random_bits
 from rbmlab.inference import mplp
 from rbmlab.models import factor_graph
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rbmlab.errors import RbmlabError
-from rbmlab.outputs import failed_jobs, find_run_to_resume, move_aside, take_over_sweep
+from rbmlab.run.outputs import failed_jobs, find_run_to_resume, move_aside, take_over_sweep
 
 
 def write_run(run: Path, status: str, **extra) -> None:
@@ -22,7 +22,7 @@ def write_run(run: Path, status: str, **extra) -> None:
 
 def hold_lock(run: Path) -> subprocess.Popen:
     """Another process owning ``run`` (its lock taken) until killed."""
-    code = ("import sys, time; from rbmlab.locking import DirectoryLock; "
+    code = ("import sys, time; from rbmlab.run.locking import DirectoryLock; "
             "DirectoryLock.for_run(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(run)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "held"

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rbmlab import random_bits
-from rbmlab.ops import bernoulli_logits_, uniform
-from rbmlab.splitmix import mixed_counter
+from rbmlab.backend import random_bits
+from rbmlab.backend.ops import bernoulli_logits_, uniform
+from rbmlab.backend.splitmix import mixed_counter
 
 KEY = np.uint64(0x0123456789ABCDEF)
 needs_numba = pytest.mark.skipif(not random_bits.numba_available(), reason="numba not installed")
@@ -38,7 +38,7 @@ def test_numba_and_numpy_give_the_same_sample(dtype, size):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_one_element_at_a_time_gives_the_numpy_uniforms(dtype):
     """random_bits_numba.uniform_at (the GWG kernel's draws) is element c of random_bits.uniforms."""
-    from rbmlab.random_bits_numba import uniform_at
+    from rbmlab.backend.random_bits_numba import uniform_at
     expected = random_bits.uniforms(KEY, 1001, dtype)
     got = np.array([uniform_at(KEY, c, dtype == np.float32) for c in range(1001)])
     np.testing.assert_array_equal(got.astype(dtype), expected)

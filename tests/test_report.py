@@ -360,7 +360,7 @@ def test_config_key_x_default_lines_and_text_values(hidden_sweep: Path, tmp_path
 
 def test_metric_direction_comes_from_the_declared_metrics(hidden_sweep: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from rbmlab.metrics import MetricSpec
+    from rbmlab.evaluators.metrics import MetricSpec
 
     result = make_report(hidden_sweep, tmp_path / "a", metric="test_reconstruction_error",
                          lines="learner.name", panels="model.n_hidden",
@@ -383,7 +383,7 @@ def test_metric_direction_comes_from_the_declared_metrics(hidden_sweep: Path, tm
 
 
 def test_a_resumed_run_names_every_commit_that_trained_it():
-    from rbmlab.provenance import merge_sources
+    from rbmlab.run.provenance import merge_sources
     assert merge_sources(None, "a1b2c3d") == "a1b2c3d"
     assert merge_sources("a1b2c3d", "a1b2c3d") == "a1b2c3d"
     assert merge_sources("a1b2c3d", "e4f5a6b+dirty") == "a1b2c3d,e4f5a6b+dirty"
@@ -717,7 +717,7 @@ def test_training_seconds_against_size_with_ratios_of_lines(cost_sweep: Path, tm
     assert list(curves[curves["variant"] == "cd_rand"]["mean"]) == [2.0, 3.0]   # mean over seeds
     text = Path(result["table"]).read_text()
     assert "| fw / cd | 0.50 | 1.33 |" in text and "| both | 0.75 | 1.50 |" in text
-    assert "best (min)" in text            # fewer seconds are better (rbmlab.metrics.RUN_METRICS)
+    assert "best (min)" in text            # fewer seconds are better (evaluators.metrics.RUN_METRICS)
     with pytest.raises(RbmlabError, match="'nope', which is no line; lines: cd_fw, cd_rand, fw"):
         make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", lines="variant",
                     variants=["fw", "cd_rand", "cd_fw"], ratios=[{"of": "nope", "to": "fw"}])

@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rbmlab.checkpoint import load_checkpoint
 from rbmlab.cli import main
 from rbmlab.data import load_dataset
-from rbmlab.early_stopping import StopRule, gap_jump
 from rbmlab.errors import RbmlabError
 from rbmlab.hydra_app import validated_run_config
-from rbmlab.runner import train
+from rbmlab.run.checkpoint import load_checkpoint
+from rbmlab.run.early_stopping import StopRule, gap_jump
+from rbmlab.run.runner import train
 
 RUN = ["dataset=caltech101", "dataset.n_train=20", "model.n_hidden=8", "evaluator=exact",
        "evaluator.splits=[train,valid]", "learner=cd", "learner.k=1", "learner.batch_size=5",
@@ -128,7 +128,7 @@ def test_gap_rule_online_fires_where_the_offline_rule_selects():
 def test_the_direction_of_the_stop_metric_is_its_metric_spec():
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.models import MODELS
-    from rbmlab.runner import stop_rule_of
+    from rbmlab.run.runner import stop_rule_of
 
     def rule(*overrides):
         cfg = validated_run_config(["train.stop_rule=valid", "evaluator.splits=[valid]", *overrides])
@@ -147,10 +147,10 @@ def test_free_energy_gap_is_the_exact_log_likelihood_gap():
     log-likelihoods (log Z enumerated), and each split's −F minus log Z is its exact mean."""
     from rbmlab.backend import get_backend
     from rbmlab.data.batch import Batch
-    from rbmlab.evaluation import evaluate
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
     from rbmlab.models.rbm import RBM
+    from rbmlab.run.evaluation import evaluate
 
     rng = np.random.default_rng(1)
     model = RBM(rng.normal(0, 1, (9, 3)), rng.normal(0, 1, 9), rng.normal(0, 1, 3))
@@ -289,7 +289,7 @@ def test_a_run_killed_after_its_selection_resumes_to_the_same_stop(tmp_path):
 def test_a_run_that_failed_at_its_stop_resumes_to_the_final_evaluation(tmp_path, monkeypatch):
     """A failure right after the rule fired (its checkpoint saved at the stop): resume=true
     trains nothing more and evaluates the selected model as the straight run did."""
-    from rbmlab.faults import InjectedFault
+    from rbmlab.run.faults import InjectedFault
 
     args = ["train.stop_rule=valid", "train.stop_metric=valid_log_likelihood", "train.patience=3",
             "train.epochs=30", "train.checkpoint_every=100", "train.snapshot_every=0"]
@@ -346,7 +346,7 @@ def test_an_unnormalised_likelihood_cannot_be_the_stop_metric(tmp_path):
 def test_the_gap_record_carries_the_metrics_of_the_point_it_selects():
     import pandas as pd  # noqa: PLC0415
 
-    from rbmlab.early_stopping import select_from_rows  # noqa: PLC0415
+    from rbmlab.run.early_stopping import select_from_rows  # noqa: PLC0415
     gaps = [1.0, 1.1, 1.2, 1.3, 5.0, 6.0]
     rows = pd.DataFrame({"epoch": range(6), "train_log_likelihood": [-100 + g for g in gaps],
                          "valid_log_likelihood": [-100.0] * 6, "test_error": [9, 8, 7, 6, 5, 4]})
@@ -369,7 +369,7 @@ def test_a_run_that_diverges_after_its_selected_point_finishes_on_it(reference, 
     """Training declared diverged at epoch 6 (forced): under the valid rule the run is not lost;
     its final evaluation is of the best of epochs 0-5 (selected.npz), and summary.json says
     where training diverged. Without a rule the same run is recorded as diverged."""
-    import rbmlab.runner as runner
+    import rbmlab.run.runner as runner
 
     real_check, real_epoch = runner.newly_diverged, runner.train_epoch
     trained = [0]                               # the epoch the loop has just trained

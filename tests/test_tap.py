@@ -198,10 +198,10 @@ def test_real_valued_priors_through_the_general_rbm(name, tmp_path):
     """A GRBM with a real-valued visible prior: TAP is exact at W = 0 (ln Z = Σ ln Z̃_i(U_i, 0) +
     Σ softplus(c_j)), its gradient in the prior parameters is the derivative of −F at the
     re-solved fixed point, and it trains, scores and round-trips through a checkpoint."""
-    from rbmlab.checkpoint import load_checkpoint, save_checkpoint
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
     from rbmlab.models.grbm import GRBM, GRBMConfig
+    from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
     from rbmlab.units import prior
 
     rng = np.random.default_rng(13)
@@ -266,9 +266,9 @@ def test_logsumexp_combination_is_closer_to_exact_log_z_than_uniform(beta, field
     ``combine``; against exact ln Z (enumeration, and the closed form), the uniform average sits
     low by about ln 2 and the log-sum-exp within 0.05."""
     from rbmlab.data.batch import Batch
-    from rbmlab.evaluation import evaluate
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
+    from rbmlab.run.evaluation import evaluate
 
     n = 12
     rng = np.random.default_rng(9)

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.cli import main
 from rbmlab.errors import RbmlabError
 from rbmlab.models.rbm import log_partition
+from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 from tests.test_bad_input import script_main
 
 

@@ -1,5 +1,6 @@
 """Evaluators, by name: each declares its config, the model capabilities it needs, a
-feasibility check made before any work, and the metrics it writes (rbmlab.metrics.MetricSpec)."""
+feasibility check made before any work, and the metrics it writes
+(rbmlab.evaluators.metrics.MetricSpec)."""
 from rbmlab.registry import Registry
 
 EVALUATORS = Registry("evaluator", {

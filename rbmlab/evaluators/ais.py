@@ -24,13 +24,13 @@ from tqdm.auto import tqdm
 from dataclasses import dataclass as config_dataclass
 
 from rbmlab.backend import namespace, to_numpy
+from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Bipartite
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
-from rbmlab.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 from rbmlab.validation import option
 
 
@@ -98,7 +98,7 @@ def _softplus_increment(xp, x, beta_0: float, beta_1: float, bufs, bias=None):
     runs in the model's precision (float32) without the float64 casts.
     """
     if xp.__name__ == "cupy":
-        from rbmlab import cupy_kernels  # noqa: PLC0415
+        from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
         return cupy_kernels.softplus_increment(x, beta_0, beta_1, bufs[0], bias)   # one kernel + a sum
     if bias is not None:

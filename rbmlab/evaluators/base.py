@@ -16,7 +16,7 @@ import numpy as np
 
 from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import supports
 from rbmlab.validation import Config, invalid, option
 

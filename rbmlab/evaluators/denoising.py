@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import host_rng, namespace, to_numpy
+from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import TapForm
-from rbmlab.ops import sigmoid
 from rbmlab.validation import invalid, option
 
 METHODS = ("tap", "ope", "nn", "const")

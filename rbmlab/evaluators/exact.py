@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import Enumerable, LogProbability
 from rbmlab.validation import option
 

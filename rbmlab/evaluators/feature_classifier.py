@@ -17,7 +17,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import LatentFeatures
 from rbmlab.validation import invalid, option
 

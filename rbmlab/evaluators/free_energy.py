@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import LogProbability
 from rbmlab.validation import option
 

@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import to_numpy
+from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Enumerable, LogProbability
-from rbmlab.ops import logsumexp
 from rbmlab.validation import option
 
 MAX_UNITS = 20   # 2^20 states, each with a probability and a count

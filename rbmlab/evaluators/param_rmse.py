@@ -19,7 +19,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.ising import to_spins
 from rbmlab.validation import option
 

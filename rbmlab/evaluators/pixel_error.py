@@ -26,9 +26,9 @@ from rbmlab.backend import to_numpy
 from rbmlab.data.corruption import pixel_errors
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.matrix_bp import decode, loopy_bp
 from rbmlab.inference.mean_field import mean_field
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import Conditional
 from rbmlab.validation import option
 

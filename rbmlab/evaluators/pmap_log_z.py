@@ -33,9 +33,9 @@ import numpy as np
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.max_product import decode, logistic_noise, max_product
 from rbmlab.inference.mplp import mplp
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
 from rbmlab.models.factor_graph import DensePairwise
 from rbmlab.models.ising import MAX_ENUMERATION, exact_log_z, to_spins

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.backend.ops import softplus
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import Bipartite
-from rbmlab.ops import softplus
 from rbmlab.validation import option
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean
-from rbmlab.metrics import MetricSpec
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.validation import option
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.mmd import log_mmd2
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
-from rbmlab.metrics import MetricSpec
 from rbmlab.validation import option
 
 

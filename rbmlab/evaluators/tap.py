@@ -26,8 +26,8 @@ import numpy as np
 
 from rbmlab.backend import to_numpy
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import TapForm
 from rbmlab.validation import option
 

@@ -19,11 +19,11 @@ import numpy as np
 
 from rbmlab.backend import to_numpy
 from rbmlab.evaluators.base import Evaluator
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.tap import (LIKELIHOOD_SE, SOLUTION_METRICS, TapEstimate, TapEvalConfig,
                                     distinct, initialisations, likelihood_metrics,
                                     solution_metrics)
 from rbmlab.inference import tap_dbm
-from rbmlab.metrics import MetricSpec
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
 

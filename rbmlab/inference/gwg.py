@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbmlab import numba_kernels
+from rbmlab.backend import numba_kernels
+from rbmlab.backend.ops import is_numpy_generator, uniform
 from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.models.base import LocalFields, PairwiseCouplings
-from rbmlab.ops import is_numpy_generator, uniform
 from rbmlab.validation import option
 
 

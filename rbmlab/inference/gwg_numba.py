@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rbmlab.random_bits_numba import uniform_at
+from rbmlab.backend.random_bits_numba import uniform_at
 
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.backend import namespace
-from rbmlab.ops import ignore_overflow, sigmoid
+from rbmlab.backend.ops import ignore_overflow, sigmoid
 
 MODES = ("sum", "max", "mixed")
 

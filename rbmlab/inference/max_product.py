@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.backend import namespace
-from rbmlab.ops import uniform
+from rbmlab.backend.ops import uniform
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.backend import namespace
-from rbmlab.ops import sigmoid
+from rbmlab.backend.ops import sigmoid
 
 
 @dataclass(frozen=True)

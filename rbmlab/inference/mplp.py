@@ -16,7 +16,7 @@ or after ``max_sweeps``. Decoding is x_i = 1[b_i > 0], as for max-product.
 
 Sequential by nature (the damping that makes max-product parallel does not work for it, paper
 §5.2), so a pair loop runs in a numba kernel when the ``fast`` extra is installed (and not switched
-off, rbmlab.numba_kernels) and in plain Python otherwise (the same arithmetic, fit for tests on a few variables only).
+off, rbmlab.backend.numba_kernels) and in plain Python otherwise (the same arithmetic, fit for tests on a few variables only).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbmlab import numba_kernels
+from rbmlab.backend import numba_kernels
 
 
 def _sweep(W, M, b, pairs, active):

@@ -187,12 +187,12 @@ def layer_fields(couplings, squares, a, c, l: int):
 
 def damped_update_(layer: Layer, couplings, squares, a, c, l: int, damping: float):
     """One damped move of layer l (Eqs. 33–35), a[l] and c[l] in place; Σ (f_a − a)² per row.
-    A Bernoulli layer on cupy takes it in one fused kernel (rbmlab.cupy_kernels), which the
+    A Bernoulli layer on cupy takes it in one fused kernel (rbmlab.backend.cupy_kernels), which the
     elementwise passes below would otherwise make a dozen trips through memory for."""
     if layer.prior is Bernoulli and layer.offset is None and namespace(a[l]).__name__ == "cupy":
         P, Q = layer_products(couplings, squares, a, c, l)
         if P is not None:
-            from rbmlab import cupy_kernels  # noqa: PLC0415
+            from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
             field = layer.field[..., None, :].astype(P.dtype, copy=False)
             return cupy_kernels.tap_bernoulli_step_(P, Q, field, a[l], c[l], damping)

@@ -12,11 +12,11 @@ import math
 from dataclasses import dataclass
 
 from rbmlab.backend import namespace
+from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.models.base import Conditional
 from rbmlab.models.crbm import statistics
-from rbmlab.ops import sigmoid
 from rbmlab.validation import option
 
 

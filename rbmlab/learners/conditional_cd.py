@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.backend import namespace
+from rbmlab.backend.ops import bernoulli, sigmoid
 from rbmlab.learners.base import LearnerConfig, difference
 from rbmlab.learners.conditional import ConditionalLearner
 from rbmlab.models.crbm import free_energy, gibbs_sweep, statistics
-from rbmlab.ops import bernoulli, sigmoid
 from rbmlab.validation import option
 
 

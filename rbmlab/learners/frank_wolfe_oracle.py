@@ -27,7 +27,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.ops import sigmoid, softplus
+from rbmlab.backend.ops import sigmoid, softplus
 
 
 class LinearOracle:

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.ops import softplus
+from rbmlab.backend.ops import softplus
 
 
 @dataclass(frozen=True)

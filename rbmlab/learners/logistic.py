@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.backend.ops import sigmoid
 from rbmlab.learners.base import LearnerConfig
 from rbmlab.learners.conditional import ConditionalLearner
-from rbmlab.ops import sigmoid
 from rbmlab.validation import option
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.backend.ops import sigmoid
 from rbmlab.inference.matrix_bp import decode, loopy_bp
 from rbmlab.learners.base import difference
 from rbmlab.learners.conditional import ConditionalLearner, ScheduledInferenceConfig
 from rbmlab.models.crbm import statistics
-from rbmlab.ops import sigmoid
 from rbmlab.validation import option
 
 

@@ -37,7 +37,7 @@ class ModelConfig(Config):
     name: str = option("", "model family")
     init: str | None = option(None, "a checkpoint (.npz) whose model training starts from (its "
                               "sizes replace the config's), or <sweep dir>?key=value&... (the one "
-                              "run there with those config values; rbmlab.models.pretrained), or "
+                              "run there with those config values; rbmlab.run.pretrained), or "
                               "truth (the model the dataset is sampled from)")
 
 

@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rbmlab.backend import namespace
+from rbmlab.backend.ops import bernoulli, sigmoid
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.rbm import base_rate_bias
-from rbmlab.ops import bernoulli, sigmoid
 from rbmlab.validation import option
 
 

@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from rbmlab import numba_kernels
-from rbmlab.backend import namespace
+from rbmlab.backend import namespace, numba_kernels
 
 
 def _kernels():

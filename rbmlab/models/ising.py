@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import namespace, to_numpy
+from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.models.base import Model, ModelConfig
 from rbmlab.models.factor_graph import from_ising
-from rbmlab.ops import logsumexp
 from rbmlab.units import Bernoulli, Spin
 from rbmlab.validation import invalid, option
 

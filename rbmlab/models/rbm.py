@@ -19,11 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rbmlab.backend import namespace
+from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.inference.tap import Layer
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.factor_graph import from_rbm
-from rbmlab.ops import logsumexp
 from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
 from rbmlab.validation import option
 

@@ -8,7 +8,7 @@ aggregate without special cases. Final values, and the table's summaries of a cu
 best, fraction-of-max marker), come only from completed runs: a killed or diverged run is left out
 of them, with its reason (``left_out``). With a runs-table key on the x axis
 (``model.n_hidden``), each completed run contributes one point: its final value at its key's value.
-Which direction is better comes from the evaluators' declared metrics (``rbmlab.metrics``).
+Which direction is better comes from the evaluators' declared metrics (``rbmlab.evaluators.metrics``).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.metrics import higher_is_better
+from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.layout import MISSING, norm, sort_key
 from rbmlab.report.load import RECORD_PREFIXES, SCHEDULE_COLUMNS, to_float
 
@@ -41,7 +41,7 @@ def run_columns(runs: pd.DataFrame) -> list[str]:
     """The runs-table records that serve as metrics: ``wall_time``, training seconds (a cost
     table: seconds against model.n_hidden; a grown run's metrics rows give its seconds to each
     size), and summary.json's ``early_stopping.*`` (a model-size table). Their directions are
-    declared in rbmlab.metrics.RUN_METRICS."""
+    declared in rbmlab.evaluators.metrics.RUN_METRICS."""
     return [c for c in runs.columns if c == "wall_time" or c.startswith(RECORD_PREFIXES)]
 
 
@@ -138,7 +138,7 @@ def x_order(values: pd.Series) -> list[Any]:
 
 def size_column(curves: pd.DataFrame, x: str) -> str | None:
     """The metrics.csv column that records a growing model's ``x`` per row (``n_hidden`` for
-    ``model.n_hidden``: rbmlab.runner writes the sizes a learner grows), or None."""
+    ``model.n_hidden``: rbmlab.run.runner writes the sizes a learner grows), or None."""
     name = x.rsplit(".", 1)[-1]
     return name if x.startswith("model.") and name in curves.columns else None
 

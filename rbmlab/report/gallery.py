@@ -112,14 +112,14 @@ def find_run(sweep: Path, selector: Mapping[str, Any]) -> Path:
 
 def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     """Rebuild ``run_dir``'s data and task from its config.yaml and predict with its checkpoint."""
-    from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
     from rbmlab.data import load_dataset  # noqa: PLC0415
     from rbmlab.config import identity_neutral  # noqa: PLC0415
     from rbmlab.data.tasks import TASKS  # noqa: PLC0415
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.evaluators.pixel_error import predict  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
-    from rbmlab.records import read_summary  # noqa: PLC0415
+    from rbmlab.run.checkpoint import load_checkpoint  # noqa: PLC0415
+    from rbmlab.run.records import read_summary  # noqa: PLC0415
 
     for name in ("config.yaml", "checkpoint.npz", "summary.json"):
         if not (run_dir / name).is_file():
@@ -178,10 +178,10 @@ def generative_images(run_dir: Path, split: str, examples: int, show: str, sweep
     (show=samples) by ``sampler`` (an inference config; None: its mmd evaluator's), ``sweeps`` steps
     from uniform states, seed SAMPLE_SEED."""
     from rbmlab.backend import get_backend, to_numpy  # noqa: PLC0415
-    from rbmlab.checkpoint import load_checkpoint  # noqa: PLC0415
     from rbmlab.data import load_dataset  # noqa: PLC0415
     from rbmlab.evaluators.sampling import draw as draw_samples  # noqa: PLC0415
     from rbmlab.evaluators.sampling import parse_sampler, sampler_for  # noqa: PLC0415
+    from rbmlab.run.checkpoint import load_checkpoint  # noqa: PLC0415
 
     for name in ("config.yaml", "checkpoint.npz"):
         if not (run_dir / name).is_file():
@@ -301,7 +301,7 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
 def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
                  command: str) -> dict[str, Path]:
     """Predict once per run, draw, and write ``stem``.png and ``stem``.md together."""
-    from rbmlab.fileio import atomic_write_all  # noqa: PLC0415
+    from rbmlab.run.fileio import atomic_write_all  # noqa: PLC0415
 
     images = {}
     for row in rows:

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.metrics import higher_is_better
+from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import Layout, norm
 from rbmlab.report.load import to_float

@@ -1,7 +1,7 @@
 """Rendering a report: the markdown group table, the report text, and the curves and runs CSVs.
 
 Nothing here writes a file: ``make_report`` writes the rendered files together
-(``rbmlab.fileio.atomic_write_all``), so a reader sees the old report or the new one.
+(``rbmlab.run.fileio.atomic_write_all``), so a reader sees the old report or the new one.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rbmlab.metrics import higher_is_better
+from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from rbmlab.checkpoint import load_checkpoint
 from rbmlab.evaluators.tap import TapEvalConfig, estimate, solved_chunks
 from rbmlab.inference import tap
+from rbmlab.run.checkpoint import load_checkpoint
 
 
 def snapshot(run_dir: Path, epoch: int):

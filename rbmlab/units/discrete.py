@@ -15,7 +15,7 @@ constant. The real-valued priors live beside them (truncated Gaussian, Gauss-Ber
 from __future__ import annotations
 
 from rbmlab.backend import namespace
-from rbmlab.ops import bernoulli_logits_, sigmoid, softplus, uniform
+from rbmlab.backend.ops import bernoulli_logits_, sigmoid, softplus, uniform
 from rbmlab.units.prior import Prior
 
 

@@ -19,7 +19,7 @@ All in log space (logaddexp, σ(r) = e^{−softplus(−r)}): extreme r and ln Z�
 """
 from __future__ import annotations
 
-from rbmlab.ops import softplus
+from rbmlab.backend.ops import softplus
 from rbmlab.units.prior import Prior
 from rbmlab.units.truncated_gaussian import as_float64, truncated_gaussian_stats
 

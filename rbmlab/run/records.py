@@ -4,12 +4,12 @@
     overrides.yaml   the command-line overrides that produced it
     metrics.csv      one row per evaluation point (and trial): epoch, updates, wall_time, metrics...
     summary.json     status (running | completed | diverged | failed), final metrics
-    checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.checkpoint)
+    checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.run.checkpoint)
     selected.npz     train.stop_rule: the model of the evaluation point the rule selects (so far)
     snapshots/       model-only epoch_<e>.npz every train.snapshot_every epochs (kept)
-    .rbmlab.lock     held by the one process that owns the directory (rbmlab.locking)
+    .rbmlab.lock     held by the one process that owns the directory (rbmlab.run.locking)
 
-Every file but metrics.csv is replaced atomically (rbmlab.fileio). metrics.csv grows by appends
+Every file but metrics.csv is replaced atomically (rbmlab.run.fileio). metrics.csv grows by appends
 while the run trains; on resume it is cut back to the checkpoint's epoch by an atomic rewrite, so
 a row that a kill tore in half (after the checkpoint, by construction) never survives.
 """
@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 from omegaconf import OmegaConf
 
-from rbmlab.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.errors import RbmlabError
-from rbmlab.faults import injected_os_error
-from rbmlab.fileio import atomic_write, remove_stale_temporaries
-from rbmlab.locking import DirectoryLock
+from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
+from rbmlab.run.faults import injected_os_error
+from rbmlab.run.fileio import atomic_write, remove_stale_temporaries
+from rbmlab.run.locking import DirectoryLock
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]

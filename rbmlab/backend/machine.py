@@ -4,7 +4,7 @@ threads), the CPU's vector features, and whether a faster BLAS kernel is availab
 ``rbmlab doctor`` prints :func:`report`; ``make bench`` puts the same lines at the head of
 bench.md. Nothing here changes a setting: a kernel chosen by the user or their environment
 (``OPENBLAS_CORETYPE``) is reported, never overridden (the allocator line reports what the entry
-points set, rbmlab.allocator).
+points set, rbmlab.backend.allocator).
 """
 from __future__ import annotations
 
@@ -61,8 +61,8 @@ def facts() -> dict[str, Any]:
     """Everything :func:`report` prints, as a JSON-able dict (bench.json keeps it)."""
     import numpy  # noqa: PLC0415
 
-    from rbmlab.allocator import state  # noqa: PLC0415
-    from rbmlab.random_bits import sampler  # noqa: PLC0415
+    from rbmlab.backend.allocator import state  # noqa: PLC0415
+    from rbmlab.backend.random_bits import sampler  # noqa: PLC0415
 
     c = cpu()
     libs = blas()

@@ -2,7 +2,7 @@
 
 Each draw takes one 64-bit key from the caller's numpy Generator (so seeding, keyed streams and
 resume go through the Generator as before) and forms its uniforms from a counter: element pair j
-gets z_j = splitmix64(key + (j + 1)·γ) (:mod:`rbmlab.splitmix`). A float32 uniform is 24 bits of
+gets z_j = splitmix64(key + (j + 1)·γ) (:mod:`rbmlab.backend.splitmix`). A float32 uniform is 24 bits of
 z (two per z: bits 8–31, then 40–63); a float64 uniform is the top 53 bits (one per z). The bits
 are a pure function of (key, index), so the numba kernel and the numpy fallback below produce the
 same sample, bit for bit.
@@ -21,9 +21,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from rbmlab import numba_kernels
-from rbmlab.backend import namespace
-from rbmlab.splitmix import mixed_counter
+from rbmlab.backend import namespace, numba_kernels
+from rbmlab.backend.splitmix import mixed_counter
 
 SCALE = {np.dtype(np.float32): np.float32(2.0 ** -24), np.dtype(np.float64): 2.0 ** -53}
 
@@ -67,7 +66,7 @@ def accept_numpy_(e, key: np.uint64):
 @functools.cache
 def _numba_kernels():
     """The jit-compiled acceptance kernels by dtype, or None when numba is missing or switched off."""
-    kernels = numba_kernels.load("rbmlab.random_bits_numba")
+    kernels = numba_kernels.load("rbmlab.backend.random_bits_numba")
     if kernels is None:
         return None
     return {np.dtype(np.float32): kernels.accept_f32, np.dtype(np.float64): kernels.accept_f64}

@@ -1,4 +1,4 @@
-"""numba kernels for :mod:`rbmlab.random_bits` (the optional ``fast`` extra): the counter-based
+"""numba kernels for :mod:`rbmlab.backend.random_bits` (the optional ``fast`` extra): the counter-based
 uniforms drawn and compared in one single-threaded pass. Importing this module fails with
 ImportError when numba is not installed; the numpy fallback gives the same bits."""
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rbmlab.splitmix import GAMMA, LOW_24, MIX_1, MIX_2
+from rbmlab.backend.splitmix import GAMMA, LOW_24, MIX_1, MIX_2
 
 jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
 
 @jit
 def mix(key, j):
-    """splitmix64(key + (j + 1)γ), as :func:`rbmlab.splitmix.mixed_counter`."""
+    """splitmix64(key + (j + 1)γ), as :func:`rbmlab.backend.splitmix.mixed_counter`."""
     z = key + np.uint64(j + 1) * GAMMA
     z = (z ^ (z >> np.uint64(30))) * MIX_1
     z = (z ^ (z >> np.uint64(27))) * MIX_2
@@ -22,7 +22,7 @@ def mix(key, j):
 
 @jit
 def uniform_at(key, c, float32):
-    """Element c of ``rbmlab.random_bits.uniforms(key, ...)``: float32 (24 bits, two per z) or
+    """Element c of ``rbmlab.backend.random_bits.uniforms(key, ...)``: float32 (24 bits, two per z) or
     float64 (53 bits, one per z), as a float64 (exact either way); for kernels that draw one
     element at a time."""
     if float32:

@@ -2,9 +2,9 @@
 
 On a GPU each numpy-style pass is a kernel launch and a round trip through memory, so the
 sampling step and AIS's weight increment below are single ElementwiseKernels. They compute what
-the numpy code in :mod:`rbmlab.ops` and :mod:`rbmlab.evaluators.ais` computes, in the same
+the numpy code in :mod:`rbmlab.backend.ops` and :mod:`rbmlab.evaluators.ais` computes, in the same
 precision, and the Bernoulli kernel forms its uniforms from a host-drawn 64-bit key exactly as
-:mod:`rbmlab.random_bits` does (SplitMix64 of a counter, :mod:`rbmlab.splitmix`): no separate
+:mod:`rbmlab.backend.random_bits` does (SplitMix64 of a counter, :mod:`rbmlab.backend.splitmix`): no separate
 pass writes random numbers to memory and no launch draws the key. ``tests/test_cupy_kernels.py``
 compares them on a GPU. Imported only when a cupy array arrives.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from rbmlab.splitmix import GAMMA, MIX_1, MIX_2
+from rbmlab.backend.splitmix import GAMMA, MIX_1, MIX_2
 
 _UNIFORM = f"""
 __device__ unsigned long long rbmlab_splitmix(unsigned long long key, unsigned long long j) {{
@@ -38,7 +38,7 @@ _uniforms = cupy.ElementwiseKernel(
     "uint64 key", "T u", "u = rbmlab_uniform<T>(key, i);",
     "rbmlab_uniforms", preamble=_UNIFORM)
 
-# x ← [u (1 + e^{−a}) < 1] with a = scale·(x + bias) + offset: P(1) = σ(a)   (rbmlab.ops)
+# x ← [u (1 + e^{−a}) < 1] with a = scale·(x + bias) + offset: P(1) = σ(a)   (rbmlab.backend.ops)
 _bernoulli_logits = cupy.ElementwiseKernel(
     "uint64 key, T bias, T scale, T offset", "T x",
     "const T u = rbmlab_uniform<T>(key, i);"

@@ -1,5 +1,5 @@
 """``make bench``: speed of the cores, as ratios to the raw BLAS time of the same shapes and to
-scikit-learn, measured so that the ratios hold on a shared machine (rbmlab.bench_method).
+scikit-learn, measured so that the ratios hold on a shared machine (rbmlab.bench.method).
 
     python -m rbmlab.bench [--out results/bench] [--rounds 5] [--parts gibbs,ais,pcd,dcp]
 
@@ -17,6 +17,10 @@ range of its per-round ratios, with the BLAS thread count of each row stated. Ro
 The head of bench.md is ``rbmlab doctor``'s report. Where the CPU allows a faster BLAS kernel than
 the one in use, the Gibbs and PCD rows are also measured with it, in alternating subprocesses
 (a kernel is chosen when the library loads), and the gain is reported; no setting is changed.
+
+The package: the rows, the experiments' bench parts (``EXPERIMENT_PARTS``) and ``main`` here;
+:mod:`rbmlab.bench.method` (interleaved timing); :mod:`rbmlab.bench.samplers` (pmp's sampler
+legends); ``__main__`` (``python -m rbmlab.bench``).
 """
 from __future__ import annotations
 
@@ -31,16 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from rbmlab import random_bits
-from rbmlab.backend import get_backend, namespace
-from rbmlab.bench_method import blas_threads, interleaved, ratio, spread, synchronized
+from rbmlab.backend import get_backend, namespace, random_bits
+from rbmlab.backend.ops import bernoulli_logits_
+from rbmlab.bench.method import blas_threads, interleaved, ratio, spread, synchronized
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
-from rbmlab.fileio import atomic_write
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.rbm import RBM
-from rbmlab.ops import bernoulli_logits_
 from rbmlab.registry import Registry
+from rbmlab.run.fileio import atomic_write
 
 Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
 
@@ -115,7 +118,7 @@ def bench_ais(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
 
 def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
-    from rbmlab.runner import batches  # noqa: PLC0415
+    from rbmlab.run.runner import batches  # noqa: PLC0415
 
     train = Batch(x)
     state = learner.init_state(rbm, train, backend.rng(seed, 0))
@@ -659,7 +662,7 @@ EXPERIMENT_PARTS = Registry("bench part", {
     "tap_speed": "rbmlab.bench:tap_speed",
     "bp_speed": "rbmlab.bench:bp_speed",
     "pmap_speed": "rbmlab.bench:pmap_speed",
-    "sampler_speed": "rbmlab.bench_samplers:sampler_speed",
+    "sampler_speed": "rbmlab.bench.samplers:sampler_speed",
 })
 
 PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp", "pmp", "tap")
@@ -740,7 +743,7 @@ def compare_kernels(faster: str, rounds: int, examples: int) -> list[Row]:
 
 
 def render(result: dict[str, Any]) -> str:
-    from rbmlab.machine import report  # noqa: PLC0415
+    from rbmlab.backend.machine import report  # noqa: PLC0415
 
     lines = ["# rbmlab benchmark", "",
              f"Command: `{result.get('command', 'make bench')}` "
@@ -762,8 +765,8 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv=None) -> None:
-    from rbmlab.allocator import keep_freed_memory  # noqa: PLC0415
-    from rbmlab.machine import facts  # noqa: PLC0415
+    from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
+    from rbmlab.backend.machine import facts  # noqa: PLC0415
 
     keep_freed_memory()
 
@@ -810,6 +813,3 @@ def write(result: dict[str, Any], out: Path, stem: str, as_json: bool) -> None:
     atomic_write(out / f"{stem}.md", text)
     atomic_write(out / f"{stem}.json", json.dumps(result, indent=2) + "\n")
 
-
-if __name__ == "__main__":
-    main()

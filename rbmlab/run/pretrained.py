@@ -21,9 +21,9 @@ from pathlib import Path
 
 import yaml
 
-from rbmlab.checkpoint import load_checkpoint
 from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
+from rbmlab.run.checkpoint import load_checkpoint
 
 
 def _same(value, wanted: str) -> bool:

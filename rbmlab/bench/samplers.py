@@ -4,7 +4,7 @@ The paper's figures carry wall-clock ratios in their legends ("Gibbs (10x slower
 slower)", "PMapLP (1400x slower)", "PCD-1 (300x faster)", ...; Secs 5.3–5.5, legend text read
 in the authors' notebook), measured on an RTX 2080 Ti with every method in JAX. This part times
 the same samplers of rbmlab on the same shapes, on this machine (2 CPU cores, one BLAS thread,
-numba kernels on one thread), in interleaved rounds (rbmlab.bench_method), and reports each as
+numba kernels on one thread), in interleaved rounds (rbmlab.bench.method), and reports each as
 a multiple of PMP's time for the same work — so a row reads like a legend: "Gibbs / PMP = 0.2" means
 Gibbs is 5× faster here.
 
@@ -31,7 +31,7 @@ import numpy as np
 
 from rbmlab.backend import get_backend
 from rbmlab.bench import Row, random_rbm, row, timed
-from rbmlab.bench_method import ratio, spread
+from rbmlab.bench.method import ratio, spread
 from rbmlab.inference import INFERENCE
 from rbmlab.models.ising import fully_connected
 

@@ -1,7 +1,7 @@
 """The training loop: epochs, the evaluation schedule and checkpoints, over the plug-in protocols.
 
 The model family, learner and evaluator come from their registries; the run directory's files
-from rbmlab.records. Random numbers come from generators keyed by (seed, stream, epoch), so a run
+from rbmlab.run.records. Random numbers come from generators keyed by (seed, stream, epoch), so a run
 resumed from the checkpoint of epoch e draws exactly what the uninterrupted run drew after e.
 """
 from __future__ import annotations
@@ -20,22 +20,22 @@ from tqdm.auto import tqdm
 from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
 from rbmlab.config import RunConfig
-from rbmlab.checkpoint import load_checkpoint
 from rbmlab.data import load_dataset
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluation import adds_reconstruction, evaluate
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.reconstruction import Reconstruction
-from rbmlab.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
-from rbmlab.faults import fault_point, raise_point, stall_point
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.models.base import PARAMETER_LIMIT
-from rbmlab.models.pretrained import initial_sizes, start_model
-from rbmlab.provenance import merge_sources, source_revision
-from rbmlab.records import RunRecord
+from rbmlab.run.checkpoint import load_checkpoint
+from rbmlab.run.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
+from rbmlab.run.evaluation import adds_reconstruction, evaluate
+from rbmlab.run.faults import fault_point, raise_point, stall_point
+from rbmlab.run.pretrained import initial_sizes, start_model
+from rbmlab.run.provenance import merge_sources, source_revision
+from rbmlab.run.records import RunRecord
 from rbmlab.validation import to_plain
 
 # Random streams: (seed, stream, epoch) keys one generator each.
@@ -115,7 +115,7 @@ def components(cfg: RunConfig, n_visible: int):
 
 def recorded_specs(model_class, evaluator):
     """The MetricSpecs of an evaluation's columns: the evaluator's, and the reconstruction error
-    every evaluation adds for a model that reconstructs (rbmlab.evaluation)."""
+    every evaluation adds for a model that reconstructs (rbmlab.run.evaluation)."""
     extra = Reconstruction.metrics if adds_reconstruction(model_class, evaluator) else ()
     return (*evaluator.metrics, *extra)
 
@@ -455,7 +455,7 @@ def stopped_record(run: Setup, p: Progress, selected_meta: dict) -> dict[str, An
 
 
 def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:
-    """The evaluation point early stopping selects (rbmlab.early_stopping): the train − valid
+    """The evaluation point early stopping selects (rbmlab.run.early_stopping): the train − valid
     gap rule when the run recorded both log-likelihoods, else the best validation value of the
     evaluator's first metric (pixel error); training itself runs to the end."""
     import pandas as pd  # noqa: PLC0415

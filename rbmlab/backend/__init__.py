@@ -3,6 +3,11 @@
 Numerical cores never import numpy or cupy; they take arrays (and read their namespace with
 :func:`namespace`) plus a seeded random Generator from :meth:`Backend.rng`. Everything that moves
 data between host and device lives here.
+
+The package is the bottom numerical layer (it imports nothing of rbmlab but :mod:`rbmlab.errors`):
+``ops`` (elementwise helpers), ``random_bits`` / ``random_bits_numba`` / ``splitmix`` (counter-based
+uniforms), ``cupy_kernels`` and ``numba_kernels`` (the optional fused kernels), ``machine`` (CPU,
+BLAS and kernel facts for ``rbmlab doctor``) and ``allocator`` (glibc's reuse of freed memory).
 """
 from __future__ import annotations
 
@@ -69,7 +74,7 @@ def _seed_int(*key: int) -> int:
 
 class DeviceGenerator:
     """cupy's Generator for device arrays, plus ``host_keys``: a numpy Generator keyed alike
-    whose 64-bit draws key the fused sampling kernels (:mod:`rbmlab.cupy_kernels`), so a draw
+    whose 64-bit draws key the fused sampling kernels (:mod:`rbmlab.backend.cupy_kernels`), so a draw
     costs one kernel launch and no round trip. Everything else is the cupy Generator's."""
 
     def __init__(self, device, host_keys: np.random.Generator):

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import contextlib
 
-from rbmlab import random_bits
-from rbmlab.backend import namespace
+from rbmlab.backend import namespace, random_bits
 
 
 def sigmoid(x, out=None):
@@ -49,7 +48,7 @@ def is_numpy_generator(rng) -> bool:
 
 def uniform(rng, shape, dtype):
     """Uniform [0, 1) floats. A numpy Generator gives one key to the counter-based stream of
-    :mod:`rbmlab.random_bits` (faster than ``Generator.random``, and the bits the fused sampler
+    :mod:`rbmlab.backend.random_bits` (faster than ``Generator.random``, and the bits the fused sampler
     uses); cupy draws from its own generator."""
     if not is_numpy_generator(rng):
         return rng.random(shape, dtype=dtype)
@@ -69,12 +68,12 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
     u < σ(a)  ⇔  u (1 + e^{−a}) < 1, so no σ is formed: −a is written in as few passes as the
     terms allow, then e^{−a}. e^{−a} = inf for a ≪ 0 correctly gives 0 (0·inf = NaN compares
     False too). With a numpy Generator the draw and the comparison are one fused pass
-    (:func:`rbmlab.random_bits.accept_`); on cupy, with a :meth:`Backend.rng`, the whole step is
-    one kernel keyed from the host (:mod:`rbmlab.cupy_kernels`).
+    (:func:`rbmlab.backend.random_bits.accept_`); on cupy, with a :meth:`Backend.rng`, the whole step is
+    one kernel keyed from the host (:mod:`rbmlab.backend.cupy_kernels`).
     """
     xp = namespace(x)
     if xp.__name__ == "cupy" and hasattr(rng, "host_keys"):   # a Backend.rng: fused kernel
-        from rbmlab import cupy_kernels  # noqa: PLC0415
+        from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
         return cupy_kernels.bernoulli_logits_(x, random_bits.draw_key(rng.host_keys), bias, scale, offset)
     if scale is None and offset is None:

@@ -38,7 +38,7 @@ RUN_METRICS = (
                            "share their run's)"),
     MetricSpec("theta", "coupling", higher_is_better=True, per_split=False,
                description="the one coupling of a tied Ising model (model.tie=uniform), recorded "
-                           "with every evaluation (rbmlab.evaluation)"),
+                           "with every evaluation (rbmlab.run.evaluation)"),
     MetricSpec("early_stopping.n_hidden", "hidden units", higher_is_better=True, per_split=False,
                description="the size early stopping selects (summary.json early_stopping)"),
 )

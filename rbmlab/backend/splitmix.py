@@ -1,8 +1,8 @@
 """SplitMix64 as a counter-based generator (Steele, Lea & Flood 2014), vectorised in numpy.
 
 z_j = mix(key + (j + 1)·γ): SplitMix64's output function over its own Weyl sequence, so any
-element of a stream is a pure function of (key, j). :mod:`rbmlab.random_bits` turns z into
-uniforms; :mod:`rbmlab.random_bits_numba` computes the same z one element at a time.
+element of a stream is a pure function of (key, j). :mod:`rbmlab.backend.random_bits` turns z into
+uniforms; :mod:`rbmlab.backend.random_bits_numba` computes the same z one element at a time.
 """
 from __future__ import annotations
 

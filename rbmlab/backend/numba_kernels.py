@@ -6,7 +6,7 @@ installed, or ``RBMLAB_NUMBA=0`` switches kernels off (benchmarks and tests comp
 that way), callers get None and take their own path.
 
 - :func:`load` imports a kernel module (one that imports numba at its top, as
-  ``rbmlab.random_bits_numba`` and ``rbmlab.models.factor_graph_numba`` do), once.
+  ``rbmlab.backend.random_bits_numba`` and ``rbmlab.models.factor_graph_numba`` do), once.
 - :func:`compile` jit-compiles a plain-Python function written in numba's subset (as
   :func:`rbmlab.inference.mplp._sweep`), once.
 - :func:`status` says which it is, for run records and benchmark headers.

@@ -1,0 +1,262 @@
+"""rbmlab's layers, and a test that keeps them (issue 32, item 4).
+
+Lowest first; a module imports only from its own layer or below. Every module of a subpackage is
+one node (``rbmlab.models``); a module directly in rbmlab/ is its own node (``rbmlab.cli``). An
+import counts wherever it is written: at a module's top or inside a function alike.
+
+    errors, validation, registry → backend → units → models → inference → optimizers
+    → learners, data → evaluators (with the metric declarations) → config → run
+    → hydra_app, evaluate → experiment, report, bench → cli
+
+The imports that still run against this order are listed in ``KNOWN_INVERSIONS``, each with its
+reason; the list can only shrink (an entry whose import is gone fails the test until it is
+removed). Without them the package graph has no cycle. ``report`` renders: it reads run records
+and the metric declarations and never runs a model; the imports that still do are in
+``KNOWN_REPORT_MODEL_CODE``, kept the same way.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+from collections import defaultdict
+from pathlib import Path
+
+import rbmlab
+
+PACKAGE = Path(rbmlab.__file__).parent
+MAX_TOP_LEVEL_MODULES = 12
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("rbmlab", "rbmlab.errors", "rbmlab.validation", "rbmlab.registry"),   # rbmlab: __version__
+    ("rbmlab.backend",),
+    ("rbmlab.units",),
+    ("rbmlab.models",),
+    ("rbmlab.inference",),
+    ("rbmlab.optimizers",),
+    ("rbmlab.learners", "rbmlab.data"),
+    ("rbmlab.evaluators",),
+    ("rbmlab.config",),
+    ("rbmlab.run",),
+    ("rbmlab.hydra_app", "rbmlab.evaluate"),            # experiment runs its sweeps through hydra_app
+    ("rbmlab.experiment", "rbmlab.report", "rbmlab.bench"),
+    ("rbmlab.cli",),
+    ("rbmlab.__main__",),
+)
+
+# (importing module, imported module) -> why it is still there and what removes it.
+KNOWN_INVERSIONS: dict[tuple[str, str], str] = {
+    # `from rbmlab.inference.tap import Layer` (module level; grbm.py also `clamped_log_density`):
+    # the families build their TAP view from the TAP layer maths, which live in inference/. Goes
+    # when the unit layers own their TAP maths in units/ (issue 32, the layered Boltzmann family).
+    ("rbmlab.models.rbm", "rbmlab.inference.tap"): "TAP Layer lives in inference/, not units/",
+    ("rbmlab.models.grbm", "rbmlab.inference.tap"): "TAP Layer lives in inference/, not units/",
+    ("rbmlab.models.dbm", "rbmlab.inference.tap"): "TAP Layer lives in inference/, not units/",
+    # `from rbmlab.inference.transfer_matrix import lattice_log_partition` (in ising.log_partition):
+    # a cyclic lattice's exact log Z. Goes when inference builds its own view of a model instead of
+    # the family calling the solver (issue 32, one interface for deterministic inference).
+    ("rbmlab.models.ising", "rbmlab.inference.transfer_matrix"):
+        "the family calls an exact solver for its own log Z",
+    # pmp Sec. 5.6's deconvolution is an application inside inference/: `from rbmlab.run.fileio
+    # import atomic_write_all, write_error` (module level), `from rbmlab.data import load_dataset`,
+    # `from rbmlab.data.deconvolution import truth_arrays`, `from rbmlab.report.deconvolution import
+    # plot_dataset, plot_posterior_features` (in deconvolution.run). Goes with experiment kinds
+    # (issue 32: an `inference` kind runs it).
+    ("rbmlab.inference.deconvolution", "rbmlab.run.fileio"): "an application inside inference/",
+    ("rbmlab.inference.deconvolution", "rbmlab.data"): "an application inside inference/",
+    ("rbmlab.inference.deconvolution", "rbmlab.data.deconvolution"): "an application inside inference/",
+    ("rbmlab.inference.deconvolution", "rbmlab.report.deconvolution"): "an application inside inference/",
+    # `from rbmlab.run.fileio import atomic_write` (module level): the dataset cache writes its
+    # checksum sidecar atomically with the run records' file primitives, which sit in run/. Goes
+    # when those primitives (fileio, with the faults it injects) sit below data.
+    ("rbmlab.data.files", "rbmlab.run.fileio"): "the data cache's atomic write is run/'s fileio",
+}
+
+# What report may import besides itself and the bottom layer: run records, configs, host arrays and
+# the metric declarations.
+REPORT_READS = ("rbmlab.run", "rbmlab.config", "rbmlab.backend", "rbmlab.evaluators.metrics")
+
+# (report module, imported module) -> why report still runs model code there.
+KNOWN_REPORT_MODEL_CODE: dict[tuple[str, str], str] = {
+    # report/gallery.py (in run_images, generative_images, check_rows): rebuilds a run's data, task,
+    # learner and evaluator and predicts with its checkpoint, or draws samples from its model, to
+    # draw the image galleries. Goes with experiment kinds (issue 32: a figure kind runs the model
+    # and report renders what it wrote).
+    ("rbmlab.report.gallery", "rbmlab.data"): "gallery rebuilds a run's data",
+    ("rbmlab.report.gallery", "rbmlab.data.tasks"): "gallery rebuilds a run's task",
+    ("rbmlab.report.gallery", "rbmlab.evaluators"): "gallery predicts with a run's evaluator",
+    ("rbmlab.report.gallery", "rbmlab.evaluators.pixel_error"): "gallery predicts with a run's evaluator",
+    ("rbmlab.report.gallery", "rbmlab.evaluators.sampling"): "gallery draws samples from a run's model",
+    ("rbmlab.report.gallery", "rbmlab.learners"): "gallery rebuilds a run's learner",
+    # report/tap_solutions.py (module level): `from rbmlab.evaluators.tap import TapEvalConfig,
+    # estimate, solved_chunks`, `from rbmlab.inference import tap`: tap Figs. 4-7 solve TAP from
+    # many starts. Both go with experiment kinds (issue 32: a figure kind owns its analysis).
+    ("rbmlab.report.tap_solutions", "rbmlab.evaluators.tap"): "tap figures solve TAP in report/",
+    ("rbmlab.report.tap_solutions", "rbmlab.inference.tap"): "tap figures solve TAP in report/",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def node(module: str) -> str:
+    """A module's node: its subpackage (rbmlab.models), or itself when it lies in rbmlab/."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()):
+        return ".".join(parts[:2])
+    return module
+
+
+def _imported(name: str, is_package: bool, stmt: ast.Import | ast.ImportFrom, modules) -> list[str]:
+    if isinstance(stmt, ast.Import):
+        targets = [a.name for a in stmt.names]
+    else:
+        base = stmt.module or ""
+        if stmt.level:                                     # relative: from the importing package
+            package = name.split(".") if is_package else name.split(".")[:-1]
+            base = ".".join(package[:len(package) - (stmt.level - 1)] + ([base] if base else []))
+        targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in stmt.names]
+    resolved = []
+    for target in targets:
+        while target not in modules and "." in target:    # a name inside a module: the module
+            target = target.rsplit(".", 1)[0]
+        if target in modules:
+            resolved.append(target)
+    return resolved
+
+
+def import_sites() -> dict[tuple[str, str], list[tuple[int, bool]]]:
+    """(importing module, imported module) -> [(line, inside a function)], rbmlab's own imports."""
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    sites: dict[tuple[str, str], list[tuple[int, bool]]] = defaultdict(list)
+
+    def visit(name, is_package, tree, in_function):
+        for child in ast.iter_child_nodes(tree):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                for target in set(_imported(name, is_package, child, paths)) - {name}:
+                    sites[(name, target)].append((child.lineno, in_function))
+            inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            visit(name, is_package, child, inner)
+
+    for name, path in paths.items():
+        visit(name, path.name == "__init__.py", ast.parse(path.read_text()), False)
+    return dict(sites)
+
+
+def rank() -> dict[str, int]:
+    return {n: i for i, layer in enumerate(LAYERS) for n in layer}
+
+
+def against_the_order(pairs, ranks: dict[str, int]) -> set[tuple[str, str]]:
+    """The (importer, imported) module pairs whose importer's node lies below the imported one's."""
+    return {(a, b) for a, b in pairs if ranks[node(a)] < ranks[node(b)]}
+
+
+def package_graph(pairs) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for a, b in pairs:
+        if node(a) != node(b):
+            graph[node(a)].add(node(b))
+            graph.setdefault(node(b), set())
+    return dict(graph)
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> list[str] | None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph.get(m, ())):
+            if state.get(n) == 1:
+                return stack[stack.index(n):] + [n]
+            if n not in state and (cycle := visit(n)):
+                return cycle
+        stack.pop()
+        state[m] = 2
+        return None
+
+    for m in sorted(graph):
+        if m not in state and (cycle := visit(m)):
+            return cycle
+    return None
+
+
+def describe(sites, pairs) -> str:
+    """One line per import: importer -> imported (the lines, and which lie inside a function)."""
+    def where(ln: int, in_function: bool) -> str:
+        return f"{ln} in a function" if in_function else f"{ln}"
+    return "\n".join(f"  {a} -> {b} (line {', '.join(where(*s) for s in sites[(a, b)])})"
+                     for a, b in sorted(pairs))
+
+
+def test_at_most_twelve_modules_lie_directly_in_rbmlab():
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+def test_every_node_has_a_layer():
+    sites = import_sites()
+    nodes = {node(module_name(p)) for p in PACKAGE.rglob("*.py")} | {node(m) for pair in sites for m in pair}
+    assert "rbmlab.models" in nodes and "rbmlab.cli" in nodes          # the walk sees the package
+    assert not nodes - set(rank()), f"place in LAYERS: {sorted(nodes - set(rank()))}"
+    assert sum(len(layer) for layer in LAYERS) == len(rank())          # no node in two layers
+
+
+def test_imports_follow_the_layer_order():
+    sites = import_sites()
+    inverted = against_the_order(sites, rank())
+    new = inverted - set(KNOWN_INVERSIONS)
+    assert not new, ("imports against the layer order (import from your own layer or below):\n"
+                     + describe(sites, new))
+    gone = set(KNOWN_INVERSIONS) - inverted
+    assert not gone, ("no longer imported, or no longer against the order: remove from "
+                      f"KNOWN_INVERSIONS: {sorted(gone)}")
+
+
+def test_no_package_cycle_but_the_known_inversions():
+    sites = import_sites()
+    graph = package_graph(set(sites) - set(KNOWN_INVERSIONS))
+    assert graph["rbmlab.cli"] and graph["rbmlab.run"]
+    cycle = find_cycle(graph)
+    if cycle is not None:
+        on_cycle = set(itertools.pairwise(cycle))
+        causes = {p for p in sites if p not in KNOWN_INVERSIONS and (node(p[0]), node(p[1])) in on_cycle}
+        raise AssertionError(f"package-level import cycle: {' -> '.join(cycle)}\n{describe(sites, causes)}")
+
+
+def test_report_reads_records_and_runs_no_model():
+    sites = import_sites()
+    bottom = set(LAYERS[0])
+    model_code = {(a, b) for a, b in sites
+                  if node(a) == "rbmlab.report" and node(b) not in bottom | {"rbmlab.report"}
+                  and not any(b == r or b.startswith(r + ".") for r in REPORT_READS)}
+    new = model_code - set(KNOWN_REPORT_MODEL_CODE)
+    assert not new, "report/ renders run records; it imports no model code:\n" + describe(sites, new)
+    gone = set(KNOWN_REPORT_MODEL_CODE) - model_code
+    assert not gone, f"no longer imported: remove from KNOWN_REPORT_MODEL_CODE: {sorted(gone)}"
+
+
+def test_the_checks_find_what_they_look_for():
+    """The cycle finder and the order check on small graphs, so a passing test means something."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    pairs = {("rbmlab.models.rbm", "rbmlab.backend.ops"), ("rbmlab.backend.ops", "rbmlab.models.rbm"),
+             ("rbmlab.cli", "rbmlab.run.runner")}
+    assert against_the_order(pairs, rank()) == {("rbmlab.backend.ops", "rbmlab.models.rbm")}
+    assert find_cycle(package_graph(pairs)) == ["rbmlab.backend", "rbmlab.models", "rbmlab.backend"]
+    assert node("rbmlab.run.runner") == "rbmlab.run" and node("rbmlab.cli") == "rbmlab.cli"
+    assert node("rbmlab.backend") == "rbmlab.backend" and node("rbmlab") == "rbmlab"
+
+
+def test_relative_and_function_level_imports_count():
+    modules = {"rbmlab", "rbmlab.run", "rbmlab.run.records", "rbmlab.run.fileio", "rbmlab.backend"}
+    tree = ast.parse("from .fileio import atomic_write\nfrom .. import backend\n"
+                     "def f():\n    from rbmlab.run import records\n")
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert [_imported("rbmlab.run.records", False, s, modules) for s in stmts] == [
+        ["rbmlab.run.fileio"], ["rbmlab.backend"], ["rbmlab.run.records"]]
+    in_function = [fn for lines in import_sites().values() for _, fn in lines]
+    assert any(in_function) and not all(in_function)
