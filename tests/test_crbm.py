@@ -47,7 +47,7 @@ def test_the_papers_model_has_1017104_parameters():
     assert CRBM.parameter_count(CRBM.sizes(CRBMConfig(), 784)) == 1_017_104
 
 
-def test_initialisation_follows_the_notes_choice():
+def test_initialisation_small_weights_zero_hidden_bias_visible_bias_at_the_data_logit():
     rng = np.random.default_rng(0)
     mean = np.linspace(0.1, 0.9, N_V)
     model = CRBM.initialize(CRBMConfig(n_hidden=N_H), xp=np, rng=rng, data_mean=mean, dtype=np.float32,

@@ -81,7 +81,7 @@ def test_damping_must_be_in_range():
         max_product(graph, np.zeros((1, 2)), 1, damping=0.0)
 
 
-def test_on_a_loopy_dense_graph_each_sweep_is_the_notes_matrix_update():
+def test_on_a_loopy_dense_graph_each_sweep_is_app_c1_damped_matrix_update():
     """pmp App. C.1's matrix form with Alg. 1's damping, written out here: mm = b + Σ_i N[i, ·],
     input to edge i → j mm_i − N[j, i], N_new = max(0, P + W) − max(0, P), N ← N + ½ (N_new − N),
     all edges from the previous messages. A sequential or undamped schedule would not match after 7

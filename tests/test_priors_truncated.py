@@ -19,12 +19,12 @@ from rbmlab.units.truncated_gaussian import TruncatedGaussian as TG
 pytestmark = pytest.mark.filterwarnings("error")
 
 # test points (B, A, U, V), our choice, both signs of s: s = A + V = 2.5, −2, −4, −0.7
-NOTES_POINTS = [(0.3, 0.5, 0.2, 2.0), (0.3, -3.0, 0.2, 1.0), (1.5, -6.0, -0.4, 2.0),
+TEST_POINTS = [(0.3, 0.5, 0.2, 2.0), (0.3, -3.0, 0.2, 1.0), (1.5, -6.0, -0.4, 2.0),
                 (-2.0, -1.0, 0.5, 0.3)]
 EXTREMES = [0.0, 1e-12, -1e-12, 1e-3, -1e-3, 0.5, -0.5, 3.0, -3.0, 30.0, -30.0, 1e3, -1e3, 1e4,
             -1e4]
 # (λ, s): the four points above, a product grid of extremes, and peaks/troughs placed at t = λ/s
-GRID = ([(B + U, A + V) for B, A, U, V in NOTES_POINTS]
+GRID = ([(B + U, A + V) for B, A, U, V in TEST_POINTS]
         + list(itertools.product(EXTREMES[::2] + EXTREMES[1::2], EXTREMES))
         + [(s * t, s) for s in (1.0, -1.0, 100.0, -100.0, 1e4, -1e4)
            for t in (-0.5, 0.0, 0.3, 0.5, 0.9, 1.0, 1.5)])
@@ -88,7 +88,7 @@ def test_other_supports(lam, s):
     assert_stats(got, quad_stats(lam, s, -1.0, 2.5), width=3.5)
 
 
-def test_notes_closed_forms_and_erratum():
+def test_closed_forms_eqs_75_78_81_and_the_s_negative_erratum():
     """At those four points Eq. 75/78/81 (s < 0 mean sign-corrected) agree with ours; the paper's
     printed s < 0 mean (e^{h_α²} − e^{h_ω²}) leaves [0, 1] at (B, A, V) = (0.5, −3, 1)."""
     def eq78(lam, s, corrected=True):
@@ -100,7 +100,7 @@ def test_notes_closed_forms_and_erratum():
         num = np.exp(ho ** 2) - np.exp(ha ** 2)
         return m + np.sqrt(2 / (np.pi * -s)) * (num if corrected else -num) / (erfi(ho) - erfi(ha))
 
-    for B, A, U, V in NOTES_POINTS:
+    for B, A, U, V in TEST_POINTS:
         assert abs(float(TG.moments(B + U, A, V)[0]) - eq78(B + U, A + V)) < 1e-12
     paper, ours = eq78(0.5, -2.0, corrected=False), float(TG.moments(0.5, -3.0, 1.0)[0])
     assert not 0.0 <= paper <= 1.0
