@@ -64,8 +64,6 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent.parent / "experiments"
 SCALE_TIERS = ("smoke", "reduced", "paper")
 SPEC_KEYS = {"title", "description", "overrides", "variants", "grid", "seeds", "scales", "report", "bench",
              "gallery", "runs_of", "needs", "extends"}
-REPORT_KEYS = {"metric", "x", "lines", "panels", "paper", "hlines", "markers", "logx", "select", "vlines",
-               "table_x", "ratios", "where", "derive"}
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
 
 
@@ -121,19 +119,10 @@ def _merged(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_report(path: Path, report: Any) -> None:
-    """The report section's keys, and the values checked before any run: ratios and where."""
-    from rbmlab.report.ratios import check_ratios  # noqa: PLC0415
+    """The report section's keys, and the values checked before any run (``ReportSpec.parse``)."""
+    from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
 
-    unknown = set(report) - REPORT_KEYS if isinstance(report, dict) else {"(not a mapping)"}
-    if unknown:
-        raise RbmlabError(f"experiment: {path}: unknown report key(s) {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(sorted(REPORT_KEYS))}")
-    try:
-        check_ratios(report.get("ratios"))
-    except RbmlabError as e:
-        raise RbmlabError(f"experiment: {path}: {e}") from None
-    if not isinstance(report.get("where", {}), dict):
-        raise RbmlabError(f"experiment: {path}: report.where must be {{key: value}}, got {report['where']!r}")
+    ReportSpec.parse(report, f"experiment: {path}")
 
 
 VARIANT_KEYS = {"overrides", "grid", "seeds", "after", "scales"}
@@ -398,6 +387,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
     """
     from rbmlab.hydra_app import expand_overrides, validate_jobs  # noqa: PLC0415
     from rbmlab.report import make_report  # noqa: PLC0415
+    from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
     from rbmlab.run.locking import DirectoryLock  # noqa: PLC0415
 
     spec = load_spec(name)
@@ -427,7 +417,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
             print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep}")
     first = (next(iter(configs.values()))[0] if configs else
              _first_job(*next(iter(sources.items())), scale, extra))
-    report = spec.get("report") or {}
+    report = spec.get("report")
     with ExitStack() as locks:
         for source, sweep in sorted(sweeps.items(), key=lambda item: str(item[1].resolve())):
             locks.enter_context(DirectoryLock.for_sweep(sweep, f"experiment {source}", first.lock_wait))
@@ -435,15 +425,9 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
                           first.resume, deferred) if jobs else []
         roots = sweeps if len(sweeps) > 1 else next(iter(sweeps.values()))
         variants = {v for source_spec in sources.values() for v in source_spec.get("variants") or []}
-        result = make_report(roots, Path(results_root) / paper, metric=report.get("metric"),
-                             x=report.get("x", "epoch"), lines=report.get("lines"),
-                             panels=report.get("panels"), title=f"{spec.get('title', name)} (scale: {scale})",
-                             paper=report.get("paper"), hlines=report.get("hlines"),
-                             markers=report.get("markers"), filename_stem=f"{artefact}_{scale}",
-                             logx=bool(report.get("logx", False)), variants=sorted(variants),
-                             select=report.get("select"), vlines=report.get("vlines"),
-                             table_x=report.get("table_x"), ratios=report.get("ratios"),
-                             where=report.get("where"), derive=report.get("derive"))
+        result = make_report(roots, Path(results_root) / paper, ReportSpec.parse(report, name),
+                             title=f"{spec.get('title', name)} (scale: {scale})",
+                             filename_stem=f"{artefact}_{scale}", variants=sorted(variants))
     if problems:
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")

@@ -789,3 +789,19 @@ def test_a_selected_epoch_record_comes_with_the_curves_behind_it(tmp_path: Path)
     assert "per-epoch test_err" in text
     assert "Selected at the last epoch run (still improving when training ended): 2 of 3 completed runs." in text
     assert table_rows(text)[0]["final early_stopping.test_err (mean ± std)"].startswith("4.3333 ± 0.577")
+
+
+def test_a_report_spec_is_the_experiment_files_report_section_and_options_replace_its_fields(tmp_path):
+    """One object carries what to report: ReportSpec.parse takes an experiment's report: mapping
+    (unknown keys one line), make_report takes it whole, and keyword options replace its fields."""
+    from rbmlab.report.spec import ReportSpec
+
+    spec = ReportSpec.parse({"metric": "test_log_likelihood", "lines": "learner.name", "logx": 1}, "here")
+    assert spec.metric == "test_log_likelihood" and spec.lines == "learner.name" and spec.logx is True
+    assert ReportSpec.parse(None, "here") == ReportSpec()
+    with pytest.raises(RbmlabError, match=r"^here: unknown report key\(s\) colour; known: "):
+        ReportSpec.parse({"colour": "red"}, "here")
+    with pytest.raises(RbmlabError, match=r"^here: report must be a mapping"):
+        ReportSpec.parse(["metric"], "here")
+    with pytest.raises(RbmlabError, match=r"^report: unknown option\(s\) colour; known: metric, x, "):
+        make_report(tmp_path, tmp_path / "out", spec, colour="red")

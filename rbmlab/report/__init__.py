@@ -21,6 +21,7 @@ early stopping picked), and ``table_x`` names the sizes the table shows (the plo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import pandas as pd
 
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.report.spec import ReportSpec
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, curve_behind, epoch_to_fraction_of_max, final_values,
                                      left_out, resolve_metric, run_columns, run_points, size_column,
@@ -79,18 +81,15 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
             "curves": out / f"{stem}_curves.csv", "runs": out / f"{stem}_runs.csv"}
 
 
-def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path, *, metric: str | None = None, x: str = "epoch",
-                lines: str | Sequence[str] | None = None, panels: str | Sequence[str] | None = None,
-                title: str | None = None, paper: Any = None,
-                hlines: Sequence[Mapping[str, Any]] | None = None,
-                markers: Mapping[str, Any] | None = None, filename_stem: str | None = None,
-                logx: bool = False, variants: Sequence[str] = (), select: str | None = None,
-                vlines: Sequence[Mapping[str, Any]] | None = None,
-                table_x: Sequence[Any] | None = None,
-                ratios: Sequence[Mapping[str, Any]] | None = None,
-                where: Mapping[str, Any] | None = None,
-                derive: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path,
+                spec: ReportSpec | None = None, *, title: str | None = None,
+                filename_stem: str | None = None, variants: Sequence[str] = (),
+                **options: Any) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
+
+    What to report is a :class:`~rbmlab.report.spec.ReportSpec` (an experiment file's ``report:``
+    section), with ``options`` (its field names: ``metric=...``, ``lines=...``) replacing fields of
+    it; ``title``, ``filename_stem`` and ``variants`` say where the runs and the files are.
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
     such as ``model.n_hidden``: then each completed run contributes its final value at that key's
@@ -109,23 +108,29 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     together: when one cannot be written, a one-line RbmlabError, and every file stays as it was. Returns {'table', 'plot', 'curves', 'runs':
     Path, 'summary': DataFrame of the groups}.
     """
+    try:
+        spec = replace(spec or ReportSpec(), **options)
+    except TypeError:
+        raise RbmlabError(f"report: unknown option(s) {', '.join(sorted(set(options) - set(ReportSpec.keys())))}; "
+                          f"known: {', '.join(ReportSpec.keys())}") from None
+    x, table_x = spec.x, spec.table_x
     runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
-    if where:
-        runs, curves = _where(runs, curves, where)
-    if derive:
-        runs = derive_columns(runs, derive)
+    if spec.where:
+        runs, curves = _where(runs, curves, spec.where)
+    if spec.derive:
+        runs = derive_columns(runs, spec.derive)
     metrics = available_metrics(runs, curves)
-    metric = resolve_metric(metric, metrics)
-    select = None if select is None else resolve_metric(select, metrics)
+    metric = resolve_metric(spec.metric, metrics)
+    select = None if spec.select is None else resolve_metric(spec.select, metrics)
     by_key = _x_is_key(runs, curves, x)
-    ref_lines, fraction, marks = check_hlines(hlines), check_markers(markers), check_vlines(vlines)
-    wanted_ratios = check_ratios(ratios)
+    ref_lines, fraction, marks = check_hlines(spec.hlines), check_markers(spec.markers), check_vlines(spec.vlines)
+    wanted_ratios = check_ratios(spec.ratios)
     if (select or marks or table_x or wanted_ratios) and not by_key:
         raise RbmlabError(f"report: select, vlines, table_x and ratios need a runs-table key on the x axis "
                           f"(such as model.n_hidden), not {x}")
     if by_key:
-        _check_numeric_x(runs, x, logx or bool(marks), fraction)
-    layout = choose_layout(runs, lines, panels, x if by_key and x in config_columns(runs) else None)
+        _check_numeric_x(runs, x, spec.logx or bool(marks), fraction)
+    layout = choose_layout(runs, spec.lines, spec.panels, x if by_key and x in config_columns(runs) else None)
     groups, gids = assign_groups(runs, layout)
     finals = final_values(runs, curves, metric)
     if by_key:
@@ -136,13 +141,13 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         summary = summarize_groups(runs, groups, gids, completed_curves(curves, gids, metric, x),
                                    metric, x, fraction, finals)
     unmatched: list[str] = []
-    if paper is not None:
-        summary["paper"], unmatched = match_paper(paper, groups, constant_values(runs, gids, len(groups)))
+    if spec.paper is not None:
+        summary["paper"], unmatched = match_paper(spec.paper, groups, constant_values(runs, gids, len(groups)))
 
     title = title or f"{metric} vs {x}"
     placed = place_vlines(marks, runs, groups, gids)
-    table = (points_table(summary, curve, layout, metric, x, fraction, paper is not None, table_x, select)
-             if by_key else markdown_table(summary, layout, metric, x, fraction, paper is not None))
+    table = (points_table(summary, curve, layout, metric, x, fraction, spec.paper is not None, table_x, select)
+             if by_key else markdown_table(summary, layout, metric, x, fraction, spec.paper is not None))
     if wanted_ratios:
         table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve)
     grown = by_key and size_column(curves, x) is not None
@@ -154,7 +159,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
             + selected_at_last_note(runs, metric))
     text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched)
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
-                      fraction=fraction, logx=logx, by_key=by_key, vlines=placed)
+                      fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)
     atomic_write_all({paths["table"]: text.encode(), paths["plot"]: png,
                       paths["curves"]: curves_csv(csv_curve, groups, layout, x),
