@@ -6,10 +6,16 @@ import re
 import numpy as np
 import pytest
 
-import rbmlab.bench as bench
+import rbmlab.bench.dcp as bench_dcp
 from rbmlab.backend import get_backend
-from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, dcp_cost_rows, render
+from rbmlab.bench import render
+from rbmlab.bench.core import binary, epoch_seconds, random_rbm
+from rbmlab.bench.crbm_bp import bench_crbm_bp
+from rbmlab.bench.dcp import bench_dcp_costs, dcp_cost_rows
+from rbmlab.bench.frank_wolfe import bench_fw_iteration, bench_fw_oracle
 from rbmlab.bench.method import interleaved, ratio, spread
+from rbmlab.bench.pmp import bench_pmp
+from rbmlab.bench.rbm import bench_ais, bench_gibbs, bench_sampler
 from rbmlab.data.batch import Batch
 from rbmlab.learners.base import Learner
 from rbmlab.learners.cd import CD, CDConfig
@@ -72,7 +78,7 @@ def _operation_counts(learner, backend, monkeypatch) -> tuple[int, int, int]:
         m.setattr(Learner, "update", counted_update)
         m.setattr(Learner, "contrastive_gradient", counted_contrastive)
         m.setattr(Learner, "positive_phase", counted_positive)
-        rbm = bench.random_rbm(backend, 30, 20)
+        rbm = random_rbm(backend, 30, 20)
         v = (backend.rng(0).random((8, 30), dtype=backend.dtype) < 0.3).astype(backend.dtype)
         learner.step(rbm, learner.init_state(rbm, Batch(v), backend.rng(1)), Batch(v), backend.rng(2))
     assert counts["U"] == learner.updates_per_step
@@ -85,7 +91,7 @@ def test_dcp_cost_model_counts_what_the_learners_do(backend, monkeypatch, d, k_i
     the ratio of the operations that one real S-DCP(d, K') step and one real CD-K step perform,
     counted by instrumenting the sampler, the statistics and the optimizer update."""
     T, L, U = 3e-3, 5e-3, 7e-3
-    monkeypatch.setattr(bench, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
+    monkeypatch.setattr(bench_dcp, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
     c = bench_dcp_costs(backend, rounds=1, m=30, n=20, batch=8, d=d, k_inner=k_inner, k_cd=k_cd)
     c = {k: v["median"] if isinstance(v, dict) else v for k, v in c.items()}
     assert (c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]) == pytest.approx((3, 5, 7))
@@ -107,7 +113,7 @@ def test_dcp_cost_model_gives_the_papers_equal_compute_pairs(backend, monkeypatc
     """dcp §3.1: S-DCP(6, 4) costs CD-24 when L and U are neglected; the rule
     K·T = d·K'·T + (d − 1)·L picks S-DCP(5, 4) for CD-24 when L = T (U neglected)."""
     T = 1e-3
-    monkeypatch.setattr(bench, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
+    monkeypatch.setattr(bench_dcp, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
     c = bench_dcp_costs(backend, rounds=1, m=30, n=20, batch=8, d=d, k_inner=4, k_cd=24)
     assert c["predicted_sdcp_over_cd"]["median"] == pytest.approx(1.0)
 
@@ -137,14 +143,14 @@ def test_an_epoch_of_the_bench_trains(backend):
             return super().step(model, state, batch, rng)
 
     learner = Counted(CDConfig(lr=0.1, batch_size=20, k=1))
-    t = bench.epoch_seconds(learner, bench.random_rbm(backend, 30, 5), backend.asarray(x), 20, 0, backend)
+    t = epoch_seconds(learner, random_rbm(backend, 30, 5), backend.asarray(x), 20, 0, backend)
     assert t > 0 and seen == [20, 20, 10]
 
 
 def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
     from rbmlab.backend import random_bits
 
-    rows = bench.bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
+    rows = bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
     if not random_bits.numba_available():
         assert rows == []      # nothing to compare without numba
         return
@@ -178,8 +184,8 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     with shares that sum to 1 in every round."""
     from rbmlab.learners.frank_wolfe import FrankWolfe, FrankWolfeConfig
 
-    x = bench.binary(backend, 60, 30, 0.3, 0)
-    rows = bench.bench_fw_oracle(backend, x, "toy", rounds=2, threads=2, n_states=20)
+    x = binary(backend, 60, 30, 0.3, 0)
+    rows = bench_fw_oracle(backend, x, "toy", rounds=2, threads=2, n_states=20)
     from rbmlab.learners.frank_wolfe_oracle import scipy_blas
     assert len(rows) == (5 if scipy_blas() is not None else 3) and all(r["min"] > 0 for r in rows)
     assert "f/∇f evaluations" in rows[0]["note"]
@@ -190,10 +196,10 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
                         sweeps.append(steps) or sample(self, model, v, rng, steps, first_product))
     cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_fit="fixed", bias_steps=3,
                           bias_chains=5, bias_sweeps=2)
-    rows = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
+    rows = bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     per_iteration = sum(sweeps) / 3                                   # warm-up + 2 rounds
     sweeps.clear()
-    learner, rbm = FrankWolfe(cfg), bench.random_rbm(backend, 30, 4)
+    learner, rbm = FrankWolfe(cfg), random_rbm(backend, 30, 4)
     learner.step(rbm, learner.init_state(rbm, Batch(x), backend.rng(0)), Batch(x), backend.rng(1))
     assert per_iteration == sum(sweeps) == 2 + 3 * 2
     shares = [r for r in rows if "share" in r["name"]]
@@ -201,7 +207,7 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
     # the default loop fits the bias to convergence: the row names it and counts its steps
     cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_window=5, bias_max_steps=7)
-    (first, *_) = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
+    (first, *_) = bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     assert "bias fitted to convergence" in first["name"]
     steps = re.search(r"bias steps: (\d+)", first["note"])
     assert steps and int(steps.group(1)) == 7      # capped: R̂ needs 100 averaged steps at least
@@ -212,7 +218,7 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     """At toy shapes: a time per mode, the floor ratio and the batched throughput, all positive;
     a fixed iteration count (tol=None) runs exactly that many iterations."""
     from rbmlab.inference.matrix_bp import loopy_bp
-    rows = bench.bench_crbm_bp(backend, rounds=2, threads=1, n_v=20, n_h=10, iterations=3)
+    rows = bench_crbm_bp(backend, rounds=2, threads=1, n_v=20, n_h=10, iterations=3)
     assert [r["name"].split(" (")[0] for r in rows[:3]] == ["BP sum-product", "BP max-product", "BP mixed-product"]
     assert len(rows) == 5 and all(r["min"] > 0 for r in rows) and rows[4]["unit"] == "1/s"
     W = np.zeros((4, 3), dtype=np.float32)
@@ -227,7 +233,7 @@ def test_pmp_rows_time_both_models_against_gibbs_matmuls_and_the_message_floor(b
     sweeps = []
     real = mp.max_product
     monkeypatch.setattr(mp, "max_product", lambda g, u, s, **k: sweeps.append(s) or real(g, u, s, **k))
-    rows = bench.bench_pmp(backend, rounds=2, threads=1, m=12, n=7, chains=3, d=9, sweeps=4)
+    rows = bench_pmp(backend, rounds=2, threads=1, m=12, n=7, chains=3, d=9, sweeps=4)
     assert len(rows) == 8 and all(r["min"] > 0 for r in rows)
     assert [r["unit"] for r in rows] == ["ms", "ms", "ratio", "ratio", "ratio", "ms", "ratio", "ratio"]
     assert set(sweeps) == {4} and ("numba kernel" in rows[0]["name"] or "numpy path" in rows[0]["name"])
