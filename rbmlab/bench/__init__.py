@@ -18,8 +18,9 @@ The head of bench.md is ``rbmlab doctor``'s report. Where the CPU allows a faste
 the one in use, the Gibbs and PCD rows are also measured with it, in alternating subprocesses
 (a kernel is chosen when the library loads), and the gain is reported; no setting is changed.
 
-The package: the experiments' bench parts (``EXPERIMENT_PARTS``), ``measure``, the GPU rows, the
-kernel comparison and the table (``render``, ``write``) here; the rows, one module per family:
+The package: the bench parts (``BENCH_PARTS``: ``make bench``'s; ``EXPERIMENT_PARTS``: the
+experiments' timings), ``measure``, the GPU rows, the kernel comparison and the table (``render``,
+``write``) here; the rows, one module per family, each with its parts:
 :mod:`rbmlab.bench.rbm` (Gibbs, AIS, PCD, the sampler), :mod:`rbmlab.bench.dcp`,
 :mod:`rbmlab.bench.frank_wolfe`, :mod:`rbmlab.bench.crbm_bp`, :mod:`rbmlab.bench.pmp`,
 :mod:`rbmlab.bench.tap`, :mod:`rbmlab.bench.samplers` (pmp's sampler legends), on what they share
@@ -33,12 +34,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from rbmlab.backend import get_backend
 from rbmlab.bench.core import Row, row
-from rbmlab.bench.method import blas_threads, ratio, spread
+from rbmlab.bench.method import ratio, spread
 from rbmlab.registry import Registry
 from rbmlab.run.fileio import atomic_write
 
@@ -50,7 +52,21 @@ EXPERIMENT_PARTS = Registry("bench part", {
     "sampler_speed": "rbmlab.bench.samplers:sampler_speed",
 })
 
-PARTS = ("gibbs", "ais", "pcd", "dcp", "sampler", "frank_wolfe", "crbm_bp", "pmp", "tap")
+# make bench's parts, in bench.md's order: each a function (rounds, examples) -> rows. Adding one
+# is its module under rbmlab/bench/ and one line here.
+BENCH_PARTS = Registry("bench part", {
+    "gibbs": "rbmlab.bench.rbm:gibbs_part",
+    "ais": "rbmlab.bench.rbm:ais_part",
+    "pcd": "rbmlab.bench.rbm:pcd_part",
+    "sampler": "rbmlab.bench.rbm:sampler_part",
+    "dcp": "rbmlab.bench.dcp:dcp_part",
+    "frank_wolfe": "rbmlab.bench.frank_wolfe:frank_wolfe_part",
+    "crbm_bp": "rbmlab.bench.crbm_bp:crbm_bp_part",
+    "pmp": "rbmlab.bench.pmp:pmp_part",
+    "tap": "rbmlab.bench.tap:tap_part",
+})
+
+PARTS = tuple(BENCH_PARTS.names())
 KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
 
 
@@ -71,38 +87,16 @@ def measure_gpu(rounds: int) -> list[Row]:
             ] + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy")
 
 
-def measure(parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:
-    from rbmlab.bench.crbm_bp import bench_crbm_bp  # noqa: PLC0415
-    from rbmlab.bench.dcp import bench_dcp_costs, bench_dcp_epochs, dcp_cost_rows  # noqa: PLC0415
-    from rbmlab.bench.frank_wolfe import bench_frank_wolfe  # noqa: PLC0415
-    from rbmlab.bench.pmp import bench_pmp  # noqa: PLC0415
-    from rbmlab.bench.rbm import bench_ais, bench_gibbs, bench_pcd, bench_sampler  # noqa: PLC0415
-    from rbmlab.bench.tap import bench_tap  # noqa: PLC0415
+def resolve(parts: Iterable[str]) -> dict[str, Callable[[int, int], list[Row]]]:
+    """The bench part of each name in ``parts``, in ``BENCH_PARTS``' order whatever the order asked
+    (each once); an unknown name is a one-line error naming ``--parts``."""
+    found = {name: BENCH_PARTS.get(name, "--parts") for name in parts}
+    return {name: found[name] for name in BENCH_PARTS.names() if name in found}
 
-    backend = get_backend("numpy", "float32")
-    rows: list[Row] = []
-    if "gibbs" in parts:
-        rows += [r for threads in (1, 2) for r in bench_gibbs(backend, rounds, threads)]
-    if "ais" in parts:
-        rows += [r for threads in (1, 2) for r in bench_ais(backend, rounds, threads)]
-    if "pcd" in parts:
-        for dtype, batch in (("float32", 200), ("float32", 10), ("float64", 200)):
-            rows += bench_pcd(dtype, batch, rounds, 2, examples if batch > 10 else examples // 4)
-    if "sampler" in parts:
-        rows += bench_sampler(backend, rounds)
-    if "dcp" in parts:
-        with blas_threads(2):
-            rows += dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5)), 2)
-        rows += bench_dcp_epochs(max(2, rounds // 2), 2, examples)
-    if "frank_wolfe" in parts:
-        rows += bench_frank_wolfe(backend, rounds, examples)
-    if "crbm_bp" in parts:
-        rows += [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
-    if "pmp" in parts:
-        rows += [r for threads in (1, 2) for r in bench_pmp(backend, rounds, threads)]
-    if "tap" in parts:
-        rows += [r for threads in (1, 2) for r in bench_tap(backend, rounds, threads)]
-    return rows
+
+def measure(parts: Iterable[str], rounds: int, examples: int) -> list[Row]:
+    """The rows of the bench parts named in ``parts`` (every name checked before any is run)."""
+    return [r for part in resolve(parts).values() for r in part(rounds, examples)]
 
 
 def with_kernel(kernel: str | None, parts: tuple[str, ...], rounds: int, examples: int) -> list[Row]:

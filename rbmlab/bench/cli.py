@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rbmlab.bench import KERNEL_PARTS, PARTS, compare_kernels, gpu_name, measure, measure_gpu, write
+from rbmlab.bench import KERNEL_PARTS, PARTS, compare_kernels, gpu_name, measure, measure_gpu, resolve, write
+from rbmlab.errors import RbmlabError, fail
 
 
 def main(argv=None) -> None:
@@ -25,9 +26,10 @@ def main(argv=None) -> None:
                     help="cupy: the Gibbs, AIS and TAP rows on the GPU (bench-cupy.md), nothing else")
     args = ap.parse_args(argv)
     parts = tuple(p for p in args.parts.split(",") if p)
-    unknown = set(parts) - set(PARTS)
-    if unknown:
-        ap.error(f"unknown part(s) {', '.join(sorted(unknown))}; parts: {', '.join(PARTS)}")
+    try:
+        resolve(parts)          # an unknown part: one line, before anything is measured
+    except RbmlabError as e:
+        fail(str(e))
     if args.backend == "cupy":
         result = {"rounds": args.rounds, "command": "make bench-gpu", "args": " --backend cupy",
                   "machine": {**facts(), "gpu": gpu_name()}, "rows": measure_gpu(args.rounds)}

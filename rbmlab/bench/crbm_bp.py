@@ -97,3 +97,10 @@ def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), sc
     for weight_std in scan:
         rows += bp_to_convergence(backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter, scan=True)
     return rows
+
+
+
+def crbm_bp_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``crbm_bp``: :func:`bench_crbm_bp` at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    return [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]

@@ -68,3 +68,12 @@ def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.0
             row("S-DCP(6, 4) / CD-24 epoch time", ratio(t["S-DCP(6, 4)"], t["CD-24"]), "ratio", threads, "≤ 1.1"),
             row("S-DCP(5, 4) / CD-24 epoch time (§3.1's pair when L = T)", ratio(t["S-DCP(5, 4)"], t["CD-24"]),
                 "ratio", threads)]
+
+
+
+def dcp_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``dcp``: the cost model at 2 BLAS threads (at least 5 rounds), then the epochs."""
+    backend = get_backend("numpy", "float32")
+    with blas_threads(2):
+        rows = dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5)), 2)
+    return rows + bench_dcp_epochs(max(2, rounds // 2), 2, examples)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rbmlab.backend import namespace
+from rbmlab.backend import get_backend, namespace
 from rbmlab.bench.core import Row, mnist, random_rbm, row, timed
 from rbmlab.bench.method import ratio, spread
 from rbmlab.data.batch import Batch
@@ -149,3 +149,9 @@ def bench_frank_wolfe(backend, rounds: int, examples: int) -> list[Row]:
                     (images, f"{images.shape[0]} MNIST images")):
         rows += [r for threads in (1, 2) for r in bench_fw_oracle(backend, x, what, rounds, threads)]
     return rows + bench_fw_iteration(backend, caltech, "Caltech-101 Silhouettes train", rounds, 1)
+
+
+
+def frank_wolfe_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``frank_wolfe``: :func:`bench_frank_wolfe`."""
+    return bench_frank_wolfe(get_backend("numpy", "float32"), rounds, examples)

@@ -96,3 +96,10 @@ def bench_pmp(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
              row(f"bare matmul x J / PMP sweep ({shape})", ratio(t["matmul"], t["pmp"]), "ratio", threads),
              row(f"message read + write / PMP sweep ({shape})", ratio(t["floor"], t["pmp"]), "ratio", threads)]
     return rows
+
+
+
+def pmp_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``pmp``: :func:`bench_pmp` at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    return [r for threads in (1, 2) for r in bench_pmp(backend, rounds, threads)]

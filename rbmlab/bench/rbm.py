@@ -123,3 +123,30 @@ def bench_sampler(backend, rounds: int, m=784, n=500, batch=200, chains=100, tem
                  row(f"{what}: numpy fallback / numba fused (the gain)", ratio(t["fallback"], t["fused"]),
                      "ratio", threads)]
     return rows
+
+
+
+def gibbs_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``gibbs``: :func:`bench_gibbs` at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    return [r for threads in (1, 2) for r in bench_gibbs(backend, rounds, threads)]
+
+
+def ais_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``ais``: :func:`bench_ais` at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    return [r for threads in (1, 2) for r in bench_ais(backend, rounds, threads)]
+
+
+def pcd_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``pcd``: :func:`bench_pcd` at batch 200 and 10 in float32 and 200 in float64,
+    2 BLAS threads (batch 10 on a quarter of the ``examples``)."""
+    rows: list[Row] = []
+    for dtype, batch in (("float32", 200), ("float32", 10), ("float64", 200)):
+        rows += bench_pcd(dtype, batch, rounds, 2, examples if batch > 10 else examples // 4)
+    return rows
+
+
+def sampler_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``sampler``: :func:`bench_sampler` (no rows without numba)."""
+    return bench_sampler(get_backend("numpy", "float32"), rounds)

@@ -61,3 +61,10 @@ def tap_speed(rounds: int, batches=(1, 10, 100), m: int = 784, n: int = 500,
                  row(f"VAMP / TAP per iteration ({what})", ratio(vamp_ms, tap_ms), "ratio", threads,
                      "paper: 3 orders of magnitude")]
     return rows
+
+
+
+def tap_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``tap``: :func:`bench_tap` at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    return [r for threads in (1, 2) for r in bench_tap(backend, rounds, threads)]
