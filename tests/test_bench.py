@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+import rbmlab.bench as bench
 import rbmlab.bench.dcp as bench_dcp
 from rbmlab.backend import get_backend
 from rbmlab.bench import render
-from rbmlab.bench.core import binary, epoch_seconds, random_rbm
+from rbmlab.bench.core import Row, binary, epoch_seconds, random_rbm, row
 from rbmlab.bench.crbm_bp import bench_crbm_bp
 from rbmlab.bench.dcp import bench_dcp_costs, dcp_cost_rows
 from rbmlab.bench.frank_wolfe import bench_fw_iteration, bench_fw_oracle
@@ -17,15 +20,75 @@ from rbmlab.bench.method import interleaved, ratio, spread
 from rbmlab.bench.pmp import bench_pmp
 from rbmlab.bench.rbm import bench_ais, bench_gibbs, bench_sampler
 from rbmlab.data.batch import Batch
+from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.learners.sdcp import SDCP, SDCPConfig
 from rbmlab.models.rbm import RBM
+from rbmlab.registry import Registry
 
 
 @pytest.fixture(scope="module")
 def backend():
     return get_backend("numpy", "float32")
+
+
+def toy_part(rounds: int, examples: int) -> list[Row]:
+    """A bench part as a module holds one: (rounds, examples) -> rows."""
+    return [row(f"toy ({rounds} rounds, {examples} examples), ms", {"min": 1.0, "median": 2.0, "max": 3.0}, "ms", 1)]
+
+
+def other_toy_part(rounds: int, examples: int) -> list[Row]:
+    return [row("other toy, ms", {"min": 4.0, "median": 5.0, "max": 6.0}, "ms", 2)]
+
+
+def test_a_bench_part_is_its_function_and_one_registry_line(monkeypatch):
+    """Registering a toy part is all measure needs: it returns exactly that part's rows, parts run
+    in the registry's order (each once, whatever the order asked), and an unknown name is a
+    one-line error that names --parts, raised before any part runs."""
+    ran = []
+    monkeypatch.setattr(bench, "BENCH_PARTS", bench.BENCH_PARTS.with_entries(
+        toy=f"{__name__}:toy_part", other=f"{__name__}:other_toy_part"))
+    assert bench.measure(("toy",), 1, 10) == toy_part(1, 10)
+    assert bench.measure(("other", "toy", "other"), 2, 5) == toy_part(2, 5) + other_toy_part(2, 5)
+    monkeypatch.setattr(sys.modules[__name__], "toy_part", lambda rounds, examples: ran.append(1) or [])
+    with pytest.raises(RbmlabError) as error:
+        bench.measure(("toy", "nope"), 1, 10)
+    message = str(error.value)
+    assert "\n" not in message and not ran
+    assert message.startswith("--parts: unknown bench part 'nope'; choose one of gibbs, ais, ")
+    assert message.endswith(", tap, toy, other")
+
+
+def test_every_bench_part_is_a_function_of_rounds_and_examples():
+    """Every registered part (make bench's and the experiments') resolves to a function, without
+    running it; make bench's take (rounds, examples); the parts measured again with a faster
+    kernel are registered; --parts lists the registry."""
+    import inspect
+
+    for registry in (bench.BENCH_PARTS, bench.EXPERIMENT_PARTS):
+        for name, part in registry.items():
+            assert callable(part), name
+    for name, part in bench.BENCH_PARTS.items():
+        assert list(inspect.signature(part).parameters) == ["rounds", "examples"], name
+    assert set(bench.KERNEL_PARTS) <= set(bench.BENCH_PARTS.names())
+    assert bench.PARTS == tuple(bench.BENCH_PARTS.names())
+
+
+def test_the_bench_command_refuses_an_unknown_part_in_one_line():
+    proc = subprocess.run([sys.executable, "-m", "rbmlab.bench", "--parts", "gibbs,nope", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"rbmlab: error: --parts: unknown bench part 'nope'; choose one of "
+                                        f"{', '.join(bench.PARTS)}"]
+
+
+def test_a_registry_with_entries_is_a_new_registry_and_leaves_this_one():
+    base = Registry("thing", {"a": "rbmlab.errors:RbmlabError"})
+    more = base.with_entries(b="rbmlab.errors:fail", a="rbmlab.registry:Registry")
+    assert base.names() == ["a"] and base.get("a") is RbmlabError
+    assert more.kind == "thing" and more.names() == ["a", "b"]
+    assert more.get("a") is Registry and more.get("b").__name__ == "fail"
 
 
 def test_interleaving_alternates_the_functions_and_ratios_are_per_round():
