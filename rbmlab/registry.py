@@ -25,6 +25,12 @@ class Registry:
     def names(self) -> list[str]:
         return list(self._entries)
 
+    def with_entries(self, **extra: str) -> Registry:
+        """A new registry of the same kind: these entries, then ``extra`` (name="module:attribute";
+        a name already here is replaced in place). This one is left as it is: a test registers a
+        toy component by putting the new registry where the old one is looked up."""
+        return Registry(self.kind, {**self._entries, **extra})
+
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 

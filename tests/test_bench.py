@@ -2,24 +2,93 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import rbmlab.bench as bench
+import rbmlab.bench.dcp as bench_dcp
 from rbmlab.backend import get_backend
-from rbmlab.bench import bench_ais, bench_dcp_costs, bench_gibbs, dcp_cost_rows, render
+from rbmlab.bench import render
+from rbmlab.bench.core import Row, binary, epoch_seconds, random_rbm, row
+from rbmlab.bench.crbm_bp import bench_crbm_bp
+from rbmlab.bench.dcp import bench_dcp_costs, dcp_cost_rows
+from rbmlab.bench.frank_wolfe import bench_fw_iteration, bench_fw_oracle
 from rbmlab.bench.method import interleaved, ratio, spread
+from rbmlab.bench.pmp import bench_pmp
+from rbmlab.bench.rbm import bench_ais, bench_gibbs, bench_sampler
 from rbmlab.data.batch import Batch
+from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.learners.sdcp import SDCP, SDCPConfig
 from rbmlab.models.rbm import RBM
+from rbmlab.registry import Registry
 
 
 @pytest.fixture(scope="module")
 def backend():
     return get_backend("numpy", "float32")
+
+
+def toy_part(rounds: int, examples: int) -> list[Row]:
+    """A bench part as a module holds one: (rounds, examples) -> rows."""
+    return [row(f"toy ({rounds} rounds, {examples} examples), ms", {"min": 1.0, "median": 2.0, "max": 3.0}, "ms", 1)]
+
+
+def other_toy_part(rounds: int, examples: int) -> list[Row]:
+    return [row("other toy, ms", {"min": 4.0, "median": 5.0, "max": 6.0}, "ms", 2)]
+
+
+def test_a_bench_part_is_its_function_and_one_registry_line(monkeypatch):
+    """Registering a toy part is all measure needs: it returns exactly that part's rows, parts run
+    in the registry's order (each once, whatever the order asked), and an unknown name is a
+    one-line error that names --parts, raised before any part runs."""
+    ran = []
+    monkeypatch.setattr(bench, "BENCH_PARTS", bench.BENCH_PARTS.with_entries(
+        toy=f"{__name__}:toy_part", other=f"{__name__}:other_toy_part"))
+    assert bench.measure(("toy",), 1, 10) == toy_part(1, 10)
+    assert bench.measure(("other", "toy", "other"), 2, 5) == toy_part(2, 5) + other_toy_part(2, 5)
+    monkeypatch.setattr(sys.modules[__name__], "toy_part", lambda rounds, examples: ran.append(1) or [])
+    with pytest.raises(RbmlabError) as error:
+        bench.measure(("toy", "nope"), 1, 10)
+    message = str(error.value)
+    assert "\n" not in message and not ran
+    assert message.startswith("--parts: unknown bench part 'nope'; choose one of gibbs, ais, ")
+    assert message.endswith(", tap, toy, other")
+
+
+def test_every_bench_part_is_a_function_of_rounds_and_examples():
+    """Every registered part (make bench's and the experiments') resolves to a function, without
+    running it; make bench's take (rounds, examples); the parts measured again with a faster
+    kernel are registered; --parts lists the registry."""
+    import inspect
+
+    for registry in (bench.BENCH_PARTS, bench.EXPERIMENT_PARTS):
+        for name, part in registry.items():
+            assert callable(part), name
+    for name, part in bench.BENCH_PARTS.items():
+        assert list(inspect.signature(part).parameters) == ["rounds", "examples"], name
+    assert set(bench.KERNEL_PARTS) <= set(bench.BENCH_PARTS.names())
+    assert bench.PARTS == tuple(bench.BENCH_PARTS.names())
+
+
+def test_the_bench_command_refuses_an_unknown_part_in_one_line():
+    proc = subprocess.run([sys.executable, "-m", "rbmlab.bench", "--parts", "gibbs,nope", "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"rbmlab: error: --parts: unknown bench part 'nope'; choose one of "
+                                        f"{', '.join(bench.PARTS)}"]
+
+
+def test_a_registry_with_entries_is_a_new_registry_and_leaves_this_one():
+    base = Registry("thing", {"a": "rbmlab.errors:RbmlabError"})
+    more = base.with_entries(b="rbmlab.errors:fail", a="rbmlab.registry:Registry")
+    assert base.names() == ["a"] and base.get("a") is RbmlabError
+    assert more.kind == "thing" and more.names() == ["a", "b"]
+    assert more.get("a") is Registry and more.get("b").__name__ == "fail"
 
 
 def test_interleaving_alternates_the_functions_and_ratios_are_per_round():
@@ -72,7 +141,7 @@ def _operation_counts(learner, backend, monkeypatch) -> tuple[int, int, int]:
         m.setattr(Learner, "update", counted_update)
         m.setattr(Learner, "contrastive_gradient", counted_contrastive)
         m.setattr(Learner, "positive_phase", counted_positive)
-        rbm = bench.random_rbm(backend, 30, 20)
+        rbm = random_rbm(backend, 30, 20)
         v = (backend.rng(0).random((8, 30), dtype=backend.dtype) < 0.3).astype(backend.dtype)
         learner.step(rbm, learner.init_state(rbm, Batch(v), backend.rng(1)), Batch(v), backend.rng(2))
     assert counts["U"] == learner.updates_per_step
@@ -85,7 +154,7 @@ def test_dcp_cost_model_counts_what_the_learners_do(backend, monkeypatch, d, k_i
     the ratio of the operations that one real S-DCP(d, K') step and one real CD-K step perform,
     counted by instrumenting the sampler, the statistics and the optimizer update."""
     T, L, U = 3e-3, 5e-3, 7e-3
-    monkeypatch.setattr(bench, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
+    monkeypatch.setattr(bench_dcp, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
     c = bench_dcp_costs(backend, rounds=1, m=30, n=20, batch=8, d=d, k_inner=k_inner, k_cd=k_cd)
     c = {k: v["median"] if isinstance(v, dict) else v for k, v in c.items()}
     assert (c["T_gibbs_ms"], c["L_statistics_ms"], c["U_update_ms"]) == pytest.approx((3, 5, 7))
@@ -107,7 +176,7 @@ def test_dcp_cost_model_gives_the_papers_equal_compute_pairs(backend, monkeypatc
     """dcp §3.1: S-DCP(6, 4) costs CD-24 when L and U are neglected; the rule
     K·T = d·K'·T + (d − 1)·L picks S-DCP(5, 4) for CD-24 when L = T (U neglected)."""
     T = 1e-3
-    monkeypatch.setattr(bench, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
+    monkeypatch.setattr(bench_dcp, "interleaved", lambda fns, rounds: {"T": [10 * T], "L": [L], "U": [U]})
     c = bench_dcp_costs(backend, rounds=1, m=30, n=20, batch=8, d=d, k_inner=4, k_cd=24)
     assert c["predicted_sdcp_over_cd"]["median"] == pytest.approx(1.0)
 
@@ -137,14 +206,14 @@ def test_an_epoch_of_the_bench_trains(backend):
             return super().step(model, state, batch, rng)
 
     learner = Counted(CDConfig(lr=0.1, batch_size=20, k=1))
-    t = bench.epoch_seconds(learner, bench.random_rbm(backend, 30, 5), backend.asarray(x), 20, 0, backend)
+    t = epoch_seconds(learner, random_rbm(backend, 30, 5), backend.asarray(x), 20, 0, backend)
     assert t > 0 and seen == [20, 20, 10]
 
 
 def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
     from rbmlab.backend import random_bits
 
-    rows = bench.bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
+    rows = bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
     if not random_bits.numba_available():
         assert rows == []      # nothing to compare without numba
         return
@@ -178,8 +247,8 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     with shares that sum to 1 in every round."""
     from rbmlab.learners.frank_wolfe import FrankWolfe, FrankWolfeConfig
 
-    x = bench.binary(backend, 60, 30, 0.3, 0)
-    rows = bench.bench_fw_oracle(backend, x, "toy", rounds=2, threads=2, n_states=20)
+    x = binary(backend, 60, 30, 0.3, 0)
+    rows = bench_fw_oracle(backend, x, "toy", rounds=2, threads=2, n_states=20)
     from rbmlab.learners.frank_wolfe_oracle import scipy_blas
     assert len(rows) == (5 if scipy_blas() is not None else 3) and all(r["min"] > 0 for r in rows)
     assert "f/∇f evaluations" in rows[0]["note"]
@@ -190,10 +259,10 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
                         sweeps.append(steps) or sample(self, model, v, rng, steps, first_product))
     cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_fit="fixed", bias_steps=3,
                           bias_chains=5, bias_sweeps=2)
-    rows = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
+    rows = bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     per_iteration = sum(sweeps) / 3                                   # warm-up + 2 rounds
     sweeps.clear()
-    learner, rbm = FrankWolfe(cfg), bench.random_rbm(backend, 30, 4)
+    learner, rbm = FrankWolfe(cfg), random_rbm(backend, 30, 4)
     learner.step(rbm, learner.init_state(rbm, Batch(x), backend.rng(0)), Batch(x), backend.rng(1))
     assert per_iteration == sum(sweeps) == 2 + 3 * 2
     shares = [r for r in rows if "share" in r["name"]]
@@ -201,7 +270,7 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
     # the default loop fits the bias to convergence: the row names it and counts its steps
     cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_window=5, bias_max_steps=7)
-    (first, *_) = bench.bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
+    (first, *_) = bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     assert "bias fitted to convergence" in first["name"]
     steps = re.search(r"bias steps: (\d+)", first["note"])
     assert steps and int(steps.group(1)) == 7      # capped: R̂ needs 100 averaged steps at least
@@ -212,7 +281,7 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     """At toy shapes: a time per mode, the floor ratio and the batched throughput, all positive;
     a fixed iteration count (tol=None) runs exactly that many iterations."""
     from rbmlab.inference.matrix_bp import loopy_bp
-    rows = bench.bench_crbm_bp(backend, rounds=2, threads=1, n_v=20, n_h=10, iterations=3)
+    rows = bench_crbm_bp(backend, rounds=2, threads=1, n_v=20, n_h=10, iterations=3)
     assert [r["name"].split(" (")[0] for r in rows[:3]] == ["BP sum-product", "BP max-product", "BP mixed-product"]
     assert len(rows) == 5 and all(r["min"] > 0 for r in rows) and rows[4]["unit"] == "1/s"
     W = np.zeros((4, 3), dtype=np.float32)
@@ -227,7 +296,7 @@ def test_pmp_rows_time_both_models_against_gibbs_matmuls_and_the_message_floor(b
     sweeps = []
     real = mp.max_product
     monkeypatch.setattr(mp, "max_product", lambda g, u, s, **k: sweeps.append(s) or real(g, u, s, **k))
-    rows = bench.bench_pmp(backend, rounds=2, threads=1, m=12, n=7, chains=3, d=9, sweeps=4)
+    rows = bench_pmp(backend, rounds=2, threads=1, m=12, n=7, chains=3, d=9, sweeps=4)
     assert len(rows) == 8 and all(r["min"] > 0 for r in rows)
     assert [r["unit"] for r in rows] == ["ms", "ms", "ratio", "ratio", "ratio", "ms", "ratio", "ratio"]
     assert set(sweeps) == {4} and ("numba kernel" in rows[0]["name"] or "numpy path" in rows[0]["name"])

@@ -1,4 +1,4 @@
 """``python -m rbmlab.bench`` (``make bench``): see :mod:`rbmlab.bench`."""
-from rbmlab.bench import main
+from rbmlab.bench.cli import main
 
 main()

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from rbmlab.backend import get_backend
-from rbmlab.bench import Row, random_rbm, row, timed
+from rbmlab.bench.core import Row, random_rbm, row, timed
 from rbmlab.bench.method import ratio, spread
 from rbmlab.inference import INFERENCE
 from rbmlab.models.ising import fully_connected

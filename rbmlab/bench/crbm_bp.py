@@ -1,0 +1,106 @@
+"""crbm_bp's speed claims: loopy BP (sum-, max-, mixed-product) on a random RBM beside the bare
+transcendentals of sum-product, its batched throughput, and BP to convergence at 10,000 × 2,000.
+Bench part ``crbm_bp``; the experiments' ``bp_speed``."""
+from __future__ import annotations
+
+import numpy as np
+
+from rbmlab.backend import get_backend
+from rbmlab.bench.core import Row, row, timed
+from rbmlab.bench.method import ratio, spread
+
+
+def transcendental_floor(shape, dtype, iterations: int, xp=np):
+    """The unavoidable elementwise work of ``iterations`` sum-product BP iterations on messages of
+    ``shape``: per direction one exp (the cavity's σ) and one log1p per message, into a
+    preallocated array."""
+    a = xp.full(shape, 0.3, dtype=dtype)
+    out = xp.empty_like(a)
+
+    def run():
+        for _ in range(2 * iterations):
+            xp.exp(a, out=out)
+            xp.log1p(out, out=out)
+    return run
+
+
+def bench_crbm_bp(backend, rounds: int, threads: int, n_v=1000, n_h=500, iterations=10,
+                  target="≤ 100 ms on 2 cores (aim 50)") -> list[Row]:
+    """crbm_bp's speed claim: loopy BP on one random 1000 × 500 RBM for 10 iterations (W ~
+    N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-, max- and mixed-product, beside the bare
+    transcendentals of sum-product (:func:`transcendental_floor`); and BP's batched throughput
+    on the CRBM's x-conditioned RBMs, 784 × 256, batch 100."""
+    from rbmlab.inference.matrix_bp import loopy_bp  # noqa: PLC0415
+
+    rng = backend.rng(0)
+    W = (0.1 * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
+    b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
+    b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
+    fns = {mode: (lambda mode=mode: loopy_bp(W, b_v, b_h, mode=mode, max_iter=iterations, tol=None))
+           for mode in ("sum", "max", "mixed")}
+    fns["floor"] = transcendental_floor((1, n_v, n_h), backend.dtype, iterations, backend.xp)
+    t = timed(backend, rounds, threads, fns)
+    shape = f"random {n_v}×{n_h} RBM, {iterations} iterations, {backend.dtype}"
+    rows = [row(f"BP {mode}-product ({shape}), ms", spread([1e3 * s for s in t[mode]]), "ms", threads,
+                target if mode == "sum" else "",
+                note="paper: 500 ms in Matlab, libDAI 297 s" if mode == "sum" else "")
+            for mode in ("sum", "max", "mixed")]
+    rows.append(row(f"bare exp + log1p / BP sum-product ({shape})", ratio(t["floor"], t["sum"]), "ratio", threads))
+    W = (0.05 * rng.standard_normal((784, 256))).astype(backend.dtype)
+    b_v = rng.standard_normal((100, 784)).astype(backend.dtype)
+    b_h = rng.standard_normal((100, W.shape[1])).astype(backend.dtype)
+    batched = timed(backend, max(2, rounds // 2), threads,
+                    {"bp": lambda: loopy_bp(W, b_v, b_h, max_iter=5, tol=None)})["bp"]
+    rows.append(row(f"BP sum-product throughput (784×{W.shape[1]}, batch 100), instance-iterations per s",
+                    spread([500 / s for s in batched]), "1/s", threads))
+    return rows
+
+
+def bp_to_convergence(backend, rounds: int, threads: int, n_v: int, n_h: int, weight_std: float,
+                      max_iter: int = 500, tol: float = 1e-3, scan: bool = False) -> list[Row]:
+    """Sum-product BP on one random n_v × n_h RBM (W ~ N(0, weight_std²), b ~ N(0, 1)) until no
+    message probability moves by more than ``tol`` (crbm_bp's scalability claim, Sec. 1 footnote
+    1: at 10,000 × 2,000 their Matlab "converges within a few seconds"; libDAI's 297.4 s, Sec.
+    5.2, is the 1000 × 500 case at 10 iterations, :func:`bench_crbm_bp`): seconds, with the
+    iterations it took and whether it converged. ``scan``: a row of the weight-scale scan, named
+    apart (the paper's time belongs to the compared row only)."""
+    from rbmlab.inference.matrix_bp import loopy_bp  # noqa: PLC0415
+
+    rng = backend.rng(1)
+    W = (weight_std * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
+    b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
+    b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
+    runs = []
+    t = timed(backend, rounds, threads,
+              {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))})
+    last = runs[-1]
+    name = (f"BP scan, W ~ N(0, {weight_std:g}²): sum-product to tol {tol:g} or {max_iter} iterations, "
+            f"random {n_v}×{n_h} RBM, {backend.dtype}, s") if scan else (
+            f"BP sum-product to convergence (tol {tol:g}), random {n_v}×{n_h} RBM, "
+            f"W ~ N(0, {weight_std:g}²), {backend.dtype}, s")
+    note = f"{last.iterations} iterations, converged: {bool(last.converged.all())}"
+    return [row(name, spread(t["bp"]), "s", threads, note=note if scan else f"{note}; paper: a few seconds in Matlab")]
+
+
+def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), scan=(),
+             scan_max_iter: int = 100) -> list[Row]:
+    """crbm_bp's BP speed claim, both cases: ``small`` = (|v|, |h|, iterations) timed in the three
+    modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads.
+    ``scan``: further weight stds at the large size, once each with at most ``scan_max_iter``
+    iterations (the paper gives no distribution; stronger weights make convergence harder)."""
+    backend = get_backend("numpy", "float32")
+    n_v, n_h, iterations = small
+    rows = []
+    for threads in (1, 2):
+        rows += bench_crbm_bp(backend, rounds, threads, n_v=n_v, n_h=n_h, iterations=iterations)[:4]
+    rows += bp_to_convergence(backend, max(1, rounds // 3), 2, *large)
+    for weight_std in scan:
+        rows += bp_to_convergence(backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter, scan=True)
+    return rows
+
+
+
+def crbm_bp_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``crbm_bp``: :func:`bench_crbm_bp` at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    return [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
