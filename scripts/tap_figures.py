@@ -71,13 +71,17 @@ class FigureConfig(Config):
                                      "three seeds per N_h)", choices=("figure-3", "figure-3-seeds"))
     sweep: str | None = option(None, "the runs' sweep directory (default outputs/experiments/tap/"
                                      "<source>/<scale>)")
-    n_hidden: int | None = option(None, "Figs. 5 and 12: draw the models of exactly this size (default: "
+    n_hidden: int | None = option(None, "Figs. 5 and 12 only: draw the models of exactly this size (default: "
                                         "the paper's, N_h = 100 for Fig. 5 and 500 for Fig. 12, or "
                                         "the nearest size that ran); the file names get -h<N_h>", lo=1)
 
     def name(self, stem: str) -> str:
-        """The results file stem of a figure drawn from this source (and of the size asked for)."""
-        return stem + self.source.removeprefix("figure-3") + (f"-h{self.n_hidden}" if self.n_hidden else "")
+        """The results file stem of a figure drawn from this source."""
+        return stem + self.source.removeprefix("figure-3")
+
+    def sized_name(self, stem: str) -> str:
+        """Figs. 5 and 12: the stem, with -h<N_h> where ``n_hidden`` chose the size."""
+        return self.name(stem) + (f"-h{self.n_hidden}" if self.n_hidden else "")
 
     def size(self, sweep: dict, variant: str, paper_hidden: int) -> tuple[int, list[Path]] | None:
         """The runs (by seed) Figs. 5 and 12 draw for ``variant``: of ``n_hidden`` units exactly when
@@ -209,9 +213,12 @@ def pm(values, digits: int) -> str:
 def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     drawn = [(variant, found) for variant, paper_hidden in FIG5_HIDDEN.items()
              if (found := cfg.size(chosen(sweep, cfg), variant, paper_hidden)) is not None]
-    if not drawn:
+    if not drawn and cfg.n_hidden is not None:
         raise RbmlabError(f"n_hidden: no completed runs with N_h = {cfg.n_hidden} in tap/{cfg.source} "
                           f"(sizes: {_sizes(chosen(sweep, cfg))})")
+    if not drawn:
+        raise RbmlabError(f"variants: none of {cfg.variants} ran in tap/{cfg.source} "
+                          f"(ran: {', '.join(chosen(sweep, FigureConfig()))})")
     for variant, found in drawn:
         n_hidden, seeds = found
         per_seed = [solutions(variant, run, cfg, scale) for run in seeds]
@@ -223,7 +230,7 @@ def figure_5(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
                               + (f", seed {seed_of(seeds[0])} of {len(seeds)}" if len(seeds) > 1 else "")
                               + ")", n_init)
         fig.tight_layout()
-        stem = cfg.name(f"figure-5-{variant}")
+        stem = cfg.sized_name(f"figure-5-{variant}")
         save_png(fig, out / f"{stem}_{scale}.png")
         spread = (f" Mean ± std (ddof=1) over the {len(seeds)} seeds' runs; the plot is the first "
                   "seed's." if len(seeds) > 1 else "")
@@ -411,7 +418,7 @@ def figure_12(sweep: dict, cfg: FigureConfig, out: Path, scale: str) -> None:
     if not rows:
         raise RbmlabError(f"epochs: none of {cfg.epochs} is an evaluated epoch of {seeds[0]}")
     table = pd.DataFrame(rows)
-    stem = cfg.name("figure-12")
+    stem = cfg.sized_name("figure-12")
     atomic_write(out / f"{stem}_{scale}.csv", table.to_csv(index=False))
     columns = ["tap", "tap_logsumexp", "ais", "pseudo", "tap_solutions", "tap_log_z",
                "tap_logsumexp_log_z", "ais_log_z"]
@@ -501,6 +508,8 @@ def main(argv: list[str]) -> None:
              "{smoke|reduced|paper} [key=value ...]")
     try:
         cfg = parse_options(FigureConfig, key_values(argv[2:]), "figure")
+        if cfg.n_hidden is not None and argv[0] not in ("figure-5", "figure-12"):
+            raise RbmlabError(f"n_hidden: only figure-5 and figure-12 take a model size, not {argv[0]}")
         sweep = Path(cfg.sweep or ROOT / "outputs" / "experiments" / "tap" / cfg.source / argv[1])
         out = ROOT / "results" / "tap"
         out.mkdir(parents=True, exist_ok=True)

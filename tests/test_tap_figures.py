@@ -46,7 +46,7 @@ def test_figure_12_scores_every_snapshot_both_ways(tmp_path):
     assert (tmp_path / "figure-12_smoke.png").stat().st_size > 0
 
 
-def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values(tmp_path, monkeypatch):
+def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values(tmp_path, monkeypatch, capsys):
     sweep = tmp_path / "sweep"
     for seed in (0, 1):
         main(["run", "dataset=bars_stripes", "model=rbm", "model.n_hidden=6", "learner=tap",
@@ -85,6 +85,13 @@ def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values
     for figure in (figures.figure_5, figures.figure_12):
         with pytest.raises(RbmlabError, match=r"n_hidden: no completed .*N_h = 7 .*binary 6\)"):
             figure(found, figures.FigureConfig(source="figure-3-seeds", n_hidden=7), tmp_path, "smoke")
+    with pytest.raises(RbmlabError, match=r"^variants: none of \['cbcl'\] ran in tap/figure-3-seeds \(ran: binary\)$"):
+        figures.figure_5(found, figures.FigureConfig(source="figure-3-seeds", variants=["cbcl"]), tmp_path, "smoke")
+    with pytest.raises(SystemExit) as stop:      # the other figures take no size: one line, exit 2
+        figures.main(["figure-6", "smoke", "n_hidden=6"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == ("rbmlab: error: n_hidden: only figure-5 and figure-12 take a model "
+                                       "size, not figure-6\n")
 
 
 def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path, monkeypatch):

@@ -46,7 +46,7 @@ RUN_METRICS = (
 
 def metric_spec(column: str) -> MetricSpec | None:
     """The declaration of a metrics.csv column by the runner or any registered evaluator, or None."""
-    from rbmlab.evaluators import declared_metrics  # noqa: PLC0415 - registry imports evaluators
+    from rbmlab.evaluators import declared_metrics  # noqa: PLC0415 - rbmlab.evaluators imports this module
 
     for spec in RUN_METRICS:
         if spec.name == column:
