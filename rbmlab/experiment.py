@@ -74,6 +74,8 @@ def available() -> list[str]:
 def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
     """The checked spec of ``name``: exactly ``<paper>/<artefact>`` (no path), a file under experiments/,
     merged onto the spec it ``extends``."""
+    from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
+
     parts = name.split("/")
     if len(parts) != 2 or not all(
         part not in ("", ".", "..") and all(c.isascii() and (c.isalnum() or c in "_.-") for c in part)
@@ -102,7 +104,7 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {path}: extends {base!r}: {e}") from None
         spec = _merged(base_spec, spec)
-    _check_report(path, spec.get("report") or {})
+    ReportSpec.parse(spec.get("report") or {}, f"experiment: {path}")   # checked before any run
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:
             raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
@@ -116,13 +118,6 @@ def _merged(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
         both = isinstance(value, dict) and isinstance(base.get(key), dict)
         merged[key] = _merged(base[key], value) if both else value
     return merged
-
-
-def _check_report(path: Path, report: Any) -> None:
-    """The report section's keys, and the values checked before any run (``ReportSpec.parse``)."""
-    from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
-
-    ReportSpec.parse(report, f"experiment: {path}")
 
 
 VARIANT_KEYS = {"overrides", "grid", "seeds", "after", "scales"}
@@ -417,7 +412,7 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str = "resul
             print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep}")
     first = (next(iter(configs.values()))[0] if configs else
              _first_job(*next(iter(sources.items())), scale, extra))
-    report = spec.get("report")
+    report = spec.get("report") or {}
     with ExitStack() as locks:
         for source, sweep in sorted(sweeps.items(), key=lambda item: str(item[1].resolve())):
             locks.enter_context(DirectoryLock.for_sweep(sweep, f"experiment {source}", first.lock_wait))

@@ -36,13 +36,15 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` (a node's successors; a node without an entry has none) as its
+    nodes, the first repeated at the end, or None."""
     state: dict[str, int] = {}
     stack: list[str] = []
 
     def visit(m: str) -> list[str] | None:
         state[m] = 1
         stack.append(m)
-        for n in sorted(graph[m]):
+        for n in sorted(graph.get(m, ())):
             if state.get(n) == 1:
                 return stack[stack.index(n):] + [n]
             if n not in state and (cycle := visit(n)):

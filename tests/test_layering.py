@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 import rbmlab
+from tests.test_architecture import find_cycle, module_name
 
 PACKAGE = Path(rbmlab.__file__).parent
 MAX_TOP_LEVEL_MODULES = 12
@@ -99,11 +100,6 @@ KNOWN_REPORT_MODEL_CODE: dict[tuple[str, str], str] = {
 }
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def node(module: str) -> str:
     """A module's node: its subpackage (rbmlab.models), or itself when it lies in rbmlab/."""
     parts = module.split(".")
@@ -164,28 +160,6 @@ def package_graph(pairs) -> dict[str, set[str]]:
             graph[node(a)].add(node(b))
             graph.setdefault(node(b), set())
     return dict(graph)
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(m: str) -> list[str] | None:
-        state[m] = 1
-        stack.append(m)
-        for n in sorted(graph.get(m, ())):
-            if state.get(n) == 1:
-                return stack[stack.index(n):] + [n]
-            if n not in state and (cycle := visit(n)):
-                return cycle
-        stack.pop()
-        state[m] = 2
-        return None
-
-    for m in sorted(graph):
-        if m not in state and (cycle := visit(m)):
-            return cycle
-    return None
 
 
 def describe(sites, pairs) -> str:
