@@ -75,8 +75,9 @@ GPU_TARGET = "≥ 0.8 (GPU)"
 
 
 def measure_gpu(rounds: int) -> list[Row]:
-    """The Gibbs, AIS and TAP rows with the cupy backend, at a CPU-sized and a GPU-sized batch, and
-    tap Fig. 10's VAMP / TAP time per iteration."""
+    """The Gibbs, AIS and TAP rows with the cupy backend, at a CPU-sized and a GPU-sized batch;
+    tap Fig. 10's VAMP / TAP time per iteration; crbm_bp's loopy BP (Sec. 7: suited to GPUs) beside
+    its elementwise bound, its batched throughput and BP to convergence at 10,000 × 2,000."""
     from rbmlab.bench.rbm import bench_ais, bench_gibbs  # noqa: PLC0415
     from rbmlab.bench.tap import bench_tap, tap_speed  # noqa: PLC0415
 
@@ -84,7 +85,18 @@ def measure_gpu(rounds: int) -> list[Row]:
     return [r for size in GPU_SIZES for r in (bench_gibbs(backend, rounds, None, batch=size, target=GPU_TARGET)
                                               + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET)
                                               + bench_tap(backend, rounds, None, chains=size, target=GPU_TARGET))
-            ] + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy")
+            ] + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy") + crbm_bp_gpu(backend, rounds)
+
+
+def crbm_bp_gpu(backend, rounds: int) -> list[Row]:
+    """crbm_bp's BP rows on the device: the paper's 1000 × 500 case (one instance: launch-bound on
+    a GPU) with the throughput at batch 2,000, the same modes at 10,000 × 2,000 (a GPU-sized
+    instance, beside its elementwise bound), and BP to convergence at that size."""
+    from rbmlab.bench.crbm_bp import bench_crbm_bp, bp_to_convergence  # noqa: PLC0415
+
+    return (bench_crbm_bp(backend, rounds, None, target="", floor_target=GPU_TARGET, batch=2000)
+            + bench_crbm_bp(backend, rounds, None, n_v=10_000, n_h=2_000, target="", floor_target=GPU_TARGET)[:4]
+            + bp_to_convergence(backend, max(1, rounds // 3), None, 10_000, 2_000, 0.01))
 
 
 def resolve(parts: Iterable[str]) -> dict[str, Callable[[int, int], list[Row]]]:
