@@ -15,7 +15,8 @@ from rbmlab.cli import main
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Context
-from rbmlab.evaluators.pmap_log_z import pmp_objectives
+from rbmlab.evaluators.pmap_log_z import perturbed_objectives
+from rbmlab.inference.solvers import SOLVERS
 from rbmlab.inference.max_product import logistic_noise
 from rbmlab.models import ising
 from rbmlab.models.ising import Ising, exact_log_z, lattice_2d, lattice_parameters, to_spins
@@ -84,12 +85,12 @@ def test_pmp_objectives_are_summed_in_float64():
     """On a 200-variable chain (a tree: undamped max-product finds every exact MAP), the float32
     graph's objectives equal those of its float64 copy on the same float32 noise to 1e-9; a float32
     sum of terms this size (|log p̃| ~ 10²) would be off by ~10⁻⁵."""
-    model = chain(200, "01")
-    graph32 = model.factor_graph().map(lambda a: np.asarray(a, dtype=np.float32))
-    graph64 = graph32.map(lambda a: a.astype(np.float64))
+    model32 = chain(200, "01").astype(np.float32)
+    model64 = model32.astype(np.float64)
     noise = logistic_noise(host_rng(3), (8, 200), np.float32)
-    low = pmp_objectives(graph32, noise, 250, damping=1.0)
-    high = pmp_objectives(graph64, noise.astype(np.float64), 250, damping=1.0)
+    pmp = SOLVERS.build(SOLVERS.parse({"name": "max_product", "max_iter": 250, "damping": 1.0}))
+    low, _ = perturbed_objectives(model32, pmp, noise)
+    high, _ = perturbed_objectives(model64, pmp, noise.astype(np.float64))
     assert low.dtype == np.float64 and np.abs(high).min() > 50
     np.testing.assert_allclose(low, high, rtol=0, atol=1e-9)
 

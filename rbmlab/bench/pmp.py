@@ -17,17 +17,20 @@ def pmap_speed(rounds: int, sides=(5, 10), n_samples: int = 100, sweeps: int = 2
     lattice, J = −0.2 per edge in ±1 spins, ``n_samples`` Logistic perturbations, the same for
     both) solved by PMP (``sweeps`` sweeps, damping ½, float32) and by MPLP (to ``tol``, float64,
     numba), interleaved, one BLAS thread; seconds of each and MPLP / PMP per round."""
-    from rbmlab.evaluators.pmap_log_z import mplp_objectives, pmp_objectives  # noqa: PLC0415
+    from rbmlab.evaluators.pmap_log_z import perturbed_objectives  # noqa: PLC0415
     from rbmlab.inference.max_product import logistic_noise  # noqa: PLC0415
+    from rbmlab.inference.solvers import SOLVERS  # noqa: PLC0415
     from rbmlab.models.ising import lattice_2d  # noqa: PLC0415
 
     rows = []
     for side in sides:
-        graph = lattice_2d(side, coupling=-0.2, spins="pm1").factor_graph()
-        noise = logistic_noise(np.random.default_rng(0), (n_samples, graph.n), np.float64)
+        model = lattice_2d(side, coupling=-0.2, spins="pm1")
+        noise = logistic_noise(np.random.default_rng(0), (n_samples, model.n), np.float64)
+        pmp = SOLVERS.build(SOLVERS.parse({"name": "max_product", "max_iter": sweeps}))
+        mplp = SOLVERS.build(SOLVERS.parse({"name": "mplp", "tol": tol}))
         t = timed(get_backend("numpy", "float32"), rounds, 1, {
-            "pmp": lambda: pmp_objectives(graph, noise, sweeps),
-            "mplp": lambda: mplp_objectives(graph, noise, np.random.default_rng(1), tol=tol)})
+            "pmp": lambda: perturbed_objectives(model, pmp, noise),
+            "mplp": lambda: perturbed_objectives(model, mplp, noise, np.random.default_rng(1))})
         what = f"{side}×{side} cyclic lattice, {n_samples} perturbed MAP problems"
         rows += [row(f"PMP, {sweeps} sweeps ({what}), s", spread(t["pmp"]), "s", 1),
                  row(f"MPLP to tol {tol:g} ({what}), s", spread(t["mplp"]), "s", 1),

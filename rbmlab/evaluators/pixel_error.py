@@ -2,13 +2,15 @@
 wrongly predicted output pixels, over all pixels ("All") and over the pixels the corruption
 changed ("Changed"), pooled over the split (Table 1's caption; pooling is our choice).
 
-The prediction comes from the inference the model was trained with (the paper's guideline):
+The prediction is the decoded state of a solver (rbmlab.inference.solvers), by default the
+inference the model was trained with (the paper's guideline); ``inference`` takes a solver's
+name or one of the historic short names:
 
-    mf      mean field, 1[τ^v > 1/2] (CD-k, CD-PercLoss and MLE-MF models)
-    sum     sum-product BP, the marginal mode 1[τ^v > 1/2] (MLE-BP)
-    max     max-product BP, the joint MAP's v (LSSVM)
-    mixed   mixed-product BP, the marginal MAP (MSSVM)
-    none    the input-dependent visible biases alone, 1[b¹ > 0] (the logistic-regression baseline)
+    mf      mean_field: 1[τ^v > 1/2] (CD-k, CD-PercLoss and MLE-MF models)
+    sum     bp_sum: sum-product BP's marginal mode 1[τ^v > 1/2] (MLE-BP)
+    max     bp_max: max-product BP, the joint MAP's v (LSSVM)
+    mixed   bp_mixed: mixed-product BP, the marginal MAP (MSSVM)
+    none    unary: the input-dependent visible biases alone, 1[b¹ > 0] (the logistic-regression baseline)
 
 BP and mean field run to ``tol`` on the budget the model trained with (the paper's matched
 inference: T = 7 + epoch for MLE-BP, MLE-MF and the SSVMs, from Context.inference_iterations)
@@ -27,19 +29,26 @@ from rbmlab.data.corruption import pixel_errors
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
-from rbmlab.inference.matrix_bp import decode, loopy_bp
-from rbmlab.inference.mean_field import mean_field
+from rbmlab.inference.solvers import SOLVERS
 from rbmlab.models.base import Conditional
 from rbmlab.validation import option
 
-INFERENCES = ("mf", "sum", "max", "mixed", "none")
+# the historic values of ``inference`` (in the identities of the runs made with them) -> solvers
+SHORT_NAMES = {"mf": "mean_field", "sum": "bp_sum", "max": "bp_max", "mixed": "bp_mixed", "none": "unary"}
+
+
+def _inference(value, key: str) -> str:
+    if SHORT_NAMES.get(value, value) not in SOLVERS:
+        raise RbmlabError(f"{key}: unknown inference {value!r}; choose one of "
+                          f"{', '.join([*SHORT_NAMES, *SOLVERS.names()])}")
+    return value
 
 
 @dataclass
 class PixelErrorConfig(EvaluatorConfig):
     name: str = option("pixel_error", "evaluator")
-    inference: str = option("sum", "how outputs are predicted: mf | sum | max | mixed (BP) | none "
-                            "(the biases alone)", choices=INFERENCES)
+    inference: str = option("sum", "how outputs are predicted: a solver (rbmlab.inference.solvers) or "
+                                   "mf | sum | max | mixed (BP) | none (the biases alone)", parse=_inference)
     max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1)
     matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one")
     tol: float = option(1e-3, "converged: no message (BP) or mean (MF) moved by more", lo=0)
@@ -48,14 +57,16 @@ class PixelErrorConfig(EvaluatorConfig):
 
 def predict(model, x, inference: str, max_iter: int, tol: float):
     """(predicted outputs (B, |v|), converged (B,) bool) for the input rows ``x``."""
-    b1, b2 = model.conditional_biases(x)
-    if inference == "none":
-        return (b1 > 0).astype(b1.dtype), model.xp.ones(x.shape[0], dtype=bool)
-    if inference == "mf":
-        result = mean_field(model.W, b1, b2, max_iter=max_iter, tol=tol)
-        return (result.tau_v > 0.5).astype(b1.dtype), result.converged
-    result = loopy_bp(model.W, b1, b2, mode=inference, max_iter=max_iter, tol=tol)
-    return decode(result), result.converged
+    beliefs = solver(inference, tol).solve(model, x, max_iter)
+    return beliefs.state, beliefs.converged
+
+
+def solver(inference: str, tol: float):
+    """The solver named by ``inference`` (a short name or a solver's), with ``tol`` where it
+    has one."""
+    name = SHORT_NAMES.get(inference, inference)
+    options = {"tol": tol} if "tol" in SOLVERS.get(name).config_class.__dataclass_fields__ else {}
+    return SOLVERS.build(SOLVERS.parse({"name": name, **options}))
 
 
 class PixelError(Evaluator):
@@ -66,6 +77,12 @@ class PixelError(Evaluator):
                           description="wrong output pixels among those the corruption changed (Changed)"),
                MetricSpec("converged", "%", True, description="instances on which inference converged"))
 
+    def check(self, model_class, sizes):
+        super().check(model_class, sizes)
+        name = SHORT_NAMES.get(self.config.inference, self.config.inference)
+        if not SOLVERS.get(name).supports(model_class):
+            raise RbmlabError(f"evaluator.inference: solver {name} does not run on model {model_class.family}")
+
     def budget(self, inference_iterations: int | None) -> int:
         """Iterations of BP or mean field: the learner's T (``inference_iterations``) when matched
         and it has one, else max_iter."""
@@ -75,6 +92,7 @@ class PixelError(Evaluator):
     def evaluate(self, model, splits, context):
         cfg = self.config
         budget = self.budget(context.inference_iterations)
+        method = solver(cfg.inference, cfg.tol)
         out = {}
         for name, batch in splits.items():
             if batch.targets is None or batch.mask is None:
@@ -83,10 +101,9 @@ class PixelError(Evaluator):
             n = batch.inputs.shape[0] if not cfg.max_examples else min(cfg.max_examples, batch.inputs.shape[0])
             predicted, converged = [], []
             for start in range(0, n, cfg.chunk):
-                p, c = predict(model, batch.inputs[start:min(n, start + cfg.chunk)], cfg.inference,
-                               budget, cfg.tol)
-                predicted.append(to_numpy(p))
-                converged.append(to_numpy(c))
+                beliefs = method.solve(model, batch.inputs[start:min(n, start + cfg.chunk)], budget)
+                predicted.append(to_numpy(beliefs.state))
+                converged.append(to_numpy(beliefs.converged))
             errors = pixel_errors(np.concatenate(predicted), to_numpy(batch.targets[:n]),
                                   to_numpy(batch.mask[:n]))
             out[f"{name}_pixel_error"] = errors["all"]

@@ -34,21 +34,22 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
-from rbmlab.inference.max_product import decode, logistic_noise, max_product
-from rbmlab.inference.mplp import mplp
+from rbmlab.inference.max_product import logistic_noise
+from rbmlab.inference.solvers import SOLVERS
 from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
-from rbmlab.models.factor_graph import DensePairwise
 from rbmlab.models.ising import MAX_ENUMERATION, exact_log_z, to_spins
 from rbmlab.validation import option
 
-SOLVERS = ("pmp", "mplp")
+# the evaluator's solver names (and the options of its own they take) -> rbmlab.inference.solvers
+SOLVER_OPTIONS = {"pmp": ("max_product", {"max_iter": "sweeps", "damping": "damping", "chunk": "chunk"}),
+                  "mplp": ("mplp", {"max_iter": "max_sweeps", "tol": "tol"})}
 
 
 @dataclass
 class PerturbMAPLogZConfig(EvaluatorConfig):
     name: str = option("pmap_log_z", "evaluator")
     solver: str = option("pmp", "MAP solver of each perturbed problem: pmp (parallel damped "
-                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=SOLVERS)
+                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=tuple(SOLVER_OPTIONS))
     n_samples: int = option(100, "perturbations (each one MAP problem)", lo=1, hi=10**6)
     sweeps: int = option(200, "solver=pmp: max-product sweeps from zero messages", lo=1)
     damping: float = option(0.5, "solver=pmp: damping α, m ← m + α (m_new − m); 1 = undamped",
@@ -84,6 +85,12 @@ class PerturbMAPLogZ(Evaluator):
                               f"(enumeration needs n <= {MAX_ENUMERATION}; a larger one must be a "
                               "cyclic side x side lattice)")
 
+    def solver(self):
+        """The MAP solver (rbmlab.inference.solvers) named by ``solver``, with this config's options."""
+        name, options = SOLVER_OPTIONS[self.config.solver]
+        return SOLVERS.build(SOLVERS.parse({"name": name, **{key: getattr(self.config, own)
+                                                             for key, own in options.items()}}))
+
     def evaluate(self, model, splits, context):
         exact = exact_log_z(model)
         if exact is None:
@@ -92,11 +99,7 @@ class PerturbMAPLogZ(Evaluator):
         graph = model.factor_graph()
         _, shift = to_spins(model, "01")     # log Z of the {0, 1} graph = log Z + shift
         noise = to_numpy(logistic_noise(context.rng, (self.config.n_samples, graph.n), graph.unary.dtype))
-        c = self.config
-        if c.solver == "pmp":
-            objective, solved = pmp_objectives(graph, noise, c.sweeps, damping=c.damping, chunk=c.chunk), 1.0
-        else:
-            objective, solved = mplp_objectives(graph, noise, context.rng, tol=c.tol, max_sweeps=c.max_sweeps)
+        objective, solved = perturbed_objectives(model, self.solver(), noise, context.rng)
         error = objective - float(shift) - exact
         metrics = {"pmap_log_z": float(objective.mean()) - float(shift), "exact_log_z": exact,
                    "pmap_log_z_error": float(error.mean()), "pmap_solved": 100.0 * solved}
@@ -113,33 +116,14 @@ class PerturbMAPLogZ(Evaluator):
                 + (f" ± {se:.4f} (s.e.)" if se is not None else ""))
 
 
-def pmp_objectives(graph, noise, sweeps: int, *, damping: float = 0.5, chunk: int = 100) -> np.ndarray:
-    """(B,) perturbed objectives, float64, at PMP's decoded states: the problems ``graph`` with
-    unary log-odds + ``noise`` (B, n, host array), ``chunk`` at a time, ``sweeps`` sweeps each."""
-    xp = namespace(graph.unary)
+def perturbed_objectives(model, solver, noise, rng=None) -> tuple[np.ndarray, float]:
+    """((B,) perturbed objectives, float64, at the solver's decoded states; the share of problems
+    that met its stopping rule): the problems of ``model``'s factor graph with unary log-odds +
+    ``noise`` (B, n, host array; cast to the graph's dtype, which the objective then uses too)."""
+    graph = model.factor_graph()
     host64 = lambda a: to_numpy(a).astype(np.float64)     # noqa: E731
-    exact = graph.map(host64)                             # the objective is summed in float64
-    out = []
-    for start in range(0, noise.shape[0], chunk):
-        eps = xp.asarray(noise[start:start + chunk], dtype=graph.unary.dtype)
-        result = max_product(graph, graph.unary[None, :] + eps, sweeps, damping=damping)
-        x = host64(decode(result.beliefs))
-        out.append((x * host64(eps)).sum(axis=1) + exact.log_unnormalized(x))
-    return np.concatenate(out)
-
-
-def mplp_objectives(graph, noise, rng, *, tol: float = 1e-6, max_sweeps: int = 50_000
-                    ) -> tuple[np.ndarray, float]:
-    """((B,) perturbed objectives at MPLP's decoded states, float64; the share that met ``tol``),
-    for a graph of one dense pairwise group (an Ising model); pair orders from ``rng`` (host)."""
-    groups = graph.groups
-    if len(groups) != 1 or not isinstance(groups[0], DensePairwise):
-        raise RbmlabError("evaluator=pmap_log_z: solver=mplp is written for one dense pairwise "
-                          "factor group (an Ising model)")
-    W = to_numpy(groups[0].W).astype(np.float64)
-    unary = to_numpy(graph.unary).astype(np.float64)
-    host = getattr(rng, "host_keys", rng)    # pair orders on the host (a device run's numpy stream)
-    result = mplp(W, unary[None, :] + noise, host, tol=tol, max_sweeps=max_sweeps)
-    x = (result.beliefs > 0).astype(np.float64)
-    objective = (x * noise).sum(axis=1) + 0.5 * np.einsum("bi,ij,bj->b", x, W, x) + x @ unary
-    return objective, float(result.converged.mean())
+    eps = namespace(graph.unary).asarray(noise, dtype=graph.unary.dtype)
+    beliefs = solver.solve(model, eps, rng=rng)
+    x = host64(beliefs.state)
+    objective = (x * host64(eps)).sum(axis=1) + graph.map(host64).log_unnormalized(x)
+    return objective, float(to_numpy(beliefs.converged).mean())

@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.inference import adatap, tap
+from rbmlab.inference import tap
+from rbmlab.inference.solvers import SOLVERS
+from rbmlab.inference.solvers.base import Beliefs
 from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.models.base import TapForm
 from rbmlab.validation import option
@@ -36,13 +38,21 @@ class TapIterationConfig(LearnerConfig):
         return {"damping": self.damping, "tol": self.tol, "max_iter": self.max_iter}
 
 
+def _tap_solver(value, key: str) -> str:
+    if value not in SOLVERS or TapForm not in SOLVERS.get(value).requires:
+        tap_solvers = [name for name, cls in SOLVERS.items() if TapForm in cls.requires]
+        raise RbmlabError(f"{key}: {value!r} is not a TAP solver; choose one of {', '.join(tap_solvers)}")
+    return value
+
+
 @dataclass
 class TapLearnerConfig(TapIterationConfig):
     name: str = option("tap", "learner")
     persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
                                      "restarting them at the data")
-    inference: str = option("tap", "the negative phase's fixed points: tap (Alg. 1) | adatap (VAMP, "
-                                   "Alg. 3; binary units)", choices=("tap", "adatap"))
+    inference: str = option("tap", "the negative phase's fixed points: a TapForm solver "
+                                   "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; "
+                                   "binary units)", parse=_tap_solver)
     lr_decay: float = option(1.0, "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 "
                                   "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True)
 
@@ -53,10 +63,13 @@ class TapLearner(Learner):
     samples = False   # its negative phase is TAP's fixed points
     requires_hint = "two layers with priors coupled by W: model=rbm or model=grbm"
 
+    def __init__(self, config):
+        super().__init__(config)
+        c = self.config
+        self.solver = SOLVERS.build(SOLVERS.parse({"name": c.inference, **c.solver_options()}))
+
     def initial_model(self, model, pretrained: bool, train=None):
-        if self.config.inference == "adatap" and {model.visible, model.hidden} != {"bernoulli"}:
-            raise RbmlabError(f"learner.inference: adatap is written for Bernoulli units on both "
-                              f"layers; this model has visible={model.visible}, hidden={model.hidden}")
+        self.solver.check(model, "learner.inference")
         return model
 
     def init_state(self, model, train, rng):
@@ -73,13 +86,11 @@ class TapLearner(Learner):
 
     def step(self, model, state, batch, rng):
         cfg, x = self.config, batch.inputs
-        visible, hidden = model.tap_layers()
         start = None
         if cfg.persistent and SOLUTION_KEYS[0] in state:
-            start = tap.Solution(*(state[k] for k in SOLUTION_KEYS), 0, None)
-        solve = adatap.solve if cfg.inference == "adatap" else tap.solve
-        s = solve(model.W, visible, hidden, x, start=start, **cfg.solver_options())
-        grad = tap.gradient(model.W, visible, hidden, x, s)
+            start = Beliefs(None, None, 0, raw=tap.Solution(*(state[k] for k in SOLUTION_KEYS), 0, None))
+        s = self.solver.solve(model, x, init=start).raw
+        grad = tap.gradient(model.W, *model.tap_layers(), x, s)
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
         state = {**state, "tap_iterations": model.xp.asarray(float(s.iterations)),
                  "steps": state["steps"] + 1}

@@ -1,0 +1,58 @@
+"""TAP fixed points (tap paper Alg. 1, rbmlab.inference.tap) and adaTAP's by VAMP (Alg. 3,
+rbmlab.inference.adatap) on a TapForm model: two layers of units with priors coupled by W.
+
+The evidence is the visible magnetisations a^v each solution starts from (K, n_v), e.g. the
+mini-batch in TAP learning (Eqs. 37–38); ``init``, an earlier result, continues its solutions
+instead (persistent chains). The beliefs are the magnetisations (a^v, a^h) of each solution; the
+TAP solutions themselves (with their variances c) are ``raw``, which tap.gradient and
+tap.free_energy read. No log Z per instance: TAP's log Z combines the distinct solutions
+(tap.log_partition)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rbmlab.errors import RbmlabError
+from rbmlab.inference import adatap, tap
+from rbmlab.inference.solvers.base import Beliefs, Solver, SolverConfig
+from rbmlab.models.base import TapForm
+from rbmlab.validation import option
+
+
+@dataclass
+class TapConfig(SolverConfig):
+    name: str = option("tap", "solver")
+    max_iter: int = option(1000, "iterations at most", lo=1)
+    tol: float = option(1e-8, "stop once every solution's mean-square change is below this", lo=0)
+    damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
+
+
+class Tap(Solver):
+    config_class = TapConfig
+    requires = (TapForm,)
+    method = staticmethod(tap.solve)
+
+    def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
+        c = self.config
+        if evidence is None and init is None:
+            raise RbmlabError(f"solver={c.name}: needs the visible states to start from (evidence) or an "
+                              "earlier result (init)")
+        visible, hidden = model.tap_layers()
+        s = self.method(model.W, visible, hidden, evidence, start=None if init is None else init.raw,
+                        damping=c.damping, tol=c.tol, max_iter=self.budget(budget))
+        return Beliefs((s.a_v, s.a_h), s.converged, s.iterations, raw=s)
+
+
+@dataclass
+class AdaTapConfig(TapConfig):
+    name: str = option("adatap", "solver")
+    max_iter: int = option(100, "VAMP iterations at most", lo=1)
+
+
+class AdaTap(Tap):
+    config_class = AdaTapConfig
+    method = staticmethod(adatap.solve)
+
+    def check(self, model, key: str) -> None:
+        if {model.visible, model.hidden} != {"bernoulli"}:
+            raise RbmlabError(f"{key}: adatap is written for Bernoulli units on both layers; this model "
+                              f"has visible={model.visible}, hidden={model.hidden}")
