@@ -144,7 +144,7 @@ def test_variants_on_the_command_line_run_only_those(tmp_path):
 def test_an_experiment_already_run_is_not_rerun_for_keys_it_does_not_have(tmp_path):
     """A gallery's command line (task.rate=0.1 for Table 1's runs) reaches Table 2 too, whose
     occlusion task has no rate: with Table 2's sweep present and no resume=true it is left alone."""
-    from rbmlab.experiment import _resume_requested, _run_if_absent
+    from rbmlab.experiment.sweep import _resume_requested, _run_if_absent
     (tmp_path / "crbm_bp" / "table-2" / "smoke").mkdir(parents=True)
     assert not _run_if_absent("crbm_bp/table-2", ["task.rate=0.1"], "smoke", ["task.rate=0.1"],
                               tmp_path / "results", tmp_path)
@@ -154,22 +154,23 @@ def test_an_experiment_already_run_is_not_rerun_for_keys_it_does_not_have(tmp_pa
 
 def test_a_report_key_the_report_does_not_know_is_a_one_line_error(tmp_path, monkeypatch):
     from rbmlab import experiment
+    import rbmlab.experiment.sweep  # noqa: F401 - experiment.sweep below
     from rbmlab.errors import RbmlabError
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "a.yaml").write_text("report: {metric: test_error, tabel_x: [1]}\n")
     (tmp_path / "p" / "b.yaml").write_text("runs_of: [p/c, p/nope]\n")
     (tmp_path / "p" / "c.yaml").write_text("report: {metric: test_error}\n")
-    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    monkeypatch.setattr(experiment.spec, "EXPERIMENTS_DIR", tmp_path)
     with pytest.raises(RbmlabError, match="unknown report key.s. tabel_x; known: "):
         load_spec("p/a")
     with pytest.raises(RbmlabError, match="unknown experiment 'p/nope'"):
-        experiment._runs_of("p/b", load_spec("p/b"))
+        experiment.sweep._runs_of("p/b", load_spec("p/b"))
     (tmp_path / "p" / "d.yaml").write_text("runs_of: [p/c, p/d]\n")
     with pytest.raises(RbmlabError, match="runs_of must be .* other experiments"):
-        experiment._runs_of("p/d", load_spec("p/d"))
+        experiment.sweep._runs_of("p/d", load_spec("p/d"))
     (tmp_path / "p" / "e.yaml").write_text("runs_of: p/d\n")
     with pytest.raises(RbmlabError, match="runs_of names p/d, which has no runs of its own"):
-        experiment._runs_of("p/e", load_spec("p/e"))
+        experiment.sweep._runs_of("p/e", load_spec("p/e"))
     (tmp_path / "p" / "f.yaml").write_text("report: {metric: x, ratios: [{of: [a, a], to: b}]}\n")
     with pytest.raises(RbmlabError, match="f.yaml: report: ratios entries must be .* each line once"):
         load_spec("p/f")
@@ -191,7 +192,7 @@ def test_an_experiment_that_extends_another_merges_its_keys_onto_that_spec(tmp_p
         "scales: {reduced: {variants: [v], overrides: [e=100]}}\n")
     (tmp_path / "p" / "loop.yaml").write_text("extends: p/loop2\nreport: {metric: m}\n")
     (tmp_path / "p" / "loop2.yaml").write_text("extends: p/loop\n")
-    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    monkeypatch.setattr(experiment.spec, "EXPERIMENTS_DIR", tmp_path)
     spec = load_spec("p/long")
     assert spec["title"] == "long" and spec["overrides"] == ["a=1"] and "extends" not in spec
     assert spec["variants"]["w"] == ["c=1"]                                   # untouched
@@ -259,7 +260,7 @@ def test_an_unknown_bench_part_is_a_one_line_error(tmp_path, monkeypatch):
     from rbmlab.errors import RbmlabError
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "t.yaml").write_text("bench: {part: nope, scales: {smoke: {}}}\n")
-    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    monkeypatch.setattr(experiment.spec, "EXPERIMENTS_DIR", tmp_path)
     with pytest.raises(RbmlabError, match="experiment p/t: bench.part: unknown bench part 'nope'"):
         experiment.run_experiment("p/t", ["scale=smoke"], results_root=tmp_path / "r")
 
@@ -270,7 +271,7 @@ def test_an_option_a_bench_part_does_not_take_is_a_one_line_error(tmp_path, monk
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "t.yaml").write_text(
         "bench: {part: bp_speed, scales: {smoke: {small: [10, 5, 1], sizes: [1]}}}\n")
-    monkeypatch.setattr(experiment, "EXPERIMENTS_DIR", tmp_path)
+    monkeypatch.setattr(experiment.spec, "EXPERIMENTS_DIR", tmp_path)
     with pytest.raises(RbmlabError, match=r"p/t: bench.scales.smoke: unknown option\(s\) sizes of part "
                                           r"bp_speed; known: small, large, scan, scan_max_iter"):
         experiment.run_experiment("p/t", ["scale=smoke"], results_root=tmp_path)

@@ -1,0 +1,145 @@
+"""The ``sweep`` experiment kind: a Hydra multirun of train-then-evaluate jobs (variants × grid ×
+seeds at the tier's settings) into outputs/experiments/<paper>/<artefact>/<scale>/, then the report
+(rbmlab.report) over its runs; with ``runs_of``, the report over other experiments' runs instead
+(they run first when absent), e.g. a table drawn from the runs of a figure."""
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from rbmlab.errors import RbmlabError
+import rbmlab.experiment.spec as spec_file
+from rbmlab.experiment.spec import (_deferred, _only_variants, _parse_argv, _variants,
+                                    load_spec, sweep_overrides)
+
+
+class Sweep:
+    name = "sweep"
+    section = None    # the default kind
+    keys = frozenset({"overrides", "variants", "grid", "seeds", "runs_of", "needs"})
+
+    def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
+            outputs_root: Path | str) -> dict[str, Any]:
+        """Sweep (unless ``report_only=true``) and report; returns make_report's dict.
+
+        Every job's configuration is validated first; then the sweep directory is locked (a second
+        experiment on it gets one line naming the holder) for the sweep and the report."""
+        return run_sweep(name, spec, argv, results_root, outputs_root)
+
+
+def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
+              outputs_root: Path | str) -> dict[str, Any]:
+    """:meth:`Sweep.run`."""
+    from rbmlab.hydra_app import expand_overrides, validate_jobs  # noqa: PLC0415
+    from rbmlab.report import make_report  # noqa: PLC0415
+    from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
+    from rbmlab.run.locking import DirectoryLock  # noqa: PLC0415
+
+    scale, extra, report_only = _parse_argv(argv)
+    paper, artefact = name.split("/", 1)
+    sources = _runs_of(name, spec)
+    sweeps = {source: Path(outputs_root) / source / scale for source in sources}
+    for source, sweep in sweeps.items():
+        if report_only and not sweep.is_dir():
+            raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}")
+    if not report_only:
+        for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
+            _run_if_absent(need, argv, scale, extra, results_root, outputs_root)
+    own = name in sources
+    jobs = (_variants(name, spec, scale, extra, sweeps[name], _only_variants(argv))
+            if own and not report_only else {})
+    deferred = _deferred(spec)
+    configs = {variant: validate_jobs(expand_overrides(overrides)) for variant, overrides in jobs.items()
+               if variant not in deferred}
+    for source, sweep in sweeps.items():
+        if not own and (report_only or not _run_if_absent(source, argv, scale, extra, results_root,
+                                                          outputs_root)):
+            print(f"rbmlab experiment {name}: reporting the runs of {source} in {sweep}")
+    first = (next(iter(configs.values()))[0] if configs else
+             _first_job(*next(iter(sources.items())), scale, extra))
+    report = spec.get("report") or {}
+    with ExitStack() as locks:
+        for source, sweep in sorted(sweeps.items(), key=lambda item: str(item[1].resolve())):
+            locks.enter_context(DirectoryLock.for_sweep(sweep, f"experiment {source}", first.lock_wait))
+        problems = _sweep(name, jobs, {v: len(c) for v, c in configs.items()}, sweeps[name],
+                          first.resume, deferred) if jobs else []
+        roots = sweeps if len(sweeps) > 1 else next(iter(sweeps.values()))
+        variants = {v for source_spec in sources.values() for v in source_spec.get("variants") or []}
+        result = make_report(roots, Path(results_root) / paper, ReportSpec.parse(report, name),
+                             title=f"{spec.get('title', name)} (scale: {scale})",
+                             filename_stem=f"{artefact}_{scale}", variants=sorted(variants))
+    if problems:
+        raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
+                          f"first: {problems[0]}")
+    return result
+
+
+def _first_job(name: str, spec: dict[str, Any], scale: str, extra: list[str]):
+    """The validated RunConfig of the experiment's first job (resume, lock_wait, ...)."""
+    from rbmlab.hydra_app import expand_overrides, validated_run_config  # noqa: PLC0415
+
+    return validated_run_config(expand_overrides(next(iter(_variants(name, spec, scale, extra).values())))[0])
+
+
+def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_dir: Path,
+           resume: bool, deferred: set[str] = frozenset()) -> list[str]:
+    """Run every variant's sweep into ``sweep_dir`` (its lock held); returns what went wrong in
+    failed jobs. Without resume, an earlier sweep there is first moved aside to ``<scale>.<n>``.
+    A ``deferred`` variant's jobs are checked when its turn comes (after the ones it reads)."""
+    from rbmlab.hydra_app import expand_overrides, run_hydra, validate_jobs  # noqa: PLC0415
+    from rbmlab.run.outputs import failed_jobs, move_aside  # noqa: PLC0415
+
+    if sweep_dir.exists() and not resume:
+        kept = move_aside(sweep_dir, f"experiment {name}")
+        print(f"rbmlab experiment {name}: earlier runs moved to {kept}; this sweep starts afresh "
+              f"(resume=true would have continued them in place)")
+    problems: list[str] = []
+    for variant, overrides in jobs.items():
+        print(f"rbmlab experiment {name}: {' '.join(overrides)}")
+        # validated already: straight to Hydra (``rbmlab run -m`` would compose every job again)
+        variant_dir = sweep_dir / variant if variant else sweep_dir
+        if variant in deferred:
+            n_jobs = {**n_jobs, variant: len(validate_jobs(expand_overrides(overrides)))}
+        run_hydra(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"])
+        problems += failed_jobs(variant_dir, n_jobs[variant])
+    return problems
+
+
+def _resume_requested(name: str, scale: str, extra: list[str]) -> bool:
+    """Does the command line (or the experiment's own overrides) ask for resume=true? Read from the
+    overrides themselves: the command line may carry keys that another experiment does not
+    have (task.rate for an occlusion table), which composing its job would refuse."""
+    values = [o.split("=", 1)[1].strip().lower() for o in
+              (*sweep_overrides(load_spec(name), scale, []), *extra) if o.split("=", 1)[0].strip() == "resume"]
+    return bool(values) and values[-1] in ("true", "1", "yes")
+
+
+def _run_if_absent(other: str, argv: list[str], scale: str, extra: list[str],
+                   results_root: Path | str, outputs_root: Path | str) -> bool:
+    """Run experiment ``other`` (whose runs this one reports or starts from) when it has no sweep
+    at ``scale`` yet, or with resume=true; True when it ran."""
+    if (Path(outputs_root) / other / scale).is_dir() and not _resume_requested(other, scale, extra):
+        return False
+    from rbmlab.experiment import run_experiment  # noqa: PLC0415 - any kind, through the package
+
+    run_experiment(other, argv, results_root, outputs_root)
+    return True
+
+
+def _runs_of(name: str, spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{name: spec} of the experiments whose runs ``name`` reports: its ``runs_of``, one name or a
+    list of others (none: {name: spec}, its own runs)."""
+    value = spec.get("runs_of")
+    if value is None:
+        return {name: spec}
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n != name for n in names):
+        raise RbmlabError(f"experiment: {spec_file.EXPERIMENTS_DIR / name}.yaml: runs_of must be <paper>/<artefact> "
+                          f"or a list of them, other experiments (with their own runs), got {value!r}")
+    specs = {other: load_spec(other) for other in dict.fromkeys(names)}   # known, or a one-line error
+    nested = [other for other, other_spec in specs.items() if other_spec.get("runs_of") is not None]
+    if nested:
+        raise RbmlabError(f"experiment: {spec_file.EXPERIMENTS_DIR / name}.yaml: runs_of names {nested[0]}, which "
+                          "has no runs of its own (it reports others')")
+    return specs
