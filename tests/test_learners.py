@@ -208,3 +208,47 @@ def test_sgd_turns_a_handed_over_gradient_into_the_parameters_and_keeps_velociti
         np.testing.assert_array_equal(state["velocity_W"], before["W"])
     else:
         assert new.W is grad["W"]
+
+
+@pytest.mark.parametrize("units", ["bernoulli", "spin"])
+@pytest.mark.parametrize("name", ["cd", "pcd", "sdcp"])
+def test_the_contrastive_learners_train_a_binary_prior_general_rbm_as_the_plain_rbm(name, units):
+    """tap's general RBM (Eq. 9) with a binary visible prior is an RBM: from the same parameters
+    and random streams, five steps of CD, PCD and S-DCP give it exactly the plain RBM's
+    parameters (the shared maths: rbmlab.models.rbm.BinaryLayers)."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.grbm import GRBM
+    from rbmlab.models.rbm import RBM
+    rng = np.random.default_rng(0)
+    W, b_v, b_h = 0.3 * rng.standard_normal((6, 4)), rng.standard_normal(6), rng.standard_normal(4)
+    x = (rng.random((20, 6)) < 0.5).astype(np.float64)
+    if units == "spin":
+        x = 2 * x - 1
+    trained = []
+    for model in (RBM(W, b_v, b_h, visible=units), GRBM(W, b_v, b_h, np.zeros((0, 6)), visible=units)):
+        learner = LEARNERS.build(LEARNERS.parse({"name": name, "lr": 0.1, "batch_size": 10}))
+        learner.check(type(model))
+        state, draws = learner.init_state(model, Batch(x), np.random.default_rng(1)), np.random.default_rng(2)
+        for i in range(5):
+            model, state = learner.step(model, state, Batch(x[10 * (i % 2):10 * (i % 2) + 10]), draws)
+        trained.append(model)
+    rbm, grbm = trained
+    assert isinstance(grbm, GRBM) and grbm.v_theta.shape == (0, 6)
+    assert not np.array_equal(rbm.W, W)
+    for key in ("W", "b_v", "b_h"):
+        np.testing.assert_array_equal(getattr(grbm, key), getattr(rbm, key))
+
+
+def test_a_real_valued_prior_general_rbm_refuses_block_gibbs_in_one_line():
+    from rbmlab.data.batch import Batch
+    from rbmlab.errors import RbmlabError
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.grbm import GRBM
+    rng = np.random.default_rng(3)
+    model = GRBM(0.1 * rng.standard_normal((5, 3)), np.zeros(5), np.zeros(3), np.ones((1, 5)),
+                 visible="truncated_gaussian")
+    learner = LEARNERS.build(LEARNERS.parse({"name": "cd", "lr": 0.1, "batch_size": 4}))
+    x = rng.random((4, 5))
+    with pytest.raises(RbmlabError, match=r"^model.visible_prior: truncated_gaussian units have no binary unit type"):
+        learner.step(model, learner.init_state(model, Batch(x), rng), Batch(x), rng)

@@ -6,7 +6,9 @@ with P̃(x; U, θ) = e^{Ux} base(x; θ) (rbmlab.units.prior): the fields U are t
 and θ the visible prior's own parameters, stacked as ``v_theta`` (..., k, n_visible) in the
 order of ``prior.params`` (k = 0 for binary visible units, whose GRBM is the plain RBM). The
 binary hidden units can be summed out, so the clamped data term is exact (Eq. 11); log Z is
-estimated by TAP (rbmlab.inference.tap). Priors are initialised from the training data
+estimated by TAP (rbmlab.inference.tap). With a binary visible prior (bernoulli or spin) it is an
+RBM, and the RBM's maths (rbmlab.models.rbm.BinaryLayers) let CD, PCD, S-DCP, block Gibbs, AIS
+and enumeration run on it with the same numbers. Priors are initialised from the training data
 (Alg. 2's θ⁽⁰⁾ ← X: each prior's ``init_params``), W ~ N(0, weight_std²) (σ ≈ 1e-3, §VII.3).
 """
 from __future__ import annotations
@@ -18,8 +20,9 @@ import numpy as np
 
 from rbmlab.errors import RbmlabError
 from rbmlab.inference.tap import Layer, clamped_log_density
-from rbmlab.models.base import ModelConfig, TwoLayerModel
-from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior
+from rbmlab.models.base import ModelConfig
+from rbmlab.models.rbm import BinaryLayers
+from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior, unit_type
 from rbmlab.validation import option
 
 
@@ -35,7 +38,7 @@ class GRBMConfig(ModelConfig):
 
 
 @dataclass(frozen=True)
-class GRBM(TwoLayerModel):
+class GRBM(BinaryLayers):
     W: Any        # (..., n_visible, n_hidden)
     b_v: Any      # (..., n_visible): visible fields U^v
     b_h: Any      # (..., n_hidden): hidden fields U^h
@@ -48,7 +51,30 @@ class GRBM(TwoLayerModel):
     family: ClassVar[str] = "grbm"
     config_class: ClassVar[type] = GRBMConfig
     CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_prior": "visible", "hidden_prior": "hidden"}
-    default_sampler: ClassVar[None] = None
+    default_sampler: ClassVar[str] = "block_gibbs"   # binary priors (BinaryLayers); TAP needs none
+
+    @property
+    def visible_units(self):
+        """The visible unit type when the prior is a binary one: then this is an RBM, and block
+        Gibbs, CD, PCD, S-DCP and enumeration run on it (BinaryLayers); otherwise one line."""
+        if self.visible not in UNIT_TYPES:
+            raise RbmlabError(f"model.visible_prior: {self.visible} units have no binary unit type: sampling, "
+                              "the contrastive learners and enumeration need bernoulli or spin "
+                              "(real-valued priors train with learner=tap)")
+        return unit_type(self.visible)
+
+    def statistics_given(self, v, p):
+        return {**super().statistics_given(v, p), "v_theta": self._no_prior_statistics()}
+
+    def contrast(self, v_pos, p_pos, v_neg, p_neg):
+        return {**super().contrast(v_pos, p_pos, v_neg, p_neg), "v_theta": self._no_prior_statistics()}
+
+    def _no_prior_statistics(self):
+        """A binary prior has no parameters of its own (v_theta is (..., 0, n_visible)): their
+        statistics are empty. The moment statistics of a real prior's θ are TAP's (Eq. 42)."""
+        if self.v_theta.shape[-2]:
+            self.visible_units   # the one-line error of a real-valued prior
+        return self.xp.zeros_like(self.v_theta)
 
     def tap_layers(self):
         theta = self.v_theta if self.v_theta.shape[-2] else None

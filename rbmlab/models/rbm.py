@@ -49,8 +49,74 @@ def _row(x):
     return x[..., None, :]
 
 
+class BinaryLayers(TwoLayerModel):
+    """Two layers of binary units (unit types of rbmlab.units: {0, 1} or ±1) coupled only by W,
+    with fields b_v, b_h: the conditionals, the Rao-Blackwellised gradient statistics and log Z by
+    enumeration that CD, PCD, S-DCP, block Gibbs and AIS are written for (Bipartite,
+    GradientStatistics, Enumerable). The RBM is this and nothing else; the general RBM (tap's
+    Eq. 9) is this when both its priors are binary unit types, so the same learners train it."""
+
+    @property
+    def visible_units(self):
+        return unit_type(self.visible)
+
+    @property
+    def hidden_units(self):
+        return unit_type(self.hidden)
+
+    # ------------------------------------------------------------ conditionals
+    def hidden_logits(self, v):
+        return hidden_logits(self, v)
+
+    def visible_logits(self, h):
+        return visible_logits(self, h)
+
+    def hidden_probs(self, v):
+        """E[h | v] (p(h = 1 | v) for Bernoulli hidden units)."""
+        return hidden_probs(self, v)
+
+    def visible_probs(self, h):
+        return visible_probs(self, h)
+
+    def reconstruct(self, v):
+        """Mean-field reconstruction E[v | h = E[h | v]]."""
+        return visible_probs(self, hidden_probs(self, v))
+
+    def statistics(self, v) -> dict[str, Any]:
+        """Rao-Blackwellised batch averages (vᵀE[h|v]/B, mean v, mean E[h|v]) (dcp eq. 6)."""
+        return self.statistics_given(v, hidden_probs(self, v))
+
+    def statistics_given(self, v, p) -> dict[str, Any]:
+        """:meth:`statistics` with E[h|v] = ``p`` already formed (scaled in place)."""
+        mean_p = p.mean(axis=-2)
+        p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
+        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v.mean(axis=-2), "b_h": mean_p}
+
+    def contrast(self, v_pos, p_pos, v_neg, p_neg) -> dict[str, Any]:
+        """statistics(v_pos) − statistics(v_neg) given E[h|v] of both (``p_pos``, ``p_neg``, which
+        are scaled in place): the W term as one product [v_pos; v_neg]ᵀ [p_pos/B; −p_neg/B′]
+        (dcp eq. 6), so that neither phase's (m, n) statistics nor their difference is formed."""
+        xp = self.xp
+        mean_pos, mean_neg = p_pos.mean(axis=-2), p_neg.mean(axis=-2)
+        p_pos *= 1.0 / v_pos.shape[-2]
+        p_neg *= -1.0 / v_neg.shape[-2]
+        v = xp.concatenate([v_pos, v_neg], axis=-2)
+        p = xp.concatenate([p_pos, p_neg], axis=-2)
+        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v_pos.mean(axis=-2) - v_neg.mean(axis=-2),
+                "b_h": mean_pos - mean_neg}
+
+    @classmethod
+    def enumeration_size(cls, sizes: dict[str, int]) -> int:
+        return min(sizes["n_visible"], sizes["n_hidden"])
+
+    def exact_log_partition(self, chunk_size: int = 4096) -> float:
+        """log Z by enumerating the smaller layer (Enumerable)."""
+        return log_partition(self, chunk_size)
+
+
+
 @dataclass(frozen=True)
-class RBM(TwoLayerModel):
+class RBM(BinaryLayers):
     W: Any    # (..., n_visible, n_hidden)
     b_v: Any  # (..., n_visible)
     b_h: Any  # (..., n_hidden)
@@ -64,20 +130,16 @@ class RBM(TwoLayerModel):
     CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_units": "visible", "hidden_units": "hidden"}
     default_sampler: ClassVar[str] = "block_gibbs"
 
-    @property
-    def visible_units(self):
-        return unit_type(self.visible)
-
-    @property
-    def hidden_units(self):
-        return unit_type(self.hidden)
-
     def factor_graph(self):
         """The bipartite factor graph of a {0, 1} RBM: variables v (first n_visible), then h."""
         if self.visible != "bernoulli" or self.hidden != "bernoulli":
             raise RbmlabError(f"rbm: a factor graph needs bernoulli units on both layers, got "
                               f"visible={self.visible}, hidden={self.hidden}")
         return from_rbm(self.W, self.b_v, self.b_h)
+
+    def log_unnormalized(self, v):
+        """−F(v) per row (LogProbability)."""
+        return -free_energy(self, v)
 
     def from_binary(self, x):
         """The visible part of {0, 1} states of (v, h)."""
@@ -115,61 +177,6 @@ class RBM(TwoLayerModel):
                                   f"known: {', '.join(UNIT_NAMES)}")
         return cls(W, b_v, b_h, visible=settings.get("visible", "bernoulli"),
                    hidden=settings.get("hidden", "bernoulli"))
-
-    # ------------------------------------------------------------ conditionals
-    def hidden_logits(self, v):
-        return hidden_logits(self, v)
-
-    def visible_logits(self, h):
-        return visible_logits(self, h)
-
-    def hidden_probs(self, v):
-        """E[h | v] (p(h = 1 | v) for Bernoulli hidden units)."""
-        return hidden_probs(self, v)
-
-    def visible_probs(self, h):
-        return visible_probs(self, h)
-
-    def reconstruct(self, v):
-        """Mean-field reconstruction E[v | h = E[h | v]]."""
-        return visible_probs(self, hidden_probs(self, v))
-
-    # ------------------------------------------------------------ capabilities
-    def log_unnormalized(self, v):
-        """−F(v) per row (LogProbability)."""
-        return -free_energy(self, v)
-
-    def statistics(self, v) -> dict[str, Any]:
-        """Rao-Blackwellised batch averages (vᵀE[h|v]/B, mean v, mean E[h|v]) (dcp eq. 6)."""
-        return self.statistics_given(v, hidden_probs(self, v))
-
-    def statistics_given(self, v, p) -> dict[str, Any]:
-        """:meth:`statistics` with E[h|v] = ``p`` already formed (scaled in place)."""
-        mean_p = p.mean(axis=-2)
-        p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
-        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v.mean(axis=-2), "b_h": mean_p}
-
-    def contrast(self, v_pos, p_pos, v_neg, p_neg) -> dict[str, Any]:
-        """statistics(v_pos) − statistics(v_neg) given E[h|v] of both (``p_pos``, ``p_neg``, which
-        are scaled in place): the W term as one product [v_pos; v_neg]ᵀ [p_pos/B; −p_neg/B′]
-        (dcp eq. 6), so that neither phase's (m, n) statistics nor their difference is formed."""
-        xp = self.xp
-        mean_pos, mean_neg = p_pos.mean(axis=-2), p_neg.mean(axis=-2)
-        p_pos *= 1.0 / v_pos.shape[-2]
-        p_neg *= -1.0 / v_neg.shape[-2]
-        v = xp.concatenate([v_pos, v_neg], axis=-2)
-        p = xp.concatenate([p_pos, p_neg], axis=-2)
-        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v_pos.mean(axis=-2) - v_neg.mean(axis=-2),
-                "b_h": mean_pos - mean_neg}
-
-    @classmethod
-    def enumeration_size(cls, sizes: dict[str, int]) -> int:
-        return min(sizes["n_visible"], sizes["n_hidden"])
-
-    def exact_log_partition(self, chunk_size: int = 4096) -> float:
-        """log Z by enumerating the smaller layer (Enumerable)."""
-        return log_partition(self, chunk_size)
-
 
 # ----------------------------------------------------------------- functions
 def base_rate_bias(data_mean, clip: float = 1e-3):
