@@ -50,12 +50,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # (importing module, imported module) -> why it is still there and what removes it.
 KNOWN_INVERSIONS: dict[tuple[str, str], str] = {
-    # `from rbmlab.inference.tap import Layer` (module level; grbm.py also `clamped_log_density`):
-    # the families build their TAP view from the TAP layer maths, which live in inference/. Goes
-    # when the unit layers own their TAP maths in units/ (issue 32, the layered Boltzmann family).
-    ("rbmlab.models.rbm", "rbmlab.inference.tap"): "TAP Layer lives in inference/, not units/",
-    ("rbmlab.models.grbm", "rbmlab.inference.tap"): "TAP Layer lives in inference/, not units/",
-    ("rbmlab.models.dbm", "rbmlab.inference.tap"): "TAP Layer lives in inference/, not units/",
     # `from rbmlab.inference.transfer_matrix import lattice_log_partition` (in ising.log_partition):
     # a cyclic lattice's exact log Z. Goes when inference builds its own view of a model instead of
     # the family calling the solver (issue 32, one interface for deterministic inference).

@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rbmlab.errors import RbmlabError
-from rbmlab.inference.tap import Layer
 from rbmlab.models.base import Model, ModelConfig
 from rbmlab.units import Bernoulli
+from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
 SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")   # n_0 … n_3 (n_3 = 0: L = 2)

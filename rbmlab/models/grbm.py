@@ -19,10 +19,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rbmlab.errors import RbmlabError
-from rbmlab.inference.tap import Layer, clamped_log_density
 from rbmlab.models.base import ModelConfig
 from rbmlab.models.rbm import BinaryLayers
 from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior, unit_type
+from rbmlab.units.layer import Layer, clamped_log_density
 from rbmlab.validation import option
 
 

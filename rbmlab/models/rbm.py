@@ -21,10 +21,10 @@ import numpy as np
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
-from rbmlab.inference.tap import Layer
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
+from rbmlab.units.layer import Layer
 from rbmlab.validation import option
 
 UNIT_NAMES = tuple(UNIT_TYPES)
