@@ -50,11 +50,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # (importing module, imported module) -> why it is still there and what removes it.
 KNOWN_INVERSIONS: dict[tuple[str, str], str] = {
-    # `from rbmlab.inference.transfer_matrix import lattice_log_partition` (in ising.log_partition):
-    # a cyclic lattice's exact log Z. Goes when inference builds its own view of a model instead of
-    # the family calling the solver (issue 32, one interface for deterministic inference).
-    ("rbmlab.models.ising", "rbmlab.inference.transfer_matrix"):
-        "the family calls an exact solver for its own log Z",
     # pmp Sec. 5.6's deconvolution is an application inside inference/: `from rbmlab.run.fileio
     # import atomic_write_all, write_error` (module level), `from rbmlab.data import load_dataset`,
     # `from rbmlab.data.deconvolution import truth_arrays`, `from rbmlab.report.deconvolution import

@@ -1,9 +1,9 @@
-"""Exact log Z of the cyclic 2D lattice (rbmlab.inference.transfer_matrix) against enumeration."""
+"""Exact log Z of the cyclic 2D lattice (rbmlab.models.transfer_matrix) against enumeration."""
 from __future__ import annotations
 
 import pytest
 
-from rbmlab.inference.transfer_matrix import lattice_log_partition
+from rbmlab.models.transfer_matrix import lattice_log_partition
 from rbmlab.models.ising import lattice_2d
 
 

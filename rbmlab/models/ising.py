@@ -495,13 +495,13 @@ def lattice_parameters(model: Ising, rtol: float = 1e-6) -> tuple[int, float, fl
 
 def exact_log_z(model: Ising) -> float | None:
     """log Z of a single model: by enumeration (n ≤ 25), else by the column transfer matrix when it
-    is a cyclic lattice (:func:`lattice_parameters`; rbmlab.inference.transfer_matrix), else None."""
+    is a cyclic lattice (:func:`lattice_parameters`; rbmlab.models.transfer_matrix), else None."""
     if model.n <= MAX_ENUMERATION:
         return float(model.exact_log_partition())
     lattice = lattice_parameters(model)
     if lattice is None:
         return None
-    from rbmlab.inference.transfer_matrix import lattice_log_partition  # noqa: PLC0415
+    from rbmlab.models.transfer_matrix import lattice_log_partition  # noqa: PLC0415
 
     _, shift = to_spins(model, "pm1")            # log Z(±1 form) = log Z + shift
     side, coupling, field = lattice
