@@ -101,3 +101,27 @@ def tap_bernoulli_step_(p, q, field, a, c, damping: float):
     s = cupy.empty_like(a)
     _tap_bernoulli(p, q, field, a.dtype.type(damping), a, c, s)
     return s.sum(axis=-1)
+
+
+# One direction of loopy BP's messages in log-odds form (crbm_bp Alg. 1, Eqs. 13–14; the numpy
+# passes of rbmlab.inference.matrix_bp): the sender's cavity c = η − m, the message g(w, c), and
+# the damped mix with the old message, new = (1 − d) g + d old. Sum-product takes e^w − 1.
+_bp_sum_message = cupy.ElementwiseKernel(
+    "T expm1_w, T eta, T m, T old, T damping", "T out",
+    "const T g = log1p(expm1_w / (T(1) + exp(m - eta)));"
+    "out = (T(1) - damping) * g + damping * old;",
+    "rbmlab_bp_sum_message")
+_bp_max_message = cupy.ElementwiseKernel(
+    "T w, T eta, T m, T old, T damping", "T out",
+    "const T c = eta - m;"
+    "const T g = max(w + c, T(0)) - max(c, T(0));"
+    "out = (T(1) - damping) * g + damping * old;",
+    "rbmlab_bp_max_message")
+
+
+def bp_messages(mode: str, weights, eta, m, old, damping: float):
+    """The damped messages of one BP direction in one pass: ``weights`` is W (max-product) or
+    e^W − 1 (sum-product), ``eta`` the senders' log-odds (broadcast along the edges), ``m`` the
+    messages they received on each edge, ``old`` the previous messages of this direction."""
+    kernel = _bp_max_message if mode == "max" else _bp_sum_message
+    return kernel(weights, eta, m, old, m.dtype.type(damping))

@@ -105,18 +105,14 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
     done = _Finished(shape[0], xp)
     t = 0
     for t in range(1, max_iter + 1):
-        # h → v (Eq. 13): cavity of h_j without v_i's message
-        cavity = eta_h - K
-        L_new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
-        L_new = _damped(L_new, L, damping)
+        # h → v (Eq. 13): from the cavity of h_j without v_i's message
+        L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping)
         eta_v = b_v + L_new.sum(axis=2, keepdims=True)    # Eq. 16
         # v → h (Eq. 14, or Eq. 15 for mixed-product)
         if mode == "mixed":
-            K_new = W * (eta_v > 0).astype(W.dtype)
+            K_new = _damped(W * (eta_v > 0).astype(W.dtype), K, damping)
         else:
-            cavity = eta_v - L_new
-            K_new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
-        K_new = _damped(K_new, K, damping)
+            K_new = _messages(mode, W, expm1_w, eta_v, L_new, K, damping)
         eta_h = b_h + K_new.sum(axis=1, keepdims=True)    # Eq. 17
         converged = None
         if tol is not None:
@@ -165,6 +161,20 @@ class _Finished:
         converged = xp.ones(self.n, dtype=bool)
         converged[self.rows] = False
         return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, converged, iterations)
+
+
+def _messages(mode: str, W, expm1_w, eta, received, old, damping: float):
+    """One direction's damped messages g(W, η − received) on every edge (Eqs. 13–14): the
+    senders' log-odds ``eta`` less the message each received on the edge is its cavity. On cupy
+    one fused kernel (rbmlab.backend.cupy_kernels.bp_messages) instead of six passes."""
+    xp = namespace(received)
+    if xp.__name__ == "cupy":
+        from rbmlab.backend import cupy_kernels  # noqa: PLC0415
+
+        return cupy_kernels.bp_messages(mode, W if mode == "max" else expm1_w, eta, received, old, damping)
+    cavity = eta - received
+    new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
+    return _damped(new, old, damping)
 
 
 def _damped(new, old, damping: float):
