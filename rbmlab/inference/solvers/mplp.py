@@ -12,7 +12,7 @@ from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.inference.mplp import mplp
 from rbmlab.inference.solvers.base import Beliefs, Solver, SolverConfig
-from rbmlab.models.base import FactorGraphForm
+from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
 from rbmlab.models.factor_graph import DensePairwise
 from rbmlab.validation import option
 
@@ -26,7 +26,7 @@ class MPLPConfig(SolverConfig):
 
 class MPLP(Solver):
     config_class = MPLPConfig
-    requires = (FactorGraphForm,)
+    requires = (FactorGraphForm, PairwiseCouplings)   # a dense pairwise model (an Ising model)
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         graph = model.factor_graph()
