@@ -3,7 +3,11 @@ resume continues, so a refactor of the configuration must leave it as it is. The
 were recorded from the code before options declared their identity-neutral values themselves."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from rbmlab.hydra_app import validated_run_config
+from rbmlab.validation import Config, identity_neutral, option, parse_options, to_plain, without_neutral
 
 CRBM = ["model=crbm", "dataset=mnist", "task=flip", "evaluator=pixel_error", "learner=logistic",
         "evaluator.inference=none"]
@@ -95,3 +99,32 @@ def test_identity_neutral_options_keep_the_recorded_hashes():
 def test_every_components_defaults_keep_the_recorded_hashes():
     got = {override: validated_run_config([override]).hash() for override in COMPONENT_DEFAULTS}
     assert got == COMPONENT_DEFAULTS
+
+
+@dataclass
+class Inner(Config):
+    name: str = option("inner", "component")
+    step: str = option("sweep", "added later; sweep is what older runs did", neutral="sweep")
+
+
+@dataclass
+class Outer(Config):
+    matched: bool = option(True, "added later, its default not what older runs did", neutral=False)
+    digits: list[int] | None = option(None, "added later; null is what older runs did", neutral=None)
+    limit: int | None = option(None, "null is a value like any other here")
+    inner: Any = option({"name": "inner"}, "a nested component",
+                        parse=lambda value, key: parse_options(Inner, value, key))
+
+
+def test_an_option_is_left_out_at_its_neutral_value_whatever_its_default():
+    """As pixel_error's matched (default true, neutral false): the key goes at the neutral value
+    only. neutral=None makes null neutral; an option declared without neutral is always kept."""
+    def identity(**given):
+        config = Outer(**given)
+        return without_neutral(to_plain(config), config)
+
+    assert identity() == {"matched": True, "limit": None, "inner": {"name": "inner"}}
+    assert identity(matched=False, digits=[1], limit=3, inner={"step": "site"}) == {
+        "digits": [1], "limit": 3, "inner": {"name": "inner", "step": "site"}}
+    assert identity_neutral(Outer) == {"matched": False, "digits": None}
+    assert identity_neutral(Inner()) == {"step": "sweep"}
