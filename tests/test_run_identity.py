@@ -6,7 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rbmlab.config import TrainConfig
+from rbmlab.data.registry import SPECS
+from rbmlab.data.tasks import TASKS
+from rbmlab.evaluators import EVALUATORS
 from rbmlab.hydra_app import validated_run_config
+from rbmlab.inference import INFERENCE
+from rbmlab.inference.solvers import SOLVERS
+from rbmlab.learners import LEARNERS
+from rbmlab.models import MODELS
+from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.validation import Config, identity_neutral, option, parse_options, to_plain, without_neutral
 
 CRBM = ["model=crbm", "dataset=mnist", "task=flip", "evaluator=pixel_error", "learner=logistic",
@@ -128,3 +137,21 @@ def test_an_option_is_left_out_at_its_neutral_value_whatever_its_default():
         "digits": [1], "limit": 3, "inner": {"name": "inner", "step": "site"}}
     assert identity_neutral(Outer) == {"matched": False, "digits": None}
     assert identity_neutral(Inner()) == {"step": "sweep"}
+
+
+def declared_neutral():
+    """(group, config class, key, neutral value) of every option declared identity-neutral."""
+    groups = {"train": [TrainConfig], "dataset": [spec.options for spec in SPECS.values()]}
+    for registry in (MODELS, LEARNERS, EVALUATORS, OPTIMIZERS, INFERENCE, SOLVERS, TASKS):
+        groups[registry.kind] = [component.config_class for _, component in registry.items()]
+    return [(group, cls, key, value) for group, classes in groups.items() for cls in dict.fromkeys(classes)
+            for key, value in identity_neutral(cls).items()]
+
+
+def test_every_identity_neutral_value_is_one_its_option_accepts():
+    """A neutral value is what older runs did, so it must be a valid setting; it may differ from
+    the option's default."""
+    found = declared_neutral()
+    assert ("evaluator", EVALUATORS.get("pixel_error").config_class, "matched", False) in found
+    for group, cls, key, value in found:
+        assert getattr(parse_options(cls, {key: value}, group), key) == value, (group, cls.__name__, key)
