@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.errors import RbmlabError
-from rbmlab.validation import Config, invalid, option, parse_options, to_plain
+from rbmlab.validation import Config, invalid, option, parse_options, to_plain, without_neutral
 
 
 def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -54,11 +54,11 @@ class TrainConfig(Config):
     stop_rule: str = option("none", "early stopping during training: none (run train.epochs), gap "
                             "(the train − valid gap rule at each evaluation point), valid "
                             "(train.stop_metric not improved for train.patience points)",
-                            choices=STOP_RULES)
+                            choices=STOP_RULES, neutral="none")
     stop_metric: str | None = option(None, "stop_rule=valid: the metrics.csv column it watches, "
-                                     "e.g. valid_pixel_error or valid_log_likelihood")
+                                     "e.g. valid_pixel_error or valid_log_likelihood", neutral=None)
     patience: int = option(5, "stop_rule=valid: evaluation points without improvement before "
-                           "training stops", lo=1)
+                           "training stops", lo=1, neutral=5)
 
     def check(self) -> None:
         if self.stop_rule != "valid":       # the options only stop_rule=valid reads
@@ -95,33 +95,6 @@ class BackendConfig(Config):
             raise invalid("name", str(e).split(": ", 1)[-1]) from None
 
 
-# Options added after runs existed: at the value that does what those runs did, a key is left out
-# of the run's identity, so their hashes (and resume) still hold.
-IDENTITY_NEUTRAL = {
-    ("evaluator", "matched"): False,           # pixel_error before matched inference
-    ("learner", "optimizer", "l1"): 0.0,       # sgd and adam before their L1 penalty
-    ("learner", "optimizer", "interaction_lr_scale"): 1.0,   # adam before its W, J step scale
-    ("model", "hidden_bias"): "zero",          # rbm before hidden_bias=normal
-    ("dataset", "digits"): None,               # mnist before the label filter
-    ("dataset", "contours"): False,            # mnist before the contour images
-    ("learner", "sampler", "step"): "sweep",   # gibbs and gwg before single-site steps
-    ("evaluator", "sampler", "step"): "sweep",
-    ("learner", "chain_init"): "data",          # pcd before uniform chain starts
-    ("learner", "optimizer", "momentum_on"): "all",   # sgd before momentum on W, J only
-    ("train", "stop_rule"): "none",            # runs before early stopping during training
-    ("train", "stop_metric"): None,
-    ("train", "patience"): 5,
-    ("learner", "step"): "whole",              # frank_wolfe before its line-searched step
-    ("learner", "step_points"): 13,
-}
-
-
-def identity_neutral(section: str) -> dict[str, Any]:
-    """The identity-neutral values of one config section's own keys (a config saved before such
-    an option existed did what this value does)."""
-    return {path[1]: value for path, value in IDENTITY_NEUTRAL.items() if path[0] == section and len(path) == 2}
-
-
 @dataclass
 class RunConfig:
     seed: int
@@ -139,7 +112,10 @@ class RunConfig:
     task: Any = None          # rbmlab.data.tasks: none (the splits as they are), flip, occlude
 
     def hash(self) -> str:
-        """Identity of the run's settings (all but how the run is started and progress bars)."""
+        """Identity of the run's settings (all but how the run is started and progress bars). An
+        option at its declared identity-neutral value is left out: runs from before it keep theirs."""
+        from rbmlab.data.registry import get_spec  # noqa: PLC0415
+
         d = to_plain(self)
         for key in ("resume", "overwrite", "lock_wait"):
             d.pop(key, None)
@@ -147,12 +123,8 @@ class RunConfig:
             d.pop("task", None)
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
-        for (*path, key), neutral in IDENTITY_NEUTRAL.items():
-            node = d
-            for part in path:
-                node = node.get(part) if isinstance(node, dict) else None
-            if isinstance(node, dict) and key in node and node[key] == neutral:
-                node.pop(key)
+        d = without_neutral(d, self)
+        d["dataset"] = without_neutral(d["dataset"], get_spec(self.dataset["name"]).options)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 

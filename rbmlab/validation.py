@@ -1,12 +1,13 @@
 """One validation system for every configuration: declarative fields checked at the edge.
 
 A configuration is a dataclass whose fields are declared with :func:`option` (default, one-line
-doc, and optionally choices, a range, or a nested component parser). :func:`parse_options`
-builds one from user input: unknown keys, wrong types, non-finite numbers and out-of-range values
-become a one-line ``RbmlabError("<prefix>.<key>: <problem>")``. Cross-field rules go in
-``check()`` and raise :func:`invalid` with the key relative to the configuration; the
-parser prefixes it. Dataset options, model, learner, optimizer, evaluator, train and backend
-configurations all use this module.
+doc, and optionally choices, a range, a nested component parser, or an identity-neutral value, at
+which runs from before the option keep their hash). :func:`parse_options` builds one from user
+input: unknown keys, wrong types, non-finite numbers and out-of-range values become a one-line
+``RbmlabError("<prefix>.<key>: <problem>")``. Cross-field rules go in ``check()`` and raise
+:func:`invalid` with the key relative to the configuration; the parser prefixes it. Dataset
+options, model, learner, optimizer, evaluator, train and backend configurations all use this
+module.
 """
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ def invalid(key: str, message: str) -> InvalidOption:
     return InvalidOption(key, message)
 
 
+NO_NEUTRAL: Any = object()   # option()'s "no identity-neutral value", distinct from neutral=None
+
+
 def option(
     default: Any,
     doc: str,
@@ -49,11 +53,18 @@ def option(
     open_lo: bool = False,
     open_hi: bool = False,
     parse: Callable[[Any, str], Any] | None = None,
+    neutral: Any = NO_NEUTRAL,
 ) -> Any:
     """A dataclass field with a one-line doc and optional choices (for strings), a range [lo, hi]
-    (for numbers), or ``parse(value, key)`` building a nested component configuration."""
+    (for numbers), or ``parse(value, key)`` building a nested component configuration.
+
+    ``neutral``, for an option added after runs existed: the value (None included) at which it
+    does what those runs did. At that value it is left out of a run's identity, whatever the
+    default, so their hashes and resume still hold (:func:`without_neutral`)."""
     meta = {"doc": doc, "choices": choices, "lo": lo, "hi": hi, "open_lo": open_lo,
             "open_hi": open_hi, "parse": parse}
+    if neutral is not NO_NEUTRAL:
+        meta["neutral"] = neutral
     if isinstance(default, (list, dict)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -217,6 +228,26 @@ def option_docs(cls: type) -> dict[str, tuple[Any, str]]:
     for f in dataclasses.fields(cls):
         default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
         out[f.name] = (default, f.metadata.get("doc", ""))
+    return out
+
+
+def identity_neutral(config: Any) -> dict[str, Any]:
+    """``{key: neutral value}`` of the options of ``config`` (a class or an instance) declared
+    with ``option(..., neutral=...)``."""
+    return {f.name: f.metadata["neutral"] for f in dataclasses.fields(config) if "neutral" in f.metadata}
+
+
+def without_neutral(plain: Mapping[str, Any], config: Any) -> dict[str, Any]:
+    """``plain`` (``config`` as :func:`to_plain` makes it) less each option at its identity-neutral
+    value, in nested component configurations too: what identifies a run. ``config`` may be the
+    class where it nests none (a dataset's options, kept as a dict)."""
+    neutral, out = identity_neutral(config), {}
+    for key, value in plain.items():
+        nested = getattr(config, key, None)
+        if isinstance(value, Mapping) and dataclasses.is_dataclass(nested) and not isinstance(nested, type):
+            out[key] = without_neutral(value, nested)
+        elif key not in neutral or value != neutral[key]:
+            out[key] = value
     return out
 
 

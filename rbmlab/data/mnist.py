@@ -66,9 +66,11 @@ class MnistOptions:
                                          "an integer = 10,000 drawn at random with that seed", lo=0)
     n_test: int | None = n_test_option()
     contours: bool = option(False, "pmp Sec 5.3: each binarised image becomes its one-pixel outer "
-                            "ring (4-neighbour dilation less the digit), padded to 30 x 30")
+                            "ring (4-neighbour dilation less the digit), padded to 30 x 30",
+                            neutral=False)
     digits: list[int] | None = option(None, "keep only the images of these labels (each split, before "
-                                      "n_train / n_test); null = all ten", lo=0, hi=9)
+                                      "n_train / n_test); null = all ten", lo=0, hi=9,
+                                      neutral=None)
 
 
 def read_idx(path: Path) -> np.ndarray:

@@ -50,7 +50,8 @@ class PixelErrorConfig(EvaluatorConfig):
     inference: str = option("sum", "how outputs are predicted: a solver (rbmlab.inference.solvers) or "
                                    "mf | sum | max | mixed (BP) | none (the biases alone)", parse=_inference)
     max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1)
-    matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one")
+    matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one",
+                           neutral=False)
     tol: float = option(1e-3, "converged: no message (BP) or mean (MF) moved by more", lo=0)
     chunk: int = option(100, "instances per inference call", lo=1)
 

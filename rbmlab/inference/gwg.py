@@ -37,7 +37,8 @@ class GWGConfig(InferenceConfig):
     name: str = option("gwg", "inference method: Gibbs-with-gradients (one proposed flip per step, "
                               "n steps per sweep)")
     temperature: float = option(2.0, "proposal softmax(δ / temperature) (GWG's DiffSampler: 2)", lo=1e-6)
-    step: str = option("sweep", "one step: sweep (n proposals) | site (one proposal)", choices=("sweep", "site"))
+    step: str = option("sweep", "one step: sweep (n proposals) | site (one proposal)", choices=("sweep", "site"),
+                       neutral="sweep")
 
 
 def _log_softmax(a, xp):

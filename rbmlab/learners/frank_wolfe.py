@@ -57,8 +57,10 @@ class FrankWolfeConfig(LearnerConfig):
     step: str = option("whole", "whole: the oracle's unit with coefficient 1 (Alg. 1 line 5) | "
                        "line_search: the unit scaled by the s ≤ 1 that maximises the Monte-Carlo "
                        "estimate of the penalised objective's change (a control; "
-                       "rbmlab.learners.frank_wolfe_step)", choices=("whole", "line_search"))
-    step_points: int = option(13, "line_search: scales 1, 2^(-1/2), 2^(-1), ... tried", lo=1, hi=60)
+                       "rbmlab.learners.frank_wolfe_step)", choices=("whole", "line_search"),
+                       neutral="whole")
+    step_points: int = option(13, "line_search: scales 1, 2^(-1/2), 2^(-1), ... tried", lo=1, hi=60,
+                             neutral=13)
     bias_fit: str = option("converge", "the loop of Alg. 1 lines 7–10 after each unit: converge: Fisher "
                            "steps until the data − model residual is at its Monte-Carlo floor, then "
                            "averaged | fixed: bias_steps plain steps of size lr",

@@ -17,7 +17,8 @@ class PCDConfig(LearnerConfig):
     k: int = option(1, "sampler steps per update", lo=1)
     n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=10**6)
     chain_init: str = option("data", "chains start at the first training examples (tiled), or at "
-                                      "uniform random states (pmp and GWG's code)", choices=("data", "uniform"))
+                                      "uniform random states (pmp and GWG's code)", choices=("data", "uniform"),
+                             neutral="data")
 
 
 class PCD(Learner):

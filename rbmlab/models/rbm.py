@@ -39,7 +39,7 @@ class RBMConfig(ModelConfig):
                                "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1) "
                                "(the pmp authors' init)", choices=("base_rate", "zero", "normal"))
     hidden_bias: str = option("zero", "zero | normal: N(0, 1) (the pmp authors' init)",
-                              choices=("zero", "normal"))
+                              choices=("zero", "normal"), neutral="zero")
     visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES)
     hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES)
 

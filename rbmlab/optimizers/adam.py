@@ -23,10 +23,10 @@ class AdamConfig(Config):
     eps: float = option(1e-8, "denominator guard", lo=0, open_lo=True)
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
-                            "taken off the gradient before the moments", lo=0)
+                            "taken off the gradient before the moments", lo=0, neutral=0.0)
     interaction_lr_scale: float = option(1.0, "the interaction parameters (W, J) step at lr x this, "
                                          "the others at lr (pmp: Adam at lr on the paper's W = J/2 "
-                                         "is lr x 2 on J)", lo=0, open_lo=True)
+                                         "is lr x 2 on J)", lo=0, open_lo=True, neutral=1.0)
 
 
 class Adam(Optimizer):

@@ -13,10 +13,10 @@ class SGDConfig(Config):
     momentum: float = option(0.0, "velocity decay", lo=0, hi=1, open_hi=True)
     weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
-                            "taken off the gradient", lo=0)
+                            "taken off the gradient", lo=0, neutral=0.0)
     momentum_on: str = option("all", "parameters with a velocity: all | interactions (W, J; the "
                               "others take plain steps, as tap's Alg. 2)",
-                              choices=("all", "interactions"))
+                              choices=("all", "interactions"), neutral="all")
 
 
 def add_scaled(x, lr: float, step, owned: bool = False):

@@ -25,6 +25,7 @@ from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError
 from rbmlab.report.plot import png_bytes
+from rbmlab.validation import identity_neutral
 
 SHOWS = ("input", "target", "prediction", "data", "samples")
 GENERATIVE = ("data", "samples")   # rows of any trained run; the others need a conditional one
@@ -113,7 +114,6 @@ def find_run(sweep: Path, selector: Mapping[str, Any]) -> Path:
 def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     """Rebuild ``run_dir``'s data and task from its config.yaml and predict with its checkpoint."""
     from rbmlab.data import load_dataset  # noqa: PLC0415
-    from rbmlab.config import identity_neutral  # noqa: PLC0415
     from rbmlab.data.tasks import TASKS  # noqa: PLC0415
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.evaluators.pixel_error import predict  # noqa: PLC0415
@@ -130,7 +130,8 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
         raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
                           "pixel_error: it is not a structured-prediction run")
     # a config from before an option has its identity-neutral value (what the run did then)
-    scorer = EVALUATORS.build(EVALUATORS.parse({**identity_neutral("evaluator"), **evaluator}))
+    neutral = identity_neutral(EVALUATORS.get("pixel_error").config_class)
+    scorer = EVALUATORS.build(EVALUATORS.parse({**neutral, **evaluator}))
     if (run_dir / "selected.npz").is_file():   # the early-stopped model: the one the tables score
         model, meta, _ = load_checkpoint(run_dir / "selected.npz")
         budget = scorer.budget(meta.get("inference_iterations"))
