@@ -22,6 +22,7 @@ from rbmlab.experiment.spec import _merged, _only_variants, _parse_argv
 from rbmlab.registry import Registry
 
 PROBLEMS = Registry("inference problem", {
+    "deconvolution": "rbmlab.experiment.deconvolution:Deconvolution",
 })
 
 
