@@ -55,7 +55,7 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # Paper artefacts split over several experiment files, or named by the paper differently.
-.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4 pmp-figure-4-deconvolution
+.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4
 dcp-figure-6: dcp-figure-6a dcp-figure-6b
 dcp-figure-7: dcp-figure-7a dcp-figure-7b
 frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
@@ -66,30 +66,9 @@ pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
 pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent; the right panel (the deconvolution data) is pmp-figure-4-deconvolution's figure-5-data.png
 pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent-mmd \
 	pmp-figure-2-lattice-persistent-rmse pmp-figure-2-er-persistent-mmd pmp-figure-2-er-persistent-rmse   # left, centre, right
-# pmp Figure 4 (bottom), blind deconvolution: inference only (one posterior, nothing trained), so a
-# script rather than a runner sweep; the paper's settings take about 4 minutes on one core.
-pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution   # samples of the zeros models; deconvolution
-DECONVOLUTION_smoke := sweeps=20 n_samples=2 dataset.n_images=10
-DECONVOLUTION_reduced :=   # the paper's settings (they fit the reduced tier's hour)
-DECONVOLUTION_paper :=
-pmp-figure-4-deconvolution: install
-	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution_$(SCALE) $(DECONVOLUTION_$(SCALE))
-# single-site Gibbs on the same posterior, at least the wall time PMP's 1,000 sweeps take on one core
-# (210 s for its 5 samples): 30,000 sweeps per chain, ~1.5-3 ms each (sweeps, not seconds: a budget
-# that does not depend on the machine's load)
-DECONVOLUTION_GIBBS_smoke := sampler=gibbs sweeps=20 n_samples=2 dataset.n_images=10
-DECONVOLUTION_GIBBS_reduced := sampler=gibbs sweeps=30000
-DECONVOLUTION_GIBBS_paper := sampler=gibbs sweeps=30000
-.PHONY: pmp-figure-4-deconvolution-gibbs pmp-figure-4-deconvolution-gwg
-pmp-figure-4-deconvolution-gibbs: install
-	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution-gibbs_$(SCALE) $(DECONVOLUTION_GIBBS_$(SCALE))
-# informed single-flip proposals (GWG's scheme, exact flip differences): ~10 ms a proposal here, so
-# a budget in seconds, twice PMP's 210 s on one core
-DECONVOLUTION_GWG_smoke := sampler=gwg seconds=2 n_samples=2 dataset.n_images=10
-DECONVOLUTION_GWG_reduced := sampler=gwg seconds=420
-DECONVOLUTION_GWG_paper := sampler=gwg seconds=420
-pmp-figure-4-deconvolution-gwg: install
-	$(BIN)/python scripts/pmp_deconvolution.py results/pmp/figure-4-deconvolution-gwg_$(SCALE) $(DECONVOLUTION_GWG_$(SCALE))
+# pmp Figure 4 (bottom): the zeros samples, and the blind deconvolution (an inference experiment,
+# one posterior and nothing trained; its Gibbs and GWG baselines are pmp-figure-4-deconvolution-gibbs, -gwg)
+pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution
 # tap: Figures 3, 10 (left; right: tap-figure-10-speed) and the denoising runs of Figure 8 are
 # experiments; Figures 4-7, 9, 12 and Figure 8's plot read the runs of tap-figure-3 (run it first at
 # the same SCALE) through scripts/tap_figures.py.

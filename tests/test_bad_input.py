@@ -464,6 +464,22 @@ OTHER_CASES = [
          "gallery: no runs in outputs/experiments/crbm_bp/table-1/smoke/mle_bp"),
     Case("experiment-unknown-variant", ["experiment", "crbm_bp/table-1", "scale=smoke", "variants=mle_pb"],
          "variants= names unknown variant(s) mle_pb"),
+    # an inference experiment (pmp Sec 5.6's deconvolution): options on the command line
+    *[Case(f"deconvolution-{id_}", ["experiment", "pmp/figure-4-deconvolution", "scale=smoke", *argv], needle)
+      for id_, argv, needle in [
+          ("not-key-value", ["sweeps"], "sweeps: expected key=value"),
+          ("unknown-key", ["sweep=2"], "inference.sweep"),
+          ("out-of-range", ["damping=0"], "inference.damping"),
+          ("wrong-type", ["n_features=many"], "inference.n_features"),
+          ("unknown-dataset-key", ["dataset.images=3"], "inference.dataset.images"),
+          ("dataset-out-of-range", ["dataset.p_location=2"], "inference.dataset.p_location"),
+          ("unknown-sampler", ["sampler=metropolis"], "inference.sampler"),
+          ("report-only", ["report_only=true"], "report_only"),
+      ]],
+    # its results directory under a file: refused before the sampling starts
+    Case("deconvolution-results-dir-is-a-file",
+         ["experiment", "pmp/figure-4-deconvolution", "scale=smoke", "dataset.n_images=2", "dataset.grid=3",
+          "sweeps=2", "n_samples=1"], "results/pmp/figure-4-deconvolution_smoke", setup=file_at("results")),
 ]
 
 CASES = RUN_CASES + EVALUATE_CASES + REPORT_CASES + OTHER_CASES
@@ -534,22 +550,6 @@ def script_main(name: str):
     return module.main
 
 
-TINY = ["dataset.n_images=2", "dataset.grid=3", "sweeps=2", "n_samples=1"]
-DECONVOLUTION_CASES = [
-    Case("deconvolution-no-out-dir", [], "usage"),
-    Case("deconvolution-key-as-out-dir", ["sweeps=2"], "usage"),
-    Case("deconvolution-not-key-value", ["out", "sweeps"], "sweeps: expected key=value"),
-    Case("deconvolution-unknown-key", ["out", "sweep=2"], "sweep"),
-    Case("deconvolution-out-of-range", ["out", "damping=0"], "damping"),
-    Case("deconvolution-wrong-type", ["out", "n_features=many"], "n_features"),
-    Case("deconvolution-unknown-dataset-key", ["out", "dataset.images=3"], "images"),
-    Case("deconvolution-dataset-out-of-range", ["out", "dataset.p_location=2"], "p_location"),
-    Case("deconvolution-unknown-sampler", ["out", "sampler=metropolis"], "sampler"),
-    # OUT_DIR under a file: refused before the sampling starts
-    Case("deconvolution-out-dir-is-a-file", ["out/results", *TINY], "out/results", setup=file_at("out")),
-]
-
-
 # scripts/pmp_er_restatement.py: refused before the data are loaded
 RESTATEMENT_CASES = [
     Case("restatement-unknown-key", ["sweeps=10"], "sweeps=10: expected key=value with key one of T,"),
@@ -593,8 +593,7 @@ LP_DIAGNOSIS_CASES = [
     Case("lp-diagnosis-no-runs", ["x.md", "sweep=nowhere"], "sweep: no completed runs under nowhere"),
     Case("lp-diagnosis-out-of-range", ["x.md", "perturbations=0"], "diagnosis.perturbations: must be"),
 ]
-SCRIPT_CASES = ([("pmp_deconvolution", c) for c in DECONVOLUTION_CASES]
-                + [("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
+SCRIPT_CASES = ([("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
                 + [("tap_figures", c) for c in TAP_FIGURE_CASES]
                 + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES]
                 + [("frank_wolfe_oracle_gain", c) for c in ORACLE_GAIN_CASES]

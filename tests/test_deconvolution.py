@@ -1,8 +1,10 @@
 """The ``deconvolution`` dataset (pmp Sec 5.6 generator) and the PMP posterior-sampling experiment
-(rbmlab.inference.deconvolution): the generator's rule, its ground truth, the metrics, the files."""
+(rbmlab.experiment.deconvolution, an ``inference`` experiment): the generator's rule, its ground
+truth, the metrics, the files; the experiment files at every tier, their one-line errors."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -11,8 +13,10 @@ from rbmlab.backend import host_rng
 from rbmlab.data import load_dataset
 from rbmlab.data.deconvolution import FEATURES, truth_arrays
 from rbmlab.errors import RbmlabError
-from rbmlab.inference.deconvolution import (DeconvolutionConfig, PosteriorSamples, feature_matches, metrics,
-                                            reconstruction, run, sample_posterior)
+from rbmlab.experiment import SCALE_TIERS, load_spec, run_experiment
+from rbmlab.experiment.deconvolution import (DeconvolutionConfig, PosteriorSamples, feature_matches, metrics,
+                                             reconstruction, run, sample_posterior)
+from rbmlab.experiment.inference import tier_options
 from rbmlab.models.convolution_or import or_convolve
 
 
@@ -111,3 +115,61 @@ def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(t
     informed = run(tmp_path / "g", {"n_images": 9, "grid": 4, "p_location": 0.1},
                    DeconvolutionConfig(n_samples=2, sampler="gwg", seconds=0.2), echo=lambda *_: None)
     assert all(0 < s for s in informed["sweeps"]) and len(informed["reconstruction"]) == 2
+
+
+EXPERIMENTS = ["pmp/figure-4-deconvolution", "pmp/figure-4-deconvolution-gibbs", "pmp/figure-4-deconvolution-gwg"]
+SMALL = ["dataset.n_images=9", "dataset.grid=4", "dataset.p_location=0.1"]
+
+
+def test_the_experiment_files_load_at_every_tier_with_the_makefiles_old_settings():
+    """The three files (pmp Figure 4 bottom; its Gibbs and GWG baselines) carry the settings of
+    the Makefile variables they replace: smoke 2 samples of 10 images, else the paper's (Sec 5.6)."""
+    found = {}
+    for name in EXPERIMENTS:
+        spec = load_spec(name)
+        for tier in SCALE_TIERS:
+            problem, options = tier_options(name, spec, tier)
+            assert problem.name == "deconvolution"
+            found[name, tier] = (options.config, options.dataset["n_images"])
+    paper = DeconvolutionConfig()
+    assert found[EXPERIMENTS[0], "paper"] == found[EXPERIMENTS[0], "reduced"] == (paper, 100)
+    assert found[EXPERIMENTS[0], "smoke"] == (DeconvolutionConfig(sweeps=20, n_samples=2), 10)
+    assert found[EXPERIMENTS[1], "paper"] == (DeconvolutionConfig(sampler="gibbs", sweeps=30000), 100)
+    assert found[EXPERIMENTS[1], "smoke"] == (DeconvolutionConfig(sampler="gibbs", sweeps=20, n_samples=2), 10)
+    assert found[EXPERIMENTS[2], "reduced"] == (DeconvolutionConfig(sampler="gwg", seconds=420.0), 100)
+    assert found[EXPERIMENTS[2], "smoke"] == (DeconvolutionConfig(sampler="gwg", seconds=2.0, n_samples=2), 10)
+
+
+DECONVOLUTION = {"problem": "deconvolution"}
+
+
+@pytest.mark.parametrize("section, argv, needle", [
+    (DECONVOLUTION, ["sweep=2"], "inference.sweep: unknown option for inference problem deconvolution"),
+    (DECONVOLUTION, ["dataset.images=3"], "inference.dataset.images: unknown option for dataset deconvolution"),
+    (DECONVOLUTION, ["damping=0"], "inference.damping:"),
+    (DECONVOLUTION, ["sampler=metropolis"], "inference.sampler:"),
+    (DECONVOLUTION, ["sweeps"], "sweeps: expected key=value"),
+    ({"problem": "nope"}, [], "inference.problem: unknown inference problem 'nope'"),
+    ({**DECONVOLUTION, "sweeps": "many"}, [], "inference.sweeps:"),
+    ({"n_samples": 2}, [], "inference.problem: missing"),
+])
+def test_a_bad_option_in_the_file_or_on_the_command_line_is_one_line(tmp_path, monkeypatch, section, argv, needle):
+    import yaml
+
+    import rbmlab.experiment.spec as spec_file
+    monkeypatch.setattr(spec_file, "EXPERIMENTS_DIR", tmp_path)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "d.yaml").write_text(yaml.safe_dump({"inference": section, "scales": {"smoke": {}}}))
+    with pytest.raises(RbmlabError) as excinfo:
+        run_experiment("p/d", ["scale=smoke", *argv], results_root=tmp_path / "results")
+    assert str(excinfo.value).startswith(f"experiment p/d: {needle}") and "\n" not in str(excinfo.value)
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_experiment_writes_its_files_under_results_with_command_line_options(tmp_path):
+    result = run_experiment(EXPERIMENTS[0], ["scale=smoke", "sweeps=3", *SMALL], results_root=tmp_path)
+    out = tmp_path / "pmp" / "figure-4-deconvolution_smoke"
+    assert {p.name for p in out.iterdir()} == {"samples.npz", "metrics.json", "figure-4.png", "figure-5-data.png"}
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["config"] == asdict(DeconvolutionConfig(sweeps=3, n_samples=2))
+    assert saved["dataset"]["n_images"] == 9 and len(result["reconstruction"]) == 2

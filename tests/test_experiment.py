@@ -22,6 +22,12 @@ def test_every_experiment_file_declares_every_tier(name):
         from rbmlab.bench import EXPERIMENT_PARTS
         assert own["bench"]["part"] in EXPERIMENT_PARTS and set(own["bench"]["scales"]) == set(SCALE_TIERS)
         return
+    if "inference" in own:                # a sampler or solver on a fixed model: its options at every tier
+        from rbmlab.experiment.inference import tier_options
+        assert set(own["scales"]) == set(SCALE_TIERS)
+        for tier in SCALE_TIERS:
+            tier_options(name, own, tier)
+        return
     if "gallery" in own:                  # an image grid of other experiments' runs
         from rbmlab.report.gallery import check_gallery
         for row in check_gallery(own["gallery"], name)[2]:
@@ -51,7 +57,7 @@ def _check_tiers(name, spec):
         assert cfg.seed == seed_list(settings.get("seeds", spec.get("seeds", [0])))[0]
 
 
-SWEEPS = [n for n in available() if not {"runs_of", "bench", "gallery"} & set(load_spec(n))]
+SWEEPS = [n for n in available() if not {"runs_of", "bench", "gallery", "inference"} & set(load_spec(n))]
 
 
 def _jobs(name: str, tier: str, every: bool):

@@ -50,15 +50,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # (importing module, imported module) -> why it is still there and what removes it.
 KNOWN_INVERSIONS: dict[tuple[str, str], str] = {
-    # pmp Sec. 5.6's deconvolution is an application inside inference/: `from rbmlab.run.fileio
-    # import atomic_write_all, write_error` (module level), `from rbmlab.data import load_dataset`,
-    # `from rbmlab.data.deconvolution import truth_arrays`, `from rbmlab.report.deconvolution import
-    # plot_dataset, plot_posterior_features` (in deconvolution.run). Goes with experiment kinds
-    # (issue 32: an `inference` kind runs it).
-    ("rbmlab.inference.deconvolution", "rbmlab.run.fileio"): "an application inside inference/",
-    ("rbmlab.inference.deconvolution", "rbmlab.data"): "an application inside inference/",
-    ("rbmlab.inference.deconvolution", "rbmlab.data.deconvolution"): "an application inside inference/",
-    ("rbmlab.inference.deconvolution", "rbmlab.report.deconvolution"): "an application inside inference/",
     # `from rbmlab.run.fileio import atomic_write` (module level): the dataset cache writes its
     # checksum sidecar atomically with the run records' file primitives, which sit in run/. Goes
     # when those primitives (fileio, with the faults it injects) sit below data.

@@ -34,6 +34,11 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           prediction, run: {experiment: <paper>/<artefact>, variant, <key>:
                           value}}]} (rbmlab.report.gallery), those experiments run first when
                           absent; to results/<paper>/<artefact>_<scale>.{png,md}
+    inference             instead of a sweep, a sampler or solver on a fixed model, nothing trained
+                          (pmp Sec. 5.6's deconvolution): {problem: <rbmlab.experiment.inference.
+                          PROBLEMS name>, its options}, each tier's options under scales: {tier:
+                          {options}}, ``key=value`` on the command line over them; to
+                          results/<paper>/<artefact>_<scale>/ (rbmlab.experiment.inference)
     runs_of               optional: <paper>/<artefact> (or a list of them) whose runs this one
                           reports (no sweep); with several, each run has an ``experiment`` key
     extends               optional: <paper>/<artefact> whose spec this file starts from; its own keys
@@ -43,8 +48,8 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           with resume=true); ``{sweep:<paper>/<artefact>}`` in an override is that
                           experiment's sweep directory at the same scale
 Each file is of one kind (``KINDS``, rbmlab.experiment.<kind>), chosen by the section it has:
-``bench`` (timing), ``gallery``, or none of them (sweep); a kind is its module, its section and
-keys, and one line in ``KINDS``.
+``bench`` (timing), ``gallery``, ``inference``, or none of them (sweep); a kind is its module, its
+section and keys, and one line in ``KINDS``.
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}, over every
 run there. ``variants=a,b`` on the command line runs only those variants (of this experiment and

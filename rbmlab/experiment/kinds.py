@@ -13,6 +13,7 @@ KINDS = Registry("experiment kind", {
     "sweep": "rbmlab.experiment.sweep:Sweep",
     "timing": "rbmlab.experiment.timing:Timing",
     "gallery": "rbmlab.experiment.gallery:Gallery",
+    "inference": "rbmlab.experiment.inference:Inference",
 })
 
 

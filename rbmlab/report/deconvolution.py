@@ -1,5 +1,5 @@
 """pmp Figure 4 (bottom): data images, ground-truth features and PMP posterior samples of the
-features of Bayesian binary blind deconvolution (rbmlab.inference.deconvolution); Figure 5
+features of Bayesian binary blind deconvolution (rbmlab.experiment.deconvolution); Figure 5
 (right): the whole dataset.
 
 Three blocks, top to bottom: one row of data images, one row of the ground-truth features, then

@@ -1,10 +1,11 @@
-"""Bayesian binary blind deconvolution by perturb-and-max-product (pmp Sec 5.6, App. C.3, Figure 4),
-and by the paper's failing baselines: single-site Gibbs (``sampler=gibbs``) and informed single-flip
-proposals, the Gibbs-with-gradients scheme with exact flip differences (``sampler=gwg``).
+"""pmp Sec. 5.6's Bayesian binary blind deconvolution (Figure 4 bottom, Figure 5 right), an
+``inference`` problem (rbmlab.experiment.inference): perturb-and-max-product posterior samples
+(App. C.3), and the paper's failing baselines: single-site Gibbs (``sampler=gibbs``) and informed
+single-flip proposals, the Gibbs-with-gradients scheme with exact flip differences (``sampler=gwg``).
 
-The posterior p(W, S | X) of the OR-convolution model (rbmlab.models.convolution_or eq. 1) given
-the images X: Bernoulli(p_w) features W (K, fh, fw), Bernoulli(p_s) locations S (N, K, h, w) as
-unary log-odds logit(p), the observed X as hard evidence ±(−logit(p_e)) = ±230.26. A PMP sample
+The posterior p(W, S | X) of the OR-convolution model (rbmlab.models.convolution_or, pmp Eq. 1)
+given the images X: Bernoulli(p_w) features W (K, fh, fw), Bernoulli(p_s) locations S (N, K, h, w)
+as unary log-odds logit(p), the observed X as hard evidence ±(−logit(p_e)) = ±230.26. A PMP sample
 adds Logistic(0, 1) to the W and S log-odds only (X is not perturbed), runs ``sweeps`` damped
 flooding max-product sweeps (rbmlab.inference.max_product) from zero messages and decodes
 belief > 0; the B = ``n_samples`` samples are solved at once (the authors ran seeds 40–44 one at
@@ -15,10 +16,11 @@ comparison with PMP's); ``sampler=gwg``: the same chains moved by rbmlab.inferen
 (``sweeps`` counts full sweeps of single-flip proposals, one per site). Their ``objective`` is the
 unperturbed ln p(W, S, X).
 
-This is an inference-only job with no parameters to learn, whose single "model" is the whole
-posterior of one dataset (W is shared by every image), so it is not a runner model family: the
-runner's families are trained parameter sets scored per data row. :func:`run` is the experiment
-(data, samples, metrics, figure) as a function; ``scripts/pmp_deconvolution.py`` calls it.
+Nothing is trained and the single "model" is the whole posterior of one dataset (W is shared by
+every image), so this is not a runner model family but an experiment of the ``inference`` kind:
+experiments/pmp/figure-4-deconvolution{,-gibbs,-gwg}.yaml, ``inference: {problem: deconvolution,
+<DeconvolutionConfig options>, dataset: {<rbmlab.data.deconvolution.DeconvolutionOptions>}}``.
+:func:`run` is the experiment (data, samples, metrics, figure) as a function.
 
 Metrics per sample: ``reconstruction``, the share of X's pixels that the OR-convolution of the
 sampled (W, S) reproduces (1 for a sample that explains the data); ``features_matching``, the
@@ -41,12 +43,12 @@ from rbmlab.backend import host_rng, namespace
 from rbmlab.inference.max_product import logistic_noise, perturb_and_max_product
 from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
 from rbmlab.run.fileio import atomic_write_all, write_error
-from rbmlab.validation import option
+from rbmlab.validation import option, parse_options
 
 
 @dataclass(frozen=True)
 class DeconvolutionConfig:
-    """The posterior and the sampler (defaults: pmp Sec 5.6's sizes and sweeps; the priors p_s, p_w,
+    """The posterior and the sampler (defaults: pmp Sec. 5.6's sizes and sweeps; the priors p_s, p_w,
     p_e are the authors' code's, the paper does not give them)."""
 
     n_features: int = option(5, "features K sampled (the data have 4)", lo=1)
@@ -144,7 +146,7 @@ def metrics(samples: PosteriorSamples, X, truth_W) -> dict[str, list[float]]:
 
 def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionConfig = DeconvolutionConfig(),
         echo=print) -> dict[str, Any]:
-    """The Sec 5.6 experiment: the ``deconvolution`` dataset (``dataset``: its options), PMP
+    """The Sec. 5.6 experiment: the ``deconvolution`` dataset (``dataset``: its options), PMP
     posterior samples, their metrics; writes samples.npz, metrics.json, figure-4.png and
     figure-5-data.png (the whole dataset) to ``out``."""
     from rbmlab.data import load_dataset   # noqa: PLC0415
@@ -183,3 +185,32 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
     echo(json.dumps({k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
                      for k, v in summary.items()}))
     return result
+
+
+@dataclass(frozen=True)
+class Options:
+    """A deconvolution experiment's checked options: the sampler's and the dataset's."""
+
+    config: DeconvolutionConfig
+    dataset: dict[str, Any]
+
+
+class Deconvolution:
+    """The ``deconvolution`` problem of the ``inference`` kind: options as ``DeconvolutionConfig``'s
+    keys and ``dataset: {DeconvolutionOptions}``; writes samples.npz, metrics.json, figure-4.png
+    and figure-5-data.png to its results directory (:func:`run`)."""
+
+    name = "deconvolution"
+
+    def parse(self, options: dict[str, Any], prefix: str) -> Options:
+        """The options checked (one line naming ``<prefix>.<key>`` on a bad one), data unloaded."""
+        from rbmlab.data.deconvolution import DeconvolutionOptions   # noqa: PLC0415
+
+        own = {k: v for k, v in options.items() if k != "dataset"}
+        dataset = options.get("dataset") or {}
+        config = parse_options(DeconvolutionConfig, own, prefix, f"inference problem {self.name}")
+        checked = parse_options(DeconvolutionOptions, dataset, f"{prefix}.dataset", "dataset deconvolution")
+        return Options(config, asdict(checked))
+
+    def run(self, options: Options, out: Path, echo=print) -> dict[str, Any]:
+        return run(out, options.dataset, options.config, echo)
