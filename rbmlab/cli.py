@@ -39,7 +39,7 @@ def cmd_run(argv: list[str]) -> None:
 # ---------------------------------------------------------------- evaluate
 def cmd_evaluate(argv: list[str]) -> None:
     from rbmlab.evaluate import check_out, evaluate_checkpoint, resolved_config  # noqa: PLC0415
-    from rbmlab.run.fileio import atomic_write  # noqa: PLC0415
+    from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
     from rbmlab.run.records import json_safe  # noqa: PLC0415
 
     cfg = resolved_config(compose("evaluate", argv))

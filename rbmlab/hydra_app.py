@@ -3,7 +3,7 @@ directory, and running the Hydra application that trains one job (or each job of
 
 Before Hydra starts (:func:`run_command`): every job of a sweep is composed and validated as a
 whole configuration, with the feasibility checks a run makes before training; the output
-directory is resolved, locked (one owner; rbmlab.run.locking) and checked for earlier work that only
+directory is resolved, locked (one owner; rbmlab.storage.locking) and checked for earlier work that only
 ``resume=true`` or ``overwrite=true`` may touch. After a sweep, the jobs' summary.json files say
 whether any failed (exit 2), whichever launcher ran them. Every user error is a one-line
 :class:`RbmlabError`.
@@ -19,7 +19,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
-from rbmlab.run.locking import DirectoryLock
+from rbmlab.storage.locking import DirectoryLock
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.

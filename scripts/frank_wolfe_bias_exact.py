@@ -32,7 +32,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_exact import DATA, exact_bias, exact_frank_wolfe, mean_log_likelihood
 from rbmlab.report.render import markdown_rows
-from rbmlab.run.provenance import source_revision
+from rbmlab.storage.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
 FORMS = {"fixed500": ["learner.bias_fit=fixed", "learner.bias_steps=500"],

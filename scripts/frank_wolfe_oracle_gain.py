@@ -36,7 +36,7 @@ from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.models.rbm import free_energy
 from rbmlab.report.render import markdown_rows
 from rbmlab.run.checkpoint import load_checkpoint
-from rbmlab.run.provenance import source_revision
+from rbmlab.storage.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
 

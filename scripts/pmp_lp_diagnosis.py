@@ -28,7 +28,7 @@ from rbmlab.inference.lp_map import lp_map
 from rbmlab.inference.max_product import decode, logistic_noise, max_product
 from rbmlab.report.render import markdown_rows
 from rbmlab.run.checkpoint import load_checkpoint
-from rbmlab.run.provenance import source_revision
+from rbmlab.storage.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -41,7 +41,7 @@ from rbmlab.report import receptive_fields as rf  # noqa: E402
 from rbmlab.report import tap_solutions as ts  # noqa: E402
 from rbmlab.report.plot import png_bytes  # noqa: E402
 from rbmlab.run.checkpoint import load_checkpoint  # noqa: E402
-from rbmlab.run.fileio import atomic_write  # noqa: E402
+from rbmlab.storage.fileio import atomic_write  # noqa: E402
 from rbmlab.validation import Config, key_values, option, parse_options  # noqa: E402
 
 FIGURES = ("figure-4", "figure-5", "figure-6", "figure-7", "figure-8", "figure-9", "figure-12")

@@ -1,7 +1,7 @@
 """Fault injection: concurrent use, kills in the middle of file writes, full and read-only disks.
 
 Each case ends with no lost or mixed rows and a clear one-line message. Kills and disk errors
-come from ``RBMLAB_FAULT`` (rbmlab.run.faults): ``write:<file>`` kills the process with its new
+come from ``RBMLAB_FAULT`` (rbmlab.storage.faults): ``write:<file>`` kills the process with its new
 content fully written to a temporary file but not yet renamed into place; ``enospc:<file>`` and
 ``erofs:<file>`` make that write fail as a full or read-only file system would. Every rbmlab
 process here is a subprocess (a kill takes the whole process, as kill -9 would).

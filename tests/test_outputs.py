@@ -22,7 +22,7 @@ def write_run(run: Path, status: str, **extra) -> None:
 
 def hold_lock(run: Path) -> subprocess.Popen:
     """Another process owning ``run`` (its lock taken) until killed."""
-    code = ("import sys, time; from rbmlab.run.locking import DirectoryLock; "
+    code = ("import sys, time; from rbmlab.storage.locking import DirectoryLock; "
             "DirectoryLock.for_run(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(600)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(run)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "held"

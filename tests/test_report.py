@@ -383,7 +383,7 @@ def test_metric_direction_comes_from_the_declared_metrics(hidden_sweep: Path, tm
 
 
 def test_a_resumed_run_names_every_commit_that_trained_it():
-    from rbmlab.run.provenance import merge_sources
+    from rbmlab.storage.provenance import merge_sources
     assert merge_sources(None, "a1b2c3d") == "a1b2c3d"
     assert merge_sources("a1b2c3d", "a1b2c3d") == "a1b2c3d"
     assert merge_sources("a1b2c3d", "e4f5a6b+dirty") == "a1b2c3d,e4f5a6b+dirty"

@@ -289,7 +289,7 @@ def test_a_run_killed_after_its_selection_resumes_to_the_same_stop(tmp_path):
 def test_a_run_that_failed_at_its_stop_resumes_to_the_final_evaluation(tmp_path, monkeypatch):
     """A failure right after the rule fired (its checkpoint saved at the stop): resume=true
     trains nothing more and evaluates the selected model as the straight run did."""
-    from rbmlab.run.faults import InjectedFault
+    from rbmlab.storage.faults import InjectedFault
 
     args = ["train.stop_rule=valid", "train.stop_metric=valid_log_likelihood", "train.patience=3",
             "train.epochs=30", "train.checkpoint_every=100", "train.snapshot_every=0"]

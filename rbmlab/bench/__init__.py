@@ -42,7 +42,7 @@ from rbmlab.backend import get_backend
 from rbmlab.bench.core import Row, row
 from rbmlab.bench.method import ratio, spread
 from rbmlab.registry import Registry
-from rbmlab.run.fileio import atomic_write
+from rbmlab.storage.fileio import atomic_write
 
 # timing artefacts of experiments/<paper>/*.yaml (bench:)
 EXPERIMENT_PARTS = Registry("bench part", {

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
-from rbmlab.run.fileio import atomic_write
+from rbmlab.storage.fileio import atomic_write
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_ROOT = REPO_ROOT.parent / "shared" / "datasets"

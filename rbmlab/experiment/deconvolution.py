@@ -42,7 +42,7 @@ import numpy as np
 from rbmlab.backend import host_rng, namespace
 from rbmlab.inference.max_product import logistic_noise, perturb_and_max_product
 from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
-from rbmlab.run.fileio import atomic_write_all, write_error
+from rbmlab.storage.fileio import atomic_write_all, write_error
 from rbmlab.validation import option, parse_options
 
 

@@ -34,7 +34,7 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
     from rbmlab.hydra_app import expand_overrides, validate_jobs  # noqa: PLC0415
     from rbmlab.report import make_report  # noqa: PLC0415
     from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
-    from rbmlab.run.locking import DirectoryLock  # noqa: PLC0415
+    from rbmlab.storage.locking import DirectoryLock  # noqa: PLC0415
 
     scale, extra, report_only = _parse_argv(argv)
     paper, artefact = name.split("/", 1)

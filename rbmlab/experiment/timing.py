@@ -29,7 +29,7 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     (rbmlab.bench.render, the machine's facts at its head) with the paper's numbers beside."""
     from rbmlab import bench  # noqa: PLC0415
     from rbmlab.backend.machine import facts  # noqa: PLC0415
-    from rbmlab.run.fileio import atomic_write  # noqa: PLC0415
+    from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
 
     timing = spec["bench"]
     part = bench.EXPERIMENT_PARTS.get(timing.get("part"), f"experiment {name}: bench.part")

@@ -4,7 +4,7 @@
 panels by their varying config keys (``layout``), averages the metric per group (``aggregate``),
 matches the paper's own numbers to the groups (``paper``), renders the table, the CSVs
 (``render``) and the figure (``plot``) in memory, and writes the four files together
-(``rbmlab.run.fileio.atomic_write_all``): a failure part-way leaves the old report whole.
+(``rbmlab.storage.fileio.atomic_write_all``): a failure part-way leaves the old report whole.
 
 Final values, and the table's best, x at best and markers, come only from completed runs; the
 table says how many runs it used and why the others were left out (running, failed, diverged).
@@ -42,7 +42,7 @@ from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
                                   points_table, runs_csv, selected_at_last_note, table_order,
                                   vlines_note)
-from rbmlab.run.fileio import atomic_write_all, write_error
+from rbmlab.storage.fileio import atomic_write_all, write_error
 
 __all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
            "epoch_to_fraction_of_max", "higher_is_better"]

@@ -302,7 +302,7 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
 def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
                  command: str) -> dict[str, Path]:
     """Predict once per run, draw, and write ``stem``.png and ``stem``.md together."""
-    from rbmlab.run.fileio import atomic_write_all  # noqa: PLC0415
+    from rbmlab.storage.fileio import atomic_write_all  # noqa: PLC0415
 
     images = {}
     for row in rows:

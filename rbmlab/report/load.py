@@ -147,7 +147,7 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
             row[key] = summary[key]
     row["epochs_done"] = summary.get("epochs_done")
     row["wall_time"] = to_float(summary.get("wall_time"))
-    row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.run.provenance)
+    row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.storage.provenance)
     row["overrides"] = " ".join(str(o) for o in overrides) if isinstance(overrides, list) else str(overrides)
     final = summary.get("final") or {}
     if isinstance(final, Mapping):

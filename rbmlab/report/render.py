@@ -1,7 +1,7 @@
 """Rendering a report: the markdown group table, the report text, and the curves and runs CSVs.
 
 Nothing here writes a file: ``make_report`` writes the rendered files together
-(``rbmlab.run.fileio.atomic_write_all``), so a reader sees the old report or the new one.
+(``rbmlab.storage.fileio.atomic_write_all``), so a reader sees the old report or the new one.
 """
 from __future__ import annotations
 

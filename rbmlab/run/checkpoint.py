@@ -23,14 +23,14 @@ import numpy as np
 
 from rbmlab.backend import memory_bytes
 from rbmlab.errors import RbmlabError
-from rbmlab.run.fileio import atomic_save
+from rbmlab.storage.fileio import atomic_save
 
 STATE_PREFIX = "state."
 
 
 def save_checkpoint(path: str | Path, model, meta: dict[str, Any] | None = None,
                     state: dict[str, np.ndarray] | None = None) -> Path:
-    """Write atomically (rbmlab.run.fileio): a kill never leaves a torn checkpoint."""
+    """Write atomically (rbmlab.storage.fileio): a kill never leaves a torn checkpoint."""
     path = Path(path)
     arrays = {k: np.asarray(v) for k, v in model.arrays().items()}
     arrays["family"] = np.array(model.family)

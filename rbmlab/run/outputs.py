@@ -3,7 +3,7 @@ earlier runs continued, replaced or moved aside, never silently overwritten), an
 finished sweep's jobs recorded.
 
 Everything that moves or replaces an earlier sweep first takes the lock of every run in it
-(rbmlab.run.locking), so a run that another process is still writing is never moved or cleared.
+(rbmlab.storage.locking), so a run that another process is still writing is never moved or cleared.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
-from rbmlab.run.locking import LOCK_NAME, DirectoryLock
+from rbmlab.storage.locking import LOCK_NAME, DirectoryLock
 from rbmlab.run.records import clear_records, describe_work, read_summary
 
 FINISHED = ("completed", "diverged")   # a diverged run is a recorded outcome, not a failure

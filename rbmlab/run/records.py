@@ -7,9 +7,9 @@
     checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.run.checkpoint)
     selected.npz     train.stop_rule: the model of the evaluation point the rule selects (so far)
     snapshots/       model-only epoch_<e>.npz every train.snapshot_every epochs (kept)
-    .rbmlab.lock     held by the one process that owns the directory (rbmlab.run.locking)
+    .rbmlab.lock     held by the one process that owns the directory (rbmlab.storage.locking)
 
-Every file but metrics.csv is replaced atomically (rbmlab.run.fileio). metrics.csv grows by appends
+Every file but metrics.csv is replaced atomically (rbmlab.storage.fileio). metrics.csv grows by appends
 while the run trains; on resume it is cut back to the checkpoint's epoch by an atomic rewrite, so
 a row that a kill tore in half (after the checkpoint, by construction) never survives.
 """
@@ -26,9 +26,9 @@ from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
-from rbmlab.run.faults import injected_os_error
-from rbmlab.run.fileio import atomic_write, remove_stale_temporaries
-from rbmlab.run.locking import DirectoryLock
+from rbmlab.storage.faults import injected_os_error
+from rbmlab.storage.fileio import atomic_write, remove_stale_temporaries
+from rbmlab.storage.locking import DirectoryLock
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]

@@ -32,9 +32,9 @@ from rbmlab.models.base import PARAMETER_LIMIT
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
-from rbmlab.run.faults import fault_point, raise_point, stall_point
+from rbmlab.storage.faults import fault_point, raise_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
-from rbmlab.run.provenance import merge_sources, source_revision
+from rbmlab.storage.provenance import merge_sources, source_revision
 from rbmlab.run.records import RunRecord
 from rbmlab.validation import to_plain
 

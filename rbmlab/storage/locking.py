@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
-from rbmlab.run.faults import injected_os_error
+from rbmlab.storage.faults import injected_os_error
 
 LOCK_NAME = ".rbmlab.lock"
 POLL_SECONDS = 0.2

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO
 
 from rbmlab.errors import RbmlabError
-from rbmlab.run.faults import fault_point, injected_os_error
+from rbmlab.storage.faults import fault_point, injected_os_error
 
 TMP_SUFFIX = ".tmp"
 
@@ -144,7 +144,7 @@ def atomic_write_all(files: dict[Path, bytes], what: str | None = None) -> None:
 def remove_stale_temporaries(directory: Path) -> None:
     """Delete the ``.<name>.<random>.tmp`` files that killed writers left in ``directory``.
 
-    Call only while holding the directory's lock (rbmlab.run.locking): another process's write in
+    Call only while holding the directory's lock (rbmlab.storage.locking): another process's write in
     progress would otherwise lose its temporary file.
     """
     for tmp in directory.glob(f".*{TMP_SUFFIX}"):

@@ -13,7 +13,7 @@ def source_revision() -> str | None:
     """Short commit hash of the checkout holding this package (``+dirty`` if its code has
     uncommitted changes or new files), or None when the package is not the top of a git checkout
     (an installed wheel, even inside some other repository) or git is missing."""
-    repo = Path(__file__).resolve().parents[2]   # rbmlab/run/provenance.py -> the checkout
+    repo = Path(__file__).resolve().parents[2]   # rbmlab/storage/provenance.py -> the checkout
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
