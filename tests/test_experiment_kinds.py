@@ -46,7 +46,7 @@ def test_a_kind_registered_with_one_line_runs_its_files(tmp_path, monkeypatch):
     (tmp_path / "p" / "c.yaml").write_text("echo: hello\ngallery: {}\n")
     result = run_experiment("p/a", ["scale=smoke"], results_root=tmp_path / "r")
     assert result["table"].read_text() == "hello"
-    with pytest.raises(RbmlabError, match=r"unknown key\(s\) grid for a echo experiment$"):
+    with pytest.raises(RbmlabError, match=r"unknown key\(s\) grid for the echo kind$"):
         run_experiment("p/b", ["scale=smoke"], results_root=tmp_path / "r")
     with pytest.raises(RbmlabError, match=r"one kind per file; it has (echo and gallery|gallery and echo)$"):
         run_experiment("p/c", ["scale=smoke"], results_root=tmp_path / "r")

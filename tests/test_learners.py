@@ -252,3 +252,16 @@ def test_a_real_valued_prior_general_rbm_refuses_block_gibbs_in_one_line():
     x = rng.random((4, 5))
     with pytest.raises(RbmlabError, match=r"^model.visible_prior: truncated_gaussian units have no binary unit type"):
         learner.step(model, learner.init_state(model, Batch(x), rng), Batch(x), rng)
+
+
+def test_a_real_valued_prior_general_rbm_still_trains_by_tap_and_is_evaluated(tmp_path, monkeypatch):
+    """The shared binary maths must not reach a real-valued prior: one epoch of TAP learning of a
+    truncated-Gaussian GRBM, evaluated by TAP, completes (no reconstruction error is added)."""
+    import csv
+    from rbmlab.cli import main
+    monkeypatch.chdir(tmp_path)
+    main(["run", "model=grbm", "model.visible_prior=truncated_gaussian", "model.n_hidden=8", "learner=tap",
+          "evaluator=tap", "evaluator.n_init=20", "dataset=bars_stripes", "train.epochs=1",
+          "train.progress=false", "evaluator.progress=false", "hydra.run.dir=run"])
+    header = next(csv.reader(open(tmp_path / "run" / "metrics.csv")))
+    assert "test_log_likelihood" in header and not any("reconstruction" in c for c in header)

@@ -149,10 +149,11 @@ def loopy_case(rng):
 def test_bp_options_reach_the_core_at_non_default_values(mode):
     model, x = loopy_case(np.random.default_rng(6))
     W, b_v, b_h = binary_bipartite(model, x)
-    got = build(f"bp_{mode}", damping=0.3, tol=1e-5).solve(model, x, 7)
-    want = loopy_bp(W, b_v, b_h, mode=mode, max_iter=7, tol=1e-5, damping=0.3)
+    got = build(f"bp_{mode}", damping=0.3, tol=0.05).solve(model, x, 7)
+    want = loopy_bp(W, b_v, b_h, mode=mode, max_iter=7, tol=0.05, damping=0.3)
     np.testing.assert_array_equal(got.raw.L, want.L)
-    assert got.iterations == want.iterations == 7
+    np.testing.assert_array_equal(got.converged, want.converged)
+    assert got.iterations == want.iterations
     again = build(f"bp_{mode}", damping=0.3, tol=1e-5).solve(model, x, 3, init=got)   # warm start
     np.testing.assert_array_equal(again.raw.L, loopy_bp(W, b_v, b_h, mode=mode, max_iter=3, tol=1e-5,
                                                         damping=0.3, init=want).L)
@@ -164,7 +165,10 @@ def test_mean_field_options_reach_the_core():
     got = build("mean_field", tol=0.05, max_iter=4).solve(model, x)
     want = mean_field(W, b_v, b_h, tol=0.05, max_iter=4)
     np.testing.assert_array_equal(got.marginals[0], want.tau_v)
+    np.testing.assert_array_equal(got.converged, want.converged)
     assert got.iterations == want.iterations
+    capped = build("mean_field", tol=0.0, max_iter=4).solve(model, x)   # never converges: the cap
+    assert capped.iterations == 4 and not np.any(capped.converged)
 
 
 @pytest.mark.parametrize("name, core", [("tap", tap.solve), ("adatap", adatap.solve)])
@@ -192,10 +196,13 @@ def test_max_product_and_mplp_options_reach_their_cores():
     graph = model.factor_graph()
     got = build("max_product", damping=0.8, max_iter=9, chunk=2).solve(model, noise)
     want = max_product(graph, graph.unary[None, :] + noise, 9, damping=0.8)
+    np.testing.assert_allclose(got.raw, want.beliefs, rtol=0, atol=1e-12)   # chunks of 2 = all at once
     np.testing.assert_array_equal(got.state, (want.beliefs > 0).astype(float))
-    got = build("mplp", tol=1e-2).solve(model, noise, 3, rng=np.random.default_rng(1))
-    want = mplp(model.J, model.h[None, :] + noise, np.random.default_rng(1), tol=1e-2, max_sweeps=3)
+    got = build("mplp", tol=0.3).solve(model, noise, 40, rng=np.random.default_rng(1))
+    want = mplp(model.J, model.h[None, :] + noise, np.random.default_rng(1), tol=0.3, max_sweeps=40)
     np.testing.assert_array_equal(got.raw.beliefs, want.beliefs)
+    np.testing.assert_array_equal(got.raw.sweeps, want.sweeps)
+    assert 1 <= want.sweeps.min() < 40 and got.iterations == want.sweeps.max()
 
 
 @pytest.mark.parametrize("name", SOLVERS.names())
@@ -212,6 +219,10 @@ def test_solvers_refuse_models_outside_their_view_in_one_line():
         build("bp_sum").check(RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2), hidden="spin"), "evaluator.inference")
     with pytest.raises(RbmlabError, match=r"^solver=tap: needs the visible states to start from"):
         build("tap").solve(RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2)))
+    with pytest.raises(RbmlabError, match=r"^solver: written for \{0, 1\} units on both layers"):
+        build("bp_sum").solve(RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2), visible="spin"))
+    with pytest.raises(RbmlabError, match=r"^solver: a conditional model needs its inputs x"):
+        build("mean_field").solve(loopy_case(np.random.default_rng(0))[0])
     assert not SOLVERS.get("bp_sum").supports(Ising) and SOLVERS.get("bp_sum").supports(RBM)
 
 

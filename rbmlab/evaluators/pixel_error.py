@@ -38,6 +38,8 @@ SHORT_NAMES = {"mf": "mean_field", "sum": "bp_sum", "max": "bp_max", "mixed": "b
 
 
 def _inference(value, key: str) -> str:
+    if not isinstance(value, str):
+        raise RbmlabError(f"{key}: expected a string, got {value!r}")
     if SHORT_NAMES.get(value, value) not in SOLVERS:
         raise RbmlabError(f"{key}: unknown inference {value!r}; choose one of "
                           f"{', '.join([*SHORT_NAMES, *SOLVERS.names()])}")

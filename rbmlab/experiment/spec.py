@@ -40,11 +40,6 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
         spec = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
         raise RbmlabError(f"experiment: {path} is not valid YAML ({str(e).splitlines()[0]})") from None
-    kind = kind_of(spec, path)
-    unknown = set(spec) - COMMON_KEYS - kind.keys
-    if unknown:
-        raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))} for a "
-                          f"{kind.name} experiment")
     if (base := spec.pop("extends", None)) is not None:
         if not isinstance(base, str):
             raise RbmlabError(f"experiment: {path}: extends must name one experiment, got {base!r}")
@@ -56,6 +51,11 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {path}: extends {base!r}: {e}") from None
         spec = _merged(base_spec, spec)
+    kind = kind_of(spec, path)                 # the merged file's: its keys are the kind's own
+    unknown = set(spec) - COMMON_KEYS - kind.keys
+    if unknown:
+        raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))} for the "
+                          f"{kind.name} kind")
     ReportSpec.parse(spec.get("report") or {}, f"experiment: {path}")   # checked before any run
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:

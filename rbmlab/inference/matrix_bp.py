@@ -166,12 +166,14 @@ class _Finished:
 def _messages(mode: str, W, expm1_w, eta, received, old, damping: float):
     """One direction's damped messages g(W, η − received) on every edge (Eqs. 13–14): the
     senders' log-odds ``eta`` less the message each received on the edge is its cavity. On cupy
-    one fused kernel (rbmlab.backend.cupy_kernels.bp_messages) instead of six passes."""
+    one fused kernel (rbmlab.backend.cupy_kernels.bp_messages) instead of six passes, where the
+    arrays share one dtype (the kernel's T; mixed dtypes take the promoting array path)."""
     xp = namespace(received)
-    if xp.__name__ == "cupy":
+    weights = W if mode == "max" else expm1_w
+    if xp.__name__ == "cupy" and weights.dtype == eta.dtype == received.dtype == old.dtype:
         from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
-        return cupy_kernels.bp_messages(mode, W if mode == "max" else expm1_w, eta, received, old, damping)
+        return cupy_kernels.bp_messages(mode, weights, eta, received, old, damping)
     cavity = eta - received
     new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
     return _damped(new, old, damping)

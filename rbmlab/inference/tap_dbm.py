@@ -2,7 +2,7 @@
 neighbours (tap paper App. E).
 
 The DBM (Eq. 119) is the pairwise model of §V with the block-tridiagonal coupling matrix of
-Eq. 125: layer l (n_l units; prior and fields U_l as a tap.Layer) meets layer l − 1 through W_l
+Eq. 125: layer l (n_l units; prior and fields U_l as a units.layer.Layer) meets layer l − 1 through W_l
 (n_{l−1}, n_l) and layer l + 1 through W_{l+1}. Alg. 1 with that matrix reads, per layer,
 
     A_l = −(c_{l−1} W_l² + c_{l+1} W_{l+1}²ᵀ),    B_l = A_l ⊙ a_l + a_{l−1} W_l + a_{l+1} W_{l+1}ᵀ,
@@ -19,7 +19,7 @@ pass a_l = f_a(a_{l−1} W_l, 0). At a fixed point
          + Σ_l [a_{l−1}ᵀ W_l a_l + ½ c_{l−1}ᵀ W_l² c_l]                       (Eq. 36 on Eq. 125)
 
 estimates ln Z. **Clamped** solutions ā(x), c̄(x) (App. E.1) hold layer 0 at x: the hidden layers
-are a DBM of their own with the extra field xW_1 on layer 1 (tap.Layer.offset), solved alike.
+are a DBM of their own with the extra field xW_1 on layer 1 (Layer.offset), solved alike.
 Written on the whole stack (a_0 = x, c_0 = 0), their −F is the formula above with layer 0's term
 replaced by its exact log-prior U_0·x (B_1 then holds xW_1, whose −xW_1·a_1 the coupling term
 x W_1 a_1 cancels), and estimates ln Σ_h P̃(x, h), the last term of Eq. 121. The TAP

@@ -39,6 +39,8 @@ class TapIterationConfig(LearnerConfig):
 
 
 def _tap_solver(value, key: str) -> str:
+    if not isinstance(value, str):
+        raise RbmlabError(f"{key}: expected a string, got {value!r}")
     if value not in SOLVERS or TapForm not in SOLVERS.get(value).requires:
         tap_solvers = [name for name, cls in SOLVERS.items() if TapForm in cls.requires]
         raise RbmlabError(f"{key}: {value!r} is not a TAP solver; choose one of {', '.join(tap_solvers)}")

@@ -168,7 +168,7 @@ class TapForm(Protocol):
     W: Any
 
     def tap_layers(self):
-        """(visible, hidden) rbmlab.inference.tap.Layer: prior, fields and prior parameters."""
+        """(visible, hidden) rbmlab.units.layer.Layer: prior, fields and prior parameters."""
 
 
 @runtime_checkable
@@ -179,7 +179,7 @@ class TapStack(Protocol):
     (rbmlab.inference.tap_dbm)."""
 
     def tap_stack(self):
-        """(layers 0 … L as rbmlab.inference.tap.Layer, couplings [W_1, …, W_L])."""
+        """(layers 0 … L as rbmlab.units.layer.Layer, couplings [W_1, …, W_L])."""
 
 
 @runtime_checkable

@@ -78,10 +78,6 @@ class BinaryLayers(TwoLayerModel):
     def visible_probs(self, h):
         return visible_probs(self, h)
 
-    def reconstruct(self, v):
-        """Mean-field reconstruction E[v | h = E[h | v]]."""
-        return visible_probs(self, hidden_probs(self, v))
-
     def statistics(self, v) -> dict[str, Any]:
         """Rao-Blackwellised batch averages (vᵀE[h|v]/B, mean v, mean E[h|v]) (dcp eq. 6)."""
         return self.statistics_given(v, hidden_probs(self, v))
@@ -140,6 +136,10 @@ class RBM(BinaryLayers):
     def log_unnormalized(self, v):
         """−F(v) per row (LogProbability)."""
         return -free_energy(self, v)
+
+    def reconstruct(self, v):
+        """Mean-field reconstruction E[v | h = E[h | v]]."""
+        return visible_probs(self, hidden_probs(self, v))
 
     def from_binary(self, x):
         """The visible part of {0, 1} states of (v, h)."""

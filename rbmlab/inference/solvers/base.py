@@ -74,7 +74,10 @@ def binary_bipartite(model, evidence):
     x (crbm_bp Eq. 3's biases); a Bipartite model with {0, 1} units on both layers takes extra
     visible log-odds per instance (B, |v|), or None for the model alone (one instance)."""
     if isinstance(model, Conditional):
+        if evidence is None:
+            raise RbmlabError("solver: a conditional model needs its inputs x as the evidence")
         return (model.W, *model.conditional_biases(evidence))
+    check_binary_bipartite(model, "solver")
     b_v, b_h = model.b_v[None, :], model.b_h[None, :]
     if evidence is not None:
         b_v = b_v + evidence

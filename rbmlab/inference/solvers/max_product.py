@@ -1,7 +1,8 @@
 """Parallel damped max-product on a model's binary factor graph (pmp Sec. 3, rbmlab.inference.
 max_product): ``max_iter`` flooding sweeps from zero messages, no stopping rule. The evidence is
 extra unary log-odds per problem (B, n), e.g. perturb-and-MAP's logistic perturbations; the
-state is 1[belief > 0] of the graph's {0, 1} variables."""
+state is 1[belief > 0] of the graph's {0, 1} variables, and ``raw`` the max-marginal beliefs
+(B, n) themselves (the messages of each chunk are dropped once it is decoded)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,8 +31,6 @@ class MaxProduct(Solver):
         xp = namespace(graph.unary)
         unary = graph.unary[None, :] if evidence is None else graph.unary[None, :] + xp.asarray(evidence, dtype=graph.unary.dtype)
         sweeps = self.budget(budget)
-        results = [max_product(graph, unary[i:i + c.chunk], sweeps, damping=c.damping)
-                   for i in range(0, unary.shape[0], c.chunk)]
-        beliefs = xp.concatenate([r.beliefs for r in results])
-        return Beliefs(None, xp.ones(unary.shape[0], dtype=bool), sweeps, state=decode(beliefs),
-                       raw=results)
+        beliefs = xp.concatenate([max_product(graph, unary[i:i + c.chunk], sweeps, damping=c.damping).beliefs
+                                  for i in range(0, unary.shape[0], c.chunk)])   # each chunk's messages freed
+        return Beliefs(None, xp.ones(unary.shape[0], dtype=bool), sweeps, state=decode(beliefs), raw=beliefs)
