@@ -10,8 +10,7 @@ import yaml
 from rbmlab.errors import RbmlabError
 from rbmlab.experiment.figures import Canvas, Drawing
 from rbmlab.experiment.figures.tap_runs import (TAP_RUNS, SizedFigureConfig, canvas_runs, pm, run_data,
-                                                seed_of, sizes)
-from rbmlab.report import tap_solutions as ts
+                                                seed_of, sizes, snapshot)
 
 AIS_SETTINGS = {   # Fig. 12's AIS per tier: the paper's 100 runs of 14,500 temperatures; smoke: seconds
     "smoke": ({"n_chains": 16, "schedule": "linear", "n_temperatures": 500},
@@ -109,7 +108,7 @@ def scores(run: Path, cfg: SizedFigureConfig, scale: str) -> list[dict]:
     pl = EVALUATORS.build(EVALUATORS.parse({"name": "pl", "splits": ["train"], "n_units": pl_units}))
     rows = []
     for e in [int(e) for e in evaluated if int(e) in epochs and (not cfg.epochs or int(e) in cfg.epochs)]:
-        model = ts.snapshot(run, e)
+        model = snapshot(run, e)
         t = tap.evaluate(model, {"train": Batch(x)}, Context(rng=backend.rng(11, e), final=True, train=Batch(x)))
         clamped = t["train_log_likelihood"] + t["log_z"]     # the exact data term of Eq. 39
         context = Context(rng=backend.rng(12, e), final=True, train=Batch(x), data_mean=x.mean(axis=0))

@@ -14,6 +14,7 @@ import yaml
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.tap import TapEvalConfig
+from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.experiment.figures import FigureOptions
 from rbmlab.validation import option
 
@@ -110,6 +111,11 @@ def run_data(run: Path):
     data = load_dataset(**options)
     epochs = sorted(int(p.stem.split("_")[1]) for p in (run / "snapshots").glob("epoch_*.npz"))
     return data.train, data.train_labels, data.image_shape, epochs
+
+
+def snapshot(run_dir: Path, epoch: int):
+    """The model a run saved after ``epoch`` (snapshots/epoch_<e>.npz)."""
+    return load_checkpoint(Path(run_dir) / "snapshots" / f"epoch_{epoch}.npz")[0]
 
 
 def tap_config(cfg: FigureConfig) -> TapEvalConfig:

@@ -1,5 +1,5 @@
-"""tap Figures 5–7: the TAP solutions of the Figure 3 models over training, from their per-epoch
-snapshots (rbmlab.report.tap_solutions).
+"""tap Figures 5–7: the TAP solutions of the Figure 3 models over training, found from their
+per-epoch snapshots here and drawn by rbmlab.report.tap_solutions.
 
 * Fig. 5: the free energies and the number of unique TAP solutions per epoch; N_h = 100 for both
   MNIST variants, CBCL's N_h = 256 (or the sizes nearest; ``n_hidden``: exactly that size).
@@ -12,20 +12,56 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
 
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.tap import TapEvalConfig, estimate, solved_chunks
 from rbmlab.experiment.figures import Canvas, Drawing
 from rbmlab.experiment.figures.tap_runs import (TAP_RUNS, FigureConfig, SizedFigureConfig, canvas_runs,
-                                                chosen, pick, pm, run_data, seed_of, sizes, tap_config)
+                                                chosen, pick, pm, run_data, seed_of, sizes, snapshot,
+                                                tap_config)
+from rbmlab.inference import tap
 from rbmlab.report import tap_solutions as ts
 
 FIG5_HIDDEN = {"binary": 100, "real": 100, "cbcl": 256}
 FIG7_EPOCHS = {"binary": [1, 3, 25, 100], "real": [1, 3, 25, 100], "cbcl": [5, 100, 200, 500]}
 FIG7_HIDDEN = {"binary": 100, "real": 500, "cbcl": 256}
 SOLUTION_ARRAYS = ("epochs", "epoch", "free_energy", "log_z", "n_unique", "iterations", "converged")
+
+
+def solutions_by_epoch(run_dir: Path, epochs: list[int], x, config: TapEvalConfig) -> dict[str, Any]:
+    """Unique TAP solutions from the rows of ``x`` at each of ``epochs`` (rbmlab.evaluators.tap.
+    estimate): flat arrays ``epoch``, ``free_energy`` (one entry per unique solution), and per
+    epoch ``log_z``, ``n_unique``, ``iterations``, ``converged`` (fraction); ``magnetisations`` is
+    a list of (n_unique, n_v + n_h) arrays."""
+    out: dict[str, Any] = {"epochs": np.asarray(epochs), "epoch": [], "free_energy": [],
+                           "log_z": [], "n_unique": [], "iterations": [], "converged": [],
+                           "magnetisations": []}
+    for e in epochs:
+        model = snapshot(run_dir, e)
+        est = estimate(model, np.asarray(x, dtype=model.dtype), config)
+        out["epoch"].append(np.full(len(est.free_energies), e))
+        out["free_energy"].append(est.free_energies)
+        out["magnetisations"].append(est.unique)
+        out["log_z"].append(est.log_z)
+        out["n_unique"].append(len(est.free_energies))
+        out["iterations"].append(est.iterations)
+        out["converged"].append(est.converged)
+    for key in ("epoch", "free_energy"):
+        out[key] = np.concatenate(out[key])
+    for key in ("log_z", "n_unique", "iterations", "converged"):
+        out[key] = np.asarray(out[key])
+    return out
+
+
+def converged_solutions(model, x, config: TapEvalConfig):
+    """The TAP solution each row of ``x`` reaches: (K, n_v) visible magnetisations, F, and whether
+    it converged."""
+    a, f, done, _ = zip(*solved_chunks(model, x, config))
+    return np.concatenate(a)[:, :model.W.shape[-2]], np.concatenate(f), np.concatenate(done)
 
 
 def solutions(variant: str, run: Path, cfg: FigureConfig, canvas: Canvas) -> dict:
@@ -42,7 +78,7 @@ def solutions(variant: str, run: Path, cfg: FigureConfig, canvas: Canvas) -> dic
             if str(z["key"]) == key:
                 return {k: z[k] for k in SOLUTION_ARRAYS} | {
                     "magnetisations": np.split(z["magnetisations"], np.cumsum(z["n_unique"])[:-1])}
-    s = ts.solutions_by_epoch(run, epochs, x[:cfg.n_init], tap_config(cfg))
+    s = solutions_by_epoch(run, epochs, x[:cfg.n_init], tap_config(cfg))
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, key=key, magnetisations=np.concatenate(s["magnetisations"]),
              **{k: s[k] for k in SOLUTION_ARRAYS})
@@ -132,7 +168,12 @@ def figure_7(canvas: Canvas, cfg: FigureConfig) -> None:
         if epochs[-1] not in shown and epochs[-1] < FIG7_EPOCHS[variant][-1]:
             shown.append(epochs[-1])   # a shorter run: its last epoch stands for the paper's
         fig = Figure(figsize=(3 * len(shown), 4.2))
-        counts = ts.isomap_of_initialisations(fig, run, shown, x, labels, tap_config(cfg), shape)
+        solved = {}
+        for e in shown:      # the solution each image reaches, and the distinct converged ones
+            a_v, _, done = converged_solutions(snapshot(run, e), x, tap_config(cfg))
+            solved[e] = (a_v, tap.fixed_points(a_v, done, cfg.unique_tol))
+        ts.isomap_of_initialisations(fig, solved, x, labels, shape)
+        counts = {e: len(keep) for e, (_, keep) in solved.items()}
         fig.suptitle(f"tap Fig. 7, {variant}, N_h = {n_hidden} ({scale})", fontsize=9)
         stem = canvas.name(f"figure-7-{variant}")
         canvas.save_png(fig, stem)
