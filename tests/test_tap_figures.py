@@ -207,7 +207,8 @@ def test_a_figure_registered_with_one_line_draws_and_runs_its_source_first_when_
         (tmp_path / "experiments" / "tap" / f"{source}.yaml").write_text(
             (spec_file.EXPERIMENTS_DIR / "tap" / f"{source}.yaml").read_text())
     monkeypatch.setattr(spec_file, "EXPERIMENTS_DIR", tmp_path / "experiments")
-    (tmp_path / "experiments" / "tap" / "toy.yaml").write_text("figure: {draw: toy, source: tap/figure-3}\n")
+    (tmp_path / "experiments" / "tap" / "toy.yaml").write_text(
+        "figure: {draw: toy, source: tap/figure-3}\nscales: {smoke: {}}\n")
     ran = []
     monkeypatch.setattr(experiment, "run_experiment", lambda name, argv, *roots: ran.append((name, argv)))
     outputs, results = tmp_path / "outputs", tmp_path / "results"
@@ -218,4 +219,6 @@ def test_a_figure_registered_with_one_line_draws_and_runs_its_source_first_when_
     written = run_experiment("tap/toy", ["scale=smoke", "source=figure-3-seeds"], results, outputs)["files"]
     assert ran == [("tap/figure-3", ["scale=smoke", "train.epochs=1"])]       # present: not run again
     assert written == [results / "tap" / "toy-seeds_smoke.md"]
+    with pytest.raises(RbmlabError, match=r"toy.yaml: no settings for scale 'reduced'; defined: smoke$"):
+        run_experiment("tap/toy", ["scale=reduced"], results, outputs)
 

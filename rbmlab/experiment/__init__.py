@@ -41,8 +41,8 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           results/<paper>/<artefact>_<scale>/ (rbmlab.experiment.inference)
     figure                instead of a sweep, a figure drawn from another experiment's runs (tap
                           Figs. 4-9, 12): {draw: <rbmlab.experiment.figures.FIGURES name>, source:
-                          <paper>/<artefact> (run first when absent), options}, a tier's options
-                          under scales: {tier: {options}}; the drawing names its own files
+                          <paper>/<artefact> (run first when absent), options}, each tier's
+                          options under scales: {tier: {options}}; the drawing names its own files
                           (rbmlab.experiment.figure); on the command line a plain key=value is
                           one of its options, source=<artefact> another source, and a key of the
                           run configuration (train.epochs=3, resume=true) goes to the source

@@ -5,8 +5,10 @@ experiment at the same scale, by a drawing of rbmlab.experiment.figures.FIGURES:
       draw: tap-figure-5          # a FIGURES name
       source: tap/figure-3        # the experiment whose runs it reads (one the drawing accepts)
       options: {n_init: 1000}     # the drawing's options (its rbmlab.validation Config class)
-    scales:
-      reduced: {options: {epochs: [1, 2, 3]}}   # a tier's options, over the section's
+    scales:                       # every tier, with its options over the section's
+      smoke: {}
+      reduced: {epochs: [1, 2, 3]}
+      paper: {}
 
 The source experiment runs first when it has no runs at this scale (or with resume=true), as for
 ``gallery`` and ``runs_of``; the drawing writes its own files to results/<paper>/ (tap Figure 5:
@@ -97,14 +99,11 @@ def figure_plan(name: str, spec: dict[str, Any], argv: list[str]) -> FigurePlan:
     what = f"figure {section['draw']}"
     file_options = _options(section.get("options"), f"{where}: figure.options")
     parse_options(drawing.options, file_options, f"{where}: figure.options", what)
-    for tier, settings in (spec.get("scales") or {}).items():
-        settings = {} if settings is None else settings
-        if not isinstance(settings, dict) or set(settings) - {"options"}:
-            raise RbmlabError(f"{where}: scales.{tier}: a figure's tier has only options: {{...}}, "
-                              f"got {settings!r}")
-        if tier == scale:
-            file_options |= _options(settings.get("options"), f"{where}: scales.{tier}.options")
-            parse_options(drawing.options, file_options, f"{where}: scales.{tier}.options", what)
+    tiers = spec.get("scales") or {}
+    if scale not in tiers:
+        raise RbmlabError(f"{where}: no settings for scale {scale!r}; defined: {', '.join(tiers)}")
+    file_options |= _options(tiers[scale], f"{where}: scales.{scale}")
+    parse_options(drawing.options, file_options, f"{where}: scales.{scale}", what)
     source = _source(section["source"], drawing, section["draw"], name, f"{where}: figure.source")
 
     run_keys = _run_keys()
