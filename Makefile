@@ -69,21 +69,10 @@ pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent
 # pmp Figure 4 (bottom): the zeros samples, and the blind deconvolution (an inference experiment,
 # one posterior and nothing trained; its Gibbs and GWG baselines are pmp-figure-4-deconvolution-gibbs, -gwg)
 pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution
-# tap: Figures 3, 10 (left; right: tap-figure-10-speed) and the denoising runs of Figure 8 are
-# experiments; Figures 4-7, 9, 12 and Figure 8's plot read the runs of tap-figure-3 (run it first at
-# the same SCALE) through scripts/tap_figures.py.
-TAP_SCRIPT_FIGURES := tap-figure-4 tap-figure-5 tap-figure-6 tap-figure-7 tap-figure-9 tap-figure-12
-.PHONY: tap-figure-8 $(TAP_SCRIPT_FIGURES)
-tap-figure-8: tap-figure-8-denoising
-	$(BIN)/python scripts/tap_figures.py figure-8 $(SCALE)
-$(TAP_SCRIPT_FIGURES): install
-	$(BIN)/python scripts/tap_figures.py $(patsubst tap-%,%,$@) $(SCALE)
-# Figures 5, 8 and 12 from the three seeds per size of tap-figure-3-seeds (binary MNIST, 100 epochs)
-.PHONY: tap-figure-5-seeds tap-figure-8-seeds tap-figure-12-seeds
-tap-figure-8-seeds: tap-figure-8-denoising-seeds
-	$(BIN)/python scripts/tap_figures.py figure-8 $(SCALE) source=figure-3-seeds
-tap-figure-5-seeds tap-figure-12-seeds: install
-	$(BIN)/python scripts/tap_figures.py $(patsubst tap-%-seeds,%,$@) $(SCALE) source=figure-3-seeds
+# tap: every figure is an experiment file. Figures 4-7, 9, 12 and Figure 8's plot are `figure`
+# experiments drawn from the runs of tap-figure-3 (Figure 8: tap-figure-8-denoising), which run first
+# when they have no runs at that SCALE; tap-figure-5-seeds, -8-seeds, -12-seeds draw from the three
+# seeds per size of tap-figure-3-seeds (binary MNIST, 100 epochs).
 # pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and
 # pmp-figure-3-samples; Figure 7 is pmp-figure-7 (the table) and pmp-figure-7-samples
 

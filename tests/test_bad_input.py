@@ -486,6 +486,18 @@ OTHER_CASES = [
     Case("deconvolution-results-dir-is-a-file",
          ["experiment", "pmp/figure-4-deconvolution", "scale=smoke", "dataset.n_images=2", "dataset.grid=3",
           "sweeps=2", "n_samples=1"], "results/pmp/figure-4-deconvolution_smoke", setup=file_at("results")),
+    # a figure (tap Figs. 4-9, 12): its options refused before its source experiment would run
+    Case("figure-not-key-value", ["experiment", "tap/figure-5", "scale=smoke", "n_init"], "n_init: expected key=value"),
+    Case("figure-unknown-option", ["experiment", "tap/figure-5", "scale=smoke", "inits=3"], "figure.inits"),
+    Case("figure-out-of-range", ["experiment", "tap/figure-5", "scale=smoke", "n_init=0"], "figure.n_init"),
+    Case("figure-wrong-type", ["experiment", "tap/figure-5", "scale=smoke", "epochs=many"], "figure.epochs"),
+    Case("figure-no-runs", ["experiment", "tap/figure-5", "scale=smoke", "sweep=nowhere"],
+         "no completed runs under nowhere"),
+    Case("figure-unknown-source", ["experiment", "tap/figure-5", "scale=smoke", "source=figure-4"], "source"),
+    Case("figure-size-of-a-figure-without-one", ["experiment", "tap/figure-6", "scale=smoke", "n_hidden=6"],
+         "figure.n_hidden: unknown option"),
+    Case("figure-without-runs", ["experiment", "tap/figure-8", "scale=smoke", "report_only=true"],
+         "report_only: no runs of tap/figure-8-denoising at scale smoke"),
 ]
 
 CASES = RUN_CASES + EVALUATE_CASES + REPORT_CASES + OTHER_CASES
@@ -563,18 +575,6 @@ RESTATEMENT_CASES = [
     Case("restatement-wrong-type", ["lr=fast"], "lr: expected float, got 'fast'"),
     Case("restatement-fractional-int", ["iterations=2.5"], "iterations: expected int"),
 ]
-# scripts/tap_figures.py: refused before any snapshot is read
-TAP_FIGURE_CASES = [
-    Case("tap-figures-no-args", [], "usage"),
-    Case("tap-figures-unknown-figure", ["figure-99", "smoke"], "usage"),
-    Case("tap-figures-unknown-scale", ["figure-5", "huge"], "usage"),
-    Case("tap-figures-not-key-value", ["figure-5", "smoke", "n_init"], "n_init: expected key=value"),
-    Case("tap-figures-unknown-key", ["figure-5", "smoke", "inits=3"], "inits"),
-    Case("tap-figures-out-of-range", ["figure-5", "smoke", "n_init=0"], "n_init"),
-    Case("tap-figures-wrong-type", ["figure-5", "smoke", "epochs=many"], "epochs"),
-    Case("tap-figures-no-runs", ["figure-5", "smoke", "sweep=nowhere"], "no completed runs under nowhere"),
-    Case("tap-figures-unknown-source", ["figure-5", "smoke", "source=figure-4"], "source"),
-]
 # scripts/frank_wolfe_bias_exact.py: refused before any run starts
 BIAS_EXACT_CASES = [
     Case("bias-exact-no-out", [], "OUT: the first argument"),
@@ -600,7 +600,6 @@ LP_DIAGNOSIS_CASES = [
     Case("lp-diagnosis-out-of-range", ["x.md", "perturbations=0"], "diagnosis.perturbations: must be"),
 ]
 SCRIPT_CASES = ([("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
-                + [("tap_figures", c) for c in TAP_FIGURE_CASES]
                 + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES]
                 + [("frank_wolfe_oracle_gain", c) for c in ORACLE_GAIN_CASES]
                 + [("pmp_lp_diagnosis", c) for c in LP_DIAGNOSIS_CASES])

@@ -38,6 +38,11 @@ def test_every_experiment_file_declares_every_tier(name):
             assert seed is None or seed in seed_list(source.get("seeds", [0]))
             assert all(value in source["grid"][key] for key, value in selector.items())
         return
+    if "figure" in own:                   # a figure drawn from another experiment's runs
+        from rbmlab.experiment.figure import check_figure
+        for plan in check_figure(name, own):       # every tier's options; its source is an
+            assert plan.source in available()      # experiment, whose own case checks its tiers
+        return
     sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
     for source in sources:                # runs_of: reports other experiments' runs
         assert source in available() and (source == name) == ("runs_of" not in own)
@@ -57,7 +62,7 @@ def _check_tiers(name, spec):
         assert cfg.seed == seed_list(settings.get("seeds", spec.get("seeds", [0])))[0]
 
 
-SWEEPS = [n for n in available() if not {"runs_of", "bench", "gallery", "inference"} & set(load_spec(n))]
+SWEEPS = [n for n in available() if not {"runs_of", "bench", "gallery", "inference", "figure"} & set(load_spec(n))]
 
 
 def _jobs(name: str, tier: str, every: bool):

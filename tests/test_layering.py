@@ -68,11 +68,6 @@ KNOWN_REPORT_MODEL_CODE: dict[tuple[str, str], str] = {
     ("rbmlab.report.gallery", "rbmlab.evaluators.pixel_error"): "gallery predicts with a run's evaluator",
     ("rbmlab.report.gallery", "rbmlab.evaluators.sampling"): "gallery draws samples from a run's model",
     ("rbmlab.report.gallery", "rbmlab.learners"): "gallery rebuilds a run's learner",
-    # report/tap_solutions.py (module level): `from rbmlab.evaluators.tap import TapEvalConfig,
-    # estimate, solved_chunks`, `from rbmlab.inference import tap`: tap Figs. 4-7 solve TAP from
-    # many starts. Both go with experiment kinds (issue 32: a figure kind owns its analysis).
-    ("rbmlab.report.tap_solutions", "rbmlab.evaluators.tap"): "tap figures solve TAP in report/",
-    ("rbmlab.report.tap_solutions", "rbmlab.inference.tap"): "tap figures solve TAP in report/",
 }
 
 

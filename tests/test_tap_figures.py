@@ -1,109 +1,123 @@
-"""scripts/tap_figures.py figure-12 end to end on a tiny TAP-trained run: TAP log-likelihoods from
-both combinations of the solutions (the gap between them is the gap between the two ln Z), AIS and
-PL on the same checkpoints, and a summary that names the images and AIS settings actually used."""
+"""tap Figures 4-9 and 12 as ``figure`` experiments (rbmlab.experiment.figure, drawings in
+rbmlab.experiment.figures): Fig. 12 end to end on a tiny TAP-trained run (TAP log-likelihoods from
+both combinations of the solutions, the gap between them the gap between the two ln Z; AIS and PL
+on the same checkpoints; a summary that names the images and AIS settings used); Figs. 5, 8 and 12
+over seeds as mean ± std; every tap figure file checked at every tier; the command line split
+between the figure's options and the source experiment; bad options as one line."""
 from __future__ import annotations
 
-import sys
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
+import rbmlab.experiment.figures as figures
 from rbmlab.cli import main
 from rbmlab.errors import RbmlabError
+from rbmlab.experiment import available, kind_of, load_spec, run_experiment
+from rbmlab.experiment.figure import check_figure, figure_plan
+from rbmlab.experiment.figures import Canvas, Drawing, FigureOptions
+from rbmlab.experiment.figures.tap_runs import SizedFigureConfig, runs
+from rbmlab.experiment.figures.tap_solutions import solutions
 from rbmlab.models.rbm import log_partition
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
-from tests.test_bad_input import script_main
+
+TAP_FIGURES = ["tap/figure-4", "tap/figure-5", "tap/figure-5-seeds", "tap/figure-6", "tap/figure-7",
+               "tap/figure-8", "tap/figure-8-seeds", "tap/figure-9", "tap/figure-12", "tap/figure-12-seeds"]
+
+
+def _train(run_dir, seed=0, lr=None):
+    main(["run", "dataset=bars_stripes", "model=rbm", "model.n_hidden=6", "learner=tap",
+          "learner.batch_size=full", *([f"learner.lr={lr}"] if lr else []), "evaluator=tap",
+          "evaluator.splits=[train]", "evaluator.n_init=0", "train.epochs=2", "train.snapshot_every=1",
+          "train.eval_every=1", "train.progress=false", "evaluator.progress=false", f"seed={seed}",
+          f"hydra.run.dir={run_dir}"])
 
 
 def test_figure_12_scores_every_snapshot_both_ways(tmp_path):
-    run = tmp_path / "sweep" / "binary" / "0"
-    main(["run", "dataset=bars_stripes", "model=rbm", "model.n_hidden=6", "learner=tap",
-          "learner.batch_size=full", "evaluator=tap", "evaluator.splits=[train]",
-          "evaluator.n_init=0", "train.epochs=2", "train.snapshot_every=1", "train.eval_every=1",
-          "train.progress=false", "evaluator.progress=false", f"hydra.run.dir={run}"])
+    run = tmp_path / "outputs" / "tap" / "figure-3" / "smoke" / "binary" / "0"
+    _train(run)
     for snapshot in sorted((run / "snapshots").glob("epoch_*.npz")):
         # a ferromagnet of {0, 1} units (W = 2, biases at the all-on / all-off symmetry point): two
         # TAP solutions of equal F, all-on and all-off, both reached from bars and stripes
         model, meta, _ = load_checkpoint(snapshot)
         W = np.full_like(model.W, 2.0)
         save_checkpoint(snapshot, model.replace(W=W, b_v=-W.sum(1) / 2, b_h=-W.sum(0) / 2), meta=meta)
-    script_main("tap_figures")
-    figures = sys.modules["tap_figures"]      # registered by script_main
-    figures.figure_12(figures.runs(tmp_path / "sweep"), figures.FigureConfig(), tmp_path, "smoke")
-    table = pd.read_csv(tmp_path / "figure-12_smoke.csv")
+    results = tmp_path / "results"
+    written = run_experiment("tap/figure-12", ["scale=smoke"], results, tmp_path / "outputs")["files"]
+    out = results / "tap"
+    assert sorted(p.name for p in written) == ["figure-12_smoke.csv", "figure-12_smoke.md", "figure-12_smoke.png"]
+    table = pd.read_csv(out / "figure-12_smoke.csv")
     assert table["epoch"].tolist() == [1, 2]
     assert table["tap_solutions"].tolist() == [2, 2]
     gap = table["tap_logsumexp_log_z"] - table["tap_log_z"]
     np.testing.assert_allclose(gap, np.log(2), atol=1e-9)     # two equal F: ln 2 apart
     np.testing.assert_allclose(table["tap"] - table["tap_logsumexp"], gap, atol=1e-9)
     assert np.isfinite(table[["ais", "ais_log_z", "pseudo"]].to_numpy()).all()
-    text = (tmp_path / "figure-12_smoke.md").read_text()
+    text = (out / "figure-12_smoke.md").read_text()
     assert "the first 14 training images" in text and "PL: 9 of 9 pixels" in text
+    assert "`rbmlab experiment tap/figure-3 scale=smoke`" in text
     exact = float(log_partition(load_checkpoint(run / "snapshots" / "epoch_1.npz")[0]))
     assert abs(table["tap_logsumexp_log_z"][0] - exact) < abs(table["tap_log_z"][0] - exact)
     assert "16 chains, 500 linear temperatures" in text
-    assert (tmp_path / "figure-12_smoke.png").stat().st_size > 0
+    assert (out / "figure-12_smoke.png").stat().st_size > 0
 
 
 def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values(tmp_path, monkeypatch, capsys):
-    sweep = tmp_path / "sweep"
+    outputs, results = tmp_path / "outputs", tmp_path / "results"
+    sweep = outputs / "tap" / "figure-3-seeds" / "smoke"
     for seed in (0, 1):
-        main(["run", "dataset=bars_stripes", "model=rbm", "model.n_hidden=6", "learner=tap",
-              "learner.batch_size=full", "learner.lr=0.5", "evaluator=tap", "evaluator.splits=[train]",
-              "evaluator.n_init=0", "train.epochs=2", "train.snapshot_every=1", "train.eval_every=1",
-              "train.progress=false", "evaluator.progress=false", f"seed={seed}",
-              f"hydra.run.dir={sweep / 'binary' / str(seed)}"])
-    script_main("tap_figures")
-    figures = sys.modules["tap_figures"]
-    monkeypatch.setattr(figures, "ROOT", tmp_path)          # Fig. 5's solution cache goes under it
-    cfg = figures.FigureConfig(source="figure-3-seeds", n_init=14)
-    found = figures.runs(sweep)
+        _train(sweep / "binary" / str(seed), seed=seed, lr=0.5)
+    found = runs(sweep)
     assert [run.name for run in found["binary"][6]] == ["0", "1"]
-    figures.figure_12(found, cfg, tmp_path, "smoke")
-    table = pd.read_csv(tmp_path / "figure-12-seeds_smoke.csv")
+    run_experiment("tap/figure-12-seeds", ["scale=smoke"], results, outputs)
+    out = results / "tap"
+    table = pd.read_csv(out / "figure-12-seeds_smoke.csv")
     assert sorted(table["seed"]) == [0, 0, 1, 1]
     assert table.groupby("seed")["tap"].apply(lambda v: v.nunique()).tolist() == [2, 2]
-    rows = [line.split(" | ") for line in (tmp_path / "figure-12-seeds_smoke.md").read_text().splitlines()
+    rows = [line.split(" | ") for line in (out / "figure-12-seeds_smoke.md").read_text().splitlines()
             if line.startswith("| 1 |")]
     tap = table[table["epoch"] == 1]["tap"]
     assert rows[0][1] == f"{tap.mean():.2f} ± {tap.std(ddof=1):.2f}" and tap.std() > 0
-    assert "2 seeds" in (tmp_path / "figure-12-seeds_smoke.md").read_text()
-    figures.figure_5(found, cfg, tmp_path, "smoke")
-    text = (tmp_path / "figure-5-binary-seeds_smoke.md").read_text()
+    assert "2 seeds" in (out / "figure-12-seeds_smoke.md").read_text()
+    run_experiment("tap/figure-5-seeds", ["scale=smoke", "n_init=14"], results, outputs)
+    text = (out / "figure-5-binary-seeds_smoke.md").read_text()
     assert "Mean ± std (ddof=1) over the 2 seeds' runs" in text and "tap/figure-3-seeds" in text
-    per_seed = [figures.solutions("binary", run, cfg, "smoke") for run in found["binary"][6]]
+    canvas = Canvas("tap/figure-3-seeds", "-seeds", sweep, "smoke", out, outputs / "tap")
+    per_seed = [solutions("binary", run, SizedFigureConfig(n_init=14), canvas) for run in found["binary"][6]]
     row = next(line for line in text.splitlines() if line.startswith("| 2 |")).split(" | ")
     counts = [s["n_unique"][list(s["epochs"]).index(2)] for s in per_seed]
     assert row[1] == f"{np.mean(counts):.1f} ± {np.std(counts, ddof=1):.1f}"
-    assert (tmp_path / "figure-5-binary-seeds_smoke.png").stat().st_size > 0
+    assert (out / "figure-5-binary-seeds_smoke.png").stat().st_size > 0
     # a size asked for by n_hidden: exactly that size, its own files and its own solution cache
-    sized = figures.FigureConfig(source="figure-3-seeds", n_init=14, n_hidden=6)
-    figures.figure_5(found, sized, tmp_path, "smoke")
-    assert (tmp_path / "figure-5-binary-seeds-h6_smoke.md").read_text().splitlines()[2:] == text.splitlines()[2:]
-    assert len(list((tmp_path / "outputs").rglob("binary-seeds-h6-*.npz"))) == 2
-    for figure in (figures.figure_5, figures.figure_12):
+    run_experiment("tap/figure-5-seeds", ["scale=smoke", "n_init=14", "n_hidden=6"], results, outputs)
+    assert (out / "figure-5-binary-seeds-h6_smoke.md").read_text().splitlines()[2:] == text.splitlines()[2:]
+    assert len(list(outputs.rglob("binary-seeds-h6-*.npz"))) == 2
+    # source=figure-3 on the command line: the same drawing from tap/figure-3's runs (none here)
+    with pytest.raises(RbmlabError, match=r"sweep: no completed runs under .*figure-3/smoke"):
+        run_experiment("tap/figure-5-seeds", ["scale=smoke", "source=figure-3", "report_only=true",
+                                              f"sweep={outputs / 'tap' / 'figure-3' / 'smoke'}"], results, outputs)
+    for figure in ("tap/figure-5-seeds", "tap/figure-12-seeds"):
         with pytest.raises(RbmlabError, match=r"n_hidden: no completed .*N_h = 7 .*binary 6\)"):
-            figure(found, figures.FigureConfig(source="figure-3-seeds", n_hidden=7), tmp_path, "smoke")
+            run_experiment(figure, ["scale=smoke", "n_hidden=7"], results, outputs)
     with pytest.raises(RbmlabError, match=r"^variants: none of \['cbcl'\] ran in tap/figure-3-seeds \(ran: binary\)$"):
-        figures.figure_5(found, figures.FigureConfig(source="figure-3-seeds", variants=["cbcl"]), tmp_path, "smoke")
+        run_experiment("tap/figure-5-seeds", ["scale=smoke", "variants=cbcl"], results, outputs)
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as stop:      # the other figures take no size: one line, exit 2
-        figures.main(["figure-6", "smoke", "n_hidden=6"])
+        main(["experiment", "tap/figure-6", "scale=smoke", "n_hidden=6"])
     assert stop.value.code == 2
-    assert capsys.readouterr().err == ("rbmlab: error: n_hidden: only figure-5 and figure-12 take a model "
-                                       "size, not figure-6\n")
+    err = capsys.readouterr().err
+    assert err.startswith("rbmlab: error: figure.n_hidden: unknown option for figure tap-figure-6; valid "
+                          "options: sweep, n_init,") and err.count("\n") == 1
 
 
-def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path, monkeypatch):
+def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path):
     """Fig. 8's table from tap/figure-8-denoising-seeds: TAP's MCC per size and p as mean ± std
     over the seeds' runs, the model-free OPE, 1-NN and constant from one size's runs."""
-    import json
-
-    import yaml
-    script_main("tap_figures")
-    figures = sys.modules["tap_figures"]
-    monkeypatch.setattr(figures, "ROOT", tmp_path)
-    sweep = tmp_path / "outputs" / "experiments" / "tap" / "figure-8-denoising-seeds" / "smoke"
+    outputs = tmp_path / "outputs"
+    sweep = outputs / "tap" / "figure-8-denoising-seeds" / "smoke"
     rng = np.random.default_rng(0)
     values = {}
     for k, (n, p, seed) in enumerate((n, p, s) for n in (8, 12) for p in (0.0, 0.5) for s in (0, 1, 2)):
@@ -115,10 +129,96 @@ def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path, 
         (run / "summary.json").write_text(json.dumps({"status": "completed", "final": final}))
         (run / "config.yaml").write_text(yaml.safe_dump({"model": {"n_hidden": n}, "evaluator": {"flip": p},
                                                           "seed": seed}))
-    figures.figure_8({}, figures.FigureConfig(source="figure-3-seeds"), tmp_path, "smoke")
-    row = next(line for line in (tmp_path / "figure-8-mcc-seeds_smoke.md").read_text().splitlines()
+    run_experiment("tap/figure-8-seeds", ["scale=smoke"], tmp_path / "results", outputs)
+    out = tmp_path / "results" / "tap"
+    row = next(line for line in (out / "figure-8-mcc-seeds_smoke.md").read_text().splitlines()
                if line.startswith("| 0.5 |")).split(" | ")
     tap12 = [values[12, 0.5, s]["test_mcc_tap"] for s in range(3)]
     assert row[2] == f"{np.mean(tap12):.3f} ± {np.std(tap12, ddof=1):.3f} (1)"
     assert row[3] == "0.600 ± 0.100" and row[4] == "1.200 ± 1.000" and row[5].startswith("0.300 ± 0.000")
-    assert (tmp_path / "figure-8-mcc-seeds_smoke.png").stat().st_size > 0
+    assert (out / "figure-8-mcc-seeds_smoke.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name", TAP_FIGURES)
+def test_every_tap_figure_file_loads_and_validates_at_every_tier(name):
+    spec = load_spec(name)
+    assert kind_of(spec, name).name == "figure"
+    plans = check_figure(name, spec)
+    assert [p.scale for p in plans] == ["smoke", "reduced", "paper"]
+    for plan in plans:
+        assert plan.source in available() and plan.source in plan.drawing.sources
+        assert plan.draw in figures.FIGURES
+    seeds = name.endswith("-seeds")
+    assert all(plan.drawing.sources[plan.source] == ("-seeds" if seeds else "") for plan in plans)
+
+
+def test_the_tap_figure_files_are_every_figure_kind_file_of_tap():
+    assert sorted(n for n in available() if n.startswith("tap/") and "figure" in load_spec(n)) == sorted(TAP_FIGURES)
+
+
+def test_the_command_line_sets_the_options_and_passes_the_rest_to_the_source():
+    spec = load_spec("tap/figure-5")
+    plan = figure_plan("tap/figure-5", spec, ["scale=smoke", "n_hidden=50", "epochs=[1,3]", "train.epochs=3",
+                                              "backend=cupy", "resume=true", "variants=binary,real",
+                                              "source=figure-3-seeds"])
+    assert (plan.options.n_hidden, plan.options.epochs, plan.options.variants) == (50, [1, 3], ["binary", "real"])
+    assert plan.source == "tap/figure-3-seeds" and plan.drawing.sources[plan.source] == "-seeds"
+    assert plan.source_argv == ["scale=smoke", "variants=binary,real", "train.epochs=3", "backend=cupy",
+                                "resume=true"]
+    tiered = figure_plan("tap/figure-12-seeds", load_spec("tap/figure-12-seeds"), ["scale=reduced", "epochs=[4]"])
+    assert tiered.options.epochs == [4]     # the command line over the tier's options
+    assert figure_plan("tap/figure-12-seeds", load_spec("tap/figure-12-seeds"),
+                       ["scale=reduced"]).options.epochs[:3] == [2, 4, 6]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["n_init=0"], "figure.n_init: must be >= 1, got 0"),
+    (["inits=3"], "figure.inits: unknown option for figure tap-figure-5; valid options: sweep, n_init,"),
+    (["epochs=many"], "figure.epochs: expected a list"),
+    (["n_init"], "n_init: expected key=value"),
+    (["variants=faces"], "figure.variants: expected one of binary, real, cbcl; got 'faces'"),
+    (["source=figure-4"], "source: tap-figure-5 is drawn from the runs of tap/figure-3, tap/figure-3-seeds; "
+                          "got 'figure-4'"),
+    (["sweep=nowhere"], "sweep: no completed runs under nowhere"),
+])
+def test_a_bad_option_is_one_line_before_anything_runs(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)     # no runs here: an option checked late would start tap/figure-3
+    with pytest.raises(SystemExit) as stop:
+        main(["experiment", "tap/figure-5", "scale=smoke", *argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.startswith(f"rbmlab: error: {message}") and err.count("\n") == 1, err
+    assert not (tmp_path / "outputs").exists() and not (tmp_path / "results" / "tap").exists()
+
+
+def _toy(canvas, cfg):
+    canvas.save_text(canvas.name("toy"), "md", f"{canvas.source} {cfg.sweep}\n")
+
+
+TOY = Drawing(_toy, FigureOptions, {"tap/figure-3": "", "tap/figure-3-seeds": "-seeds"})
+
+
+def test_a_figure_registered_with_one_line_draws_and_runs_its_source_first_when_absent(tmp_path, monkeypatch):
+    import rbmlab.experiment as experiment
+    import rbmlab.experiment.spec as spec_file
+
+    monkeypatch.setattr(figures, "FIGURES", figures.FIGURES.with_entries(toy="tests.test_tap_figures:TOY"))
+    (tmp_path / "experiments" / "tap").mkdir(parents=True)
+    for source in ("figure-3", "figure-3-seeds"):    # the real sources, beside the toy figure
+        (tmp_path / "experiments" / "tap" / f"{source}.yaml").write_text(
+            (spec_file.EXPERIMENTS_DIR / "tap" / f"{source}.yaml").read_text())
+    monkeypatch.setattr(spec_file, "EXPERIMENTS_DIR", tmp_path / "experiments")
+    (tmp_path / "experiments" / "tap" / "toy.yaml").write_text(
+        "figure: {draw: toy, source: tap/figure-3}\nscales: {smoke: {}}\n")
+    ran = []
+    monkeypatch.setattr(experiment, "run_experiment", lambda name, argv, *roots: ran.append((name, argv)))
+    outputs, results = tmp_path / "outputs", tmp_path / "results"
+    written = run_experiment("tap/toy", ["scale=smoke", "train.epochs=1"], results, outputs)["files"]
+    assert ran == [("tap/figure-3", ["scale=smoke", "train.epochs=1"])]       # absent: run first
+    assert [p.read_text() for p in written] == ["tap/figure-3 None\n"]
+    (outputs / "tap" / "figure-3-seeds" / "smoke").mkdir(parents=True)
+    written = run_experiment("tap/toy", ["scale=smoke", "source=figure-3-seeds"], results, outputs)["files"]
+    assert ran == [("tap/figure-3", ["scale=smoke", "train.epochs=1"])]       # present: not run again
+    assert written == [results / "tap" / "toy-seeds_smoke.md"]
+    with pytest.raises(RbmlabError, match=r"toy.yaml: no settings for scale 'reduced'; defined: smoke$"):
+        run_experiment("tap/toy", ["scale=reduced"], results, outputs)
+

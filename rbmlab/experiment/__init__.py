@@ -39,6 +39,13 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           PROBLEMS name>, its options}, each tier's options under scales: {tier:
                           {options}}, ``key=value`` on the command line over them; to
                           results/<paper>/<artefact>_<scale>/ (rbmlab.experiment.inference)
+    figure                instead of a sweep, a figure drawn from another experiment's runs (tap
+                          Figs. 4-9, 12): {draw: <rbmlab.experiment.figures.FIGURES name>, source:
+                          <paper>/<artefact> (run first when absent), options}, each tier's
+                          options under scales: {tier: {options}}; the drawing names its own files
+                          (rbmlab.experiment.figure); on the command line a plain key=value is
+                          one of its options, source=<artefact> another source, and a key of the
+                          run configuration (train.epochs=3, resume=true) goes to the source
     runs_of               optional: <paper>/<artefact> (or a list of them) whose runs this one
                           reports (no sweep); with several, each run has an ``experiment`` key
     extends               optional: <paper>/<artefact> whose spec this file starts from; its own keys
@@ -48,7 +55,7 @@ An experiment file ``experiments/<paper>/<artefact>.yaml`` declares:
                           with resume=true); ``{sweep:<paper>/<artefact>}`` in an override is that
                           experiment's sweep directory at the same scale
 Each file is of one kind (``KINDS``, rbmlab.experiment.<kind>), chosen by the section it has:
-``bench`` (timing), ``gallery``, ``inference``, or none of them (sweep); a kind is its module, its
+``bench`` (timing), ``gallery``, ``inference``, ``figure``, or none of them (sweep); a kind is its module, its
 section and keys, and one line in ``KINDS``.
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}, over every

@@ -14,6 +14,7 @@ KINDS = Registry("experiment kind", {
     "timing": "rbmlab.experiment.timing:Timing",
     "gallery": "rbmlab.experiment.gallery:Gallery",
     "inference": "rbmlab.experiment.inference:Inference",
+    "figure": "rbmlab.experiment.figure:Figure",
 })
 
 

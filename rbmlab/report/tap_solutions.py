@@ -1,7 +1,6 @@
-"""TAP solutions over training (tap Figs. 5–7), from the per-epoch snapshots of a training run.
+"""TAP solutions over training drawn (tap Figs. 5–7); the solutions themselves are found by the
+figure experiments (rbmlab.experiment.figures.tap_solutions) from the per-epoch snapshots of a run.
 
-* :func:`solutions_by_epoch`: for each snapshot, the unique TAP solutions iterated from training
-  images (rbmlab.evaluators.tap.estimate): their free energies, magnetisations and count (Fig. 5).
 * :func:`plot_free_energies`: Fig. 5 — every unique solution's F against the epoch (blue dots), the
   uniform average (red, the Helmholtz estimate), the number of unique solutions (green, right
   axis); below, histograms with a Gaussian kernel density of F at a few epochs.
@@ -13,43 +12,9 @@
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from rbmlab.evaluators.tap import TapEvalConfig, estimate, solved_chunks
-from rbmlab.inference import tap
-from rbmlab.run.checkpoint import load_checkpoint
-
-
-def snapshot(run_dir: Path, epoch: int):
-    """The model a run saved after ``epoch`` (snapshots/epoch_<e>.npz)."""
-    return load_checkpoint(Path(run_dir) / "snapshots" / f"epoch_{epoch}.npz")[0]
-
-
-def solutions_by_epoch(run_dir: Path, epochs: list[int], x, config: TapEvalConfig) -> dict[str, Any]:
-    """Unique TAP solutions from the rows of ``x`` at each of ``epochs``: flat arrays ``epoch``,
-    ``free_energy`` (one entry per unique solution), and per epoch ``log_z``, ``n_unique``,
-    ``iterations``, ``converged`` (fraction); ``magnetisations`` is a list of (n_unique, n_v + n_h) arrays."""
-    out: dict[str, Any] = {"epochs": np.asarray(epochs), "epoch": [], "free_energy": [],
-                           "log_z": [], "n_unique": [], "iterations": [], "converged": [],
-                           "magnetisations": []}
-    for e in epochs:
-        model = snapshot(run_dir, e)
-        est = estimate(model, np.asarray(x, dtype=model.dtype), config)
-        out["epoch"].append(np.full(len(est.free_energies), e))
-        out["free_energy"].append(est.free_energies)
-        out["magnetisations"].append(est.unique)
-        out["log_z"].append(est.log_z)
-        out["n_unique"].append(len(est.free_energies))
-        out["iterations"].append(est.iterations)
-        out["converged"].append(est.converged)
-    for key in ("epoch", "free_energy"):
-        out[key] = np.concatenate(out[key])
-    for key in ("log_z", "n_unique", "iterations", "converged"):
-        out[key] = np.asarray(out[key])
-    return out
 
 
 def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -114,27 +79,17 @@ def isomap_over_epochs(fig: Any, s: dict[str, Any], epochs: list[int], neighbour
         ax.set_yticks([])
 
 
-def converged_solutions(model, x, config: TapEvalConfig):
-    """The TAP solution each row of ``x`` reaches: (K, n_v) visible magnetisations, F, and whether
-    it converged."""
-    a, f, done, _ = zip(*solved_chunks(model, x, config))
-    return np.concatenate(a)[:, :model.W.shape[-2]], np.concatenate(f), np.concatenate(done)
-
-
-def isomap_of_initialisations(fig: Any, run_dir: Path, epochs: list[int], x: np.ndarray,
-                              labels: np.ndarray, config: TapEvalConfig, shape: tuple[int, int],
-                              n_show: int = 8, neighbours: int = 10) -> dict[int, int]:
-    """Fig. 7: per epoch, the initial images (coloured by label) and their TAP solutions (black)
-    in the Isomap fitted on the images; ``n_show`` distinct solutions drawn below. Returns the
-    number of unique solutions per epoch."""
+def isomap_of_initialisations(fig: Any, solved: dict[int, tuple[np.ndarray, np.ndarray]], x: np.ndarray,
+                              labels: np.ndarray, shape: tuple[int, int], n_show: int = 8,
+                              neighbours: int = 10) -> None:
+    """Fig. 7: per epoch of ``solved`` (epoch → (the visible magnetisations each row of ``x``
+    reaches, the indices of the distinct converged ones)), the initial images (coloured by label)
+    and their TAP solutions (black) in the Isomap fitted on the images; ``n_show`` distinct
+    solutions drawn below."""
     embedding = _isomap(x, neighbours)
     base = embedding.embedding_
-    counts = {}
-    grid = fig.add_gridspec(2, len(epochs), height_ratios=[3, 1])
-    for k, e in enumerate(epochs):
-        a_v, _, done = converged_solutions(snapshot(run_dir, e), x, config)
-        keep = tap.fixed_points(a_v, done, config.unique_tol)
-        counts[e] = len(keep)
+    grid = fig.add_gridspec(2, len(solved), height_ratios=[3, 1])
+    for k, (e, (a_v, keep)) in enumerate(solved.items()):
         ax = fig.add_subplot(grid[0, k])
         for label in np.unique(labels):
             mask = labels == label
@@ -153,4 +108,3 @@ def isomap_of_initialisations(fig: Any, run_dir: Path, epochs: list[int], x: np.
         sub.imshow(strip, cmap="gray_r", vmin=0, vmax=1)
         sub.set_xticks([])
         sub.set_yticks([])
-    return counts
