@@ -47,7 +47,8 @@ import math
 import numpy as np
 
 from rbmlab.backend import namespace
-from rbmlab.inference.tap import Layer, Solution, clamped_hidden
+from rbmlab.inference.tap import Solution, clamped_hidden
+from rbmlab.units.layer import Layer
 from rbmlab.units import Bernoulli
 
 CLIP = 1e-6        # a_1 ∈ [CLIP, 1 − CLIP] (the Julia code uses 1e-5)

@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.inference.tap import Layer, fixed_points, layer_fields, solve_stack
+from rbmlab.inference.tap import fixed_points, layer_fields, solve_stack
+from rbmlab.units.layer import Layer
 
 
 @dataclass(frozen=True)
