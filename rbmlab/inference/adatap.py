@@ -48,8 +48,8 @@ import numpy as np
 
 from rbmlab.backend import namespace
 from rbmlab.inference.tap import Solution, clamped_hidden
-from rbmlab.units.layer import Layer
 from rbmlab.units import Bernoulli
+from rbmlab.units.layer import Layer
 
 CLIP = 1e-6        # a_1 ∈ [CLIP, 1 − CLIP] (the Julia code uses 1e-5)
 A1_START = 1e-3
