@@ -2,12 +2,15 @@
 
 ``tests/fixtures/smoke_metrics/<paper>__<artefact>.json`` holds, for each job of the experiment's
 smoke sweep (keyed by its directory relative to the sweep dir, e.g. ``cd/0``), the rows of its
-metrics.csv without ``wall_time``, recorded from commit ``source``. Each test re-runs the
+metrics.csv without ``wall_time``, recorded from commit ``source``; and, where recorded, ``runs``:
+the report's runs table (results/<paper>/<artefact>_smoke_runs.csv), each run's status, epochs
+and final values (the numbers the artefact reports; an experiment that reports other experiments'
+runs, or whose jobs only evaluate, has no metrics.csv of its own). Each test re-runs the
 experiment with the current code and compares column by column: integers exactly, floats within
 rtol=1e-5, atol=1e-6 (room for float32 rounding), NaN equal to NaN, ±inf equal to itself.
 
-To re-record after an intended change in results, run each experiment at ``scale=smoke`` and
-rewrite the fixture from its metrics.csv files in the same layout.
+``python -m tests.record_smoke_metrics --new <paper>/<artefact>`` records the fixture of an
+experiment; without --new it re-records existing ones after an intended change in results.
 """
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ from rbmlab.experiment import run_experiment
 FIXTURES = Path(__file__).parent / "fixtures" / "smoke_metrics"
 RTOL, ATOL = 1e-5, 1e-6
 IGNORED = {"wall_time"}
+# of a report's runs table, the columns compared besides final.*: not its config keys, nor source
+# (the commit that ran)
+RUN_COLUMNS = ("run_dir", "status", "epochs_done", "early_stopping.epoch")
 # the slowest (about 4-14 s each on 2 CPU cores); the cheaper ones keep the fast suite's cover
 SLOW = {"dcp/figure-6b", "dcp/figure-3", "dcp/figure-4", "dcp/figure-7a", "dcp/figure-7b", "dcp/figure-5",
         "dcp/figure-6a", "dcp/figure-1", "dcp/figure-2"}
@@ -68,8 +74,31 @@ def _same(expected, actual) -> bool:
     return expected == actual
 
 
+def _read_runs(path: Path) -> tuple[list[str], list[list]]:
+    """A report's runs table: RUN_COLUMNS and final.* (not those of IGNORED)."""
+    header, rows = _read_metrics(path)
+    keep = [i for i, c in enumerate(header)
+            if c in RUN_COLUMNS or (c.startswith("final.") and c[len("final."):] not in IGNORED)]
+    return [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+
+
+def _differences(where: str, columns: list[str], rows: list[list], want: dict) -> list[str]:
+    """What differs between the rows read and the recorded ones (``want``: columns, rows, and a
+    job's overrides)."""
+    ran = f" (overrides: {' '.join(want['overrides'])})" if "overrides" in want else ""
+    if sorted(columns) != sorted(want["columns"]):
+        return [f"{where}{ran}: columns {columns}, recorded {want['columns']}"]
+    if len(rows) != len(want["rows"]):
+        return [f"{where}{ran}: {len(rows)} rows, recorded {len(want['rows'])}"]
+    index = {c: columns.index(c) for c in columns}
+    return [f"{where}, column {col}, {_where(want['columns'], exp, i)}: "
+            f"got {got[index[col]]!r}, recorded {exp[j]!r}"
+            for i, (got, exp) in enumerate(zip(rows, want["rows"]))
+            for j, col in enumerate(want["columns"]) if not _same(exp[j], got[index[col]])]
+
+
 def _where(columns: list[str], row: list, i: int) -> str:
-    labels = [f"row {i}"] + [f"{k} {row[columns.index(k)]}" for k in ("epoch", "trial")
+    labels = [f"row {i}"] + [f"{k} {row[columns.index(k)]}" for k in ("run_dir", "epoch", "trial")
                              if k in columns]
     return ", ".join(labels)
 
@@ -90,23 +119,14 @@ def test_smoke_metrics_match_the_recorded_ones(fixture: Path, tmp_path: Path):
 
     problems: list[str] = []
     for job, want in sorted(expected_jobs.items()):
-        where = f"{name} job {job} (overrides: {' '.join(want['overrides'])})"
-        columns, rows = _read_metrics(actual[job])
-        if sorted(columns) != sorted(want["columns"]):
-            problems.append(f"{where}: columns {columns}, recorded {want['columns']}")
-            continue
-        if len(rows) != len(want["rows"]):
-            problems.append(f"{where}: {len(rows)} rows, recorded {len(want['rows'])}")
-            continue
-        index = {c: columns.index(c) for c in columns}
-        for i, (got, exp) in enumerate(zip(rows, want["rows"])):
-            for j, col in enumerate(want["columns"]):
-                if not _same(exp[j], got[index[col]]):
-                    problems.append(f"{name} job {job}, column {col}, "
-                                    f"{_where(want['columns'], exp, i)}: "
-                                    f"got {got[index[col]]!r}, recorded {exp[j]!r}")
+        problems += _differences(f"{name} job {job}", *_read_metrics(actual[job]), want)
+    if "runs" in recorded:
+        paper, artefact = name.split("/")
+        table = tmp_path / "results" / paper / f"{artefact}_smoke_runs.csv"
+        problems += _differences(f"{name} runs table", *_read_runs(table), recorded["runs"])
     shown = problems[:MAX_REPORTED]
     more = f"\n... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
     if problems:
         pytest.fail(f"{name}: {len(problems)} metric(s) differ from {recorded['source']}:\n"
                     + "\n".join(shown) + more)
+
