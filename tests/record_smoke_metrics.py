@@ -1,12 +1,15 @@
-"""Re-record the smoke-tier metrics fixtures after an intended change in results.
+"""Record the smoke-tier metrics fixtures, or re-record them after an intended change in results.
 
     python -m tests.record_smoke_metrics [experiment ...]     (default: every fixture)
+    python -m tests.record_smoke_metrics --new experiment ...
 
 Re-runs each experiment at ``scale=smoke`` with the current code and rewrites the rows of its
 fixture (job set and overrides must be unchanged); ``source`` becomes the current commit, so
 commit the code first. Prints, per column, the largest change against the old recording, as a
 check that the change is the one intended (a new random stream moves every stochastic column a
-little; a bug usually moves one a lot).
+little; a bug usually moves one a lot). With ``--new``, writes the fixture of an experiment that
+has none yet: every job of its own smoke sweep with the overrides it ran with (the temporary
+outputs directory written ``<outputs>``), and its report's runs table.
 """
 from __future__ import annotations
 
@@ -16,8 +19,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 from rbmlab.experiment import run_experiment
-from tests.test_regression_smoke import FIXTURES, _read_metrics
+from tests.test_regression_smoke import FIXTURES, _read_metrics, _read_runs
 
 
 def _largest_changes(old: dict, new: dict) -> dict[str, float]:
@@ -32,42 +37,93 @@ def _largest_changes(old: dict, new: dict) -> dict[str, float]:
     return changes
 
 
+def _run_smoke(name: str, tmp: str) -> tuple[dict[str, Path], dict | None]:
+    """The experiment at the smoke tier, run into ``tmp``: job (its directory relative to the
+    sweep, e.g. ``cd/0``) → metrics.csv of its own sweep; and its report's runs table (columns,
+    rows), None when it writes none."""
+    outputs = Path(tmp) / "outputs"
+    run_experiment(name, ["scale=smoke"], results_root=Path(tmp) / "results", outputs_root=outputs)
+    sweep = outputs / name / "smoke"
+    paper, artefact = name.split("/")
+    path = Path(tmp) / "results" / paper / f"{artefact}_smoke_runs.csv"
+    table = dict(zip(("columns", "rows"), _read_runs(path))) if path.is_file() else None
+    return {p.parent.relative_to(sweep).as_posix(): p for p in sweep.rglob("metrics.csv")}, table
+
+
+def fixture_path(name: str) -> Path:
+    return FIXTURES / f"{name.replace('/', '__')}.json"
+
+
+def create(name: str, commit: str) -> None:
+    """Write the fixture of experiment ``name``, which has none yet."""
+    path = fixture_path(name)
+    if path.exists():
+        sys.exit(f"{name}: {path} exists; re-record it without --new")
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics, table = _run_smoke(name, tmp)
+        if not metrics and not table:
+            sys.exit(f"{name}: writes neither metrics.csv nor a runs table; nothing to record")
+        jobs = {}
+        for job, csv_path in sorted(metrics.items()):
+            columns, rows = _read_metrics(csv_path)
+            overrides = [o.replace(str(Path(tmp).resolve() / "outputs"), "<outputs>") for o in
+                         yaml.safe_load((csv_path.parent / "overrides.yaml").read_text())]
+            jobs[job] = {"overrides": overrides, "columns": columns, "rows": rows}
+    fixture = {"experiment": name, "source": commit, "jobs": jobs, **({"runs": table} if table else {})}
+    path.write_text(_format(fixture))
+    print(f"{name}: {len(jobs)} job(s){' and the runs table' if table else ''} recorded in {path}")
+
+
 def record(path: Path, commit: str) -> None:
     fixture = json.loads(path.read_text())
     name = fixture["experiment"]
     with tempfile.TemporaryDirectory() as tmp:
-        outputs = Path(tmp) / "outputs"
-        run_experiment(name, ["scale=smoke"], results_root=Path(tmp) / "results", outputs_root=outputs)
-        sweep = outputs / name / "smoke"
-        runs = {p.parent.relative_to(sweep).as_posix(): p for p in sweep.rglob("metrics.csv")}
-        if sorted(runs) != sorted(fixture["jobs"]):
-            sys.exit(f"{name}: the job set changed ({sorted(runs)}); record this fixture by hand")
+        metrics, table = _run_smoke(name, tmp)
+        if sorted(metrics) != sorted(fixture["jobs"]) or ("runs" in fixture and table is None):
+            sys.exit(f"{name}: the job set changed ({sorted(metrics)}, runs table "
+                     f"{'written' if table else 'absent'}); record this fixture by hand")
         for job, old in fixture["jobs"].items():
-            columns, rows = _read_metrics(runs[job])
+            columns, rows = _read_metrics(metrics[job])
             new = {"overrides": old["overrides"], "columns": columns, "rows": rows}
             changes = _largest_changes(old, new)
             print(f"{name} job {job}: largest change " +
                   ", ".join(f"{c} {d:.3g}" for c, d in changes.items()))
             fixture["jobs"][job] = new
+        if "runs" in fixture:
+            changes = _largest_changes(fixture["runs"], table)
+            print(f"{name} runs table: largest change " +
+                  ", ".join(f"{c} {d:.3g}" for c, d in changes.items()))
+            fixture["runs"] = table
     fixture["source"] = commit
     path.write_text(_format(fixture))
 
 
 def _format(fixture: dict) -> str:
-    """The fixtures' layout: indented keys, one line per list (one per metrics row)."""
+    """The fixtures' layout: indented keys, one line per list (one per metrics or runs-table row)."""
     one = json.dumps
     jobs = []
     for job, rec in fixture["jobs"].items():
         rows = ",\n".join(f"    {one(r)}" for r in rec["rows"])
         jobs.append(f'  {one(job)}: {{\n   "overrides": {one(rec["overrides"])},\n'
                     f'   "columns": {one(rec["columns"])},\n   "rows": [\n{rows}\n   ]\n  }}')
+    runs = ""
+    if "runs" in fixture:
+        rows = ",\n".join(f"   {one(r)}" for r in fixture["runs"]["rows"])
+        runs = (f',\n "runs": {{\n  "columns": {one(fixture["runs"]["columns"])},\n'
+                f'  "rows": [\n{rows}\n  ]\n }}')
     return (f'{{\n "experiment": {one(fixture["experiment"])},\n "source": {one(fixture["source"])},\n'
-            f' "jobs": {{\n' + ",\n".join(jobs) + "\n }\n}\n")
+            f' "jobs": {{' + (("\n" + ",\n".join(jobs) + "\n ") if jobs else "") + "}" + runs + "\n}\n")
 
 
 def main(names: list[str]) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=True).stdout.strip()
+    if names[:1] == ["--new"]:
+        if len(names) == 1:
+            sys.exit("--new: name the experiment(s) to record")
+        for name in names[1:]:
+            create(name, commit)
+        return
     for path in sorted(FIXTURES.glob("*.json")):
         if not names or json.loads(path.read_text())["experiment"] in names:
             record(path, commit)
