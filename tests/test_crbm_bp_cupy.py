@@ -99,3 +99,17 @@ def test_pixel_error_agrees(gpu, inference):
                               Context(rng=None, final=True))
            for move in (lambda a: a, gpu.asarray)]
     assert out[1] == pytest.approx(out[0], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+def test_loopy_bp_agrees_in_float32(mode):
+    """The default dtype: the fused message kernel against numpy's passes, to float32 rounding
+    (the damped mix is one expression on the device, two on the host)."""
+    gpu32 = get_backend("cupy", "float32")
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((N_V, N_H)).astype(np.float32)
+    b_v, b_h = (rng.standard_normal((N, N_V)).astype(np.float32), rng.standard_normal((N, N_H)).astype(np.float32))
+    want = loopy_bp(W, b_v, b_h, mode=mode, max_iter=20, tol=None, damping=0.3)
+    got = loopy_bp(*(gpu32.asarray(a) for a in (W, b_v, b_h)), mode=mode, max_iter=20, tol=None, damping=0.3)
+    close(got.eta_v, want.eta_v, 1e-4)
+    close(got.eta_h, want.eta_h, 1e-4)
