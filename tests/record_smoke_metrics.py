@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from threadpoolctl import threadpool_limits
 
 from rbmlab.experiment import run_experiment
 from tests.test_regression_smoke import FIXTURES, _read_metrics, _read_runs
@@ -42,7 +43,8 @@ def _run_smoke(name: str, tmp: str) -> tuple[dict[str, Path], dict | None]:
     sweep, e.g. ``cd/0``) → metrics.csv of its own sweep; and its report's runs table (columns,
     rows), None when it writes none."""
     outputs = Path(tmp) / "outputs"
-    run_experiment(name, ["scale=smoke"], results_root=Path(tmp) / "results", outputs_root=outputs)
+    with threadpool_limits(limits=1):   # one BLAS thread: the recorded summation order
+        run_experiment(name, ["scale=smoke"], results_root=Path(tmp) / "results", outputs_root=outputs)
     sweep = outputs / name / "smoke"
     paper, artefact = name.split("/")
     path = Path(tmp) / "results" / paper / f"{artefact}_smoke_runs.csv"

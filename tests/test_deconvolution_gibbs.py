@@ -97,6 +97,7 @@ def test_gwg_flip_deltas_are_the_exact_log_joint_differences():
             array[index] ^= 1
 
 
+@pytest.mark.slow   # about 12 s: the exact-posterior check of the Gibbs sampler stays fast
 def test_gwg_samples_the_exact_posterior():
     from rbmlab.inference import deconvolution_gwg as gwg
     p_w, p_s, p_e = 0.4, 0.3, 0.1
