@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import rbmlab
 
@@ -77,6 +78,7 @@ def test_no_runner_function_is_over_60_lines():
     assert lengths and max(lengths.values()) <= 60, lengths
 
 
+@pytest.mark.slow   # about 10 s: a real training run in a subprocess
 def test_ising_trains_and_reports_without_rbm_code(tmp_path):
     """`rbmlab run model=ising dataset=ising_samples learner=pcd` (moment matching with the
     colour-class Gibbs sampler) approaches the ground truth's test log-likelihood, and no RBM

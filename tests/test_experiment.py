@@ -288,6 +288,7 @@ def test_an_option_a_bench_part_does_not_take_is_a_one_line_error(tmp_path, monk
         experiment.run_experiment("p/t", ["scale=smoke"], results_root=tmp_path)
 
 
+@pytest.mark.slow   # about 6 s
 def test_a_sample_gallery_draws_each_models_own_sampler_beside_the_data(tmp_path):
     """pmp Figure 7 (left) at smoke scale: a data row and one row of samples per trained model,
     drawn by the sampler its mmd evaluator names (PMP or block Gibbs), the same on a rerun."""

@@ -35,10 +35,11 @@ IGNORED = {"wall_time"}
 RUN_COLUMNS = ("run_dir", "status", "epochs_done", "early_stopping.epoch")
 # the slowest (more than about 3 s each on 2 CPU cores, up to about 60 s: an experiment that reports
 # or starts from another one's runs makes them first), and pmp/figure-1b and tap/figure-10-paper-lr
-# (about 3 s; the fast suite has their siblings figure-1a and figure-10), pmp/sec-5-1-theta and
+# (about 3 s; the fast suite has pmp/figure-1a and tap/figure-11), pmp/sec-5-1-theta and
 # sec-5-1-kl-samples (sec-5-1-kl-model runs the first and reports the same runs table as the
 # second); the cheaper ones keep the fast suite's cover
-SLOW = {"tap/figure-3-seeds", "tap/figure-11-train", "pmp/figure-5-step-size",   # siblings stay fast
+SLOW = {"tap/figure-3-seeds", "tap/figure-11-train", "tap/figure-10", "pmp/figure-5-step-size",
+        "pmp/figure-5-mmd",   # siblings stay fast
         "dcp/figure-6b", "dcp/figure-3", "dcp/figure-4", "dcp/figure-7a", "dcp/figure-7b", "dcp/figure-5",
         "dcp/figure-6a", "dcp/figure-1", "dcp/figure-2", "dcp/table-1",
         "crbm_bp/figure-3", "crbm_bp/lr-grid", "crbm_bp/lr-grid-caltech", "crbm_bp/ssvm-lr-occlude",

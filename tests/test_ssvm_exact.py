@@ -64,6 +64,7 @@ def test_test_time_bp_is_the_unaugmented_map_of_the_model(kind, inference):
     assert (predicted == exact).all(axis=1).mean() >= 0.97
 
 
+@pytest.mark.slow   # about 6 s
 def test_bp_and_exact_inference_train_the_same_ssvms_on_the_tiny_occlusion_task():
     """rbmlab's learners (BP) and the same steps with exact loss-augmented inference reach the same
     predictions (≥ 99 % of the test pixels) and Changed errors within 2 points, from one init."""
