@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 from rbmlab.backend.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.hydra_app import compose, run_command
+from rbmlab.run.signals import RunInterrupted, interruption_of, mark_cli_process
 
 USAGE = """usage: rbmlab <command> [args]
 
@@ -142,12 +143,15 @@ def main(argv: list[str] | None = None) -> None:
     if command is None:
         fail(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
     keep_freed_memory()
+    mark_cli_process()
     try:
         command(argv[1:])
     except RbmlabError as e:
         fail(str(e))
-    except KeyboardInterrupt:
-        fail("interrupted; completed work is in the run directory (resume=true continues it)", 130)
+    except (KeyboardInterrupt, RunInterrupted) as e:
+        stop = interruption_of(e)
+        fail(f"{stop}; a run stopped by it is recorded as interrupted at its last checkpoint "
+             "(resume=true continues it)", stop.exit_status)
 
 
 if __name__ == "__main__":

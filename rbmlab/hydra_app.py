@@ -138,6 +138,7 @@ def _hydra_task(cfg) -> None:
     from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.config import parse_run_config  # noqa: PLC0415
     from rbmlab.run.runner import train  # noqa: PLC0415
+    from rbmlab.run.signals import end_as_signalled, interruption_of, is_cli_process  # noqa: PLC0415
 
     keep_freed_memory()   # a joblib worker is a process of its own
 
@@ -153,6 +154,12 @@ def _hydra_task(cfg) -> None:
         if hc.mode != RunMode.MULTIRUN:
             raise
         print(f"rbmlab: job {hc.job.num} failed: {type(e).__name__}: {e}", file=sys.stderr)
+    except BaseException as e:   # a signal, recorded by the runner: a worker ends as signalled
+        stop = interruption_of(e)
+        if stop is not None and not is_cli_process():
+            print(f"rbmlab: job {hc.job.num} {stop}; resume=true continues it", file=sys.stderr)
+            end_as_signalled(stop)
+        raise
 
 
 def run_hydra(argv: list[str]) -> None:

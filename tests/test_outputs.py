@@ -12,6 +12,7 @@ import pytest
 
 from rbmlab.errors import RbmlabError
 from rbmlab.run.outputs import failed_jobs, find_run_to_resume, move_aside, take_over_sweep
+from rbmlab.storage.locking import DirectoryLock
 
 
 def write_run(run: Path, status: str, **extra) -> None:
@@ -73,11 +74,17 @@ def test_failed_jobs_counts_failed_killed_and_missing_jobs(tmp_path):
     write_run(tmp_path / "0", "completed")
     write_run(tmp_path / "1", "diverged")
     write_run(tmp_path / "2", "failed", error="boom")
-    write_run(tmp_path / "3", "running")
-    problems = failed_jobs(tmp_path, n_jobs=5)
-    assert len(problems) == 3
-    assert problems[0].endswith("failed: boom") and problems[1].endswith("stopped while running (killed?)")
-    assert "left no summary.json" in problems[2]
+    write_run(tmp_path / "3", "running")                 # nothing holds its lock: killed
+    write_run(tmp_path / "4", "running")
+    write_run(tmp_path / "5", "interrupted")
+    with DirectoryLock.for_run(tmp_path / "4"):          # a live holder: still running
+        problems = failed_jobs(tmp_path, n_jobs=7)
+    assert len(problems) == 5
+    assert problems[0].endswith("failed: boom")
+    assert problems[1].endswith("3: interrupted (killed?); resume=true continues it")
+    assert problems[2].endswith("4: still running (another process holds it)")
+    assert problems[3].endswith("5: interrupted (killed?); resume=true continues it")
+    assert "left no summary.json" in problems[4]
 
 
 def test_resume_finds_the_newest_unfinished_run_and_skips_unreadable_records(tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from rbmlab.errors import RbmlabError
+from rbmlab.storage.locking import DirectoryLock
 from rbmlab.report import (epoch_to_fraction_of_max, load_runs, make_report, report_main,
                            varying_keys)
 
@@ -393,9 +395,10 @@ def test_a_resumed_run_names_every_commit_that_trained_it():
 
 # ---------------------------------------------------------------- runs that did not complete
 @pytest.fixture(scope="module")
-def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """cd: 3 completed seeds, a run killed at epoch 40 of 50 (still 'running'), one diverged at
-    epoch 10 and one failed at epoch 5; pcd: 3 completed seeds; cg: 2 runs still running."""
+def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """cd: 3 completed seeds, a run killed at epoch 40 of 50 (its file still says 'running', no
+    process holds its lock: interrupted), one diverged at epoch 10 and one failed at epoch 5;
+    pcd: 3 completed seeds; cg: 2 runs still running (their locks held here)."""
     root = tmp_path_factory.mktemp("unfinished") / "sweep"
     for seed in SEEDS:
         write_run(root / f"cd{seed}", "cd", 0.1, seed)
@@ -405,7 +408,8 @@ def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_run(root / "cd_failed", "cd", 0.1, 5, status="failed", epochs=[0, 5])
     for seed in (0, 1):
         write_run(root / f"cg{seed}", "cg", 0.1, seed, status="running", epochs=EPOCHS[:5])
-    return root
+    with DirectoryLock.for_run(root / "cg0"), DirectoryLock.for_run(root / "cg1"):
+        yield root
 
 
 def table_rows(text: str) -> list[dict[str, str]]:
@@ -415,7 +419,8 @@ def table_rows(text: str) -> list[dict[str, str]]:
     return [dict(zip(cells[0], row)) for row in cells[2:]]
 
 
-UNFINISHED_NOTE = "\nFinal values: 6 of 11 runs; 5 left out: 3 running, 1 diverged, 1 failed.\n"
+UNFINISHED_NOTE = ("\nFinal values: 6 of 11 runs; 5 left out: 2 running, 1 diverged, 1 failed, "
+                   "1 interrupted.\n")
 
 
 def test_final_values_come_only_from_completed_runs(unfinished: Path, tmp_path: Path) -> None:
@@ -432,7 +437,7 @@ def test_final_values_come_only_from_completed_runs(unfinished: Path, tmp_path: 
     assert cells["cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
     assert cells["cg"] == "—" and not cells["pcd"].endswith(")")
     runs_csv = pd.read_csv(result["runs"]).set_index("run_dir")
-    assert runs_csv.loc["cd_killed", "status"] == "running"
+    assert runs_csv.loc["cd_killed", "status"] == "interrupted"
     assert list(runs_csv["final.test_log_likelihood"].notna()) == list(runs_csv["status"] == "completed")
 
 

@@ -42,7 +42,8 @@ import numpy as np
 from rbmlab.backend import host_rng, namespace
 from rbmlab.inference.max_product import logistic_noise, perturb_and_max_product
 from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
-from rbmlab.storage.fileio import atomic_write_all, write_error
+from rbmlab.storage.fileio import write_error
+from rbmlab.storage.publish import publish
 from rbmlab.validation import option, parse_options
 
 
@@ -175,11 +176,10 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
               **metrics(samples, X, truth_W)}
     arrays = io.BytesIO()
     np.savez_compressed(arrays, W=samples.W, S=samples.S, objective=samples.objective, X=X)
-    atomic_write_all({out / "samples.npz": arrays.getvalue(),      # all three or none
-                      out / "metrics.json": (json.dumps(result, indent=2) + "\n").encode(),
-                      out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9]),
-                      out / "figure-5-data.png": plot_dataset(X)},
-                     what="deconvolution results")
+    publish({out / "samples.npz": arrays.getvalue(),      # all four or none
+             out / "metrics.json": json.dumps(result, indent=2) + "\n",
+             out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9]),
+             out / "figure-5-data.png": plot_dataset(X)}, what="deconvolution results")
     summary = {k: (float(np.mean(v)) if isinstance(v, list) else v) for k, v in result.items()
                if k not in ("config", "dataset")}
     echo(json.dumps({k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v

@@ -29,7 +29,7 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     (rbmlab.bench.render, the machine's facts at its head) with the paper's numbers beside."""
     from rbmlab import bench  # noqa: PLC0415
     from rbmlab.backend.machine import facts  # noqa: PLC0415
-    from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
+    from rbmlab.storage.publish import publish  # noqa: PLC0415
 
     timing = spec["bench"]
     part = bench.EXPERIMENT_PARTS.get(timing.get("part"), f"experiment {name}: bench.part")
@@ -49,6 +49,6 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
               "experiment": True, "machine": facts(), "rows": rows}
     text = f"# {spec.get('title', name)} (scale: {scale})\n\n" + bench.render(result).split("\n", 2)[2]
     stem.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(stem.with_suffix(".md"), text)
+    publish({stem.with_suffix(".md"): text}, what="timing")
     print(text)
     return {"table": stem.with_suffix(".md"), "rows": rows}

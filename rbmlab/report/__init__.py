@@ -4,10 +4,11 @@
 panels by their varying config keys (``layout``), averages the metric per group (``aggregate``),
 matches the paper's own numbers to the groups (``paper``), renders the table, the CSVs
 (``render``) and the figure (``plot``) in memory, and writes the four files together
-(``rbmlab.storage.fileio.atomic_write_all``): a failure part-way leaves the old report whole.
+(``rbmlab.storage.publish``): a failure or a kill part-way leaves the old report whole.
 
 Final values, and the table's best, x at best and markers, come only from completed runs; the
-table says how many runs it used and why the others were left out (running, failed, diverged).
+table says how many runs it used and why the others were left out (running, interrupted,
+failed, diverged).
 The plotted curves and the curves CSV also show runs that did not complete, marked partial.
 
 The x axis is a metrics.csv column (``epoch``, ``updates``): each group's mean curve over it; or
@@ -42,7 +43,8 @@ from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
                                   points_table, runs_csv, selected_at_last_note, table_order,
                                   vlines_note)
-from rbmlab.storage.fileio import atomic_write_all, write_error
+from rbmlab.storage.fileio import write_error
+from rbmlab.storage.publish import publish
 
 __all__ = ["make_report", "report_main", "load_runs", "find_run_dirs", "varying_keys",
            "epoch_to_fraction_of_max", "higher_is_better"]
@@ -161,9 +163,9 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)
-    atomic_write_all({paths["table"]: text.encode(), paths["plot"]: png,
-                      paths["curves"]: curves_csv(csv_curve, groups, layout, x),
-                      paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
+    publish({paths["table"]: text, paths["plot"]: png,
+             paths["curves"]: curves_csv(csv_curve, groups, layout, x),
+             paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
     return {**paths, "summary": summary}
 
 

@@ -302,7 +302,7 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
 def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
                  command: str) -> dict[str, Path]:
     """Predict once per run, draw, and write ``stem``.png and ``stem``.md together."""
-    from rbmlab.storage.fileio import atomic_write_all  # noqa: PLC0415
+    from rbmlab.storage.publish import publish  # noqa: PLC0415
 
     images = {}
     for row in rows:
@@ -312,6 +312,6 @@ def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, ste
                                if row.show in GENERATIVE else run_images(row.run_dir, split, examples))
     paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
     stem.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_all({paths["plot"]: draw(rows, images, title),
-                      paths["table"]: describe(rows, images, title, split, command).encode()})
+    publish({paths["plot"]: draw(rows, images, title),
+             paths["table"]: describe(rows, images, title, split, command)}, what="gallery")
     return paths

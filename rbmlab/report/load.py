@@ -17,6 +17,7 @@ import yaml
 
 from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
+from rbmlab.run.records import observed_status
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
 RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
@@ -165,6 +166,7 @@ def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experim
     ``<experiment>/<path under the root>``, the variant the first directory of that path)."""
     rel = run_dir.relative_to(root).as_posix()
     summary = _read_summary(run_dir / "summary.json")
+    summary = {**summary, "status": observed_status(run_dir, summary)}   # a dead run is not running
     config = _read_yaml(run_dir / "config.yaml", {}) or {}
     if not isinstance(config, Mapping):
         raise RbmlabError(f"report: {run_dir / 'config.yaml'} is not a mapping")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rbmlab.errors import RbmlabError
 from rbmlab.storage.locking import LOCK_NAME, DirectoryLock
-from rbmlab.run.records import clear_records, describe_work, read_summary
+from rbmlab.run.records import clear_records, describe_work, observed_status, read_summary
 
 FINISHED = ("completed", "diverged")   # a diverged run is a recorded outcome, not a failure
 
@@ -28,8 +28,8 @@ def run_dirs(root: Path, depth: int | None = None) -> list[Path]:
 
 
 def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> Path | None:
-    """The newest unfinished run under ``root`` with the same configuration (status running or
-    failed; a diverged run would diverge again). Whether another process still owns it is for
+    """The newest unfinished run under ``root`` with the same configuration (status running,
+    interrupted or failed; a diverged run would diverge again). Whether another process still owns it is for
     its lock to say when the run starts."""
     candidates = []
     for path in root.glob("*/summary.json"):
@@ -37,7 +37,8 @@ def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> P
             summary = read_summary(path)
         except RbmlabError:
             continue
-        if summary.get("config_hash") == config_hash and summary.get("status") in ("running", "failed"):
+        if summary.get("config_hash") == config_hash and \
+                summary.get("status") in ("running", "failed", "interrupted"):
             candidates.append(path.parent)
     return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
 
@@ -87,9 +88,12 @@ def failed_jobs(sweep_dir: Path, n_jobs: int) -> list[str]:
             summary = read_summary(run / "summary.json")
         except RbmlabError:
             summary = {"status": "unreadable"}
-        status = summary.get("status")
+        status = observed_status(run, summary)
         if status not in FINISHED:
-            what = "stopped while running (killed?)" if status == "running" else status
+            signalled = (summary.get("interrupted") or {}).get("signal") if status == "interrupted" else None
+            what = {"running": "still running (another process holds it)",
+                    "interrupted": f"interrupted ({f'by {signalled}' if signalled else 'killed?'}); "
+                                   "resume=true continues it"}.get(status, status)
             problems.append(f"{run}: {what}" + (f": {summary['error']}" if summary.get("error") else ""))
     problems += [f"a job left no summary.json in {sweep_dir}"] * max(0, n_jobs - len(runs))
     return problems

@@ -3,7 +3,7 @@
     config.yaml      the resolved configuration
     overrides.yaml   the command-line overrides that produced it
     metrics.csv      one row per evaluation point (and trial): epoch, updates, wall_time, metrics...
-    summary.json     status (running | completed | diverged | failed), final metrics
+    summary.json     status (running | completed | diverged | failed | interrupted), final metrics
     checkpoint.npz   the model and learner state at the last saved epoch (rbmlab.run.checkpoint)
     selected.npz     train.stop_rule: the model of the evaluation point the rule selects (so far)
     snapshots/       model-only epoch_<e>.npz every train.snapshot_every epochs (kept)
@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.storage.faults import injected_os_error
 from rbmlab.storage.fileio import atomic_write, remove_stale_temporaries
-from rbmlab.storage.locking import DirectoryLock
+from rbmlab.storage.locking import DirectoryLock, is_held
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
@@ -68,15 +69,28 @@ def read_summary(path: Path) -> dict[str, Any]:
     return summary
 
 
+def observed_status(run_dir: Path, summary: dict[str, Any]) -> str:
+    """The status of a run as it stands: summary.json's, except that a run which says it is
+    running while no live process holds its lock was killed (kill -9, a lost node, a launcher
+    that took its workers down) and is reported as interrupted."""
+    status = str(summary.get("status", "unknown"))
+    if status == "running" and not is_held(Path(run_dir)):
+        return "interrupted"
+    return status
+
+
 def describe_work(run_dir: Path) -> str | None:
     """What earlier work ``run_dir`` holds ("a completed run", "a partial run ..."), None if none."""
     present = [name for name in RECORD_FILES if (run_dir / name).exists()]
     if not present:
         return None
     try:
-        status = read_summary(run_dir / "summary.json").get("status")
+        summary = read_summary(run_dir / "summary.json")
+        status = observed_status(run_dir, summary)
     except RbmlabError:
-        status = None
+        summary, status = {}, None
+    if status == "interrupted":
+        return f"an interrupted run (checkpoint of epoch {summary.get('epochs_done', 0)})"
     return f"a {status} run" if status in ("completed", "diverged", "failed") else \
         f"a partial run ({', '.join(present)})"
 
@@ -221,6 +235,27 @@ class RunRecord:
         try:
             self.write_summary({"epochs_done": 0, "final": {}, **summary, **previous,
                                 "status": "failed", "error": message})
+        except RbmlabError:
+            pass
+
+    def interrupt(self, summary: dict[str, Any], signal_name: str) -> None:
+        """Record that a signal stopped the run: status interrupted, with the signal and the
+        epoch of the last checkpoint (what summary.json last said, written with it), which
+        ``resume=true`` continues from. A finished run is left alone; best effort, like
+        :meth:`fail`."""
+        try:
+            previous = read_summary(self.summary_path) if self.summary_path.exists() else {}
+        except RbmlabError:
+            previous = {}
+        if previous.get("status") in ("completed", "diverged"):
+            return
+        record = {"epochs_done": 0, "final": {}, **summary, **previous}
+        record.pop("error", None)
+        checkpoint = record["epochs_done"] if self.checkpoint.exists() else None
+        try:
+            self.write_summary({**record, "status": "interrupted",
+                                "interrupted": {"signal": signal_name, "checkpoint_epoch": checkpoint,
+                                                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}})
         except RbmlabError:
             pass
 

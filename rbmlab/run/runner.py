@@ -36,6 +36,7 @@ from rbmlab.storage.faults import fault_point, raise_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_sources, source_revision
 from rbmlab.run.records import RunRecord
+from rbmlab.run.signals import interruptible, interruption_of
 from rbmlab.validation import to_plain
 
 # Random streams: (seed, stream, epoch) keys one generator each.
@@ -354,10 +355,11 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
     """Train and evaluate one configuration in ``out_dir``; returns the summary dict.
 
     The directory is owned (locked) for the whole run; a failure after that is recorded in its
-    summary.json (status failed) before the error goes on to the caller.
+    summary.json (status failed), and a termination signal as status interrupted with the epoch
+    of the last checkpoint (``resume=true`` continues it), before the exception goes on.
     """
     with RunRecord.open(Path(out_dir), resume=cfg.resume, overwrite=cfg.overwrite,
-                        lock_wait=cfg.lock_wait) as record:
+                        lock_wait=cfg.lock_wait) as record, interruptible():
         summary = {"status": "running", "config_hash": cfg.hash(), "pid": os.getpid()}
         try:
             run = prepare(cfg)
@@ -365,6 +367,11 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
             return _train(run, record, overrides, summary, echo)
         except Exception as e:
             record.fail(summary, str(e) if isinstance(e, RbmlabError) else f"{type(e).__name__}: {e}")
+            raise
+        except BaseException as e:   # SIGTERM, SIGINT, SIGHUP, SIGUSR2 (rbmlab.run.signals)
+            stop = interruption_of(e)
+            if stop is not None:
+                record.interrupt(summary, stop.name)
             raise
 
 

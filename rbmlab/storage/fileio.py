@@ -10,6 +10,7 @@ a full or read-only disk becomes one :class:`~rbmlab.errors.RbmlabError` line na
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -131,6 +132,8 @@ def atomic_write_all(files: dict[Path, bytes], what: str | None = None) -> None:
             path = _target(path)
             with _synced_temporary(path, "wb", temporaries) as f:
                 f.write(data)
+        for path in list(temporaries):   # a kill here leaves every target as it was
+            fault_point("write", path.name)
         for path in list(temporaries):
             os.replace(temporaries.pop(path), path)
         for directory in {p.parent for p in files}:
@@ -141,12 +144,14 @@ def atomic_write_all(files: dict[Path, bytes], what: str | None = None) -> None:
         _remove(temporaries.values())
 
 
-def remove_stale_temporaries(directory: Path) -> None:
-    """Delete the ``.<name>.<random>.tmp`` files that killed writers left in ``directory``.
+def remove_stale_temporaries(directory: Path, name: str | None = None) -> None:
+    """Delete the ``.<name>.<random>.tmp`` files that killed writers left in ``directory`` (of
+    every name, or of ``name`` only).
 
-    Call only while holding the directory's lock (rbmlab.storage.locking): another process's write in
-    progress would otherwise lose its temporary file.
+    Call only while holding the lock of those files (rbmlab.storage.locking): another process's
+    write in progress would otherwise lose its temporary file.
     """
-    for tmp in directory.glob(f".*{TMP_SUFFIX}"):
+    pattern = f".{glob.escape(name)}.*{TMP_SUFFIX}" if name is not None else f".*{TMP_SUFFIX}"
+    for tmp in directory.glob(pattern):
         with contextlib.suppress(OSError):
             tmp.unlink()

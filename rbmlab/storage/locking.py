@@ -46,12 +46,36 @@ def _holder(fd: int) -> str:
 
 
 def _open(lock: Path, key: str) -> int:
+    """A descriptor to flock: the lock file (created), or a directory itself (nothing created)."""
     try:
+        if lock.is_dir():
+            return os.open(lock, os.O_RDONLY | os.O_DIRECTORY)
         lock.parent.mkdir(parents=True, exist_ok=True)
         injected_os_error(lock.name)
         return os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as e:
         raise RbmlabError(f"{key}: cannot write in {lock.parent} ({e.strerror or type(e).__name__})") from None
+
+
+def is_held(run_dir: Path) -> bool:
+    """Whether a live process holds ``run_dir``'s lock (this one included), probed without
+    taking it for longer than the probe and without creating anything."""
+    name = os.path.abspath(Path(run_dir) / LOCK_NAME)
+    if name in _HELD:
+        return True
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError:   # no lock file: no process ever ran there, or it was moved
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    except OSError:   # a file system without flock: assume the worst, a live owner
+        return True
+    finally:
+        os.close(fd)   # drops the probe's shared lock with the descriptor
 
 
 class DirectoryLock:
@@ -76,6 +100,12 @@ class DirectoryLock:
         aside), found through symbolic links so that two names of one sweep share it."""
         real = Path(sweep_dir).resolve()
         return cls(real.parent / f".{real.name}.lock", sweep_dir, key, wait)
+
+    @classmethod
+    def for_directory(cls, directory: Path, key: str, wait: float = 0.0) -> "DirectoryLock":
+        """The lock of a directory's own inode: nothing is created in it (a folder of committed
+        outputs stays as it is), and the holder cannot be named in the message."""
+        return cls(Path(directory), Path(directory), key, wait)
 
     def acquire(self) -> "DirectoryLock":
         held = _HELD.get(self.name)

@@ -68,20 +68,20 @@ class Canvas:
     def save_png(self, fig: Any, stem: str) -> Path:
         """``fig`` to <out>/<stem>_<scale>.png (stem as given: :meth:`name` it first)."""
         from rbmlab.report.plot import png_bytes  # noqa: PLC0415
-        from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
+        from rbmlab.storage.publish import publish  # noqa: PLC0415
 
         path = self.out / f"{stem}_{self.scale}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, png_bytes(fig, 110))
+        publish({path: png_bytes(fig, 110)}, what="figure")
         return self._wrote(path)
 
     def save_text(self, stem: str, suffix: str, text: str) -> Path:
         """``text`` to <out>/<stem>_<scale>.<suffix> (md, csv)."""
-        from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
+        from rbmlab.storage.publish import publish  # noqa: PLC0415
 
         path = self.out / f"{stem}_{self.scale}.{suffix}"
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text)
+        publish({path: text}, what="figure")
         return self._wrote(path)
 
     def _wrote(self, path: Path) -> Path:

@@ -1,0 +1,95 @@
+"""Termination signals as an exception a run can record: SIGTERM, SIGINT, SIGHUP and SIGUSR2.
+
+A run stopped from outside (``kill``, Ctrl-C, ``timeout``, a closed terminal, SLURM at its time
+limit, submitit's timeout and preemption signal USR2) must not leave ``"status": "running"``
+behind. Inside :func:`interruptible`, the first of these signals raises :class:`RunInterrupted`
+in the main thread; the runner records the run as interrupted (its last checkpoint kept) and
+lets the exception end the process with status 128 + the signal's number, as the shell expects.
+The handlers go back to the signals' defaults once the first has arrived, so a second signal
+during that short recording ends the process at once (the checkpoint still holds).
+
+``kill -9`` cannot be caught: the run's lock, which the kernel drops with its holder, tells
+whether a run that says it is running really is (rbmlab.run.records.observed_status).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+CAUGHT = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR2)
+
+
+class RunInterrupted(BaseException):
+    """A termination signal arrived. A BaseException, like KeyboardInterrupt: ``except
+    Exception`` handlers (a sweep that goes on past a failed job) must not swallow it."""
+
+    def __init__(self, signum: int):
+        self.signum = int(signum)
+        super().__init__(f"interrupted by {self.name}")
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+_CLI_PID: int | None = None   # the process that runs rbmlab's command line (mark_cli_process)
+
+
+def mark_cli_process() -> None:
+    """Called by the ``rbmlab`` command: this process reports an interruption in one line."""
+    global _CLI_PID
+    _CLI_PID = os.getpid()
+
+
+def is_cli_process() -> bool:
+    """False in a launcher's worker (joblib, submitit): a process of its own, started by
+    another interpreter or forked from the command's."""
+    return _CLI_PID == os.getpid()
+
+
+def end_as_signalled(stop: RunInterrupted) -> None:
+    """End this process as the signal's default action would have (its parent, a launcher or a
+    shell, sees "killed by SIGTERM"), after the run has recorded it. A launcher's worker must
+    not survive its interruption: joblib's would idle on, holding its parent's pipes."""
+    signal.signal(stop.signum, signal.SIG_DFL)
+    os.kill(os.getpid(), stop.signum)
+    os._exit(stop.exit_status)   # a signal whose default is not to terminate: end anyway
+
+
+def interruption_of(exc: BaseException) -> RunInterrupted | None:
+    """``exc`` as a RunInterrupted (a KeyboardInterrupt raised by Python's own SIGINT handler
+    counts as SIGINT), None for any other exception."""
+    if isinstance(exc, RunInterrupted):
+        return exc
+    if isinstance(exc, KeyboardInterrupt):
+        return RunInterrupted(signal.SIGINT)
+    return None
+
+
+def _raise(signum: int, _frame) -> None:
+    for sig in CAUGHT:   # a second signal while the run records the first ends the process
+        signal.signal(sig, signal.SIG_DFL)
+    raise RunInterrupted(signum)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Turn the termination signals into :class:`RunInterrupted` for the block, then restore
+    the handlers there were. Outside the main thread (where Python runs no signal handlers) it
+    does nothing: the signal's default action and the run's lock tell the story there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _raise) for sig in CAUGHT}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():   # None: a handler installed outside Python
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
