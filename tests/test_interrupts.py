@@ -55,7 +55,8 @@ def resumes_to_reference(tmp_path: Path, reference: Path) -> None:
     no_temporaries(run)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT,
+@pytest.mark.parametrize("sig", [signal.SIGTERM,   # the others take the same path: slow set
+                                 pytest.param(signal.SIGINT, marks=pytest.mark.slow),
                                  pytest.param(signal.SIGHUP, marks=pytest.mark.slow),
                                  pytest.param(signal.SIGUSR2, marks=pytest.mark.slow)],
                          ids=lambda s: signal.Signals(s).name)
@@ -75,6 +76,7 @@ def test_a_signal_leaves_interrupted_and_resume_ends_identical(tmp_path, referen
     resumes_to_reference(tmp_path, reference)
 
 
+@pytest.mark.slow
 def test_a_timeout_stops_the_run_as_interrupted(tmp_path, reference):
     """``timeout`` (coreutils), as a scheduler's wall-clock limit does, sends SIGTERM."""
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "RBMLAB_FAULT": "stall_after_epoch:10"}
