@@ -74,6 +74,11 @@ def key_of(arg: str) -> str:
     return arg.split("=", 1)[0].strip().lstrip("+~").strip()
 
 
+def is_hydra(key: str) -> bool:
+    """Is ``key`` one of Hydra's own settings (``hydra``, ``hydra.*``, ``hydra/<group>``)?"""
+    return key == "hydra" or key.startswith(("hydra.", "hydra/"))
+
+
 def parse_command_line(argv: list[str]) -> CommandLine:
     """Every argument classified and checked on its own (a one-line RbmlabError naming a bad one):
     scale strict and once, report_only a boolean, no flag, no hydra.* setting but the launch
@@ -112,7 +117,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
                 raise RbmlabError(f"{key}: empty; give a directory, {key}=DIR")
             line.roots[key] = value
             continue                      # not passed on: the roots travel as arguments
-        elif key.startswith("hydra"):
+        elif is_hydra(key):
             line.launch.append(_launch(key, arg))
             line.given.setdefault("launch", arg)
         else:

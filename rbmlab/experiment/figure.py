@@ -18,7 +18,9 @@ The command line, ``rbmlab experiment tap/figure-5 scale=reduced n_hidden=50``: 
 ``report_only`` (draw from the runs there, never run the source) and ``resume`` as for every
 experiment; then each ``key=value`` is, by its key (before any dot):
   * a key of the run configuration (conf/config.yaml: ``train.epochs=3``, ``backend=cupy``,
-    ``resume=true``, ...): an override for the source experiment, when it runs first;
+    ``resume=true``, ...) or a launch setting (``hydra/launcher=joblib``): for the source
+    experiment, when it runs first (one line when it does not: its runs exist, report_only=true,
+    or sweep= names the runs to draw);
   * ``source``: another source the drawing accepts, ``<paper>/<artefact>`` or an artefact of this
     paper (``source=figure-3-seeds``; its files' names then carry its suffix, ``-seeds``);
   * ``variants=a,b``: both the source's variants (it runs only those) and, where the drawing has
@@ -34,6 +36,7 @@ from typing import Any
 
 import rbmlab.experiment.spec as spec_file
 from rbmlab.errors import RbmlabError
+from rbmlab.experiment.arguments import is_hydra
 from rbmlab.experiment.spec import SCALE_TIERS, _only_variants, _parse_argv, load_spec
 from rbmlab.experiment.sweep import _run_if_absent, check_passed_on, passed_on
 
@@ -121,7 +124,7 @@ def figure_plan(name: str, spec: dict[str, Any], argv: list[str]) -> FigurePlan:
             own["variants"] = only
     for arg in extra:
         key = arg.split("=", 1)[0].lstrip("+~").split(".", 1)[0].strip()
-        if key in run_keys or key.startswith("hydra"):   # a launch setting: for the source's jobs
+        if key in run_keys or is_hydra(key):   # a launch setting: for the source's jobs
             to_source.append(arg)
         elif key == "source":
             source = _source(key_values([arg])["source"], drawing, section["draw"], name, "source")
