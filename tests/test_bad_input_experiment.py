@@ -66,6 +66,7 @@ CASES = [
     Case("exp-hydra-mode", [*DEMO, "hydra.mode=RUN"], "hydra.mode: not supported"),
     Case("exp-hydra-sweeper", [*DEMO, "hydra/sweeper=basic"], "hydra/sweeper: not supported"),
     Case("exp-hydra-whole-node", [*DEMO, "hydra={}"], "hydra: not supported"),
+    Case("exp-key-that-starts-like-hydra", [*DEMO, "hydrangea=1"], "hydrangea: unknown config key"),
     # flags: an experiment's sweeps are multiruns already; nothing else is a flag of it
     Case("exp-flag-m", [*DEMO, "-m"], "-m: rbmlab experiment runs its sweeps as Hydra multiruns"),
     Case("exp-flag-multirun", [*DEMO, "--multirun"], "--multirun: "),
