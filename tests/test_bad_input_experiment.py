@@ -305,10 +305,10 @@ def test_a_clean_report_reads_as_before(tmp_path):
     """No damaged record: no new column, no new line."""
     runs = tmp_path / "runs"
     write_run(runs, "a", completed(-3.0), 0)
-    write_run(runs, "b", {"status": "running"}, 1)
+    write_run(runs, "b", {"status": "diverged"}, 1)
     paths = make_report(runs, tmp_path / "out")
     text = paths["table"].read_text()
-    assert "Left out for their records" not in text and "Final values: 1 of 2 runs; 1 left out: 1 running." in text
+    assert "Left out for their records" not in text and "Final values: 1 of 2 runs; 1 left out: 1 diverged." in text
     assert list(pd.read_csv(paths["runs"]).columns) == ["run_dir", "seed", "status", "epochs_done",
                                                         "final.test_log_likelihood"]
 
