@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 RBMLAB := $(BIN)/rbmlab
 SCALE  ?= reduced
+# the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
+SCALES := smoke reduced paper
 
 .PHONY: install run test test-slow bench bench-gpu data clean help
 
@@ -55,7 +57,9 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # Paper artefacts split over several experiment files, or named by the paper differently.
-.PHONY: dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4
+COMPOSITES := dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 \
+	pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4
+.PHONY: $(COMPOSITES)
 dcp-figure-6: dcp-figure-6a dcp-figure-6b
 dcp-figure-7: dcp-figure-7a dcp-figure-7b
 frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
@@ -75,6 +79,15 @@ pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution
 # seeds per size of tap-figure-3-seeds (binary MNIST, 100 epochs).
 # pmp Figure 3 is pmp-figure-3 (the MMD curve; it trains pmp-figure-3-train first) and
 # pmp-figure-3-samples; Figure 7 is pmp-figure-7 (the table) and pmp-figure-7-samples
+
+COMMA := ,
+# A target that takes SCALE refuses an unknown one when make reads this file: one line, exit 2,
+# before any target (install included) runs.
+ifneq ($(filter $(EXPERIMENTS) $(COMPOSITES),$(MAKECMDGOALS)),)
+ifeq ($(and $(filter 1,$(words $(SCALE))),$(filter $(SCALES),$(SCALE))),)
+$(error SCALE: unknown scale '$(SCALE)'; choose one of $(subst $(eval) ,$(COMMA) ,$(SCALES)))
+endif
+endif
 
 clean:
 	rm -rf outputs multirun .pytest_cache

@@ -26,7 +26,7 @@ commands:
   data list | data fetch NAME     the datasets, and making one available
   data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
-  experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [key=value ...]
+  experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
 
 `rbmlab run --help` shows the configuration groups and their options (Hydra)."""

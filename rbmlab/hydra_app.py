@@ -46,6 +46,15 @@ def _one_line(e: Exception) -> str:
     if unknown and "not in struct" in f"{text} {e.__cause__}":
         key = unknown.group(1)
         return f"{key}: unknown config key (`rbmlab run --cfg job` shows the known ones)"
+    merging = re.search(r"Error merging override (\S+)", text)
+    if merging and e.__cause__ is not None and str(e.__cause__).strip():   # a value of the wrong type
+        key = merging.group(1).split("=", 1)[0].lstrip("+~")
+        return f"{key}: {str(e.__cause__).strip().splitlines()[0]}"
+    if unknown and unknown.group(1).startswith("hydra.launcher."):
+        return (f"{unknown.group(1)}: not an option of the launcher chosen (choose one that has it first, "
+                "e.g. hydra/launcher=joblib hydra.launcher.n_jobs=2)")
+    if unknown and "default list" in text:   # a group this configuration does not choose (or chooses itself)
+        return f"{unknown.group(1)}: not a choice of this configuration (`rbmlab run --help` lists the groups)"
     return lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1]})"
 
 

@@ -62,12 +62,17 @@ report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_run
 run there. ``variants=a,b`` on the command line runs only those variants (of this experiment and
 of those it runs first); with resume=true, into the sweep that holds the others. A swept key given
 on the command line (``task.rate=0.1``, ``seed=0,1``) replaces its values in the sweep.
+``outputs_root=DIR`` and ``results_root=DIR`` move the runs and the results (default
+outputs/experiments and results); ``hydra/launcher=joblib hydra.launcher.n_jobs=2`` launches the
+jobs; every other argument a kind cannot honour (hydra.sweep.dir, -m, a run override for runs that
+exist already, ...) is one line (rbmlab.experiment.arguments), never ignored.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from rbmlab.experiment.arguments import check_command_line
 from rbmlab.experiment.kinds import KINDS, kind_of
 from rbmlab.experiment.spec import (EXPERIMENTS_DIR, SCALE_TIERS, _only_variants, _parse_argv, _variants,
                                     available, load_spec, seed_list, sweep_overrides, variant_spec)
@@ -78,7 +83,12 @@ __all__ = ["EXPERIMENTS_DIR", "KINDS", "SCALE_TIERS", "available", "kind_of", "l
 def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Run one experiment of any kind at the scale ``argv`` names; returns its kind's result
-    (a sweep's: make_report's dict)."""
+    (a sweep's: make_report's dict). ``results_root=`` and ``outputs_root=`` in ``argv`` replace
+    the roots given here; every argument is checked against the kind first."""
     spec = load_spec(name)
-    return kind_of(spec, name)().run(name, spec, argv, results_root, outputs_root)
+    kind = kind_of(spec, name)
+    line = check_command_line(name, kind, argv)
+    results_root = line.roots.get("results_root", results_root)
+    outputs_root = line.roots.get("outputs_root", outputs_root)
+    return kind().run(name, spec, line.rest, results_root, outputs_root)
 

@@ -18,7 +18,9 @@ The command line, ``rbmlab experiment tap/figure-5 scale=reduced n_hidden=50``: 
 ``report_only`` (draw from the runs there, never run the source) and ``resume`` as for every
 experiment; then each ``key=value`` is, by its key (before any dot):
   * a key of the run configuration (conf/config.yaml: ``train.epochs=3``, ``backend=cupy``,
-    ``resume=true``, ...): an override for the source experiment, when it runs first;
+    ``resume=true``, ...) or a launch setting (``hydra/launcher=joblib``): for the source
+    experiment, when it runs first (one line when it does not: its runs exist, report_only=true,
+    or sweep= names the runs to draw);
   * ``source``: another source the drawing accepts, ``<paper>/<artefact>`` or an artefact of this
     paper (``source=figure-3-seeds``; its files' names then carry its suffix, ``-seeds``);
   * ``variants=a,b``: both the source's variants (it runs only those) and, where the drawing has
@@ -34,8 +36,9 @@ from typing import Any
 
 import rbmlab.experiment.spec as spec_file
 from rbmlab.errors import RbmlabError
+from rbmlab.experiment.arguments import is_hydra
 from rbmlab.experiment.spec import SCALE_TIERS, _only_variants, _parse_argv, load_spec
-from rbmlab.experiment.sweep import _run_if_absent
+from rbmlab.experiment.sweep import _run_if_absent, check_passed_on, passed_on
 
 SECTION_KEYS = ("draw", "source", "options")
 
@@ -44,6 +47,7 @@ class Figure:
     name = "figure"
     section = "figure"
     keys = frozenset({"figure"})
+    arguments = frozenset({"outputs_root", "report_only", "variants", "launch", "overrides"})
 
     def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
             outputs_root: Path | str) -> dict[str, Any]:
@@ -53,6 +57,11 @@ class Figure:
         plan = figure_plan(name, spec, argv)
         scale, source = plan.scale, plan.source
         sweep = Path(plan.options.sweep) if plan.options.sweep else Path(outputs_root) / source / scale
+        passed = passed_on(plan.source_argv, variants=False)   # variants=: the drawing's too
+        if plan.options.sweep is not None and passed:
+            raise RbmlabError(f"{passed[0].split('=', 1)[0]}: {passed[0]} is for the runs of {source}, but "
+                              f"sweep={plan.options.sweep} draws from the runs there as they are; leave it out")
+        check_passed_on(name, [source], passed, scale, plan.source_argv[1:], plan.report_only, outputs_root)
         if plan.options.sweep is None:
             if plan.report_only and not sweep.is_dir():
                 raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}")
@@ -115,7 +124,7 @@ def figure_plan(name: str, spec: dict[str, Any], argv: list[str]) -> FigurePlan:
             own["variants"] = only
     for arg in extra:
         key = arg.split("=", 1)[0].lstrip("+~").split(".", 1)[0].strip()
-        if key in run_keys:
+        if key in run_keys or is_hydra(key):   # a launch setting: for the source's jobs
             to_source.append(arg)
         elif key == "source":
             source = _source(key_values([arg])["source"], drawing, section["draw"], name, "source")

@@ -9,13 +9,14 @@ from typing import Any
 
 import rbmlab.experiment.spec as spec_file
 from rbmlab.experiment.spec import _parse_argv, load_spec
-from rbmlab.experiment.sweep import _run_if_absent
+from rbmlab.experiment.sweep import _run_if_absent, check_passed_on, passed_on
 
 
 class Gallery:
     name = "gallery"
     section = "gallery"
     keys = frozenset({"gallery"})
+    arguments = frozenset({"outputs_root", "report_only", "variants", "launch", "overrides"})   # for its sources
 
     def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
             outputs_root: Path | str) -> dict[str, Any]:
@@ -32,6 +33,8 @@ def _run_gallery(name: str, spec: dict[str, Any], argv: list[str], parsed: tuple
     sources = list(dict.fromkeys(row["run"]["experiment"] for row in rows))
     for source in sources:
         load_spec(source)   # known, or one line naming it
+    check_passed_on(name, sources, passed_on(argv), scale, extra, report_only, outputs_root)
+    for source in sources:
         if not report_only:
             _run_if_absent(source, argv, scale, extra, results_root, outputs_root)
     found = [Row(row["label"], find_run(Path(outputs_root) / row["run"]["experiment"] / scale,

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from rbmlab.errors import RbmlabError
-from rbmlab.experiment.spec import _merged, _only_variants, _parse_argv
+from rbmlab.experiment.spec import _merged, _parse_argv
 from rbmlab.registry import Registry
 
 PROBLEMS = Registry("inference problem", {
@@ -30,13 +30,11 @@ class Inference:
     name = "inference"
     section = "inference"
     keys = frozenset({"inference"})
+    arguments = frozenset({"overrides"})   # key=value: the problem's options
 
     def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
             outputs_root: Path | str) -> dict[str, Any]:
-        scale, extra, report_only = _parse_argv(argv)
-        if report_only or _only_variants(argv) is not None:
-            raise RbmlabError(f"experiment {name}: an inference experiment has no report_only= or "
-                              "variants=; it writes its results in one run")
+        scale, extra, _ = _parse_argv(argv)   # report_only=true, variants=: refused (``arguments``)
         problem, options = tier_options(name, spec, scale, extra)
         paper, artefact = name.split("/", 1)
         return problem.run(options, Path(results_root) / paper / f"{artefact}_{scale}")

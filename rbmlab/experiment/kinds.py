@@ -1,7 +1,9 @@
 """The experiment kinds, by name: each is a module of rbmlab.experiment with a class that has
 ``name``, ``section`` (the key of an experiment file that selects it; None for the default kind),
-``keys`` (the further top-level keys it reads) and ``run(name, spec, argv, results_root,
-outputs_root)``. Adding a kind is its module and one line here."""
+``keys`` (the further top-level keys it reads), ``arguments`` (the classes of command-line
+argument it takes, of rbmlab.experiment.arguments.CLASSES: any other is refused before it runs)
+and ``run(name, spec, argv, results_root, outputs_root)``. Adding a kind is its module and one
+line here."""
 from __future__ import annotations
 
 from typing import Any

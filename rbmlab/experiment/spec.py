@@ -9,10 +9,10 @@ from typing import Any
 import yaml
 
 from rbmlab.errors import RbmlabError
+from rbmlab.experiment.arguments import SCALE_TIERS, parse_command_line
 from rbmlab.experiment.kinds import kind_of
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "experiments"
-SCALE_TIERS = ("smoke", "reduced", "paper")
 COMMON_KEYS = {"title", "description", "scales", "report", "extends"}   # every kind's; the rest are the kind's own
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
 
@@ -131,31 +131,15 @@ def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
 
 
 def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
-    """(scale, other overrides, report_only) of ``rbmlab experiment NAME [args]``."""
-    scale, extra, report_only = "reduced", [], False
-    for arg in argv:
-        if arg.startswith("scale="):
-            scale = arg.split("=", 1)[1]
-        elif arg.startswith("variants="):
-            continue   # _only_variants reads it
-        elif arg.replace(" ", "").lower() in ("report_only=true", "report_only=1"):
-            report_only = True   # re-render results/ from the runs already in outputs/
-        else:
-            extra.append(arg)
-    if scale not in SCALE_TIERS:
-        raise RbmlabError(f"scale: unknown scale {scale!r}; choose one of {', '.join(SCALE_TIERS)}")
-    return scale, extra, report_only
+    """(scale, other overrides, report_only) of ``rbmlab experiment NAME [args]``, each argument
+    checked (rbmlab.experiment.arguments)."""
+    line = parse_command_line(argv)
+    return line.scale, line.extra, line.report_only
 
 
 def _only_variants(argv: list[str]) -> list[str] | None:
     """The variants named by ``variants=a,b`` (or ``[a,b]``) on the command line, or None."""
-    for arg in argv:
-        if arg.startswith("variants="):
-            names = [v.strip() for v in arg.split("=", 1)[1].strip("[]").split(",") if v.strip()]
-            if not names:
-                raise RbmlabError("variants: name at least one variant, e.g. variants=mle_bp,cd10")
-            return names
-    return None
+    return parse_command_line(argv).variants
 
 
 def _known_variants(name: str, names: list[str], variants: dict[str, Any], where: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from rbmlab.errors import RbmlabError
 import rbmlab.experiment.spec as spec_file
+from rbmlab.experiment.arguments import key_of, parse_command_line
 from rbmlab.experiment.spec import (_deferred, _only_variants, _parse_argv, _variants,
                                     load_spec, sweep_overrides)
 
@@ -18,6 +19,7 @@ class Sweep:
     name = "sweep"
     section = None    # the default kind
     keys = frozenset({"overrides", "variants", "grid", "seeds", "runs_of", "needs"})
+    arguments = frozenset({"outputs_root", "report_only", "variants", "launch", "overrides"})
 
     def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
             outputs_root: Path | str) -> dict[str, Any]:
@@ -43,6 +45,7 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
     for source, sweep in sweeps.items():
         if report_only and not sweep.is_dir():
             raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}")
+    check_passed_on(name, list(sources), passed_on(argv), scale, extra, report_only, outputs_root)
     if not report_only:
         for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
             _run_if_absent(need, argv, scale, extra, results_root, outputs_root)
@@ -106,6 +109,44 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
     return problems
 
 
+# run overrides that apply whether or not the runs they are passed to run again: resume=true is
+# what makes them run again, lock_wait how long to wait for their locks
+APPLY_ALWAYS = ("resume", "lock_wait")
+
+
+def passed_on(argv: list[str], variants: bool = True) -> list[str]:
+    """The arguments of ``argv`` that only the runs of an experiment take (run overrides, launch
+    settings and, with ``variants``, variants=), less those that apply anyway (APPLY_ALWAYS)."""
+    line = parse_command_line(argv)
+    chosen = [*line.extra, *([line.given["variants"]] if variants and line.variants is not None else [])]
+    return [a for a in chosen if key_of(a) not in APPLY_ALWAYS]
+
+
+def check_passed_on(name: str, sources: list[str], passed: list[str], scale: str, extra: list[str],
+                    report_only: bool, outputs_root: Path | str) -> None:
+    """One line when an argument ``passed`` on to the runs of ``sources`` (this experiment's own
+    or those it reads) would not reach them: with report_only=true, or where their runs exist
+    already and are not run again (another experiment's, without resume=true): never ignored.
+    Checked for every source before any runs, so none runs with it and another without."""
+    if not passed:
+        return
+    for source in sources:
+        if report_only:
+            why = "report_only=true reports the runs there as they are; leave it out"
+        elif source != name and not will_run(source, scale, extra, outputs_root):
+            why = (f"the runs of {source} at scale {scale} exist already (in {Path(outputs_root) / source / scale}) "
+                   "and are not run again; leave it out, or move that sweep aside to run it anew with it")
+        else:
+            continue
+        raise RbmlabError(f"{key_of(passed[0])}: {passed[0]} is for the runs of {source}, but {why}")
+
+
+def will_run(other: str, scale: str, extra: list[str], outputs_root: Path | str) -> bool:
+    """Does experiment ``other`` run when this one reads its runs: when it has no sweep at
+    ``scale`` yet, or with resume=true."""
+    return not (Path(outputs_root) / other / scale).is_dir() or _resume_requested(other, scale, extra)
+
+
 def _resume_requested(name: str, scale: str, extra: list[str]) -> bool:
     """Does the command line (or the experiment's own overrides) ask for resume=true? Read from the
     overrides themselves: the command line may carry keys that another experiment does not
@@ -119,7 +160,7 @@ def _run_if_absent(other: str, argv: list[str], scale: str, extra: list[str],
                    results_root: Path | str, outputs_root: Path | str) -> bool:
     """Run experiment ``other`` (whose runs this one reports or starts from) when it has no sweep
     at ``scale`` yet, or with resume=true; True when it ran."""
-    if (Path(outputs_root) / other / scale).is_dir() and not _resume_requested(other, scale, extra):
+    if not will_run(other, scale, extra, outputs_root):
         return False
     from rbmlab.experiment import run_experiment  # noqa: PLC0415 - any kind, through the package
 

@@ -16,6 +16,7 @@ class Timing:
     name = "timing"
     section = "bench"
     keys = frozenset({"bench"})
+    arguments = frozenset()   # scale= (and results_root=) only: its options are the file's tiers
 
     def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
             outputs_root: Path | str) -> dict[str, Any]:

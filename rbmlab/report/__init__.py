@@ -8,7 +8,8 @@ matches the paper's own numbers to the groups (``paper``), renders the table, th
 
 Final values, and the table's best, x at best and markers, come only from completed runs; the
 table says how many runs it used and why the others were left out (running, interrupted,
-failed, diverged).
+failed, diverged), and names each run left out for its records: an unreadable summary.json, or a
+final value there that is not a number (never replaced by the run's last metrics row).
 The plotted curves and the curves CSV also show runs that did not complete, marked partial.
 
 The x axis is a metrics.csv column (``epoch``, ``updates``): each group's mean curve over it; or
@@ -33,7 +34,8 @@ from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.spec import ReportSpec
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, curve_behind, epoch_to_fraction_of_max, final_values,
-                                     left_out, resolve_metric, run_columns, run_points, size_column,
+                                     left_out, record_problems, resolve_metric, run_columns, run_points,
+                                     size_column,
                                      summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
@@ -159,7 +161,8 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
     note = (method_note(metric, x, by_key, select, grown, record, behind) + vlines_note(placed, x)
             + selected_at_last_note(runs, metric))
-    text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched)
+    text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
+                           record_problems(runs, finals))
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)

@@ -12,6 +12,7 @@ Which direction is better comes from the evaluators' declared metrics (``rbmlab.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -22,9 +23,10 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.layout import MISSING, norm, sort_key
-from rbmlab.report.load import RECORD_PREFIXES, SCHEDULE_COLUMNS, to_float
+from rbmlab.report.load import RECORD_PREFIXES, SCHEDULE_COLUMNS, UNREADABLE, bad_final_values, to_float
 
 COMPLETED = "completed"   # the one summary.json status whose final values a report uses
+REASONS = {UNREADABLE: "summary.json unreadable"}   # a left-out run's reason, where not its status
 DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_reconstruction_error")
 
 
@@ -97,24 +99,44 @@ def aggregate_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str)
 
 def final_values(runs: pd.DataFrame, curves: pd.DataFrame, metric: str) -> pd.Series:
     """Per run_dir: a completed run's summary.json final.<metric> (for a run record such as
-    wall_time or early_stopping.n_hidden: that record, ``run_columns``), else its last evaluated
-    metrics row; NaN for every run that did not complete (running, failed, diverged, unknown)."""
+    wall_time or early_stopping.n_hidden: that record, ``run_columns``), else, when summary.json
+    has no final <metric>, its last evaluated metrics row; NaN for every run that did not complete
+    (running, failed, diverged, unknown, unreadable) and for a final <metric> that summary.json
+    holds but is not a number (null, NaN, text): the last row is an earlier or another evaluation
+    than the final one, so it is never put in its place (``left_out`` says why it is missing)."""
     index = runs["run_dir"].to_numpy()
     col = _final_column(runs, metric)
     final = pd.Series(runs[col].to_numpy(float) if col in runs.columns else np.nan, index=index)
     if metric in curves.columns:
-        last = curves[["run_dir", metric]].dropna().groupby("run_dir")[metric].last()
-        final = final.fillna(last.reindex(final.index))
+        last = curves[["run_dir", metric]].dropna().groupby("run_dir")[metric].last().reindex(final.index)
+        if col.startswith("final."):
+            last[list(bad_final_values(runs, metric))] = np.nan
+        final = final.fillna(last)
     completed = runs["status"].to_numpy() == COMPLETED
     return final.where(completed).rename(metric)
 
 
 def left_out(runs: pd.DataFrame, finals: pd.Series) -> pd.Series:
-    """Per run_dir: why the run has no final value (its status, or 'completed without a value');
-    NaN for the runs whose final values count."""
+    """Per run_dir: why the run has no final value of ``finals.name`` (its status, 'summary.json
+    unreadable', 'final <metric> not a number' or 'completed without a value'); NaN for the runs
+    whose final values count."""
     status = pd.Series(runs["status"].to_numpy(), index=runs["run_dir"].to_numpy())
-    reason = status.where(status != COMPLETED, "completed without a value")
+    reason = status.map(lambda s: REASONS.get(s, s))
+    reason = reason.where(status != COMPLETED, "completed without a value")
+    bad = [r for r in bad_final_values(runs, str(finals.name)) if status.get(r) == COMPLETED]
+    reason[bad] = f"final {finals.name} not a number"
     return reason.where(finals.reindex(status.index).isna())
+
+
+def record_problems(runs: pd.DataFrame, finals: pd.Series) -> list[str]:
+    """'<run_dir>: <what is wrong>' for each run left out for its records: an unreadable
+    summary.json, or a final <metric> there that is not a number (named, with the value read)."""
+    problems = [f"{r}: {p}" for r, p in zip(runs["run_dir"], runs.get("problem", [None] * len(runs)))
+                if isinstance(p, str)]
+    completed = set(runs.loc[runs["status"] == COMPLETED, "run_dir"])
+    problems += [f"{r}: summary.json holds final {finals.name} = {json.dumps(v, default=repr)}, not a number"
+                 for r, v in bad_final_values(runs, str(finals.name)).items() if r in completed]
+    return problems
 
 
 def x_values(column: pd.Series) -> pd.Series:

@@ -2,11 +2,19 @@
 
 A run directory is any directory holding ``summary.json`` (see ``rbmlab.run.runner``). A run of T
 batched trials (``train.trials``) becomes T replicates ``<run_dir>#<t>``, like seeds.
+
+A damaged record never drops a run silently: a run whose summary.json cannot be read keeps its
+row, with status ``unreadable`` and the reason in ``problem`` (the report counts it as left out
+and names it); a final value that summary.json holds but that is not a number (null, NaN, text)
+is kept in ``bad_final`` ({metric: the value as read}) and the run left out of that metric's
+final values, never replaced by its last metrics row (an earlier or another evaluation). Only
+when no run under a root has a readable summary.json is the report one line.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +28,9 @@ from rbmlab.errors import RbmlabError
 from rbmlab.run.records import observed_status
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
-RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source")
+RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source", "problem",
+                    "bad_final")
+UNREADABLE = "unreadable"   # the status of a run whose summary.json cannot be read
 RESERVED_METRICS_COLUMNS = ("run_dir", "status")   # joined into the curves from the runs table
 # summary.json records beside the config: final values, and the early-stopping choice of a run
 RECORD_PREFIXES = ("early_stopping.",)           # a run's records a report may use as metrics
@@ -69,8 +79,9 @@ def _read_yaml(path: Path, default: Any) -> Any:
         raise _unreadable(path, exc) from None
 
 
-def _read_summary(path: Path) -> dict[str, Any]:
-    """summary.json as a dict."""
+def read_summary(path: Path) -> dict[str, Any]:
+    """summary.json as a dict; ``report: cannot read <path>: <reason>`` (one line) when it is not
+    a readable JSON object."""
     try:
         data = json.loads(_read_text(path))
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -100,8 +111,10 @@ def _read_metrics(path: Path) -> pd.DataFrame:
 
 
 def find_run_dirs(root: Path) -> list[Path]:
-    """Every directory under ``root`` (itself included) that holds a summary.json, sorted."""
-    return sorted({p.parent for p in Path(root).rglob("summary.json") if p.is_file()})
+    """Every directory under ``root`` (itself included) that holds a summary.json, sorted; one
+    that cannot be read (a directory of that name, a dangling link) counts too: the report leaves
+    its run out, by name, rather than not seeing it."""
+    return sorted({Path(top) for top, dirs, files in os.walk(root) if "summary.json" in (*files, *dirs)})
 
 
 def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
@@ -111,13 +124,16 @@ def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str
     finals = finals if isinstance(finals, list) else []
     out = []
     for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
-        trial_row = {k: v for k, v in row.items() if not k.startswith("final.")}
+        trial_row = {k: v for k, v in row.items() if not k.startswith("final.") and k != "bad_final"}
         trial_row["run_dir"] = f"{row['run_dir']}#{t}"
         final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
         if final.get("status") == "diverged":
             trial_row["status"] = "diverged"
             final = {}
-        trial_row.update({f"final.{k}": to_float(v) for k, v in final.items() if k != "trial"})
+        values, bad = _finals(final)
+        trial_row.update(values)
+        if bad:
+            trial_row["bad_final"] = bad
         part = curve[curve["trial"] == t].drop(columns="trial").copy()
         part["run_dir"] = trial_row["run_dir"]
         out.append((trial_row, part))
@@ -126,6 +142,78 @@ def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finals(final: Any) -> tuple[dict[str, float], str | None]:
+    """({final.<metric>: value} of a summary.json ``final`` mapping, the JSON text of {metric:
+    value as read} of the values that are not numbers (null, NaN, text, true), or None)."""
+    if not isinstance(final, Mapping):
+        return {}, None
+    values = {f"final.{k}": to_float(v) if _is_number(v) else math.nan for k, v in final.items() if k != "trial"}
+    bad = {str(k): v for k, v in final.items() if k != "trial" and not (_is_number(v) and not math.isnan(v))}
+    return values, (json.dumps(bad, default=repr) if bad else None)
+
+
+def bad_final_values(runs: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """{run_dir: the value as read} of the runs whose summary.json holds a final ``metric`` that is
+    not a number (their ``bad_final``)."""
+    if "bad_final" not in runs.columns:
+        return {}
+    found = {}
+    for run_dir, text in zip(runs["run_dir"], runs["bad_final"]):
+        bad = json.loads(text) if isinstance(text, str) else {}
+        if metric in bad:
+            found[run_dir] = bad[metric]
+    return found
+
+
+def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
+                  ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """A run of T batched trials (train.trials) as T replicates ``<run_dir>#<t>``, like seeds."""
+    finals = summary.get("final_trials")
+    finals = finals if isinstance(finals, list) else []
+    out = []
+    for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
+        trial_row = {k: v for k, v in row.items() if not k.startswith("final.") and k != "bad_final"}
+        trial_row["run_dir"] = f"{row['run_dir']}#{t}"
+        final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
+        if final.get("status") == "diverged":
+            trial_row["status"] = "diverged"
+            final = {}
+        values, bad = _finals(final)
+        trial_row.update(values)
+        if bad:
+            trial_row["bad_final"] = bad
+        part = curve[curve["trial"] == t].drop(columns="trial").copy()
+        part["run_dir"] = trial_row["run_dir"]
+        out.append((trial_row, part))
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finals(final: Any) -> tuple[dict[str, float], str | None]:
+    """({final.<metric>: value} of a summary.json ``final`` mapping, the JSON text of {metric:
+    value as read} of the values that are not numbers (null, NaN, text, true), or None)."""
+    if not isinstance(final, Mapping):
+        return {}, None
+    values = {f"final.{k}": to_float(v) if _is_number(v) else math.nan for k, v in final.items() if k != "trial"}
+    bad = {str(k): v for k, v in final.items() if k != "trial" and not (_is_number(v) and not math.isnan(v))}
+    return values, (json.dumps(bad, default=repr) if bad else None)
+
+
+def bad_finals(runs: Any, metric: str) -> Any:
+    """Per runs-table row: the value summary.json holds as final ``metric`` when it is not a
+    number (``bad_final``), else None."""
+    def one(text: Any) -> Any:
+        return json.loads(text).get(metric, None) if isinstance(text, str) else None
+
+    def has(text: Any) -> bool:
+        return isinstance(text, str) and metric in json.loads(text)
+    column = runs["bad_final"] if "bad_final" in runs.columns else pd.Series([None] * len(runs), index=runs.index)
+    return column.map(has), column.map(one)
 
 
 def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
@@ -150,9 +238,10 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     row["wall_time"] = to_float(summary.get("wall_time"))
     row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.storage.provenance)
     row["overrides"] = " ".join(str(o) for o in overrides) if isinstance(overrides, list) else str(overrides)
-    final = summary.get("final") or {}
-    if isinstance(final, Mapping):
-        row.update({f"final.{k}": to_float(v) for k, v in final.items()})
+    values, bad = _finals(summary.get("final") or {})
+    row.update(values)
+    if bad:
+        row["bad_final"] = bad
     stopping = summary.get("early_stopping") or {}
     if isinstance(stopping, Mapping):
         row.update({f"early_stopping.{k}": float(v) for k, v in stopping.items() if _is_number(v)})
@@ -165,22 +254,45 @@ def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experim
     several roots, ``experiment`` names the root (its runs' key; their run_dir is
     ``<experiment>/<path under the root>``, the variant the first directory of that path)."""
     rel = run_dir.relative_to(root).as_posix()
-    summary = _read_summary(run_dir / "summary.json")
-    summary = {**summary, "status": observed_status(run_dir, summary)}   # a dead run is not running
-    config = _read_yaml(run_dir / "config.yaml", {}) or {}
-    if not isinstance(config, Mapping):
-        raise RbmlabError(f"report: {run_dir / 'config.yaml'} is not a mapping")
-    overrides = _read_yaml(run_dir / "overrides.yaml", []) or []
+    try:
+        summary, problem = read_summary(run_dir / "summary.json"), None
+    except RbmlabError as e:   # left out, counted and named by the report (its other files at best effort)
+        summary, problem = {"status": UNREADABLE}, str(e).removeprefix("report: ")
+    else:
+        summary = {**summary, "status": observed_status(run_dir, summary)}   # a dead run is not running
+    config = _best_effort(problem, lambda: _read_config(run_dir), {})
+    overrides = _best_effort(problem, lambda: _read_yaml(run_dir / "overrides.yaml", []) or [], [])
     first = rel.split("/", 1)[0]
     row = _run_row(rel, summary, config, overrides, first if first in variants else None)
+    if problem:
+        row["problem"] = problem
     if experiment is not None:
         rel = row["run_dir"] = f"{experiment}/{rel}"
         row = {"experiment": experiment, **row}
-    curve = _read_metrics(run_dir / "metrics.csv")
+    curve = _best_effort(problem, lambda: _read_metrics(run_dir / "metrics.csv"),
+                         pd.DataFrame(columns=list(SCHEDULE_COLUMNS)))
     curve.insert(0, "run_dir", rel)
     if "trial" in curve.columns:
         return _split_trials(row, curve, summary)
     return [(row, curve)]
+
+
+def _read_config(run_dir: Path) -> Mapping[str, Any]:
+    config = _read_yaml(run_dir / "config.yaml", {}) or {}
+    if not isinstance(config, Mapping):
+        raise RbmlabError(f"report: {run_dir / 'config.yaml'} is not a mapping")
+    return config
+
+
+def _best_effort(problem: str | None, read, default: Any) -> Any:
+    """``read()``; for a run already left out for ``problem`` (its summary.json unreadable), a
+    damaged file of its own is ``default`` rather than the end of the whole report."""
+    if problem is None:
+        return read()
+    try:
+        return read()
+    except RbmlabError:
+        return default
 
 
 def _order_run_columns(columns: Iterable[str]) -> list[str]:
@@ -218,7 +330,11 @@ def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = ()
         dirs = find_run_dirs(path)
         if not dirs:
             raise RbmlabError(f"report: no runs (summary.json) under {path}")
-        loaded += [pair for d in dirs for pair in _load_run(d, path, set(variants), name)]
+        found = [pair for d in dirs for pair in _load_run(d, path, set(variants), name)]
+        if all(row["status"] == UNREADABLE for row, _ in found):   # nothing to report: say why
+            raise RbmlabError(f"report: {found[0][0]['problem']}" + (
+                f" (and {len(found) - 1} more unreadable summary.json under {path})" if len(found) > 1 else ""))
+        loaded += found
     rows = [r for r, _ in loaded]
     columns = _order_run_columns(c for r in rows for c in r)
     runs = pd.DataFrame(rows).reindex(columns=columns)

@@ -193,8 +193,9 @@ def vlines_note(placed: Sequence[dict[str, Any]], x: str) -> str:
 
 
 def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_out: pd.Series,
-                    unmatched: Sequence[str]) -> str:
-    """Title, scale and run-count line, method note, table with its final-values line, and notes."""
+                    unmatched: Sequence[str], problems: Sequence[str] = ()) -> str:
+    """Title, scale and run-count line, method note, table with its final-values line (and the
+    runs left out for their records, ``problems``, by name), and notes."""
     scales = sorted({norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
     scale = ", ".join(scales) if scales else "unknown"
     n_dirs = runs["run_dir"].str.split("#").str[0].nunique()
@@ -206,6 +207,8 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_
              note, "",
              table, "",
              final_note(left_out, "replicate" if batched else "run"), ""]
+    if problems:
+        parts += ["Left out for their records:", "", *(f"- {p}" for p in problems), ""]
     if unmatched:
         parts += [f"Paper entries matching no group: {'; '.join(unmatched)}", ""]
     return "\n".join(parts)
@@ -228,7 +231,8 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
     """
     runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
     run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
-                "status", *(["epochs_done"] if "epochs_done" in runs.columns else []),
+                "status", *(["problem"] if "problem" in runs.columns else []),
+                *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]

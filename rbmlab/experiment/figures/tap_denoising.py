@@ -7,7 +7,6 @@
   binary models of Figure 3 (every size, the first seed). results/tap/figure-9[-seeds]_<scale>.png."""
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import yaml
@@ -16,6 +15,7 @@ from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.experiment.figures import Canvas, Drawing, FigureOptions
 from rbmlab.experiment.figures.tap_runs import TAP_RUNS, FigureConfig, canvas_runs, pm
+from rbmlab.report.load import read_summary
 from rbmlab.run.checkpoint import load_checkpoint
 
 DENOISING_RUNS = {"tap/figure-8-denoising": "", "tap/figure-8-denoising-seeds": "-seeds"}
@@ -28,7 +28,7 @@ def figure_8(canvas: Canvas, cfg: FigureOptions) -> None:
 
     scale, rows = canvas.scale, []
     for summary in sorted(canvas.sweep.glob("*/summary.json")):
-        final = json.loads(summary.read_text()).get("final") or {}
+        final = read_summary(summary).get("final") or {}   # unreadable: one line naming it
         config = yaml.safe_load((summary.parent / "config.yaml").read_text())
         if "test_mcc_tap" in final:
             rows.append((config["model"]["n_hidden"], config["evaluator"]["flip"],

@@ -4,7 +4,6 @@ dataset (variant), model size and seed. Where a size has several seeds, Figs. 5,
 mean ± std over them and Figs. 4, 6, 7 and 9 draw the first."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.tap import TapEvalConfig
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.experiment.figures import FigureOptions
+from rbmlab.report.load import read_summary
 from rbmlab.validation import option
 
 # the Figure 3 experiments whose snapshots the figures read → the suffix of the figures' file names
@@ -65,7 +65,7 @@ def runs(sweep: Path, source: str = "tap/figure-3") -> dict[str, dict[int, list[
     found: dict[str, dict[int, list[tuple[int, Path]]]] = {}
     for summary in sorted(Path(sweep).glob("*/*/summary.json")):
         run = summary.parent
-        if json.loads(summary.read_text()).get("status") != "completed":
+        if read_summary(summary).get("status") != "completed":   # unreadable: one line naming it
             continue
         config = yaml.safe_load((run / "config.yaml").read_text())
         found.setdefault(run.parent.name, {}).setdefault(int(config["model"]["n_hidden"]), []).append(
