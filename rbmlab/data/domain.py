@@ -79,9 +79,10 @@ def _takers(values: ValueSet, family: str) -> list[str]:
     return found[:1]
 
 
-def _remedy(values: ValueSet, family: str, dataset: str, models: bool = True) -> str:
-    """What to change: a model whose units take these values (``models``) and the dataset
-    options that set them; the family's own key first, then the dataset, then other families."""
+def _remedy(values: ValueSet, units: ValueSet, family: str, dataset: str, models: bool = True) -> str:
+    """What to change: a model whose units take these values (``models``: a run's config; not
+    for a saved model), the dataset options that set them; the family's own key first, then the
+    dataset, then other families."""
     options = ", ".join(f"dataset.{o}" for o in get_spec(dataset).value_options)
     takers = _takers(values, family) if models else []
     own = [t for t in takers if not t.startswith("model=")]
@@ -91,7 +92,7 @@ def _remedy(values: ValueSet, family: str, dataset: str, models: bool = True) ->
     parts += [f"{' or '.join(others)} takes these"] if others else []
     if parts:
         return ", or ".join(parts)
-    return "no visible unit type of rbmlab takes these" if models else "a dataset of the units' values"
+    return "no visible unit type of rbmlab takes these" if models else f"data holding {units}"
 
 
 def check_units(family: str, config_value: str | None, values: ValueSet, facts: DataFacts,
@@ -104,7 +105,7 @@ def check_units(family: str, config_value: str | None, values: ValueSet, facts: 
     units = prior(name).value_set()
     if units.contains(values):
         return units
-    remedy = _remedy(values, family, facts.name, models=where is None)
+    remedy = _remedy(values, units, family, facts.name, models=where is None)
     held = f"dataset {facts.name} holds {values} ({remedy})"
     if where is not None:
         raise RbmlabError(f"{where} has {name} visible units, values {units}; {held}")
