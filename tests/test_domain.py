@@ -60,8 +60,10 @@ def test_every_family_declares_its_visible_units():
     assert set(VISIBLE_UNITS) == set(MODELS.names())
     for family, decl in VISIBLE_UNITS.items():
         if decl.key is not None:   # every choice of the config key names a unit type or prior
-            field = MODELS.get(family).config_class.__dataclass_fields__[decl.key]
+            family_class = MODELS.get(family)
+            field = family_class.config_class.__dataclass_fields__[decl.key]
             assert set(decl.names) == set(field.metadata["choices"]), family
+            assert decl.key in family_class.CONFIG_SETTINGS, family   # what a saved model holds
         assert all(n in PRIOR_NAMES for n in decl.names.values())
 
 

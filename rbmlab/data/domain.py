@@ -33,23 +33,22 @@ from rbmlab.units.values import ValueSet
 
 @dataclass(frozen=True)
 class VisibleUnits:
-    """How a model family chooses its visible units: the model config ``key`` (None: fixed),
-    the model ``setting`` that holds the choice in a checkpoint, and the unit type or prior
-    (rbmlab.units.prior) each config value names."""
+    """How a model family chooses its visible units: the model config ``key`` (None: fixed; a
+    saved model holds the choice in the setting the family's CONFIG_SETTINGS maps it to) and
+    the unit type or prior (rbmlab.units.prior) each config value names."""
 
     key: str | None
-    setting: str | None
     names: Mapping[str, str]
 
     def prior_name(self, value: str | None) -> str:
         return self.names[value if self.key is not None else ""]
 
 
-FIXED_BERNOULLI = VisibleUnits(None, None, {"": "bernoulli"})
+FIXED_BERNOULLI = VisibleUnits(None, {"": "bernoulli"})
 VISIBLE_UNITS: dict[str, VisibleUnits] = {
-    "rbm": VisibleUnits("visible_units", "visible", {n: n for n in UNIT_TYPES}),
-    "grbm": VisibleUnits("visible_prior", "visible", {n: n for n in PRIOR_NAMES}),
-    "ising": VisibleUnits("spins", "spins", {"01": "bernoulli", "pm1": "spin"}),
+    "rbm": VisibleUnits("visible_units", {n: n for n in UNIT_TYPES}),
+    "grbm": VisibleUnits("visible_prior", {n: n for n in PRIOR_NAMES}),
+    "ising": VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
     "crbm": FIXED_BERNOULLI,    # crbm_bp §3.2: binary outputs v
     "dbm": FIXED_BERNOULLI,     # tap App. E: {0, 1} units on every layer
 }
@@ -63,8 +62,8 @@ def _declaration(family: str) -> VisibleUnits:
 
 # ---------------------------------------------------------------- the data against the units
 def _takers(values: ValueSet, family: str) -> list[str]:
-    """Overrides whose visible units take ``values``: the family's own choices first, else the
-    first choice of each other family."""
+    """Overrides whose visible units take ``values``: the family's own first choice that does,
+    else that of the first other family with one."""
     def fits(decl: VisibleUnits) -> list[str]:
         return [v for v, name in decl.names.items() if prior(name).value_set().contains(values)]
 
@@ -160,7 +159,7 @@ def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
     check_splits(facts, [split], "split")
     task.check(facts, [split])
     decl = _declaration(model.family)
-    value = str(model.settings()[decl.setting]) if decl.setting is not None else None
+    value = None if decl.key is None else str(model.settings()[type(model).CONFIG_SETTINGS[decl.key]])
     units = check_units(model.family, value, facts.values, facts,
                         where=f"checkpoint: {path}: its {model.family} model")
     check_task_outputs(task, facts.values, units, decl.prior_name(value))
