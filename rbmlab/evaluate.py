@@ -10,6 +10,7 @@ from omegaconf import DictConfig, OmegaConf
 from rbmlab.backend import get_backend
 from rbmlab.config import BackendConfig, check_seed, resolved
 from rbmlab.data import load_dataset
+from rbmlab.data.domain import check_saved_model
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
@@ -97,6 +98,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     if x.shape[1] != model_np.n_visible:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {model_np.n_visible} visible units but "
                           f"dataset {options['name']} has {x.shape[1]} dimensions")
+    check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
     evaluator_cfg.splits = [cfg.split]
     evaluator = EVALUATORS.build(evaluator_cfg)
     sizes = model_np.model_sizes()

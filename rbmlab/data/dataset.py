@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
+from rbmlab.units.values import ValueSet, observed
 
 SPLITS = ("train", "test", "valid")
+
+
+@dataclass(frozen=True)
+class DataFacts:
+    """What the checks before a run read of a dataset, small enough to keep per configuration
+    (a sweep checks each distinct dataset once): its name, dimension, image shape, the values it
+    holds, and the rows of each split (None: no such split with these options)."""
+
+    name: str
+    n_visible: int
+    image_shape: tuple[int, int] | None
+    values: ValueSet
+    rows: dict[str, int | None]
 
 
 @dataclass(eq=False)
@@ -32,10 +47,22 @@ class Dataset:
     image_shape: tuple[int, int] | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
+    @cached_property
+    def values(self) -> ValueSet:
+        """The values its splits hold, read once from the arrays (rbmlab.units.values.observed:
+        the distinct values, or their range when there are many): what the domain check
+        (rbmlab.data.domain) compares with a model's visible units."""
+        return observed(self.train, self.valid, self.test)
+
     @property
     def n_visible(self) -> int:
         """Number of visible units D."""
         return int(self.train.shape[1])
+
+    def facts(self) -> DataFacts:
+        """This dataset's :class:`DataFacts`."""
+        rows = {s: None if getattr(self, s) is None else int(getattr(self, s).shape[0]) for s in SPLITS}
+        return DataFacts(self.name, self.n_visible, self.image_shape, self.values, rows)
 
     def split(self, name: str) -> np.ndarray:
         """The array of split ``name`` ('train' | 'test' | 'valid'); RbmlabError if absent."""

@@ -25,6 +25,7 @@ class DatasetSpec:
     load: Callable[[Any], Dataset]
     files: tuple[F.DataFile, ...] = ()  # empty: synthetic
     truth: Callable[[Any], Any] | None = None   # the model the data are sampled from (no sampling)
+    value_options: tuple[str, ...] = ()   # the options that set the values it holds (binarize, spins)
 
     @property
     def homepage(self) -> str:
@@ -35,7 +36,8 @@ SPECS: dict[str, DatasetSpec] = {
     spec.name: spec
     for spec in (
         DatasetSpec(
-            mnist.NAME, mnist.DESCRIPTION, mnist.MnistOptions, mnist.load, tuple(mnist.FILES.values())
+            mnist.NAME, mnist.DESCRIPTION, mnist.MnistOptions, mnist.load, tuple(mnist.FILES.values()),
+            value_options=("binarize",),
         ),
         DatasetSpec(
             "binarized_mnist",
@@ -57,6 +59,7 @@ SPECS: dict[str, DatasetSpec] = {
             omniglot.OmniglotOptions,
             omniglot.load,
             tuple(omniglot.FILES.values()),
+            value_options=("binarize",),
         ),
         DatasetSpec(
             "cbcl_faces",
@@ -64,6 +67,7 @@ SPECS: dict[str, DatasetSpec] = {
             loaders.CbclFacesOptions,
             loaders.load_cbcl_faces,
             tuple(loaders.CBCL_FILES.values()),
+            value_options=("binarize",),
         ),
         DatasetSpec(
             "ocr_letters",
@@ -86,7 +90,7 @@ SPECS: dict[str, DatasetSpec] = {
         ),
         DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs",
                     model_samples.IsingSamplesOptions, model_samples.load_ising_samples,
-                    truth=model_samples.ising_ground_truth),
+                    truth=model_samples.ising_ground_truth, value_options=("spins",)),
         DatasetSpec("deconvolution", "Binary images OR-convolving 4 known 5x5 features at Bernoulli locations "
                     "(pmp Sec 5.6), train = test", deconvolution.DeconvolutionOptions,
                     deconvolution.load_deconvolution),

@@ -21,6 +21,7 @@ from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
 from rbmlab.config import RunConfig
 from rbmlab.data import load_dataset
+from rbmlab.data.domain import check_run
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
@@ -146,14 +147,16 @@ def stop_rule_of(cfg: RunConfig, model_class, evaluator) -> StopRule | None:
 
 
 @functools.lru_cache(maxsize=32)
-def _dimension(dataset_json: str) -> int:
-    return load_dataset(**json.loads(dataset_json)).n_visible
+def _facts(dataset_json: str):
+    return load_dataset(**json.loads(dataset_json)).facts()
 
 
 def check_feasible(cfg: RunConfig) -> None:
     """Every check :func:`prepare` makes, before any job of a sweep starts (data read once per
-    distinct dataset configuration, for its dimension)."""
-    components(cfg, _dimension(json.dumps(cfg.dataset, sort_keys=True)))
+    distinct dataset configuration, for its dimension and values)."""
+    facts = _facts(json.dumps(cfg.dataset, sort_keys=True))
+    components(cfg, facts.n_visible)
+    check_run(cfg, facts)
 
 
 def prepare(cfg: RunConfig) -> Setup:
@@ -161,6 +164,7 @@ def prepare(cfg: RunConfig) -> Setup:
     backend = get_backend(cfg.backend.name, cfg.backend.dtype)
     data = load_dataset(**cfg.dataset)
     model_class, sizes, learner, evaluator, stop = components(cfg, data.n_visible)
+    check_run(cfg, data.facts())
     task = TASKS.build(cfg.task or TASKS.parse("none"))
     to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731
     train = task.batch(data, "train")

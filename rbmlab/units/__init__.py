@@ -8,6 +8,7 @@ import importlib
 
 from rbmlab.units.discrete import UNIT_TYPES, Bernoulli, Spin, UnitType
 from rbmlab.units.prior import Prior
+from rbmlab.units.values import ValueSet
 
 _REAL_PRIORS = {
     "truncated_gaussian": "rbmlab.units.truncated_gaussian:TruncatedGaussian",
@@ -15,8 +16,8 @@ _REAL_PRIORS = {
 }
 PRIOR_NAMES = (*UNIT_TYPES, *_REAL_PRIORS)
 
-__all__ = ["UNIT_TYPES", "PRIOR_NAMES", "Bernoulli", "Spin", "UnitType", "Prior", "unit_type",
-           "prior"]
+__all__ = ["UNIT_TYPES", "PRIOR_NAMES", "Bernoulli", "Spin", "UnitType", "Prior", "ValueSet",
+           "unit_type", "prior"]
 
 
 def unit_type(name: str):

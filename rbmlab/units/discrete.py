@@ -17,10 +17,18 @@ from __future__ import annotations
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli_logits_, sigmoid, softplus, uniform
 from rbmlab.units.prior import Prior
+from rbmlab.units.values import ValueSet
 
 
 class UnitType(Prior):
-    """What every discrete unit type derives from its own ``states_of``."""
+    """What every discrete unit type derives from its own ``states_of`` and ``values``."""
+
+    values: tuple[float, ...] = ()    # the values a unit takes, in increasing order
+
+    @classmethod
+    def value_set(cls) -> ValueSet:
+        """Exactly ``values`` (a Bernoulli unit takes 0 or 1, never a level between)."""
+        return ValueSet.of_points(*cls.values)
 
     @classmethod
     def states(cls, xp, n: int, start: int, stop: int, dtype):
@@ -102,6 +110,7 @@ class Spin(UnitType):
 
     name = "spin"
     values = (-1.0, 1.0)
+    support = (-1.0, 1.0)
 
     @staticmethod
     def mean(a, out=None):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from rbmlab.backend.ops import softplus
 from rbmlab.units.prior import Prior
 from rbmlab.units.truncated_gaussian import as_float64, truncated_gaussian_stats
+from rbmlab.units.values import ValueSet
 
 
 class TruncatedGaussBernoulli(Prior):
@@ -30,6 +31,11 @@ class TruncatedGaussBernoulli(Prior):
     name = "gauss_bernoulli"
     params = ("precision", "logit_rho")
     support = (0.0, 1.0)
+
+    @classmethod
+    def value_set(cls) -> ValueSet:
+        """The spike at 0 and the slab [α, ω] (one interval while 0 ∈ [α, ω])."""
+        return ValueSet.of_points(0.0) | ValueSet.between(*cls.support)
 
     @classmethod
     def _stats(cls, B, A, V, r):

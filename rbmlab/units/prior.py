@@ -20,8 +20,13 @@ Every prior provides, elementwise and broadcasting, for numpy or cupy arrays:
     grad_log_base(x, *θ)      (∂ ln base(x; θ)/∂θ_k for θ_k in ``params``); ∂/∂U of Ux is x
     init_params(x)            (U, *θ) per column of a data matrix x (B, n): tap Alg. 2's θ⁽⁰⁾ ← X
     support                   (lo, hi): the values a unit takes lie in [lo, hi]
+    value_set()               the values a unit takes (rbmlab.units.values.ValueSet): the
+                              interval ``support`` here; a discrete type's ``values``; data
+                              outside it are refused before any work (rbmlab.data.domain)
 """
 from __future__ import annotations
+
+from rbmlab.units.values import ValueSet
 
 
 class Prior:
@@ -30,6 +35,11 @@ class Prior:
     name = ""
     params: tuple[str, ...] = ()     # θ: the base measure's parameters, in call order
     support: tuple[float, float] = (0.0, 1.0)
+
+    @classmethod
+    def value_set(cls) -> ValueSet:
+        """The values a unit of this prior takes: the interval [lo, hi] of ``support``."""
+        return ValueSet.between(*cls.support)
 
     @classmethod
     def log_z(cls, B, A, *theta):

@@ -1,0 +1,165 @@
+"""The domain check: the values a dataset holds (and the inputs its task makes) must be values of
+the model's visible units, and the metrics the evaluation reads must be defined on the data —
+checked before any work, in one line naming the key to change.
+
+Three declarations meet here: each unit type's value set (rbmlab.units: ``Prior.value_set``, a
+Bernoulli unit {0,1}, a spin {−1,+1}, a truncated Gaussian its support), each dataset's values
+(``Dataset.values``, read once from its arrays) and each task's constraints and outputs
+(rbmlab.data.tasks). ``VISIBLE_UNITS`` says, per model family, which config key chooses its
+visible units and which unit type each value names (a family with fixed units has no key).
+
+It lives in rbmlab.data because data is the lowest layer that sees all three (units below it,
+tasks in it) and both callers sit above it: the runner's pre-flight (``check_feasible``, before a
+run directory exists; ``prepare``) and ``rbmlab evaluate``.
+
+Our choice: a Bernoulli unit takes 0 or 1 only. Grey levels in [0, 1] read as probabilities
+train by CD (its statistics are linear in v) but the log-likelihoods, pseudo-likelihood,
+pixel errors and KL scored on them are not what they are named; none of the papers here does
+it (tap uses a truncated-Gaussian prior for grey MNIST and CBCL, dcp binarises), so grey data
+are refused under binary units with the binarising option and the real-valued priors named.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rbmlab.data.dataset import DataFacts
+from rbmlab.data.registry import get_spec
+from rbmlab.data.tasks import TASKS
+from rbmlab.errors import RbmlabError
+from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior
+from rbmlab.units.values import ValueSet
+
+
+@dataclass(frozen=True)
+class VisibleUnits:
+    """How a model family chooses its visible units: the model config ``key`` (None: fixed; a
+    saved model holds the choice in the setting the family's CONFIG_SETTINGS maps it to) and
+    the unit type or prior (rbmlab.units.prior) each config value names."""
+
+    key: str | None
+    names: Mapping[str, str]
+
+    def prior_name(self, value: str | None) -> str:
+        return self.names[value if self.key is not None else ""]
+
+
+FIXED_BERNOULLI = VisibleUnits(None, {"": "bernoulli"})
+VISIBLE_UNITS: dict[str, VisibleUnits] = {
+    "rbm": VisibleUnits("visible_units", {n: n for n in UNIT_TYPES}),
+    "grbm": VisibleUnits("visible_prior", {n: n for n in PRIOR_NAMES}),
+    "ising": VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
+    "crbm": FIXED_BERNOULLI,    # crbm_bp §3.2: binary outputs v
+    "dbm": FIXED_BERNOULLI,     # tap App. E: {0, 1} units on every layer
+}
+
+
+def _declaration(family: str) -> VisibleUnits:
+    if family not in VISIBLE_UNITS:   # a new family must declare its visible units here
+        raise RbmlabError(f"model: family {family} declares no visible unit type (rbmlab.data.domain)")
+    return VISIBLE_UNITS[family]
+
+
+# ---------------------------------------------------------------- the data against the units
+def _takers(values: ValueSet, family: str) -> list[str]:
+    """Overrides whose visible units take ``values``: the family's own first choice that does,
+    else that of the first other family with one."""
+    def fits(decl: VisibleUnits) -> list[str]:
+        return [v for v, name in decl.names.items() if prior(name).value_set().contains(values)]
+
+    own = _declaration(family)
+    if own.key is not None and fits(own):
+        return [f"model.{own.key}={fits(own)[0]}"]
+    found = []
+    for other, decl in VISIBLE_UNITS.items():
+        choices = fits(decl)
+        if other != family and choices:
+            found.append(f"model={other}" + (f" model.{decl.key}={choices[0]}" if decl.key else ""))
+    return found[:1]
+
+
+def _remedy(values: ValueSet, units: ValueSet, family: str, dataset: str, models: bool = True) -> str:
+    """What to change: a model whose units take these values (``models``: a run's config; not
+    for a saved model), the dataset options that set them; the family's own key first, then the
+    dataset, then other families."""
+    options = ", ".join(f"dataset.{o}" for o in get_spec(dataset).value_options)
+    takers = _takers(values, family) if models else []
+    own = [t for t in takers if not t.startswith("model=")]
+    others = [t for t in takers if t.startswith("model=")]
+    parts = [f"{' or '.join(own)} takes these"] if own else []
+    parts += [f"set {options}"] if options else []
+    parts += [f"{' or '.join(others)} takes these"] if others else []
+    if parts:
+        return ", or ".join(parts)
+    return "no visible unit type of rbmlab takes these" if models else f"data holding {units}"
+
+
+def check_units(family: str, config_value: str | None, values: ValueSet, facts: DataFacts,
+                where: str | None = None) -> ValueSet:
+    """The visible units' value set of ``family`` with its unit key at ``config_value``, after
+    checking that it holds ``values`` (the dataset's). ``where`` replaces the model key in the
+    message (``checkpoint: <path>: its rbm model``, for a saved model)."""
+    decl = _declaration(family)
+    name = decl.prior_name(config_value)
+    units = prior(name).value_set()
+    if units.contains(values):
+        return units
+    remedy = _remedy(values, units, family, facts.name, models=where is None)
+    held = f"dataset {facts.name} holds {values} ({remedy})"
+    if where is not None:
+        raise RbmlabError(f"{where} has {name} visible units, values {units}; {held}")
+    if decl.key is None:
+        raise RbmlabError(f"model: {family} has {name} visible units, values {units}; {held}")
+    raise RbmlabError(f"model.{decl.key}: {config_value} units take values {units}; {held}")
+
+
+def check_task_outputs(task, values: ValueSet, units: ValueSet, unit_name: str) -> None:
+    """The inputs ``task`` makes from data holding ``values`` must be values of the units."""
+    made = task.outputs(values)
+    if not units.contains(made):
+        raise RbmlabError(f"{task.output_key}: {task.makes}, so the inputs of task={task.config.name} "
+                          f"hold {made}; the {unit_name} visible units take {units}")
+
+
+# ---------------------------------------------------------------- metrics defined on the splits
+def check_splits(facts: DataFacts, splits: Iterable[str], key: str) -> None:
+    """Every scored split exists and holds a row (a mean over no rows is NaN, which a run would
+    record as diverged): ``key`` is the option that names the splits."""
+    for split in splits:
+        rows = facts.rows.get(split)
+        if rows is None:
+            raise RbmlabError(f"{key}: dataset {facts.name} has no {split} split with these options")
+        if rows == 0:
+            raise RbmlabError(f"{key}: the {split} split of dataset {facts.name} holds no rows with "
+                              "these options, so nothing on it can be scored")
+
+
+# ---------------------------------------------------------------- the two callers
+def check_run(cfg, facts: DataFacts) -> None:
+    """Everything a run's configuration ``cfg`` (a RunConfig) asks of its data, in one line
+    per problem, before any work: the scored splits, the task's own constraints, the data and
+    the task's inputs against the model's visible units."""
+    splits = list(cfg.evaluator.splits)
+    check_splits(facts, ["train"], "dataset")
+    check_splits(facts, splits, "evaluator.splits")
+    task = TASKS.build(cfg.task or TASKS.parse("none"))
+    task.check(facts, splits)
+    family = cfg.model.name
+    decl = _declaration(family)
+    value = getattr(cfg.model, decl.key) if decl.key is not None else None
+    units = check_units(family, value, facts.values, facts)
+    check_task_outputs(task, facts.values, units, decl.prior_name(value))
+
+
+def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
+    """What ``rbmlab evaluate`` asks of a saved ``model`` scored on ``split`` of the data with
+    ``task``: the split, the task's constraints, the data and the task's inputs against the
+    model's visible units (read from its settings)."""
+    check_splits(facts, ["train"], "dataset")
+    check_splits(facts, [split], "split")
+    task.check(facts, [split])
+    decl = _declaration(model.family)
+    value = None if decl.key is None else str(model.settings()[type(model).CONFIG_SETTINGS[decl.key]])
+    units = check_units(model.family, value, facts.values, facts,
+                        where=f"checkpoint: {path}: its {model.family} model")
+    check_task_outputs(task, facts.values, units, decl.prior_name(value))
