@@ -14,10 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
-from rbmlab.errors import RbmlabError
 from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.declaration import Declaration
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
@@ -47,7 +45,10 @@ class DBM(Model):
     b2: Any   # (..., n_2)
     b3: Any   # (..., n_3)
 
-    PARAMS: ClassVar[dict[str, int]] = {"W1": 2, "W2": 2, "W3": 2, "b0": 1, "b1": 1, "b2": 1, "b3": 1}
+    DECLARATION: ClassVar[Declaration] = Declaration(
+        arrays={**{f"W{l}": (SIZE_KEYS[l - 1], SIZE_KEYS[l]) for l in (1, 2, 3)},
+                **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)}},
+        may_be_empty=("n_hidden3",))   # two hidden layers: W3 (n_2, 0), b3 (0,)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
     family: ClassVar[str] = "dbm"
     config_class: ClassVar[type] = DBMConfig
@@ -62,10 +63,6 @@ class DBM(Model):
         """(layers 0 … L: Bernoulli priors with the biases as fields, couplings [W_1, …, W_L])."""
         layers = [Layer(Bernoulli, getattr(self, f"b{l}")) for l in range(self.depth + 1)]
         return layers, [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]
-
-    def model_sizes(self) -> dict[str, int]:
-        return dict(zip(SIZE_KEYS, (self.b0.shape[-1], self.b1.shape[-1], self.b2.shape[-1],
-                                    self.b3.shape[-1])))
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -91,18 +88,4 @@ class DBM(Model):
         b0 = Bernoulli.field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
         b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
-        return cls(*W, *b)
-
-    @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "DBM":
-        W = [arrays[f"W{l}"] for l in (1, 2, 3)]
-        b = [arrays[f"b{l}"] for l in range(4)]
-        lead, n = W[0].shape[:-2], [t.shape[-1] for t in b]
-        if (W[0].ndim not in (2, 3) or not all(n[:3])
-                or any(t.shape != lead + (m,) for t, m in zip(b, n))
-                or any(w.shape != lead + (p, q) for w, p, q in zip(W, n, n[1:]))):
-            shapes = ", ".join(f"{k}{tuple(a.shape)}" for k, a in zip(cls.PARAMS, W + b))
-            raise RbmlabError(f"checkpoint: inconsistent DBM shapes {shapes}; expected W_l "
-                              "(n_{l-1}, n_l), b_l (n_l,) with hidden layers 1 and 2 non-empty (two "
-                              "hidden layers: W3 (n_2, 0), b3 (0,)), or with a leading trial axis T")
         return cls(*W, *b)
