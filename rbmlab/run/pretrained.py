@@ -116,10 +116,10 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
     if model.n_trials:
         raise RbmlabError(f"model.init: {path} holds {model.n_trials} batched trials; save one "
                           "trial (e.g. the best) as its own checkpoint to start from it")
-    dimension = next(iter(model.model_sizes().values()))
-    if dimension != n_visible:
-        raise RbmlabError(f"model.init: {path} models {dimension}-dimensional data; the dataset "
-                          f"has {n_visible} dimensions")
+    differ = model.data_mismatch(n_visible)
+    if differ:
+        raise RbmlabError(f"model.init: {path} is a model with {differ}; the dataset has "
+                          f"{n_visible} dimensions")
     return model
 
 
