@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
 from rbmlab.models.declaration import Declaration
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
@@ -55,6 +56,14 @@ class DBM(Model):
     default_sampler: ClassVar[None] = None
 
     @property
+    def n_visible(self) -> int:
+        return self.b0.shape[-1]
+
+    @property
+    def visible_units(self):
+        return Bernoulli
+
+    @property
     def depth(self) -> int:
         """L, the number of hidden layers."""
         return 3 if self.b3.shape[-1] else 2
@@ -89,3 +98,31 @@ class DBM(Model):
         b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
         return cls(*W, *b)
+
+    # ------------------------------------------------------------ exact sums (small DBMs)
+    @classmethod
+    def enumeration_size(cls, sizes: dict[str, int]) -> int:
+        """Units enumerated for log Z (Enumerable): the fewer of layers {0, 2} and {1, 3}."""
+        return partition_units([sizes[k] for k in SIZE_KEYS])
+
+    @classmethod
+    def marginal_enumeration_size(cls, sizes: dict[str, int]) -> int:
+        """Units enumerated per row for log p̃(x): the fewer of layers {2} and {1, 3}."""
+        return marginal_units([sizes[k] for k in SIZE_KEYS])
+
+    def _exact_terms(self):
+        if self.b0.ndim != 1:
+            raise ValueError(f"expected a single DBM, got b0 of shape {tuple(self.b0.shape)}")
+        model = self.astype(self.xp.float64)
+        return ({l: getattr(model, f"W{l}") for l in range(1, self.depth + 1)},
+                [getattr(model, f"b{l}") for l in range(self.depth + 1)])
+
+    def exact_log_partition(self, chunk_size: int = 4096) -> float:
+        """log Z of a single model by enumeration (rbmlab.models.dbm_enumeration), float64."""
+        weights, biases = self._exact_terms()
+        return float(log_sum(weights, biases, {}, chunk_size)[0])
+
+    def log_unnormalized(self, x):
+        """log p̃(x) per row, the hidden layers summed out (LogProbability), float64."""
+        weights, biases = self._exact_terms()
+        return log_sum(weights, biases, {0: self.xp.asarray(x, dtype=self.xp.float64)})
