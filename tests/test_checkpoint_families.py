@@ -218,3 +218,24 @@ def test_a_dbms_exact_log_likelihood_from_its_checkpoint(tmp_path, monkeypatch, 
     tap = evaluate_json(["checkpoint=r/checkpoint.npz", "dataset=bars_stripes", "evaluator=tap_dbm",
                          "evaluator.progress=false"], capsys)
     assert tap["log_z"] == pytest.approx(exact["log_z"], abs=1e-4)
+
+
+# ---------------------------------------------------------------- README
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def declarations_table() -> str:
+    """README's table of every family's checkpoint arrays and settings, from the declarations."""
+    rows = ["| family | arrays, by their axes | settings (default) |", "|---|---|---|"]
+    for name, cls in MODELS.items():
+        declared = cls.DECLARATION
+        arrays = ", ".join(f"`{k}` ({', '.join(axes)})" for k, axes in declared.arrays.items())
+        settings = ", ".join(f"`{k}`: {' / '.join(s.known)} ({s.default or 'required'})"
+                             for k, s in declared.settings.items())
+        rows.append(f"| {name} | {arrays} | {settings or '—'} |")
+    return "\n".join(rows)
+
+
+def test_the_readme_checkpoint_table_is_the_declarations():
+    table = declarations_table()
+    assert table in README.read_text(), f"README's checkpoint table is stale; it should read:\n{table}"
