@@ -116,8 +116,11 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
     if model.n_trials:
         raise RbmlabError(f"model.init: {path} holds {model.n_trials} batched trials; save one "
                           "trial (e.g. the best) as its own checkpoint to start from it")
+    if model.data_dimension != n_visible:
+        raise RbmlabError(f"model.init: {path} models {model.data_dimension}-dimensional data; the "
+                          f"dataset has {n_visible} dimensions")
     differ = model.data_mismatch(n_visible)
-    if differ:
+    if differ:   # another size that is the data's (a CRBM's inputs)
         raise RbmlabError(f"model.init: {path} is a model with {differ}; the dataset has "
                           f"{n_visible} dimensions")
     return model
