@@ -159,6 +159,10 @@ INIT_CASES = [
     Case("init-ising-J-with-a-trial-axis", [*RUN, *TRAIN["ising"]],
          "model.init: m.npz: h has shape (9,), expected (2, 9) = (trials, n) to match J (2, 9, 9)",
          family_npz("ising", J=with_trials)),
+    Case("init-rbm-nan-in-W", [*RUN, *TRAIN["rbm"]], "model.init: m.npz: W holds non-finite values",
+         family_npz("rbm", W=lambda a: np.where(np.eye(*a.shape) > 0, np.nan, a))),
+    Case("init-dbm-b1-beyond-the-divergence-limit", [*RUN, *TRAIN["dbm"]],
+         "model.init: m.npz: b1 holds non-finite values or values beyond ±1e+06", family_npz("dbm", b1=np.full(4, 1e7))),
     Case("init-ising-unknown-tie", [*RUN, *TRAIN["ising"]], "model.init: m.npz: model ising: setting tie='both'",
          family_npz("ising", tie=np.array("both"))),
 ]

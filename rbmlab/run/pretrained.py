@@ -23,6 +23,7 @@ import yaml
 
 from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
+from rbmlab.models.base import PARAMETER_LIMIT
 from rbmlab.run.checkpoint import load_checkpoint
 
 
@@ -116,6 +117,10 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
     if model.n_trials:
         raise RbmlabError(f"model.init: {path} holds {model.n_trials} batched trials; save one "
                           "trial (e.g. the best) as its own checkpoint to start from it")
+    if not model.is_finite():
+        name = next(k for k, a in model.arrays().items() if not (abs(a) <= PARAMETER_LIMIT).all())
+        raise RbmlabError(f"model.init: {path}: {name} holds non-finite values or values beyond "
+                          f"±{PARAMETER_LIMIT:g} (a diverged model); start from a finite one")
     if model.data_dimension != n_visible:
         raise RbmlabError(f"model.init: {path} models {model.data_dimension}-dimensional data; the "
                           f"dataset has {n_visible} dimensions")
