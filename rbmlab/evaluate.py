@@ -14,6 +14,7 @@ from rbmlab.data.domain import check_saved_model
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
+from rbmlab.evaluators.applicable import check_applies
 from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.metrics import metric_spec, split_prefix
 from rbmlab.run.checkpoint import load_checkpoint
@@ -95,14 +96,15 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     data = load_dataset(**options)
     task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
     x = data.split(cfg.split)
-    if x.shape[1] != model_np.n_visible:
-        raise RbmlabError(f"checkpoint: {cfg.checkpoint} has {model_np.n_visible} visible units but "
-                          f"dataset {options['name']} has {x.shape[1]} dimensions")
+    differ = model_np.data_mismatch(x.shape[1])
+    if differ:
+        raise RbmlabError(f"checkpoint: {cfg.checkpoint} is a {model_np.family} model with {differ} "
+                          f"but dataset {options['name']} has {x.shape[1]} dimensions")
     check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
     evaluator_cfg.splits = [cfg.split]
     evaluator = EVALUATORS.build(evaluator_cfg)
     sizes = model_np.model_sizes()
-    evaluator.check(type(model_np), sizes)
+    check_applies(evaluator, type(model_np), sizes)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     model = model_np.map(backend.asarray)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts

@@ -5,6 +5,8 @@ the re-solved free energies, the evaluator, Alg. 4's learner raising the exact l
 and the family's checkpoints."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy.special import logsumexp
@@ -191,3 +193,28 @@ def test_checkpoint_round_trip_and_config(hidden, tmp_path):
         np.testing.assert_array_equal(getattr(back, name), getattr(dbm, name))
     with pytest.raises(RbmlabError, match="model.n_hidden"):
         MODELS.parse({"name": "dbm", "n_hidden": [5]})
+
+
+@pytest.mark.parametrize("sizes", [*SIZES, (3, 5, 1), (2, 1, 4, 3)])
+def test_enumeration_gives_the_exact_log_z_and_marginals(sizes):
+    """The family's own exact sums (one parity of layers enumerated, the other summed out;
+    models/dbm_enumeration.py) against the sum over every joint state, in small chunks too."""
+    dbm = small_dbm(sizes, 0.8, 7)
+    x = states(sizes[0])
+    assert dbm.exact_log_partition() == pytest.approx(exact_log_z(dbm), abs=1e-10)
+    assert dbm.exact_log_partition(chunk_size=3) == pytest.approx(exact_log_z(dbm), abs=1e-10)
+    np.testing.assert_allclose(dbm.log_unnormalized(x), exact_log_density(dbm, x), atol=1e-10)
+    n = dict(zip(("n_visible", "n_hidden1", "n_hidden2", "n_hidden3"), [*sizes, 0][:4]))
+    assert DBM.enumeration_size(n) == min(n["n_visible"] + n["n_hidden2"], n["n_hidden1"] + n["n_hidden3"])
+
+
+def test_exact_and_free_energy_refuse_a_dbm_too_large_to_enumerate():
+    from rbmlab.evaluators import EVALUATORS
+
+    big = {"n_visible": 784, "n_hidden1": 500, "n_hidden2": 500, "n_hidden3": 0}
+    for name, words in (("exact", "evaluator=exact: log p̃(x) of a dbm model enumerates 2^500"),
+                        ("free_energy", "evaluator=free_energy: log p̃(x) of a dbm model enumerates")):
+        with pytest.raises(RbmlabError, match=re.escape(words)):
+            EVALUATORS.build(EVALUATORS.parse({"name": name})).check(DBM, big)
+    EVALUATORS.build(EVALUATORS.parse({"name": "exact"})).check(DBM, {**big, "n_visible": 6, "n_hidden1": 4,
+                                                                        "n_hidden2": 3})

@@ -598,9 +598,10 @@ def test_from_arrays_round_trip() -> None:
     ({"J": np.array([[0.3, 1.0], [1.0, 0.0]]), "h": np.zeros(2)}, {"spins": "01"}, "zero diagonal"),
     ({"J": np.zeros((2, 2)), "h": np.zeros(2)}, {"spins": "+-1"}, "spins"),
     ({"J": np.zeros((2, 2)), "h": np.zeros(2)}, {}, "spins"),
-    ({"J": np.zeros((2, 2)), "h": np.zeros(3)}, {"spins": "01"}, "h must have shape"),
-    ({"J": np.zeros((2, 3)), "h": np.zeros(2)}, {"spins": "01"}, "J must have shape"),
-    ({"J": np.zeros((2, 2), int), "h": np.zeros(2)}, {"spins": "01"}, "floating"),
+    ({"J": np.zeros((2, 2)), "h": np.zeros(3)}, {"spins": "01"}, "h has shape (3,), expected (2,) = (n,)"),
+    ({"J": np.zeros((2, 3)), "h": np.zeros(2)}, {"spins": "01"}, "J has shape (2, 3), expected (2, 2) = (n, n)"),
+    ({"J": np.zeros((2, 2), bool), "h": np.zeros(2)}, {"spins": "01"}, "numeric"),
+    ({"J": np.zeros((0, 0)), "h": np.zeros(0)}, {"spins": "01"}, "n is 0"),
     ({"W": np.zeros((2, 2)), "b_v": np.zeros(2)}, {"spins": "01"}, "missing J, h"),
 ])
 def test_from_arrays_rejects_bad_input(arrays, settings, words) -> None:

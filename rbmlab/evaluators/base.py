@@ -94,6 +94,20 @@ def require_bernoulli(model, evaluator: str) -> None:
                           f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")
 
 
+MAX_MARGINAL_UNITS = 20   # log p̃(x) by enumeration: 2^20 latent states per row at most
+
+
+def check_marginal(evaluator: str, model_class: type, sizes: dict[str, int]) -> None:
+    """log p̃(x) of a family that sums its latent units out by enumeration (a DBM declares
+    ``marginal_enumeration_size``) costs 2^k per row: refused above MAX_MARGINAL_UNITS, before
+    any work. Families with a closed form (RBM, Ising) declare nothing."""
+    size = getattr(model_class, "marginal_enumeration_size", None)
+    k = size(sizes) if size is not None else 0
+    if k > MAX_MARGINAL_UNITS:
+        raise RbmlabError(f"evaluator={evaluator}: log p̃(x) of a {model_class.family} model enumerates "
+                          f"2^{k} hidden states per row; at most 2^{MAX_MARGINAL_UNITS}")
+
+
 def truth_for(evaluator, dataset: dict, build: bool = True):
     """The ground truth of ``dataset`` (its config, with its name) when ``evaluator`` reads one,
     else None; a one-line error when it needs one the dataset does not have. ``build=False``:

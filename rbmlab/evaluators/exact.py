@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import Enumerable, LogProbability
 from rbmlab.validation import option
@@ -35,6 +35,7 @@ class Exact(Evaluator):
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
+        check_marginal("exact", model_class, sizes)
         n = model_class.enumeration_size(sizes)
         if n > MAX_EXACT_UNITS:
             shape = "x".join(str(v) for v in sizes.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import LogProbability
 from rbmlab.validation import option
@@ -35,6 +35,10 @@ class FreeEnergy(Evaluator):
                                       "valid split: the log-likelihood gap, log Z cancelled"),
                MetricSpec("log_likelihood_unnormalised", "nats", True,
                           description="mean −F(v) = log p̃(v) over the split (log Z not subtracted)"))
+
+    def check(self, model_class, sizes):
+        super().check(model_class, sizes)
+        check_marginal("free_energy", model_class, sizes)
 
     def evaluate(self, model, splits, context):
         metrics = {f"{name}_log_likelihood_unnormalised": mean_log_unnormalized(model, batch.inputs)

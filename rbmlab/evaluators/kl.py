@@ -23,7 +23,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
 from rbmlab.models.base import Enumerable, LogProbability
@@ -81,7 +81,8 @@ class KL(Evaluator):
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
-        n = next(iter(sizes.values()))     # the data dimension: every visible state is listed
+        check_marginal("kl", model_class, sizes)
+        n = sizes[model_class.DECLARATION.data_sizes[0]]   # every visible state is listed
         if n > MAX_UNITS:
             raise RbmlabError(f"evaluator=kl: enumerates every state; at most {MAX_UNITS} units, "
                               f"this model has {n} visible units")

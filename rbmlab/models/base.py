@@ -1,9 +1,11 @@
 """What every model family shares, and the optional capabilities that other components ask for.
 
-A model is a frozen dataclass of named parameter arrays (``PARAMS``: name → number of core axes;
-any extra leading axis is the trial axis of ``train.trials`` batched models) plus non-array
-settings (unit types, spin convention) that :meth:`Model.settings` names for checkpoints.
-:class:`Model` gives every family ``arrays``/``map``/``astype``/``trial``/finiteness for free.
+A model is a frozen dataclass of named parameter arrays plus non-array settings (unit types,
+spin convention) that :meth:`Model.settings` names for checkpoints. Its ``DECLARATION``
+(rbmlab.models.declaration) gives each array's axes by size name (any extra leading axis is the
+trial axis of ``train.trials`` batched models) and the settings' values; from it :class:`Model`
+derives ``PARAMS`` (name → number of core axes), ``model_sizes``, the data dimension and the
+checked ``from_arrays``, and gives every family ``arrays``/``map``/``astype``/``trial``/finiteness.
 
 A family class also carries, as class attributes and classmethods:
     family          the registry name (saved in checkpoints)
@@ -12,7 +14,9 @@ A family class also carries, as class attributes and classmethods:
                     ``data``, for families that fit more) and a random stream
     sizes           the model's sizes for a config and data dimension, known before any work
     parameter_count the number of parameters for those sizes (memory checked before allocating)
-    from_arrays     a model from checkpoint arrays (numpy) and settings
+    build           a model from arrays and settings already checked against DECLARATION
+                    (families with conditions beyond shapes, the Ising model's symmetric J,
+                    check them there)
     default_sampler the inference method its learners use unless told otherwise
 
 Capabilities are typing Protocols. Evaluators, samplers and learners declare which they need
@@ -24,6 +28,7 @@ import dataclasses
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from rbmlab.backend import namespace
+from rbmlab.models.declaration import Declaration
 from rbmlab.validation import Config, option
 
 
@@ -43,12 +48,32 @@ class ModelConfig(Config):
 
 @dataclasses.dataclass(frozen=True)
 class Model:
-    """Base of model families: parameter arrays named by ``PARAMS`` (name → core ndim)."""
+    """Base of model families: parameter arrays declared by ``DECLARATION``, named by ``PARAMS``
+    (name → core ndim, derived from it)."""
 
+    DECLARATION: ClassVar[Declaration] = Declaration(arrays={})
     PARAMS: ClassVar[dict[str, int]] = {}
     CONFIG_SETTINGS: ClassVar[dict[str, str]] = {}   # model config key → the setting it fixes
     INTERACTIONS: ClassVar[tuple[str, ...]] = ()   # parameters that weight decay shrinks
     family: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.PARAMS = cls.DECLARATION.core_ndims
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, Any], settings: dict[str, Any]) -> Any:
+        """A model from arrays and settings as a file holds them (numpy), checked against the
+        family's DECLARATION first (rbmlab.models.declaration: one-line
+        ``RbmlabError('checkpoint: ...')``), then by the family's :meth:`build`."""
+        arrays, settings = cls.DECLARATION.check(arrays, settings, cls.family)
+        return cls.build(arrays, settings)
+
+    @classmethod
+    def build(cls, arrays: dict[str, Any], settings: dict[str, str]) -> Any:
+        """The model of arrays and settings that agree with DECLARATION (its shapes, its
+        settings' values); a family with conditions beyond those checks them here."""
+        return cls(**arrays, **settings)
 
     def arrays(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.PARAMS}
@@ -64,8 +89,21 @@ class Model:
         return {}
 
     def model_sizes(self) -> dict[str, int]:
-        """The sizes of this model, as the family's ``sizes`` classmethod gives them for a config."""
-        raise NotImplementedError
+        """The sizes of this model (DECLARATION's size names, read off its arrays), as the family's
+        ``sizes`` classmethod gives them for a config."""
+        return self.DECLARATION.sizes_of({k: a.shape for k, a in self.arrays().items()})
+
+    @property
+    def data_dimension(self) -> int:
+        """The length of a data row this model describes (an RBM's n_visible, an Ising model's n)."""
+        return self.model_sizes()[self.DECLARATION.data_sizes[0]]
+
+    def data_mismatch(self, dimension: int) -> str | None:
+        """None if this model takes data rows of ``dimension`` values; else its sizes that differ
+        (e.g. "n_visible=8"), for a one-line error."""
+        sizes = self.model_sizes()
+        differ = [f"{s}={sizes[s]}" for s in self.DECLARATION.data_sizes if sizes[s] != dimension]
+        return ", ".join(differ) or None
 
     def replace(self, **changes) -> Any:
         return dataclasses.replace(self, **changes)
@@ -247,9 +285,6 @@ class TwoLayerModel(Model):
     @property
     def n_hidden(self) -> int:
         return self.W.shape[-1]
-
-    def model_sizes(self) -> dict[str, int]:
-        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden}
 
     @classmethod
     def sizes(cls, config, n_visible: int) -> dict[str, int]:

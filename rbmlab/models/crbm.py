@@ -22,11 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli, sigmoid
 from rbmlab.models.base import ModelConfig, TwoLayerModel
+from rbmlab.models.declaration import Declaration
 from rbmlab.models.rbm import base_rate_bias
 from rbmlab.validation import option
 
@@ -48,7 +47,10 @@ class CRBM(TwoLayerModel):
     b_v: Any    # (..., |v|)
     b_h: Any    # (..., |h|)
 
-    PARAMS: ClassVar[dict[str, int]] = {"W": 2, "W_xv": 2, "W_xh": 2, "b_v": 1, "b_h": 1}
+    DECLARATION: ClassVar[Declaration] = Declaration(
+        arrays={"W": ("n_visible", "n_hidden"), "W_xv": ("n_inputs", "n_visible"),
+                "W_xh": ("n_inputs", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",)},
+        data_sizes=("n_visible", "n_inputs"))   # the inputs are corrupted data rows (task=flip|occlude)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W", "W_xv", "W_xh")
     family: ClassVar[str] = "crbm"
     config_class: ClassVar[type] = CRBMConfig
@@ -56,9 +58,6 @@ class CRBM(TwoLayerModel):
     @property
     def n_inputs(self) -> int:
         return self.W_xv.shape[-2]
-
-    def model_sizes(self) -> dict[str, int]:
-        return {"n_visible": self.n_visible, "n_hidden": self.n_hidden, "n_inputs": self.n_inputs}
 
     @classmethod
     def sizes(cls, config: CRBMConfig, n_visible: int, n_inputs: int | None = None) -> dict[str, int]:
@@ -84,10 +83,6 @@ class CRBM(TwoLayerModel):
                    W_xv=xp.zeros(lead + (n_x, n_v), dtype=dtype),
                    W_xh=(config.weight_std * rng.standard_normal(lead + (n_x, n_h))).astype(dtype),
                    b_v=xp.broadcast_to(b_v, lead + (n_v,)).copy(), b_h=xp.zeros(lead + (n_h,), dtype=dtype))
-
-    @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "CRBM":
-        return cls(**{name: arrays[name] for name in cls.PARAMS})
 
     # ------------------------------------------------------------ the x-conditioned RBM
     def conditional_biases(self, x):

@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
-from rbmlab.errors import RbmlabError
 from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
+from rbmlab.models.declaration import Declaration
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
@@ -47,11 +46,22 @@ class DBM(Model):
     b2: Any   # (..., n_2)
     b3: Any   # (..., n_3)
 
-    PARAMS: ClassVar[dict[str, int]] = {"W1": 2, "W2": 2, "W3": 2, "b0": 1, "b1": 1, "b2": 1, "b3": 1}
+    DECLARATION: ClassVar[Declaration] = Declaration(
+        arrays={**{f"W{l}": (SIZE_KEYS[l - 1], SIZE_KEYS[l]) for l in (1, 2, 3)},
+                **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)}},
+        may_be_empty=("n_hidden3",))   # two hidden layers: W3 (n_2, 0), b3 (0,)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
     family: ClassVar[str] = "dbm"
     config_class: ClassVar[type] = DBMConfig
     default_sampler: ClassVar[None] = None
+
+    @property
+    def n_visible(self) -> int:
+        return self.b0.shape[-1]
+
+    @property
+    def visible_units(self):
+        return Bernoulli
 
     @property
     def depth(self) -> int:
@@ -62,10 +72,6 @@ class DBM(Model):
         """(layers 0 … L: Bernoulli priors with the biases as fields, couplings [W_1, …, W_L])."""
         layers = [Layer(Bernoulli, getattr(self, f"b{l}")) for l in range(self.depth + 1)]
         return layers, [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]
-
-    def model_sizes(self) -> dict[str, int]:
-        return dict(zip(SIZE_KEYS, (self.b0.shape[-1], self.b1.shape[-1], self.b2.shape[-1],
-                                    self.b3.shape[-1])))
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -93,16 +99,30 @@ class DBM(Model):
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
         return cls(*W, *b)
 
+    # ------------------------------------------------------------ exact sums (small DBMs)
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "DBM":
-        W = [arrays[f"W{l}"] for l in (1, 2, 3)]
-        b = [arrays[f"b{l}"] for l in range(4)]
-        lead, n = W[0].shape[:-2], [t.shape[-1] for t in b]
-        if (W[0].ndim not in (2, 3) or not all(n[:3])
-                or any(t.shape != lead + (m,) for t, m in zip(b, n))
-                or any(w.shape != lead + (p, q) for w, p, q in zip(W, n, n[1:]))):
-            shapes = ", ".join(f"{k}{tuple(a.shape)}" for k, a in zip(cls.PARAMS, W + b))
-            raise RbmlabError(f"checkpoint: inconsistent DBM shapes {shapes}; expected W_l "
-                              "(n_{l-1}, n_l), b_l (n_l,) with hidden layers 1 and 2 non-empty (two "
-                              "hidden layers: W3 (n_2, 0), b3 (0,)), or with a leading trial axis T")
-        return cls(*W, *b)
+    def enumeration_size(cls, sizes: dict[str, int]) -> int:
+        """Units enumerated for log Z (Enumerable): the fewer of layers {0, 2} and {1, 3}."""
+        return partition_units([sizes[k] for k in SIZE_KEYS])
+
+    @classmethod
+    def marginal_enumeration_size(cls, sizes: dict[str, int]) -> int:
+        """Units enumerated per row for log p̃(x): the fewer of layers {2} and {1, 3}."""
+        return marginal_units([sizes[k] for k in SIZE_KEYS])
+
+    def _exact_terms(self):
+        if self.b0.ndim != 1:
+            raise ValueError(f"expected a single DBM, got b0 of shape {tuple(self.b0.shape)}")
+        model = self.astype(self.xp.float64)
+        return ({l: getattr(model, f"W{l}") for l in range(1, self.depth + 1)},
+                [getattr(model, f"b{l}") for l in range(self.depth + 1)])
+
+    def exact_log_partition(self, chunk_size: int = 4096) -> float:
+        """log Z of a single model by enumeration (rbmlab.models.dbm_enumeration), float64."""
+        weights, biases = self._exact_terms()
+        return float(log_sum(weights, biases, {}, chunk_size)[0])
+
+    def log_unnormalized(self, x):
+        """log p̃(x) per row, the hidden layers summed out (LogProbability), float64."""
+        weights, biases = self._exact_terms()
+        return log_sum(weights, biases, {0: self.xp.asarray(x, dtype=self.xp.float64)})

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 
 from rbmlab.errors import RbmlabError
 from rbmlab.models.base import ModelConfig
+from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.rbm import BinaryLayers
 from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior, unit_type
 from rbmlab.units.layer import Layer, clamped_log_density
@@ -46,7 +46,11 @@ class GRBM(BinaryLayers):
     visible: str = "bernoulli"
     hidden: str = "bernoulli"
 
-    PARAMS: ClassVar[dict[str, int]] = {"W": 2, "b_v": 1, "b_h": 1, "v_theta": 2}
+    DECLARATION: ClassVar[Declaration] = Declaration(
+        arrays={"W": ("n_visible", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",),
+                "v_theta": ("n_prior_params", "n_visible")},
+        settings={"visible": Setting(PRIOR_NAMES, "bernoulli"), "hidden": Setting(tuple(UNIT_TYPES), "bernoulli")},
+        set_by_settings={"n_prior_params": lambda settings: len(prior(settings["visible"]).params)})
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "grbm"
     config_class: ClassVar[type] = GRBMConfig
@@ -116,22 +120,6 @@ class GRBM(BinaryLayers):
                                                      dtype=xp.dtype(dtype))
         return cls(W, tile(rows[0]), xp.zeros(lead + (config.n_hidden,), dtype=dtype),
                    tile(theta), visible=config.visible_prior, hidden=config.hidden_prior)
-
-    @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "GRBM":
-        W, b_v, b_h, theta = (arrays[k] for k in ("W", "b_v", "b_h", "v_theta"))
-        lead = W.shape[:-2]
-        visible, hidden = settings.get("visible", "bernoulli"), settings.get("hidden", "bernoulli")
-        if visible not in PRIOR_NAMES or hidden not in UNIT_TYPES:
-            raise RbmlabError(f"checkpoint: unknown priors visible={visible!r}, hidden={hidden!r}; "
-                              f"known: {', '.join(PRIOR_NAMES)}")
-        k = len(prior(visible).params)
-        if (W.ndim not in (2, 3) or b_v.shape != lead + W.shape[-2:-1]
-                or b_h.shape != lead + W.shape[-1:] or theta.shape != lead + (k, W.shape[-2])):
-            raise RbmlabError(f"checkpoint: inconsistent shapes W{W.shape}, b_v{b_v.shape}, "
-                              f"b_h{b_h.shape}, v_theta{theta.shape}; expected W (m, n), b_v (m,), "
-                              f"b_h (n,), v_theta ({k}, m) for the {visible} prior")
-        return cls(W, b_v, b_h, theta, visible=visible, hidden=hidden)
 
     def to_rbm(self):
         """The plain RBM of a GRBM with binary units on both layers (AIS, PL, exact)."""

@@ -34,6 +34,7 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_ising
 from rbmlab.units import Bernoulli, Spin
 from rbmlab.validation import invalid, option
@@ -118,7 +119,8 @@ def _greedy_colouring(pattern: bytes, n: int) -> tuple[tuple[int, ...], ...]:
 class Ising(Model):
     """p(x) ∝ exp(Σ_{i<j} J_ij x_i x_j + Σ_i h_i x_i), eq. (1); x in the unit type of ``spins``."""
 
-    PARAMS = {"J": 2, "h": 1}
+    DECLARATION = Declaration(arrays={"J": ("n", "n"), "h": ("n",)}, data_sizes=("n",),
+                              settings={"spins": Setting(SPINS), "tie": Setting(TIES, "none")})
     INTERACTIONS = ("J",)
     family = "ising"
     config_class = IsingConfig
@@ -177,31 +179,16 @@ class Ising(Model):
         return cls(J.astype(dtype), xp.array(xp.broadcast_to(h, lead + (n,))), config.spins, config.tie)
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, Any], settings: dict[str, Any]) -> "Ising":
-        """A model from checkpoint arrays (numpy) and settings, checked: J (n, n) or (T, n, n)
-        symmetric (to float rounding; made exact) with zero diagonal, h matching, spins known.
+    def build(cls, arrays: dict[str, Any], settings: dict[str, str]) -> "Ising":
+        """A model from arrays and settings that agree with DECLARATION (J (n, n) or (T, n, n), h
+        matching, spins and tie known), checked further: J symmetric (to float rounding; made
+        exact) with zero diagonal, and for tie=uniform one value on every pair and h = 0.
         Non-finite entries (a diverged trial) are left to :meth:`finite_trials`. Bad input is a
         one-line ``RbmlabError('checkpoint: ...')``."""
         def bad(msg: str) -> RbmlabError:
             return RbmlabError(f"checkpoint: ising model {msg}")
 
-        missing = [k for k in cls.PARAMS if k not in arrays]
-        if missing:
-            found = ", ".join(arrays) or "none"
-            raise bad(f"needs arrays J and h; missing {', '.join(missing)} (found {found})")
-        if "spins" not in settings:
-            raise bad(f"needs setting spins ({' or '.join(SPINS)})")
-        spins = str(np.asarray(settings["spins"]))
-        if spins not in SPINS:
-            raise bad(f"spins must be {' or '.join(SPINS)}, got {spins!r}")
-        J, h = np.asarray(arrays["J"]), np.asarray(arrays["h"])
-        for name, a in (("J", J), ("h", h)):
-            if not np.issubdtype(a.dtype, np.floating):
-                raise bad(f"{name} must be floating point, got dtype {a.dtype}")
-        if J.ndim not in (2, 3) or J.shape[-1] != J.shape[-2] or J.shape[-1] < 1:
-            raise bad(f"J must have shape (n, n) or (trials, n, n), got {J.shape}")
-        if h.shape != J.shape[:-1]:
-            raise bad(f"h must have shape {J.shape[:-1]} to match J {J.shape}, got {h.shape}")
+        J, h = arrays["J"], arrays["h"]
         Jt = J.swapaxes(-1, -2)
         with np.errstate(invalid="ignore"):
             gap = np.abs(J - Jt)
@@ -215,9 +202,7 @@ class Ising(Model):
             raise bad(f"J must have a zero diagonal, got max |J_ii| = "
                       f"{float(np.abs(diag[np.isfinite(diag)]).max()):.3g}")
         J = (J + Jt) * J.dtype.type(0.5)   # exactly symmetric
-        tie = str(np.asarray(settings.get("tie", "none")))
-        if tie not in TIES:
-            raise bad(f"tie must be {' or '.join(TIES)}, got {tie!r}")
+        tie = settings["tie"]
         if tie == "uniform":
             off = ~np.eye(J.shape[-1], dtype=bool)
             theta = J[..., :1, 1:2] if J.shape[-1] > 1 else np.zeros_like(J)
@@ -225,7 +210,7 @@ class Ising(Model):
                 uneven = np.where(off & np.isfinite(J) & np.isfinite(theta), J != theta, False)
             if np.any(uneven) or np.any(np.isfinite(h) & (h != 0)):
                 raise bad("with tie=uniform must have one value on every pair and h = 0")
-        return cls(J, h.copy(), spins, tie)
+        return cls(J, h.copy(), settings["spins"], tie)
 
     # ------------------------------------------------------------ basic properties
     @property
@@ -241,9 +226,6 @@ class Ising(Model):
     @property
     def n(self) -> int:
         return self.J.shape[-1]
-
-    def model_sizes(self) -> dict[str, int]:
-        return {"n": self.n_visible}
 
     @property
     def n_visible(self) -> int:

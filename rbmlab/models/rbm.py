@@ -16,12 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
-
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.models.base import ModelConfig, TwoLayerModel
+from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
 from rbmlab.units.layer import Layer
@@ -119,7 +118,9 @@ class RBM(BinaryLayers):
     visible: str = "bernoulli"
     hidden: str = "bernoulli"
 
-    PARAMS: ClassVar[dict[str, int]] = {"W": 2, "b_v": 1, "b_h": 1}
+    DECLARATION: ClassVar[Declaration] = Declaration(
+        arrays={"W": ("n_visible", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",)},
+        settings={"visible": Setting(UNIT_NAMES, "bernoulli"), "hidden": Setting(UNIT_NAMES, "bernoulli")})
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "rbm"
     config_class: ClassVar[type] = RBMConfig
@@ -163,20 +164,6 @@ class RBM(BinaryLayers):
                         data_mean=data_mean, dtype=dtype,
                         trials=trials, visible=config.visible_units, hidden=config.hidden_units)
 
-    @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray], settings: dict[str, str]) -> "RBM":
-        W, b_v, b_h = arrays["W"], arrays["b_v"], arrays["b_h"]
-        lead = W.shape[:-2]   # () for one model, (T,) for T batched trials (train.trials)
-        if W.ndim not in (2, 3) or b_v.shape != lead + W.shape[-2:-1] or b_h.shape != lead + W.shape[-1:]:
-            raise RbmlabError(f"checkpoint: inconsistent shapes W{W.shape}, b_v{b_v.shape}, "
-                              f"b_h{b_h.shape}; expected W (m, n), b_v (m,), b_h (n,) "
-                              "(or with a leading trial axis T)")
-        for key in ("visible", "hidden"):
-            if settings.get(key, "bernoulli") not in UNIT_TYPES:
-                raise RbmlabError(f"checkpoint: unknown {key} unit type {settings[key]!r}; "
-                                  f"known: {', '.join(UNIT_NAMES)}")
-        return cls(W, b_v, b_h, visible=settings.get("visible", "bernoulli"),
-                   hidden=settings.get("hidden", "bernoulli"))
 
 # ----------------------------------------------------------------- functions
 def base_rate_bias(data_mean, clip: float = 1e-3):

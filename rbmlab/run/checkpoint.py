@@ -2,7 +2,8 @@
 
 Format (documented in README.md):
     <params>   the family's parameter arrays (RBM: W, b_v, b_h; Ising: J, h), with a leading
-               trial axis T for batched trials
+               trial axis T for batched trials; their shapes as the family's DECLARATION
+               relates them (rbmlab.models.declaration), checked on reading
     family     optional 0-d string naming the model family; without it the family is the one
                whose parameter names the file holds (so hand-written W/b_v/b_h files load)
     <settings> optional 0-d strings of the family's non-array settings (Ising: spins)
@@ -105,13 +106,12 @@ def _family(data: dict[str, np.ndarray], path: Path):
 
 
 def load_checkpoint(path: str | Path):
-    """(model as numpy arrays, meta dict, learner state); one-line errors for any bad file."""
+    """(model as numpy arrays, meta dict, learner state); one-line errors for any bad file. The
+    model's arrays and settings are checked against its family's declaration
+    (rbmlab.models.declaration) before any of them is used."""
     path = Path(path)
     data = _read(path)
     cls = _family(data, path)
-    arrays = {k: data[k] for k in cls.PARAMS}
-    if not all(a.dtype.kind in "fiu" for a in arrays.values()):
-        raise RbmlabError(f"checkpoint: {path} arrays {', '.join(cls.PARAMS)} must be numeric")
     meta: dict[str, Any] = {}
     if "meta" in data:
         try:
@@ -123,13 +123,12 @@ def load_checkpoint(path: str | Path):
             meta, problem = None, "is JSON nested too deeply"
         if not isinstance(meta, dict):
             raise RbmlabError(f"checkpoint: {path}: its 'meta' entry {problem}")
-    settings = {k: str(v) for k, v in data.items()
-                if v.ndim == 0 and v.dtype.kind == "U" and k not in ("meta", "family")}
     state = {k[len(STATE_PREFIX):]: v for k, v in data.items() if k.startswith(STATE_PREFIX)}
-    dtype = next(iter(arrays.values())).dtype
-    dtype = dtype.newbyteorder("=") if dtype.kind == "f" else np.dtype(np.float64)   # '>f8': float64
+    # every other entry may be a setting: the family's declaration checks those it names
+    settings = {k: v for k, v in data.items()
+                if k not in cls.PARAMS and k not in ("meta", "family") and not k.startswith(STATE_PREFIX)}
     try:
-        model = cls.from_arrays({k: a.astype(dtype) for k, a in arrays.items()}, settings)
+        model = cls.from_arrays({k: data[k] for k in cls.PARAMS if k in data}, settings)
     except RbmlabError as e:
         raise RbmlabError(f"checkpoint: {path}: {str(e).removeprefix('checkpoint: ')}") from None
     return model, meta, state

@@ -23,6 +23,7 @@ import yaml
 
 from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
+from rbmlab.models.base import PARAMETER_LIMIT
 from rbmlab.run.checkpoint import load_checkpoint
 
 
@@ -116,10 +117,17 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
     if model.n_trials:
         raise RbmlabError(f"model.init: {path} holds {model.n_trials} batched trials; save one "
                           "trial (e.g. the best) as its own checkpoint to start from it")
-    dimension = next(iter(model.model_sizes().values()))
-    if dimension != n_visible:
-        raise RbmlabError(f"model.init: {path} models {dimension}-dimensional data; the dataset "
-                          f"has {n_visible} dimensions")
+    if not model.is_finite():
+        name = next(k for k, a in model.arrays().items() if not (abs(a) <= PARAMETER_LIMIT).all())
+        raise RbmlabError(f"model.init: {path}: {name} holds non-finite values or values beyond "
+                          f"±{PARAMETER_LIMIT:g} (a diverged model); start from a finite one")
+    if model.data_dimension != n_visible:
+        raise RbmlabError(f"model.init: {path} models {model.data_dimension}-dimensional data; the "
+                          f"dataset has {n_visible} dimensions")
+    differ = model.data_mismatch(n_visible)
+    if differ:   # another size that is the data's (a CRBM's inputs)
+        raise RbmlabError(f"model.init: {path} is a model with {differ}; the dataset has "
+                          f"{n_visible} dimensions")
     return model
 
 

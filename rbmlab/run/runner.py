@@ -37,6 +37,7 @@ from rbmlab.storage.faults import fault_point, raise_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_sources, source_revision
 from rbmlab.run.records import RunRecord
+from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
 from rbmlab.validation import to_plain
 
@@ -236,6 +237,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             return previous
         if record.checkpoint.exists():
             model, meta, state = record.load(summary["config_hash"])
+            check_resumed(run, record.checkpoint, model, meta, state)
             summary["source"] = merge_sources(previous.get("source"), summary["source"])
             record.metrics.truncate(meta["epoch"])
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
