@@ -15,6 +15,7 @@ from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.applicable import check_applies
+from rbmlab.units.requirements import check_unit_types
 from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.metrics import metric_spec, split_prefix
 from rbmlab.run.checkpoint import load_checkpoint
@@ -105,6 +106,8 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     evaluator = EVALUATORS.build(evaluator_cfg)
     sizes = model_np.model_sizes()
     check_applies(evaluator, type(model_np), sizes)
+    check_unit_types(model_np.settings(), evaluator.units, f"evaluator={evaluator_cfg.name}",
+                     lambda setting: f"checkpoint: {cfg.checkpoint}")
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     model = model_np.map(backend.asarray)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts

@@ -31,6 +31,7 @@ from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.models.base import Bipartite
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import option
 
 
@@ -264,6 +265,7 @@ _nats = dict(unit="nats", higher_is_better=True)
 
 class AIS(Evaluator):
     config_class = AISConfig
+    units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the base-rate path (Salakhutdinov & Murray 2008)
     requires = (Bipartite,)
     metrics = (
         MetricSpec("log_likelihood", summary_name="mean_log_likelihood", **_nats,

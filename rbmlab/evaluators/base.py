@@ -54,6 +54,7 @@ class Evaluator:
     requires: tuple[type, ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
     needs_truth = False      # reads Context.truth: the run's dataset must have a ground truth
+    units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
 
     def __init__(self, config):
         self.config = config

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.backend import host_rng, namespace, to_numpy
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
@@ -170,6 +171,7 @@ def require_binary_visible(model) -> None:
 
 class Denoising(Evaluator):
     config_class = DenoisingConfig
+    units = {"visible": BERNOULLI}   # the bit-flip channel of {0, 1} pixels
     requires = (TapForm,)
     metrics = (*(MetricSpec(f"mcc_{m}", "MCC", True, description=f"mean Matthews correlation of "
                             f"the {name} estimate with the clean image (tap Fig. 8)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
+from rbmlab.units.requirements import BINARY
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import Enumerable, LogProbability
@@ -29,6 +30,7 @@ class ExactConfig(EvaluatorConfig):
 class Exact(Evaluator):
     config_class = ExactConfig
     requires = (Enumerable, LogProbability)
+    units = {"visible": BINARY, "hidden": BINARY}   # enumeration of discrete states
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
                           description="mean log p(x) over the split"),
                MetricSpec("log_z", "nats", True, per_split=False, description="log partition function"))

@@ -13,6 +13,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.models.base import Bipartite
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import option
 
 
@@ -84,6 +85,7 @@ class PseudoLikelihoodConfig(EvaluatorConfig):
 
 class PseudoLikelihood(Evaluator):
     config_class = PseudoLikelihoodConfig
+    units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # flips of {0, 1} units
     requires = (Bipartite,)
     metrics = (MetricSpec("pseudo_log_likelihood", "nats", True,
                           description="mean Σ_i log p(v_i | v_−i)"),)

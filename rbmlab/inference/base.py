@@ -30,6 +30,7 @@ class InferenceMethod:
 
     config_class: type = InferenceConfig
     requires: tuple[type, ...] = ()   # model capabilities (rbmlab.models.base) it needs
+    units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
     takes_first_product = False       # run(..., first_product=xW) accepted
     continues_scan = False            # run(..., position=p) accepted: a systematic scan that goes
                                       # on where it stopped (the next is (p + steps) mod n)

@@ -46,6 +46,7 @@ class Learner:
 
     config_class = LearnerConfig
     requires: tuple[type, ...] = (GradientStatistics,)   # model capabilities the step uses
+    units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
     updates_per_step = 1      # parameter updates per call of step (S-DCP makes d)
     grows: tuple[str, ...] = ()   # model sizes the learner changes (metrics.csv records them)
     trains_trials = True      # can train a batched model (train.trials > 1) in one computation
@@ -66,6 +67,14 @@ class Learner:
                         else f"needed by the learner or its sampler {sampler.config.name}")
                 raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
                                   f"{capability.__name__} ({hint})")
+
+    def unit_needs(self, model_class: type) -> dict[str, tuple[str, ...]]:
+        """The unit types the learner and its negative-phase sampler are written for (each
+        setting: what both allow)."""
+        needs = dict(self.units)
+        for setting, allowed in (self.sampler_for(model_class).units if self.samples else {}).items():
+            needs[setting] = tuple(a for a in needs.get(setting, allowed) if a in allowed)
+        return needs
 
     def sampler_for(self, model_class: type):
         if model_class not in self._samplers:

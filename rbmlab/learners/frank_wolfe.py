@@ -31,6 +31,7 @@ from rbmlab.learners.frank_wolfe_bias import fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.learners.frank_wolfe_step import line_search
 from rbmlab.models.base import Bipartite
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import invalid, option
 
 
@@ -106,6 +107,7 @@ def without_units(model):
 class FrankWolfe(Learner):
     config_class = FrankWolfeConfig
     requires = (Bipartite,)
+    units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the softplus of Eq. 5
     grows = ("n_hidden",)
     trains_trials = False     # each model grows by its own oracle solves
 

@@ -33,6 +33,7 @@ from rbmlab.models.base import PARAMETER_LIMIT
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
+from rbmlab.units.requirements import check_unit_types
 from rbmlab.storage.faults import fault_point, raise_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_sources, source_revision
@@ -112,8 +113,18 @@ def components(cfg: RunConfig, n_visible: int):
                           "seeds (-m seed=0,1,2) for independent runs")
     learner.check(model_class)
     evaluator.check(model_class, sizes)
+    check_configured_units(cfg.model, model_class, learner, evaluator)
     truth_for(evaluator, cfg.dataset, build=False)
     return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
+
+
+def check_configured_units(model_cfg, model_class, learner, evaluator) -> None:
+    """The unit types the configuration chooses (the family's CONFIG_SETTINGS) against those the
+    learner, its sampler and the evaluator are written for (rbmlab.units.requirements)."""
+    keys = {setting: f"model.{key}" for key, setting in model_class.CONFIG_SETTINGS.items()}
+    settings = {setting: str(getattr(model_cfg, key)) for key, setting in model_class.CONFIG_SETTINGS.items()}
+    check_unit_types(settings, learner.unit_needs(model_class), f"learner={learner.config.name}", keys.get)
+    check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
 
 
 def recorded_specs(model_class, evaluator):

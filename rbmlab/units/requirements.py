@@ -1,0 +1,31 @@
+"""What a component needs of a model's unit types, checked from the configuration before any work.
+
+Some methods are written for particular units: AIS's base-rate path and pseudo-likelihood by
+flips for Bernoulli {0, 1} units, block Gibbs for binary ones (the GRBM's real-valued priors have
+no block sampler), Frank-Wolfe's softplus oracle (frank_wolfe Eq. 5) for Bernoulli units. A
+component declares that as ``units = {setting: allowed unit types}`` (setting: a model setting such
+as ``visible`` or ``hidden``, as ``Model.settings`` names them). :func:`check_unit_types` compares
+it with the settings a configuration fixes (the family's CONFIG_SETTINGS) or a saved model holds,
+so the refusal comes in one line before a run directory exists, not at the first evaluation.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from rbmlab.errors import RbmlabError
+
+BINARY = ("bernoulli", "spin")      # the discrete unit types (rbmlab.units.UNIT_TYPES)
+BERNOULLI = ("bernoulli",)
+NAMES = {"bernoulli": "Bernoulli {0,1}", "spin": "spin {-1,+1}"}
+
+
+def check_unit_types(settings: Mapping[str, str], needs: Mapping[str, tuple[str, ...]], who: str,
+                     key_of: Callable[[str], str]) -> None:
+    """One line naming the key (``key_of(setting)``) when a setting ``needs`` constrains holds a
+    unit type it does not allow; settings the model does not have are not constrained."""
+    for setting, allowed in needs.items():
+        value = settings.get(setting)
+        if value is not None and str(value) not in allowed:
+            kinds = " or ".join(NAMES.get(a, a) for a in allowed)
+            raise RbmlabError(f"{key_of(setting)}: {value} {setting} units; {who} is written for "
+                              f"{kinds} {setting} units")
