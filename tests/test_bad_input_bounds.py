@@ -117,6 +117,9 @@ CASES = [
          [*ISING, "dataset.side=20", "model.init=truth", "learner=reset", "train.epochs=0",
           "evaluator=pmap_log_z"], "evaluator=pmap_log_z: the exact log Z of a 20 x 20 lattice needs transfer "
                                    f"matrices of side <= {limits.TRANSFER_MATRIX_SIDE}"),
+    Case("bounds-sweep-refused-before-any-job-reads-data",   # side=4's data would be sampled first
+         [*ISING, "-m", "dataset.side=4,5", "evaluator=kl", "hydra.sweep.dir=s"],
+         "evaluator=kl: enumerates every state"),
     Case("bounds-evaluate-kl-on-25-variables", ["evaluate", "checkpoint=ising.npz", "dataset=ising_samples",
                                                 "dataset.side=5", "dataset.sampler=gibbs", "evaluator=kl"],
          "evaluator=kl: enumerates every state", setup=ising_npz(25)),

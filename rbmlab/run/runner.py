@@ -163,13 +163,14 @@ def _facts(dataset_json: str):
     return load_dataset(**json.loads(dataset_json)).facts()
 
 
-def check_feasible(cfg: RunConfig) -> None:
+def check_feasible(cfg: RunConfig, read_data: bool = True) -> None:
     """Every check :func:`prepare` makes, before any job of a sweep starts, cheapest first: those
     that need only the data's dimension (enumeration sizes, memory) from the dataset's options,
-    then those that read the data, once per distinct dataset configuration (files, sampling;
-    its values against the model's units)."""
+    then (``read_data``) those that read the data, once per distinct dataset configuration
+    (files, sampling; its values against the model's units)."""
     components(cfg, dataset_dimension(cfg.dataset))
-    check_run(cfg, _facts(json.dumps(cfg.dataset, sort_keys=True)))
+    if read_data:
+        check_run(cfg, _facts(json.dumps(cfg.dataset, sort_keys=True)))
 
 
 def prepare(cfg: RunConfig) -> Setup:
