@@ -191,18 +191,15 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     if isinstance(lock_wait, bool) or not isinstance(lock_wait, (int, float)) or not 0 <= lock_wait < 1e7:
         raise RbmlabError(f"lock_wait: must be a number of seconds >= 0, got {lock_wait!r}")
     validate_dataset_options(node["dataset"])
-    return RunConfig(
-        seed=check_seed(node.get("seed", 0)),
-        scale=scale,
-        resume=resume,
-        overwrite=overwrite,
-        lock_wait=float(lock_wait),
-        train=parse_options(TrainConfig, node.get("train", {}), "train"),
-        model=MODELS.parse(node.get("model", {"name": "rbm"})),
-        backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),
-        learner=LEARNERS.parse(node["learner"]),
-        evaluator=EVALUATORS.parse(node["evaluator"]),
-        dataset=node["dataset"],
-        tags=_tags(node.get("tags", [])),
-        task=TASKS.parse(node.get("task", {"name": "none"})),
-    )
+    parsed = {   # cheapest first: the backend's check imports its array library (cupy: seconds)
+        "seed": check_seed(node.get("seed", 0)),
+        "train": parse_options(TrainConfig, node.get("train", {}), "train"),
+        "model": MODELS.parse(node.get("model", {"name": "rbm"})),
+        "learner": LEARNERS.parse(node["learner"]),
+        "evaluator": EVALUATORS.parse(node["evaluator"]),
+        "tags": _tags(node.get("tags", [])),
+        "task": TASKS.parse(node.get("task", {"name": "none"})),
+    }
+    return RunConfig(scale=scale, resume=resume, overwrite=overwrite, lock_wait=float(lock_wait),
+                     backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),
+                     dataset=node["dataset"], **parsed)

@@ -9,10 +9,14 @@ code compare against the same constants, so a bound is changed here or nowhere.
 How the numbers were derived. The reference model is the 784 x 500 binary RBM of MNIST trained on
 mini-batches of 100 (600 updates an epoch): one block-Gibbs sweep of 100 chains costs
 2 x 784 x 500 x 100 = 7.8e7 multiply-adds. The reference rate is 1e12 multiply-adds a second, a
-GPU's (numpy on one CPU core is about 20 times slower), so each bound below is already impractical
-at the fastest rate rbmlab runs at. Every bound is at least 10 times the largest value any
-committed configuration uses (conf/ and experiments/, every tier; tests/test_limits.py checks
-it), so a bound refuses only what no experiment asks for.
+GPU's (numpy on one CPU core is some 10 to 50 times slower), so each bound below is already
+impractical at the fastest rate rbmlab runs at. Every count and size bound is at least 10 times
+the largest value any committed configuration uses (conf/ and experiments/, every tier;
+tests/test_limits.py checks it), so it refuses only what no experiment asks for; the enumeration
+limits at the end are what exact enumeration can do at all.
+
+A count times another can pass both bounds and still be too much; the products that matter are
+checked where the options meet (S-DCP's d x k, a dataset's array size) with :func:`exceeds`.
 """
 from __future__ import annotations
 

@@ -78,6 +78,8 @@ CASES = [
     Case("bounds-dbm-layer", [*RUN, "model=dbm", "learner=tap_dbm", "evaluator=tap_dbm",
                               f"model.n_hidden=[10,{BIG}]"], "model.n_hidden: must be <="),
     Case("bounds-batch-size", [*RUN, f"learner.batch_size={BIG}"], f"learner.batch_size: {BOUND}{limits.EXAMPLES} ("),
+    Case("bounds-before-the-backend-is-imported", [*RUN, "backend=cupy", f"learner.k={BIG}"],   # not "no GPU"
+         f"learner.k: {UPDATE}"),
     Case("bounds-pcd-chains", [*RUN, "learner=pcd", f"learner.n_chains={BIG}"], f"learner.n_chains: {BOUND}{limits.CHAINS} ("),
     # ---------------------------------------------------------------- evaluations
     Case("bounds-ais-temperatures", [*RUN, "evaluator.schedule=linear", f"evaluator.n_temperatures={BIG}"],
