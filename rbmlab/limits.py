@@ -68,6 +68,8 @@ ENUMERATION_UNITS = Limit(25, "units enumerated for an exact log Z: the 2^25 = 3
 EXACT_SAMPLING_UNITS = Limit(20, "units whose 2^n states are all held at once (exact sampling's "
                              "table, KL's probabilities and counts): 2^20 states take 0.1 s and "
                              "8 MiB per list, 2^25 take 5 s and 256 MiB, at every evaluation point")
+MARGINAL_UNITS = Limit(20, "latent units summed out by enumeration for each row's log p(x) (a "
+                       "DBM's): 2^20 states a row, 1e10 for a test split of 10,000 rows")
 TRANSFER_MATRIX_SIDE = Limit(18, "side of a torus whose exact log Z comes from column transfer "
                              "matrices (2^side column states through side steps): side 15 takes "
                              "about 40 s, each side more about 3x, side 18 about 20 min")

@@ -276,3 +276,14 @@ def test_the_dataset_bounds_parse():
     parse_options(SPECS["ising_samples"].options, {"n_train": int(limits.EXAMPLES)}, "dataset")
     with pytest.raises(RbmlabError, match=r"^dataset.burn_in: must be <= 1000000 \("):
         parse_options(SPECS["ising_samples"].options, {"sampler": "gibbs", "burn_in": 10**7}, "dataset")
+
+
+def test_kl_counts_a_dbms_summed_out_units_in_its_enumeration():
+    """kl lists every visible state's log p(x); a DBM sums its latent units out of each by
+    enumeration, so 2^(visible + latent) terms: refused past limits.ENUMERATION_UNITS."""
+    dbm = MODELS.get("dbm")
+    kl = EVALUATORS.build(EVALUATORS.parse({"name": "kl", "n_samples": 0}))
+    kl.check(dbm, {"n_visible": 15, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})     # 15 + 10
+    with pytest.raises(RbmlabError, match=r"^evaluator=kl: 20 visible \+ 10 summed-out latent units .* is 30; "
+                                          r"must be <= 25 \("):
+        kl.check(dbm, {"n_visible": 20, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})

@@ -26,7 +26,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
-from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS, EXAMPLES
+from rbmlab.limits import CHAINS, ENUMERATION_UNITS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS, EXAMPLES, exceeds
 from rbmlab.models.base import Enumerable, LogProbability
 from rbmlab.validation import option
 
@@ -87,6 +87,10 @@ class KL(Evaluator):
         if n > MAX_UNITS:
             raise RbmlabError(f"evaluator=kl: enumerates every state; at most {MAX_UNITS} units, "
                               f"this model has {n} visible units ({MAX_UNITS.why})")
+        marginal = getattr(model_class, "marginal_enumeration_size", lambda _: 0)(sizes)
+        if problem := exceeds(ENUMERATION_UNITS, n + marginal, f"{n} visible + {marginal} summed-out latent "
+                              "units (enumerated together: every visible state's log p(x))"):
+            raise RbmlabError(f"evaluator=kl: {problem}")
         if self.config.n_samples:
             sampler_for(self.config.sampler, model_class, "kl")
 
