@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import EPOCHS, TRIALS
 from rbmlab.validation import Config, invalid, option, parse_options, to_plain, without_neutral
 
 
@@ -41,16 +42,20 @@ STOP_RULES = ("none", "gap", "valid")   # rbmlab.run.early_stopping.StopRule
 
 @dataclass
 class TrainConfig(Config):
-    epochs: int = option(5, "passes over the training set", lo=0)
-    eval_every: int = option(1, "epochs between rows of metrics.csv (and epoch 0); 0: last only", lo=0)
-    checkpoint_every: int = option(1, "epochs between checkpoints (the last is always saved)", lo=1)
+    epochs: int = option(5, "passes over the training set", lo=0, hi=EPOCHS)
+    eval_every: int = option(1, "epochs between rows of metrics.csv (and epoch 0); 0: last only", lo=0,
+                             hi=EPOCHS)
+    checkpoint_every: int = option(1, "epochs between checkpoints (the last is always saved)", lo=1,
+                                  hi=EPOCHS)
     snapshot_every: int = option(0, "epochs between model-only snapshots/epoch_<e>.npz, kept "
-                                 "(0: none); e.g. every 20 units of a frank_wolfe run", lo=0)
+                                 "(0: none); e.g. every 20 units of a frank_wolfe run", lo=0, hi=EPOCHS)
     progress: bool = option(True, "tqdm progress bars")
-    trials: int = option(1, "independent models trained as one batched computation", lo=1)
+    trials: int = option(1, "independent models trained as one batched computation", lo=1,
+                         hi=TRIALS)
     gap_kappa: float = option(3.0, "early stopping: a jump of the train − valid gap above kappa × "
                               "the median earlier jump (rbmlab.run.early_stopping)", lo=0, open_lo=True)
-    gap_warmup: int = option(3, "early stopping: evaluation intervals before a jump may count", lo=1)
+    gap_warmup: int = option(3, "early stopping: evaluation intervals before a jump may count", lo=1,
+                            hi=EPOCHS)
     stop_rule: str = option("none", "early stopping during training: none (run train.epochs), gap "
                             "(the train − valid gap rule at each evaluation point), valid "
                             "(train.stop_metric not improved for train.patience points)",
@@ -58,7 +63,7 @@ class TrainConfig(Config):
     stop_metric: str | None = option(None, "stop_rule=valid: the metrics.csv column it watches, "
                                      "e.g. valid_pixel_error or valid_log_likelihood", neutral=None)
     patience: int = option(5, "stop_rule=valid: evaluation points without improvement before "
-                           "training stops", lo=1, neutral=5)
+                           "training stops", lo=1, hi=EPOCHS, neutral=5)
 
     def check(self) -> None:
         if self.stop_rule != "valid":       # the options only stop_rule=valid reads
@@ -186,18 +191,15 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     if isinstance(lock_wait, bool) or not isinstance(lock_wait, (int, float)) or not 0 <= lock_wait < 1e7:
         raise RbmlabError(f"lock_wait: must be a number of seconds >= 0, got {lock_wait!r}")
     validate_dataset_options(node["dataset"])
-    return RunConfig(
-        seed=check_seed(node.get("seed", 0)),
-        scale=scale,
-        resume=resume,
-        overwrite=overwrite,
-        lock_wait=float(lock_wait),
-        train=parse_options(TrainConfig, node.get("train", {}), "train"),
-        model=MODELS.parse(node.get("model", {"name": "rbm"})),
-        backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),
-        learner=LEARNERS.parse(node["learner"]),
-        evaluator=EVALUATORS.parse(node["evaluator"]),
-        dataset=node["dataset"],
-        tags=_tags(node.get("tags", [])),
-        task=TASKS.parse(node.get("task", {"name": "none"})),
-    )
+    parsed = {   # cheapest first: the backend's check imports its array library (cupy: seconds)
+        "seed": check_seed(node.get("seed", 0)),
+        "train": parse_options(TrainConfig, node.get("train", {}), "train"),
+        "model": MODELS.parse(node.get("model", {"name": "rbm"})),
+        "learner": LEARNERS.parse(node["learner"]),
+        "evaluator": EVALUATORS.parse(node["evaluator"]),
+        "tags": _tags(node.get("tags", [])),
+        "task": TASKS.parse(node.get("task", {"name": "none"})),
+    }
+    return RunConfig(scale=scale, resume=resume, overwrite=overwrite, lock_wait=float(lock_wait),
+                     backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),
+                     dataset=node["dataset"], **parsed)

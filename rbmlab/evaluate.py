@@ -9,7 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from rbmlab.backend import get_backend
 from rbmlab.config import BackendConfig, check_seed, resolved
-from rbmlab.data import load_dataset
+from rbmlab.data import dataset_dimension, load_dataset
 from rbmlab.data.domain import check_saved_model
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
@@ -94,20 +94,23 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     model_np = _single(model_np, cfg.get("trial"), cfg.checkpoint)
     _check_finite(model_np, cfg.checkpoint, cfg.get("trial"))
     options = OmegaConf.to_container(cfg.dataset, resolve=True)
-    data = load_dataset(**options)
-    task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
-    x = data.split(cfg.split)
-    differ = model_np.data_mismatch(x.shape[1])
+    # every check that needs no data (options, sizes, enumeration limits) before any is read or sampled
+    dimension = dataset_dimension(options)
+    differ = model_np.data_mismatch(dimension)
     if differ:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} is a {model_np.family} model with {differ} "
-                          f"but dataset {options['name']} has {x.shape[1]} dimensions")
-    check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
+                          f"but dataset {options['name']} has {dimension} dimensions")
     evaluator_cfg.splits = [cfg.split]
     evaluator = EVALUATORS.build(evaluator_cfg)
     sizes = model_np.model_sizes()
     check_applies(evaluator, type(model_np), sizes)
     check_unit_types(model_np.settings(), evaluator.units, f"evaluator={evaluator_cfg.name}",
                      lambda setting: f"checkpoint: {cfg.checkpoint}")
+    truth_for(evaluator, options, build=False)
+    data = load_dataset(**options)
+    task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
+    x = data.split(cfg.split)
+    check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     model = model_np.map(backend.asarray)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts

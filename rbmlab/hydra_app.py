@@ -119,21 +119,29 @@ def validated_run_config(overrides: list[str]):
 
 def validate_jobs(combos: list[list[str]]) -> list:
     """Each job's RunConfig, validated whole and checked for feasibility (sizes the evaluator
-    can handle, memory) before any job starts; an error names the job's swept values."""
+    can handle, memory) before any job starts; an error names the job's swept values. Cheapest
+    first: every job's configuration and the checks that need no data, then each job's data."""
     from rbmlab.run.runner import check_feasible  # noqa: PLC0415
 
     swept = [i for i in range(len(combos[0])) if len({c[i] for c in combos}) > 1]
-    configs = []
-    for combo in combos:
+
+    def checked(combo: list[str], check):
         try:
-            cfg = validated_run_config(combo)
-            check_feasible(cfg)
+            return check(combo)
         except (RbmlabError, MemoryError) as e:
             message = str(e) if isinstance(e, RbmlabError) else \
                 "dataset: does not fit in memory (MemoryError while building it)"
             job = " ".join(combo[i] for i in swept)
             raise RbmlabError(f"{message} (sweep job {job})" if job else message) from None
-        configs.append(cfg)
+
+    def without_data(combo: list[str]):
+        cfg = validated_run_config(combo)
+        check_feasible(cfg, read_data=False)
+        return cfg
+
+    configs = [checked(combo, without_data) for combo in combos]
+    for combo, cfg in zip(combos, configs):
+        checked(combo, lambda _, cfg=cfg: check_feasible(cfg))
     return configs
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import EXAMPLES, Limit
 
 T = TypeVar("T")
 
@@ -56,7 +57,8 @@ def option(
     neutral: Any = NO_NEUTRAL,
 ) -> Any:
     """A dataclass field with a one-line doc and optional choices (for strings), a range [lo, hi]
-    (for numbers), or ``parse(value, key)`` building a nested component configuration.
+    (for numbers), or ``parse(value, key)`` building a nested component configuration. A count
+    or size takes its ``hi`` from rbmlab.limits (a Limit: the error quotes its reason).
 
     ``neutral``, for an option added after runs existed: the value (None included) at which it
     does what those runs did. At that value it is left out of a run's identity, whatever the
@@ -72,12 +74,12 @@ def option(
 
 def n_train_option() -> Any:
     """The usual ``n_train`` field: first n training examples, None = all."""
-    return option(None, "first n training examples (null = all)", lo=1)
+    return option(None, "first n training examples (null = all)", lo=1, hi=EXAMPLES)
 
 
 def n_test_option() -> Any:
     """The usual ``n_test`` field: first n test examples, None = all."""
-    return option(None, "first n test examples (null = all)", lo=1)
+    return option(None, "first n test examples (null = all)", lo=1, hi=EXAMPLES)
 
 
 def option_error(key: str, message: str, prefix: str = "dataset") -> RbmlabError:
@@ -100,11 +102,29 @@ def _range_text(meta: Mapping[str, Any]) -> str:
     return f"{'<' if meta['open_hi'] else '<='} {hi}"
 
 
-def _in_range(x: float, meta: Mapping[str, Any]) -> bool:
-    lo, hi = meta["lo"], meta["hi"]
-    if lo is not None and (x <= lo if meta["open_lo"] else x < lo):
-        return False
-    return not (hi is not None and (x >= hi if meta["open_hi"] else x > hi))
+def _below(x: float, meta: Mapping[str, Any]) -> bool:
+    lo = meta["lo"]
+    return lo is not None and (x <= lo if meta["open_lo"] else x < lo)
+
+
+def _above(x: float, meta: Mapping[str, Any]) -> bool:
+    hi = meta["hi"]
+    return hi is not None and (x >= hi if meta["open_hi"] else x > hi)
+
+
+def _range_problem(x: float, meta: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``x`` against the declared range, or None. A bound from rbmlab.limits
+    (a Limit) is quoted with its reason, and only the side that ``x`` misses is named."""
+    hi = meta["hi"]
+    if isinstance(hi, Limit):
+        if _above(x, meta):
+            return f"must be {'<' if meta['open_hi'] else '<='} {hi} ({hi.why}), got {_show(x)}"
+        if _below(x, meta):
+            return f"must be {_range_text({**meta, 'hi': None})}, got {_show(x)}"
+        return None
+    if _below(x, meta) or _above(x, meta):
+        return f"must be {_range_text(meta)}, got {_show(x)}"
+    return None
 
 
 def _alternatives(hint: Any) -> tuple[list[Any], bool]:
@@ -136,9 +156,8 @@ def _coerce_scalar(key: str, value: Any, bases: list[Any], optional: bool, meta:
     value = base(value)
     if base is str and meta["choices"] is not None and value not in meta["choices"]:
         raise InvalidOption(key, f"expected one of {', '.join(meta['choices'])}; got {_show(value)}")
-    if base in (int, float) and (meta["lo"] is not None or meta["hi"] is not None) \
-            and not _in_range(value, meta):
-        raise InvalidOption(key, f"must be {_range_text(meta)}, got {_show(value)}")
+    if base in (int, float) and (problem := _range_problem(value, meta)) is not None:
+        raise InvalidOption(key, problem)
     return value
 
 

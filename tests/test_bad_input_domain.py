@@ -148,7 +148,7 @@ EVALUATE_CASES = [
          "holds values in [0,1] (set dataset.binarize)", setup=checkpoint("m.npz", RBM_361)),
     Case("evaluate-pm1-ising-on-01-bars", [*EVAL, "dataset=bars_stripes", "evaluator=exact"],
          "checkpoint: m.npz: its ising model has spin visible units", setup=checkpoint("m.npz", ISING_PM1_9)),
-    Case("evaluate-01-ising-on-pm1", [*EVAL, "dataset=ising_samples", "dataset.spins=pm1", "evaluator=pl"],
+    Case("evaluate-01-ising-on-pm1", [*EVAL, "dataset=ising_samples", "dataset.spins=pm1", "evaluator=exact"],
          "its ising model has bernoulli visible units", setup=checkpoint("m.npz", ISING_01_16)),
     Case("evaluate-spin-grbm-on-01-bars", [*EVAL, "dataset=bars_stripes", "evaluator=exact"],
          "its grbm model has spin visible units", setup=checkpoint("m.npz", GRBM_SPIN_9)),

@@ -361,7 +361,7 @@ def test_ais_refuses_more_chains_than_memory_allows():
     EVALUATORS.build(ais.AISConfig(n_chains=100_000)).check(RBM, mnist)   # ~3.6 GiB: fine
     with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: 1000000 chains .* GiB"):
         EVALUATORS.build(ais.AISConfig(n_chains=10**6)).check(RBM, mnist)
-    with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: must be in \[2, 1000000\]"):
+    with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: must be <= 1000000 \(chains"):
         EVALUATORS.parse({"name": "ais", "n_chains": 10**12})
 
 

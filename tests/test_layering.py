@@ -4,7 +4,7 @@ Lowest first; a module imports only from its own layer or below. Every module of
 one node (``rbmlab.models``); a module directly in rbmlab/ is its own node (``rbmlab.cli``). An
 import counts wherever it is written: at a module's top or inside a function alike.
 
-    errors, validation, registry → storage → backend → units → models → inference → optimizers
+    errors, limits, validation, registry → storage → backend → units → models → inference → optimizers
     → learners, data → evaluators (with the metric declarations) → config → run
     → hydra_app, evaluate → experiment, report, bench → cli
 
@@ -32,7 +32,7 @@ PACKAGE = Path(rbmlab.__file__).parent
 MAX_TOP_LEVEL_MODULES = 12
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rbmlab", "rbmlab.errors", "rbmlab.validation", "rbmlab.registry"),   # rbmlab: __version__
+    ("rbmlab", "rbmlab.errors", "rbmlab.limits", "rbmlab.validation", "rbmlab.registry"),   # rbmlab: __version__
     ("rbmlab.storage",),
     ("rbmlab.backend",),
     ("rbmlab.units",),

@@ -6,6 +6,7 @@ Example: ``load_dataset("mnist", binarize="stochastic", validation=True).split("
 from rbmlab.data.dataset import Dataset
 from rbmlab.data.registry import (
     DATASET_NAMES,
+    dataset_dimension,
     dataset_options,
     fetch_dataset,
     ground_truth,
@@ -20,6 +21,7 @@ from rbmlab.data.registry import (
 __all__ = [
     "DATASET_NAMES",
     "Dataset",
+    "dataset_dimension",
     "dataset_options",
     "fetch_dataset",
     "ground_truth",

@@ -20,7 +20,8 @@ import numpy as np
 
 from rbmlab.backend import host_rng
 from rbmlab.data.dataset import Dataset
-from rbmlab.validation import option, option_error
+from rbmlab.limits import ARRAY_ELEMENTS, EXAMPLES, exceeds
+from rbmlab.validation import invalid, option, option_error
 
 SQUARE = [[1, 1, 1, 1, 1], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1], [1, 1, 1, 1, 1]]
 PLUS = [[0, 0, 1, 0, 0], [0, 0, 1, 0, 0], [1, 1, 1, 1, 1], [0, 0, 1, 0, 0], [0, 0, 1, 0, 0]]
@@ -33,12 +34,25 @@ FEATURES = np.array([SQUARE, PLUS, TRIANGLE, DIAMOND], dtype=np.float32)   # (4,
 class DeconvolutionOptions:
     """Options of dataset ``deconvolution``."""
 
-    n_images: int = option(100, "images kept (the first candidates with enough placements)", lo=1, hi=10**6)
-    n_candidates: int = option(500, "candidate images drawn", lo=1, hi=10**7)
+    n_images: int = option(100, "images kept (the first candidates with enough placements)", lo=1,
+                           hi=EXAMPLES)
+    n_candidates: int = option(500, "candidate images drawn", lo=1, hi=EXAMPLES)
     grid: int = option(10, "location grid side (images are (grid + 4) x (grid + 4))", lo=1, hi=1024)
     p_location: float = option(0.01, "P(S = 1) of each (image, feature, location)", lo=0.0, hi=1.0)
-    min_placements: int = option(3, "placements (sum of S) an image needs to be kept", lo=0)
+    min_placements: int = option(3, "placements (sum of S) an image needs to be kept (at most its 4 × grid²)",
+                                 lo=0, hi=4 * 1024**2)
     seed: int = option(42, "seed of the locations' draws", lo=0)
+
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return (self.grid + 4) ** 2
+
+    def __post_init__(self) -> None:
+        # the candidates' locations S, (n_candidates, 4, grid, grid), are drawn as one array
+        size = self.n_candidates * len(FEATURES) * self.grid ** 2
+        if problem := exceeds(ARRAY_ELEMENTS, size, f"n_candidates x {len(FEATURES)} features x grid^2 (elements of S)"):
+            raise invalid("n_candidates", problem)
 
 
 def generate(opts: DeconvolutionOptions) -> tuple[np.ndarray, np.ndarray]:

@@ -70,6 +70,11 @@ class BinarizedMnistOptions:
     n_train: int | None = n_train_option()
     n_test: int | None = n_test_option()
 
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return 28 * 28
+
 
 def load_binarized_mnist(opts: BinarizedMnistOptions) -> Dataset:
     """Larochelle & Murray's fixed stochastic binarisation of MNIST, 50k/10k/10k, no labels."""
@@ -122,6 +127,11 @@ class Caltech101Options:
 
     n_train: int | None = n_train_option()
     n_test: int | None = n_test_option()
+
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return 28 * 28
 
 
 def load_caltech101(opts: Caltech101Options) -> Dataset:
@@ -183,6 +193,11 @@ class CbclFacesOptions:
         0.1, "fraction of the 2,429 faces held out as test (0: all train, the test split is empty, "
         "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True
     )
+
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return 19 * 19
 
     def __post_init__(self) -> None:
         n_test = cbcl_n_test(self.test_fraction)
@@ -257,6 +272,11 @@ class OcrLettersOptions:
 
     n_train: int | None = n_train_option()
     n_test: int | None = n_test_option()
+
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return 16 * 8
 
 
 def load_ocr_letters(opts: OcrLettersOptions) -> Dataset:

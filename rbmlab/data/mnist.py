@@ -72,6 +72,11 @@ class MnistOptions:
                                       "n_train / n_test); null = all ten", lo=0, hi=9,
                                       neutral=None)
 
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return 30 * 30 if self.contours else 28 * 28
+
 
 def read_idx(path: Path) -> np.ndarray:
     """Parse an IDX file (big-endian header: 0, 0, dtype code, ndim, then ndim uint32 sizes)."""

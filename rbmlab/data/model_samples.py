@@ -27,12 +27,14 @@ import numpy as np
 from rbmlab.backend import host_rng
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
+from rbmlab.limits import (ARRAY_ELEMENTS, CHAINS, ENUMERATION_UNITS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS,
+                           EXAMPLES, exceeds)
 from rbmlab.validation import invalid, option
 
 STRUCTURES = ("lattice", "dense", "erdos_renyi")
 WEIGHTS = ("normal", "uniform", "constant")
-EXACT_SAMPLING_MAX = 20
-EXACT_LOG_Z_MAX = 25
+EXACT_SAMPLING_MAX = EXACT_SAMPLING_UNITS   # rbmlab.limits
+EXACT_LOG_Z_MAX = ENUMERATION_UNITS
 
 
 @dataclass(frozen=True)
@@ -60,20 +62,32 @@ class IsingSamplesOptions:
                               "pm1 (x in {-1,+1})", choices=("01", "pm1"))
     model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0)
     sample_seed: int = option(0, "seed of the sampler", lo=0)
-    n_train: int = option(2000, "training samples", lo=1, hi=10**7)
-    n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1, hi=10**7)
+    n_train: int = option(2000, "training samples", lo=1, hi=EXAMPLES)
+    n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1, hi=EXAMPLES)
     sampler: str = option("exact", "exact (inverse CDF over all states, n <= 20) | gibbs",
                           choices=("exact", "gibbs"))
-    burn_in: int = option(1000, "sampler=gibbs: sweeps before the first stored state", lo=0)
-    thin: int = option(10, "sampler=gibbs: sweeps between stored states of one chain", lo=1)
+    burn_in: int = option(1000, "sampler=gibbs: sweeps before the first stored state", lo=0,
+                         hi=EVALUATION_STEPS)
+    thin: int = option(10, "sampler=gibbs: sweeps between stored states of one chain", lo=1,
+                      hi=EVALUATION_STEPS)
     chains: int | None = option(None, "sampler=gibbs: parallel chains (null = one chain per "
-                                      "sample, each stored once after burn_in)", lo=1)
+                                      "sample, each stored once after burn_in)", lo=1,
+                                hi=CHAINS)
 
     @property
     def n_variables(self) -> int:
         return self.side * self.side if self.structure == "lattice" else self.n
 
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return self.n_variables
+
     def __post_init__(self) -> None:
+        rows = self.n_train + self.n_test
+        if problem := exceeds(ARRAY_ELEMENTS, rows * self.n_variables,
+                              f"(n_train + n_test) x {self.n_variables} variables (elements of the data)"):
+            raise invalid("n_train", problem)
         if self.sampler == "exact" and self.n_variables > EXACT_SAMPLING_MAX:
             where = f"side={self.side}" if self.structure == "lattice" else f"n={self.n}"
             raise invalid("sampler", f"exact sampling needs at most {EXACT_SAMPLING_MAX} variables, "

@@ -55,6 +55,11 @@ class OmniglotOptions:
     n_train: int | None = n_train_option()
     n_test: int | None = n_test_option()
 
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return SIZE_OUT * SIZE_OUT
+
 
 def area_matrix(n_in: int = SIZE_IN, n_out: int = SIZE_OUT) -> np.ndarray:
     """(n_out, n_in) float32 matrix averaging input pixels by their overlap with each output cell."""

@@ -120,6 +120,13 @@ def validate_dataset_options(config: Mapping[str, Any]) -> Any:
     return parse_options(get_spec(config["name"]).options, options, "dataset", f"dataset {config['name']}")
 
 
+def dataset_dimension(config: Mapping[str, Any]) -> int:
+    """The number of columns of a ``dataset`` config group's data, from its options alone (every
+    options class declares ``dimension``): the pre-flight checks that need only the size of the
+    data run before any is read or sampled."""
+    return int(validate_dataset_options(config).dimension)
+
+
 def load_dataset(name: str, **options: Any) -> Dataset:
     """Load dataset ``name`` with validated ``options``; never touches the network if files are present."""
     spec = get_spec(name)

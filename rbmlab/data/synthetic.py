@@ -21,13 +21,23 @@ class BarsStripesOptions:
 
     size: int = option(3, "image side D (D x D pixels, 2^(D+1) - 2 patterns)", lo=2, hi=5)
 
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return self.size * self.size
+
 
 @dataclass(frozen=True)
 class ShiftingBarOptions:
     """Options of dataset ``shifting_bar``."""
 
     n: int = option(9, "pattern length (number of visible units and of patterns)", lo=2, hi=1024)
-    bar: int = option(1, "bar length: consecutive ones, cyclic wrap-around (1..n-1)", lo=1)
+    bar: int = option(1, "bar length: consecutive ones, cyclic wrap-around (1..n-1)", lo=1, hi=1024)
+
+    @property
+    def dimension(self) -> int:
+        """Columns of the data, known without loading them (pre-flight checks)."""
+        return self.n
 
     def __post_init__(self) -> None:
         if self.bar >= self.n:

@@ -29,6 +29,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
+from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS
 from rbmlab.models.base import Bipartite
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
 from rbmlab.units.requirements import BERNOULLI
@@ -215,7 +216,7 @@ def reverse_ais_log_partition(rbm: RBM, rng, *, base_bias, betas, init_v,
 
 
 def target_samples(rbm: RBM, rng, n: int, data=None, burn_in: int = 1000,
-                   max_exact_units: int = 20):
+                   max_exact_units: int = EXACT_SAMPLING_UNITS):
     """``n`` samples of the target p(v) to start reverse AIS.
 
     Exact (exact.sample_exact) when the smaller layer has at most ``max_exact_units`` units;
@@ -251,12 +252,13 @@ def schedule(kind: str, n_temperatures: int, curve_n_temperatures: int, final: b
 @config_dataclass
 class AISConfig(EvaluatorConfig):
     name: str = option("ais", "evaluator")
-    n_chains: int = option(100, "AIS chains", lo=2, hi=10**6)
+    n_chains: int = option(100, "AIS chains", lo=2, hi=CHAINS)
     schedule: str = option("salakhutdinov", "salakhutdinov (14,500 temperatures) | linear",
                            choices=("salakhutdinov", "linear"))
-    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1, hi=10**7)
+    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1,
+                                 hi=EVALUATION_STEPS)
     curve_n_temperatures: int = option(1000, "linear schedule at intermediate points (0: the final "
-                                       "one)", lo=0, hi=10**7)
+                                       "one)", lo=0, hi=EVALUATION_STEPS)
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
 
 

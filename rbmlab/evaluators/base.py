@@ -17,6 +17,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.limits import EXAMPLES, MARGINAL_UNITS
 from rbmlab.models.base import supports
 from rbmlab.validation import Config, invalid, option
 
@@ -28,7 +29,8 @@ class EvaluatorConfig(Config):
     name: str = option("", "evaluator")
     splits: list[str] = option(["test"], "splits scored at every evaluation point",
                                choices=SPLIT_NAMES)
-    max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0)
+    max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0,
+                               hi=EXAMPLES)
     progress: bool = option(True, "progress bars for long evaluations")
 
     def check(self) -> None:
@@ -95,7 +97,7 @@ def require_bernoulli(model, evaluator: str) -> None:
                           f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")
 
 
-MAX_MARGINAL_UNITS = 20   # log p̃(x) by enumeration: 2^20 latent states per row at most
+MAX_MARGINAL_UNITS = MARGINAL_UNITS   # log p̃(x) by enumeration: 2^k latent states per row (rbmlab.limits)
 
 
 def check_marginal(evaluator: str, model_class: type, sizes: dict[str, int]) -> None:

@@ -42,6 +42,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import TapForm
 from rbmlab.validation import invalid, option
 
@@ -58,7 +59,7 @@ class DenoisingConfig(EvaluatorConfig):
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     tol: float = option(1e-8, "convergence: mean-square change of the magnetisations", lo=0,
                         open_lo=True)
-    max_iter: int = option(1000, "TAP iteration cap", lo=1)
+    max_iter: int = option(1000, "TAP iteration cap", lo=1, hi=EVALUATION_STEPS)
 
     def check(self) -> None:
         super().check()

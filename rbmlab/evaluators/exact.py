@@ -11,10 +11,11 @@ from rbmlab.errors import RbmlabError
 from rbmlab.units.requirements import BINARY
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.limits import ENUMERATION_UNITS
 from rbmlab.models.base import Enumerable, LogProbability
 from rbmlab.validation import option
 
-MAX_EXACT_UNITS = 25
+MAX_EXACT_UNITS = ENUMERATION_UNITS   # rbmlab.limits
 
 
 def log_partition(model, chunk_size: int = 4096) -> float:
@@ -42,7 +43,8 @@ class Exact(Evaluator):
         if n > MAX_EXACT_UNITS:
             shape = "x".join(str(v) for v in sizes.values())
             raise RbmlabError(f"evaluator=exact: enumeration needs at most {MAX_EXACT_UNITS} "
-                              f"enumerated units, this model ({shape}) has {n}; use evaluator=ais")
+                              f"enumerated units, this model ({shape}) has {n}; use evaluator=ais "
+                              f"({MAX_EXACT_UNITS.why})")
 
     def evaluate(self, model, splits, context):
         log_z = log_partition(model)

@@ -18,6 +18,7 @@ from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import LatentFeatures
 from rbmlab.validation import invalid, option
 
@@ -29,7 +30,7 @@ class FeatureClassifierConfig(EvaluatorConfig):
                                choices=("train", "valid", "test"))
     C: list[float] = option([0.01, 0.1, 1.0, 10.0, 100.0], "inverse L2 strengths tried; the best "
                             "on valid is kept")
-    max_iter: int = option(1000, "lbfgs iterations per fit", lo=1)
+    max_iter: int = option(1000, "lbfgs iterations per fit", lo=1, hi=EVALUATION_STEPS)
 
     def check(self) -> None:
         super().check()

@@ -26,10 +26,11 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
+from rbmlab.limits import CHAINS, ENUMERATION_UNITS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS, EXAMPLES, exceeds
 from rbmlab.models.base import Enumerable, LogProbability
 from rbmlab.validation import option
 
-MAX_UNITS = 20   # 2^20 states, each with a probability and a count
+MAX_UNITS = EXACT_SAMPLING_UNITS   # 2^n states, each with a probability and a count (rbmlab.limits)
 
 
 @dataclass
@@ -37,10 +38,10 @@ class KLConfig(EvaluatorConfig):
     name: str = option("kl", "evaluator")
     sampler: Any = option(None, "inference method whose draws make q of (2) (pmp, gibbs, gwg); "
                                 "null: the model family's", parse=parse_sampler)
-    sweeps: int = option(100, "sampler steps from fresh uniform states", lo=0)
-    n_samples: int = option(10_000, "draws counted for (2); 0: only (1)", lo=0, hi=10**8)
+    sweeps: int = option(100, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS)
+    n_samples: int = option(10_000, "draws counted for (2); 0: only (1)", lo=0, hi=EXAMPLES)
     pseudo_count: float = option(0.5, "α of (2), added to every state's count", lo=0.0, open_lo=True)
-    chunk: int = option(1000, "draws per sampler call", lo=1)
+    chunk: int = option(1000, "draws per sampler call", lo=1, hi=CHAINS)
 
 
 def state_index(units, x):
@@ -85,7 +86,11 @@ class KL(Evaluator):
         n = sizes[model_class.DECLARATION.data_sizes[0]]   # every visible state is listed
         if n > MAX_UNITS:
             raise RbmlabError(f"evaluator=kl: enumerates every state; at most {MAX_UNITS} units, "
-                              f"this model has {n} visible units")
+                              f"this model has {n} visible units ({MAX_UNITS.why})")
+        marginal = getattr(model_class, "marginal_enumeration_size", lambda _: 0)(sizes)
+        if problem := exceeds(ENUMERATION_UNITS, n + marginal, f"{n} visible + {marginal} summed-out latent "
+                              "units (enumerated together: every visible state's log p(x))"):
+            raise RbmlabError(f"evaluator=kl: {problem}")
         if self.config.n_samples:
             sampler_for(self.config.sampler, model_class, "kl")
 

@@ -30,6 +30,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.solvers import SOLVERS
+from rbmlab.limits import CHAINS, EVALUATION_STEPS
 from rbmlab.models.base import Conditional
 from rbmlab.validation import option
 
@@ -51,11 +52,12 @@ class PixelErrorConfig(EvaluatorConfig):
     name: str = option("pixel_error", "evaluator")
     inference: str = option("sum", "how outputs are predicted: a solver (rbmlab.inference.solvers) or "
                                    "mf | sum | max | mixed (BP) | none (the biases alone)", parse=_inference)
-    max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1)
+    max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1,
+                          hi=EVALUATION_STEPS)
     matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one",
                            neutral=False)
     tol: float = option(1e-3, "converged: no message (BP) or mean (MF) moved by more", lo=0)
-    chunk: int = option(100, "instances per inference call", lo=1)
+    chunk: int = option(100, "instances per inference call", lo=1, hi=CHAINS)
 
 
 def predict(model, x, inference: str, max_iter: int, tol: float):

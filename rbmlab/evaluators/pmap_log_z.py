@@ -36,8 +36,9 @@ from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.max_product import logistic_noise
 from rbmlab.inference.solvers import SOLVERS
+from rbmlab.limits import CHAINS, ENUMERATION_UNITS, EVALUATION_STEPS, TRANSFER_MATRIX_SIDE
 from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
-from rbmlab.models.ising import MAX_ENUMERATION, exact_log_z, to_spins
+from rbmlab.models.ising import exact_log_z, to_spins
 from rbmlab.validation import option
 
 # the evaluator's solver names (and the options of its own they take) -> rbmlab.inference.solvers
@@ -50,13 +51,15 @@ class PerturbMAPLogZConfig(EvaluatorConfig):
     name: str = option("pmap_log_z", "evaluator")
     solver: str = option("pmp", "MAP solver of each perturbed problem: pmp (parallel damped "
                                 "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=tuple(SOLVER_OPTIONS))
-    n_samples: int = option(100, "perturbations (each one MAP problem)", lo=1, hi=10**6)
-    sweeps: int = option(200, "solver=pmp: max-product sweeps from zero messages", lo=1)
+    n_samples: int = option(100, "perturbations (each one MAP problem)", lo=1, hi=CHAINS)
+    sweeps: int = option(200, "solver=pmp: max-product sweeps from zero messages", lo=1,
+                        hi=EVALUATION_STEPS)
     damping: float = option(0.5, "solver=pmp: damping α, m ← m + α (m_new − m); 1 = undamped",
                             lo=0.0, hi=1.0, open_lo=True)
     tol: float = option(1e-6, "solver=mplp: stop when a sweep moves no message by more", lo=0.0, open_lo=True)
-    max_sweeps: int = option(50_000, "solver=mplp: sweeps at most", lo=1)
-    chunk: int = option(100, "solver=pmp: problems solved at once (messages: chunk × n² floats)", lo=1)
+    max_sweeps: int = option(50_000, "solver=mplp: sweeps at most", lo=1, hi=EVALUATION_STEPS)
+    chunk: int = option(100, "solver=pmp: problems solved at once (messages: chunk × n² floats)", lo=1,
+                       hi=CHAINS)
 
 
 class PerturbMAPLogZ(Evaluator):
@@ -80,10 +83,14 @@ class PerturbMAPLogZ(Evaluator):
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
         n = int(sizes["n"])
-        if n > MAX_ENUMERATION and math.isqrt(n) ** 2 != n:
+        if n > ENUMERATION_UNITS and math.isqrt(n) ** 2 != n:
             raise RbmlabError(f"evaluator=pmap_log_z: no exact log Z for a {n}-variable model "
-                              f"(enumeration needs n <= {MAX_ENUMERATION}; a larger one must be a "
+                              f"(enumeration needs n <= {ENUMERATION_UNITS}; a larger one must be a "
                               "cyclic side x side lattice)")
+        if n > ENUMERATION_UNITS and math.isqrt(n) > TRANSFER_MATRIX_SIDE:
+            raise RbmlabError(f"evaluator=pmap_log_z: the exact log Z of a {math.isqrt(n)} x "
+                              f"{math.isqrt(n)} lattice needs transfer matrices of side <= "
+                              f"{TRANSFER_MATRIX_SIDE} ({TRANSFER_MATRIX_SIDE.why})")
 
     def solver(self):
         """The MAP solver (rbmlab.inference.solvers) named by ``solver``, with this config's options."""
@@ -95,7 +102,8 @@ class PerturbMAPLogZ(Evaluator):
         exact = exact_log_z(model)
         if exact is None:
             raise RbmlabError(f"evaluator=pmap_log_z: no exact log Z for this {model.n}-variable model "
-                              "(enumeration needs n <= 25; larger ones must be cyclic lattices)")
+                              f"(enumeration needs n <= {ENUMERATION_UNITS}; larger ones must be cyclic "
+                              f"lattices of side <= {TRANSFER_MATRIX_SIDE})")
         graph = model.factor_graph()
         _, shift = to_spins(model, "01")     # log Z of the {0, 1} graph = log Z + shift
         noise = to_numpy(logistic_noise(context.rng, (self.config.n_samples, graph.n), graph.unary.dtype))

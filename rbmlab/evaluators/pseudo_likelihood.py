@@ -12,6 +12,7 @@ from rbmlab.backend.ops import softplus
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.limits import UNITS
 from rbmlab.models.base import Bipartite
 from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import option
@@ -80,7 +81,7 @@ def pseudo_log_likelihood(rbm, v, rng=None, n_units: int | None = None,
 class PseudoLikelihoodConfig(EvaluatorConfig):
     name: str = option("pl", "evaluator")
     n_units: int = option(0, "0: exact, over all units; k: k random units per example, rescaled",
-                          lo=0)
+                          lo=0, hi=UNITS)
 
 
 class PseudoLikelihood(Evaluator):

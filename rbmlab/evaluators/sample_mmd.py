@@ -17,6 +17,7 @@ from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.mmd import log_mmd2
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
+from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXAMPLES
 from rbmlab.validation import option
 
 
@@ -25,10 +26,11 @@ class SampleMMDConfig(EvaluatorConfig):
     name: str = option("mmd", "evaluator")
     sampler: Any = option(None, "inference method drawing the samples (pmp, gibbs, gwg, "
                                 "block_gibbs); null: the model family's", parse=parse_sampler)
-    sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0)
-    n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0, hi=10**7)
+    sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS)
+    n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0,
+                           hi=EXAMPLES)
     chunk: int = option(200, "samples drawn per sampler call (dense PMP holds ~5 (chunk, d, d) "
-                             "arrays: 3.2 GB each at d = 900, chunk 1000, float32)", lo=1)
+                             "arrays: 3.2 GB each at d = 900, chunk 1000, float32)", lo=1, hi=CHAINS)
 
 
 def _binary(units, x):

@@ -28,6 +28,7 @@ from rbmlab.backend import to_numpy
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
+from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXAMPLES
 from rbmlab.models.base import TapForm
 from rbmlab.validation import option
 
@@ -35,14 +36,15 @@ from rbmlab.validation import option
 @dataclass
 class TapEvalConfig(EvaluatorConfig):
     name: str = option("tap", "evaluator")
-    n_init: int = option(1000, "training examples the TAP solutions start from (0: all)", lo=0)
+    n_init: int = option(1000, "training examples the TAP solutions start from (0: all)", lo=0,
+                         hi=EXAMPLES)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     tol: float = option(1e-10, "convergence of each chain: mean-square change of its "
                                "magnetisations (a chain stops once below)", lo=0, open_lo=True)
-    max_iter: int = option(1000, "iteration cap", lo=1)
+    max_iter: int = option(1000, "iteration cap", lo=1, hi=EVALUATION_STEPS)
     unique_tol: float = option(1e-2, "solutions closer than this in root-mean-square difference "
                                "are one", lo=0, open_lo=True)
-    chunk: int = option(2000, "initialisations solved at once (memory)", lo=1)
+    chunk: int = option(2000, "initialisations solved at once (memory)", lo=1, hi=CHAINS)
     combine: str = option("uniform", "how the unique solutions' -F make log Z: uniform (their mean, "
                           "the paper's) or logsumexp (each a mode)", choices=tap.COMBINE_RULES)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import INFERENCE
+from rbmlab.limits import EXAMPLES
 from rbmlab.models.base import GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.validation import Config, option
@@ -29,7 +30,8 @@ class LearnerConfig(Config):
 
     name: str = option("cd", "learner")
     lr: float = option(0.01, "step size", lo=0, open_lo=True)
-    batch_size: int | str = option(100, "examples per update, or 'full'", lo=1, choices=("full",))
+    batch_size: int | str = option(100, "examples per update, or 'full'", lo=1, hi=EXAMPLES,
+                                   choices=("full",))
     optimizer: Any = option({"name": "sgd"}, "update rule (learner/optimizer=sgd|adam|spectral)",
                             parse=OPTIMIZERS.parse)
     sampler: Any = option(None, "negative-phase inference method; null: the model family's",

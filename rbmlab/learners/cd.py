@@ -4,13 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.limits import UPDATE_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class CDConfig(LearnerConfig):
     name: str = option("cd", "learner")
-    k: int = option(1, "sampler steps from the data", lo=1)
+    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS)
 
 
 class CD(Learner):

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.csdcp import CenteredLearner, CenteringConfig
+from rbmlab.limits import UPDATE_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class CGConfig(CenteringConfig):
     name: str = option("cg", "learner")
-    k: int = option(1, "sampler steps from the data", lo=1)
+    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS)
 
 
 class CG(CenteredLearner):

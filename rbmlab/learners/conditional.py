@@ -15,6 +15,7 @@ from rbmlab.backend import namespace
 from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.base import Conditional
 from rbmlab.models.crbm import statistics
 from rbmlab.validation import option
@@ -26,7 +27,8 @@ class ScheduledInferenceConfig(LearnerConfig):
     T = base_iterations + epoch iterations (crbm_bp Sec. 6; using it for mean field and every BP
     learner is our reading)."""
 
-    base_iterations: int = option(7, "inference runs base_iterations + epoch iterations (the paper: 7)", lo=0)
+    base_iterations: int = option(7, "inference runs base_iterations + epoch iterations (the paper: 7)", lo=0,
+                                 hi=UPDATE_STEPS)
     tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0)
 
 

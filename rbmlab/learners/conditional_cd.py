@@ -19,6 +19,7 @@ from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli, sigmoid
 from rbmlab.learners.base import LearnerConfig, difference
 from rbmlab.learners.conditional import ConditionalLearner
+from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.crbm import free_energy, gibbs_sweep, statistics
 from rbmlab.validation import option
 
@@ -26,7 +27,8 @@ from rbmlab.validation import option
 @dataclass
 class ConditionalCDConfig(LearnerConfig):
     name: str = option("conditional_cd", "learner")
-    k: int = option(1, "Gibbs sweeps from the clean target (the paper: 1 and 10)", lo=1)
+    k: int = option(1, "Gibbs sweeps from the clean target (the paper: 1 and 10)", lo=1,
+                   hi=UPDATE_STEPS)
 
 
 class ConditionalCD(ConditionalLearner):
@@ -46,7 +48,7 @@ class ConditionalCD(ConditionalLearner):
 @dataclass
 class CDPercLossConfig(LearnerConfig):
     name: str = option("cd_percloss", "learner")
-    k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1)
+    k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1, hi=UPDATE_STEPS)
 
 
 def lowest_free_energy_search(W, b1, b2, rng, k: int):

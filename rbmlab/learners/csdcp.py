@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.base import Bipartite
 from rbmlab.models.centered import CenteredRBM
-from rbmlab.validation import option
+from rbmlab.validation import invalid, option
 
 
 @dataclass
@@ -34,8 +35,12 @@ class CenteringConfig(LearnerConfig):
 @dataclass
 class CSDCPConfig(CenteringConfig):
     name: str = option("csdcp", "learner")
-    d: int = option(6, "inner SGD steps per mini-batch", lo=1)
-    k: int = option(4, "K': sampler steps per inner step", lo=1)
+    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS)
+    k: int = option(4, "K': sampler steps per inner step", lo=1, hi=UPDATE_STEPS)
+
+    def check(self) -> None:
+        if problem := exceeds(UPDATE_STEPS, self.d * self.k, "d x k (sampler sweeps an update)"):
+            raise invalid("k", problem)
 
 
 class CenteredLearner(Learner):

@@ -30,6 +30,7 @@ from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.learners.frank_wolfe_bias import fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.learners.frank_wolfe_step import line_search
+from rbmlab.limits import CHAINS, EXAMPLES, REPEATS, UPDATE_STEPS
 from rbmlab.models.base import Bipartite
 from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import invalid, option
@@ -41,7 +42,7 @@ class FrankWolfeConfig(LearnerConfig):
     lr: float = option(0.02, "η: step of the plain visible-bias ascent (Alg. 1, Eq. 10) of "
                        "bias_fit=fixed", lo=0, open_lo=True)
     batch_size: int | str = option("full", "must be full: one unit per pass over the training set",
-                                   lo=1, choices=("full",))
+                                   lo=1, hi=EXAMPLES, choices=("full",))
     lam: float = option(0.5, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1); 0.5: the "
                         "paper's grid's best on Caltech validation (results/frank_wolfe)", lo=0)
     lambda_scaling: str = option("constant", "constant: λ as in Alg. 1 | over_t: λ/t, Eq. 8's "
@@ -49,11 +50,13 @@ class FrankWolfeConfig(LearnerConfig):
                                  choices=("constant", "over_t"))
     penalize_bias: bool = option(True, "penalise the hidden bias (the constant unit's weight) too")
     n_samples: int = option(1000, "S: persistent chains whose states stand for the model in the oracle",
-                            lo=1, hi=10**7)
-    sample_steps: int = option(20, "block-Gibbs sweeps of those chains before each oracle call", lo=1)
-    restarts: int = option(3, "L-BFGS-B runs from random non-zero starts; the best is kept", lo=1)
+                            lo=1, hi=CHAINS)
+    sample_steps: int = option(20, "block-Gibbs sweeps of those chains before each oracle call", lo=1,
+                              hi=UPDATE_STEPS)
+    restarts: int = option(3, "L-BFGS-B runs from random non-zero starts; the best is kept", lo=1,
+                          hi=REPEATS)
     init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True)
-    maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1)
+    maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1, hi=UPDATE_STEPS)
     gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True)
     step: str = option("whole", "whole: the oracle's unit with coefficient 1 (Alg. 1 line 5) | "
                        "line_search: the unit scaled by the s ≤ 1 that maximises the Monte-Carlo "
@@ -66,20 +69,24 @@ class FrankWolfeConfig(LearnerConfig):
                            "steps until the data − model residual is at its Monte-Carlo floor, then "
                            "averaged | fixed: bias_steps plain steps of size lr",
                            choices=("converge", "fixed"))
-    bias_steps: int = option(500, "K: plain ascent steps after each new unit (bias_fit=fixed)", lo=0)
+    bias_steps: int = option(500, "K: plain ascent steps after each new unit (bias_fit=fixed)", lo=0,
+                             hi=UPDATE_STEPS)
     bias_lr: float = option(0.5, "converge: damping of the Fisher step (≤ 1; along weakly correlated "
                             "pixels 1 is about half a Newton step)", lo=0, hi=1, open_lo=True)
     bias_tol: float = option(1.0, "converge: stop descending when the residual's mean z² (1 at the "
                              "noise floor) is ≤ 1 + bias_tol over bias_window steps (or stops falling "
                              "at the smallest step: fw_bias_plateau counts those)", lo=0, open_lo=True)
-    bias_window: int = option(10, "converge: steps the stopping rule averages z² over", lo=1)
-    bias_average: int = option(100, "converge: iterates averaged after the rule holds, at least (0: none)", lo=0)
+    bias_window: int = option(10, "converge: steps the stopping rule averages z² over", lo=1,
+                              hi=UPDATE_STEPS)
+    bias_average: int = option(100, "converge: iterates averaged after the rule holds, at least (0: none)", lo=0,
+                               hi=UPDATE_STEPS)
     bias_rhat: float = option(1.1, "converge: the averaging goes on until the chains' R̂ over it is ≤ this "
                               "(they have mixed: the model means are not one mode's)", lo=1, open_lo=True)
     bias_max_steps: int = option(2000, "converge: cap on descent + averaging; units that hit it are "
-                                 "counted (fw_bias_capped)", lo=1)
-    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=2, hi=10**7)
-    bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1)
+                                 "counted (fw_bias_capped)", lo=1, hi=UPDATE_STEPS)
+    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=2, hi=CHAINS)
+    bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1,
+                              hi=UPDATE_STEPS)
 
     def check(self) -> None:
         if self.bias_max_steps < self.bias_window:

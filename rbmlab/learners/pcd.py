@@ -8,14 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class PCDConfig(LearnerConfig):
     name: str = option("pcd", "learner")
-    k: int = option(1, "sampler steps per update", lo=1)
-    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=10**6)
+    k: int = option(1, "sampler steps per update", lo=1, hi=UPDATE_STEPS)
+    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=CHAINS)
     chain_init: str = option("data", "chains start at the first training examples (tiled), or at "
                                       "uniform random states (pmp and GWG's code)", choices=("data", "uniform"),
                              neutral="data")

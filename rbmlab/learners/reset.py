@@ -12,14 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig, difference
+from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class ResetConfig(LearnerConfig):
     name: str = option("reset", "learner")
-    k: int = option(100, "sampler steps (sweeps) from the fresh start, every update", lo=0)
-    n_chains: int = option(0, "negative samples per update; 0 = the batch size", lo=0, hi=10**6)
+    k: int = option(100, "sampler steps (sweeps) from the fresh start, every update", lo=0,
+                   hi=UPDATE_STEPS)
+    n_chains: int = option(0, "negative samples per update; 0 = the batch size", lo=0, hi=CHAINS)
 
 
 class Reset(Learner):

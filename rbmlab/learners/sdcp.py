@@ -12,14 +12,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig, difference
-from rbmlab.validation import option
+from rbmlab.limits import UPDATE_STEPS, exceeds
+from rbmlab.validation import invalid, option
 
 
 @dataclass
 class SDCPConfig(LearnerConfig):
     name: str = option("sdcp", "learner")
-    d: int = option(6, "inner SGD steps per mini-batch", lo=1)
-    k: int = option(4, "K': sampler steps per inner step (same cost as CD-(d·K'))", lo=1)
+    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS)
+    k: int = option(4, "K': sampler steps per inner step (same cost as CD-(d·K'))", lo=1,
+                   hi=UPDATE_STEPS)
+
+    def check(self) -> None:
+        if problem := exceeds(UPDATE_STEPS, self.d * self.k, "d x k (sampler sweeps an update)"):
+            raise invalid("k", problem)
 
 
 class SDCP(Learner):

@@ -19,6 +19,7 @@ from rbmlab.inference import tap
 from rbmlab.inference.solvers import SOLVERS
 from rbmlab.inference.solvers.base import Beliefs
 from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.base import TapForm
 from rbmlab.validation import option
 
@@ -30,7 +31,7 @@ class TapIterationConfig(LearnerConfig):
     """How a TAP learner iterates its fixed points every mini-batch (tap and tap_dbm)."""
 
     max_iter: int = option(10, "TAP iterations per mini-batch at most (Fig. 10: 3, 10 and 100 "
-                                "train alike)", lo=1)
+                                "train alike)", lo=1, hi=UPDATE_STEPS)
     tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
 

@@ -26,6 +26,7 @@ from rbmlab.backend import host_rng
 from rbmlab.inference import tap_dbm
 from rbmlab.learners.base import Learner
 from rbmlab.learners.tap import TapIterationConfig
+from rbmlab.limits import EPOCHS
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
 
@@ -38,7 +39,7 @@ class TapDBMConfig(TapIterationConfig):   # max_iter: for the free and the clamp
     lr: float = option(0.001, "step size of joint training (the paper gives only pretraining's)",
                        lo=0, open_lo=True)
     pretrain_epochs: int = option(50, "greedy layer-wise TAP epochs per RBM before joint training "
-                                      "(Alg. 4; Fig. 11: 50; 0: none)", lo=0)
+                                      "(Alg. 4; Fig. 11: 50; 0: none)", lo=0, hi=EPOCHS)
     pretrain_lr: float = option(0.001, "step size of pretraining (Fig. 11)", lo=0, open_lo=True)
 
 

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli, sigmoid
+from rbmlab.limits import UNITS
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration
 from rbmlab.models.rbm import base_rate_bias
@@ -33,7 +34,8 @@ from rbmlab.validation import option
 @dataclass
 class CRBMConfig(ModelConfig):
     name: str = option("crbm", "model family")
-    n_hidden: int = option(256, "hidden units (the paper: 256, following Mnih et al. 2011)", lo=1)
+    n_hidden: int = option(256, "hidden units (the paper: 256, following Mnih et al. 2011)", lo=1,
+                           hi=UNITS)
     weight_std: float = option(0.01, "W, W_xh ~ N(0, weight_std²); W_xv = 0 (our choice, not the paper's)", lo=0)
     visible_bias: str = option("base_rate", "base_rate: logit of the clean targets' mean (clipped to "
                                "[1e-3, 1 − 1e-3]) | zero", choices=("base_rate", "zero"))

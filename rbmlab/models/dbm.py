@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rbmlab.limits import UNITS
 from rbmlab.models.base import Model, ModelConfig
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
 from rbmlab.models.declaration import Declaration
@@ -28,7 +29,7 @@ SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")   # n_0 … n_3
 class DBMConfig(ModelConfig):
     name: str = option("dbm", "model family")
     n_hidden: list[int] = option([500, 500], "units of hidden layers 1 … L (2 or 3 entries; the "
-                                 "paper does not give Fig. 11's)", lo=1)
+                                 "paper does not give Fig. 11's)", lo=1, hi=UNITS)
     weight_std: float = option(0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0)
 
     def check(self) -> None:

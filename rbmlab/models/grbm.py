@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import UNITS
 from rbmlab.models.base import ModelConfig
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.rbm import BinaryLayers
@@ -29,7 +30,7 @@ from rbmlab.validation import option
 @dataclass
 class GRBMConfig(ModelConfig):
     name: str = option("grbm", "model family")
-    n_hidden: int = option(100, "hidden units", lo=1)
+    n_hidden: int = option(100, "hidden units", lo=1, hi=UNITS)
     weight_std: float = option(1e-3, "W ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0)
     visible_prior: str = option("bernoulli", "visible unit prior: bernoulli {0,1} | spin ±1 | "
                                 "truncated_gaussian on [0,1] | gauss_bernoulli (spike at 0 + "

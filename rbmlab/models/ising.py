@@ -33,6 +33,7 @@ import numpy as np
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import ENUMERATION_UNITS, EXACT_SAMPLING_UNITS, TRANSFER_MATRIX_SIDE
 from rbmlab.models.base import Model, ModelConfig
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_ising
@@ -41,8 +42,8 @@ from rbmlab.validation import invalid, option
 
 SPINS = ("01", "pm1")
 TIES = ("none", "uniform")
-MAX_ENUMERATION = 25      # exact log Z: 2^25 states
-MAX_EXACT_SAMPLING = 20   # inverse-CDF sampling keeps all 2^n probabilities
+MAX_ENUMERATION = ENUMERATION_UNITS          # exact log Z: 2^n states (rbmlab.limits)
+MAX_EXACT_SAMPLING = EXACT_SAMPLING_UNITS     # inverse-CDF sampling keeps all 2^n probabilities
 
 
 @dataclass
@@ -481,7 +482,7 @@ def exact_log_z(model: Ising) -> float | None:
     if model.n <= MAX_ENUMERATION:
         return float(model.exact_log_partition())
     lattice = lattice_parameters(model)
-    if lattice is None:
+    if lattice is None or lattice[0] > TRANSFER_MATRIX_SIDE:
         return None
     from rbmlab.models.transfer_matrix import lattice_log_partition  # noqa: PLC0415
 

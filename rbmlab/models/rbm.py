@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import EXACT_SAMPLING_UNITS, UNITS
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_rbm
@@ -32,7 +33,7 @@ UNIT_NAMES = tuple(UNIT_TYPES)
 @dataclass
 class RBMConfig(ModelConfig):
     name: str = option("rbm", "model family")
-    n_hidden: int = option(500, "hidden units", lo=1)
+    n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS)
     weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0)
     visible_bias: str = option("base_rate", "base_rate: the field whose mean is the training mean "
                                "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1) "
@@ -295,7 +296,7 @@ def log_likelihood(rbm: RBM, v, log_z: float | None = None):
     return _neg_free_energy(rbm.W, rbm.b_v, rbm.b_h, rbm.hidden_units, v) - float(log_z)
 
 
-def sample_exact(rbm: RBM, rng, n_samples: int, max_units: int = 20):
+def sample_exact(rbm: RBM, rng, n_samples: int, max_units: int = EXACT_SAMPLING_UNITS):
     """``n_samples`` exact samples from p(v), (n_samples, n_visible) in the model dtype.
 
     The smaller layer s is drawn from its marginal p(s) ∝ exp(−F(s)) by inverse CDF over all its

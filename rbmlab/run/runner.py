@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
 from rbmlab.config import RunConfig
-from rbmlab.data import load_dataset
+from rbmlab.data import dataset_dimension, load_dataset
 from rbmlab.data.domain import check_run
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
@@ -163,12 +163,14 @@ def _facts(dataset_json: str):
     return load_dataset(**json.loads(dataset_json)).facts()
 
 
-def check_feasible(cfg: RunConfig) -> None:
-    """Every check :func:`prepare` makes, before any job of a sweep starts (data read once per
-    distinct dataset configuration, for its dimension and values)."""
-    facts = _facts(json.dumps(cfg.dataset, sort_keys=True))
-    components(cfg, facts.n_visible)
-    check_run(cfg, facts)
+def check_feasible(cfg: RunConfig, read_data: bool = True) -> None:
+    """Every check :func:`prepare` makes, before any job of a sweep starts, cheapest first: those
+    that need only the data's dimension (enumeration sizes, memory) from the dataset's options,
+    then (``read_data``) those that read the data, once per distinct dataset configuration
+    (files, sampling; its values against the model's units)."""
+    components(cfg, dataset_dimension(cfg.dataset))
+    if read_data:
+        check_run(cfg, _facts(json.dumps(cfg.dataset, sort_keys=True)))
 
 
 def prepare(cfg: RunConfig) -> Setup:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import Bipartite, Conditional, supports
 from rbmlab.validation import Config, option
 
@@ -39,7 +40,8 @@ class Beliefs:
 @dataclass
 class SolverConfig(Config):
     name: str = option("", "solver (rbmlab.inference.solvers.SOLVERS)")
-    max_iter: int = option(50, "iterations (sweeps) at most when the caller gives no budget", lo=1)
+    max_iter: int = option(50, "iterations (sweeps) at most when the caller gives no budget", lo=1,
+                          hi=EVALUATION_STEPS)
 
 
 class Solver:

@@ -8,13 +8,15 @@ from dataclasses import dataclass
 
 from rbmlab.inference.matrix_bp import bethe_log_z, decode, loopy_bp
 from rbmlab.inference.solvers.base import Beliefs, BinaryBipartiteSolver, SolverConfig, binary_bipartite
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class LoopyBPConfig(SolverConfig):
     name: str = option("bp_sum", "solver")
-    max_iter: int = option(50, "BP iterations at most (each: all h → v, then all v → h messages)", lo=1)
+    max_iter: int = option(50, "BP iterations at most (each: all h → v, then all v → h messages)", lo=1,
+                          hi=EVALUATION_STEPS)
     tol: float = option(1e-3, "an instance stops once no message probability moves by more", lo=0)
     damping: float = option(0.0, "L ← (1 − d) L_new + d L_old (the paper uses none)", lo=0, hi=1, open_hi=True)
 

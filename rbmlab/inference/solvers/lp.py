@@ -11,6 +11,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.inference.lp_map import lp_map
 from rbmlab.inference.solvers.base import Beliefs, Solver, SolverConfig
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import FactorGraphForm
 from rbmlab.validation import option
 
@@ -18,7 +19,7 @@ from rbmlab.validation import option
 @dataclass
 class LPConfig(SolverConfig):
     name: str = option("lp", "solver")
-    max_iter: int = option(1, "unused: HiGHS solves each LP to optimality", lo=1)
+    max_iter: int = option(1, "unused: HiGHS solves each LP to optimality", lo=1, hi=EVALUATION_STEPS)
 
 
 class LP(Solver):

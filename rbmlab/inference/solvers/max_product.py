@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from rbmlab.backend import namespace
 from rbmlab.inference.max_product import decode, max_product
 from rbmlab.inference.solvers.base import Beliefs, Solver, SolverConfig
+from rbmlab.limits import CHAINS, EVALUATION_STEPS
 from rbmlab.models.base import FactorGraphForm
 from rbmlab.validation import option
 
@@ -17,9 +18,11 @@ from rbmlab.validation import option
 @dataclass
 class MaxProductConfig(SolverConfig):
     name: str = option("max_product", "solver")
-    max_iter: int = option(200, "flooding sweeps (all of them: no stopping rule)", lo=1)
+    max_iter: int = option(200, "flooding sweeps (all of them: no stopping rule)", lo=1,
+                          hi=EVALUATION_STEPS)
     damping: float = option(0.5, "m ← m + d (m_new − m); 1 = undamped", lo=0.0, hi=1.0, open_lo=True)
-    chunk: int = option(100, "problems solved at once (messages: chunk × n² floats for a dense model)", lo=1)
+    chunk: int = option(100, "problems solved at once (messages: chunk × n² floats for a dense model)", lo=1,
+                       hi=CHAINS)
 
 
 class MaxProduct(Solver):

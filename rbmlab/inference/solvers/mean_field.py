@@ -6,13 +6,15 @@ from dataclasses import dataclass
 
 from rbmlab.inference.mean_field import mean_field, mean_field_log_z
 from rbmlab.inference.solvers.base import Beliefs, BinaryBipartiteSolver, SolverConfig, binary_bipartite
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class MeanFieldConfig(SolverConfig):
     name: str = option("mean_field", "solver")
-    max_iter: int = option(50, "mean-field iterations at most (each: τ^h, then τ^v)", lo=1)
+    max_iter: int = option(50, "mean-field iterations at most (each: τ^h, then τ^v)", lo=1,
+                          hi=EVALUATION_STEPS)
     tol: float = option(1e-3, "an instance has converged once no τ^v moves by more", lo=0)
 
 

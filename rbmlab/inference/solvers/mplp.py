@@ -12,6 +12,7 @@ from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.inference.mplp import mplp
 from rbmlab.inference.solvers.base import Beliefs, Solver, SolverConfig
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import FactorGraphForm, PairwiseCouplings
 from rbmlab.models.factor_graph import DensePairwise
 from rbmlab.validation import option
@@ -20,7 +21,7 @@ from rbmlab.validation import option
 @dataclass
 class MPLPConfig(SolverConfig):
     name: str = option("mplp", "solver")
-    max_iter: int = option(50_000, "sweeps at most", lo=1)
+    max_iter: int = option(50_000, "sweeps at most", lo=1, hi=EVALUATION_STEPS)
     tol: float = option(1e-6, "a problem stops when a sweep moves no message by more", lo=0.0, open_lo=True)
 
 

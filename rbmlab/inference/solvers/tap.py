@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import adatap, tap
 from rbmlab.inference.solvers.base import Beliefs, Solver, SolverConfig
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import TapForm
 from rbmlab.validation import option
 
@@ -21,7 +22,7 @@ from rbmlab.validation import option
 @dataclass
 class TapConfig(SolverConfig):
     name: str = option("tap", "solver")
-    max_iter: int = option(1000, "iterations at most", lo=1)
+    max_iter: int = option(1000, "iterations at most", lo=1, hi=EVALUATION_STEPS)
     tol: float = option(1e-8, "stop once every solution's mean-square change is below this", lo=0)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
 
@@ -45,7 +46,7 @@ class Tap(Solver):
 @dataclass
 class AdaTapConfig(TapConfig):
     name: str = option("adatap", "solver")
-    max_iter: int = option(100, "VAMP iterations at most", lo=1)
+    max_iter: int = option(100, "VAMP iterations at most", lo=1, hi=EVALUATION_STEPS)
 
 
 class AdaTap(Tap):

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from rbmlab.backend.ops import sigmoid
 from rbmlab.backend import namespace
 from rbmlab.inference.solvers.base import Beliefs, BinaryBipartiteSolver, SolverConfig, binary_bipartite
+from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.validation import option
 
 
 @dataclass
 class UnaryConfig(SolverConfig):
     name: str = option("unary", "solver")
-    max_iter: int = option(1, "unused: the fields need no iteration", lo=1)
+    max_iter: int = option(1, "unused: the fields need no iteration", lo=1, hi=EVALUATION_STEPS)
 
 
 class Unary(BinaryBipartiteSolver):
