@@ -167,55 +167,6 @@ def bad_final_values(runs: pd.DataFrame, metric: str) -> dict[str, Any]:
     return found
 
 
-def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
-                  ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
-    """A run of T batched trials (train.trials) as T replicates ``<run_dir>#<t>``, like seeds."""
-    finals = summary.get("final_trials")
-    finals = finals if isinstance(finals, list) else []
-    out = []
-    for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
-        trial_row = {k: v for k, v in row.items() if not k.startswith("final.") and k != "bad_final"}
-        trial_row["run_dir"] = f"{row['run_dir']}#{t}"
-        final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
-        if final.get("status") == "diverged":
-            trial_row["status"] = "diverged"
-            final = {}
-        values, bad = _finals(final)
-        trial_row.update(values)
-        if bad:
-            trial_row["bad_final"] = bad
-        part = curve[curve["trial"] == t].drop(columns="trial").copy()
-        part["run_dir"] = trial_row["run_dir"]
-        out.append((trial_row, part))
-    return out
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _finals(final: Any) -> tuple[dict[str, float], str | None]:
-    """({final.<metric>: value} of a summary.json ``final`` mapping, the JSON text of {metric:
-    value as read} of the values that are not numbers (null, NaN, text, true), or None)."""
-    if not isinstance(final, Mapping):
-        return {}, None
-    values = {f"final.{k}": to_float(v) if _is_number(v) else math.nan for k, v in final.items() if k != "trial"}
-    bad = {str(k): v for k, v in final.items() if k != "trial" and not (_is_number(v) and not math.isnan(v))}
-    return values, (json.dumps(bad, default=repr) if bad else None)
-
-
-def bad_finals(runs: Any, metric: str) -> Any:
-    """Per runs-table row: the value summary.json holds as final ``metric`` when it is not a
-    number (``bad_final``), else None."""
-    def one(text: Any) -> Any:
-        return json.loads(text).get(metric, None) if isinstance(text, str) else None
-
-    def has(text: Any) -> bool:
-        return isinstance(text, str) and metric in json.loads(text)
-    column = runs["bad_final"] if "bad_final" in runs.columns else pd.Series([None] * len(runs), index=runs.index)
-    return column.map(has), column.map(one)
-
-
 def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
              overrides: Any, variant: str | None = None) -> dict[str, Any]:
     """A run's row of the runs table: status, its experiment variant (when it has one), flattened
