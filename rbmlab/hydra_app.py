@@ -173,9 +173,8 @@ def _hydra_task(cfg) -> None:
         print(f"rbmlab: job {hc.job.num} failed: {type(e).__name__}: {e}", file=sys.stderr)
     except BaseException as e:   # a signal, recorded by the runner: a worker ends as signalled
         stop = interruption_of(e)
-        if stop is not None and not is_cli_process():
-            print(f"rbmlab: job {hc.job.num} {stop}; resume=true continues it", file=sys.stderr)
-            end_as_signalled(stop)
+        if stop is not None and hc.mode == RunMode.MULTIRUN and not is_cli_process():
+            end_as_signalled(stop)   # the command's one line comes from the launching process
         raise
 
 
@@ -228,11 +227,16 @@ def check_hydra_overrides(overrides: list[str]) -> list[str]:
     return chosen
 
 
-def _launch(argv: list[str], out: Path, key: str, multirun: bool) -> None:
+def launch(argv: list[str], out: Path, key: str, multirun: bool) -> None:
     """Run Hydra into ``out``. A sweep whose launcher stops (a worker killed) goes on to the
-    reading of its jobs' records, which says what was lost."""
+    reading of its jobs' records, which says what was lost. A termination signal to this process
+    is passed on to the launcher's workers (rbmlab.run.signals.forward), which record their runs
+    as interrupted, before it ends the command."""
+    from rbmlab.run.signals import forward, interruptible  # noqa: PLC0415
+
     try:
-        run_hydra(argv)
+        with interruptible(first=forward):
+            run_hydra(argv)
     except OSError as e:   # Hydra's own files (multirun.yaml, logs) on a full or read-only disk
         raise RbmlabError(f"{key}: cannot write in {out} ({e.strerror or type(e).__name__})") from None
     except Exception as e:  # noqa: BLE001 - a launcher that lost a worker (killed, out of memory)
@@ -273,10 +277,10 @@ def run_command(argv: list[str]) -> None:
         raise RbmlabError(f"{key}: {out} is a file, not a directory")
     if not multirun:   # locked before Hydra creates anything; the run checks earlier work itself
         with DirectoryLock.for_run(out, key, cfg.lock_wait):
-            return _launch(argv, out, key, multirun)
+            return launch(argv, out, key, multirun)
     with DirectoryLock.for_sweep(out, key, cfg.lock_wait):
         take_over_sweep(out, key, cfg.resume, cfg.overwrite)
-        _launch(argv, out, key, multirun)
+        launch(argv, out, key, multirun)
         problems = failed_jobs(out, len(combos))
     if problems:
         raise RbmlabError(f"{len(problems)} of {len(combos)} job(s) of the sweep failed; "

@@ -111,6 +111,9 @@ def test_a_run_killed_without_a_handler_is_reported_interrupted_never_running(tm
     finally:
         live.kill()
         live.wait(timeout=60)
+    code, _, err = rbmlab("run", *ARGS, cwd=tmp_path)            # the run-directory check, under its lock
+    assert code == 2
+    one_error_line(err, "holds an interrupted run (checkpoint of epoch 10)")
     resumes_to_reference(tmp_path, reference)
 
 
@@ -131,13 +134,52 @@ def test_a_killed_launcher_leaves_its_jobs_interrupted(tmp_path):
     while any(is_held(tmp_path / "sweep" / j) for j in ("0", "1")):   # the workers' exit
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    for job in ("0", "1"):
-        run = tmp_path / "sweep" / job
-        assert observed_status(run, summary(run)) == "interrupted", summary(run)
+    for job in ("0", "1"):   # each worker recorded its own interruption
+        record = summary(tmp_path / "sweep" / job)
+        assert record["status"] == "interrupted" and record["interrupted"]["signal"] == "SIGTERM", record
     code, _, err = rbmlab("run", "-m", *SMALL, "train.epochs=10", "seed=1,2", "hydra.sweep.dir=sweep",
                           "resume=true", cwd=tmp_path)
     assert code == 0, err
     assert all(summary(tmp_path / "sweep" / j)["status"] == "completed" for j in ("0", "1"))
+
+
+@pytest.mark.slow
+def test_a_signal_to_the_launching_process_alone_stops_its_workers_too(tmp_path):
+    """``kill PID`` of a joblib sweep's command (not its process group): the command passes the
+    signal on to its workers, which record their runs as interrupted, and ends with one line and
+    status 128 + 15; no worker trains on as an orphan."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "RBMLAB_FAULT": "stall_after_epoch:3"}
+    proc = subprocess.Popen([sys.executable, "-m", "rbmlab", "run", "-m", *SMALL, "train.epochs=10",
+                             "seed=1,2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                             "hydra.sweep.dir=sweep"], cwd=tmp_path, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for job in ("0", "1"):
+        wait_for(tmp_path / "sweep" / job / "summary.json", at_epoch(3), timeout=120)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    # the one line; after it multiprocessing's resource tracker may warn of loky's semaphores
+    assert err.startswith("rbmlab: error: interrupted by SIGTERM") and "Traceback" not in err, err
+    for job in ("0", "1"):
+        run = tmp_path / "sweep" / job
+        assert not is_held(run) and summary(run)["status"] == "interrupted", summary(run)
+
+
+@pytest.mark.slow
+def test_an_ignored_hangup_stays_ignored(tmp_path, reference):
+    """Under nohup (SIGHUP ignored) a closed terminal does not stop the run."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "RBMLAB_FAULT": "stall_after_epoch:10"}
+    proc = subprocess.Popen([sys.executable, "-m", "rbmlab", "run", *ARGS], cwd=tmp_path, env=env,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    wait_for(tmp_path / "run" / "summary.json", at_epoch(10))
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert proc.poll() is None and summary(tmp_path / "run")["status"] == "running"
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert summary(tmp_path / "run")["interrupted"]["signal"] == "SIGTERM"
+    resumes_to_reference(tmp_path, reference)
 
 
 @pytest.mark.slow

@@ -80,16 +80,17 @@ def observed_status(run_dir: Path, summary: dict[str, Any]) -> str:
 
 
 def describe_work(run_dir: Path) -> str | None:
-    """What earlier work ``run_dir`` holds ("a completed run", "a partial run ..."), None if none."""
+    """What earlier work ``run_dir`` holds ("a completed run", "a partial run ..."), None if none.
+    Called with the run's lock held, so a summary that says running was left by a dead writer."""
     present = [name for name in RECORD_FILES if (run_dir / name).exists()]
     if not present:
         return None
     try:
         summary = read_summary(run_dir / "summary.json")
-        status = observed_status(run_dir, summary)
+        status = summary.get("status")
     except RbmlabError:
         summary, status = {}, None
-    if status == "interrupted":
+    if status in ("running", "interrupted"):
         return f"an interrupted run (checkpoint of epoch {summary.get('epochs_done', 0)})"
     return f"a {status} run" if status in ("completed", "diverged", "failed") else \
         f"a partial run ({', '.join(present)})"
@@ -248,6 +249,8 @@ class RunRecord:
         except RbmlabError:
             previous = {}
         if previous.get("status") in ("completed", "diverged"):
+            return
+        if not previous and not (self.out / "config.yaml").exists():   # stopped before it started
             return
         record = {"epochs_done": 0, "final": {}, **summary, **previous}
         record.pop("error", None)

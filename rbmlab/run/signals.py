@@ -17,7 +17,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 CAUGHT = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR2)
 
@@ -73,23 +73,74 @@ def interruption_of(exc: BaseException) -> RunInterrupted | None:
     return None
 
 
-def _raise(signum: int, _frame) -> None:
-    for sig in CAUGHT:   # a second signal while the run records the first ends the process
-        signal.signal(sig, signal.SIG_DFL)
-    raise RunInterrupted(signum)
+def _raiser(first: Callable[[RunInterrupted], None] | None):
+    def handler(signum: int, _frame) -> None:
+        for sig in CAUGHT:   # a second signal while the run records the first ends the process
+            signal.signal(sig, signal.SIG_DFL)
+        stop = RunInterrupted(signum)
+        if first is not None:
+            first(stop)
+        raise stop
+    return handler
 
 
 @contextlib.contextmanager
-def interruptible() -> Iterator[None]:
+def interruptible(first: Callable[[RunInterrupted], None] | None = None) -> Iterator[None]:
     """Turn the termination signals into :class:`RunInterrupted` for the block, then restore
-    the handlers there were. Outside the main thread (where Python runs no signal handlers) it
-    does nothing: the signal's default action and the run's lock tell the story there."""
+    the handlers there were; ``first(stop)`` runs in the handler before the exception is raised
+    (a launcher passes the signal on to its workers there, before its pool can kill them).
+    Outside the main thread (where Python runs no signal handlers) it does nothing: the
+    signal's default action and the run's lock tell the story there."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.signal(sig, _raise) for sig in CAUGHT}
+    # a signal the user chose to ignore stays ignored (nohup: SIGHUP; a script's background job: SIGINT)
+    caught = [sig for sig in CAUGHT if signal.getsignal(sig) is not signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, _raiser(first)) for sig in caught}
     try:
         yield
     finally:
         for sig, handler in previous.items():   # None: a handler installed outside Python
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+
+def children(pid: int | None = None) -> list[int]:
+    """The live child processes of ``pid`` (default: this one), from /proc (Linux; elsewhere
+    none): a launcher's workers (multiprocessing's resource tracker is not one: it cleans up
+    after the others, on its own)."""
+    pid = os.getpid() if pid is None else pid
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != b"Z" and not _is_resource_tracker(entry):
+                found.append(int(entry))
+    return found
+
+
+def _is_resource_tracker(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"resource_tracker" in f.read()
+    except OSError:
+        return False
+
+
+def forward(stop: RunInterrupted, wait: float = 30.0) -> None:
+    """Send SIGTERM to this process's children (a launcher's workers, each then recording its
+    run as interrupted) and wait for them to end, at most ``wait`` seconds: a launcher that is
+    stopped does not leave its workers training on as orphans."""
+    import time  # noqa: PLC0415
+
+    pids = children()
+    for pid in pids:   # SIGTERM: a worker may ignore SIGINT (loky's do), none ignores this
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while pids and time.monotonic() < deadline:
+        time.sleep(0.1)
+        pids = [p for p in pids if p in children()]

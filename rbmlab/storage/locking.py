@@ -24,6 +24,7 @@ from rbmlab.storage.faults import injected_os_error
 
 LOCK_NAME = ".rbmlab.lock"
 POLL_SECONDS = 0.2
+PROBE_GRACE_SECONDS = 1.0   # is_held's probe holds a shared lock for microseconds: not a holder
 
 
 @dataclass
@@ -57,25 +58,43 @@ def _open(lock: Path, key: str) -> int:
         raise RbmlabError(f"{key}: cannot write in {lock.parent} ({e.strerror or type(e).__name__})") from None
 
 
+def _held_by_writer(fd: int) -> bool:
+    """Whether an exclusive holder has the lock of ``fd`` (not only :func:`is_held`'s probes,
+    whose shared locks last microseconds)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return False
+
+
 def is_held(run_dir: Path) -> bool:
-    """Whether a live process holds ``run_dir``'s lock (this one included), probed without
-    taking it for longer than the probe and without creating anything."""
+    """Whether a live process holds ``run_dir``'s lock (this one included), probed with a shared
+    lock for as long as the probe and without creating anything. When in doubt, held: a lock file
+    that cannot be opened, a file system without flock, or a lock last taken on another host
+    (where flock may be local to each machine, its holder cannot be seen from here)."""
     name = os.path.abspath(Path(run_dir) / LOCK_NAME)
     if name in _HELD:
         return True
     try:
         fd = os.open(name, os.O_RDONLY)
-    except OSError:   # no lock file: no process ever ran there, or it was moved
+    except FileNotFoundError:   # no lock file: no process ever ran there, or it was moved
         return False
+    except OSError:
+        return True
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
+    except OSError:   # BlockingIOError: held; others: a file system without flock
+        os.close(fd)
         return True
-    except OSError:   # a file system without flock: assume the worst, a live owner
-        return True
+    try:
+        host = json.loads(os.pread(fd, 4096, 0).decode() or "{}").get("host")
+    except (OSError, ValueError, AttributeError):
+        host = None
     finally:
         os.close(fd)   # drops the probe's shared lock with the descriptor
+    return host is not None and host != socket.gethostname()
 
 
 class DirectoryLock:
@@ -113,13 +132,13 @@ class DirectoryLock:
             held.count += 1
             return self
         fd = _open(self.lock, self.key)
-        deadline = time.monotonic() + self.wait
+        deadline = time.monotonic() + max(self.wait, PROBE_GRACE_SECONDS)
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or (not self.wait and _held_by_writer(fd)):
                     holder = _holder(fd)
                     os.close(fd)
                     hint = f"waited {self.wait:g} s; " if self.wait else ""
