@@ -226,3 +226,33 @@ def test_a_report_killed_while_writing_leaves_the_old_one_and_the_next_cleans_up
     assert code == 0, err
     no_temporaries(out)
     assert (out / "test_reconstruction_error.md").exists()
+
+
+def test_a_probe_is_not_a_holder_and_a_holder_is_refused_at_once(tmp_path):
+    """is_held's shared lock lasts microseconds: an acquire that meets one waits it out (a
+    second), while an exclusive holder is refused at once with wait=0."""
+    import fcntl  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from rbmlab.errors import RbmlabError  # noqa: PLC0415
+
+    (tmp_path / "r").mkdir()
+    lock = tmp_path / "r" / ".rbmlab.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_SH)                         # a probe, released 0.3 s later
+    threading.Timer(0.3, lambda: fcntl.flock(fd, fcntl.LOCK_UN)).start()
+    with DirectoryLock.for_run(tmp_path / "r"):
+        pass
+    fcntl.flock(fd, fcntl.LOCK_EX)                         # a real holder
+    t0 = time.monotonic()
+    with pytest.raises(RbmlabError, match="is in use by"):
+        DirectoryLock.for_run(tmp_path / "r").acquire()
+    assert time.monotonic() - t0 < 0.5
+    os.close(fd)
+
+
+def test_a_report_into_a_folder_not_made_yet_makes_it(tmp_path):
+    from rbmlab.storage.publish import publish  # noqa: PLC0415
+
+    publish({tmp_path / "new" / "deeper" / "a.md": "x"})
+    assert (tmp_path / "new" / "deeper").is_dir() and (tmp_path / "new" / "deeper" / "a.md").read_text() == "x"

@@ -23,6 +23,8 @@ from rbmlab.config import TrainConfig
 from rbmlab.data.registry import SPECS, dataset_dimension, load_dataset
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
+from rbmlab.experiment.deconvolution import DeconvolutionConfig
+from rbmlab.experiment.figures import FIGURES
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.inference import INFERENCE
 from rbmlab.inference.solvers import SOLVERS
@@ -43,6 +45,7 @@ def config_classes() -> dict[str, list[type]]:
               for group, registry in REGISTRIES.items()}
     groups["dataset"] = [spec.options for spec in SPECS.values()]
     groups["train"] = [TrainConfig]
+    groups["experiment"] = [DeconvolutionConfig, *{d.options for _, d in FIGURES.items()}]   # kinds' options
     return groups
 
 

@@ -42,6 +42,7 @@ import numpy as np
 from rbmlab.backend import host_rng, namespace
 from rbmlab.inference.max_product import logistic_noise, perturb_and_max_product
 from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
+from rbmlab.limits import CHAINS, EVALUATION_STEPS, UNITS
 from rbmlab.storage.fileio import write_error
 from rbmlab.storage.publish import publish
 from rbmlab.validation import option, parse_options
@@ -52,14 +53,14 @@ class DeconvolutionConfig:
     """The posterior and the sampler (defaults: pmp Sec. 5.6's sizes and sweeps; the priors p_s, p_w,
     p_e are the authors' code's, the paper does not give them)."""
 
-    n_features: int = option(5, "features K sampled (the data have 4)", lo=1)
-    feature_side: int = option(6, "feature side fh = fw (the data's are 5)", lo=1)
+    n_features: int = option(5, "features K sampled (the data have 4)", lo=1, hi=UNITS)
+    feature_side: int = option(6, "feature side fh = fw (the data's are 5)", lo=1, hi=UNITS)
     p_s: float = option(0.01, "prior P(S = 1)", lo=0.0, hi=1.0, open_lo=True, open_hi=True)
     p_w: float = option(0.25, "prior P(W = 1)", lo=0.0, hi=1.0, open_lo=True, open_hi=True)
     p_e: float = option(1e-100, "evidence flip probability: X log-odds ±(−logit(p_e))", lo=0.0, hi=0.5,
                         open_lo=True)
-    n_samples: int = option(5, "posterior samples, solved at once", lo=1)
-    sweeps: int = option(1000, "max-product sweeps from zero messages", lo=1)
+    n_samples: int = option(5, "posterior samples, solved at once", lo=1, hi=CHAINS)
+    sweeps: int = option(1000, "max-product sweeps from zero messages", lo=1, hi=EVALUATION_STEPS)
     damping: float = option(0.5, "m ← m + damping (m_new − m); 1 = undamped", lo=0.0, hi=1.0, open_lo=True)
     seed: int = option(0, "seed of the perturbations", lo=0)
     sampler: str = option("pmp", "pmp (the paper's), gibbs (single-site Gibbs chains) or gwg "

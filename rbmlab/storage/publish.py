@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from rbmlab.storage.fileio import atomic_write_all, remove_stale_temporaries
+from rbmlab.storage.fileio import atomic_write_all, remove_stale_temporaries, write_error
 from rbmlab.storage.locking import DirectoryLock
 
 WAIT_SECONDS = 300.0   # another render of the same files takes seconds; a stuck one is named
@@ -23,8 +23,14 @@ def publish(files: dict[Path, bytes | str], what: str = "report") -> dict[Path, 
     """Replace ``files`` together (see :func:`~rbmlab.storage.fileio.atomic_write_all`) under
     their lock, after removing the stale temporaries of those names. Text is written as UTF-8."""
     files = {Path(p): data for p, data in files.items()}
+    folders = sorted({p.parent.resolve() for p in files})
+    for folder in folders:   # made first: the lock is the folder's own inode
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise write_error(folder, e, what) from None
     with contextlib.ExitStack() as stack:
-        for folder in sorted({p.parent.resolve() for p in files}):
+        for folder in folders:
             stack.enter_context(DirectoryLock.for_directory(folder, what, WAIT_SECONDS))
         for path in files:
             remove_stale_temporaries(path.parent, path.name)

@@ -15,6 +15,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.tap import TapEvalConfig
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.experiment.figures import FigureOptions
+from rbmlab.limits import EPOCHS, EVALUATION_STEPS, EXAMPLES, UNITS
 from rbmlab.report.load import read_summary
 from rbmlab.validation import option
 
@@ -25,17 +26,17 @@ TAP_RUNS = {"tap/figure-3": "", "tap/figure-3-seeds": "-seeds"}
 @dataclass
 class FigureConfig(FigureOptions):
     n_init: int = option(1000, "training images the TAP solutions start from (Figs. 5-6; the "
-                               "paper: 10,000; CBCL: all faces)", lo=1)
+                               "paper: 10,000; CBCL: all faces)", lo=1, hi=EXAMPLES)
     epochs: list[int] | None = option(None, "epochs of Figs. 5-6 (default: every snapshot; CBCL "
-                                            "every 10th); Fig. 12: of its evaluated epochs")
+                                            "every 10th); Fig. 12: of its evaluated epochs", lo=0, hi=EPOCHS)
     tol: float = option(1e-10, "TAP convergence of each chain (mean-square change; see "
                                "rbmlab.evaluators.tap)", lo=0, open_lo=True)
-    max_iter: int = option(1000, "TAP iteration cap", lo=1)
+    max_iter: int = option(1000, "TAP iteration cap", lo=1, hi=EVALUATION_STEPS)
     unique_tol: float = option(1e-2, "root-mean-square distance below which solutions are one",
                                lo=0, open_lo=True)
-    fields: int = option(6, "Fig. 4: fields drawn at each end of each ranking", lo=1)
+    fields: int = option(6, "Fig. 4: fields drawn at each end of each ranking", lo=1, hi=UNITS)
     n_images: int = option(0, "Fig. 7: initial images (0: every image of classes 3, 6, 7 among the "
-                              "first 10,000; CBCL: every face); n: the first n of them", lo=0)
+                              "first 10,000; CBCL: every face); n: the first n of them", lo=0, hi=EXAMPLES)
     variants: list[str] | None = option(None, "Figs. 4, 5, 7: only these datasets (binary, real, "
                                               "cbcl); default all that ran", choices=("binary", "real", "cbcl"))
 
@@ -45,7 +46,7 @@ class SizedFigureConfig(FigureConfig):
     """Figs. 5 and 12: the options, and the model size drawn."""
     n_hidden: int | None = option(None, "draw the models of exactly this size (default: the paper's, "
                                         "N_h = 100 for Fig. 5 and 500 for Fig. 12, or the nearest size "
-                                        "that ran); the file names get -h<N_h>", lo=1)
+                                        "that ran); the file names get -h<N_h>", lo=1, hi=UNITS)
 
     def sized_name(self, canvas, stem: str) -> str:
         """The file stem of the figure, with -h<N_h> where ``n_hidden`` chose the size."""
