@@ -25,6 +25,7 @@ from rbmlab.data.domain import check_run
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
+from rbmlab.evaluators.applicable import check_applies
 from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.reconstruction import Reconstruction
 from rbmlab.learners import LEARNERS
@@ -112,7 +113,7 @@ def components(cfg: RunConfig, n_visible: int):
         raise RbmlabError(f"train.trials: {cfg.learner.name} trains one model at a time; use "
                           "seeds (-m seed=0,1,2) for independent runs")
     learner.check(model_class)
-    evaluator.check(model_class, sizes)
+    check_applies(evaluator, model_class, sizes)   # its refusal names the evaluators that apply
     check_configured_units(cfg.model, model_class, learner, evaluator)
     truth_for(evaluator, cfg.dataset, build=False)
     return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
