@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator
 CAUGHT = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR2)
 
 
-class RunInterrupted(BaseException):
-    """A termination signal arrived. A BaseException, like KeyboardInterrupt: ``except
-    Exception`` handlers (a sweep that goes on past a failed job) must not swallow it."""
+class RunInterrupted(KeyboardInterrupt):
+    """A termination signal arrived. A KeyboardInterrupt (a BaseException): ``except Exception``
+    handlers (a sweep that goes on past a failed job) do not swallow it, and code that cleans up
+    after Ctrl-C (joblib, a notebook) does the same for SIGTERM."""
 
     def __init__(self, signum: int):
         self.signum = int(signum)
