@@ -230,6 +230,7 @@ def test_a_sweep_takes_the_launcher_and_both_roots(tmp_path, monkeypatch):
     assert reported == [(Path("o/demo/bars-cd-vs-pcd/smoke"), Path("r/demo"))]
 
 
+@pytest.mark.slow
 def test_a_figure_passes_a_launcher_on_to_its_source_when_it_runs(tmp_path, monkeypatch):
     import rbmlab.experiment as experiment
     ran = []

@@ -191,7 +191,8 @@ def test_every_family_has_a_run():
     assert set(RUNS) == set(FAMILIES), "name a 1-epoch run of the new family in RUNS"
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "rbm" else f
+                                    for f in FAMILIES])   # rbm's evaluate: also tests/test_cli.py
 def test_evaluate_gives_the_runs_final_numbers(family, tmp_path, monkeypatch, capsys):
     run_args, evaluate_args = RUNS[family]
     monkeypatch.chdir(tmp_path)

@@ -210,6 +210,7 @@ def test_a_live_lock_probe_neither_creates_nor_keeps_anything(tmp_path):
         pass
 
 
+@pytest.mark.slow
 def test_a_report_killed_while_writing_leaves_the_old_one_and_the_next_cleans_up(tmp_path, reference):
     """RBMLAB_FAULT=write:<file> kills a report after its four temporaries are written and
     before any rename: the old report stays whole; the next report removes the temporaries."""

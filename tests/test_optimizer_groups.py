@@ -57,7 +57,11 @@ def test_every_tuning_file_names_a_learner_and_optimizer_and_only_their_options(
         assert set(yaml.safe_load(path.read_text())) <= fields - {"name"}
 
 
-@pytest.mark.parametrize("learner,optimizer", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+FAST = ("cd", "tap", "tap_dbm")   # the pairs and the default learner in make test; the rest: slow set
+
+
+@pytest.mark.parametrize("learner,optimizer", [
+    pytest.param(a, b, marks=() if a in FAST else pytest.mark.slow) for a, b in PAIRS], ids=[f"{a}-{b}" for a, b in PAIRS])
 def test_every_learner_takes_every_optimizer_and_steps_with_it(learner, optimizer):
     cfg = validated_run_config([f"learner={learner}", f"learner/optimizer={optimizer}"])
     chosen = cfg.learner.optimizer
