@@ -174,6 +174,8 @@ RESUMED = {"rbm": ["dataset=bars_stripes", "model.n_hidden=4", "learner=pcd", "l
                     "evaluator=pixel_error", "train.progress=false", "train.epochs=2"],
            "dbm": ["dataset=bars_stripes", "model=dbm", "model.n_hidden=[4,3]", "learner=tap_dbm",
                    "learner.pretrain_epochs=1", "evaluator=exact", "train.progress=false", "train.epochs=2"]}
+RESUMED["rbm-adam"] = [*RESUMED["rbm"], "learner/optimizer=adam"]
+RESUMED["rbm-momentum"] = [*RESUMED["rbm"], "learner.optimizer.momentum=0.5"]
 
 
 _KILLED: dict[str, Path] = {}   # family → a run killed after its last checkpoint, made once
@@ -229,6 +231,12 @@ RESUME_CASES = [
          "W_xh has shape (9, 4), expected (10, 4) = (n_inputs, n_hidden) to match W_xv (10, 9)",
          killed("crbm", W_xv=np.zeros((N + 1, N), np.float32))),
     Case("resume-dbm-no-b1", resume("dbm"), "missing b1", killed("dbm", b1=None)),
+    Case("resume-rbm-adam-moment-resized", resume("rbm-adam"),
+         "optimizer state state.adam_v_W has shape (4, 9), expected (9, 4)",
+         killed("rbm-adam", **{"state.adam_v_W": np.zeros((4, N), np.float32)})),
+    Case("resume-rbm-velocity-resized", resume("rbm-momentum"),
+         "optimizer state state.velocity_b_h has shape (5,), expected (4,)",
+         killed("rbm-momentum", **{"state.velocity_b_h": np.zeros(5, np.float32)})),
 ]
 
 CASES = EVALUATE_CASES + INIT_CASES + RESUME_CASES

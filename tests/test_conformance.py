@@ -160,6 +160,21 @@ def test_optimizer(name, family):
         np.testing.assert_allclose(getattr(same, p), getattr(model, p), atol=1e-7)
 
 
+@pytest.mark.parametrize("node", [{"name": "sgd", "momentum": 0.5}, *OPTIMIZERS.names()], ids=str)
+@pytest.mark.parametrize("family", MODELS.names())
+def test_optimizer_declares_its_buffers(node, family):
+    """The state entries an update keeps are those ``buffers`` declares, of the shapes it says
+    (resume=true checks a checkpoint's against them)."""
+    optimizer = OPTIMIZERS.build(OPTIMIZERS.parse(node))
+    backend, cls, _, model = make_model(family, trials=2)
+    rng = backend.rng(7)
+    grad = {p: rng.standard_normal(getattr(model, p).shape).astype(getattr(model, p).dtype) for p in cls.PARAMS}
+    _, state = optimizer.update(model, grad, {}, 0.01)
+    _, state = optimizer.update(model, grad, state, 0.01)
+    buffers = optimizer.buffers(model)
+    assert {k: tuple(np.shape(v)) for k, v in state.items()} == {k: buffers.get(k) for k in state}
+
+
 @pytest.mark.parametrize("name", LEARNERS.names())
 @pytest.mark.parametrize("family", MODELS.names())
 def test_learner(name, family):

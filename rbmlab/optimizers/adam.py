@@ -32,6 +32,11 @@ class AdamConfig(Config):
 class Adam(Optimizer):
     config_class = AdamConfig
 
+    def buffers(self, model) -> dict[str, tuple[int, ...]]:
+        shapes = {name: tuple(a.shape) for name, a in model.arrays().items()}
+        return {"adam_t": (), **{f"adam_{moment}_{name}": shape for name, shape in shapes.items()
+                                 for moment in "mv"}}
+
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg, xp = self.config, model.xp
         state = dict(state)

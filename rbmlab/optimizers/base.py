@@ -29,3 +29,8 @@ class Optimizer:
 
     def update(self, model, grad: dict, state: dict, lr: float):
         raise NotImplementedError
+
+    def buffers(self, model) -> dict[str, tuple[int, ...]]:
+        """The learner state entries ``update`` keeps, each with its shape: created at the first
+        update, so a checkpoint holds them once training has stepped (resume checks them)."""
+        return {}

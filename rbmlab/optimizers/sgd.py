@@ -39,6 +39,9 @@ class SGD(Optimizer):
 
     config_class = SGDConfig
 
+    def buffers(self, model) -> dict[str, tuple[int, ...]]:
+        return {f"velocity_{name}": tuple(a.shape) for name, a in model.arrays().items()}
+
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg = self.config
         steps = {name: penalized(model, name, g, cfg.weight_decay, cfg.l1) for name, g in grad.items()}

@@ -6,7 +6,8 @@ learner state that does not fit the run — a file damaged or edited by hand —
 fail inside a matrix product several calls later. Here every such mismatch is one line naming
 ``resume`` and the file: the family, the sizes the run was set up with (those the learner
 grows excepted), the number of trials, the epoch counters, and every learner state entry a fresh
-start creates (its shape, or with the model's trial axis in front).
+start creates (its shape, or with the model's trial axis in front), and the optimizer's buffers
+(velocities, Adam's moments) of the parameters' shapes.
 """
 from __future__ import annotations
 
@@ -64,6 +65,12 @@ def _check_state(path: Path, model, state: dict, run) -> None:
         if tuple(saved.shape) not in allowed:
             raise _bad(path, f"learner state state.{key} has shape {tuple(saved.shape)}, expected "
                              + " or ".join(str(s) for s in sorted(allowed, key=len)))
+    optimizer = getattr(run.learner, "optimizer", None)
+    buffers = optimizer.buffers(model) if optimizer is not None else {}
+    for key, want in buffers.items():   # the optimizer's own entries, once it has stepped
+        if key in state and tuple(np.shape(state[key])) != want:
+            raise _bad(path, f"optimizer state state.{key} has shape {tuple(np.shape(state[key]))}, "
+                             f"expected {want} (the parameter's)")
 
 
 def check_resumed(run, path: Path, model, meta: dict, state: dict) -> None:
