@@ -70,6 +70,10 @@ class Learner:
                 raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
                                   f"{capability.__name__} ({hint})")
 
+    def check_schedule(self, epochs: int) -> None:
+        """One-line error if a per-update count this learner grows with the epoch would pass its
+        bound by the last of ``epochs`` (none grows here)."""
+
     def unit_needs(self, model_class: type) -> dict[str, tuple[str, ...]]:
         """The unit types the learner and its negative-phase sampler are written for (each
         setting: what both allow)."""

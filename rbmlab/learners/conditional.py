@@ -15,7 +15,7 @@ from rbmlab.backend import namespace
 from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
-from rbmlab.limits import UPDATE_STEPS
+from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.base import Conditional
 from rbmlab.models.crbm import statistics
 from rbmlab.validation import option
@@ -58,6 +58,12 @@ class ConditionalLearner(Learner):
     def iterations(self, state) -> int:
         """T = base_iterations + epoch (a ScheduledInferenceConfig learner)."""
         return self.config.base_iterations + self.epoch(state)
+
+    def check_schedule(self, epochs: int) -> None:
+        if isinstance(self.config, ScheduledInferenceConfig):
+            last = self.config.base_iterations + epochs   # T at the last epoch
+            if problem := exceeds(UPDATE_STEPS, last, "base_iterations + train.epochs (T of the last epoch)"):
+                raise RbmlabError(f"learner.base_iterations: {problem}")
 
     def inference_iterations(self, state) -> int | None:
         """The T of the last epoch trained (base_iterations before the first): the paper's

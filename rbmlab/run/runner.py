@@ -113,6 +113,7 @@ def components(cfg: RunConfig, n_visible: int):
         raise RbmlabError(f"train.trials: {cfg.learner.name} trains one model at a time; use "
                           "seeds (-m seed=0,1,2) for independent runs")
     learner.check(model_class)
+    learner.check_schedule(cfg.train.epochs)
     check_applies(evaluator, model_class, sizes)   # its refusal names the evaluators that apply
     check_configured_units(cfg.model, model_class, learner, evaluator)
     truth_for(evaluator, cfg.dataset, build=False)
