@@ -774,3 +774,21 @@ def test_gibbs_datasets_are_cached_and_the_cache_is_only_a_shortcut(tmp_path, mo
     assert calls == [1, 1, 1]
     assert not np.array_equal(ising_data(**{**given, "burn_in": 21}).train, first.train)
     assert len(list((tmp_path / "ising_samples").glob("*.npy"))) == 2
+
+
+def test_the_ground_truth_log_partition_of_a_large_dataset_is_cached(tmp_path, monkeypatch) -> None:
+    """Above CACHED_LOG_Z_FROM variables the enumerated log Z is kept in the cache: a second load
+    reads it (a planted value comes back), a damaged entry is recomputed."""
+    from rbmlab.data import load_dataset, model_samples  # noqa: PLC0415 - the module, to patch it
+
+    monkeypatch.setenv("RBMLAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(model_samples, "CACHED_LOG_Z_FROM", 4)
+    options = {"name": "ising_samples", "n": 6, "structure": "dense", "n_train": 20, "n_test": 20}
+    exact = ising_ground_truth(IsingSamplesOptions(**{k: v for k, v in options.items() if k != "name"}))\
+        .exact_log_partition()
+    assert load_dataset(**options).info["ground_truth"]["log_partition"] == pytest.approx(exact, abs=1e-12)
+    [entry] = (tmp_path / "ising_samples").glob("log_z-*.json")
+    entry.write_text('{"log_partition": 123.5}')
+    assert load_dataset(**options).info["ground_truth"]["log_partition"] == 123.5
+    entry.write_text("not json")
+    assert load_dataset(**options).info["ground_truth"]["log_partition"] == pytest.approx(exact, abs=1e-12)

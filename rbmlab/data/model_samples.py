@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +36,7 @@ STRUCTURES = ("lattice", "dense", "erdos_renyi")
 WEIGHTS = ("normal", "uniform", "constant")
 EXACT_SAMPLING_MAX = EXACT_SAMPLING_UNITS   # rbmlab.limits
 EXACT_LOG_Z_MAX = ENUMERATION_UNITS
+CACHED_LOG_Z_FROM = 20   # enumerating more variables than this takes ~0.1 s and up: kept in the cache
 
 
 @dataclass(frozen=True)
@@ -149,31 +151,59 @@ def _gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndar
 GIBBS_CACHE_VERSION = 1   # bump when the Gibbs draws of given options change
 
 
-def _cached_gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndarray:
-    """:func:`_gibbs_samples`, kept in the cache (``<cache>/ising_samples/<options hash>.npy``):
-    they are a pure function of the options, and long chains (pmp's Erdős–Rényi data: 2,000 chains
-    of 5,000 sweeps) cost a minute that every run of a sweep would otherwise repeat. Written
-    atomically; an unreadable or unwritable cache only costs the sampling."""
-    key = hashlib.sha256(json.dumps({"version": GIBBS_CACHE_VERSION, **asdict(opts)}, sort_keys=True).encode())
-    for array in (model.J, model.h):           # the model itself: a changed generator misses
+def _model_key(model, **extra) -> hashlib._Hash:
+    """A hash of the model's parameters (a changed generator misses the cache) and ``extra``."""
+    key = hashlib.sha256(json.dumps(extra, sort_keys=True).encode())
+    for array in (model.J, model.h):
         key.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-    path = F.cache_dir() / "ising_samples" / f"{key.hexdigest()[:24]}.npy"
+    return key
+
+
+def _cached(path: Path, read, compute, write):
+    """``read(path)`` when the cache holds a usable value (None: unusable), else ``compute()``,
+    written atomically through ``write(file, value)``; an unreadable or unwritable cache only
+    costs the computation."""
     try:
-        x = np.load(path)
-        if x.shape == (count, model.n) and x.dtype == np.float32:
-            return x
+        value = read(path)
+        if value is not None:
+            return value
     except (OSError, ValueError, EOFError):
         pass
-    x = np.ascontiguousarray(_gibbs_samples(model, opts, count, rng), dtype=np.float32)
+    value = compute()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            np.save(f, x)
+            write(f, value)
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
-    return x
+    return value
+
+
+def _cached_gibbs_samples(model, opts: IsingSamplesOptions, count: int, rng) -> np.ndarray:
+    """:func:`_gibbs_samples`, kept in the cache (``<cache>/ising_samples/<options hash>.npy``):
+    they are a pure function of the options, and long chains (pmp's Erdős–Rényi data: 2,000 chains
+    of 5,000 sweeps) cost a minute that every run of a sweep would otherwise repeat."""
+    key = _model_key(model, version=GIBBS_CACHE_VERSION, **asdict(opts))
+
+    def read(path):
+        x = np.load(path)
+        return x if x.shape == (count, model.n) and x.dtype == np.float32 else None
+
+    return _cached(F.cache_dir() / "ising_samples" / f"{key.hexdigest()[:24]}.npy", read,
+                   lambda: np.ascontiguousarray(_gibbs_samples(model, opts, count, rng), dtype=np.float32),
+                   np.save)
+
+
+def _cached_log_partition(model) -> float:
+    """The model's exact log Z, kept in the cache beside the samples: enumerating 2^25 states
+    takes seconds that every load of the dataset would otherwise repeat."""
+    key = _model_key(model, what="exact_log_partition", spins=model.units.values)
+    return _cached(F.cache_dir() / "ising_samples" / f"log_z-{key.hexdigest()[:24]}.json",
+                   lambda path: float(json.loads(path.read_text())["log_partition"]),
+                   model.exact_log_partition,
+                   lambda f, value: f.write(json.dumps({"log_partition": float(value)}).encode()))
 
 
 def _rule(opts: IsingSamplesOptions, n: int) -> str:
@@ -218,7 +248,7 @@ def load_ising_samples(opts: IsingSamplesOptions) -> Dataset:
     truth = {"family": "ising", "spins": opts.spins, "J": model.J.tolist(), "h": model.h.tolist(),
              "log_partition": None, "mean_loglik": None}
     if n <= EXACT_LOG_Z_MAX:
-        log_z = model.exact_log_partition()
+        log_z = _cached_log_partition(model) if n > CACHED_LOG_Z_FROM else model.exact_log_partition()
         train, test = x[: opts.n_train], x[opts.n_train:]
         truth["log_partition"] = log_z
         truth["mean_loglik"] = {
