@@ -7,6 +7,7 @@ import functools
 import hashlib
 import io
 import json
+import os
 import socket
 import tarfile
 import threading
@@ -200,8 +201,6 @@ def test_network_failures_are_one_line(cache: Path, server: Server, monkeypatch:
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux) to fill a disk")
 def test_no_space_is_one_line_and_leaves_no_part_file(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import os  # noqa: PLC0415
-
     cache.mkdir(parents=True)
     part = cache / f"train-images-idx3-ubyte.{os.getpid()}.part"
     part.symlink_to("/dev/full")               # every write there fails with ENOSPC
@@ -213,8 +212,8 @@ def test_no_space_is_one_line_and_leaves_no_part_file(cache: Path, monkeypatch: 
 
 def test_cli_fetch_via_and_bad_settings(cache: Path, server: Server, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    assert list_datasets()[[r["name"] for r in list_datasets()].index("mnist")]["where"] == \
-        f"{server.url(mnist.TARBALL_NAME)} -> {cache}"
+    row = {r["name"]: r for r in list_datasets()}["mnist"]
+    assert (row["status"], row["where"]) == ("fetchable", f"{server.url(mnist.TARBALL_NAME)} -> {cache}")
     assert main(["data", "fetch", "mnist", "--via", "python"]) in (0, None)
     assert sorted(capsys.readouterr().out.split()) == sorted(str(cache / n) for n in TINY)
     bad = [(["data", "fetch", "mnist", "--via", "pip"], {}, "rbmlab data fetch: argument --via: invalid choice"),

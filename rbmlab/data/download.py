@@ -32,7 +32,8 @@ def no_space_or(exc: OSError, where: Path) -> str:
 
 
 def download(url: str, sha256: str, target: Path) -> Path:
-    """Fetch ``url`` (http or https) to ``target``; ``target`` exists afterwards only if its sha256 is ``sha256``.
+    """Fetch ``url`` (http or https) to ``target``, which exists afterwards only if its sha256 is
+    ``sha256``.
 
     Raises DownloadFailed for a network error, an HTTP error status, a checksum mismatch or a full
     disk.
@@ -46,11 +47,11 @@ def download(url: str, sha256: str, target: Path) -> Path:
     try:
         pooch.retrieve(url, known_hash=f"sha256:{sha256}", fname=target.name, path=target.parent,
                        downloader=pooch.HTTPDownloader(timeout=TIMEOUT_S, progressbar=False))
+    except requests.exceptions.RequestException as exc:  # first: some (InvalidURL) are ValueErrors
+        raise DownloadFailed(f"downloading {url} failed: {squash(str(exc)) or type(exc).__name__}") from None
     except ValueError:  # pooch's hash check; it has deleted the download
         raise DownloadFailed(f"the file from {url} does not have sha256 {sha256} (corrupt download or "
                              "a mirror serving another file; removed)") from None
-    except requests.exceptions.RequestException as exc:
-        raise DownloadFailed(f"downloading {url} failed: {squash(str(exc)) or type(exc).__name__}") from None
     except OSError as exc:
         raise DownloadFailed(f"downloading {url} failed: {no_space_or(exc, target.parent)}") from None
     finally:
