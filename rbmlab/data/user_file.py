@@ -251,7 +251,7 @@ def load(opts: FileOptions) -> Dataset:
         raise option_error("test_fraction", f"holding out {n_test} test and {n_valid} valid rows leaves "
                                             f"none of the {n} to train on")
     perm = np.random.default_rng(opts.split_seed).permutation(n)
-    parts = {"test": perm[:n_test], "valid": perm[n_test:n_test + n_valid], "train": perm[n_test + n_valid:]}
+    parts = {"test": perm[:n_test], "valid": perm[n_test:n_test + n_valid], "train": np.sort(perm[n_test + n_valid:])}
     rule = []
     if x["test"] is None:
         rule.append(f"test = train rows perm[:{n_test}]" if n_test else "test = the whole training matrix")
@@ -259,7 +259,7 @@ def load(opts: FileOptions) -> Dataset:
         rule.append(f"valid = train rows perm[{n_test}:{n_test + n_valid}]")
     if n_test + n_valid:
         rule.insert(0, f"perm = numpy default_rng({opts.split_seed}).permutation({n})")
-        rule.append(f"train = the other {n - n_test - n_valid} rows, in perm order")
+        rule.append(f"train = the other {n - n_test - n_valid} rows, in file order")
 
     def take(rows) -> tuple[np.ndarray, np.ndarray | None]:
         labels = y["train"]
