@@ -22,7 +22,8 @@ USAGE = """usage: rbmlab <command> [args]
 
 commands:
   run [-m] [key=value ...]        train and evaluate one configuration (-m: sweep, Hydra multirun)
-  evaluate checkpoint=PATH dataset=NAME evaluator=exact|ais|pl [split=test] [out=FILE.json]
+  evaluate checkpoint=PATH [dataset=NAME] evaluator=exact|ais|tap|pl [split=test] [out=FILE.json]
+                                  score a checkpoint (no dataset: log Z only; own data: dataset=file dataset.path=X)
   data list | data fetch NAME     the datasets, and making one available
   data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]

@@ -119,7 +119,7 @@ class RunConfig:
     def hash(self) -> str:
         """Identity of the run's settings (all but how the run is started and progress bars). An
         option at its declared identity-neutral value is left out: runs from before it keep theirs."""
-        from rbmlab.data.registry import get_spec  # noqa: PLC0415
+        from rbmlab.data.registry import dataset_identity  # noqa: PLC0415
 
         d = to_plain(self)
         for key in ("resume", "overwrite", "lock_wait"):
@@ -129,7 +129,7 @@ class RunConfig:
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
         d = without_neutral(d, self)
-        d["dataset"] = without_neutral(d["dataset"], get_spec(self.dataset["name"]).options)
+        d["dataset"] = dataset_identity(d["dataset"])
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -166,7 +166,7 @@ def resolved(cfg: DictConfig) -> dict:
 
 def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     """Hydra's composed config → :class:`RunConfig`, or a one-line :class:`RbmlabError`."""
-    from rbmlab.data import validate_dataset_options  # noqa: PLC0415
+    from rbmlab.data import resolve_dataset  # noqa: PLC0415
     from rbmlab.data.tasks import TASKS  # noqa: PLC0415
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
@@ -190,7 +190,7 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     lock_wait = node.get("lock_wait", 0)
     if isinstance(lock_wait, bool) or not isinstance(lock_wait, (int, float)) or not 0 <= lock_wait < 1e7:
         raise RbmlabError(f"lock_wait: must be a number of seconds >= 0, got {lock_wait!r}")
-    validate_dataset_options(node["dataset"])
+    node["dataset"] = resolve_dataset(node["dataset"])   # a user's file: its absolute path, sha256
     parsed = {   # cheapest first: the backend's check imports its array library (cupy: seconds)
         "seed": check_seed(node.get("seed", 0)),
         "train": parse_options(TrainConfig, node.get("train", {}), "train"),

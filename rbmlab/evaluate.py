@@ -1,4 +1,5 @@
-"""``rbmlab evaluate``: score any saved model on a dataset split and return a JSON-able dict."""
+"""``rbmlab evaluate``: score any saved model on a dataset split and return a JSON-able dict; with
+no dataset, the metrics that need none (log Z by exact, AIS, TAP ...: ``Evaluator.without_data``)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,12 +10,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from rbmlab.backend import get_backend
 from rbmlab.config import BackendConfig, check_seed, resolved
-from rbmlab.data import dataset_dimension, load_dataset
+from rbmlab.data import dataset_dimension, load_dataset, resolve_dataset
 from rbmlab.data.domain import check_saved_model
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
-from rbmlab.evaluators.applicable import check_applies
+from rbmlab.evaluators.applicable import applicable, check_applies
 from rbmlab.units.requirements import check_unit_types
 from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.metrics import metric_spec, split_prefix
@@ -84,7 +85,7 @@ def summary_name(column: str) -> str:
 
 
 def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
-    """Metrics of the checkpoint's model on one split."""
+    """Metrics of the checkpoint's model on one split; with no dataset, what needs none (log Z)."""
     evaluator_cfg = EVALUATORS.parse(OmegaConf.to_container(cfg.evaluator, resolve=True))
     check_seed(cfg.seed)
     if cfg.split not in ("train", "valid", "test"):
@@ -93,7 +94,9 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     backend_cfg = _backend_config(OmegaConf.to_container(cfg.backend, resolve=True), str(model_np.dtype))
     model_np = _single(model_np, cfg.get("trial"), cfg.checkpoint)
     _check_finite(model_np, cfg.checkpoint, cfg.get("trial"))
-    options = OmegaConf.to_container(cfg.dataset, resolve=True)
+    if cfg.get("dataset") is None:
+        return _without_data(cfg, model_np, meta, evaluator_cfg, backend_cfg)
+    options = resolve_dataset(OmegaConf.to_container(cfg.dataset, resolve=True))
     # every check that needs no data (options, sizes, enumeration limits) before any is read or sampled
     dimension = dataset_dimension(options)
     differ = model_np.data_mismatch(dimension)
@@ -101,33 +104,74 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
         raise RbmlabError(f"checkpoint: {cfg.checkpoint} is a {model_np.family} model with {differ} "
                           f"but dataset {options['name']} has {dimension} dimensions")
     evaluator_cfg.splits = [cfg.split]
-    evaluator = EVALUATORS.build(evaluator_cfg)
-    sizes = model_np.model_sizes()
-    check_applies(evaluator, type(model_np), sizes)
-    check_unit_types(model_np.settings(), evaluator.units, f"evaluator={evaluator_cfg.name}",
-                     lambda setting: f"checkpoint: {cfg.checkpoint}")
+    evaluator = _checked_evaluator(cfg, model_np, evaluator_cfg)
     truth_for(evaluator, options, build=False)
     data = load_dataset(**options)
     task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
     x = data.split(cfg.split)
     check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
-    model = model_np.map(backend.asarray)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,
                       train=task.batch(data, "train"), data_mean=data.train.mean(axis=0),
                       truth=truth_for(evaluator, options))
+    metrics = _metrics(cfg, model_np, {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},
+                       evaluator, context, backend_cfg)
+    n = min(x.shape[0], evaluator_cfg.max_examples or x.shape[0])
+    where = {"dataset_path": options["path"], "dataset_sha256": options["sha256"]} if "sha256" in options else {}
+    result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"], **where,
+                              "split": cfg.split, "evaluator": evaluator_cfg.name, "n_examples": n,
+                              "model": model_np.family, **model_np.model_sizes(), "dtype": backend_cfg.dtype}
+    return _finish(result, cfg, meta, evaluator_cfg, metrics)
+
+
+def _checked_evaluator(cfg: DictConfig, model_np, evaluator_cfg):
+    """The evaluator, checked against the saved model's family, sizes and unit types."""
+    evaluator = EVALUATORS.build(evaluator_cfg)
+    check_applies(evaluator, type(model_np), model_np.model_sizes())
+    check_unit_types(model_np.settings(), evaluator.units, f"evaluator={evaluator_cfg.name}",
+                     lambda setting: f"checkpoint: {cfg.checkpoint}")
+    return evaluator
+
+
+def _without_data(cfg: DictConfig, model_np, meta, evaluator_cfg, backend_cfg) -> dict[str, Any]:
+    """The model-level metrics (log Z) of an evaluator that needs no data (``without_data``); a
+    one-line error naming those that apply for one that scores data."""
+    sizes = model_np.model_sizes()
+    if not EVALUATORS.get(evaluator_cfg.name).without_data:
+        free = [n for n in applicable(type(model_np), sizes) if EVALUATORS.get(n).without_data]
+        raise RbmlabError(f"dataset: missing; evaluator={evaluator_cfg.name} scores data (dataset=NAME, or "
+                          f"dataset=file dataset.path=FILE); with no dataset, log Z by "
+                          f"evaluator={' | '.join(free) or '(none applies to this model)'}")
+    task = OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else {"name": "none"}
+    if TASKS.parse(task).name != "none":
+        raise RbmlabError(f"task: {TASKS.parse(task).name} corrupts data; name a dataset (dataset=NAME)")
+    if getattr(evaluator_cfg, "reverse", False):
+        raise RbmlabError("evaluator.reverse: reverse AIS starts its chains from data; name a dataset")
+    evaluator = _checked_evaluator(cfg, model_np, evaluator_cfg)
+    backend = get_backend(backend_cfg.name, backend_cfg.dtype)
+    context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress)
+    metrics = _metrics(cfg, model_np, {}, evaluator, context, backend_cfg)
+    result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": None,
+                              "note": f"no dataset: {evaluator.without_data}",
+                              "evaluator": evaluator_cfg.name, "model": model_np.family, **sizes,
+                              "dtype": backend_cfg.dtype}
+    return _finish(result, cfg, meta, evaluator_cfg, metrics)
+
+
+def _metrics(cfg: DictConfig, model_np, splits: dict, evaluator, context: Context, backend_cfg) -> dict[str, float]:
+    """The evaluation of the saved model on the backend, with its failures in one line."""
+    model = model_np.map(get_backend(backend_cfg.name, backend_cfg.dtype).asarray)
     try:
         with np.errstate(all="ignore"):   # overflow is reported below, in one line
-            metrics = evaluate(model, {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},
-                               evaluator, context)
+            metrics = evaluate(model, splits, evaluator, context)
     except MemoryError as e:   # what the feasibility checks could not foresee
-        raise RbmlabError(f"evaluator={evaluator_cfg.name}: out of memory ({e})") from None
+        raise RbmlabError(f"evaluator={evaluator.config.name}: out of memory ({e})") from None
     _check_metrics(metrics, cfg.checkpoint, backend_cfg.dtype)
-    n = min(x.shape[0], evaluator_cfg.max_examples or x.shape[0])
-    result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"],
-                              "split": cfg.split, "evaluator": evaluator_cfg.name, "n_examples": n,
-                              "model": model_np.family, **sizes, "dtype": backend_cfg.dtype}
+    return metrics
+
+
+def _finish(result: dict[str, Any], cfg: DictConfig, meta: dict, evaluator_cfg, metrics) -> dict[str, Any]:
     if cfg.get("trial") is not None:
         result["trial"] = cfg.trial
     result.update({summary_name(k): v for k, v in metrics.items()})

@@ -14,6 +14,7 @@ from rbmlab.data.registry import (
     list_datasets,
     load_dataset,
     present_datasets,
+    resolve_dataset,
     validate_dataset_options,
     verify_dataset,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "list_datasets",
     "load_dataset",
     "present_datasets",
+    "resolve_dataset",
     "validate_dataset_options",
     "verify_dataset",
 ]

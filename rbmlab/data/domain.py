@@ -105,6 +105,10 @@ def check_units(family: str, config_value: str | None, values: ValueSet, facts: 
     if units.contains(values):
         return units
     remedy = _remedy(values, units, family, facts.name, models=where is None)
+    if facts.path is not None:   # the user's own file: the data are what to look at first
+        model = where or (f"model.{decl.key}={config_value}" if decl.key is not None else f"model={family}")
+        raise RbmlabError(f"dataset.path: {facts.path} holds {values}, but {model} has {name} visible "
+                          f"units, values {units}" + (f" ({remedy})" if where is None else ""))
     held = f"dataset {facts.name} holds {values} ({remedy})"
     if where is not None:
         raise RbmlabError(f"{where} has {name} visible units, values {units}; {held}")

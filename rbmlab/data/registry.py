@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from rbmlab.data import files as F
-from rbmlab.data import deconvolution, loaders, mnist, model_samples, omniglot, synthetic
+from rbmlab.data import deconvolution, loaders, mnist, model_samples, omniglot, synthetic, user_file
 from rbmlab.data.dataset import Dataset
 from rbmlab.errors import RbmlabError
-from rbmlab.validation import option_docs, parse_options
+from rbmlab.validation import option_docs, parse_options, without_neutral
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class DatasetSpec:
     files: tuple[F.DataFile, ...] = ()  # empty: synthetic
     truth: Callable[[Any], Any] | None = None   # the model the data are sampled from (no sampling)
     value_options: tuple[str, ...] = ()   # the options that set the values it holds (binarize, spins)
+    resolve: Callable[[Any], dict[str, Any]] | None = None   # the options a run records (a file: its sha256)
+    location_options: tuple[str, ...] = ()   # where the data lie, not what they are: not in a run's identity
 
     @property
     def homepage(self) -> str:
@@ -93,6 +95,9 @@ SPECS: dict[str, DatasetSpec] = {
         DatasetSpec("deconvolution", "Binary images OR-convolving 4 known 5x5 features at Bernoulli locations "
                     "(pmp Sec 5.6), train = test", deconvolution.DeconvolutionOptions,
                     deconvolution.load_deconvolution),
+        DatasetSpec(user_file.NAME, "Your own matrix: dataset.path=FILE (.npy, .npz, .csv), rows = examples",
+                    user_file.FileOptions, user_file.load, resolve=user_file.resolve,
+                    location_options=("path",)),
     )
 }
 DATASET_NAMES: tuple[str, ...] = tuple(SPECS)
@@ -117,6 +122,21 @@ def validate_dataset_options(config: Mapping[str, Any]) -> Any:
         raise RbmlabError("dataset.name: missing (choose one of " + ", ".join(DATASET_NAMES) + ")")
     options = {k: v for k, v in config.items() if k != "name"}
     return parse_options(get_spec(config["name"]).options, options, "dataset", f"dataset {config['name']}")
+
+
+def resolve_dataset(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``dataset`` config group validated, as a run records it: with what the dataset's spec adds
+    (a user's file: its absolute path and sha256)."""
+    options = validate_dataset_options(config)
+    spec = get_spec(config["name"])
+    return dict(config) if spec.resolve is None else {"name": spec.name, **spec.resolve(options)}
+
+
+def dataset_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a recorded ``dataset`` group that identifies the data: its options at their
+    identity-neutral values and those that only locate the data (a file's path) left out."""
+    spec = get_spec(config["name"])
+    return {k: v for k, v in without_neutral(config, spec.options).items() if k not in spec.location_options}
 
 
 def dataset_dimension(config: Mapping[str, Any]) -> int:
@@ -153,7 +173,9 @@ def list_datasets() -> list[dict[str, str]]:
     """One row per dataset: name, description, status (present/missing/synthetic/fetchable), where."""
     rows = []
     for spec in SPECS.values():
-        if not spec.files:
+        if spec.location_options:
+            status, where = "yours", "dataset.path=FILE"
+        elif not spec.files:
             status, where = "synthetic", "generated in memory"
         else:
             found = [F.find_file(f) for f in spec.files]

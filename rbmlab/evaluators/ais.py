@@ -269,6 +269,7 @@ class AIS(Evaluator):
     config_class = AISConfig
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the base-rate path (Salakhutdinov & Murray 2008)
     requires = (Bipartite,)
+    without_data = "log Z only, AIS from the uniform base model (no data for its base rates)"
     metrics = (
         MetricSpec("log_likelihood", summary_name="mean_log_likelihood", **_nats,
                    description="mean −F(x) − log Ẑ over the split"),
@@ -290,7 +291,8 @@ class AIS(Evaluator):
     def evaluate(self, model, splits, context):
         require_bernoulli(model, "ais")
         cfg = self.config
-        base_bias = model.xp.asarray(base_rate_bias(context.data_mean))
+        base_bias = model.xp.zeros(model.n_visible, dtype=model.dtype) if context.data_mean is None \
+            else model.xp.asarray(base_rate_bias(context.data_mean))   # no data: the uniform base model
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
         fwd = ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
                                 n_chains=cfg.n_chains, progress=context.progress)

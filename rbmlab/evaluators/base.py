@@ -46,7 +46,7 @@ class Context:
     final: bool              # the end of training (full AIS schedule, reverse AIS)
     progress: bool = False
     train: Any = None        # the training Batch (reverse AIS chains start there; classifiers fit on it)
-    data_mean: Any = None    # mean of the training inputs (AIS base-rate model)
+    data_mean: Any = None    # mean of the training inputs (AIS base-rate model); None: no data
     inference_iterations: int | None = None   # the learner's inference budget now (crbm_bp's T)
     truth: Any = None        # the dataset's ground-truth model (host), for evaluators that need it
 
@@ -56,6 +56,7 @@ class Evaluator:
     requires: tuple[type, ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
     needs_truth = False      # reads Context.truth: the run's dataset must have a ground truth
+    without_data: str | None = None   # what it gives with no dataset (rbmlab evaluate's note); None: needs data
     units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
 
     def __init__(self, config):

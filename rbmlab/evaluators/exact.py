@@ -31,6 +31,7 @@ class ExactConfig(EvaluatorConfig):
 class Exact(Evaluator):
     config_class = ExactConfig
     requires = (Enumerable, LogProbability)
+    without_data = "log Z only, by enumeration"
     units = {"visible": BINARY, "hidden": BINARY}   # enumeration of discrete states
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
                           description="mean log p(x) over the split"),

@@ -65,6 +65,7 @@ class PerturbMAPLogZConfig(EvaluatorConfig):
 class PerturbMAPLogZ(Evaluator):
     config_class = PerturbMAPLogZConfig
     requires = (FactorGraphForm, PairwiseCouplings)
+    without_data = "perturb-and-MAP log Z and its error against the exact one"
     metrics = (
         MetricSpec("pmap_log_z", "nats", False, per_split=False,
                    description="perturb-and-MAP estimate of log Z, eq. (1): mean perturbed objective"),

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rbmlab.backend import to_numpy
+from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
@@ -93,7 +94,13 @@ def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
 
 def initialisations(model, context, config: TapEvalConfig):
     """The training rows the TAP solutions start from (the first ``n_init``; 0: all), on the
-    model's device and in its dtype."""
+    model's device and in its dtype; with no data (``rbmlab evaluate`` without a dataset),
+    ``n_init`` uniform random binary states."""
+    if context.train is None:
+        if not config.n_init:
+            raise RbmlabError("evaluator.n_init: 0 starts TAP from every training example; with no "
+                              "dataset name a number of random starts")
+        return (context.rng.random((config.n_init, model.data_dimension)) < 0.5).astype(model.dtype)
     train = context.train.inputs
     return model.xp.asarray(train[:config.n_init] if config.n_init else train, dtype=model.dtype)
 
@@ -136,6 +143,7 @@ SOLUTION_METRICS = (
 class TapEvaluator(Evaluator):
     config_class = TapEvalConfig
     requires = (TapForm,)
+    without_data = "log Z only, TAP started from n_init uniform random binary states"
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
                           description="mean TAP log-likelihood estimate over the split (Eq. 39)"),
                MetricSpec("log_likelihood_per_unit", "nats", True,

@@ -64,6 +64,7 @@ def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray,
 class TapDBMEvaluator(Evaluator):
     config_class = TapDBMEvalConfig
     requires = (TapStack,)
+    without_data = "log Z only, TAP started from n_init uniform random binary states"
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
                           description="mean TAP log-likelihood estimate over the split, clamped "
                                       "minus free TAP free energies (tap App. E)"),

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-import struct
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ import numpy as np
 
 from rbmlab.backend import memory_bytes
 from rbmlab.errors import RbmlabError
-from rbmlab.storage.fileio import atomic_save
+from rbmlab.storage.fileio import READ_ERRORS, atomic_save
 
 STATE_PREFIX = "state."
 
@@ -39,11 +37,6 @@ def save_checkpoint(path: str | Path, model, meta: dict[str, Any] | None = None,
     arrays.update({STATE_PREFIX + k: np.asarray(v) for k, v in (state or {}).items()})
     arrays["meta"] = np.array(json.dumps(meta or {}))
     return atomic_save(path, lambda f: np.savez(f, **arrays))
-
-
-# What a corrupt, truncated or hand-crafted file can raise from zipfile, zlib or numpy's .npy reader.
-READ_ERRORS = (OSError, ValueError, EOFError, NotImplementedError, RecursionError, MemoryError,
-               struct.error, zipfile.BadZipFile, zlib.error)
 
 
 def _member(z: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:

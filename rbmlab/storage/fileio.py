@@ -12,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import struct
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -21,6 +24,11 @@ from rbmlab.errors import RbmlabError
 from rbmlab.storage.faults import fault_point, injected_os_error
 
 TMP_SUFFIX = ".tmp"
+
+# What reading a corrupt, truncated or hand-crafted file can raise from zipfile, zlib or numpy's
+# .npy reader (a checkpoint, a user's data file).
+READ_ERRORS = (OSError, ValueError, EOFError, NotImplementedError, RecursionError, MemoryError,
+               struct.error, zipfile.BadZipFile, zlib.error)
 
 
 def fsync_directory(directory: Path) -> None:
