@@ -36,7 +36,8 @@ GROUP_DOCS = {
 }
 SHOWN_GROUPS = {"config": ("dataset", "task", "model", "learner", "evaluator", "backend"),
                 "evaluate": ("dataset", "task", "evaluator", "backend")}
-_KEY_COMMENT = re.compile(r"^([A-Za-z_]\w*):\s*(.*?)\s+#\s*(.+?)\s*$")
+_KEY_COMMENT = re.compile(r"^(\s*)([A-Za-z_]\w*):\s*(.*?)\s+#\s*(.+?)\s*$")
+_BLOCK = re.compile(r"^([A-Za-z_]\w*):\s*(#.*)?$")   # a top-level key whose value is the block below
 WIDTH = 28   # the column where descriptions start
 
 
@@ -58,12 +59,15 @@ def first_comment(path: Path) -> str:
 
 
 def key_comments(config_name: str) -> dict[str, tuple[str, str]]:
-    """``{key: (value, comment)}`` of the top-level ``key: value  # comment`` lines of
-    ``conf/<config_name>.yaml``."""
-    out = {}
+    """``{key: (value, comment)}`` of the ``key: value  # comment`` lines of
+    ``conf/<config_name>.yaml``, a key in a top-level block as ``block.key``."""
+    out, block = {}, ""
     for line in (conf_dir() / f"{config_name}.yaml").read_text().splitlines():
-        if (m := _KEY_COMMENT.match(line)) and m.group(2):
-            out[m.group(1)] = (m.group(2), m.group(3))
+        if m := _BLOCK.match(line):
+            block = m.group(1)
+        elif (m := _KEY_COMMENT.match(line)) and m.group(3):
+            indent, key, value, comment = m.groups()
+            out[f"{block}.{key}" if indent and block else key] = (value, comment)
     return out
 
 
@@ -158,7 +162,9 @@ def keys_section(config_name: str = "config") -> list[str]:
     from rbmlab.config import TrainConfig  # noqa: PLC0415
     from rbmlab.validation import option_docs  # noqa: PLC0415
 
-    lines = [_line(f"{key}={value}", comment) for key, (value, comment) in key_comments(config_name).items()]
+    declared = ("train.", "hydra.")     # train: TrainConfig's declarations; hydra: not the user's
+    lines = [_line(f"{key}={value}", comment) for key, (value, comment) in key_comments(config_name).items()
+             if not key.startswith(declared)]
     if config_name == "config":
         lines += [_line(f"train.{key}={_shown(default)}", doc)
                   for key, (default, doc) in option_docs(TrainConfig).items()]
@@ -203,3 +209,51 @@ def evaluate_help(overrides: list[str]) -> str:
         "== Options of the chosen components: KEY=VALUE (the value now, its meaning) ==",
         *components_section(cfg, "evaluate"),
     ])
+
+
+def experiment_help() -> str:
+    """``rbmlab experiment --help``: the forms of the command and the arguments it takes (as
+    rbmlab.experiment.arguments declares them)."""
+    from rbmlab.experiment import arguments  # noqa: PLC0415
+
+    taken = [ln for ln in (arguments.__doc__ or "").splitlines() if ln.startswith("    ")]
+    return "\n".join([
+        "usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [KEY=VALUE ...]",
+        "       rbmlab experiment list [PAPER] [--targets]",
+        "",
+        "Run one paper table or figure end to end (experiments/<paper>/<artefact>.yaml): its runs",
+        "under outputs/experiments/<paper>/<artefact>/<scale>/, its table and plot under",
+        "results/<paper>/<artefact>_<scale>.*. Without scale= it runs the reduced tier and says",
+        "what that was measured to cost; scale=smoke checks the pipeline in seconds.",
+        "",
+        "  list [PAPER]     every experiment (of PAPER): what it reproduces, its make target, and",
+        "                   the wall time each tier took, from results/<paper>/README.md",
+        "  list --targets   one line per make target (what `make experiments` prints)",
+        "",
+        "Arguments after PAPER/ARTEFACT:",
+        *taken,
+        "",
+        "`make <paper>-<artefact> [SCALE=...]` runs the same; `make experiments` lists the targets.",
+    ])
+
+
+def doctor_help() -> str:
+    """``rbmlab doctor --help``."""
+    return "\n".join([
+        "usage: rbmlab doctor",
+        "",
+        "Print the numerical stack this process runs on: Python and numpy versions, the BLAS",
+        "library and its kernel, its thread count, and the CPU's features. It takes no arguments;",
+        "the same facts head every result of `make bench`.",
+    ])
+
+
+def command_help(command: str, argv: list[str]) -> str:
+    """The ``--help`` of a command that does not build its own (argparse's data and report,
+    Hydra's run); ``argv``: its arguments, the help flags among them."""
+    if command == "evaluate":
+        return evaluate_help([a for a in argv if a not in HELP_FLAGS])
+    return experiment_help() if command == "experiment" else doctor_help()
+
+
+HELP_FLAGS = ("-h", "--help")
