@@ -115,14 +115,14 @@ def component_options(prefix: str, config: Any) -> list[str]:
             nested += [_line(f"{prefix}.{f.name}: {getattr(value, 'name', '')}", doc),
                        *component_options(f"{prefix}.{f.name}", value)]
         else:
-            lines.append(_line(f"{prefix}.{f.name}={_shown(value)}", doc))
+            lines.append(_line(f"{prefix}.{f.name}={shown_value(value)}", doc))
     return lines + nested
 
 
-def _shown(value: Any) -> str:
+def shown_value(value: Any) -> str:
     """A value as it is written on the command line."""
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_shown(v) for v in value) + "]"
+        return "[" + ",".join(shown_value(v) for v in value) + "]"
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -166,7 +166,7 @@ def keys_section(config_name: str = "config") -> list[str]:
     lines = [_line(f"{key}={value}", comment) for key, (value, comment) in key_comments(config_name).items()
              if not key.startswith(declared)]
     if config_name == "config":
-        lines += [_line(f"train.{key}={_shown(default)}", doc)
+        lines += [_line(f"train.{key}={shown_value(default)}", doc)
                   for key, (default, doc) in option_docs(TrainConfig).items()]
     return lines
 

@@ -255,7 +255,8 @@ def run_command(argv: list[str]) -> None:
     from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
 
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
-        compose("config", [a for a in overrides_of(argv) if "=" in a], hydra_config=True)   # one-line errors
+        if overrides := [a for a in overrides_of(argv) if "=" in a]:   # a bad one: one line, not Hydra's
+            compose("config", overrides, hydra_config=True)
         return run_hydra(argv)
     flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in HYDRA_OPTIONS_WITH_VALUE), None)
     if flag:
