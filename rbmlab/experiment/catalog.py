@@ -131,6 +131,21 @@ def papers() -> list[str]:
     return sorted({name.split("/")[0] for name in available()})
 
 
+def paper_costs(paper: str) -> dict[tuple[str, str], str]:
+    """:func:`readme_costs` of results/<paper>/README.md (none when it is absent)."""
+    readme = RESULTS_DIR / paper / "README.md"
+    return readme_costs(readme.read_text()) if readme.is_file() else {}
+
+
+def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
+    """One experiment's entry; ``costs``: its paper's :func:`paper_costs`, when already read."""
+    spec = load_spec(name)
+    found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), _reads(spec))
+    costs = paper_costs(name.split("/")[0]) if costs is None else costs
+    found.costs = {tier: cost for (target, tier), cost in costs.items() if target == found.target}
+    return found
+
+
 def entries(paper: str | None = None) -> list[Entry]:
     """The catalogue (of one paper): every experiment file with its measured costs."""
     from rbmlab.errors import RbmlabError  # noqa: PLC0415
@@ -139,13 +154,8 @@ def entries(paper: str | None = None) -> list[Entry]:
         raise RbmlabError(f"experiment list: unknown paper {paper!r}; papers: {', '.join(papers())}")
     out = []
     for p in [paper] if paper else papers():
-        readme = RESULTS_DIR / p / "README.md"
-        costs = readme_costs(readme.read_text()) if readme.is_file() else {}
-        for name in (n for n in available() if n.split("/")[0] == p):
-            spec = load_spec(name)
-            entry = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), _reads(spec))
-            entry.costs = {tier: cost for (target, tier), cost in costs.items() if target == entry.target}
-            out.append(entry)
+        costs = paper_costs(p)
+        out += [entry(name, costs) for name in available() if name.split("/")[0] == p]
     return out
 
 
@@ -173,9 +183,7 @@ def tier_notice(name: str, argv: list[str]) -> str | None:
     load_spec(name)                          # an unknown experiment: its own one line
     if "scale" in parse_command_line(argv).given:
         return None
-    paper = name.split("/")[0]
-    entry = next((e for e in entries(paper) if e.name == name), None)
-    cost = entry.cost(DEFAULT_TIER) if entry else NOT_MEASURED
+    cost = entry(name).cost(DEFAULT_TIER)
     measured = f"measured {cost}" if cost != NOT_MEASURED else "its cost is not measured"
     return (f"rbmlab: scale not given: running the {DEFAULT_TIER} tier ({measured}); "
             "scale=smoke for a pipeline check in seconds, scale=paper for the paper's settings")
