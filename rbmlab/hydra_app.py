@@ -19,11 +19,14 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
+from rbmlab.help import help_section
 from rbmlab.storage.locking import DirectoryLock
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 # Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.
 OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True, use_cache=True)
+# conf/hydra/help/rbmlab.yaml: the help's parts read from conf/ and the option declarations
+OmegaConf.register_new_resolver("rbmlab_help", help_section, replace=True)
 HELP_FLAGS = ("-h", "--help", "--hydra-help", "--cfg", "-c", "--info")
 
 
@@ -252,6 +255,8 @@ def run_command(argv: list[str]) -> None:
     from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
 
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
+        if overrides := [a for a in overrides_of(argv) if "=" in a]:   # a bad one: one line, not Hydra's
+            compose("config", overrides, hydra_config=True)
         return run_hydra(argv)
     flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in HYDRA_OPTIONS_WITH_VALUE), None)
     if flag:

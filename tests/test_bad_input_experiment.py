@@ -71,7 +71,7 @@ CASES = [
     Case("exp-flag-m", [*DEMO, "-m"], "-m: rbmlab experiment runs its sweeps as Hydra multiruns"),
     Case("exp-flag-multirun", [*DEMO, "--multirun"], "--multirun: "),
     Case("exp-flag-cfg", [*DEMO, "--cfg", "job"], "--cfg: not an option of rbmlab experiment"),
-    Case("exp-flag-help", [*FIGURE, "--help"], "--help: not an option"),
+    Case("exp-flag-info", [*FIGURE, "--info"], "--info: not an option"),   # --help: the help (tests/test_help.py)
     Case("exp-flag-config-name", [*DEMO, "--config-name=x"], "--config-name: not an option"),
     # launch settings: checked with Hydra's own configuration before any run
     Case("exp-unknown-launcher", [*DEMO, "hydra/launcher=nope"], "hydra/launcher=nope: no such option"),

@@ -1,0 +1,190 @@
+"""The catalogue of experiments: what each file reproduces and what each tier was measured to cost.
+
+What an artefact is comes from its file (``title``, the tiers under ``scales``); what it costs
+from the committed record of its runs, ``results/<paper>/README.md``, whose tables give each
+command with the wall time it took: ``make <paper>-<artefact> [SCALE=<tier>]`` followed by
+``(≈ 30 min on 2 cores)``, or a "wall time" column beside the command. A tier no README times is
+"not measured"; nothing here is typed twice.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rbmlab.experiment.arguments import SCALE_TIERS, CommandLine, parse_command_line
+from rbmlab.experiment.spec import EXPERIMENTS_DIR, available, load_spec
+
+RESULTS_DIR = EXPERIMENTS_DIR.parent / "results"
+DEFAULT_TIER = CommandLine().scale   # what runs without scale=
+NOT_MEASURED = "not measured"
+DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?)\b")
+MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
+
+
+@dataclass
+class Entry:
+    name: str                                    # <paper>/<artefact>
+    title: str
+    tiers: tuple[str, ...]                       # the tiers its file defines (none: any)
+    reads: tuple[str, ...] = ()                  # experiments whose runs it reports or draws
+    costs: dict[str, str] = field(default_factory=dict)   # tier -> measured cost (README text)
+
+    @property
+    def target(self) -> str:
+        """Its make target: ``make <paper>-<artefact>``."""
+        return self.name.replace("/", "-", 1)
+
+    def cost(self, tier: str) -> str:
+        return self.costs.get(tier, NOT_MEASURED)
+
+    def cost_line(self) -> str:
+        """Its measured tiers with their costs, then the others (or what a tierless one reads)."""
+        if not self.tiers:
+            return f"any tier: from the runs of {', '.join(self.reads) or 'other experiments'} at that tier"
+        measured = [f"{t}: {self.costs[t]}" for t in self.tiers if t in self.costs]
+        others = [t for t in self.tiers if t not in self.costs]
+        return " · ".join(measured + ([f"{', '.join(others)}: {NOT_MEASURED}"] if others else []))
+
+
+def _tiers(spec: dict) -> tuple[str, ...]:
+    """The tiers a file defines: under ``scales``, or its kind section's ``scales``."""
+    defined = set(spec.get("scales") or {})
+    for section in ("bench", "figure", "inference"):
+        defined |= set((spec.get(section) or {}).get("scales") or {})
+    return tuple(t for t in SCALE_TIERS if t in defined)
+
+
+def _reads(spec: dict) -> tuple[str, ...]:
+    """The experiments whose runs a file reports (``runs_of``) or draws (a gallery's rows)."""
+    runs_of = spec.get("runs_of") or []
+    named = [runs_of] if isinstance(runs_of, str) else list(runs_of)
+    named += [row["run"]["experiment"] for row in (spec.get("gallery") or {}).get("rows", [])
+              if isinstance(row.get("run"), dict) and "experiment" in row["run"]]
+    return tuple(dict.fromkeys(named))
+
+
+def make_target_name(target: str) -> str | None:
+    """The experiment ``<paper>/<artefact>`` of a per-file make target, or None."""
+    paper, _, artefact = target.partition("-")
+    return f"{paper}/{artefact}" if artefact else None
+
+
+def _parenthesis(text: str, start: int) -> str | None:
+    """The balanced ``( ... )`` opening at ``text[start]`` (spaces before it skipped), without
+    its brackets, or None."""
+    i = len(text) - len(text[start:].lstrip())
+    if i >= len(text) or text[i] != "(":
+        return None
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1:j]
+    return None
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def readme_costs(text: str) -> dict[tuple[str, str], str]:
+    """``{(make target, tier): cost}`` from a results README: the parenthesis after a `make ...`
+    command, or else the row's "wall time" column, where it holds a duration. A command of several
+    targets times them together (the cost names the others); the first mention of a pair counts."""
+    costs: dict[tuple[str, str], str] = {}
+    wall_column = None
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if line.startswith("|") and n + 1 < len(lines) and re.match(r"^\|[\s|:-]+\|$", lines[n + 1]):
+            header = [c.lower() for c in _cells(line)]          # a table starts: its wall-time column
+            wall_column = next((i for i, c in enumerate(header) if "wall time" in c), None)
+        elif not line.startswith("|"):
+            wall_column = None
+        cells = _cells(line) if line.startswith("|") else []
+        wall = cells[wall_column] if wall_column is not None and wall_column < len(cells) else ""
+        for match in MAKE_COMMAND.finditer(line):
+            words = match.group(1).split()
+            tier = next((w.split("=", 1)[1] for w in words if w.startswith("SCALE=")), DEFAULT_TIER)
+            targets = [w for w in words if "=" not in w]
+            cost = _parenthesis(line, match.end())
+            cost = cost if cost is not None and DURATION.search(cost) else wall if DURATION.search(wall) else None
+            if cost is None:
+                continue
+            cost = cost.replace("`", "")
+            for target in targets:
+                others = [t for t in targets if t != target]
+                costs.setdefault((target, tier), cost + (f", together with {', '.join(others)}" if others else ""))
+    return costs
+
+
+def paper_title(paper: str) -> str:
+    """The paper, as the first heading of results/<paper>/README.md names it (after ``<paper> —``)."""
+    readme = RESULTS_DIR / paper / "README.md"
+    if not readme.is_file():
+        return ""
+    heading = next((ln for ln in readme.read_text().splitlines() if ln.startswith("# ")), "")
+    return re.sub(rf"^{re.escape(paper)}\s*[:—]\s*", "", heading[2:].strip())
+
+
+def papers() -> list[str]:
+    return sorted({name.split("/")[0] for name in available()})
+
+
+def paper_costs(paper: str) -> dict[tuple[str, str], str]:
+    """:func:`readme_costs` of results/<paper>/README.md (none when it is absent)."""
+    readme = RESULTS_DIR / paper / "README.md"
+    return readme_costs(readme.read_text()) if readme.is_file() else {}
+
+
+def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
+    """One experiment's entry; ``costs``: its paper's :func:`paper_costs`, when already read."""
+    spec = load_spec(name)
+    found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), _reads(spec))
+    costs = paper_costs(name.split("/")[0]) if costs is None else costs
+    found.costs = {tier: cost for (target, tier), cost in costs.items() if target == found.target}
+    return found
+
+
+def entries(paper: str | None = None) -> list[Entry]:
+    """The catalogue (of one paper): every experiment file with its measured costs."""
+    from rbmlab.errors import RbmlabError  # noqa: PLC0415
+
+    if paper is not None and paper not in papers():
+        raise RbmlabError(f"experiment list: unknown paper {paper!r}; papers: {', '.join(papers())}")
+    out = []
+    for p in [paper] if paper else papers():
+        costs = paper_costs(p)
+        out += [entry(name, costs) for name in available() if name.split("/")[0] == p]
+    return out
+
+
+def render(paper: str | None = None, targets: bool = False) -> str:
+    """``rbmlab experiment list``: per paper, each artefact, what it reproduces and its cost per
+    tier; ``targets``: one line per make target and its title (``make experiments``)."""
+    listed = entries(paper)
+    if targets:
+        width = max(len(e.target) for e in listed)
+        return "\n".join(f"  {e.target:<{width}}  {e.title}" for e in listed)
+    lines = []
+    for p in [paper] if paper else papers():
+        readme = RESULTS_DIR / p / "README.md"
+        lines.append(f"{p}: {paper_title(p)}" + (f"  [{readme.relative_to(RESULTS_DIR.parent)}]"
+                                                  if readme.is_file() else ""))
+        for e in (e for e in listed if e.name.split("/")[0] == p):
+            lines.append(f"  {e.name}  (make {e.target})  {e.title}")
+            lines.append(f"      {e.cost_line()}")
+    return "\n".join(lines)
+
+
+def tier_notice(name: str, argv: list[str]) -> str | None:
+    """The line ``rbmlab experiment NAME`` prints when ``argv`` gives no ``scale=``: the tier it
+    runs and its measured cost; None when a scale is given."""
+    load_spec(name)                          # an unknown experiment: its own one line
+    if "scale" in parse_command_line(argv).given:
+        return None
+    cost = entry(name).cost(DEFAULT_TIER)
+    measured = f"measured {cost}" if cost != NOT_MEASURED else "its cost is not measured"
+    return (f"rbmlab: scale not given: running the {DEFAULT_TIER} tier ({measured}); "
+            "scale=smoke for a pipeline check in seconds, scale=paper for the paper's settings")
+
