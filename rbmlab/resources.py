@@ -1,0 +1,45 @@
+"""Where the files rbmlab ships beside its code lie: the run configuration (``conf/``) and the
+experiment files (``experiments/``).
+
+In the repository they sit at the top level, next to ``rbmlab/``; that is where a checkout and an
+editable install read them (an edit to conf/*.yaml counts at once). A wheel carries them inside the
+package, as ``rbmlab/conf`` and ``rbmlab/experiments`` (setup.py maps them there). The package's
+own copy comes first, so an installed rbmlab never reads a checkout it happens to sit in.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+SHIPPED = ("conf", "experiments")   # the top-level folders of the repository a wheel carries
+
+
+def package_dir() -> Path:
+    """The installed (or checked-out) ``rbmlab`` package folder. Wheels install unpacked, so its
+    folders are real directories Hydra can read."""
+    return Path(__file__).resolve().parent
+
+
+def checkout_root() -> Path | None:
+    """The repository holding this package (its conf/ beside rbmlab/), or None for an install."""
+    package = package_dir()
+    if (package / "conf").is_dir():
+        return None
+    root = package.parent
+    return root if all((root / name).is_dir() for name in SHIPPED) else None
+
+
+def _shipped(name: str) -> Path:
+    inside = package_dir() / name
+    if inside.is_dir():
+        return inside
+    return package_dir().parent / name   # a checkout (or editable install): the top-level folder
+
+
+def conf_dir() -> Path:
+    """The Hydra configuration directory: conf/config.yaml and the config groups."""
+    return _shipped("conf")
+
+
+def experiments_dir() -> Path:
+    """The experiment files, experiments/<paper>/<artefact>.yaml."""
+    return _shipped("experiments")
