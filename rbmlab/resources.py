@@ -1,16 +1,18 @@
-"""Where the files rbmlab ships beside its code lie: the run configuration (``conf/``) and the
-experiment files (``experiments/``).
+"""Where the files rbmlab ships beside its code lie: the run configuration (``conf/``), the
+experiment files (``experiments/``) and the record of what the papers' artefacts cost
+(``results/<paper>/README.md``).
 
 In the repository they sit at the top level, next to ``rbmlab/``; that is where a checkout and an
 editable install read them (an edit to conf/*.yaml counts at once). A wheel carries them inside the
-package, as ``rbmlab/conf`` and ``rbmlab/experiments`` (setup.py maps them there). The package's
-own copy comes first, so an installed rbmlab never reads a checkout it happens to sit in.
+package, as ``rbmlab/conf``, ``rbmlab/experiments`` and ``rbmlab/results`` (setup.py maps them
+there). The package's own copy comes first, so an installed rbmlab never reads a checkout it happens
+to sit in. Runs and reports are written elsewhere: under the working directory.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-SHIPPED = ("conf", "experiments")   # the top-level folders of the repository a wheel carries
+SHIPPED = ("conf", "experiments")   # the folders a run is made of (a change to them is a change of source)
 
 
 def package_dir() -> Path:
@@ -43,3 +45,8 @@ def conf_dir() -> Path:
 def experiments_dir() -> Path:
     """The experiment files, experiments/<paper>/<artefact>.yaml."""
     return _shipped("experiments")
+
+
+def results_readmes_dir() -> Path:
+    """The committed results/<paper>/README.md (a wheel carries these files of results/ only)."""
+    return _shipped("results")

@@ -1,5 +1,6 @@
-"""rbmlab as an installed package: conf/ and experiments/ travel inside the wheel, and the installed
-command runs and writes under the working directory, with no checkout anywhere near.
+"""rbmlab as an installed package: conf/, experiments/ and the results READMEs travel inside the
+wheel, and the installed command runs and writes under the working directory, with no checkout
+anywhere near.
 
 The slow tests build the wheel from a copy of the sources (the checkout is not written to), install
 it with ``--no-deps`` into a fresh virtual environment and make the dependencies visible through a
@@ -24,13 +25,21 @@ from rbmlab import resources
 from rbmlab.storage import provenance
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "rbmlab", *resources.SHIPPED)   # what a build reads
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "rbmlab", "conf", "experiments", "results")   # a build's
 RUN = ["dataset=bars_stripes", "model.n_hidden=4", "train.epochs=1", "evaluator=exact", "train.progress=false"]
 SMOKE = "demo/bars-cd-vs-pcd"   # 6 runs of 30 full-batch epochs on 9 visible units
 
 
 def files_under(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def to_ship() -> dict[str, set[str]]:
+    """The repository's files the wheel must carry, by folder: every file of conf/ and experiments/,
+    and the README of each results/<paper>/."""
+    return {"conf": {f"conf/{f}" for f in files_under(REPO / "conf")},
+            "experiments": {f"experiments/{f}" for f in files_under(REPO / "experiments")},
+            "results": {p.relative_to(REPO).as_posix() for p in REPO.glob("results/*/README.md")}}
 
 
 def package_data() -> dict[str, tuple[Path, list[str]]]:
@@ -50,20 +59,21 @@ def package_data() -> dict[str, tuple[Path, list[str]]]:
         os.chdir(cwd)
 
 
-def test_the_wheel_carries_every_file_of_conf_and_experiments_where_resources_looks():
-    shipped = package_data()
-    assert set(shipped) == {f"rbmlab.{name}" for name in resources.SHIPPED}
-    for name in resources.SHIPPED:
+def test_the_wheel_carries_conf_experiments_and_the_results_readmes_where_resources_looks():
+    shipped, expected = package_data(), to_ship()
+    assert set(shipped) == {f"rbmlab.{name}" for name in expected}
+    for name, files in expected.items():
         build_dir, sources = shipped[f"rbmlab.{name}"]
         assert build_dir.parts[-2:] == ("rbmlab", name)    # installed as rbmlab/<name>: resources' first place
-        assert sorted(sources) == sorted(f"{name}/{f}" for f in files_under(REPO / name))   # every file, yaml or not
-    assert len(shipped["rbmlab.conf"][1]) > 50 and len(shipped["rbmlab.experiments"][1]) > 50
+        assert sorted(sources) == sorted(files)            # every file of conf/, yaml or not
+    assert min(len(files) for files in expected.values()) >= 6
 
 
 def test_a_checkout_reads_its_top_level_folders():
     assert resources.checkout_root() == REPO
     assert resources.conf_dir() == REPO / "conf" and (resources.conf_dir() / "config.yaml").is_file()
     assert resources.experiments_dir() == REPO / "experiments"
+    assert resources.results_readmes_dir() == REPO / "results"
 
 
 def test_outside_a_checkout_the_source_is_the_version(monkeypatch):
@@ -151,8 +161,7 @@ def test_the_installed_rbmlab_is_the_wheel_with_its_own_configuration(installed,
                                  cwd=tmp_path).split()
     package = installed.site / "rbmlab"
     assert said == [str(package / "__init__.py"), str(package / "conf"), str(package / "experiments"), "None"]
-    assert {f for f in files_under(package) if f.endswith(".yaml")} == {
-        f"{name}/{f}" for name in resources.SHIPPED for f in files_under(REPO / name)}
+    assert {f for f in files_under(package) if not f.endswith(".py")} == set().union(*to_ship().values())
 
 
 @pytest.mark.slow
@@ -169,11 +178,15 @@ def test_the_installed_command_runs_in_any_folder_and_writes_only_there(installe
     (checkout_summary,) = (tmp_path / "outputs" / "runs").glob("*/summary.json")
     assert summary["final"] == json.loads(checkout_summary.read_text())["final"]
 
-    for command in (["doctor"], ["data", "list"]):
-        out = installed.run(*command, cwd=tmp_path / "wheel").stdout
-        assert ("bars_stripes" in out) if command[0] == "data" else ("numpy" in out)
+    for command, says in {("doctor",): "numpy", ("data", "list"): "bars_stripes",
+                          ("run", "--help"): "usage: rbmlab run"}.items():   # the help reads conf/hydra/help
+        assert says in installed.run(*command, cwd=tmp_path / "wheel").stdout, command
     unknown = installed.run("experiment", "no/such", cwd=tmp_path / "wheel", check=False)
     assert unknown.returncode == 2 and SMOKE in unknown.stderr and "Traceback" not in unknown.stderr
+    listed = installed.run("experiment", "list", cwd=tmp_path / "wheel").stdout   # titles and costs: the READMEs
+    assert listed == subprocess.run([sys.executable, "-m", "rbmlab", "experiment", "list"], cwd=tmp_path,
+                                    capture_output=True, text=True, check=True).stdout
+    assert "reduced: ≈ 1 min on 2 cores" in listed
     assert sorted(p.name for p in (tmp_path / "wheel").iterdir()) == ["outputs"]
     untouched(installed, before)
 
