@@ -83,7 +83,7 @@ def test_outside_a_checkout_the_source_is_the_version(monkeypatch):
 
 # ------------------------------------------------------------------------------- the installed wheel
 class Install:
-    """A fresh virtual environment holding the wheel; ``run`` calls its rbmlab in a fresh folder."""
+    """A fresh virtual environment holding the wheel; ``run`` calls its rbmlab command in ``cwd``."""
 
     def __init__(self, root: Path):
         self.root = root
