@@ -20,9 +20,10 @@ from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.help import help_section
+from rbmlab.resources import conf_dir
 from rbmlab.storage.locking import DirectoryLock
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONF_DIR = conf_dir()
 # Cached: every job of a sweep (also in launcher worker processes) sees the launching process's pid.
 OmegaConf.register_new_resolver("rbmlab_pid", os.getpid, replace=True, use_cache=True)
 # conf/hydra/help/rbmlab.yaml: the help's parts read from conf/ and the option declarations

@@ -32,7 +32,8 @@ PACKAGE = Path(rbmlab.__file__).parent
 MAX_TOP_LEVEL_MODULES = 12
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rbmlab", "rbmlab.errors", "rbmlab.limits", "rbmlab.validation", "rbmlab.registry"),   # rbmlab: __version__
+    ("rbmlab", "rbmlab.errors", "rbmlab.limits", "rbmlab.validation", "rbmlab.registry",   # rbmlab: __version__
+     "rbmlab.resources"),
     ("rbmlab.storage",),
     ("rbmlab.backend",),
     ("rbmlab.units",),

@@ -1,7 +1,7 @@
 """Finding data files on disk and checking their sha256.
 
 Search roots, in order: each entry of ``RBMLAB_DATA`` (colon-separated), then
-``<repo root>/../shared/datasets`` (skipped when ``RBMLAB_NO_SHARED=1``), then the cache dir
+``<checkout>/../shared/datasets`` (a checkout's only; skipped when ``RBMLAB_NO_SHARED=1``), then the cache dir
 (``RBMLAB_CACHE`` or ``~/.cache/rbmlab``). A file is looked up by its relative path under each root.
 
 A match is remembered twice, in-process and as a sidecar in ``<cache>/verified/``, so a large file
@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
+from rbmlab.resources import checkout_root
 from rbmlab.storage.fileio import atomic_write
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_ROOT = REPO_ROOT.parent / "shared" / "datasets"
+CHECKOUT = checkout_root()   # None in an installed wheel: no shared/ beside it
+SHARED_ROOT = CHECKOUT.parent / "shared" / "datasets" if CHECKOUT is not None else None
 SOURCES_NOTE = "shared/datasets/SOURCES.md"
 
 RACY_NS = 2 * 10**9  # timestamps as coarse as 2 s (FAT): a younger file is hashed, not remembered
@@ -50,10 +51,10 @@ def cache_dir() -> Path:
 
 
 def shared_root() -> Path | None:
-    """``<repo root>/../shared/datasets`` if it exists and ``RBMLAB_NO_SHARED`` is not set."""
+    """``<checkout>/../shared/datasets`` if it exists and ``RBMLAB_NO_SHARED`` is not set."""
     if os.environ.get("RBMLAB_NO_SHARED", "") not in ("", "0"):
         return None
-    return SHARED_ROOT if SHARED_ROOT.is_dir() else None
+    return SHARED_ROOT if SHARED_ROOT is not None and SHARED_ROOT.is_dir() else None
 
 
 def search_roots() -> list[Path]:

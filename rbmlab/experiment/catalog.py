@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rbmlab.experiment.arguments import SCALE_TIERS, CommandLine, parse_command_line
-from rbmlab.experiment.spec import EXPERIMENTS_DIR, available, load_spec
+from rbmlab.experiment.spec import available, load_spec
+from rbmlab.resources import results_readmes_dir
 
-RESULTS_DIR = EXPERIMENTS_DIR.parent / "results"
+RESULTS_DIR = results_readmes_dir()
 DEFAULT_TIER = CommandLine().scale   # what runs without scale=
 NOT_MEASURED = "not measured"
 DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?)\b")

@@ -11,8 +11,9 @@ import yaml
 from rbmlab.errors import RbmlabError
 from rbmlab.experiment.arguments import SCALE_TIERS, parse_command_line
 from rbmlab.experiment.kinds import kind_of
+from rbmlab.resources import experiments_dir
 
-EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "experiments"
+EXPERIMENTS_DIR = experiments_dir()
 COMMON_KEYS = {"title", "description", "scales", "report", "extends"}   # every kind's; the rest are the kind's own
 OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
 

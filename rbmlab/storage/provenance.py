@@ -1,19 +1,26 @@
 """Which source produced a run: the git commit of the rbmlab checkout, with ``+dirty`` when its
-code (rbmlab/, conf/, experiments/) differs from that commit. Recorded in every summary.json and
-in the runs tables of results/."""
+code (rbmlab/, conf/, experiments/) differs from that commit, or the package's version where there
+is no checkout (an installed wheel). Recorded in every summary.json and in the runs tables of
+results/."""
 from __future__ import annotations
 
 import functools
 import subprocess
 from pathlib import Path
 
+from rbmlab import __version__
+from rbmlab.resources import SHIPPED, checkout_root
+
 
 @functools.cache
-def source_revision() -> str | None:
+def source_revision() -> str:
     """Short commit hash of the checkout holding this package (``+dirty`` if its code has
-    uncommitted changes or new files), or None when the package is not the top of a git checkout
-    (an installed wheel, even inside some other repository) or git is missing."""
-    repo = Path(__file__).resolve().parents[2]   # rbmlab/storage/provenance.py -> the checkout
+    uncommitted changes or new files), or ``rbmlab <version>`` when the package is not the top of
+    a git checkout (an installed wheel, even inside some other repository) or git is missing."""
+    installed = f"rbmlab {__version__}"
+    repo = checkout_root()
+    if repo is None:
+        return installed
 
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
@@ -21,11 +28,11 @@ def source_revision() -> str | None:
 
     try:
         if Path(git("rev-parse", "--show-toplevel")).resolve() != repo:
-            return None
+            return installed
         commit = git("rev-parse", "--short=7", "HEAD")
-        dirty = git("status", "--porcelain", "--", "rbmlab", "conf", "experiments")
+        dirty = git("status", "--porcelain", "--", "rbmlab", *SHIPPED)
     except (OSError, subprocess.SubprocessError):
-        return None
+        return installed
     return f"{commit}+dirty" if dirty else commit
 
 
