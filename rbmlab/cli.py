@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 
 from rbmlab.backend.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
-from rbmlab.help import HELP_FLAGS, command_help
+from rbmlab.help import HELP_FLAGS
 from rbmlab.hydra_app import compose, run_command
 from rbmlab.run.signals import RunInterrupted, interruption_of, mark_cli_process
 
@@ -147,6 +147,19 @@ def cmd_doctor(argv: list[str]) -> None:
     print("\n".join(report()))
 
 
+def command_usage(command: str, overrides: list[str]) -> str:
+    """The ``--help`` of a command that does not build its own (argparse's data and report build
+    theirs, Hydra's run its template)."""
+    if command == "evaluate":
+        from rbmlab.evaluate import usage  # noqa: PLC0415
+        return usage(overrides)
+    if command == "experiment":
+        from rbmlab.experiment.arguments import usage  # noqa: PLC0415
+        return usage()
+    from rbmlab.help import doctor_help  # noqa: PLC0415
+    return doctor_help()
+
+
 COMMANDS = {"doctor": cmd_doctor, "run": cmd_run, "evaluate": cmd_evaluate, "data": cmd_data, "report": cmd_report,
             "experiment": cmd_experiment}
 
@@ -161,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"unknown command {argv[0]!r}; commands: {', '.join(COMMANDS)}")
     if argv[0] in ("evaluate", "experiment", "doctor") and any(a in HELP_FLAGS for a in argv[1:]):
         try:
-            print(command_help(argv[0], argv[1:]))
+            print(command_usage(argv[0], [a for a in argv[1:] if a not in HELP_FLAGS]))
         except RbmlabError as e:
             fail(str(e))
         return

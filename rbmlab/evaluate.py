@@ -180,3 +180,24 @@ def _finish(result: dict[str, Any], cfg: DictConfig, meta: dict, evaluator_cfg, 
     if meta.get("epoch") is not None:
         result["trained_epochs"] = meta["epoch"]
     return result
+
+
+def usage(overrides: list[str]) -> str:
+    """``rbmlab evaluate --help``: the command, its keys and the groups it composes."""
+    from rbmlab.help import components_section, groups_section, keys_section  # noqa: PLC0415
+    from rbmlab.hydra_app import compose  # noqa: PLC0415
+
+    cfg = OmegaConf.to_container(compose("evaluate", overrides), resolve=False)
+    return "\n".join([
+        "usage: rbmlab evaluate checkpoint=PATH [GROUP=NAME ...] [KEY=VALUE ...]",
+        "",
+        "Score a saved model (a run's checkpoint.npz or any .npz in the checkpoint format) on a",
+        "dataset split; the metrics are printed as JSON. Composed from conf/evaluate.yaml like",
+        "`rbmlab run` (the same groups and KEY=VALUE overrides; `--help` after overrides shows",
+        "the options of the components they choose).",
+        "",
+        "== Keys ==", *keys_section("evaluate"), "",
+        "== Configuration groups: GROUP=NAME ==", *groups_section("evaluate"), "",
+        "== Options of the chosen components: KEY=VALUE (the value now, its meaning) ==",
+        *components_section(cfg, "evaluate"),
+    ])

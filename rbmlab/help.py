@@ -6,7 +6,7 @@ top-level keys of ``conf/config.yaml`` and ``conf/evaluate.yaml`` by their trail
 ``train.*`` by rbmlab.config.TrainConfig. Only what a group is for is written here
 (:data:`GROUP_DOCS`). ``rbmlab run --help`` is Hydra's help with rbmlab's template
 (``conf/hydra/help/rbmlab.yaml``), which calls :func:`help_section` through the ``rbmlab_help``
-resolver; ``rbmlab evaluate --help`` prints :func:`evaluate_help`.
+resolver; ``rbmlab evaluate --help`` (rbmlab.evaluate.usage) is made of the same sections.
 """
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ WIDTH = 28   # the column where descriptions start
 
 
 def conf_dir() -> Path:
-    from rbmlab.hydra_app import CONF_DIR  # noqa: PLC0415 - one place says where conf/ is
+    from rbmlab.resources import conf_dir  # noqa: PLC0415 - one place says where conf/ is
 
-    return CONF_DIR
+    return conf_dir()
 
 
 def first_comment(path: Path) -> str:
@@ -189,54 +189,6 @@ def help_section(name: str, *, _root_: Any) -> str:
     return "\n".join(lines).replace("$", "$$")
 
 
-def evaluate_help(overrides: list[str]) -> str:
-    """``rbmlab evaluate --help``: the command, its keys and the groups it composes."""
-    from omegaconf import OmegaConf  # noqa: PLC0415
-
-    from rbmlab.hydra_app import compose  # noqa: PLC0415
-
-    cfg = OmegaConf.to_container(compose("evaluate", overrides), resolve=False)
-    return "\n".join([
-        "usage: rbmlab evaluate checkpoint=PATH [GROUP=NAME ...] [KEY=VALUE ...]",
-        "",
-        "Score a saved model (a run's checkpoint.npz or any .npz in the checkpoint format) on a",
-        "dataset split; the metrics are printed as JSON. Composed from conf/evaluate.yaml like",
-        "`rbmlab run` (the same groups and KEY=VALUE overrides; `--help` after overrides shows",
-        "the options of the components they choose).",
-        "",
-        "== Keys ==", *keys_section("evaluate"), "",
-        "== Configuration groups: GROUP=NAME ==", *groups_section("evaluate"), "",
-        "== Options of the chosen components: KEY=VALUE (the value now, its meaning) ==",
-        *components_section(cfg, "evaluate"),
-    ])
-
-
-def experiment_help() -> str:
-    """``rbmlab experiment --help``: the forms of the command and the arguments it takes (as
-    rbmlab.experiment.arguments declares them)."""
-    from rbmlab.experiment import arguments  # noqa: PLC0415
-
-    taken = [ln for ln in (arguments.__doc__ or "").splitlines() if ln.startswith("    ")]
-    return "\n".join([
-        "usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [KEY=VALUE ...]",
-        "       rbmlab experiment list [PAPER] [--targets]",
-        "",
-        "Run one paper table or figure end to end (experiments/<paper>/<artefact>.yaml): its runs",
-        "under outputs/experiments/<paper>/<artefact>/<scale>/, its table and plot under",
-        "results/<paper>/<artefact>_<scale>.*. Without scale= it runs the reduced tier and says",
-        "what that was measured to cost; scale=smoke checks the pipeline in seconds.",
-        "",
-        "  list [PAPER]     every experiment (of PAPER): what it reproduces, its make target, and",
-        "                   the wall time each tier took, from results/<paper>/README.md",
-        "  list --targets   one line per make target (what `make experiments` prints)",
-        "",
-        "Arguments after PAPER/ARTEFACT:",
-        *taken,
-        "",
-        "`make <paper>-<artefact> [SCALE=...]` runs the same; `make experiments` lists the targets.",
-    ])
-
-
 def doctor_help() -> str:
     """``rbmlab doctor --help``."""
     return "\n".join([
@@ -246,14 +198,6 @@ def doctor_help() -> str:
         "library and its kernel, its thread count, and the CPU's features. It takes no arguments;",
         "the same facts head every result of `make bench`.",
     ])
-
-
-def command_help(command: str, argv: list[str]) -> str:
-    """The ``--help`` of a command that does not build its own (argparse's data and report,
-    Hydra's run); ``argv``: its arguments, the help flags among them."""
-    if command == "evaluate":
-        return evaluate_help([a for a in argv if a not in HELP_FLAGS])
-    return experiment_help() if command == "experiment" else doctor_help()
 
 
 HELP_FLAGS = ("-h", "--help")

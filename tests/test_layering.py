@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rbmlab.evaluators",),
     ("rbmlab.config",),
     ("rbmlab.run",),
+    ("rbmlab.help",),                                    # rbmlab run --help reads conf/ and the declarations
     ("rbmlab.hydra_app", "rbmlab.evaluate"),            # experiment runs its sweeps through hydra_app
     ("rbmlab.experiment", "rbmlab.report", "rbmlab.bench"),
     ("rbmlab.cli",),

@@ -158,3 +158,26 @@ def check_command_line(name: str, kind: Any, argv: list[str]) -> CommandLine:
         compose("config", line.launch, hydra_config=True)
     return line
 
+
+def usage() -> str:
+    """``rbmlab experiment --help``: the forms of the command and the arguments it takes (as
+    this module's docstring declares them)."""
+    taken = [ln for ln in (__doc__ or "").splitlines() if ln.startswith("    ")]
+    return "\n".join([
+        "usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [KEY=VALUE ...]",
+        "       rbmlab experiment list [PAPER] [--targets]",
+        "",
+        "Run one paper table or figure end to end (experiments/<paper>/<artefact>.yaml): its runs",
+        "under outputs/experiments/<paper>/<artefact>/<scale>/, its table and plot under",
+        "results/<paper>/<artefact>_<scale>.*. Without scale= it runs the reduced tier and says",
+        "what that was measured to cost; scale=smoke checks the pipeline in seconds.",
+        "",
+        "  list [PAPER]     every experiment (of PAPER): what it reproduces, its make target, and",
+        "                   the wall time each tier took, from results/<paper>/README.md",
+        "  list --targets   one line per make target (what `make experiments` prints)",
+        "",
+        "Arguments after PAPER/ARTEFACT:",
+        *taken,
+        "",
+        "`make <paper>-<artefact> [SCALE=...]` runs the same; `make experiments` lists the targets.",
+    ])
