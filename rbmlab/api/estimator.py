@@ -1,0 +1,306 @@
+"""``rbmlab.RBM``: a restricted Boltzmann machine as a scikit-learn estimator (a transformer).
+
+It trains with the CLI's cores: the learner, model and evaluator registries, the configuration
+yaml of ``rbmlab run`` (defaults included), the runner's random streams and epoch pass
+(rbmlab.run.training) and its checkpoint files. With the same data, settings and seed,
+``RBM(...).fit(X)`` ends in the parameters ``rbmlab run`` ends in.
+
+Visible values must be values of the visible units ({0, 1} for Bernoulli units; rbmlab.data.domain
+says why grey levels are refused rather than read as probabilities).
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
+
+from rbmlab.api import files, scoring
+from rbmlab.api.settings import (ParameterError, as_value_error, backend_config, evaluator_config,
+                                 learner_config, model_config, train_config)
+
+SAMPLE_STREAM = 5   # sample()'s random stream, after the runner's five (rbmlab.run.training)
+
+
+def non_negative(values) -> bool:
+    """Does a ValueSet hold no negative value (Bernoulli {0, 1}: scikit-learn's positive_only)?"""
+    return all(p >= 0 for p in values.points) and (values.interval is None or values.interval[0] >= 0)
+
+
+def seed_of(random_state) -> int:
+    """The run seed of a ``random_state``: an int as it is; a RandomState (or None: numpy's global
+    one) draws one."""
+    from rbmlab.config import check_seed  # noqa: PLC0415
+
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        with as_value_error():
+            return check_seed(int(random_state))
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+class RBM(TransformerMixin, BaseEstimator):
+    """Restricted Boltzmann machine trained by any rbmlab learner.
+
+    Parameters
+    ----------
+    n_components : int, default=256
+        Hidden units (``model.n_hidden``).
+    learner : str, default="cd"
+        A learner of the registry (cd, pcd, sdcp, csdcp, cg, ssd, frank_wolfe, reset, tap, ...),
+        with the defaults of ``conf/learner/<learner>.yaml``.
+    learning_rate, batch_size : float, int or "full", default=None
+        ``learner.lr`` and ``learner.batch_size``; None: the learner's yaml default.
+    n_iter : int, default=10
+        Epochs (passes over the training set) of ``fit``.
+    learner_options, model_options, evaluator_options : dict, default=None
+        The other options of the learner (``{"k": 5}``, ``{"optimizer": "adam"}``), the model
+        (``{"weight_std": 0.1, "visible_units": "spin"}``) and the evaluator, as
+        ``learner.<key>=...`` etc. on the command line; validated by their own parsers.
+    evaluator : {"auto", "exact", "ais", "tap", "pl"}, default="auto"
+        How ``score_samples`` estimates log Z (pl: pseudo-log-likelihood, no log Z); auto: exact
+        where the smaller layer can be enumerated, else AIS.
+    dtype : {"float32", "float64"}, backend : {"numpy", "cupy"}
+        Precision and array library of training and scoring.
+    random_state : int, RandomState or None
+        The run's seed (``seed=``): initialisation, mini-batches and sampling derive from it.
+    verbose : bool
+        Progress bars.
+
+    Attributes
+    ----------
+    model_ : rbmlab.models.rbm.RBM            the fitted model (host arrays)
+    components_ : (n_components, n_features)  Wᵀ, as in sklearn.neural_network.BernoulliRBM
+    intercept_hidden_, intercept_visible_     b_h and b_v
+    learner_state_ : dict                     persistent chains, optimizer buffers
+    n_iter_ : int                             epochs trained; n_updates_: parameter updates
+    seed_ : int                               the seed used; data_mean_: the training mean
+    """
+
+    def __init__(self, n_components=256, *, learner="cd", learning_rate=None, batch_size=None, n_iter=10,
+                 learner_options=None, model_options=None, evaluator="auto", evaluator_options=None,
+                 dtype="float32", backend="numpy", random_state=None, verbose=False):
+        self.n_components = n_components
+        self.learner = learner
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.learner_options = learner_options
+        self.model_options = model_options
+        self.evaluator = evaluator
+        self.evaluator_options = evaluator_options
+        self.dtype = dtype
+        self.backend = backend
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ---------------------------------------------------------------- configuration
+    def _backend(self):
+        from rbmlab.backend import get_backend  # noqa: PLC0415
+
+        cfg = backend_config(self.backend, self.dtype)
+        return get_backend(cfg.name, cfg.dtype)
+
+    def _components(self):
+        """(model class, model config, learner) of the arguments, checked against each other."""
+        from rbmlab.learners import LEARNERS  # noqa: PLC0415
+        from rbmlab.models import MODELS  # noqa: PLC0415
+        from rbmlab.run.runner import check_configured_units  # noqa: PLC0415
+
+        if isinstance(self.n_components, bool) or not isinstance(self.n_components, numbers.Integral):
+            raise ParameterError(f"n_components: must be an integer, got {self.n_components!r}")
+        model_cfg = model_config("rbm", int(self.n_components), self.model_options)
+        with as_value_error():
+            learner = LEARNERS.build(learner_config(self.learner, self.learning_rate, self.batch_size,
+                                                    self.learner_options))
+            model_class = MODELS.get(model_cfg.name)
+            learner.check(model_class)
+            check_configured_units(model_cfg, model_class, learner)
+        return model_class, model_cfg, learner
+
+    def _validate(self, X, reset: bool, units: str):
+        """X as a 2-D array of the model's dtype, its values checked against the visible units."""
+        dtype = backend_config(self.backend, self.dtype).dtype
+        return self._check_values(validate_data(self, X, reset=reset, dtype=np.dtype(dtype)), units)
+
+    def _check_values(self, X, units: str):
+        """X, if its values are values of ``units`` (rbmlab.units): else a one-line ValueError."""
+        from rbmlab.units import prior  # noqa: PLC0415
+        from rbmlab.units.values import observed  # noqa: PLC0415
+
+        allowed = prior(units).value_set()
+        if non_negative(allowed):
+            check_non_negative(X, type(self).__name__)   # scikit-learn's message for positive_only
+        values = observed(X)
+        if not allowed.contains(values):
+            raise ParameterError(f"X: holds {values}; {units} visible units take {allowed} (binarise "
+                                 "the data, e.g. X > 0.5, or choose model_options={'visible_units': ...})")
+        return X
+
+    # ---------------------------------------------------------------- training
+    def fit(self, X, y=None):
+        """Train a fresh model for ``n_iter`` epochs on the rows of X; returns self."""
+        epochs = train_config(self.n_iter, self.verbose).epochs
+        for attribute in ("model_", "learner_state_"):
+            self.__dict__.pop(attribute, None)
+        self._train(X, epochs, reset=True)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One more epoch on the rows of X (the first call starts a fresh model from them), drawn
+        from the streams of the next epoch: k calls on the same X equal ``fit`` with n_iter=k."""
+        self._train(X, 1, reset=not hasattr(self, "model_"))
+        return self
+
+    def _train(self, X, epochs: int, reset: bool) -> None:
+        from tqdm.auto import tqdm  # noqa: PLC0415
+
+        from rbmlab.data.batch import Batch  # noqa: PLC0415
+        from rbmlab.run.training import epoch_pass, initial_model, learner_start  # noqa: PLC0415
+
+        model_class, model_cfg, learner = self._components()
+        backend = self._backend()
+        X = self._validate(X, reset=reset, units=model_cfg.visible_units if reset else self.model_.visible)
+        train = Batch(backend.asarray(X))
+        if reset:
+            self.seed_, self.data_mean_ = seed_of(self.random_state), X.mean(axis=0)
+            with as_value_error():
+                model = initial_model(model_class, model_cfg, backend, self.seed_, self.data_mean_, train.inputs)
+                model, state = learner_start(learner, model, backend, self.seed_, train)
+            self.n_iter_, self.n_updates_ = 0, 0
+        else:
+            model = self.model_.map(backend.asarray)
+            state = self.learner_state_
+            if state is None:   # a trial of a batched checkpoint: a fresh learner state
+                _, state = learner_start(learner, model, backend, self.seed_, train, pretrained=True)
+            state = {k: backend.xp.asarray(v) for k, v in state.items()}
+        batch_size = learner.config.batch_size
+        for _ in tqdm(range(epochs), desc=f"train {learner.config.name}", disable=not self.verbose, leave=False):
+            model, state, updates = epoch_pass(learner, backend, self.seed_, self.n_iter_ + 1, train, X.shape[0],
+                                               batch_size, model, state)
+            self.n_iter_, self.n_updates_ = self.n_iter_ + 1, self.n_updates_ + updates
+            if not model.is_finite():
+                warnings.warn(f"RBM: training diverged at epoch {self.n_iter_} (parameters non-finite or "
+                              "beyond ±1e6); lower learning_rate", ConvergenceWarning, stacklevel=3)
+                break
+        self.model_ = model.map(backend.to_numpy)
+        self.learner_state_ = {k: backend.to_numpy(v) for k, v in state.items()}
+
+    # ---------------------------------------------------------------- the fitted model
+    def _fitted(self, X=None):
+        """(backend, the model on it, X validated against its units)."""
+        check_is_fitted(self, "model_")
+        backend = self._backend()
+        model = self.model_.map(lambda a: backend.asarray(a))
+        if X is None:
+            return backend, model, None
+        return backend, model, backend.asarray(self._validate(X, reset=False, units=self.model_.visible))
+
+    @property
+    def components_(self):
+        check_is_fitted(self, "model_")
+        return self.model_.W.T
+
+    @property
+    def intercept_hidden_(self):
+        check_is_fitted(self, "model_")
+        return self.model_.b_h
+
+    @property
+    def intercept_visible_(self):
+        check_is_fitted(self, "model_")
+        return self.model_.b_v
+
+    def transform(self, X):
+        """Hidden means E[h | v] (p(h = 1 | v) for Bernoulli hidden units), (n_samples, n_components)."""
+        from rbmlab.evaluators.feature_classifier import features  # noqa: PLC0415
+
+        _, model, X = self._fitted(X)
+        return features(model, X)
+
+    def score_samples(self, X, evaluator=None):
+        """log p(x) per row, log Z by ``evaluator`` (default: the estimator's; exact, ais, tap, or
+        pl for the pseudo-log-likelihood), options from ``evaluator_options``."""
+        from rbmlab.run.training import FINAL_EVAL_STREAM  # noqa: PLC0415
+
+        backend, model, X = self._fitted(X)
+        name = self.evaluator if evaluator is None else evaluator
+        name = scoring.auto_evaluator(model) if name == "auto" else name
+        from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+
+        with as_value_error():
+            ev = EVALUATORS.build(evaluator_config(name, self.evaluator_options, bool(self.verbose)))
+            scoring.check_scorer(ev, model)
+            context = scoring.context_for(backend.rng(self.seed_, FINAL_EVAL_STREAM), X, self.data_mean_,
+                                          bool(self.verbose))
+            with np.errstate(over="ignore"):
+                return scoring.score_samples(ev, model, X, context)
+
+    def score(self, X, y=None, evaluator=None):
+        """Mean of :meth:`score_samples` (mean log-likelihood, or pseudo-log-likelihood)."""
+        return float(np.mean(self.score_samples(X, evaluator=evaluator)))
+
+    def sample(self, n_samples=1, *, method="gibbs", n_steps=1000, random_state=None):
+        """``n_samples`` visible configurations: ``n_steps`` transitions of ``method`` (gibbs:
+        block Gibbs; pmp: perturb-and-max-product; any inference method by name) from uniform
+        states, or ``method="exact"`` (small models). ``random_state``: None for the
+        estimator's seed (the same draws each call)."""
+        from rbmlab.limits import CHAINS, EVALUATION_STEPS  # noqa: PLC0415
+
+        backend, model, _ = self._fitted()
+        for name, value, hi in (("n_samples", n_samples, CHAINS), ("n_steps", n_steps, EVALUATION_STEPS)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= hi:
+                raise ParameterError(f"{name}: must be an integer in [1, {int(hi)}], got {value!r}")
+        seed = self.seed_ if random_state is None else seed_of(random_state)
+        with as_value_error():
+            x = scoring.draw(model, method, int(n_samples), int(n_steps), backend.rng(seed, SAMPLE_STREAM))
+        return backend.to_numpy(x)
+
+    # ---------------------------------------------------------------- files
+    def save(self, path):
+        """Write the fitted estimator as a checkpoint (.npz) in the CLI's format; returns the path."""
+        from rbmlab.run.checkpoint import save_checkpoint  # noqa: PLC0415
+
+        check_is_fitted(self, "model_")
+        _, model_cfg, learner = self._components()
+        configs = {"model": model_cfg, "learner": learner.config, "train": {"epochs": self.n_iter_},
+                   "backend": backend_config(self.backend, self.dtype)}
+        meta = files.checkpoint_meta(self.get_params(), self.seed_, configs, self.n_iter_, self.n_updates_,
+                                     self.data_mean_)
+        with as_value_error():
+            return save_checkpoint(path, self.model_, meta, self.learner_state_)
+
+    @classmethod
+    def load(cls, path, trial=None):
+        """The estimator of a checkpoint: one ``save`` wrote, a run's (``rbmlab run``: its learner,
+        options and seed become the arguments), or a hand-written W, b_v, b_h file."""
+        from rbmlab.run.checkpoint import load_checkpoint  # noqa: PLC0415
+
+        with as_value_error():
+            model, meta, state = load_checkpoint(path)
+            model, state = files.single(model, state, trial, path)
+        estimator = cls(**files.arguments_of(meta, model))
+        model = model.astype(backend_config(estimator.backend, estimator.dtype).dtype)
+        mean = meta.get("data_mean")
+        estimator.model_, estimator.learner_state_ = model, state
+        estimator.n_iter_, estimator.n_updates_ = int(meta.get("epoch", 0)), int(meta.get("updates", 0))
+        estimator.seed_ = int(meta.get("config", {}).get("seed", 0)) if "config" in meta else 0
+        # AIS's base rate: the training mean where saved, else the model's own visible means at W = 0
+        estimator.data_mean_ = (np.asarray(mean, dtype=model.dtype) if mean is not None
+                                else model.visible_units.mean(model.b_v.copy()))
+        estimator.n_features_in_ = model.n_visible
+        return estimator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.dtype in ("float32", "float64"):
+            tags.transformer_tags.preserves_dtype = [self.dtype]
+        from rbmlab.units import UNIT_TYPES, prior  # noqa: PLC0415
+
+        options = self.model_options if isinstance(self.model_options, dict) else {}
+        units = options.get("visible_units", "bernoulli")
+        tags.input_tags.positive_only = units in UNIT_TYPES and non_negative(prior(units).value_set())
+        return tags

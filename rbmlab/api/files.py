@@ -1,0 +1,58 @@
+"""The estimator in the CLI's checkpoint format (rbmlab.run.checkpoint), both ways.
+
+``save`` writes the model's arrays, the learner state and a ``meta`` with what a run's checkpoint
+holds (epoch, updates, the configuration groups, rbmlab_version), so ``rbmlab evaluate
+checkpoint=...`` scores it, plus the estimator's arguments and the training mean (AIS's base
+rate). ``load`` reads those back, or rebuilds the arguments from the ``config`` of a run's
+checkpoint (``rbmlab run``), or takes a hand-written W, b_v, b_h file with the defaults.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from rbmlab.errors import RbmlabError
+from rbmlab.validation import to_plain
+
+FIXED = {"learner": ("name", "lr", "batch_size"), "model": ("name", "n_hidden", "init")}
+
+
+def checkpoint_meta(params: dict[str, Any], seed: int, configs: dict[str, Any], epochs: int,
+                    updates: int, data_mean) -> dict[str, Any]:
+    """``meta`` of a saved estimator: a run checkpoint's keys, its arguments, the training mean."""
+    from rbmlab import __version__  # noqa: PLC0415
+
+    state = params["random_state"]
+    plain = {**params, "random_state": state if isinstance(state, numbers.Integral) or state is None else seed}
+    config = {"seed": seed, **{group: to_plain(c) for group, c in configs.items()}}
+    return {"epoch": epochs, "updates": updates, "config": config, "rbmlab_version": __version__,
+            "estimator": to_plain(plain), "data_mean": [float(v) for v in data_mean]}
+
+
+def arguments_of(meta: dict[str, Any], model) -> dict[str, Any]:
+    """The estimator's arguments for a checkpoint's ``meta`` and model."""
+    if isinstance(meta.get("estimator"), dict):
+        return dict(meta["estimator"])
+    dtype = str(model.dtype) if str(model.dtype) in ("float32", "float64") else "float32"
+    config = meta.get("config")
+    if not isinstance(config, dict):   # a hand-written W, b_v, b_h file
+        return {"n_components": model.model_sizes()["n_hidden"], "dtype": dtype,
+                "model_options": {"visible_units": model.visible, "hidden_units": model.hidden}}
+    learner, model_cfg = config.get("learner", {}), config.get("model", {})
+    return {"n_components": model.model_sizes()["n_hidden"], "learner": learner.get("name", "cd"),
+            "learning_rate": learner.get("lr"), "batch_size": learner.get("batch_size"),
+            "n_iter": config.get("train", {}).get("epochs", 0),
+            "learner_options": {k: v for k, v in learner.items() if k not in FIXED["learner"]},
+            "model_options": {k: v for k, v in model_cfg.items() if k not in FIXED["model"]},
+            "backend": config.get("backend", {}).get("name", "numpy"), "dtype": dtype,
+            "random_state": config.get("seed", 0)}
+
+
+def single(model, state: dict, trial, path):
+    """(model, learner state) of a checkpoint's rbm model, or of its trial ``trial`` if batched
+    (whose learner state is not split: None, a later partial_fit makes a fresh one)."""
+    from rbmlab.evaluate import _single  # noqa: PLC0415 - `rbmlab evaluate`'s choice of a trial
+
+    if model.family != "rbm":
+        raise RbmlabError(f"checkpoint: {path} holds a {model.family} model; RBM.load reads rbm checkpoints")
+    return _single(model, trial, path), (state if not model.n_trials else None)
