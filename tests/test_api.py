@@ -123,9 +123,9 @@ def test_score_samples_exact_is_log_p_by_enumeration(small):
 
 def test_ais_and_tap_are_close_to_exact(small):
     exact = small.score(X, evaluator="exact")
-    ais = clone(small).set_params(evaluator="ais", evaluator_options={"schedule": "linear", "n_temperatures": 2000})
+    ais = clone(small).set_params(evaluator="ais", evaluator_options={"schedule": "linear", "n_temperatures": 1000})
     assert ais.fit(X).score(X) == pytest.approx(exact, abs=0.02)   # the same model: the same seed
-    assert small.score(X, evaluator="tap") == pytest.approx(exact, abs=0.5)
+    assert small.score(X, evaluator="tap") == pytest.approx(exact, abs=0.01)   # weak couplings: TAP is close
 
 
 def test_pseudo_likelihood_is_the_sum_of_conditionals_by_enumeration(small):
@@ -258,10 +258,10 @@ def test_the_declared_checks_fail_only_for_the_values():
 
 
 def test_import_rbmlab_stays_cheap():
-    code = ("import sys, rbmlab; heavy = [m for m in ('sklearn', 'hydra', 'matplotlib', 'scipy', 'rbmlab.api') "
-            "if m in sys.modules]; print(heavy); from rbmlab import RBM; print(RBM.__module__)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["[]", "rbmlab.api.estimator"]
-    assert "RBM" in dir(rbmlab)
+    code = ("import sys, rbmlab; print([m for m in ('sklearn', 'hydra', 'matplotlib', 'scipy', 'rbmlab.api') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert rbmlab.RBM is RBM and "RBM" in dir(rbmlab)
     with pytest.raises(AttributeError):
         rbmlab.nothing_here   # noqa: B018

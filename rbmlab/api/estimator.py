@@ -222,17 +222,19 @@ class RBM(TransformerMixin, BaseEstimator):
         return features(model, X)
 
     def score_samples(self, X, evaluator=None):
-        """log p(x) per row, log Z by ``evaluator`` (default: the estimator's; exact, ais, tap, or
-        pl for the pseudo-log-likelihood), options from ``evaluator_options``."""
+        """log p(x) per row, log Z by ``evaluator`` (exact, ais, tap, or pl for the
+        pseudo-log-likelihood; default: the estimator's, with ``evaluator_options``; another
+        one given here has its yaml's options)."""
+        from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
         from rbmlab.run.training import FINAL_EVAL_STREAM  # noqa: PLC0415
 
         backend, model, X = self._fitted(X)
+        own = evaluator is None or evaluator == self.evaluator
         name = self.evaluator if evaluator is None else evaluator
         name = scoring.auto_evaluator(model) if name == "auto" else name
-        from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
-
         with as_value_error():
-            ev = EVALUATORS.build(evaluator_config(name, self.evaluator_options, bool(self.verbose)))
+            config = evaluator_config(name, self.evaluator_options if own else None, bool(self.verbose))
+            ev = EVALUATORS.build(config)
             scoring.check_scorer(ev, model)
             context = scoring.context_for(backend.rng(self.seed_, FINAL_EVAL_STREAM), X, self.data_mean_,
                                           bool(self.verbose))
