@@ -97,6 +97,8 @@ def test_a_hand_written_or_batched_checkpoint_loads(tmp_path):
     rbm = RBM.load(tmp_path / "m.npz")
     assert rbm.dtype == "float64" and rbm.n_components == 3 and rbm.n_features_in_ == 9
     np.testing.assert_allclose(rbm.score_samples(X, evaluator="exact"), brute_log_p(W, b_v, b_h, X), atol=1e-9)
+    assert rbm.learner_state_ is None   # none saved: PCD starts its chains as a fresh run would
+    assert rbm.set_params(learner="pcd").partial_fit(X).learner_state_["chains"].shape == (14, 9)   # batch 100 > 14 rows
     np.savez(tmp_path / "trials.npz", W=np.stack([W, 2 * W]), b_v=np.stack([b_v, b_v]), b_h=np.stack([b_h, b_h]))
     with pytest.raises(ValueError, match="trial: .* holds 2 trials; choose one with trial=N"):
         RBM.load(tmp_path / "trials.npz")
@@ -148,6 +150,7 @@ def test_transform_is_the_hidden_means(small):
     np.testing.assert_allclose(small.transform(X), 1 / (1 + np.exp(-(X @ m.W + m.b_h))), rtol=1e-12)
     assert small.fit_transform(X).shape == (14, 4)
     assert small.components_.shape == (4, 9) and small.intercept_hidden_.shape == (4,)
+    assert list(small.get_feature_names_out()) == ["rbm0", "rbm1", "rbm2", "rbm3"]
 
 
 def test_partial_fit_k_times_is_fit_with_k_epochs():

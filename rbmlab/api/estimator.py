@@ -14,7 +14,7 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
@@ -42,7 +42,7 @@ def seed_of(random_state) -> int:
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-class RBM(TransformerMixin, BaseEstimator):
+class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Restricted Boltzmann machine trained by any rbmlab learner.
 
     Parameters
@@ -174,7 +174,7 @@ class RBM(TransformerMixin, BaseEstimator):
         else:
             model = self.model_.map(backend.asarray)
             state = self.learner_state_
-            if state is None:   # a trial of a batched checkpoint: a fresh learner state
+            if state is None:   # a checkpoint without one (a trial of a batched run's): a fresh one
                 _, state = learner_start(learner, model, backend, self.seed_, train, pretrained=True)
             state = {k: backend.xp.asarray(v) for k, v in state.items()}
         batch_size = learner.config.batch_size
@@ -194,10 +194,14 @@ class RBM(TransformerMixin, BaseEstimator):
         """(backend, the model on it, X validated against its units)."""
         check_is_fitted(self, "model_")
         backend = self._backend()
-        model = self.model_.map(lambda a: backend.asarray(a))
+        model = self.model_.map(backend.asarray)
         if X is None:
             return backend, model, None
         return backend, model, backend.asarray(self._validate(X, reset=False, units=self.model_.visible))
+
+    @property
+    def _n_features_out(self):   # get_feature_names_out: rbm0, rbm1, ...
+        return self.model_.n_hidden
 
     @property
     def components_(self):
@@ -289,7 +293,7 @@ class RBM(TransformerMixin, BaseEstimator):
         mean = meta.get("data_mean")
         estimator.model_, estimator.learner_state_ = model, state
         estimator.n_iter_, estimator.n_updates_ = int(meta.get("epoch", 0)), int(meta.get("updates", 0))
-        estimator.seed_ = int(meta.get("config", {}).get("seed", 0)) if "config" in meta else 0
+        estimator.seed_ = int((meta.get("config") or {}).get("seed", 0))
         # AIS's base rate: the training mean where saved, else the model's own visible means at W = 0
         estimator.data_mean_ = (np.asarray(mean, dtype=model.dtype) if mean is not None
                                 else model.visible_units.mean(model.b_v.copy()))

@@ -49,10 +49,11 @@ def arguments_of(meta: dict[str, Any], model) -> dict[str, Any]:
 
 
 def single(model, state: dict, trial, path):
-    """(model, learner state) of a checkpoint's rbm model, or of its trial ``trial`` if batched
-    (whose learner state is not split: None, a later partial_fit makes a fresh one)."""
+    """(model, learner state) of a checkpoint's rbm model, or of its trial ``trial`` if batched.
+    None for no state (a hand-written file; a batched run's, which is not split): a later
+    partial_fit makes a fresh one."""
     from rbmlab.evaluate import _single  # noqa: PLC0415 - `rbmlab evaluate`'s choice of a trial
 
     if model.family != "rbm":
         raise RbmlabError(f"checkpoint: {path} holds a {model.family} model; RBM.load reads rbm checkpoints")
-    return _single(model, trial, path), (state if not model.n_trials else None)
+    return _single(model, trial, path), (state if state and not model.n_trials else None)
