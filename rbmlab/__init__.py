@@ -1,13 +1,13 @@
 """rbmlab: restricted Boltzmann machines and discrete energy-based models, reproduced.
 
-``from rbmlab import RBM``: the Python API (rbmlab.api), a scikit-learn estimator.
+``from rbmlab import RBM, IsingModel``: the Python API (rbmlab.api), scikit-learn estimators.
 """
 
 __version__ = "0.1.0"
 
 # The Python API by name ("module:attribute", as registry entries are): imported on first use, so
 # ``import rbmlab`` stays cheap (no scikit-learn, no Hydra) and the bottom layer imports nothing above it.
-_API = {"RBM": "rbmlab.api.estimator:RBM"}
+_API = {"RBM": "rbmlab.api.rbm:RBM", "IsingModel": "rbmlab.api.ising:IsingModel"}
 
 
 def __getattr__(name: str):

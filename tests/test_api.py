@@ -17,7 +17,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 import rbmlab
-from rbmlab import RBM
+from rbmlab import IsingModel, RBM
 from rbmlab.cli import main
 from rbmlab.data import load_dataset
 from rbmlab.run.checkpoint import load_checkpoint
@@ -210,7 +210,7 @@ def test_bad_parameters_are_value_errors_naming_the_argument(params, message):
 def test_values_are_checked_against_the_visible_units(small):
     with pytest.raises(ValueError, match=r"X: holds \{0,0.5\}; bernoulli visible units take \{0,1\}"):
         RBM().fit(X * 0.5)
-    with pytest.raises(ValueError, match="Negative values in data passed to RBM"):
+    with pytest.raises(ValueError, match=r"X: holds \{-1,0\}; .*\(Negative values in data passed to RBM; "):
         small.transform(X - 1)
     spins = RBM(n_components=3, n_iter=1, model_options={"visible_units": "spin"}, random_state=0).fit(2 * X - 1)
     assert spins.model_.visible == "spin" and spins.transform(2 * X - 1).shape == (14, 3)
@@ -240,24 +240,72 @@ EXPECTED_FAILED_CHECKS = dict.fromkeys([
     "check_transformer_general", "check_transformer_preserve_dtypes"], REAL_VALUED)
 
 
-class ThresholdedRBM(RBM):
-    """The estimator with its value check replaced by a threshold at 0.5: what the declared
-    failures check, on data the RBM takes."""
+TRANSFORMER_CHECKS = ("check_transformer_data_not_an_array", "check_transformer_general",
+                      "check_transformer_preserve_dtypes")
+
+
+class Thresholded:
+    """An estimator with its value check preceded by a threshold at 0.5: what the declared
+    failures check, on data the model takes."""
 
     def _check_values(self, X, units):   # negative values stay: positive_only holds as declared
         return super()._check_values(np.where(X < 0, X, X > 0.5).astype(X.dtype), units)
 
 
-@pytest.mark.filterwarnings("ignore")
-def test_check_estimator_passes_with_the_real_valued_checks_declared():
-    check_estimator(RBM(n_components=3, n_iter=2), expected_failed_checks=EXPECTED_FAILED_CHECKS,
-                    on_skip=None)
+class ThresholdedRBM(Thresholded, RBM):
+    pass
+
+
+class ThresholdedIsingModel(Thresholded, IsingModel):
+    pass
 
 
 @pytest.mark.filterwarnings("ignore")
-def test_the_declared_checks_fail_only_for_the_values():
+@pytest.mark.parametrize("estimator", [RBM(n_components=3, n_iter=2), IsingModel(n_iter=2)], ids=repr)
+def test_check_estimator_passes_with_the_real_valued_checks_declared(estimator):
+    expected = {k: v for k, v in EXPECTED_FAILED_CHECKS.items()
+                if isinstance(estimator, RBM) or k not in TRANSFORMER_CHECKS}
+    check_estimator(estimator, expected_failed_checks=expected, on_skip=None)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("estimator", [ThresholdedRBM(n_components=3, n_iter=2), ThresholdedIsingModel(n_iter=2)],
+                         ids=repr)
+def test_the_declared_checks_fail_only_for_the_values(estimator):
     """Every check passes when the values are made {0, 1} (no check is declared here)."""
-    check_estimator(ThresholdedRBM(n_components=3, n_iter=2), on_skip=None)
+    check_estimator(estimator, on_skip=None)
+
+
+# ---------------------------------------------------------------- the Ising model
+ISING = load_dataset("ising_samples", side=3)
+
+
+def test_ising_fit_ends_in_the_cli_runs_parameters_and_scores_exactly(tmp_path):
+    main(["run", "model=ising", "dataset=ising_samples", "dataset.side=3", "learner=pcd", "learner.k=2",
+          "learner.lr=0.2", "learner.batch_size=full", "train.epochs=10", "seed=5", "evaluator=exact",
+          "train.progress=false", f"hydra.run.dir={tmp_path}"])
+    run, _, state = load_checkpoint(tmp_path / "checkpoint.npz")
+    ising = IsingModel(learning_rate=0.2, batch_size="full", learner_options={"k": 2}, n_iter=10, random_state=5)
+    ising.fit(ISING.train)
+    assert np.array_equal(ising.coupling_, run.J) and np.array_equal(ising.field_, run.h)
+    assert np.array_equal(ising.learner_state_["chains"], state["chains"])
+    J, h, x = (np.asarray(a, np.float64) for a in (run.J, run.h, ISING.test))
+    energy = lambda s: 0.5 * ((s @ J) * s).sum(1) + s @ h   # noqa: E731
+    brute = energy(x) - np.logaddexp.reduce(energy(states(9)))
+    np.testing.assert_allclose(ising.score_samples(ISING.test), brute, atol=1e-4)   # float32 model
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert ising.score(ISING.test) == pytest.approx(summary["final"]["test_log_likelihood"], rel=1e-6)
+    back = IsingModel.load(ising.save(tmp_path / "ising.npz"))
+    assert back.get_params() == ising.get_params() and np.array_equal(back.coupling_, ising.coupling_)
+    assert back.sample(7, n_steps=5).shape == (7, 9)
+    with pytest.raises(ValueError, match="holds a model of family ising; this estimator reads rbm"):
+        RBM.load(tmp_path / "ising.npz")
+    with pytest.raises(ValueError, match="evaluator: ais does not score this ising model .*use exact"):
+        ising.score(ISING.test, evaluator="ais")
+    with pytest.raises(ValueError, match=r"choose model_options=\{'spins': ...\}"):
+        IsingModel().fit(2 * ISING.train - 1)
+    spins = IsingModel(model_options={"spins": "pm1"}, n_iter=2, random_state=0).fit(2 * ISING.train - 1)
+    assert spins.model_.spins == "pm1" and set(np.unique(spins.sample(5, n_steps=3))) <= {-1.0, 1.0}
 
 
 def test_import_rbmlab_stays_cheap():
@@ -265,6 +313,6 @@ def test_import_rbmlab_stays_cheap():
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-    assert rbmlab.RBM is RBM and "RBM" in dir(rbmlab)
+    assert rbmlab.RBM is RBM and rbmlab.IsingModel is IsingModel and "RBM" in dir(rbmlab)
     with pytest.raises(AttributeError):
         rbmlab.nothing_here   # noqa: B018

@@ -12,7 +12,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.applicable import check_applies
+from rbmlab.evaluators.applicable import applicable, check_applies
 from rbmlab.evaluators.base import Context
 from rbmlab.limits import ENUMERATION_UNITS
 from rbmlab.units.requirements import check_unit_types
@@ -27,10 +27,15 @@ def auto_evaluator(model) -> str:
 
 def check_scorer(evaluator, model) -> None:
     """The evaluator against the model's family, sizes and unit types, before any work."""
-    name = evaluator.config.name
+    name, sizes = evaluator.config.name, model.model_sizes()
     if name not in SCORERS:
         raise RbmlabError(f"evaluator: score_samples takes {', '.join(SCORERS)} (or auto); got {name!r}")
-    check_applies(evaluator, type(model), model.model_sizes())
+    usable = [n for n in applicable(type(model), sizes) if n in SCORERS]
+    if name not in usable:
+        shape = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        raise RbmlabError(f"evaluator: {name} does not score this {model.family} model ({shape}); "
+                          f"score_samples can use {', '.join(usable) or 'none of ' + ', '.join(SCORERS)}")
+    check_applies(evaluator, type(model), sizes)   # its options
     check_unit_types(model.settings(), evaluator.units, f"evaluator={name}", lambda setting: "model_options")
 
 
@@ -63,7 +68,7 @@ def context_for(rng, x, data_mean, progress: bool) -> Context:
 
 
 def draw(model, method: str, n: int, steps: int, rng, chunk: int = 1000):
-    """``n`` samples of the visible units: ``exact`` by enumeration of the smaller layer, else
+    """``n`` samples of the visible units: ``exact`` by enumeration of an RBM's smaller layer, else
     ``steps`` transitions of the inference method ``method`` (``gibbs``: the family's default
     sampler, block Gibbs for an RBM) from uniform states (rbmlab.evaluators.sampling)."""
     from rbmlab.evaluators.sampling import draw as draw_chains, sampler_for  # noqa: PLC0415
@@ -72,6 +77,9 @@ def draw(model, method: str, n: int, steps: int, rng, chunk: int = 1000):
     if method == "exact":
         from rbmlab.models.rbm import sample_exact  # noqa: PLC0415
 
+        if model.family != "rbm":
+            raise RbmlabError(f"method: exact sampling is written for the rbm family, not {model.family}; "
+                              "use method='gibbs'")
         try:
             return sample_exact(model, rng, n)
         except ValueError as e:

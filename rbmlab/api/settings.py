@@ -109,19 +109,20 @@ def learner_config(name: Any, learning_rate: Any, batch_size: Any, options: Any)
         return LEARNERS.parse(merged(composed_group("learner", name, extra), {**options, **given}))
 
 
-def model_config(family: str, n_components: Any, options: Any):
-    """The model's parsed config: conf/model/<family>.yaml, ``n_components`` hidden units and
-    ``options`` (init is the CLI's: here RBM.load starts from a checkpoint)."""
+def model_config(family: str, arguments: dict[str, Any], options: Any):
+    """The model's parsed config: conf/model/<family>.yaml, the estimator's own ``arguments``
+    (config key → value: an RBM's n_hidden) and ``options`` (init is the CLI's: here ``load``
+    starts from a checkpoint)."""
     from rbmlab.models import MODELS  # noqa: PLC0415
 
     with as_value_error():
         options = options_dict(options, "model_options")
-        for key in ("name", "n_hidden", "init"):
+        for key in ("name", "init", *arguments):
             if key in options:
-                hint = {"n_hidden": "n_components=...", "init": "RBM.load(path) and partial_fit",
-                        "name": "another estimator class"}[key]
+                hint = {"init": "load(path) and partial_fit", "name": "another estimator class"}.get(
+                    key, f"{argument_of('model.' + key)}=...")
                 raise ParameterError(f"model_options[{key!r}]: not an option here; use {hint}")
-        return MODELS.parse(merged(composed_group("model", family), {**options, "n_hidden": n_components}))
+        return MODELS.parse(merged(composed_group("model", family), {**options, **arguments}))
 
 
 def evaluator_config(name: Any, options: Any, progress: bool):

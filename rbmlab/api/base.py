@@ -1,23 +1,24 @@
-"""``rbmlab.RBM``: a restricted Boltzmann machine as a scikit-learn estimator (a transformer).
+"""What rbmlab's scikit-learn estimators share (rbmlab.api.rbm.RBM, rbmlab.api.ising.IsingModel).
 
-It trains with the CLI's cores: the learner, model and evaluator registries, the configuration
+They train with the CLI's cores: the learner, model and evaluator registries, the configuration
 yaml of ``rbmlab run`` (defaults included), the runner's random streams and epoch pass
-(rbmlab.run.training) and its checkpoint files. With the same data, settings and seed,
-``RBM(...).fit(X)`` ends in the parameters ``rbmlab run`` ends in.
+(rbmlab.run.training) and its checkpoint files. With the same data, settings and seed, ``fit(X)``
+ends in the parameters ``rbmlab run`` ends in.
 
 Visible values must be values of the visible units ({0, 1} for Bernoulli units; rbmlab.data.domain
 says why grey levels are refused rather than read as probabilities).
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbmlab.api import files, scoring
 from rbmlab.api.settings import (ParameterError, as_value_error, backend_config, evaluator_config,
@@ -42,60 +43,29 @@ def seed_of(random_state) -> int:
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Restricted Boltzmann machine trained by any rbmlab learner.
+def visible_prior(family: str, config_value) -> str:
+    """The unit type (or prior) of a family's visible units when the config key that chooses them
+    holds ``config_value`` (rbmlab.data.domain.VISIBLE_UNITS)."""
+    from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
 
-    Parameters
-    ----------
-    n_components : int, default=256
-        Hidden units (``model.n_hidden``).
-    learner : str, default="cd"
-        A learner of the registry (cd, pcd, sdcp, csdcp, cg, ssd, frank_wolfe, reset, tap, ...),
-        with the defaults of ``conf/learner/<learner>.yaml``.
-    learning_rate, batch_size : float, int or "full", default=None
-        ``learner.lr`` and ``learner.batch_size``; None: the learner's yaml default.
-    n_iter : int, default=10
-        Epochs (passes over the training set) of ``fit``.
-    learner_options, model_options, evaluator_options : dict, default=None
-        The other options of the learner (``{"k": 5}``, ``{"optimizer": "adam"}``), the model
-        (``{"weight_std": 0.1, "visible_units": "spin"}``) and the evaluator, as
-        ``learner.<key>=...`` etc. on the command line; validated by their own parsers.
-    evaluator : {"auto", "exact", "ais", "tap", "pl"}, default="auto"
-        How ``score_samples`` estimates log Z (pl: pseudo-log-likelihood, no log Z); auto: exact
-        where the smaller layer can be enumerated, else AIS.
-    dtype : {"float32", "float64"}, backend : {"numpy", "cupy"}
-        Precision and array library of training and scoring.
-    random_state : int, RandomState or None
-        The run's seed (``seed=``): initialisation, mini-batches and sampling derive from it.
-    verbose : bool
-        Progress bars.
+    return VISIBLE_UNITS[family].prior_name(None if config_value is None else str(config_value))
 
-    Attributes
-    ----------
-    model_ : rbmlab.models.rbm.RBM            the fitted model (host arrays)
-    components_ : (n_components, n_features)  Wᵀ, as in sklearn.neural_network.BernoulliRBM
-    intercept_hidden_, intercept_visible_     b_h and b_v
-    learner_state_ : dict                     persistent chains, optimizer buffers
-    n_iter_ : int                             epochs trained; n_updates_: parameter updates
-    seed_ : int                               the seed used; data_mean_: the training mean
+
+class EnergyModel(BaseEstimator):
+    """The shared machinery: a subclass names its ``family``, writes ``__init__`` with the shared
+    arguments (below) and its own, and says which of them are model config keys
+    (:meth:`_model_arguments`).
+
+    Shared arguments: learner, learning_rate, batch_size, n_iter, learner_options, model_options,
+    evaluator, evaluator_options, dtype, backend, random_state, verbose (see rbmlab.api.rbm.RBM).
+    Fitted: model_, learner_state_, n_iter_, n_updates_, seed_, data_mean_, n_features_in_.
     """
 
-    def __init__(self, n_components=256, *, learner="cd", learning_rate=None, batch_size=None, n_iter=10,
-                 learner_options=None, model_options=None, evaluator="auto", evaluator_options=None,
-                 dtype="float32", backend="numpy", random_state=None, verbose=False):
-        self.n_components = n_components
-        self.learner = learner
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.n_iter = n_iter
-        self.learner_options = learner_options
-        self.model_options = model_options
-        self.evaluator = evaluator
-        self.evaluator_options = evaluator_options
-        self.dtype = dtype
-        self.backend = backend
-        self.random_state = random_state
-        self.verbose = verbose
+    family = ""
+
+    def _model_arguments(self) -> dict:
+        """The estimator's own arguments as model config keys (an RBM's n_components: n_hidden)."""
+        return {}
 
     # ---------------------------------------------------------------- configuration
     def _backend(self):
@@ -110,9 +80,7 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         from rbmlab.models import MODELS  # noqa: PLC0415
         from rbmlab.run.runner import check_configured_units  # noqa: PLC0415
 
-        if isinstance(self.n_components, bool) or not isinstance(self.n_components, numbers.Integral):
-            raise ParameterError(f"n_components: must be an integer, got {self.n_components!r}")
-        model_cfg = model_config("rbm", int(self.n_components), self.model_options)
+        model_cfg = model_config(self.family, self._model_arguments(), self.model_options)
         with as_value_error():
             learner = LEARNERS.build(learner_config(self.learner, self.learning_rate, self.batch_size,
                                                     self.learner_options))
@@ -121,24 +89,38 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             check_configured_units(model_cfg, model_class, learner)
         return model_class, model_cfg, learner
 
+    def _units(self, model_cfg=None) -> str:
+        """The visible units' type: of ``model_cfg``, or of the fitted model."""
+        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+
+        key = VISIBLE_UNITS[self.family].key
+        if key is None:
+            return visible_prior(self.family, None)
+        if model_cfg is not None:
+            return visible_prior(self.family, getattr(model_cfg, key))
+        return visible_prior(self.family, self.model_.settings()[type(self.model_).CONFIG_SETTINGS[key]])
+
     def _validate(self, X, reset: bool, units: str):
         """X as a 2-D array of the model's dtype, its values checked against the visible units."""
         dtype = backend_config(self.backend, self.dtype).dtype
         return self._check_values(validate_data(self, X, reset=reset, dtype=np.dtype(dtype)), units)
 
     def _check_values(self, X, units: str):
-        """X, if its values are values of ``units`` (rbmlab.units): else a one-line ValueError."""
+        """X, if its values are values of ``units`` (rbmlab.units): else a one-line ValueError
+        (negative values under {0, 1} units in scikit-learn's words for positive_only too)."""
+        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
         from rbmlab.units import prior  # noqa: PLC0415
         from rbmlab.units.values import observed  # noqa: PLC0415
 
-        allowed = prior(units).value_set()
-        if non_negative(allowed):
-            check_non_negative(X, type(self).__name__)   # scikit-learn's message for positive_only
-        values = observed(X)
-        if not allowed.contains(values):
-            raise ParameterError(f"X: holds {values}; {units} visible units take {allowed} (binarise "
-                                 "the data, e.g. X > 0.5, or choose model_options={'visible_units': ...})")
-        return X
+        values, allowed = observed(X), prior(units).value_set()
+        if allowed.contains(values):
+            return X
+        key = VISIBLE_UNITS[self.family].key
+        negative = non_negative(allowed) and float(X.min()) < 0
+        raise ParameterError(
+            f"X: holds {values}; {units} visible units take {allowed} ("
+            + (f"Negative values in data passed to {type(self).__name__}; " if negative else "")
+            + "binarise the data, e.g. X > 0.5" + (f", or choose model_options={{{key!r}: ...}})" if key else ")"))
 
     # ---------------------------------------------------------------- training
     def fit(self, X, y=None):
@@ -163,7 +145,7 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         model_class, model_cfg, learner = self._components()
         backend = self._backend()
-        X = self._validate(X, reset=reset, units=model_cfg.visible_units if reset else self.model_.visible)
+        X = self._validate(X, reset=reset, units=self._units(model_cfg if reset else None))
         train = Batch(backend.asarray(X))
         if reset:
             self.seed_, self.data_mean_ = seed_of(self.random_state), X.mean(axis=0)
@@ -183,7 +165,7 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                                batch_size, model, state)
             self.n_iter_, self.n_updates_ = self.n_iter_ + 1, self.n_updates_ + updates
             if not model.is_finite():
-                warnings.warn(f"RBM: training diverged at epoch {self.n_iter_} (parameters non-finite or "
+                warnings.warn(f"{type(self).__name__}: training diverged at epoch {self.n_iter_} (parameters non-finite or "
                               "beyond ±1e6); lower learning_rate", ConvergenceWarning, stacklevel=3)
                 break
         self.model_ = model.map(backend.to_numpy)
@@ -197,33 +179,7 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         model = self.model_.map(backend.asarray)
         if X is None:
             return backend, model, None
-        return backend, model, backend.asarray(self._validate(X, reset=False, units=self.model_.visible))
-
-    @property
-    def _n_features_out(self):   # get_feature_names_out: rbm0, rbm1, ...
-        return self.model_.n_hidden
-
-    @property
-    def components_(self):
-        check_is_fitted(self, "model_")
-        return self.model_.W.T
-
-    @property
-    def intercept_hidden_(self):
-        check_is_fitted(self, "model_")
-        return self.model_.b_h
-
-    @property
-    def intercept_visible_(self):
-        check_is_fitted(self, "model_")
-        return self.model_.b_v
-
-    def transform(self, X):
-        """Hidden means E[h | v] (p(h = 1 | v) for Bernoulli hidden units), (n_samples, n_components)."""
-        from rbmlab.evaluators.feature_classifier import features  # noqa: PLC0415
-
-        _, model, X = self._fitted(X)
-        return features(model, X)
+        return backend, model, backend.asarray(self._validate(X, reset=False, units=self._units()))
 
     def score_samples(self, X, evaluator=None):
         """log p(x) per row, log Z by ``evaluator`` (exact, ais, tap, or pl for the
@@ -287,26 +243,34 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         with as_value_error():
             model, meta, state = load_checkpoint(path)
-            model, state = files.single(model, state, trial, path)
-        estimator = cls(**files.arguments_of(meta, model))
+            model, state = files.single(model, state, trial, path, cls.family)
+        estimator = cls(**files.arguments_of(meta, model, cls._get_param_names()))
         model = model.astype(backend_config(estimator.backend, estimator.dtype).dtype)
         mean = meta.get("data_mean")
         estimator.model_, estimator.learner_state_ = model, state
         estimator.n_iter_, estimator.n_updates_ = int(meta.get("epoch", 0)), int(meta.get("updates", 0))
         estimator.seed_ = int((meta.get("config") or {}).get("seed", 0))
-        # AIS's base rate: the training mean where saved, else the model's own visible means at W = 0
         estimator.data_mean_ = (np.asarray(mean, dtype=model.dtype) if mean is not None
-                                else model.visible_units.mean(model.b_v.copy()))
-        estimator.n_features_in_ = model.n_visible
+                                else estimator._fallback_mean(model))
+        estimator.n_features_in_ = model.data_dimension
         return estimator
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        if self.dtype in ("float32", "float64"):
-            tags.transformer_tags.preserves_dtype = [self.dtype]
-        from rbmlab.units import UNIT_TYPES, prior  # noqa: PLC0415
+    def _fallback_mean(self, model):
+        """The training mean for a checkpoint that has none (what AIS's base rate reads)."""
+        return None
 
+    def __sklearn_tags__(self):
+        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+        from rbmlab.models import MODELS  # noqa: PLC0415
+        from rbmlab.units import prior  # noqa: PLC0415
+
+        tags = super().__sklearn_tags__()
+        key = VISIBLE_UNITS[self.family].key
         options = self.model_options if isinstance(self.model_options, dict) else {}
-        units = options.get("visible_units", "bernoulli")
-        tags.input_tags.positive_only = units in UNIT_TYPES and non_negative(prior(units).value_set())
+        default = {f.name: f.default for f in dataclasses.fields(MODELS.get(self.family).config_class)}.get(key)
+        try:
+            units = visible_prior(self.family, options.get(key, default) if key else None)
+        except KeyError:   # not a unit type: fit says so
+            return tags
+        tags.input_tags.positive_only = non_negative(prior(units).value_set())
         return tags
