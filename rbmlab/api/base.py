@@ -165,8 +165,8 @@ class EnergyModel(BaseEstimator):
                                                batch_size, model, state)
             self.n_iter_, self.n_updates_ = self.n_iter_ + 1, self.n_updates_ + updates
             if not model.is_finite():
-                warnings.warn(f"{type(self).__name__}: training diverged at epoch {self.n_iter_} (parameters non-finite or "
-                              "beyond ±1e6); lower learning_rate", ConvergenceWarning, stacklevel=3)
+                warnings.warn(f"{type(self).__name__}: training diverged at epoch {self.n_iter_} (parameters "
+                              "non-finite or beyond ±1e6); lower learning_rate", ConvergenceWarning, stacklevel=3)
                 break
         self.model_ = model.map(backend.to_numpy)
         self.learner_state_ = {k: backend.to_numpy(v) for k, v in state.items()}
@@ -206,10 +206,11 @@ class EnergyModel(BaseEstimator):
         return float(np.mean(self.score_samples(X, evaluator=evaluator)))
 
     def sample(self, n_samples=1, *, method="gibbs", n_steps=1000, random_state=None):
-        """``n_samples`` visible configurations: ``n_steps`` transitions of ``method`` (gibbs:
-        block Gibbs; pmp: perturb-and-max-product; any inference method by name) from uniform
-        states, or ``method="exact"`` (small models). ``random_state``: None for the
-        estimator's seed (the same draws each call)."""
+        """``n_samples`` visible configurations: ``n_steps`` transitions of ``method`` from uniform
+        states (gibbs: the family's sampler, block Gibbs for an RBM and colour-class Gibbs for an
+        Ising model; pmp: perturb-and-max-product; any inference method by name), or an RBM's
+        ``method="exact"`` (small models). ``random_state``: None for the estimator's seed (the
+        same draws each call)."""
         from rbmlab.limits import CHAINS, EVALUATION_STEPS  # noqa: PLC0415
 
         backend, model, _ = self._fitted()
@@ -238,7 +239,7 @@ class EnergyModel(BaseEstimator):
     @classmethod
     def load(cls, path, trial=None):
         """The estimator of a checkpoint: one ``save`` wrote, a run's (``rbmlab run``: its learner,
-        options and seed become the arguments), or a hand-written W, b_v, b_h file."""
+        options and seed become the arguments), or a hand-written file (the model's arrays)."""
         from rbmlab.run.checkpoint import load_checkpoint  # noqa: PLC0415
 
         with as_value_error():
