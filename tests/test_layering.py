@@ -47,6 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rbmlab.help",),                                    # rbmlab run --help reads conf/ and the declarations
     ("rbmlab.hydra_app", "rbmlab.evaluate"),            # experiment runs its sweeps through hydra_app
     ("rbmlab.experiment", "rbmlab.report", "rbmlab.bench"),
+    ("rbmlab.api",),                                    # the scikit-learn estimators: configs composed as `run` does
     ("rbmlab.cli",),
     ("rbmlab.__main__",),
 )

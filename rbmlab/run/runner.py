@@ -18,7 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from rbmlab import __version__
-from rbmlab.backend import Backend, get_backend, host_rng, memory_bytes
+from rbmlab.backend import Backend, get_backend, memory_bytes
 from rbmlab.config import RunConfig
 from rbmlab.data import dataset_dimension, load_dataset
 from rbmlab.data.domain import check_run
@@ -41,11 +41,9 @@ from rbmlab.storage.provenance import merge_sources, source_revision
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
+from rbmlab.run.training import (EVAL_STREAM, FINAL_EVAL_STREAM, INIT_STREAM, SHUFFLE_STREAM,  # noqa: F401
+                                 TRAIN_STREAM, batches, epoch_pass, initial_model, learner_start)
 from rbmlab.validation import to_plain
-
-# Random streams: (seed, stream, epoch) keys one generator each.
-INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
-
 
 @dataclass
 class Setup:
@@ -120,13 +118,14 @@ def components(cfg: RunConfig, n_visible: int):
     return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
 
 
-def check_configured_units(model_cfg, model_class, learner, evaluator) -> None:
+def check_configured_units(model_cfg, model_class, learner, evaluator=None) -> None:
     """The unit types the configuration chooses (the family's CONFIG_SETTINGS) against those the
-    learner, its sampler and the evaluator are written for (rbmlab.units.requirements)."""
+    learner, its sampler and the evaluator (if any) are written for (rbmlab.units.requirements)."""
     keys = {setting: f"model.{key}" for key, setting in model_class.CONFIG_SETTINGS.items()}
     settings = {setting: str(getattr(model_cfg, key)) for key, setting in model_class.CONFIG_SETTINGS.items()}
     check_unit_types(settings, learner.unit_needs(model_class), f"learner={learner.config.name}", keys.get)
-    check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
+    if evaluator is not None:
+        check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
 
 
 def recorded_specs(model_class, evaluator):
@@ -197,16 +196,6 @@ def all_finite(metrics: dict[str, float]) -> bool:
     return all(np.isfinite(v) for k, v in metrics.items() if not k.endswith(("_lower", "_upper")))
 
 
-def batches(n: int, batch_size: int | str, rng: np.random.Generator):
-    """Index arrays of one shuffled epoch (None = the whole set in order, for full batch)."""
-    if batch_size == "full" or batch_size >= n:
-        yield None
-        return
-    order = rng.permutation(n)
-    for start in range(0, n, batch_size):
-        yield order[start:start + batch_size]
-
-
 def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: bool = False,
                     state=None, iterations: int | None = None) -> list[dict[str, float]]:
     """Metrics of each trial of ``model`` not in ``skip`` (one dict, without a trial key, for a
@@ -265,12 +254,9 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
         model = start_model(cfg.model, run.model_class, run.train.inputs.shape[-1], xp=backend.xp,
                             dtype=backend.dtype, trials=trials, dataset=cfg.dataset)
     else:
-        model = run.model_class.initialize(cfg.model, xp=backend.xp, rng=backend.rng(cfg.seed, INIT_STREAM),
-                                           data_mean=backend.asarray(run.data_mean), dtype=backend.dtype,
-                                           data=run.fit_data,
-                                           trials=trials)
-    model = run.learner.initial_model(model, pretrained=bool(cfg.model.init), train=run.train)
-    progress = Progress(model, run.learner.init_state(model, run.train, backend.rng(cfg.seed, INIT_STREAM, 1)))
+        model = initial_model(run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials)
+    progress = Progress(*learner_start(run.learner, model, backend, cfg.seed, run.train,
+                                       pretrained=bool(cfg.model.init)))
     record.start(cfg, overrides)
     if cfg.train.eval_every:
         for row in evaluate_trials(run, model, (cfg.seed, EVAL_STREAM, 0), state=progress.state):
@@ -321,11 +307,9 @@ def train_epoch(run: Setup, p: Progress) -> None:
     cfg, backend = run.cfg, run.backend
     p.epoch += 1
     t0 = time.perf_counter()
-    rng = backend.rng(cfg.seed, TRAIN_STREAM, p.epoch)
-    for idx in batches(run.n_train, cfg.learner.batch_size, host_rng(cfg.seed, SHUFFLE_STREAM, p.epoch)):
-        batch = run.train if idx is None else run.train.take(backend.xp.asarray(idx))
-        p.model, p.state = run.learner.step(p.model, p.state, batch, rng)
-        p.updates += run.learner.updates_per_step
+    p.model, p.state, updates = epoch_pass(run.learner, backend, cfg.seed, p.epoch, run.train, run.n_train,
+                                           cfg.learner.batch_size, p.model, p.state)
+    p.updates += updates
     p.wall += time.perf_counter() - t0
 
 

@@ -1,0 +1,277 @@
+"""What rbmlab's scikit-learn estimators share (rbmlab.api.rbm.RBM, rbmlab.api.ising.IsingModel).
+
+They train with the CLI's cores: the learner, model and evaluator registries, the configuration
+yaml of ``rbmlab run`` (defaults included), the runner's random streams and epoch pass
+(rbmlab.run.training) and its checkpoint files. With the same data, settings and seed, ``fit(X)``
+ends in the parameters ``rbmlab run`` ends in.
+
+Visible values must be values of the visible units ({0, 1} for Bernoulli units; rbmlab.data.domain
+says why grey levels are refused rather than read as probabilities).
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rbmlab.api import files, scoring
+from rbmlab.api.settings import (ParameterError, as_value_error, backend_config, evaluator_config,
+                                 learner_config, model_config, train_config)
+
+SAMPLE_STREAM = 5   # sample()'s random stream, after the runner's five (rbmlab.run.training)
+
+
+def non_negative(values) -> bool:
+    """Does a ValueSet hold no negative value (Bernoulli {0, 1}: scikit-learn's positive_only)?"""
+    return all(p >= 0 for p in values.points) and (values.interval is None or values.interval[0] >= 0)
+
+
+def seed_of(random_state) -> int:
+    """The run seed of a ``random_state``: an int as it is; a RandomState (or None: numpy's global
+    one) draws one."""
+    from rbmlab.config import check_seed  # noqa: PLC0415
+
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        with as_value_error():
+            return check_seed(int(random_state))
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def visible_prior(family: str, config_value) -> str:
+    """The unit type (or prior) of a family's visible units when the config key that chooses them
+    holds ``config_value`` (rbmlab.data.domain.VISIBLE_UNITS)."""
+    from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+
+    return VISIBLE_UNITS[family].prior_name(None if config_value is None else str(config_value))
+
+
+class EnergyModel(BaseEstimator):
+    """The shared machinery: a subclass names its ``family``, writes ``__init__`` with the shared
+    arguments (below) and its own, and says which of them are model config keys
+    (:meth:`_model_arguments`).
+
+    Shared arguments: learner, learning_rate, batch_size, n_iter, learner_options, model_options,
+    evaluator, evaluator_options, dtype, backend, random_state, verbose (see rbmlab.api.rbm.RBM).
+    Fitted: model_, learner_state_, n_iter_, n_updates_, seed_, data_mean_, n_features_in_.
+    """
+
+    family = ""
+
+    def _model_arguments(self) -> dict:
+        """The estimator's own arguments as model config keys (an RBM's n_components: n_hidden)."""
+        return {}
+
+    # ---------------------------------------------------------------- configuration
+    def _backend(self):
+        from rbmlab.backend import get_backend  # noqa: PLC0415
+
+        cfg = backend_config(self.backend, self.dtype)
+        return get_backend(cfg.name, cfg.dtype)
+
+    def _components(self):
+        """(model class, model config, learner) of the arguments, checked against each other."""
+        from rbmlab.learners import LEARNERS  # noqa: PLC0415
+        from rbmlab.models import MODELS  # noqa: PLC0415
+        from rbmlab.run.runner import check_configured_units  # noqa: PLC0415
+
+        model_cfg = model_config(self.family, self._model_arguments(), self.model_options)
+        with as_value_error():
+            learner = LEARNERS.build(learner_config(self.learner, self.learning_rate, self.batch_size,
+                                                    self.learner_options))
+            model_class = MODELS.get(model_cfg.name)
+            learner.check(model_class)
+            check_configured_units(model_cfg, model_class, learner)
+        return model_class, model_cfg, learner
+
+    def _units(self, model_cfg=None) -> str:
+        """The visible units' type: of ``model_cfg``, or of the fitted model."""
+        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+
+        key = VISIBLE_UNITS[self.family].key
+        if key is None:
+            return visible_prior(self.family, None)
+        if model_cfg is not None:
+            return visible_prior(self.family, getattr(model_cfg, key))
+        return visible_prior(self.family, self.model_.settings()[type(self.model_).CONFIG_SETTINGS[key]])
+
+    def _validate(self, X, reset: bool, units: str):
+        """X as a 2-D array of the model's dtype, its values checked against the visible units."""
+        dtype = backend_config(self.backend, self.dtype).dtype
+        return self._check_values(validate_data(self, X, reset=reset, dtype=np.dtype(dtype)), units)
+
+    def _check_values(self, X, units: str):
+        """X, if its values are values of ``units`` (rbmlab.units): else a one-line ValueError
+        (negative values under {0, 1} units in scikit-learn's words for positive_only too)."""
+        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+        from rbmlab.units import prior  # noqa: PLC0415
+        from rbmlab.units.values import observed  # noqa: PLC0415
+
+        values, allowed = observed(X), prior(units).value_set()
+        if allowed.contains(values):
+            return X
+        key = VISIBLE_UNITS[self.family].key
+        negative = non_negative(allowed) and float(X.min()) < 0
+        raise ParameterError(
+            f"X: holds {values}; {units} visible units take {allowed} ("
+            + (f"Negative values in data passed to {type(self).__name__}; " if negative else "")
+            + "binarise the data, e.g. X > 0.5" + (f", or choose model_options={{{key!r}: ...}})" if key else ")"))
+
+    # ---------------------------------------------------------------- training
+    def fit(self, X, y=None):
+        """Train a fresh model for ``n_iter`` epochs on the rows of X; returns self."""
+        epochs = train_config(self.n_iter, self.verbose).epochs
+        for attribute in ("model_", "learner_state_"):
+            self.__dict__.pop(attribute, None)
+        self._train(X, epochs, reset=True)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One more epoch on the rows of X (the first call starts a fresh model from them), drawn
+        from the streams of the next epoch: k calls on the same X equal ``fit`` with n_iter=k."""
+        self._train(X, 1, reset=not hasattr(self, "model_"))
+        return self
+
+    def _train(self, X, epochs: int, reset: bool) -> None:
+        from tqdm.auto import tqdm  # noqa: PLC0415
+
+        from rbmlab.data.batch import Batch  # noqa: PLC0415
+        from rbmlab.run.training import epoch_pass, initial_model, learner_start  # noqa: PLC0415
+
+        model_class, model_cfg, learner = self._components()
+        backend = self._backend()
+        X = self._validate(X, reset=reset, units=self._units(model_cfg if reset else None))
+        train = Batch(backend.asarray(X))
+        if reset:
+            self.seed_, self.data_mean_ = seed_of(self.random_state), X.mean(axis=0)
+            with as_value_error():
+                model = initial_model(model_class, model_cfg, backend, self.seed_, self.data_mean_, train.inputs)
+                model, state = learner_start(learner, model, backend, self.seed_, train)
+            self.n_iter_, self.n_updates_ = 0, 0
+        else:
+            model = self.model_.map(backend.asarray)
+            state = self.learner_state_
+            if state is None:   # a checkpoint without one (a trial of a batched run's): a fresh one
+                _, state = learner_start(learner, model, backend, self.seed_, train, pretrained=True)
+            state = {k: backend.xp.asarray(v) for k, v in state.items()}
+        batch_size = learner.config.batch_size
+        for _ in tqdm(range(epochs), desc=f"train {learner.config.name}", disable=not self.verbose, leave=False):
+            model, state, updates = epoch_pass(learner, backend, self.seed_, self.n_iter_ + 1, train, X.shape[0],
+                                               batch_size, model, state)
+            self.n_iter_, self.n_updates_ = self.n_iter_ + 1, self.n_updates_ + updates
+            if not model.is_finite():
+                warnings.warn(f"{type(self).__name__}: training diverged at epoch {self.n_iter_} (parameters "
+                              "non-finite or beyond ±1e6); lower learning_rate", ConvergenceWarning, stacklevel=3)
+                break
+        self.model_ = model.map(backend.to_numpy)
+        self.learner_state_ = {k: backend.to_numpy(v) for k, v in state.items()}
+
+    # ---------------------------------------------------------------- the fitted model
+    def _fitted(self, X=None):
+        """(backend, the model on it, X validated against its units)."""
+        check_is_fitted(self, "model_")
+        backend = self._backend()
+        model = self.model_.map(backend.asarray)
+        if X is None:
+            return backend, model, None
+        return backend, model, backend.asarray(self._validate(X, reset=False, units=self._units()))
+
+    def score_samples(self, X, evaluator=None):
+        """log p(x) per row, log Z by ``evaluator`` (exact, ais, tap, or pl for the
+        pseudo-log-likelihood; default: the estimator's, with ``evaluator_options``; another
+        one given here has its yaml's options)."""
+        from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+        from rbmlab.run.training import FINAL_EVAL_STREAM  # noqa: PLC0415
+
+        backend, model, X = self._fitted(X)
+        own = evaluator is None or evaluator == self.evaluator
+        name = self.evaluator if evaluator is None else evaluator
+        name = scoring.auto_evaluator(model) if name == "auto" else name
+        with as_value_error():
+            config = evaluator_config(name, self.evaluator_options if own else None, bool(self.verbose))
+            ev = EVALUATORS.build(config)
+            scoring.check_scorer(ev, model)
+            context = scoring.context_for(backend.rng(self.seed_, FINAL_EVAL_STREAM), X, self.data_mean_,
+                                          bool(self.verbose))
+            with np.errstate(over="ignore"):
+                return scoring.score_samples(ev, model, X, context)
+
+    def score(self, X, y=None, evaluator=None):
+        """Mean of :meth:`score_samples` (mean log-likelihood, or pseudo-log-likelihood)."""
+        return float(np.mean(self.score_samples(X, evaluator=evaluator)))
+
+    def sample(self, n_samples=1, *, method="gibbs", n_steps=1000, random_state=None):
+        """``n_samples`` visible configurations: ``n_steps`` transitions of ``method`` from uniform
+        states (gibbs: the family's sampler, block Gibbs for an RBM and colour-class Gibbs for an
+        Ising model; pmp: perturb-and-max-product; any inference method by name), or an RBM's
+        ``method="exact"`` (small models). ``random_state``: None for the estimator's seed (the
+        same draws each call)."""
+        from rbmlab.limits import CHAINS, EVALUATION_STEPS  # noqa: PLC0415
+
+        backend, model, _ = self._fitted()
+        for name, value, hi in (("n_samples", n_samples, CHAINS), ("n_steps", n_steps, EVALUATION_STEPS)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= hi:
+                raise ParameterError(f"{name}: must be an integer in [1, {int(hi)}], got {value!r}")
+        seed = self.seed_ if random_state is None else seed_of(random_state)
+        with as_value_error():
+            x = scoring.draw(model, method, int(n_samples), int(n_steps), backend.rng(seed, SAMPLE_STREAM))
+        return backend.to_numpy(x)
+
+    # ---------------------------------------------------------------- files
+    def save(self, path):
+        """Write the fitted estimator as a checkpoint (.npz) in the CLI's format; returns the path."""
+        from rbmlab.run.checkpoint import save_checkpoint  # noqa: PLC0415
+
+        check_is_fitted(self, "model_")
+        _, model_cfg, learner = self._components()
+        configs = {"model": model_cfg, "learner": learner.config, "train": {"epochs": self.n_iter_},
+                   "backend": backend_config(self.backend, self.dtype)}
+        meta = files.checkpoint_meta(self.get_params(), self.seed_, configs, self.n_iter_, self.n_updates_,
+                                     self.data_mean_)
+        with as_value_error():
+            return save_checkpoint(path, self.model_, meta, self.learner_state_)
+
+    @classmethod
+    def load(cls, path, trial=None):
+        """The estimator of a checkpoint: one ``save`` wrote, a run's (``rbmlab run``: its learner,
+        options and seed become the arguments), or a hand-written file (the model's arrays)."""
+        from rbmlab.run.checkpoint import load_checkpoint  # noqa: PLC0415
+
+        with as_value_error():
+            model, meta, state = load_checkpoint(path)
+            model, state = files.single(model, state, trial, path, cls.family)
+        estimator = cls(**files.arguments_of(meta, model, cls._get_param_names()))
+        model = model.astype(backend_config(estimator.backend, estimator.dtype).dtype)
+        mean = meta.get("data_mean")
+        estimator.model_, estimator.learner_state_ = model, state
+        estimator.n_iter_, estimator.n_updates_ = int(meta.get("epoch", 0)), int(meta.get("updates", 0))
+        estimator.seed_ = int((meta.get("config") or {}).get("seed", 0))
+        estimator.data_mean_ = (np.asarray(mean, dtype=model.dtype) if mean is not None
+                                else estimator._fallback_mean(model))
+        estimator.n_features_in_ = model.data_dimension
+        return estimator
+
+    def _fallback_mean(self, model):
+        """The training mean for a checkpoint that has none (what AIS's base rate reads)."""
+        return None
+
+    def __sklearn_tags__(self):
+        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+        from rbmlab.models import MODELS  # noqa: PLC0415
+        from rbmlab.units import prior  # noqa: PLC0415
+
+        tags = super().__sklearn_tags__()
+        key = VISIBLE_UNITS[self.family].key
+        options = self.model_options if isinstance(self.model_options, dict) else {}
+        default = {f.name: f.default for f in dataclasses.fields(MODELS.get(self.family).config_class)}.get(key)
+        try:
+            units = visible_prior(self.family, options.get(key, default) if key else None)
+        except KeyError:   # not a unit type: fit says so
+            return tags
+        tags.input_tags.positive_only = non_negative(prior(units).value_set())
+        return tags

@@ -1,0 +1,59 @@
+"""What training is, apart from the run directory: the random streams, a fresh model and learner
+state, and one shuffled pass over the training set. The runner (rbmlab.run.runner) and the Python
+API (rbmlab.api) both train through these, so that the same seed and settings give the same
+parameters either way.
+
+Random numbers come from generators keyed by (seed, stream, epoch): epoch e draws the same
+numbers whether it follows epoch e − 1 in one process or a checkpoint of it in another.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rbmlab.backend import Backend, host_rng
+
+# Random streams: (seed, stream, epoch) keys one generator each.
+INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
+
+
+def batches(n: int, batch_size: int | str, rng: np.random.Generator):
+    """Index arrays of one shuffled epoch (None = the whole set in order, for full batch)."""
+    if batch_size == "full" or batch_size >= n:
+        yield None
+        return
+    order = rng.permutation(n)
+    for start in range(0, n, batch_size):
+        yield order[start:start + batch_size]
+
+
+def initial_model(model_class: type, model_config, backend: Backend, seed: int, data_mean,
+                  fit_data, trials: int = 0):
+    """The family's initialisation for ``model_config`` on the backend, from the stream
+    (seed, INIT_STREAM); ``data_mean`` (host) and ``fit_data`` (backend rows) are the training
+    data it is fitted to."""
+    return model_class.initialize(model_config, xp=backend.xp, rng=backend.rng(seed, INIT_STREAM),
+                                  data_mean=backend.asarray(data_mean), dtype=backend.dtype,
+                                  data=fit_data, trials=trials)
+
+
+def learner_start(learner, model, backend: Backend, seed: int, train, pretrained: bool = False):
+    """(model, state) training starts from: the learner shapes the model (Frank-Wolfe empties it,
+    tap_dbm pretrains it) and makes its state from the stream (seed, INIT_STREAM, 1); ``train``
+    is the whole training Batch on the backend."""
+    model = learner.initial_model(model, pretrained=pretrained, train=train)
+    return model, learner.init_state(model, train, backend.rng(seed, INIT_STREAM, 1))
+
+
+def epoch_pass(learner, backend: Backend, seed: int, epoch: int, train, n_train: int,
+               batch_size: int | str, model, state: dict[str, Any]):
+    """Epoch ``epoch`` (from 1): the learner's steps over ``train`` (a Batch on the backend of
+    ``n_train`` rows) shuffled into mini-batches of ``batch_size``; (model, state, updates)."""
+    rng = backend.rng(seed, TRAIN_STREAM, epoch)
+    updates = 0
+    for idx in batches(n_train, batch_size, host_rng(seed, SHUFFLE_STREAM, epoch)):
+        batch = train if idx is None else train.take(backend.xp.asarray(idx))
+        model, state = learner.step(model, state, batch, rng)
+        updates += learner.updates_per_step
+    return model, state, updates
