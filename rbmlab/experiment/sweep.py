@@ -92,6 +92,7 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
     A ``deferred`` variant's jobs are checked when its turn comes (after the ones it reads)."""
     from rbmlab.hydra_app import expand_overrides, launch, validate_jobs  # noqa: PLC0415
     from rbmlab.run.outputs import failed_jobs, move_aside  # noqa: PLC0415
+    from rbmlab.run.sweepers import tag_overrides  # noqa: PLC0415
 
     if sweep_dir.exists() and not resume:
         kept = move_aside(sweep_dir, f"experiment {name}")
@@ -104,7 +105,8 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
         variant_dir = sweep_dir / variant if variant else sweep_dir
         if variant in deferred:
             n_jobs = {**n_jobs, variant: len(validate_jobs(expand_overrides(overrides)))}
-        launch(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"], variant_dir, f"experiment {name}", True)
+        launch(["-m", *overrides, f"hydra.sweep.dir={variant_dir}", *tag_overrides(overrides)],
+               variant_dir, f"experiment {name}", True)
         problems += failed_jobs(variant_dir, n_jobs[variant])
     return problems
 
