@@ -169,7 +169,7 @@ def _hydra_task(cfg) -> float | None:
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
-    tag = job_tag(hc.job.num, hc.job.override_dirname)
+    tag = job_tag(hc.job.num, hc.job.override_dirname) if multirun else ""
     echo = (lambda line: print(f"{tag} {line}", flush=True)) if multirun else print
     try:
         run_cfg = parse_run_config(cfg)

@@ -130,13 +130,12 @@ def quiet_imports() -> None:
 
 # ---------------------------------------------------------------- the objective
 def objective(evaluator_config) -> tuple[str, bool]:
-    """(column, higher is better) of the evaluator's headline metric: its first declared metric,
-    at its first split when per split (the value a run's last line reports)."""
+    """(column, higher is better) of the evaluator's headline metric (Evaluator.headline_column,
+    at its first split), the value a run's last line reports."""
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
 
-    spec = EVALUATORS.get(evaluator_config.name).metrics[0]
-    return (f"{evaluator_config.splits[0]}_{spec.name}" if spec.per_split else spec.name,
-            spec.higher_is_better)
+    evaluator = EVALUATORS.build(evaluator_config)
+    return evaluator.headline_column(evaluator_config.splits[0]), evaluator.metrics[0].higher_is_better
 
 
 def direction_overrides(configs, hydra_overrides: list[str]) -> list[str]:
