@@ -422,8 +422,8 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     while p.epoch < cfg.train.epochs and not p.stopped:
         train_epoch(run, p)
         alive = after_epoch(run, record, p, summary)
-        show_latest(run, bar, p.latest)
         bar.update(1)
+        show_latest(run, bar, p.latest)
         if not alive:
             bar.close()
             if run.stop is not None and p.decision is not None:
@@ -496,7 +496,7 @@ def show_latest(run: Setup, bar, latest: dict[str, float]) -> None:
     """The progress bar's postfix: the newest value of the evaluator's headline metric."""
     column = run.evaluator.headline_column(run.cfg.evaluator.splits[0])
     if column in latest:
-        bar.set_postfix_str(f"{column}={latest[column]:.4g}", refresh=False)
+        bar.set_postfix_str(f"{column}={latest[column]:.4g}")
 
 
 def time_shares(run: Setup, train_s: float, epochs_s: float, final_s: float) -> str:

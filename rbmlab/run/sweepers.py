@@ -116,7 +116,8 @@ def tag_overrides(overrides: list[str]) -> list[str]:
     only (the job tag of rbmlab.hydra_app), leaving out the keys that every job shares."""
     from rbmlab.hydra_app import parse_overrides  # noqa: PLC0415
 
-    fixed = sorted({o.key_or_group for o in parse_overrides(overrides) if not o.is_sweep_override()})
+    last = {o.key_or_group: o for o in parse_overrides(overrides)}   # a later override of a key wins
+    fixed = sorted(key for key, o in last.items() if not o.is_sweep_override())
     quoted = ",".join(f"'{k}'" for k in fixed)
     return [f"hydra.job.config.override_dirname.exclude_keys=[{quoted}]",
             "hydra.job.config.override_dirname.item_sep=' '"]
