@@ -312,9 +312,8 @@ def run_command(argv: list[str]) -> None:
     if not multirun:   # locked before Hydra creates anything; the run checks earlier work itself
         with DirectoryLock.for_run(out, key, cfg.lock_wait):
             return launch(argv, out, key, multirun)
-    argv += sweep.hydra_overrides
+    argv += sweepers.launch_overrides(sweep, configs, hydra_overrides)
     if sweep.sampler:
-        argv += sweepers.direction_overrides(configs, hydra_overrides)
         sweepers.quiet_imports()
     with DirectoryLock.for_sweep(out, key, cfg.lock_wait):
         take_over_sweep(out, key, cfg.resume, cfg.overwrite)

@@ -20,7 +20,8 @@ def test_install_prints_a_script_that_completes_rbmlab_and_asks_rbmlab_run(capsy
     assert "${words[0]} run -sc query=bash" in script
     assert f'compgen -W "{" ".join(COMMANDS)}"' in script
     run_command(["--shell-completion", "install=zsh"])
-    assert capsys.readouterr().out.startswith("autoload -Uz bashcompinit && bashcompinit\n_rbmlab_completion()")
+    zsh = capsys.readouterr().out
+    assert zsh.startswith("autoload -Uz bashcompinit && bashcompinit\n_rbmlab_completion()")
 
 
 @pytest.mark.parametrize("line, expected", [

@@ -32,11 +32,11 @@ def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, c
     assert all(record[k] > 0 for k in ("wall_time", "eval_time", "final_eval_time"))
     total = record["wall_time"] + record["eval_time"] + record["final_eval_time"]
     (line,) = [ln for ln in lines if ln.startswith("time:")]
-    assert line == (f"time: training {record['wall_time']:.3g} s ({100 * record['wall_time'] / total:.0f}%), "
-                    f"evaluation at epochs {record['eval_time']:.3g} s ({100 * record['eval_time'] / total:.0f}%; "
+    train_s, epochs_s, final_s = (record[k] for k in ("wall_time", "eval_time", "final_eval_time"))
+    assert line == (f"time: training {train_s:.3g} s ({100 * train_s / total:.0f}%), "
+                    f"evaluation at epochs {epochs_s:.3g} s ({100 * epochs_s / total:.0f}%; "
                     "train.eval_every=1, evaluator.curve_n_temperatures=10, evaluator.curve_n_chains=5), "
-                    f"final evaluation {record['final_eval_time']:.3g} s "
-                    f"({100 * record['final_eval_time'] / total:.0f}%)")
+                    f"final evaluation {final_s:.3g} s ({100 * final_s / total:.0f}%)")
     # the bar shows each evaluation's headline metric as it comes (epoch 0 on the bar's first line)
     metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
     shown = re.findall(r"(\d)/3 \[[^\]]*test_log_likelihood=(\S+?)\]", capsys.readouterr().err)

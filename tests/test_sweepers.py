@@ -62,6 +62,8 @@ def test_bad_sampled_sweeps_fail_before_any_job(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(RbmlabError, match=r"learner\.lr.*\(sweep job learner\.lr=-1\.0\)"):
         run_command(["-m", *SMALL, *OPTUNA, "learner.lr=interval(-1,0.1)"])
+    with pytest.raises(RbmlabError, match=r"resume: a sampling sweep \(OptunaSweeper\) proposes new values"):
+        run_command(["-m", *SMALL, *OPTUNA, "learner.lr=interval(0.01,0.1)", "resume=true"])
     with pytest.raises(RbmlabError, match="cannot check ahead"):
         plan(*SMALL, *OPTUNA, "dataset=glob(bars*)")
     with pytest.raises(RbmlabError, match="a setting of a sweep; add -m"):

@@ -123,6 +123,19 @@ def tag_overrides(overrides: list[str]) -> list[str]:
             "hydra.job.config.override_dirname.item_sep=' '"]
 
 
+def launch_overrides(sweep: Sweep, configs, hydra_overrides: list[str]) -> list[str]:
+    """The hydra.* overrides rbmlab adds to a sweep: the job tags' and, for a sampling sweeper,
+    the direction of its objective. A sampling sweep is not resumed: its trials propose new
+    values, which the job directories of an earlier sweep do not hold."""
+    if sweep.sampler is None:
+        return sweep.hydra_overrides
+    if configs[0].resume:
+        raise RbmlabError(f"resume: a sampling sweep ({sweep.sampler}) proposes new values each "
+                          "time, so its jobs cannot continue an earlier sweep's; start a new sweep "
+                          "(or overwrite=true)")
+    return sweep.hydra_overrides + direction_overrides(configs, hydra_overrides)
+
+
 def quiet_imports() -> None:
     """Keep the INFO lines that optuna's storage layer (alembic) logs on import out of the sweep's
     output (Hydra's logging sends INFO to the console)."""
