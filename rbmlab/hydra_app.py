@@ -282,9 +282,6 @@ def run_command(argv: list[str]) -> None:
         if overrides := [a for a in overrides_of(argv) if "=" in a]:   # a bad one: one line, not Hydra's
             compose("config", overrides, hydra_config=True)
         return run_hydra(argv)
-    if any(a in COMPLETION_FLAGS for a in argv):
-        from rbmlab.completion import shell_completion  # noqa: PLC0415
-        return shell_completion(argv)
     flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in HYDRA_OPTIONS_WITH_VALUE), None)
     if flag:
         raise RbmlabError(f"{flag}: not supported; rbmlab run composes conf/config.yaml, "
@@ -292,7 +289,7 @@ def run_command(argv: list[str]) -> None:
     multirun = any(a in ("-m", "--multirun") for a in argv)
     overrides = overrides_of(argv)
     hydra_overrides = check_hydra_overrides(overrides, multirun)
-    sweep = sweepers.plan(overrides, hydra_overrides) if multirun else None
+    sweep = plan_sweep(overrides, hydra_overrides) if multirun else None
     combos = sweep.jobs if sweep else expand_overrides(overrides)
     if len(combos) > 1 and not multirun:
         raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
@@ -327,7 +324,24 @@ def run_command(argv: list[str]) -> None:
                           f"first: {problems[0]}")
 
 
-COMPLETION_FLAGS = ("-sc", "--shell-completion")
+def plan_sweep(overrides: list[str], hydra_overrides: list[str]):
+    """The sweep (-m) that the command line asks for (rbmlab.run.sweepers.Sweep): every job of the
+    basic sweeper's product, or the configurations checked ahead of a sampling sweeper's trials."""
+    from rbmlab.run import sweepers  # noqa: PLC0415
+
+    node = None
+    if sweepers.touches_sweeper(hydra_overrides):
+        try:
+            node = compose("config", hydra_overrides, hydra_config=True).hydra.sweeper
+        except RbmlabError as e:
+            raise sweepers.explain(e) from None
+    plain = [o for o in overrides if not o.lstrip("+~").startswith("hydra")]
+    lines = sweepers.param_overrides(node) + plain
+    parsed = parse_overrides(lines)
+    if not sweepers.is_basic(node):
+        return sweepers.sampled_sweep(node, parsed)
+    jobs = expand_overrides(lines)
+    return sweepers.Sweep(None, jobs, len(jobs), sweepers.tag_overrides(parsed))
 HYDRA_OPTIONS_WITH_VALUE = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
                             "--experimental-rerun")
 
@@ -343,3 +357,55 @@ def overrides_of(argv: list[str]) -> list[str]:
         else:
             out.append(a)
     return out
+
+
+# ---------------------------------------------------------------- shell completion
+COMPLETION_FLAGS = ("-sc", "--shell-completion")
+COMPLETION_SHELLS = ("bash", "zsh")   # zsh through bashcompinit, as Hydra's zsh completion
+# Hydra's own install script completes a command line's first word as the application, which for
+# ``rbmlab run`` is ``rbmlab``; this one completes the subcommand and sends ``rbmlab run`` lines to
+# Hydra's query (``rbmlab run -sc query=bash``).
+COMPLETION_SCRIPT = """_rbmlab_completion()
+{
+    local words=($COMP_LINE)
+    if (( COMP_CWORD < 2 )); then
+        COMPREPLY=($(compgen -W "%(commands)s" -- "${COMP_WORDS[COMP_CWORD]}"))
+    elif [ "${words[1]}" == "run" ]; then
+        local choices=$(COMP_POINT=$COMP_POINT COMP_LINE=$COMP_LINE ${words[0]} run -sc query=bash \\
+                        2>/dev/null)
+        COMPREPLY=($(compgen -o nospace -o default -W "$choices" -- "${words[$COMP_CWORD]}"))
+    fi
+}
+COMP_WORDBREAKS=${COMP_WORDBREAKS//=}
+complete -o nospace -o default -F _rbmlab_completion rbmlab"""
+
+
+def shell_completion(argv: list[str], commands: list[str]) -> None:
+    """``rbmlab run -sc install=bash|zsh`` prints the script to eval (completing ``commands``, then
+    ``rbmlab run``'s groups, options and keys); ``uninstall=`` the lines that remove it;
+    ``query=bash`` (asked by the script) Hydra's completions of ``$COMP_LINE``."""
+    asked = [a for a in argv if a.split("=", 1)[0] in ("install", "uninstall", "query") and "=" in a]
+    if len(asked) != 1:
+        raise RbmlabError("--shell-completion: give one of install=SHELL, uninstall=SHELL, "
+                          f"query=SHELL (shells: {', '.join(COMPLETION_SHELLS)}); "
+                          'e.g. eval "$(rbmlab run -sc install=bash)"')
+    action, shell = asked[0].split("=", 1)
+    if shell not in COMPLETION_SHELLS:
+        raise RbmlabError(f"--shell-completion: {shell}: rbmlab completes in "
+                          f"{', '.join(COMPLETION_SHELLS)}")
+    if action == "install":
+        zsh = "autoload -Uz bashcompinit && bashcompinit\n" if shell == "zsh" else ""
+        print(zsh + COMPLETION_SCRIPT % {"commands": " ".join(commands)})
+    elif action == "uninstall":
+        print("complete -r rbmlab 2> /dev/null\nunset -f _rbmlab_completion")
+    else:   # Hydra answers for the line as of an application ``rbmlab``: ``run`` left out
+        line = os.environ.get("COMP_LINE") or ""
+        match = re.match(r"\s*(\S+)\s+run\b(.*)$", line, re.DOTALL)
+        if match is None:
+            raise RbmlabError("--shell-completion: query=: COMP_LINE must hold an `rbmlab run ...` "
+                              "line (the installed completion script sets it)")
+        os.environ["COMP_LINE"] = match.group(1) + match.group(2)
+        try:
+            run_hydra(["-sc", "query=bash"])
+        finally:
+            os.environ["COMP_LINE"] = line

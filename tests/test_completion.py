@@ -8,18 +8,17 @@ import sys
 
 import pytest
 
-from rbmlab.cli import COMMANDS
+from rbmlab.cli import COMMANDS, cmd_run
 from rbmlab.errors import RbmlabError
-from rbmlab.hydra_app import run_command
 
 
 def test_install_prints_a_script_that_completes_rbmlab_and_asks_rbmlab_run(capsys):
-    run_command(["-sc", "install=bash"])
+    cmd_run(["-sc", "install=bash"])
     script = capsys.readouterr().out
     assert script.rstrip().endswith("complete -o nospace -o default -F _rbmlab_completion rbmlab")
     assert "${words[0]} run -sc query=bash" in script
     assert f'compgen -W "{" ".join(COMMANDS)}"' in script
-    run_command(["--shell-completion", "install=zsh"])
+    cmd_run(["--shell-completion", "install=zsh"])
     zsh = capsys.readouterr().out
     assert zsh.startswith("autoload -Uz bashcompinit && bashcompinit\n_rbmlab_completion()")
 
@@ -31,7 +30,7 @@ def test_install_prints_a_script_that_completes_rbmlab_and_asks_rbmlab_run(capsy
 ])
 def test_a_query_lists_hydras_completions_of_the_run_line(line, expected, monkeypatch, capsys):
     monkeypatch.setenv("COMP_LINE", line)
-    run_command(["-sc", "query=bash"])
+    cmd_run(["-sc", "query=bash"])
     words = set(capsys.readouterr().out.split())
     assert expected <= words and all(w.startswith(line.split()[-1]) for w in words)
 
@@ -42,7 +41,7 @@ def test_completion_errors_are_one_line(monkeypatch):
                          (["-sc", "install=fish"], "fish: rbmlab completes in bash, zsh"),
                          (["-sc"], "give one of install=SHELL")]:
         with pytest.raises(RbmlabError, match=needle):
-            run_command(argv)
+            cmd_run(argv)
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash here")

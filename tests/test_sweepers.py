@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from rbmlab.errors import RbmlabError
-from rbmlab.hydra_app import check_hydra_overrides, run_command, validate_jobs, validated_run_config
+from rbmlab.hydra_app import check_hydra_overrides, plan_sweep, run_command, validated_run_config
 from rbmlab.run import sweepers
 
 SMALL = ["dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "learner.k=2",
@@ -28,7 +28,7 @@ def rbmlab(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Complet
 
 
 def plan(*overrides: str) -> sweepers.Sweep:
-    return sweepers.plan(list(overrides), check_hydra_overrides(list(overrides), multirun=True))
+    return plan_sweep(list(overrides), check_hydra_overrides(list(overrides), multirun=True))
 
 
 def test_a_sampled_sweep_checks_what_it_can_list_and_runs_n_trials():

@@ -40,30 +40,29 @@ def touches_sweeper(overrides: list[str]) -> bool:
     return any(o.lstrip("+~").startswith(SWEEPER_KEYS) for o in overrides)
 
 
-def sweeper_node(hydra_overrides: list[str]):
-    """The ``hydra.sweeper`` node that these hydra.* overrides choose (one-line errors)."""
-    from rbmlab.hydra_app import compose  # noqa: PLC0415
+def explain(error: RbmlabError) -> RbmlabError:
+    """A composition error about ``hydra/sweeper=``, with how to install the optuna sweeper when
+    it is not among the options."""
+    missing = "hydra/sweeper=" in str(error) and "optuna" not in str(error)
+    return RbmlabError(f"{error} (the optuna sweeper: pip install 'rbmlab[optuna]')") if missing else error
 
-    try:
-        cfg = compose("config", hydra_overrides, hydra_config=True)
-    except RbmlabError as e:
-        missing = "hydra/sweeper=" in str(e) and "optuna" not in str(e)
-        hint = " (the optuna sweeper: pip install 'rbmlab[optuna]')" if missing else ""
-        raise RbmlabError(f"{e}{hint}") from None
-    return cfg.hydra.sweeper
+
+def is_basic(node) -> bool:
+    """Whether the composed ``hydra.sweeper`` node (None: not composed) is Hydra's basic sweeper."""
+    return node is None or node.get("_target_") == BASIC
 
 
 def param_overrides(node) -> list[str]:
     """``hydra.sweeper.params`` (a search space in the config) as overrides, which the sweeper puts
     before the command line's."""
-    params = node.get("params") or {}
+    params = (node.get("params") if node is not None else None) or {}
     return [f"{k}={v}" for k, v in params.items()]
 
 
 def candidates(override) -> list[str]:
     """The values of one parsed override that rbmlab can check ahead: every listed value of a
-    choice or range, and the ends of an interval or a range (optuna samples a float range up to
-    its stop)."""
+    choice or range, and the ends of an interval or a range (optuna samples a range up to its
+    stop)."""
     from hydra.core.override_parser.types import IntervalSweep, RangeSweep  # noqa: PLC0415
 
     key, value = override.get_key_element(), override.value()
@@ -90,33 +89,22 @@ def checked_configurations(options: list[list[str]]) -> list[list[str]]:
     return [first] + [first[:i] + [v] + first[i + 1:] for i, o in enumerate(options) for v in o[1:]]
 
 
-def plan(overrides: list[str], hydra_overrides: list[str]) -> Sweep:
-    """The sweep that ``overrides`` (the command line's key=value) ask for: the basic sweeper's
-    jobs, or the configurations to check ahead of a sampling sweeper's trials."""
-    from rbmlab.hydra_app import expand_overrides, parse_overrides  # noqa: PLC0415
-
-    node = sweeper_node(hydra_overrides) if touches_sweeper(hydra_overrides) else None
-    params = param_overrides(node) if node is not None else []
-    plain = [o for o in overrides if not o.lstrip("+~").startswith("hydra")]
-    if node is None or node.get("_target_") == BASIC:
-        jobs = expand_overrides(params + plain)
-        return Sweep(None, jobs, len(jobs), tag_overrides(params + plain))
-    parsed = [o for o in parse_overrides(params + plain) if not o.is_hydra_override()]
+def sampled_sweep(node, parsed: list) -> Sweep:
+    """The sweep of a sampling sweeper (the composed ``hydra.sweeper`` node) over ``parsed``
+    overrides (Hydra's Override objects, search-space params first): the configurations checked
+    ahead of its trials, and n_trials jobs (unknown for a grid, which may run fewer)."""
     by_key = {o.get_key_element(): o for o in parsed}   # the command line wins over params
     jobs = checked_configurations([candidates(o) for o in by_key.values()])
     n_trials = node.get("n_trials")
-    sampler = str(node.get("_target_", "")).rsplit(".", 1)[-1]
     grid = "GridSampler" in str(OmegaConf.select(node, "sampler._target_", default=""))
-    return Sweep(sampler, jobs, None if grid or n_trials is None else int(n_trials),
-                 tag_overrides(params + plain))
+    sampler = str(node.get("_target_", "")).rsplit(".", 1)[-1]
+    return Sweep(sampler, jobs, None if grid or n_trials is None else int(n_trials), tag_overrides(parsed))
 
 
-def tag_overrides(overrides: list[str]) -> list[str]:
+def tag_overrides(parsed: list) -> list[str]:
     """hydra.* overrides that make ``hydra.job.override_dirname`` name a job by its swept values
     only (the job tag of rbmlab.hydra_app), leaving out the keys that every job shares."""
-    from rbmlab.hydra_app import parse_overrides  # noqa: PLC0415
-
-    last = {o.key_or_group: o for o in parse_overrides(overrides)}   # a later override of a key wins
+    last = {o.key_or_group: o for o in parsed}   # a later override of a key wins
     fixed = sorted(key for key, o in last.items() if not o.is_sweep_override())
     quoted = ",".join(f"'{k}'" for k in fixed)
     return [f"hydra.job.config.override_dirname.exclude_keys=[{quoted}]",
