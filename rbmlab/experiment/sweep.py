@@ -106,7 +106,7 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
         if variant in deferred:
             n_jobs = {**n_jobs, variant: len(validate_jobs(expand_overrides(overrides)))}
         tags = tag_overrides(parse_overrides(overrides))   # the jobs' lines name their swept values
-        launch(["-m", *overrides, f"hydra.sweep.dir={variant_dir}", *tags], variant_dir, f"experiment {name}", True)
+        launch(["-m", *overrides, *tags, f"hydra.sweep.dir={variant_dir}"], variant_dir, f"experiment {name}", True)
         problems += failed_jobs(variant_dir, n_jobs[variant])
     return problems
 
