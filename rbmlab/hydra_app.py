@@ -342,6 +342,8 @@ def plan_sweep(overrides: list[str], hydra_overrides: list[str]):
         return sweepers.sampled_sweep(node, parsed)
     jobs = expand_overrides(lines)
     return sweepers.Sweep(None, jobs, len(jobs), sweepers.tag_overrides(parsed))
+
+
 HYDRA_OPTIONS_WITH_VALUE = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
                             "--experimental-rerun")
 

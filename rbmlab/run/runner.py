@@ -269,7 +269,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             record.metrics.truncate(meta["epoch"])
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
             p = Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
-                         meta["epoch"], meta["updates"], meta["wall_time"], float(meta.get("eval_time", 0.0)),
+                         meta["epoch"], meta["updates"], meta["wall_time"], meta.get("eval_time", 0.0),
                          {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
             return restore_rule(run, record, p)
     trials = cfg.train.trials if cfg.train.trials > 1 else 0
