@@ -16,7 +16,7 @@ from omegaconf import OmegaConf
 from rbmlab.backend.allocator import keep_freed_memory
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.help import HELP_FLAGS
-from rbmlab.hydra_app import compose, run_command
+from rbmlab.hydra_app import COMPLETION_FLAGS, compose, run_command, shell_completion
 from rbmlab.run.signals import RunInterrupted, interruption_of, mark_cli_process
 
 USAGE = """usage: rbmlab <command> [args]
@@ -38,6 +38,8 @@ their options and every key."""
 
 
 def cmd_run(argv: list[str]) -> None:
+    if any(a in COMPLETION_FLAGS for a in argv):
+        return shell_completion(argv, list(COMMANDS))
     run_command(argv)
 
 

@@ -108,8 +108,9 @@ def expand_overrides(overrides: list[str]) -> list[list[str]]:
             try:
                 options.append([f"{key}={v}" for v in o.sweep_string_iterator()])
             except Exception:  # noqa: BLE001 - interval(), glob(): sweeps without a list of values
-                raise RbmlabError(f"{o.input_line}: rbmlab sweeps a list of values (a,b,c) or "
-                                  "range(start,stop,step); this sweep cannot be listed") from None
+                raise RbmlabError(f"{o.input_line}: the basic sweeper runs a list of values (a,b,c) "
+                                  "or range(start,stop,step); a sweeper samples this one "
+                                  "(-m hydra/sweeper=optuna)") from None
         else:
             options.append([o.input_line])
     return [list(combo) for combo in itertools.product(*options)]
@@ -150,9 +151,11 @@ def validate_jobs(combos: list[list[str]]) -> list:
 
 
 # ---------------------------------------------------------------- run (Hydra app)
-def _hydra_task(cfg) -> None:
-    """Body of one Hydra job (single run or one job of a sweep). A failure is recorded in the
-    run's summary.json by the runner; a sweep goes on, a single run ends with the error."""
+def _hydra_task(cfg) -> float | None:
+    """Body of one Hydra job (single run or one job of a sweep); returns the run's headline metric
+    (what a sampling sweeper optimises; rbmlab.run.sweepers). A failure is recorded in the run's
+    summary.json by the runner; a sweep goes on, a single run ends with the error. A sweep's job
+    prefixes its lines with its tag: its number and swept values."""
     from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
     from hydra.types import RunMode  # noqa: PLC0415
 
@@ -160,26 +163,39 @@ def _hydra_task(cfg) -> None:
     from rbmlab.config import parse_run_config  # noqa: PLC0415
     from rbmlab.run.runner import train  # noqa: PLC0415
     from rbmlab.run.signals import end_as_signalled, interruption_of, is_cli_process  # noqa: PLC0415
+    from rbmlab.run.sweepers import returned_value  # noqa: PLC0415
 
     keep_freed_memory()   # a joblib worker is a process of its own
 
     hc = HydraConfig.get()
+    multirun = hc.mode == RunMode.MULTIRUN
+    tag = job_tag(hc.job.num, hc.job.override_dirname) if multirun else ""
+    echo = (lambda line: print(f"{tag} {line}", flush=True)) if multirun else print
     try:
-        train(parse_run_config(cfg), Path(hc.runtime.output_dir), list(hc.overrides.task))
+        run_cfg = parse_run_config(cfg)
+        return returned_value(run_cfg, train(run_cfg, Path(hc.runtime.output_dir),
+                                             list(hc.overrides.task), echo=echo))
     except (RbmlabError, MemoryError) as e:
         message = str(e) if isinstance(e, RbmlabError) else "out of memory (MemoryError)"
-        if hc.mode != RunMode.MULTIRUN:
+        if not multirun:
             fail(message)
-        print(f"rbmlab: job {hc.job.num} failed: {message}", file=sys.stderr)
+        print(f"{tag} failed: {message}", file=sys.stderr, flush=True)
     except Exception as e:  # noqa: BLE001 - a bug: recorded by the runner; the sweep goes on
-        if hc.mode != RunMode.MULTIRUN:
+        if not multirun:
             raise
-        print(f"rbmlab: job {hc.job.num} failed: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"{tag} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
     except BaseException as e:   # a signal, recorded by the runner: a worker ends as signalled
         stop = interruption_of(e)
-        if stop is not None and hc.mode == RunMode.MULTIRUN and not is_cli_process():
+        if stop is not None and multirun and not is_cli_process():
             end_as_signalled(stop)   # the command's one line comes from the launching process
         raise
+    return None
+
+
+def job_tag(num: int, swept: str) -> str:
+    """``[job 3 learner=pcd learner.lr=0.05]``: a sweep job's number and swept values (Hydra's
+    override_dirname, limited to the swept keys by rbmlab.run.sweepers.tag_overrides)."""
+    return f"[job {num}{' ' + swept if swept else ''}]"
 
 
 def run_hydra(argv: list[str]) -> None:
@@ -217,16 +233,21 @@ HYDRA_KEYS = ("hydra.run.dir", "hydra.sweep.dir", "hydra/launcher", "hydra.launc
               "hydra/job_logging", "hydra/hydra_logging", "hydra.verbose")
 
 
-def check_hydra_overrides(overrides: list[str]) -> list[str]:
+def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[str]:
     """The hydra.* overrides, refusing those that would move jobs outside their owned
-    directories or change the run mode behind rbmlab's back (hydra.mode, hydra.sweep.subdir ...)."""
+    directories or change the run mode behind rbmlab's back (hydra.mode, hydra.sweep.subdir ...).
+    The sweeper (rbmlab.run.sweepers) is a setting of a sweep (-m)."""
+    from rbmlab.run.sweepers import SWEEPER_KEYS  # noqa: PLC0415
+
     chosen = []
     for o in overrides:
         key = o.split("=", 1)[0].lstrip("+~")
         if key.startswith("hydra"):
-            if not key.startswith(HYDRA_KEYS):
+            if key.startswith(SWEEPER_KEYS) and not multirun:
+                raise RbmlabError(f"{key}: a setting of a sweep; add -m")
+            if not key.startswith(HYDRA_KEYS + SWEEPER_KEYS):
                 raise RbmlabError(f"{key}: not supported by rbmlab run (use -m for a sweep; "
-                                  f"hydra settings it takes: {', '.join(HYDRA_KEYS)})")
+                                  f"hydra settings it takes: {', '.join(HYDRA_KEYS + SWEEPER_KEYS)})")
             chosen.append(o)
     return chosen
 
@@ -251,9 +272,11 @@ def launch(argv: list[str], out: Path, key: str, multirun: bool) -> None:
 
 
 def run_command(argv: list[str]) -> None:
-    """``rbmlab run [-m] [key=value ...]``: validate every job, own the output directory, run
-    Hydra, and (for a sweep) exit 2 when any job failed."""
+    """``rbmlab run [-m] [key=value ...]``: validate every job (for a sampling sweeper, what it
+    can sample; rbmlab.run.sweepers), own the output directory, run Hydra, and (for a sweep) exit
+    2 when any job failed."""
     from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
+    from rbmlab.run import sweepers  # noqa: PLC0415
 
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
         if overrides := [a for a in overrides_of(argv) if "=" in a]:   # a bad one: one line, not Hydra's
@@ -265,11 +288,13 @@ def run_command(argv: list[str]) -> None:
                           "choose components with overrides (e.g. learner=pcd)")
     multirun = any(a in ("-m", "--multirun") for a in argv)
     overrides = overrides_of(argv)
-    hydra_overrides = check_hydra_overrides(overrides)
-    combos = expand_overrides(overrides)
+    hydra_overrides = check_hydra_overrides(overrides, multirun)
+    sweep = plan_sweep(overrides, hydra_overrides) if multirun else None
+    combos = sweep.jobs if sweep else expand_overrides(overrides)
     if len(combos) > 1 and not multirun:
         raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
-    cfg = validate_jobs(combos)[0]
+    configs = validate_jobs(combos)
+    cfg = configs[0]
     key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
     out = None
     if not multirun and cfg.resume and not any(o.startswith(f"{key}=") for o in overrides):
@@ -284,13 +309,39 @@ def run_command(argv: list[str]) -> None:
     if not multirun:   # locked before Hydra creates anything; the run checks earlier work itself
         with DirectoryLock.for_run(out, key, cfg.lock_wait):
             return launch(argv, out, key, multirun)
+    argv += sweepers.launch_overrides(sweep, configs, hydra_overrides)
+    if sweep.sampler:
+        sweepers.quiet_imports()
     with DirectoryLock.for_sweep(out, key, cfg.lock_wait):
         take_over_sweep(out, key, cfg.resume, cfg.overwrite)
         launch(argv, out, key, multirun)
-        problems = failed_jobs(out, len(combos))
+        problems = failed_jobs(out, sweep.n_jobs or 0)
+    best = sweepers.best_line(out, configs) if sweep.sampler else None
+    if best:
+        print(best)
     if problems:
-        raise RbmlabError(f"{len(problems)} of {len(combos)} job(s) of the sweep failed; "
+        raise RbmlabError(f"{len(problems)} of {sweep.n_jobs or 'the'} job(s) of the sweep failed; "
                           f"first: {problems[0]}")
+
+
+def plan_sweep(overrides: list[str], hydra_overrides: list[str]):
+    """The sweep (-m) that the command line asks for (rbmlab.run.sweepers.Sweep): every job of the
+    basic sweeper's product, or the configurations checked ahead of a sampling sweeper's trials."""
+    from rbmlab.run import sweepers  # noqa: PLC0415
+
+    node = None
+    if sweepers.touches_sweeper(hydra_overrides):
+        try:
+            node = compose("config", hydra_overrides, hydra_config=True).hydra.sweeper
+        except RbmlabError as e:
+            raise sweepers.explain(e) from None
+    plain = [o for o in overrides if not o.lstrip("+~").startswith("hydra")]
+    lines = sweepers.param_overrides(node) + plain
+    parsed = parse_overrides(lines)
+    if not sweepers.is_basic(node):
+        return sweepers.sampled_sweep(node, parsed)
+    jobs = expand_overrides(lines)
+    return sweepers.Sweep(None, jobs, len(jobs), sweepers.tag_overrides(parsed))
 
 
 HYDRA_OPTIONS_WITH_VALUE = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
@@ -308,3 +359,55 @@ def overrides_of(argv: list[str]) -> list[str]:
         else:
             out.append(a)
     return out
+
+
+# ---------------------------------------------------------------- shell completion
+COMPLETION_FLAGS = ("-sc", "--shell-completion")
+COMPLETION_SHELLS = ("bash", "zsh")   # zsh through bashcompinit, as Hydra's zsh completion
+# Hydra's own install script completes a command line's first word as the application, which for
+# ``rbmlab run`` is ``rbmlab``; this one completes the subcommand and sends ``rbmlab run`` lines to
+# Hydra's query (``rbmlab run -sc query=bash``).
+COMPLETION_SCRIPT = """_rbmlab_completion()
+{
+    local words=($COMP_LINE)
+    if (( COMP_CWORD < 2 )); then
+        COMPREPLY=($(compgen -W "%(commands)s" -- "${COMP_WORDS[COMP_CWORD]}"))
+    elif [ "${words[1]}" == "run" ]; then
+        local choices=$(COMP_POINT=$COMP_POINT COMP_LINE=$COMP_LINE ${words[0]} run -sc query=bash \\
+                        2>/dev/null)
+        COMPREPLY=($(compgen -o nospace -o default -W "$choices" -- "${words[$COMP_CWORD]}"))
+    fi
+}
+COMP_WORDBREAKS=${COMP_WORDBREAKS//=}
+complete -o nospace -o default -F _rbmlab_completion rbmlab"""
+
+
+def shell_completion(argv: list[str], commands: list[str]) -> None:
+    """``rbmlab run -sc install=bash|zsh`` prints the script to eval (completing ``commands``, then
+    ``rbmlab run``'s groups, options and keys); ``uninstall=`` the lines that remove it;
+    ``query=bash`` (asked by the script) Hydra's completions of ``$COMP_LINE``."""
+    asked = [a for a in argv if a.split("=", 1)[0] in ("install", "uninstall", "query") and "=" in a]
+    if len(asked) != 1:
+        raise RbmlabError("--shell-completion: give one of install=SHELL, uninstall=SHELL, "
+                          f"query=SHELL (shells: {', '.join(COMPLETION_SHELLS)}); "
+                          'e.g. eval "$(rbmlab run -sc install=bash)"')
+    action, shell = asked[0].split("=", 1)
+    if shell not in COMPLETION_SHELLS:
+        raise RbmlabError(f"--shell-completion: {shell}: rbmlab completes in "
+                          f"{', '.join(COMPLETION_SHELLS)}")
+    if action == "install":
+        zsh = "autoload -Uz bashcompinit && bashcompinit\n" if shell == "zsh" else ""
+        print(zsh + COMPLETION_SCRIPT % {"commands": " ".join(commands)})
+    elif action == "uninstall":
+        print("complete -r rbmlab 2> /dev/null\nunset -f _rbmlab_completion")
+    else:   # Hydra answers for the line as of an application ``rbmlab``: ``run`` left out
+        line = os.environ.get("COMP_LINE") or ""
+        match = re.match(r"\s*(\S+)\s+run\b(.*)$", line, re.DOTALL)
+        if match is None:
+            raise RbmlabError("--shell-completion: query=: COMP_LINE must hold an `rbmlab run ...` "
+                              "line (the installed completion script sets it)")
+        os.environ["COMP_LINE"] = match.group(1) + match.group(2)
+        try:
+            run_hydra(["-sc", "query=bash"])
+        finally:
+            os.environ["COMP_LINE"] = line

@@ -259,6 +259,8 @@ class AISConfig(EvaluatorConfig):
                                  hi=EVALUATION_STEPS)
     curve_n_temperatures: int = option(1000, "linear schedule at intermediate points (0: the final "
                                        "one)", lo=0, hi=EVALUATION_STEPS)
+    curve_n_chains: int = option(0, "chains at intermediate points (0: n_chains)", lo=0, hi=CHAINS,
+                                 neutral=0)
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
 
 
@@ -270,6 +272,7 @@ class AIS(Evaluator):
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the base-rate path (Salakhutdinov & Murray 2008)
     requires = (Bipartite,)
     without_data = "log Z only, AIS from the uniform base model (no data for its base rates)"
+    epoch_cost = ("curve_n_temperatures", "curve_n_chains")
     metrics = (
         MetricSpec("log_likelihood", summary_name="mean_log_likelihood", **_nats,
                    description="mean −F(x) − log Ẑ over the split"),
@@ -294,8 +297,9 @@ class AIS(Evaluator):
         base_bias = model.xp.zeros(model.n_visible, dtype=model.dtype) if context.data_mean is None \
             else model.xp.asarray(base_rate_bias(context.data_mean))   # no data: the uniform base model
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
+        n_chains = cfg.curve_n_chains if cfg.curve_n_chains and not context.final else cfg.n_chains
         fwd = ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
-                                n_chains=cfg.n_chains, progress=context.progress)
+                                n_chains=n_chains, progress=context.progress)
         metrics = {"log_z": fwd.log_z, "log_z_lower": fwd.log_z_lower, "log_z_upper": fwd.log_z_upper}
         for name, batch in splits.items():
             mf = mean_log_unnormalized(model, batch.inputs)

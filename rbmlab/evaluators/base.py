@@ -58,6 +58,7 @@ class Evaluator:
     needs_truth = False      # reads Context.truth: the run's dataset must have a ground truth
     without_data: str | None = None   # what it gives with no dataset (rbmlab evaluate's note); None: needs data
     units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
+    epoch_cost: tuple[str, ...] = ()   # its options that set the cost of an evaluation at epochs
 
     def __init__(self, config):
         self.config = config
@@ -73,8 +74,14 @@ class Evaluator:
 
     def headline(self, metrics: dict[str, float], split: str) -> str:
         spec = self.metrics[0]
-        value = metrics[f"{split}_{spec.name}" if spec.per_split else spec.name]
+        value = metrics[self.headline_column(split)]
         return f"{split} {spec.name.replace('_', ' ')}: {value:.4f} {spec.unit}"
+
+    def headline_column(self, split: str) -> str:
+        """The column of the run's headline value (the progress bar's, a sweeper's objective):
+        the first declared metric, of ``split`` when per split."""
+        spec = self.metrics[0]
+        return f"{split}_{spec.name}" if spec.per_split else spec.name
 
 
 def mean(x) -> float:

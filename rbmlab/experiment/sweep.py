@@ -90,8 +90,9 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
     """Run every variant's sweep into ``sweep_dir`` (its lock held); returns what went wrong in
     failed jobs. Without resume, an earlier sweep there is first moved aside to ``<scale>.<n>``.
     A ``deferred`` variant's jobs are checked when its turn comes (after the ones it reads)."""
-    from rbmlab.hydra_app import expand_overrides, launch, validate_jobs  # noqa: PLC0415
+    from rbmlab.hydra_app import expand_overrides, launch, parse_overrides, validate_jobs  # noqa: PLC0415
     from rbmlab.run.outputs import failed_jobs, move_aside  # noqa: PLC0415
+    from rbmlab.run.sweepers import tag_overrides  # noqa: PLC0415
 
     if sweep_dir.exists() and not resume:
         kept = move_aside(sweep_dir, f"experiment {name}")
@@ -104,7 +105,8 @@ def _sweep(name: str, jobs: dict[str, list[str]], n_jobs: dict[str, int], sweep_
         variant_dir = sweep_dir / variant if variant else sweep_dir
         if variant in deferred:
             n_jobs = {**n_jobs, variant: len(validate_jobs(expand_overrides(overrides)))}
-        launch(["-m", *overrides, f"hydra.sweep.dir={variant_dir}"], variant_dir, f"experiment {name}", True)
+        tags = tag_overrides(parse_overrides(overrides))   # the jobs' lines name their swept values
+        launch(["-m", *overrides, *tags, f"hydra.sweep.dir={variant_dir}"], variant_dir, f"experiment {name}", True)
         problems += failed_jobs(variant_dir, n_jobs[variant])
     return problems
 

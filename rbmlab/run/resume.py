@@ -44,9 +44,9 @@ def _check_meta(path: Path, meta: dict) -> None:
         value = meta.get(key)
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
             raise _bad(path, f"its meta entry {key} is {value!r}, not a count")
-    wall = meta.get("wall_time")
-    if not isinstance(wall, numbers.Real) or isinstance(wall, bool) or not np.isfinite(wall):
-        raise _bad(path, f"its meta entry wall_time is {wall!r}, not a number of seconds")
+    for key, wall in (("wall_time", meta.get("wall_time")), ("eval_time", meta.get("eval_time", 0.0))):
+        if not isinstance(wall, numbers.Real) or isinstance(wall, bool) or not np.isfinite(wall):
+            raise _bad(path, f"its meta entry {key} is {wall!r}, not a number of seconds")
     if not isinstance(meta.get("diverged_trials", {}), dict):
         raise _bad(path, "its meta entry diverged_trials is not a mapping of trial to epoch")
 

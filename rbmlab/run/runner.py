@@ -77,11 +77,13 @@ class Progress:
     state: dict
     epoch: int = 0
     updates: int = 0
-    wall: float = 0.0
+    wall: float = 0.0          # seconds of training
+    eval_wall: float = 0.0     # seconds of the evaluations at epochs (train.eval_every), epoch 0 included
     diverged: dict[int, int] = field(default_factory=dict)   # trial → epoch it went non-finite
     values: list[float] = field(default_factory=list)       # train.stop_rule's series, per point
     epochs: list[int] = field(default_factory=list)         # ... and the epochs of those points
     decision: Decision | None = None                         # the rule's, at the newest point
+    latest: dict[str, float] = field(default_factory=dict)   # the newest evaluation (progress bar)
 
     @property
     def stopped(self) -> bool:
@@ -216,6 +218,16 @@ def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: boo
             for t in range(model.n_trials) if t not in skip]
 
 
+def evaluate_at_epoch(run: Setup, p: Progress, skip=()) -> list[dict[str, float]]:
+    """The scheduled evaluation of ``p.model`` at ``p.epoch`` (train.eval_every), timed into
+    ``p.eval_wall``; ``p.latest`` holds its metrics (the mean over trials)."""
+    t0 = time.perf_counter()
+    rows = evaluate_trials(run, p.model, (run.cfg.seed, EVAL_STREAM, p.epoch), skip=skip, state=p.state)
+    p.eval_wall += time.perf_counter() - t0
+    p.latest = mean_over_trials(rows) if rows else {}
+    return rows
+
+
 def mean_over_trials(rows: list[dict[str, float]]) -> dict[str, float]:
     keys = [k for k in rows[0] if k != "trial"]
     return {k: float(np.mean([r[k] for r in rows])) for k in keys}
@@ -246,7 +258,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             record.metrics.truncate(meta["epoch"])
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
             p = Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
-                         meta["epoch"], meta["updates"], meta["wall_time"],
+                         meta["epoch"], meta["updates"], meta["wall_time"], meta.get("eval_time", 0.0),
                          {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
             return restore_rule(run, record, p)
     trials = cfg.train.trials if cfg.train.trials > 1 else 0
@@ -259,7 +271,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
                                        pretrained=bool(cfg.model.init)))
     record.start(cfg, overrides)
     if cfg.train.eval_every:
-        for row in evaluate_trials(run, model, (cfg.seed, EVAL_STREAM, 0), state=progress.state):
+        for row in evaluate_at_epoch(run, progress):
             record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
                                    **learner_columns(run, progress), **row})
             judge(run, record, progress, row)
@@ -320,7 +332,7 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     n_models = max(p.model.n_trials, 1)
     p.diverged.update(dict.fromkeys(newly_diverged(p.model.finite_trials(), [], p.diverged), p.epoch))
     if ((every and p.epoch % every == 0) or last) and len(p.diverged) < n_models:
-        rows = evaluate_trials(run, p.model, (cfg.seed, EVAL_STREAM, p.epoch), skip=p.diverged, state=p.state)
+        rows = evaluate_at_epoch(run, p, skip=p.diverged)
         for row in rows:
             record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4),
                                    **learner_columns(run, p), **row})
@@ -340,7 +352,8 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
 
 def save_checkpoint_of(run: Setup, record: RunRecord, p: Progress, summary: dict) -> None:
     record.save(p.model, p.state, {
-        "epoch": p.epoch, "updates": p.updates, "wall_time": p.wall, "config_hash": summary["config_hash"],
+        "epoch": p.epoch, "updates": p.updates, "wall_time": p.wall, "eval_time": p.eval_wall,
+        "config_hash": summary["config_hash"],
         "config": to_plain(run.cfg), "rbmlab_version": __version__,
         "diverged_trials": {str(t): e for t, e in p.diverged.items()}}, run.backend.to_numpy)
 
@@ -389,17 +402,21 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     echo(f"run directory: {record.out}")
     bar = tqdm(total=cfg.train.epochs, initial=p.epoch, desc=f"train {cfg.learner.name}",
                unit="epoch", disable=not cfg.train.progress, leave=False)
+    show_latest(run, bar, p.latest)
     while p.epoch < cfg.train.epochs and not p.stopped:
         train_epoch(run, p)
+        alive = after_epoch(run, record, p, summary)
         bar.update(1)
-        if not after_epoch(run, record, p, summary):
+        show_latest(run, bar, p.latest)
+        if not alive:
             bar.close()
             if run.stop is not None and p.decision is not None:
                 echo(f"diverged at epoch {p.epoch}; under train.stop_rule={cfg.train.stop_rule} the final "
                      f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)")
                 return finish(run, record, p, summary, echo)
             summary.update(status="diverged", epochs_done=p.epoch, updates=p.updates,
-                           wall_time=p.wall, final={}, **_trial_records(p.model, [], p.diverged))
+                           wall_time=p.wall, eval_time=p.eval_wall, final={},
+                           **_trial_records(p.model, [], p.diverged))
             record.write_summary(summary)
             echo(f"diverged at epoch {p.epoch}: parameters beyond ±{PARAMETER_LIMIT:g} or non-finite, "
                  "or non-finite metrics; recorded as diverged")
@@ -420,7 +437,7 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     """The final evaluation (full schedules) and the completed summary; under train.stop_rule,
     of the model the rule selected (also when training diverged after it: summary.json
     ``stopped.diverged_epoch``)."""
-    evaluated = p.model
+    evaluated, t0 = p.model, time.perf_counter()
     if run.stop is None:
         finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged,
                                  final=True, state=p.state)
@@ -435,17 +452,20 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         summary["stopped"] = stopped_record(run, p, meta)
         if p.diverged:   # training went on past the selected point and diverged: recorded, not final
             summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
+    final_eval = time.perf_counter() - t0
     p.diverged.update(dict.fromkeys(newly_diverged([], finals, p.diverged), p.epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials
     final = (mean_over_trials(live) if trials else live[0]) if live else {}
     summary.update(status="completed" if live else "diverged", epochs_done=p.epoch, updates=p.updates,
-                   wall_time=p.wall, final=final, **_trial_records(p.model, live, p.diverged),
+                   wall_time=p.wall, eval_time=p.eval_wall, final_eval_time=final_eval, final=final,
+                   **_trial_records(p.model, live, p.diverged),
                    **evaluated.model_sizes())   # the sizes of the model ``final`` scores
     stopping = early_stopping_of(run, record) if live and not trials else None
     if stopping:
         summary["early_stopping"] = stopping
     record.write_summary(summary)
+    echo(time_shares(run, p.wall, p.eval_wall, final_eval))
     if not live:
         echo("diverged: non-finite final metrics; recorded as diverged")
         return summary
@@ -454,6 +474,24 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         note = f" (mean over {len(live)} of {trials} trials; {len(p.diverged)} diverged)"
     echo(run.evaluator.headline(final, run.cfg.evaluator.splits[0]) + note)
     return summary
+
+
+def show_latest(run: Setup, bar, latest: dict[str, float]) -> None:
+    """The progress bar's postfix: the newest value of the evaluator's headline metric."""
+    column = run.evaluator.headline_column(run.cfg.evaluator.splits[0])
+    if column in latest:
+        bar.set_postfix_str(f"{column}={latest[column]:.4g}")
+
+
+def time_shares(run: Setup, train_s: float, epochs_s: float, final_s: float) -> str:
+    """Where the run's time went: training, the evaluations at epochs (and the settings that set
+    their cost) and the final evaluation."""
+    total = train_s + epochs_s + final_s
+    share = (lambda s: f"{100 * s / total:.0f}%") if total > 0 else (lambda s: "0%")
+    knobs = ", ".join([f"train.eval_every={run.cfg.train.eval_every}",
+                       *(f"evaluator.{k}={getattr(run.cfg.evaluator, k)}" for k in run.evaluator.epoch_cost)])
+    return (f"time: training {train_s:.3g} s ({share(train_s)}), evaluation at epochs {epochs_s:.3g} s "
+            f"({share(epochs_s)}; {knobs}), final evaluation {final_s:.3g} s ({share(final_s)})")
 
 
 def stopped_record(run: Setup, p: Progress, selected_meta: dict) -> dict[str, Any]:

@@ -1,0 +1,50 @@
+"""Where a run's time goes (training, evaluations at epochs, the final one), the settings of the
+per-epoch evaluation's cost, and the progress bar's newest metric."""
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+from rbmlab.evaluators import ais
+from rbmlab.hydra_app import validated_run_config
+from rbmlab.run.runner import train
+
+AIS = ["dataset=bars_stripes", "model.n_hidden=4", "learner.batch_size=full", "evaluator=ais",
+       "evaluator.n_chains=20", "evaluator.schedule=linear", "evaluator.n_temperatures=50",
+       "evaluator.curve_n_temperatures=10", "evaluator.curve_n_chains=5", "evaluator.progress=false"]
+
+
+def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, capsys):
+    chains = []
+    real = ais.ais_log_partition
+    monkeypatch.setattr(ais, "ais_log_partition",
+                        lambda *a, **k: chains.append((k["n_chains"], k["betas"].size)) or real(*a, **k))
+    lines = []
+    summary = train(validated_run_config([*AIS, "train.epochs=3", "train.progress=true"]),
+                    tmp_path / "run", echo=lines.append)
+    # epochs 0..3 with curve_n_chains chains on the curve schedule, the final one with n_chains
+    assert chains == [(5, 11)] * 4 + [(20, 51)]
+    record = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert {k: record[k] for k in ("wall_time", "eval_time", "final_eval_time")} == \
+        {k: summary[k] for k in ("wall_time", "eval_time", "final_eval_time")}
+    assert all(record[k] > 0 for k in ("wall_time", "eval_time", "final_eval_time"))
+    total = record["wall_time"] + record["eval_time"] + record["final_eval_time"]
+    (line,) = [ln for ln in lines if ln.startswith("time:")]
+    train_s, epochs_s, final_s = (record[k] for k in ("wall_time", "eval_time", "final_eval_time"))
+    assert line == (f"time: training {train_s:.3g} s ({100 * train_s / total:.0f}%), "
+                    f"evaluation at epochs {epochs_s:.3g} s ({100 * epochs_s / total:.0f}%; "
+                    "train.eval_every=1, evaluator.curve_n_temperatures=10, evaluator.curve_n_chains=5), "
+                    f"final evaluation {final_s:.3g} s ({100 * final_s / total:.0f}%)")
+    # the bar shows each evaluation's headline metric as it comes (epoch 0 on the bar's first line)
+    metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
+    shown = re.findall(r"(\d)/3 \[[^\]]*test_log_likelihood=(\S+?)\]", capsys.readouterr().err)
+    assert [(int(e), v) for e, v in shown] == [
+        (e, f"{metrics.test_log_likelihood[e]:.4g}") for e in range(4)]
+
+
+def test_curve_n_chains_keeps_the_run_identity_at_its_default():
+    hashes = [validated_run_config(o).hash() for o in ([], ["evaluator.curve_n_chains=0"],
+                                                       ["evaluator.curve_n_chains=10"])]
+    assert hashes[:2] == ["3cb5a7421c576754"] * 2 and hashes[2] != hashes[0]   # tests/test_run_identity.py
