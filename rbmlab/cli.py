@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -167,7 +169,14 @@ COMMANDS = {"doctor": cmd_doctor, "run": cmd_run, "evaluate": cmd_evaluate, "dat
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        dispatch(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:   # `rbmlab experiment list | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # the flush at exit too
+        sys.exit(128 + signal.SIGPIPE)
+
+
+def dispatch(argv: list[str]) -> None:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return

@@ -356,3 +356,18 @@ def test_an_experiment_with_a_bad_override_moves_nothing(tmp_path):
                   check=False)
     assert proc.returncode == 2 and "learner.k" in proc.stderr
     assert (sweep / "0").is_dir() and not sweep.with_name("smoke.1").exists()
+
+
+@pytest.mark.parametrize("args", [["experiment", "list"], ["doctor", "--help"], ["data", "list"]])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(args, tmp_path):
+    """`rbmlab experiment list | head`: stdout closed before anything is written is exit 141
+    (128 + SIGPIPE, as a shell reports a program killed by it) with nothing on stderr."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "rbmlab", *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, cwd=tmp_path, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (128 + signal.SIGPIPE, "")
