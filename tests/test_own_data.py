@@ -167,6 +167,8 @@ CASES = [
          "dataset.path: ", arrays(s_npy=2 * X - 1)),
     Case("missing-file", [*RUN, "dataset.path=nowhere.npy"], "dataset.path: ", None),
     Case("no-path", RUN, "dataset.path: missing"),
+    Case("path-without-dataset-file", ["run", *FAST, "dataset.path=x.npy"],
+         "dataset.path: the chosen dataset has no path; a file of your own is dataset=file dataset.path=X.npy"),
     Case("unknown-extension", [*RUN, "dataset.path=x.txt"], "dataset.path: x.txt: expected a .npy"),
     Case("three-dimensional", [*RUN, "dataset.path=c.npy"], "is a 3-D array of shape (2, 3, 4)",
          arrays(c_npy=np.zeros((2, 3, 4)))),
