@@ -1,0 +1,51 @@
+"""Issue 34 review: partial_fit and save after set_params, a sampling sweep with no completed trial."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab import RBM
+from rbmlab.data import load_dataset
+
+X = load_dataset("bars_stripes").train          # 14 rows of 9 {0, 1} values
+
+
+def fitted(**params) -> RBM:
+    return RBM(n_components=4, n_iter=2, random_state=0, **params).fit(X)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"n_components": 6}, r"^n_components: 6 is not the fitted model's 4; partial_fit continues"),
+    ({"model_options": {"hidden_units": "spin"}},
+     r"^model_options\['hidden_units'\]: spin is not the fitted model's bernoulli; partial_fit"),
+    ({"learner": "pcd"}, r"^learner: pcd does not continue the fitted state \(it has no chains\)"),
+])
+def test_partial_fit_refuses_arguments_that_no_longer_describe_the_fitted_model(params, message):
+    rbm = fitted().set_params(**params)
+    with pytest.raises(ValueError, match=message):
+        rbm.partial_fit(X)
+
+
+def test_partial_fit_takes_a_new_learning_rate_and_fit_takes_any_change():
+    rbm = fitted().set_params(learning_rate=0.5)
+    assert rbm.partial_fit(X).n_iter_ == 3
+    rbm.set_params(n_components=6, learner="pcd")
+    assert rbm.fit(X).components_.shape == (6, 9)
+
+
+@pytest.mark.parametrize("batch_size", [None, "full", 4])
+def test_partial_fit_over_batches_of_any_size_continues_pcd(batch_size):
+    """pcd's chains (one per batch row by default) keep their number when the batches change size."""
+    rbm = RBM(n_components=4, learner="pcd", batch_size=batch_size, random_state=0)
+    for rows in (X[:10], X[10:14], X):
+        rbm.partial_fit(rows)
+    assert rbm.n_iter_ == 3 and rbm.learner_state_["chains"].shape == (4 if batch_size == 4 else 10, 9)
+
+
+def test_save_refuses_arguments_that_are_not_the_fitted_models(tmp_path):
+    rbm = fitted().set_params(n_components=6)
+    with pytest.raises(ValueError, match=r"^n_components: 6 is not the fitted model's 4; save records"):
+        rbm.save(tmp_path / "rbm.npz")
+    back = RBM.load(rbm.set_params(n_components=4).save(tmp_path / "rbm.npz"))
+    assert back.n_components == back.model_.n_hidden == 4
+    np.testing.assert_array_equal(back.components_, rbm.components_)
