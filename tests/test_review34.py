@@ -49,3 +49,32 @@ def test_save_refuses_arguments_that_are_not_the_fitted_models(tmp_path):
     back = RBM.load(rbm.set_params(n_components=4).save(tmp_path / "rbm.npz"))
     assert back.n_components == back.model_.n_hidden == 4
     np.testing.assert_array_equal(back.components_, rbm.components_)
+
+
+# ---------------------------------------------------------------- sampling sweeps
+SMALL = ["dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "learner.batch_size=full",
+         "train.epochs=1", "train.progress=false", "hydra/sweeper=optuna"]
+
+
+def test_a_sampling_sweep_of_no_trials_is_refused_before_any_job(tmp_path, monkeypatch):
+    from rbmlab.errors import RbmlabError
+    from rbmlab.hydra_app import run_command
+
+    monkeypatch.chdir(tmp_path)
+    for n in ("0", "-2"):
+        with pytest.raises(RbmlabError, match=rf"^hydra.sweeper.n_trials: must be an integer >= 1, got {n}$"):
+            run_command(["-m", *SMALL, f"hydra.sweeper.n_trials={n}", "learner.lr=interval(0.01,0.1)"])
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_a_sampling_sweep_whose_every_trial_diverged_is_an_error(tmp_path, monkeypatch):
+    """optuna has no best trial: the command fails in one line instead of exiting 0."""
+    from rbmlab.errors import RbmlabError
+    from rbmlab.hydra_app import run_command
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RbmlabError, match=r"^hydra/sweeper: no trial of the OptunaSweeper sweep in sweep "
+                                          r"completed with a finite test_log_likelihood"):
+        run_command(["-m", *SMALL, "hydra.sweeper.n_trials=1", "learner.lr=interval(1e8,1e9)",
+                     "hydra.sweep.dir=sweep"])
+    assert (tmp_path / "sweep" / "0" / "summary.json").is_file()
