@@ -78,3 +78,12 @@ def test_a_sampling_sweep_whose_every_trial_diverged_is_an_error(tmp_path, monke
         run_command(["-m", *SMALL, "hydra.sweeper.n_trials=1", "learner.lr=interval(1e8,1e9)",
                      "hydra.sweep.dir=sweep"])
     assert (tmp_path / "sweep" / "0" / "summary.json").is_file()
+
+
+# ---------------------------------------------------------------- rbmlab experiment list in an install
+def test_experiment_list_points_an_install_at_the_readme_inside_the_package(monkeypatch):
+    from rbmlab.experiment import catalog
+
+    assert catalog.render("demo").splitlines()[0].endswith("  [results/demo/README.md]")   # a checkout
+    monkeypatch.setattr(catalog, "checkout_root", lambda: None)
+    assert catalog.render("demo").splitlines()[0].endswith(f"  [{catalog.RESULTS_DIR / 'demo' / 'README.md'}]")
