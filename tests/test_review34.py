@@ -87,3 +87,25 @@ def test_experiment_list_points_an_install_at_the_readme_inside_the_package(monk
     assert catalog.render("demo").splitlines()[0].endswith("  [results/demo/README.md]")   # a checkout
     monkeypatch.setattr(catalog, "checkout_root", lambda: None)
     assert catalog.render("demo").splitlines()[0].endswith(f"  [{catalog.RESULTS_DIR / 'demo' / 'README.md'}]")
+
+
+# ---------------------------------------------------------------- dataset=file's in-process caches
+def test_a_file_rewritten_within_one_timestamp_tick_is_read_and_hashed_again(tmp_path, monkeypatch):
+    """The caches key a file on its stat; on a file system with coarse timestamps a rewrite of the
+    same size within one tick keeps that key, so a file changed less than RACY_NS ago is not cached."""
+    import time
+
+    from rbmlab.data import user_file
+    from rbmlab.data.files import sha256_of
+
+    path, opts = tmp_path / "x.npy", user_file.FileOptions(path=str(tmp_path / "x.npy"), test_fraction=0)
+    now = time.time_ns()
+    monkeypatch.setattr(user_file, "_identity", lambda p: (str(p), 1, 2, 3, now, now))   # one tick
+    for value in (0.0, 1.0):
+        np.save(path, np.full((4, 3), value))
+        assert user_file.read(opts)["train"][0, 0] == value
+        assert user_file.file_sha256(str(path)) == sha256_of(path)
+    monkeypatch.setattr(user_file, "_identity", lambda p: (str(p), 1, 2, 3, 0, 0))   # changed long ago
+    first = user_file.read(opts)
+    np.save(path, np.full((4, 3), 2.0))
+    assert user_file.read(opts) is first   # an old file is read once
