@@ -109,3 +109,24 @@ def test_a_file_rewritten_within_one_timestamp_tick_is_read_and_hashed_again(tmp
     first = user_file.read(opts)
     np.save(path, np.full((4, 3), 2.0))
     assert user_file.read(opts) is first   # an old file is read once
+
+
+# ---------------------------------------------------------------- --help before dataset.path is given
+@pytest.mark.parametrize("command", ["run", "evaluate"])
+def test_help_lists_the_options_of_a_component_that_does_not_parse_yet(command):
+    from omegaconf import OmegaConf
+
+    from rbmlab.evaluate import usage
+    from rbmlab.help import components_section
+    from rbmlab.hydra_app import compose
+
+    if command == "run":
+        text = "\n".join(components_section(OmegaConf.to_container(compose("config", ["dataset=file",
+                                                                                    "dataset.split_seed=4"]))))
+    else:
+        text = usage(["dataset=file", "dataset.split_seed=4"])
+    lines = [ln.split()[0] for ln in text.splitlines() if ln.lstrip().startswith("dataset.")]
+    assert lines == ["dataset.path=null", "dataset.sha256=null", "dataset.test_fraction=0.1",
+                     "dataset.valid_fraction=0.0", "dataset.split_seed=4", "dataset.header=null",
+                     "dataset.delimiter=,"]
+    assert "(not valid: dataset.path: missing" in text
