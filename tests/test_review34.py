@@ -130,3 +130,16 @@ def test_help_lists_the_options_of_a_component_that_does_not_parse_yet(command):
                      "dataset.valid_fraction=0.0", "dataset.split_seed=4", "dataset.header=null",
                      "dataset.delimiter=,"]
     assert "(not valid: dataset.path: missing" in text
+
+
+def test_a_csv_with_a_byte_order_mark_keeps_its_first_row(tmp_path):
+    """Spreadsheets write UTF-8 .csv files with a BOM: it is not part of the first field (which
+    would then not be a number, and the first row would be dropped as a header)."""
+    from rbmlab.data import user_file
+
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"\xef\xbb\xbf0,1,0\n1,1,0\n0,0,1\n")
+    np.testing.assert_array_equal(user_file.read(user_file.FileOptions(path=str(path)))["train"],
+                                  [[0, 1, 0], [1, 1, 0], [0, 0, 1]])
+    path.write_bytes(b"\xef\xbb\xbfa,b,c\n1,1,0\n")
+    np.testing.assert_array_equal(user_file.read(user_file.FileOptions(path=str(path)))["train"], [[1, 1, 0]])

@@ -123,7 +123,7 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
     ``header`` is None. Blank lines are skipped; an error names the line and the column."""
     rows: list[list[float]] = []
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:   # -sig: a BOM (spreadsheet exports) is no field
             for line, fields in enumerate(csv.reader(f, delimiter=delimiter), 1):
                 values = [_number(x) for x in fields]
                 if line == 1 and (header or (header is None and None in values)):
