@@ -143,3 +143,13 @@ def test_a_csv_with_a_byte_order_mark_keeps_its_first_row(tmp_path):
                                   [[0, 1, 0], [1, 1, 0], [0, 0, 1]])
     path.write_bytes(b"\xef\xbb\xbfa,b,c\n1,1,0\n")
     np.testing.assert_array_equal(user_file.read(user_file.FileOptions(path=str(path)))["train"], [[1, 1, 0]])
+
+
+def test_an_estimator_with_numpy_scalar_arguments_saves(tmp_path):
+    """GridSearchCV over np.arange / np.linspace sets numpy scalars: the checkpoint's meta is JSON."""
+    rbm = RBM(n_components=np.int64(4), n_iter=np.int64(1), batch_size=np.int64(5), learning_rate=np.float32(0.5),
+              learner_options={"k": np.int64(2)}, random_state=np.int64(0)).fit(X)
+    back = RBM.load(rbm.save(tmp_path / "rbm.npz"))
+    assert back.get_params() == {**rbm.get_params(), "learning_rate": 0.5}
+    assert [type(back.get_params()[k]) for k in ("n_components", "batch_size", "learning_rate")] == [int, int, float]
+    np.testing.assert_array_equal(back.components_, rbm.components_)
