@@ -153,7 +153,32 @@ def components_section(cfg: Mapping[str, Any], config_name: str = "config") -> l
             lines += component_options(group, parsers[group](node))
         except RbmlabError as e:
             lines.append(_line("", f"(not valid: {e})", indent=4))
+            lines += declared_options(group, node)
     return lines
+
+
+def declared_options(group: str, node: Mapping[str, Any]) -> list[str]:
+    """``group.key=value  doc`` for each option declared by the component ``node`` chooses, when
+    its options do not parse (``dataset=file`` before ``dataset.path`` is given): the value given,
+    else the default. None for a component name that is not registered."""
+    from rbmlab.config import BackendConfig  # noqa: PLC0415
+    from rbmlab.data.registry import get_spec  # noqa: PLC0415
+    from rbmlab.data.tasks import TASKS  # noqa: PLC0415
+    from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.models import MODELS  # noqa: PLC0415
+    from rbmlab.validation import option_docs  # noqa: PLC0415
+
+    classes = {"dataset": lambda name: get_spec(name).options, "task": lambda name: TASKS.get(name).config_class,
+               "model": lambda name: MODELS.get(name).config_class,
+               "learner": lambda name: LEARNERS.get(name).config_class,
+               "evaluator": lambda name: EVALUATORS.get(name).config_class, "backend": lambda name: BackendConfig}
+    try:
+        declared = option_docs(classes[group](node.get("name")))
+    except RbmlabError:
+        return []
+    return [_line(f"{group}.{key}={shown_value(node.get(key, default))}", doc)
+            for key, (default, doc) in declared.items() if key != "name" and not isinstance(node.get(key), Mapping)]
 
 
 def keys_section(config_name: str = "config") -> list[str]:

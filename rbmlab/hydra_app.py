@@ -324,6 +324,8 @@ def run_command(argv: list[str]) -> None:
     if problems:
         raise RbmlabError(f"{len(problems)} of {sweep.n_jobs or 'the'} job(s) of the sweep failed; "
                           f"first: {problems[0]}")
+    if sweep.sampler and not best:
+        raise sweepers.no_result(sweep, out, configs)
 
 
 def plan_sweep(overrides: list[str], hydra_overrides: list[str]):

@@ -278,6 +278,8 @@ def to_plain(obj: Any) -> Any:
         return {k: to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [to_plain(v) for v in obj]
+    if getattr(obj, "shape", None) == () and hasattr(obj, "item"):   # a numpy scalar (np.int64(10))
+        return obj.item()
     return obj
 
 

@@ -154,6 +154,7 @@ class EnergyModel(BaseEstimator):
                 model, state = learner_start(learner, model, backend, self.seed_, train)
             self.n_iter_, self.n_updates_ = 0, 0
         else:
+            self._check_continues(model_class, model_cfg, learner, train, backend)
             model = self.model_.map(backend.asarray)
             state = self.learner_state_
             if state is None:   # a checkpoint without one (a trial of a batched run's): a fresh one
@@ -170,6 +171,35 @@ class EnergyModel(BaseEstimator):
                 break
         self.model_ = model.map(backend.to_numpy)
         self.learner_state_ = {k: backend.to_numpy(v) for k, v in state.items()}
+
+    def _reshaped(self, model_class, model_cfg, learner) -> str | None:
+        """The argument that no longer describes the fitted model (a size the learner does not
+        grow, a unit type), as ``argument: value is not the fitted model's value``; or None."""
+        from rbmlab.api.settings import argument_of  # noqa: PLC0415
+
+        fitted, settings = self.model_.model_sizes(), self.model_.settings()
+        wanted = model_class.sizes(model_cfg, self.model_.data_dimension)
+        differ = [(k, v, fitted.get(k)) for k, v in wanted.items() if k not in learner.grows and fitted.get(k) != v]
+        differ += [(key, getattr(model_cfg, key), settings[setting])
+                   for key, setting in model_class.CONFIG_SETTINGS.items()
+                   if str(getattr(model_cfg, key)) != str(settings[setting])]
+        return next((f"{argument_of('model.' + key)}: {value} is not the fitted model's {have}"
+                     for key, value, have in differ), None)
+
+    def _check_continues(self, model_class, model_cfg, learner, train, backend) -> None:
+        """partial_fit continues the fitted model and learner state: the arguments that shape the
+        model and the learner whose state it holds must still be those (fit starts afresh). The
+        state's shapes may follow the rows given (pcd's chains: one per batch row)."""
+        if (reshaped := self._reshaped(model_class, model_cfg, learner)) is not None:
+            raise ParameterError(f"{reshaped}; partial_fit continues the fitted model (fit starts a new one)")
+        if self.learner_state_ is None:
+            return
+        fresh = learner.init_state(self.model_.map(backend.asarray), train, backend.rng(0))
+        missing = [key for key in fresh if key not in self.learner_state_]
+        if missing:
+            raise ParameterError(f"learner: {learner.config.name} does not continue the fitted state (it has no "
+                                 f"{', '.join(missing)}); partial_fit continues with the learner it was fitted "
+                                 "by (fit starts afresh)")
 
     # ---------------------------------------------------------------- the fitted model
     def _fitted(self, X=None):
@@ -228,7 +258,10 @@ class EnergyModel(BaseEstimator):
         from rbmlab.run.checkpoint import save_checkpoint  # noqa: PLC0415
 
         check_is_fitted(self, "model_")
-        _, model_cfg, learner = self._components()
+        model_class, model_cfg, learner = self._components()
+        if (reshaped := self._reshaped(model_class, model_cfg, learner)) is not None:
+            raise ParameterError(f"{reshaped}; save records the arguments with the fitted model (fit again, "
+                                 "or set them back)")
         configs = {"model": model_cfg, "learner": learner.config, "train": {"epochs": self.n_iter_},
                    "backend": backend_config(self.backend, self.dtype)}
         meta = files.checkpoint_meta(self.get_params(), self.seed_, configs, self.n_iter_, self.n_updates_,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import functools
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.data.dataset import SPLITS, Dataset
-from rbmlab.data.files import sha256_of
+from rbmlab.data.files import RACY_NS, sha256_of
 from rbmlab.data.transforms import as_float32
 from rbmlab.errors import RbmlabError
 from rbmlab.storage.fileio import READ_ERRORS
@@ -92,6 +93,13 @@ def absolute(path: str) -> Path:
     return Path(os.path.abspath(Path(path).expanduser()))
 
 
+def _kept(identity: tuple) -> bool:
+    """Whether what is read of a file of ``identity`` may be cached: not when it changed less than
+    ``RACY_NS`` ago, as a further write within the same timestamp tick would keep its identity
+    (rbmlab.data.files remembers hashes by the same rule)."""
+    return time.time_ns() - identity[5] >= RACY_NS
+
+
 @functools.lru_cache(maxsize=8)
 def _sha256(identity: tuple) -> str:
     return sha256_of(Path(identity[0]))
@@ -99,7 +107,8 @@ def _sha256(identity: tuple) -> str:
 
 def file_sha256(path: str) -> str:
     """The sha256 of the file at ``path``, hashed once per content identity."""
-    return _sha256(_identity(absolute(path)))
+    identity = _identity(absolute(path))
+    return (_sha256 if _kept(identity) else _sha256.__wrapped__)(identity)
 
 
 def _number(field: str) -> float | None:
@@ -114,7 +123,7 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
     ``header`` is None. Blank lines are skipped; an error names the line and the column."""
     rows: list[list[float]] = []
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:   # -sig: a BOM (spreadsheet exports) is no field
             for line, fields in enumerate(csv.reader(f, delimiter=delimiter), 1):
                 values = [_number(x) for x in fields]
                 if line == 1 and (header or (header is None and None in values)):
@@ -171,7 +180,8 @@ def _read(identity: tuple, header: bool | None, delimiter: str) -> dict[str, np.
 
 def read(opts: FileOptions) -> dict[str, np.ndarray]:
     """The checked arrays of ``opts.path`` (float64 matrices, int64 labels), by name."""
-    return _read(_identity(absolute(opts.path)), opts.header, opts.delimiter)  # type: ignore[arg-type]
+    identity = _identity(absolute(opts.path))  # type: ignore[arg-type]
+    return (_read if _kept(identity) else _read.__wrapped__)(identity, opts.header, opts.delimiter)
 
 
 def _checked(path: Path, name: str, a: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rbmlab.experiment.arguments import SCALE_TIERS, CommandLine, parse_command_line
 from rbmlab.experiment.spec import available, load_spec
-from rbmlab.resources import results_readmes_dir
+from rbmlab.resources import checkout_root, results_readmes_dir
 
 RESULTS_DIR = results_readmes_dir()
 DEFAULT_TIER = CommandLine().scale   # what runs without scale=
@@ -170,12 +170,17 @@ def render(paper: str | None = None, targets: bool = False) -> str:
     lines = []
     for p in [paper] if paper else papers():
         readme = RESULTS_DIR / p / "README.md"
-        lines.append(f"{p}: {paper_title(p)}" + (f"  [{readme.relative_to(RESULTS_DIR.parent)}]"
-                                                  if readme.is_file() else ""))
+        lines.append(f"{p}: {paper_title(p)}" + (f"  [{readme_path(readme)}]" if readme.is_file() else ""))
         for e in (e for e in listed if e.name.split("/")[0] == p):
             lines.append(f"  {e.name}  (make {e.target})  {e.title}")
             lines.append(f"      {e.cost_line()}")
     return "\n".join(lines)
+
+
+def readme_path(readme: Path) -> str:
+    """Where a reader finds a results README: results/<paper>/README.md in a checkout; the
+    file inside the package in an install (its working directory's results/ is its own runs')."""
+    return str(readme.relative_to(RESULTS_DIR.parent) if checkout_root() is not None else readme)
 
 
 def tier_notice(name: str, argv: list[str]) -> str | None:

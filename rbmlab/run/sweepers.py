@@ -96,6 +96,8 @@ def sampled_sweep(node, parsed: list) -> Sweep:
     by_key = {o.get_key_element(): o for o in parsed}   # the command line wins over params
     jobs = checked_configurations([candidates(o) for o in by_key.values()])
     n_trials = node.get("n_trials")
+    if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1):
+        raise RbmlabError(f"hydra.sweeper.n_trials: must be an integer >= 1, got {n_trials!r}")
     grid = "GridSampler" in str(OmegaConf.select(node, "sampler._target_", default=""))
     sampler = str(node.get("_target_", "")).rsplit(".", 1)[-1]
     return Sweep(sampler, jobs, None if grid or n_trials is None else int(n_trials), tag_overrides(parsed))
@@ -174,3 +176,11 @@ def best_line(sweep_dir: Path, configs) -> str | None:
     chosen = " ".join(f"{k}={v}" for k, v in params.items()) or "the fixed values"
     column, _ = objective(configs[0].evaluator)
     return f"rbmlab: best {column} {float(value):.6g} with {chosen} ({path})"
+
+
+def no_result(sweep: Sweep, sweep_dir: Path, configs) -> RbmlabError:
+    """The error of a sampling sweep that ended without a best value: no job completed with a
+    finite headline metric (every trial diverged), so the sweeper had nothing to choose from."""
+    column, _ = objective(configs[0].evaluator)
+    return RbmlabError(f"hydra/sweeper: no trial of the {sweep.sampler} sweep in {sweep_dir} completed with a "
+                       f"finite {column} (diverged or failed: see each job's summary.json); nothing to optimise")
