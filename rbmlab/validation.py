@@ -177,6 +177,16 @@ def _coerce(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
     return _coerce_scalar(key, value, bases, optional, meta)
 
 
+def merged(base: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` laid over ``base``: mappings merged key by key at every depth, anything else
+    replaced (experiment files over their base, the estimator's options over a composed group)."""
+    out = dict(base)
+    for key, value in given.items():
+        both = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+        out[key] = merged(out[key], value) if both else value
+    return out
+
+
 def key_values(items: list[str]) -> dict[str, Any]:
     """``key=value`` command-line items (a script's options) as a dict of YAML-parsed values;
     an item without ``=`` is a one-line RbmlabError."""

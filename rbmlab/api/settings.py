@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rbmlab.errors import RbmlabError
+from rbmlab.validation import merged
 
 # config key → the estimator's argument (the rest of a group: its options dict)
 ARGUMENTS = {"learner.name": "learner", "learner.lr": "learning_rate", "learner.batch_size": "batch_size",
@@ -66,17 +67,6 @@ def composed_group(group: str, name: str, extra: tuple[str, ...] = ()) -> dict[s
     """Config group ``group`` chosen as ``name`` as ``rbmlab run {group}={name}`` composes it (a
     fresh copy; ``extra``: further group overrides, e.g. learner/optimizer=adam)."""
     return json.loads(_composed((f"{group}={name}", *extra)))[group]
-
-
-def merged(base: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
-    """``given`` laid over ``base``; nested dicts merged key by key."""
-    out = dict(base)
-    for key, value in given.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = merged(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def options_dict(value: Any, argument: str) -> dict[str, Any]:

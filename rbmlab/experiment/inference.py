@@ -18,8 +18,9 @@ from typing import Any
 import yaml
 
 from rbmlab.errors import RbmlabError
-from rbmlab.experiment.spec import _merged, _parse_argv
+from rbmlab.experiment.spec import _parse_argv
 from rbmlab.registry import Registry
+from rbmlab.validation import merged
 
 PROBLEMS = Registry("inference problem", {
     "deconvolution": "rbmlab.experiment.deconvolution:Deconvolution",
@@ -54,7 +55,7 @@ def tier_options(name: str, spec: dict[str, Any], scale: str, extra: list[str] =
         raise RbmlabError(f"experiment {name}: scales.{scale}: expected a mapping of options, got {tier!r}")
     problem = PROBLEMS.get(section["problem"], f"experiment {name}: inference.problem")()
     own = {k: v for k, v in section.items() if k != "problem"}
-    options = _merged(_merged(own, tier), _command_line(name, extra))
+    options = merged(merged(own, tier), _command_line(name, extra))
     try:
         return problem, problem.parse(options, "inference")
     except RbmlabError as e:

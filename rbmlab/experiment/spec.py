@@ -12,6 +12,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.experiment.arguments import SCALE_TIERS, parse_command_line
 from rbmlab.experiment.kinds import kind_of
 from rbmlab.resources import experiments_dir
+from rbmlab.validation import merged
 
 EXPERIMENTS_DIR = experiments_dir()
 COMMON_KEYS = {"title", "description", "scales", "report", "extends"}   # every kind's; the rest are the kind's own
@@ -51,7 +52,7 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
             base_spec = load_spec(base, (*_extending, name))
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {path}: extends {base!r}: {e}") from None
-        spec = _merged(base_spec, spec)
+        spec = merged(base_spec, spec)
     kind = kind_of(spec, path)                 # the merged file's: its keys are the kind's own
     unknown = set(spec) - COMMON_KEYS - kind.keys
     if unknown:
@@ -62,15 +63,6 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
         if tier not in SCALE_TIERS:
             raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
     return spec
-
-
-def _merged(base: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
-    """``own`` over ``base``: mappings merged key by key at every depth, anything else replaced."""
-    merged = dict(base)
-    for key, value in own.items():
-        both = isinstance(value, dict) and isinstance(base.get(key), dict)
-        merged[key] = _merged(base[key], value) if both else value
-    return merged
 
 
 VARIANT_KEYS = {"overrides", "grid", "seeds", "after", "scales"}
