@@ -95,6 +95,13 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def settled(ctime_ns: int) -> bool:
+    """Whether what was read of a file whose status changed at ``ctime_ns`` may be remembered by
+    its stat: not when that was less than ``RACY_NS`` ago (a further write within the same
+    timestamp tick would keep the stat)."""
+    return time.time_ns() - ctime_ns >= RACY_NS
+
+
 def _content_key(st: os.stat_result, sha256: str) -> ContentKey:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, sha256)
 
@@ -118,7 +125,7 @@ def mark_verified(path: Path, sha256: str, before: os.stat_result | None = None)
     key = _content_key(st, sha256)
     if before is not None and _content_key(before, sha256) != key:
         return
-    if time.time_ns() - st.st_ctime_ns < RACY_NS:
+    if not settled(st.st_ctime_ns):
         return
     _verified.add(key)
     sidecar = _sidecar(path, sha256)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from rbmlab.data.dataset import SPLITS, Dataset
-from rbmlab.data.files import RACY_NS, sha256_of
+from rbmlab.data.files import settled, sha256_of
 from rbmlab.data.transforms import as_float32
 from rbmlab.errors import RbmlabError
 from rbmlab.storage.fileio import READ_ERRORS
@@ -77,8 +77,9 @@ def _bad(path: Any, problem: str) -> RbmlabError:
 
 
 def _identity(path: Path) -> tuple[str, int, int, int, int, int]:
-    """The file's path and content identity (as rbmlab.data.files keys its hash memo); a
-    one-line error for a file that is not there."""
+    """The file's path and content identity (as rbmlab.data.files keys its hash memo; what is read
+    of it is cached only once it is settled there, by its ctime, the last entry); a one-line error
+    for a file that is not there."""
     try:
         st = path.stat()
     except OSError as e:
@@ -93,13 +94,6 @@ def absolute(path: str) -> Path:
     return Path(os.path.abspath(Path(path).expanduser()))
 
 
-def _kept(identity: tuple) -> bool:
-    """Whether what is read of a file of ``identity`` may be cached: not when it changed less than
-    ``RACY_NS`` ago, as a further write within the same timestamp tick would keep its identity
-    (rbmlab.data.files remembers hashes by the same rule)."""
-    return time.time_ns() - identity[5] >= RACY_NS
-
-
 @functools.lru_cache(maxsize=8)
 def _sha256(identity: tuple) -> str:
     return sha256_of(Path(identity[0]))
@@ -108,7 +102,7 @@ def _sha256(identity: tuple) -> str:
 def file_sha256(path: str) -> str:
     """The sha256 of the file at ``path``, hashed once per content identity."""
     identity = _identity(absolute(path))
-    return (_sha256 if _kept(identity) else _sha256.__wrapped__)(identity)
+    return (_sha256 if settled(identity[5]) else _sha256.__wrapped__)(identity)
 
 
 def _number(field: str) -> float | None:
@@ -181,7 +175,7 @@ def _read(identity: tuple, header: bool | None, delimiter: str) -> dict[str, np.
 def read(opts: FileOptions) -> dict[str, np.ndarray]:
     """The checked arrays of ``opts.path`` (float64 matrices, int64 labels), by name."""
     identity = _identity(absolute(opts.path))  # type: ignore[arg-type]
-    return (_read if _kept(identity) else _read.__wrapped__)(identity, opts.header, opts.delimiter)
+    return (_read if settled(identity[5]) else _read.__wrapped__)(identity, opts.header, opts.delimiter)
 
 
 def _checked(path: Path, name: str, a: np.ndarray) -> np.ndarray:
