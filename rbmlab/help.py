@@ -181,6 +181,54 @@ def declared_options(group: str, node: Mapping[str, Any]) -> list[str]:
             for key, (default, doc) in declared.items() if key != "name" and not isinstance(node.get(key), Mapping)]
 
 
+def _component_classes(group: str) -> list[type]:
+    """The option classes of every registered component of ``group`` (``train``: TrainConfig)."""
+    from rbmlab.config import BackendConfig, TrainConfig  # noqa: PLC0415
+    from rbmlab.data.registry import DATASET_NAMES, get_spec  # noqa: PLC0415
+    from rbmlab.data.tasks import TASKS  # noqa: PLC0415
+    from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.models import MODELS  # noqa: PLC0415
+
+    registries = {"task": TASKS, "model": MODELS, "learner": LEARNERS, "evaluator": EVALUATORS}
+    if group in registries:
+        return [registries[group].get(name).config_class for name, _ in registries[group].items()]
+    if group == "dataset":
+        return [get_spec(name).options for name in DATASET_NAMES]
+    return {"train": [TrainConfig], "backend": [BackendConfig]}.get(group, [])
+
+
+def declared_option(key: str) -> dict[str, Any] | None:
+    """The declaration (``option`` metadata) of a dotted config key such as ``model.n_hidden``:
+    the first registered component of its group declaring that option with a ``label``, else the
+    first declaring it at all; None when none does. Nested components (``learner.optimizer.lr``)
+    are followed through their declared defaults."""
+    group, _, path = key.partition(".")
+    if not path:
+        return None
+    found = []
+    for cls in _component_classes(group):
+        meta = _field_meta(cls, path.split("."))
+        if meta is not None:
+            found.append(meta)
+    labelled = [m for m in found if m.get("label")]
+    return (labelled or found or [None])[0]
+
+
+def _field_meta(cls: Any, parts: list[str]) -> dict[str, Any] | None:
+    """The metadata of the field at ``parts`` under option class ``cls`` (None when absent)."""
+    if cls is None or not dataclasses.is_dataclass(cls):
+        return None
+    by_name = {f.name: f for f in dataclasses.fields(cls)}
+    f = by_name.get(parts[0])
+    if f is None:
+        return None
+    if len(parts) == 1:
+        return dict(f.metadata)
+    default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+    return _field_meta(type(default) if dataclasses.is_dataclass(default) else None, parts[1:])
+
+
 def keys_section(config_name: str = "config") -> list[str]:
     """The top-level keys (their trailing comments in the yaml); for ``config``, ``train.*`` from
     the declarations of rbmlab.config.TrainConfig."""

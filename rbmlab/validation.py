@@ -55,6 +55,7 @@ def option(
     open_hi: bool = False,
     parse: Callable[[Any, str], Any] | None = None,
     neutral: Any = NO_NEUTRAL,
+    label: str | None = None,
 ) -> Any:
     """A dataclass field with a one-line doc and optional choices (for strings), a range [lo, hi]
     (for numbers), or ``parse(value, key)`` building a nested component configuration. A count
@@ -62,9 +63,12 @@ def option(
 
     ``neutral``, for an option added after runs existed: the value (None included) at which it
     does what those runs did. At that value it is left out of a run's identity, whatever the
-    default, so their hashes and resume still hold (:func:`without_neutral`)."""
+    default, so their hashes and resume still hold (:func:`without_neutral`).
+
+    ``label``: the option in words where a report shows it ("hidden units", "learning rate";
+    rbmlab.report.names)."""
     meta = {"doc": doc, "choices": choices, "lo": lo, "hi": hi, "open_lo": open_lo,
-            "open_hi": open_hi, "parse": parse}
+            "open_hi": open_hi, "parse": parse, "label": label}
     if neutral is not NO_NEUTRAL:
         meta["neutral"] = neutral
     if isinstance(default, (list, dict)):

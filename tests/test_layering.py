@@ -57,7 +57,10 @@ KNOWN_INVERSIONS: dict[tuple[str, str], str] = {}   # none left (issue 32); a ne
 
 # What report may import besides itself and the bottom layer: run records and the file primitives
 # they are written with, configs, host arrays and the metric declarations.
-REPORT_READS = ("rbmlab.run", "rbmlab.storage", "rbmlab.config", "rbmlab.backend", "rbmlab.evaluators.metrics")
+# rbmlab.help: the components' declarations as people read them (option docs and labels), which
+# the report's names in words come from (rbmlab.report.names)
+REPORT_READS = ("rbmlab.run", "rbmlab.storage", "rbmlab.config", "rbmlab.backend", "rbmlab.evaluators.metrics",
+                "rbmlab.help")
 
 # (report module, imported module) -> why report still runs model code there.
 KNOWN_REPORT_MODEL_CODE: dict[tuple[str, str], str] = {

@@ -20,6 +20,7 @@ class MetricSpec:
     per_split: bool = True         # written once per evaluated split as <split>_<name>
     description: str = ""
     summary_name: str | None = None   # name in `rbmlab evaluate` JSON (default: name)
+    label: str = ""                # the metric in words, without split or unit ("log-likelihood")
 
 
 def split_prefix(column: str) -> tuple[str | None, str]:
