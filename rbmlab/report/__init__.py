@@ -39,6 +39,7 @@ from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, availab
                                      summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
+from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
 from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
@@ -118,6 +119,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         raise RbmlabError(f"report: unknown option(s) {', '.join(sorted(set(options) - set(ReportSpec.keys())))}; "
                           f"known: {', '.join(ReportSpec.keys())}") from None
     x, table_x = spec.x, spec.table_x
+    names = Names.parse(spec.names)
     runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
     if spec.where:
         runs, curves = _where(runs, curves, spec.where)

@@ -29,6 +29,7 @@ class ReportSpec:
     ratios: Sequence[Mapping[str, Any]] | None = None
     where: Mapping[str, Any] | None = None          # only the runs with these config values
     derive: Mapping[str, Any] | None = None         # runs-table columns made from other keys
+    names: Mapping[str, Any] | None = None          # keys and values in words (rbmlab.report.names)
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -38,6 +39,7 @@ class ReportSpec:
     def parse(cls, report: Any, where_from: str) -> ReportSpec:
         """An experiment file's ``report:`` mapping (``None``: the defaults); unknown keys and
         values of the wrong kind are one-line errors naming ``where_from``."""
+        from rbmlab.report.names import Names  # noqa: PLC0415
         from rbmlab.report.ratios import check_ratios  # noqa: PLC0415
 
         if report is None:
@@ -53,6 +55,7 @@ class ReportSpec:
             check_ratios(report.get("ratios"))
         except RbmlabError as e:
             raise RbmlabError(f"{where_from}: {e}") from None
+        Names.parse(report.get("names"), f"{where_from}: report.names")
         if not isinstance(report.get("where", {}), Mapping):
             raise RbmlabError(f"{where_from}: report.where must be {{key: value}}, got {report['where']!r}")
         return replace(cls(), **{**report, "logx": bool(report.get("logx", False))})
