@@ -127,6 +127,7 @@ def cmd_report(argv: list[str]) -> None:
 def cmd_experiment(argv: list[str]) -> None:
     from rbmlab.experiment import run_experiment  # noqa: PLC0415
     from rbmlab.experiment.catalog import render, tier_notice  # noqa: PLC0415
+    from rbmlab.storage.publish import recording  # noqa: PLC0415
 
     if argv[:1] == ["list"]:
         p = ArgumentParser(prog="rbmlab experiment list")
@@ -140,7 +141,12 @@ def cmd_experiment(argv: list[str]) -> None:
                           "(rbmlab experiment list: the experiments)")
     if (notice := tier_notice(argv[0], argv[1:])) is not None:
         print(notice, file=sys.stderr)
-    run_experiment(argv[0], argv[1:])
+    with recording() as written:
+        try:
+            run_experiment(argv[0], argv[1:])
+        finally:   # a sweep with failed jobs still wrote its report: say where
+            for path in written:
+                print(f"rbmlab experiment {argv[0]}: wrote {path}")
 
 
 def cmd_doctor(argv: list[str]) -> None:

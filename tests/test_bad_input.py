@@ -485,7 +485,8 @@ OTHER_CASES = [
     # its results directory under a file: refused before the sampling starts
     Case("deconvolution-results-dir-is-a-file",
          ["experiment", "pmp/figure-4-deconvolution", "scale=smoke", "dataset.n_images=2", "dataset.grid=3",
-          "sweeps=2", "n_samples=1"], "results/pmp/figure-4-deconvolution_smoke", setup=file_at("results")),
+          "sweeps=2", "n_samples=1"], "outputs/results/pmp/figure-4-deconvolution_smoke",
+         setup=lambda root: ((root / "outputs").mkdir(), file_at("outputs/results")(root))),
     # a figure (tap Figs. 4-9, 12): its options refused before its source experiment would run
     Case("figure-not-key-value", ["experiment", "tap/figure-5", "scale=smoke", "n_init"], "n_init: expected key=value"),
     Case("figure-unknown-option", ["experiment", "tap/figure-5", "scale=smoke", "inits=3"], "figure.inits"),

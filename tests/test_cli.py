@@ -254,10 +254,16 @@ def markdown_rows(text: str) -> list[dict[str, str]]:
 
 
 def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
-    rbmlab("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", cwd=tmp_path, timeout=300)
+    proc = rbmlab("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", cwd=tmp_path, timeout=300)
+    # a smoke tier is a pipeline check: its files go to outputs/results/, never results/, and the
+    # command says where it wrote each
+    assert not (tmp_path / "results").exists()
+    wrote = [ln.split(": wrote ", 1)[1] for ln in proc.stdout.splitlines() if ": wrote " in ln]
+    assert wrote == [f"outputs/results/demo/bars-cd-vs-pcd_smoke{end}"
+                     for end in (".md", ".png", "_curves.csv", "_runs.csv")]
     runs = run_dirs(tmp_path / "outputs" / "experiments" / "demo" / "bars-cd-vs-pcd" / "smoke")
     assert len(runs) == 6
-    table = (tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke.md").read_text()
+    table = (tmp_path / "outputs" / "results" / "demo" / "bars-cd-vs-pcd_smoke.md").read_text()
     assert "scale: smoke" in table
     # one row per learner, each over its 3 seeds, with the mean of those runs' final values
     finals: dict[str, list[float]] = {}
@@ -270,9 +276,9 @@ def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
         assert row["n"] == "3" and row["diverged"] == "0", row
         mean = float(row["final test_log_likelihood (mean ± std)"].split("±")[0])
         assert mean == pytest.approx(np.mean(finals[learner]), abs=1e-4), (learner, row)
-    png = tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke.png"
+    png = tmp_path / "outputs" / "results" / "demo" / "bars-cd-vs-pcd_smoke.png"
     assert png.read_bytes()[:4] == b"\x89PNG"
-    curves = pd.read_csv(tmp_path / "results" / "demo" / "bars-cd-vs-pcd_smoke_curves.csv")
+    curves = pd.read_csv(tmp_path / "outputs" / "results" / "demo" / "bars-cd-vs-pcd_smoke_curves.csv")
     assert set(curves["n"]) == {3}
 
 
@@ -304,16 +310,16 @@ def test_batched_trials_are_replicates_in_records_report_and_evaluate(tmp_path):
 @pytest.mark.slow
 def test_dcp_figure_experiment_at_smoke_scale(tmp_path):
     rbmlab("experiment", "dcp/figure-1", "scale=smoke", cwd=tmp_path, timeout=300)
-    curves = pd.read_csv(tmp_path / "results" / "dcp" / "figure-1_smoke_curves.csv")
+    curves = pd.read_csv(tmp_path / "outputs" / "results" / "dcp" / "figure-1_smoke_curves.csv")
     assert set(curves["learner.name"]) == {"cd", "pcd", "cg", "sdcp", "csdcp"}
     assert set(curves["learner.lr"]) == {0.3, 0.5} and set(curves["n"]) == {2}   # 2 trials each
-    table = (tmp_path / "results" / "dcp" / "figure-1_smoke.md").read_text()
+    table = (tmp_path / "outputs" / "results" / "dcp" / "figure-1_smoke.md").read_text()
     assert "-3.15" in table                                       # the paper's plateau beside ours
-    # report_only re-renders results/ from the runs in outputs/, without training
-    (tmp_path / "results" / "dcp" / "figure-1_smoke.md").unlink()
+    # report_only re-renders the report from the runs in outputs/, without training
+    (tmp_path / "outputs" / "results" / "dcp" / "figure-1_smoke.md").unlink()
     proc = rbmlab("experiment", "dcp/figure-1", "scale=smoke", "report_only=true", cwd=tmp_path)
     assert "run directory" not in proc.stdout
-    assert (tmp_path / "results" / "dcp" / "figure-1_smoke.md").read_text() == table
+    assert (tmp_path / "outputs" / "results" / "dcp" / "figure-1_smoke.md").read_text() == table
 
 
 def test_unknown_experiment_lists_the_available_ones(tmp_path):

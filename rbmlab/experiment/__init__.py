@@ -59,11 +59,11 @@ Each file is of one kind (``KINDS``, rbmlab.experiment.<kind>), chosen by the se
 section and keys, and one line in ``KINDS``.
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}, over every
-run there. ``variants=a,b`` on the command line runs only those variants (of this experiment and
+run there (a smoke tier's to outputs/results/: a pipeline check is never committed). ``variants=a,b`` on the command line runs only those variants (of this experiment and
 of those it runs first); with resume=true, into the sweep that holds the others. A swept key given
 on the command line (``task.rate=0.1``, ``seed=0,1``) replaces its values in the sweep.
 ``outputs_root=DIR`` and ``results_root=DIR`` move the runs and the results (default
-outputs/experiments and results); ``hydra/launcher=joblib hydra.launcher.n_jobs=2`` launches the
+outputs/experiments, and results or, for smoke, outputs/results); ``hydra/launcher=joblib hydra.launcher.n_jobs=2`` launches the
 jobs; every other argument a kind cannot honour (hydra.sweep.dir, -m, a run override for runs that
 exist already, ...) is one line (rbmlab.experiment.arguments), never ignored.
 """
@@ -80,15 +80,26 @@ from rbmlab.experiment.spec import (EXPERIMENTS_DIR, SCALE_TIERS, _only_variants
 __all__ = ["EXPERIMENTS_DIR", "KINDS", "SCALE_TIERS", "available", "kind_of", "load_spec", "run_experiment",
            "seed_list", "sweep_overrides", "variant_spec", "_only_variants", "_parse_argv", "_variants"]
 
-def run_experiment(name: str, argv: list[str], results_root: Path | str = "results",
+RESULTS_ROOT = "results"                 # the committed results: reduced and paper tiers
+SMOKE_RESULTS_ROOT = "outputs/results"   # a smoke tier's files: a pipeline check, never committed
+
+
+def results_root_for(scale: str) -> str:
+    """Where a tier's tables and figures go unless ``results_root=`` says: the tracked results/
+    folder for the reduced and paper tiers, outputs/results/ for smoke."""
+    return SMOKE_RESULTS_ROOT if scale == "smoke" else RESULTS_ROOT
+
+
+def run_experiment(name: str, argv: list[str], results_root: Path | str | None = None,
                    outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
     """Run one experiment of any kind at the scale ``argv`` names; returns its kind's result
     (a sweep's: make_report's dict). ``results_root=`` and ``outputs_root=`` in ``argv`` replace
-    the roots given here; every argument is checked against the kind first."""
+    the roots given here (``results_root`` None: :func:`results_root_for` the scale); every
+    argument is checked against the kind first."""
     spec = load_spec(name)
     kind = kind_of(spec, name)
     line = check_command_line(name, kind, argv)
-    results_root = line.roots.get("results_root", results_root)
+    results_root = line.roots.get("results_root", results_root or results_root_for(line.scale))
     outputs_root = line.roots.get("outputs_root", outputs_root)
     return kind().run(name, spec, line.rest, results_root, outputs_root)
 

@@ -3,7 +3,8 @@ kind runs: every argument is of one class below, each kind declares the classes 
 ``arguments``), and an argument of any other class is one line naming it, never ignored.
 
     scale=smoke|reduced|paper     every kind; at most once (default reduced)
-    results_root=DIR              every kind: its results under DIR/<paper>/ (default results)
+    results_root=DIR              every kind: its results under DIR/<paper>/ (default results;
+                                  scale=smoke: outputs/results, never the committed folder)
     outputs_root=DIR              the runs under DIR/<paper>/<artefact>/<scale>/ (default
                                   outputs/experiments), and the runs of the experiments it reads
     report_only=true|false        report (draw) from the runs there, running nothing
@@ -169,8 +170,9 @@ def usage() -> str:
         "",
         "Run one paper table or figure end to end (experiments/<paper>/<artefact>.yaml): its runs",
         "under outputs/experiments/<paper>/<artefact>/<scale>/, its table and plot under",
-        "results/<paper>/<artefact>_<scale>.*. Without scale= it runs the reduced tier and says",
-        "what that was measured to cost; scale=smoke checks the pipeline in seconds.",
+        "results/<paper>/<artefact>_<scale>.* (scale=smoke: outputs/results/, a pipeline check",
+        "kept out of the committed results); it prints each path it wrote. Without scale= it runs",
+        "the reduced tier and says what that was measured to cost; scale=smoke takes seconds.",
         "",
         "  list [PAPER]     every experiment (of PAPER): what it reproduces, its make target, and",
         "                   the wall time each tier took, from results/<paper>/README.md",

@@ -11,12 +11,27 @@ rbmlab.storage.fileio).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from rbmlab.storage.fileio import atomic_write_all, remove_stale_temporaries, write_error
 from rbmlab.storage.locking import DirectoryLock
 
 WAIT_SECONDS = 300.0   # another render of the same files takes seconds; a stuck one is named
+_WRITTEN: ContextVar[list[Path] | None] = ContextVar("rbmlab_published", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Path]]:
+    """The paths :func:`publish` writes inside the block, in order (what ``rbmlab experiment``
+    tells its user it wrote)."""
+    written: list[Path] = []
+    token = _WRITTEN.set(written)
+    try:
+        yield written
+    finally:
+        _WRITTEN.reset(token)
 
 
 def publish(files: dict[Path, bytes | str], what: str = "report") -> dict[Path, bytes | str]:
@@ -35,4 +50,7 @@ def publish(files: dict[Path, bytes | str], what: str = "report") -> dict[Path, 
         for path in files:
             remove_stale_temporaries(path.parent, path.name)
         atomic_write_all({p: d.encode() if isinstance(d, str) else d for p, d in files.items()}, what)
+    written = _WRITTEN.get()
+    if written is not None:
+        written.extend(p for p in files if p not in written)
     return files
