@@ -39,6 +39,7 @@ from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, availab
                                      summarize_groups, x_values)
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
 from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
+from rbmlab.report.header import report_header
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
@@ -163,8 +164,9 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
     note = (method_note(metric, x, by_key, select, grown, record, behind) + vlines_note(placed, x)
             + selected_at_last_note(runs, metric))
-    text = markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
-                           record_problems(runs, finals))
+    header = report_header(runs)
+    text = f"_{header}_\n\n" + markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
+                                                record_problems(runs, finals))
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)

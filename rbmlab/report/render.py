@@ -14,6 +14,7 @@ import pandas as pd
 
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
+from rbmlab.report.header import HEADER_KEYS
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float
 
@@ -223,7 +224,7 @@ def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str
 
 
 def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
-    """<stem>_runs.csv: run_dir, varying keys, seed, status, epochs_done, source, the selected
+    """<stem>_runs.csv: run_dir, varying keys, seed, the keys a header reads, status, epochs_done, source, the selected
     epoch (early_stopping.epoch, where runs record one), final.*.
 
     final.<metric> is the value the report used (empty for a run left out: see its status); the
@@ -231,6 +232,7 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
     """
     runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
     run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
+                *(k for k in HEADER_KEYS if k in runs.columns),   # what the header reads
                 "status", *(["problem"] if "problem" in runs.columns else []),
                 *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
