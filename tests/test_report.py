@@ -315,7 +315,7 @@ def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
     # One point per completed run, its final value, at its n_hidden; lines by learner, sorted by
     # n_hidden.
     curves = pd.read_csv(result["curves"])
-    assert list(curves.columns) == ["learner.name", "model.n_hidden", "mean", "std", "n"]
+    assert list(curves.columns) == ["learner.name", "model.n_hidden", "mean", "std", "n", "runs"]
     for learner in LEARNERS:
         part = curves[curves["learner.name"] == learner]
         assert list(part["model.n_hidden"]) == list(HIDDEN)
@@ -351,7 +351,7 @@ def test_config_key_x_default_lines_and_text_values(hidden_sweep: Path, tmp_path
     assert list(result["summary"]["line"]) == ["2", "4", "8"]
     assert "| learner.name=cd | learner.name=pcd |" in Path(result["table"]).read_text()
     assert list(pd.read_csv(result["curves"]).columns) == ["model.n_hidden", "learner.name", "mean",
-                                                           "std", "n"]
+                                                           "std", "n", "runs"]
     with pytest.raises(RbmlabError) as excinfo:
         make_report(hidden_sweep, tmp_path / "c", x="learner.name", logx=True)
     assert str(excinfo.value).startswith("report.x: learner.name takes values that are not numbers")

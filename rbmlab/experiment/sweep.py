@@ -11,6 +11,7 @@ from typing import Any
 from rbmlab.errors import RbmlabError
 import rbmlab.experiment.spec as spec_file
 from rbmlab.experiment.arguments import key_of, parse_command_line
+from rbmlab.report.tidy import has_tidy_files
 from rbmlab.experiment.spec import (_deferred, _only_variants, _parse_argv, _variants,
                                     load_spec, sweep_overrides)
 
@@ -42,9 +43,13 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
     paper, artefact = name.split("/", 1)
     sources = _runs_of(name, spec)
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
+    stem = Path(results_root) / paper / f"{artefact}_{scale}"
+    if report_only and not all(sweep.is_dir() for sweep in sweeps.values()) and has_tidy_files(stem):
+        return _rerender(name, spec, sources, scale, extra, stem)
     for source, sweep in sweeps.items():
         if report_only and not sweep.is_dir():
-            raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}")
+            raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}, and no "
+                              f"committed {stem.name}_runs.csv to render from")
     check_passed_on(name, list(sources), passed_on(argv), scale, extra, report_only, outputs_root)
     if not report_only:
         for need in spec.get("needs") or []:   # experiments whose runs this one's jobs start from
@@ -76,6 +81,40 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")
     return result
+
+
+def _rerender(name: str, spec: dict[str, Any], sources: dict[str, dict[str, Any]], scale: str,
+              extra: list[str], stem: Path) -> dict[str, Any]:
+    """``report_only=true`` where the runs are not here but the report's committed tidy files are:
+    its table and figure rendered again from them (rbmlab.report.tidy), nothing run."""
+    from rbmlab.report import make_report  # noqa: PLC0415
+    from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
+    from rbmlab.report.tidy import Committed  # noqa: PLC0415
+
+    print(f"rbmlab experiment {name}: no runs here; rendering from the committed {stem.name}_runs.csv")
+    constants = _job_constants(sources, scale, extra)
+    return make_report(Committed(stem, constants), stem.parent, ReportSpec.parse(spec.get("report") or {}, name),
+                       title=f"{spec.get('title', name)} (scale: {scale})", filename_stem=stem.name)
+
+
+def _job_constants(sources: dict[str, dict[str, Any]], scale: str, extra: list[str]) -> dict[str, Any]:
+    """The header's config keys (rbmlab.report.header.HEADER_KEYS) that take one value over the
+    first job of every variant of ``sources``, composed (no data read): what a runs CSV written
+    before it listed them lacks."""
+    from rbmlab.config import to_plain  # noqa: PLC0415
+    from rbmlab.hydra_app import expand_overrides, validated_run_config  # noqa: PLC0415
+    from rbmlab.report.header import HEADER_KEYS  # noqa: PLC0415
+
+    seen: dict[str, set[Any]] = {key: set() for key in HEADER_KEYS}
+    for source, source_spec in sources.items():
+        for overrides in _variants(source, source_spec, scale, extra).values():
+            plain = to_plain(validated_run_config(expand_overrides(overrides)[0]))
+            for key in HEADER_KEYS:
+                node: Any = plain
+                for part in key.split("."):
+                    node = node.get(part) if isinstance(node, dict) else None
+                seen[key].add(node)
+    return {key: next(iter(values)) for key, values in seen.items() if len(values) == 1}
 
 
 def _first_job(name: str, spec: dict[str, Any], scale: str, extra: list[str]):

@@ -32,6 +32,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.spec import ReportSpec
+from rbmlab.report.tidy import NOTE as TIDY_NOTE, Committed, load_tidy, tidy_curve, tidy_files
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, curve_behind, epoch_to_fraction_of_max, final_values,
                                      left_out, record_problems, resolve_metric, run_columns, run_points,
@@ -87,7 +88,7 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
             "curves": out / f"{stem}_curves.csv", "runs": out / f"{stem}_runs.csv"}
 
 
-def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path,
+def make_report(root: str | Path | Mapping[str, Path] | Committed, out_dir: str | Path,
                 spec: ReportSpec | None = None, *, title: str | None = None,
                 filename_stem: str | None = None, variants: Sequence[str] = (),
                 **options: Any) -> dict[str, Any]:
@@ -106,7 +107,9 @@ def make_report(root: str | Path | Mapping[str, Path], out_dir: str | Path,
     'early_stopping.n_hidden', label: text}], vertical lines over a runs-table key. ``ratios``:
     [{label, of: [line, ...], to: line}], rows of summed line values over another line's at each
     x of a runs-table key (``rbmlab.report.ratios``). ``root``: a directory, or {experiment name:
-    directory} (each run gets an ``experiment`` key). ``where``: {key: value}, only the runs with
+    directory} (each run gets an ``experiment`` key), or a report's committed tidy files
+    (:class:`~rbmlab.report.tidy.Committed`: table and figure rendered again from them; the CSVs
+    stay as they are). ``where``: {key: value}, only the runs with
     these config values (``variant: fw``). ``derive``: {column: [{where: {key: value}, key, values:
 {value: new}}]}, a runs-table column made from another key per group of runs (optionally mapped),
 e.g. an x axis shared by methods whose budgets are different keys (:func:`derive_columns`). Final values, best and x at best come only from
@@ -121,7 +124,12 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
                           f"known: {', '.join(ReportSpec.keys())}") from None
     x, table_x = spec.x, spec.table_x
     names = Names.parse(spec.names)
-    runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
+    committed = root if isinstance(root, Committed) else None
+    if committed is not None:      # re-rendered from the report's own tidy files
+        runs, stored = load_tidy(committed.stem, committed.constants)
+        curves = pd.DataFrame(columns=["run_dir", "status", *([] if x in runs.columns else [x])])
+    else:
+        runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
     if spec.where:
         runs, curves = _where(runs, curves, spec.where)
     if spec.derive:
@@ -140,7 +148,12 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     layout = choose_layout(runs, spec.lines, spec.panels, x if by_key and x in config_columns(runs) else None)
     groups, gids = assign_groups(runs, layout)
     finals = final_values(runs, curves, metric)
-    if by_key:
+    if committed is not None:
+        # a run record's stored curves are those of the column behind it: its CSV's, not its plot's
+        behind_only = not by_key and metric in run_columns(runs)
+        curve = tidy_curve(stored.iloc[0:0] if behind_only else stored, groups, layout.group_keys, x, runs, gids)
+        summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction, None if by_key else finals)
+    elif by_key:
         curve = aggregate_points(run_points(runs, curves, finals, metric, x, select), gids, metric, x, select)
         summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction)
     else:
@@ -164,15 +177,20 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
     note = (method_note(metric, x, by_key, select, grown, record, behind) + vlines_note(placed, x)
             + selected_at_last_note(runs, metric))
+    if committed is not None:
+        names_of = {k: p.name for k, p in tidy_files(committed.stem).items()}
+        note += " " + TIDY_NOTE.format(**names_of)
     header = report_header(runs)
     text = f"_{header}_\n\n" + markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
                                                 record_problems(runs, finals))
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
                       fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed)
     paths = _output_paths(out_dir, filename_stem or metric)
-    publish({paths["table"]: text, paths["plot"]: png,
-             paths["curves"]: curves_csv(csv_curve, groups, layout, x),
-             paths["runs"]: runs_csv(runs, finals, metric)}, what="report")
+    files = {paths["table"]: text, paths["plot"]: png}
+    if committed is None:     # a re-render leaves the data it was rendered from as they are
+        files.update({paths["curves"]: curves_csv(csv_curve, groups, layout, x),
+                      paths["runs"]: runs_csv(runs, finals, metric)})
+    publish(files, what="report")
     return {**paths, "summary": summary}
 
 

@@ -217,9 +217,10 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_
 
 def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str) -> bytes:
     """<stem>_curves.csv: group keys, x, mean, std, n, and partial (curves over a metrics.csv
-    column: how many of the n runs did not complete)."""
+    column: how many of the n runs did not complete) or runs (over a runs-table key: how many runs
+    stand at that x)."""
     keyed = curve.merge(groups[layout.group_keys], left_on="gid", right_index=True)
-    columns = [*layout.group_keys, x, "mean", "std", "n", *(["partial"] if "partial" in curve else [])]
+    columns = [*layout.group_keys, x, "mean", "std", "n", *(c for c in ("partial", "runs") if c in curve)]
     return keyed[columns].to_csv(index=False).encode()
 
 

@@ -1,0 +1,83 @@
+"""A report rendered again from its own committed tidy files (rbmlab.report.tidy) says what the
+report from the run directories said: the same table, from the runs CSV and the curves CSV."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rbmlab.errors import RbmlabError
+from rbmlab.report import make_report
+from rbmlab.report.tidy import Committed, load_tidy
+from tests.test_report import write_run
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> tuple[Path, dict]:
+    """cd and pcd × lr 0.1, 0.5 × 2 seeds (all completed), reported from the run directories."""
+    root = tmp_path_factory.mktemp("tidy")
+    for learner in ("cd", "pcd"):
+        for lr in (0.1, 0.5):
+            for seed in (0, 1):
+                write_run(root / "sweep" / f"{learner}-{lr}-{seed}", learner, lr, seed)
+    paper = {"learner.name=pcd, learner.lr=0.1": -11.1}
+    first = make_report(root / "sweep", root / "out", paper=paper, title="t", filename_stem="fig_reduced",
+                        markers={"kind": "fraction_of_max", "fraction": 0.9})
+    return root, first
+
+
+def test_the_table_rendered_from_the_tidy_files_is_the_table_from_the_runs(rendered):
+    root, first = rendered
+    table = first["table"].read_text()
+    runs_csv, curves_csv = first["runs"].read_bytes(), first["curves"].read_bytes()
+    first["table"].unlink()
+    again = make_report(Committed(root / "out" / "fig_reduced"), root / "out",
+                        paper={"learner.name=pcd, learner.lr=0.1": -11.1}, title="t",
+                        filename_stem="fig_reduced", markers={"kind": "fraction_of_max", "fraction": 0.9})
+    text = again["table"].read_text()
+    assert table_rows(text) == table_rows(table) and len(table_rows(text)) == 6
+    assert text.splitlines()[0] == table.splitlines()[0]          # the same header line
+    assert "Re-rendered from the committed fig_reduced_runs.csv" in text
+    # the data it was rendered from stay as they were
+    assert first["runs"].read_bytes() == runs_csv and first["curves"].read_bytes() == curves_csv
+    assert again["plot"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_run_record_and_the_constants_come_back_under_their_names(tmp_path):
+    stem = tmp_path / "t_reduced"
+    pd.DataFrame({"run_dir": ["a", "b"], "status": ["completed"] * 2, "variant": ["x", "y"],
+                  "final.early_stopping.test_pixel_error": [1.0, 2.0], "final.test_pixel_error": [1.0, 2.0]}
+                 ).to_csv(f"{stem}_runs.csv", index=False)
+    runs, curves = load_tidy(stem, {"scale": "reduced", "variant": "ignored: the file has it"})
+    assert list(runs["early_stopping.test_pixel_error"]) == [1.0, 2.0]
+    assert list(runs["final.test_pixel_error"]) == [1.0, 2.0]
+    assert list(runs["scale"]) == ["reduced"] * 2 and list(runs["variant"]) == ["x", "y"]
+    assert curves.empty
+
+
+def test_a_file_that_is_not_a_runs_table_is_one_line(tmp_path):
+    (tmp_path / "t_runs.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(RbmlabError, match="not a report's runs table"):
+        load_tidy(tmp_path / "t")
+
+
+def test_report_only_without_runs_renders_the_committed_files_again(tmp_path, monkeypatch):
+    import shutil
+
+    from rbmlab.experiment import run_experiment
+
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copytree(repo / "results" / "demo", tmp_path / "results" / "demo")
+    committed = (tmp_path / "results" / "demo" / "bars-cd-vs-pcd_reduced.md").read_text()
+    monkeypatch.chdir(tmp_path)
+    result = run_experiment("demo/bars-cd-vs-pcd", ["report_only=true"], tmp_path / "results",
+                            tmp_path / "outputs")
+    text = result["table"].read_text()
+    assert [r for r in table_rows(text)] == [r for r in table_rows(committed)]
+    assert text.startswith("_reduced tier · bars_stripes")
+    assert not (tmp_path / "outputs").exists()                   # nothing ran
