@@ -32,6 +32,7 @@ commands:
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
   experiment list [PAPER]         the experiments: what each reproduces, what each tier costs
+  experiment rerender [PAPER]     every committed report's table and figure drawn again from its CSVs
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
 
 `rbmlab <command> --help` explains a command; `rbmlab run --help` the configuration groups,
@@ -135,6 +136,19 @@ def cmd_experiment(argv: list[str]) -> None:
         p.add_argument("--targets", action="store_true", help="one line per make target")
         args = p.parse_args(argv[1:])
         print(render(args.paper, targets=args.targets))
+        return
+    if argv[:1] == ["rerender"]:
+        from rbmlab.experiment.rerender import rerender  # noqa: PLC0415
+
+        p = ArgumentParser(prog="rbmlab experiment rerender",
+                           description="every committed report's table and figure drawn again from its "
+                                       "runs and curves CSVs, nothing run")
+        p.add_argument("paper", nargs="?", help="one paper's reports (default: all)")
+        p.add_argument("--results-root", default="results", help="where the committed reports are")
+        args = p.parse_args(argv[1:])
+        with recording() as written:
+            rerender(args.results_root, args.paper)
+        print(f"rbmlab experiment rerender: {len(written)} files rendered again under {args.results_root}/")
         return
     if not argv or argv[0].startswith("-"):
         raise RbmlabError("experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke] "

@@ -81,3 +81,18 @@ def test_report_only_without_runs_renders_the_committed_files_again(tmp_path, mo
     assert [r for r in table_rows(text)] == [r for r in table_rows(committed)]
     assert text.startswith("_reduced tier · bars_stripes")
     assert not (tmp_path / "outputs").exists()                   # nothing ran
+
+
+def test_rerender_lists_the_committed_reports_and_refuses_a_stray_file(tmp_path):
+    from rbmlab.experiment.rerender import committed_reports
+
+    (tmp_path / "pmp").mkdir()
+    for name in ("figure-7_reduced_runs.csv", "figure-2-er-persistent-mmd_paper-gwg_runs.csv"):
+        (tmp_path / "pmp" / name).write_text("run_dir,status\n")
+    found = committed_reports(tmp_path)
+    assert [(r.name, r.tier, r.stem.name) for r in found] == [
+        ("pmp/figure-2-er-persistent-mmd", "paper", "figure-2-er-persistent-mmd_paper-gwg"),
+        ("pmp/figure-7", "reduced", "figure-7_reduced")]
+    (tmp_path / "pmp" / "notes_runs.csv").write_text("run_dir,status\n")
+    with pytest.raises(RbmlabError, match="notes_runs.csv is no experiment's report"):
+        committed_reports(tmp_path, "pmp")

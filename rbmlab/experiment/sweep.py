@@ -45,7 +45,7 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
     stem = Path(results_root) / paper / f"{artefact}_{scale}"
     if report_only and not all(sweep.is_dir() for sweep in sweeps.values()) and has_tidy_files(stem):
-        return _rerender(name, spec, sources, scale, extra, stem)
+        return render_committed(name, spec, scale, stem, extra)
     for source, sweep in sweeps.items():
         if report_only and not sweep.is_dir():
             raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}, and no "
@@ -83,18 +83,23 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
     return result
 
 
-def _rerender(name: str, spec: dict[str, Any], sources: dict[str, dict[str, Any]], scale: str,
-              extra: list[str], stem: Path) -> dict[str, Any]:
-    """``report_only=true`` where the runs are not here but the report's committed tidy files are:
-    its table and figure rendered again from them (rbmlab.report.tidy), nothing run."""
+def render_committed(name: str, spec: dict[str, Any], scale: str, stem: Path,
+                     extra: list[str] = ()) -> dict[str, Any]:
+    """``report_only=true`` where the runs are not here but the report's committed tidy files are
+    (``stem``: results/<paper>/<artefact>_<scale>): its table and figure rendered again from them
+    (rbmlab.report.tidy), nothing run."""
     from rbmlab.report import make_report  # noqa: PLC0415
     from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
     from rbmlab.report.tidy import Committed  # noqa: PLC0415
 
     print(f"rbmlab experiment {name}: no runs here; rendering from the committed {stem.name}_runs.csv")
-    constants = _job_constants(sources, scale, extra)
-    return make_report(Committed(stem, constants), stem.parent, ReportSpec.parse(spec.get("report") or {}, name),
-                       title=f"{spec.get('title', name)} (scale: {scale})", filename_stem=stem.name)
+    sources = _runs_of(name, spec)
+    variants = sorted({v for source_spec in sources.values() for v in source_spec.get("variants") or []})
+    committed = Committed(stem, _job_constants(sources, scale, list(extra)),
+                          tuple(sources) if len(sources) > 1 else ())
+    return make_report(committed, stem.parent, ReportSpec.parse(spec.get("report") or {}, name),
+                       title=f"{spec.get('title', name)} (scale: {scale})", filename_stem=stem.name,
+                       variants=variants)
 
 
 def _job_constants(sources: dict[str, dict[str, Any]], scale: str, extra: list[str]) -> dict[str, Any]:

@@ -126,14 +126,18 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     names = Names.parse(spec.names)
     committed = root if isinstance(root, Committed) else None
     if committed is not None:      # re-rendered from the report's own tidy files
-        runs, stored = load_tidy(committed.stem, committed.constants)
+        runs, stored = load_tidy(committed.stem, committed.constants, variants, committed.experiments)
         curves = pd.DataFrame(columns=["run_dir", "status", *([] if x in runs.columns else [x])])
     else:
         runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
-    if spec.where:
-        runs, curves = _where(runs, curves, spec.where)
-    if spec.derive:
-        runs = derive_columns(runs, spec.derive)
+    where, derive = spec.where, spec.derive
+    if committed is not None:    # its runs CSV was written after both: a key it lacks was one value
+        where = {k: v for k, v in (where or {}).items() if k in runs.columns}
+        derive = {k: v for k, v in (derive or {}).items() if k not in runs.columns}
+    if where:
+        runs, curves = _where(runs, curves, where)
+    if derive:
+        runs = derive_columns(runs, derive)
     metrics = available_metrics(runs, curves)
     metric = resolve_metric(spec.metric, metrics)
     select = None if spec.select is None else resolve_metric(spec.select, metrics)

@@ -10,7 +10,7 @@ that stood at each x, partial runs included where the file says so).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ class Committed:
 
     stem: Path
     constants: Mapping[str, Any] = field(default_factory=dict)
+    experiments: tuple[str, ...] = ()    # the experiments whose runs it reports, when several
 
 
 def tidy_files(stem: Path) -> dict[str, Path]:
@@ -54,13 +55,31 @@ def _read_csv(path: Path) -> pd.DataFrame:
         raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
 
 
-def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _from_run_dirs(runs: pd.DataFrame, variants: Collection[str], experiments: Collection[str]) -> pd.DataFrame:
+    """The ``experiment`` and ``variant`` keys a run's path gives (as rbmlab.report.load reads
+    them: ``[<experiment>/]<variant>/...``), where the file lacks them because they took one value."""
+    paths = runs["run_dir"]
+    if "experiment" not in runs.columns and experiments:
+        found = paths.map(lambda p: next((e for e in experiments if p.startswith(e + "/")), None))
+        if found.notna().all():
+            runs = runs.assign(experiment=found)
+            paths = pd.Series([p[len(e) + 1:] for p, e in zip(paths, found)], index=runs.index)
+    if "variant" not in runs.columns and variants:
+        first = paths.str.split("/").str[0]
+        if first.isin(list(variants)).all():
+            runs = runs.assign(variant=first)
+    return runs
+
+
+def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None, variants: Collection[str] = (),
+              experiments: Collection[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, group curves) of the committed report ``stem``.
 
     runs: the runs CSV, its ``final.<record>`` column (the report's metric, when a run record
     such as ``early_stopping.test_pixel_error`` or ``wall_time``) back under the record's name, and
     ``constants`` (config values the file does not list because they did not vary: the header's
-    keys, composed from the experiment's jobs) added where absent. Group curves: the curves CSV
+    keys, composed from the experiment's jobs) added where absent, and the ``experiment`` and
+    ``variant`` its run paths give (``variants``, ``experiments``: the names). Group curves: the curves CSV
     as written (group keys, x, mean, std, n[, partial, runs]), empty when there is none."""
     files = tidy_files(stem)
     runs = _read_csv(files["runs"])
@@ -70,6 +89,7 @@ def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None) -> tuple[p
     records = {c: c[len("final."):] for c in runs.columns
                if c.startswith("final.") and (c[len("final."):].startswith(RECORD_PREFIXES) or c == "final.wall_time")}
     runs = runs.rename(columns={c: r for c, r in records.items() if r not in runs.columns})
+    runs = _from_run_dirs(runs, variants, experiments)
     for key, value in (constants or {}).items():
         if key not in runs.columns:
             runs[key] = value
