@@ -61,6 +61,11 @@ experiments: install
 $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
+# results/README.md's index (tiers, headline numbers, verdicts), from the registry and results/
+.PHONY: results-index
+results-index: install
+	$(RBMLAB) report index
+
 # Paper artefacts split over several experiment files, or named by the paper differently:
 # PARTS.<target> lists the targets a combined target runs.
 PARTS.dcp-figure-6 := dcp-figure-6a dcp-figure-6b
@@ -103,7 +108,7 @@ clean:
 
 # A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
 # naming the closest targets, exit 2, before anything runs. The files make reads are no goals.
-TARGETS := help install run test test-slow bench bench-gpu data clean experiments $(EXPERIMENTS) $(COMPOSITES)
+TARGETS := help install run test test-slow bench bench-gpu data clean experiments results-index $(EXPERIMENTS) $(COMPOSITES)
 closest = $(or $(shell $(PYTHON) -c 'import difflib, sys; print(" ".join(difflib.get_close_matches(sys.argv[1], sys.argv[2:], 4, 0.5)))' $(1) $(TARGETS) 2>/dev/null),none)
 Makefile pyproject.toml: ;
 %:
