@@ -69,10 +69,12 @@ def _artefact_cell(cell: str) -> str:
 
 def readme_verdicts(text: str, where: str) -> dict[str, str]:
     """{artefact: verdict} from the tables of a paper README with an ``artefact`` and a ``verdict``
-    column; a verdict outside :data:`VERDICTS` (and ``—``, ``no verdict yet``) is an error."""
-    found: dict[str, str] = {}
+    column (and optionally a ``claim`` column): an artefact of several rows (claims) with different
+    verdicts gets each with its claim, "fails (CG escapes only at 0.5); reproduced (...)". A
+    verdict outside :data:`VERDICTS` (and ``—``, ``no verdict yet``) is an error."""
+    found: dict[str, list[tuple[str, str]]] = {}
     lines = text.splitlines()
-    columns = None
+    columns: tuple[int, ...] | None = None
     for n, line in enumerate(lines):
         if not line.startswith("|"):
             columns = None
@@ -80,7 +82,8 @@ def readme_verdicts(text: str, where: str) -> dict[str, str]:
         if columns is None:
             header = [c.lower() for c in _cells(line)]
             is_table = n + 1 < len(lines) and re.match(r"^\|[\s|:-]+\|$", lines[n + 1])
-            columns = (header.index("artefact"), header.index("verdict")) if (
+            columns = (header.index("artefact"), header.index("verdict"),
+                       header.index("claim") if "claim" in header else -1) if (
                 is_table and "artefact" in header and "verdict" in header) else ()
             continue
         if not columns or re.match(r"^\|[\s|:-]+\|$", line):
@@ -90,8 +93,9 @@ def readme_verdicts(text: str, where: str) -> dict[str, str]:
         if verdict not in VERDICTS + NO_VERDICT:
             raise RbmlabError(f"{where}: verdict of {artefact}: {verdict!r} is not one of "
                               f"{', '.join(VERDICTS + NO_VERDICT)}")
-        found[artefact] = verdict
-    return found
+        found.setdefault(artefact, []).append((cells[columns[2]] if columns[2] >= 0 else "", verdict))
+    return {a: claims[0][1] if len({v for _, v in claims}) == 1
+            else "; ".join(f"{v} ({c})" if c else v for c, v in claims) for a, claims in found.items()}
 
 
 # ---------------------------------------------------------------- committed files
