@@ -253,23 +253,25 @@ def with_index(readme: str, generated: str) -> str:
     return f"{head}\n\n{generated.rstrip()}\n"
 
 
-def index_text(results: Path) -> str:
-    """results/README.md as the registry and the committed files make it now."""
-    from rbmlab.experiment.catalog import entries, paper_title  # noqa: PLC0415
+def index_text(results: Path, names: list[str] | None = None) -> str:
+    """results/README.md as the registry (or the experiments ``names``) and the committed files
+    under ``results`` make it now."""
+    from rbmlab.experiment.catalog import paper_title  # noqa: PLC0415
+    from rbmlab.experiment.spec import available  # noqa: PLC0415
 
-    found = rows(results, [e.name for e in entries()])
+    found = rows(results, available() if names is None else names)
     titles = {p: paper_title(p) for p in dict.fromkeys(r.name.split("/")[0] for r in found)}
     readme = results / "README.md"
     return with_index(readme.read_text() if readme.is_file() else "# results/\n", render(found, titles))
 
 
-def index_main(results: Path, check: bool = False) -> bool:
-    """Rewrite ``results/README.md`` (atomically); ``check``: only say whether it is up to date.
-    True when the file was (already) current."""
+def index_main(results: Path, check: bool = False, names: list[str] | None = None) -> bool:
+    """Rewrite ``results/README.md`` (atomically) unless it is current; ``check``: only say
+    whether it is. True when the file was already current."""
     from rbmlab.storage.publish import publish  # noqa: PLC0415
 
     readme = results / "README.md"
-    text = index_text(results)
+    text = index_text(results, names)
     current = readme.read_text() if readme.is_file() else None
     if check or current == text:
         return current == text
