@@ -8,11 +8,11 @@ experiment's description declares, ``results/<paper>/figure-4-<dataset>_<scale>`
 column of the table that each ``results/<paper>/README.md`` keeps beside its prose claims.
 
 Headline rule: the runs of ``_runs.csv`` are grouped as the report groups them (its lines and
-panels; where the x axis is a config key, the runs at its largest value); each group's final ``report.metric`` is
-the mean ± std (ddof=1) over its completed runs; of the groups the paper gives a value for (all
-groups where it gives none) the one with the best mean, by the metric's declared direction, is
-the headline, beside the paper's value for that group (a number, or text such as "≈ -3.15";
-a description such as "Init 4" is no value).
+panels; where the x axis is a config key, the runs at its largest value); each group's final
+``report.metric`` is the mean ± std (ddof=1) over its completed runs; of the groups the paper
+gives a value for (all groups where it gives none) the one with the best mean, by the metric's
+declared direction, is the headline, beside the paper's value for that group (a number, or text
+such as "≈ -3.15"; a description such as "Init 4" is no value).
 """
 from __future__ import annotations
 
@@ -57,10 +57,6 @@ class Row:
 
 
 # ---------------------------------------------------------------- verdicts
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def _artefact_cell(cell: str) -> str:
     """`table-1`, [table-1](...) or table-1 -> table-1."""
     cell = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)
@@ -72,6 +68,8 @@ def readme_verdicts(text: str, where: str) -> dict[str, str]:
     column (and optionally a ``claim`` column): an artefact of several rows (claims) with different
     verdicts gets each with its claim, "fails (CG escapes only at 0.5); reproduced (...)". A
     verdict outside :data:`VERDICTS` (and ``—``, ``no verdict yet``) is an error."""
+    from rbmlab.experiment.catalog import is_table_rule, table_cells  # noqa: PLC0415
+
     found: dict[str, list[tuple[str, str]]] = {}
     lines = text.splitlines()
     columns: tuple[int, ...] | None = None
@@ -80,15 +78,15 @@ def readme_verdicts(text: str, where: str) -> dict[str, str]:
             columns = None
             continue
         if columns is None:
-            header = [c.lower() for c in _cells(line)]
-            is_table = n + 1 < len(lines) and re.match(r"^\|[\s|:-]+\|$", lines[n + 1])
+            header = [c.lower() for c in table_cells(line)]
+            is_table = n + 1 < len(lines) and is_table_rule(lines[n + 1])
             columns = (header.index("artefact"), header.index("verdict"),
                        header.index("claim") if "claim" in header else -1) if (
                 is_table and "artefact" in header and "verdict" in header) else ()
             continue
-        if not columns or re.match(r"^\|[\s|:-]+\|$", line):
+        if not columns or is_table_rule(line):
             continue
-        cells = _cells(line)
+        cells = table_cells(line)
         artefact, verdict = _artefact_cell(cells[columns[0]]), cells[columns[1]].strip().strip("*")
         if verdict not in VERDICTS + NO_VERDICT:
             raise RbmlabError(f"{where}: verdict of {artefact}: {verdict!r} is not one of "
@@ -129,7 +127,7 @@ def committed(folder: Path, name: str, spec: dict[str, Any]) -> dict[str, list[P
 def _links(paths: list[Path], results: Path, suffix: str) -> tuple[str, ...]:
     """The ``suffix`` files among ``paths`` (a folder: those inside it), relative to results/;
     ``<stem>_<tier>.<suffix>`` only, not ``_runs.csv`` and the like."""
-    files = [p for path in paths for p in ([*sorted(path.iterdir())] if path.is_dir() else [path])]
+    files = [p for path in paths for p in (sorted(path.iterdir()) if path.is_dir() else [path])]
     return tuple(str(p.relative_to(results)) for p in files
                  if p.suffix == suffix and not p.stem.endswith(("_runs", "_curves")))
 
@@ -149,6 +147,28 @@ def _is_value(value: Any) -> bool:
                                   or bool(re.match(r"^[≈~<>]\s*[-+]?\d", str(value))))
 
 
+def _keys(value: str | list[str] | None, known: set[str]) -> list[str] | None:
+    """A report's lines or panels, less the keys its runs table leaves out (one value only)."""
+    return None if value is None else [k for k in ([value] if isinstance(value, str) else value) if k in known]
+
+
+def _grouped(runs: pd.DataFrame, report: ReportSpec) -> tuple[pd.DataFrame, list[str], pd.DataFrame, pd.Series]:
+    """(runs, group keys, groups, gid per run) as the report groups its runs; a config key on the
+    x axis keeps only the runs at its largest value and joins the group keys."""
+    runs = runs.assign(run_dir=runs["run_dir"].astype(str))
+    known = set(config_columns(runs))
+    x_key = report.x if report.x in known else None
+    if x_key:
+        at = runs[x_key].map(to_float)
+        if at.notna().any():
+            runs = runs[(at == at.max()).to_numpy()].reset_index(drop=True)
+    layout = choose_layout(runs, _keys(report.lines, known), _keys(report.panels, known), x_key)
+    groups, gids = assign_groups(runs, layout)
+    if x_key:
+        groups[x_key] = runs[x_key].iloc[0]
+    return runs, [*layout.group_keys, *([x_key] if x_key else [])], groups, gids
+
+
 def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | None:
     """(ours, paper, measure) of a report's runs table (``_runs.csv``); None when it has no final
     value of the metric. See the module docstring for the rule."""
@@ -156,15 +176,7 @@ def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | N
     metric = report.metric or next((m for m in DEFAULT_METRICS if m in finals), None)
     if metric is None or f"final.{metric}" not in runs.columns:
         return None
-    runs = runs.assign(run_dir=runs["run_dir"].astype(str))
-    known = set(config_columns(runs))
-    keys = lambda v: None if v is None else [k for k in ([v] if isinstance(v, str) else v) if k in known]  # noqa: E731
-    x_key = report.x if report.x in known else None
-    if x_key:                                  # a config key on the x axis: its largest value
-        at = runs[x_key].map(to_float)
-        runs = runs[(at == at.max()).to_numpy()].reset_index(drop=True)
-    layout = choose_layout(runs, keys(report.lines), keys(report.panels), x_key)
-    groups, gids = assign_groups(runs, layout)
+    runs, keys, groups, gids = _grouped(runs, report)
     paper = (match_paper(report.paper, groups, constant_values(runs, gids, len(groups)))[0]
              if report.paper else [None] * len(groups))
     paper = [v if _is_value(v) else None for v in paper]
@@ -178,11 +190,10 @@ def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | N
     best = max(candidates, key=lambda g: sign * stats.loc[g, "mean"])
     mean, std, n = stats.loc[best, "mean"], stats.loc[best, "std"], int(stats.loc[best, "count"])
     names = Names.parse(report.names)
-    group = ", ".join([f"{names.key(k)} {names.value(k, groups.loc[best, k])}" for k in layout.group_keys]
-                      + ([f"{names.key(x_key)} {names.value(x_key, runs[x_key].iloc[0])}"] if x_key else []))
+    group = ", ".join(f"{names.key(k)} {names.value(k, groups.loc[best, k])}" for k in keys)
     ours = f"{_number(mean)} ± {_number(std, 2)} (n={n})" if n > 1 else f"{_number(mean)} (n=1)"
-    return ours, NONE if paper[best] is None else _number(paper[best]), \
-        names.metric(metric) + (f"; {group}" if group else "")
+    paper_value = NONE if paper[best] is None else _number(paper[best])
+    return ours, paper_value, names.metric(metric) + (f"; {group}" if group else "")
 
 
 # ---------------------------------------------------------------- rows and the page
@@ -228,7 +239,7 @@ def render(found: list[Row], titles: dict[str, str]) -> str:
              "tier costs). **ours**: of the groups of runs the report draws (its lines and panels; where "
              "its x axis is a config key such as hidden units, the runs at its largest value), those "
              "the paper gives a value for (all where it gives none), the one with the best mean final "
-             "value of the report's metric: mean ± std (ddof=1) over its completed runs (n), from "
+             "value of the report's metric (by its declared direction): mean ± std (ddof=1) over its completed runs (n), from "
              "`<artefact>_<tier>_runs.csv`; **measure**: that metric and group; **paper**: the "
              "experiment file's value for that group. "
              "**verdict**: the `verdict` column of the paper's README, which argues it. "
