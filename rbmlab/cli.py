@@ -30,6 +30,7 @@ commands:
   data list | data fetch NAME     the datasets, and making one available
   data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
+  report index [--check]          results/README.md's index of the experiments, from the registry
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
   experiment list [PAPER]         the experiments: what each reproduces, what each tier costs
   experiment rerender [PAPER]     every committed report's table and figure drawn again from its CSVs
@@ -115,6 +116,8 @@ def cmd_data(argv: list[str]) -> None:
 def cmd_report(argv: list[str]) -> None:
     from rbmlab.report import report_main  # noqa: PLC0415
 
+    if argv[:1] == ["index"]:
+        return cmd_report_index(argv[1:])
     p = ArgumentParser(prog="rbmlab report")
     p.add_argument("dir", help="a run, sweep or experiment directory (searched for summary.json)")
     p.add_argument("--out", help="output directory (default DIR/report)")
@@ -123,6 +126,21 @@ def cmd_report(argv: list[str]) -> None:
     p.add_argument("--panels", help="config key giving one subplot per value")
     args = p.parse_args(argv)
     report_main(args.dir, out=args.out, metric=args.metric, lines=args.lines, panels=args.panels)
+
+
+def cmd_report_index(argv: list[str]) -> None:
+    from rbmlab.experiment.catalog import RESULTS_DIR  # noqa: PLC0415
+    from rbmlab.report.index import index_main  # noqa: PLC0415
+
+    p = ArgumentParser(prog="rbmlab report index")
+    p.add_argument("--check", action="store_true", help="exit 1 when results/README.md is out of date")
+    args = p.parse_args(argv)
+    readme = RESULTS_DIR / "README.md"
+    current = index_main(RESULTS_DIR, check=args.check)
+    if args.check and not current:
+        print(f"{readme} is out of date: rbmlab report index (make results-index) rewrites it", file=sys.stderr)
+        sys.exit(1)
+    print(f"{readme} {'is up to date' if current else 'rewritten'}")
 
 
 def cmd_experiment(argv: list[str]) -> None:

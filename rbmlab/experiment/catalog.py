@@ -85,8 +85,14 @@ def _parenthesis(text: str, start: int) -> str | None:
     return None
 
 
-def _cells(line: str) -> list[str]:
+def table_cells(line: str) -> list[str]:
+    """The cells of a markdown table row (an escaped ``\\|`` stays inside its cell)."""
     return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def is_table_rule(line: str) -> bool:
+    """The ``|---|---|`` line under a markdown table's header."""
+    return bool(re.match(r"^\|[\s|:-]+\|$", line))
 
 
 def readme_costs(text: str) -> dict[tuple[str, str], str]:
@@ -97,12 +103,12 @@ def readme_costs(text: str) -> dict[tuple[str, str], str]:
     wall_column = None
     lines = text.splitlines()
     for n, line in enumerate(lines):
-        if line.startswith("|") and n + 1 < len(lines) and re.match(r"^\|[\s|:-]+\|$", lines[n + 1]):
-            header = [c.lower() for c in _cells(line)]          # a table starts: its wall-time column
+        if line.startswith("|") and n + 1 < len(lines) and is_table_rule(lines[n + 1]):
+            header = [c.lower() for c in table_cells(line)]     # a table starts: its wall-time column
             wall_column = next((i for i, c in enumerate(header) if "wall time" in c), None)
         elif not line.startswith("|"):
             wall_column = None
-        cells = _cells(line) if line.startswith("|") else []
+        cells = table_cells(line) if line.startswith("|") else []
         wall = cells[wall_column] if wall_column is not None and wall_column < len(cells) else ""
         for match in MAKE_COMMAND.finditer(line):
             words = match.group(1).split()
