@@ -20,6 +20,7 @@ help:
 	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure"
 	@echo "make experiments  every paper target, with what it reproduces (rbmlab experiment list: the costs)"
 	@echo "make results-index  rewrite results/README.md's index (tiers, headline numbers, verdicts)"
+	@echo "make results-rerender  draw every committed table and figure again from its CSVs, then the index"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,8 +64,14 @@ $(EXPERIMENTS): install
 	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
 
 # results/README.md's index (tiers, headline numbers, verdicts), from the registry and results/
-.PHONY: results-index
+.PHONY: results-index results-rerender
 results-index: install
+	$(RBMLAB) report index
+
+# every committed report's table and figure drawn again by the current code from its CSVs
+# (no training), then the index
+results-rerender: install
+	$(RBMLAB) report rerender
 	$(RBMLAB) report index
 
 # Paper artefacts split over several experiment files, or named by the paper differently:
@@ -109,7 +116,7 @@ clean:
 
 # A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
 # naming the closest targets, exit 2, before anything runs. The files make reads are no goals.
-TARGETS := help install run test test-slow bench bench-gpu data clean experiments results-index $(EXPERIMENTS) $(COMPOSITES)
+TARGETS := help install run test test-slow bench bench-gpu data clean experiments results-index results-rerender $(EXPERIMENTS) $(COMPOSITES)
 closest = $(or $(shell $(PYTHON) -c 'import difflib, sys; print(" ".join(difflib.get_close_matches(sys.argv[1], sys.argv[2:], 4, 0.5)))' $(1) $(TARGETS) 2>/dev/null),none)
 Makefile pyproject.toml: ;
 %:

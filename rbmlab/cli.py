@@ -31,9 +31,9 @@ commands:
   data verify [NAME ...]          re-hash dataset files against their sha256 (default: all here)
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
   report index [--check]          results/README.md's index of the experiments, from the registry
+  report rerender [PAPER]         every committed report's table and figure drawn again from its CSVs
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
   experiment list [PAPER]         the experiments: what each reproduces, what each tier costs
-  experiment rerender [PAPER]     every committed report's table and figure drawn again from its CSVs
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
 
 `rbmlab <command> --help` explains a command; `rbmlab run --help` the configuration groups,
@@ -118,6 +118,8 @@ def cmd_report(argv: list[str]) -> None:
 
     if argv[:1] == ["index"]:
         return cmd_report_index(argv[1:])
+    if argv[:1] == ["rerender"]:
+        return cmd_report_rerender(argv[1:])
     p = ArgumentParser(prog="rbmlab report")
     p.add_argument("dir", help="a run, sweep or experiment directory (searched for summary.json)")
     p.add_argument("--out", help="output directory (default DIR/report)")
@@ -143,6 +145,22 @@ def cmd_report_index(argv: list[str]) -> None:
     print(f"{readme} {'is up to date' if current else 'rewritten'}")
 
 
+def cmd_report_rerender(argv: list[str]) -> None:
+    from rbmlab.experiment.catalog import RESULTS_DIR  # noqa: PLC0415
+    from rbmlab.experiment.rerender import rerender  # noqa: PLC0415
+    from rbmlab.storage.publish import recording  # noqa: PLC0415
+
+    p = ArgumentParser(prog="rbmlab report rerender",
+                       description="every committed report's table and figure drawn again from its runs "
+                                   "and curves CSVs by the current code, nothing run")
+    p.add_argument("paper", nargs="?", help="one paper's reports (default: all)")
+    p.add_argument("--results-root", default=str(RESULTS_DIR), help="where the committed reports are")
+    args = p.parse_args(argv)
+    with recording() as written:
+        rerender(args.results_root, args.paper)
+    print(f"rbmlab report rerender: {len(written)} files drawn again under {args.results_root}")
+
+
 def cmd_experiment(argv: list[str]) -> None:
     from rbmlab.experiment import run_experiment  # noqa: PLC0415
     from rbmlab.experiment.catalog import render, tier_notice  # noqa: PLC0415
@@ -154,19 +172,6 @@ def cmd_experiment(argv: list[str]) -> None:
         p.add_argument("--targets", action="store_true", help="one line per make target")
         args = p.parse_args(argv[1:])
         print(render(args.paper, targets=args.targets))
-        return
-    if argv[:1] == ["rerender"]:
-        from rbmlab.experiment.rerender import rerender  # noqa: PLC0415
-
-        p = ArgumentParser(prog="rbmlab experiment rerender",
-                           description="every committed report's table and figure drawn again from its "
-                                       "runs and curves CSVs, nothing run")
-        p.add_argument("paper", nargs="?", help="one paper's reports (default: all)")
-        p.add_argument("--results-root", default="results", help="where the committed reports are")
-        args = p.parse_args(argv[1:])
-        with recording() as written:
-            rerender(args.results_root, args.paper)
-        print(f"rbmlab experiment rerender: {len(written)} files rendered again under {args.results_root}/")
         return
     if not argv or argv[0].startswith("-"):
         raise RbmlabError("experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke] "

@@ -1,4 +1,4 @@
-"""``rbmlab experiment rerender [PAPER]``: every committed report's table and figure rendered again
+"""``rbmlab report rerender [PAPER]`` (``make results-rerender``): every committed report's table and figure rendered again
 from its own tidy files, nothing run.
 
 A committed report is ``results/<paper>/<artefact>_<tier>[-<what>]_runs.csv`` of a sweep
