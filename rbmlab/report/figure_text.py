@@ -38,23 +38,19 @@ def fit_text(artist: Any, text: str, width_px: float, renderer: Any) -> None:
         artist.set_text(wrapped(text, chars))
 
 
-def line_width_px(fig: Any) -> float:
-    """The width a line of text at the top of ``fig`` may take, in pixels."""
-    return fig.bbox.width - 2 * _MARGIN_INCHES * fig.dpi
-
-
-def top_texts(fig: Any, title: str | None, header: str | None = None, *,
-              title_size: Any = "large") -> list[Any]:
-    """The header (small) and the title at the top of ``fig``, each wrapped to the figure's width,
-    the panels kept below them; returns the Text artists, the header first."""
+def top_texts(fig: Any, title: str | None, header: str | None = None, *, title_size: Any = "large",
+              span: tuple[float, float] = (0.0, 1.0)) -> list[Any]:
+    """The header (small) and the title at the top of ``fig``, each centred over ``span`` (figure
+    fractions: the panels, not a legend beside them) and wrapped to its width, the panels kept
+    below them; returns the Text artists, the header first."""
     renderer = renderer_of(fig)
-    width = line_width_px(fig)
+    width = (span[1] - span[0]) * fig.bbox.width - 2 * _MARGIN_INCHES * fig.dpi
     y = 1.0 - _PAD
     texts = []
     for text, size in ((header, "small"), (title, title_size)):
         if not text:
             continue
-        artist = fig.text(0.5, y, text, ha="center", va="top", fontsize=size)
+        artist = fig.text(sum(span) / 2, y, text, ha="center", va="top", fontsize=size)
         fit_text(artist, text, width, renderer)
         y -= artist.get_window_extent(renderer).height / fig.bbox.height + _PAD
         texts.append(artist)

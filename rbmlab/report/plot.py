@@ -178,7 +178,8 @@ def _draw_line(ax: Any, part: pd.DataFrame, row: pd.Series, style: _Style) -> No
     label = f"{row['_line']} (n={n[0]})" if not style.shared_legend or len(n) == 1 else row["_line"]
     partial = "partial" in part and bool(part["partial"].any())
     kwargs = {"color": look.color, "marker": look.marker, "markerfacecolor": "none", "markeredgewidth": 1.3,
-              "linestyle": look.dashes, "linewidth": 1.6, "zorder": 2 + 0.01 * look.index}
+              "linestyle": look.dashes, "linewidth": max(1.2, 2.2 - 0.3 * look.index),   # a rim of the line below
+              "zorder": 2 + 0.01 * look.index}
     if style.by_key:
         ax.errorbar(xs, mean, yerr=std, markersize=6, capsize=3, label=label, **kwargs)
     else:
@@ -199,6 +200,8 @@ def _draw_paper(ax: Any, xs: Any, row: pd.Series, style: _Style) -> None:
     if style.by_key:
         ax.plot([xs.min(), xs.max()], [paper, paper], linestyle=":", linewidth=1.2, markevery=[1], zorder=4,
                 **_PAPER)
+        ax.annotate(row["_line"], (xs.min(), paper), xytext=(2, 2), textcoords="offset points",
+                    fontsize="x-small", color="0.2")      # whose level it is
     else:
         ax.plot([xs[-1]], [paper], linestyle="none", zorder=5, **_PAPER)
 
@@ -258,6 +261,8 @@ def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style) -> 
             [], [], color="gray", linestyle=":")
     if not by_label:
         return
+    if "paper" in by_label:     # after the lines
+        by_label["paper"] = by_label.pop("paper")
     kwargs = {"fontsize": "small", "title": style.names.keys(layout.lines) or None, "title_fontsize": "small"}
     if style.shared_legend:
         fig.legend(list(by_label.values()), list(by_label), loc="outside right upper", **kwargs)
@@ -284,9 +289,11 @@ def curves_figure(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, me
     ncols = min(len(panels), 3)
     nrows = math.ceil(len(panels) / ncols)
     style = _style(summary, curve, x, fraction, by_key, len(panels), names)
-    fig = Figure(figsize=(_PANEL_INCHES * ncols + (_LEGEND_INCHES if style.shared_legend else 0), 3.8 * nrows),
-                 layout="constrained")
-    top_texts(fig, title, header, title_size="large" if len(panels) > 1 else "medium")
+    width = _PANEL_INCHES * ncols + (_LEGEND_INCHES if style.shared_legend else 0)
+    fig = Figure(figsize=(width, 3.8 * nrows), layout="constrained")
+    # over the panels, clear of the legend beside them
+    top_texts(fig, title, header, title_size="large" if len(panels) > 1 else "medium",
+              span=(0.0, _PANEL_INCHES * ncols / width))
     renderer = renderer_of(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     finals_only = not by_key and curve.empty and "final_mean" in summary
