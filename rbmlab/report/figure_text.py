@@ -2,9 +2,10 @@
 the renderer, not guessed in characters), and the header line above it.
 
 The header (tier, data size, epochs, seeds, commit; a smoke figure's "SMOKE (pipeline check, ...)")
-is the figure's first text, small, at the very top; the title comes under it. Both are laid out
-before the panels: a constrained layout keeps the panels below them (its ``rect``), a figure
-without a layout engine gets its subplots' top moved down.
+is the figure's first text, small, at the very top; the title comes under it. The panels are kept
+below them: by a constrained layout's ``rect`` (before or after the panels are made), or, in a
+figure without a layout engine, by pressing every axes down in proportion, colour bars included
+(call it once the axes are placed, after tight_layout).
 """
 from __future__ import annotations
 
@@ -59,5 +60,16 @@ def top_texts(fig: Any, title: str | None, header: str | None = None, *, title_s
         if engine is not None and hasattr(engine, "set") and "rect" in engine.get():
             engine.set(rect=(0.0, 0.0, 1.0, y))
         else:
-            fig.subplots_adjust(top=min(fig.subplotpars.top, y - _PAD))
+            _press_below(fig, y - _PAD)
     return texts
+
+
+def _press_below(fig: Any, top: float) -> None:
+    """Every axes of ``fig`` moved and shrunk vertically, in proportion, to end below ``top``."""
+    highest = max((ax.get_position().y1 for ax in fig.axes), default=0.0)
+    if highest <= top:
+        return
+    scale = top / highest
+    for ax in fig.axes:
+        box = ax.get_position()
+        ax.set_position([box.x0, box.y0 * scale, box.width, box.height * scale])
