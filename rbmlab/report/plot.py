@@ -248,8 +248,9 @@ def _key_ticks(ax: Any, style: _Style) -> None:
         ax.minorticks_off()
 
 
-def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style) -> None:
-    """One legend: beside the panels when there are several, else in the only panel."""
+def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style, titled: bool = True) -> None:
+    """One legend: beside the panels when there are several, else in the only panel; ``titled``:
+    headed by the line keys in words (its entries are the lines)."""
     from matplotlib.lines import Line2D  # noqa: PLC0415
 
     by_label: dict[str, Any] = {}    # the first handle of each label over the panels
@@ -263,7 +264,8 @@ def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style) -> 
         return
     if "paper" in by_label:     # after the lines
         by_label["paper"] = by_label.pop("paper")
-    kwargs = {"fontsize": "small", "title": style.names.keys(layout.lines) or None, "title_fontsize": "small"}
+    kwargs = {"fontsize": "small", "title": (titled and style.names.keys(layout.lines)) or None,
+              "title_fontsize": "small"}
     if style.shared_legend:
         fig.legend(list(by_label.values()), list(by_label), loc="outside right upper", **kwargs)
     else:
@@ -314,7 +316,7 @@ def curves_figure(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, me
         ax.grid(True, alpha=0.3)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
-    _legend(fig, axes[:len(panels)], layout, metric, style)
+    _legend(fig, axes[:len(panels)], layout, metric, style, titled=not finals_only)   # finals: the lines are ticks
     return fig
 
 
