@@ -110,15 +110,20 @@ def test_equal_curves_stay_apart() -> None:
 
 
 def test_points_over_a_runs_table_key_and_png_bytes() -> None:
-    summary = pd.DataFrame([{"variant": "cd1", "panel": "", "line": "cd1", "label": "variant=cd1", "n": 2,
-                             "paper": 3.5}])
-    curve = pd.DataFrame([{"gid": 0, "model.n_hidden": h, "mean": 4.0 - h / 100, "std": 0.1} for h in (100, 200)])
+    # cd1: the paper's one number (no x: a level); lr: points read off the paper's curve
+    summary = pd.DataFrame([{"variant": v, "panel": "", "line": v, "label": f"variant={v}", "n": 2, "paper": paper}
+                            for v, paper in (("cd1", 3.5), ("lr", {100: 3.9, 200: "2.9"}))])
+    curve = pd.DataFrame([{"gid": g, "model.n_hidden": h, "mean": 4.0 - h / 100 + g, "std": 0.1}
+                          for g in (0, 1) for h in (100, 200)])
     args = (summary, curve, Layout(["variant"], [], []), METRIC, "model.n_hidden")
     kwargs = {"title": "t", "hlines": [], "fraction": None, "by_key": True, "names": NAMES}
     (ax,) = curves_figure(*args, **kwargs).axes
     assert ax.get_xlabel() == Names().key("model.n_hidden") != "model.n_hidden"
-    (paper,) = [line for line in ax.get_lines() if line.get_label() == "paper"]
-    assert list(paper.get_xdata()) == [100, 200] and list(paper.get_ydata()) == [3.5, 3.5]
+    level, curve_read = [line for line in ax.get_lines() if line.get_label() == "paper"]
+    assert (list(level.get_xdata()), list(level.get_ydata()), level.get_linestyle()) == ([100, 200], [3.5, 3.5], ":")
+    assert (list(curve_read.get_xdata()), list(curve_read.get_ydata())) == ([100, 200], [3.9, 2.9])
+    assert {line.get_marker() for line in (level, curve_read)} == {"x"}
+    assert [t.get_text() for t in ax.texts] == ["CD-1"]      # whose level it is
     assert plot_curves(*args, **kwargs)[:4] == b"\x89PNG"
 
 

@@ -10,7 +10,8 @@ and panel names, built from each group's key values), never a config key or metr
 spelled. Each line has its own colour, marker shape and dash pattern, so that two equal curves
 stay apart and the figure reads in grey scale. The paper's number for a group, where the
 experiment file gives one, is a black × at the end of its curve (over a runs-table key: a dotted
-black level with a × at its right end), labelled "paper" once.
+black level with a × at its right end; points read off the paper's curve, ``{x: y}``: a dashed
+black curve with a × at each), labelled "paper" once.
 """
 from __future__ import annotations
 
@@ -191,9 +192,24 @@ def _draw_line(ax: Any, part: pd.DataFrame, row: pd.Series, style: _Style) -> No
     _draw_paper(ax, xs, row, style)
 
 
+def paper_points(value: Any) -> list[tuple[Any, float]]:
+    """A paper value read off the paper's own curve, {x: y} (``{300: 8.1, 500: 7.3}``), as its
+    numeric (x, y) points in x order; [] for a single number, a text or nothing."""
+    if not isinstance(value, Mapping):
+        return []
+    points = [(x, to_float(y)) for x, y in value.items()]
+    return sorted(((x, y) for x, y in points if not math.isnan(y)), key=lambda p: to_float(p[0]))
+
+
 def _draw_paper(ax: Any, xs: Any, row: pd.Series, style: _Style) -> None:
     """The paper's number for the group, where it is one: a × at the end of its curve; over a
-    runs-table key (the paper names no x) a dotted level across the group's x with a × at its end."""
+    runs-table key (the paper names no x) a dotted level across the group's x with a × at its end;
+    points read off the paper's curve ({x: y}): a dashed black curve with a × at each."""
+    points = paper_points(row.get("paper"))
+    if points:
+        at = [style.positions.get(norm(x), math.nan) if style.positions else to_float(x) for x, _ in points]
+        ax.plot(at, [y for _, y in points], linestyle="--", linewidth=1.0, zorder=4, **_PAPER)
+        return
     paper = to_float(row.get("paper"))
     if math.isnan(paper) or len(xs) == 0:
         return
