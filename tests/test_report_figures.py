@@ -90,10 +90,11 @@ def test_header_first_and_a_long_title_inside_the_figure(drawn: Figure) -> None:
     assert header.get_window_extent().y0 >= title.get_window_extent().y1 - 1       # header above the title
     box = fig.bbox
     legend = fig.legends[0].get_window_extent()
-    for text in (header, title, *(ax.title for ax in fig.axes)):
+    labels = [text for ax in fig.axes for text in (ax.title, ax.xaxis.label, ax.yaxis.label)]
+    for text in (header, title, *labels):
         extent = text.get_window_extent()
         assert box.x0 <= extent.x0 and extent.x1 <= box.x1 and box.y0 <= extent.y0 and extent.y1 <= box.y1
-        assert not extent.overlaps(legend)
+        assert not extent.overlaps(legend), text.get_text()
     for ax in fig.axes:     # the panels below the top texts
         assert ax.get_tightbbox().y1 <= title.get_window_extent().y0 + 1
 
@@ -145,3 +146,19 @@ def test_make_report_draws_with_the_experiments_names_and_header(tmp_path: Path,
     legend = ax.get_legend()
     assert legend.get_title().get_text() == "method"
     assert [t.get_text() for t in legend.get_texts()] == ["CD-1 (n=2)", "PCD-1 (n=2)", "paper"]
+
+
+def test_final_values_without_curves_name_the_lines_on_the_axis() -> None:
+    summary = pd.DataFrame([{"variant": v, "panel": "", "line": v, "label": v, "n": 3, "final_mean": m,
+                             "final_std": 0.2, "final_n": 3, "paper": paper}
+                            for v, m, paper in (("lr", 2.0, 1.96), ("cd1", 2.1, "Init 1"))])
+    fig = curves_figure(summary, pd.DataFrame(), Layout(["variant"], [], []), "early_stopping.test_pixel_error",
+                        "epoch", title="t", hlines=[], fraction=None, names=NAMES)
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "method" and ax.get_ylabel().replace("\n", " ") == (
+        "test pixel error (%) at the early-stopping epoch")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["logistic regression (n=3)", "CD-1 (n=3)"]
+    (paper,) = [line for line in ax.get_lines() if line.get_label() == "paper"]
+    assert (list(paper.get_xdata()), list(paper.get_ydata())) == ([0], [1.96])
+    legend = ax.get_legend()
+    assert legend.get_title().get_text() == "" and [t.get_text() for t in legend.get_texts()] == ["paper"]

@@ -31,10 +31,16 @@ def wrapped(text: str, chars: int) -> str:
 
 def fit_text(artist: Any, text: str, width_px: float, renderer: Any) -> None:
     """Set ``text`` on the Text ``artist``, wrapped at the most characters per line that keep it
-    within ``width_px`` pixels."""
+    within ``width_px`` pixels along its lines (upwards for a y-axis label)."""
     chars = max((len(line) for line in text.splitlines()), default=0)
     artist.set_text(text)
-    while chars > 8 and artist.get_window_extent(renderer).width > width_px:
+    upright = abs(artist.get_rotation() % 180 - 90) < 1
+
+    def length() -> float:
+        extent = artist.get_window_extent(renderer)
+        return extent.height if upright else extent.width
+
+    while chars > 8 and length() > width_px:
         chars -= max(1, chars // 12)
         artist.set_text(wrapped(text, chars))
 

@@ -103,6 +103,7 @@ _DASHES = ("-", "--", "-.", ":")
 # the paper's number: black, a × no line uses
 _PAPER = {"color": "black", "marker": "x", "markersize": 9, "markeredgewidth": 2, "label": "paper"}
 _PANEL_INCHES = 5.0
+_PANEL_HEIGHT_INCHES = 3.8
 _LEGEND_INCHES = 1.8
 
 
@@ -308,7 +309,7 @@ def curves_figure(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, me
     nrows = math.ceil(len(panels) / ncols)
     style = _style(summary, curve, x, fraction, by_key, len(panels), names)
     width = _PANEL_INCHES * ncols + (_LEGEND_INCHES if style.shared_legend else 0)
-    fig = Figure(figsize=(width, 3.8 * nrows), layout="constrained")
+    fig = Figure(figsize=(width, _PANEL_HEIGHT_INCHES * nrows), layout="constrained")
     # over the panels, clear of the legend beside them
     top_texts(fig, title, header, title_size="large" if len(panels) > 1 else "medium",
               span=(0.0, _PANEL_INCHES * ncols / width))
@@ -321,8 +322,9 @@ def curves_figure(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, me
             _draw_finals(ax, rows, style)
         else:
             _draw_panel(ax, rows, curve, style, hlines, vlines, panel)
-        ax.set_xlabel(names.keys(layout.lines) if finals_only else names.key(x))
-        ax.set_ylabel(names.metric(metric))
+        xlabel, ylabel = names.keys(layout.lines) if finals_only else names.key(x), names.metric(metric)
+        fit_text(ax.set_xlabel(xlabel), xlabel, (_PANEL_INCHES - 1.0) * fig.dpi, renderer)
+        fit_text(ax.set_ylabel(ylabel), ylabel, (_PANEL_HEIGHT_INCHES - 1.8) * fig.dpi, renderer)
         if panel:
             fit_text(ax.set_title(panel, fontsize="medium"), panel, (_PANEL_INCHES - 1.0) * fig.dpi, renderer)
         if logx:
