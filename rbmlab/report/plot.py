@@ -98,7 +98,7 @@ def check_markers(markers: Any) -> float | None:
 
 # per line, in turn: a marker shape and a dash pattern besides the colour (readable in grey scale;
 # the gaps of a dashed line drawn over an equal one show the one below)
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "h", "*")
 _DASHES = ("-", "--", "-.", ":")
 # the paper's number: black, a × no line uses
 _PAPER = {"color": "black", "marker": "x", "markersize": 9, "markeredgewidth": 2, "label": "paper"}
