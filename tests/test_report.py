@@ -478,8 +478,9 @@ def test_curves_show_unfinished_runs_marked_partial(unfinished: Path, tmp_path: 
     assert (curves.loc["cg", "partial"] == curves.loc["cg", "n"]).all()
     assert (curves.loc["pcd", "partial"] == 0).all()
     (ax,) = figures[0].axes
-    styles = {line.get_label(): line.get_linestyle() for line in ax.get_lines()}
-    assert styles == {"cd (n=6) (partial)": "--", "cg (n=2) (partial)": "--", "pcd (n=3)": "-"}
+    # partial: labelled and faded; every line its own dash pattern
+    styles = {line.get_label(): (line.get_linestyle(), line.get_alpha()) for line in ax.get_lines()}
+    assert styles == {"cd (n=6) (partial)": ("-", 0.5), "cg (n=2) (partial)": ("--", 0.5), "pcd (n=3)": ("-.", 0.95)}
 
 
 def test_a_diverged_trial_of_a_batched_run_is_left_out(tmp_path: Path) -> None:

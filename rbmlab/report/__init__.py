@@ -91,12 +91,13 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
 def make_report(root: str | Path | Mapping[str, Path] | Committed, out_dir: str | Path,
                 spec: ReportSpec | None = None, *, title: str | None = None,
                 filename_stem: str | None = None, variants: Sequence[str] = (),
-                **options: Any) -> dict[str, Any]:
+                header: str | None = None, **options: Any) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     What to report is a :class:`~rbmlab.report.spec.ReportSpec` (an experiment file's ``report:``
     section), with ``options`` (its field names: ``metric=...``, ``lines=...``) replacing fields of
-    it; ``title``, ``filename_stem`` and ``variants`` say where the runs and the files are.
+    it; ``title``, ``filename_stem`` and ``variants`` say where the runs and the files are;
+    ``header``: the figure's first line (tier, data size, epochs, seeds, commit).
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
     such as ``model.n_hidden``: then each completed run contributes its final value at that key's
@@ -168,7 +169,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     if spec.paper is not None:
         summary["paper"], unmatched = match_paper(spec.paper, groups, constant_values(runs, gids, len(groups)))
 
-    title = title or f"{metric} vs {x}"
+    title = title or f"{names.metric(metric)} vs {names.key(x)}"
     placed = place_vlines(marks, runs, groups, gids)
     table = (points_table(summary, curve, layout, metric, x, fraction, spec.paper is not None, table_x, select)
              if by_key else markdown_table(summary, layout, metric, x, fraction, spec.paper is not None))
@@ -188,7 +189,8 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     text = f"_{header}_\n\n" + markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
                                                 record_problems(runs, finals))
     png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
-                      fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed)
+                      fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed, names=names,
+                      header=header)
     paths = _output_paths(out_dir, filename_stem or metric)
     files = {paths["table"]: text, paths["plot"]: png}
     if committed is None:     # a re-render leaves the data it was rendered from as they are

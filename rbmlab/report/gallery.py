@@ -14,7 +14,6 @@ comes with a markdown note naming each row's run, epoch and pixel error on the e
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from rbmlab.errors import RbmlabError
+from rbmlab.report.figure_text import top_texts
 from rbmlab.report.plot import png_bytes
 from rbmlab.validation import identity_neutral
 
@@ -260,8 +260,9 @@ def check_rows(rows: Any, where: str) -> list[dict[str, Any]]:
     return rows
 
 
-def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> bytes:
-    """The grid as PNG bytes: one row per ``rows`` entry, its label at the left."""
+def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, header: str | None = None) -> bytes:
+    """The grid as PNG bytes: one row per ``rows`` entry, its label at the left; the header line and
+    the title, wrapped to the figure's width, on top."""
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     n = min(images[row.key].inputs.shape[0] for row in rows)
@@ -276,8 +277,8 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str) -> b
             ax.set_xticks([])
             ax.set_yticks([])
         axes[r][0].set_ylabel(row.label, rotation=0, ha="right", va="center", fontsize=8)
-    fig.suptitle(textwrap.fill(title, 12 * n + 10), fontsize=9)
     fig.tight_layout()
+    top_texts(fig, title, header, title_size=9)
     return png_bytes(fig, dpi=100)
 
 
@@ -300,8 +301,9 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
 
 
 def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
-                 command: str) -> dict[str, Path]:
-    """Predict once per run, draw, and write ``stem``.png and ``stem``.md together."""
+                 command: str, header: str | None = None) -> dict[str, Path]:
+    """Predict once per run, draw (``header``: the figure's first line), and write ``stem``.png
+    and ``stem``.md together."""
     from rbmlab.storage.publish import publish  # noqa: PLC0415
 
     images = {}
@@ -312,6 +314,6 @@ def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, ste
                                if row.show in GENERATIVE else run_images(row.run_dir, split, examples))
     paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
     stem.parent.mkdir(parents=True, exist_ok=True)
-    publish({paths["plot"]: draw(rows, images, title),
+    publish({paths["plot"]: draw(rows, images, title, header),
              paths["table"]: describe(rows, images, title, split, command)}, what="gallery")
     return paths

@@ -40,10 +40,10 @@ def figure_8(canvas: Canvas, cfg: FigureOptions) -> None:
     rows = np.array(rows, dtype=float)
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
-    for n in np.unique(rows[:, 0]):
+    for i, n in enumerate(np.unique(rows[:, 0])):     # a marker shape per size: equal lines stay apart
         part = rows[rows[:, 0] == n]
         part = part[np.argsort(part[:, 1])]
-        ax.plot(part[:, 1], part[:, 2], marker="o", ms=3, label=f"TAP, N_h = {n:.0f}")
+        ax.plot(part[:, 1], part[:, 2], marker="osD^v"[i % 5], ms=4, mfc="none", label=f"TAP, N_h = {n:.0f}")
     flips = np.unique(rows[:, 1])
     for column, style, label in ((3, "k--", "OPE"), (4, "k-", "1-NN"), (5, "k:", "constant (mean image)")):
         ax.plot(flips, [rows[rows[:, 1] == p, column].mean() for p in flips], style, label=label)

@@ -8,6 +8,7 @@ import numpy as np
 from rbmlab.experiment.figures import Canvas, Drawing
 from rbmlab.experiment.figures.tap_runs import TAP_RUNS, FigureConfig, canvas_runs, chosen, run_data
 from rbmlab.report import receptive_fields as rf
+from rbmlab.report.figure_text import top_texts
 from rbmlab.run.checkpoint import load_checkpoint
 
 
@@ -38,7 +39,7 @@ def figure_4(canvas: Canvas, cfg: FigureConfig) -> None:
                          + " / ".join(f"{v:.3g}" for v in np.percentile(activation, [0, 50, 100])) + " |")
         fig = Figure(figsize=(4 * cfg.fields * 0.55 + 1.5, 0.75 * len(rows) + 0.8))
         rf.draw_fields(fig, rows, shape, cfg.fields)
-        fig.suptitle(f"tap Fig. 4, {variant}: receptive fields ({scale})", fontsize=9)
+        top_texts(fig, f"tap Fig. 4, {variant}: receptive fields ({scale})", title_size=9)
         stem = canvas.name(f"figure-4-{variant}")
         canvas.save_png(fig, stem)
         canvas.save_text(stem, "md", "\n".join(lines) + "\n")

@@ -57,7 +57,8 @@ def figure_12(canvas: Canvas, cfg: SizedFigureConfig) -> None:
         if len(seeds) > 1:
             ax.fill_between(mean.index, mean[column] - std[column], mean[column] + std[column], alpha=0.2)
     axes[0].legend(fontsize=7)
-    for ax, label in zip(axes, ("log-likelihood (Eq. 39)", "AIS log-likelihood", "pseudo-log-likelihood")):
+    ylabels = ("log-likelihood (Eq. 39, nats)", "AIS log-likelihood (nats)", "pseudo-log-likelihood (nats)")
+    for ax, label in zip(axes, ylabels):
         ax.set_ylabel(label, fontsize=8)
     axes[-1].set_xlabel("epoch")
     images = int(table["images"].iloc[0])

@@ -25,6 +25,7 @@ from rbmlab.experiment.figures.tap_runs import (TAP_RUNS, FigureConfig, SizedFig
                                                 tap_config)
 from rbmlab.inference import tap
 from rbmlab.report import tap_solutions as ts
+from rbmlab.report.figure_text import top_texts
 
 FIG5_HIDDEN = {"binary": 100, "real": 100, "cbcl": 256}
 FIG7_EPOCHS = {"binary": [1, 3, 25, 100], "real": [1, 3, 25, 100], "cbcl": [5, 100, 200, 500]}
@@ -142,8 +143,8 @@ def figure_6(canvas: Canvas, cfg: FigureConfig) -> None:
     shown = sorted({e for e in (1, 3, 25, last) if e <= last})
     fig = Figure(figsize=(3 * len(shown), 3.2))
     ts.isomap_over_epochs(fig, s, shown)
-    fig.suptitle(f"tap Fig. 6: binary MNIST, N_h = {n_hidden} — Isomap fitted on epoch {last}'s "
-                 f"solutions, colour: F normalised per epoch ({canvas.scale})", fontsize=9)
+    top_texts(fig, f"tap Fig. 6: binary MNIST, N_h = {n_hidden} — Isomap fitted on epoch {last}'s "
+              f"solutions, colour: F normalised per epoch ({canvas.scale})", title_size=9)
     canvas.save_png(fig, canvas.name("figure-6"))
 
 
@@ -174,7 +175,7 @@ def figure_7(canvas: Canvas, cfg: FigureConfig) -> None:
             solved[e] = (a_v, tap.fixed_points(a_v, done, cfg.unique_tol))
         ts.isomap_of_initialisations(fig, solved, x, labels, shape)
         counts = {e: len(keep) for e, (_, keep) in solved.items()}
-        fig.suptitle(f"tap Fig. 7, {variant}, N_h = {n_hidden} ({scale})", fontsize=9)
+        top_texts(fig, f"tap Fig. 7, {variant}, N_h = {n_hidden} ({scale})", title_size=9)
         stem = canvas.name(f"figure-7-{variant}")
         canvas.save_png(fig, stem)
         lines = [f"# tap Figure 7 ({variant}, N_h = {n_hidden}): initial images and the TAP "
