@@ -135,12 +135,15 @@ def test_make_report_draws_with_the_experiments_names_and_header(tmp_path: Path,
             write_run(tmp_path / "runs" / learner / str(seed), learner, 0.1, seed, epochs=[0, 5, 10])
     figures: list[Figure] = []
     monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: figures.append(fig))
-    make_report(tmp_path / "runs", tmp_path / "out", header="reduced tier · 2 seeds",
+    make_report(tmp_path / "runs", tmp_path / "out",
                 names={"learner.name": {"label": "method", "values": {"cd": "CD-1", "pcd": "PCD-1"}}},
                 paper=[{"match": {"learner.name": "pcd"}, "value": -9.0}])
     (fig,) = figures
     (ax,) = fig.axes
-    assert fig.texts[0].get_text() == "reduced tier · 2 seeds"
+    # the runs' own header line (rbmlab.report.header), first in the figure as in the table
+    assert " ".join(fig.texts[0].get_text().split()) == ("SMOKE TIER: a pipeline check, not comparable with the paper (smoke "
+                                       "tier · bars_stripes · 10 epochs of 50 asked · seeds 0, 1 · 4 runs · "
+                                       "commit unknown)")
     assert fig.texts[1].get_text() == f"{Names().metric('test_log_likelihood')} vs epoch"
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("epoch", Names().metric("test_log_likelihood"))
     legend = ax.get_legend()

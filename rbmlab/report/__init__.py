@@ -91,13 +91,14 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
 def make_report(root: str | Path | Mapping[str, Path] | Committed, out_dir: str | Path,
                 spec: ReportSpec | None = None, *, title: str | None = None,
                 filename_stem: str | None = None, variants: Sequence[str] = (),
-                header: str | None = None, **options: Any) -> dict[str, Any]:
+                **options: Any) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     What to report is a :class:`~rbmlab.report.spec.ReportSpec` (an experiment file's ``report:``
     section), with ``options`` (its field names: ``metric=...``, ``lines=...``) replacing fields of
-    it; ``title``, ``filename_stem`` and ``variants`` say where the runs and the files are;
-    ``header``: the figure's first line (tier, data size, epochs, seeds, commit).
+    it; ``title``, ``filename_stem`` and ``variants`` say where the runs and the files are. The
+    table and the figure begin with the runs' header line (tier, data size, epochs, seeds, commit:
+    rbmlab.report.header).
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
     such as ``model.n_hidden``: then each completed run contributes its final value at that key's
