@@ -70,7 +70,11 @@ def _data(runs: pd.DataFrame) -> str:
 
 
 def _training(runs: pd.DataFrame) -> str:
-    """How long the runs trained: epochs done, beside the epochs asked where early stopping cut."""
+    """How long the runs trained: epochs done, beside the epochs asked where early stopping cut;
+    'no training' for runs that only evaluate (train.epochs=0: a saved model, a fixed one)."""
+    epochs = [to_float(v) for v in (*_values(runs, "epochs_done"), *_values(runs, "train.epochs"))]
+    if epochs and all(e == 0 for e in epochs):
+        return "no training (evaluation only)"
     done = _span(_values(runs, "epochs_done"), "epochs")
     asked = _span(_values(runs, "train.epochs"), "epochs")
     if done and asked and done != asked:
