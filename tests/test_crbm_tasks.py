@@ -148,6 +148,8 @@ def test_a_gallery_shows_a_runs_inputs_targets_and_its_own_predictions(tmp_path)
     error = 100 * (expected != test.targets[:5]).mean()
     assert f"| ours | prediction | {run_dir} | 1 |  | sum | {error:.2f} |" in paths["table"].read_text()
     assert "draws from fresh states" not in paths["table"].read_text()      # no samples row here
+    # the note's first line is the shown runs' header (rbmlab.report.header)
+    assert paths["table"].read_text().splitlines()[0].startswith("_") and " · 1 run · " in paths["table"].read_text()
 
 
 ROW = {"label": "a", "show": "input", "run": {"experiment": "crbm_bp/table-1"}}

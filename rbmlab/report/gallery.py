@@ -300,10 +300,19 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
     return "\n".join(lines) + "\n"
 
 
+def runs_header(run_dirs: Sequence[Path]) -> str:
+    """The header line (rbmlab.report.header) of the runs a gallery shows."""
+    from rbmlab.report.header import report_header  # noqa: PLC0415
+    from rbmlab.report.load import load_runs  # noqa: PLC0415
+
+    distinct = list(dict.fromkeys(Path(d) for d in run_dirs))
+    return report_header(load_runs({f"row{i}": d for i, d in enumerate(distinct)})[0])
+
+
 def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
                  command: str, header: str | None = None) -> dict[str, Path]:
-    """Predict once per run, draw (``header``: the figure's first line), and write ``stem``.png
-    and ``stem``.md together."""
+    """Predict once per run, draw (``header``: the figure's first line; default the shown runs'
+    header line), and write ``stem``.png and ``stem``.md together."""
     from rbmlab.storage.publish import publish  # noqa: PLC0415
 
     images = {}
@@ -312,8 +321,9 @@ def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, ste
             images[row.key] = (generative_images(row.run_dir, split, examples, row.show, row.sweeps,
                                                  row.sampler)
                                if row.show in GENERATIVE else run_images(row.run_dir, split, examples))
+    header = header or runs_header([row.run_dir for row in rows])   # read after each run is found whole
     paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
     stem.parent.mkdir(parents=True, exist_ok=True)
     publish({paths["plot"]: draw(rows, images, title, header),
-             paths["table"]: describe(rows, images, title, split, command)}, what="gallery")
+             paths["table"]: f"_{header}_\n\n" + describe(rows, images, title, split, command)}, what="gallery")
     return paths
