@@ -75,10 +75,29 @@ class Canvas:
         publish({path: png_bytes(fig, 110)}, what="figure")
         return self._wrote(path)
 
+    @property
+    def header(self) -> str:
+        """The header line (rbmlab.report.header) of the runs it draws from (the tier alone when
+        a drawing reads no run directory there)."""
+        import pandas as pd  # noqa: PLC0415
+
+        from rbmlab.errors import RbmlabError  # noqa: PLC0415
+        from rbmlab.report.header import report_header  # noqa: PLC0415
+        from rbmlab.report.load import load_runs  # noqa: PLC0415
+
+        try:
+            runs = load_runs(self.sweep)[0]
+        except RbmlabError:
+            runs = pd.DataFrame({"run_dir": []})
+        return report_header(runs, self.scale)
+
     def save_text(self, stem: str, suffix: str, text: str) -> Path:
-        """``text`` to <out>/<stem>_<scale>.<suffix> (md, csv)."""
+        """``text`` to <out>/<stem>_<scale>.<suffix> (md, csv); a markdown note begins with the
+        header line of the runs it was drawn from."""
         from rbmlab.storage.publish import publish  # noqa: PLC0415
 
+        if suffix == "md":
+            text = f"_{self.header}_\n\n{text}"
         path = self.out / f"{stem}_{self.scale}.{suffix}"
         path.parent.mkdir(parents=True, exist_ok=True)
         publish({path: text}, what="figure")
