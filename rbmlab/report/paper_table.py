@@ -39,6 +39,7 @@ from rbmlab.report.render import _md_table, _signed, fmt_number
 
 TABLE_KEYS = ("rows", "columns", "metrics")
 METRIC_KEYS = ("metric", "label", "paper")
+DIGITS = 3   # decimals of ours and Δ, as the papers print their tables
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ def _ours(cell: Mapping[str, Any]) -> str:
     if not cell["n"]:
         return MISSING
     count = str(cell["n"]) if cell["n"] == cell["runs"] else f"{cell['n']} of {cell['runs']}"
-    return f"{fmt_number(cell['mean'])} ± {fmt_number(cell['std'])} ({count})"
+    return f"{fmt_number(cell['mean'], DIGITS)} ± {fmt_number(cell['std'], DIGITS)} ({count})"
 
 
 def condition_label(column: tuple[str, ...], keys: Sequence[str], names: Names) -> str:
@@ -234,7 +235,7 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
             if numeric:
                 paper = to_float(cell["paper"]) if is_number(cell["paper"]) else math.nan
                 line += [_bold(norm(cell["paper"]), paper == best_paper) if is_number(cell["paper"]) else MISSING,
-                         _signed(cell["mean"] - paper)]
+                         _signed(cell["mean"] - paper, DIGITS)]
         body.append(line)
     return _md_table(header, body) + "\n\n" + caption(table)
 

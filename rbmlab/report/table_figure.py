@@ -42,11 +42,13 @@ def dot_chart(data: TableData, table: TableSpec, names: Names, title: str = "") 
         ax.set_xlabel(textwrap.fill(names.metric(metric), width=40))
         ax.set_yticks(ys, labels)
         ax.set_ylim(-0.6, len(labels) - 0.4)
+        ax.margins(x=0.08)
         ax.grid(True, axis="x", alpha=0.3)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     axes[0].set_ylabel(", ".join(names.key(k) for k in table.rows))
     handles, legend = axes[0].get_legend_handles_labels()
+    handles, legend = zip(*sorted(zip(handles, legend), key=lambda hl: hl[1] == "paper"))   # ours first
     fig.legend(handles, legend, loc="outside lower center", ncols=len(legend), frameon=False)
     if title:
         fig.suptitle(textwrap.fill(title, width=int(11 * (3.2 * ncols + 1.6))), fontsize="medium")
