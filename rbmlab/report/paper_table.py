@@ -237,16 +237,20 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
                 line += [_bold(norm(cell["paper"]), paper == best_paper) if is_number(cell["paper"]) else MISSING,
                          _signed(cell["mean"] - paper, DIGITS)]
         body.append(line)
-    return _md_table(header, body) + "\n\n" + caption(table)
+    numbers = any(numeric for _, _, numeric, _ in blocks)
+    return _md_table(header, body) + "\n\n" + caption(table, names, numbers, bool(len(text)))
 
 
-def caption(table: TableSpec) -> str:
-    """What a cell is and what is bold."""
-    directions = "; ".join(f"{m.label or m.metric}: {'higher' if higher_is_better(m.metric) else 'lower'} is better"
-                           for m in table.metrics)
+def caption(table: TableSpec, names: Names, numbers: bool, texts: bool) -> str:
+    """What a cell is and what is bold (``numbers``/``texts``: the paper gives numbers / texts)."""
+    directions = "; ".join(f"{m.label or names.metric(m.metric)}: "
+                           f"{'higher' if higher_is_better(m.metric) else 'lower'} is better" for m in table.metrics)
+    paper = ("; paper = the paper's number; Δ = ours − paper" if numbers else "") + \
+            ("; the paper column: the paper's own words for the row (it gives no number)" if texts else "")
+    of_paper = ", and the best of the paper's" if numbers else ""
     return ("Each cell: ours = mean ± std (ddof=1) over the completed runs of the cell (how many in "
-            "brackets) of each run's final value; paper = the paper's number; Δ = ours − paper. "
-            f"**Bold**: the best of ours in each column, and the best of the paper's ({directions}).")
+            f"brackets) of each run's final value{paper}. **Bold**: the best of ours in each column{of_paper} "
+            f"({directions}).")
 
 
 def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpec, names: Names,
