@@ -171,7 +171,7 @@ def table_cells(runs: pd.DataFrame, finals: Mapping[str, pd.Series], table: Tabl
 
 
 def is_number(value: Any) -> bool:
-    """A paper entry that is a number (not a text such as "Init 1")."""
+    """A paper entry that is a number (not a text such as "Init 1", not missing: None or NaN)."""
     return not isinstance(value, (str, bool)) and value is not None and not math.isnan(to_float(value))
 
 
@@ -209,7 +209,7 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
     """The markdown table: row names, the paper's text entries (if any), then per condition and
     metric ours | paper | Δ (ours alone where the paper gives no number), and the caption."""
     cells = data.cells
-    text = cells[cells["paper"].map(lambda p: p is not None and not is_number(p))]
+    text = cells[cells["paper"].map(lambda p: isinstance(p, str))]
     header = [names.key(k) for k in table.rows] + (["paper"] if len(text) else [])
     blocks = []   # (column, metric spec, with paper numbers)
     for column in data.columns:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from typing import Any
 
 from rbmlab.report.names import Names
 from rbmlab.report.paper_table import (TableData, TableSpec, condition_label, is_number, metric_label,
@@ -18,6 +19,11 @@ from rbmlab.report.load import to_float
 
 def dot_chart(data: TableData, table: TableSpec, names: Names, title: str = "") -> bytes:
     """The dot chart of ``data`` as PNG bytes."""
+    return png_bytes(dot_figure(data, table, names, title), dpi=120)
+
+
+def dot_figure(data: TableData, table: TableSpec, names: Names, title: str = "") -> Any:
+    """The dot chart of ``data``: a matplotlib Figure."""
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend or display
 
     panels = [(c, m.metric) for c in data.columns for m in table.metrics]
@@ -43,6 +49,7 @@ def dot_chart(data: TableData, table: TableSpec, names: Names, title: str = "") 
         ax.set_yticks(ys, labels)
         ax.set_ylim(-0.6, len(labels) - 0.4)
         ax.margins(x=0.08)
+        ax.locator_params(axis="x", nbins=4)
         ax.grid(True, axis="x", alpha=0.3)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
@@ -52,4 +59,4 @@ def dot_chart(data: TableData, table: TableSpec, names: Names, title: str = "") 
     fig.legend(handles, legend, loc="outside lower center", ncols=len(legend), frameon=False)
     if title:
         fig.suptitle(textwrap.fill(title, width=int(11 * (3.2 * ncols + 1.6))), fontsize="medium")
-    return png_bytes(fig, dpi=120)
+    return fig
