@@ -86,7 +86,7 @@ def test_text_paper_entries_are_a_column_without_delta(fixture) -> None:
 
 
 @pytest.mark.parametrize("table, error", [
-    ({"rows": "variant", "colums": "x"}, "exp: report.table: unknown key(s) colums; known: rows, columns, metrics"),
+    ({"rows": "variant", "colums": "x"}, "exp: report.table: unknown key(s) colums; known: rows, columns, metrics, bold"),
     ({"columns": "task.rate"}, "exp: report.table.rows: missing; the config key(s) whose values make the rows"),
     ({"rows": 3}, "exp: report.table.rows: expected a config key or a list of them, got 3"),
     ({"rows": "variant", "columns": "variant"}, "exp: report.table.columns: variant already makes the rows"),
@@ -130,3 +130,16 @@ def test_make_report_writes_the_paper_table(tmp_path: Path) -> None:
     assert out["plot"].read_bytes().startswith(b"\x89PNG")
     with pytest.raises(RbmlabError, match=r"^report.table.rows: unknown key 'variant'"):
         make_report(tmp_path / "runs", tmp_path / "out2", ReportSpec.parse({**report, "table": {"rows": "variant"}}, "e"))
+    with pytest.raises(RbmlabError, match=r"^report.table.metrics\[1\]: unknown metric 'test_changed_error'; available: "):
+        make_report(tmp_path / "runs", tmp_path / "out2", ReportSpec.parse(
+            {**report, "table": {"rows": "learner.name", "metrics": ["test_log_likelihood", "test_changed_error"]}}, "e"))
+
+
+def test_bold_false_marks_nothing(fixture) -> None:
+    runs, finals = fixture
+    table = TableSpec.parse({"rows": "variant", "columns": "task.rate", "bold": False,
+                             "metrics": [{"metric": "test_pixel_error", "paper": PIXEL_PAPER}]})
+    text = paper_table_markdown(table_cells(runs, finals, table, NAMES), table, NAMES)
+    assert "**" not in text and "| B-method | 8 ± 0 (2) | — | — | 1.500 ± 0.707 (2) | 1 | +0.500 |" in text
+    with pytest.raises(RbmlabError, match=r"^exp: report.table.bold: expected true or false, got 'no'$"):
+        ReportSpec.parse({"table": {"rows": "variant", "bold": "no"}}, "exp")

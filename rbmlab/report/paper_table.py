@@ -30,14 +30,14 @@ import pandas as pd
 
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import higher_is_better
-from rbmlab.report.aggregate import final_values, resolve_metric
+from rbmlab.report.aggregate import final_values
 from rbmlab.report.layout import MISSING, norm, sort_key
 from rbmlab.report.load import config_columns, to_float
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.render import _md_table, _signed, fmt_number
 
-TABLE_KEYS = ("rows", "columns", "metrics")
+TABLE_KEYS = ("rows", "columns", "metrics", "bold")
 METRIC_KEYS = ("metric", "label", "paper")
 DIGITS = 3   # decimals of ours and Δ, as the papers print their tables
 
@@ -54,6 +54,7 @@ class TableSpec:
     rows: tuple[str, ...]
     columns: tuple[str, ...] = ()
     metrics: tuple[TableMetric, ...] = (TableMetric(None),)
+    bold: bool = True                   # false: rows that are not to be ranked (different data sets)
 
     @classmethod
     def parse(cls, raw: Any, where: str = "report.table") -> TableSpec | None:
@@ -72,19 +73,22 @@ class TableSpec:
             raise RbmlabError(f"{where}.rows: expected a config key or a list of them, got {raw['rows']!r}")
         if set(rows) & set(columns):
             raise RbmlabError(f"{where}.columns: {', '.join(sorted(set(rows) & set(columns)))} already makes the rows")
+        bold = raw.get("bold", True)
+        if not isinstance(bold, bool):
+            raise RbmlabError(f"{where}.bold: expected true or false, got {bold!r}")
         metrics = raw.get("metrics")
         if metrics is None:
-            return cls(rows, columns)
+            return cls(rows, columns, bold=bold)
         if not isinstance(metrics, Sequence) or isinstance(metrics, str) or not metrics:
             raise RbmlabError(f"{where}.metrics: expected a list of {{metric, label, paper}}, got {metrics!r}")
-        return cls(rows, columns, tuple(_metric(m, f"{where}.metrics[{i}]") for i, m in enumerate(metrics)))
+        return cls(rows, columns, tuple(_metric(m, f"{where}.metrics[{i}]") for i, m in enumerate(metrics)), bold)
 
     def resolved(self, metric: str, paper: Any) -> TableSpec:
         """report.metric and report.paper filled in where the table leaves them out."""
         full = tuple(TableMetric(m.metric or metric, m.label,
                                  m.paper if m.paper is not None or (m.metric or metric) != metric else paper)
                      for m in self.metrics)
-        return TableSpec(self.rows, self.columns, full)
+        return TableSpec(self.rows, self.columns, full, self.bold)
 
 
 def _keys(value: Any, where: str) -> tuple[str, ...]:
@@ -221,8 +225,8 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
                             if p)
             header += [f"{head}: ours" if head else "ours"] + (["paper", "Δ"] if numeric else [])
             higher = higher_is_better(m.metric)
-            best = (_best(part["mean"].tolist(), higher),
-                    _best([to_float(p) for p in part["paper"] if is_number(p)], higher))
+            best = ((_best(part["mean"].tolist(), higher),
+                     _best([to_float(p) for p in part["paper"] if is_number(p)], higher)) if table.bold else (None, None))
             blocks.append((column, m.metric, numeric, best))
     body = []
     for row in data.rows:
@@ -248,9 +252,9 @@ def caption(table: TableSpec, names: Names, numbers: bool, texts: bool) -> str:
     paper = ("; paper = the paper's number; Δ = ours − paper" if numbers else "") + \
             ("; the paper column: the paper's own words for the row (it gives no number)" if texts else "")
     of_paper = ", and the best of the paper's" if numbers else ""
+    bold = (f" **Bold**: the best of ours in each column{of_paper} ({directions})." if table.bold else "")
     return ("Each cell: ours = mean ± std (ddof=1) over the completed runs of the cell (how many in "
-            f"brackets) of each run's final value{paper}. **Bold**: the best of ours in each column{of_paper} "
-            f"({directions}).")
+            f"brackets) of each run's final value{paper}.{bold}")
 
 
 def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpec, names: Names,
@@ -262,7 +266,12 @@ def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpe
     from rbmlab.report.table_figure import dot_chart  # noqa: PLC0415 - matplotlib only when drawn
 
     check_table_keys(runs, table)
-    finals = {m.metric: final_values(runs, curves, resolve_metric(m.metric, available)) for m in table.metrics}
+    finals = {}
+    for i, m in enumerate(table.metrics):
+        if m.metric not in available:
+            raise RbmlabError(f"report.table.metrics[{i}]: unknown metric {m.metric!r}; "
+                              f"available: {', '.join(available) or 'none'}")
+        finals[m.metric] = final_values(runs, curves, m.metric)
     data = table_cells(runs, finals, table, names)
     return (paper_table_markdown(data, table, names), dot_chart(data, table, names, title), data.unmatched,
             runs.assign(**{f"final.{m}": runs["run_dir"].map(v) for m, v in finals.items()}))
