@@ -19,6 +19,10 @@ during training (frank_wolfe) contributes every evaluated row at the size it had
 ``select`` keeps at each point only the run best on another metric (best of the seeds on the
 validation set), ``vlines`` marks sizes (a number, or a summary.json record such as the size
 early stopping picked), and ``table_x`` names the sizes the table shows (the plot shows all).
+
+A table artefact's ``table`` (``rbmlab.report.paper_table``) replaces the group table with the
+paper's layout (rows × condition × metric, ours beside the paper's) and the plot with a dot chart
+(``rbmlab.report.table_figure``); the CSVs stay.
 """
 from __future__ import annotations
 
