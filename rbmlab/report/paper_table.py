@@ -201,12 +201,16 @@ def condition_label(column: tuple[str, ...], keys: Sequence[str], names: Names) 
     return ", ".join(names.value(k, v) for k, v in zip(keys, column))
 
 
-def metric_label(cell: Mapping[str, Any], names: Names) -> str:
-    return cell["label"] or names.metric(cell["metric"])
-
-
 def row_label(row: tuple[str, ...], keys: Sequence[str], names: Names) -> list[str]:
     return [names.value(k, v) for k, v in zip(keys, row)]
+
+
+def _head(column: tuple[str, ...], m: TableMetric, table: TableSpec, names: Names) -> str:
+    """A cell block's heading: its condition and the metric's label ("Noisy (10%) All"); the metric
+    in words where it has no label and the condition alone does not name it."""
+    condition = condition_label(column, table.columns, names)
+    metric = m.label or (names.metric(m.metric) if len(table.metrics) > 1 or not condition else "")
+    return " ".join(p for p in (condition, metric) if p)
 
 
 def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str:
@@ -220,10 +224,7 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
         for m in table.metrics:
             part = cells[(cells["column"] == column) & (cells["metric"] == m.metric)]
             numeric = bool(part["paper"].map(is_number).any())
-            head = " ".join(p for p in (condition_label(column, table.columns, names),
-                                        m.label or (names.metric(m.metric) if len(table.metrics) > 1 or not column else ""))
-                            if p)
-            header += [f"{head}: ours" if head else "ours"] + (["paper", "Δ"] if numeric else [])
+            header += [f"{_head(column, m, table, names)}: ours"] + (["paper", "Δ"] if numeric else [])
             higher = higher_is_better(m.metric)
             best = ((_best(part["mean"].tolist(), higher),
                      _best([to_float(p) for p in part["paper"] if is_number(p)], higher)) if table.bold else (None, None))

@@ -11,8 +11,7 @@ import textwrap
 from typing import Any
 
 from rbmlab.report.names import Names
-from rbmlab.report.paper_table import (TableData, TableSpec, condition_label, is_number, metric_label,
-                                       row_label)
+from rbmlab.report.paper_table import TableData, TableSpec, condition_label, is_number, row_label
 from rbmlab.report.plot import png_bytes
 from rbmlab.report.load import to_float
 
