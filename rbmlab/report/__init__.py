@@ -19,6 +19,10 @@ during training (frank_wolfe) contributes every evaluated row at the size it had
 ``select`` keeps at each point only the run best on another metric (best of the seeds on the
 validation set), ``vlines`` marks sizes (a number, or a summary.json record such as the size
 early stopping picked), and ``table_x`` names the sizes the table shows (the plot shows all).
+
+A table artefact's ``table`` (``rbmlab.report.paper_table``) replaces the group table with the
+paper's layout (rows × condition × metric, ours beside the paper's) and the plot with a dot chart
+(``rbmlab.report.table_figure``); the CSVs stay.
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, 
 from rbmlab.report.header import report_header
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
+from rbmlab.report.paper_table import TableSpec, paper_table_report
 from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
 from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
@@ -183,15 +188,22 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
     note = (method_note(metric, x, by_key, select, grown, record, behind) + vlines_note(placed, x)
             + selected_at_last_note(runs, metric))
+    header = report_header(runs)
+    if spec.table is not None:   # the paper's layout, and a dot chart (rbmlab.report.paper_table)
+        table, png, unmatched, runs = paper_table_report(
+            runs, curves, TableSpec.parse(spec.table).resolved(metric, spec.paper), names, metrics, title,
+            header)
+        note = ("Rows and columns as in the paper's table; the runs CSV holds every run's final values."
+                + selected_at_last_note(runs, metric))
+    else:
+        png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
+                          fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed, names=names,
+                          header=header)
     if committed is not None:
         names_of = {k: p.name for k, p in tidy_files(committed.stem).items()}
         note += " " + TIDY_NOTE.format(**names_of)
-    header = report_header(runs)
     text = f"_{header}_\n\n" + markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
                                                 record_problems(runs, finals))
-    png = plot_curves(summary, curve, layout, metric, x, title=title, hlines=ref_lines,
-                      fraction=fraction, logx=spec.logx, by_key=by_key, vlines=placed, names=names,
-                      header=header)
     paths = _output_paths(out_dir, filename_stem or metric)
     files = {paths["table"]: text, paths["plot"]: png}
     if committed is None:     # a re-render leaves the data it was rendered from as they are

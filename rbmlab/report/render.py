@@ -53,9 +53,9 @@ def _md_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _signed(value: float) -> str:
+def _signed(value: float, digits: int = 4) -> str:
     """A difference with its sign: '+0.0123', '-1.2000', '—' when it cannot be formed."""
-    return MISSING if math.isnan(value) else ("+" if value >= 0 else "-") + fmt_number(abs(value))
+    return MISSING if math.isnan(value) else ("+" if value >= 0 else "-") + fmt_number(abs(value), digits)
 
 
 def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,

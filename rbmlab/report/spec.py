@@ -30,6 +30,7 @@ class ReportSpec:
     where: Mapping[str, Any] | None = None          # only the runs with these config values
     derive: Mapping[str, Any] | None = None         # runs-table columns made from other keys
     names: Mapping[str, Any] | None = None          # keys and values in words (rbmlab.report.names)
+    table: Mapping[str, Any] | None = None          # the paper's table layout (rbmlab.report.paper_table)
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -40,6 +41,7 @@ class ReportSpec:
         """An experiment file's ``report:`` mapping (``None``: the defaults); unknown keys and
         values of the wrong kind are one-line errors naming ``where_from``."""
         from rbmlab.report.names import Names  # noqa: PLC0415
+        from rbmlab.report.paper_table import TableSpec  # noqa: PLC0415
         from rbmlab.report.ratios import check_ratios  # noqa: PLC0415
 
         if report is None:
@@ -56,6 +58,7 @@ class ReportSpec:
         except RbmlabError as e:
             raise RbmlabError(f"{where_from}: {e}") from None
         Names.parse(report.get("names"), f"{where_from}: report.names")
+        TableSpec.parse(report.get("table"), f"{where_from}: report.table")
         if not isinstance(report.get("where", {}), Mapping):
             raise RbmlabError(f"{where_from}: report.where must be {{key: value}}, got {report['where']!r}")
         return replace(cls(), **{**report, "logx": bool(report.get("logx", False))})
