@@ -175,15 +175,16 @@ class Denoising(Evaluator):
     units = {"visible": BERNOULLI}   # the bit-flip channel of {0, 1} pixels
     requires = (TapForm,)
     metrics = (*(MetricSpec(f"mcc_{m}", "MCC", True, description=f"mean Matthews correlation of "
-                            f"the {name} estimate with the clean image (tap Fig. 8)")
+                            f"the {name} estimate with the clean image (tap Fig. 8)",
+                            label=f"MCC of the {name.split(' (')[0]} estimate")
                  for m, name in zip(METHODS, ("TAP-RBM", "optimal pointwise", "1-NN",
                                               "constant (training mean image, rounded)"))),
                MetricSpec("tap_distinct", "fraction", False,
                           description="distinct binary TAP estimates per image of the split "
-                                      "(1/n: one constant image)"),
+                                      "(1/n: one constant image)", label="distinct TAP estimates per image"),
                MetricSpec("denoise_iterations", "iterations", False,
                           description="TAP iterations until every image of the split converged "
-                                      "(or the cap)"))
+                                      "(or the cap)", label="TAP denoising iterations"))
 
     def evaluate(self, model, splits, context):
         require_binary_visible(model)

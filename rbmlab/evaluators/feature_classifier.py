@@ -86,9 +86,10 @@ class FeatureClassifier(Evaluator):
     config_class = FeatureClassifierConfig
     requires = (LatentFeatures,)
     metrics = (MetricSpec("error", "%", False, description="test error (%) of logistic regression "
-                          "on E[h|v], fitted on the training set"),
+                          "on E[h|v], fitted on the training set", label="classification error"),
                MetricSpec("classifier_c", "", True, per_split=False,
-                          description="the inverse L2 strength chosen on the valid split"))
+                          description="the inverse L2 strength chosen on the valid split",
+                          label="classifier's inverse L2 strength C"))
 
     def evaluate(self, model, splits, context):
         if context.train is None:

@@ -74,10 +74,11 @@ class KL(Evaluator):
     needs_truth = True
     metrics = (
         MetricSpec("kl_model", "nats", False, per_split=False,
-                   description="KL(p_truth ‖ p_model), every state enumerated (1)"),
+                   description="KL(p_truth ‖ p_model), every state enumerated (1)",
+                   label="KL(truth ‖ model)"),
         MetricSpec("kl_samples", "nats", False, per_split=False,
                    description="KL(p_truth ‖ q), q the pseudo-counted histogram of the sampler's "
-                               "draws from the model (2)"),
+                               "draws from the model (2)", label="KL(truth ‖ samples)"),
     )
 
     def check(self, model_class, sizes):

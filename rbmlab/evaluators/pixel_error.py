@@ -77,10 +77,13 @@ def solver(inference: str, tol: float):
 class PixelError(Evaluator):
     config_class = PixelErrorConfig
     requires = (Conditional,)
-    metrics = (MetricSpec("pixel_error", "%", False, description="wrong output pixels among all (All)"),
+    metrics = (MetricSpec("pixel_error", "%", False, description="wrong output pixels among all (All)",
+                          label="pixel error"),
                MetricSpec("changed_error", "%", False,
-                          description="wrong output pixels among those the corruption changed (Changed)"),
-               MetricSpec("converged", "%", True, description="instances on which inference converged"))
+                          description="wrong output pixels among those the corruption changed (Changed)",
+                          label="error on changed pixels"),
+               MetricSpec("converged", "%", True, description="instances on which inference converged",
+                          label="inferences converged"))
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -43,7 +43,7 @@ class SampleMMD(Evaluator):
     config_class = SampleMMDConfig
     metrics = (MetricSpec("log_mmd2", "log MMD²", False,
                           description="natural log of the V-statistic MMD² (kernel exp(−Hamming/D)) "
-                                      "between model samples and the split"),)
+                                      "between model samples and the split", label="log MMD²"),)
 
     def check(self, model_class, sizes):
         sampler_for(self.config.sampler, model_class, "mmd")
