@@ -78,7 +78,8 @@ def option(
 
 def n_train_option() -> Any:
     """The usual ``n_train`` field: first n training examples, None = all."""
-    return option(None, "first n training examples (null = all)", lo=1, hi=EXAMPLES)
+    return option(None, "first n training examples (null = all)", lo=1, hi=EXAMPLES,
+                  label="training examples")
 
 
 def n_test_option() -> Any:

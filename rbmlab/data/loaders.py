@@ -186,13 +186,16 @@ CBCL_N_FACES = 2429
 class CbclFacesOptions:
     """Options of dataset ``cbcl_faces``."""
 
-    binarize: str = option("none", "none (grey/255) | threshold | stochastic", choices=BINARIZE_MODES)
-    threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255)
-    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0)
+    binarize: str = option("none", "none (grey/255) | threshold | stochastic", choices=BINARIZE_MODES,
+                           label="binarisation")
+    threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255,
+                            label="binarisation threshold")
+    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
+                                label="binarisation seed")
     test_fraction: float = option(
         0.1, "fraction of the 2,429 faces held out as test (0: all train, the test split is empty, "
         "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True
-    )
+    , label="fraction held out as test")
 
     @property
     def dimension(self) -> int:

@@ -49,9 +49,11 @@ class OmniglotOptions:
 
     binarize: str = option(
         "stochastic", "stochastic | threshold | none (grey in [0,1])", choices=BINARIZE_MODES
-    )
-    threshold: float = option(0.5, "binarize=threshold: ink level > threshold -> 1", lo=0.0, hi=1.0)
-    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0)
+    , label="binarisation")
+    threshold: float = option(0.5, "binarize=threshold: ink level > threshold -> 1", lo=0.0, hi=1.0,
+                              label="binarisation threshold")
+    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
+                                label="binarisation seed")
     n_train: int | None = n_train_option()
     n_test: int | None = n_test_option()
 

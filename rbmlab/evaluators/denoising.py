@@ -53,8 +53,10 @@ NN_BYTES = 2**28   # working memory of one 1-NN chunk (distances and training ro
 @dataclass
 class DenoisingConfig(EvaluatorConfig):
     name: str = option("denoising", "evaluator")
-    flip: float = option(0.1, "p: probability that the channel flips a pixel", lo=0, hi=0.5)
-    seed: int = option(0, "the channel noise (the same for every model and method)", lo=0)
+    flip: float = option(0.1, "p: probability that the channel flips a pixel", lo=0, hi=0.5,
+                         label="pixel flip probability")
+    seed: int = option(0, "the channel noise (the same for every model and method)", lo=0,
+                       label="channel noise seed")
     methods: list[str] = option(list(METHODS), "estimators scored", choices=METHODS)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     tol: float = option(1e-8, "convergence: mean-square change of the magnetisations", lo=0,

@@ -27,7 +27,7 @@ from rbmlab.validation import invalid, option
 class FeatureClassifierConfig(EvaluatorConfig):
     name: str = option("test_error", "evaluator")
     splits: list[str] = option(["test", "valid"], "splits whose error is written (valid chooses C)",
-                               choices=("train", "valid", "test"))
+                               choices=("train", "valid", "test"), label="splits scored")
     C: list[float] = option([0.01, 0.1, 1.0, 10.0, 100.0], "inverse L2 strengths tried; the best "
                             "on valid is kept")
     max_iter: int = option(1000, "lbfgs iterations per fit", lo=1, hi=EVALUATION_STEPS)

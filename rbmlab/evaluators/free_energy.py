@@ -24,7 +24,8 @@ def train_valid_gap(model, train, valid) -> float:
 class FreeEnergyConfig(EvaluatorConfig):
     name: str = option("free_energy", "evaluator")
     splits: list[str] = option(["train", "valid"], "splits scored at every evaluation point "
-                               "(train and valid: their gap too)", choices=("train", "valid", "test"))
+                               "(train and valid: their gap too)", choices=("train", "valid", "test"),
+                               label="splits scored")
 
 
 class FreeEnergy(Evaluator):

@@ -50,10 +50,11 @@ SOLVER_OPTIONS = {"pmp": ("max_product", {"max_iter": "sweeps", "damping": "damp
 class PerturbMAPLogZConfig(EvaluatorConfig):
     name: str = option("pmap_log_z", "evaluator")
     solver: str = option("pmp", "MAP solver of each perturbed problem: pmp (parallel damped "
-                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=tuple(SOLVER_OPTIONS))
+                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=tuple(SOLVER_OPTIONS),
+                         label="MAP solver")
     n_samples: int = option(100, "perturbations (each one MAP problem)", lo=1, hi=CHAINS)
     sweeps: int = option(200, "solver=pmp: max-product sweeps from zero messages", lo=1,
-                        hi=EVALUATION_STEPS)
+                        hi=EVALUATION_STEPS, label="sweeps")
     damping: float = option(0.5, "solver=pmp: damping α, m ← m + α (m_new − m); 1 = undamped",
                             lo=0.0, hi=1.0, open_lo=True)
     tol: float = option(1e-6, "solver=mplp: stop when a sweep moves no message by more", lo=0.0, open_lo=True)

@@ -38,7 +38,7 @@ from rbmlab.validation import option
 class TapEvalConfig(EvaluatorConfig):
     name: str = option("tap", "evaluator")
     n_init: int = option(1000, "training examples the TAP solutions start from (0: all)", lo=0,
-                         hi=EXAMPLES)
+                         hi=EXAMPLES, label="TAP initialisations")
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     tol: float = option(1e-10, "convergence of each chain: mean-square change of its "
                                "magnetisations (a chain stops once below)", lo=0, open_lo=True)
