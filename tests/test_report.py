@@ -237,7 +237,8 @@ def test_learner_specific_keys_do_not_make_panels(tmp_path: Path) -> None:
 
 def test_explicit_lines_and_panels(sweep: Path, tmp_path: Path) -> None:
     summary = make_report(sweep, tmp_path / "out", lines="learner.lr", panels=["learner.name"])["summary"]
-    assert list(summary["panel"]) == ["learner.name=cd"] * 2 + ["learner.name=pcd"] * 2
+    assert list(summary["panel"]) == ["learner = cd"] * 2 + ["learner = pcd"] * 2
+    assert list(summary["panel_key"]) == ["learner.name=cd"] * 2 + ["learner.name=pcd"] * 2
     assert list(summary["line"]) == ["0.01", "0.1"] * 2
 
 

@@ -78,6 +78,11 @@ class Names:
         shown = norm(value)
         return self.values.get(key, {}).get(shown, shown)
 
+    def pair(self, key: str, value: Any) -> str:
+        """A key and its value in words: "hidden units = 20"; a method by its name alone."""
+        shown = self.value(key, value)
+        return shown if key == "variant" else f"{self.key(key)} = {shown}"
+
     def metric(self, column: str, unit: bool = True) -> str:
         """A metric column in words, with its unit: "test log-likelihood (nats)"."""
         return metric_label(column, unit)

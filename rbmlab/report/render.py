@@ -16,6 +16,7 @@ from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float
+from rbmlab.report.names import Names
 
 
 def fmt_number(value: Any, digits: int = 4) -> str:
@@ -68,24 +69,31 @@ def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
 
 
 def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str,
-                 difference: bool = False) -> list[str]:
-    """Header cells matching ``_tail`` (``difference``: it was given ``ours``)."""
+                 names: Names, difference: bool = False) -> list[str]:
+    """Header cells matching ``_tail``, in words (``difference``: it was given ``ours``)."""
     direction = "max" if higher_is_better(metric) else "min"
     header = (["paper", "ours − paper"] if difference else ["paper"]) if with_paper else []
-    header += [f"best ({direction}) {over}", f"{x} at best"]
-    return header + ([f"{x} to {fraction:.0%} of {direction}"] if fraction is not None else [])
+    header += [f"best ({direction}) {over}", f"{names.key(x)} at best"]
+    return header + ([f"{names.key(x)} to {fraction:.0%} of {direction}"] if fraction is not None else [])
+
+
+def _group_cells(row: dict[str, Any], layout: Layout, names: Names) -> list[str]:
+    """A group's key values in words (the paper's names of its methods)."""
+    return [names.value(k, row[k]) for k in layout.group_keys]
 
 
 def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
-                   fraction: float | None, with_paper: bool) -> str:
+                   fraction: float | None, with_paper: bool, names: Names | None = None) -> str:
     """The group table as GitHub markdown: one row per group, its final value (beside the paper's,
-    with the difference of the means) and best."""
-    header = [*layout.group_keys, "n", "diverged", f"final {metric} (mean ± std)",
-              *_tail_header(metric, x, fraction, with_paper, "of mean curve", difference=True)]
+    with the difference of the means) and best; keys, values and the metric in words (``names``)."""
+    names = names or Names()
+    header = [*(names.key(k) for k in layout.group_keys), "n", "diverged",
+              f"final {names.metric(metric)} (mean ± std)",
+              *_tail_header(metric, x, fraction, with_paper, "of mean curve", names, difference=True)]
     rows = []
     for row in summary.to_dict("records"):
         final = _fmt_mean_std(row["final_mean"], row["final_std"], row["final_n"], row["n"])
-        rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], final,
+        rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], final,
                      *_tail(row, x, fraction, with_paper, ours=row["final_mean"])])
     return _md_table(header, rows)
 
@@ -108,17 +116,19 @@ def _point_cell(point: dict[str, Any] | None, select: str | None) -> str:
 
 def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str,
                  fraction: float | None, with_paper: bool, table_x: Sequence[Any] | None = None,
-                 select: str | None = None) -> str:
+                 select: str | None = None, names: Names | None = None) -> str:
     """The group table for a runs-table key on the x axis: one column per value of the key (those
-    of ``table_x`` only, when given and any of them has runs)."""
+    of ``table_x`` only, when given and any of them has runs); keys and values in words (``names``;
+    the method note above the table names the metric)."""
+    names = names or Names()
     order = table_order(curve, x, table_x)
-    header = [*layout.group_keys, "n", "diverged", *(f"{x}={norm(v)}" for v in order),
-              *_tail_header(metric, x, fraction, with_paper, f"over {x}")]
+    header = [*(names.key(k) for k in layout.group_keys), "n", "diverged", *(names.pair(x, v) for v in order),
+              *_tail_header(metric, x, fraction, with_paper, f"over {names.key(x)}", names)]
     rows = []
     for g, row in enumerate(summary.to_dict("records")):
         points = {p[x]: p for p in curve[curve["gid"] == g].to_dict("records")}
         cells = [_point_cell(points.get(v), select) for v in order]
-        rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], *cells,
+        rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], *cells,
                      *_tail(row, x, fraction, with_paper, norm)])
     return _md_table(header, rows)
 
@@ -148,10 +158,16 @@ def final_note(left_out: pd.Series, word: str) -> str:
 
 
 def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
-                record: bool = False, behind: str | None = None) -> str:
-    """The sentence that says what the table and plot show (``grown``: some run's model grew;
-    ``record``: the metric is a run's summary.json record, such as early_stopping.n_hidden;
-    ``behind``: the metrics.csv column that record summarises, whose curves the CSV holds)."""
+                record: bool = False, behind: str | None = None, names: Names | None = None) -> str:
+    """The sentence that says what the table and plot show, in words (``names``) with the metric's
+    column named once (``grown``: some run's model grew; ``record``: the metric is a run's
+    summary.json record, such as early_stopping.n_hidden; ``behind``: the metrics.csv column that
+    record summarises, whose curves the CSV holds)."""
+    names = names or Names()
+    column = metric
+    metric, x = f"{names.metric(metric)} (`{column}`)", names.key(x)
+    select = select and names.metric(select)
+    behind = behind and names.metric(behind)
     if record and not by_key:
         curves = (f" The curves CSV holds each group's per-{x} {behind} (mean ± std over its runs)."
                   if behind else "")
@@ -183,11 +199,12 @@ def selected_at_last_note(runs: pd.DataFrame, metric: str) -> str:
             f"{len(done)} completed runs.")
 
 
-def vlines_note(placed: Sequence[dict[str, Any]], x: str) -> str:
-    """' Vertical lines: <label> at <x>=v (run); ...' or nothing."""
+def vlines_note(placed: Sequence[dict[str, Any]], x: str, names: Names | None = None) -> str:
+    """' Vertical lines: <label> at <x in words> = v (run); ...' or nothing."""
     if not placed:
         return ""
-    items = [f"{v['label'] or 'line'} at {x}={fmt_number(v['x'])}" + (f" ({v['run']})" if v["run"] else "")
+    names = names or Names()
+    items = [f"{v['label'] or 'line'} at {names.pair(x, fmt_number(v['x']))}" + (f" ({v['run']})" if v["run"] else "")
              for v in placed]
     return " Vertical lines: " + "; ".join(items) + "."
 
