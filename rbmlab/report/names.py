@@ -130,7 +130,7 @@ def metric_label(column: str, unit: bool = True) -> str:
         words = f"{_SPLIT_WORDS[split]} {words}"
     if unit and spec is not None and spec.unit not in _SILENT_UNITS and spec.unit not in words:
         words += f" ({_short_unit(spec.unit)})"
-    if stopped and spec is not None and spec.name != column:
+    if stopped and (spec is None or spec.name != column):
         words += " at the early-stopping epoch"
     return words
 

@@ -88,7 +88,7 @@ def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
     with the difference of the means) and best; keys, values and the metric in words (``names``)."""
     names = names or Names()
     header = [*(names.key(k) for k in layout.group_keys), "n", "diverged",
-              f"final {names.metric(metric)} (mean ± std)",
+              f"final {names.metric(metric)}: mean ± std",
               *_tail_header(metric, x, fraction, with_paper, "of mean curve", names, difference=True)]
     rows = []
     for row in summary.to_dict("records"):
