@@ -336,7 +336,8 @@ def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
     finals = expected_recon_finals(8)
     assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} (n=3) |" in text   # 3 of 4 runs
     assert ("Each completed run contributes its final test reconstruction error (squared error) "
-            "(`test_reconstruction_error`)") in text
+            "(summary.json final value, else the run's last evaluated row) at its value of hidden units") in text
+    assert "The CSV files name it `test_reconstruction_error`." in text
     assert "\nFinal values: 18 of 19 runs; 1 left out: 1 diverged.\n" in text
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
 

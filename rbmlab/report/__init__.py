@@ -237,7 +237,7 @@ def _ratios_text(rows: pd.DataFrame, x: str, table_x: Sequence[Any] | None, curv
                  names: Names) -> str:
     """The ratio rows under the group table (at the table's x values), or nothing."""
     text = ratios_table(rows, x, table_order(curve, x, table_x), names)
-    return (f"\n\nRatios of the values above (sums of lines over a line, at each {names.key(x)}):\n\n{text}"
+    return (f"\n\nRatios of the values above (sums of lines over a line, at each value of {names.key(x)}):\n\n{text}"
             if text else "")
 
 

@@ -159,13 +159,17 @@ def final_note(left_out: pd.Series, word: str) -> str:
 
 def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
                 record: bool = False, behind: str | None = None, names: Names | None = None) -> str:
-    """The sentence that says what the table and plot show, in words (``names``) with the metric's
-    column named once (``grown``: some run's model grew; ``record``: the metric is a run's
+    """The sentences that say what the table and plot show, in words (``names``), and the metrics
+    column the CSVs hold (``grown``: some run's model grew; ``record``: the metric is a run's
     summary.json record, such as early_stopping.n_hidden; ``behind``: the metrics.csv column that
     record summarises, whose curves the CSV holds)."""
-    names = names or Names()
-    column = metric
-    metric, x = f"{names.metric(metric)} (`{column}`)", names.key(x)
+    return _what_is_shown(metric, x, by_key, select, grown, record, behind, names or Names()) + (
+        f" The CSV files name it `{metric}`" + (f" (curves: `{behind}`)." if behind else "."))
+
+
+def _what_is_shown(column: str, x: str, by_key: bool, select: str | None, grown: bool, record: bool,
+                   behind: str | None, names: Names) -> str:
+    metric, x = names.metric(column), names.key(x)
     select = select and names.metric(select)
     behind = behind and names.metric(behind)
     if record and not by_key:
@@ -176,12 +180,13 @@ def method_note(metric: str, x: str, by_key: bool, select: str | None = None, gr
     final = "its summary.json record" if record else "summary.json final value, else the run's last evaluated row"
     if by_key:
         grown_note = (f"; a model that grew during training contributes every evaluated row at the "
-                      f"{x} it had then" if grown else "")
-        over = (f"at each {x}, the value of the group's run with the best final {select} (best of "
-                f"the k runs there, seeds and trials)" if select else
+                      f"value of {x} it had then" if grown else "")
+        over = (f"at each value of {x}, the value of the group's run with the best final {select} (best "
+                f"of the k runs there, seeds and trials)" if select else
                 f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
-                f"runs) at each {x}")
-        return f"Each completed run contributes its final {metric} ({final}) at its {x}{grown_note}; {over}."
+                f"runs) at each value of {x}")
+        return (f"Each completed run contributes its final {metric} ({final}) at its value of "
+                f"{x}{grown_note}; {over}.")
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
             f"curves by {x}, with runs that did not complete marked partial (dashed). "
             f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
