@@ -194,8 +194,8 @@ class CbclFacesOptions:
                                 label="binarisation seed")
     test_fraction: float = option(
         0.1, "fraction of the 2,429 faces held out as test (0: all train, the test split is empty, "
-        "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True
-    , label="fraction held out as test")
+        "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True,
+        label="fraction held out as test")
 
     @property
     def dimension(self) -> int:

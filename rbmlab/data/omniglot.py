@@ -48,8 +48,8 @@ class OmniglotOptions:
     """Options of dataset ``omniglot``."""
 
     binarize: str = option(
-        "stochastic", "stochastic | threshold | none (grey in [0,1])", choices=BINARIZE_MODES
-    , label="binarisation")
+        "stochastic", "stochastic | threshold | none (grey in [0,1])", choices=BINARIZE_MODES,
+        label="binarisation")
     threshold: float = option(0.5, "binarize=threshold: ink level > threshold -> 1", lo=0.0, hi=1.0,
                               label="binarisation threshold")
     binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
