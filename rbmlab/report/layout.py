@@ -9,16 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
 from rbmlab.report.load import config_columns, to_float
-
-if TYPE_CHECKING:
-    from rbmlab.report.names import Names
 
 MISSING = "—"
 # Last components of config keys that describe how a run was executed, not what it computed.
@@ -133,40 +130,41 @@ def choose_layout(runs: pd.DataFrame, lines: str | Sequence[str] | None = None,
     return Layout(line_keys, panel_keys, extra)
 
 
-def assign_groups(runs: pd.DataFrame, layout: Layout, names: Names | None = None
+class GroupNames(Protocol):
+    """Keys and values in words (:class:`rbmlab.report.names.Names`)."""
+
+    def pair(self, key: str, value: Any) -> str: ...
+
+    def value(self, key: str, value: Any) -> str: ...
+
+
+def assign_groups(runs: pd.DataFrame, layout: Layout, names: GroupNames | None = None
                   ) -> tuple[pd.DataFrame, pd.Series]:
     """(groups, gid per run_dir): one row per distinct group-key tuple, with its labels.
 
-    ``panel``, ``line`` and ``label`` are in words (``names``: "fraction of pixels flipped = 0.1",
-    "CD-1"); ``panel_key``, ``line_key`` and ``label_key`` spell the keys and values as the config
-    does ("task.rate=0.1", "cd1"): what an experiment's paper entries and ratios name."""
+    ``panel``, ``line`` and ``label`` are in words given ``names`` ("fraction of pixels flipped =
+    0.1", "CD-1"); ``panel_key``, ``line_key`` and ``label_key`` spell the keys and values as the
+    config does ("task.rate=0.1", "cd1"): what an experiment's paper entries and ratios name."""
     keys = layout.group_keys
     tuples = [tuple(r) for r in shown(runs[keys]).itertuples(index=False)] if keys else [()] * len(runs)
     unique = sorted(set(tuples), key=lambda t: [sort_key(v) for v in t])
     gid_of = {t: i for i, t in enumerate(unique)}
-    in_words = names or _declared_names()
     rows = []
     for t in unique:
         values = dict(zip(keys, t))
-        rows.append({**values, **_labels(values, layout, lambda k, v: f"{k}={v}", lambda k, v: v, "_key"),
-                     **_labels(values, layout, in_words.pair, in_words.value)})
+        spelled = _labels(values, layout, lambda k, v: f"{k}={v}", lambda k, v: v)
+        words = spelled if names is None else _labels(values, layout, names.pair, names.value)
+        rows.append({**values, **words, **{f"{k}_key": v for k, v in spelled.items()}})
     groups = pd.DataFrame(rows, columns=[*keys, "panel", "line", "label", "panel_key", "line_key", "label_key"])
     gids = pd.Series([gid_of[t] for t in tuples], index=runs["run_dir"].to_numpy(), name="gid")
     return groups, gids
 
 
 def _labels(values: dict[str, str], layout: Layout, pair: Callable[[str, str], str],
-            value: Callable[[str, str], str], suffix: str = "") -> dict[str, str]:
+            value: Callable[[str, str], str]) -> dict[str, str]:
     """A group's panel, line and label: ``pair(key, value)`` for each panel key, extra line part
     and label part, ``value(key, value)`` for each line key."""
     line = [value(k, values[k]) for k in layout.lines] + [pair(k, values[k]) for k in layout.extra]
-    return {f"panel{suffix}": ", ".join(pair(k, values[k]) for k in layout.panels),
-            f"line{suffix}": ", ".join(line) or "all runs",
-            f"label{suffix}": ", ".join(pair(k, values[k]) for k in layout.group_keys) or "all runs"}
-
-
-def _declared_names() -> Names:
-    """The declared names alone (no experiment's own)."""
-    from rbmlab.report.names import Names  # noqa: PLC0415 - names imports this module
-
-    return Names()
+    return {"panel": ", ".join(pair(k, values[k]) for k in layout.panels),
+            "line": ", ".join(line) or "all runs",
+            "label": ", ".join(pair(k, values[k]) for k in layout.group_keys) or "all runs"}
