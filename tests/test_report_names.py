@@ -134,8 +134,7 @@ def small_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("options", [
     {"lines": "learner.name", "panels": "learner.lr"},                                   # over epochs
     {"x": "model.n_hidden", "lines": "learner.name", "panels": "learner.lr", "markers": {"kind": "fraction_of_max", "fraction": 0.9}},
-    {"x": "learner.lr", "metric": "test_reconstruction_error"},
-    {"x": "learner.name", "paper": [{"match": {"learner.name": "cd", "model.n_hidden": 2}, "value": -9.0}]},
+    {"x": "learner.name", "metric": "test_reconstruction_error", "paper": [{"match": {"learner.name": "cd", "model.n_hidden": 2}, "value": -9.0}]},
 ])
 def test_a_rendered_report_names_no_key_or_column_in_its_headers(small_sweep: Path, tmp_path: Path,
                                                                   options: dict) -> None:
