@@ -82,6 +82,18 @@ def n_train_option() -> Any:
                   label="training examples")
 
 
+def pixel_threshold_option() -> Any:
+    """The usual ``threshold`` field of 8-bit images: binarize=threshold's cut."""
+    return option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255,
+                  label="binarisation threshold")
+
+
+def binarize_seed_option() -> Any:
+    """The usual ``binarize_seed`` field: binarize=stochastic's one fixed draw."""
+    return option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
+                  label="binarisation seed")
+
+
 def n_test_option() -> Any:
     """The usual ``n_test`` field: first n test examples, None = all."""
     return option(None, "first n test examples (null = all)", lo=1, hi=EXAMPLES)

@@ -24,7 +24,8 @@ import numpy as np
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
 from rbmlab.data.download import DownloadFailed, download, no_space_or, squash
-from rbmlab.validation import BINARIZE_MODES, n_test_option, n_train_option, option
+from rbmlab.validation import (BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option,
+                               option, pixel_threshold_option)
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
 
@@ -67,10 +68,8 @@ class MnistOptions:
 
     binarize: str = option("threshold", "threshold | stochastic | none (grey/255)", choices=BINARIZE_MODES,
                            label="binarisation")
-    threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255,
-                            label="binarisation threshold")
-    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
-                                label="binarisation seed")
+    threshold: int = pixel_threshold_option()
+    binarize_seed: int = binarize_seed_option()
     n_train: int | None = n_train_option()
     validation: bool = option(False, "true: 10,000 training images become 'valid' (50k/10k/10k)",
                               label="validation split")
