@@ -42,13 +42,14 @@ STOP_RULES = ("none", "gap", "valid")   # rbmlab.run.early_stopping.StopRule
 
 @dataclass
 class TrainConfig(Config):
-    epochs: int = option(5, "passes over the training set", lo=0, hi=EPOCHS)
+    epochs: int = option(5, "passes over the training set", lo=0, hi=EPOCHS, label="epochs")
     eval_every: int = option(1, "epochs between rows of metrics.csv (and epoch 0); 0: last only", lo=0,
-                             hi=EPOCHS)
+                             hi=EPOCHS, label="epochs between evaluations")
     checkpoint_every: int = option(1, "epochs between checkpoints (the last is always saved)", lo=1,
-                                  hi=EPOCHS)
+                                  hi=EPOCHS, label="epochs between checkpoints")
     snapshot_every: int = option(0, "epochs between model-only snapshots/epoch_<e>.npz, kept "
-                                 "(0: none); e.g. every 20 units of a frank_wolfe run", lo=0, hi=EPOCHS)
+                                 "(0: none); e.g. every 20 units of a frank_wolfe run", lo=0, hi=EPOCHS,
+                                 label="epochs between snapshots")
     progress: bool = option(True, "tqdm progress bars")
     trials: int = option(1, "independent models trained as one batched computation", lo=1,
                          hi=TRIALS)
@@ -59,11 +60,12 @@ class TrainConfig(Config):
     stop_rule: str = option("none", "early stopping during training: none (run train.epochs), gap "
                             "(the train − valid gap rule at each evaluation point), valid "
                             "(train.stop_metric not improved for train.patience points)",
-                            choices=STOP_RULES, neutral="none")
+                            choices=STOP_RULES, neutral="none", label="stopping rule")
     stop_metric: str | None = option(None, "stop_rule=valid: the metrics.csv column it watches, "
-                                     "e.g. valid_pixel_error or valid_log_likelihood", neutral=None)
+                                     "e.g. valid_pixel_error or valid_log_likelihood", neutral=None,
+                                     label="early-stopping metric")
     patience: int = option(5, "stop_rule=valid: evaluation points without improvement before "
-                           "training stops", lo=1, hi=EPOCHS, neutral=5)
+                           "training stops", lo=1, hi=EPOCHS, neutral=5, label="patience (evaluations)")
 
     def check(self) -> None:
         if self.stop_rule != "valid":       # the options only stop_rule=valid reads

@@ -206,27 +206,30 @@ def declared_option(key: str) -> dict[str, Any] | None:
     group, _, path = key.partition(".")
     if not path:
         return None
-    found = []
-    for cls in _component_classes(group):
-        meta = _field_meta(cls, path.split("."))
-        if meta is not None:
-            found.append(meta)
+    found = [meta for cls in _component_classes(group) for meta in _field_metas(cls, path.split("."))]
     labelled = [m for m in found if m.get("label")]
     return (labelled or found or [None])[0]
 
 
-def _field_meta(cls: Any, parts: list[str]) -> dict[str, Any] | None:
-    """The metadata of the field at ``parts`` under option class ``cls`` (None when absent)."""
+def _field_metas(cls: Any, parts: list[str]) -> list[dict[str, Any]]:
+    """The metadata of the field at ``parts`` under option class ``cls``: one, or one per
+    component a nested field may hold (``learner.sampler.damping``); none when absent."""
+    from rbmlab.registry import Registry  # noqa: PLC0415
+
     if cls is None or not dataclasses.is_dataclass(cls):
-        return None
-    by_name = {f.name: f for f in dataclasses.fields(cls)}
-    f = by_name.get(parts[0])
+        return []
+    f = {f.name: f for f in dataclasses.fields(cls)}.get(parts[0])
     if f is None:
-        return None
+        return []
     if len(parts) == 1:
-        return dict(f.metadata)
+        return [dict(f.metadata)]
     default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
-    return _field_meta(type(default) if dataclasses.is_dataclass(default) else None, parts[1:])
+    if dataclasses.is_dataclass(default):
+        return _field_metas(type(default), parts[1:])
+    registry = getattr(f.metadata.get("parse"), "__self__", None)   # a component: Registry.parse(_optional)
+    if not isinstance(registry, Registry):
+        return []
+    return [meta for _, component in registry.items() for meta in _field_metas(component.config_class, parts[1:])]
 
 
 def keys_section(config_name: str = "config") -> list[str]:

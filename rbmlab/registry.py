@@ -52,6 +52,11 @@ class Registry:
         cls = self.get(node["name"], f"{prefix}.name").config_class
         return parse_options(cls, node, prefix, f"{self.kind} {node['name']}")
 
+    def parse_optional(self, node: Any, prefix: str | None = None) -> Any:
+        """:meth:`parse`, or None for None (an option whose null means a default component, such
+        as ``learner.sampler``: the model family's)."""
+        return None if node is None else self.parse(node, prefix)
+
     def build(self, config: Any) -> Any:
         """The component for a parsed ``config`` (its class called with the config)."""
         return self.get(config.name)(config)

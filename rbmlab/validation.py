@@ -78,7 +78,20 @@ def option(
 
 def n_train_option() -> Any:
     """The usual ``n_train`` field: first n training examples, None = all."""
-    return option(None, "first n training examples (null = all)", lo=1, hi=EXAMPLES)
+    return option(None, "first n training examples (null = all)", lo=1, hi=EXAMPLES,
+                  label="training examples")
+
+
+def pixel_threshold_option() -> Any:
+    """The usual ``threshold`` field of 8-bit images: binarize=threshold's cut."""
+    return option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255,
+                  label="binarisation threshold")
+
+
+def binarize_seed_option() -> Any:
+    """The usual ``binarize_seed`` field: binarize=stochastic's one fixed draw."""
+    return option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
+                  label="binarisation seed")
 
 
 def n_test_option() -> Any:

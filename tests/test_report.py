@@ -240,7 +240,8 @@ def test_learner_specific_keys_do_not_make_panels(tmp_path: Path) -> None:
 
 def test_explicit_lines_and_panels(sweep: Path, tmp_path: Path) -> None:
     summary = make_report(sweep, tmp_path / "out", lines="learner.lr", panels=["learner.name"])["summary"]
-    assert list(summary["panel"]) == ["learner.name=cd"] * 2 + ["learner.name=pcd"] * 2
+    assert list(summary["panel"]) == ["learner = cd"] * 2 + ["learner = pcd"] * 2
+    assert list(summary["panel_key"]) == ["learner.name=cd"] * 2 + ["learner.name=pcd"] * 2
     assert list(summary["line"]) == ["0.01", "0.1"] * 2
 
 
@@ -332,12 +333,14 @@ def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
     assert summary["best"][0] == pytest.approx(np.mean(expected_recon_finals(8)))
     text = Path(result["table"]).read_text()
     header = next(line for line in text.splitlines() if line.startswith("| "))
-    assert header == ("| learner.name | n | diverged | model.n_hidden=2 | model.n_hidden=4 | "
-                      "model.n_hidden=8 | best (min) over model.n_hidden | model.n_hidden at best | "
-                      "model.n_hidden to 90% of min |")
+    assert header == ("| learner | n | diverged | hidden units = 2 | hidden units = 4 | "
+                      "hidden units = 8 | best (min) over hidden units | hidden units at best | "
+                      "hidden units to 90% of min |")
     finals = expected_recon_finals(8)
     assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} (n=3) |" in text   # 3 of 4 runs
-    assert "Each completed run contributes its final test_reconstruction_error" in text
+    assert ("Each completed run contributes its final test reconstruction error (squared error) "
+            "(summary.json final value, else the run's last evaluated row) at its value of hidden units") in text
+    assert "The CSV files name it `test_reconstruction_error`." in text
     assert "\nFinal values: 18 of 19 runs; 1 left out: 1 diverged.\n" in text
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
 
@@ -349,7 +352,7 @@ def test_config_key_x_default_lines_and_text_values(hidden_sweep: Path, tmp_path
     # A key with text values: one column per value, lines by the other varying key.
     result = make_report(hidden_sweep, tmp_path / "b", x="learner.name")
     assert list(result["summary"]["line"]) == ["2", "4", "8"]
-    assert "| learner.name=cd | learner.name=pcd |" in Path(result["table"]).read_text()
+    assert "| learner = cd | learner = pcd |" in Path(result["table"]).read_text()
     assert list(pd.read_csv(result["curves"]).columns) == ["model.n_hidden", "learner.name", "mean",
                                                            "std", "n", "runs"]
     with pytest.raises(RbmlabError) as excinfo:
@@ -435,7 +438,7 @@ def test_final_values_come_only_from_completed_runs(unfinished: Path, tmp_path: 
     assert math.isnan(summary.loc["cg", "final_mean"])
     text = Path(result["table"]).read_text()
     assert UNFINISHED_NOTE in text
-    cells = {row["learner.name"]: row["final test_log_likelihood (mean ± std)"]
+    cells = {row["learner"]: row["final test log-likelihood (nats): mean ± std"]
              for row in table_rows(text)}
     assert cells["cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
     assert cells["cg"] == "—" and not cells["pcd"].endswith(")")
@@ -449,8 +452,8 @@ def test_points_by_key_use_only_completed_runs(unfinished: Path, tmp_path: Path)
     text = Path(result["table"]).read_text()
     (row,) = table_rows(text)
     cd = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]
-    assert row["learner.name=cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
-    assert row["learner.name=cg"] == "—"     # both cg runs are still running
+    assert row["learner = cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
+    assert row["learner = cg"] == "—"     # both cg runs are still running
     assert UNFINISHED_NOTE in text
     curves = pd.read_csv(result["curves"]).set_index("learner.name")
     assert curves.loc["cg", "n"] == 0 and math.isnan(curves.loc["cg", "mean"])
@@ -564,7 +567,7 @@ def test_best_comes_only_from_completed_runs(unfinished: Path, tmp_path: Path) -
     # cg: both runs still running, so nothing to summarise
     for column in ("best", "epoch_at_best", "epoch_to_fraction"):
         assert math.isnan(summary.loc["cg", column]), column
-    rows = {row["learner.name"]: row for row in table_rows(Path(result["table"]).read_text())}
+    rows = {row["learner"]: row for row in table_rows(Path(result["table"]).read_text())}
     assert rows["cd"]["best (max) of mean curve"] == f"{max(done):.4f}"
     assert [rows["cg"][c] for c in ("best (max) of mean curve", "epoch at best",
                                     "epoch to 90% of max")] == ["—", "—", "—"]
@@ -585,9 +588,9 @@ def test_a_group_whose_only_run_diverged_has_no_best(tmp_path: Path) -> None:
     summary = result["summary"].set_index("line")
     assert math.isnan(summary.loc["pcd", "best"]) and math.isnan(summary.loc["pcd", "epoch_at_best"])
     assert summary.loc["cd", "best"] == pytest.approx(np.mean([fake_ll("cd", 0.1, s, 50) for s in SEEDS]))
-    rows = {row["learner.name"]: row for row in table_rows(Path(result["table"]).read_text())}
+    rows = {row["learner"]: row for row in table_rows(Path(result["table"]).read_text())}
     assert rows["pcd"]["best (max) of mean curve"] == "—" and rows["pcd"]["epoch at best"] == "—"
-    assert rows["pcd"]["final test_log_likelihood (mean ± std)"] == "—"
+    assert rows["pcd"]["final test log-likelihood (nats): mean ± std"] == "—"
     curves = pd.read_csv(result["curves"])
     assert list(curves.loc[curves["learner.name"] == "pcd", "mean"]) == [-20.0, -35.0]
 
@@ -674,11 +677,11 @@ def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: P
     assert list(cd["model.n_hidden"]) == [2, 4] and list(cd["mean"]) == [-6.0, -4.0]
     assert list(cd["n"]) == [1, 1]
     text = Path(result["table"]).read_text()
-    rows = {r["variant"]: r for r in table_rows(text)}
-    assert [k for k in rows["fw"] if k.startswith("model.n_hidden=")] == ["model.n_hidden=2", "model.n_hidden=6"]
-    assert rows["cd_rand"]["model.n_hidden=2"] == "-6 [best of 3]"
-    assert rows["fw"]["model.n_hidden=6"] == "-3.5000"
-    assert "Vertical lines: early stopping at model.n_hidden=4 (fw/0); paper at model.n_hidden=5." in text
+    rows = {r["method"]: r for r in table_rows(text)}
+    assert [k for k in rows["fw"] if k.startswith("hidden units = ")] == ["hidden units = 2", "hidden units = 6"]
+    assert rows["cd_rand"]["hidden units = 2"] == "-6 [best of 3]"
+    assert rows["fw"]["hidden units = 6"] == "-3.5000"
+    assert "Vertical lines: early stopping at hidden units = 4 (fw/0); paper at hidden units = 5." in text
     runs = pd.read_csv(result["runs"])
     assert "variant" in runs.columns and runs.loc[runs["run_dir"] == "fw/0", "model.n_hidden"].item() == 6
     # without the variant names the path's first directory is no key
@@ -742,8 +745,8 @@ def test_a_summary_record_over_several_experiments_filtered_by_where(cost_sweep:
                          paper=[{"match": {"experiment": "paper/figure-1a"}, "value": 460},
                                 {"match": {"experiment": "paper/figure-1b"}, "value": 550}])
     rows = {r["experiment"]: r for r in table_rows(Path(result["table"]).read_text())}
-    assert rows["paper/figure-1a"]["final early_stopping.n_hidden (mean ± std)"] == "2 ± —"
-    assert rows["paper/figure-1b"]["final early_stopping.n_hidden (mean ± std)"] == "4 ± —"
+    assert rows["paper/figure-1a"]["final hidden units selected by early stopping: mean ± std"] == "2 ± —"
+    assert rows["paper/figure-1b"]["final hidden units selected by early stopping: mean ± std"] == "4 ± —"
     assert rows["paper/figure-1a"]["paper"] == "460" and rows["paper/figure-1b"]["n"] == "1"
     runs = pd.read_csv(result["runs"])
     assert sorted(runs["run_dir"]) == ["paper/figure-1a/fw/0", "paper/figure-1b/fw/0"]
@@ -795,9 +798,9 @@ def test_a_selected_epoch_record_comes_with_the_curves_behind_it(tmp_path: Path)
     assert list(runs["early_stopping.epoch"]) == [2, 3, 3]
     assert list(runs["final.early_stopping.test_err"]) == [4.0, 4.0, 5.0]
     text = Path(result["table"]).read_text()
-    assert "per-epoch test_err" in text
+    assert "per-epoch test err (" in text
     assert "Selected at the last epoch run (still improving when training ended): 2 of 3 completed runs." in text
-    assert table_rows(text)[0]["final early_stopping.test_err (mean ± std)"].startswith("4.3333 ± 0.577")
+    assert table_rows(text)[0]["final test err at the early-stopping epoch: mean ± std"].startswith("4.3333 ± 0.577")
 
 
 def test_a_report_spec_is_the_experiment_files_report_section_and_options_replace_its_fields(tmp_path):

@@ -16,7 +16,8 @@ import scipy.io
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
-from rbmlab.validation import BINARIZE_MODES, n_test_option, n_train_option, option, option_error
+from rbmlab.validation import (BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option,
+                               option, option_error, pixel_threshold_option)
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, as_float32, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
 
@@ -186,13 +187,14 @@ CBCL_N_FACES = 2429
 class CbclFacesOptions:
     """Options of dataset ``cbcl_faces``."""
 
-    binarize: str = option("none", "none (grey/255) | threshold | stochastic", choices=BINARIZE_MODES)
-    threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255)
-    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0)
+    binarize: str = option("none", "none (grey/255) | threshold | stochastic", choices=BINARIZE_MODES,
+                           label="binarisation")
+    threshold: int = pixel_threshold_option()
+    binarize_seed: int = binarize_seed_option()
     test_fraction: float = option(
         0.1, "fraction of the 2,429 faces held out as test (0: all train, the test split is empty, "
-        "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True
-    )
+        "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True,
+        label="fraction held out as test")
 
     @property
     def dimension(self) -> int:

@@ -24,7 +24,8 @@ import numpy as np
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
 from rbmlab.data.download import DownloadFailed, download, no_space_or, squash
-from rbmlab.validation import BINARIZE_MODES, n_test_option, n_train_option, option
+from rbmlab.validation import (BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option,
+                               option, pixel_threshold_option)
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
 
@@ -65,17 +66,20 @@ _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 
 class MnistOptions:
     """Options of dataset ``mnist``."""
 
-    binarize: str = option("threshold", "threshold | stochastic | none (grey/255)", choices=BINARIZE_MODES)
-    threshold: int = option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255)
-    binarize_seed: int = option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0)
+    binarize: str = option("threshold", "threshold | stochastic | none (grey/255)", choices=BINARIZE_MODES,
+                           label="binarisation")
+    threshold: int = pixel_threshold_option()
+    binarize_seed: int = binarize_seed_option()
     n_train: int | None = n_train_option()
-    validation: bool = option(False, "true: 10,000 training images become 'valid' (50k/10k/10k)")
+    validation: bool = option(False, "true: 10,000 training images become 'valid' (50k/10k/10k)",
+                              label="validation split")
     validation_seed: int | None = option(None, "validation=true: null = the last 10,000 images; "
-                                         "an integer = 10,000 drawn at random with that seed", lo=0)
+                                         "an integer = 10,000 drawn at random with that seed", lo=0,
+                                         label="validation split seed")
     n_test: int | None = n_test_option()
     contours: bool = option(False, "pmp Sec 5.3: each binarised image becomes its one-pixel outer "
                             "ring (4-neighbour dilation less the digit), padded to 30 x 30",
-                            neutral=False)
+                            neutral=False, label="contours only")
     digits: list[int] | None = option(None, "keep only the images of these labels (each split, before "
                                       "n_train / n_test); null = all ten", lo=0, hi=9,
                                       neutral=None)

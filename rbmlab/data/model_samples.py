@@ -45,9 +45,11 @@ class IsingSamplesOptions:
 
     structure: str = option("lattice", "ground-truth graph: lattice (side x side) | dense | "
                                        "erdos_renyi", choices=STRUCTURES)
-    side: int = option(4, "structure=lattice: grid side (side^2 variables)", lo=2, hi=64)
+    side: int = option(4, "structure=lattice: grid side (side^2 variables)", lo=2, hi=64,
+                       label="lattice side")
     periodic: bool = option(True, "structure=lattice: cyclic boundary (4 neighbours per site)")
-    n: int = option(10, "structure=dense|erdos_renyi: number of variables", lo=2, hi=4096)
+    n: int = option(10, "structure=dense|erdos_renyi: number of variables", lo=2, hi=4096,
+                    label="variables (n)")
     coupling: float = option(0.3, "lattice: J_ij on every edge; dense|erdos_renyi: std of "
                                   "J_ij ~ N(0, coupling^2) on each (present) pair")
     field: float = option(0.0, "lattice: h_i on every site; dense|erdos_renyi: std of "
@@ -62,9 +64,10 @@ class IsingSamplesOptions:
                                     "toy: J_ij = coupling, h_i = field)", choices=WEIGHTS)
     spins: str = option("01", "values of the model and of the data: 01 (x in {0,1}) | "
                               "pm1 (x in {-1,+1})", choices=("01", "pm1"))
-    model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0)
+    model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0,
+                             label="ground-truth model seed")
     sample_seed: int = option(0, "seed of the sampler", lo=0)
-    n_train: int = option(2000, "training samples", lo=1, hi=EXAMPLES)
+    n_train: int = option(2000, "training samples", lo=1, hi=EXAMPLES, label="training examples")
     n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1, hi=EXAMPLES)
     sampler: str = option("exact", "exact (inverse CDF over all states, n <= 20) | gibbs",
                           choices=("exact", "gibbs"))

@@ -31,7 +31,8 @@ class BarsStripesOptions:
 class ShiftingBarOptions:
     """Options of dataset ``shifting_bar``."""
 
-    n: int = option(9, "pattern length (number of visible units and of patterns)", lo=2, hi=1024)
+    n: int = option(9, "pattern length (number of visible units and of patterns)", lo=2, hi=1024,
+                    label="variables (n)")
     bar: int = option(1, "bar length: consecutive ones, cyclic wrap-around (1..n-1)", lo=1, hi=1024)
 
     @property

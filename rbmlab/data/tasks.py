@@ -47,17 +47,17 @@ class TaskConfig(Config):
 class FlipConfig(TaskConfig):
     name: str = option("flip", "task")
     rate: float = option(0.1, "share of each image's pixels flipped (an exact count per image)",
-                         lo=0, hi=1)
-    seed: int = option(0, "the corruption's random stream (fixed per split)", lo=0)
+                         lo=0, hi=1, label="fraction of pixels flipped")
+    seed: int = option(0, "the corruption's random stream (fixed per split)", lo=0, label="corruption seed")
 
 
 @dataclass
 class OccludeConfig(TaskConfig):
     name: str = option("occlude", "task")
-    size: int = option(8, "side of the square patch, in pixels", lo=1)
+    size: int = option(8, "side of the square patch, in pixels", lo=1, label="occluded square (pixels)")
     value: float = option(0.0, "what the patch is set to (0 on MNIST; 1, the background, on "
                           "Caltech-101 Silhouettes)")
-    seed: int = option(0, "the corruption's random stream (fixed per split)", lo=0)
+    seed: int = option(0, "the corruption's random stream (fixed per split)", lo=0, label="corruption seed")
 
 
 class Plain:

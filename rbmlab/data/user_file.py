@@ -44,7 +44,8 @@ class FileOptions:
     sha256: str | None = option(None, "the file's sha256, recorded by a run; given, the file must "
                                       "have it")
     test_fraction: float = option(0.1, "rows of train held out as test when the file has no test "
-                                       "(0: test = the whole training matrix)", lo=0.0, hi=1.0, open_hi=True)
+                                       "(0: test = the whole training matrix)", lo=0.0, hi=1.0, open_hi=True,
+                                  label="fraction held out as test")
     valid_fraction: float = option(0.0, "rows of train held out as valid when the file has no valid "
                                         "(0: no valid split)", lo=0.0, hi=1.0, open_hi=True)
     split_seed: int = option(0, "seed of the permutation the held-out rows are drawn by", lo=0)

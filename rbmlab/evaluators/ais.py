@@ -275,11 +275,14 @@ class AIS(Evaluator):
     epoch_cost = ("curve_n_temperatures", "curve_n_chains")
     metrics = (
         MetricSpec("log_likelihood", summary_name="mean_log_likelihood", **_nats,
-                   description="mean −F(x) − log Ẑ over the split"),
-        MetricSpec("log_likelihood_lower", summary_name="mean_log_likelihood_lower", **_nats),
-        MetricSpec("log_likelihood_upper", summary_name="mean_log_likelihood_upper", **_nats),
-        *(MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats)
-          for prefix in ("", "reverse_") for end in ("", "_lower", "_upper")),
+                   description="mean −F(x) − log Ẑ over the split", label="log-likelihood"),
+        MetricSpec("log_likelihood_lower", summary_name="mean_log_likelihood_lower", **_nats,
+                   label="log-likelihood, lower bound"),
+        MetricSpec("log_likelihood_upper", summary_name="mean_log_likelihood_upper", **_nats,
+                   label="log-likelihood, upper bound"),
+        *(MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats, label=f"{method}log Z{bound}")
+          for prefix, method in (("", ""), ("reverse_", "reverse-AIS "))
+          for end, bound in (("", ""), ("_lower", ", lower bound"), ("_upper", ", upper bound"))),
     )
 
     def check(self, model_class, sizes):

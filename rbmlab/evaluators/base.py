@@ -28,7 +28,7 @@ SPLIT_NAMES = ("train", "valid", "test")
 class EvaluatorConfig(Config):
     name: str = option("", "evaluator")
     splits: list[str] = option(["test"], "splits scored at every evaluation point",
-                               choices=SPLIT_NAMES)
+                               choices=SPLIT_NAMES, label="splits scored")
     max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0,
                                hi=EXAMPLES)
     progress: bool = option(True, "progress bars for long evaluations")

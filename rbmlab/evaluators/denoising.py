@@ -53,8 +53,10 @@ NN_BYTES = 2**28   # working memory of one 1-NN chunk (distances and training ro
 @dataclass
 class DenoisingConfig(EvaluatorConfig):
     name: str = option("denoising", "evaluator")
-    flip: float = option(0.1, "p: probability that the channel flips a pixel", lo=0, hi=0.5)
-    seed: int = option(0, "the channel noise (the same for every model and method)", lo=0)
+    flip: float = option(0.1, "p: probability that the channel flips a pixel", lo=0, hi=0.5,
+                         label="pixel flip probability")
+    seed: int = option(0, "the channel noise (the same for every model and method)", lo=0,
+                       label="channel noise seed")
     methods: list[str] = option(list(METHODS), "estimators scored", choices=METHODS)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     tol: float = option(1e-8, "convergence: mean-square change of the magnetisations", lo=0,
@@ -175,15 +177,16 @@ class Denoising(Evaluator):
     units = {"visible": BERNOULLI}   # the bit-flip channel of {0, 1} pixels
     requires = (TapForm,)
     metrics = (*(MetricSpec(f"mcc_{m}", "MCC", True, description=f"mean Matthews correlation of "
-                            f"the {name} estimate with the clean image (tap Fig. 8)")
+                            f"the {name} estimate with the clean image (tap Fig. 8)",
+                            label=f"MCC of the {name.split(' (')[0]} estimate")
                  for m, name in zip(METHODS, ("TAP-RBM", "optimal pointwise", "1-NN",
                                               "constant (training mean image, rounded)"))),
                MetricSpec("tap_distinct", "fraction", False,
                           description="distinct binary TAP estimates per image of the split "
-                                      "(1/n: one constant image)"),
+                                      "(1/n: one constant image)", label="distinct TAP estimates per image"),
                MetricSpec("denoise_iterations", "iterations", False,
                           description="TAP iterations until every image of the split converged "
-                                      "(or the cap)"))
+                                      "(or the cap)", label="TAP denoising iterations"))
 
     def evaluate(self, model, splits, context):
         require_binary_visible(model)

@@ -34,8 +34,9 @@ class Exact(Evaluator):
     without_data = "log Z only, by enumeration"
     units = {"visible": BINARY, "hidden": BINARY}   # enumeration of discrete states
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
-                          description="mean log p(x) over the split"),
-               MetricSpec("log_z", "nats", True, per_split=False, description="log partition function"))
+                          description="mean log p(x) over the split", label="log-likelihood"),
+               MetricSpec("log_z", "nats", True, per_split=False, description="log partition function",
+                          label="log Z"))
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -27,7 +27,7 @@ from rbmlab.validation import invalid, option
 class FeatureClassifierConfig(EvaluatorConfig):
     name: str = option("test_error", "evaluator")
     splits: list[str] = option(["test", "valid"], "splits whose error is written (valid chooses C)",
-                               choices=("train", "valid", "test"))
+                               choices=("train", "valid", "test"), label="splits scored")
     C: list[float] = option([0.01, 0.1, 1.0, 10.0, 100.0], "inverse L2 strengths tried; the best "
                             "on valid is kept")
     max_iter: int = option(1000, "lbfgs iterations per fit", lo=1, hi=EVALUATION_STEPS)
@@ -86,9 +86,10 @@ class FeatureClassifier(Evaluator):
     config_class = FeatureClassifierConfig
     requires = (LatentFeatures,)
     metrics = (MetricSpec("error", "%", False, description="test error (%) of logistic regression "
-                          "on E[h|v], fitted on the training set"),
+                          "on E[h|v], fitted on the training set", label="classification error"),
                MetricSpec("classifier_c", "", True, per_split=False,
-                          description="the inverse L2 strength chosen on the valid split"))
+                          description="the inverse L2 strength chosen on the valid split",
+                          label="classifier's inverse L2 strength C"))
 
     def evaluate(self, model, splits, context):
         if context.train is None:

@@ -24,7 +24,8 @@ def train_valid_gap(model, train, valid) -> float:
 class FreeEnergyConfig(EvaluatorConfig):
     name: str = option("free_energy", "evaluator")
     splits: list[str] = option(["train", "valid"], "splits scored at every evaluation point "
-                               "(train and valid: their gap too)", choices=("train", "valid", "test"))
+                               "(train and valid: their gap too)", choices=("train", "valid", "test"),
+                               label="splits scored")
 
 
 class FreeEnergy(Evaluator):
@@ -32,9 +33,11 @@ class FreeEnergy(Evaluator):
     requires = (LogProbability,)
     metrics = (MetricSpec("train_valid_gap", "nats", False, per_split=False,
                           description="mean −F(v) over the first n_valid training rows − over the "
-                                      "valid split: the log-likelihood gap, log Z cancelled"),
+                                      "valid split: the log-likelihood gap, log Z cancelled",
+                          label="training − validation log-likelihood gap"),
                MetricSpec("log_likelihood_unnormalised", "nats", True,
-                          description="mean −F(v) = log p̃(v) over the split (log Z not subtracted)"))
+                          description="mean −F(v) = log p̃(v) over the split (log Z not subtracted)",
+                          label="unnormalised log-likelihood"))
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -37,8 +37,9 @@ MAX_UNITS = EXACT_SAMPLING_UNITS   # 2^n states, each with a probability and a c
 class KLConfig(EvaluatorConfig):
     name: str = option("kl", "evaluator")
     sampler: Any = option(None, "inference method whose draws make q of (2) (pmp, gibbs, gwg); "
-                                "null: the model family's", parse=parse_sampler)
-    sweeps: int = option(100, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS)
+                                "null: the model family's", parse=parse_sampler, label="sampler")
+    sweeps: int = option(100, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS,
+                         label="sweeps")
     n_samples: int = option(10_000, "draws counted for (2); 0: only (1)", lo=0, hi=EXAMPLES)
     pseudo_count: float = option(0.5, "α of (2), added to every state's count", lo=0.0, open_lo=True)
     chunk: int = option(1000, "draws per sampler call", lo=1, hi=CHAINS)
@@ -74,10 +75,11 @@ class KL(Evaluator):
     needs_truth = True
     metrics = (
         MetricSpec("kl_model", "nats", False, per_split=False,
-                   description="KL(p_truth ‖ p_model), every state enumerated (1)"),
+                   description="KL(p_truth ‖ p_model), every state enumerated (1)",
+                   label="KL(truth ‖ model)"),
         MetricSpec("kl_samples", "nats", False, per_split=False,
                    description="KL(p_truth ‖ q), q the pseudo-counted histogram of the sampler's "
-                               "draws from the model (2)"),
+                               "draws from the model (2)", label="KL(truth ‖ samples)"),
     )
 
     def check(self, model_class, sizes):

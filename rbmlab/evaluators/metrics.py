@@ -36,12 +36,17 @@ RUN_METRICS = (
     MetricSpec("wall_time", "seconds", higher_is_better=False, per_split=False,
                description="training time, evaluations excluded (summary.json; a growing model's "
                            "metrics rows: the seconds it took to reach that size; batched trials "
-                           "share their run's)"),
+                           "share their run's)", label="wall-clock time"),
     MetricSpec("theta", "coupling", higher_is_better=True, per_split=False,
                description="the one coupling of a tied Ising model (model.tie=uniform), recorded "
-                           "with every evaluation (rbmlab.run.evaluation)"),
+                           "with every evaluation (rbmlab.run.evaluation)", label="coupling θ"),
     MetricSpec("early_stopping.n_hidden", "hidden units", higher_is_better=True, per_split=False,
-               description="the size early stopping selects (summary.json early_stopping)"),
+               description="the size early stopping selects (summary.json early_stopping)",
+               label="hidden units selected by early stopping"),
+    MetricSpec("inference_converged", "%", higher_is_better=True, per_split=False,
+               description="training instances of the last epoch on which the learner's inference "
+                           "converged (a conditional learner's diagnostics)",
+               label="training inferences converged"),
 )
 
 

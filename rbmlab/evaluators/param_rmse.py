@@ -40,7 +40,8 @@ class ParamRMSE(Evaluator):
     needs_truth = True
     metrics = (MetricSpec("log_rmse", "log", False, per_split=False,
                           description="½ log of the mean squared coupling error against the ground "
-                                      "truth, all d² entries, the paper's weight scale (1)"),)
+                                      "truth, all d² entries, the paper's weight scale (1)",
+                          label="log RMSE of the couplings"),)
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -51,7 +51,8 @@ def _inference(value, key: str) -> str:
 class PixelErrorConfig(EvaluatorConfig):
     name: str = option("pixel_error", "evaluator")
     inference: str = option("sum", "how outputs are predicted: a solver (rbmlab.inference.solvers) or "
-                                   "mf | sum | max | mixed (BP) | none (the biases alone)", parse=_inference)
+                                   "mf | sum | max | mixed (BP) | none (the biases alone)", parse=_inference,
+                            label="prediction method")
     max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1,
                           hi=EVALUATION_STEPS)
     matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one",
@@ -77,10 +78,13 @@ def solver(inference: str, tol: float):
 class PixelError(Evaluator):
     config_class = PixelErrorConfig
     requires = (Conditional,)
-    metrics = (MetricSpec("pixel_error", "%", False, description="wrong output pixels among all (All)"),
+    metrics = (MetricSpec("pixel_error", "%", False, description="wrong output pixels among all (All)",
+                          label="pixel error"),
                MetricSpec("changed_error", "%", False,
-                          description="wrong output pixels among those the corruption changed (Changed)"),
-               MetricSpec("converged", "%", True, description="instances on which inference converged"))
+                          description="wrong output pixels among those the corruption changed (Changed)",
+                          label="error on changed pixels"),
+               MetricSpec("converged", "%", True, description="instances on which inference converged",
+                          label="inferences converged"))
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -50,10 +50,11 @@ SOLVER_OPTIONS = {"pmp": ("max_product", {"max_iter": "sweeps", "damping": "damp
 class PerturbMAPLogZConfig(EvaluatorConfig):
     name: str = option("pmap_log_z", "evaluator")
     solver: str = option("pmp", "MAP solver of each perturbed problem: pmp (parallel damped "
-                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=tuple(SOLVER_OPTIONS))
+                                "max-product, `sweeps` sweeps) | mplp (sequential, to `tol`)", choices=tuple(SOLVER_OPTIONS),
+                         label="MAP solver")
     n_samples: int = option(100, "perturbations (each one MAP problem)", lo=1, hi=CHAINS)
     sweeps: int = option(200, "solver=pmp: max-product sweeps from zero messages", lo=1,
-                        hi=EVALUATION_STEPS)
+                        hi=EVALUATION_STEPS, label="sweeps")
     damping: float = option(0.5, "solver=pmp: damping α, m ← m + α (m_new − m); 1 = undamped",
                             lo=0.0, hi=1.0, open_lo=True)
     tol: float = option(1e-6, "solver=mplp: stop when a sweep moves no message by more", lo=0.0, open_lo=True)
@@ -68,17 +69,23 @@ class PerturbMAPLogZ(Evaluator):
     without_data = "perturb-and-MAP log Z and its error against the exact one"
     metrics = (
         MetricSpec("pmap_log_z", "nats", False, per_split=False,
-                   description="perturb-and-MAP estimate of log Z, eq. (1): mean perturbed objective"),
+                   description="perturb-and-MAP estimate of log Z, eq. (1): mean perturbed objective",
+                   label="perturb-and-MAP log Z"),
         MetricSpec("pmap_log_z_error", "nats", False, per_split=False,
-                   description="estimate − exact log Z (mean over the perturbations)"),
+                   description="estimate − exact log Z (mean over the perturbations)",
+                   label="log Z error"),
         MetricSpec("pmap_log_z_error_se", "nats", False, per_split=False,
-                   description="standard error of the mean error (std/√n)"),
+                   description="standard error of the mean error (std/√n)",
+                   label="standard error of the log Z error"),
         MetricSpec("pmap_log_z_error_std", "nats", False, per_split=False,
-                   description="standard deviation of the error over the perturbations"),
+                   description="standard deviation of the error over the perturbations",
+                   label="std of the log Z error over perturbations"),
         MetricSpec("exact_log_z", "nats", True, per_split=False,
-                   description="exact log Z (enumeration, or transfer matrices on a cyclic lattice)"),
+                   description="exact log Z (enumeration, or transfer matrices on a cyclic lattice)",
+                   label="exact log Z"),
         MetricSpec("pmap_solved", "%", True, per_split=False,
-                   description="problems the solver finished by its own rule (mplp: to tol; pmp: all)"),
+                   description="problems the solver finished by its own rule (mplp: to tol; pmp: all)",
+                   label="problems solved"),
     )
 
     def check(self, model_class, sizes):

@@ -89,7 +89,7 @@ class PseudoLikelihood(Evaluator):
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # flips of {0, 1} units
     requires = (Bipartite,)
     metrics = (MetricSpec("pseudo_log_likelihood", "nats", True,
-                          description="mean Σ_i log p(v_i | v_−i)"),)
+                          description="mean Σ_i log p(v_i | v_−i)", label="pseudo-log-likelihood"),)
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -35,7 +35,8 @@ class ReconstructionConfig(EvaluatorConfig):
 class Reconstruction(Evaluator):
     config_class = ReconstructionConfig
     metrics = (MetricSpec("reconstruction_error", "squared error", False,
-                          description="mean Σ_i (v_i − r_i)² of the mean-field reconstruction"),)
+                          description="mean Σ_i (v_i − r_i)² of the mean-field reconstruction",
+                          label="reconstruction error"),)
 
     def check(self, model_class, sizes):
         if not can_reconstruct(model_class):

@@ -25,8 +25,10 @@ from rbmlab.validation import option
 class SampleMMDConfig(EvaluatorConfig):
     name: str = option("mmd", "evaluator")
     sampler: Any = option(None, "inference method drawing the samples (pmp, gibbs, gwg, "
-                                "block_gibbs); null: the model family's", parse=parse_sampler)
-    sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS)
+                                "block_gibbs); null: the model family's", parse=parse_sampler,
+                          label="sampler")
+    sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS,
+                         label="sweeps")
     n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0,
                            hi=EXAMPLES)
     chunk: int = option(200, "samples drawn per sampler call (dense PMP holds ~5 (chunk, d, d) "
@@ -43,7 +45,7 @@ class SampleMMD(Evaluator):
     config_class = SampleMMDConfig
     metrics = (MetricSpec("log_mmd2", "log MMD²", False,
                           description="natural log of the V-statistic MMD² (kernel exp(−Hamming/D)) "
-                                      "between model samples and the split"),)
+                                      "between model samples and the split", label="log MMD²"),)
 
     def check(self, model_class, sizes):
         sampler_for(self.config.sampler, model_class, "mmd")

@@ -9,9 +9,8 @@ from rbmlab.inference import INFERENCE
 from rbmlab.models.base import supports
 
 
-def parse_sampler(value: Any, key: str):
-    """An evaluator's ``sampler`` option: an inference config, or None (the family's default)."""
-    return None if value is None else INFERENCE.parse(value, key)
+# an evaluator's ``sampler`` option: an inference config, or None (the family's default)
+parse_sampler = INFERENCE.parse_optional
 
 
 def sampler_for(config, model_class: type, evaluator: str):

@@ -38,7 +38,7 @@ from rbmlab.validation import option
 class TapEvalConfig(EvaluatorConfig):
     name: str = option("tap", "evaluator")
     n_init: int = option(1000, "training examples the TAP solutions start from (0: all)", lo=0,
-                         hi=EXAMPLES)
+                         hi=EXAMPLES, label="TAP initialisations")
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
     tol: float = option(1e-10, "convergence of each chain: mean-square change of its "
                                "magnetisations (a chain stops once below)", lo=0, open_lo=True)
@@ -122,22 +122,30 @@ def likelihood_metrics(split: str, ll, units: int) -> dict[str, float]:
             f"{split}_log_likelihood_se": se}
 
 
+COMBINE_WORDS = {"uniform": "mean", "logsumexp": "log-sum-exp"}   # tap.COMBINE_RULES in words
 LIKELIHOOD_SE = MetricSpec("log_likelihood_se", "nats", False,
-                           description="standard error of the per-example TAP log-likelihood")
+                           description="standard error of the per-example TAP log-likelihood",
+                           label="standard error of the log-likelihood")
 SOLUTION_METRICS = (
     MetricSpec("log_z", "nats", True, per_split=False,
-               description="TAP log partition function (the unique solutions combined by `combine`)"),
+               description="TAP log partition function (the unique solutions combined by `combine`)",
+               label="log Z"),
     *(MetricSpec(f"log_z_{rule}", "nats", True, per_split=False,
-                 description=f"TAP log partition function, the unique solutions combined by {rule}")
+                 description=f"TAP log partition function, the unique solutions combined by {rule}",
+                 label=f"log Z, {COMBINE_WORDS[rule]} over the solutions")
       for rule in tap.COMBINE_RULES),
     MetricSpec("tap_solutions", "solutions", False, per_split=False,
-               description="unique TAP solutions from the initialisations (tap Fig. 5)"),
+               description="unique TAP solutions from the initialisations (tap Fig. 5)",
+               label="unique TAP solutions"),
     MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,
-               description="unique TAP solutions / initialisations"),
+               description="unique TAP solutions / initialisations",
+               label="unique TAP solutions per initialisation"),
     MetricSpec("tap_converged", "fraction", True, per_split=False,
-               description="initialisations that met tol within max_iter"),
+               description="initialisations that met tol within max_iter",
+               label="converged TAP initialisations"),
     MetricSpec("tap_iterations", "iterations", False, per_split=False,
-               description="TAP iterations until every initialisation converged (or the cap)"))
+               description="TAP iterations until every initialisation converged (or the cap)",
+               label="TAP iterations"))
 
 
 class TapEvaluator(Evaluator):
@@ -145,10 +153,11 @@ class TapEvaluator(Evaluator):
     requires = (TapForm,)
     without_data = "log Z only, TAP started from n_init uniform random binary states"
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
-                          description="mean TAP log-likelihood estimate over the split (Eq. 39)"),
+                          description="mean TAP log-likelihood estimate over the split (Eq. 39)",
+                          label="log-likelihood"),
                MetricSpec("log_likelihood_per_unit", "nats", True,
                           description="the TAP log-likelihood divided by n_visible + n_hidden "
-                                      "(tap Fig. 3)"),
+                                      "(tap Fig. 3)", label="log-likelihood per unit"),
                LIKELIHOOD_SE, *SOLUTION_METRICS)
 
     def evaluate(self, model, splits, context):

@@ -67,13 +67,14 @@ class TapDBMEvaluator(Evaluator):
     without_data = "log Z only, TAP started from n_init uniform random binary states"
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
                           description="mean TAP log-likelihood estimate over the split, clamped "
-                                      "minus free TAP free energies (tap App. E)"),
+                                      "minus free TAP free energies (tap App. E)", label="log-likelihood"),
                MetricSpec("log_likelihood_per_unit", "nats", True,
                           description="the TAP log-likelihood divided by the units of all layers "
-                                      "(tap Figs. 3, 11)"),
+                                      "(tap Figs. 3, 11)", label="log-likelihood per unit"),
                LIKELIHOOD_SE,
                MetricSpec("clamped_converged", "fraction", True,
-                          description="examples whose clamped TAP solution met tol within max_iter"),
+                          description="examples whose clamped TAP solution met tol within max_iter",
+                          label="converged clamped TAP solutions"),
                *SOLUTION_METRICS)
 
     def evaluate(self, model, splits, context):

@@ -36,9 +36,10 @@ from rbmlab.validation import option
 class GWGConfig(InferenceConfig):
     name: str = option("gwg", "inference method: Gibbs-with-gradients (one proposed flip per step, "
                               "n steps per sweep)")
-    temperature: float = option(2.0, "proposal softmax(δ / temperature) (GWG's DiffSampler: 2)", lo=1e-6)
+    temperature: float = option(2.0, "proposal softmax(δ / temperature) (GWG's DiffSampler: 2)", lo=1e-6,
+                                label="GWG temperature")
     step: str = option("sweep", "one step: sweep (n proposals) | site (one proposal)", choices=("sweep", "site"),
-                       neutral="sweep")
+                       neutral="sweep", label="sampler step")
 
 
 def _log_softmax(a, xp):

@@ -20,7 +20,7 @@ from rbmlab.validation import option
 class PMPConfig(InferenceConfig):
     name: str = option("pmp", "inference method: perturb-and-max-product (fresh samples every call)")
     damping: float = option(0.5, "max-product damping α: m ← m + α (m_new − m); 1 = undamped",
-                            lo=0.0, hi=1.0, open_lo=True)
+                            lo=0.0, hi=1.0, open_lo=True, label="max-product damping")
 
 
 class PMP(InferenceMethod):

@@ -27,7 +27,7 @@ class SiteGibbsConfig(InferenceConfig):
     name: str = option("gibbs", "inference method: systematic-scan Gibbs by colour classes")
     step: str = option("sweep", "one step: sweep (every site once, by colour class) | site (one "
                                 "single-site update, the scan going on from the last position)",
-                       choices=("sweep", "site"), neutral="sweep")
+                       choices=("sweep", "site"), neutral="sweep", label="sampler step")
 
 
 class SiteGibbs(InferenceMethod):

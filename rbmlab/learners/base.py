@@ -20,22 +20,18 @@ from rbmlab.validation import Config, option
 State = dict[str, Any]   # name → array; saved in checkpoints as-is
 
 
-def _sampler(value: Any, key: str):
-    return None if value is None else INFERENCE.parse(value, key)
-
-
 @dataclass
 class LearnerConfig(Config):
     """Hyperparameters every learner shares."""
 
     name: str = option("cd", "learner")
-    lr: float = option(0.01, "step size", lo=0, open_lo=True)
+    lr: float = option(0.01, "step size", lo=0, open_lo=True, label="learning rate")
     batch_size: int | str = option(100, "examples per update, or 'full'", lo=1, hi=EXAMPLES,
-                                   choices=("full",))
+                                   choices=("full",), label="mini-batch size")
     optimizer: Any = option({"name": "sgd"}, "update rule (learner/optimizer=sgd|adam|spectral)",
-                            parse=OPTIMIZERS.parse)
+                            parse=OPTIMIZERS.parse, label="optimizer")
     sampler: Any = option(None, "negative-phase inference method; null: the model family's",
-                          parse=_sampler)
+                          parse=INFERENCE.parse_optional, label="training sampler")
 
 
 def difference(positive: dict, negative: dict) -> dict:

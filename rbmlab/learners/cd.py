@@ -10,8 +10,9 @@ from rbmlab.validation import option
 
 @dataclass
 class CDConfig(LearnerConfig):
-    name: str = option("cd", "learner")
-    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS)
+    name: str = option("cd", "learner", label="learner")
+    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS,
+                    label="sampler steps per update (k)")
 
 
 class CD(Learner):

@@ -16,8 +16,9 @@ from rbmlab.validation import option
 
 @dataclass
 class CGConfig(CenteringConfig):
-    name: str = option("cg", "learner")
-    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS)
+    name: str = option("cg", "learner", label="learner")
+    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS,
+                    label="sampler steps per update (k)")
 
 
 class CG(CenteredLearner):

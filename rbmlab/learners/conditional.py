@@ -28,8 +28,9 @@ class ScheduledInferenceConfig(LearnerConfig):
     learner is our reading)."""
 
     base_iterations: int = option(7, "inference runs base_iterations + epoch iterations (the paper: 7)", lo=0,
-                                 hi=UPDATE_STEPS)
-    tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0)
+                                 hi=UPDATE_STEPS, label="base inference iterations")
+    tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0,
+                        label="inference tolerance")
 
 
 class ConditionalLearner(Learner):

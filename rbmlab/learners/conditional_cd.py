@@ -26,9 +26,9 @@ from rbmlab.validation import option
 
 @dataclass
 class ConditionalCDConfig(LearnerConfig):
-    name: str = option("conditional_cd", "learner")
+    name: str = option("conditional_cd", "learner", label="learner")
     k: int = option(1, "Gibbs sweeps from the clean target (the paper: 1 and 10)", lo=1,
-                   hi=UPDATE_STEPS)
+                   hi=UPDATE_STEPS, label="sampler steps per update (k)")
 
 
 class ConditionalCD(ConditionalLearner):
@@ -47,8 +47,9 @@ class ConditionalCD(ConditionalLearner):
 
 @dataclass
 class CDPercLossConfig(LearnerConfig):
-    name: str = option("cd_percloss", "learner")
-    k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1, hi=UPDATE_STEPS)
+    name: str = option("cd_percloss", "learner", label="learner")
+    k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1, hi=UPDATE_STEPS,
+                    label="sampler steps per update (k)")
 
 
 def lowest_free_energy_search(W, b1, b2, rng, k: int):

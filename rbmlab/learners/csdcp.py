@@ -27,16 +27,21 @@ from rbmlab.validation import invalid, option
 class CenteringConfig(LearnerConfig):
     """Offsets of the centered learners (CS-DCP, CG)."""
 
-    nu_mu: float = option(0.01, "sliding factor of the visible offsets", lo=0, hi=1)
-    nu_lam: float = option(0.01, "sliding factor of the hidden offsets", lo=0, hi=1)
-    lam0: float = option(0.5, "initial hidden offsets (visible: the training mean)", lo=0, hi=1)
+    nu_mu: float = option(0.01, "sliding factor of the visible offsets", lo=0, hi=1,
+                          label="visible offset sliding factor")
+    nu_lam: float = option(0.01, "sliding factor of the hidden offsets", lo=0, hi=1,
+                           label="hidden offset sliding factor")
+    lam0: float = option(0.5, "initial hidden offsets (visible: the training mean)", lo=0, hi=1,
+                         label="initial hidden offsets")
 
 
 @dataclass
 class CSDCPConfig(CenteringConfig):
-    name: str = option("csdcp", "learner")
-    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS)
-    k: int = option(4, "K': sampler steps per inner step", lo=1, hi=UPDATE_STEPS)
+    name: str = option("csdcp", "learner", label="learner")
+    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS,
+                    label="inner steps per mini-batch (d)")
+    k: int = option(4, "K': sampler steps per inner step", lo=1, hi=UPDATE_STEPS,
+                    label="sampler steps per update (k)")
 
     def check(self) -> None:
         if problem := exceeds(UPDATE_STEPS, self.d * self.k, "d x k (sampler sweeps an update)"):

@@ -38,55 +38,64 @@ from rbmlab.validation import invalid, option
 
 @dataclass
 class FrankWolfeConfig(LearnerConfig):
-    name: str = option("frank_wolfe", "learner")
+    name: str = option("frank_wolfe", "learner", label="learner")
     lr: float = option(0.02, "η: step of the plain visible-bias ascent (Alg. 1, Eq. 10) of "
-                       "bias_fit=fixed", lo=0, open_lo=True)
+                       "bias_fit=fixed", lo=0, open_lo=True, label="learning rate")
     batch_size: int | str = option("full", "must be full: one unit per pass over the training set",
-                                   lo=1, hi=EXAMPLES, choices=("full",))
+                                   lo=1, hi=EXAMPLES, choices=("full",), label="mini-batch size")
     lam: float = option(0.5, "λ: the ℓ2 penalty (λ/2)‖w‖² of the oracle (Eq. 6, Alg. 1); 0.5: the "
-                        "paper's grid's best on Caltech validation (results/frank_wolfe)", lo=0)
+                        "paper's grid's best on Caltech validation (results/frank_wolfe)", lo=0,
+                        label="penalty λ")
     lambda_scaling: str = option("constant", "constant: λ as in Alg. 1 | over_t: λ/t, Eq. 8's "
                                  "scaling (Eq. 8 has α_t on the data terms only)",
-                                 choices=("constant", "over_t"))
-    penalize_bias: bool = option(True, "penalise the hidden bias (the constant unit's weight) too")
+                                 choices=("constant", "over_t"), label="λ scaling")
+    penalize_bias: bool = option(True, "penalise the hidden bias (the constant unit's weight) too",
+                                 label="penalise hidden bias")
     n_samples: int = option(1000, "S: persistent chains whose states stand for the model in the oracle",
-                            lo=1, hi=CHAINS)
+                            lo=1, hi=CHAINS, label="oracle chains (S)")
     sample_steps: int = option(20, "block-Gibbs sweeps of those chains before each oracle call", lo=1,
-                              hi=UPDATE_STEPS)
+                              hi=UPDATE_STEPS, label="Gibbs sweeps per oracle call")
     restarts: int = option(3, "L-BFGS-B runs from random non-zero starts; the best is kept", lo=1,
-                          hi=REPEATS)
-    init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True)
-    maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1, hi=UPDATE_STEPS)
-    gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True)
+                          hi=REPEATS, label="L-BFGS-B restarts")
+    init_std: float = option(0.01, "starts w ~ N(0, init_std²)", lo=0, open_lo=True,
+                             label="oracle initial weight std")
+    maxiter: int = option(200, "L-BFGS-B iterations per run", lo=1, hi=UPDATE_STEPS,
+                          label="L-BFGS-B iterations")
+    gtol: float = option(1e-5, "L-BFGS-B projected-gradient tolerance", lo=0, open_lo=True,
+                         label="L-BFGS-B gradient tolerance")
     step: str = option("whole", "whole: the oracle's unit with coefficient 1 (Alg. 1 line 5) | "
                        "line_search: the unit scaled by the s ≤ 1 that maximises the Monte-Carlo "
                        "estimate of the penalised objective's change (a control; "
                        "rbmlab.learners.frank_wolfe_step)", choices=("whole", "line_search"),
-                       neutral="whole")
+                       neutral="whole", label="Frank-Wolfe step")
     step_points: int = option(13, "line_search: scales 1, 2^(-1/2), 2^(-1), ... tried", lo=1, hi=60,
-                             neutral=13)
+                             neutral=13, label="line-search points")
     bias_fit: str = option("converge", "the loop of Alg. 1 lines 7–10 after each unit: converge: Fisher "
                            "steps until the data − model residual is at its Monte-Carlo floor, then "
                            "averaged | fixed: bias_steps plain steps of size lr",
-                           choices=("converge", "fixed"))
+                           choices=("converge", "fixed"), label="bias fit")
     bias_steps: int = option(500, "K: plain ascent steps after each new unit (bias_fit=fixed)", lo=0,
-                             hi=UPDATE_STEPS)
+                             hi=UPDATE_STEPS, label="bias steps (K)")
     bias_lr: float = option(0.5, "converge: damping of the Fisher step (≤ 1; along weakly correlated "
-                            "pixels 1 is about half a Newton step)", lo=0, hi=1, open_lo=True)
+                            "pixels 1 is about half a Newton step)", lo=0, hi=1, open_lo=True,
+                            label="bias step damping")
     bias_tol: float = option(1.0, "converge: stop descending when the residual's mean z² (1 at the "
                              "noise floor) is ≤ 1 + bias_tol over bias_window steps (or stops falling "
-                             "at the smallest step: fw_bias_plateau counts those)", lo=0, open_lo=True)
+                             "at the smallest step: fw_bias_plateau counts those)", lo=0, open_lo=True,
+                             label="bias tolerance")
     bias_window: int = option(10, "converge: steps the stopping rule averages z² over", lo=1,
-                              hi=UPDATE_STEPS)
+                              hi=UPDATE_STEPS, label="bias window")
     bias_average: int = option(100, "converge: iterates averaged after the rule holds, at least (0: none)", lo=0,
-                               hi=UPDATE_STEPS)
+                               hi=UPDATE_STEPS, label="bias averaging steps")
     bias_rhat: float = option(1.1, "converge: the averaging goes on until the chains' R̂ over it is ≤ this "
-                              "(they have mixed: the model means are not one mode's)", lo=1, open_lo=True)
+                              "(they have mixed: the model means are not one mode's)", lo=1, open_lo=True,
+                              label="bias R̂ threshold")
     bias_max_steps: int = option(2000, "converge: cap on descent + averaging; units that hit it are "
-                                 "counted (fw_bias_capped)", lo=1, hi=UPDATE_STEPS)
-    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=2, hi=CHAINS)
+                                 "counted (fw_bias_capped)", lo=1, hi=UPDATE_STEPS, label="bias steps cap")
+    bias_chains: int = option(100, "M: persistent chains of the bias steps", lo=2, hi=CHAINS,
+                              label="bias chains (M)")
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1,
-                              hi=UPDATE_STEPS)
+                              hi=UPDATE_STEPS, label="Gibbs sweeps per bias step")
 
     def check(self) -> None:
         if self.bias_max_steps < self.bias_window:

@@ -19,7 +19,7 @@ from rbmlab.validation import option
 
 @dataclass
 class LogisticConfig(LearnerConfig):
-    name: str = option("logistic", "learner")
+    name: str = option("logistic", "learner", label="learner")
 
 
 class Logistic(ConditionalLearner):

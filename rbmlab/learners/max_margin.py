@@ -49,7 +49,7 @@ class MaxMargin(ConditionalLearner):
 
 @dataclass
 class MSSVMConfig(ScheduledInferenceConfig):
-    name: str = option("mssvm", "learner")
+    name: str = option("mssvm", "learner", label="learner")
 
 
 class MSSVM(MaxMargin):
@@ -67,7 +67,7 @@ class MSSVM(MaxMargin):
 
 @dataclass
 class LSSVMConfig(ScheduledInferenceConfig):
-    name: str = option("lssvm", "learner")
+    name: str = option("lssvm", "learner", label="learner")
 
 
 class LSSVM(MaxMargin):

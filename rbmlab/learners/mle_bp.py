@@ -22,8 +22,9 @@ from rbmlab.validation import option
 
 @dataclass
 class MLEBPConfig(ScheduledInferenceConfig):
-    name: str = option("mle_bp", "learner")
-    damping: float = option(0.0, "L ← (1 − α) L_new + α L_old (the paper: none)", lo=0, hi=1, open_hi=True)
+    name: str = option("mle_bp", "learner", label="learner")
+    damping: float = option(0.0, "L ← (1 − α) L_new + α L_old (the paper: none)", lo=0, hi=1, open_hi=True,
+                            label="damping")
 
 
 class MLEBP(ConditionalLearner):

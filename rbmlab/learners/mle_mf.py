@@ -17,7 +17,7 @@ from rbmlab.validation import option
 
 @dataclass
 class MLEMFConfig(ScheduledInferenceConfig):
-    name: str = option("mle_mf", "learner")
+    name: str = option("mle_mf", "learner", label="learner")
 
 
 class MLEMF(ConditionalLearner):

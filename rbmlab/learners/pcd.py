@@ -14,12 +14,14 @@ from rbmlab.validation import option
 
 @dataclass
 class PCDConfig(LearnerConfig):
-    name: str = option("pcd", "learner")
-    k: int = option(1, "sampler steps per update", lo=1, hi=UPDATE_STEPS)
-    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=CHAINS)
+    name: str = option("pcd", "learner", label="learner")
+    k: int = option(1, "sampler steps per update", lo=1, hi=UPDATE_STEPS,
+                    label="sampler steps per update (k)")
+    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=CHAINS,
+                           label="negative-phase chains")
     chain_init: str = option("data", "chains start at the first training examples (tiled), or at "
                                       "uniform random states (pmp and GWG's code)", choices=("data", "uniform"),
-                             neutral="data")
+                             neutral="data", label="chain start")
 
 
 class PCD(Learner):

@@ -18,10 +18,11 @@ from rbmlab.validation import option
 
 @dataclass
 class ResetConfig(LearnerConfig):
-    name: str = option("reset", "learner")
+    name: str = option("reset", "learner", label="learner")
     k: int = option(100, "sampler steps (sweeps) from the fresh start, every update", lo=0,
-                   hi=UPDATE_STEPS)
-    n_chains: int = option(0, "negative samples per update; 0 = the batch size", lo=0, hi=CHAINS)
+                   hi=UPDATE_STEPS, label="sampler steps per update (k)")
+    n_chains: int = option(0, "negative samples per update; 0 = the batch size", lo=0, hi=CHAINS,
+                           label="negative-phase chains")
 
 
 class Reset(Learner):

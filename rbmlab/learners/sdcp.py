@@ -18,10 +18,11 @@ from rbmlab.validation import invalid, option
 
 @dataclass
 class SDCPConfig(LearnerConfig):
-    name: str = option("sdcp", "learner")
-    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS)
+    name: str = option("sdcp", "learner", label="learner")
+    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS,
+                    label="inner steps per mini-batch (d)")
     k: int = option(4, "K': sampler steps per inner step (same cost as CD-(d·K'))", lo=1,
-                   hi=UPDATE_STEPS)
+                   hi=UPDATE_STEPS, label="sampler steps per update (k)")
 
     def check(self) -> None:
         if problem := exceeds(UPDATE_STEPS, self.d * self.k, "d x k (sampler sweeps an update)"):

@@ -31,9 +31,10 @@ class TapIterationConfig(LearnerConfig):
     """How a TAP learner iterates its fixed points every mini-batch (tap and tap_dbm)."""
 
     max_iter: int = option(10, "TAP iterations per mini-batch at most (Fig. 10: 3, 10 and 100 "
-                                "train alike)", lo=1, hi=UPDATE_STEPS)
-    tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0)
-    damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
+                                "train alike)", lo=1, hi=UPDATE_STEPS, label="TAP iterations per mini-batch")
+    tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0,
+                        label="inference tolerance")
+    damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True, label="damping")
 
     def solver_options(self) -> dict:
         return {"damping": self.damping, "tol": self.tol, "max_iter": self.max_iter}
@@ -50,14 +51,15 @@ def _tap_solver(value, key: str) -> str:
 
 @dataclass
 class TapLearnerConfig(TapIterationConfig):
-    name: str = option("tap", "learner")
+    name: str = option("tap", "learner", label="learner")
     persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
                                      "restarting them at the data")
     inference: str = option("tap", "the negative phase's fixed points: a TapForm solver "
                                    "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; "
-                                   "binary units)", parse=_tap_solver)
+                                   "binary units)", parse=_tap_solver, label="negative-phase solver")
     lr_decay: float = option(1.0, "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 "
-                                  "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True)
+                                  "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True,
+                             label="learning-rate decay")
 
 
 class TapLearner(Learner):

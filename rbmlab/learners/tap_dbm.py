@@ -35,9 +35,9 @@ PRETRAIN_STREAM = 7305   # the key of pretraining's shuffles: (PRETRAIN_STREAM, 
 
 @dataclass
 class TapDBMConfig(TapIterationConfig):   # max_iter: for the free and the clamped solutions
-    name: str = option("tap_dbm", "learner")
+    name: str = option("tap_dbm", "learner", label="learner")
     lr: float = option(0.001, "step size of joint training (the paper gives only pretraining's)",
-                       lo=0, open_lo=True)
+                       lo=0, open_lo=True, label="learning rate")
     pretrain_epochs: int = option(50, "greedy layer-wise TAP epochs per RBM before joint training "
                                       "(Alg. 4; Fig. 11: 50; 0: none)", lo=0, hi=EPOCHS)
     pretrain_lr: float = option(0.001, "step size of pretraining (Fig. 11)", lo=0, open_lo=True)

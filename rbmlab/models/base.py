@@ -43,7 +43,7 @@ class ModelConfig(Config):
     init: str | None = option(None, "a checkpoint (.npz) whose model training starts from (its "
                               "sizes replace the config's), or <sweep dir>?key=value&... (the one "
                               "run there with those config values; rbmlab.run.pretrained), or "
-                              "truth (the model the dataset is sampled from)")
+                              "truth (the model the dataset is sampled from)", label="initial model")
 
 
 @dataclasses.dataclass(frozen=True)

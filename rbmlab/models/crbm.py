@@ -35,10 +35,12 @@ from rbmlab.validation import option
 class CRBMConfig(ModelConfig):
     name: str = option("crbm", "model family")
     n_hidden: int = option(256, "hidden units (the paper: 256, following Mnih et al. 2011)", lo=1,
-                           hi=UNITS)
-    weight_std: float = option(0.01, "W, W_xh ~ N(0, weight_std²); W_xv = 0 (our choice, not the paper's)", lo=0)
+                           hi=UNITS, label="hidden units")
+    weight_std: float = option(0.01, "W, W_xh ~ N(0, weight_std²); W_xv = 0 (our choice, not the paper's)", lo=0,
+                               label="initial weight std")
     visible_bias: str = option("base_rate", "base_rate: logit of the clean targets' mean (clipped to "
-                               "[1e-3, 1 − 1e-3]) | zero", choices=("base_rate", "zero"))
+                               "[1e-3, 1 − 1e-3]) | zero", choices=("base_rate", "zero"),
+                               label="initial visible bias")
 
 
 @dataclass(frozen=True)

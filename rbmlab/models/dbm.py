@@ -29,8 +29,9 @@ SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")   # n_0 … n_3
 class DBMConfig(ModelConfig):
     name: str = option("dbm", "model family")
     n_hidden: list[int] = option([500, 500], "units of hidden layers 1 … L (2 or 3 entries; the "
-                                 "paper does not give Fig. 11's)", lo=1, hi=UNITS)
-    weight_std: float = option(0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0)
+                                 "paper does not give Fig. 11's)", lo=1, hi=UNITS, label="hidden units")
+    weight_std: float = option(0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0,
+                               label="initial weight std")
 
     def check(self) -> None:
         if len(self.n_hidden) not in (2, 3):

@@ -30,12 +30,14 @@ from rbmlab.validation import option
 @dataclass
 class GRBMConfig(ModelConfig):
     name: str = option("grbm", "model family")
-    n_hidden: int = option(100, "hidden units", lo=1, hi=UNITS)
-    weight_std: float = option(1e-3, "W ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0)
+    n_hidden: int = option(100, "hidden units", lo=1, hi=UNITS, label="hidden units")
+    weight_std: float = option(1e-3, "W ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0,
+                               label="initial weight std")
     visible_prior: str = option("bernoulli", "visible unit prior: bernoulli {0,1} | spin ±1 | "
                                 "truncated_gaussian on [0,1] | gauss_bernoulli (spike at 0 + "
-                                "truncated slab)", choices=PRIOR_NAMES)
-    hidden_prior: str = option("bernoulli", "hidden unit prior (binary)", choices=tuple(UNIT_TYPES))
+                                "truncated slab)", choices=PRIOR_NAMES, label="visible prior")
+    hidden_prior: str = option("bernoulli", "hidden unit prior (binary)", choices=tuple(UNIT_TYPES),
+                               label="hidden prior")
 
 
 @dataclass(frozen=True)

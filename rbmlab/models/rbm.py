@@ -33,15 +33,17 @@ UNIT_NAMES = tuple(UNIT_TYPES)
 @dataclass
 class RBMConfig(ModelConfig):
     name: str = option("rbm", "model family")
-    n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS)
-    weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0)
+    n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS, label="hidden units")
+    weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0, label="initial weight std")
     visible_bias: str = option("base_rate", "base_rate: the field whose mean is the training mean "
                                "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1) "
-                               "(the pmp authors' init)", choices=("base_rate", "zero", "normal"))
+                               "(the pmp authors' init)", choices=("base_rate", "zero", "normal"),
+                               label="initial visible bias")
     hidden_bias: str = option("zero", "zero | normal: N(0, 1) (the pmp authors' init)",
-                              choices=("zero", "normal"), neutral="zero")
-    visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES)
-    hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES)
+                              choices=("zero", "normal"), neutral="zero", label="initial hidden bias")
+    visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES,
+                                label="visible unit type")
+    hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES, label="hidden unit type")
 
 
 def _row(x):

@@ -18,15 +18,18 @@ from rbmlab.validation import Config, option
 @dataclass
 class AdamConfig(Config):
     name: str = option("adam", "optimizer")
-    beta1: float = option(0.9, "first-moment decay", lo=0, hi=1, open_hi=True)
-    beta2: float = option(0.999, "second-moment decay", lo=0, hi=1, open_hi=True)
-    eps: float = option(1e-8, "denominator guard", lo=0, open_lo=True)
-    weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
+    beta1: float = option(0.9, "first-moment decay", lo=0, hi=1, open_hi=True, label="Adam β1")
+    beta2: float = option(0.999, "second-moment decay", lo=0, hi=1, open_hi=True, label="Adam β2")
+    eps: float = option(1e-8, "denominator guard", lo=0, open_lo=True, label="Adam ε")
+    weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0,
+                                 label="weight decay")
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
-                            "taken off the gradient before the moments", lo=0, neutral=0.0)
+                            "taken off the gradient before the moments", lo=0, neutral=0.0,
+                       label="L1 penalty")
     interaction_lr_scale: float = option(1.0, "the interaction parameters (W, J) step at lr x this, "
                                          "the others at lr (pmp: Adam at lr on the paper's W = J/2 "
-                                         "is lr x 2 on J)", lo=0, open_lo=True, neutral=1.0)
+                                         "is lr x 2 on J)", lo=0, open_lo=True, neutral=1.0,
+                                         label="interaction learning-rate scale")
 
 
 class Adam(Optimizer):

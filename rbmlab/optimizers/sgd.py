@@ -10,13 +10,14 @@ from rbmlab.validation import Config, option
 @dataclass
 class SGDConfig(Config):
     name: str = option("sgd", "optimizer")
-    momentum: float = option(0.0, "velocity decay", lo=0, hi=1, open_hi=True)
-    weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0)
+    momentum: float = option(0.0, "velocity decay", lo=0, hi=1, open_hi=True, label="momentum")
+    weight_decay: float = option(0.0, "L2 penalty on the interaction parameters (W, J)", lo=0,
+                                 label="weight decay")
     l1: float = option(0.0, "L1 penalty on the interaction parameters (W, J): l1 * sign(theta) "
-                            "taken off the gradient", lo=0, neutral=0.0)
+                            "taken off the gradient", lo=0, neutral=0.0, label="L1 penalty")
     momentum_on: str = option("all", "parameters with a velocity: all | interactions (W, J; the "
                               "others take plain steps, as tap's Alg. 2)",
-                              choices=("all", "interactions"), neutral="all")
+                              choices=("all", "interactions"), neutral="all", label="momentum on")
 
 
 def add_scaled(x, lr: float, step, owned: bool = False):

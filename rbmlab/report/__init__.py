@@ -157,7 +157,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     if by_key:
         _check_numeric_x(runs, x, spec.logx or bool(marks), fraction)
     layout = choose_layout(runs, spec.lines, spec.panels, x if by_key and x in config_columns(runs) else None)
-    groups, gids = assign_groups(runs, layout)
+    groups, gids = assign_groups(runs, layout, names)
     finals = final_values(runs, curves, metric)
     if committed is not None:
         # a run record's stored curves are those of the column behind it: its CSV's, not its plot's
@@ -177,16 +177,16 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
 
     title = title or f"{names.metric(metric)} vs {names.key(x)}"
     placed = place_vlines(marks, runs, groups, gids)
-    table = (points_table(summary, curve, layout, metric, x, fraction, spec.paper is not None, table_x, select)
-             if by_key else markdown_table(summary, layout, metric, x, fraction, spec.paper is not None))
+    table = (points_table(summary, curve, layout, metric, x, fraction, spec.paper is not None, table_x, select, names)
+             if by_key else markdown_table(summary, layout, metric, x, fraction, spec.paper is not None, names))
     if wanted_ratios:
-        table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve)
+        table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve, names)
     grown = by_key and size_column(curves, x) is not None
     record = metric in run_columns(runs)
     behind = None if by_key else curve_behind(metric, curves)
     # the curves CSV of a record such as early_stopping.test_pixel_error: its per-epoch column
     csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
-    note = (method_note(metric, x, by_key, select, grown, record, behind) + vlines_note(placed, x)
+    note = (method_note(metric, x, by_key, select, grown, record, behind, names) + vlines_note(placed, x, names)
             + selected_at_last_note(runs, metric))
     header = report_header(runs)
     if spec.table is not None:   # the paper's layout, and a dot chart (rbmlab.report.paper_table)
@@ -272,10 +272,12 @@ def _matching(runs: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.Ser
     return mask
 
 
-def _ratios_text(rows: pd.DataFrame, x: str, table_x: Sequence[Any] | None, curve: pd.DataFrame) -> str:
+def _ratios_text(rows: pd.DataFrame, x: str, table_x: Sequence[Any] | None, curve: pd.DataFrame,
+                 names: Names) -> str:
     """The ratio rows under the group table (at the table's x values), or nothing."""
-    text = ratios_table(rows, x, table_order(curve, x, table_x))
-    return f"\n\nRatios of the values above (sums of lines over a line, at each {x}):\n\n{text}" if text else ""
+    text = ratios_table(rows, x, table_order(curve, x, table_x), names)
+    return (f"\n\nRatios of the values above (sums of lines over a line, at each value of {names.key(x)}):\n\n{text}"
+            if text else "")
 
 
 def report_main(root: str, out: str | None = None, metric: str | None = None,

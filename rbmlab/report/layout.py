@@ -7,9 +7,9 @@ lines and panels split nothing, and any other varying key joins the line labels.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -130,8 +130,21 @@ def choose_layout(runs: pd.DataFrame, lines: str | Sequence[str] | None = None,
     return Layout(line_keys, panel_keys, extra)
 
 
-def assign_groups(runs: pd.DataFrame, layout: Layout) -> tuple[pd.DataFrame, pd.Series]:
-    """(groups, gid per run_dir): one row per distinct group-key tuple, with display labels."""
+class GroupNames(Protocol):
+    """Keys and values in words (:class:`rbmlab.report.names.Names`)."""
+
+    def pair(self, key: str, value: Any) -> str: ...
+
+    def value(self, key: str, value: Any) -> str: ...
+
+
+def assign_groups(runs: pd.DataFrame, layout: Layout, names: GroupNames | None = None
+                  ) -> tuple[pd.DataFrame, pd.Series]:
+    """(groups, gid per run_dir): one row per distinct group-key tuple, with its labels.
+
+    ``panel``, ``line`` and ``label`` are in words given ``names`` ("fraction of pixels flipped =
+    0.1", "CD-1"); ``panel_key``, ``line_key`` and ``label_key`` spell the keys and values as the
+    config does ("task.rate=0.1", "cd1"): what an experiment's paper entries and ratios name."""
     keys = layout.group_keys
     tuples = [tuple(r) for r in shown(runs[keys]).itertuples(index=False)] if keys else [()] * len(runs)
     unique = sorted(set(tuples), key=lambda t: [sort_key(v) for v in t])
@@ -139,11 +152,19 @@ def assign_groups(runs: pd.DataFrame, layout: Layout) -> tuple[pd.DataFrame, pd.
     rows = []
     for t in unique:
         values = dict(zip(keys, t))
-        line_parts = [values[k] for k in layout.lines] + [f"{k}={values[k]}" for k in layout.extra]
-        rows.append({**values,
-                     "panel": ", ".join(f"{k}={values[k]}" for k in layout.panels),
-                     "line": ", ".join(line_parts) or "all runs",
-                     "label": ", ".join(f"{k}={values[k]}" for k in keys) or "all runs"})
-    groups = pd.DataFrame(rows, columns=[*keys, "panel", "line", "label"])
+        spelled = _labels(values, layout, lambda k, v: f"{k}={v}", lambda k, v: v)
+        words = spelled if names is None else _labels(values, layout, names.pair, names.value)
+        rows.append({**values, **words, **{f"{k}_key": v for k, v in spelled.items()}})
+    groups = pd.DataFrame(rows, columns=[*keys, "panel", "line", "label", "panel_key", "line_key", "label_key"])
     gids = pd.Series([gid_of[t] for t in tuples], index=runs["run_dir"].to_numpy(), name="gid")
     return groups, gids
+
+
+def _labels(values: dict[str, str], layout: Layout, pair: Callable[[str, str], str],
+            value: Callable[[str, str], str]) -> dict[str, str]:
+    """A group's panel, line and label: ``pair(key, value)`` for each panel key, extra line part
+    and label part, ``value(key, value)`` for each line key."""
+    line = [value(k, values[k]) for k in layout.lines] + [pair(k, values[k]) for k in layout.extra]
+    return {"panel": ", ".join(pair(k, values[k]) for k in layout.panels),
+            "line": ", ".join(line) or "all runs",
+            "label": ", ".join(pair(k, values[k]) for k in layout.group_keys) or "all runs"}

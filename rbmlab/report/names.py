@@ -29,6 +29,9 @@ SCHEDULE_LABELS = {
     "seed": "seed",
     "experiment": "experiment",
 }
+# the components a run's config chooses: ``<group>.name`` reads as the group
+COMPONENT_LABELS = {"dataset": "data set", "model": "model", "learner": "learner", "task": "task",
+                    "evaluator": "evaluator"}
 # a unit that reads as the quantity's own name adds nothing in brackets
 _SILENT_UNITS = frozenset({"", "fraction"})
 _SPLIT_WORDS = {"train": "training", "valid": "validation", "test": "test"}
@@ -68,21 +71,17 @@ class Names:
 
     def key(self, key: str) -> str:
         """A config key or runs-table column in words: "hidden units", "learning rate"."""
-        if key in self.labels:
-            return self.labels[key]
-        if key in SCHEDULE_LABELS:
-            return SCHEDULE_LABELS[key]
-        declared = option_label(key)
-        if declared:
-            return declared
-        if metric_spec_of(key) is not None:
-            return self.metric(key)
-        return key.rsplit(".", 1)[-1].replace("_", " ")
+        return self.labels.get(key) or declared_label(key) or key.rsplit(".", 1)[-1].replace("_", " ")
 
     def value(self, key: str, value: Any) -> str:
         """A value of ``key`` as the paper names it ("CD-1" for variant cd1), else as shown."""
         shown = norm(value)
         return self.values.get(key, {}).get(shown, shown)
+
+    def pair(self, key: str, value: Any) -> str:
+        """A key and its value in words: "hidden units = 20"; a method by its name alone."""
+        shown = self.value(key, value)
+        return shown if key == "variant" else f"{self.key(key)} = {shown}"
 
     def metric(self, column: str, unit: bool = True) -> str:
         """A metric column in words, with its unit: "test log-likelihood (nats)"."""
@@ -91,6 +90,21 @@ class Names:
     def keys(self, keys: list[str]) -> str:
         """Several keys in words, joined: a legend title."""
         return ", ".join(self.key(k) for k in keys)
+
+
+def declared_label(key: str) -> str | None:
+    """A key's label from the declarations: a schedule column, a component's name (``learner.name``
+    -> "learner", ``evaluator.sampler.name`` -> the label of ``evaluator.sampler``), an option's
+    ``label``, a declared metric; None where none names it (the fallback's words)."""
+    if key in SCHEDULE_LABELS:
+        return SCHEDULE_LABELS[key]
+    if key.endswith(".name"):
+        component = key[:-len(".name")]
+        return COMPONENT_LABELS.get(component) or option_label(component)
+    declared = option_label(key)
+    if declared:
+        return declared
+    return metric_label(key) if metric_spec_of(key) is not None else None
 
 
 def metric_spec_of(column: str):
@@ -116,7 +130,7 @@ def metric_label(column: str, unit: bool = True) -> str:
         words = f"{_SPLIT_WORDS[split]} {words}"
     if unit and spec is not None and spec.unit not in _SILENT_UNITS and spec.unit not in words:
         words += f" ({_short_unit(spec.unit)})"
-    if stopped and spec is not None and spec.name != column:
+    if stopped and (spec is None or spec.name != column):
         words += " at the early-stopping epoch"
     return words
 

@@ -1,8 +1,8 @@
 """The paper's own numbers: which group each entry of an experiment's ``report.paper`` belongs to.
 
 Accepted forms: {label: value}, {(('key', v), ...): value}, or a list of
-{'match': {key: v} | 'label': str, 'value': v}. A label is a group's line or panel label, or
-'key=v, key=v'; a key may be a unique dotted suffix of a config key ('lr' -> 'learner.lr').
+{'match': {key: v} | 'label': str, 'value': v}. A label is a group's line or panel label (as the
+config spells it, or in words), or 'key=v, key=v'; a key may be a unique dotted suffix of a config key ('lr' -> 'learner.lr').
 """
 from __future__ import annotations
 
@@ -70,10 +70,10 @@ def _resolve_key(key: str, values: Mapping[str, str]) -> str | None:
 
 def _match_score(matcher: Any, values: Mapping[str, str], group: Mapping[str, Any]) -> int:
     """0 when the matcher does not apply to the group, else how specific the match is."""
-    if isinstance(matcher, str):
-        if matcher == group["label"]:
+    if isinstance(matcher, str):   # the config's spelling of a group's labels, or their words
+        if matcher in (group["label_key"], group["label"]):
             return 1000
-        return 1 if matcher in (group["line"], group["panel"]) else 0
+        return 1 if matcher in (group["line_key"], group["panel_key"], group["line"], group["panel"]) else 0
     if not isinstance(matcher, Mapping) or not matcher:
         return 0
     for key, wanted in matcher.items():

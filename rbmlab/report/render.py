@@ -17,6 +17,7 @@ from rbmlab.report.aggregate import x_order
 from rbmlab.report.header import HEADER_KEYS
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float
+from rbmlab.report.names import Names
 
 
 def fmt_number(value: Any, digits: int = 4) -> str:
@@ -69,24 +70,31 @@ def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
 
 
 def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str,
-                 difference: bool = False) -> list[str]:
-    """Header cells matching ``_tail`` (``difference``: it was given ``ours``)."""
+                 names: Names, difference: bool = False) -> list[str]:
+    """Header cells matching ``_tail``, in words (``difference``: it was given ``ours``)."""
     direction = "max" if higher_is_better(metric) else "min"
     header = (["paper", "ours − paper"] if difference else ["paper"]) if with_paper else []
-    header += [f"best ({direction}) {over}", f"{x} at best"]
-    return header + ([f"{x} to {fraction:.0%} of {direction}"] if fraction is not None else [])
+    header += [f"best ({direction}) {over}", f"{names.key(x)} at best"]
+    return header + ([f"{names.key(x)} to {fraction:.0%} of {direction}"] if fraction is not None else [])
+
+
+def _group_cells(row: dict[str, Any], layout: Layout, names: Names) -> list[str]:
+    """A group's key values in words (the paper's names of its methods)."""
+    return [names.value(k, row[k]) for k in layout.group_keys]
 
 
 def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
-                   fraction: float | None, with_paper: bool) -> str:
+                   fraction: float | None, with_paper: bool, names: Names | None = None) -> str:
     """The group table as GitHub markdown: one row per group, its final value (beside the paper's,
-    with the difference of the means) and best."""
-    header = [*layout.group_keys, "n", "diverged", f"final {metric} (mean ± std)",
-              *_tail_header(metric, x, fraction, with_paper, "of mean curve", difference=True)]
+    with the difference of the means) and best; keys, values and the metric in words (``names``)."""
+    names = names or Names()
+    header = [*(names.key(k) for k in layout.group_keys), "n", "diverged",
+              f"final {names.metric(metric)}: mean ± std",
+              *_tail_header(metric, x, fraction, with_paper, "of mean curve", names, difference=True)]
     rows = []
     for row in summary.to_dict("records"):
         final = _fmt_mean_std(row["final_mean"], row["final_std"], row["final_n"], row["n"])
-        rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], final,
+        rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], final,
                      *_tail(row, x, fraction, with_paper, ours=row["final_mean"])])
     return _md_table(header, rows)
 
@@ -109,17 +117,19 @@ def _point_cell(point: dict[str, Any] | None, select: str | None) -> str:
 
 def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str,
                  fraction: float | None, with_paper: bool, table_x: Sequence[Any] | None = None,
-                 select: str | None = None) -> str:
+                 select: str | None = None, names: Names | None = None) -> str:
     """The group table for a runs-table key on the x axis: one column per value of the key (those
-    of ``table_x`` only, when given and any of them has runs)."""
+    of ``table_x`` only, when given and any of them has runs); keys and values in words (``names``;
+    the method note above the table names the metric)."""
+    names = names or Names()
     order = table_order(curve, x, table_x)
-    header = [*layout.group_keys, "n", "diverged", *(f"{x}={norm(v)}" for v in order),
-              *_tail_header(metric, x, fraction, with_paper, f"over {x}")]
+    header = [*(names.key(k) for k in layout.group_keys), "n", "diverged", *(names.pair(x, v) for v in order),
+              *_tail_header(metric, x, fraction, with_paper, f"over {names.key(x)}", names)]
     rows = []
     for g, row in enumerate(summary.to_dict("records")):
         points = {p[x]: p for p in curve[curve["gid"] == g].to_dict("records")}
         cells = [_point_cell(points.get(v), select) for v in order]
-        rows.append([*(row[k] for k in layout.group_keys), row["n"], row["diverged"], *cells,
+        rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], *cells,
                      *_tail(row, x, fraction, with_paper, norm)])
     return _md_table(header, rows)
 
@@ -149,10 +159,20 @@ def final_note(left_out: pd.Series, word: str) -> str:
 
 
 def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
-                record: bool = False, behind: str | None = None) -> str:
-    """The sentence that says what the table and plot show (``grown``: some run's model grew;
-    ``record``: the metric is a run's summary.json record, such as early_stopping.n_hidden;
-    ``behind``: the metrics.csv column that record summarises, whose curves the CSV holds)."""
+                record: bool = False, behind: str | None = None, names: Names | None = None) -> str:
+    """The sentences that say what the table and plot show, in words (``names``), and the metrics
+    column the CSVs hold (``grown``: some run's model grew; ``record``: the metric is a run's
+    summary.json record, such as early_stopping.n_hidden; ``behind``: the metrics.csv column that
+    record summarises, whose curves the CSV holds)."""
+    return _what_is_shown(metric, x, by_key, select, grown, record, behind, names or Names()) + (
+        f" The CSV files name it `{metric}`" + (f" (curves: `{behind}`)." if behind else "."))
+
+
+def _what_is_shown(column: str, x: str, by_key: bool, select: str | None, grown: bool, record: bool,
+                   behind: str | None, names: Names) -> str:
+    metric, x = names.metric(column), names.key(x)
+    select = select and names.metric(select)
+    behind = behind and names.metric(behind)
     if record and not by_key:
         curves = (f" The curves CSV holds each group's per-{x} {behind} (mean ± std over its runs)."
                   if behind else "")
@@ -161,12 +181,13 @@ def method_note(metric: str, x: str, by_key: bool, select: str | None = None, gr
     final = "its summary.json record" if record else "summary.json final value, else the run's last evaluated row"
     if by_key:
         grown_note = (f"; a model that grew during training contributes every evaluated row at the "
-                      f"{x} it had then" if grown else "")
-        over = (f"at each {x}, the value of the group's run with the best final {select} (best of "
-                f"the k runs there, seeds and trials)" if select else
+                      f"value of {x} it had then" if grown else "")
+        over = (f"at each value of {x}, the value of the group's run with the best final {select} (best "
+                f"of the k runs there, seeds and trials)" if select else
                 f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
-                f"runs) at each {x}")
-        return f"Each completed run contributes its final {metric} ({final}) at its {x}{grown_note}; {over}."
+                f"runs) at each value of {x}")
+        return (f"Each completed run contributes its final {metric} ({final}) at its value of "
+                f"{x}{grown_note}; {over}.")
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
             f"curves by {x}, with runs that did not complete marked partial (dashed). "
             f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
@@ -184,11 +205,12 @@ def selected_at_last_note(runs: pd.DataFrame, metric: str) -> str:
             f"{len(done)} completed runs.")
 
 
-def vlines_note(placed: Sequence[dict[str, Any]], x: str) -> str:
-    """' Vertical lines: <label> at <x>=v (run); ...' or nothing."""
+def vlines_note(placed: Sequence[dict[str, Any]], x: str, names: Names | None = None) -> str:
+    """' Vertical lines: <label> at <x in words> = v (run); ...' or nothing."""
     if not placed:
         return ""
-    items = [f"{v['label'] or 'line'} at {x}={fmt_number(v['x'])}" + (f" ({v['run']})" if v["run"] else "")
+    names = names or Names()
+    items = [f"{v['label'] or 'line'} at {names.pair(x, fmt_number(v['x']))}" + (f" ({v['run']})" if v["run"] else "")
              for v in placed]
     return " Vertical lines: " + "; ".join(items) + "."
 
