@@ -96,3 +96,19 @@ def test_rerender_lists_the_committed_reports_and_refuses_a_stray_file(tmp_path)
     (tmp_path / "pmp" / "notes_runs.csv").write_text("run_dir,status\n")
     with pytest.raises(RbmlabError, match="notes_runs.csv is no experiment's report"):
         committed_reports(tmp_path, "pmp")
+
+
+@pytest.mark.slow
+def test_every_committed_report_is_what_the_current_code_draws(tmp_path):
+    """A change of presentation reaches the committed results: `make results-rerender` has been
+    run since (the tables compared; the figures are drawn by the same code from the same data)."""
+    import shutil
+
+    from rbmlab.experiment.rerender import committed_reports, rerender
+
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copytree(repo / "results", tmp_path / "results")
+    rerender(tmp_path / "results")
+    stale = [str(r.stem.relative_to(tmp_path)) for r in committed_reports(tmp_path / "results")
+             if r.stem.with_suffix(".md").read_text() != (repo / r.stem.relative_to(tmp_path)).with_suffix(".md").read_text()]
+    assert not stale, f"committed reports drawn by older code (make results-rerender): {stale}"
