@@ -132,7 +132,7 @@ def cmd_report(argv: list[str]) -> None:
 
 def cmd_report_index(argv: list[str]) -> None:
     from rbmlab.experiment.catalog import RESULTS_DIR  # noqa: PLC0415
-    from rbmlab.report.index import index_main  # noqa: PLC0415
+    from rbmlab.experiment.index import index_main  # noqa: PLC0415
 
     p = ArgumentParser(prog="rbmlab report index")
     p.add_argument("--check", action="store_true", help="exit 1 when results/README.md is out of date")

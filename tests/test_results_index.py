@@ -1,4 +1,4 @@
-"""results/README.md's index (rbmlab.report.index): current with the registry and the committed
+"""results/README.md's index (rbmlab.experiment.index): current with the registry and the committed
 files, complete, and right on a small results tree of known numbers."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from rbmlab.errors import RbmlabError
 from rbmlab.experiment.catalog import RESULTS_DIR
 from rbmlab.experiment.spec import available, load_spec
-from rbmlab.report.index import MARK, index_main, index_text, readme_verdicts, rows
+from rbmlab.experiment.index import MARK, index_main, index_text, readme_verdicts, rows
 from rbmlab.report.names import Names
 
 TABLE_1 = "crbm_bp/table-1"   # metric early_stopping.test_pixel_error (lower is better), lines

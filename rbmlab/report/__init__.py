@@ -48,6 +48,7 @@ from rbmlab.report.header import report_header
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.paper_table import TableSpec, paper_table_report
+from rbmlab.report.table_figure import dot_chart
 from rbmlab.report.ratios import check_ratios, ratio_rows, ratios_table
 from rbmlab.report.plot import check_hlines, check_markers, check_vlines, place_vlines, plot_curves
 from rbmlab.report.render import (curves_csv, markdown_report, markdown_table, method_note,
@@ -190,9 +191,9 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
             + selected_at_last_note(runs, metric))
     header = report_header(runs)
     if spec.table is not None:   # the paper's layout, and a dot chart (rbmlab.report.paper_table)
-        table, png, unmatched, runs = paper_table_report(
-            runs, curves, TableSpec.parse(spec.table).resolved(metric, spec.paper), names, metrics, title,
-            header)
+        table_spec = TableSpec.parse(spec.table).resolved(metric, spec.paper)
+        table, cells, runs = paper_table_report(runs, curves, table_spec, names, metrics)
+        png, unmatched = dot_chart(cells, table_spec, names, title, header), cells.unmatched
         note = ("Rows and columns as in the paper's table; the runs CSV holds every run's final values."
                 + selected_at_last_note(runs, metric))
     else:

@@ -155,6 +155,7 @@ def table_cells(runs: pd.DataFrame, finals: Mapping[str, pd.Series], table: Tabl
     groups = pd.DataFrame([{"line": ", ".join(r), "panel": ", ".join(c),
                             "label": ", ".join(f"{k}={v}" for k, v in zip((*table.rows, *table.columns), (*r, *c)))}
                            for r, c in cell_ids])
+    groups = groups.assign(line_key=groups["line"], panel_key=groups["panel"], label_key=groups["label"])
     constants = constant_values(runs, gids, len(cell_ids))
     records, unmatched = [], []
     for m in table.metrics:
@@ -259,13 +260,10 @@ def caption(table: TableSpec, names: Names, numbers: bool, texts: bool) -> str:
 
 
 def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpec, names: Names,
-                       available: Sequence[str], title: str, header: str | None = None
-                       ) -> tuple[str, bytes, list[str], pd.DataFrame]:
-    """The table artefact's markdown table (with caption), its dot chart (PNG bytes), the paper
-    entries that match no cell, and ``runs`` with a final.<metric> column per table metric (for
-    the runs CSV)."""
-    from rbmlab.report.table_figure import dot_chart  # noqa: PLC0415 - matplotlib only when drawn
-
+                       available: Sequence[str]) -> tuple[str, TableData, pd.DataFrame]:
+    """The table artefact's markdown table (with caption), its cells (for the dot chart,
+    rbmlab.report.table_figure; ``unmatched``: the paper entries that match no cell), and ``runs``
+    with a final.<metric> column per table metric (for the runs CSV)."""
     check_table_keys(runs, table)
     finals = {}
     for i, m in enumerate(table.metrics):
@@ -274,5 +272,5 @@ def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpe
                               f"available: {', '.join(available) or 'none'}")
         finals[m.metric] = final_values(runs, curves, m.metric)
     data = table_cells(runs, finals, table, names)
-    return (paper_table_markdown(data, table, names), dot_chart(data, table, names, title, header), data.unmatched,
+    return (paper_table_markdown(data, table, names), data,
             runs.assign(**{f"final.{m}": runs["run_dir"].map(v) for m, v in finals.items()}))
