@@ -203,6 +203,9 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     if committed is not None:
         names_of = {k: p.name for k, p in tidy_files(committed.stem).items()}
         note += " " + TIDY_NOTE.format(**names_of)
+        if not by_key and (pd.to_numeric(curve["partial"]) > 0).any():
+            note += (" Best and x at best are of those stored means, which include the runs that did "
+                     "not complete where the curves CSV counts them.")
     text = f"_{header}_\n\n" + markdown_report(title, runs, table, note, left_out(runs, finals), unmatched,
                                                 record_problems(runs, finals))
     paths = _output_paths(out_dir, filename_stem or metric)

@@ -189,7 +189,7 @@ def _what_is_shown(column: str, x: str, by_key: bool, select: str | None, grown:
         return (f"Each completed run contributes its final {metric} ({final}) at its value of "
                 f"{x}{grown_note}; {over}.")
     return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
-            f"curves by {x}, with runs that did not complete marked partial (dashed). "
+            f"curves by {x}, with runs that did not complete drawn faded and labelled '(partial)'. "
             f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
             f"the mean curve of the completed runs.")
 
