@@ -270,11 +270,12 @@ def test_experiment_runs_sweep_and_report_at_smoke_scale(tmp_path):
     for r in runs:
         summary = json.loads((r / "summary.json").read_text())
         finals.setdefault(summary["learner"], []).append(summary["final"]["test_log_likelihood"])
-    rows = {row["learner.name"]: row for row in markdown_rows(table)}
+    # in words: the column and the learners as the experiment names them (report.names)
+    rows = {row["learner"].lower(): row for row in markdown_rows(table)}
     assert sorted(rows) == sorted(finals) == ["cd", "pcd"]
     for learner, row in rows.items():
         assert row["n"] == "3" and row["diverged"] == "0", row
-        mean = float(row["final test_log_likelihood (mean ± std)"].split("±")[0])
+        mean = float(row["final test log-likelihood (nats): mean ± std"].split("±")[0])
         assert mean == pytest.approx(np.mean(finals[learner]), abs=1e-4), (learner, row)
     png = tmp_path / "outputs" / "results" / "demo" / "bars-cd-vs-pcd_smoke.png"
     assert png.read_bytes()[:4] == b"\x89PNG"
