@@ -6,7 +6,7 @@ Nothing here writes a file: ``make_report`` writes the rendered files together
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -59,10 +59,18 @@ def _signed(value: float, digits: int = 4) -> str:
     return MISSING if math.isnan(value) else ("+" if value >= 0 else "-") + fmt_number(abs(value), digits)
 
 
+def paper_text(value: Any) -> str:
+    """A paper entry in a cell: a number or text as given; points read from the paper's curve
+    ({x: y}) as 'x: y' pairs."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{fmt_number(x)}: {fmt_number(y)}" for x, y in value.items())
+    return norm(value)
+
+
 def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
           fmt_x: Callable[[Any], str] = fmt_number, ours: float | None = None) -> list[str]:
     """The paper (and, given ``ours``, ours − paper), best, x-at-best and marker cells of a group row."""
-    cells = [norm(row["paper"])] if with_paper else []
+    cells = [paper_text(row["paper"])] if with_paper else []
     if with_paper and ours is not None:
         cells.append(_signed(to_float(ours) - to_float(row["paper"])))
     cells += [fmt_number(row["best"]), fmt_x(row[f"{x}_at_best"])]
