@@ -14,7 +14,7 @@ import pandas as pd
 
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
-from rbmlab.report.header import HEADER_KEYS
+from rbmlab.report.header import HEADER_KEYS, run_count, run_dirs
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float
 from rbmlab.report.names import Names
@@ -229,10 +229,8 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_
     runs left out for their records, ``problems``, by name), and notes."""
     scales = sorted({norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
     scale = ", ".join(scales) if scales else "unknown"
-    n_dirs = runs["run_dir"].str.split("#").str[0].nunique()
-    batched = n_dirs != len(runs)   # batched trials: replicates = runs × trials
-    count = (f"{n_dirs} runs × trials = {len(runs)} replicates" if batched
-             else _plural(len(runs), "run"))
+    count = run_count(runs)
+    batched = run_dirs(runs) != len(runs)   # batched trials: replicates = runs × trials
     parts = [f"# {title}", "",
              f"Scale: {scale} · {count} ({_status_counts(runs)})", "",
              note, "",
