@@ -2,6 +2,7 @@
 import pandas as pd
 
 from rbmlab.report.header import report_header
+from tests.test_report import variant_sweep  # noqa: F401 - the fixture
 
 
 def test_a_resumed_runs_commits_are_listed_once_each():
@@ -14,3 +15,34 @@ def test_batched_trials_are_counted_as_replicates():
     runs = pd.DataFrame({"run_dir": ["x#0", "x#1", "y#0", "y#1"], "seed": [4, 4, 5, 5]})
     assert report_header(runs, scale="paper") == ("paper tier · seeds 4, 5 · 2 runs × trials = 4 replicates · "
                                                   "commit unknown")
+
+
+def test_a_grown_model_and_its_early_stopping_line_survive_a_rerender(variant_sweep, tmp_path):
+    """The committed tidy files of a report over a grown model (frank_wolfe) with a vertical line
+    per run at a summary record: the re-render says what the report from the runs said."""
+    from rbmlab.report import make_report
+    from rbmlab.report.tidy import Committed
+
+    options = dict(metric="test_log_likelihood", x="model.n_hidden", lines="variant", select="valid_log_likelihood",
+                   vlines=[{"summary": "early_stopping.n_hidden", "label": "early stopping"}], title="t",
+                   filename_stem="fig_reduced")
+    first = make_report(variant_sweep, tmp_path, variants=["fw", "cd_rand"], **options)
+    text = first["table"].read_text()
+    again = make_report(Committed(tmp_path / "fig_reduced"), tmp_path, variants=["fw", "cd_rand"], **options)
+    rerendered = again["table"].read_text()
+    note = next(line for line in text.splitlines() if line.startswith("Each completed run"))
+    note_again = next(line for line in rerendered.splitlines() if line.startswith("Each completed run"))
+    assert "a model that grew during training" in note and "early stopping at hidden units = 4 (fw/0)" in note
+    assert note_again.split(" Re-rendered from")[0] == note
+    assert [r for r in rerendered.splitlines() if r.startswith("|")] == [r for r in text.splitlines() if r.startswith("|")]
+
+
+def test_a_vertical_line_the_committed_runs_csv_cannot_draw_is_named():
+    from rbmlab.report.tidy import missing_records_note
+
+    marks = [{"summary": "early_stopping.n_hidden", "label": "FW early stopping"}, {"x": 460, "label": "paper"}]
+    runs = pd.DataFrame({"run_dir": ["fw/0"]})
+    assert missing_records_note(marks, runs, "f_runs.csv") == (
+        " The committed f_runs.csv does not hold early_stopping.n_hidden: its vertical lines (FW early stopping) "
+        "are not drawn.")
+    assert missing_records_note(marks, runs.assign(**{"early_stopping.n_hidden": [4]}), "f_runs.csv") == ""

@@ -252,9 +252,10 @@ def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str
     return keyed[columns].to_csv(index=False).encode()
 
 
-def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
+def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequence[str] = ()) -> bytes:
     """<stem>_runs.csv: run_dir, varying keys, seed, the keys a header reads, status, epochs_done, source, the selected
-    epoch (early_stopping.epoch, where runs record one), final.*.
+    epoch (early_stopping.epoch, where runs record one), the summary ``records`` vertical lines mark
+    (early_stopping.n_hidden: a re-render draws them from this file), final.*.
 
     final.<metric> is the value the report used (empty for a run left out: see its status); the
     other final.* columns are summary.json's.
@@ -266,6 +267,7 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
                 *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
+                *(r for r in records if r in runs_out.columns),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
     return runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False).encode()
 
