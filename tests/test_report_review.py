@@ -46,3 +46,16 @@ def test_a_vertical_line_the_committed_runs_csv_cannot_draw_is_named():
         " The committed f_runs.csv does not hold early_stopping.n_hidden: its vertical lines (FW early stopping) "
         "are not drawn.")
     assert missing_records_note(marks, runs.assign(**{"early_stopping.n_hidden": [4]}), "f_runs.csv") == ""
+
+
+def test_the_dot_charts_legend_says_paper_when_only_a_later_panel_has_the_papers_numbers():
+    from rbmlab.report.names import Names
+    from rbmlab.report.paper_table import TableData, TableMetric, TableSpec
+    from rbmlab.report.table_figure import dot_figure
+
+    cells = pd.DataFrame([{"row": (r,), "column": (c,), "metric": "test_log_likelihood", "label": None,
+                           "mean": -1.0, "std": 0.1, "n": 2, "runs": 2, "paper": None if c == "0.1" else -1.5}
+                          for c in ("0.1", "0.2") for r in ("a", "b")])
+    data = TableData([("a",), ("b",)], [("0.1",), ("0.2",)], cells, [])
+    fig = dot_figure(data, TableSpec(("variant",), ("task.rate",), (TableMetric("test_log_likelihood"),)), Names())
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["ours (mean ± std)", "paper"]
