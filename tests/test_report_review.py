@@ -59,3 +59,25 @@ def test_the_dot_charts_legend_says_paper_when_only_a_later_panel_has_the_papers
     data = TableData([("a",), ("b",)], [("0.1",), ("0.2",)], cells, [])
     fig = dot_figure(data, TableSpec(("variant",), ("task.rate",), (TableMetric("test_log_likelihood"),)), Names())
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["ours (mean ± std)", "paper"]
+
+
+def test_rerender_of_an_unknown_paper_is_one_line(tmp_path):
+    import pytest
+
+    from rbmlab.errors import RbmlabError
+    from rbmlab.experiment.rerender import committed_reports
+
+    with pytest.raises(RbmlabError, match="report rerender: unknown paper 'zzz'; papers: .*demo"):
+        committed_reports(tmp_path, "zzz")
+
+
+def test_a_curves_csv_without_its_mean_std_and_n_is_one_line(tmp_path):
+    import pytest
+
+    from rbmlab.errors import RbmlabError
+    from rbmlab.report.tidy import load_tidy
+
+    (tmp_path / "t_runs.csv").write_text("run_dir,status\na,completed\n")
+    (tmp_path / "t_curves.csv").write_text("variant,epoch,mean\ncd,0,1.0\n")
+    with pytest.raises(RbmlabError, match="t_curves.csv is not a report's curves table \\(no std, n column\\)"):
+        load_tidy(tmp_path / "t")

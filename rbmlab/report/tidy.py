@@ -23,6 +23,7 @@ from rbmlab.report.load import RECORD_PREFIXES, one_line
 
 RUNS_SUFFIX = "_runs.csv"
 CURVES_SUFFIX = "_curves.csv"
+CURVE_COLUMNS = ("mean", "std", "n")   # a curves CSV's own columns besides the group keys and x
 NOTE = ("Re-rendered from the committed {runs} and {curves} (the run directories are not here): "
         "final values per run from the runs table; curves as they were aggregated then.")
 
@@ -94,6 +95,9 @@ def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None, variants: 
         if key not in runs.columns:
             runs[key] = value
     curves = _read_csv(files["curves"]) if files["curves"].is_file() else pd.DataFrame()
+    lacking = [c for c in CURVE_COLUMNS if c not in curves.columns]
+    if len(curves.columns) and lacking:
+        raise RbmlabError(f"report: {files['curves']} is not a report's curves table (no {', '.join(lacking)} column)")
     return runs, curves
 
 
