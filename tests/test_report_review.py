@@ -81,3 +81,19 @@ def test_a_curves_csv_without_its_mean_std_and_n_is_one_line(tmp_path):
     (tmp_path / "t_curves.csv").write_text("variant,epoch,mean\ncd,0,1.0\n")
     with pytest.raises(RbmlabError, match="t_curves.csv is not a report's curves table \\(no std, n column\\)"):
         load_tidy(tmp_path / "t")
+
+
+def test_the_index_headline_of_a_report_with_select_is_the_run_the_report_selects():
+    """frank_wolfe Figure 1(a): at each size the report shows the seed best on validation; the
+    index's headline is that run's value, not the mean over the seeds."""
+    from rbmlab.experiment.index import headline
+    from rbmlab.report.spec import ReportSpec
+
+    runs = pd.DataFrame({"run_dir": ["cd/0", "cd/1", "fw/0"], "variant": ["cd", "cd", "fw"],
+                         "model.n_hidden": [700, 700, 700], "status": ["completed"] * 3,
+                         "final.test_log_likelihood": [-96.0, -98.0, -170.0],
+                         "final.valid_log_likelihood": [-99.0, -97.0, -171.0]})
+    report = ReportSpec.parse({"metric": "test_log_likelihood", "x": "model.n_hidden", "lines": "variant",
+                               "select": "valid_log_likelihood"}, "t")
+    ours, paper, measure = headline(runs, report)
+    assert ours == "-98 (n=1)" and "method cd" in measure
