@@ -1,5 +1,6 @@
 """Second-read fixes of the report layer (issue 35): the header's commits and replicates."""
 import pandas as pd
+import pytest
 
 from rbmlab.report.header import report_header
 from tests.test_report import variant_sweep  # noqa: F401 - the fixture
@@ -97,3 +98,17 @@ def test_the_index_headline_of_a_report_with_select_is_the_run_the_report_select
                                "select": "valid_log_likelihood"}, "t")
     ours, paper, measure = headline(runs, report)
     assert ours == "-98 (n=1)" and "method cd" in measure
+
+
+@pytest.mark.parametrize("argv", [["report", "index"], ["report", "rerender", "demo"]])
+def test_an_installed_rbmlab_never_writes_the_results_inside_its_package(argv, monkeypatch, capsys):
+    import rbmlab.resources
+    from rbmlab.cli import main
+
+    monkeypatch.setattr(rbmlab.resources, "checkout_root", lambda: None)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"rbmlab: error: {' '.join(argv[:2])}: maintains the committed results/ of a checkout of rbmlab; "
+                   "this rbmlab is installed")
