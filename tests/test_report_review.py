@@ -112,3 +112,12 @@ def test_an_installed_rbmlab_never_writes_the_results_inside_its_package(argv, m
     err = capsys.readouterr().err.strip()
     assert err == (f"rbmlab: error: {' '.join(argv[:2])}: maintains the committed results/ of a checkout of rbmlab; "
                    "this rbmlab is installed")
+
+
+def test_a_table_metric_given_twice_is_one_line():
+    from rbmlab.errors import RbmlabError
+    from rbmlab.report.paper_table import TableSpec
+
+    with pytest.raises(RbmlabError, match=r"report.table.metrics\[1\]: test_log_likelihood is already a column"):
+        TableSpec.parse({"rows": "variant", "metrics": [{"metric": "test_log_likelihood", "label": "A"},
+                                                        {"metric": "test_log_likelihood", "label": "B"}]})
