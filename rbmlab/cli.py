@@ -130,15 +130,27 @@ def cmd_report(argv: list[str]) -> None:
     report_main(args.dir, out=args.out, metric=args.metric, lines=args.lines, panels=args.panels)
 
 
-def cmd_report_index(argv: list[str]) -> None:
+def _checkout_results(command: str) -> Path:
+    """The repository's results/ folder, for the commands that maintain it; a one-line error in an
+    installed rbmlab (its results/ holds the papers' READMEs inside the package: never written)."""
     from rbmlab.experiment.catalog import RESULTS_DIR  # noqa: PLC0415
+    from rbmlab.resources import checkout_root  # noqa: PLC0415
+
+    if checkout_root() is None:
+        raise RbmlabError(f"{command}: maintains the committed results/ of a checkout of rbmlab; "
+                          "this rbmlab is installed")
+    return RESULTS_DIR
+
+
+def cmd_report_index(argv: list[str]) -> None:
     from rbmlab.experiment.index import index_main  # noqa: PLC0415
 
     p = ArgumentParser(prog="rbmlab report index")
     p.add_argument("--check", action="store_true", help="exit 1 when results/README.md is out of date")
     args = p.parse_args(argv)
-    readme = RESULTS_DIR / "README.md"
-    current = index_main(RESULTS_DIR, check=args.check)
+    results = _checkout_results("report index")
+    readme = results / "README.md"
+    current = index_main(results, check=args.check)
     if args.check and not current:
         print(f"{readme} is out of date: rbmlab report index (make results-index) rewrites it", file=sys.stderr)
         sys.exit(1)
@@ -146,7 +158,6 @@ def cmd_report_index(argv: list[str]) -> None:
 
 
 def cmd_report_rerender(argv: list[str]) -> None:
-    from rbmlab.experiment.catalog import RESULTS_DIR  # noqa: PLC0415
     from rbmlab.experiment.rerender import rerender  # noqa: PLC0415
     from rbmlab.storage.publish import recording  # noqa: PLC0415
 
@@ -154,8 +165,10 @@ def cmd_report_rerender(argv: list[str]) -> None:
                        description="every committed report's table and figure drawn again from its runs "
                                    "and curves CSVs by the current code, nothing run")
     p.add_argument("paper", nargs="?", help="one paper's reports (default: all)")
-    p.add_argument("--results-root", default=str(RESULTS_DIR), help="where the committed reports are")
+    p.add_argument("--results-root", help="where the committed reports are (default: the checkout's results/)")
     args = p.parse_args(argv)
+    if args.results_root is None:
+        args.results_root = str(_checkout_results("report rerender"))
     with recording() as written:
         rerender(args.results_root, args.paper)
     print(f"rbmlab report rerender: {len(written)} files drawn again under {args.results_root}")

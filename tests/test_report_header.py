@@ -28,7 +28,7 @@ def test_a_smoke_header_starts_by_saying_it_is_a_pipeline_check():
 
 def test_trials_of_one_run_count_once_and_the_tier_can_be_given():
     header = report_header(pd.DataFrame({"run_dir": ["x#0", "x#1"], "seed": [4, 4]}), scale="paper")
-    assert header == "paper tier · seed 4 · 1 run · commit unknown"
+    assert header == "paper tier · seed 4 · 1 run × trials = 2 replicates · commit unknown"
 
 
 def test_runs_that_only_evaluate_say_so():

@@ -9,7 +9,8 @@ column of the table that each ``results/<paper>/README.md`` keeps beside its pro
 
 Headline rule: the runs of ``_runs.csv`` are grouped as the report groups them (its lines and
 panels; where the x axis is a config key, the runs at its largest value); each group's final
-``report.metric`` is the mean ± std (ddof=1) over its completed runs; of the groups the paper
+``report.metric`` is the mean ± std (ddof=1) over its completed runs (with ``report.select``, the
+one run best on that metric, as the report's table shows it); of the groups the paper
 gives a value for (all groups where it gives none) the one with the best mean, by the metric's
 declared direction, is the headline, beside the paper's value for that group (a number, or text
 such as "≈ -3.15"; a description such as "Init 4" is no value).
@@ -27,7 +28,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.experiment.arguments import SCALE_TIERS
-from rbmlab.report.aggregate import COMPLETED, DEFAULT_METRICS
+from rbmlab.report.aggregate import COMPLETED, DEFAULT_METRICS, _best_per_point
 from rbmlab.report.layout import assign_groups, choose_layout
 from rbmlab.report.load import config_columns, to_float
 from rbmlab.report.names import Names
@@ -169,6 +170,15 @@ def _grouped(runs: pd.DataFrame, report: ReportSpec) -> tuple[pd.DataFrame, list
     return runs, [*layout.group_keys, *([x_key] if x_key else [])], groups, gids
 
 
+def _selected(value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str) -> pd.Series:
+    """Of ``value`` (per run_dir), each group's run best on final.<select>, as the report's
+    ``select`` keeps at each point (rbmlab.report.aggregate)."""
+    points = pd.DataFrame({"run_dir": runs["run_dir"], "at": 0,
+                           select: pd.to_numeric(runs[f"final.{select}"], errors="coerce")})
+    best = _best_per_point(points[points["run_dir"].isin(value.index)], gids, "at", select)
+    return value[value.index.isin(best["run_dir"])]
+
+
 def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | None:
     """(ours, paper, measure) of a report's runs table (``_runs.csv``); None when it has no final
     value of the metric. See the module docstring for the rule."""
@@ -182,6 +192,8 @@ def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | N
     paper = [v if _is_value(v) else None for v in paper]
     value = pd.Series(pd.to_numeric(runs[f"final.{metric}"], errors="coerce").to_numpy(), index=gids.index)
     value = value[(runs["status"] == COMPLETED).to_numpy() & value.notna().to_numpy()]
+    if report.select and f"final.{report.select}" in runs.columns:   # the report's best of the seeds
+        value = _selected(value, runs, gids, report.select)
     stats = value.groupby(gids.reindex(value.index)).agg(["mean", "std", "count"])
     candidates = [g for g in stats.index if paper[g] is not None] or list(stats.index)
     if not candidates:

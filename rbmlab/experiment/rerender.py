@@ -34,12 +34,15 @@ def committed_reports(results_root: Path | str, paper: str | None = None) -> lis
     from rbmlab.experiment.spec import available  # noqa: PLC0415
 
     known = set(available())
+    if paper is not None and not any(name.startswith(paper + "/") for name in known):
+        raise RbmlabError(f"report rerender: unknown paper {paper!r}; papers: "
+                          f"{', '.join(sorted({name.split('/')[0] for name in known}))}")
     found = []
     for runs_csv in sorted(Path(results_root).glob(f"{paper or '*'}/*_runs.csv")):
         match = _STEM.match(runs_csv.name[: -len("_runs.csv")])
         name = f"{runs_csv.parent.name}/{match['artefact']}" if match else None
         if name not in known:
-            raise RbmlabError(f"experiment rerender: {runs_csv} is no experiment's report "
+            raise RbmlabError(f"report rerender: {runs_csv} is no experiment's report "
                               "(<artefact>_<tier>[-<part>]_runs.csv of experiments/<paper>/<artefact>.yaml)")
         found.append(CommittedReport(name, match["tier"], runs_csv.with_name(runs_csv.name[: -len("_runs.csv")])))
     return found

@@ -36,7 +36,8 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.spec import ReportSpec
-from rbmlab.report.tidy import NOTE as TIDY_NOTE, Committed, load_tidy, tidy_curve, tidy_files
+from rbmlab.report.tidy import (NOTE as TIDY_NOTE, Committed, grew, load_tidy, missing_records_note, tidy_curve,
+                                tidy_files)
 from rbmlab.report.aggregate import (aggregate_curves, aggregate_points, available_metrics,
                                      completed_curves, curve_behind, epoch_to_fraction_of_max, final_values,
                                      left_out, record_problems, resolve_metric, run_columns, run_points,
@@ -182,7 +183,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
              if by_key else markdown_table(summary, layout, metric, x, fraction, spec.paper is not None, names))
     if wanted_ratios:
         table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve, names)
-    grown = by_key and size_column(curves, x) is not None
+    grown = by_key and (size_column(curves, x) is not None if committed is None else grew(curve, runs, gids, x))
     record = metric in run_columns(runs)
     behind = None if by_key else curve_behind(metric, curves)
     # the curves CSV of a record such as early_stopping.test_pixel_error: its per-epoch column
@@ -202,7 +203,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
                           header=header)
     if committed is not None:
         names_of = {k: p.name for k, p in tidy_files(committed.stem).items()}
-        note += " " + TIDY_NOTE.format(**names_of)
+        note += missing_records_note(marks, runs, names_of["runs"]) + " " + TIDY_NOTE.format(**names_of)
         if not by_key and (pd.to_numeric(curve["partial"]) > 0).any():
             note += (" Best and x at best are of those stored means, which include the runs that did "
                      "not complete where the curves CSV counts them.")
@@ -212,7 +213,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     files = {paths["table"]: text, paths["plot"]: png}
     if committed is None:     # a re-render leaves the data it was rendered from as they are
         files.update({paths["curves"]: curves_csv(csv_curve, groups, layout, x),
-                      paths["runs"]: runs_csv(runs, finals, metric)})
+                      paths["runs"]: runs_csv(runs, finals, metric, [m["summary"] for m in marks if "summary" in m])})
     publish(files, what="report")
     return {**paths, "summary": summary}
 

@@ -82,14 +82,31 @@ def _training(runs: pd.DataFrame) -> str:
     return done or asked
 
 
+def run_dirs(runs: pd.DataFrame) -> int:
+    """How many run directories: a run of batched trials is one directory of several rows
+    (``<run_dir>#<t>``, rbmlab.report.load)."""
+    return runs["run_dir"].astype(str).str.split("#").str[0].nunique() if "run_dir" in runs else len(runs)
+
+
+def run_count(runs: pd.DataFrame) -> str:
+    """'3 runs'; '10 runs × trials = 250 replicates' where runs hold batched trials."""
+    n_dirs = run_dirs(runs)
+    runs_word = f"{n_dirs} run{'s' if n_dirs != 1 else ''}"
+    return runs_word if n_dirs == len(runs) else f"{runs_word} × trials = {len(runs)} replicates"
+
+
+def _commits(runs: pd.DataFrame) -> list[str]:
+    """The commits that trained the runs, each once: a resumed run's ``source`` lists every
+    commit that trained it, comma-separated (rbmlab.storage.provenance.merge_sources)."""
+    return list(dict.fromkeys(c for source in _values(runs, "source") for c in str(source).split(",") if c))
+
+
 def report_header(runs: pd.DataFrame, scale: str | None = None) -> str:
     """One line: tier · data · epochs · seeds · n runs · commit (each part where the runs say)."""
     tiers = [norm(s) for s in _values(runs, "scale")] or ([scale] if scale else [])
     tier = ", ".join(tiers) or "unknown"
-    commits = [str(c) for c in _values(runs, "source")]
-    n_runs = runs["run_dir"].astype(str).str.split("#").str[0].nunique() if "run_dir" in runs else len(runs)
-    parts = [f"{tier} tier", _data(runs), _training(runs), _seeds(_values(runs, "seed")),
-             f"{n_runs} run{'s' if n_runs != 1 else ''}",
+    commits = _commits(runs)
+    parts = [f"{tier} tier", _data(runs), _training(runs), _seeds(_values(runs, "seed")), run_count(runs),
              ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits) if commits else "commit unknown"]
     line = " · ".join(p for p in parts if p)
     return f"{SMOKE_NOTE} ({line})" if "smoke" in tiers else line

@@ -81,7 +81,11 @@ class TableSpec:
             return cls(rows, columns, bold=bold)
         if not isinstance(metrics, Sequence) or isinstance(metrics, str) or not metrics:
             raise RbmlabError(f"{where}.metrics: expected a list of {{metric, label, paper}}, got {metrics!r}")
-        return cls(rows, columns, tuple(_metric(m, f"{where}.metrics[{i}]") for i, m in enumerate(metrics)), bold)
+        parsed = tuple(_metric(m, f"{where}.metrics[{i}]") for i, m in enumerate(metrics))
+        for i, m in enumerate(parsed):   # a cell is found by its metric: each metric once
+            if m.metric in [earlier.metric for earlier in parsed[:i]]:
+                raise RbmlabError(f"{where}.metrics[{i}]: {m.metric} is already a column of the table")
+        return cls(rows, columns, parsed, bold)
 
     def resolved(self, metric: str, paper: Any) -> TableSpec:
         """report.metric and report.paper filled in where the table leaves them out."""

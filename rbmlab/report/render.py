@@ -14,7 +14,7 @@ import pandas as pd
 
 from rbmlab.evaluators.metrics import higher_is_better
 from rbmlab.report.aggregate import x_order
-from rbmlab.report.header import HEADER_KEYS
+from rbmlab.report.header import HEADER_KEYS, run_count, run_dirs
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
 from rbmlab.report.load import to_float
 from rbmlab.report.names import Names
@@ -229,10 +229,8 @@ def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_
     runs left out for their records, ``problems``, by name), and notes."""
     scales = sorted({norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
     scale = ", ".join(scales) if scales else "unknown"
-    n_dirs = runs["run_dir"].str.split("#").str[0].nunique()
-    batched = n_dirs != len(runs)   # batched trials: replicates = runs × trials
-    count = (f"{n_dirs} runs × trials = {len(runs)} replicates" if batched
-             else _plural(len(runs), "run"))
+    count = run_count(runs)
+    batched = run_dirs(runs) != len(runs)   # batched trials: replicates = runs × trials
     parts = [f"# {title}", "",
              f"Scale: {scale} · {count} ({_status_counts(runs)})", "",
              note, "",
@@ -254,9 +252,10 @@ def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str
     return keyed[columns].to_csv(index=False).encode()
 
 
-def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
+def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequence[str] = ()) -> bytes:
     """<stem>_runs.csv: run_dir, varying keys, seed, the keys a header reads, status, epochs_done, source, the selected
-    epoch (early_stopping.epoch, where runs record one), final.*.
+    epoch (early_stopping.epoch, where runs record one), the summary ``records`` vertical lines mark
+    (early_stopping.n_hidden: a re-render draws them from this file), final.*.
 
     final.<metric> is the value the report used (empty for a run left out: see its status); the
     other final.* columns are summary.json's.
@@ -268,6 +267,7 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str) -> bytes:
                 *(["epochs_done"] if "epochs_done" in runs.columns else []),
                 *(["source"] if "source" in runs and runs["source"].notna().any() else []),
                 *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
+                *(r for r in records if r in runs_out.columns),
                 *sorted(c for c in runs_out.columns if c.startswith("final."))]
     return runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False).encode()
 

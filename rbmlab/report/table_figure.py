@@ -54,8 +54,12 @@ def dot_figure(data: TableData, table: TableSpec, names: Names, title: str = "",
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     axes[0].set_ylabel(", ".join(names.key(k) for k in table.rows))
-    handles, legend = axes[0].get_legend_handles_labels()
-    handles, legend = zip(*sorted(zip(handles, legend), key=lambda hl: hl[1] == "paper"))   # ours first
+    entries: dict[str, Any] = {}   # every panel's entries once: the first panel may have no paper numbers
+    for ax in axes[:len(panels)]:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(text, handle)
+    legend = sorted(entries, key=lambda text: text == "paper")   # ours first
+    handles = [entries[text] for text in legend]
     fig.legend(handles, legend, loc="outside lower center", ncols=len(legend), frameon=False)
     top_texts(fig, title or None, header, title_size="medium")
     return fig

@@ -23,6 +23,7 @@ from rbmlab.report.load import RECORD_PREFIXES, one_line
 
 RUNS_SUFFIX = "_runs.csv"
 CURVES_SUFFIX = "_curves.csv"
+CURVE_COLUMNS = ("mean", "std", "n")   # a curves CSV's own columns besides the group keys and x
 NOTE = ("Re-rendered from the committed {runs} and {curves} (the run directories are not here): "
         "final values per run from the runs table; curves as they were aggregated then.")
 
@@ -94,6 +95,9 @@ def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None, variants: 
         if key not in runs.columns:
             runs[key] = value
     curves = _read_csv(files["curves"]) if files["curves"].is_file() else pd.DataFrame()
+    lacking = [c for c in CURVE_COLUMNS if c not in curves.columns]
+    if len(curves.columns) and lacking:
+        raise RbmlabError(f"report: {files['curves']} is not a report's curves table (no {', '.join(lacking)} column)")
     return runs, curves
 
 
@@ -122,3 +126,20 @@ def tidy_curve(stored: pd.DataFrame, groups: pd.DataFrame, group_keys: list[str]
         else:
             curve["runs"] = curve["n"]
     return curve[columns].reset_index(drop=True)
+
+
+def grew(curve: pd.DataFrame, runs: pd.DataFrame, gids: pd.Series, x: str) -> bool:
+    """Whether a stored curve over the runs-table key ``x`` holds a point no run of its group
+    stands at: a model that grew during training contributed its rows at the sizes it had then."""
+    if curve.empty or x not in runs.columns:
+        return False
+    stands = set(zip(runs["run_dir"].map(gids), runs[x].map(norm)))
+    return any((g, norm(v)) not in stands for g, v in zip(curve["gid"], curve[x]))
+
+
+def missing_records_note(marks: list[dict[str, Any]], runs: pd.DataFrame, runs_file: str) -> str:
+    """The vertical lines at a summary record (``vlines: [{summary: ...}]``) that a committed runs
+    CSV does not hold, and so are not drawn; '' when none."""
+    missing = {m["summary"]: m["label"] for m in marks if "summary" in m and m["summary"] not in runs.columns}
+    return "".join(f" The committed {runs_file} does not hold {record}: its vertical lines ({label}) are not drawn."
+                   for record, label in missing.items())
