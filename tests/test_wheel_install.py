@@ -202,6 +202,6 @@ def test_the_installed_command_runs_a_smoke_experiment(installed, tmp_path):
     runs = sorted((tmp_path / "outputs" / "experiments" / SMOKE / "smoke").glob("*/summary.json"))
     assert len(runs) == 6 and all(json.loads(r.read_text())["status"] == "completed" for r in runs)
     report = tmp_path / "outputs" / "results" / "demo" / "bars-cd-vs-pcd_smoke.md"   # smoke: never results/
-    assert "| cd | 3 |" in report.read_text() and "| pcd | 3 |" in report.read_text()
+    assert "| CD | 3 |" in report.read_text() and "| PCD | 3 |" in report.read_text()   # in words
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs"]
     untouched(installed, before)
