@@ -50,7 +50,7 @@ def to_float(value: Any) -> float:
         return math.nan
 
 
-def _unreadable(path: Path, exc: BaseException) -> RbmlabError:
+def unreadable(path: Path, exc: BaseException) -> RbmlabError:
     """``report: cannot read <path>: <reason>`` on one line."""
     if isinstance(exc, UnicodeDecodeError):
         reason = "not UTF-8 text"
@@ -66,7 +66,7 @@ def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError) as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
 
 
 def _read_yaml(path: Path, default: Any) -> Any:
@@ -76,7 +76,7 @@ def _read_yaml(path: Path, default: Any) -> Any:
     try:
         return yaml.safe_load(_read_text(path))
     except (yaml.YAMLError, RecursionError) as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
 
 
 def read_summary(path: Path) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(_read_text(path))
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
     if not isinstance(data, dict):
         raise RbmlabError(f"report: {path} is not a JSON object")
     return data
@@ -102,7 +102,7 @@ def _read_metrics(path: Path) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path)
     except (ValueError, OSError) as exc:   # ParserError, EmptyDataError, UnicodeDecodeError
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
     for name in RESERVED_METRICS_COLUMNS:
         if name in frame.columns:
             raise RbmlabError(f"report: cannot read {path}: column {name} is reserved for the report")

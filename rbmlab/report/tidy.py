@@ -19,7 +19,7 @@ import pandas as pd
 
 from rbmlab.errors import RbmlabError
 from rbmlab.report.layout import norm, shown
-from rbmlab.report.load import RECORD_PREFIXES, one_line
+from rbmlab.report.load import RECORD_PREFIXES, unreadable
 
 RUNS_SUFFIX = "_runs.csv"
 CURVES_SUFFIX = "_curves.csv"
@@ -52,8 +52,8 @@ def has_tidy_files(stem: Path) -> bool:
 def _read_csv(path: Path) -> pd.DataFrame:
     try:
         return pd.read_csv(path)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise RbmlabError(f"report: cannot read {path}: {one_line(exc)}") from None
+    except (OSError, ValueError) as exc:   # ParserError, EmptyDataError, UnicodeDecodeError
+        raise unreadable(path, exc) from None
 
 
 def _from_run_dirs(runs: pd.DataFrame, variants: Collection[str], experiments: Collection[str]) -> pd.DataFrame:
