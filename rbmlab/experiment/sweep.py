@@ -106,19 +106,16 @@ def _job_constants(sources: dict[str, dict[str, Any]], scale: str, extra: list[s
     """The header's config keys (rbmlab.report.header.HEADER_KEYS) that take one value over the
     first job of every variant of ``sources``, composed (no data read): what a runs CSV written
     before it listed them lacks."""
-    from rbmlab.config import to_plain  # noqa: PLC0415
+    from rbmlab.config import flatten, to_plain  # noqa: PLC0415
     from rbmlab.hydra_app import expand_overrides, validated_run_config  # noqa: PLC0415
     from rbmlab.report.header import HEADER_KEYS  # noqa: PLC0415
 
     seen: dict[str, set[Any]] = {key: set() for key in HEADER_KEYS}
     for source, source_spec in sources.items():
         for overrides in _variants(source, source_spec, scale, extra).values():
-            plain = to_plain(validated_run_config(expand_overrides(overrides)[0]))
+            flat = flatten(to_plain(validated_run_config(expand_overrides(overrides)[0])))
             for key in HEADER_KEYS:
-                node: Any = plain
-                for part in key.split("."):
-                    node = node.get(part) if isinstance(node, dict) else None
-                seen[key].add(node)
+                seen[key].add(flat.get(key))
     return {key: next(iter(values)) for key, values in seen.items() if len(values) == 1}
 
 
