@@ -45,7 +45,8 @@ def _one_line(e: Exception) -> str:
         if "Available options" in text:
             after = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Available options")) + 1:]
             options = [ln for ln in after[:next((i for i, ln in enumerate(after)
-                                                  if ln.startswith("Config search path")), len(after))]]
+                                                  if ln.startswith("Config search path")), len(after))]
+                       if not ln.startswith("_")]   # a schema (rbmlab.run.cluster), no choice
         return f"{group}={option}: no such option; available: {', '.join(options) or 'none'}"
     unknown = re.search(r"Could not override '([^']+)'", text)
     if unknown and "not in struct" in f"{text} {e.__cause__}":
@@ -72,6 +73,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
     parse_overrides(overrides)
+    cluster.check_installed(overrides)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

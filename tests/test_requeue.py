@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm] extra is not installed")
 
 from hydra_plugins.rbmlab_launcher import LocalLauncher   # noqa: E402
+from rbmlab.errors import RbmlabError   # noqa: E402
 from rbmlab.hydra_app import compose   # noqa: E402
 from rbmlab.run import cluster, signals   # noqa: E402
 from rbmlab.storage.provenance import merge_placements, placement   # noqa: E402
@@ -66,6 +67,13 @@ def test_the_launcher_configs_compose_with_their_settings_and_refuse_a_misspelt_
         compose("config", ["hydra/launcher=slurm", "hydra.launcher.partiton=gpu"], hydra_config=True)
 
 
+def test_a_slurm_launcher_without_the_extra_says_what_to_install(monkeypatch):
+    monkeypatch.setattr(cluster, "submitit_config", None)
+    with pytest.raises(RbmlabError, match=r"hydra/launcher=slurm_gpu: needs hydra-submitit-launcher; pip install 'rbmlab\[slurm\]'"):
+        compose("config", ["hydra/launcher=slurm_gpu"], hydra_config=True)
+    compose("config", ["hydra/launcher=basic"], hydra_config=True)
+
+
 def test_placement_names_the_host_and_the_slurm_job(monkeypatch):
     for var in cluster_vars():
         monkeypatch.delenv(var, raising=False)
@@ -94,6 +102,8 @@ def test_a_resumed_run_keeps_where_it_ran_before_and_how_that_ended():
     killed = merge_placements({"ran_on": [first], "status": "running"}, [second])   # kill -9
     assert killed[0]["ended"] == {"status": "running"}
     assert merge_placements({}, [second]) == [second]   # a run from before ran_on
+    for garbled in (7, "host", {"host": "a"}, [3, None]):   # an edited summary.json
+        assert merge_placements({"ran_on": garbled}, [second]) == [second]
 
 
 def test_only_a_launcher_that_takes_interruptions_over_keeps_its_worker_alive(monkeypatch):
@@ -127,6 +137,7 @@ def test_a_preempted_job_is_requeued_resumes_and_ends_identical(tmp_path, refere
     assert record["ran_on"][1]["pid"] != first["pid"]
 
 
+@pytest.mark.slow
 def test_a_signal_other_than_submitits_still_ends_the_job_interrupted(tmp_path):
     """SIGTERM (scancel, or a preemption without requeue) is not submitit's to checkpoint: the
     run is recorded interrupted, the job ends, and the sweep names it."""

@@ -29,9 +29,10 @@ try:   # the [slurm] extra
 except ImportError:   # pragma: no cover - the extra is part of the test install
     submitit_config = None
 
+from rbmlab.errors import RbmlabError
 from rbmlab.run import signals
 
-EXTRA = "hydra-submitit-launcher (pip install 'rbmlab[slurm]')"
+LAUNCHERS = ("slurm", "slurm_gpu")   # conf/hydra/launcher/*.yaml built on the schema below
 REQUEUES = 20   # time limits a job may reach and be requeued before it gives up (submitit's countdown)
 
 
@@ -97,6 +98,15 @@ class Requeueing:
         return submitit.helpers.DelayedSubmission(self, resumed(sweep_overrides), *rest)
 
 
+def check_installed(overrides: list[str]) -> None:
+    """A launcher of this module chosen without the [slurm] extra: one line saying what to install."""
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and submitit_config is None:
+            raise RbmlabError(f"hydra/launcher={value}: needs hydra-submitit-launcher; "
+                              "pip install 'rbmlab[slurm]'")
+
+
 def register_launchers() -> None:
     """Tell Hydra about the launcher classes of hydra_plugins.rbmlab_launcher. Its plugin scan
     finds them in an installed wheel but not in an editable install (whose import hook it cannot
@@ -116,5 +126,5 @@ if submitit_config is not None:
         max_num_timeout: int = REQUEUES
 
     # the schema conf/hydra/launcher/slurm.yaml fills in (typed: a misspelt option is refused)
-    ConfigStore.instance().store(group="hydra/launcher", name="rbmlab_slurm", node=SlurmConf,
+    ConfigStore.instance().store(group="hydra/launcher", name="_slurm_schema", node=SlurmConf,
                                  provider="rbmlab")

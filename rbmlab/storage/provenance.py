@@ -66,7 +66,8 @@ def placement(from_epoch: int) -> dict:
 def merge_placements(previous: dict, current: list[dict]) -> list[dict]:
     """The ``ran_on`` of a resumed run: the earlier processes, the last of them with how it ended
     (the interruption summary.json recorded, or the status it was left in), then this one."""
-    earlier = [dict(p) for p in previous.get("ran_on") or [] if isinstance(p, dict)]
+    ran = previous.get("ran_on")   # read from a file: anything but a list of records is dropped
+    earlier = [dict(p) for p in ran if isinstance(p, dict)] if isinstance(ran, list) else []
     if earlier:
         earlier[-1]["ended"] = previous.get("interrupted") or {"status": previous.get("status")}
     return earlier + current
