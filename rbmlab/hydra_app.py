@@ -77,12 +77,15 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return hydra_compose(config_name=config_name, overrides=overrides,
-                                 return_hydra_config=hydra_config)
+            cfg = hydra_compose(config_name=config_name, overrides=overrides,
+                                return_hydra_config=hydra_config)
     except Exception as e:  # hydra raises several unrelated types for bad overrides
         raise RbmlabError(_one_line(e)) from None
     finally:
         GlobalHydra.instance().clear()
+    if hydra_config:
+        cluster.check_backend(cfg.hydra.launcher)
+    return cfg
 
 
 def parse_overrides(overrides: list[str]) -> list:

@@ -58,5 +58,6 @@ def test_a_misspelt_launcher_backend_is_one_line_before_any_job_is_submitted():
     with pytest.raises(RbmlabError, match=r"^hydra.launcher.backend: no such option 'cupyy'; available: cupy, numpy$"):
         compose("config", ["hydra/launcher=slurm", "hydra.launcher.backend=cupyy"], hydra_config=True)
     for chosen in (["hydra/launcher=slurm_gpu"], ["hydra/launcher=slurm", "hydra.launcher.backend=numpy"],
-                   ["hydra/launcher=slurm"], ["hydra/launcher=basic"]):
+                   ["hydra/launcher=slurm"], ["hydra/launcher=basic"],
+                   ["hydra/launcher=joblib", "hydra.launcher.backend=loky"]):   # joblib's own backend
         compose("config", chosen, hydra_config=True)
