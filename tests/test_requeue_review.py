@@ -61,3 +61,15 @@ def test_a_misspelt_launcher_backend_is_one_line_before_any_job_is_submitted():
                    ["hydra/launcher=slurm"], ["hydra/launcher=basic"],
                    ["hydra/launcher=joblib", "hydra.launcher.backend=loky"]):   # joblib's own backend
         compose("config", chosen, hydra_config=True)
+
+
+@pytest.mark.parametrize("launcher", ["slurm", "slurm_gpu"])
+def test_a_cluster_launcher_without_m_is_refused_not_run_here(launcher):
+    """Hydra launches only a sweep's jobs: without -m the run would train on this machine (the
+    login node), on numpy, while the command line says SLURM."""
+    from rbmlab.hydra_app import check_hydra_overrides
+
+    with pytest.raises(RbmlabError, match=rf"^hydra/launcher={launcher}: launches a sweep's jobs; add -m"):
+        check_hydra_overrides([f"hydra/launcher={launcher}", "learner=cd"], multirun=False)
+    assert check_hydra_overrides([f"hydra/launcher={launcher}"], multirun=True) == [f"hydra/launcher={launcher}"]
+    assert check_hydra_overrides(["hydra/launcher=joblib"], multirun=False) == ["hydra/launcher=joblib"]
