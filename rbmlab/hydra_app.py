@@ -254,6 +254,9 @@ def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[
         if key.startswith("hydra"):
             if key.startswith(SWEEPER_KEYS) and not multirun:
                 raise RbmlabError(f"{key}: a setting of a sweep; add -m")
+            if key == "hydra/launcher" and o.split("=", 1)[-1] in cluster.LAUNCHERS and not multirun:
+                raise RbmlabError(f"{o}: launches a sweep's jobs (without -m the run trains here); "
+                                  "add -m, also for one job")
             if not key.startswith(HYDRA_KEYS + SWEEPER_KEYS):
                 raise RbmlabError(f"{key}: not supported by rbmlab run (use -m for a sweep; "
                                   f"hydra settings it takes: {', '.join(HYDRA_KEYS + SWEEPER_KEYS)})")

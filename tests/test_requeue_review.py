@@ -69,7 +69,7 @@ def test_a_cluster_launcher_without_m_is_refused_not_run_here(launcher):
     login node), on numpy, while the command line says SLURM."""
     from rbmlab.hydra_app import check_hydra_overrides
 
-    with pytest.raises(RbmlabError, match=rf"^hydra/launcher={launcher}: launches a sweep's jobs; add -m"):
+    with pytest.raises(RbmlabError, match=rf"^hydra/launcher={launcher}: launches a sweep's jobs \(without -m the run trains here\); add -m"):
         check_hydra_overrides([f"hydra/launcher={launcher}", "learner=cd"], multirun=False)
     assert check_hydra_overrides([f"hydra/launcher={launcher}"], multirun=True) == [f"hydra/launcher={launcher}"]
     assert check_hydra_overrides(["hydra/launcher=joblib"], multirun=False) == ["hydra/launcher=joblib"]
