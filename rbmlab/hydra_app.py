@@ -77,12 +77,15 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            return hydra_compose(config_name=config_name, overrides=overrides,
-                                 return_hydra_config=hydra_config)
+            cfg = hydra_compose(config_name=config_name, overrides=overrides,
+                                return_hydra_config=hydra_config)
     except Exception as e:  # hydra raises several unrelated types for bad overrides
         raise RbmlabError(_one_line(e)) from None
     finally:
         GlobalHydra.instance().clear()
+    if hydra_config:
+        cluster.check_backend(cfg.hydra.launcher)
+    return cfg
 
 
 def parse_overrides(overrides: list[str]) -> list:
@@ -251,6 +254,9 @@ def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[
         if key.startswith("hydra"):
             if key.startswith(SWEEPER_KEYS) and not multirun:
                 raise RbmlabError(f"{key}: a setting of a sweep; add -m")
+            if key == "hydra/launcher" and o.split("=", 1)[-1] in cluster.LAUNCHERS and not multirun:
+                raise RbmlabError(f"{o}: launches a sweep's jobs (without -m the run trains here); "
+                                  "add -m, also for one job")
             if not key.startswith(HYDRA_KEYS + SWEEPER_KEYS):
                 raise RbmlabError(f"{key}: not supported by rbmlab run (use -m for a sweep; "
                                   f"hydra settings it takes: {', '.join(HYDRA_KEYS + SWEEPER_KEYS)})")

@@ -26,7 +26,8 @@ from rbmlab import resources
 from rbmlab.storage import provenance
 
 REPO = Path(__file__).resolve().parent.parent
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "rbmlab", "conf", "experiments", "results")   # a build's
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "rbmlab", "hydra_plugins", "conf", "experiments",
+           "results")   # a build's
 RUN = ["dataset=bars_stripes", "model.n_hidden=4", "train.epochs=1", "evaluator=exact", "train.progress=false"]
 SMOKE = "demo/bars-cd-vs-pcd"   # 6 runs of 30 full-batch epochs on 9 visible units
 

@@ -30,6 +30,7 @@ except ImportError:   # pragma: no cover - the extra is part of the test install
     submitit_config = None
 
 from rbmlab.errors import RbmlabError
+from rbmlab.resources import conf_dir
 from rbmlab.run import signals
 
 LAUNCHERS = ("slurm", "slurm_gpu")   # conf/hydra/launcher/*.yaml built on the schema below
@@ -105,6 +106,17 @@ def check_installed(overrides: list[str]) -> None:
         if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and submitit_config is None:
             raise RbmlabError(f"hydra/launcher={value}: needs hydra-submitit-launcher; "
                               "pip install 'rbmlab[slurm]'")
+
+
+def check_backend(launcher) -> None:
+    """The ``backend`` of a launcher of this module names an option of conf/backend/: checked
+    where the sweep is launched (cupy itself is checked on the node), not by every job after its
+    wait in the queue. (joblib's launcher has a ``backend`` of its own: loky, threading, ...)"""
+    ours = launcher is not None and str(launcher.get("_target_", "")).startswith("hydra_plugins.rbmlab_launcher.")
+    backend = launcher.get("backend") if ours else None
+    options = sorted(p.stem for p in (conf_dir() / "backend").glob("*.yaml"))
+    if backend is not None and backend not in options:
+        raise RbmlabError(f"hydra.launcher.backend: no such option {backend!r}; available: {', '.join(options)}")
 
 
 def register_launchers() -> None:
