@@ -5,8 +5,10 @@ limit, submitit's timeout and preemption signal USR2) must not leave ``"status":
 behind. Inside :func:`interruptible`, the first of these signals raises :class:`RunInterrupted`
 in the main thread; the runner records the run as interrupted (its last checkpoint kept) and
 lets the exception end the process with status 128 + the signal's number, as the shell expects.
-The handlers go back to the signals' defaults once the first has arrived, so a second signal
-during that short recording ends the process at once (the checkpoint still holds).
+In the command's process the handlers go back to the signals' defaults once the first has
+arrived, so a second signal during that short recording ends the process at once (the checkpoint
+still holds). A launcher's worker ignores further ones until it has recorded: its launcher passes
+the first on to it (:func:`forward`), a second copy when the signal went to the process group.
 
 ``kill -9`` cannot be caught: the run's lock, which the kernel drops with its holder, tells
 whether a run that says it is running really is (rbmlab.run.records.observed_status).
@@ -98,8 +100,9 @@ def interruption_of(exc: BaseException) -> RunInterrupted | None:
 
 def _raiser(first: Callable[[RunInterrupted], None] | None):
     def handler(signum: int, _frame) -> None:
-        for sig in CAUGHT:   # a second signal while the run records the first ends the process
-            signal.signal(sig, signal.SIG_DFL)
+        then = signal.SIG_DFL if is_cli_process() else signal.SIG_IGN   # see the module's docstring
+        for sig in CAUGHT:   # a second signal while the run records the first
+            signal.signal(sig, then)
         stop = RunInterrupted(signum)
         if first is not None:
             first(stop)
@@ -156,7 +159,8 @@ def _is_resource_tracker(pid: str) -> bool:
 def forward(stop: RunInterrupted, wait: float = 30.0) -> None:
     """Send SIGTERM to this process's children (a launcher's workers, each then recording its
     run as interrupted) and wait for them to end, at most ``wait`` seconds: a launcher that is
-    stopped does not leave its workers training on as orphans."""
+    stopped does not leave its workers training on as orphans. One still there after that (its
+    recording stuck) is killed by the launcher's pool as it stops (joblib's: SIGKILL)."""
     import time  # noqa: PLC0415
 
     pids = children()

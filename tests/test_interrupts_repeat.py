@@ -1,0 +1,37 @@
+"""A second termination signal while a run records the first (rbmlab.run.signals): a launcher's
+worker gets one from the process group and one from its launcher (forward), and must record."""
+import signal
+import subprocess
+import sys
+
+# SIGTERM; a second one while the first is recorded; what was recorded, and the handler after
+RECORDING = """
+import os, signal, sys, time
+from rbmlab.run import signals
+if sys.argv[1] == "cli":
+    signals.mark_cli_process()
+with signals.interruptible():   # as rbmlab.run.runner.train records within the block
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)
+    except signals.RunInterrupted as stop:
+        os.kill(os.getpid(), signal.SIGTERM)   # the launcher's copy, during the recording
+        time.sleep(0.05)
+        print("recorded", stop.name, end=" ")
+print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
+"""
+
+
+def run(role: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", RECORDING, role], capture_output=True, text=True,
+                          timeout=30)
+
+
+def test_a_worker_records_through_its_launchers_second_signal():
+    done = run("worker")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "recorded SIGTERM True\n", "")
+
+
+def test_the_commands_process_ends_at_once_on_a_second_signal():
+    done = run("cli")
+    assert (done.returncode, done.stdout) == (-signal.SIGTERM, "")
