@@ -4,9 +4,10 @@
 starts its own ``munged``, ``slurmctld`` and ``slurmd`` from a temporary directory (its own munge
 key and socket, ports no other cluster on the machine uses, this host's real CPUs and memory),
 waits until the node is idle and yields the environment that reaches it (``SLURM_CONF``, also set
-in ``os.environ`` while the cluster is up, so that submitit's ``sbatch`` finds it). On exit it
-stops the daemons by their PIDs, removes the directory and purges exactly the packages (and the
-system users) it installed: the machine is left as it was found.
+in ``os.environ`` while the cluster is up, so that submitit's ``sbatch`` finds it). The daemons
+run in the foreground as its children; on exit it cancels the jobs left, stops the daemons by
+their PIDs and waits for them, removes the directory and purges exactly the packages it installed
+(with the .deb files apt-get downloaded): the machine is left as it was found.
 
 Job states: there is no accounting (no slurmdbd), so ``sacct`` fails and submitit, which reads
 states only through ``sacct``, logs a warning and sees every job as UNKNOWN; it still ends each job
@@ -39,10 +40,14 @@ PARTITION = "debug"
 
 
 class ClusterUnavailable(RuntimeError):
-    """SLURM cannot be installed or started here: the tests skip with this message."""
+    """SLURM is missing and cannot be installed here: the tests skip with this message."""
 
     def __init__(self, reason: str):
         super().__init__(f"cannot bring up SLURM: {reason}")
+
+
+class ClusterFailed(RuntimeError):
+    """SLURM is installed but its daemons did not come up: a test error, with their logs."""
 
 
 def _installed_packages() -> set[str]:
@@ -188,10 +193,10 @@ def _wait(what: str, ready, procs: list[subprocess.Popen], root: Path, timeout: 
     while not ready():
         dead = [p.args[0] for p in procs if p.poll() is not None]
         if dead or time.monotonic() > deadline:
-            logs = "\n".join(_tail(root / f) for f in ("munged.log", "munged.out", "slurmctld.log",
+            logs = "\n".join(_tail(root / f) for f in ("munged.out", "slurmctld.log",
                                                        "slurmctld.out", "slurmd.log", "slurmd.out"))
             why = f"{', '.join(dead)} exited" if dead else f"not within {timeout:.0f} s"
-            raise ClusterUnavailable(f"{what}: {why}\n{logs}")
+            raise ClusterFailed(f"SLURM did not come up: {what}: {why}\n{logs}")
         time.sleep(0.2)
 
 
