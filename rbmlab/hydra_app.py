@@ -21,6 +21,7 @@ from omegaconf import OmegaConf
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.help import help_section
 from rbmlab.resources import conf_dir
+from rbmlab.run import cluster  # noqa: F401 - hydra/launcher=slurm's schema, stored with Hydra
 from rbmlab.storage.locking import DirectoryLock
 
 CONF_DIR = conf_dir()
@@ -44,7 +45,8 @@ def _one_line(e: Exception) -> str:
         if "Available options" in text:
             after = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Available options")) + 1:]
             options = [ln for ln in after[:next((i for i, ln in enumerate(after)
-                                                  if ln.startswith("Config search path")), len(after))]]
+                                                  if ln.startswith("Config search path")), len(after))]
+                       if not ln.startswith("_")]   # a schema (rbmlab.run.cluster), no choice
         return f"{group}={option}: no such option; available: {', '.join(options) or 'none'}"
     unknown = re.search(r"Could not override '([^']+)'", text)
     if unknown and "not in struct" in f"{text} {e.__cause__}":
@@ -71,6 +73,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
     parse_overrides(overrides)
+    cluster.check_installed(overrides)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -164,7 +167,7 @@ def _hydra_task(cfg) -> float | None:
     from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.config import parse_run_config  # noqa: PLC0415
     from rbmlab.run.runner import train  # noqa: PLC0415
-    from rbmlab.run.signals import end_as_signalled, interruption_of, is_cli_process  # noqa: PLC0415
+    from rbmlab.run.signals import end_as_signalled, ends_when_interrupted, interruption_of  # noqa: PLC0415
     from rbmlab.run.sweepers import returned_value  # noqa: PLC0415
 
     keep_freed_memory()   # a joblib worker is a process of its own
@@ -188,7 +191,7 @@ def _hydra_task(cfg) -> float | None:
         print(f"{tag} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
     except BaseException as e:   # a signal, recorded by the runner: a worker ends as signalled
         stop = interruption_of(e)
-        if stop is not None and multirun and not is_cli_process():
+        if stop is not None and multirun and ends_when_interrupted():
             end_as_signalled(stop)   # the command's one line comes from the launching process
         raise
     return None
@@ -203,6 +206,7 @@ def job_tag(num: int, swept: str) -> str:
 def run_hydra(argv: list[str]) -> None:
     import hydra  # noqa: PLC0415
 
+    cluster.register_launchers()
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
     saved, saved_env = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     sys.argv = ["rbmlab run", *argv]

@@ -35,9 +35,9 @@ from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
 from rbmlab.units.requirements import check_unit_types
-from rbmlab.storage.faults import fault_point, raise_point, stall_point
+from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
-from rbmlab.storage.provenance import merge_sources, source_revision
+from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
@@ -255,6 +255,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             model, meta, state = record.load(summary["config_hash"])
             check_resumed(run, record.checkpoint, model, meta, state)
             summary["source"] = merge_sources(previous.get("source"), summary["source"])
+            summary["ran_on"] = merge_placements(previous, [placement(meta["epoch"])])
             record.metrics.truncate(meta["epoch"])
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
             p = Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
@@ -365,7 +366,7 @@ def initial_summary(run: Setup) -> dict[str, Any]:
             "evaluator": cfg.evaluator.name, **run.sizes, "epochs": cfg.train.epochs,
             "rbmlab_version": __version__, "backend": cfg.backend.name, "dtype": cfg.backend.dtype,
             "n_train": run.n_train, "pid": os.getpid(), "trials": cfg.train.trials,
-            "source": source_revision()}
+            "source": source_revision(), "ran_on": [placement(0)]}
 
 
 def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = None,
@@ -424,6 +425,7 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         fault_point("after_epoch", p.epoch)
         raise_point("raise_after_epoch", p.epoch)
         stall_point("stall_after_epoch", p.epoch)
+        sleep_point("sleep_after_epoch")
     bar.close()
     if p.stopped:
         echo(f"train.stop_rule={cfg.train.stop_rule}: stopped at epoch {p.epoch}; the final "

@@ -55,6 +55,28 @@ def is_cli_process() -> bool:
     return _CLI_PID == os.getpid()
 
 
+_TAKEN_OVER = False   # a launcher's job function handles the interruption (taken_over_by_launcher)
+
+
+@contextlib.contextmanager
+def taken_over_by_launcher() -> Iterator[None]:
+    """Within the block the launcher that runs the job, not the job, decides how this worker
+    ends once its run has recorded an interruption (rbmlab.run.cluster: requeue it)."""
+    global _TAKEN_OVER
+    saved, _TAKEN_OVER = _TAKEN_OVER, True
+    try:
+        yield
+    finally:
+        _TAKEN_OVER = saved
+
+
+def ends_when_interrupted() -> bool:
+    """Does a sweep's job end its process itself after recording an interruption? A launcher's
+    worker does (the command's one line comes from the launching process) unless its launcher
+    took the interruption over."""
+    return not is_cli_process() and not _TAKEN_OVER
+
+
 def end_as_signalled(stop: RunInterrupted) -> None:
     """End this process as the signal's default action would have (its parent, a launcher or a
     shell, sees "killed by SIGTERM"), after the run has recorded it. A launcher's worker must

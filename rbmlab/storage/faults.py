@@ -5,6 +5,8 @@
     after_epoch:<epoch>   SIGKILL once the training loop has written epoch <epoch>'s records
     raise_after_epoch:<epoch>  an exception there instead (a job that fails mid-run)
     stall_after_epoch:<epoch>  sleep there for an hour (a process that holds its run directory)
+    sleep_after_epoch:<seconds>  sleep that long after every epoch's records (a run longer than
+                          a cluster's time limit, whatever the machine's speed; numbers unchanged)
     write:<file name>     SIGKILL while writing <file name> (its temporary file written and
                           synced, the rename not done): a kill in the middle of a file write
     enospc:<file name>    writing <file name> fails with ENOSPC (a full disk)
@@ -38,6 +40,14 @@ def stall_point(point: str, key: object) -> None:
     """Sleep for an hour when ``<point>:<key>`` is armed (the test kills the process)."""
     if _armed(point, key):
         time.sleep(3600)
+
+
+def sleep_point(point: str) -> None:
+    """Sleep for the seconds of an armed ``<point>:<seconds>``."""
+    for entry in (os.environ.get(ENV) or "").split(","):
+        name, _, seconds = entry.partition(":")
+        if name == point:
+            time.sleep(float(seconds))
 
 
 class InjectedFault(RuntimeError):

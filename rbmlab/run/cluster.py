@@ -1,0 +1,130 @@
+"""``hydra/launcher=slurm`` and ``slurm_gpu``: a sweep as one SLURM array job (through submitit)
+whose jobs outlive the cluster's time limits and preemptions.
+
+submitit's protocol: SLURM sends USR2 ``signal_delay_s`` before a job's time limit (and a
+preempting scheduler may send it too); submitit's handler asks the launched callable for its
+``checkpoint()``, a resubmission that it stores, and requeues the job (``scontrol requeue``). A
+run inside the job catches that signal first (rbmlab.run.signals): it records itself as
+interrupted at its last checkpoint (checkpoint.npz, every ``train.checkpoint_every`` epochs). The launcher
+below then hands the signal on to submitit, with a resubmission of the same job plus
+``resume=true``, so the restarted job continues from that checkpoint and ends identical to an
+uninterrupted run. A job that SLURM requeues by itself (a preemption in ``REQUEUE`` mode, a
+node failure) restarts from its original submission; ``SLURM_RESTART_COUNT`` tells it to resume.
+
+The launchers take one setting of their own, ``backend``: set on every job unless the job sets
+``backend=`` itself (``slurm_gpu``: cupy, checked on the GPU node, not where the sweep is
+launched). The rest are submitit's (partition, account, qos, gpus_per_node, mem_gb, timeout_min,
+max_num_timeout: how many time limits a job may reach and be requeued, ...).
+"""
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from typing import Any, Optional
+
+try:   # the [slurm] extra
+    from hydra.core.config_store import ConfigStore
+    from hydra_plugins.hydra_submitit_launcher import config as submitit_config
+except ImportError:   # pragma: no cover - the extra is part of the test install
+    submitit_config = None
+
+from rbmlab.errors import RbmlabError
+from rbmlab.run import signals
+
+LAUNCHERS = ("slurm", "slurm_gpu")   # conf/hydra/launcher/*.yaml built on the schema below
+REQUEUES = 20   # time limits a job may reach and be requeued before it gives up (submitit's countdown)
+
+
+def restarted() -> bool:
+    """Is this job a restart of one SLURM requeued (``SLURM_RESTART_COUNT`` ≥ 1)?"""
+    count = os.environ.get("SLURM_RESTART_COUNT", "0")
+    return count.isdigit() and int(count) > 0
+
+
+def _sets(overrides: list[str], key: str) -> bool:
+    return any(o.lstrip("+~").split("=", 1)[0] == key for o in overrides)
+
+
+def resumed(overrides: list[str]) -> list[str]:
+    """The job's overrides with ``resume=true`` in place of any ``resume=``/``overwrite=``: a
+    restarted job continues its run directory (the sweep's owner already checked it)."""
+    return [o for o in overrides if not _sets([o], "resume") and not _sets([o], "overwrite")] + ["resume=true"]
+
+
+def job_overrides(overrides: list[str], backend: str | None, restart: bool) -> list[str]:
+    """What a job runs with: the launcher's ``backend`` unless the job chose one; ``resume=true``
+    when SLURM restarted it."""
+    out = list(overrides)
+    if backend and not _sets(out, "backend"):
+        out.append(f"backend={backend}")
+    return resumed(out) if restart else out
+
+
+def preemption_signal() -> int:
+    """The signal submitit's handler checkpoints and requeues on (USR2 unless
+    ``SUBMITIT_PREEMPT_SIGNAL`` says otherwise)."""
+    import submitit  # noqa: PLC0415
+
+    return getattr(signal, "SIG" + submitit.JobEnvironment.USR_SIG)
+
+
+class Requeueing:
+    """A submitit launcher whose jobs resume after a requeue, mixed into submitit's own in
+    hydra_plugins.rbmlab_launcher (where Hydra accepts launcher classes)."""
+
+    def __init__(self, backend: str | None = None, **params: Any) -> None:
+        super().__init__(**params)
+        self.backend = backend
+
+    def __call__(self, sweep_overrides: list[str], *rest: Any):
+        overrides = job_overrides(sweep_overrides, self.backend, restarted())
+        try:
+            with signals.taken_over_by_launcher():
+                return super().__call__(overrides, *rest)
+        except BaseException as e:   # the run recorded its interruption and restored submitit's handler
+            stop = signals.interruption_of(e)
+            if stop is None:
+                raise
+            handler = signal.getsignal(stop.signum)
+            if stop.signum == preemption_signal() and callable(handler):
+                handler(stop.signum, None)   # submitit: checkpoint() below, requeue, exit
+            signals.end_as_signalled(stop)
+
+    def checkpoint(self, sweep_overrides: list[str], *rest: Any):
+        """The resubmission submitit stores before it requeues: the same job, resumed."""
+        import submitit  # noqa: PLC0415
+
+        return submitit.helpers.DelayedSubmission(self, resumed(sweep_overrides), *rest)
+
+
+def check_installed(overrides: list[str]) -> None:
+    """A launcher of this module chosen without the [slurm] extra: one line saying what to install."""
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and submitit_config is None:
+            raise RbmlabError(f"hydra/launcher={value}: needs hydra-submitit-launcher; "
+                              "pip install 'rbmlab[slurm]'")
+
+
+def register_launchers() -> None:
+    """Tell Hydra about the launcher classes of hydra_plugins.rbmlab_launcher. Its plugin scan
+    finds them in an installed wheel but not in an editable install (whose import hook it cannot
+    list); registering again is harmless. Without the [slurm] extra there are none."""
+    from hydra.core.plugins import Plugins  # noqa: PLC0415
+    from hydra_plugins import rbmlab_launcher  # noqa: PLC0415
+
+    for name in rbmlab_launcher.__all__:
+        Plugins.instance().register(getattr(rbmlab_launcher, name))
+
+
+if submitit_config is not None:
+    @dataclass
+    class SlurmConf(submitit_config.SlurmQueueConf):
+        _target_: str = "hydra_plugins.rbmlab_launcher.SlurmLauncher"   # Hydra instantiates launchers from there only
+        backend: Optional[str] = None
+        max_num_timeout: int = REQUEUES
+
+    # the schema conf/hydra/launcher/slurm.yaml fills in (typed: a misspelt option is refused)
+    ConfigStore.instance().store(group="hydra/launcher", name="_slurm_schema", node=SlurmConf,
+                                 provider="rbmlab")
