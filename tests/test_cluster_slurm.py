@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -66,6 +67,18 @@ def diagnosis(cwd: Path, env: dict[str, str]) -> str:
     return "\n".join(["squeue:", queue, *logs])
 
 
+def ended(job_id: str, env: dict[str, str], timeout: float = 120) -> str:
+    """``scontrol show job`` once the job has ended (its result written, the job still winds down)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = subprocess.run(["scontrol", "-o", "show", "job", job_id], env=env, capture_output=True,
+                             text=True, timeout=30).stdout
+        state = job.split("JobState=")[1].split()[0] if "JobState=" in job else "?"
+        if state not in ("PENDING", "RUNNING", "REQUEUED", "COMPLETING") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.5)
+
+
 def job_dirs(sweep: Path) -> list[Path]:
     return sorted((p for p in sweep.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
 
@@ -102,11 +115,11 @@ def test_an_experiments_smoke_tier_runs_on_slurm_with_its_report(tmp_path, clust
 
 REQUEUE_READY = (importlib.util.find_spec("rbmlab.run.cluster") is not None
                  and "sleep_after_epoch" in Path(importlib.util.find_spec("rbmlab.storage.faults").origin).read_text())
-# SLURM's controller checks time limits every 30 s and signals USR2 at the first check within
-# 30 s of signal_delay_s before the one-minute limit: here 15 to 45 s into each attempt (measured:
-# 26 s). Each epoch sleeps SLEEP s, so the run (EPOCHS * SLEEP s) needs one requeue or more
-# whatever the machine's speed; a requeued job restarts about 12 s later (cred_expire=10).
-EPOCHS, SLEEP, SIGNAL_DELAY_S = 10, 6, 15
+# SLURM's controller checks time limits every 30 s and signals USR2 at the first check less than
+# signal_delay_s + 30 s before the one-minute limit: here 20 to 50 s into each attempt. Each epoch
+# sleeps SLEEP s, so the run (EPOCHS * SLEEP s) needs one requeue or more whatever the machine's
+# speed; a requeued job restarts about 12 s later (cred_expire=10).
+EPOCHS, SLEEP, SIGNAL_DELAY_S = 9, 6, 10
 
 
 @pytest.mark.skipif(not REQUEUE_READY, reason="the requeue protocol (rbmlab.run.cluster, "
@@ -130,7 +143,6 @@ def test_a_job_past_its_time_limit_is_requeued_resumes_and_ends_identical(tmp_pa
         assert after["from_epoch"] == before["ended"]["checkpoint_epoch"] > 0, ran_on
         assert after["slurm"]["job_id"] == before["slurm"]["job_id"], ran_on
         assert int(after["slurm"].get("restart_count", 0)) > int(before["slurm"].get("restart_count", 0))
-    job = subprocess.run(["scontrol", "-o", "show", "job", ran_on[0]["slurm"]["job_id"]], env=cluster,
-                         capture_output=True, text=True, timeout=30).stdout
+    job = ended(ran_on[0]["slurm"]["job_id"], cluster)
     restarts = int(job.split("Restarts=")[1].split()[0])
     assert "JobState=COMPLETED" in job and restarts >= len(ran_on) - 1 >= 1, job
