@@ -70,7 +70,7 @@ experiments: install
 	@echo "combined targets (a paper artefact over several files):"
 	@$(foreach c,$(COMPOSITES),printf '  %-24s runs %s\n' '$(c)' '$(strip $(PARTS.$(c)))';)
 $(EXPERIMENTS): install
-	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE) $(if $(LAUNCHER),hydra/launcher=$(LAUNCHER))
+	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)$(if $(LAUNCHER), hydra/launcher=$(LAUNCHER))
 
 # results/README.md's index (tiers, headline numbers, verdicts), from the registry and results/
 .PHONY: results-index results-rerender

@@ -198,6 +198,8 @@ def test_make_knows_the_tiers_and_passes_a_good_scale_on():
     proc = make_n("dcp-figure-6", "SCALE=paper")
     assert [ln.split("rbmlab ", 1)[1] for ln in proc.stdout.splitlines() if "rbmlab experiment" in ln] == \
         ["experiment dcp/figure-6a scale=paper", "experiment dcp/figure-6b scale=paper"]
+    proc = make_n("dcp-figure-3", "SCALE=paper", "LAUNCHER=slurm_gpu")   # the jobs as a SLURM array job
+    assert proc.stdout.splitlines()[-1].endswith("rbmlab experiment dcp/figure-3 scale=paper hydra/launcher=slurm_gpu")
     assert make_n("help", "SCALE=bogus").returncode == 0        # a target without SCALE ignores it
 
 
