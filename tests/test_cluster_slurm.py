@@ -12,6 +12,7 @@ logs and the queue.
 from __future__ import annotations
 
 import importlib.util
+import socket
 import subprocess
 import sys
 import time
@@ -92,7 +93,11 @@ def test_a_sweep_on_slurm_ends_with_the_basic_launchers_numbers(tmp_path, cluste
         assert summary(ours)["status"] == "completed", summary(ours)
         assert summary(ours)["final"] == summary(theirs)["final"], ours.name
         pd.testing.assert_frame_equal(metrics(ours), metrics(theirs))
-    # every job ran as a SLURM array task (its own job id in the submitit log folder)
+    # one array job, a task per job: where each ran, as its summary records it
+    where = [summary(p)["ran_on"] for p in slurm]
+    assert all(len(w) == 1 and w[0]["host"] == socket.gethostname() for w in where), where
+    assert [w[0]["slurm"]["array_task_id"] for w in where] == ["0", "1", "2", "3"], where
+    assert len({w[0]["slurm"]["array_job_id"] for w in where}) == 1, where
     assert len(list((tmp_path / "slurm" / ".submitit").glob("*_*/*_result.pkl"))) == 4
 
 
