@@ -104,14 +104,14 @@ def test_a_task_corrupts_every_split_once_and_the_model_starts_from_the_clean_ba
 def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_valid_epoch():
     import pandas as pd
 
-    from rbmlab.evaluators.metrics import higher_is_better
+    from rbmlab.evaluators.metrics import higher_is_better, metric_spec
     from rbmlab.run.early_stopping import best_on_validation
     rows = pd.DataFrame({"epoch": [0, 1, 2, 3], "valid_pixel_error": [9.0, 4.0, 5.0, float("nan")],
                          "test_pixel_error": [8.0, 4.5, 3.0, 2.0], "inference_converged": [0, 1, 1, 1]})
-    record = best_on_validation(rows, "pixel_error", higher_is_better=False)
+    record = best_on_validation(rows, metric_spec("valid_pixel_error"))
     assert record == {"epoch": 1, "rule": "the best valid_pixel_error", "valid_pixel_error": 4.0,
                       "test_pixel_error": 4.5}
-    assert best_on_validation(rows.drop(columns="valid_pixel_error"), "pixel_error", False) is None
+    assert best_on_validation(rows.drop(columns="valid_pixel_error"), metric_spec("valid_pixel_error")) is None
     # a report over early_stopping.test_pixel_error knows that lower is better
     assert not higher_is_better("early_stopping.test_pixel_error") and higher_is_better("early_stopping.n_hidden")
 

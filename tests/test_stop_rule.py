@@ -21,6 +21,7 @@ import pytest
 from rbmlab.cli import main
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.hydra_app import validated_run_config
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import StopRule, gap_jump
@@ -92,13 +93,13 @@ def exact_mean_log_likelihood(model, x: np.ndarray) -> float:
 
 # ----------------------------------------------------------------- the rule objects
 def test_valid_rule_keeps_the_best_and_fires_after_patience_points():
-    rule = StopRule("valid", patience=2, higher_is_better=False)      # an error: lower is better
+    rule = StopRule("valid", patience=2, metric=MetricSpec("error", "%", False))   # lower is better
     values = [5.0, 4.0, 4.0, 3.0, 3.5, 3.0, 3.2]
     decisions = [rule.decide(values[:n]) for n in range(1, len(values) + 1)]
     assert [d.selected for d in decisions] == [0, 1, 1, 3, 3, 3, 3]   # a tie is no improvement
     assert [d.keep for d in decisions] == [True, True, False, True, False, False, False]
     assert [d.stop for d in decisions] == [False] * 5 + [True, True]
-    higher = StopRule("valid", patience=2, higher_is_better=True)
+    higher = StopRule("valid", patience=2)
     assert higher.decide([1.0, 3.0, 2.0, 2.5]).stop and higher.decide([1.0, 3.0, 2.0, 2.5]).selected == 1
     assert not higher.decide([1.0, 3.0, 2.0, 3.5]).stop
 
@@ -134,10 +135,10 @@ def test_the_direction_of_the_stop_metric_is_its_metric_spec():
         cfg = validated_run_config(["train.stop_rule=valid", "evaluator.splits=[valid]", *overrides])
         return stop_rule_of(cfg, MODELS.get(cfg.model.name), EVALUATORS.build(cfg.evaluator))
 
-    assert rule("evaluator=exact", "train.stop_metric=valid_log_likelihood").higher_is_better
-    assert not rule("evaluator=exact", "train.stop_metric=valid_reconstruction_error").higher_is_better
+    assert rule("evaluator=exact", "train.stop_metric=valid_log_likelihood").metric.higher_is_better
+    assert not rule("evaluator=exact", "train.stop_metric=valid_reconstruction_error").metric.higher_is_better
     assert not rule("model=crbm", "task=occlude", "learner=mle_bp", "evaluator=pixel_error",
-                    "train.stop_metric=valid_pixel_error", "train.patience=4").higher_is_better
+                    "train.stop_metric=valid_pixel_error", "train.patience=4").metric.higher_is_better
     with pytest.raises(RbmlabError, match="^train.stop_metric: .* does not record valid_pixel_error"):
         rule("evaluator=exact", "train.stop_metric=valid_pixel_error")
 

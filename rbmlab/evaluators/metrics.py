@@ -1,5 +1,9 @@
 """Declared metrics: what a metric column means, its unit, and which direction is better.
 
+A metric is better higher, lower, or (``best_at``: a signed error, best at 0) closer to a target;
+every ranking of metric values (best group, bold cell, index headline, early stopping, a
+sweeper's objective) goes through :meth:`MetricSpec.badness`.
+
 Evaluators declare the metrics they write (:class:`MetricSpec`); the runner, ``rbmlab evaluate``
 and the report read those declarations instead of guessing from a column's name. Per-split
 metrics appear in metrics.csv as ``<split>_<name>`` (``test_log_likelihood``); model-level ones
@@ -8,6 +12,8 @@ under their bare name (``log_z``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 SPLITS = ("train", "valid", "test")
 
@@ -21,6 +27,30 @@ class MetricSpec:
     description: str = ""
     summary_name: str | None = None   # name in `rbmlab evaluate` JSON (default: name)
     label: str = ""                # the metric in words, without split or unit ("log-likelihood")
+    best_at: float | None = None   # the best value (a signed error: 0): closer is better, and
+                                   # higher_is_better is then ignored for ranking
+
+    def badness(self, values) -> np.ndarray:
+        """The ranking key of values of this metric, smaller is better: |v − best_at| for a
+        target, else −v (higher is better) or v; NaN stays NaN."""
+        v = np.asarray(values, dtype=np.float64)
+        if self.best_at is not None:
+            return np.abs(v - self.best_at)
+        return -v if self.higher_is_better else v
+
+    @property
+    def best_word(self) -> str:
+        """The best value in words: 'max', 'min' or 'closest to 0'."""
+        if self.best_at is not None:
+            return f"closest to {self.best_at:g}"
+        return "max" if self.higher_is_better else "min"
+
+    @property
+    def direction(self) -> str:
+        """Which values are better, in words: 'higher is better', 'lower is better', 'closest to 0 is best'."""
+        if self.best_at is not None:
+            return f"{self.best_word} is best"
+        return f"{'higher' if self.higher_is_better else 'lower'} is better"
 
 
 def split_prefix(column: str) -> tuple[str | None, str]:
@@ -66,7 +96,21 @@ def metric_spec(column: str) -> MetricSpec | None:
     return None
 
 
+UNDECLARED = MetricSpec("", "", higher_is_better=True)   # how an undeclared column ranks
+
+
+def ranking(column: str) -> MetricSpec:
+    """The declaration a metric column ranks by (:meth:`MetricSpec.badness`, ``best_word``,
+    ``direction``); an undeclared column is taken as higher-is-better."""
+    return metric_spec(column) or UNDECLARED
+
+
+def badness(column: str, values) -> np.ndarray:
+    """The ranking key of a metric column's values, smaller is better (:meth:`MetricSpec.badness`)."""
+    return ranking(column).badness(values)
+
+
 def higher_is_better(column: str) -> bool:
-    """Direction of a metric column; an undeclared column is taken as higher-is-better."""
-    spec = metric_spec(column)
-    return True if spec is None else spec.higher_is_better
+    """The declared direction of a metric column (True when undeclared); not a ranking: a metric
+    with a target (``best_at``) ranks by :func:`badness`."""
+    return ranking(column).higher_is_better

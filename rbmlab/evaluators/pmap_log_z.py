@@ -71,8 +71,9 @@ class PerturbMAPLogZ(Evaluator):
         MetricSpec("pmap_log_z", "nats", False, per_split=False,
                    description="perturb-and-MAP estimate of log Z, eq. (1): mean perturbed objective",
                    label="perturb-and-MAP log Z"),
-        MetricSpec("pmap_log_z_error", "nats", False, per_split=False,
-                   description="estimate − exact log Z (mean over the perturbations)",
+        MetricSpec("pmap_log_z_error", "nats", False, per_split=False, best_at=0.0,
+                   description="estimate − exact log Z (mean over the perturbations); signed: "
+                               "closest to 0 is best",
                    label="log Z error"),
         MetricSpec("pmap_log_z_error_se", "nats", False, per_split=False,
                    description="standard error of the mean error (std/√n)",

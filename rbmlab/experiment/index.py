@@ -12,7 +12,7 @@ panels; where the x axis is a config key, the runs at its largest value); each g
 ``report.metric`` is the mean ± std (ddof=1) over its completed runs (with ``report.select``, the
 one run best on that metric, as the report's table shows it); of the groups the paper
 gives a value for (all groups where it gives none) the one with the best mean, by the metric's
-declared direction, is the headline, beside the paper's value for that group (a number, or text
+declared direction or target (a signed error: closest to 0), is the headline, beside the paper's value for that group (a number, or text
 such as "≈ -3.15"; a description such as "Init 4" is no value).
 """
 from __future__ import annotations
@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.evaluators.metrics import badness
 from rbmlab.experiment.arguments import SCALE_TIERS
 from rbmlab.report.aggregate import COMPLETED, DEFAULT_METRICS, _best_per_point
 from rbmlab.report.layout import assign_groups, choose_layout
@@ -198,8 +199,7 @@ def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | N
     candidates = [g for g in stats.index if paper[g] is not None] or list(stats.index)
     if not candidates:
         return None
-    sign = 1 if higher_is_better(metric) else -1
-    best = max(candidates, key=lambda g: sign * stats.loc[g, "mean"])
+    best = candidates[int(np.argmin(badness(metric, stats.loc[candidates, "mean"])))]
     mean, std, n = stats.loc[best, "mean"], stats.loc[best, "std"], int(stats.loc[best, "count"])
     names = Names.parse(report.names)
     group = ", ".join(f"{names.key(k)} {names.value(k, groups.loc[best, k])}" for k in keys)
@@ -251,7 +251,7 @@ def render(found: list[Row], titles: dict[str, str]) -> str:
              "tier costs). **ours**: of the groups of runs the report draws (its lines and panels; where "
              "its x axis is a config key such as hidden units, the runs at its largest value), those "
              "the paper gives a value for (all where it gives none), the one with the best mean final "
-             "value of the report's metric (by its declared direction): mean ± std (ddof=1) over its completed runs (n), from "
+             "value of the report's metric (by its declared direction; a signed error: closest to 0): mean ± std (ddof=1) over its completed runs (n), from "
              "`<artefact>_<tier>_runs.csv`; **measure**: that metric and group; **paper**: the "
              "experiment file's value for that group. "
              "**verdict**: the `verdict` column of the paper's README, which argues it. "

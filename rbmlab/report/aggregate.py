@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.evaluators.metrics import badness
 from rbmlab.report.layout import MISSING, norm, sort_key
 from rbmlab.report.load import RECORD_PREFIXES, SCHEDULE_COLUMNS, UNREADABLE, bad_final_values, to_float
 
@@ -211,9 +211,9 @@ def aggregate_points(points: pd.DataFrame, gids: pd.Series, metric: str, x: str,
 def _best_per_point(points: pd.DataFrame, gids: pd.Series, x: str, select: str) -> pd.DataFrame:
     """The row with the best ``select`` value at each (gid, x); points without it are dropped."""
     ranked = points.dropna(subset=[select]).assign(gid=lambda p: p["run_dir"].map(gids))
-    ascending = not higher_is_better(select)
-    best = ranked.sort_values(select, ascending=ascending, kind="stable").groupby(["gid", x]).head(1)
-    return best.drop(columns="gid")
+    ranked = ranked.assign(_badness=badness(select, ranked[select]))
+    best = ranked.sort_values("_badness", kind="stable").groupby(["gid", x]).head(1)
+    return best.drop(columns=["gid", "_badness"])
 
 
 def epoch_to_fraction_of_max(x: Sequence[float], y: Sequence[float], fraction: float) -> float | None:
@@ -232,24 +232,24 @@ def epoch_to_fraction_of_max(x: Sequence[float], y: Sequence[float], fraction: f
     return float(xs[hits[0]]) if hits.size else None
 
 
-def _best(x: np.ndarray, y: np.ndarray, higher: bool) -> tuple[float, Any]:
-    """(best value, x at best) of a curve; NaNs when empty."""
+def _best(x: np.ndarray, y: np.ndarray, metric: str) -> tuple[float, Any]:
+    """(best value, x at best) of a curve of ``metric``; NaNs when empty."""
     if y.size == 0:
         return math.nan, math.nan
-    i = int(np.argmax(y) if higher else np.argmin(y))
+    i = int(np.argmin(badness(metric, y)))
     return float(y[i]), x[i] if isinstance(x[i], str) else float(x[i])
 
 
-def _curve_stats(part: pd.DataFrame, x: str, higher: bool, fraction: float | None) -> dict[str, Any]:
-    """Best of a group's mean curve, the x there, and the x where it reaches the fraction (points
-    without a mean, where every run was left out, ignored)."""
+def _curve_stats(part: pd.DataFrame, x: str, metric: str, fraction: float | None) -> dict[str, Any]:
+    """Best of a group's mean curve, the x there, and the x where it reaches the fraction of the
+    way from its first value to its best (points without a mean, where every run was left out,
+    ignored)."""
     part = part.dropna(subset=["mean"])
     xs, ys = part[x].to_numpy(), part["mean"].to_numpy(float)
-    best, at = _best(xs, ys, higher)
+    best, at = _best(xs, ys, metric)
     row = {"best": best, f"{x}_at_best": at}
     if fraction is not None:
-        sign = 1.0 if higher else -1.0
-        hit = epoch_to_fraction_of_max(xs.astype(float), sign * ys, fraction)
+        hit = epoch_to_fraction_of_max(xs.astype(float), -badness(metric, ys), fraction)
         row[f"{x}_to_fraction"] = math.nan if hit is None else hit
     return row
 
@@ -275,13 +275,12 @@ def summarize_groups(runs: pd.DataFrame, groups: pd.DataFrame, gids: pd.Series, 
 
     ``curve`` holds completed runs only (``completed_curves``, or ``aggregate_points``, whose means
     are completed runs' final values): a group without completed runs has NaN best and x at best."""
-    higher = higher_is_better(metric)
     status = runs.set_index("run_dir")["status"]
     rows = []
     for g in range(len(groups)):
         members = gids.index[gids.to_numpy() == g]
         row = {"n": len(members), "diverged": int((status.reindex(members) == "diverged").sum())}
         row.update(_final_stats(finals, members) if finals is not None else {})
-        row.update(_curve_stats(curve[curve["gid"] == g], x, higher, fraction))
+        row.update(_curve_stats(curve[curve["gid"] == g], x, metric, fraction))
         rows.append(row)
     return pd.concat([groups.reset_index(drop=True), pd.DataFrame(rows)], axis=1)

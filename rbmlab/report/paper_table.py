@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.evaluators.metrics import badness, ranking
 from rbmlab.report.aggregate import final_values
 from rbmlab.report.layout import MISSING, norm, sort_key
 from rbmlab.report.load import config_columns, to_float
@@ -184,9 +184,14 @@ def is_number(value: Any) -> bool:
     return not isinstance(value, (str, bool)) and value is not None and not math.isnan(to_float(value))
 
 
-def _best(values: Sequence[float], higher: bool) -> float | None:
+def _best(metric: str, values: Sequence[float]) -> float | None:
+    """The smallest badness (rbmlab.evaluators.metrics.badness) of the finite ``values``, or None."""
     finite = [v for v in values if math.isfinite(v)]
-    return (max if higher else min)(finite) if finite else None
+    return float(badness(metric, finite).min()) if finite else None
+
+
+def _is_best(metric: str, value: float, best: float | None) -> bool:
+    return best is not None and math.isfinite(value) and float(badness(metric, value)) == best
 
 
 def _bold(text: str, on: bool) -> str:
@@ -230,9 +235,8 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
             part = cells[(cells["column"] == column) & (cells["metric"] == m.metric)]
             numeric = bool(part["paper"].map(is_number).any())
             header += [f"{_head(column, m, table, names)}: ours"] + (["paper", "Δ"] if numeric else [])
-            higher = higher_is_better(m.metric)
-            best = ((_best(part["mean"].tolist(), higher),
-                     _best([to_float(p) for p in part["paper"] if is_number(p)], higher)) if table.bold else (None, None))
+            best = ((_best(m.metric, part["mean"].tolist()),
+                     _best(m.metric, [to_float(p) for p in part["paper"] if is_number(p)])) if table.bold else (None, None))
             blocks.append((column, m.metric, numeric, best))
     body = []
     for row in data.rows:
@@ -241,10 +245,10 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
             line.append("; ".join(dict.fromkeys(str(p) for p in text[text["row"] == row]["paper"])) or MISSING)
         for column, metric, numeric, (best_ours, best_paper) in blocks:
             cell = cells[(cells["row"] == row) & (cells["column"] == column) & (cells["metric"] == metric)].iloc[0]
-            line.append(_bold(_ours(cell), cell["n"] > 0 and cell["mean"] == best_ours))
+            line.append(_bold(_ours(cell), cell["n"] > 0 and _is_best(metric, cell["mean"], best_ours)))
             if numeric:
                 paper = to_float(cell["paper"]) if is_number(cell["paper"]) else math.nan
-                line += [_bold(norm(cell["paper"]), paper == best_paper) if is_number(cell["paper"]) else MISSING,
+                line += [_bold(norm(cell["paper"]), _is_best(metric, paper, best_paper)) if is_number(cell["paper"]) else MISSING,
                          _signed(cell["mean"] - paper, DIGITS)]
         body.append(line)
     numbers = any(numeric for _, _, numeric, _ in blocks)
@@ -253,8 +257,8 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
 
 def caption(table: TableSpec, names: Names, numbers: bool, texts: bool) -> str:
     """What a cell is and what is bold (``numbers``/``texts``: the paper gives numbers / texts)."""
-    directions = "; ".join(f"{m.label or names.metric(m.metric)}: "
-                           f"{'higher' if higher_is_better(m.metric) else 'lower'} is better" for m in table.metrics)
+    directions = "; ".join(f"{m.label or names.metric(m.metric)}: {ranking(m.metric).direction}"
+                           for m in table.metrics)
     paper = ("; paper = the paper's number; Δ = ours − paper" if numbers else "") + \
             ("; the paper column: the paper's own words for the row (it gives no number)" if texts else "")
     of_paper = ", and the best of the paper's" if numbers else ""

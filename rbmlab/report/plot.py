@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.evaluators.metrics import ranking
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.figure_text import fit_text, renderer_of, top_texts
 from rbmlab.report.layout import Layout, norm
@@ -275,7 +275,7 @@ def _legend(fig: Any, axes: Any, layout: Layout, metric: str, style: _Style, tit
         for handle, label in zip(*ax.get_legend_handles_labels()):
             by_label.setdefault(label, handle)
     if style.fraction is not None:
-        by_label[f"{style.fraction:.0%} of {'max' if higher_is_better(metric) else 'min'}"] = Line2D(
+        by_label[f"{style.fraction:.0%} of {ranking(metric).best_word}"] = Line2D(
             [], [], color="gray", linestyle=":")
     if not by_label:
         return

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.evaluators.metrics import ranking
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.header import HEADER_KEYS, run_count, run_dirs
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
@@ -80,7 +80,7 @@ def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
 def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str,
                  names: Names, difference: bool = False) -> list[str]:
     """Header cells matching ``_tail``, in words (``difference``: it was given ``ours``)."""
-    direction = "max" if higher_is_better(metric) else "min"
+    direction = ranking(metric).best_word
     header = (["paper", "ours − paper"] if difference else ["paper"]) if with_paper else []
     header += [f"best ({direction}) {over}", f"{names.key(x)} at best"]
     return header + ([f"{names.key(x)} to {fraction:.0%} of {direction}"] if fraction is not None else [])

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rbmlab.evaluators.metrics import UNDECLARED, MetricSpec
+
 GAP_COLUMNS = ("train_log_likelihood", "valid_log_likelihood")
 GAP_COLUMN = "train_valid_gap"   # the free_energy evaluator's gap (log Z cancels), used when present
 
@@ -84,18 +86,18 @@ def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str
     return record
 
 
-def best_on_validation(rows, metric: str, higher_is_better: bool):
+def best_on_validation(rows, metric: MetricSpec):
     """The early-stopping record of a run without log-likelihoods (crbm_bp: "early stopping on
-    validation error"): the evaluation point with the best ``valid_<metric>``, and every metric
-    of that row (its test error is the one a table reports), or None without that column."""
-    column = f"valid_{metric}"
+    validation error"): the evaluation point with the best ``valid_<metric>`` (the first of
+    equals; best by :meth:`MetricSpec.badness`), and every metric of that row (its test error is
+    the one a table reports), or None without that column."""
+    column = f"valid_{metric.name}"
     if column not in rows.columns:
         return None
     rows = rows.dropna(subset=[column])
     if rows.empty:
         return None
-    index = rows[column].idxmax() if higher_is_better else rows[column].idxmin()
-    row = rows.loc[index]
+    row = rows.iloc[int(np.argmin(metric.badness(rows[column])))]
     return {"epoch": int(row["epoch"]), "rule": f"the best {column}", **split_metrics(row)}
 
 
@@ -124,14 +126,14 @@ class StopRule:
     kappa: float = 3.0               # gap: the jump factor (module docstring)
     warmup: int = 3                  # gap: increments before a jump may count
     patience: int = 5                # valid: evaluation points without improvement
-    higher_is_better: bool = True    # valid: the stop metric's direction (its MetricSpec)
+    metric: MetricSpec = UNDECLARED  # valid: the stop metric's declaration (its direction or target)
 
     def decide(self, values) -> Decision:
         v = np.asarray(values, dtype=np.float64)
         if v.ndim != 1 or len(v) == 0:
             raise ValueError("StopRule.decide: needs a non-empty 1-D sequence of values")
         return gap_decision(v, self.kappa, self.warmup) if self.rule == "gap" \
-            else patience_decision(v, self.patience, self.higher_is_better)
+            else patience_decision(self.metric.badness(v), self.patience)
 
     def describe(self, metric: str | None = None) -> str:
         if self.rule == "gap":
@@ -152,9 +154,10 @@ def gap_decision(gaps: np.ndarray, kappa: float, warmup: int) -> Decision:
         else Decision(selected=newest, keep=True, stop=False)
 
 
-def patience_decision(values: np.ndarray, patience: int, higher_is_better: bool) -> Decision:
-    """The best point so far (the first of equals: an improvement must be strict) is selected;
-    the rule fires once ``patience`` points have come after it."""
-    best = int(np.argmax(values) if higher_is_better else np.argmin(values))
-    newest = len(values) - 1
+def patience_decision(badness: np.ndarray, patience: int) -> Decision:
+    """The best point so far, the smallest ``badness`` (:meth:`MetricSpec.badness` of the values;
+    the first of equals: an improvement must be strict), is selected; the rule fires once
+    ``patience`` points have come after it."""
+    best = int(np.argmin(badness))
+    newest = len(badness) - 1
     return Decision(selected=best, keep=best == newest, stop=newest - best >= patience)

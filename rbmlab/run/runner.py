@@ -158,7 +158,7 @@ def stop_rule_of(cfg: RunConfig, model_class, evaluator) -> StopRule | None:
         raise RbmlabError(f"train.stop_metric: evaluator={evaluator.config.name} with splits "
                           f"{sorted(splits)} does not record {t.stop_metric} (per-split metrics: "
                           f"{', '.join(have) or 'none'}; the valid split must be in evaluator.splits)")
-    return StopRule("valid", patience=t.patience, higher_is_better=spec.higher_is_better)
+    return StopRule("valid", patience=t.patience, metric=spec)
 
 
 @functools.lru_cache(maxsize=32)
@@ -518,8 +518,7 @@ def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:
     gap = select_from_rows(rows, kappa=run.cfg.train.gap_kappa, warmup=run.cfg.train.gap_warmup)
     if gap is not None or not run.evaluator.metrics:
         return gap
-    spec = run.evaluator.metrics[0]
-    return best_on_validation(rows, spec.name, spec.higher_is_better)
+    return best_on_validation(rows, run.evaluator.metrics[0])
 
 
 def _trial_records(model, live: list[dict[str, float]], diverged: dict[int, int]) -> dict[str, Any]:

@@ -5,7 +5,8 @@ The basic sweeper runs the product of listed values, so rbmlab validates every j
 (rbmlab.hydra_app.expand_overrides). A sampling sweeper proposes values while it runs
 (``interval(a,b)``, ``choice()``, ``range()``), so rbmlab validates the configurations it can list
 (each listed value, both ends of an interval), and each job returns its evaluator's headline
-metric (the first declared metric, at the first split) for the sweeper to optimise.
+metric (the first declared metric, at the first split; one best at a target, such as a signed
+error: its distance from the target) for the sweeper to optimise.
 """
 from __future__ import annotations
 
@@ -133,34 +134,45 @@ def quiet_imports() -> None:
 
 
 # ---------------------------------------------------------------- the objective
-def objective(evaluator_config) -> tuple[str, bool]:
-    """(column, higher is better) of the evaluator's headline metric (Evaluator.headline_column,
-    at its first split), the value a run's last line reports."""
+def objective(evaluator_config):
+    """(column, MetricSpec) of the evaluator's headline metric (Evaluator.headline_column, at its
+    first split), the value a run's last line reports."""
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
 
     evaluator = EVALUATORS.build(evaluator_config)
-    return evaluator.headline_column(evaluator_config.splits[0]), evaluator.metrics[0].higher_is_better
+    return evaluator.headline_column(evaluator_config.splits[0]), evaluator.metrics[0]
+
+
+def objective_name(column: str, spec) -> str:
+    """What the sweeper optimises, in words: the column, or |column − target| for a metric best
+    at a target (a signed error), which the jobs return as its distance from the target."""
+    return column if spec.best_at is None else f"|{column} − {spec.best_at:g}|"
 
 
 def direction_overrides(configs, hydra_overrides: list[str]) -> list[str]:
-    """``hydra.sweeper.direction`` from the headline metric's declared direction, unless the
-    command line sets it; refused where the jobs would report different metrics."""
+    """``hydra.sweeper.direction`` from the headline metric's declared direction (minimize for a
+    target: the jobs return the distance from it), unless the command line sets it; refused
+    where the jobs would report different metrics."""
     heads = {objective(cfg.evaluator) for cfg in configs}
     if len(heads) > 1:
         raise RbmlabError(f"hydra/sweeper: the jobs report different headline metrics "
                           f"({', '.join(sorted(c for c, _ in heads))}); a sweeper optimises one")
     if any(o.startswith("hydra.sweeper.direction=") for o in hydra_overrides):
         return []
-    (_, higher), = heads
-    return [f"hydra.sweeper.direction={'maximize' if higher else 'minimize'}"]
+    (_, spec), = heads
+    maximize = spec.best_at is None and spec.higher_is_better
+    return [f"hydra.sweeper.direction={'maximize' if maximize else 'minimize'}"]
 
 
 def returned_value(cfg, summary: dict) -> float | None:
-    """What a job returns to the sweeper: its final headline metric; None for a run that did not
+    """What a job returns to the sweeper: its final headline metric (a metric best at a target:
+    its distance from the target, :meth:`MetricSpec.badness`); None for a run that did not
     complete (the optuna sweeper records the trial as failed and goes on; NaN would stop it)."""
-    column, _ = objective(cfg.evaluator)
+    column, spec = objective(cfg.evaluator)
     value = (summary.get("final") or {}).get(column) if summary.get("status") == "completed" else None
-    return None if value is None or not math.isfinite(value) else float(value)
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value) if spec.best_at is None else float(spec.badness(value))
 
 
 def best_line(sweep_dir: Path, configs) -> str | None:
@@ -174,8 +186,7 @@ def best_line(sweep_dir: Path, configs) -> str | None:
         return f"rbmlab: the sweeper's results: {path}"
     params = results.get("best_params", results.get("best_evaluated_params")) or {}
     chosen = " ".join(f"{k}={v}" for k, v in params.items()) or "the fixed values"
-    column, _ = objective(configs[0].evaluator)
-    return f"rbmlab: best {column} {float(value):.6g} with {chosen} ({path})"
+    return f"rbmlab: best {objective_name(*objective(configs[0].evaluator))} {float(value):.6g} with {chosen} ({path})"
 
 
 def no_result(sweep: Sweep, sweep_dir: Path, configs) -> RbmlabError:
