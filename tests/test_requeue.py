@@ -154,3 +154,21 @@ def test_a_signal_other_than_submitits_still_ends_the_job_interrupted(tmp_path):
                           cwd=tmp_path)
     assert code == 0, err
     assert summary(run)["status"] == "completed"
+
+
+@pytest.mark.slow
+def test_a_run_stopped_before_its_first_checkpoint_starts_over_and_keeps_where_it_ran(tmp_path, reference):
+    """No checkpoint to continue from (checkpoint_every=50 > the 2 epochs done): resume=true starts
+    the run over, and ran_on keeps the process that was stopped, ended with no checkpoint."""
+    args = [*SMALL, f"train.epochs={EPOCHS}", "train.checkpoint_every=50", "hydra.run.dir=run"]
+    proc = start("run", *args, cwd=tmp_path, fault="stall_after_epoch:2")
+    wait_for(tmp_path / "run" / "metrics.csv", lambda p: "\n2," in p.read_text())   # epoch 2's row
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    code, _, err = rbmlab("run", *args, "resume=true", cwd=tmp_path)
+    assert code == 0, err
+    record = summary(tmp_path / "run")
+    assert [p["from_epoch"] for p in record["ran_on"]] == [0, 0]
+    assert record["ran_on"][0]["ended"] == {**record["ran_on"][0]["ended"], "signal": "SIGTERM",
+                                            "checkpoint_epoch": None}
+    pd.testing.assert_frame_equal(metrics(tmp_path / "run"), metrics(reference))

@@ -262,6 +262,8 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
                          meta["epoch"], meta["updates"], meta["wall_time"], meta.get("eval_time", 0.0),
                          {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
             return restore_rule(run, record, p)
+        if previous.get("config_hash") == summary["config_hash"]:   # stopped before its first checkpoint:
+            summary["ran_on"] = merge_placements(previous, summary["ran_on"])   # starts over, after it
     trials = cfg.train.trials if cfg.train.trials > 1 else 0
     if cfg.model.init:
         model = start_model(cfg.model, run.model_class, run.train.inputs.shape[-1], xp=backend.xp,
