@@ -67,6 +67,17 @@ def test_a_sampling_sweep_of_no_trials_is_refused_before_any_job(tmp_path, monke
     assert not (tmp_path / "outputs").exists()
 
 
+def test_a_sampling_sweep_with_an_unknown_direction_is_refused_before_any_job(tmp_path, monkeypatch):
+    from rbmlab.errors import RbmlabError
+    from rbmlab.hydra_app import run_command
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RbmlabError, match=r"^hydra.sweeper.direction: must be one of minimize, maximize .*got 'foo'$"):
+        run_command(["-m", *SMALL, "hydra.sweeper.n_trials=1", "hydra.sweeper.direction=foo",
+                     "learner.lr=interval(0.01,0.1)"])
+    assert not (tmp_path / "outputs").exists()
+
+
 def test_a_sampling_sweep_whose_every_trial_diverged_is_an_error(tmp_path, monkeypatch):
     """optuna has no best trial: the command fails in one line instead of exiting 0."""
     from rbmlab.errors import RbmlabError

@@ -90,6 +90,9 @@ def checked_configurations(options: list[list[str]]) -> list[list[str]]:
     return [first] + [first[:i] + [v] + first[i + 1:] for i, o in enumerate(options) for v in o[1:]]
 
 
+DIRECTIONS = ("minimize", "maximize")
+
+
 def sampled_sweep(node, parsed: list) -> Sweep:
     """The sweep of a sampling sweeper (the composed ``hydra.sweeper`` node) over ``parsed``
     overrides (Hydra's Override objects, search-space params first): the configurations checked
@@ -99,6 +102,10 @@ def sampled_sweep(node, parsed: list) -> Sweep:
     n_trials = node.get("n_trials")
     if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1):
         raise RbmlabError(f"hydra.sweeper.n_trials: must be an integer >= 1, got {n_trials!r}")
+    direction = node.get("direction")   # rbmlab's jobs return one value: one direction
+    if direction is not None and getattr(direction, "name", direction) not in DIRECTIONS:   # the schema's: an Enum
+        raise RbmlabError(f"hydra.sweeper.direction: must be one of {', '.join(DIRECTIONS)} (the headline "
+                          f"metric's, by default), got {direction!r}")
     grid = "GridSampler" in str(OmegaConf.select(node, "sampler._target_", default=""))
     sampler = str(node.get("_target_", "")).rsplit(".", 1)[-1]
     return Sweep(sampler, jobs, None if grid or n_trials is None else int(n_trials), tag_overrides(parsed))
