@@ -88,7 +88,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     """Metrics of the checkpoint's model on one split; with no dataset, what needs none (log Z)."""
     evaluator_cfg = EVALUATORS.parse(OmegaConf.to_container(cfg.evaluator, resolve=True))
     check_seed(cfg.seed)
-    if cfg.split not in ("train", "valid", "test"):
+    if cfg.split not in (None, "train", "valid", "test"):
         raise RbmlabError(f"split: must be train, valid or test, got {cfg.split!r}")
     model_np, meta, _ = load_checkpoint(str(cfg.checkpoint))
     backend_cfg = _backend_config(OmegaConf.to_container(cfg.backend, resolve=True), str(model_np.dtype))
@@ -96,6 +96,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     _check_finite(model_np, cfg.checkpoint, cfg.get("trial"))
     if cfg.get("dataset") is None:
         return _without_data(cfg, model_np, meta, evaluator_cfg, backend_cfg)
+    cfg.split = cfg.split or "test"
     options = resolve_dataset(OmegaConf.to_container(cfg.dataset, resolve=True))
     # every check that needs no data (options, sizes, enumeration limits) before any is read or sampled
     dimension = dataset_dimension(options)
@@ -143,6 +144,9 @@ def _without_data(cfg: DictConfig, model_np, meta, evaluator_cfg, backend_cfg) -
         raise RbmlabError(f"dataset: missing; evaluator={evaluator_cfg.name} scores data (dataset=NAME, or "
                           f"dataset=file dataset.path=FILE); with no dataset, log Z by "
                           f"evaluator={' | '.join(free) or '(none applies to this model)'}")
+    if cfg.split is not None:
+        raise RbmlabError(f"split: {cfg.split} of what? no dataset is named; log Z needs none "
+                          "(score a split with dataset=NAME)")
     task = OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else {"name": "none"}
     if TASKS.parse(task).name != "none":
         raise RbmlabError(f"task: {TASKS.parse(task).name} corrupts data; name a dataset (dataset=NAME)")

@@ -124,3 +124,14 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_without_a_dataset_a_bad_request_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
+
+
+def test_a_split_with_no_dataset_is_refused_in_one_line(tmp_path):
+    """split= names part of a dataset: with none named it is an error, not silently ignored."""
+    save_checkpoint(tmp_path / "ising16.npz", ISING)
+    proc = subprocess.run([sys.executable, "-m", "rbmlab", "evaluate", "checkpoint=ising16.npz",
+                           "evaluator=exact", "split=valid"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "rbmlab: error: split: valid of what? no dataset is named; log Z needs none (score a split with dataset=NAME)"]
