@@ -114,6 +114,7 @@ def test_only_a_launcher_that_takes_interruptions_over_keeps_its_worker_alive(mo
     assert signals.ends_when_interrupted()
 
 
+@pytest.mark.slow   # ~20 s; make test-cluster checks the same on a real SLURM
 def test_a_preempted_job_is_requeued_resumes_and_ends_identical(tmp_path, reference):
     """USR2 (SLURM's signal before the time limit, and a preemption's) reaches the job at epoch
     10, after that epoch's checkpoint: the run is recorded interrupted, submitit requeues the
