@@ -21,7 +21,7 @@ from omegaconf import OmegaConf
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.help import help_section
 from rbmlab.resources import conf_dir
-from rbmlab.run import cluster  # noqa: F401 - hydra/launcher=slurm's schema, stored with Hydra
+from rbmlab.run import cluster
 from rbmlab.storage.locking import DirectoryLock
 
 CONF_DIR = conf_dir()
@@ -74,6 +74,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
 
     parse_overrides(overrides)
     cluster.check_installed(overrides)
+    cluster.store_schema()
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
@@ -209,6 +210,7 @@ def job_tag(num: int, swept: str) -> str:
 def run_hydra(argv: list[str]) -> None:
     import hydra  # noqa: PLC0415
 
+    cluster.store_schema()
     cluster.register_launchers()
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
     saved, saved_env = sys.argv, os.environ.get("HYDRA_FULL_ERROR")

@@ -20,7 +20,7 @@ pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm]
 from hydra_plugins.rbmlab_launcher import LocalLauncher   # noqa: E402
 from rbmlab.errors import RbmlabError   # noqa: E402
 from rbmlab.hydra_app import compose   # noqa: E402
-from rbmlab.run import cluster, signals   # noqa: E402
+from rbmlab.run import cluster, cluster_schema, signals   # noqa: E402
 from rbmlab.storage.provenance import merge_placements, placement   # noqa: E402
 from tests.test_faults import EPOCHS, SMALL, metrics, rbmlab, reference, start, summary, wait_for   # noqa: E402
 
@@ -60,7 +60,7 @@ def test_the_launcher_configs_compose_with_their_settings_and_refuse_a_misspelt_
                        hydra_config=True).hydra.launcher
     assert launcher._target_ == "hydra_plugins.rbmlab_launcher.SlurmLauncher"
     assert (launcher.backend, launcher.gpus_per_node, launcher.partition) == ("cupy", 1, "gpu")
-    assert launcher.max_num_timeout == cluster.REQUEUES
+    assert launcher.max_num_timeout == cluster_schema.REQUEUES
     cpu = compose("config", ["hydra/launcher=slurm"], hydra_config=True).hydra.launcher
     assert cpu.backend is None and cpu.gpus_per_node is None and cpu.timeout_min == 240
     with pytest.raises(Exception, match="partiton"):
@@ -68,7 +68,7 @@ def test_the_launcher_configs_compose_with_their_settings_and_refuse_a_misspelt_
 
 
 def test_a_slurm_launcher_without_the_extra_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(cluster, "submitit_config", None)
+    monkeypatch.setattr(cluster, "installed", lambda: False)
     with pytest.raises(RbmlabError, match=r"hydra/launcher=slurm_gpu: needs hydra-submitit-launcher; pip install 'rbmlab\[slurm\]'"):
         compose("config", ["hydra/launcher=slurm_gpu"], hydra_config=True)
     compose("config", ["hydra/launcher=basic"], hydra_config=True)

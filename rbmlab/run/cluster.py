@@ -18,23 +18,23 @@ max_num_timeout: how many time limits a job may reach and be requeued, ...).
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import signal
-from dataclasses import dataclass
-from typing import Any, Optional
-
-try:   # the [slurm] extra
-    from hydra.core.config_store import ConfigStore
-    from hydra_plugins.hydra_submitit_launcher import config as submitit_config
-except ImportError:   # pragma: no cover - the extra is part of the test install
-    submitit_config = None
+from typing import Any
 
 from rbmlab.errors import RbmlabError
 from rbmlab.resources import conf_dir
 from rbmlab.run import signals
 
 LAUNCHERS = ("slurm", "slurm_gpu")   # conf/hydra/launcher/*.yaml built on the schema below
-REQUEUES = 20   # time limits a job may reach and be requeued before it gives up (submitit's countdown)
+EXTRA = "hydra_plugins.hydra_submitit_launcher"   # the [slurm] extra's Hydra plugin
+
+
+def installed() -> bool:
+    """Is the [slurm] extra (submitit's Hydra launcher) installed?"""
+    return importlib.util.find_spec(EXTRA) is not None
 
 
 def restarted() -> bool:
@@ -103,7 +103,7 @@ def check_installed(overrides: list[str]) -> None:
     """A launcher of this module chosen without the [slurm] extra: one line saying what to install."""
     for o in overrides:
         key, _, value = o.partition("=")
-        if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and submitit_config is None:
+        if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and not installed():
             raise RbmlabError(f"hydra/launcher={value}: needs hydra-submitit-launcher; "
                               "pip install 'rbmlab[slurm]'")
 
@@ -130,13 +130,17 @@ def register_launchers() -> None:
         Plugins.instance().register(getattr(rbmlab_launcher, name))
 
 
-if submitit_config is not None:
-    @dataclass
-    class SlurmConf(submitit_config.SlurmQueueConf):
-        _target_: str = "hydra_plugins.rbmlab_launcher.SlurmLauncher"   # Hydra instantiates launchers from there only
-        backend: Optional[str] = None
-        max_num_timeout: int = REQUEUES
+@functools.cache
+def store_schema() -> None:
+    """Store with Hydra the schema conf/hydra/launcher/slurm.yaml fills in (typed: a misspelt
+    option is refused), before a composition that may choose it. Not at import: Hydra's config
+    store and submitit's configs would cost every rbmlab command's start-up about 0.15 s. A
+    launcher's worker receives Hydra's stores with the launching process's state."""
+    if not installed():
+        return
+    from hydra.core.config_store import ConfigStore  # noqa: PLC0415
 
-    # the schema conf/hydra/launcher/slurm.yaml fills in (typed: a misspelt option is refused)
+    from rbmlab.run.cluster_schema import SlurmConf  # noqa: PLC0415 - imports submitit's configs
+
     ConfigStore.instance().store(group="hydra/launcher", name="_slurm_schema", node=SlurmConf,
                                  provider="rbmlab")
