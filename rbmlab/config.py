@@ -38,6 +38,7 @@ def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 SCALES = ("custom", "smoke", "reduced", "paper")
 STOP_RULES = ("none", "gap", "valid")   # rbmlab.run.early_stopping.StopRule
+BUDGET_UNITS = ("none", "seconds", "gmac")   # rbmlab.run.budget
 
 
 @dataclass
@@ -66,8 +67,16 @@ class TrainConfig(Config):
                                      label="early-stopping metric")
     patience: int = option(5, "stop_rule=valid: evaluation points without improvement before "
                            "training stops", lo=1, hi=EPOCHS, neutral=5, label="patience (evaluations)")
+    budget_unit: str = option("none", "what train.budgets count: none, seconds (training wall clock, "
+                              "evaluations excluded) or gmac (10^9 multiply-adds of the learner's "
+                              "matrix products: the same on every machine)", choices=BUDGET_UNITS,
+                              neutral="none", label="compute unit")
+    budgets: list[float] = option([], "compute points in train.budget_unit, ascending: the model is "
+                                  "scored (final-evaluation settings) at each, and training ends at "
+                                  "the last (train.epochs caps it)", neutral=[], label="compute budget")
 
     def check(self) -> None:
+        self.check_budgets()
         if self.stop_rule != "valid":       # the options only stop_rule=valid reads
             for key, value, default in (("stop_metric", self.stop_metric, None), ("patience", self.patience, 5)):
                 if value != default:
@@ -86,6 +95,27 @@ class TrainConfig(Config):
         if self.stop_rule == "valid" and not (self.stop_metric or "").startswith("valid_"):
             raise invalid("stop_metric", "stop_rule=valid needs a metric of the valid split, e.g. "
                           f"train.stop_metric=valid_log_likelihood; got {self.stop_metric!r}")
+
+    def check_budgets(self) -> None:
+        """train.budgets with their unit: positive, ascending, one model, no early stopping."""
+        if self.budget_unit == "none":
+            if self.budgets:
+                raise invalid("budgets", "needs train.budget_unit=seconds or gmac")
+            return
+        points = self.budgets
+        if not points:
+            raise invalid("budgets", f"train.budget_unit={self.budget_unit} needs at least one "
+                          "compute point, e.g. train.budgets=[10,40]")
+        if not all(isinstance(b, (int, float)) and not isinstance(b, bool) and b > 0 for b in points):
+            raise invalid("budgets", f"must be positive numbers, got {points!r}")
+        if any(b <= a for a, b in zip(points, points[1:])):
+            raise invalid("budgets", f"must be strictly ascending, got {points!r}")
+        if self.stop_rule != "none":
+            raise invalid("stop_rule", f"{self.stop_rule} judges epochs; a run with train.budgets "
+                          "ends at its last compute point (leave stop_rule=none)")
+        if self.trials > 1:
+            raise invalid("budgets", f"count the compute of one model; with train.trials={self.trials} "
+                          "use seeds (-m seed=0,1,2) instead")
 
 
 @dataclass

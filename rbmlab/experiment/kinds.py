@@ -17,6 +17,7 @@ KINDS = Registry("experiment kind", {
     "gallery": "rbmlab.experiment.gallery:Gallery",
     "inference": "rbmlab.experiment.inference:Inference",
     "figure": "rbmlab.experiment.figure:Figure",
+    "leaderboard": "rbmlab.experiment.leaderboard:Leaderboard",
 })
 
 

@@ -32,8 +32,9 @@ class Sweep:
 
 
 def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
-              outputs_root: Path | str) -> dict[str, Any]:
-    """:meth:`Sweep.run`."""
+              outputs_root: Path | str, report_with=None) -> dict[str, Any]:
+    """:meth:`Sweep.run`; ``report_with(sweep_dir)``, when given, makes the report over the runs
+    instead of :func:`rbmlab.report.make_report` (another kind's own report: the leaderboard's)."""
     from rbmlab.hydra_app import expand_overrides, validate_jobs  # noqa: PLC0415
     from rbmlab.report import make_report  # noqa: PLC0415
     from rbmlab.report.spec import ReportSpec  # noqa: PLC0415
@@ -44,7 +45,8 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
     sources = _runs_of(name, spec)
     sweeps = {source: Path(outputs_root) / source / scale for source in sources}
     stem = Path(results_root) / paper / f"{artefact}_{scale}"
-    if report_only and not all(sweep.is_dir() for sweep in sweeps.values()) and has_tidy_files(stem):
+    if (report_with is None and report_only and not all(sweep.is_dir() for sweep in sweeps.values())
+            and has_tidy_files(stem)):
         return render_committed(name, spec, scale, stem, extra)
     for source, sweep in sweeps.items():
         if report_only and not sweep.is_dir():
@@ -74,7 +76,7 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
                           first.resume, deferred) if jobs else []
         roots = sweeps if len(sweeps) > 1 else next(iter(sweeps.values()))
         variants = {v for source_spec in sources.values() for v in source_spec.get("variants") or []}
-        result = make_report(roots, Path(results_root) / paper, ReportSpec.parse(report, name),
+        result = report_with(roots) if report_with is not None else make_report(roots, Path(results_root) / paper, ReportSpec.parse(report, name),
                              title=f"{spec.get('title', name)} (scale: {scale})",
                              filename_stem=f"{artefact}_{scale}", variants=sorted(variants))
     if problems:

@@ -50,6 +50,10 @@ class Learner:
     trains_trials = True      # can train a batched model (train.trials > 1) in one computation
     samples = True            # draws its negative phase from learner.sampler (checked with it)
     requires_hint = ""        # what a model lacking ``requires`` should be ("{name}": the learner)
+    # Fits p(v) of a bipartite binary RBM from data: an entrant of the cross-paper leaderboard
+    # (rbmlab.experiment.leaderboard), under its registry name and each of ``entrants``.
+    generative = False
+    entrants: dict[str, tuple[str, ...]] = {}   # further entrants: name → overrides (adaTAP, PMP)
 
     def __init__(self, config):
         self.config = config
@@ -133,6 +137,11 @@ class Learner:
         p_pos = model.hidden_units.mean(product, out=product)
         end = sampler.run(model, start, rng, steps, first_product=first, **sampler_kwargs)
         return model.contrast(x, p_pos, end, model.hidden_probs(end)), end
+
+    def step_cost(self, model, rows: int, state: State) -> float | None:
+        """Multiply-adds of the matrix products of one step on ``rows`` examples (None: not
+        declared). STUB until the cost37 branch lands."""
+        return None
 
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)

@@ -17,6 +17,7 @@ class CDConfig(LearnerConfig):
 
 class CD(Learner):
     config_class = CDConfig
+    generative = True   # an entrant of the cross-paper leaderboard
 
     def step(self, model, state, batch, rng):
         grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)

@@ -23,6 +23,7 @@ class CGConfig(CenteringConfig):
 
 class CG(CenteredLearner):
     config_class = CGConfig
+    generative = True   # an entrant of the cross-paper leaderboard
 
     def step(self, model, state, batch, rng):
         return self.centered_step(model, state, batch, rng, 1, self.config.k)

@@ -89,6 +89,7 @@ class CenteredLearner(Learner):
 
 class CSDCP(CenteredLearner):
     config_class = CSDCPConfig
+    generative = True   # an entrant of the cross-paper leaderboard
 
     @property
     def updates_per_step(self) -> int:

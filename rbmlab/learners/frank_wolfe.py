@@ -122,6 +122,7 @@ def without_units(model):
 
 class FrankWolfe(Learner):
     config_class = FrankWolfeConfig
+    generative = True   # an entrant of the cross-paper leaderboard
     requires = (Bipartite,)
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the softplus of Eq. 5
     grows = ("n_hidden",)

@@ -26,6 +26,7 @@ class PCDConfig(LearnerConfig):
 
 class PCD(Learner):
     config_class = PCDConfig
+    generative = True   # an entrant of the cross-paper leaderboard
 
     def init_state(self, model, train, rng):
         """Chains start at the first training examples (our choice; dcp does not say), tiled if

@@ -27,6 +27,8 @@ class ResetConfig(LearnerConfig):
 
 class Reset(Learner):
     config_class = ResetConfig
+    generative = True   # an entrant of the cross-paper leaderboard
+    entrants = {"pmp_reset": ("learner.sampler=pmp",)}   # PMP learning (pmp Alg. 1)
 
     def step(self, model, state, batch, rng):
         x = batch.inputs

@@ -64,6 +64,8 @@ class TapLearnerConfig(TapIterationConfig):
 
 class TapLearner(Learner):
     config_class = TapLearnerConfig
+    generative = True   # an entrant of the cross-paper leaderboard
+    entrants = {"adatap": ("learner.inference=adatap",)}   # TAP learning with adaTAP (Alg. 3)
     requires = (TapForm,)
     samples = False   # its negative phase is TAP's fixed points
     requires_hint = "two layers with priors coupled by W: model=rbm or model=grbm"

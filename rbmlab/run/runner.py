@@ -38,6 +38,7 @@ from rbmlab.units.requirements import check_unit_types
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
+from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
@@ -84,10 +85,18 @@ class Progress:
     epochs: list[int] = field(default_factory=list)         # ... and the epochs of those points
     decision: Decision | None = None                         # the rule's, at the newest point
     latest: dict[str, float] = field(default_factory=dict)   # the newest evaluation (progress bar)
+    work: float = 0.0          # multiply-adds of the learner's products (Learner.step_cost)
+    budget: Budget | None = None   # train.budgets and how many it has reached
+    budget_final: list[dict[str, float]] | None = None   # the last compute point's evaluation
 
     @property
     def stopped(self) -> bool:
         return self.decision is not None and self.decision.stop
+
+    @property
+    def exhausted(self) -> bool:
+        """The last compute point of train.budgets is reached: training ends."""
+        return self.budget is not None and self.budget.exhausted
 
 
 # Arrays of the parameters' size a run holds at once: the parameters, their gradient, optimizer
@@ -260,7 +269,10 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
             p = Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
                          meta["epoch"], meta["updates"], meta["wall_time"], meta.get("eval_time", 0.0),
-                         {int(t): e for t, e in meta.get("diverged_trials", {}).items()})
+                         {int(t): e for t, e in meta.get("diverged_trials", {}).items()},
+                         work=float(meta.get("work", 0.0)), budget=Budget.of(cfg.train))
+            if p.budget is not None:
+                p.budget.restore(p.budget.spent(p.wall, p.work))
             return restore_rule(run, record, p)
         if previous.get("config_hash") == summary["config_hash"]:   # stopped before its first checkpoint:
             summary["ran_on"] = merge_placements(previous, summary["ran_on"])   # starts over, after it
@@ -271,12 +283,12 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
     else:
         model = initial_model(run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials)
     progress = Progress(*learner_start(run.learner, model, backend, cfg.seed, run.train,
-                                       pretrained=bool(cfg.model.init)))
+                                       pretrained=bool(cfg.model.init)), budget=Budget.of(cfg.train))
     record.start(cfg, overrides)
     if cfg.train.eval_every:
         for row in evaluate_at_epoch(run, progress):
             record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
-                                   **learner_columns(run, progress), **row})
+                                   **budget_columns(progress), **learner_columns(run, progress), **row})
             judge(run, record, progress, row)
     return progress
 
@@ -317,15 +329,63 @@ def learner_columns(run: Setup, p: Progress) -> dict[str, float]:
     return {**{name: sizes[name] for name in run.learner.grows}, **run.learner.diagnostics(p.state)}
 
 
-def train_epoch(run: Setup, p: Progress) -> None:
-    """One pass over the shuffled training set."""
+def budget_columns(p: Progress, point: float | None = None) -> dict[str, float | None]:
+    """What a run with train.budgets adds to each metrics row: the compute so far (gmac) and, at a
+    compute point, the point (empty on the rows of train.eval_every)."""
+    return {} if p.budget is None else {"gmac": p.work / GIGA, "budget": point}
+
+
+def train_epoch(run: Setup, record: RunRecord, p: Progress) -> None:
+    """One pass over the shuffled training set (to the last compute point of train.budgets, if
+    that comes first)."""
     cfg, backend = run.cfg, run.backend
     p.epoch += 1
-    t0 = time.perf_counter()
+    clock = [time.perf_counter()]   # the training time not yet in p.wall starts here
+    after_step = None if p.budget is None else lambda *step: budget_step(run, record, p, clock, *step)
+    updates_before = p.updates
     p.model, p.state, updates = epoch_pass(run.learner, backend, cfg.seed, p.epoch, run.train, run.n_train,
-                                           cfg.learner.batch_size, p.model, p.state)
-    p.updates += updates
-    p.wall += time.perf_counter() - t0
+                                           cfg.learner.batch_size, p.model, p.state, after_step)
+    p.updates = updates_before + updates
+    p.wall += time.perf_counter() - clock[0]
+
+
+def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], model, state,
+                rows: int, seen: int, updates: int) -> bool:
+    """After a step of a run with train.budgets: its compute counted; at each compute point it
+    reaches, the model scored with the final evaluation's settings (stream (seed, final, point))
+    into a metrics row, its time kept out of the training clock. True once the last is reached."""
+    cost = run.learner.step_cost(model, rows, state)
+    if cost is None and p.budget.unit == "gmac":
+        raise RbmlabError(f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
+                          f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)")
+    p.work += float("nan") if cost is None else cost
+    now = time.perf_counter()
+    p.wall += now - clock[0]
+    due = p.budget.due(p.budget.spent(p.wall, p.work))
+    if due:
+        p.model, p.state = model, state
+        at = {"epoch": round(p.epoch - 1 + seen / run.n_train, 6), "updates": p.updates + updates,
+              "wall_time": round(p.wall, 4)}
+        rows_ = evaluate_trials(run, model, final_key(run, p), final=True, state=state)
+        for i in due:
+            for row in rows_:
+                record.metrics.append({**at, **budget_columns(p, p.budget.points[i]),
+                                       **learner_columns(run, p), **row})
+        p.latest = mean_over_trials(rows_)
+        p.budget_final = rows_
+        clock[0] = time.perf_counter()
+        p.eval_wall += clock[0] - now
+    else:
+        clock[0] = now
+    return p.exhausted
+
+
+def final_key(run: Setup, p: Progress) -> tuple[int, ...]:
+    """The random stream of a final evaluation: (seed, final) at the end of training, (seed,
+    final, n) at the n-th compute point reached (the last one's is the run's final)."""
+    if p.budget is None or not p.budget.reached:
+        return (run.cfg.seed, FINAL_EVAL_STREAM)
+    return (run.cfg.seed, FINAL_EVAL_STREAM, p.budget.reached)
 
 
 def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bool:
@@ -334,11 +394,12 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     every, last = cfg.train.eval_every, p.epoch == cfg.train.epochs
     n_models = max(p.model.n_trials, 1)
     p.diverged.update(dict.fromkeys(newly_diverged(p.model.finite_trials(), [], p.diverged), p.epoch))
-    if ((every and p.epoch % every == 0) or last) and len(p.diverged) < n_models:
+    scheduled = (every and p.epoch % every == 0) or last
+    if scheduled and not p.exhausted and len(p.diverged) < n_models:   # exhausted: scored at its point
         rows = evaluate_at_epoch(run, p, skip=p.diverged)
         for row in rows:
             record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4),
-                                   **learner_columns(run, p), **row})
+                                   **budget_columns(p), **learner_columns(run, p), **row})
         p.diverged.update(dict.fromkeys(newly_diverged([], rows, p.diverged), p.epoch))
         if not p.diverged:   # a single model: train.stop_rule refuses trials
             judge(run, record, p, rows[0])
@@ -347,7 +408,7 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     if cfg.train.snapshot_every and p.epoch % cfg.train.snapshot_every == 0:
         record.save_snapshot(p.model, {"epoch": p.epoch, "config_hash": summary["config_hash"],
                                        **p.model.model_sizes()}, run.backend.to_numpy)
-    if p.epoch % cfg.train.checkpoint_every == 0 or last or p.stopped:
+    if p.epoch % cfg.train.checkpoint_every == 0 or last or p.stopped or p.exhausted:
         save_checkpoint_of(run, record, p, summary)
         record.write_summary({**summary, "epochs_done": p.epoch})
     return True
@@ -356,7 +417,7 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
 def save_checkpoint_of(run: Setup, record: RunRecord, p: Progress, summary: dict) -> None:
     record.save(p.model, p.state, {
         "epoch": p.epoch, "updates": p.updates, "wall_time": p.wall, "eval_time": p.eval_wall,
-        "config_hash": summary["config_hash"],
+        "work": p.work, "config_hash": summary["config_hash"],
         "config": to_plain(run.cfg), "rbmlab_version": __version__,
         "diverged_trials": {str(t): e for t, e in p.diverged.items()}}, run.backend.to_numpy)
 
@@ -406,8 +467,8 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     bar = tqdm(total=cfg.train.epochs, initial=p.epoch, desc=f"train {cfg.learner.name}",
                unit="epoch", disable=not cfg.train.progress, leave=False)
     show_latest(run, bar, p.latest)
-    while p.epoch < cfg.train.epochs and not p.stopped:
-        train_epoch(run, p)
+    while p.epoch < cfg.train.epochs and not p.stopped and not p.exhausted:
+        train_epoch(run, record, p)
         alive = after_epoch(run, record, p, summary)
         bar.update(1)
         show_latest(run, bar, p.latest)
@@ -442,9 +503,11 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     of the model the rule selected (also when training diverged after it: summary.json
     ``stopped.diverged_epoch``)."""
     evaluated, t0 = p.model, time.perf_counter()
-    if run.stop is None:
-        finals = evaluate_trials(run, p.model, (run.cfg.seed, FINAL_EVAL_STREAM), skip=p.diverged,
-                                 final=True, state=p.state)
+    if p.exhausted and p.budget_final is not None:   # scored at the last compute point already
+        finals = p.budget_final
+    elif run.stop is None:
+        finals = evaluate_trials(run, p.model, final_key(run, p), skip=p.diverged, final=True,
+                                 state=p.state)
     else:
         model, meta, _ = load_checkpoint(record.selected)
         if meta.get("epoch") != p.epochs[p.decision.selected]:
@@ -464,7 +527,8 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     summary.update(status="completed" if live else "diverged", epochs_done=p.epoch, updates=p.updates,
                    wall_time=p.wall, eval_time=p.eval_wall, final_eval_time=final_eval, final=final,
                    **_trial_records(p.model, live, p.diverged),
-                   **evaluated.model_sizes())   # the sizes of the model ``final`` scores
+                   **evaluated.model_sizes(),   # the sizes of the model ``final`` scores
+                   **budget_summary(p))
     stopping = early_stopping_of(run, record) if live and not trials else None
     if stopping:
         summary["early_stopping"] = stopping
@@ -478,6 +542,15 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         note = f" (mean over {len(live)} of {trials} trials; {len(p.diverged)} diverged)"
     echo(run.evaluator.headline(final, run.cfg.evaluator.splits[0]) + note)
     return summary
+
+
+def budget_summary(p: Progress) -> dict[str, Any]:
+    """summary.json ``gmac`` and ``budget`` of a run with train.budgets: the compute spent and the
+    compute points reached (the final metrics are the last one's)."""
+    if p.budget is None:
+        return {}
+    return {"gmac": p.work / GIGA, "budget": {"unit": p.budget.unit, "points": list(p.budget.points),
+                                              "reached": p.budget.reached}}
 
 
 def show_latest(run: Setup, bar, latest: dict[str, float]) -> None:

@@ -47,13 +47,19 @@ def learner_start(learner, model, backend: Backend, seed: int, train, pretrained
 
 
 def epoch_pass(learner, backend: Backend, seed: int, epoch: int, train, n_train: int,
-               batch_size: int | str, model, state: dict[str, Any]):
+               batch_size: int | str, model, state: dict[str, Any], after_step=None):
     """Epoch ``epoch`` (from 1): the learner's steps over ``train`` (a Batch on the backend of
-    ``n_train`` rows) shuffled into mini-batches of ``batch_size``; (model, state, updates)."""
+    ``n_train`` rows) shuffled into mini-batches of ``batch_size``; (model, state, updates).
+    ``after_step(model, state, rows, seen, updates)`` after each step (``rows`` in its batch,
+    ``seen`` this epoch so far) ends the epoch early by returning True (a compute budget spent)."""
     rng = backend.rng(seed, TRAIN_STREAM, epoch)
-    updates = 0
+    updates = seen = 0
     for idx in batches(n_train, batch_size, host_rng(seed, SHUFFLE_STREAM, epoch)):
         batch = train if idx is None else train.take(backend.xp.asarray(idx))
         model, state = learner.step(model, state, batch, rng)
         updates += learner.updates_per_step
+        rows = n_train if idx is None else len(idx)
+        seen += rows
+        if after_step is not None and after_step(model, state, rows, seen, updates):
+            break
     return model, state, updates

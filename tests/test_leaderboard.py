@@ -1,0 +1,144 @@
+"""The leaderboard kind (rbmlab.experiment.leaderboard) and its report (rbmlab.report.leaderboard):
+entrants come from the learner registry (a toy learner registered here joins with no edit), each
+tuned over the same learning-rate grid, the rate chosen per compute point on validation, and
+``make leaderboard SCALE=smoke`` runs end to end."""
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rbmlab.experiment import run_experiment
+from rbmlab.experiment.leaderboard import entrants, sweep_spec
+from rbmlab.experiment.spec import load_spec
+from rbmlab.learners import LEARNERS
+from rbmlab.learners.cd import CD, CDConfig
+from rbmlab.report.leaderboard import cells, read_points, render_points
+from rbmlab.validation import option
+from tests.test_stop_rule import needs_caltech
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPERS = ("cd", "pcd", "reset", "pmp_reset", "sdcp", "csdcp", "cg", "ssd", "frank_wolfe", "tap", "adatap")
+
+
+@dataclass
+class ToyConfig(CDConfig):
+    name: str = option("toy", "learner")
+
+
+class Toy(CD):
+    """CD under another name: a learner someone registers after the leaderboard was written."""
+
+    config_class = ToyConfig
+    generative = True
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """``learner=toy`` registered: its registry line and its yaml (Hydra's config store)."""
+    from hydra.core.config_store import ConfigStore
+
+    monkeypatch.setitem(LEARNERS._entries, "toy", "tests.test_leaderboard:Toy")
+    store = ConfigStore.instance()
+    store.store(group="learner", name="toy", node={
+        "name": "toy", "k": 1, "lr": 0.04, "batch_size": 100, "sampler": None,
+        "optimizer": {"name": "sgd", "momentum": 0.0, "weight_decay": 0.0, "l1": 0.0, "momentum_on": "all"}})
+    yield
+    store.repo["learner"].pop("toy.yaml", None)
+
+
+def test_every_generative_learner_of_the_papers_is_an_entrant_and_only_they():
+    found = entrants()
+    assert set(found) == set(PAPERS)
+    assert found["adatap"] == ["learner=tap", "learner.inference=adatap"]
+    assert found["pmp_reset"] == ["learner=reset", "learner.sampler=pmp"]
+    assert "logistic" not in found and "tap_dbm" not in found     # conditional / deep: not entrants
+
+
+def test_each_entrant_is_tuned_over_its_own_rate_times_the_same_factors(toy):
+    board = sweep_spec("leaderboard/caltech101", load_spec("leaderboard/caltech101"), "reduced")
+    grids = {v: spec["grid"]["learner.lr"] for v, spec in board["variants"].items()}
+    assert set(grids) == {*PAPERS, "toy"}
+    assert grids["toy"] == pytest.approx([0.02, 0.04, 0.08])
+    assert grids["cd"] == pytest.approx([0.025, 0.05, 0.1])             # conf/learner/cd.yaml: 0.05
+    assert {len(g) for g in grids.values()} == {3}
+    assert board["variants"]["reset"]["overrides"] == ["learner=reset", "learner.batch_size=100", "learner.k=20"]
+
+
+def points(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["run_dir", "variant", "learner.lr", "seed", "budget", "gmac", "wall_time",
+                                       "epoch", "valid_log_likelihood", "test_log_likelihood",
+                                       "test_log_likelihood_lower", "test_log_likelihood_upper"])
+
+
+def test_the_rate_is_chosen_on_validation_per_point_and_a_rate_missing_a_seed_is_out():
+    table = points([
+        # lr 0.1: best on validation at point 1; at point 2 seed 1 never got there (diverged)
+        ("a/0", "a", 0.1, 0, 1.0, 1.0, 1, 1, -10.0, -11.0, -11.5, -10.5),
+        ("a/1", "a", 0.1, 1, 1.0, 1.0, 1, 1, -12.0, -13.0, -13.5, -12.5),
+        ("a/0", "a", 0.1, 0, 2.0, 2.0, 2, 2, -1.0, -1.0, -1.5, -0.5),
+        # lr 0.01: worse at point 1, the only candidate at point 2
+        ("a/2", "a", 0.01, 0, 1.0, 1.0, 1, 1, -20.0, -5.0, -5.5, -4.5),
+        ("a/3", "a", 0.01, 1, 1.0, 1.0, 1, 1, -20.0, -7.0, -7.5, -6.5),
+        ("a/2", "a", 0.01, 0, 2.0, 2.0, 2, 2, -9.0, -9.0, -9.5, -8.5),
+        ("a/3", "a", 0.01, 1, 2.0, 2.0, 2, 2, -9.0, -10.0, -10.5, -9.5),
+        # b: one rate, diverged (non-finite) at point 2
+        ("b/0", "b", 0.1, 0, 1.0, 1.0, 1, 1, -30.0, -30.0, -31.0, -29.0),
+        ("b/1", "b", 0.1, 1, 1.0, 1.0, 1, 1, -31.0, -32.0, -33.0, -31.0),
+        ("b/0", "b", 0.1, 0, 2.0, 2.0, 2, 2, -30.0, -30.0, -31.0, -29.0),
+        ("b/1", "b", 0.1, 1, 2.0, 2.0, 2, 2, math.nan, math.nan, math.nan, math.nan),
+    ])
+    got = cells(table).set_index(["variant", "budget"])
+    assert got.loc[("a", 1.0), "lr"] == 0.1 and got.loc[("a", 1.0), "mean"] == -12.0   # not the better test
+    assert got.loc[("a", 1.0), "std"] == pytest.approx(np.std([-11.0, -13.0], ddof=1))
+    assert got.loc[("a", 1.0), ["lower", "upper"]].tolist() == [-12.5, -11.5]
+    assert got.loc[("a", 2.0), "lr"] == 0.01 and got.loc[("a", 2.0), "mean"] == -9.5
+    assert got.loc[("b", 2.0), "n"] == 0 and got.loc[("b", 1.0), "n"] == 2
+
+
+def test_the_table_bolds_the_best_of_each_point_and_the_committed_points_render_again(tmp_path):
+    table = points([("a/0", "a", 0.1, 0, 1.0, 1.1, 0.5, 1, -10.0, -11.0, -11.5, -10.5),
+                    ("b/0", "b", 0.1, 0, 1.0, 1.2, 0.7, 1, -12.0, -9.0, -9.5, -8.5)])
+    stem = tmp_path / "board"
+    first = render_points(table, stem, "t", {"a": "Alpha"}, "reduced")
+    text = stem.with_suffix(".md").read_text()
+    assert "| b | **-9 ± —** [-9.5000, -8.5000] lr 0.1, n=1 |" in text
+    assert "| Alpha | -11 ± — [-11.5000, -10.5000] lr 0.1, n=1 |" in text
+    assert text.index("| b |") < text.index("| Alpha |")          # ranked by the last point
+    assert stem.with_suffix(".png").stat().st_size > 0
+    again = render_points(read_points(stem), tmp_path / "again", "t", {"a": "Alpha"}, "reduced")
+    assert (tmp_path / "again.md").read_text() == text
+    pd.testing.assert_frame_equal(again["cells"], first["cells"])
+
+
+@needs_caltech
+def test_a_learner_registered_later_appears_in_the_smoke_leaderboard(toy, tmp_path, capsys):
+    result = run_experiment("leaderboard/caltech101", ["scale=smoke", "variants=toy,cd",
+                                                       f"results_root={tmp_path / 'results'}",
+                                                       f"outputs_root={tmp_path / 'outputs'}"])
+    table = result["cells"]
+    assert set(table["variant"]) == {"toy", "cd"} and (table["n"] == 1).all()
+    text = result["table"].read_text()
+    assert "| toy |" in text and "| CD-1 |" in text
+    assert sorted(table["lr"].unique()) == pytest.approx([0.02, 0.025, 0.08, 0.1])   # 0.5 and 2 × own
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make here")
+def test_make_leaderboard_smoke_runs_every_entrant_on_each_board():
+    proc = subprocess.run(["make", "-C", str(ROOT), "--no-print-directory", "leaderboard", "SCALE=smoke"],
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for board in ("binarized_mnist", "caltech101", "exact"):
+        text = (ROOT / "outputs" / "results" / "leaderboard" / f"{board}_smoke.md").read_text()
+        assert text.startswith("# Leaderboard") and "SMOKE TIER" in text
+        for entrant in PAPERS:
+            name = load_spec(f"leaderboard/{board}")["leaderboard"]["names"][entrant]
+            assert f"| {name} |" in text, (board, entrant)
+    assert "## AIS against exact log Z" in (ROOT / "outputs" / "results" / "leaderboard" / "exact_smoke.md").read_text()
