@@ -114,6 +114,10 @@ def component_options(prefix: str, config: Any) -> list[str]:
         if dataclasses.is_dataclass(value):
             nested += [_line(f"{prefix}.{f.name}: {getattr(value, 'name', '')}", doc),
                        *component_options(f"{prefix}.{f.name}", value)]
+        elif isinstance(value, list) and value and all(dataclasses.is_dataclass(v) for v in value):
+            for i, item in enumerate(value):     # evaluator=combined's parts
+                nested += [_line(f"{prefix}.{f.name}[{i}]: {getattr(item, 'name', '')}", doc if i == 0 else ""),
+                           *component_options(f"{prefix}.{f.name}[{i}]", item)]
         else:
             lines.append(_line(f"{prefix}.{f.name}={shown_value(value)}", doc))
     return lines + nested

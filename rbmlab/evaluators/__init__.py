@@ -18,6 +18,7 @@ EVALUATORS = Registry("evaluator", {
     "tap_dbm": "rbmlab.evaluators.tap_dbm:TapDBMEvaluator",
     "denoising": "rbmlab.evaluators.denoising:Denoising",
     "free_energy": "rbmlab.evaluators.free_energy:FreeEnergy",
+    "combined": "rbmlab.evaluators.combined:Combined",
 })
 
 

@@ -27,10 +27,11 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
+from rbmlab.evaluators.exact import MAX_EXACT_UNITS, enumeration_problem, log_partition
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS
-from rbmlab.models.base import Bipartite
+from rbmlab.models.base import Bipartite, Enumerable, supports
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
 from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import option
@@ -262,9 +263,29 @@ class AISConfig(EvaluatorConfig):
     curve_n_chains: int = option(0, "chains at intermediate points (0: n_chains)", lo=0, hi=CHAINS,
                                  neutral=0)
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
+    exact_check: bool = option(False, "also the exact log Z (evaluator=exact's enumeration) and the "
+                               "AIS error against it; the smaller layer must enumerate")
 
 
 _nats = dict(unit="nats", higher_is_better=True)
+
+# exact_check=true: AIS against the exact log Z of a model whose smaller layer enumerates
+EXACT_CHECK_METRICS = (
+    MetricSpec("log_z_exact", per_split=False, **_nats, label="exact log Z",
+               description="log Z by enumeration (evaluator=exact), beside the AIS estimate"),
+    MetricSpec("log_z_error", "nats", higher_is_better=False, per_split=False, best_at=0.0,
+               description="AIS log Ẑ − exact log Z", label="AIS log Z error"),
+    MetricSpec("log_z_within", "fraction", higher_is_better=True, per_split=False,
+               description="1 if the exact log Z lies in AIS's ±3σ interval [log_z_lower, "
+                           "log_z_upper], else 0 (averaged over runs: the interval's coverage)",
+               label="exact log Z inside the AIS interval"),
+)
+
+
+def exact_check_metrics(fwd: AISResult, log_z_exact: float) -> dict[str, float]:
+    """The AIS estimate against the exact log Z (EXACT_CHECK_METRICS)."""
+    return {"log_z_exact": log_z_exact, "log_z_error": fwd.log_z - log_z_exact,
+            "log_z_within": float(fwd.log_z_lower <= log_z_exact <= fwd.log_z_upper)}
 
 
 class AIS(Evaluator):
@@ -283,6 +304,7 @@ class AIS(Evaluator):
         *(MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats, label=f"{method}log Z{bound}")
           for prefix, method in (("", ""), ("reverse_", "reverse-AIS "))
           for end, bound in (("", ""), ("_lower", ", lower bound"), ("_upper", ", upper bound"))),
+        *EXACT_CHECK_METRICS,
     )
 
     def check(self, model_class, sizes):
@@ -293,6 +315,12 @@ class AIS(Evaluator):
             raise RbmlabError(f"evaluator.n_chains: {n_chains} chains of a {n_v}x{n_h} model need "
                               f"about {need / 2**30:.0f} GiB (limit {MAX_CHAIN_BYTES // 2**30} GiB); "
                               "use fewer chains")
+        if self.config.exact_check:
+            problem = enumeration_problem(model_class, sizes) if supports(model_class, Enumerable) \
+                else f"model {model_class.family} has no exact log Z"
+            if problem:
+                raise RbmlabError(f"evaluator.exact_check: {problem} ({MAX_EXACT_UNITS.why}); "
+                                  "set evaluator.exact_check=false")
 
     def evaluate(self, model, splits, context):
         require_bernoulli(model, "ais")
@@ -304,6 +332,8 @@ class AIS(Evaluator):
         fwd = ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
                                 n_chains=n_chains, progress=context.progress)
         metrics = {"log_z": fwd.log_z, "log_z_lower": fwd.log_z_lower, "log_z_upper": fwd.log_z_upper}
+        if cfg.exact_check:
+            metrics.update(exact_check_metrics(fwd, log_partition(model)))
         for name, batch in splits.items():
             mf = mean_log_unnormalized(model, batch.inputs)
             metrics[f"{name}_log_likelihood"] = mf - fwd.log_z

@@ -23,6 +23,15 @@ def log_partition(model, chunk_size: int = 4096) -> float:
     return model.exact_log_partition(chunk_size)
 
 
+def enumeration_problem(model_class: type, sizes: dict[str, int]) -> str | None:
+    """Why :func:`log_partition` cannot enumerate a ``model_class`` model of ``sizes``, or None."""
+    n = model_class.enumeration_size(sizes)
+    if n <= MAX_EXACT_UNITS:
+        return None
+    shape = "x".join(str(v) for v in sizes.values())
+    return f"enumeration needs at most {MAX_EXACT_UNITS} enumerated units, this model ({shape}) has {n}"
+
+
 @dataclass
 class ExactConfig(EvaluatorConfig):
     name: str = option("exact", "evaluator")
@@ -41,12 +50,8 @@ class Exact(Evaluator):
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
         check_marginal("exact", model_class, sizes)
-        n = model_class.enumeration_size(sizes)
-        if n > MAX_EXACT_UNITS:
-            shape = "x".join(str(v) for v in sizes.values())
-            raise RbmlabError(f"evaluator=exact: enumeration needs at most {MAX_EXACT_UNITS} "
-                              f"enumerated units, this model ({shape}) has {n}; use evaluator=ais "
-                              f"({MAX_EXACT_UNITS.why})")
+        if problem := enumeration_problem(model_class, sizes):
+            raise RbmlabError(f"evaluator=exact: {problem}; use evaluator=ais ({MAX_EXACT_UNITS.why})")
 
     def evaluate(self, model, splits, context):
         log_z = log_partition(model)

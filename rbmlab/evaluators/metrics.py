@@ -11,6 +11,7 @@ under their bare name (``log_z``).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,9 +81,23 @@ RUN_METRICS = (
 )
 
 
+def part_metric(spec: MetricSpec, part: str) -> MetricSpec:
+    """``spec`` as a later part of evaluator=combined writes it: ``<part>.<name>``."""
+    return dataclasses.replace(spec, name=f"{part}.{spec.name}",
+                               summary_name=spec.summary_name and f"{part}.{spec.summary_name}",
+                               label=spec.label and f"{spec.label} ({part})")
+
+
+def _declared(specs, column: str) -> MetricSpec | None:
+    split, bare = split_prefix(column)
+    return next((s for s in specs if s.name == (bare if s.per_split and split else column)), None)
+
+
 def metric_spec(column: str) -> MetricSpec | None:
-    """The declaration of a metrics.csv column by the runner or any registered evaluator, or None."""
-    from rbmlab.evaluators import declared_metrics  # noqa: PLC0415 - rbmlab.evaluators imports this module
+    """The declaration of a metrics.csv column by the runner or any registered evaluator, or None;
+    a later part's column of evaluator=combined (``test_tap.log_likelihood``, ``tap.log_z``) by its
+    evaluator's declaration."""
+    from rbmlab.evaluators import EVALUATORS, declared_metrics  # noqa: PLC0415 - rbmlab.evaluators imports this module
 
     for spec in RUN_METRICS:
         if spec.name == column:
@@ -90,10 +105,11 @@ def metric_spec(column: str) -> MetricSpec | None:
     if column.startswith("early_stopping."):     # a metric at the early-stopping point
         column = column[len("early_stopping."):]
     split, bare = split_prefix(column)
-    for spec in declared_metrics():
-        if spec.name == (bare if spec.per_split and split else column):
-            return spec
-    return None
+    part, dot, own = (bare if split else column).partition(".")
+    if dot and part in EVALUATORS:
+        spec = _declared(EVALUATORS.get(part).metrics, f"{split}_{own}" if split else own)
+        return spec and part_metric(spec, part)
+    return _declared(declared_metrics(), column)
 
 
 UNDECLARED = MetricSpec("", "", higher_is_better=True)   # how an undeclared column ranks
