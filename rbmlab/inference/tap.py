@@ -72,6 +72,14 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
     return Solution(a_v, c_v, a_h, c_h, it, converged)
 
 
+def solve_cost(n_v: int, n_h: int, rows: int, iterations: int, from_states: bool) -> float:
+    """Multiply-adds of :func:`solve` for ``rows`` chains: a_v W, c_v W², a_h Wᵀ, c_h W²ᵀ per
+    iteration, and the start's xW when started from visible states (``from_states``). Every
+    chain is charged every iteration: exact until chains that converged are set aside, an upper
+    bound after."""
+    return float(rows * n_v * n_h * (4 * iterations + (1 if from_states else 0)))
+
+
 def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: float, tol: float,
                 max_iter: int):
     """Damped Alg. 1 on a stack of layers 0 … L, layer l coupled to layer l − 1 by W_l (n_{l−1},
