@@ -82,8 +82,9 @@ def _schur(W, d_b, d_s, r_b, r_s):
     return a_b, c_b, a_s, c_s
 
 
-def solve_cost(n_v: int, n_h: int, rows: int, iterations: int, from_states: bool) -> float:
-    """Multiply-adds of :func:`solve` for ``rows`` chains, with n_s ≤ n_b the layer sizes
+def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool) -> float:
+    """Multiply-adds of :func:`solve` for ``rows`` chains that ran ``chain_iterations`` (rows ·
+    iterations: every chain runs every iteration), with n_s ≤ n_b the layer sizes
     (:func:`_schur` factorises the smaller): the Gram matrix, n_s²·n_b, and its eigenvalues
     (declared: rbmlab.backend.macs.eigvalsh); the start's xW (``from_states``); per iteration
     and chain the Schur complement WᵀD⁻¹W (n_b·n_s²), its inverse (declared: macs.inverse),
@@ -92,7 +93,7 @@ def solve_cost(n_v: int, n_h: int, rows: int, iterations: int, from_states: bool
     n_s, n_b = min(n_v, n_h), max(n_v, n_h)
     per_chain = 2 * n_b * n_s * n_s + n_s * n_s + 2 * n_b * n_s + macs.inverse(n_s)
     start = rows * n_v * n_h if from_states else 0
-    return float(n_s * n_s * n_b + macs.eigvalsh(n_s) + start + rows * iterations * per_chain)
+    return float(n_s * n_s * n_b + macs.eigvalsh(n_s) + start + chain_iterations * per_chain)
 
 
 def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float = 0.5,
@@ -148,4 +149,4 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
         converged = change < tol
         if bool(converged.all()):
             break
-    return Solution(a_v, c_v, a_h, c_h, it, converged)
+    return Solution(a_v, c_v, a_h, c_h, it, converged, a_v.shape[-2] * it)
