@@ -139,11 +139,6 @@ class Learner:
         end = sampler.run(model, start, rng, steps, first_product=first, **sampler_kwargs)
         return model.contrast(x, p_pos, end, model.hidden_probs(end)), end
 
-    def step_cost(self, model, rows: int, state: State) -> float | None:
-        """Multiply-adds of the matrix products of one step on ``rows`` examples (None: not
-        declared). STUB until the cost37 branch lands."""
-        return None
-
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)
 
