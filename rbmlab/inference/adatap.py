@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from rbmlab.backend import namespace
+from rbmlab.backend import macs, namespace
 from rbmlab.inference.tap import Solution, clamped_hidden
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
@@ -80,6 +80,20 @@ def _schur(W, d_b, d_s, r_b, r_s):
     a_b = (r_b + a_s @ W.swapaxes(-1, -2)) / d_b
     c_b = (1.0 + ((Wk @ S_inv) * Wd).sum(axis=-1)) / d_b   # 1/d + diag(W S⁻¹ Wᵀ)/d²
     return a_b, c_b, a_s, c_s
+
+
+def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool) -> float:
+    """Multiply-adds of :func:`solve` for ``rows`` chains that ran ``chain_iterations`` (rows ·
+    iterations: every chain runs every iteration), with n_s ≤ n_b the layer sizes
+    (:func:`_schur` factorises the smaller): the Gram matrix, n_s²·n_b, and its eigenvalues
+    (declared: rbmlab.backend.macs.eigvalsh); the start's xW (``from_states``); per iteration
+    and chain the Schur complement WᵀD⁻¹W (n_b·n_s²), its inverse (declared: macs.inverse),
+    S⁻¹ times a vector (n_s²), two matrix-vector products with W (2·n_b·n_s) and diag(W S⁻¹ Wᵀ)
+    through W S⁻¹ (n_b·n_s²)."""
+    n_s, n_b = min(n_v, n_h), max(n_v, n_h)
+    per_chain = 2 * n_b * n_s * n_s + n_s * n_s + 2 * n_b * n_s + macs.inverse(n_s)
+    start = rows * n_v * n_h if from_states else 0
+    return float(n_s * n_s * n_b + macs.eigvalsh(n_s) + start + chain_iterations * per_chain)
 
 
 def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float = 0.5,
@@ -135,4 +149,4 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
         converged = change < tol
         if bool(converged.all()):
             break
-    return Solution(a_v, c_v, a_h, c_h, it, converged)
+    return Solution(a_v, c_v, a_h, c_h, it, converged, a_v.shape[-2] * it)

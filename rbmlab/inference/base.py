@@ -41,6 +41,11 @@ class InferenceMethod:
     def run(self, model, x, rng, steps: int):
         raise NotImplementedError
 
+    def step_cost(self, model, rows: int, steps: int) -> float | None:
+        """Multiply-adds (rbmlab.backend.macs) of ``run`` on ``rows`` states for ``steps``
+        transitions, per model (trial); None: not declared (the default)."""
+        return None
+
 
 def chain_rows(model, x) -> tuple[int, ...]:
     """The leading shape (..., B) of the chains run from the states ``x`` (..., B, n): a batch

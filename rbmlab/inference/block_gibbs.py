@@ -52,3 +52,9 @@ class BlockGibbs(InferenceMethod):
 
     def run(self, model, x, rng, steps: int, first_product=None):
         return gibbs_chain(model, x, rng, steps, first_product)
+
+    def step_cost(self, model, rows: int, steps: int, first_product: bool = False) -> float:
+        """Two products with W per sweep, vW and hWᵀ: rows·n_v·n_h·2·steps (one fewer when the
+        caller formed the first, ``first_product``)."""
+        products = 2 * steps - (1 if first_product and steps > 0 else 0)
+        return float(rows * model.n_visible * model.n_hidden * products)

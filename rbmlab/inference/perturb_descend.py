@@ -75,3 +75,7 @@ class PerturbDescend(InferenceMethod):
         noise_h = unit_noise(model.hidden_units, rng, batch + (model.n_hidden,), x.dtype, self.config.scale)
         noise_v = unit_noise(model.visible_units, rng, batch + (model.n_visible,), x.dtype, self.config.scale)
         return descend(model, x, noise_v, noise_h, steps)[0]
+
+    def step_cost(self, model, rows: int, steps: int) -> float:
+        """vW and hWᵀ per descent step, as block Gibbs: rows·n_v·n_h·2·steps."""
+        return float(rows * model.n_visible * model.n_hidden * 2 * steps)

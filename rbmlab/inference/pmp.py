@@ -38,6 +38,18 @@ class PMP(InferenceMethod):
         samples = self.perturbed_maps(model.factor_graph(), rng, x.shape[-2], steps)
         return model.from_binary(xp.asarray(samples)).astype(x.dtype, copy=False)
 
+    def step_cost(self, model, rows: int, steps: int) -> float | None:
+        """Max-product on the RBM's bipartite graph: every sweep sends a message each way along
+        each of the n_v·n_h edges of each of the ``rows`` problems, max(0, w + c) − max(0, c), a
+        multiply-add of the max-plus semiring: 2·rows·n_v·n_h per sweep, as a block-Gibbs sweep's
+        two products. Then the perturbed objective at the decoded states: x·u, rows·(n_v + n_h),
+        and the pairwise term vᵀWh by einsum, 2·rows·n_v·n_h (its three operands: two multiplies
+        per term). None for other factor graphs."""
+        if not hasattr(model, "n_hidden"):
+            return None
+        edges = rows * model.n_visible * model.n_hidden
+        return float(2 * edges * steps + rows * (model.n_visible + model.n_hidden) + 2 * edges)
+
     def perturbed_maps(self, graph, rng, n: int, steps: int):
         """(n, graph.n) {0, 1}: the MAP states of ``n`` fresh perturbations of ``graph``, found by
         ``steps`` damped max-product sweeps (a subclass may solve them otherwise)."""

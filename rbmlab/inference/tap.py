@@ -44,6 +44,7 @@ class Solution:
     c_h: Any
     iterations: int
     converged: Any   # (..., K) bool
+    chain_iterations: int | None = None   # Σ over iterations of the chains iterated (per model)
 
 
 def clamped_hidden(W, hidden: Layer, x):
@@ -67,9 +68,16 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
         c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape),
                                                                 dtype=W.dtype)
         (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
-    (a_v, a_h), (c_v, c_h), it, converged = solve_stack(
+    (a_v, a_h), (c_v, c_h), it, converged, chain_iterations = solve_stack(
         [W], [visible, hidden], [a_v, a_h], [c_v, c_h], damping=damping, tol=tol, max_iter=max_iter)
-    return Solution(a_v, c_v, a_h, c_h, it, converged)
+    return Solution(a_v, c_v, a_h, c_h, it, converged, chain_iterations)
+
+
+def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool) -> float:
+    """Multiply-adds of :func:`solve` for ``rows`` chains that ran ``chain_iterations`` chain
+    iterations in all (Solution.chain_iterations): a_v W, c_v W², a_h Wᵀ, c_h W²ᵀ per chain
+    iteration, and the start's xW when started from visible states (``from_states``)."""
+    return float(n_v * n_h * (4 * chain_iterations + (rows if from_states else 0)))
 
 
 def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: float, tol: float,
@@ -84,15 +92,17 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
     parity: the odd layers move together, then the even ones (an RBM: hidden, then visible).
     Each chain stops once its mean-square change is below ``tol``; a single model's converged
     chains are set aside (once a quarter of those still iterated have converged) and the others
-    go on in a smaller batch. Returns (a, c, iterations, converged (..., K))."""
+    go on in a smaller batch. Returns (a, c, iterations, converged (..., K), chain iterations:
+    Σ over iterations of the chains iterated, per model)."""
     xp = namespace(a[0])
     squares, n = [W * W for W in couplings], len(layers)
     units = sum(t.shape[-1] for t in a)
     full = part = [*a, *c]
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
     rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None   # compacted: a single model's
-    it, done = 0, converged
+    it, done, chain_iterations = 0, converged, 0
     for it in range(1, max_iter + 1):
+        chain_iterations += part[0].shape[-2]
         change = 0.0
         for first in (1, 0):
             for l in range(first, n, 2):
@@ -109,11 +119,11 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
             rows, part, done = rows[keep], [p[keep] for p in part], done[keep]
             layers = [layer.rows(keep) for layer in layers]
     if rows is None:
-        return full[:n], full[n:], it, done
+        return full[:n], full[n:], it, done, chain_iterations
     for whole, p in zip(full, part):
         whole[rows] = p
     converged[rows] = done
-    return full[:n], full[n:], it, converged
+    return full[:n], full[n:], it, converged, chain_iterations
 
 
 def layer_products(couplings, squares, a, c, l: int):

@@ -76,7 +76,7 @@ def solve(couplings, layers: list[Layer], a0, c0=None, *, damping: float = 0.5, 
         product = a[-1] @ W
         for out, moment in zip((a, c), layer.moments(product, 0.0 * product)):
             out.append(moment)
-    a, c, it, converged = solve_stack(couplings, layers, a, c, damping=damping, tol=tol,
+    a, c, it, converged, _ = solve_stack(couplings, layers, a, c, damping=damping, tol=tol,
                                       max_iter=max_iter)
     return Solution(a, c, it, converged)
 

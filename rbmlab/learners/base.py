@@ -14,6 +14,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.inference import INFERENCE
 from rbmlab.limits import EXAMPLES
 from rbmlab.models.base import GradientStatistics, supports
+from rbmlab.models.rbm import BinaryLayers
 from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.validation import Config, option
 
@@ -138,11 +139,6 @@ class Learner:
         end = sampler.run(model, start, rng, steps, first_product=first, **sampler_kwargs)
         return model.contrast(x, p_pos, end, model.hidden_probs(end)), end
 
-    def step_cost(self, model, rows: int, state: State) -> float | None:
-        """Multiply-adds of the matrix products of one step on ``rows`` examples (None: not
-        declared). STUB until the cost37 branch lands."""
-        return None
-
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)
 
@@ -169,3 +165,51 @@ class Learner:
     def step(self, model, state: State, batch, rng):
         """One mini-batch (a Batch): new parameters and state."""
         raise NotImplementedError
+
+    def step_cost(self, model, rows: int, state: State) -> float | None:
+        """Multiply-adds (MACs) of the matrix products one call of :meth:`step` does on a
+        mini-batch of ``rows`` examples, per model (trial), given the model and learner state the
+        step returned (a learner whose work varies reads tallies it keeps there).
+
+        Counted: every product with W (or a matrix of W's size) of every sampler or fixed-point
+        step, of the gradient statistics and of the update rule, an (m, k) · (k, n) product
+        costing m·k·n; factorisations are charged their declared count (rbmlab.backend.macs).
+        Elementwise work (draws, nonlinearities, bias updates) is not. A machine-independent
+        proxy for compute, for budgets (``train.budget_unit=gmac``). None: not declared (the
+        default; such a learner cannot run on such a budget)."""
+        return None
+
+    def sampler_cost(self, model, rows: int, steps: int, first_product: bool = False) -> float | None:
+        """MACs of :meth:`sample` (``steps`` sampler steps on ``rows`` chains; ``first_product``:
+        the first half-step's product was formed by the caller), or None when the sampler
+        declares none."""
+        sampler = self.sampler_for(type(model))
+        if first_product and sampler.takes_first_product:
+            return sampler.step_cost(model, rows, steps, first_product=True)
+        return sampler.step_cost(model, rows, steps)
+
+    def contrastive_cost(self, model, rows: int, chains: int | None, steps: int) -> float | None:
+        """MACs of :meth:`contrastive_gradient` for ``rows`` examples and ``chains`` chains
+        (None: CD, the chains start at the examples), the two paths it takes counted apart."""
+        if not isinstance(model, BinaryLayers):
+            return None
+        n = chains or rows
+        fused = self._fusable(model) and not model.n_trials   # batched trials share a 2-D batch
+        sampler = self.sampler_cost(model, n, steps, first_product=fused)
+        if sampler is None:
+            return None
+        unit = model.n_visible * model.n_hidden
+        if not fused:   # statistics of each phase: E[h|v] and vᵀE[h|v]
+            return sampler + 2 * (rows + n) * unit
+        first = rows if chains is None else rows + n          # [x; start] W
+        return sampler + (first + n + rows + n) * unit        # E[h|end], then [v; v']ᵀ[p; p']
+
+    def update_cost(self, model, updates: int = 1) -> float | None:
+        """MACs of ``updates`` optimizer updates (None when the optimizer declares none)."""
+        cost = self.optimizer.update_cost(model)
+        return None if cost is None else updates * cost
+
+
+def total(*costs: float | None) -> float | None:
+    """The sum of declared costs; None if any is undeclared."""
+    return None if any(c is None for c in costs) else float(sum(costs))

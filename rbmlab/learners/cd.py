@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import UPDATE_STEPS
 from rbmlab.validation import option
 
@@ -22,3 +22,8 @@ class CD(Learner):
     def step(self, model, state, batch, rng):
         grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)
         return self.update(model, grad, state)
+
+    def step_cost(self, model, rows, state):
+        """Block Gibbs: rows·n_v·n_h·(2k + 3) (xW, 2k − 1 more sweep products, E[h|end], the
+        joint W statistic over 2·rows), plus one optimizer update (spectral: its own)."""
+        return total(self.contrastive_cost(model, rows, None, self.config.k), self.update_cost(model))

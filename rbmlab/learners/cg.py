@@ -27,3 +27,7 @@ class CG(CenteredLearner):
 
     def step(self, model, state, batch, rng):
         return self.centered_step(model, state, batch, rng, 1, self.config.k)
+
+    def step_cost(self, model, rows, state):
+        """CS-DCP's with d = 1: n_v·n_h·(rows·(2k + 4) + 8) with block Gibbs."""
+        return self.centered_cost(model, rows, 1, self.config.k)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.base import Bipartite
 from rbmlab.models.centered import CenteredRBM
+from rbmlab.models.rbm import BinaryLayers
 from rbmlab.validation import invalid, option
 
 
@@ -86,6 +87,18 @@ class CenteredLearner(Learner):
             centered = CenteredRBM(params, centered.mu, centered.lam)
         return centered.to_plain(), {**state, "mu": centered.mu, "lam": centered.lam}
 
+    def centered_cost(self, model, rows: int, d: int, k: int) -> float | None:
+        """MACs of :meth:`centered_step`: block Gibbs, n_v·n_h·(rows·(2 + d·(2k + 2)) + 4d + 4):
+        the data's E[h|v] and centered W statistic once; per inner step k sweeps, the chain's
+        E[h|v] and W statistic, and the offset moves' matrix-vector products (from_plain and the
+        last to_plain 2 each, to_plain and move_offsets 2 each per inner step); d updates."""
+        if not isinstance(model, BinaryLayers):
+            return None
+        unit = model.n_visible * model.n_hidden
+        products = (rows * (2 + 2 * d) + 4 * d + 4) * unit
+        return total(*(self.sampler_cost(model, rows, k) for _ in range(d)), products,
+                     self.update_cost(model, d))
+
 
 class CSDCP(CenteredLearner):
     config_class = CSDCPConfig
@@ -97,3 +110,6 @@ class CSDCP(CenteredLearner):
 
     def step(self, model, state, batch, rng):
         return self.centered_step(model, state, batch, rng, self.config.d, self.config.k)
+
+    def step_cost(self, model, rows, state):
+        return self.centered_cost(model, rows, self.config.d, self.config.k)

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.learners.base import Learner, LearnerConfig
-from rbmlab.learners.frank_wolfe_bias import fit_to_convergence
+from rbmlab.learners.base import Learner, LearnerConfig, total
+from rbmlab.learners.frank_wolfe_bias import fisher_step_cost, fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.learners.frank_wolfe_step import line_search
 from rbmlab.limits import CHAINS, EXAMPLES, REPEATS, UPDATE_STEPS
@@ -194,6 +194,29 @@ class FrankWolfe(Learner):
                                       "bias_rhat": xp.asarray(fit.rhat),
                                       "bias_capped": state["bias_capped"] + (not fit.converged),
                                       "bias_plateau": state["bias_plateau"] + fit.plateau}
+
+    def step_cost(self, model, rows, state):
+        """From the tallies the step left in ``state`` (t = n_hidden after it, S oracle chains, M
+        bias chains, N = ``rows``): the S chains' sample_steps block-Gibbs sweeps with t − 1 units,
+        2·S·n_v·(t − 1)·sample_steps; per oracle evaluation (f and ∇f, Eq. 9) vu and σᵀv over
+        the chains and the data and the penalty's ‖w‖², 2·(S + N)·n_v + n_v + 1; the line
+        search's vu over both and ‖w‖², (S + N + 1)·n_v + 1; per
+        bias step the M chains' bias_sweeps sweeps with t units, 2·M·n_v·t·bias_sweeps, and with
+        ``bias_fit=converge`` its Fisher step (frank_wolfe_bias.fisher_step_cost). Not counted:
+        L-BFGS-B's own vector updates (in its Fortran)."""
+        cfg = self.config
+        n_v, t = model.n_visible, model.n_hidden
+        n_chains, n_bias = state["chains"].shape[-2], state["bias_chains"].shape[-2]
+        before = model.replace(W=model.W[..., :-1], b_h=model.b_h[..., :-1])   # q_{t−1}
+        per_bias_step = [self.sampler_cost(model, n_bias, cfg.bias_sweeps),
+                         fisher_step_cost(n_bias, n_v) if cfg.bias_fit == "converge" else 0.0]
+        if None in per_bias_step:
+            return None
+        oracle = (2 * (n_chains + rows) * n_v + n_v + 1) * int(state["oracle_evaluations"])
+        search = (n_chains + rows + 1) * n_v + 1 if cfg.step == "line_search" else 0
+        return total(self.sampler_cost(before, n_chains, cfg.sample_steps), oracle, search,
+                     int(state["bias_steps"]) * sum(per_bias_step),
+                     (self.update_cost(model, int(state["bias_steps"])) if cfg.bias_fit == "fixed" else 0.0))
 
     def diagnostics(self, state) -> dict[str, float]:
         """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the

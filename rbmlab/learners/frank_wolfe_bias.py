@@ -44,7 +44,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from rbmlab.backend import namespace
+from rbmlab.backend import macs, namespace
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,15 @@ def fisher_step(chains, residual, ridge):
     scaled = u * inv_ridge                                        # u diag(ridge)⁻¹
     core = xp.eye(m, dtype=u.dtype) + scaled @ u.T                # I + u D⁻¹ uᵀ
     return residual * inv_ridge - scaled.T @ xp.linalg.solve(core, scaled @ residual)
+
+
+def fisher_step_cost(m: int, d: int) -> float:
+    """Multiply-adds of :func:`fisher_step` with M = ``m`` chains of D = ``d`` pixels: uᵀu
+    (M·D²) and a D-system (rbmlab.backend.macs.lu_solve) when M ≥ D; by Woodbury u D⁻¹ uᵀ
+    (M²·D), an M-system and two matrix-vector products (2·M·D) otherwise."""
+    if m >= d:
+        return m * d * d + macs.lu_solve(d)
+    return m * m * d + 2 * m * d + macs.lu_solve(m)
 
 
 def ridge_variance(data_mean, n_chains: int, clip: float = 1e-3):

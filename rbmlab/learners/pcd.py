@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
 
@@ -52,3 +52,9 @@ class PCD(Learner):
         if scan:
             state["scan_position"] = (scan["position"] + k) % state["chains"].shape[-1]
         return self.update(model, grad, state)
+
+    def step_cost(self, model, rows, state):
+        """Block Gibbs, c chains: n_v·n_h·(2·rows + c·(2k + 2)) ([x; chains]W, 2k − 1 more sweep
+        products, E[h|end], the joint W statistic), plus one optimizer update."""
+        chains = state["chains"].shape[-2]
+        return total(self.contrastive_cost(model, rows, chains, self.config.k), self.update_cost(model))

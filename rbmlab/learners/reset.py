@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig, difference
+from rbmlab.learners.base import Learner, LearnerConfig, difference, total
+from rbmlab.models.rbm import BinaryLayers
 from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
 
@@ -36,3 +37,12 @@ class Reset(Learner):
         start = model.visible_units.uniform_states(rng, x.shape[:-2] + (n, x.shape[-1]), x.dtype)
         end = self.sample(model, start, rng, self.config.k)
         return self.update(model, difference(model.statistics(x), model.statistics(end)), state)
+
+    def step_cost(self, model, rows, state):
+        """The sampler's k steps on c chains (block Gibbs: 2k·c·n_v·n_h; pmp: see
+        PMP.step_cost) plus both phases' statistics, 2·(rows + c)·n_v·n_h, and one update."""
+        if not isinstance(model, BinaryLayers):
+            return None
+        n = self.config.n_chains or rows
+        statistics = 2 * (rows + n) * model.n_visible * model.n_hidden
+        return total(self.sampler_cost(model, n, self.config.k), statistics, self.update_cost(model))

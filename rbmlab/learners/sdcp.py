@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig, difference
+from rbmlab.learners.base import Learner, LearnerConfig, difference, total
+from rbmlab.models.rbm import BinaryLayers
 from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.validation import invalid, option
 
@@ -49,3 +50,17 @@ class SDCP(Learner):
             negative = model.statistics(chain)           # f̂'(θ̃(l)), eq. 6
             model, state = self.update(model, difference(positive, negative), state)
         return model, state
+
+    def step_cost(self, model, rows, state):
+        """d = 1: CD-k's. Otherwise, block Gibbs: rows·n_v·n_h·(2kd + 2d + 1) (the data's xW
+        and W statistic once; per inner step k sweeps, the first sharing xW, and the chain's
+        two statistics products), plus d optimizer updates."""
+        cfg = self.config
+        if cfg.d == 1:
+            return total(self.contrastive_cost(model, rows, None, cfg.k), self.update_cost(model))
+        if not isinstance(model, BinaryLayers):
+            return None
+        fused = self._fusable(model) and not model.n_trials
+        unit = model.n_visible * model.n_hidden
+        chains = [self.sampler_cost(model, rows, cfg.k, first_product=fused and i == 0) for i in range(cfg.d)]
+        return total(*chains, 2 * rows * unit * (cfg.d + 1), self.update_cost(model, cfg.d))

@@ -18,7 +18,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.inference import tap
 from rbmlab.inference.solvers import SOLVERS
 from rbmlab.inference.solvers.base import Beliefs
-from rbmlab.learners.base import Learner, LearnerConfig
+from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.base import TapForm
 from rbmlab.validation import option
@@ -100,7 +100,22 @@ class TapLearner(Learner):
         grad = tap.gradient(model.W, *model.tap_layers(), x, s)
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
         state = {**state, "tap_iterations": model.xp.asarray(float(s.iterations)),
+                 "tap_chain_iterations": model.xp.asarray(float(s.chain_iterations)),
                  "steps": state["steps"] + 1}
         if cfg.persistent:
             state.update(zip(SOLUTION_KEYS, (s.a_v, s.c_v, s.a_h, s.c_h)))
         return model, state
+
+    def step_cost(self, model, rows, state):
+        """The solver's with the chain iterations it ran this step, I (tap: n_v·n_h·(4·I + rows),
+        the start's xW dropped when the solutions persist, after the first step; I = rows ·
+        iterations until converged chains are set aside; adatap: rbmlab.inference.adatap.solve_cost),
+        plus the gradient's (Eqs. 40–42): the data's xW and xᵀE[h|x], the solutions' a_vᵀa_h and
+        c_vᵀc_h, 4·rows·n_v·n_h; binary layers only."""
+        if any(layer.theta is not None for layer in model.tap_layers()):
+            return None
+        from_states = not self.config.persistent or float(state["steps"]) == 1
+        solve = self.solver.cost(model.n_visible, model.n_hidden, rows,
+                                 int(float(state["tap_chain_iterations"])), from_states)
+        gradient = 4 * rows * model.n_visible * model.n_hidden
+        return total(solve, gradient, self.optimizer.update_cost(model))

@@ -35,6 +35,9 @@ class AdamConfig(Config):
 class Adam(Optimizer):
     config_class = AdamConfig
 
+    def update_cost(self, model) -> float:
+        return 0.0   # elementwise
+
     def buffers(self, model) -> dict[str, tuple[int, ...]]:
         shapes = {name: tuple(a.shape) for name, a in model.arrays().items()}
         return {"adam_t": (), **{f"adam_{moment}_{name}": shape for name, shape in shapes.items()

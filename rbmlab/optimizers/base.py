@@ -30,6 +30,11 @@ class Optimizer:
     def update(self, model, grad: dict, state: dict, lr: float):
         raise NotImplementedError
 
+    def update_cost(self, model) -> float | None:
+        """Multiply-adds (rbmlab.backend.macs) of one ``update`` of ``model``, per model (trial);
+        None: not declared (the default). An elementwise rule costs 0."""
+        return None
+
     def buffers(self, model) -> dict[str, tuple[int, ...]]:
         """The learner state entries ``update`` keeps, each with its shape: created at the first
         update, so a checkpoint holds them once training has stepped (resume checks them)."""

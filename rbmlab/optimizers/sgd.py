@@ -40,6 +40,9 @@ class SGD(Optimizer):
 
     config_class = SGDConfig
 
+    def update_cost(self, model) -> float:
+        return 0.0   # elementwise
+
     def buffers(self, model) -> dict[str, tuple[int, ...]]:
         return {f"velocity_{name}": tuple(a.shape) for name, a in model.arrays().items()}
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.backend import namespace
+from rbmlab.backend import macs, namespace
 from rbmlab.optimizers.base import Optimizer
 from rbmlab.validation import Config, option
 
@@ -64,6 +64,18 @@ class Spectral(Optimizer):
     """Matrix parameters (W, J) take lr · ‖G‖_S1 · UVᵀ, vectors bias_lr · ‖g‖₁ · sign(g); no state."""
 
     config_class = SpectralConfig
+
+    def update_cost(self, model) -> float:
+        """Per matrix parameter (m, s), s ≤ m, in :func:`polar_factor`: AᵀA (m·s²), the
+        eigendecomposition of that (s, s) (declared: rbmlab.backend.macs.eigh), V S⁻¹ Vᵀ (s³) and
+        A · that (m·s²); the biases' sharps are elementwise."""
+        total = 0.0
+        for name, axes in model.PARAMS.items():
+            shape = getattr(model, name).shape[-axes:]
+            if axes == 2 and min(shape):
+                m, s = max(shape), min(shape)
+                total += 2 * m * s * s + s ** 3 + macs.eigh(s)
+        return total
 
     def update(self, model, grad: dict, state: dict, lr: float):
         bias_lr = self.config.bias_lr or lr

@@ -31,6 +31,7 @@ class Tap(Solver):
     config_class = TapConfig
     requires = (TapForm,)
     method = staticmethod(tap.solve)
+    cost = staticmethod(tap.solve_cost)   # MACs (n_v, n_h, rows, iterations, from_states)
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         c = self.config
@@ -52,6 +53,7 @@ class AdaTapConfig(TapConfig):
 class AdaTap(Tap):
     config_class = AdaTapConfig
     method = staticmethod(adatap.solve)
+    cost = staticmethod(adatap.solve_cost)
 
     def check(self, model, key: str) -> None:
         if {model.visible, model.hidden} != {"bernoulli"}:
