@@ -264,7 +264,7 @@ class AISConfig(EvaluatorConfig):
                                  neutral=0)
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
     exact_check: bool = option(False, "also the exact log Z (evaluator=exact's enumeration) and the "
-                               "AIS error against it; the smaller layer must enumerate")
+                               "AIS error against it; the smaller layer must enumerate", neutral=False)
 
 
 _nats = dict(unit="nats", higher_is_better=True)
