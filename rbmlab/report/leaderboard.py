@@ -31,6 +31,8 @@ POINT_KEYS = ("run_dir", "variant", "learner.name", "learner.lr", "seed", "statu
               "dataset.name", "dataset.n_train", "model.n_hidden", "epochs_done", "train.budget_unit", "budget", "gmac",
               "wall_time", "epoch", "updates", "overrides")
 EXACT = ("log_z_error", "log_z_within")   # the AIS evaluator's exact_check columns
+BESIDE = {"test_tap.log_likelihood": "TAP estimate of the test log-likelihood",   # evaluator=combined's
+          "test_mmd.log_mmd2": "log MMD² of model samples against test images (lower is better)"}
 
 
 def points_path(stem: Path) -> Path:
@@ -87,6 +89,11 @@ def cells(points: pd.DataFrame, metric: str = METRIC, select: str = SELECT) -> p
                 for column in EXACT:
                     if column in chosen:
                         row[column] = chosen[column].to_numpy(dtype=float)
+                for column in BESIDE:
+                    if column in chosen:
+                        values = chosen[column].to_numpy(dtype=float)
+                        row[column] = values.mean()
+                        row[f"{column}_std"] = values.std(ddof=1) if len(values) > 1 else math.nan
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -126,6 +133,20 @@ def tables(table: pd.DataFrame, names: Mapping[str, str], unit: str, metric: str
             "—" if not rows[b]["n"] else
             f"{rows[b]['gmac']:.4g}, {rows[b]['seconds']:.3g}, {rows[b]['epochs']:.3g}" for b in budgets) + " |")
     return "\n".join(lines) + "\n\n" + "\n".join(spent)
+
+
+def beside_table(table: pd.DataFrame, names: Mapping[str, str], unit: str) -> str:
+    """The other scores of each chosen cell (TAP, MMD): mean ± std over its seeds."""
+    columns = [c for c in BESIDE if c in table]
+    budgets = sorted(table["budget"].unique())
+    head = ["entrant", *(f"{BESIDE[c]} at {_budget_text(b, unit)}" for c in columns for b in budgets)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for variant, group in table.groupby("variant"):
+        rows = {r["budget"]: r for _, r in group.iterrows()}
+        lines.append(f"| {_label(variant, names)} | " + " | ".join(
+            "—" if not rows[b]["n"] else f"{fmt_number(rows[b][c])} ± {fmt_number(rows[b][f'{c}_std'], 2)}"
+            for c in columns for b in budgets) + " |")
+    return "\n".join(lines)
 
 
 def exact_table(table: pd.DataFrame, names: Mapping[str, str]) -> str:
@@ -187,6 +208,10 @@ def render_points(points: pd.DataFrame, stem: Path, title: str, names: Mapping[s
              f"the validation split (mean {SELECT}; a rate counts where every seed reached the point), "
              "[mean AIS ±3σ interval], that rate, n seeds. Bold: the best at that compute point.", "",
              tables(table, names, unit)]
+    if any(c in table for c in BESIDE):
+        parts += ["", "## Beside AIS: the TAP estimate and sample quality", "",
+                  "At the same chosen rate as the cell above (mean ± std over its seeds).", "",
+                  beside_table(table, names, unit)]
     if all(c in table for c in EXACT):
         parts += ["", "## AIS against exact log Z", "", exact_table(table, names)]
     text = "\n".join(p for p in parts if p is not None) + "\n"
