@@ -43,6 +43,12 @@ def test_every_experiment_file_declares_every_tier(name):
         for plan in check_figure(name, own):       # every tier's options; its source is an
             assert plan.source in available()      # experiment, whose own case checks its tiers
         return
+    if "leaderboard" in own:              # every entrant's job composes at every tier
+        from rbmlab.experiment.leaderboard import sweep_spec
+        for tier in SCALE_TIERS:
+            board = sweep_spec(name, own, tier)
+            assert board["variants"] and all(v["grid"]["learner.lr"] for v in board["variants"].values())
+        return
     sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
     for source in sources:                # runs_of: reports other experiments' runs
         assert source in available() and (source == name) == ("runs_of" not in own)
@@ -62,7 +68,8 @@ def _check_tiers(name, spec):
         assert cfg.seed == seed_list(settings.get("seeds", spec.get("seeds", [0])))[0]
 
 
-SWEEPS = [n for n in available() if not {"runs_of", "bench", "gallery", "inference", "figure"} & set(load_spec(n))]
+SWEEPS = [n for n in available()
+          if not {"runs_of", "bench", "gallery", "inference", "figure", "leaderboard"} & set(load_spec(n))]
 
 
 def _jobs(name: str, tier: str, every: bool):

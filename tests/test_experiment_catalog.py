@@ -73,7 +73,7 @@ def test_one_paper_and_the_make_targets(capsys):
 
 @pytest.mark.parametrize("argv,message", [
     (["experiment", "list", "nope"], "experiment list: unknown paper 'nope'; papers: crbm_bp, dcp, demo, "
-                                     "frank_wolfe, pmp, tap"),
+                                     "frank_wolfe, leaderboard, pmp, tap"),
     (["experiment", "list", "dcp", "tap"], "rbmlab experiment list: unrecognized arguments: tap"),
 ])
 def test_a_bad_list_is_one_line(argv, message, capsys):

@@ -375,8 +375,8 @@ def test_a_run_that_diverges_after_its_selected_point_finishes_on_it(reference, 
     real_check, real_epoch = runner.newly_diverged, runner.train_epoch
     trained = [0]                               # the epoch the loop has just trained
 
-    def counted_epoch(run_, p):
-        real_epoch(run_, p)
+    def counted_epoch(run_, record, p):
+        real_epoch(run_, record, p)
         trained[0] = p.epoch
 
     def diverge_at_6(finite, rows, diverged):   # the parameters' check after each epoch
