@@ -93,6 +93,9 @@ def test_the_rate_is_chosen_on_validation_per_point_and_a_rate_missing_a_seed_is
         ("b/1", "b", 0.1, 1, 1.0, 1.0, 1, 1, -31.0, -32.0, -33.0, -31.0),
         ("b/0", "b", 0.1, 0, 2.0, 2.0, 2, 2, -30.0, -30.0, -31.0, -29.0),
         ("b/1", "b", 0.1, 1, 2.0, 2.0, 2, 2, math.nan, math.nan, math.nan, math.nan),
+        # c: one seed's upper end unbounded (AIS's lower log Z end out of reach)
+        ("c/0", "c", 0.1, 0, 1.0, 1.0, 1, 1, -5.0, -5.0, -5.5, math.nan),
+        ("c/1", "c", 0.1, 1, 1.0, 1.0, 1, 1, -5.0, -5.0, -5.5, -4.5),
     ])
     got = cells(table).set_index(["variant", "budget"])
     assert got.loc[("a", 1.0), "lr"] == 0.1 and got.loc[("a", 1.0), "mean"] == -12.0   # not the better test
@@ -100,16 +103,17 @@ def test_the_rate_is_chosen_on_validation_per_point_and_a_rate_missing_a_seed_is
     assert got.loc[("a", 1.0), ["lower", "upper"]].tolist() == [-12.5, -11.5]
     assert got.loc[("a", 2.0), "lr"] == 0.01 and got.loc[("a", 2.0), "mean"] == -9.5
     assert got.loc[("b", 2.0), "n"] == 0 and got.loc[("b", 1.0), "n"] == 2
+    assert got.loc[("c", 1.0), ["lower", "upper"]].tolist() == [-5.5, math.inf]
 
 
 def test_the_table_bolds_the_best_of_each_point_and_the_committed_points_render_again(tmp_path):
-    table = points([("a/0", "a", 0.1, 0, 1.0, 1.1, 0.5, 1, -10.0, -11.0, -11.5, -10.5),
+    table = points([("a/0", "a", 0.1, 0, 1.0, 1.1, 0.5, 1, -10.0, -11.0, -11.5, math.nan),
                     ("b/0", "b", 0.1, 0, 1.0, 1.2, 0.7, 1, -12.0, -9.0, -9.5, -8.5)])
     stem = tmp_path / "board"
     first = render_points(table, stem, "t", {"a": "Alpha"}, "reduced")
     text = stem.with_suffix(".md").read_text()
     assert "| b | **-9 ± —** [-9.5000, -8.5000] lr 0.1, n=1 |" in text
-    assert "| Alpha | -11 ± — [-11.5000, -10.5000] lr 0.1, n=1 |" in text
+    assert "| Alpha | -11 ± — [-11.5000, +∞] lr 0.1, n=1 |" in text
     assert text.index("| b |") < text.index("| Alpha |")          # ranked by the last point
     assert stem.with_suffix(".png").stat().st_size > 0
     again = render_points(read_points(stem), tmp_path / "again", "t", {"a": "Alpha"}, "reduced")

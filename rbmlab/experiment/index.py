@@ -208,6 +208,16 @@ def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | N
     return ours, paper_value, names.metric(metric) + (f"; {group}" if group else "")
 
 
+def board_headline(stem: Path, spec: dict[str, Any]) -> tuple[str, str, str] | None:
+    """A leaderboard's headline from its committed points (``<stem>_points.csv``), if it has them."""
+    from rbmlab.report import leaderboard  # noqa: PLC0415
+
+    if not leaderboard.has_points(stem):
+        return None
+    found = leaderboard.headline(leaderboard.read_points(stem), (spec.get("leaderboard") or {}).get("names") or {})
+    return None if found is None else (found[0], NONE, found[1])
+
+
 # ---------------------------------------------------------------- rows and the page
 def rows(results: Path, names: list[str]) -> list[Row]:
     """The index rows of the experiments ``names`` over the committed tree ``results``."""
@@ -229,7 +239,7 @@ def rows(results: Path, names: list[str]) -> list[Row]:
         for tier, paths in tiers.items():
             runs_csv = results / paper / f"{artefact}_{tier}_runs.csv"
             found = headline(pd.read_csv(runs_csv), ReportSpec.parse(spec.get("report"), name)) \
-                if runs_csv.is_file() else None
+                if runs_csv.is_file() else board_headline(results / paper / f"{artefact}_{tier}", spec)
             ours, paper_value, measure = found or (NONE, NONE, NONE)
             out.append(Row(name, title, tier, ours, paper_value, measure, verdict,
                            _links(paths, results, ".md"), _links(paths, results, ".png")))

@@ -82,8 +82,10 @@ def cells(points: pd.DataFrame, metric: str = METRIC, select: str = SELECT) -> p
                 test = chosen[metric].to_numpy(dtype=float)
                 row.update({"lr": float(chosen["learner.lr"].iloc[0]), "n": len(test),
                             "mean": test.mean(), "std": test.std(ddof=1) if len(test) > 1 else math.nan,
-                            "lower": chosen.get(f"{metric}_lower", pd.Series(math.nan)).mean(),
-                            "upper": chosen.get(f"{metric}_upper", pd.Series(math.nan)).mean(),
+                            # an end AIS cannot bound (log Z's lower end below the chains' reach:
+                            # NaN in metrics.csv) stays unbounded in the mean
+                            "lower": _mean_end(chosen, f"{metric}_lower", -math.inf),
+                            "upper": _mean_end(chosen, f"{metric}_upper", math.inf),
                             "select": chosen[select].mean(), "gmac": chosen["gmac"].mean(),
                             "seconds": chosen["wall_time"].mean(), "epochs": chosen["epoch"].mean()})
                 for column in EXACT:
@@ -98,6 +100,18 @@ def cells(points: pd.DataFrame, metric: str = METRIC, select: str = SELECT) -> p
     return pd.DataFrame(rows)
 
 
+def _mean_end(group: pd.DataFrame, column: str, unbounded: float) -> float:
+    """The mean of an interval end over seeds, ``unbounded`` where any seed's end is (NaN)."""
+    if column not in group:
+        return math.nan
+    ends = group[column].to_numpy(dtype=float)
+    return unbounded if np.isnan(ends).any() else float(ends.mean())
+
+
+def _end(value: float) -> str:
+    return "−∞" if value == -math.inf else "+∞" if value == math.inf else fmt_number(value)
+
+
 def _label(variant: str, names: Mapping[str, str]) -> str:
     return str(names.get(variant, variant))
 
@@ -107,7 +121,7 @@ def _cell_text(row: Mapping[str, Any], bold: bool) -> str:
         return "— (no rate reached it on every seed)"
     score = f"{fmt_number(row['mean'])} ± {fmt_number(row['std'], 2)}"
     score = f"**{score}**" if bold else score
-    return (f"{score} [{fmt_number(row['lower'])}, {fmt_number(row['upper'])}] "
+    return (f"{score} [{_end(row['lower'])}, {_end(row['upper'])}] "
             f"lr {row['lr']:g}, n={row['n']}")
 
 
@@ -220,6 +234,19 @@ def render_points(points: pd.DataFrame, stem: Path, title: str, names: Mapping[s
     publish(files)
     print(text)
     return {"table": stem.with_suffix(".md"), "figure": stem.with_suffix(".png"), "cells": table}
+
+
+def headline(points: pd.DataFrame, names: Mapping[str, str]) -> tuple[str, str] | None:
+    """(ours, measure) for results/README.md's index: the best cell at the last compute point."""
+    table = cells(points)
+    last = table[(table["budget"] == table["budget"].max()) & (table["n"] > 0)]
+    if last.empty:
+        return None
+    best = last.loc[last["mean"].idxmax()]
+    unit = str(points["train.budget_unit"].iloc[0]) if "train.budget_unit" in points else "gmac"
+    ours = f"{fmt_number(best['mean'])} ± {fmt_number(best['std'], 2)} (n={int(best['n'])})"
+    return ours, (f"{METRIC.replace('_', ' ')}; the best entrant at {_budget_text(best['budget'], unit)}: "
+                  f"{_label(best['variant'], names)}")
 
 
 def leaderboard_report(root: Path, stem: Path, title: str, names: Mapping[str, str], scale: str,
