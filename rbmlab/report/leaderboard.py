@@ -186,13 +186,15 @@ def figure(table: pd.DataFrame, names: Mapping[str, str], title: str, header: st
     from rbmlab.report.plot import png_bytes  # noqa: PLC0415
 
     shown = table[table["n"] > 0]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5), sharey=True)
+    variants = sorted(shown["variant"].unique())
+    colors, markers = plt.get_cmap("tab20").colors, "osD^vPX*<>p"
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
     for ax, x, xlabel in ((axes[0], "gmac", "compute (GMAC of the learner's products)"),
                           (axes[1], "seconds", "training wall clock (s)")):
-        for variant, group in shown.groupby("variant"):
-            group = group.sort_values(x)
-            ax.errorbar(group[x], group["mean"], yerr=group["std"].fillna(0), marker="o", capsize=3,
-                        label=_label(variant, names))
+        for i, variant in enumerate(variants):
+            group = shown[shown["variant"] == variant].sort_values(x)
+            ax.errorbar(group[x], group["mean"], yerr=group["std"].fillna(0), marker=markers[i % len(markers)],
+                        color=colors[(2 * i) % 20 + (i // 10) % 2], capsize=3, label=_label(variant, names))
         front = shown.sort_values(x)
         front = front[front["mean"].cummax() == front["mean"]]
         ax.step(front[x], front["mean"], where="post", color="black", linestyle="--", linewidth=1,
@@ -201,7 +203,7 @@ def figure(table: pd.DataFrame, names: Mapping[str, str], title: str, header: st
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"{metric.replace('_', ' ')} (nats)")
-    axes[1].legend(fontsize=7, loc="lower right")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(f"{title}\n{header}", fontsize=9)
     fig.tight_layout()
     data = png_bytes(fig, dpi=110)
