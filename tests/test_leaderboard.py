@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rbmlab.cli import main
+from rbmlab.errors import RbmlabError
 from rbmlab.experiment import run_experiment
 from rbmlab.experiment.leaderboard import entrants, sweep_spec
 from rbmlab.experiment.spec import load_spec
@@ -148,3 +150,22 @@ def test_make_leaderboard_smoke_runs_every_entrant_on_each_board():
             name = load_spec(f"leaderboard/{board}")["leaderboard"]["names"][entrant]
             assert f"| {name} |" in text, (board, entrant)
     assert "## AIS against exact log Z" in (ROOT / "outputs" / "results" / "leaderboard" / "exact_smoke.md").read_text()
+
+
+@pytest.mark.parametrize("board, message", [
+    ({"lr_factors": [0.5, -1]}, "lr_factors must be a non-empty list of positive numbers"),
+    ({"lr_factors": []}, "lr_factors must be a non-empty list of positive numbers"),
+    ({"adjust": {"nope": ["learner.k=2"]}}, "leaderboard.adjust names nope, not an entrant"),
+    ({"budgets": [1]}, "leaderboard must be a mapping of adjust, lr_factors, names"),
+])
+def test_a_bad_leaderboard_section_is_one_line(board, message):
+    spec = {**load_spec("leaderboard/caltech101"), "leaderboard": board}
+    with pytest.raises(RbmlabError, match=message):
+        sweep_spec("leaderboard/caltech101", spec, "reduced")
+
+
+def test_a_bad_budget_on_the_command_line_is_one_line(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "dataset=bars_stripes", "train.budget_unit=gmac", "train.budgets=[2,1]"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err == "rbmlab: error: train.budgets: must be strictly ascending, got [2.0, 1.0]\n"
