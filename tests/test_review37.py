@@ -1,0 +1,44 @@
+"""Second reading of issue 37 (the cross-paper leaderboard): regressions found in review."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from rbmlab.hydra_app import validated_run_config
+from rbmlab.report.leaderboard import cells, points_of, render_points
+from rbmlab.run.runner import train
+from tests.test_leaderboard import points
+from tests.test_stop_rule import needs_caltech
+
+RUN = ["dataset=caltech101", "dataset.n_train=20", "model.n_hidden=8", "evaluator=exact",
+       "evaluator.splits=[valid,test]", "learner=cd", "learner.batch_size=5", "train.progress=false",
+       "train.eval_every=0", "train.epochs=1", "train.budget_unit=gmac"]
+
+
+def test_a_seed_that_reached_no_point_for_an_entrant_still_counts_against_it():
+    # b ran seeds 0 and 1; a's seed-1 run never reached a point (diverged before it): a has no
+    # rate that reached the point on every seed, not a cell of one seed passed off as complete
+    table = cells(points([
+        ("a/0", "a", 0.1, 0, 1.0, 1.0, 1, 1, -10.0, -11.0, -11.5, -10.5),
+        ("b/0", "b", 0.1, 0, 1.0, 1.0, 1, 1, -20.0, -21.0, -21.5, -20.5),
+        ("b/1", "b", 0.1, 1, 1.0, 1.0, 1, 1, -22.0, -23.0, -23.5, -22.5),
+    ])).set_index("variant")
+    assert table.loc["a", "n"] == 0 and table.loc["a", "of"] == 2
+    assert table.loc["b", "n"] == 2 and table.loc["b", "of"] == 2
+
+
+@needs_caltech
+def test_an_entrant_that_reached_no_point_is_on_the_board_and_renders_again(tmp_path):
+    root = tmp_path / "sweep"
+    train(validated_run_config([*RUN, "train.budgets=[1e-12]"]), root / "a" / "r0", echo=lambda s: None)
+    train(validated_run_config([*RUN, "train.budgets=[1e3]"]), root / "b" / "r0", echo=lambda s: None)
+    found = points_of(root, ["a", "b"])
+    table = cells(found).set_index("variant")
+    assert sorted(table.index) == ["a", "b"]
+    assert table.loc["a", "n"] == 1 and table.loc["b", "n"] == 0 and table.loc["b", "budget"] == 1e-12
+    stem = tmp_path / "board"
+    text = render_points(found, stem, "t", {}, "custom")["table"].read_text()
+    assert "| b | — (no rate reached it on every seed) |" in text
+    again = render_points(__import__("pandas").read_csv(Path(f"{stem}_points.csv")), tmp_path / "again",
+                          "t", {}, "custom")["cells"]
+    assert sorted(again["variant"]) == ["a", "b"] and not math.isnan(again.set_index("variant").loc["a", "mean"])
