@@ -42,3 +42,16 @@ def test_an_entrant_that_reached_no_point_is_on_the_board_and_renders_again(tmp_
     again = render_points(__import__("pandas").read_csv(Path(f"{stem}_points.csv")), tmp_path / "again",
                           "t", {}, "custom")["cells"]
     assert sorted(again["variant"]) == ["a", "b"] and not math.isnan(again.set_index("variant").loc["a", "mean"])
+
+
+def test_a_run_cut_short_by_epochs_is_scored_on_the_end_of_training_stream_not_its_last_points():
+    from types import SimpleNamespace
+
+    from rbmlab.run.budget import Budget
+    from rbmlab.run.runner import FINAL_EVAL_STREAM, Progress, final_key
+
+    run = SimpleNamespace(cfg=SimpleNamespace(seed=3))
+    p = Progress(None, {}, 1, 1, 0.0, 0.0, {}, budget=Budget("gmac", (1.0, 2.0), reached=1))
+    assert final_key(run, p) == (3, FINAL_EVAL_STREAM)      # capped between the points
+    p.budget.reached = 2
+    assert final_key(run, p) == (3, FINAL_EVAL_STREAM, 2)   # the last point's is the final

@@ -366,7 +366,7 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
         p.model, p.state = model, state
         at = {"epoch": round(p.epoch - 1 + seen / run.n_train, 6), "updates": p.updates + updates,
               "wall_time": round(p.wall, 4)}
-        rows_ = evaluate_trials(run, model, final_key(run, p), final=True, state=state)
+        rows_ = evaluate_trials(run, model, point_key(run, p.budget.reached), final=True, state=state)
         for i in due:
             for row in rows_:
                 record.metrics.append({**at, **budget_columns(p, p.budget.points[i]),
@@ -383,9 +383,14 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
 def final_key(run: Setup, p: Progress) -> tuple[int, ...]:
     """The random stream of a final evaluation: (seed, final) at the end of training, (seed,
     final, n) at the n-th compute point reached (the last one's is the run's final)."""
-    if p.budget is None or not p.budget.reached:
-        return (run.cfg.seed, FINAL_EVAL_STREAM)
-    return (run.cfg.seed, FINAL_EVAL_STREAM, p.budget.reached)
+    if p.exhausted:   # a run cut short by train.epochs is scored at its end, not its last point
+        return point_key(run, p.budget.reached)
+    return (run.cfg.seed, FINAL_EVAL_STREAM)
+
+
+def point_key(run: Setup, n: int) -> tuple[int, ...]:
+    """The random stream of the evaluation at the n-th compute point reached."""
+    return (run.cfg.seed, FINAL_EVAL_STREAM, n)
 
 
 def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bool:
