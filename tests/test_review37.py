@@ -55,3 +55,18 @@ def test_a_run_cut_short_by_epochs_is_scored_on_the_end_of_training_stream_not_i
     assert final_key(run, p) == (3, FINAL_EVAL_STREAM)      # capped between the points
     p.budget.reached = 2
     assert final_key(run, p) == (3, FINAL_EVAL_STREAM, 2)   # the last point's is the final
+
+
+@needs_caltech
+def test_gmac_for_a_learner_declaring_no_cost_is_refused_before_the_first_evaluation(tmp_path):
+    import pytest
+
+    from rbmlab.errors import RbmlabError
+
+    cfg = validated_run_config(["dataset=caltech101", "dataset.n_train=20", "model=dbm", "model.n_hidden=[8,8]",
+                                "evaluator=tap_dbm", "evaluator.splits=[valid]", "learner=tap_dbm",
+                                "learner.batch_size=5", "train.progress=false", "train.budget_unit=gmac",
+                                "train.budgets=[0.001]"])
+    with pytest.raises(RbmlabError, match="^train.budget_unit: gmac counts"):
+        train(cfg, tmp_path / "run", echo=lambda s: None)
+    assert not (tmp_path / "run" / "metrics.csv").exists()   # no epoch-0 evaluation spent on it

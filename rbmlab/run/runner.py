@@ -284,6 +284,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
         model = initial_model(run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials)
     progress = Progress(*learner_start(run.learner, model, backend, cfg.seed, run.train,
                                        pretrained=bool(cfg.model.init)), budget=Budget.of(cfg.train))
+    check_countable(run, progress)
     record.start(cfg, overrides)
     if cfg.train.eval_every:
         for row in evaluate_at_epoch(run, progress):
@@ -356,8 +357,7 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
     into a metrics row, its time kept out of the training clock. True once the last is reached."""
     cost = run.learner.step_cost(model, rows, state)
     if cost is None and p.budget.unit == "gmac":
-        raise RbmlabError(f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
-                          f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)")
+        raise uncountable(run)
     p.work += float("nan") if cost is None else cost
     now = time.perf_counter()
     p.wall += now - clock[0]
@@ -378,6 +378,18 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
     else:
         clock[0] = now
     return p.exhausted
+
+
+def uncountable(run: Setup) -> RbmlabError:
+    return RbmlabError(f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
+                       f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)")
+
+
+def check_countable(run: Setup, p: Progress) -> None:
+    """train.budget_unit=gmac refused before any work when the learner declares no step cost."""
+    if (p.budget is not None and p.budget.unit == "gmac"
+            and run.learner.step_cost(p.model, run.n_train, p.state) is None):
+        raise uncountable(run)
 
 
 def final_key(run: Setup, p: Progress) -> tuple[int, ...]:
