@@ -70,3 +70,18 @@ def test_gmac_for_a_learner_declaring_no_cost_is_refused_before_the_first_evalua
     with pytest.raises(RbmlabError, match="^train.budget_unit: gmac counts"):
         train(cfg, tmp_path / "run", echo=lambda s: None)
     assert not (tmp_path / "run" / "metrics.csv").exists()   # no epoch-0 evaluation spent on it
+
+
+@needs_caltech
+def test_a_seconds_budget_reads_the_clock_after_the_device_finished_each_step(tmp_path, monkeypatch):
+    import rbmlab.run.runner as runner
+
+    waits = []
+
+    def synchronized(fn, xp):
+        waits.append(xp)
+        return fn
+    monkeypatch.setattr(runner, "synchronized", synchronized, raising=False)
+    cfg = validated_run_config([*RUN, "train.budget_unit=seconds", "train.budgets=[1000]", "train.epochs=2"])
+    train(cfg, tmp_path / "run", echo=lambda s: None)
+    assert len(waits) == 8   # 20 rows in batches of 5, two epochs: once per step

@@ -38,6 +38,7 @@ from rbmlab.units.requirements import check_unit_types
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
+from rbmlab.bench.method import synchronized
 from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
@@ -359,6 +360,8 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
     if cost is None and p.budget.unit == "gmac":
         raise uncountable(run)
     p.work += float("nan") if cost is None else cost
+    if p.budget.unit == "seconds":   # the clock waits for the step cupy launched asynchronously
+        synchronized(lambda: None, run.backend.xp)()
     now = time.perf_counter()
     p.wall += now - clock[0]
     due = p.budget.due(p.budget.spent(p.wall, p.work))
