@@ -1,7 +1,7 @@
 """The leaderboard's report: entrant × compute point, each learner at its best learning rate.
 
 Its data is the *points* table: one row per run and compute point it reached (the metrics.csv
-rows with a ``budget``), with the run's entrant, learning rate, seed, status, commit and the
+rows with a ``budget``; a run that reached none has one row with the budget empty), with the run's entrant, learning rate, seed, status, commit and the
 compute spent (gmac, training seconds). Per entrant and point the rate best on the selection
 metric (the validation log-likelihood, mean over seeds; a rate counts only where every seed
 reached the point with finite values) is chosen, and its test metric shown: mean ± std over seeds,
@@ -58,6 +58,8 @@ def points_of(root: Path, variants: list[str]) -> pd.DataFrame:
     at = curves[curves["budget"].notna()].drop(columns=["status"], errors="ignore")
     info = runs[[c for c in ("run_dir", "status", "source", "epochs_done", "overrides") if c in runs]]
     at = at.drop(columns=[c for c in info.columns if c != "run_dir" and c in at.columns]).merge(info, on="run_dir")
+    none = runs[~runs["run_dir"].isin(at["run_dir"])]   # a run that reached no point: budget empty
+    at = pd.concat([at, none[[c for c in POINT_KEYS if c in none and c != "budget"]]], ignore_index=True)
     metrics = sorted(c for c in at.columns if c.startswith(("test_", "valid_", "log_z")))
     keys = [k for k in POINT_KEYS if k in at.columns]
     return at[keys + metrics].sort_values(["variant", "learner.lr", "seed", "budget"]).reset_index(drop=True)
@@ -66,9 +68,9 @@ def points_of(root: Path, variants: list[str]) -> pd.DataFrame:
 def cells(points: pd.DataFrame, metric: str = METRIC, select: str = SELECT) -> pd.DataFrame:
     """One row per entrant and compute point: the chosen learning rate and its test score."""
     rows = []
+    seeds = set(points["seed"])   # every entrant runs the same seeds
     for variant, entrant in points.groupby("variant", sort=True):
-        seeds = set(entrant["seed"])
-        for budget in sorted(points["budget"].unique()):
+        for budget in sorted(points["budget"].dropna().unique()):
             chosen, best = None, math.inf
             for lr, group in entrant[entrant["budget"] == budget].groupby("learner.lr"):
                 values = group[select].to_numpy(dtype=float)
@@ -214,7 +216,7 @@ def figure(table: pd.DataFrame, names: Mapping[str, str], title: str, header: st
 def render_points(points: pd.DataFrame, stem: Path, title: str, names: Mapping[str, str], scale: str,
                   protocol: str = "") -> dict[str, Any]:
     """The report's three files from a points table (runs, or the committed CSV)."""
-    if points.empty:
+    if points["budget"].isna().all():
         raise RbmlabError("report: no run reached a compute point (train.budgets)")
     table = cells(points)
     unit = str(points["train.budget_unit"].iloc[0]) if "train.budget_unit" in points else "gmac"

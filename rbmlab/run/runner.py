@@ -38,6 +38,7 @@ from rbmlab.units.requirements import check_unit_types
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
+from rbmlab.bench.method import synchronized
 from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
@@ -284,6 +285,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
         model = initial_model(run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials)
     progress = Progress(*learner_start(run.learner, model, backend, cfg.seed, run.train,
                                        pretrained=bool(cfg.model.init)), budget=Budget.of(cfg.train))
+    check_countable(run, progress)
     record.start(cfg, overrides)
     if cfg.train.eval_every:
         for row in evaluate_at_epoch(run, progress):
@@ -356,9 +358,10 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
     into a metrics row, its time kept out of the training clock. True once the last is reached."""
     cost = run.learner.step_cost(model, rows, state)
     if cost is None and p.budget.unit == "gmac":
-        raise RbmlabError(f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
-                          f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)")
+        raise uncountable(run)
     p.work += float("nan") if cost is None else cost
+    if p.budget.unit == "seconds":   # the clock waits for the step cupy launched asynchronously
+        synchronized(lambda: None, run.backend.xp)()
     now = time.perf_counter()
     p.wall += now - clock[0]
     due = p.budget.due(p.budget.spent(p.wall, p.work))
@@ -366,7 +369,7 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
         p.model, p.state = model, state
         at = {"epoch": round(p.epoch - 1 + seen / run.n_train, 6), "updates": p.updates + updates,
               "wall_time": round(p.wall, 4)}
-        rows_ = evaluate_trials(run, model, final_key(run, p), final=True, state=state)
+        rows_ = evaluate_trials(run, model, point_key(run, p.budget.reached), final=True, state=state)
         for i in due:
             for row in rows_:
                 record.metrics.append({**at, **budget_columns(p, p.budget.points[i]),
@@ -380,12 +383,29 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
     return p.exhausted
 
 
+def uncountable(run: Setup) -> RbmlabError:
+    return RbmlabError(f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
+                       f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)")
+
+
+def check_countable(run: Setup, p: Progress) -> None:
+    """train.budget_unit=gmac refused before any work when the learner declares no step cost."""
+    if (p.budget is not None and p.budget.unit == "gmac"
+            and run.learner.step_cost(p.model, run.n_train, p.state) is None):
+        raise uncountable(run)
+
+
 def final_key(run: Setup, p: Progress) -> tuple[int, ...]:
     """The random stream of a final evaluation: (seed, final) at the end of training, (seed,
     final, n) at the n-th compute point reached (the last one's is the run's final)."""
-    if p.budget is None or not p.budget.reached:
-        return (run.cfg.seed, FINAL_EVAL_STREAM)
-    return (run.cfg.seed, FINAL_EVAL_STREAM, p.budget.reached)
+    if p.exhausted:   # a run cut short by train.epochs is scored at its end, not its last point
+        return point_key(run, p.budget.reached)
+    return (run.cfg.seed, FINAL_EVAL_STREAM)
+
+
+def point_key(run: Setup, n: int) -> tuple[int, ...]:
+    """The random stream of the evaluation at the n-th compute point reached."""
+    return (run.cfg.seed, FINAL_EVAL_STREAM, n)
 
 
 def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bool:
