@@ -78,10 +78,7 @@ def test_a_seconds_budget_reads_the_clock_after_the_device_finished_each_step(tm
 
     waits = []
 
-    def synchronized(fn, xp):
-        waits.append(xp)
-        return fn
-    monkeypatch.setattr(runner, "synchronized", synchronized, raising=False)
+    monkeypatch.setattr(runner, "wait_for_device", waits.append)
     cfg = validated_run_config([*RUN, "train.budget_unit=seconds", "train.budgets=[1000]", "train.epochs=2"])
     train(cfg, tmp_path / "run", echo=lambda s: None)
     assert len(waits) == 8   # 20 rows in batches of 5, two epochs: once per step

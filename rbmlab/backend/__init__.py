@@ -51,6 +51,14 @@ def namespace(x: Any) -> ModuleType:
     return np
 
 
+def wait_for_device(xp: ModuleType) -> None:
+    """Block until the work launched on ``xp``'s device is done (cupy runs asynchronously; numpy:
+    nothing to wait for), so that a clock read next covers it."""
+    cuda = getattr(xp, "cuda", None)
+    if cuda is not None:
+        cuda.get_current_stream().synchronize()
+
+
 def to_numpy(x: Any) -> np.ndarray:
     """A host copy of any array (cupy arrays come back from the device)."""
     return x.get() if hasattr(x, "get") else np.asarray(x)

@@ -11,6 +11,8 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 
+from rbmlab.backend import wait_for_device
+
 
 def interleaved(fns: dict[str, Callable[[], object]], rounds: int, warmup: bool = True
                 ) -> dict[str, list[float]]:
@@ -53,11 +55,10 @@ def blas_threads(n: int | None) -> Iterator[None]:
 def synchronized(fn: Callable[[], object], xp) -> Callable[[], object]:
     """``fn`` then a wait for the device, so that wall time covers the work cupy launched
     asynchronously; ``fn`` itself for numpy."""
-    cuda = getattr(xp, "cuda", None)
-    if cuda is None:
+    if getattr(xp, "cuda", None) is None:
         return fn
 
     def run():
         fn()
-        cuda.get_current_stream().synchronize()
+        wait_for_device(xp)
     return run

@@ -18,7 +18,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from rbmlab import __version__
-from rbmlab.backend import Backend, get_backend, memory_bytes
+from rbmlab.backend import Backend, get_backend, memory_bytes, wait_for_device
 from rbmlab.config import RunConfig
 from rbmlab.data import dataset_dimension, load_dataset
 from rbmlab.data.domain import check_run
@@ -38,7 +38,6 @@ from rbmlab.units.requirements import check_unit_types
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
-from rbmlab.bench.method import synchronized
 from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
@@ -361,7 +360,7 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
         raise uncountable(run)
     p.work += float("nan") if cost is None else cost
     if p.budget.unit == "seconds":   # the clock waits for the step cupy launched asynchronously
-        synchronized(lambda: None, run.backend.xp)()
+        wait_for_device(run.backend.xp)
     now = time.perf_counter()
     p.wall += now - clock[0]
     due = p.budget.due(p.budget.spent(p.wall, p.work))
