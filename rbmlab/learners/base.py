@@ -14,7 +14,6 @@ from rbmlab.errors import RbmlabError
 from rbmlab.inference import INFERENCE
 from rbmlab.limits import EXAMPLES
 from rbmlab.models.base import GradientStatistics, supports
-from rbmlab.models.rbm import BinaryLayers
 from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.validation import Config, option
 
@@ -191,6 +190,8 @@ class Learner:
     def contrastive_cost(self, model, rows: int, chains: int | None, steps: int) -> float | None:
         """MACs of :meth:`contrastive_gradient` for ``rows`` examples and ``chains`` chains
         (None: CD, the chains start at the examples), the two paths it takes counted apart."""
+        from rbmlab.models.rbm import BinaryLayers  # noqa: PLC0415 - a learner of other families imports no RBM code
+
         if not isinstance(model, BinaryLayers):
             return None
         n = chains or rows

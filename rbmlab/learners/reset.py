@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig, difference, total
-from rbmlab.models.rbm import BinaryLayers
 from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
 
@@ -41,6 +40,8 @@ class Reset(Learner):
     def step_cost(self, model, rows, state):
         """The sampler's k steps on c chains (block Gibbs: 2k·c·n_v·n_h; pmp: see
         PMP.step_cost) plus both phases' statistics, 2·(rows + c)·n_v·n_h, and one update."""
+        from rbmlab.models.rbm import BinaryLayers  # noqa: PLC0415 - a learner of other families imports no RBM code
+
         if not isinstance(model, BinaryLayers):
             return None
         n = self.config.n_chains or rows
