@@ -217,8 +217,11 @@ def test_learner(name, family):
 @pytest.mark.parametrize("family", MODELS.names())
 def test_evaluator(name, family):
     node = {"name": name}
+    cheap_ais = {"name": "ais", "n_chains": 4, "schedule": "linear", "n_temperatures": 20, "curve_n_temperatures": 10}
     if name == "ais":
-        node.update(n_chains=4, schedule="linear", n_temperatures=20, curve_n_temperatures=10)
+        node.update(cheap_ais)
+    if name == "combined":     # its default parts, the AIS one at the cheap schedule
+        node["parts"] = [cheap_ais, {"name": "tap"}]
     evaluator = EVALUATORS.build(EVALUATORS.parse(node))
     backend, cls, config, model = make_model(family)
     model = symmetric(model)
