@@ -132,3 +132,28 @@ def test_gmac_needs_a_declared_cost(tmp_path, monkeypatch):
 def test_bad_budgets_are_one_line(overrides, message):
     with pytest.raises(RbmlabError, match=message.replace("[", r"\[")):
         validated_run_config([*RUN, *overrides])
+
+
+@needs_caltech
+@pytest.mark.parametrize("learner", ["learner=tap", "learner=frank_wolfe"])
+def test_a_learner_that_counts_from_its_state_runs_a_gmac_budget(tmp_path, learner):
+    """TAP and Frank-Wolfe read their step's tallies from the state a step leaves: the up-front
+    check must not ask them for a cost before any step (it raised KeyError)."""
+    base = [o for o in RUN if not o.startswith(("learner", "learner.k", "learner.batch_size", "learner.lr"))]
+    batch = "learner.batch_size=full" if "frank" in learner else "learner.batch_size=5"
+    train(validated_run_config([*base, learner, batch, "train.budgets=[1e-4]", "train.epochs=3"]),
+          tmp_path / "run", echo=lambda s: None)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "completed" and summary["budget"]["reached"] == 1
+
+
+def test_every_leaderboard_entrant_declares_its_cost_and_an_undeclared_learner_does_not():
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.dbm import DBM
+    from rbmlab.models.rbm import RBM
+
+    for name, cls in LEARNERS.items():
+        if cls.generative:
+            learner = LEARNERS.build(validated_run_config([f"learner={name}"]).learner)
+            assert learner.declares_cost(RBM), name
+    assert not LEARNERS.build(validated_run_config(["model=dbm", "learner=tap_dbm"]).learner).declares_cost(DBM)

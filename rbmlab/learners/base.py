@@ -12,6 +12,7 @@ from typing import Any
 
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import INFERENCE
+from rbmlab.inference.base import InferenceMethod
 from rbmlab.limits import EXAMPLES
 from rbmlab.models.base import GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
@@ -177,6 +178,14 @@ class Learner:
         proxy for compute, for budgets (``train.budget_unit=gmac``). None: not declared (the
         default; such a learner cannot run on such a budget)."""
         return None
+
+    def declares_cost(self, model_class: type) -> bool:
+        """Whether this learner (and, if it samples, its sampler for ``model_class``) declares a
+        step cost at all: train.budget_unit=gmac is refused before any work where it does not (a
+        cost that a particular model's shapes leave undeclared is refused at the first step)."""
+        if type(self).step_cost is Learner.step_cost:
+            return False
+        return not self.samples or type(self.sampler_for(model_class)).step_cost is not InferenceMethod.step_cost
 
     def sampler_cost(self, model, rows: int, steps: int, first_product: bool = False) -> float | None:
         """MACs of :meth:`sample` (``steps`` sampler steps on ``rows`` chains; ``first_product``:

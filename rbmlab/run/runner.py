@@ -389,8 +389,7 @@ def uncountable(run: Setup) -> RbmlabError:
 
 def check_countable(run: Setup, p: Progress) -> None:
     """train.budget_unit=gmac refused before any work when the learner declares no step cost."""
-    if (p.budget is not None and p.budget.unit == "gmac"
-            and run.learner.step_cost(p.model, run.n_train, p.state) is None):
+    if p.budget is not None and p.budget.unit == "gmac" and not run.learner.declares_cost(type(p.model)):
         raise uncountable(run)
 
 
