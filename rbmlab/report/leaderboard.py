@@ -127,6 +127,11 @@ def _cell_text(row: Mapping[str, Any], bold: bool) -> str:
             f"lr {row['lr']:g}, n={row['n']}")
 
 
+def unit_of(points: pd.DataFrame) -> str:
+    """The compute unit of a points table (train.budget_unit; gmac where the table lacks it)."""
+    return str(points["train.budget_unit"].iloc[0]) if "train.budget_unit" in points else "gmac"
+
+
 def _budget_text(budget: float, unit: str) -> str:
     return f"{budget:g} {'GMAC' if unit == 'gmac' else 's'}"
 
@@ -219,7 +224,7 @@ def render_points(points: pd.DataFrame, stem: Path, title: str, names: Mapping[s
     if points["budget"].isna().all():
         raise RbmlabError("report: no run reached a compute point (train.budgets)")
     table = cells(points)
-    unit = str(points["train.budget_unit"].iloc[0]) if "train.budget_unit" in points else "gmac"
+    unit = unit_of(points)
     header = report_header(points.drop_duplicates("run_dir").drop(columns=["budget"]), scale)
     parts = [f"# {title}", "", header, "", protocol.strip(), "",
              f"Each cell: mean ± std over seeds of the {METRIC.replace('_', ' ')} at the learning rate best on "
@@ -247,7 +252,7 @@ def headline(points: pd.DataFrame, names: Mapping[str, str]) -> tuple[str, str] 
     if last.empty:
         return None
     best = last.loc[last["mean"].idxmax()]
-    unit = str(points["train.budget_unit"].iloc[0]) if "train.budget_unit" in points else "gmac"
+    unit = unit_of(points)
     ours = f"{fmt_number(best['mean'])} ± {fmt_number(best['std'], 2)} (n={int(best['n'])})"
     return ours, (f"{METRIC.replace('_', ' ')}; the best entrant at {_budget_text(best['budget'], unit)}: "
                   f"{_label(best['variant'], names)}")

@@ -343,10 +343,9 @@ def train_epoch(run: Setup, record: RunRecord, p: Progress) -> None:
     p.epoch += 1
     clock = [time.perf_counter()]   # the training time not yet in p.wall starts here
     after_step = None if p.budget is None else lambda *step: budget_step(run, record, p, clock, *step)
-    updates_before = p.updates
     p.model, p.state, updates = epoch_pass(run.learner, backend, cfg.seed, p.epoch, run.train, run.n_train,
                                            cfg.learner.batch_size, p.model, p.state, after_step)
-    p.updates = updates_before + updates
+    p.updates += updates
     p.wall += time.perf_counter() - clock[0]
 
 
