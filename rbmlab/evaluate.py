@@ -11,7 +11,8 @@ from omegaconf import DictConfig, OmegaConf
 from rbmlab.backend import get_backend
 from rbmlab.config import BackendConfig, check_seed, resolved
 from rbmlab.data import dataset_dimension, load_dataset, resolve_dataset
-from rbmlab.data.domain import check_saved_model
+from rbmlab.data.domain import check_saved_model, saved_visible_units
+from rbmlab.data.encoding import encoded
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
@@ -111,6 +112,8 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
     x = data.split(cfg.split)
     check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
+    data = encoded(data, saved_visible_units(model_np))   # Potts codes → one-hot columns
+    x = data.split(cfg.split)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,

@@ -58,6 +58,8 @@ UNITS = Limit(10**6, "units of a layer: 1e6 hidden units on 784 visible ones are
               "per copy, 19 GB with the 6 copies a learner keeps")
 CHAINS = Limit(10**6, "chains or problems advanced together: 1e6 states of 784 float32 units are "
                "3 GB per copy, and a sweep keeps several")
+STATES = Limit(64, "states of one categorical (Potts) unit, each a column of its layer: 784 units of "
+               "64 states are 50,176 columns, 100 MB of weights per copy at 500 hidden units")
 EXAMPLES = Limit(10**7, "rows of data or draws: 1e7 rows of 784 float32 pixels are 31 GB")
 ARRAY_ELEMENTS = Limit(2**32, "elements of one array a dataset builds: 2^32 float32 are 16 GiB, "
                        "and building them takes float64 temporaries of twice that")

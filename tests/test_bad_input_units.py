@@ -11,7 +11,7 @@ from rbmlab.cli import main
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.inference import INFERENCE
 from rbmlab.learners import LEARNERS
-from rbmlab.units import PRIOR_NAMES
+from rbmlab.units import CATEGORICAL_TYPES, PRIOR_NAMES
 from tests.test_bad_input import Case, assert_one_error_line
 
 BARS = ["dataset=bars_stripes", "model.n_hidden=3", "train.epochs=1", "train.progress=false"]
@@ -67,7 +67,7 @@ def test_every_declared_requirement_names_settings_and_unit_types_that_exist(reg
     for name, units in _declared(registry):
         for setting, allowed in units.items():
             assert setting in ("visible", "hidden"), (name, setting)
-            assert allowed and set(allowed) <= set(PRIOR_NAMES), (name, allowed)
+            assert allowed and set(allowed) <= {*PRIOR_NAMES, *CATEGORICAL_TYPES}, (name, allowed)
 
 
 def test_a_real_valued_grbm_still_trains_and_scores_with_tap(tmp_path, monkeypatch, capsys):

@@ -231,7 +231,7 @@ def declarations_table() -> str:
     for name, cls in MODELS.items():
         declared = cls.DECLARATION
         arrays = ", ".join(f"`{k}` ({', '.join(axes)})" for k, axes in declared.arrays.items())
-        settings = ", ".join(f"`{k}`: {' / '.join(s.known)} ({s.default or 'required'})"
+        settings = ", ".join(f"`{k}`: {s.described(' / ')} ({s.default or 'required'})"
                              for k, s in declared.settings.items())
         rows.append(f"| {name} | {arrays} | {settings or '—'} |")
     return "\n".join(rows)

@@ -18,7 +18,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.experiment import _variants, available, kind_of, load_spec
 from rbmlab.hydra_app import expand_overrides, validated_run_config
 from rbmlab.models import MODELS
-from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior
+from rbmlab.units import CATEGORICAL_TYPES, PRIOR_NAMES, UNIT_TYPES, prior
 from rbmlab.units.values import MAX_POINTS, ValueSet, observed
 
 
@@ -59,12 +59,14 @@ def test_the_gauss_bernoulli_spike_outside_its_slab_is_kept_apart():
 def test_every_family_declares_its_visible_units():
     assert set(VISIBLE_UNITS) == set(MODELS.names())
     for family, decl in VISIBLE_UNITS.items():
+        family_class = MODELS.get(family)
         if decl.key is not None:   # every choice of the config key names a unit type or prior
-            family_class = MODELS.get(family)
             field = family_class.config_class.__dataclass_fields__[decl.key]
             assert set(decl.names) == set(field.metadata["choices"]), family
             assert decl.key in family_class.CONFIG_SETTINGS, family   # what a saved model holds
-        assert all(n in PRIOR_NAMES for n in decl.names.values())
+        assert all(n in PRIOR_NAMES or n in CATEGORICAL_TYPES for n in decl.names.values())
+        assert all(n not in CATEGORICAL_TYPES or decl.states_key in family_class.CONFIG_SETTINGS
+                   for n in decl.names.values()), family   # q is saved with the model
 
 
 # ---------------------------------------------------------------- value sets and data

@@ -27,7 +27,8 @@ from rbmlab.data.dataset import DataFacts
 from rbmlab.data.registry import get_spec
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
-from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior
+from rbmlab.limits import STATES
+from rbmlab.units import CATEGORICAL_TYPES, DISCRETE_NAMES, PRIOR_NAMES, prior, unit_type
 from rbmlab.units.values import ValueSet
 
 
@@ -35,18 +36,38 @@ from rbmlab.units.values import ValueSet
 class VisibleUnits:
     """How a model family chooses its visible units: the model config ``key`` (None: fixed; a
     saved model holds the choice in the setting the family's CONFIG_SETTINGS maps it to) and
-    the unit type or prior (rbmlab.units.prior) each config value names."""
+    the unit type or prior (rbmlab.units.prior) each config value names; ``states_key``: the key
+    that gives a categorical unit type its number of states (rbmlab.units.potts)."""
 
     key: str | None
     names: Mapping[str, str]
+    states_key: str | None = None
 
     def prior_name(self, value: str | None) -> str:
         return self.names[value if self.key is not None else ""]
 
 
+def data_values(name: str, states: int = 2) -> ValueSet:
+    """The values data for visible units ``name`` hold: a binary type's or prior's value set; a
+    categorical type's codes 0 … q − 1 (encoded one-hot before training, rbmlab.data.encoding)."""
+    if name in CATEGORICAL_TYPES:
+        return unit_type(name, states).data_value_set()
+    return prior(name).value_set()
+
+
+def _categorical_states(values: ValueSet) -> int | None:
+    """q when ``values`` are codes 0 … q − 1 that a categorical type could take (q ≥ 3: codes
+    {0, 1} are binary data), else None."""
+    points = values.points
+    if values.interval is not None or not points or any(p != int(p) or p < 0 for p in points):
+        return None
+    q = int(max(points)) + 1
+    return q if 3 <= q <= STATES else None
+
+
 FIXED_BERNOULLI = VisibleUnits(None, {"": "bernoulli"})
 VISIBLE_UNITS: dict[str, VisibleUnits] = {
-    "rbm": VisibleUnits("visible_units", {n: n for n in UNIT_TYPES}),
+    "rbm": VisibleUnits("visible_units", {n: n for n in DISCRETE_NAMES}, states_key="visible_states"),
     "grbm": VisibleUnits("visible_prior", {n: n for n in PRIOR_NAMES}),
     "ising": VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
     "crbm": FIXED_BERNOULLI,    # crbm_bp §3.2: binary outputs v
@@ -65,7 +86,14 @@ def _takers(values: ValueSet, family: str) -> list[str]:
     """Overrides whose visible units take ``values``: the family's own first choice that does,
     else that of the first other family with one."""
     def fits(decl: VisibleUnits) -> list[str]:
-        return [v for v, name in decl.names.items() if prior(name).value_set().contains(values)]
+        found = []
+        for v, name in decl.names.items():
+            if name in CATEGORICAL_TYPES:
+                q = _categorical_states(values)
+                found += [f"{v} model.{decl.states_key}={q}"] if q and decl.states_key else []
+            elif prior(name).value_set().contains(values):
+                found.append(v)
+        return found
 
     own = _declaration(family)
     if own.key is not None and fits(own):
@@ -95,16 +123,19 @@ def _remedy(values: ValueSet, units: ValueSet, family: str, dataset: str, models
 
 
 def check_units(family: str, config_value: str | None, values: ValueSet, facts: DataFacts,
-                where: str | None = None) -> ValueSet:
-    """The visible units' value set of ``family`` with its unit key at ``config_value``, after
-    checking that it holds ``values`` (the dataset's). ``where`` replaces the model key in the
-    message (``checkpoint: <path>: its rbm model``, for a saved model)."""
+                where: str | None = None, states: int = 2) -> ValueSet:
+    """The values data for the visible units of ``family`` hold (its unit key at
+    ``config_value``, a categorical type of ``states`` states), after checking that they include
+    ``values`` (the dataset's). ``where`` replaces the model key in the message (``checkpoint:
+    <path>: its rbm model``, for a saved model)."""
     decl = _declaration(family)
     name = decl.prior_name(config_value)
-    units = prior(name).value_set()
+    units = data_values(name, states)
     if units.contains(values):
         return units
     remedy = _remedy(values, units, family, facts.name, models=where is None)
+    if name in CATEGORICAL_TYPES:   # the number of states is what a code outside 0 … q − 1 contradicts
+        name = f"{name} ({states} states)"
     if facts.path is not None:   # the user's own file: the data are what to look at first
         model = where or (f"model.{decl.key}={config_value}" if decl.key is not None else f"model={family}")
         raise RbmlabError(f"dataset.path: {facts.path} holds {values}, but {model} has {name} visible "
@@ -114,6 +145,8 @@ def check_units(family: str, config_value: str | None, values: ValueSet, facts: 
         raise RbmlabError(f"{where} has {name} visible units, values {units}; {held}")
     if decl.key is None:
         raise RbmlabError(f"model: {family} has {name} visible units, values {units}; {held}")
+    if name != decl.prior_name(config_value) and _categorical_states(values):   # codes beyond q − 1
+        raise RbmlabError(f"model.{decl.states_key}: {states} states take codes {units}; {held}")
     raise RbmlabError(f"model.{decl.key}: {config_value} units take values {units}; {held}")
 
 
@@ -151,7 +184,8 @@ def check_run(cfg, facts: DataFacts) -> None:
     family = cfg.model.name
     decl = _declaration(family)
     value = getattr(cfg.model, decl.key) if decl.key is not None else None
-    units = check_units(family, value, facts.values, facts)
+    states = getattr(cfg.model, decl.states_key) if decl.states_key is not None else 2
+    units = check_units(family, value, facts.values, facts, states=states)
     check_task_outputs(task, facts.values, units, decl.prior_name(value))
 
 
@@ -163,7 +197,34 @@ def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
     check_splits(facts, [split], "split")
     task.check(facts, [split])
     decl = _declaration(model.family)
-    value = None if decl.key is None else str(model.settings()[type(model).CONFIG_SETTINGS[decl.key]])
+    settings, keys = model.settings(), type(model).CONFIG_SETTINGS
+    value = None if decl.key is None else str(settings[keys[decl.key]])
+    states = 2 if decl.states_key is None else int(settings[keys[decl.states_key]])
     units = check_units(model.family, value, facts.values, facts,
-                        where=f"checkpoint: {path}: its {model.family} model")
+                        where=f"checkpoint: {path}: its {model.family} model", states=states)
     check_task_outputs(task, facts.values, units, decl.prior_name(value))
+
+
+# ---------------------------------------------------------------- the units data are encoded for
+def visible_unit_type(family: str, value: str | None, states: int = 2):
+    """The discrete unit type of the visible units a family's unit key ``value`` chooses (None for
+    a real-valued prior): what rbmlab.data.encoding.encoded encodes data for."""
+    name = _declaration(family).prior_name(value)
+    return unit_type(name, states) if name in DISCRETE_NAMES else None
+
+
+def configured_visible_units(model_cfg):
+    """:func:`visible_unit_type` of a run's model config."""
+    decl = _declaration(model_cfg.name)
+    value = getattr(model_cfg, decl.key) if decl.key is not None else None
+    states = getattr(model_cfg, decl.states_key) if decl.states_key is not None else 2
+    return visible_unit_type(model_cfg.name, value, states)
+
+
+def saved_visible_units(model):
+    """:func:`visible_unit_type` of a saved model (its settings)."""
+    decl = _declaration(model.family)
+    settings, keys = model.settings(), type(model).CONFIG_SETTINGS
+    value = None if decl.key is None else str(settings[keys[decl.key]])
+    states = 2 if decl.states_key is None else int(settings[keys[decl.states_key]])
+    return visible_unit_type(model.family, value, states)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.units.requirements import BINARY
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.limits import ENUMERATION_UNITS
@@ -41,7 +41,7 @@ class Exact(Evaluator):
     config_class = ExactConfig
     requires = (Enumerable, LogProbability)
     without_data = "log Z only, by enumeration"
-    units = {"visible": BINARY, "hidden": BINARY}   # enumeration of discrete states
+    units = {"visible": DISCRETE, "hidden": DISCRETE}   # enumeration of discrete states
     metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
                           description="mean log p(x) over the split", label="log-likelihood"),
                MetricSpec("log_z", "nats", True, per_split=False, description="log partition function",

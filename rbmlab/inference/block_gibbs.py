@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.models.base import Bipartite
-from rbmlab.units.requirements import BINARY
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 
@@ -47,7 +47,7 @@ class BlockGibbs(InferenceMethod):
 
     config_class = BlockGibbsConfig
     requires = (Bipartite,)
-    units = {"visible": BINARY, "hidden": BINARY}   # the conditionals of binary layers
+    units = {"visible": DISCRETE, "hidden": DISCRETE}   # each layer drawn by its unit type
     takes_first_product = True
 
     def run(self, model, x, rng, steps: int, first_product=None):

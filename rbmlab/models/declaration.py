@@ -46,6 +46,10 @@ class Setting:
 
     known: tuple[str, ...]      # the values it may take
     default: str | None = None  # what a file without it means; None: a file must name it
+    summary: str | None = None  # the known values in words, for messages (a long range of numbers)
+
+    def described(self, separator: str = ", ") -> str:
+        return self.summary or separator.join(self.known)
 
 
 @dataclass(frozen=True)
@@ -108,16 +112,16 @@ class Declaration:
         chosen = {}
         for name, setting in self.settings.items():
             if name not in settings and setting.default is None:
-                raise _bad(f"model {family} needs setting {name} ({' or '.join(setting.known)})")
+                raise _bad(f"model {family} needs setting {name} ({setting.described(' or ')})")
             given = np.asarray(settings[name]) if name in settings else None
             if given is not None and (given.ndim or given.dtype.kind != "U"):
                 raise _bad(f"model {family}: setting {name} must be a string (one of "
-                           f"{', '.join(setting.known)}), got a {given.dtype} array of shape "
+                           f"{setting.described()}), got a {given.dtype} array of shape "
                            f"{_shape(given.shape)}")
             value = str(given) if given is not None else setting.default
             if value not in setting.known:
                 raise _bad(f"model {family}: setting {name}={value!r} is unknown; known: "
-                           f"{', '.join(setting.known)}")
+                           f"{setting.described()}")
             chosen[name] = value
         return chosen
 

@@ -7,8 +7,10 @@ With W of shape (n_visible, n_hidden):
     p(h_j | v) ∝ exp(h_j (vW + b_h)_j),   p(v_i | h) ∝ exp(v_i (Whᵀ + b_v)_i)
 
 where A_h is the hidden unit type's log-partition (softplus for Bernoulli {0, 1} units, the
-default; log 2cosh for spins ±1): the unit types of rbmlab.units own every per-unit formula, so
-new unit types need no change here. Batches are rows: v has shape (batch, n_visible).
+default; log 2cosh for spins ±1; a logsumexp per unit for Potts units, whose q states are q one-hot
+columns of W): the unit types of rbmlab.units own every per-unit formula, so new unit types need no
+change here. Batches are rows: v has shape (batch, n_visible), n_visible the visible layer's
+columns (units × q for Potts units; data rows are encoded by the unit type, rbmlab.data.encoding).
 Parameters may carry a leading axis (one RBM per trial); everything broadcasts over it.
 """
 from __future__ import annotations
@@ -19,15 +21,17 @@ from typing import Any, ClassVar
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
-from rbmlab.limits import EXACT_SAMPLING_UNITS, UNITS
+from rbmlab.limits import EXACT_SAMPLING_UNITS, STATES, UNITS
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_rbm
-from rbmlab.units import UNIT_TYPES, Bernoulli, unit_type
+from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, Bernoulli, unit_type
 from rbmlab.units.layer import Layer
-from rbmlab.validation import option
+from rbmlab.validation import invalid, option
 
-UNIT_NAMES = tuple(UNIT_TYPES)
+UNIT_NAMES = DISCRETE_NAMES
+STATE_COUNTS = tuple(str(q) for q in range(2, STATES + 1))
+_STATES_SETTING = Setting(STATE_COUNTS, "2", summary=f"2 … {STATES}")
 
 
 @dataclass
@@ -44,6 +48,22 @@ class RBMConfig(ModelConfig):
     visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES,
                                 label="visible unit type")
     hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES, label="hidden unit type")
+    visible_states: int = option(2, "states per visible unit (potts: q; binary units have 2)", lo=2,
+                                 hi=STATES, neutral=2, label="visible states (q)")
+    hidden_states: int = option(2, "states per hidden unit (potts: q; binary units have 2)", lo=2,
+                                hi=STATES, neutral=2, label="hidden states (q)")
+
+    def check(self) -> None:
+        for layer in ("visible", "hidden"):
+            units, states = getattr(self, f"{layer}_units"), getattr(self, f"{layer}_states")
+            if units in UNIT_TYPES and states != 2:
+                raise invalid(f"{layer}_states", f"{units} units have 2 states, got {states} (q states "
+                              f"per unit: model.{layer}_units=potts)")
+
+    def widths(self) -> tuple[int, int]:
+        """Columns per visible and per hidden unit."""
+        return (unit_type(self.visible_units, self.visible_states).width(),
+                unit_type(self.hidden_units, self.hidden_states).width())
 
 
 def _row(x):
@@ -60,11 +80,11 @@ class BinaryLayers(TwoLayerModel):
 
     @property
     def visible_units(self):
-        return unit_type(self.visible)
+        return unit_type(self.visible, int(getattr(self, "visible_states", 2)))
 
     @property
     def hidden_units(self):
-        return unit_type(self.hidden)
+        return unit_type(self.hidden, int(getattr(self, "hidden_states", 2)))
 
     # ------------------------------------------------------------ conditionals
     def hidden_logits(self, v):
@@ -120,15 +140,42 @@ class RBM(BinaryLayers):
     b_h: Any  # (..., n_hidden)
     visible: str = "bernoulli"
     hidden: str = "bernoulli"
+    visible_states: str = "2"     # q of Potts units (a setting: saved as a string)
+    hidden_states: str = "2"
 
     DECLARATION: ClassVar[Declaration] = Declaration(
         arrays={"W": ("n_visible", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",)},
-        settings={"visible": Setting(UNIT_NAMES, "bernoulli"), "hidden": Setting(UNIT_NAMES, "bernoulli")})
+        settings={"visible": Setting(UNIT_NAMES, "bernoulli"), "hidden": Setting(UNIT_NAMES, "bernoulli"),
+                  "visible_states": _STATES_SETTING, "hidden_states": _STATES_SETTING})
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "rbm"
     config_class: ClassVar[type] = RBMConfig
-    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_units": "visible", "hidden_units": "hidden"}
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_units": "visible", "hidden_units": "hidden",
+                                                 "visible_states": "visible_states",
+                                                 "hidden_states": "hidden_states"}
     default_sampler: ClassVar[str] = "block_gibbs"
+
+    @classmethod
+    def build(cls, arrays, settings):
+        model = cls(**arrays, **settings)
+        for layer, columns in (("visible", model.n_visible), ("hidden", model.n_hidden)):
+            width = getattr(model, f"{layer}_units").width()
+            if columns % width:
+                raise RbmlabError(f"checkpoint: model rbm: {columns} {layer} columns do not make "
+                                  f"units of {width} states")
+        return model
+
+    # ------------------------------------------------------------ data rows (one column per unit)
+    @property
+    def data_dimension(self) -> int:
+        """Units of the visible layer: a data row's length (Potts units are q columns each)."""
+        return self.n_visible // self.visible_units.width()
+
+    def data_mismatch(self, dimension: int) -> str | None:
+        if self.data_dimension == dimension:
+            return None
+        width = self.visible_units.width()
+        return f"n_visible={self.data_dimension}" + (f" units of {width} states" if width > 1 else "")
 
     def factor_graph(self):
         """The bipartite factor graph of a {0, 1} RBM: variables v (first n_visible), then h."""
@@ -155,6 +202,12 @@ class RBM(BinaryLayers):
 
     # ------------------------------------------------------------ construction
     @classmethod
+    def sizes(cls, config, n_visible: int) -> dict[str, int]:
+        """Columns of each layer for data rows of ``n_visible`` units."""
+        visible, hidden = config.widths()
+        return {"n_visible": n_visible * visible, "n_hidden": config.n_hidden * hidden}
+
+    @classmethod
     def parameter_count(cls, sizes: dict[str, int]) -> int:
         m, n = sizes["n_visible"], sizes["n_hidden"]
         return m * n + m + n
@@ -162,10 +215,11 @@ class RBM(BinaryLayers):
     @classmethod
     def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
                    data=None) -> "RBM":
-        return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden, weight_std=config.weight_std,
-                        visible_bias=config.visible_bias, hidden_bias=config.hidden_bias,
-                        data_mean=data_mean, dtype=dtype,
-                        trials=trials, visible=config.visible_units, hidden=config.hidden_units)
+        return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden * config.widths()[1],
+                        weight_std=config.weight_std, visible_bias=config.visible_bias,
+                        hidden_bias=config.hidden_bias, data_mean=data_mean, dtype=dtype,
+                        trials=trials, visible=config.visible_units, hidden=config.hidden_units,
+                        visible_states=config.visible_states, hidden_states=config.hidden_states)
 
 
 # ----------------------------------------------------------------- functions
@@ -177,10 +231,10 @@ def base_rate_bias(data_mean, clip: float = 1e-3):
 def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
              visible_bias: str = "base_rate", hidden_bias: str = "zero", data_mean=None,
              dtype="float32", clip: float = 1e-3, trials: int = 0, visible: str = "bernoulli",
-             hidden: str = "bernoulli") -> RBM:
+             hidden: str = "bernoulli", visible_states: int = 2, hidden_states: int = 2) -> RBM:
     """W ~ N(0, weight_std²); b_h = 0 ("zero") or N(0, 1) ("normal"); b_v = the visible field whose
     mean is the clipped data mean ("base_rate"), 0 ("zero") or N(0, 1) ("normal", per trial).
-    ``trials`` > 0: that many models along a leading axis."""
+    ``trials`` > 0: that many models along a leading axis. n_visible, n_hidden: columns."""
     lead = (trials,) if trials else ()
     W = weight_std * rng.standard_normal(lead + (n_visible, n_hidden), dtype=xp.dtype(dtype))
     if hidden_bias == "zero":
@@ -194,13 +248,14 @@ def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01
     elif visible_bias == "base_rate":
         if data_mean is None:
             raise ValueError("visible_bias='base_rate' needs data_mean")
-        b_v = unit_type(visible).field_for_mean(xp.asarray(data_mean, dtype=dtype), clip)
+        b_v = unit_type(visible, visible_states).field_for_mean(xp.asarray(data_mean, dtype=dtype), clip)
     elif visible_bias == "zero":
         b_v = xp.zeros(n_visible, dtype=dtype)
     else:
         raise ValueError(f"visible_bias must be 'base_rate', 'zero' or 'normal', got {visible_bias!r}")
     return RBM(W, xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))), b_h,
-               visible=visible, hidden=hidden)
+               visible=visible, hidden=hidden, visible_states=str(visible_states),
+               hidden_states=str(hidden_states))
 
 
 def hidden_logits(rbm: RBM, v):
@@ -248,9 +303,18 @@ def _check_single(rbm: RBM) -> None:
         raise ValueError(f"expected a single RBM with 2-D W, got W of shape {tuple(rbm.W.shape)}")
 
 
+def _enumerated_bits(rbm: RBM) -> float:
+    """log₂ of the states of the layer enumerated (the one with fewer)."""
+    return min(rbm.visible_units.state_bits(rbm.n_visible), rbm.hidden_units.state_bits(rbm.n_hidden))
+
+
+def _hidden_enumerated(rbm: RBM) -> bool:
+    return rbm.hidden_units.state_bits(rbm.n_hidden) <= rbm.visible_units.state_bits(rbm.n_visible)
+
+
 def _layers(rbm: RBM):
-    """(W_ab, bias_a, bias_b, units_a, units_b) with ``a`` the smaller layer (enumerated)."""
-    if rbm.n_hidden <= rbm.n_visible:
+    """(W_ab, bias_a, bias_b, units_a, units_b) with ``a`` the layer of fewer states (enumerated)."""
+    if _hidden_enumerated(rbm):
         return rbm.W.T, rbm.b_h, rbm.b_v, rbm.hidden_units, rbm.visible_units
     return rbm.W, rbm.b_v, rbm.b_h, rbm.visible_units, rbm.hidden_units
 
@@ -268,20 +332,21 @@ def enumerated_neg_free_energies(rbm: RBM, chunk_size: int):
     xp = rbm.xp
     W_ab, bias_a, bias_b, units_a, units_b = _layers(rbm)
     n = W_ab.shape[0]
-    if n > 62:
-        raise ValueError(f"enumeration of {n} units does not fit in int64")
-    total = 1 << n
+    if units_a.state_bits(n) > 62:
+        raise ValueError(f"enumeration of {n} columns does not fit in int64")
+    total = units_a.state_count(n)
     for start in range(0, total, chunk_size):
         s = units_a.states(xp, n, start, min(start + chunk_size, total), rbm.W.dtype)
         yield start, _neg_free_energy(W_ab, bias_a, bias_b, units_b, s)
 
 
 def log_partition(rbm: RBM, chunk_size: int = 4096, max_units: int = 25) -> float:
-    """Exact log Z by enumerating the smaller layer (raises ValueError above ``max_units``)."""
+    """Exact log Z by enumerating the layer of fewer states (raises ValueError above 2^``max_units``
+    states)."""
     _check_single(rbm)
-    n = min(rbm.n_visible, rbm.n_hidden)
-    if n > max_units:
-        raise ValueError(f"log_partition: smaller layer has {n} units > max_units={max_units}; "
+    bits = _enumerated_bits(rbm)
+    if bits > max_units:
+        raise ValueError(f"log_partition: the smaller layer has 2^{bits:g} states > 2^{max_units}; "
                          "use AIS (rbmlab.evaluators.ais) instead")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
@@ -301,13 +366,14 @@ def log_likelihood(rbm: RBM, v, log_z: float | None = None):
 def sample_exact(rbm: RBM, rng, n_samples: int, max_units: int = EXACT_SAMPLING_UNITS):
     """``n_samples`` exact samples from p(v), (n_samples, n_visible) in the model dtype.
 
-    The smaller layer s is drawn from its marginal p(s) ∝ exp(−F(s)) by inverse CDF over all its
-    states; if s is the hidden layer, v ~ p(v | h) follows. Needs |s| ≤ ``max_units``.
+    The layer s of fewer states is drawn from its marginal p(s) ∝ exp(−F(s)) by inverse CDF over
+    all its states; if s is the hidden layer, v ~ p(v | h) follows. Needs 2^``max_units`` states
+    or fewer.
     """
     _check_single(rbm)
-    n = min(rbm.n_visible, rbm.n_hidden)
-    if n > max_units:
-        raise ValueError(f"sample_exact: smaller layer has {n} units > max_units={max_units}")
+    bits = _enumerated_bits(rbm)
+    if bits > max_units:
+        raise ValueError(f"sample_exact: the smaller layer has 2^{bits:g} states > 2^{max_units}")
     xp = rbm.xp
     neg_f = xp.concatenate([nf for _, nf in enumerated_neg_free_energies(rbm, 1 << 14)])
     p = xp.exp(neg_f - logsumexp(neg_f))
@@ -315,8 +381,9 @@ def sample_exact(rbm: RBM, rng, n_samples: int, max_units: int = EXACT_SAMPLING_
     cdf /= cdf[-1]
     u = rng.random((n_samples,), dtype=xp.float64)
     idx = xp.minimum(xp.searchsorted(cdf, u, side="right"), cdf.shape[0] - 1).astype(xp.int64)
-    s = _layers(rbm)[3].states_of(xp, idx, n, rbm.W.dtype)
-    if rbm.n_hidden <= rbm.n_visible:  # s = h; v ~ p(v | h)
+    W_ab, _, _, units_a, _ = _layers(rbm)
+    s = units_a.states_of(xp, idx, W_ab.shape[0], rbm.W.dtype)
+    if _hidden_enumerated(rbm):  # s = h; v ~ p(v | h)
         logits = visible_logits(rbm, s)
         return rbm.visible_units.sample_(logits, rng)
     return s

@@ -21,7 +21,8 @@ from rbmlab import __version__
 from rbmlab.backend import Backend, get_backend, memory_bytes, wait_for_device
 from rbmlab.config import RunConfig
 from rbmlab.data import dataset_dimension, load_dataset
-from rbmlab.data.domain import check_run
+from rbmlab.data.domain import check_run, configured_visible_units
+from rbmlab.data.encoding import encoded
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
@@ -191,6 +192,7 @@ def prepare(cfg: RunConfig) -> Setup:
     data = load_dataset(**cfg.dataset)
     model_class, sizes, learner, evaluator, stop = components(cfg, data.n_visible)
     check_run(cfg, data.facts())
+    data = encoded(data, configured_visible_units(cfg.model))   # Potts codes → one-hot columns
     task = TASKS.build(cfg.task or TASKS.parse("none"))
     to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731
     train = task.batch(data, "train")

@@ -30,6 +30,37 @@ class UnitType(Prior):
         """Exactly ``values`` (a Bernoulli unit takes 0 or 1, never a level between)."""
         return ValueSet.of_points(*cls.values)
 
+    # ------------------------------------------------ layout (a categorical type overrides these)
+    @classmethod
+    def width(cls) -> int:
+        """Columns of a layer per unit (1: a binary unit is one column)."""
+        return 1
+
+    @classmethod
+    def data_value_set(cls) -> ValueSet:
+        """The values data for these units hold (before :meth:`encode`)."""
+        return cls.value_set()
+
+    @staticmethod
+    def encode(x, dtype=None):
+        """Data rows → the layer's columns (the identity for binary units)."""
+        return x
+
+    @staticmethod
+    def decode(x):
+        """The layer's columns → data rows (the identity for binary units)."""
+        return x
+
+    @classmethod
+    def state_count(cls, columns: int) -> int:
+        """States of a layer of ``columns`` columns: 2^columns."""
+        return 1 << columns
+
+    @classmethod
+    def state_bits(cls, columns: int) -> float:
+        """log₂ of :meth:`state_count`."""
+        return float(columns)
+
     @classmethod
     def states(cls, xp, n: int, start: int, stop: int, dtype):
         """Rows: the states numbered start..stop−1."""
