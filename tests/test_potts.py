@@ -240,3 +240,17 @@ def test_bad_potts_configurations_are_one_line(tmp_path, monkeypatch, capsys, co
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_info.value.code == 2 and len(err) == 1 and err[0].startswith("rbmlab: error:"), err
     assert needle in err[0], err[0]
+
+
+def test_the_python_estimator_takes_integer_codes_and_samples_codes():
+    from rbmlab.api.rbm import RBM as Estimator
+    X = np.random.default_rng(0).integers(0, 3, size=(100, 4))
+    est = Estimator(n_components=3, model_options={"visible_units": "potts", "visible_states": 3},
+                    evaluator="exact", n_iter=2, random_state=0).fit(X)
+    assert est.n_features_in_ == 4 and est.model_.W.shape == (12, 3)
+    np.testing.assert_allclose(est.score_samples(X), log_likelihood(est.model_, Potts.with_states(3).encode(X, np.float64)),
+                               rtol=1e-5)
+    drawn = est.sample(5, n_steps=3)
+    assert drawn.shape == (5, 4) and set(np.unique(drawn)) <= {0, 1, 2}
+    with pytest.raises(ValueError, match=r"potts visible units of 2 states take the codes \{0,1\}"):
+        Estimator(n_components=3, model_options={"visible_units": "potts", "visible_states": 2}).fit(X)

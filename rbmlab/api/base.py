@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbmlab.api import files, scoring
+from rbmlab.units.requirements import CATEGORICAL as _CATEGORICAL
 from rbmlab.api.settings import (ParameterError, as_value_error, backend_config, evaluator_config,
                                  learner_config, model_config, train_config)
 
@@ -89,32 +90,44 @@ class EnergyModel(BaseEstimator):
             check_configured_units(model_cfg, model_class, learner)
         return model_class, model_cfg, learner
 
-    def _units(self, model_cfg=None) -> str:
-        """The visible units' type: of ``model_cfg``, or of the fitted model."""
+    def _units(self, model_cfg=None) -> tuple[str, int]:
+        """The visible units' type and states per unit: of ``model_cfg``, or of the fitted model."""
         from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
 
-        key = VISIBLE_UNITS[self.family].key
-        if key is None:
-            return visible_prior(self.family, None)
+        decl = VISIBLE_UNITS[self.family]
+        if decl.key is None:
+            return visible_prior(self.family, None), 2
         if model_cfg is not None:
-            return visible_prior(self.family, getattr(model_cfg, key))
-        return visible_prior(self.family, self.model_.settings()[type(self.model_).CONFIG_SETTINGS[key]])
+            states = getattr(model_cfg, decl.states_key) if decl.states_key else 2
+            return visible_prior(self.family, getattr(model_cfg, decl.key)), states
+        settings, keys = self.model_.settings(), type(self.model_).CONFIG_SETTINGS
+        states = int(settings[keys[decl.states_key]]) if decl.states_key else 2
+        return visible_prior(self.family, settings[keys[decl.key]]), states
 
-    def _validate(self, X, reset: bool, units: str):
-        """X as a 2-D array of the model's dtype, its values checked against the visible units."""
-        dtype = backend_config(self.backend, self.dtype).dtype
-        return self._check_values(validate_data(self, X, reset=reset, dtype=np.dtype(dtype)), units)
+    def _validate(self, X, reset: bool, units: tuple[str, int]):
+        """X as a 2-D array of the model's dtype, its values checked against the visible units,
+        in their columns (integer codes of Potts units one-hot: rbmlab.units.potts)."""
+        from rbmlab.data.domain import visible_unit_type  # noqa: PLC0415
 
-    def _check_values(self, X, units: str):
-        """X, if its values are values of ``units`` (rbmlab.units): else a one-line ValueError
-        (negative values under {0, 1} units in scikit-learn's words for positive_only too)."""
-        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
-        from rbmlab.units import prior  # noqa: PLC0415
+        dtype = np.dtype(backend_config(self.backend, self.dtype).dtype)
+        X = self._check_values(validate_data(self, X, reset=reset, dtype=dtype), units)
+        unit = visible_unit_type(self.family, units[0], units[1]) if units[0] in _CATEGORICAL else None
+        return X if unit is None else unit.encode(X, dtype)
+
+    def _check_values(self, X, units: tuple[str, int]):
+        """X, if its values are values of ``units`` (rbmlab.units: a type and its states per unit):
+        else a one-line ValueError (negative values under {0, 1} units in scikit-learn's words
+        for positive_only too)."""
+        from rbmlab.data.domain import VISIBLE_UNITS, data_values  # noqa: PLC0415
         from rbmlab.units.values import observed  # noqa: PLC0415
 
-        values, allowed = observed(X), prior(units).value_set()
+        (units, states), values = units, observed(X)
+        allowed = data_values(units, states)
         if allowed.contains(values):
             return X
+        if units in _CATEGORICAL:
+            raise ParameterError(f"X: holds {values}; {units} visible units of {states} states take "
+                                 f"the codes {allowed} (model_options={{'visible_states': ...}})")
         key = VISIBLE_UNITS[self.family].key
         negative = non_negative(allowed) and float(X.min()) < 0
         raise ParameterError(
@@ -250,7 +263,8 @@ class EnergyModel(BaseEstimator):
         seed = self.seed_ if random_state is None else seed_of(random_state)
         with as_value_error():
             x = scoring.draw(model, method, int(n_samples), int(n_steps), backend.rng(seed, SAMPLE_STREAM))
-        return backend.to_numpy(x)
+        units = getattr(model, "visible_units", None)
+        return backend.to_numpy(x if units is None else units.decode(x))   # Potts: codes, as X
 
     # ---------------------------------------------------------------- files
     def save(self, path):
@@ -296,7 +310,7 @@ class EnergyModel(BaseEstimator):
     def __sklearn_tags__(self):
         from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
         from rbmlab.models import MODELS  # noqa: PLC0415
-        from rbmlab.units import prior  # noqa: PLC0415
+        from rbmlab.data.domain import data_values  # noqa: PLC0415
 
         tags = super().__sklearn_tags__()
         key = VISIBLE_UNITS[self.family].key
@@ -306,5 +320,5 @@ class EnergyModel(BaseEstimator):
             units = visible_prior(self.family, options.get(key, default) if key else None)
         except KeyError:   # not a unit type: fit says so
             return tags
-        tags.input_tags.positive_only = non_negative(prior(units).value_set())
+        tags.input_tags.positive_only = non_negative(data_values(units))   # Potts codes: ≥ 0
         return tags

@@ -9,6 +9,7 @@ checkpoint (``rbmlab run``), or takes a hand-written W, b_v, b_h file with the d
 from __future__ import annotations
 
 import numbers
+import typing
 from typing import Any
 
 from rbmlab.errors import RbmlabError
@@ -38,7 +39,9 @@ def arguments_of(meta: dict[str, Any], model, names) -> dict[str, Any]:
     found: dict[str, Any] = {"n_components": sizes.get("n_hidden"), "dtype": dtype}
     config = meta.get("config")
     if not isinstance(config, dict):   # a hand-written file: its settings are the model's options
-        options = {key: settings[setting] for key, setting in type(model).CONFIG_SETTINGS.items()}
+        types = typing.get_type_hints(type(model).config_class)
+        options = {key: int(settings[setting]) if types.get(key) is int else settings[setting]
+                   for key, setting in type(model).CONFIG_SETTINGS.items()}   # Potts q: saved as text
         return {k: v for k, v in {**found, "model_options": options}.items() if k in names}
     learner, model_cfg = config.get("learner", {}), config.get("model", {})
     found.update({
