@@ -36,13 +36,14 @@ class OverlapConfig(SamplingConfig):
                                   "each split), capped at the smallest; 0: the smallest", lo=0, hi=EXAMPLES)
 
 
-def nearest(x, y, block: int = BLOCK):
+def nearest(x, y=None, block: int = BLOCK):
     """(d_xy, d_yx): for each row of ``x`` its squared distance to the nearest row of ``y``, and
     for each row of ``y`` to the nearest row of ``x`` (float64, host); one matmul per block pair.
-    ``y is x``: the nearest *other* row (the diagonal left out), d_yx then equal to d_xy."""
+    ``y`` None: within ``x``, each row's nearest *other* row (the diagonal left out), twice."""
     xp = namespace(x)
-    same = y is x
-    x, y = xp.asarray(x, dtype=xp.float64), xp.asarray(y, dtype=xp.float64)
+    same = y is None
+    x = xp.asarray(x, dtype=xp.float64)
+    y = x if same else xp.asarray(y, dtype=xp.float64)
     to_y = xp.full(x.shape[0], xp.inf)
     to_x = xp.full(y.shape[0], xp.inf)
     for i in range(0, x.shape[0], block):
@@ -89,10 +90,10 @@ class Overlap(SamplingEvaluator):
         coded = lambda a: as_binary(units, a) if len(getattr(units, "values", ())) == 2 else a  # noqa: E731
         drawn = coded(self.samples(model, n, context.rng))
         sets = {k: coded(a[:n]) for k, a in sets.items()}
-        d_ss, _ = nearest(drawn, drawn)
+        d_ss, _ = nearest(drawn)
         metrics = {}
         for name, data in sets.items():
-            d_tt, _ = nearest(data, data)
+            d_tt, _ = nearest(data)
             d_ts, d_st = nearest(data, drawn)
             metrics[f"{name}_aa"] = adversarial_accuracy(d_ts, d_tt, d_st, d_ss)
             metrics[f"{name}_nn_distance"] = float(np.mean(d_st))
