@@ -184,3 +184,17 @@ def test_nearest_by_blocks_is_cdist():
     np.testing.assert_allclose(to_x, full.min(axis=0), rtol=1e-12)
     own = cdist(x, x, "sqeuclidean") + np.diag(np.full(11, np.inf))
     np.testing.assert_allclose(nearest(x, block=4)[0], own.min(axis=1), rtol=1e-12)
+
+
+def test_every_backend_gives_the_host_answers(backend):
+    """The SVD, the moments and the blocked nearest-neighbour search on the model's backend (cupy
+    where a GPU is present) equal numpy's and scipy's."""
+    model = random_rbm(backend, 9, 6, seed=7)
+    got = build({"name": "spectrum", "k": 6}).evaluate(model, {}, context())
+    np.testing.assert_allclose(list(got.values()), np.linalg.svd(backend.to_numpy(model.W), compute_uv=False),
+                               rtol=1e-10)
+    x, y = ((np.random.default_rng(s).random((13, 9)) < 0.5).astype(np.float64) for s in (1, 2))
+    assert compare(backend.asarray(x), backend.asarray(y)) == pytest.approx(compare(x, y), rel=1e-12)
+    to_y, to_x = nearest(backend.asarray(x), backend.asarray(y), block=4)
+    np.testing.assert_array_equal(to_y, cdist(x, y, "sqeuclidean").min(axis=1))
+    np.testing.assert_array_equal(to_x, cdist(x, y, "sqeuclidean").min(axis=0))

@@ -1,6 +1,6 @@
 """``evaluator=overlap``: train/test nearest-neighbour overlap of model samples, the memorisation
 check (Yale et al. 2020, "Generation and evaluation of privacy preserving synthetic health data",
-Sec 2.3; used for RBMs by Decelle et al.'s `rbms` library).
+Neurocomputing; used for RBMs by Decelle et al.'s `rbms` library).
 
 For a data set T and samples S of equal size n, with d_XY(i) the distance from row i of X to its
 nearest row of Y (d_XX(i): nearest other row), the nearest-neighbour adversarial accuracy is
