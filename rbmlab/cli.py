@@ -32,6 +32,7 @@ commands:
   report DIR [--out D] [--metric M] [--lines KEY] [--panels KEY]
   report index [--check]          results/README.md's index of the experiments, from the registry
   report rerender [PAPER]         every committed report's table and figure drawn again from its CSVs
+  report diagnostics DIR          a run's singular values, moment errors, adversarial accuracy over training
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
   experiment list [PAPER]         the experiments: what each reproduces, what each tier costs
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
@@ -120,6 +121,8 @@ def cmd_report(argv: list[str]) -> None:
         return cmd_report_index(argv[1:])
     if argv[:1] == ["rerender"]:
         return cmd_report_rerender(argv[1:])
+    if argv[:1] == ["diagnostics"]:
+        return cmd_report_diagnostics(argv[1:])
     p = ArgumentParser(prog="rbmlab report")
     p.add_argument("dir", help="a run, sweep or experiment directory (searched for summary.json)")
     p.add_argument("--out", help="output directory (default DIR/report)")
@@ -128,6 +131,18 @@ def cmd_report(argv: list[str]) -> None:
     p.add_argument("--panels", help="config key giving one subplot per value")
     args = p.parse_args(argv)
     report_main(args.dir, out=args.out, metric=args.metric, lines=args.lines, panels=args.panels)
+
+
+def cmd_report_diagnostics(argv: list[str]) -> None:
+    from rbmlab.report.diagnostics import write_diagnostics  # noqa: PLC0415
+
+    p = ArgumentParser(prog="rbmlab report diagnostics",
+                       description="singular values, moment errors and adversarial accuracy over "
+                                   "training (evaluator=spectrum, moments, overlap) in one figure")
+    p.add_argument("dir", help="a run directory (or several runs: their mean)")
+    p.add_argument("--out", help="output directory (default DIR/report)")
+    args = p.parse_args(argv)
+    print(write_diagnostics(args.dir, args.out))
 
 
 def _checkout_results(command: str) -> Path:

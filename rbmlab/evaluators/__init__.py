@@ -18,6 +18,9 @@ EVALUATORS = Registry("evaluator", {
     "tap_dbm": "rbmlab.evaluators.tap_dbm:TapDBMEvaluator",
     "denoising": "rbmlab.evaluators.denoising:Denoising",
     "free_energy": "rbmlab.evaluators.free_energy:FreeEnergy",
+    "spectrum": "rbmlab.evaluators.spectrum:Spectrum",
+    "moments": "rbmlab.evaluators.moments:Moments",
+    "overlap": "rbmlab.evaluators.overlap:Overlap",
     "combined": "rbmlab.evaluators.combined:Combined",
 })
 

@@ -30,6 +30,12 @@ from rbmlab.errors import RbmlabError
 BLOCK = 2048   # rows per block of the Hamming matrix (2048² float32: 16 MiB)
 
 
+def squared_distances(x, y):
+    """‖x_i − y_j‖² of every row pair, (N, M), as ‖x_i‖² + ‖y_j‖² − 2 x_i·y_j (one matmul); the
+    Hamming distance for {0, 1} rows."""
+    return (x * x).sum(axis=1)[:, None] + (y * y).sum(axis=1)[None, :] - 2.0 * (x @ y.T)
+
+
 def hamming_histogram(x, y, block: int = BLOCK) -> np.ndarray:
     """Counts n_h (int64, length D + 1) of the Hamming distances between every row of ``x``
     (N, D) and every row of ``y`` (M, D), both {0, 1}; blocks of ``block`` rows at a time."""
@@ -39,11 +45,8 @@ def hamming_histogram(x, y, block: int = BLOCK) -> np.ndarray:
     y = xp.asarray(y, dtype=xp.float32)
     counts = np.zeros(d + 1, dtype=np.int64)
     for i in range(0, x.shape[0], block):
-        xi = x[i:i + block]
-        ni = xi.sum(axis=1)[:, None]
         for j in range(0, y.shape[0], block):
-            yj = y[j:j + block]
-            h = ni + yj.sum(axis=1)[None, :] - 2.0 * (xi @ yj.T)
+            h = squared_distances(x[i:i + block], y[j:j + block])
             counts += to_numpy(xp.bincount(xp.rint(h).astype(xp.int64).ravel(), minlength=d + 1))
     return counts
 
