@@ -22,6 +22,7 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.sampling import SamplingConfig, SamplingEvaluator
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 
@@ -53,6 +54,7 @@ def compare(data, drawn) -> dict[str, float]:
 
 
 class Moments(SamplingEvaluator):
+    units = {"visible": DISCRETE}   # moments of the layer's columns (Potts: one-hot frequencies)
     config_class = MomentsConfig
     metrics = (MetricSpec("moment1_rmse", "", False,
                           description="root mean squared difference of the means ⟨v_i⟩, model "

@@ -26,6 +26,7 @@ from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.mmd import BLOCK, squared_distances
 from rbmlab.evaluators.sampling import SamplingConfig, SamplingEvaluator, as_binary
 from rbmlab.limits import EXAMPLES
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 
@@ -62,6 +63,7 @@ def adversarial_accuracy(d_ts, d_tt, d_st, d_ss) -> float:
 
 
 class Overlap(SamplingEvaluator):
+    units = {"visible": DISCRETE}   # Hamming distances of the layer's columns (Potts: twice the codes')
     config_class = OverlapConfig
     metrics = (MetricSpec("aa", "", True, best_at=0.5,
                           description="nearest-neighbour adversarial accuracy of model samples against "

@@ -16,6 +16,7 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.units.requirements import ANY_UNITS
 from rbmlab.validation import option
 
 K_MAX = 64   # the most singular values one evaluation writes (each its own metrics.csv column)
@@ -42,6 +43,7 @@ def _spec(i: int) -> MetricSpec:
 
 
 class Spectrum(Evaluator):
+    units = {"visible": ANY_UNITS, "hidden": ANY_UNITS}   # reads W only
     config_class = SpectrumConfig
     metrics = tuple(_spec(i) for i in range(1, K_MAX + 1))   # every column any k writes
 

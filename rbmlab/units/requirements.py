@@ -18,6 +18,7 @@ BINARY = ("bernoulli", "spin")      # the binary unit types (rbmlab.units.UNIT_T
 CATEGORICAL = ("potts",)            # q states per unit, one-hot columns (rbmlab.units.potts)
 DISCRETE = (*BINARY, *CATEGORICAL)
 BERNOULLI = ("bernoulli",)
+ANY_UNITS = (*DISCRETE, "truncated_gaussian", "gauss_bernoulli")   # every unit type and prior (rbmlab.units)
 NAMES = {"bernoulli": "Bernoulli {0,1}", "spin": "spin {-1,+1}", "potts": "Potts (categorical)"}
 
 
