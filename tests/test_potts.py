@@ -254,3 +254,15 @@ def test_the_python_estimator_takes_integer_codes_and_samples_codes():
     assert drawn.shape == (5, 4) and set(np.unique(drawn)) <= {0, 1, 2}
     with pytest.raises(ValueError, match=r"potts visible units of 2 states take the codes \{0,1\}"):
         Estimator(n_components=3, model_options={"visible_units": "potts", "visible_states": 2}).fit(X)
+
+
+def test_a_potts_board_enters_only_the_learners_written_for_its_units():
+    from rbmlab.experiment.leaderboard import entrants, sweep_spec
+    from rbmlab.experiment.spec import load_spec
+    spec = load_spec("leaderboard/exact")
+    spec["overrides"] = [*spec["overrides"], "model.visible_units=potts", "model.visible_states=3"]
+    board = sweep_spec("leaderboard/exact", spec, "smoke")
+    assert {"cd", "pcd", "sdcp"} <= set(board["variants"])
+    assert {"tap", "adatap", "frank_wolfe", "pmp_reset"} <= set(board["not_entered"])
+    assert set(board["variants"]) | set(board["not_entered"]) == set(entrants())
+    assert "potts visible units; learner=tap is written for" in board["not_entered"]["tap"]

@@ -63,9 +63,25 @@ def settings(name: str, spec: dict[str, Any], scale: str) -> tuple[list[float], 
     return factors, {e: list(o) for e, o in adjust.items()}
 
 
+def _unit_refusal(cfg) -> str | None:
+    """Why the learner of the run config ``cfg`` (with its sampler) cannot train the board's model
+    for its unit types (a Potts board: the learners written for binary units), or None."""
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.models import MODELS  # noqa: PLC0415
+    from rbmlab.run.runner import check_configured_units  # noqa: PLC0415
+
+    try:
+        check_configured_units(cfg.model, MODELS.get(cfg.model.name), LEARNERS.build(cfg.learner))
+    except RbmlabError as e:
+        return str(e).partition(": ")[2]
+    return None
+
+
 def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
     """The leaderboard as a sweep: one variant per entrant, its learning-rate grid the entrant's
-    own rate (composed with the experiment's and the tier's overrides) times ``lr_factors``."""
+    own rate (composed with the experiment's and the tier's overrides) times ``lr_factors``.
+    An entrant written for other unit types than the board's model is left out, with its reason
+    (``not_entered``: entrant → why), where the board's units are not every learner's."""
     from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
 
     factors, adjust = settings(name, spec, scale)
@@ -74,19 +90,23 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
         raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
                           f"defined: {', '.join(spec.get('scales', {}))}")
     common = [*spec.get("overrides", []), *tier.get("overrides", [])]
-    variants = {}
+    variants, not_entered = {}, {}
     for entrant, overrides in entrants().items():
         own = [*overrides, *adjust.get(entrant, [])]
         try:
-            lr = validated_run_config([*common, *own, f"scale={scale}"]).learner.lr
+            cfg = validated_run_config([*common, *own, f"scale={scale}"])
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {name}: entrant {entrant}: {e}") from None
+        if (why := _unit_refusal(cfg)) is not None:
+            not_entered[entrant] = why
+            continue
+        lr = cfg.learner.lr
         variants[entrant] = {"overrides": own,
                              "grid": {"learner.lr": [float(f"{lr * f:.6g}") for f in factors]}}
     seeds = tier.get("seeds", spec.get("seeds", [0]))
     seed_list(seeds)
     return {"title": spec.get("title", name), "overrides": spec.get("overrides", []),
-            "variants": variants, "seeds": seeds,
+            "variants": variants, "seeds": seeds, "not_entered": not_entered,
             "scales": {scale: {k: v for k, v in tier.items() if k != "lr_factors"}}}
 
 
@@ -113,7 +133,11 @@ class Leaderboard:
             return report.render_points(report.read_points(stem), stem, title, names, scale,
                                         spec.get("description", ""))
         board = sweep_spec(name, spec, scale)
+        protocol = spec.get("description", "")
+        if board["not_entered"]:
+            protocol += "\n\nNot entered (written for other unit types): " + "; ".join(
+                f"{names.get(e, e)}: {why}" for e, why in board.pop("not_entered").items()) + "."
+        board.pop("not_entered", None)
         return run_sweep(name, board, argv, results_root, outputs_root,
                          report_with=lambda root: report.leaderboard_report(
-                             root, stem, title, names, scale, list(board["variants"]),
-                             spec.get("description", "")))
+                             root, stem, title, names, scale, list(board["variants"]), protocol))
