@@ -256,6 +256,7 @@ def test_the_python_estimator_takes_integer_codes_and_samples_codes():
         Estimator(n_components=3, model_options={"visible_units": "potts", "visible_states": 2}).fit(X)
 
 
+@pytest.mark.slow   # composes every entrant's configuration (about 10 s)
 def test_a_potts_board_enters_only_the_learners_written_for_its_units():
     from rbmlab.experiment.leaderboard import entrants, sweep_spec
     from rbmlab.experiment.spec import load_spec
