@@ -64,8 +64,9 @@ def test_frequencies_match_the_truths_exact_marginals():
 
 
 def test_options_are_checked_in_one_line():
-    with pytest.raises(RbmlabError, match="n_hidden"):
-        load_dataset("potts_samples", n_hidden=21)
+    with pytest.raises(RbmlabError, match="dataset.n_hidden: exact sampling enumerates the smaller layer"):
+        load_dataset("potts_samples", n_hidden=21, n=14)          # 2^21 hidden, 3^14 > 2^21 visible
+    assert load_dataset("potts_samples", n_hidden=21, n=3, n_train=5, n_test=5).train.shape == (5, 3)
     with pytest.raises(RbmlabError, match="q"):
         load_dataset("potts_samples", q=1)
 

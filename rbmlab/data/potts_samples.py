@@ -12,13 +12,14 @@ codes 0 … q − 1, one column per unit (encoded one-hot by the run, rbmlab.dat
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from rbmlab.backend import host_rng
 from rbmlab.data.dataset import Dataset
-from rbmlab.limits import ARRAY_ELEMENTS, EXACT_SAMPLING_UNITS, EXAMPLES, STATES, exceeds
+from rbmlab.limits import ARRAY_ELEMENTS, EXACT_SAMPLING_UNITS, EXAMPLES, STATES, UNITS, exceeds
 from rbmlab.validation import invalid, option
 
 
@@ -30,8 +31,8 @@ class PottsSamplesOptions:
     q: int = option(3, "states per unit: codes 0 .. q-1 (model.visible_states)", lo=2, hi=STATES,
                     label="states per unit (q)")
     n_hidden: int = option(8, "Bernoulli hidden units of the ground-truth RBM (exact sampling "
-                              "enumerates their 2^n_hidden states)", lo=1, hi=EXACT_SAMPLING_UNITS,
-                           label="ground-truth hidden units")
+                              "enumerates the 2^n_hidden or q^n states of the smaller layer)", lo=1,
+                           hi=UNITS, label="ground-truth hidden units")
     coupling: float = option(1.0, "std of W ~ N(0, coupling^2) on every (column, hidden) pair", lo=0.0)
     field: float = option(0.5, "std of the visible fields b_v ~ N(0, field^2)", lo=0.0)
     model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0,
@@ -50,6 +51,10 @@ class PottsSamplesOptions:
         if problem := exceeds(ARRAY_ELEMENTS, rows * self.n * self.q,
                               f"(n_train + n_test) x {self.n} units x {self.q} one-hot columns"):
             raise invalid("n_train", problem)
+        if min(self.n_hidden, self.n * math.log2(self.q)) > EXACT_SAMPLING_UNITS:
+            raise invalid("n_hidden", f"exact sampling enumerates the smaller layer, at most "
+                                      f"2^{EXACT_SAMPLING_UNITS} states; 2^{self.n_hidden} hidden "
+                                      f"states and {self.q}^{self.n} visible ones are more")
 
 
 def potts_ground_truth(opts: PottsSamplesOptions):
