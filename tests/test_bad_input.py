@@ -162,7 +162,7 @@ RUN_CASES = [
     Case("run-ising-samples-uniform-lattice", ["run", "model=ising", "dataset=ising_samples", "dataset.weights=uniform"],
          "dataset.weights"),
     Case("run-model-init-truth-without-one", ["run", *SMALL, "model.init=truth"],
-         "model.init: truth needs a dataset sampled from a known model (ising_samples); dataset bars_stripes"),
+         "model.init: truth needs a dataset sampled from a known model (ising_samples, potts_samples); dataset bars_stripes"),
     Case("run-model-init-truth-other-family", ["run", "dataset=ising_samples", "model.init=truth", "learner.k=1",
                                                "train.epochs=0", "evaluator=pl"], "model.init: truth"),
     Case("run-model-init-truth-other-spins", ["run", "model=ising", "dataset=ising_samples", "dataset.spins=pm1",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rbmlab.data import files as F
-from rbmlab.data import deconvolution, loaders, mnist, model_samples, omniglot, synthetic, user_file
+from rbmlab.data import deconvolution, loaders, mnist, model_samples, omniglot, potts_samples, synthetic, user_file
 from rbmlab.data.dataset import Dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import option_docs, parse_options, without_neutral
@@ -92,6 +92,9 @@ SPECS: dict[str, DatasetSpec] = {
         DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs",
                     model_samples.IsingSamplesOptions, model_samples.load_ising_samples,
                     truth=model_samples.ising_ground_truth, value_options=("spins",)),
+        DatasetSpec("potts_samples", "Categorical samples (codes 0..q-1) of a ground-truth Potts-visible RBM, exact",
+                    potts_samples.PottsSamplesOptions, potts_samples.load_potts_samples,
+                    truth=potts_samples.potts_ground_truth, value_options=("q",)),
         DatasetSpec("deconvolution", "Binary images OR-convolving 4 known 5x5 features at Bernoulli locations "
                     "(pmp Sec 5.6), train = test", deconvolution.DeconvolutionOptions,
                     deconvolution.load_deconvolution),

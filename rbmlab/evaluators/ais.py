@@ -10,6 +10,11 @@ samples of A and E[w] = Z_B / Z_A; reverse AIS (Burda et al. 2015) starts from s
 runs the schedule backwards and E[w] = Z_A / Z_B. The reported interval is mean(w) ± 3 standard
 errors mapped to log space (Salakhutdinov & Murray 2008).
 
+The visible units are Bernoulli {0, 1} or Potts (q one-hot columns per unit, rbmlab.units.potts):
+b_Aᵀv is linear in the columns either way, and the visible unit type supplies log Z_A's per-unit
+log-partition, the base model's draws and the visible draws of each Gibbs sweep; the hidden units
+are Bernoulli (the softplus increments). Bernoulli visible units keep their fused draws.
+
 Matmuls and the per-unit weight increments run in the model dtype; log-weights are summed and
 accumulated in float64.
 """
@@ -24,16 +29,17 @@ from tqdm.auto import tqdm
 from dataclasses import dataclass as config_dataclass
 
 from rbmlab.backend import namespace, to_numpy
-from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid, softplus
+from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean_log_unnormalized
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized, require_units
 from rbmlab.evaluators.exact import MAX_EXACT_UNITS, enumeration_problem, log_partition
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS
 from rbmlab.models.base import Bipartite, Enumerable, supports
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
-from rbmlab.units.requirements import BERNOULLI
+from rbmlab.units import Bernoulli
+from rbmlab.units.requirements import BERNOULLI, CATEGORICAL
 from rbmlab.validation import option
 
 
@@ -85,10 +91,29 @@ def _check_betas(betas) -> np.ndarray:
     return betas
 
 
-def _log_z_base(base_bias, n_hidden: int) -> float:
-    """log Z_A = Σ_i softplus(b_A,i) + n_hidden·log 2 (W_A = 0, b_h,A = 0)."""
+def _log_z_base(base_bias, n_hidden: int, units=Bernoulli) -> float:
+    """log Z_A = Σ_units A_v(b_A) + n_hidden·log 2 (W_A = 0, b_h,A = 0): A_v the visible unit
+    type's log-partition, softplus per Bernoulli unit, logsumexp of its q fields per Potts unit."""
     xp = namespace(base_bias)
-    return float(xp.sum(softplus(base_bias.astype(xp.float64)))) + n_hidden * math.log(2.0)
+    return float(xp.sum(units.log_partition(base_bias.astype(xp.float64)))) + n_hidden * math.log(2.0)
+
+
+def _base_samples(rbm: RBM, rng, base_bias, n_chains: int):
+    """``n_chains`` exact draws of the base model's visible units (independent, fields b_A)."""
+    a = base_bias[None, :] + rbm.xp.zeros((n_chains, 1), dtype=rbm.W.dtype)
+    if rbm.visible_units is Bernoulli:
+        return bernoulli(sigmoid(a), rng)
+    return rbm.visible_units.sample_(a, rng)
+
+
+def _visible_draw_(rbm: RBM, a_v, rng, base_bias, beta: float):
+    """In place: a_v = hWᵀ becomes v ~ p_β(v | h), fields β(hWᵀ + b_v) + (1 − β) b_A."""
+    if rbm.visible_units is Bernoulli:
+        return bernoulli_logits_(a_v, rng, bias=rbm.b_v, scale=beta, offset=(1.0 - beta) * base_bias)
+    a_v += rbm.b_v
+    a_v *= beta
+    a_v += (1.0 - beta) * base_bias
+    return rbm.visible_units.sample_(a_v, rng)
 
 
 def _softplus_increment(xp, x, beta_0: float, beta_1: float, bufs, bias=None):
@@ -153,8 +178,8 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
         # h ~ p_β(h | v), v ~ p_β(v | h) with β = β_k: logits β(vW + b_h), β(hWᵀ + b_v) + (1 − β) b_A
         h = bernoulli_logits_(a_h, rng, scale=b_next)
         xp.matmul(h, Wt, out=a_v)
-        v = bernoulli_logits_(a_v, rng, bias=b_v, scale=b_next,   # overwritten only after its
-                              offset=(1.0 - b_next) * base_bias)  # last use next step
+        v = _visible_draw_(rbm, a_v, rng, base_bias, b_next)   # a_v is overwritten only after
+                                                                # v's last use next step
     return log_w
 
 
@@ -176,7 +201,7 @@ def _prepare(rbm: RBM, base_bias, betas):
     base_bias = rbm.xp.asarray(base_bias, dtype=rbm.W.dtype)
     if base_bias.shape != (rbm.n_visible,):
         raise ValueError(f"base_bias must have shape ({rbm.n_visible},), got {tuple(base_bias.shape)}")
-    return base_bias, _check_betas(betas), _log_z_base(base_bias, rbm.n_hidden)
+    return base_bias, _check_betas(betas), _log_z_base(base_bias, rbm.n_hidden, rbm.visible_units)
 
 
 def ais_log_partition(rbm: RBM, rng, *, base_bias, betas, n_chains: int = 100,
@@ -185,8 +210,7 @@ def ais_log_partition(rbm: RBM, rng, *, base_bias, betas, n_chains: int = 100,
     base_bias, betas, log_z_a = _prepare(rbm, base_bias, betas)
     if n_chains < 1:
         raise ValueError(f"n_chains must be positive, got {n_chains}")
-    p0 = sigmoid(base_bias[None, :] + rbm.xp.zeros((n_chains, 1), dtype=rbm.W.dtype))
-    v = bernoulli(p0, rng)                                   # exact samples of the base model
+    v = _base_samples(rbm, rng, base_bias, n_chains)        # exact samples of the base model
     log_w = _anneal(rbm, rng, base_bias, betas, v, progress, "AIS")
     log_r, log_hi, log_lo = _stats(log_w)
     return AISResult(log_z=log_z_a + log_r, log_z_lower=log_z_a + log_lo,
@@ -220,12 +244,13 @@ def target_samples(rbm: RBM, rng, n: int, data=None, burn_in: int = 1000,
                    max_exact_units: int = EXACT_SAMPLING_UNITS):
     """``n`` samples of the target p(v) to start reverse AIS.
 
-    Exact (exact.sample_exact) when the smaller layer has at most ``max_exact_units`` units;
+    Exact (exact.sample_exact) when the smaller layer has at most 2^``max_exact_units`` states;
     otherwise ``burn_in`` block-Gibbs sweeps from ``n`` rows of ``data`` chosen at random
     (without replacement when there are enough rows). Gibbs samples are only approximately
     from p(v), so the reverse estimate is then no longer an upper bound in expectation.
     """
-    if min(rbm.n_visible, rbm.n_hidden) <= max_exact_units:
+    bits = min(rbm.visible_units.state_bits(rbm.n_visible), rbm.hidden_units.state_bits(rbm.n_hidden))
+    if bits <= max_exact_units:
         return sample_exact(rbm, rng, n, max_units=max_exact_units)
     if data is None:
         raise ValueError("target_samples: the model is too large for exact sampling; pass data "
@@ -290,7 +315,7 @@ def exact_check_metrics(fwd: AISResult, log_z_exact: float) -> dict[str, float]:
 
 class AIS(Evaluator):
     config_class = AISConfig
-    units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the base-rate path (Salakhutdinov & Murray 2008)
+    units = {"visible": (*BERNOULLI, *CATEGORICAL), "hidden": BERNOULLI}   # the base-rate path (Salakhutdinov & Murray 2008)
     requires = (Bipartite,)
     without_data = "log Z only, AIS from the uniform base model (no data for its base rates)"
     epoch_cost = ("curve_n_temperatures", "curve_n_chains")
@@ -323,10 +348,10 @@ class AIS(Evaluator):
                                   "set evaluator.exact_check=false")
 
     def evaluate(self, model, splits, context):
-        require_bernoulli(model, "ais")
+        require_units(model, "ais", self.units)
         cfg = self.config
         base_bias = model.xp.zeros(model.n_visible, dtype=model.dtype) if context.data_mean is None \
-            else model.xp.asarray(base_rate_bias(context.data_mean))   # no data: the uniform base model
+            else model.xp.asarray(base_rate_bias(context.data_mean, units=model.visible_units))   # no data: uniform
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
         n_chains = cfg.curve_n_chains if cfg.curve_n_chains and not context.final else cfg.n_chains
         fwd = ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,

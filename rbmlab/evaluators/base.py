@@ -19,6 +19,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.limits import EXAMPLES, MARGINAL_UNITS
 from rbmlab.models.base import supports
+from rbmlab.units.requirements import NAMES
 from rbmlab.validation import Config, invalid, option
 
 SPLIT_NAMES = ("train", "valid", "test")
@@ -96,13 +97,14 @@ def mean_log_unnormalized(model, x, chunk: int = 4096) -> float:
     return total / x.shape[0]
 
 
-def require_bernoulli(model, evaluator: str) -> None:
-    """AIS's base-rate path and pseudo-likelihood by flips are written for {0, 1} units; the
-    first (epoch-0) evaluation refuses other unit types before any training."""
-    units = {getattr(model, k, "bernoulli") for k in ("visible", "hidden")}
-    if units != {"bernoulli"}:
-        raise RbmlabError(f"evaluator={evaluator}: written for Bernoulli {{0, 1}} units; this RBM "
-                          f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")
+def require_units(model, evaluator: str, units: dict[str, tuple[str, ...]]) -> None:
+    """The model's unit types must be those the evaluator declares (``units``, as
+    ``Evaluator.units``): the first (epoch-0) evaluation refuses others before any training."""
+    for layer, allowed in units.items():
+        if getattr(model, layer, "bernoulli") not in allowed:
+            kinds = " or ".join(NAMES.get(a, a) for a in allowed)
+            raise RbmlabError(f"evaluator={evaluator}: written for {kinds} {layer} units; this RBM "
+                              f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")
 
 
 MAX_MARGINAL_UNITS = MARGINAL_UNITS   # log p̃(x) by enumeration: 2^k latent states per row (rbmlab.limits)

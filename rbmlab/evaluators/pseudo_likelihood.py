@@ -3,6 +3,8 @@
 Flipping unit i gives v^(i) with vW + b_h changed by s_i W_i, s_i = 1 − 2 v_i, and
 log p(v_i | v_−i) = −F(v) − logaddexp(−F(v), −F(v^(i))) = −softplus(F(v) − F(v^(i))).
 All flips of a chunk of rows are evaluated at once in a (chunk, units, n_hidden) tensor.
+Potts visible units (q one-hot columns each) have q alternatives per unit instead of one flip:
+rbmlab.evaluators.pseudo_likelihood_potts.
 """
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ from dataclasses import dataclass
 
 from rbmlab.backend.ops import softplus
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, require_bernoulli, mean
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean, require_units
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.evaluators.pseudo_likelihood_potts import potts_log_cond
 from rbmlab.limits import UNITS
 from rbmlab.models.base import Bipartite
-from rbmlab.units.requirements import BERNOULLI
+from rbmlab.units.requirements import BERNOULLI, CATEGORICAL
 from rbmlab.validation import option
 
 
@@ -47,13 +50,16 @@ def pseudo_log_likelihood(rbm, v, rng=None, n_units: int | None = None,
 
     ``n_units=None``: exact sum over all visible units. ``n_units=k``: per row, k units drawn
     uniformly without replacement (argsort of uniforms from ``rng``), the sum scaled by
-    n_visible / k (an unbiased estimate). Rows are processed ``chunk_size`` at a time.
+    n_units_total / k (an unbiased estimate). Rows are processed ``chunk_size`` at a time.
+    A unit is a column of {0, 1} units, q columns of Potts units.
     """
     if rbm.W.ndim != 2:
         raise ValueError(f"expected a single RBM with 2-D W, got W of shape {tuple(rbm.W.shape)}")
     xp = rbm.xp
     v = xp.asarray(v, dtype=rbm.W.dtype)
-    n_v = rbm.n_visible
+    width = rbm.visible_units.width()
+    log_cond = _flip_log_cond if width == 1 else potts_log_cond
+    n_v = rbm.n_visible // width
     if n_units is not None:
         n_units = int(n_units)
         if not 1 <= n_units <= n_v:
@@ -67,11 +73,11 @@ def pseudo_log_likelihood(rbm, v, rng=None, n_units: int | None = None,
         vc = v[start:start + chunk_size]
         x = vc @ rbm.W + rbm.b_h
         if n_units is None:
-            out.append(xp.sum(_flip_log_cond(rbm, vc, x), axis=1))
+            out.append(xp.sum(log_cond(rbm, vc, x), axis=1))
         else:
-            u = rng.random(vc.shape, dtype=xp.float64)
+            u = rng.random((vc.shape[0], n_v), dtype=xp.float64)
             units = xp.argsort(u, axis=1)[:, :n_units]
-            out.append(xp.sum(_flip_log_cond(rbm, vc, x, units), axis=1) * (n_v / n_units))
+            out.append(xp.sum(log_cond(rbm, vc, x, units), axis=1) * (n_v / n_units))
     if not out:
         return xp.zeros(0, dtype=xp.float64)
     return xp.concatenate(out)
@@ -86,7 +92,7 @@ class PseudoLikelihoodConfig(EvaluatorConfig):
 
 class PseudoLikelihood(Evaluator):
     config_class = PseudoLikelihoodConfig
-    units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # flips of {0, 1} units
+    units = {"visible": (*BERNOULLI, *CATEGORICAL), "hidden": BERNOULLI}   # flips; q states per Potts unit
     requires = (Bipartite,)
     metrics = (MetricSpec("pseudo_log_likelihood", "nats", True,
                           description="mean Σ_i log p(v_i | v_−i)", label="pseudo-log-likelihood"),)
@@ -98,7 +104,10 @@ class PseudoLikelihood(Evaluator):
                               f"{sizes['n_visible']} visible units")
 
     def evaluate(self, model, splits, context):
-        require_bernoulli(model, "pl")
+        require_units(model, "pl", self.units)
+        units = model.n_visible // model.visible_units.width()
+        if self.config.n_units > units:
+            raise RbmlabError(f"evaluator.n_units: {self.config.n_units} exceeds the {units} visible units")
         return {f"{name}_pseudo_log_likelihood": mean(pseudo_log_likelihood(
                     model, batch.inputs, rng=context.rng, n_units=self.config.n_units or None))
                 for name, batch in splits.items()}

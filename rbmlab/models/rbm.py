@@ -223,9 +223,11 @@ class RBM(BinaryLayers):
 
 
 # ----------------------------------------------------------------- functions
-def base_rate_bias(data_mean, clip: float = 1e-3):
-    """Visible biases of the base-rate model: logit(clip(mean, clip, 1 − clip)) (Hinton 2010)."""
-    return Bernoulli.field_for_mean(namespace(data_mean).asarray(data_mean), clip)
+def base_rate_bias(data_mean, clip: float = 1e-3, units=Bernoulli):
+    """Visible biases of the base-rate model: the field whose mean is the clipped data mean,
+    logit(clip(mean, clip, 1 − clip)) for Bernoulli units (Hinton 2010), the centred log of each
+    unit's clipped column means for Potts units (``units``: the visible unit type)."""
+    return units.field_for_mean(namespace(data_mean).asarray(data_mean), clip)
 
 
 def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
