@@ -267,3 +267,13 @@ def test_a_potts_board_enters_only_the_learners_written_for_its_units():
     assert {"tap", "adatap", "frank_wolfe", "pmp_reset"} <= set(board["not_entered"])
     assert set(board["variants"]) | set(board["not_entered"]) == set(entrants())
     assert "potts visible units; learner=tap is written for" in board["not_entered"]["tap"]
+
+
+def test_potts_samples_draws_a_valid_split_after_the_others():
+    from rbmlab.data import load_dataset
+    plain = load_dataset("potts_samples", n_train=50, n_test=20)
+    with_valid = load_dataset("potts_samples", n_train=50, n_test=20, n_valid=30)
+    assert plain.valid is None and with_valid.valid.shape == (30, 10)
+    np.testing.assert_array_equal(plain.train, with_valid.train)     # the earlier draws unchanged
+    np.testing.assert_array_equal(plain.test, with_valid.test)
+    assert "valid" in with_valid.info["ground_truth"]["mean_loglik"]
