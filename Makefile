@@ -102,7 +102,7 @@ PARTS.pmp-figure-2 := pmp-figure-2-mmd pmp-figure-2-rmse pmp-figure-2-lattice-pe
 # one posterior and nothing trained; its Gibbs and GWG baselines are pmp-figure-4-deconvolution-gibbs, -gwg)
 PARTS.pmp-figure-4 := pmp-figure-4-zeros pmp-figure-4-deconvolution
 # the cross-paper leaderboard (results/leaderboard/): its datasets and the exact-log-Z check
-PARTS.leaderboard := leaderboard-binarized_mnist leaderboard-caltech101 leaderboard-exact
+PARTS.leaderboard := leaderboard-binarized_mnist leaderboard-caltech101 leaderboard-exact leaderboard-potts
 COMPOSITES := $(sort $(patsubst PARTS.%,%,$(filter PARTS.%,$(.VARIABLES))))
 .PHONY: $(COMPOSITES)
 $(foreach c,$(COMPOSITES),$(eval $(c): $(PARTS.$(c))))

@@ -150,6 +150,10 @@ def test_make_leaderboard_smoke_runs_every_entrant_on_each_board():
             name = load_spec(f"leaderboard/{board}")["leaderboard"]["names"][entrant]
             assert f"| {name} |" in text, (board, entrant)
     assert "## AIS against exact log Z" in (ROOT / "outputs" / "results" / "leaderboard" / "exact_smoke.md").read_text()
+    potts = (ROOT / "outputs" / "results" / "leaderboard" / "potts_smoke.md").read_text()
+    names = load_spec("leaderboard/potts")["leaderboard"]["names"]
+    assert f"| {names['cd']} |" in potts and "Not entered (written for other unit types): " in potts
+    assert f"| {names['tap']} |" not in potts and "## AIS against exact log Z" in potts
 
 
 @pytest.mark.parametrize("board, message", [
