@@ -38,6 +38,7 @@ class PCDConfig(LearnerConfig):
 class PCD(Learner):
     config_class = PCDConfig
     generative = True   # an entrant of the cross-paper leaderboard
+    entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}   # PT-PCD (Desjardins et al. 2010)
 
     def init_state(self, model, train, rng):
         """Chains start at the first training examples (our choice; dcp does not say), tiled if
