@@ -12,7 +12,8 @@ so only the unit types' ``sample_`` is used (any unit type with p(x | a) ∝ exp
 Ladders: ``geometric`` β_k = β_min^{k/(R−1)}; ``adaptive`` starts there and moves the log-gaps
 ρ_k = log(log β_k − log β_{k+1}) by Robbins–Monro, ρ_k ← ρ_k + γ_n (α_k − α*) with γ_n =
 adapt_rate · (n + 1)^{−0.6} at the sampler's n-th step, α_k the mean swap acceptance probability of
-pair k at that step and α* = ``target_swap_rate`` (Miasojedow, Moulines & Vihola 2013, Sec. 3).
+pair k at that step and α* = ``target_swap_rate`` (Miasojedow, Moulines & Vihola 2013, Sec. 3);
+ρ_k is kept in ``LOG_GAP_RANGE`` (a target no gap reaches — an easy model — would drive β to 0).
 
 Persistent state (``init_state``; PCD keeps it, PT-PCD of Desjardins et al. 2010): ``replicas``
 (the v of replicas 1…R−1), ``betas``, ``swap_rate`` (per adjacent pair: the mean acceptance
@@ -35,6 +36,7 @@ from rbmlab.validation import option
 
 SWAP_WINDOW = 100   # proposals a pair's swap_rate averages over (exponential weight 1/SWAP_WINDOW)
 RM_EXPONENT = 0.6   # γ_n ∝ (n + 1)^−0.6: Σγ = ∞, Σγ² < ∞
+LOG_GAP_RANGE = (np.log(1e-4), np.log(10.0))   # ρ_k clipped: adjacent β ratios in [e^−10, e^−0.0001]
 
 
 @dataclass
@@ -176,7 +178,7 @@ class ParallelTempering(InferenceMethod):
         if self.config.ladder == "adaptive":   # Miasojedow, Moulines & Vihola 2013, Sec. 3
             rho = log_gaps(betas)
             rho[lo] += self.config.adapt_rate * (t + 1) ** -RM_EXPONENT * (alpha - self.config.target_swap_rate)
-            betas[...] = ladder_of(rho)
+            betas[...] = ladder_of(_xp(rho).clip(rho, *LOG_GAP_RANGE))
 
     def diagnostics(self, state: dict) -> dict[str, float]:
         """swap_rate_min, swap_rate_mean (over adjacent pairs) and beta_min of a state."""
