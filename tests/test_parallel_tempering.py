@@ -5,14 +5,18 @@ p(v) by enumeration (with a wrong-β control that must fail); the ladders; PT-PC
 its swap statistics in metrics.csv, and resume carrying the sampler state; step costs counted."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from rbmlab.backend import get_backend
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
 from rbmlab.hydra_app import validated_run_config
 from rbmlab.inference import INFERENCE
 from rbmlab.inference.parallel_tempering import (exchange_, geometric_ladder, swap_log_ratio,
@@ -224,3 +228,18 @@ def test_pt_pcd_cost_is_the_counted_products(count, options):
     (model, state), counted = count(learner.step, model, state, batch, CountedRng(BACKEND.rng(1)))
     assert learner.step_cost(model, 5, state) == pytest.approx(counted, rel=1e-12)
     assert counted > options["n_temperatures"] * 6 * 12 * 7 * 2 * 2   # the replicas' sweeps are in it
+
+
+def test_the_sampling_evaluators_draw_with_pt():
+    """evaluator.sampler=parallel_tempering (mmd, kl): draws from uniform starts, no state kept."""
+    sampler = sampler_for(parse_sampler({"name": "parallel_tempering", "n_temperatures": 3}), RBM, "mmd")
+    model = small("spin")
+    drawn = draw(model, sampler, 5000, 30, 2500, BACKEND.rng(4))
+    assert drawn.shape == (5000, 5) and set(np.unique(drawn)) == {-1.0, 1.0}
+    assert tv_to_exact(model, drawn) < 0.05
+
+
+def test_the_yaml_states_the_defaults():
+    path = Path(__file__).resolve().parent.parent / "conf" / "learner" / "sampler" / "parallel_tempering.yaml"
+    config = INFERENCE.get("parallel_tempering").config_class()
+    assert yaml.safe_load(path.read_text()) == {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
