@@ -96,7 +96,7 @@ def test_the_stochastic_exchange_follows_the_swap_matrix():
 
 
 # ---------------------------------------------------------------- (b) stationary distribution
-CHAINS, STEPS = 20_000, 40
+CHAINS, STEPS = 10_000, 30
 
 
 def small(visible: str = "bernoulli") -> RBM:
@@ -234,8 +234,8 @@ def test_the_sampling_evaluators_draw_with_pt():
     """evaluator.sampler=parallel_tempering (mmd, kl): draws from uniform starts, no state kept."""
     sampler = sampler_for(parse_sampler({"name": "parallel_tempering", "n_temperatures": 3}), RBM, "mmd")
     model = small("spin")
-    drawn = draw(model, sampler, 5000, 30, 2500, BACKEND.rng(4))
-    assert drawn.shape == (5000, 5) and set(np.unique(drawn)) == {-1.0, 1.0}
+    drawn = draw(model, sampler, 4000, 20, 2000, BACKEND.rng(4))
+    assert drawn.shape == (4000, 5) and set(np.unique(drawn)) == {-1.0, 1.0}
     assert tv_to_exact(model, drawn) < 0.05
 
 
