@@ -1,7 +1,7 @@
 """Parallel tempering (rbmlab.inference.parallel_tempering) against exact answers: the swap move's
 detailed balance on a 2-temperature, 3-unit model (matrix by enumeration, and the stochastic
 exchange against it); the stationary distribution of PT and block Gibbs on a 5 × 3 RBM against
-p(v) by enumeration (with a wrong-β control that must fail); the ladders; PT-PCD from the config,
+p(v) by enumeration (with a wrong-β control that must fail), and of PT on a Potts RBM; the ladders; PT-PCD from the config,
 its swap statistics in metrics.csv, and resume carrying the sampler state; step costs counted."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy.special import logsumexp
 
 from rbmlab.backend import get_backend
 from rbmlab.errors import RbmlabError
@@ -26,6 +27,7 @@ from rbmlab.models.rbm import RBM, energy, log_likelihood
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.runner import train
 from rbmlab.storage.faults import InjectedFault
+from tests.test_potts import brute_index, joint_log_weights, potts_rbm
 from tests.test_step_cost import CountedRng, count, data, small_rbm  # noqa: F401 - count: a fixture
 
 BACKEND = get_backend("numpy", "float64")
@@ -114,9 +116,12 @@ def tv_to_exact(model, v) -> float:
 
 
 def sampling_bound(model) -> float:
-    """The 99.9th percentile of the TV of CHAINS exact draws (multinomial) from p(v), times 1.2."""
     states = model.visible_units.states(np, 5, 0, 32, np.float64)
-    p = np.exp(log_likelihood(model, states))
+    return tv_bound(np.exp(log_likelihood(model, states)))
+
+
+def tv_bound(p) -> float:
+    """The 99.9th percentile of the TV of CHAINS exact draws (multinomial) from p, times 1.2."""
     draws = np.random.default_rng(0).multinomial(CHAINS, p / p.sum(), size=2000) / CHAINS
     return 1.2 * float(np.quantile(0.5 * np.abs(draws - p).sum(axis=1), 0.999))
 
@@ -139,6 +144,19 @@ def test_pt_and_gibbs_sample_the_enumerated_distribution(visible):
     state["betas"] = np.array([0.8, 0.5, 0.3, 0.2])
     wrong, _ = sampler.run(model, start(model), BACKEND.rng(2), STEPS, state=state)
     assert tv_to_exact(model, wrong) > 2 * bound
+
+
+def test_pt_samples_a_potts_rbm_through_its_unit_types():
+    """Categorical visible units (3 units of q = 3: 27 states, one-hot columns): PT's conditionals
+    and energies are the unit type's, its stationary p(v) the enumerated one."""
+    model = potts_rbm(BACKEND, 3, 3, scale=0.8, seed=7)
+    _, _, log_w = joint_log_weights(model)
+    p = np.exp(logsumexp(log_w, axis=1) - logsumexp(log_w))
+    x = model.visible_units.uniform_states(BACKEND.rng(8), (CHAINS, model.n_visible), model.dtype)
+    v = pt(n_temperatures=3, beta_min=0.3).run(model, x, BACKEND.rng(9), STEPS)
+    assert np.all(v.reshape(CHAINS, 3, 3).sum(axis=-1) == 1)
+    q = np.bincount(brute_index(v), minlength=27) / CHAINS
+    assert 0.5 * np.abs(q - p).sum() < tv_bound(p)
 
 
 # ---------------------------------------------------------------- (c) ladders
