@@ -14,8 +14,9 @@ with ``step=site``) takes ``position=p``, the site its scan goes on from. A ``pe
 (parallel tempering) carries state of its own beside the chains: ``init_state(model, chains, rng)``
 gives it (name → array, for a learner state and its checkpoint), and ``run(..., state=s)`` returns
 ``(x', s')``, the chains and the state to pass next time; without ``state=`` it starts afresh
-from ``x`` and returns ``x'`` alone. ``diagnostics(s)`` gives scalars of a state to record. Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
-the model family's ``default_sampler``) instead of naming one.
+from ``x`` and returns ``x'`` alone. ``diagnostics(s)`` gives scalars of a state to record.
+Learners take their negative-phase sampler from the registry (``learner.sampler``; null: the
+model family's ``default_sampler``) instead of naming one.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ pair k at that step and α* = ``target_swap_rate`` (Miasojedow, Moulines & Vihol
 Persistent state (``init_state``; PCD keeps it, PT-PCD of Desjardins et al. 2010): ``replicas``
 (the v of replicas 1…R−1), ``betas``, ``swap_rate`` (per adjacent pair: the mean acceptance
 probability of its proposals, cumulative over the first ``SWAP_WINDOW``, then exponentially
-averaged with weight 1/SWAP_WINDOW) and ``steps`` (steps taken: the even/odd phase and γ_n).
+averaged with weight 1/SWAP_WINDOW; 0 before the pair's first proposal) and ``steps`` (steps taken: the even/odd phase and γ_n).
 Called without a state (an evaluator's draws), the replicas start as copies of x.
 """
 from __future__ import annotations
