@@ -12,13 +12,14 @@ so only the unit types' ``sample_`` is used (any unit type with p(x | a) ∝ exp
 Ladders: ``geometric`` β_k = β_min^{k/(R−1)}; ``adaptive`` starts there and moves the log-gaps
 ρ_k = log(log β_k − log β_{k+1}) by Robbins–Monro, ρ_k ← ρ_k + γ_n (α_k − α*) with γ_n =
 adapt_rate · (n + 1)^{−0.6} at the sampler's n-th step, α_k the mean swap acceptance probability of
-pair k at that step and α* = ``target_swap_rate`` (Miasojedow, Moulines & Vihola 2013, Sec. 3);
+pair k at that step and α* = ``target_swap_rate`` (Miasojedow, Moulines & Vihola 2013);
 ρ_k is kept in ``LOG_GAP_RANGE`` (a target no gap reaches — an easy model — would drive β to 0).
 
 Persistent state (``init_state``; PCD keeps it, PT-PCD of Desjardins et al. 2010): ``replicas``
 (the v of replicas 1…R−1), ``betas``, ``swap_rate`` (per adjacent pair: the mean acceptance
 probability of its proposals, cumulative over the first ``SWAP_WINDOW``, then exponentially
-averaged with weight 1/SWAP_WINDOW; 0 before the pair's first proposal) and ``steps`` (steps taken: the even/odd phase and γ_n).
+averaged with weight 1/SWAP_WINDOW; 0 before the pair's first proposal) and ``steps`` (steps
+taken: the even/odd phase and γ_n).
 Called without a state (an evaluator's draws), the replicas start as copies of x.
 """
 from __future__ import annotations
@@ -175,7 +176,7 @@ class ParallelTempering(InferenceMethod):
         lo = slice(parity, v.shape[0] - 1, 2)
         alpha = p.reshape(p.shape[0], -1).mean(axis=1)
         rate[lo] += (alpha - rate[lo]) / min((t - parity) // 2 + 1, SWAP_WINDOW)   # proposals so far
-        if self.config.ladder == "adaptive":   # Miasojedow, Moulines & Vihola 2013, Sec. 3
+        if self.config.ladder == "adaptive":   # Miasojedow, Moulines & Vihola 2013
             rho = log_gaps(betas)
             rho[lo] += self.config.adapt_rate * (t + 1) ** -RM_EXPONENT * (alpha - self.config.target_swap_rate)
             betas[...] = ladder_of(_xp(rho).clip(rho, *LOG_GAP_RANGE))
