@@ -28,6 +28,8 @@ GROUP_DOCS = {
     "learner/optimizer": "the update rule a learner steps with (learner/optimizer=adam)",
     "learner/optimizer_tuning": "a paper's optimizer settings for one learner/optimizer pair "
                                 "(+learner/optimizer_tuning=tap_sgd)",
+    "learner/sampler": "a sampler's options for a learner's negative phase "
+                       "(+learner/sampler=parallel_tempering learner.sampler.n_temperatures=20)",
     "evaluator": "how the model is scored, per evaluation point and at the end",
     "backend": "the array library and float type",
     "scale": "the tier label recorded in every run (rbmlab experiment sets it)",

@@ -26,7 +26,8 @@ from rbmlab.validation import option
 from tests.test_stop_rule import needs_caltech
 
 ROOT = Path(__file__).resolve().parent.parent
-PAPERS = ("cd", "pcd", "reset", "pmp_reset", "sdcp", "csdcp", "cg", "ssd", "frank_wolfe", "tap", "adatap")
+PAPERS = ("cd", "pcd", "reset", "pmp_reset", "sdcp", "csdcp", "cg", "ssd", "frank_wolfe", "tap", "adatap",
+          "pt_pcd")
 
 
 @dataclass
@@ -60,6 +61,7 @@ def test_every_generative_learner_of_the_papers_is_an_entrant_and_only_they():
     assert set(found) == set(PAPERS)
     assert found["adatap"] == ["learner=tap", "learner.inference=adatap"]
     assert found["pmp_reset"] == ["learner=reset", "learner.sampler=pmp"]
+    assert found["pt_pcd"] == ["learner=pcd", "learner.sampler=parallel_tempering"]
     assert "logistic" not in found and "tap_dbm" not in found     # conditional / deep: not entrants
 
 

@@ -11,6 +11,8 @@ range of its per-round ratios, with the BLAS thread count of each row stated. Ro
     batch 200 and 10 in float32, batch 200 in float64 (same BLAS, same process);
   * the dcp paper's cost model (§3.1) from measured parts: a Gibbs transition T, the statistics of
     a batch L, one parameter update U; and S-DCP (d = 6, K' = 4) and (5, 4) epochs against CD-24;
+  * parallel tempering against block Gibbs on a bimodal RBM at equal wall-clock: mode switches and
+    effective sample size per second (:mod:`rbmlab.bench.tempering`);
   * Frank-Wolfe: one L-BFGS-B run of the linear oracle on the Caltech-101 Silhouettes training set
     and on MNIST images, against the bare gemv's of its evaluations; one FW iteration at 100
     hidden units with the learner's defaults, split into sampling, oracle and visible-bias loop.
@@ -23,7 +25,7 @@ experiments' timings), ``measure``, the GPU rows, the kernel comparison and the 
 ``write``) here; the rows, one module per family, each with its parts:
 :mod:`rbmlab.bench.rbm` (Gibbs, AIS, PCD, the sampler), :mod:`rbmlab.bench.dcp`,
 :mod:`rbmlab.bench.frank_wolfe`, :mod:`rbmlab.bench.crbm_bp`, :mod:`rbmlab.bench.pmp`,
-:mod:`rbmlab.bench.tap`, :mod:`rbmlab.bench.samplers` (pmp's sampler legends), on what they share
+:mod:`rbmlab.bench.tap`, :mod:`rbmlab.bench.samplers` (pmp's sampler legends), :mod:`rbmlab.bench.tempering`, on what they share
 (:mod:`rbmlab.bench.core`: a row, random models, bare-work floors, timing) and
 :mod:`rbmlab.bench.method` (interleaved timing); :mod:`rbmlab.bench.cli` (``python -m
 rbmlab.bench``, ``__main__``).
@@ -59,6 +61,7 @@ BENCH_PARTS = Registry("bench part", {
     "ais": "rbmlab.bench.rbm:ais_part",
     "pcd": "rbmlab.bench.rbm:pcd_part",
     "sampler": "rbmlab.bench.rbm:sampler_part",
+    "tempering": "rbmlab.bench.tempering:tempering_part",
     "dcp": "rbmlab.bench.dcp:dcp_part",
     "frank_wolfe": "rbmlab.bench.frank_wolfe:frank_wolfe_part",
     "crbm_bp": "rbmlab.bench.crbm_bp:crbm_bp_part",

@@ -4,6 +4,7 @@ from rbmlab.registry import Registry
 
 INFERENCE = Registry("inference", {
     "block_gibbs": "rbmlab.inference.block_gibbs:BlockGibbs",
+    "parallel_tempering": "rbmlab.inference.parallel_tempering:ParallelTempering",
     "gibbs": "rbmlab.inference.site_gibbs:SiteGibbs",
     "gwg": "rbmlab.inference.gwg:GibbsWithGradients",
     "pmp": "rbmlab.inference.pmp:PMP",

@@ -10,8 +10,13 @@ states ``x`` (rows; leading trial axes as the model's) and returns a new array, 
 ``x``. A method with ``takes_first_product = True`` (block Gibbs) also accepts
 ``first_product=xW``, the first half-step's product when a learner formed it together with its
 positive phase (one matmul instead of two). A method with ``continues_scan`` (single-site Gibbs
-with ``step=site``) takes ``position=p``, the site its scan goes on from. Learners take their negative-phase sampler from the registry (``learner.sampler``; null:
-the model family's ``default_sampler``) instead of naming one.
+with ``step=site``) takes ``position=p``, the site its scan goes on from. A ``persistent`` method
+(parallel tempering) carries state of its own beside the chains: ``init_state(model, chains, rng)``
+gives it (name → array, for a learner state and its checkpoint), and ``run(..., state=s)`` returns
+``(x', s')``, the chains and the state to pass next time; without ``state=`` it starts afresh
+from ``x`` and returns ``x'`` alone. ``diagnostics(s)`` gives scalars of a state to record.
+Learners take their negative-phase sampler from the registry (``learner.sampler``; null: the
+model family's ``default_sampler``) instead of naming one.
 """
 from __future__ import annotations
 
@@ -34,12 +39,21 @@ class InferenceMethod:
     takes_first_product = False       # run(..., first_product=xW) accepted
     continues_scan = False            # run(..., position=p) accepted: a systematic scan that goes
                                       # on where it stopped (the next is (p + steps) mod n)
+    persistent = False                # run(..., state=s) accepted and returns (x', s')
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()
 
     def run(self, model, x, rng, steps: int):
         raise NotImplementedError
+
+    def init_state(self, model, chains, rng) -> dict:
+        """A persistent method's state for the chains ``chains`` (none by default)."""
+        return {}
+
+    def diagnostics(self, state: dict) -> dict[str, float]:
+        """Scalars of a persistent method's state, for a metrics row (none by default)."""
+        return {}
 
     def step_cost(self, model, rows: int, steps: int) -> float | None:
         """Multiply-adds (rbmlab.backend.macs) of ``run`` on ``rows`` states for ``steps``

@@ -116,17 +116,22 @@ class Learner:
         product += model.b_h[..., None, :]
         return model.statistics_given(x, model.hidden_units.mean(product, out=product)), first
 
-    def contrastive_gradient(self, model, x, start, rng, steps: int, **sampler_kwargs):
+    def contrastive_gradient(self, model, x, start, rng, steps: int, sampler_state=None, **sampler_kwargs):
         """(statistics(x) − statistics(chain end), chain end) for ``steps`` sampler steps from
         ``start`` (``start is x``: CD). For a bipartite model with a block sampler, the data's
         and the chains' hidden products are one matmul (CD: the same one, the chain starting at
         the data under the same parameters) and both phases' W statistics one more; otherwise
         the plain two-statistics form. Same draws, same algorithm. ``sampler_kwargs`` go to
-        the sampler's run (``position`` of a scan that continues)."""
+        the sampler's run (``position`` of a scan that continues). With ``sampler_state`` (a
+        persistent sampler's), the sampler's new state comes third."""
         sampler = self.sampler_for(type(model))
+        if sampler_state is not None:
+            sampler_kwargs["state"] = sampler_state
         if not self._fusable(model, x, start):
             end = sampler.run(model, start, rng, steps, **sampler_kwargs)
-            return difference(model.statistics(x), model.statistics(end)), end
+            end, new = end if sampler_state is not None else (end, None)
+            grad = difference(model.statistics(x), model.statistics(end))
+            return (grad, end) if sampler_state is None else (grad, end, new)
         xp, n = model.xp, x.shape[-2]
         if start is x:
             product = x @ model.W
@@ -137,7 +142,9 @@ class Learner:
         product += model.b_h[..., None, :]
         p_pos = model.hidden_units.mean(product, out=product)
         end = sampler.run(model, start, rng, steps, first_product=first, **sampler_kwargs)
-        return model.contrast(x, p_pos, end, model.hidden_probs(end)), end
+        end, new = end if sampler_state is not None else (end, None)
+        grad = model.contrast(x, p_pos, end, model.hidden_probs(end))
+        return (grad, end) if sampler_state is None else (grad, end, new)
 
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.config.lr)

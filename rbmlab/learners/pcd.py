@@ -2,14 +2,25 @@
 
 With a sampler whose systematic scan continues where it stopped (single-site Gibbs with
 ``step=site``: k single-site updates per update, pmp Figure 2's persistent panels), the scan
-position persists with the chains (in the learner state, so a resumed run goes on from it)."""
+position persists with the chains (in the learner state, so a resumed run goes on from it). So
+does a persistent sampler's own state (parallel tempering's replicas, ladder and swap rates:
+PT-PCD, Desjardins et al. 2010), under ``sampler.<key>``, its diagnostics in every metrics row."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.inference import INFERENCE
 from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
+
+SAMPLER_PREFIX = "sampler."   # a persistent sampler's state entries in the learner state
+
+
+def sampler_state(state) -> dict | None:
+    """The persistent sampler's entries of a learner state (prefix dropped), or None if none."""
+    found = {k[len(SAMPLER_PREFIX):]: v for k, v in state.items() if k.startswith(SAMPLER_PREFIX)}
+    return found or None
 
 
 @dataclass
@@ -27,6 +38,7 @@ class PCDConfig(LearnerConfig):
 class PCD(Learner):
     config_class = PCDConfig
     generative = True   # an entrant of the cross-paper leaderboard
+    entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}   # PT-PCD (Desjardins et al. 2010)
 
     def init_state(self, model, train, rng):
         """Chains start at the first training examples (our choice; dcp does not say), tiled if
@@ -41,17 +53,32 @@ class PCD(Learner):
             reps = -(-n // data.shape[0])
             chains = xp.concatenate([data] * reps, axis=0)[:n] if reps > 1 else data[:n]
         state = {"chains": xp.array(chains, copy=True)}
-        if self.sampler_for(type(model)).continues_scan:
+        sampler = self.sampler_for(type(model))
+        if sampler.continues_scan:
             state["scan_position"] = 0
+        if sampler.persistent:
+            own = sampler.init_state(model, state["chains"], rng)
+            state.update({SAMPLER_PREFIX + k: v for k, v in own.items()})
         return state
 
     def step(self, model, state, batch, rng):
         k, state = self.config.k, dict(state)
         scan = {"position": int(state["scan_position"])} if "scan_position" in state else {}
-        grad, state["chains"] = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, k, **scan)
+        own = sampler_state(state)
+        if own is None:
+            grad, state["chains"] = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, k, **scan)
+        else:
+            grad, state["chains"], own = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, k,
+                                                                   sampler_state=own)
+            state.update({SAMPLER_PREFIX + key: v for key, v in own.items()})
         if scan:
             state["scan_position"] = (scan["position"] + k) % state["chains"].shape[-1]
         return self.update(model, grad, state)
+
+    def diagnostics(self, state):
+        """The persistent sampler's (PT: swap_rate_min, swap_rate_mean, beta_min); none without."""
+        own = sampler_state(state)
+        return {} if own is None else INFERENCE.build(self.config.sampler).diagnostics(own)
 
     def step_cost(self, model, rows, state):
         """Block Gibbs, c chains: n_v·n_h·(2·rows + c·(2k + 2)) ([x; chains]W, 2k − 1 more sweep
