@@ -190,6 +190,11 @@ def test_an_unreachable_target_keeps_the_ladder_finite():
     _, state = sampler.run(small(), start(small())[:50], BACKEND.rng(1), 300, state=state)
     assert np.all(state["betas"] > 0) and np.all(np.diff(state["betas"]) < 0)
     assert np.all(np.isfinite(state["swap_rate"]))
+    assert state["betas"][-1] == pytest.approx(0.1, rel=1e-9)     # widened to the floor beta_min, no further
+    floor = pt(n_temperatures=4, ladder="adaptive", target_swap_rate=0.05, beta_min=0.4)
+    state = floor.init_state(small(), start(small())[:50], BACKEND.rng(0))
+    _, state = floor.run(small(), start(small())[:50], BACKEND.rng(1), 300, state=state)
+    assert state["betas"][-1] == pytest.approx(0.4, rel=1e-9)     # at a non-default floor too
 
 
 def test_options_are_checked_at_the_edge():

@@ -13,7 +13,8 @@ Ladders: ``geometric`` β_k = β_min^{k/(R−1)}; ``adaptive`` starts there and 
 ρ_k = log(log β_k − log β_{k+1}) by Robbins–Monro, ρ_k ← ρ_k + γ_n (α_k − α*) with γ_n =
 adapt_rate · (n + 1)^{−0.6} at the sampler's n-th step, α_k the mean swap acceptance probability of
 pair k at that step and α* = ``target_swap_rate`` (Miasojedow, Moulines & Vihola 2013);
-ρ_k is kept in ``LOG_GAP_RANGE`` (a target no gap reaches — an easy model — would drive β to 0).
+ρ_k is kept in ``LOG_GAP_RANGE``, and the ladder above ``beta_min`` (a target no gap reaches — an
+easy model — would otherwise drive β to 0: the gaps then widen to the floor and no further).
 
 Persistent state (``init_state``; PCD keeps it, PT-PCD of Desjardins et al. 2010): ``replicas``
 (the v of replicas 1…R−1), ``betas``, ``swap_rate`` (per adjacent pair: the mean acceptance
@@ -48,7 +49,8 @@ class ParallelTemperingConfig(InferenceConfig):
     ladder: str = option("geometric", "geometric: β_k = beta_min^(k/(R−1)); adaptive: from there, "
                                       "log-gaps moved toward target_swap_rate", choices=("geometric", "adaptive"),
                          label="temperature ladder")
-    beta_min: float = option(0.1, "the hottest replica's inverse temperature (the adaptive ladder's start)",
+    beta_min: float = option(0.1, "the hottest replica's inverse temperature (the adaptive ladder's start "
+                                  "and floor)",
                              lo=0, hi=1, open_lo=True, open_hi=True, label="smallest β")
     target_swap_rate: float = option(0.234, "ladder=adaptive: the swap acceptance rate each adjacent pair is "
                                             "driven to", lo=0, hi=1, open_lo=True, open_hi=True,
@@ -72,6 +74,15 @@ def ladder_of(rho):
     """The ladder with log-gaps ρ: β_0 = 1, β_{k+1} = β_k exp(−e^{ρ_k})."""
     xp = _xp(rho)
     return xp.exp(-xp.concatenate([xp.zeros(1, dtype=rho.dtype), xp.cumsum(xp.exp(rho))]))
+
+
+def floored(rho, beta_min: float):
+    """Log-gaps ρ scaled by one factor where needed so that the ladder ends at or above
+    ``beta_min`` (Σ e^{ρ_k} ≤ −log β_min): where every pair swaps more often than the target (an
+    easy model), the adaptive ladder widens to the floor and no further."""
+    xp = _xp(rho)
+    spread, limit = xp.sum(xp.exp(rho)), -np.log(beta_min)
+    return rho + xp.minimum(0.0, xp.log(limit / spread))
 
 
 def swap_log_ratio(beta_a, beta_b, neg_energy_a, neg_energy_b):
@@ -179,7 +190,7 @@ class ParallelTempering(InferenceMethod):
         if self.config.ladder == "adaptive":   # Miasojedow, Moulines & Vihola 2013
             rho = log_gaps(betas)
             rho[lo] += self.config.adapt_rate * (t + 1) ** -RM_EXPONENT * (alpha - self.config.target_swap_rate)
-            betas[...] = ladder_of(_xp(rho).clip(rho, *LOG_GAP_RANGE))
+            betas[...] = ladder_of(floored(_xp(rho).clip(rho, *LOG_GAP_RANGE), self.config.beta_min))
 
     def diagnostics(self, state: dict) -> dict[str, float]:
         """swap_rate_min, swap_rate_mean (over adjacent pairs) and beta_min of a state."""
