@@ -277,3 +277,12 @@ def test_potts_samples_draws_a_valid_split_after_the_others():
     np.testing.assert_array_equal(plain.train, with_valid.train)     # the earlier draws unchanged
     np.testing.assert_array_equal(plain.test, with_valid.test)
     assert "valid" in with_valid.info["ground_truth"]["mean_loglik"]
+
+
+def test_a_combined_evaluator_takes_potts_units_only_where_every_part_does():
+    from rbmlab.evaluators import EVALUATORS
+    def combined(*parts):
+        return EVALUATORS.build(EVALUATORS.parse({"name": "combined", "parts": [{"name": p} for p in parts]}))
+    assert "potts" in combined("exact", "ais").units["visible"]
+    assert "potts" not in combined("ais", "kl").units["visible"]          # kl names no unit types
+    assert "potts" not in combined("ais", "reconstruction").units["visible"]

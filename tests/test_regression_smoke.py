@@ -81,6 +81,7 @@ NOT_COVERED = {
     "leaderboard/binarized_mnist": "a leaderboard of learners whose paper experiments have fixtures",
     "leaderboard/caltech101": "a leaderboard of learners whose paper experiments have fixtures",
     "leaderboard/exact": "a leaderboard of learners whose paper experiments have fixtures",
+    "leaderboard/potts": "a leaderboard of learners whose paper experiments have fixtures",
     # timings (bench:): every number is wall-clock time on this machine
     "crbm_bp/bp-speed": "a timing (bench part bp_speed): wall-clock seconds",
     "pmp/speed": "a timing (bench part sampler_speed): wall-clock seconds",

@@ -18,7 +18,8 @@ from tests.test_report import table_rows, write_run, write_variant_run
 
 REPO = Path(__file__).resolve().parents[1]
 # runs-table columns that are no config key (rbmlab.report.render.runs_csv)
-NOT_KEYS = {"run_dir", "seed", "status", "problem", "epochs_done", "source", "early_stopping.epoch"}
+NOT_KEYS = {"run_dir", "seed", "status", "problem", "epochs_done", "source", "scale",   # the header's
+            "early_stopping.epoch"}
 # a config key or a metrics column as it is spelled: dotted or snake_case
 IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+\b")
 

@@ -20,6 +20,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import SPLIT_NAMES, Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec, part_metric, split_prefix
+from rbmlab.units.requirements import CATEGORICAL
 from rbmlab.validation import Config, invalid, option
 
 
@@ -99,11 +100,15 @@ class Combined(Evaluator):
         self.units = self._units()
 
     def _units(self) -> dict[str, tuple[str, ...]]:
-        """Per setting, the unit types every part that constrains it allows."""
+        """Per setting, the unit types every part that constrains it allows; categorical types
+        only where every part names them (they are opt-in: rbmlab.units.requirements)."""
         units: dict[str, tuple[str, ...]] = {}
         for part in self.parts:
             for setting, allowed in part.units.items():
                 units[setting] = tuple(u for u in units.get(setting, allowed) if u in allowed)
+        for setting, allowed in units.items():
+            if any(setting not in part.units for part in self.parts):
+                units[setting] = tuple(u for u in allowed if u not in CATEGORICAL)
         return units
 
     def check(self, model_class, sizes) -> None:
