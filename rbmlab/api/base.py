@@ -21,9 +21,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbmlab.api import files, scoring
-from rbmlab.units.requirements import CATEGORICAL as _CATEGORICAL
 from rbmlab.api.settings import (ParameterError, as_value_error, backend_config, evaluator_config,
                                  learner_config, model_config, train_config)
+from rbmlab.units.requirements import CATEGORICAL as _CATEGORICAL
 
 SAMPLE_STREAM = 5   # sample()'s random stream, after the runner's five (rbmlab.run.training)
 
@@ -92,27 +92,19 @@ class EnergyModel(BaseEstimator):
 
     def _units(self, model_cfg=None) -> tuple[str, int]:
         """The visible units' type and states per unit: of ``model_cfg``, or of the fitted model."""
-        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+        from rbmlab.data.domain import configured_choice, saved_choice  # noqa: PLC0415
 
-        decl = VISIBLE_UNITS[self.family]
-        if decl.key is None:
-            return visible_prior(self.family, None), 2
-        if model_cfg is not None:
-            states = getattr(model_cfg, decl.states_key) if decl.states_key else 2
-            return visible_prior(self.family, getattr(model_cfg, decl.key)), states
-        settings, keys = self.model_.settings(), type(self.model_).CONFIG_SETTINGS
-        states = int(settings[keys[decl.states_key]]) if decl.states_key else 2
-        return visible_prior(self.family, settings[keys[decl.key]]), states
+        value, states = configured_choice(model_cfg) if model_cfg is not None else saved_choice(self.model_)
+        return visible_prior(self.family, value), states
 
     def _validate(self, X, reset: bool, units: tuple[str, int]):
         """X as a 2-D array of the model's dtype, its values checked against the visible units,
         in their columns (integer codes of Potts units one-hot: rbmlab.units.potts)."""
-        from rbmlab.data.domain import visible_unit_type  # noqa: PLC0415
+        from rbmlab.units import unit_type  # noqa: PLC0415
 
         dtype = np.dtype(backend_config(self.backend, self.dtype).dtype)
         X = self._check_values(validate_data(self, X, reset=reset, dtype=dtype), units)
-        unit = visible_unit_type(self.family, units[0], units[1]) if units[0] in _CATEGORICAL else None
-        return X if unit is None else unit.encode(X, dtype)
+        return unit_type(*units).encode(X, dtype) if units[0] in _CATEGORICAL else X
 
     def _check_values(self, X, units: tuple[str, int]):
         """X, if its values are values of ``units`` (rbmlab.units: a type and its states per unit):
@@ -308,9 +300,8 @@ class EnergyModel(BaseEstimator):
         return None
 
     def __sklearn_tags__(self):
-        from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+        from rbmlab.data.domain import VISIBLE_UNITS, data_values  # noqa: PLC0415
         from rbmlab.models import MODELS  # noqa: PLC0415
-        from rbmlab.data.domain import data_values  # noqa: PLC0415
 
         tags = super().__sklearn_tags__()
         key = VISIBLE_UNITS[self.family].key

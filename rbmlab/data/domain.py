@@ -182,11 +182,9 @@ def check_run(cfg, facts: DataFacts) -> None:
     task = TASKS.build(cfg.task or TASKS.parse("none"))
     task.check(facts, splits)
     family = cfg.model.name
-    decl = _declaration(family)
-    value = getattr(cfg.model, decl.key) if decl.key is not None else None
-    states = getattr(cfg.model, decl.states_key) if decl.states_key is not None else 2
+    value, states = configured_choice(cfg.model)
     units = check_units(family, value, facts.values, facts, states=states)
-    check_task_outputs(task, facts.values, units, decl.prior_name(value))
+    check_task_outputs(task, facts.values, units, _declaration(family).prior_name(value))
 
 
 def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
@@ -196,13 +194,10 @@ def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
     check_splits(facts, ["train"], "dataset")
     check_splits(facts, [split], "split")
     task.check(facts, [split])
-    decl = _declaration(model.family)
-    settings, keys = model.settings(), type(model).CONFIG_SETTINGS
-    value = None if decl.key is None else str(settings[keys[decl.key]])
-    states = 2 if decl.states_key is None else int(settings[keys[decl.states_key]])
+    value, states = saved_choice(model)
     units = check_units(model.family, value, facts.values, facts,
                         where=f"checkpoint: {path}: its {model.family} model", states=states)
-    check_task_outputs(task, facts.values, units, decl.prior_name(value))
+    check_task_outputs(task, facts.values, units, _declaration(model.family).prior_name(value))
 
 
 # ---------------------------------------------------------------- the units data are encoded for
@@ -213,18 +208,27 @@ def visible_unit_type(family: str, value: str | None, states: int = 2):
     return unit_type(name, states) if name in DISCRETE_NAMES else None
 
 
-def configured_visible_units(model_cfg):
-    """:func:`visible_unit_type` of a run's model config."""
+def configured_choice(model_cfg) -> tuple[str | None, int]:
+    """(the value of the family's unit key, states per unit) in a model config (None: a family
+    with fixed units; 2 states: a family without a states key)."""
     decl = _declaration(model_cfg.name)
     value = getattr(model_cfg, decl.key) if decl.key is not None else None
-    states = getattr(model_cfg, decl.states_key) if decl.states_key is not None else 2
-    return visible_unit_type(model_cfg.name, value, states)
+    return value, getattr(model_cfg, decl.states_key) if decl.states_key is not None else 2
+
+
+def saved_choice(model) -> tuple[str | None, int]:
+    """:func:`configured_choice` of a saved model, read from the settings it holds."""
+    decl = _declaration(model.family)
+    settings, keys = model.settings(), type(model).CONFIG_SETTINGS
+    value = None if decl.key is None else str(settings[keys[decl.key]])
+    return value, 2 if decl.states_key is None else int(settings[keys[decl.states_key]])
+
+
+def configured_visible_units(model_cfg):
+    """:func:`visible_unit_type` of a run's model config."""
+    return visible_unit_type(model_cfg.name, *configured_choice(model_cfg))
 
 
 def saved_visible_units(model):
     """:func:`visible_unit_type` of a saved model (its settings)."""
-    decl = _declaration(model.family)
-    settings, keys = model.settings(), type(model).CONFIG_SETTINGS
-    value = None if decl.key is None else str(settings[keys[decl.key]])
-    states = 2 if decl.states_key is None else int(settings[keys[decl.states_key]])
-    return visible_unit_type(model.family, value, states)
+    return visible_unit_type(model.family, *saved_choice(model))
