@@ -159,15 +159,22 @@ def _checkout_results(command: str) -> Path:
 
 def cmd_report_index(argv: list[str]) -> None:
     from rbmlab.experiment.index import index_main  # noqa: PLC0415
+    from rbmlab.experiment.verdicts import default_papers_dir, results_problems  # noqa: PLC0415
 
     p = ArgumentParser(prog="rbmlab report index")
-    p.add_argument("--check", action="store_true", help="exit 1 when results/README.md is out of date")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 when results/README.md is out of date or a verdicts table outruns its "
+                        "evidence (rbmlab.experiment.verdicts)")
     args = p.parse_args(argv)
     results = _checkout_results("report index")
     readme = results / "README.md"
     current = index_main(results, check=args.check)
+    problems = results_problems(results, default_papers_dir()) if args.check else []
+    for problem in problems:
+        print(f"rbmlab: verdicts: {problem}", file=sys.stderr)
     if args.check and not current:
         print(f"{readme} is out of date: rbmlab report index (make results-index) rewrites it", file=sys.stderr)
+    if args.check and (problems or not current):
         sys.exit(1)
     print(f"{readme} {'is up to date' if current else 'rewritten'}")
 

@@ -1,0 +1,131 @@
+"""The verdicts tables of the results READMEs (rbmlab.experiment.verdicts): each row's quote is
+the paper's own words, found in its text; a verdict for or against a stochastic claim rests on
+≥ 3 seeds; seeds never exceed what the committed runs hold. Small fixtures of known problems,
+then the committed READMEs themselves."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rbmlab.experiment.catalog import RESULTS_DIR
+from rbmlab.experiment.index import readme_seeds, readme_verdicts
+from rbmlab.experiment.verdicts import (
+    COLUMNS, default_papers_dir, normalised, paper_files, readme_problems, results_problems, seeds_in_runs)
+
+PAPER_TEXT = """5.3 Robustness
+Figure 7(a) shows that S-DCP reaches about the same ATLL irrespec-
+tive of the batch size used for training.
+The centered variant “CS-DCP” is — as expected — faster.
+"""
+HEAD = "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS) + "\n"
+GOOD = ('| figure-7a | "S-DCP reaches about the same ATLL irrespective of the batch size" (Sec. 5.3, '
+        'Fig. 7(a)) | reduced | 5,000 MNIST, 100 ep. | 3 | −103.9 ± 0.5 (n=3) | — | reproduced |')
+
+
+def _tree(tmp_path: Path, rows: str, runs: str | None = None) -> Path:
+    """A results/dcp/README.md with ``rows`` under the verdicts header, a papers folder with
+    the fixture's text, and optionally results/dcp/figure-7a_reduced_runs.csv."""
+    papers = tmp_path / "shared" / "papers"
+    papers.mkdir(parents=True)
+    (papers / "001_x.txt").write_text(PAPER_TEXT)
+    (papers / "README.md").write_text("| Short name | Paper file |\n|---|---|\n| `dcp` | `001_x.txt` |\n")
+    folder = tmp_path / "results" / "dcp"
+    folder.mkdir(parents=True)
+    (folder / "README.md").write_text("# dcp\n\n## Verdicts by artefact\n\n" + HEAD + rows + "\n")
+    if runs is not None:
+        (folder / "figure-7a_reduced_runs.csv").write_text(runs)
+    return folder / "README.md"
+
+
+def _problems(tmp_path: Path, rows: str, runs: str | None = None) -> list[str]:
+    readme = _tree(tmp_path, rows, runs)
+    return readme_problems(readme, tmp_path / "shared" / "papers")
+
+
+def test_a_row_with_its_evidence_has_no_problem(tmp_path):
+    assert _problems(tmp_path, GOOD) == []
+
+
+def test_the_quote_is_found_across_a_hyphenated_line_end_and_quote_and_dash_styles(tmp_path):
+    row = GOOD.replace('"S-DCP reaches about the same ATLL irrespective of the batch size"',
+                       '"The centered variant \'CS-DCP\' is - as expected - faster" ... "irrespective"')
+    assert _problems(tmp_path, row) == []
+    assert normalised("irrespec-\ntive") == normalised("irrespective")
+
+
+@pytest.mark.parametrize("change, problem", [
+    (('"S-DCP reaches about the same ATLL irrespective of the batch size" (Sec. 5.3, Fig. 7(a))',
+      "S-DCP reaches the same ATLL (Sec. 5.3)"), "no quote of the paper's words"),
+    (("(Sec. 5.3, Fig. 7(a))", ""), "names no place in the paper"),
+    (("irrespective of the batch size", "whatever the batch size"), "not in the paper's text"),
+    (("| 3 | −103.9 ± 0.5 (n=3) |", "| 2 | −103.9 ± 0.5 (n=2) |"), "'reproduced' on 2 seed(s)"),
+    (("| 3 | −103.9 ± 0.5 (n=3) | — | reproduced |", "| 1 | −121.6 (n=1) | — | fails |"), "'fails' on 1 seed(s)"),
+    (("| 3 | −103.9", "| some | −103.9"), "seeds 'some'"),
+    (("| 3 | −103.9", "| — | −103.9"), "with no seeds (—)"),
+    (("| reproduced |", "| mostly reproduced |"), "is not one of"),
+    (("| reduced |", "| long |"), "tier 'long'"),
+    (("| −103.9 ± 0.5 (n=3) |", "|  |"), "empty 'ours'"),
+])
+def test_each_kind_of_unsupported_row_is_named(tmp_path, change, problem):
+    old, new = change
+    assert old in GOOD
+    found = _problems(tmp_path, GOOD.replace(old, new))
+    assert len(found) == 1 and problem in found[0], found
+    assert found[0].startswith("results/dcp/README.md:")
+
+
+def test_exact_evidence_and_open_verdicts_need_no_three_seeds(tmp_path):
+    rows = "\n".join([GOOD.replace("| 3 | −103.9 ± 0.5 (n=3) |", "| exact | bit-for-bit |"),
+                      GOOD.replace("| 3 | −103.9 ± 0.5 (n=3) | — | reproduced |",
+                                   "| 1 | −103.9 (n=1) | — | no verdict yet |"),
+                      GOOD.replace("| 3 | −103.9 ± 0.5 (n=3) | — | reproduced |",
+                                   "| 1 | −121.6 (n=1) | — | not reproduced at this scale |")])
+    assert _problems(tmp_path, rows) == []
+
+
+def test_seeds_may_not_exceed_the_committed_runs(tmp_path):
+    runs = "run_dir,seed,status\nsdcp/0,0,completed\nsdcp/1,1,completed\ncsdcp/0,0,completed\n"
+    found = _problems(tmp_path, GOOD, runs)
+    assert len(found) == 1 and "3 seeds, but figure-7a_reduced_runs.csv holds 2" in found[0]
+    assert _problems(tmp_path / "b", GOOD, runs + "sdcp/2,2,completed\n") == []
+
+
+def test_batched_trials_count_as_independent_runs(tmp_path):
+    runs = tmp_path / "runs.csv"
+    runs.write_text("run_dir,seed\ncd/0#0,0\ncd/0#1,0\ncd/0#2,0\ncd/1#0,0\npcd/0,0\n")
+    assert seeds_in_runs(runs) == 3      # trials 0, 1, 2 of seed 0 (and the trial-less run)
+
+
+def test_a_table_without_the_evidence_columns_is_refused(tmp_path):
+    readme = _tree(tmp_path, "")
+    readme.write_text("| artefact | claim | verdict |\n|---|---|---|\n| figure-1 | x | reproduced |\n")
+    found = readme_problems(readme, tmp_path / "shared" / "papers")
+    assert len(found) == 1 and "lacks the column(s) the paper's words, tier" in found[0]
+
+
+def test_a_paper_readme_without_a_verdicts_table_is_refused(tmp_path):
+    readme = _tree(tmp_path, GOOD)
+    readme.write_text("# dcp\n\nno table\n")
+    assert results_problems(readme.parent.parent, tmp_path / "shared" / "papers") == [
+        "results/dcp/README.md: no verdicts table (a table with the columns " + ", ".join(COLUMNS) + ")"]
+
+
+def test_the_index_reads_the_verdicts_and_seeds_of_the_new_table():
+    rows = "\n".join([GOOD, GOOD.replace("| 3 | −103.9 ± 0.5 (n=3) | — | reproduced |",
+                                         "| 1 | −121.6 (n=1) | — | no verdict yet |"),
+                      GOOD.replace("figure-7a", "tests/test_dcp_learners.py").replace(
+                          "| 3 | −103.9 ± 0.5 (n=3) |", "| exact | bit-for-bit |")])
+    text = HEAD + rows + "\n"
+    assert readme_seeds(text) == {"figure-7a": "1–3", "tests/test_dcp_learners.py": "exact"}
+    verdict = readme_verdicts(text, "README.md")["figure-7a"]
+    assert verdict == ("reproduced (“S-DCP reaches about the same ATLL irrespective of the batch…”); "
+                       "no verdict yet (“S-DCP reaches about the same ATLL irrespective of the batch…”)")
+
+
+def test_the_committed_readmes_verdicts_carry_their_evidence():
+    papers = default_papers_dir()
+    if papers is None:
+        pytest.skip("../shared/papers is not beside this checkout: the quotes cannot be looked up")
+    assert set(paper_files(papers)) >= {"crbm_bp", "dcp", "tap", "frank_wolfe", "pmp"}
+    assert results_problems(RESULTS_DIR, papers) == []
