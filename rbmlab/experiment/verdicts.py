@@ -225,9 +225,13 @@ def results_problems(results: Path, papers_dir: Path | None) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    """``python -m rbmlab.experiment.verdicts README.md ...``: the problems, exit 1 if any; exit 2
+    when the papers' texts are not found (a quote that cannot be looked up is not passed)."""
     papers_dir = default_papers_dir()
     if papers_dir is None:
-        print("rbmlab: note: ../shared/papers not found: quotes are not looked up", file=sys.stderr)
+        print("rbmlab: error: ../shared/papers: not beside this checkout, so no quote can be looked up",
+              file=sys.stderr)
+        return 2
     problems = [p for arg in argv for p in readme_problems(Path(arg), papers_dir)]
     print("\n".join(problems) if problems else f"{len(argv)} README(s): no problems")
     return 1 if problems else 0
