@@ -9,6 +9,7 @@ import pytest
 
 from rbmlab.errors import RbmlabError
 from rbmlab.report import make_report
+from rbmlab.report.header import report_header
 from rbmlab.report.tidy import Committed, load_tidy
 from tests.test_report import write_run
 
@@ -58,6 +59,17 @@ def test_a_run_record_and_the_constants_come_back_under_their_names(tmp_path):
     assert list(runs["final.test_pixel_error"]) == [1.0, 2.0]
     assert list(runs["scale"]) == ["reduced"] * 2 and list(runs["variant"]) == ["x", "y"]
     assert curves.empty
+
+
+def test_a_commit_that_reads_as_a_number_stays_the_commit(tmp_path):
+    """3e64572 is a float to pandas (inf): the header once said "commit inf"."""
+    stem = tmp_path / "t_reduced"
+    (tmp_path / "t_reduced_runs.csv").write_text(
+        "run_dir,status,seed,source,final.test_log_likelihood\n0,completed,0,3e64572,-1.0\n1,completed,1,1234567,-2.0\n")
+    runs, _ = load_tidy(stem)
+    assert list(runs["source"]) == ["3e64572", "1234567"]
+    assert list(runs["run_dir"]) == ["0", "1"]
+    assert report_header(runs).endswith("commits 3e64572, 1234567")
 
 
 def test_a_file_that_is_not_a_runs_table_is_one_line(tmp_path):

@@ -32,7 +32,7 @@ from rbmlab.experiment.arguments import SCALE_TIERS
 from rbmlab.experiment.verdicts import NO_VERDICT, VERDICTS, quote_fragments, verdict_rows
 from rbmlab.report.aggregate import COMPLETED, DEFAULT_METRICS, _best_per_point
 from rbmlab.report.layout import assign_groups, choose_layout
-from rbmlab.report.load import config_columns, to_float
+from rbmlab.report.load import TEXT_COLUMNS, config_columns, to_float
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.spec import ReportSpec
@@ -269,7 +269,7 @@ def rows(results: Path, names: list[str]) -> list[Row]:
             out.append(Row(name, title, NONE, verdict=verdict, seeds=rested))
         for tier, paths in tiers.items():
             runs_csv = results / paper / f"{artefact}_{tier}_runs.csv"
-            found = headline(pd.read_csv(runs_csv), ReportSpec.parse(spec.get("report"), name)) \
+            found = headline(pd.read_csv(runs_csv, dtype=TEXT_COLUMNS), ReportSpec.parse(spec.get("report"), name)) \
                 if runs_csv.is_file() else board_headline(results / paper / f"{artefact}_{tier}", spec)
             ours, paper_value, measure = found or (NONE, NONE, NONE)
             out.append(Row(name, title, tier, ours, paper_value, measure, verdict, rested,

@@ -22,7 +22,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import badness
 from rbmlab.report.header import report_header
-from rbmlab.report.load import load_runs
+from rbmlab.report.load import TEXT_COLUMNS, load_runs
 from rbmlab.report.render import fmt_number
 from rbmlab.storage.publish import publish
 
@@ -45,7 +45,7 @@ def has_points(stem: Path) -> bool:
 
 def read_points(stem: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(points_path(stem))
+        return pd.read_csv(points_path(stem), dtype=TEXT_COLUMNS)
     except (OSError, ValueError) as e:
         raise RbmlabError(f"report: {points_path(stem)} is unreadable ({type(e).__name__})") from None
 

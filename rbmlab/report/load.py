@@ -36,6 +36,11 @@ RESERVED_METRICS_COLUMNS = ("run_dir", "status")   # joined into the curves from
 RECORD_PREFIXES = ("early_stopping.",)           # a run's records a report may use as metrics
 SUMMARY_PREFIXES = ("final.", *RECORD_PREFIXES)
 
+# columns of a committed runs / points CSV that are text whatever they look like: a commit such as
+# 3e64572 read as a number is inf, and 1234567 loses nothing only by luck
+TEXT_COLUMNS = {"source": str, "run_dir": str}
+
+
 
 def one_line(exc: BaseException) -> str:
     """An exception's message on one line."""

@@ -19,7 +19,7 @@ import pandas as pd
 
 from rbmlab.errors import RbmlabError
 from rbmlab.report.layout import norm, shown
-from rbmlab.report.load import RECORD_PREFIXES, unreadable
+from rbmlab.report.load import RECORD_PREFIXES, TEXT_COLUMNS, unreadable
 
 RUNS_SUFFIX = "_runs.csv"
 CURVES_SUFFIX = "_curves.csv"
@@ -51,7 +51,7 @@ def has_tidy_files(stem: Path) -> bool:
 
 def _read_csv(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path)
+        return pd.read_csv(path, dtype=TEXT_COLUMNS)
     except (OSError, ValueError) as exc:   # ParserError, EmptyDataError, UnicodeDecodeError
         raise unreadable(path, exc) from None
 
