@@ -68,3 +68,73 @@ def test_resolve_path_reads_the_relative_form_back_against_the_root(tmp_path):
     assert resolve_path("/tmp/x.npz", root) == "/tmp/x.npz"
     assert resolve_path("https://x.org/a", root) == "https://x.org/a"
 
+
+def test_the_runs_table_writes_config_paths_relative_to_the_outputs_root(tmp_path):
+    """The report's runs table (rbmlab.report.load, behind every runs CSV): ``model.init`` and the
+    overrides name another run's checkpoint relative to the outputs root; a library path by its
+    part after site-packages; the run directory itself as before."""
+    import json  # noqa: PLC0415
+
+    import yaml  # noqa: PLC0415
+
+    from rbmlab.report.load import load_runs  # noqa: PLC0415
+
+    outputs = tmp_path / "outputs" / "experiments"
+    sweep = outputs / "p" / "b" / "reduced"
+    init = f"{outputs}/p/a/reduced/fw/0/snapshots/epoch_20.npz"
+    run = sweep / "cd" / "0"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(yaml.safe_dump({
+        "seed": 0, "model": {"n_hidden": 20, "init": init},
+        "dataset": {"name": "file", "path": "/venv/lib/python3.11/site-packages/pkg/data/x.npz"}}))
+    (run / "overrides.yaml").write_text(yaml.safe_dump([f"model.init='{init}'", "seed=0"]))
+    (run / "summary.json").write_text(json.dumps({"status": "completed", "epochs_done": 1, "final": {}}))
+    (run / "metrics.csv").write_text("epoch,test_log_likelihood\n1,-1.0\n")
+    runs, _ = load_runs(sweep, ["cd"], outputs)
+    assert runs.loc[0, "model.init"] == "p/a/reduced/fw/0/snapshots/epoch_20.npz"
+    assert runs.loc[0, "dataset.path"] == "pkg/data/x.npz"
+    assert runs.loc[0, "overrides"] == "model.init='p/a/reduced/fw/0/snapshots/epoch_20.npz' seed=0"
+    assert runs.loc[0, "run_dir"] == "cd/0"
+    assert resolve_path(runs.loc[0, "model.init"], outputs) == init
+
+
+@pytest.mark.slow   # about 7 s alone, 11 s on two busy cores
+def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(tmp_path, monkeypatch):
+    """frank_wolfe/figure-1a's cd_fw variant starts from the fw variant's snapshot
+    (``model.init='{sweep}/fw/0/snapshots/epoch_<n>.npz'``): the run itself reads the absolute
+    path, its runs CSV names the file relative to the outputs root, which resolves back to it,
+    and no file of the report holds a path of this machine."""
+    import pandas as pd  # noqa: PLC0415
+    import yaml  # noqa: PLC0415
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    from rbmlab.experiment import run_experiment  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    outputs = tmp_path / "out"
+    with threadpool_limits(1):
+        result = run_experiment("frank_wolfe/figure-1a", ["scale=smoke", "variants=fw,cd_fw", "train.epochs=2",
+                                                          "model.n_hidden=2"],
+                                results_root=tmp_path / "results", outputs_root=outputs)
+    runs = pd.read_csv(result["runs"])
+    written = runs.loc[runs["variant"] == "cd_fw", "model.init"].tolist()
+    assert written == ["frank_wolfe/figure-1a/smoke/fw/0/snapshots/epoch_2.npz"]
+    config = yaml.safe_load((outputs / "frank_wolfe/figure-1a/smoke/cd_fw/0/config.yaml").read_text())
+    assert Path(config["model"]["init"]) == outputs / written[0]          # what the run read
+    assert Path(resolve_path(written[0], outputs)).is_file()              # the reader's side
+    for path in (result["runs"], result["curves"], result["table"]):
+        assert ABSOLUTE_PATH.findall(Path(path).read_text()) == [], path
+
+
+def test_the_machine_facts_and_rbmlab_evaluate_write_no_path_of_this_machine(tmp_path, monkeypatch):
+    """bench.json / bench.md / a timing's table read the BLAS library from facts(); ``rbmlab
+    evaluate``'s JSON names its checkpoint relative to the working directory, or by its name."""
+    from rbmlab.backend.machine import facts  # noqa: PLC0415
+    from rbmlab.evaluate import _named  # noqa: PLC0415
+
+    for lib in facts()["blas"]:
+        assert not lib["filepath"].startswith("/"), lib
+    monkeypatch.chdir(tmp_path)
+    assert _named(tmp_path / "outputs" / "runs" / "a" / "checkpoint.npz") == "outputs/runs/a/checkpoint.npz"
+    assert _named("outputs/runs/a/checkpoint.npz") == "outputs/runs/a/checkpoint.npz"
+    assert _named("/elsewhere/scratch/ck_cd5.npz") == "ck_cd5.npz"
