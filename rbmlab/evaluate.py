@@ -22,6 +22,7 @@ from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.metrics import metric_spec, split_prefix
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.evaluation import evaluate
+from rbmlab.storage.portable import portable_path
 from rbmlab.validation import parse_options
 
 
@@ -85,6 +86,13 @@ def summary_name(column: str) -> str:
     return (spec.summary_name or bare) if spec is not None else column
 
 
+def _named(path: Any) -> str:
+    """A file as the JSON names it: relative to the working directory (the checkout) where it lies
+    under it, otherwise its name (rbmlab.storage.portable), so a committed result means the same
+    in another checkout."""
+    return portable_path(str(path), [Path.cwd()])
+
+
 def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     """Metrics of the checkpoint's model on one split; with no dataset, what needs none (log Z)."""
     evaluator_cfg = EVALUATORS.parse(OmegaConf.to_container(cfg.evaluator, resolve=True))
@@ -122,8 +130,9 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     metrics = _metrics(cfg, model_np, {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},
                        evaluator, context, backend_cfg)
     n = min(x.shape[0], evaluator_cfg.max_examples or x.shape[0])
-    where = {"dataset_path": options["path"], "dataset_sha256": options["sha256"]} if "sha256" in options else {}
-    result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": options["name"], **where,
+    where = ({"dataset_path": _named(options["path"]), "dataset_sha256": options["sha256"]}
+             if "sha256" in options else {})
+    result: dict[str, Any] = {"checkpoint": _named(cfg.checkpoint), "dataset": options["name"], **where,
                               "split": cfg.split, "evaluator": evaluator_cfg.name, "n_examples": n,
                               "model": model_np.family, **model_np.model_sizes(), "dtype": backend_cfg.dtype}
     return _finish(result, cfg, meta, evaluator_cfg, metrics)
@@ -159,7 +168,7 @@ def _without_data(cfg: DictConfig, model_np, meta, evaluator_cfg, backend_cfg) -
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress)
     metrics = _metrics(cfg, model_np, {}, evaluator, context, backend_cfg)
-    result: dict[str, Any] = {"checkpoint": str(cfg.checkpoint), "dataset": None,
+    result: dict[str, Any] = {"checkpoint": _named(cfg.checkpoint), "dataset": None,
                               "note": f"no dataset: {evaluator.without_data}",
                               "evaluator": evaluator_cfg.name, "model": model_np.family, **sizes,
                               "dtype": backend_cfg.dtype}

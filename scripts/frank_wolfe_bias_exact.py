@@ -32,6 +32,7 @@ import pandas as pd
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.learners.frank_wolfe_exact import DATA, exact_bias, exact_frank_wolfe, mean_log_likelihood
 from rbmlab.report.render import markdown_rows
+from rbmlab.storage.portable import portable_text
 from rbmlab.storage.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
@@ -99,8 +100,9 @@ def main(argv: list[str]) -> None:
                                  f"exact FW at {opts.units} units": f"{reference[-1]:.3f}"})
                     print(rows[-1], flush=True)
     table = markdown_rows(rows)
+    command = portable_text(" ".join(argv), [Path.cwd()])   # no path of this machine (rbmlab.storage.portable)
     header = (f"# frank_wolfe: the visible-bias loop against exact answers (shifting bar 9/3, bars & stripes 3 × 3)\n\n"
-              f"`python scripts/frank_wolfe_bias_exact.py {' '.join(argv)}` at {source_revision()}; "
+              f"`python scripts/frank_wolfe_bias_exact.py {command}` at {source_revision()}; "
               f"{opts.units} units, seeds {opts.seeds}, S = {opts.n_samples} oracle samples, "
               "every other learner option at its default. Worst over the units and seeds.\n\n")
     out.write_text(header + table + "\n")

@@ -36,6 +36,7 @@ from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.models.rbm import free_energy
 from rbmlab.report.render import markdown_rows
 from rbmlab.run.checkpoint import load_checkpoint
+from rbmlab.storage.portable import portable_path, portable_text
 from rbmlab.storage.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
@@ -95,7 +96,7 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
         oracle = LinearOracle(x, states, lam=lam, penalize_bias=learner["penalize_bias"])
         w = solve(oracle, rng, restarts=learner["restarts"]).w
         fresh = LinearOracle(x, pool_b, lam=lam, penalize_bias=learner["penalize_bias"])
-        rows.append({"checkpoint": path, "units": model.n_hidden, "λ": f"{lam:g}",
+        rows.append({"checkpoint": portable_path(path, [Path.cwd()]), "units": model.n_hidden, "λ": f"{lam:g}",
                      "oracle's samples": name, "gain on them": oracle.gain(w),
                      "gain on pool B": fresh.gain(w), "‖w‖": float(np.linalg.norm(w)),
                      "on-pixels: data": counts(x), "own chains": counts(own), "pool B": counts(pool_b),
@@ -108,8 +109,9 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
 def main(argv: list[str]) -> None:
     out, opts = parse(argv)
     rows = [row for path in opts.checkpoints for row in measure(path, opts)]
+    command = portable_text(" ".join(argv), [Path.cwd()])   # no path of this machine (rbmlab.storage.portable)
     header = ("# frank_wolfe: the oracle's gain on its own samples and on independent ones\n\n"
-              f"`python scripts/frank_wolfe_oracle_gain.py {' '.join(argv)}` at {source_revision()}; "
+              f"`python scripts/frank_wolfe_oracle_gain.py {command}` at {source_revision()}; "
               f"pools of {opts.n_fresh:,} samples after {opts.burn_in} block-Gibbs sweeps from training "
               f"images, seed {opts.seed}; the oracle as the learner runs it (L-BFGS-B, its restarts).\n\n")
     out.write_text(header + markdown_rows(rows) + "\n")

@@ -28,6 +28,7 @@ from rbmlab.inference.lp_map import lp_map
 from rbmlab.inference.max_product import decode, logistic_noise, max_product
 from rbmlab.report.render import markdown_rows
 from rbmlab.run.checkpoint import load_checkpoint
+from rbmlab.storage.portable import portable_text
 from rbmlab.storage.provenance import source_revision
 from rbmlab.validation import Config, option, script_arguments
 
@@ -102,8 +103,9 @@ def main(argv: list[str]) -> None:
         rows = [diagnose(run, opts) for run in completed_runs(Path(opts.sweep))]
     except RbmlabError as e:
         fail(str(e))
+    command = portable_text(" ".join(argv), [Path.cwd()])   # no path of this machine (rbmlab.storage.portable)
     header = ("# pmp/lp-small: each trained RBM's perturbed MAP problems by the LP, by PMP and exactly\n\n"
-              f"`python scripts/pmp_lp_diagnosis.py {' '.join(argv)}` at {source_revision()}; "
+              f"`python scripts/pmp_lp_diagnosis.py {command}` at {source_revision()}; "
               f"{opts.perturbations} Logistic(0, 1) perturbations of the unary log-odds per model "
               f"(seed {opts.seed}); PMP {opts.sweeps} damped max-product sweeps; the exact MAP by "
               "enumerating the hidden states; LP solutions rounded half to even (½ → 0) as "

@@ -58,7 +58,12 @@ def faster_kernel(lib: dict[str, Any], flags: set[str]) -> str | None:
 
 
 def facts() -> dict[str, Any]:
-    """Everything :func:`report` prints, as a JSON-able dict (bench.json keeps it)."""
+    """Everything :func:`report` prints, as a JSON-able dict (bench.json keeps it). A BLAS
+    library's filepath is the part after site-packages (``numpy.libs/libscipy_openblas64_...so``,
+    rbmlab.storage.portable): the same library in any environment, where the whole path is this
+    machine's."""
+    from rbmlab.storage.portable import portable_path  # noqa: PLC0415
+
     import numpy  # noqa: PLC0415
 
     from rbmlab.backend.allocator import state  # noqa: PLC0415
@@ -70,8 +75,8 @@ def facts() -> dict[str, Any]:
     return {"python": platform.python_version(), "numpy": numpy.__version__,
             "cpu": c["model"], "cpus": c["cpus"], "machine": c["machine"],
             "vector_features": [f for f in VECTOR_FLAGS if f in c["flags"]],
-            "blas": [{k: lib.get(k) for k in ("internal_api", "version", "architecture",
-                                              "num_threads", "filepath")} for lib in libs],
+            "blas": [{**{k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads")},
+                      "filepath": portable_path(lib.get("filepath") or "")} for lib in libs],
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
             "faster_kernel": suggestion, "sampler": sampler(), "allocator": state()}
 

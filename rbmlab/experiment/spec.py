@@ -12,6 +12,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.experiment.arguments import SCALE_TIERS, parse_command_line
 from rbmlab.experiment.kinds import kind_of
 from rbmlab.resources import experiments_dir
+from rbmlab.storage.portable import resolve_path
 from rbmlab.validation import merged
 
 EXPERIMENTS_DIR = experiments_dir()
@@ -168,7 +169,8 @@ def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
 
         def other(match: re.Match) -> str:
             load_spec(match.group(1))          # a known experiment, or a one-line error
-            return str(outputs / match.group(1) / scale)
+            # <paper>/<artefact>/<scale>: the form a committed runs CSV names its runs in
+            return resolve_path(f"{match.group(1)}/{scale}", outputs)
         return OTHER_SWEEP.sub(other, override).replace("{sweep}", str(root))
     return {v: [place(o) for o in sweep_overrides(spec, scale, extra, value)] for v, value in variants.items()}
 

@@ -78,7 +78,8 @@ def run_sweep(name: str, spec: dict[str, Any], argv: list[str], results_root: Pa
         variants = {v for source_spec in sources.values() for v in source_spec.get("variants") or []}
         result = report_with(roots) if report_with is not None else make_report(roots, Path(results_root) / paper, ReportSpec.parse(report, name),
                              title=f"{spec.get('title', name)} (scale: {scale})",
-                             filename_stem=f"{artefact}_{scale}", variants=sorted(variants))
+                             filename_stem=f"{artefact}_{scale}", variants=sorted(variants),
+                             outputs_root=outputs_root)
     if problems:
         raise RbmlabError(f"{len(problems)} job(s) of the sweep failed (the report leaves them out); "
                           f"first: {problems[0]}")

@@ -98,7 +98,7 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
 def make_report(root: str | Path | Mapping[str, Path] | Committed, out_dir: str | Path,
                 spec: ReportSpec | None = None, *, title: str | None = None,
                 filename_stem: str | None = None, variants: Sequence[str] = (),
-                **options: Any) -> dict[str, Any]:
+                outputs_root: str | Path | None = None, **options: Any) -> dict[str, Any]:
     """Write <stem>.md, <stem>_curves.csv, <stem>_runs.csv and <stem>.png into ``out_dir``.
 
     What to report is a :class:`~rbmlab.report.spec.ReportSpec` (an experiment file's ``report:``
@@ -106,6 +106,9 @@ def make_report(root: str | Path | Mapping[str, Path] | Committed, out_dir: str 
     it; ``title``, ``filename_stem`` and ``variants`` say where the runs and the files are. The
     table and the figure begin with the runs' header line (tier, data size, epochs, seeds, commit:
     rbmlab.report.header).
+    A path among the runs' config values (``model.init``: another run's checkpoint) is written
+    relative to ``outputs_root`` (an experiment's outputs root; default the working directory), as
+    every committed file writes one (rbmlab.storage.portable).
 
     ``x``: a metrics.csv column (default epoch; updates, wall_time), or a key of the runs table
     such as ``model.n_hidden``: then each completed run contributes its final value at that key's
@@ -138,7 +141,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         runs, stored = load_tidy(committed.stem, committed.constants, variants, committed.experiments)
         curves = pd.DataFrame(columns=["run_dir", "status", *([] if x in runs.columns else [x])])
     else:
-        runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants)
+        runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants, outputs_root)
     where, derive = spec.where, spec.derive
     if committed is not None:    # its runs CSV was written after both: a key it lacks was one value
         where = {k: v for k, v in (where or {}).items() if k in runs.columns}

@@ -25,6 +25,7 @@ from omegaconf import OmegaConf
 from rbmlab.errors import RbmlabError
 from rbmlab.report.figure_text import top_texts
 from rbmlab.report.plot import png_bytes
+from rbmlab.storage.portable import portable_path
 from rbmlab.validation import identity_neutral
 
 SHOWS = ("input", "target", "prediction", "data", "samples")
@@ -284,7 +285,8 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, head
 
 def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, split: str,
              command: str) -> str:
-    """The markdown note beside the PNG: which run, epoch and inference each row shows."""
+    """The markdown note beside the PNG: which run (relative to the working directory, the
+    checkout: rbmlab.storage.portable), epoch and inference each row shows."""
     n = min(run.inputs.shape[0] for run in images.values())
     sampled = (f"; a samples row: {n} draws from fresh states, seed {SAMPLE_SEED}"
                if any(row.show == "samples" for row in rows) else "")
@@ -294,7 +296,7 @@ def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, 
     for row in rows:
         run = images[row.key]
         error = f"{run.pixel_error(n):.2f}" if row.show == "prediction" else ""
-        lines.append(f"| {row.label} | {row.show} | {row.run_dir} | {run.epoch} | "
+        lines.append(f"| {row.label} | {row.show} | {portable_path(row.run_dir, [Path.cwd()])} | {run.epoch} | "
                      f"{'' if run.early_stopping_epoch is None else run.early_stopping_epoch} | "
                      f"{run.inference if row.show in ('prediction', 'samples') else ''} | {error} |")
     return "\n".join(lines) + "\n"

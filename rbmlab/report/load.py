@@ -26,6 +26,7 @@ import yaml
 from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
 from rbmlab.run.records import observed_status
+from rbmlab.storage.portable import portable_path, portable_text
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
 RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source", "problem",
@@ -172,10 +173,18 @@ def bad_final_values(runs: pd.DataFrame, metric: str) -> dict[str, Any]:
     return found
 
 
+def _portable(value: Any, roots: tuple[Path, ...]) -> Any:
+    """A config value that is an absolute path (``model.init``, ``dataset.path``) as committed
+    files write it (rbmlab.storage.portable: relative to the outputs root); others as they are."""
+    return portable_path(value, roots) if isinstance(value, str) else value
+
+
 def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
-             overrides: Any, variant: str | None = None) -> dict[str, Any]:
+             overrides: Any, variant: str | None = None, roots: tuple[Path, ...] = ()) -> dict[str, Any]:
     """A run's row of the runs table: status, its experiment variant (when it has one), flattened
-    config, run info, final.* values and early_stopping.* (numbers only).
+    config, run info, final.* values and early_stopping.* (numbers only). A path in the config or
+    the overrides is written relative to ``roots`` (the outputs root), as every committed file
+    writes one (rbmlab.storage.portable).
 
     A model size that summary.json records (``n_hidden``: the size the model ended at) replaces
     the config's ``model.<size>``: a growing learner's model ends at another size than configured.
@@ -183,7 +192,7 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     row: dict[str, Any] = {"run_dir": rel, "status": str(summary.get("status", "unknown"))}
     if variant is not None:
         row["variant"] = variant
-    row.update({k: v for k, v in flatten(config).items() if k not in RUN_INFO_COLUMNS})
+    row.update({k: _portable(v, roots) for k, v in flatten(config).items() if k not in RUN_INFO_COLUMNS})
     for key, value in summary.items():
         if f"model.{key}" in row and _is_number(value) and summary.get("status") == "completed":
             row[f"model.{key}"] = value
@@ -193,7 +202,8 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     row["epochs_done"] = summary.get("epochs_done")
     row["wall_time"] = to_float(summary.get("wall_time"))
     row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.storage.provenance)
-    row["overrides"] = " ".join(str(o) for o in overrides) if isinstance(overrides, list) else str(overrides)
+    row["overrides"] = (" ".join(portable_text(str(o), roots) for o in overrides) if isinstance(overrides, list)
+                        else str(overrides))
     values, bad = _finals(summary.get("final") or {})
     row.update(values)
     if bad:
@@ -204,8 +214,8 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     return row
 
 
-def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experiment: str | None = None
-              ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experiment: str | None = None,
+              roots: tuple[Path, ...] = ()) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """One run's rows of the runs table and its metrics rows (one pair per trial); under one of
     several roots, ``experiment`` names the root (its runs' key; their run_dir is
     ``<experiment>/<path under the root>``, the variant the first directory of that path)."""
@@ -219,7 +229,7 @@ def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experim
     config = _best_effort(problem, lambda: _read_config(run_dir), {})
     overrides = _best_effort(problem, lambda: _read_yaml(run_dir / "overrides.yaml", []) or [], [])
     first = rel.split("/", 1)[0]
-    row = _run_row(rel, summary, config, overrides, first if first in variants else None)
+    row = _run_row(rel, summary, config, overrides, first if first in variants else None, roots)
     if problem:
         row["problem"] = problem
     if experiment is not None:
@@ -266,8 +276,8 @@ def config_columns(runs: pd.DataFrame) -> list[str]:
     return [c for c in runs.columns if c not in RUN_INFO_COLUMNS and not c.startswith(SUMMARY_PREFIXES)]
 
 
-def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = ()
-              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = (),
+              outputs_root: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, curves) for every run directory under ``root``, or under each root of a mapping
     {experiment name: directory} (each run then has an ``experiment`` key; run_dir starts with it).
 
@@ -277,16 +287,21 @@ def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = ()
     flattened config keys,
     epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with
     run_dir, status and the run's config keys joined in.
+
+    A path among the config values and overrides (``model.init``: another run's checkpoint) is
+    relative to ``outputs_root`` (an experiment's: outputs/experiments; default the working
+    directory), as every committed file writes one (rbmlab.storage.portable).
     """
-    roots = {name: Path(path) for name, path in root.items()} if isinstance(root, Mapping) else {None: Path(root)}
+    roots = (Path(outputs_root if outputs_root is not None else Path.cwd()),)
+    tops = {name: Path(path) for name, path in root.items()} if isinstance(root, Mapping) else {None: Path(root)}
     loaded = []
-    for name, path in roots.items():
+    for name, path in tops.items():
         if not path.is_dir():
             raise RbmlabError(f"report: no such directory {path}")
         dirs = find_run_dirs(path)
         if not dirs:
             raise RbmlabError(f"report: no runs (summary.json) under {path}")
-        found = [pair for d in dirs for pair in _load_run(d, path, set(variants), name)]
+        found = [pair for d in dirs for pair in _load_run(d, path, set(variants), name, roots)]
         if all(row["status"] == UNREADABLE for row, _ in found):   # nothing to report: say why
             raise RbmlabError(f"report: {found[0][0]['problem']}" + (
                 f" (and {len(found) - 1} more unreadable summary.json under {path})" if len(found) > 1 else ""))

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # One-off (issue 38): the commands that made this folder's numbers, as run on 2026-11-27.
 # rbmlab from a clean clone of main at ae8e1f8; rbms in its own virtualenv (never rbmlab's).
-#   python3 -m venv /work/rbmsvenv
-#   /work/rbmsvenv/bin/pip install torch-2.13.0+cpu-...whl rbms==0.5.0   (the CPU wheel from /opt/wheels)
+# The folders are this machine's as variables (SRC, PY, RBMS_PY; W a scratch folder), set before running:
+#   python3 -m venv "$RBMS_VENV"
+#   "$RBMS_VENV"/bin/pip install torch-2.13.0+cpu-...whl rbms==0.5.0   (torch's CPU wheel)
 set -euo pipefail
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-SRC=/work/rbmsrun                       # git clone /work/main (clean, ae8e1f8)
-PY=/work/main/.venv/bin/python          # rbmlab's environment
-RBMS_PY=/work/rbmsvenv/bin/python       # rbms 0.5.0 + torch 2.13.0+cpu
+SRC=${SRC:?a clean clone of rbmlab at ae8e1f8}
+PY=${PY:?the python of the rbmlab environment}
+RBMS_PY=${RBMS_PY:?the python of the rbms 0.5.0 + torch 2.13.0+cpu virtualenv}
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=${W:-/tmp/rbms38}; mkdir -p "$W"
+W=${W:-$(mktemp -d)}; mkdir -p "$W"    # scratch: the checkpoints and the raw outputs
 
 # the checkpoint: CD-1, 784 x 500, the first 10,000 MNIST training images, 5 epochs, seed 0
 (cd "$SRC" && PYTHONPATH=$SRC $PY -m rbmlab run learner=cd dataset=mnist dataset.n_train=10000 \
