@@ -20,7 +20,6 @@ from rbmlab.storage.portable import ABSOLUTE_PATH, SYSTEM_PROGRAMS
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 PRE_SOURCE = "produced before 6082600 recorded the commit; re-run pending"
-DIRTY = "produced from uncommitted code (+dirty); re-run from a commit pending (issue 53, item 7)"
 # results/<...>_runs.csv -> why it has no source column, or a +dirty or empty source
 KNOWN_SOURCELESS: dict[str, str] = {
     "dcp/figure-1_paper_runs.csv": PRE_SOURCE,
