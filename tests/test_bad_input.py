@@ -600,7 +600,20 @@ LP_DIAGNOSIS_CASES = [
     Case("lp-diagnosis-no-runs", ["x.md", "sweep=nowhere"], "sweep: no completed runs under nowhere"),
     Case("lp-diagnosis-out-of-range", ["x.md", "perturbations=0"], "diagnosis.perturbations: must be"),
 ]
+# scripts/crbm_bp_shared_stop.py: refused before any run starts
+SHARED_STOP_CASES = [
+    Case("shared-stop-no-out", [], "OUT: the first argument"),
+    Case("shared-stop-key-as-out", ["seeds=0"], "OUT: the first argument"),
+    Case("shared-stop-not-key-value", ["out", "seeds"], "seeds: expected key=value"),
+    Case("shared-stop-unknown-key", ["out", "seed=0"], "seed: unknown key"),
+    Case("shared-stop-wrong-type", ["out", "seeds=a"], "seeds: expected comma-separated ints"),
+    Case("shared-stop-committed-stream", ["out", "shuffle_stream=3"], "shuffle_stream: must be"),
+    Case("shared-stop-unknown-method", ["out", "methods=lr,sgd"], "methods: expected some of lr,"),
+    Case("shared-stop-unknown-experiment", ["out", "experiment=figure-3"], "experiment: expected table-1"),
+    Case("shared-stop-grid-unset", ["out", "experiment=table-1"], "extra: table-1 sweeps task.rate"),
+]
 SCRIPT_CASES = ([("pmp_er_restatement", c) for c in RESTATEMENT_CASES]
+                + [("crbm_bp_shared_stop", c) for c in SHARED_STOP_CASES]
                 + [("frank_wolfe_bias_exact", c) for c in BIAS_EXACT_CASES]
                 + [("frank_wolfe_oracle_gain", c) for c in ORACLE_GAIN_CASES]
                 + [("pmp_lp_diagnosis", c) for c in LP_DIAGNOSIS_CASES])
