@@ -29,7 +29,6 @@ KNOWN_SOURCELESS: dict[str, str] = {
     "dcp/figure-5_reduced_runs.csv": PRE_SOURCE,
     "dcp/figure-6a_reduced_runs.csv": PRE_SOURCE,
     "dcp/figure-6b_reduced_runs.csv": PRE_SOURCE,
-    "demo/bars-cd-vs-pcd_reduced_runs.csv": PRE_SOURCE,
 }
 
 
