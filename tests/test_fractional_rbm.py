@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from rbmlab.backend import get_backend
+from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.ais import temperature_schedule
 from rbmlab.evaluators.ais_fractional import fractional_ais_log_partition
 from rbmlab.evaluators.base import Context
-from rbmlab.data.batch import Batch
 from rbmlab.models import MODELS
 from rbmlab.models.fractional_rbm import FractionalRBM
 from rbmlab.models.rbm import log_likelihood, log_partition
