@@ -57,21 +57,24 @@ def start() -> np.ndarray:
 SAMPLER = INFERENCE.build(INFERENCE.parse("fractional_mh"))
 
 
-@pytest.mark.parametrize("c", [[0.3, 0.6, 2.2, 2.8], [0.5, 0.5, 0.5, 0.5], [1.0, -0.6, 0.4, 1.3]],
-                         ids=["mixed", "half", "one-negative"])
-def test_the_stationary_distribution_is_the_enumerated_one(c):
+@pytest.mark.parametrize("c, steps", [([0.3, 0.6, 2.2, 2.8], STEPS), ([0.5, 0.5, 0.5, 0.5], STEPS),
+                                      ([1.0, -0.6, 0.4, 1.3], STEPS),
+                                      ([5.5, 7.2, 12.0, 3.3], 200)],   # peaked: slower to mix
+                         ids=["mixed", "half", "one-negative", "large"])
+def test_the_stationary_distribution_is_the_enumerated_one(c, steps):
+    """Coefficients below, at and above 1 (above: the n_i copies of the split proposal)."""
     m = model(c)
     p = enumerated(m)
     bound = tv_bound(p)
-    v = SAMPLER.run(m, start(), BACKEND.rng(1), STEPS)
+    v = SAMPLER.run(m, start(), BACKEND.rng(1), steps)
     assert v.dtype == np.float32 and v.shape == (CHAINS, D)
     assert tv(p, v) < bound
     assert 0.2 < SAMPLER.acceptance < 1.0   # it rejects, and it moves
     # control 1: the sampler told wrong coefficients (each 0.5 more) samples another p
-    wrong = SAMPLER.run(m.replace(c=m.c + np.float32(0.5)), start(), BACKEND.rng(1), STEPS)
+    wrong = SAMPLER.run(m.replace(c=m.c + np.float32(0.5)), start(), BACKEND.rng(1), steps)
     assert tv(p, wrong) > 2 * bound
     # control 2: Eq. 12's RBM by block Gibbs, no Metropolis–Hastings correction
-    uncorrected = gibbs_chain(m.standard(), start(), BACKEND.rng(1), STEPS)
+    uncorrected = gibbs_chain(m.standard(), start(), BACKEND.rng(1), steps)
     assert tv(p, uncorrected) > bound
 
 

@@ -1,18 +1,23 @@
 """Metropolis–Hastings for the fractional RBM (Ping, Liu & Ihler 2016, Sec. 3.3).
 
 The fractional RBM log p(v) = Σ_i c_i softplus(x_i) + b_vᵀv − log Z, x = vW + b_h (Eq. 11), has
-no block sampler; Eq. 12's standard RBM p̃ (softplus(c_i x_i), rbmlab.models.fractional_rbm)
-approximates it (Prop. 3.2) and is Gibbs-sampled exactly. Sec. 3.3's step: from v, one
-block-Gibbs sweep of p̃, v → h → v', proposes v', accepted with probability min(1, A),
+no block sampler. Sec. 3.3 approximates it by a standard RBM p̃, which is Gibbs-sampled exactly:
+Eq. 12 (softplus(c_i x_i)) for c_i ≤ 1, and for c_i > 1 the paper's split of c_i into its
+integer part n_i and fractional remainder f_i ("we apply the bound when c_i > 1 by splitting c_i
+... and apply the bound to the fractional part"): n_i copies of the unit plus one scaled by f_i,
+n_i softplus(x_i) + softplus(f_i x_i). Below 1, n_i = 0 and f_i = c_i. One step, from v: one
+block-Gibbs sweep of p̃, v → h → v' (the n_i copies' states drawn as their count, Binomial(n_i,
+σ(x_i))), proposes v', accepted with probability min(1, A),
 
     A(v → v') = p(v') p̃(v) / (p(v) p̃(v')) = exp(G(x') − G(x)),
-    G(x) = Σ_i c_i softplus(x_i) − softplus(c_i x_i)                      (log p − log p̃, up to Z's)
+    G(x) = Σ_i f_i softplus(x_i) − softplus(f_i x_i)          (log p − log p̃, up to Z's)
 
 because p̃'s Gibbs kernel T̃ is reversible for p̃ (p̃(v) T̃(v → v') = p̃(v') T̃(v' → v)), so the
-T̃ terms of the general ratio cancel (the paper's last display of Sec. 3.3; b_vᵀv cancels too).
-Each term, c·log1p(e^{−|x|}) − log1p(e^{−|c x|}) + min(c, 0)·|x|, is evaluated without
-cancellation; for 0 ≤ c it lies between 0 and (1 − c) log 2 (c ≤ 1) or (c − 1) log 2 (c ≥ 1),
-so the acceptance degrades with Σ_i |1 − c_i|, not with the weights' size.
+T̃ terms of the general ratio cancel (the paper's last display of Sec. 3.3; b_vᵀv and the integer
+parts cancel too). Each term, f·log1p(e^{−|x|}) − log1p(e^{−|f x|}) + min(f, 0)·|x|, is evaluated
+without cancellation; for 0 ≤ f ≤ 1 it lies in [(f − 1) log 2, 0] (Prop. 3.2), so the acceptance
+degrades with Σ_i (1 − f_i), not with the weights' size nor with how large c_i is (Eq. 12 read
+literally for c_i > 1 would be off by up to (c_i − 1) log 2 per unit).
 
 Every chain accepts or rejects on its own (one uniform per chain and step); the proposal's
 vW serves the next step's x, so a step is the two products of a Gibbs sweep (one more to start).
@@ -36,8 +41,9 @@ from rbmlab.validation import option
 
 
 def coefficient_gap(x, c):
-    """G(x) = Σ_i c_i softplus(x_i) − softplus(c_i x_i) per row (x (..., B, n), c (..., 1, n)):
-    log p − log p̃ of Eqs. 11 and 12, each term without cancellation (module docstring)."""
+    """Σ_i c_i softplus(x_i) − softplus(c_i x_i) per row (x (..., B, n), c (..., 1, n)), each
+    term without cancellation: log p − log p̃ of Eqs. 11 and 12 (with the remainders f_i for c_i:
+    the module docstring's G)."""
     xp = namespace(x)
     a = xp.abs(x)
     with ignore_overflow(xp):
@@ -52,21 +58,34 @@ def all_whole(model) -> bool:
     return bool(model.xp.all(model.c == 1))
 
 
+def split(c):
+    """(n, f) with c = n + f: n the integer part of each c_i ≥ 1 (0 below 1), f the remainder
+    (Sec. 3.3's split; f = c where c < 1, negative c included)."""
+    xp = namespace(c)
+    n = xp.where(c >= 1, xp.floor(c), 0.0).astype(c.dtype)
+    return n, c - n
+
+
 def mh_step(model, v, x, rng, beta: float = 1.0, field=None):
     """One Sec. 3.3 step of every chain at inverse temperature ``beta`` (1: the model) and visible
     field ``field`` (None: b_v): the target ∝ exp(Σ c_i softplus(β x_i) + fieldᵀv), the proposal
-    one Gibbs sweep of softplus(c_i β x_i) + fieldᵀv. ``x`` = vW + b_h of the states ``v``.
-    Returns (v, x, accepted) with ``accepted`` a boolean per chain."""
+    one Gibbs sweep of Σ n_i softplus(β x_i) + softplus(f_i β x_i) + fieldᵀv (module docstring).
+    ``x`` = vW + b_h of the states ``v``. Returns (v, x, accepted), a boolean per chain."""
     xp = model.xp
-    c = model.c[..., None, :]
-    h = Bernoulli.sample_(x * (c * beta), rng)                      # h ~ p̃_β(h | v)
-    a_v = (h * c) @ model.W.swapaxes(-1, -2)
+    n, f = split(model.c[..., None, :])
+    bx = x * beta
+    h = Bernoulli.sample_(bx * f, rng)                              # the remainder's unit | v
+    h *= f
+    if bool(xp.any(n > 0)):                                         # the n_i copies | v: a count
+        p = 1.0 / (1.0 + xp.exp(-bx.astype(xp.float64)))
+        h += rng.binomial(xp.broadcast_to(n, bx.shape).astype(xp.int64), p).astype(h.dtype)
+    a_v = h @ model.W.swapaxes(-1, -2)
     if beta != 1.0:
         a_v *= beta
     field = model.b_v if field is None else field
     v_new = Bernoulli.sample_(a_v, rng, bias=field[..., None, :])   # v' ~ p̃_β(v | h)
     x_new = model.hidden_inputs(v_new)
-    log_a = coefficient_gap(beta * x_new, c) - coefficient_gap(beta * x, c)
+    log_a = coefficient_gap(beta * x_new, f) - coefficient_gap(bx, f)
     accepted = uniform(rng, log_a.shape, log_a.dtype) < xp.exp(xp.minimum(log_a, 0.0))   # u < min(1, A)
     keep = accepted[..., None]
     return xp.where(keep, v_new, v), xp.where(keep, x_new, x), accepted
@@ -93,8 +112,9 @@ class FractionalMHConfig(InferenceConfig):
 
 
 class FractionalMH(InferenceMethod):
-    """The fractional RBM's sampler (Sec. 3.3): ``steps`` Metropolis–Hastings steps with Eq. 12's
-    Gibbs sweep as the proposal. ``acceptance``: the fraction accepted over the last run."""
+    """The fractional RBM's sampler (Sec. 3.3): ``steps`` Metropolis–Hastings steps with a Gibbs
+    sweep of the approximating standard RBM as the proposal (Eq. 12, with c_i > 1 split).
+    ``acceptance``: the fraction accepted over the last run."""
 
     config_class = FractionalMHConfig
     requires = (FractionalUnits,)
