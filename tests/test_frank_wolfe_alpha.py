@@ -223,3 +223,29 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_setting_that_does_not_apply_is_one_line(case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
+
+
+# ---------------------------------------------------------------- the experiment
+def test_the_alpha_learned_experiment_runs_at_the_smoke_tier(tmp_path):
+    """experiments/frank_wolfe/alpha-learned.yaml at scale=smoke (about 15 s): both arms complete,
+    the learned one as a fractional RBM recording α and the sampler's acceptance, and the report
+    names both; everything under tmp_path."""
+    from rbmlab.experiment import run_experiment  # noqa: PLC0415
+
+    run_experiment("frank_wolfe/alpha-learned", ["scale=smoke"], results_root=tmp_path / "results",
+                   outputs_root=tmp_path / "outputs")
+    sweep = tmp_path / "outputs" / "frank_wolfe" / "alpha-learned" / "smoke"
+    for variant in ("alpha_t", "learned"):
+        (run,) = [p.parent for p in (sweep / variant).rglob("summary.json")]
+        summary = json.loads((run / "summary.json").read_text())
+        assert summary["status"] == "completed" and summary["n_hidden"] == 3
+        model = load_checkpoint(run / "checkpoint.npz")[0]
+        rows = pd.read_csv(run / "metrics.csv")
+        if variant == "learned":
+            assert type(model) is FractionalRBM
+            assert float(model.c.sum()) == pytest.approx(rows["fw_alpha"].iloc[-1], rel=1e-5)
+            assert rows["fw_mh_accept"].iloc[1:].between(0.0, 1.0).all()
+        else:
+            assert type(model) is not FractionalRBM and "fw_alpha" not in rows
+    report = (tmp_path / "results" / "frank_wolfe" / "alpha-learned_smoke.md").read_text()
+    assert "alpha_t = t (RBM)" in report and "learned alpha (fractional RBM)" in report
