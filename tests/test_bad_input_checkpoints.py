@@ -22,7 +22,8 @@ from rbmlab.run.checkpoint import save_checkpoint
 from tests.test_bad_input import Case, assert_one_error_line
 
 N = 9   # bars_stripes' dimension
-SIZES = {"rbm": {"n_hidden": 4}, "grbm": {"n_hidden": 4}, "crbm": {"n_hidden": 4}, "dbm": {"n_hidden": [4, 3]}}
+SIZES = {"rbm": {"n_hidden": 4}, "grbm": {"n_hidden": 4}, "crbm": {"n_hidden": 4}, "dbm": {"n_hidden": [4, 3]},
+         "fractional_rbm": {"n_hidden": 4}}
 
 
 def family_npz(family: str, /, name: str = "m.npz", n: int = N, trials: int = 0, **changes):
@@ -63,7 +64,8 @@ def with_trials(a):
 
 
 EVALUATE = {"rbm": ["evaluator=exact"], "grbm": ["evaluator=exact"], "dbm": ["evaluator=exact"],
-            "ising": ["evaluator=exact"], "crbm": ["evaluator=pixel_error", "task=flip"]}
+            "ising": ["evaluator=exact"], "crbm": ["evaluator=pixel_error", "task=flip"],
+            "fractional_rbm": ["evaluator=exact"]}
 
 
 def evaluate(family: str, *extra: str) -> list[str]:
@@ -126,6 +128,12 @@ EVALUATE_CASES = [
     Case("ising-bool-J", evaluate("ising"), "J must be numeric", family_npz("ising", J=lambda a: a != 0)),
     Case("ising-pl", evaluate("ising", "evaluator=pl"), "evaluators that apply to model ising with n=9: exact",
          family_npz("ising")),
+    Case("fractional_rbm-no-c", evaluate("fractional_rbm"), "model fractional_rbm needs arrays W, b_v, b_h, c; missing c",
+         family_npz("fractional_rbm", c=None)),
+    Case("fractional_rbm-c-resized", evaluate("fractional_rbm"), "c has shape (5,), expected (4,) = (n_hidden,)",
+         family_npz("fractional_rbm", c=np.ones(5, np.float32))),
+    Case("fractional_rbm-reverse-ais", evaluate("fractional_rbm", "evaluator=ais", "evaluator.reverse=true"),
+         "evaluator.reverse: reverse AIS is not written for model fractional_rbm", family_npz("fractional_rbm")),
 ]
 
 # ---------------------------------------------------------------- rbmlab run model.init=
@@ -135,7 +143,9 @@ TRAIN = {"rbm": ["model.n_hidden=4", "learner=cd", "learner.batch_size=full", "e
          "grbm": ["model=grbm", "learner=cd", "learner.batch_size=full", "evaluator=exact"],
          "crbm": ["model=crbm", "learner=mle_bp", "task=flip", "evaluator=pixel_error"],
          "dbm": ["model=dbm", "learner=tap_dbm", "learner.pretrain_epochs=0", "evaluator=tap_dbm"],
-         "ising": ["model=ising", "learner=pcd", "evaluator=exact"]}
+         "ising": ["model=ising", "learner=pcd", "evaluator=exact"],
+         "fractional_rbm": ["model=fractional_rbm", "learner=frank_wolfe", "learner.n_samples=20",
+                            "learner.bias_chains=10", "learner.bias_max_steps=20", "evaluator=exact"]}
 
 INIT_CASES = [
     Case("init-rbm-b_h-with-a-trial-axis", [*RUN, *TRAIN["rbm"]], "model.init: m.npz: b_h has shape (2, 4)",

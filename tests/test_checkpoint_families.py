@@ -178,6 +178,9 @@ RUNS = {   # family → (run overrides, evaluate overrides): the run's final num
     "dbm": (["model=dbm", "model.n_hidden=[4,3]", "learner=tap_dbm", "learner.pretrain_epochs=1",
              "evaluator=tap_dbm"], ["evaluator=tap_dbm"]),
     "ising": (["model=ising", "learner=pcd", "evaluator=exact"], ["evaluator=exact"]),
+    "fractional_rbm": (["model=fractional_rbm", "learner=frank_wolfe", "learner.alpha=learned",
+                        "learner.alpha_lr=1.0", "learner.n_samples=50", "learner.bias_chains=20",
+                        "learner.bias_max_steps=30", "evaluator=exact"], ["evaluator=exact"]),
 }
 
 

@@ -25,7 +25,8 @@ from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.run.evaluation import evaluate
 
 N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3},
-                       "grbm": {"n_hidden": 3}, "dbm": {"n_hidden": [4, 3]}}
+                       "grbm": {"n_hidden": 3}, "dbm": {"n_hidden": [4, 3]},
+                       "fractional_rbm": {"n_hidden": 3}}
 
 
 def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):

@@ -9,8 +9,8 @@ from rbmlab.models import MODELS
 from rbmlab.models import base
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-CAPABILITIES = ("LogProbability", "Enumerable", "GradientStatistics", "Bipartite", "TapForm", "TapStack",
-                "Conditional", "LatentFeatures", "LocalFields", "PairwiseCouplings", "FactorGraphForm")
+CAPABILITIES = ("LogProbability", "Enumerable", "GradientStatistics", "Bipartite", "FractionalUnits", "TapForm",
+                "TapStack", "Conditional", "LatentFeatures", "LocalFields", "PairwiseCouplings", "FactorGraphForm")
 
 
 def capabilities_table() -> str:

@@ -63,7 +63,7 @@ SLOW = {"tap/figure-3-seeds", "tap/figure-11-train", "tap/figure-10", "pmp/figur
         "crbm_bp/figure-3", "crbm_bp/lr-grid", "crbm_bp/lr-grid-caltech", "crbm_bp/ssvm-lr-occlude",
         "crbm_bp/table-1", "crbm_bp/table-1-changed", "crbm_bp/table-2", "crbm_bp/table-2-changed",
         "crbm_bp/table-3a", "crbm_bp/table-3a-changed", "crbm_bp/table-3b", "crbm_bp/table-3b-changed",
-        "frank_wolfe/cd-fw-lr-control", "frank_wolfe/figure-1a", "frank_wolfe/figure-1b",
+        "frank_wolfe/alpha-learned", "frank_wolfe/cd-fw-lr-control", "frank_wolfe/figure-1a", "frank_wolfe/figure-1b",
         "frank_wolfe/figure-2a", "frank_wolfe/figure-2b", "frank_wolfe/hyperparameters-converged",
         "frank_wolfe/model-size", "frank_wolfe/sampling-control", "frank_wolfe/step-control",
         "pmp/figure-1b", "pmp/figure-1c", "pmp/figure-1c-train", "pmp/figure-2-er-persistent-mmd",

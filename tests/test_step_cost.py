@@ -15,6 +15,7 @@ from rbmlab.backend import get_backend, macs
 from rbmlab.data.batch import Batch
 from rbmlab.learners import LEARNERS
 from rbmlab.models import factor_graph
+from rbmlab.models.fractional_rbm import FractionalRBM
 from rbmlab.models.rbm import RBM
 
 N_V, N_H, ROWS = 12, 7, 5
@@ -221,7 +222,14 @@ CASES = {   # learner name → configs (besides its defaults) that one formula m
                     {"n_samples": 6, "sample_steps": 1, "restarts": 1, "maxiter": 4, "bias_chains": 8,
                      "bias_max_steps": 12, "bias_window": 3, "bias_average": 2, "step": "line_search"},
                     {"n_samples": 6, "sample_steps": 1, "restarts": 1, "maxiter": 4, "bias_chains": 20,
-                     "bias_max_steps": 6, "bias_window": 3}],
+                     "bias_max_steps": 6, "bias_window": 3},
+                    # a fractional RBM (c_i = 0.8: Sec. 3.3's MH steps) with a learned α (∇_α's products)
+                    {"n_samples": 7, "sample_steps": 2, "restarts": 1, "maxiter": 4, "bias_fit": "fixed",
+                     "bias_steps": 3, "bias_chains": 5, "bias_sweeps": 2, "alpha": "learned",
+                     "alpha_lr": 0.5, "pretrained": True, "fractional": 0.8},
+                    {"n_samples": 6, "sample_steps": 1, "restarts": 1, "maxiter": 4, "bias_chains": 8,
+                     "bias_max_steps": 6, "bias_window": 3, "alpha": "learned", "alpha_lr": 0.5,
+                     "pretrained": True, "fractional": 0.8}],
 }
 DEFAULT_OVERRIDES = {   # the defaults' sizes shrunk where they would make the test slow
     "reset": {"k": 5}, "frank_wolfe": {"n_samples": 10, "maxiter": 5, "bias_max_steps": 10, "bias_window": 5,
@@ -263,9 +271,12 @@ def test_declared_cost_is_the_counted_products(name, overrides, count, monkeypat
 
     overrides = dict(overrides)
     pretrained = overrides.pop("pretrained", False)   # frank_wolfe: start from the RBM's units
+    fractional = overrides.pop("fractional", None)    # frank_wolfe: those units with c_i = this
     rows = overrides.pop("rows", 8 if name == "frank_wolfe" else ROWS)
     learner = LEARNERS.build(LEARNERS.parse({"name": name, **overrides}, "learner"))
     model, train = small_rbm(), data(rows)
+    if fractional is not None:
+        model = FractionalRBM.of_rbm(model, counted(np.full(N_H, fractional)))
     backend = get_backend("numpy", "float64")
     model = learner.initial_model(model, pretrained, train)
     state = learner.init_state(model, train, CountedRng(backend.rng(0)))

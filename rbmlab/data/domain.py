@@ -72,6 +72,7 @@ VISIBLE_UNITS: dict[str, VisibleUnits] = {
     "ising": VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
     "crbm": FIXED_BERNOULLI,    # crbm_bp §3.2: binary outputs v
     "dbm": FIXED_BERNOULLI,     # tap App. E: {0, 1} units on every layer
+    "fractional_rbm": FIXED_BERNOULLI,   # frank_wolfe Eq. 11: softplus of {0, 1} units
 }
 
 

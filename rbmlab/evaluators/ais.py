@@ -17,11 +17,14 @@ are Bernoulli (the softplus increments). Bernoulli visible units keep their fuse
 
 Matmuls and the per-unit weight increments run in the model dtype; log-weights are summed and
 accumulated in float64.
+
+The fractional RBM (frank_wolfe Eq. 11, model=fractional_rbm) is supported forward only: its path
+weights each softplus by c_i and its transition is Sec. 3.3's Metropolis–Hastings step
+(rbmlab.evaluators.ais_fractional); ``reverse=true`` on it is refused in one line.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -31,12 +34,14 @@ from dataclasses import dataclass as config_dataclass
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.ais_fractional import fractional_ais_log_partition
+from rbmlab.evaluators.ais_result import AISResult, _check_betas, _stats
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized, require_units
 from rbmlab.evaluators.exact import MAX_EXACT_UNITS, enumeration_problem, log_partition
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS
-from rbmlab.models.base import Bipartite, Enumerable, supports
+from rbmlab.models.base import Bipartite, Enumerable, FractionalUnits, supports
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
 from rbmlab.units import Bernoulli
 from rbmlab.units.requirements import BERNOULLI, CATEGORICAL
@@ -68,27 +73,6 @@ def temperature_schedule(kind: str = "salakhutdinov", n: int | None = None) -> n
             raise ValueError(f"temperature_schedule('linear') needs n >= 1 intervals, got {n!r}")
         return np.linspace(0.0, 1.0, int(n) + 1)
     raise ValueError(f"unknown temperature schedule {kind!r}; choose 'salakhutdinov' or 'linear'")
-
-
-@dataclass
-class AISResult:
-    log_z: float          # the AIS estimate log Ẑ
-    log_z_lower: float    # log of the lower end of mean(w) ± 3σ (−inf when non-positive)
-    log_z_upper: float    # log of the upper end (+inf for reverse AIS when non-positive)
-    log_z_base: float     # exact log Z_A of the base-rate model
-    log_w: np.ndarray     # per-chain log importance weights, float64
-    n_chains: int
-    n_temperatures: int   # number of β values in the schedule, endpoints included
-    direction: str        # 'forward' or 'reverse'
-
-
-def _check_betas(betas) -> np.ndarray:
-    betas = np.asarray(betas, dtype=np.float64)
-    if betas.ndim != 1 or betas.size < 2:
-        raise ValueError("betas must be a 1-D schedule with at least two points")
-    if betas[0] != 0.0 or betas[-1] != 1.0 or np.any(np.diff(betas) < 0):
-        raise ValueError("betas must be non-decreasing from 0.0 to 1.0")
-    return betas
 
 
 def _log_z_base(base_bias, n_hidden: int, units=Bernoulli) -> float:
@@ -181,18 +165,6 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
         v = _visible_draw_(rbm, a_v, rng, base_bias, b_next)   # a_v is overwritten only after
                                                                 # v's last use next step
     return log_w
-
-
-def _stats(log_w) -> tuple[float, float, float]:
-    """(log r, log(r + 3σ_r), log(r − 3σ_r) or −inf) for r = mean(w), σ_r = std(w)/√M, stably."""
-    lw = to_numpy(log_w).astype(np.float64)
-    m = float(lw.max())
-    w = np.exp(lw - m)
-    r = float(w.mean())
-    se = float(w.std(ddof=1) / math.sqrt(w.size)) if w.size > 1 else 0.0
-    lower = r - 3.0 * se
-    return (m + math.log(r), m + math.log(r + 3.0 * se),
-            m + math.log(lower) if lower > 0 else -math.inf)
 
 
 def _prepare(rbm: RBM, base_bias, betas):
@@ -333,7 +305,12 @@ class AIS(Evaluator):
     )
 
     def check(self, model_class, sizes):
-        super().check(model_class, sizes)
+        if supports(model_class, FractionalUnits):   # Eq. 11's model: rbmlab.evaluators.ais_fractional
+            if self.config.reverse:
+                raise RbmlabError(f"evaluator.reverse: reverse AIS is not written for model "
+                                  f"{model_class.family} (forward AIS is); set evaluator.reverse=false")
+        else:
+            super().check(model_class, sizes)
         n_chains, n_v, n_h = self.config.n_chains, sizes.get("n_visible", 0), sizes.get("n_hidden", 0)
         need = chain_bytes(n_chains, n_v, n_h)
         if need > MAX_CHAIN_BYTES:
@@ -354,8 +331,9 @@ class AIS(Evaluator):
             else model.xp.asarray(base_rate_bias(context.data_mean, units=model.visible_units))   # no data: uniform
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
         n_chains = cfg.curve_n_chains if cfg.curve_n_chains and not context.final else cfg.n_chains
-        fwd = ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
-                                n_chains=n_chains, progress=context.progress)
+        estimate = fractional_ais_log_partition if supports(type(model), FractionalUnits) else ais_log_partition
+        fwd = estimate(model, context.rng, base_bias=base_bias, betas=betas, n_chains=n_chains,
+                       progress=context.progress)
         metrics = {"log_z": fwd.log_z, "log_z_lower": fwd.log_z_lower, "log_z_upper": fwd.log_z_upper}
         if cfg.exact_check:
             metrics.update(exact_check_metrics(fwd, log_partition(model)))

@@ -10,4 +10,5 @@ INFERENCE = Registry("inference", {
     "pmp": "rbmlab.inference.pmp:PMP",
     "perturb_descend": "rbmlab.inference.perturb_descend:PerturbDescend",
     "pmap_lp": "rbmlab.inference.pmap_lp:PmapLP",
+    "fractional_mh": "rbmlab.inference.fractional_mh:FractionalMH",
 })

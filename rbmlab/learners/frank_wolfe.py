@@ -15,6 +15,13 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
        (``bias_fit: converge``), or ``bias_steps`` plain ascent steps (``bias_fit: fixed``);
        rbmlab.learners.frank_wolfe_bias
 
+The temperature: α_t = t (``alpha: t``, Alg. 1 line 6) or learned by gradient ascent on ∇_α L
+beside the bias (``alpha: learned``, step ``alpha_lr``; rbmlab.learners.frank_wolfe_temperature).
+A learned α makes the fractional RBM of Sec. 3.3 (coefficients c_i = α/t ≠ 1), so it needs
+``model=fractional_rbm``; its model samples, for the oracle and for the bias and α gradients, are
+then Sec. 3.3's Metropolis–Hastings steps (that family's sampler, rbmlab.inference.fractional_mh),
+which are block Gibbs exactly while every c_i = 1.
+
 A fresh run starts from q_0 with no units (the random w' of Alg. 1 has weight 1 − 1/1 = 0 at
 t = 1, so it only shapes the first samples; with no units they come from the bias-only model);
 ``model.init=<checkpoint>`` starts from a trained RBM whose units become q's first atoms
@@ -30,8 +37,9 @@ from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.learners.frank_wolfe_bias import fisher_step_cost, fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.learners.frank_wolfe_step import line_search
+from rbmlab.learners.frank_wolfe_temperature import TemperatureAscent, next_coefficients
 from rbmlab.limits import CHAINS, EXAMPLES, REPEATS, UPDATE_STEPS
-from rbmlab.models.base import Bipartite
+from rbmlab.models.base import Bipartite, FractionalUnits, supports
 from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import invalid, option
 
@@ -96,37 +104,77 @@ class FrankWolfeConfig(LearnerConfig):
                               label="bias chains (M)")
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1,
                               hi=UPDATE_STEPS, label="Gibbs sweeps per bias step")
+    alpha: str = option("t", "the temperature: t: α_t = t (Alg. 1 line 6; the RBM of the t units, "
+                        "Prop. 3.1) | learned: gradient ascent on ∇_α L (Appendix) with the bias, "
+                        "a fractional RBM (Sec. 3.3; model=fractional_rbm)", choices=("t", "learned"),
+                        neutral="t", label="temperature α")
+    alpha_lr: float | None = option(None, "alpha=learned: the step η_α of α ← α + η_α ∇_α L, one per "
+                                    "bias step (0: α stays at its start, α_t = t from c = 1); refused "
+                                    "with alpha=t", lo=0, neutral=None, label="α step size")
 
     def check(self) -> None:
         if self.bias_max_steps < self.bias_window:
             raise invalid("bias_max_steps", f"{self.bias_max_steps} is fewer than bias_window="
                           f"{self.bias_window}: the stopping rule would never be judged")
+        if self.alpha == "t" and self.alpha_lr is not None:
+            raise invalid("alpha_lr", "applies to alpha=learned only (alpha=t sets α_t = t, Alg. 1 "
+                          "line 6); remove it or set learner.alpha=learned")
+        if self.alpha == "learned" and self.alpha_lr is None:
+            raise invalid("alpha_lr", "alpha=learned needs the step of its gradient ascent, e.g. "
+                          "learner.alpha_lr=1.0")
+        if self.alpha == "learned" and self.step == "line_search":
+            raise invalid("step", "line_search scores a unit of coefficient s in Eq. 12's RBM form; "
+                          "it is not written for alpha=learned (use step=whole)")
         if self.batch_size != "full":
             raise invalid("batch_size", "frank_wolfe adds one hidden unit per pass over the whole "
                           f"training set (Alg. 1); must be full, got {self.batch_size!r}")
 
 
-def append_unit(model, w):
-    """The RBM of q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w) at α_t = t: one more hidden unit, whose
-    weights are ``w[:-1]`` and whose bias is ``w[-1]`` (the constant visible unit's weight)."""
+def append_unit(model, w, alpha: str = "t"):
+    """The model of q_t = (1 − 1/t) q_{t−1} + (1/t) δ(w): one more hidden unit, whose weights are
+    ``w[:-1]`` and whose bias is ``w[-1]`` (the constant visible unit's weight). An RBM is the
+    model at α_t = t; a fractional RBM's coefficients follow the rule ``alpha`` (t or learned,
+    rbmlab.learners.frank_wolfe_temperature.next_coefficients)."""
     xp = model.xp
     w = xp.asarray(w, dtype=model.dtype)
-    return model.replace(W=xp.concatenate([model.W, w[:-1, None]], axis=1),
-                         b_h=xp.concatenate([model.b_h, w[-1:]]))
+    grown = {"W": xp.concatenate([model.W, w[:-1, None]], axis=1),
+             "b_h": xp.concatenate([model.b_h, w[-1:]])}
+    if supports(type(model), FractionalUnits):
+        grown["c"] = next_coefficients(model.c, alpha)
+    return model.replace(**grown)
+
+
+def units(model, keep: slice):
+    """The model with the hidden units ``keep`` only (their coefficients too, if it has them)."""
+    kept = {"W": model.W[..., keep], "b_h": model.b_h[..., keep]}
+    if supports(type(model), FractionalUnits):
+        kept["c"] = model.c[..., keep]
+    return model.replace(**kept)
 
 
 def without_units(model):
     """The model with no hidden units: q_0 of a fresh run (only the visible bias remains)."""
-    return model.replace(W=model.W[..., :0], b_h=model.b_h[..., :0])
+    return units(model, slice(0, 0))
 
 
 class FrankWolfe(Learner):
     config_class = FrankWolfeConfig
     generative = True   # an entrant of the cross-paper leaderboard
-    requires = (Bipartite,)
+    requires = ()       # Bipartite (model=rbm) or FractionalUnits (model=fractional_rbm): check()
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the softplus of Eq. 5
     grows = ("n_hidden",)
     trains_trials = False     # each model grows by its own oracle solves
+
+    def check(self, model_class: type) -> None:
+        fractional = supports(model_class, FractionalUnits)
+        if not fractional and not supports(model_class, Bipartite):
+            raise RbmlabError(f"learner=frank_wolfe: model {model_class.family} lacks Bipartite (an "
+                              "RBM's units, or model=fractional_rbm's FractionalUnits)")
+        if self.config.alpha == "learned" and not fractional:
+            raise RbmlabError(f"learner=frank_wolfe: learner.alpha=learned makes a fractional RBM "
+                              f"(Sec. 3.3: c_i = α/t ≠ 1), which model {model_class.family} cannot "
+                              "hold; use model=fractional_rbm")
+        super().check(model_class)
 
     def initial_model(self, model, pretrained: bool, train=None):
         if (model.visible, model.hidden) != ("bernoulli", "bernoulli"):
@@ -141,7 +189,10 @@ class FrankWolfe(Learner):
 
     def init_state(self, model, train, rng):
         xp = model.xp
-        return {"chains": self._chains(model, self.config.n_samples, rng),
+        fractional = {"alpha": xp.asarray(float(model.c.sum())), "mh_accept": xp.asarray(float("nan"))} \
+            if supports(type(model), FractionalUnits) else {}
+        return {**fractional,
+                "chains": self._chains(model, self.config.n_samples, rng),
                 "bias_chains": self._chains(model, self.config.bias_chains, rng),
                 "oracle_gain": xp.asarray(0.0),
                 "oracle_evaluations": xp.asarray(0),
@@ -165,35 +216,54 @@ class FrankWolfe(Learner):
         if cfg.step == "line_search":
             scale = line_search(x, chains, best.w, lam=lam, penalize_bias=cfg.penalize_bias,
                                 points=cfg.step_points).scale
-        model = append_unit(model, scale * best.w)
+        model = append_unit(model, scale * best.w, cfg.alpha)
         state = {**state, "chains": chains, "oracle_gain": xp.asarray(-best.value),
                  "oracle_evaluations": xp.asarray(best.evaluations), "step_scale": xp.asarray(scale)}
-        return self.fit_visible_bias(model, state, x.mean(axis=0), rng)
+        ascent = TemperatureAscent(model, x, cfg.alpha_lr) if cfg.alpha == "learned" else None
+        return self.fit_visible_bias(model, state, x.mean(axis=0), rng, ascent)
 
-    def fit_visible_bias(self, model, state, data_mean, rng):
+    def fit_visible_bias(self, model, state, data_mean, rng, ascent=None):
         """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), repeated
-        to convergence (``bias_fit: converge``) or K times (``fixed``)."""
+        to convergence (``bias_fit: converge``) or K times (``fixed``); with ``ascent`` (a
+        TemperatureAscent: alpha=learned) one step of α on the same samples before each b step."""
         cfg, xp = self.config, model.xp
         chains = state["bias_chains"]
-        if cfg.bias_fit == "fixed":
-            for _ in range(cfg.bias_steps):
-                chains = self.sample(model, chains, rng, cfg.bias_sweeps)
-                model, state = self.update(model, {"b_v": data_mean - chains.mean(axis=0)}, state)
-            return model, {**state, "bias_chains": chains, "bias_steps": xp.asarray(cfg.bias_steps)}
+        current, accepted = [model], []
 
         def advance(b, chains):
-            return self.sample(model.replace(b_v=b), chains, rng, cfg.bias_sweeps)
+            """The chains a bias step reads, then α's step on them (learned α)."""
+            chains = self.sample(current[0].replace(b_v=b), chains, rng, cfg.bias_sweeps)
+            accepted.append(getattr(self.sampler_for(type(model)), "acceptance", float("nan")))
+            if ascent is not None:
+                current[0] = ascent.step(current[0].replace(b_v=b), chains)
+            return chains
 
+        if cfg.bias_fit == "fixed":
+            for _ in range(cfg.bias_steps):
+                chains = advance(current[0].b_v, chains)
+                current[0], state = self.update(current[0], {"b_v": data_mean - chains.mean(axis=0)}, state)
+            return self._fitted(current[0], {**state, "bias_chains": chains,
+                                             "bias_steps": xp.asarray(cfg.bias_steps)}, accepted)
         b, chains, fit = fit_to_convergence(model.b_v, chains, data_mean, advance, lr=cfg.bias_lr,
                                             tol=cfg.bias_tol, window=cfg.bias_window,
                                             average=cfg.bias_average, rhat=cfg.bias_rhat,
                                             max_steps=cfg.bias_max_steps)
-        return model.replace(b_v=b), {**state, "bias_chains": chains,
-                                      "bias_steps": xp.asarray(fit.steps),
-                                      "bias_z2": xp.asarray(fit.z2),
-                                      "bias_rhat": xp.asarray(fit.rhat),
-                                      "bias_capped": state["bias_capped"] + (not fit.converged),
-                                      "bias_plateau": state["bias_plateau"] + fit.plateau}
+        return self._fitted(current[0].replace(b_v=b),
+                            {**state, "bias_chains": chains, "bias_steps": xp.asarray(fit.steps),
+                             "bias_z2": xp.asarray(fit.z2), "bias_rhat": xp.asarray(fit.rhat),
+                             "bias_capped": state["bias_capped"] + (not fit.converged),
+                             "bias_plateau": state["bias_plateau"] + fit.plateau}, accepted)
+
+    @staticmethod
+    def _fitted(model, state, accepted):
+        """The fitted model and state; a fractional RBM's α and its sampler's mean acceptance over
+        the bias loop recorded in the state."""
+        if "alpha" in state:
+            xp = model.xp
+            rate = sum(accepted) / len(accepted) if accepted else float("nan")
+            state = {**state, "alpha": xp.asarray(float(model.c.sum(dtype=xp.float64))),
+                     "mh_accept": xp.asarray(rate)}
+        return model, state
 
     def step_cost(self, model, rows, state):
         """From the tallies the step left in ``state`` (t = n_hidden after it, S oracle chains, M
@@ -202,19 +272,25 @@ class FrankWolfe(Learner):
         the chains and the data and the penalty's ‖w‖², 2·(S + N)·n_v + n_v + 1; the line
         search's vu over both and ‖w‖², (S + N + 1)·n_v + 1; per
         bias step the M chains' bias_sweeps sweeps with t units, 2·M·n_v·t·bias_sweeps, and with
-        ``bias_fit=converge`` its Fisher step (frank_wolfe_bias.fisher_step_cost). Not counted:
+        ``bias_fit=converge`` its Fisher step (frank_wolfe_bias.fisher_step_cost). The sweeps are
+        the sampler's declared cost (a fractional RBM's Metropolis–Hastings steps: one product
+        more per run). With ``alpha=learned``, ∇_α's data term, N·t·(n_v + 1), and per bias step
+        its model term, M·t·(n_v + 1). Not counted:
         L-BFGS-B's own vector updates (in its Fortran)."""
         cfg = self.config
         n_v, t = model.n_visible, model.n_hidden
         n_chains, n_bias = state["chains"].shape[-2], state["bias_chains"].shape[-2]
-        before = model.replace(W=model.W[..., :-1], b_h=model.b_h[..., :-1])   # q_{t−1}
+        before = units(model, slice(0, -1))   # q_{t−1}
         per_bias_step = [self.sampler_cost(model, n_bias, cfg.bias_sweeps),
                          fisher_step_cost(n_bias, n_v) if cfg.bias_fit == "converge" else 0.0]
         if None in per_bias_step:
             return None
         oracle = (2 * (n_chains + rows) * n_v + n_v + 1) * int(state["oracle_evaluations"])
         search = (n_chains + rows + 1) * n_v + 1 if cfg.step == "line_search" else 0
-        return total(self.sampler_cost(before, n_chains, cfg.sample_steps), oracle, search,
+        if cfg.alpha == "learned":   # ∇_α's data term once, its model term per bias step
+            per_bias_step.append(TemperatureAscent.cost(n_bias, model))
+        alpha = TemperatureAscent.cost(rows, model) if cfg.alpha == "learned" else 0.0
+        return total(self.sampler_cost(before, n_chains, cfg.sample_steps), oracle, search, alpha,
                      int(state["bias_steps"]) * sum(per_bias_step),
                      (self.update_cost(model, int(state["bias_steps"])) if cfg.bias_fit == "fixed" else 0.0))
 
@@ -222,8 +298,12 @@ class FrankWolfe(Learner):
         """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the
         last bias fit's steps, residual z² (≈ 1: at the noise floor) and R̂, how many units' fits
         hit ``bias_max_steps`` so far and how many ended their descent on a plateau above the floor;
-        the scale the last unit entered with (1 unless ``step=line_search``)."""
-        return {"fw_oracle_gain": float(state["oracle_gain"]),
+        the scale the last unit entered with (1 unless ``step=line_search``); for a fractional RBM
+        its temperature α = Σ c_i and the mean acceptance of its Metropolis–Hastings steps over
+        the last bias loop (1 while every c_i = 1)."""
+        fractional = {"fw_alpha": float(state["alpha"]), "fw_mh_accept": float(state["mh_accept"])} \
+            if "alpha" in state else {}
+        return {**fractional,"fw_oracle_gain": float(state["oracle_gain"]),
                 "fw_oracle_evaluations": float(state["oracle_evaluations"]),
                 "fw_step_scale": float(state.get("step_scale", 1.0)),
                 "fw_bias_steps": float(state["bias_steps"]),

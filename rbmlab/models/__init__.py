@@ -7,4 +7,5 @@ MODELS = Registry("model", {
     "crbm": "rbmlab.models.crbm:CRBM",
     "grbm": "rbmlab.models.grbm:GRBM",
     "dbm": "rbmlab.models.dbm:DBM",
+    "fractional_rbm": "rbmlab.models.fractional_rbm:FractionalRBM",
 })

@@ -199,6 +199,23 @@ class Bipartite(Protocol):
 
 
 @runtime_checkable
+class FractionalUnits(Protocol):
+    """Hidden units as weight vectors (W_{•i}, b_h,i) over a visible layer with fields b_v, each
+    softplus weighted by a real coefficient c_i (the fractional RBM, frank_wolfe Eq. 11): what
+    its Metropolis–Hastings sampler (Sec. 3.3), its AIS and Frank-Wolfe with a learned α are
+    written for. Not Bipartite: no joint p(v, h) factorises for c_i ≠ 1."""
+
+    W: Any
+    b_v: Any
+    b_h: Any
+    c: Any
+
+    def hidden_inputs(self, v): ...
+
+    def standard(self): ...
+
+
+@runtime_checkable
 class TapForm(Protocol):
     """Two layers coupled only by W, each unit with a prior (rbmlab.units.prior): what TAP
     inference, its free energy and TAP learning are written for (rbmlab.inference.tap)."""
