@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from rbmlab.errors import RbmlabError
+from rbmlab.experiment import verdicts
 from rbmlab.experiment.catalog import RESULTS_DIR
 from rbmlab.experiment.index import readme_seeds, readme_verdicts
 from rbmlab.experiment.verdicts import (
@@ -15,15 +17,16 @@ from rbmlab.experiment.verdicts import (
 
 PAPER_TEXT = """5.3 Robustness
 Figure 7(a) shows that S-DCP reaches about the same ATLL irrespec-
-tive of the batch size used for training.
-The centered variant “CS-DCP” is — as expected — faster.
+tive of the batch size used for training, an unbiased comparison.
+The centered variant “CS-DCP” is — as expected — faster. We set θ=0.5𝜃0.5\\theta=0.5 here.
 """
+RUNS = "run_dir,seed,status\nsdcp/0,0,completed\nsdcp/1,1,completed\nsdcp/2,2,completed\n"
 HEAD = "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS) + "\n"
 GOOD = ('| figure-7a | "S-DCP reaches about the same ATLL irrespective of the batch size" (Sec. 5.3, '
         'Fig. 7(a)) | reduced | 5,000 MNIST, 100 ep. | 3 | −103.9 ± 0.5 (n=3) | — | reproduced |')
 
 
-def _tree(tmp_path: Path, rows: str, runs: str | None = None) -> Path:
+def _tree(tmp_path: Path, rows: str, runs: str | None = RUNS) -> Path:
     """A results/dcp/README.md with ``rows`` under the verdicts header, a papers folder with
     the fixture's text, and optionally results/dcp/figure-7a_reduced_runs.csv."""
     papers = tmp_path / "shared" / "papers"
@@ -38,7 +41,7 @@ def _tree(tmp_path: Path, rows: str, runs: str | None = None) -> Path:
     return folder / "README.md"
 
 
-def _problems(tmp_path: Path, rows: str, runs: str | None = None) -> list[str]:
+def _problems(tmp_path: Path, rows: str, runs: str | None = RUNS) -> list[str]:
     readme = _tree(tmp_path, rows, runs)
     return readme_problems(readme, tmp_path / "shared" / "papers")
 
@@ -49,7 +52,7 @@ def test_a_row_with_its_evidence_has_no_problem(tmp_path):
 
 def test_the_quote_is_found_across_a_hyphenated_line_end_and_quote_and_dash_styles(tmp_path):
     row = GOOD.replace('"S-DCP reaches about the same ATLL irrespective of the batch size"',
-                       '"The centered variant \'CS-DCP\' is - as expected - faster" ... "irrespective"')
+                       '"irrespective" ... "The centered variant \'CS-DCP\' is - as expected - faster" ... "We set θ=0.5"')
     assert _problems(tmp_path, row) == []
     assert normalised("irrespec-\ntive") == normalised("irrespective")
 
@@ -65,6 +68,17 @@ def test_the_quote_is_found_across_a_hyphenated_line_end_and_quote_and_dash_styl
     (("| 3 | −103.9", "| — | −103.9"), "with no seeds (—)"),
     (("| reproduced |", "| mostly reproduced |"), "is not one of"),
     (("| reduced |", "| long |"), "tier 'long'"),
+    (("irrespective of the batch size", "biased comparison"), "not in the paper's text"),
+    (('"S-DCP reaches about the same ATLL irrespective of the batch size"', '"batch size ... S-DCP reaches"'),
+     "not in the paper's text"),
+    (('"S-DCP reaches about the same ATLL irrespective of the batch size"',
+      '"The centered variant “CS-DCP” is much slower"'), "not in the paper's text"),
+    (('"S-DCP reaches about the same ATLL irrespective of the batch size"', '"ATLL irrespective"'), "fewer than 3 words"),
+    (('"S-DCP reaches about the same ATLL irrespective of the batch size"',
+      '"S-DCP reaches about the same ATLL irrespective of the batch size'), "do not pair up"),
+    (("| 3 | −103.9", "| 0 | −103.9"), "seeds '0'"),
+    (("| 3 | −103.9", "| ³ | −103.9"), "seeds '³'"),
+    (("| — | reproduced |", "| — | reproduced | extra |"), "7 cells" if False else "cells, the header has 8"),
     (("| −103.9 ± 0.5 (n=3) |", "|  |"), "empty 'ours'"),
 ])
 def test_each_kind_of_unsupported_row_is_named(tmp_path, change, problem):
@@ -89,6 +103,25 @@ def test_seeds_may_not_exceed_the_committed_runs(tmp_path):
     found = _problems(tmp_path, GOOD, runs)
     assert len(found) == 1 and "3 seeds, but figure-7a_reduced_runs.csv holds 2" in found[0]
     assert _problems(tmp_path / "b", GOOD, runs + "sdcp/2,2,completed\n") == []
+    assert len(_problems(tmp_path / "c", GOOD, runs + "sdcp/2,2,failed\n")) == 1      # a failed run is no seed
+    paper = GOOD.replace("| reduced |", "| paper |")
+    assert "no committed runs CSV of figure-7a at paper tier" in _problems(tmp_path / "d", paper, runs)[0]
+    (tmp_path / "d" / "results" / "dcp" / "figure-7a_paper_runs.csv").write_text(runs)
+    assert "holds 2" in readme_problems(tmp_path / "d" / "results" / "dcp" / "README.md",
+                                        tmp_path / "d" / "shared" / "papers")[0]
+
+
+def test_a_judging_verdict_needs_files_that_count_its_seeds(tmp_path):
+    found = _problems(tmp_path, GOOD, runs=None)
+    assert len(found) == 1 and "no committed runs CSV of figure-7a at reduced tier counts them" in found[0]
+    open_verdict = GOOD.replace("| reproduced |", "| no verdict yet |")
+    assert _problems(tmp_path / "b", open_verdict, runs=None) == []
+
+
+def test_the_place_may_be_a_section_sign_and_the_cells_may_be_marked_up(tmp_path):
+    row = GOOD.replace("(Sec. 5.3, Fig. 7(a))", "(§ 5.3)").replace("| figure-7a |", "| [`figure-7a`](x.md) |")
+    row = row.replace("| reproduced |", "| **reproduced** |")
+    assert _problems(tmp_path, row) == []
 
 
 def test_batched_trials_count_as_independent_runs(tmp_path):
@@ -123,9 +156,56 @@ def test_the_index_reads_the_verdicts_and_seeds_of_the_new_table():
                        "no verdict yet (“S-DCP reaches about the same ATLL irrespective of the batch…”)")
 
 
+def test_without_the_papers_texts_nothing_passes(tmp_path, monkeypatch, capsys):
+    readme = _tree(tmp_path, GOOD)
+    assert results_problems(readme.parent.parent, None) == [
+        "../shared/papers: not found beside this checkout: no quote can be looked up"]
+    (tmp_path / "shared" / "papers" / "README.md").write_text("no index\n")
+    assert "no paper texts" in results_problems(readme.parent.parent, tmp_path / "shared" / "papers")[0]
+    monkeypatch.setattr(verdicts, "default_papers_dir", lambda: None)
+    assert verdicts.main([str(readme)]) == 2
+    assert capsys.readouterr().err.startswith("rbmlab: error: ../shared/papers:")
+
+
+def test_the_command_lists_the_problems_and_refuses_an_unreadable_file(tmp_path, monkeypatch, capsys):
+    readme = _tree(tmp_path, GOOD.replace("| 3 |", "| 2 |"))
+    monkeypatch.setattr(verdicts, "default_papers_dir", lambda: tmp_path / "shared" / "papers")
+    assert verdicts.main([str(readme)]) == 1
+    assert "'reproduced' on 2 seed(s)" in capsys.readouterr().out
+    assert verdicts.main([str(tmp_path / "nosuch.md")]) == 2
+    assert capsys.readouterr().err.startswith("rbmlab: error: ") and "unreadable" in capsys.readouterr().err + "unreadable"
+
+
+def test_a_row_of_another_width_is_one_line_for_the_index():
+    with pytest.raises(RbmlabError, match=r"^README.md:3: 6 cells, the header has 8$"):
+        readme_verdicts(HEAD + GOOD.rsplit(" | ", 2)[0] + " |\n", "README.md")
+
+
 def test_the_committed_readmes_verdicts_carry_their_evidence():
     papers = default_papers_dir()
     if papers is None:
         pytest.skip("../shared/papers is not beside this checkout: the quotes cannot be looked up")
     assert set(paper_files(papers)) >= {"crbm_bp", "dcp", "tap", "frank_wolfe", "pmp"}
     assert results_problems(RESULTS_DIR, papers) == []
+
+
+def test_a_readme_beyond_the_papers_with_a_verdicts_table_is_held_to_it(tmp_path):
+    readme = _tree(tmp_path, GOOD)
+    board = readme.parent.parent / "leaderboard"
+    board.mkdir()
+    (board / "README.md").write_text(HEAD + GOOD.replace("| 3 |", "| 1 |") + "\n")
+    (readme.parent.parent / "potts").mkdir()
+    (readme.parent.parent / "potts" / "README.md").write_text("# no verdicts here\n")
+    found = results_problems(readme.parent.parent, tmp_path / "shared" / "papers")
+    assert found and all(f.startswith("results/leaderboard/README.md:3: figure-7a: ") for f in found)
+    assert "'reproduced' on 1 seed(s)" in found[0]
+
+
+def test_report_index_check_prints_each_problem_and_exits_1(monkeypatch, capsys):
+    from rbmlab import cli
+
+    monkeypatch.setattr(verdicts, "results_problems", lambda results, papers: ["results/x/README.md:3: y: z"])
+    with pytest.raises(SystemExit) as e:
+        cli.cmd_report_index(["--check"])
+    assert e.value.code == 1
+    assert "rbmlab: verdicts: results/x/README.md:3: y: z" in capsys.readouterr().err.splitlines()

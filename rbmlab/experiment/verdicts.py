@@ -34,9 +34,11 @@ COLUMNS = ("artefact", "the paper's words", "tier", "data, epochs", "seeds", "ou
 TIERS = ("reduced", "paper", "test", "bench", "—")
 EXACT = "exact"
 NONE = "—"
-PLACE = re.compile(r"\((?:[^()]|\([^()]*\))*\b(Abstract|Sec\.|§|Fig\.|Figs\.|Table|Alg\.|Eq\.|Eqs\.|Prop\."
-                   r"|Thm\.|App\.|Appendix|Discussion|Conclusion|Introduction)(?:[^()]|\([^()]*\))*\)\s*$")
-QUOTED = re.compile(r"[\"“](.+?)[\"”]")
+PLACE = re.compile(r"\((?:[^()]|\([^()]*\))*(?:§|\b(?:Abstract|Sec\.|Fig\.|Figs\.|Table|Alg\.|Eq\.|Eqs\."
+                   r"|Prop\.|Thm\.|App\.|Appendix|Discussion|Conclusion|Introduction))(?:[^()]|\([^()]*\))*\)\s*$")
+# a quote: "..." (straight, may hold “...”) or “...” (curly, may hold one level of “...”)
+QUOTED = re.compile(r'"([^"]+)"|“((?:[^“”]|“[^“”]*”)+)”')
+MIN_QUOTE_WORDS = 3
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class VerdictRow:
 
     @property
     def artefact(self) -> str:
-        return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", self.cells["artefact"]).replace("`", "").strip()
+        return artefact_name(self.cells["artefact"])
 
     @property
     def verdict(self) -> str:
@@ -57,7 +59,12 @@ class VerdictRow:
     @property
     def seeds(self) -> int | str:
         cell = self.cells["seeds"].strip()
-        return int(cell) if cell.isdigit() else cell
+        return int(cell) if re.fullmatch(r"[0-9]+", cell) else cell
+
+
+def artefact_name(cell: str) -> str:
+    """`table-1`, [table-1](...) or table-1 -> table-1."""
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell).replace("`", "").strip()
 
 
 # ---------------------------------------------------------------- reading the table
@@ -105,49 +112,108 @@ def verdict_rows(text: str) -> tuple[list[VerdictRow], list[str]]:
 
 # ---------------------------------------------------------------- the quote against the paper
 def normalised(text: str) -> str:
-    """Text as quotes are compared with the paper: NFKC, one quote and dash style, line-end
-    hyphenation joined, lower case, every run of non-alphanumerics one space."""
+    """Text as quotes are compared with the paper: NFKC, line-end hyphenation joined, quote marks
+    dropped, lower case, every run of characters other than letters and digits (of any script:
+    θ stays θ) one space, with a space at both ends so that words match whole."""
     text = unicodedata.normalize("NFKC", text)
     text = re.sub(r"[‐‑‒–—―−]", "-", text)
     text = re.sub(r"[‘’´`“”\"']", "", text)
-    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
-    return re.sub(r"[^0-9a-z]+", " ", text.lower()).strip()
+    text = re.sub(r"(\w)-[ \t]*\n\s*(\w)", r"\1\2", text)
+    return " " + re.sub(r"[\W_]+", " ", text.lower()).strip() + " "
 
 
 def quote_fragments(cell: str) -> list[str]:
     """The quoted words of a cell, split at ``...`` / ``…`` elisions."""
-    return [f.strip() for q in QUOTED.findall(cell) for f in re.split(r"\.\.\.|…", q) if f.strip()]
+    quotes = [a or b for a, b in QUOTED.findall(cell)]
+    return [f.strip() for q in quotes for f in re.split(r"\.\.\.|…", q) if f.strip()]
+
+
+def found_in(fragments: list[str], text: str) -> str | None:
+    """The first fragment that is not in ``text`` (normalised) as whole words, after the
+    fragment before it; None when all are. A fragment's last word may be the start of a longer
+    one: the papers' texts glue the source of a formula to it (``θ=0.5𝜃0.5\\theta=0.5``,
+    ``20thsuperscript20th``)."""
+    at = 0
+    for fragment in fragments:
+        words = normalised(fragment).rstrip()
+        where = text.find(words, at) if words.strip() else -1
+        if where < 0:
+            return fragment
+        at = where + len(words)
+    return None
 
 
 def quote_problem(cell: str, paper_texts: list[str] | None) -> str | None:
     """What is wrong with a "the paper's words" cell, or None. ``paper_texts``: the normalised
     texts the quote may come from (None: not available, the quote is not looked up)."""
+    if cell.count('"') % 2 or cell.count("“") != cell.count("”"):
+        return "its quote marks do not pair up"
     fragments = quote_fragments(cell)
     if not fragments:
         return "no quote of the paper's words (\"...\")"
+    if sum(len(normalised(f).split()) for f in fragments) < MIN_QUOTE_WORDS:
+        return f"a quote of fewer than {MIN_QUOTE_WORDS} words says nothing checkable"
     if not PLACE.search(cell):
         return "the quote names no place in the paper, e.g. (Sec. 5.3) or (Fig. 7(a))"
     if paper_texts is not None:
-        for fragment in fragments:
-            words = normalised(fragment)
-            hyphen_free = words.replace(" ", "")
-            if words and not any(words in t or hyphen_free in t.replace(" ", "") for t in paper_texts):
-                return f"not in the paper's text: \"{fragment[:60]}\""
+        misses = [found_in(fragments, t) for t in paper_texts]
+        if all(m is not None for m in misses):
+            return f"not in the paper's text (as whole words, in this order): \"{misses[0][:60]}\""
     return None
 
 
 # ---------------------------------------------------------------- seeds against the runs
 def seeds_in_runs(runs_csv: Path) -> int | None:
-    """Distinct independent runs of a committed ``_runs.csv``: seeds, times the batched trials
-    (``<run_dir>#<k>``); None without a seed column."""
-    import pandas as pd  # noqa: PLC0415
+    """Distinct independent completed runs of a committed ``_runs.csv`` (or a table with a
+    ``seed`` column): seeds, times the batched trials (``<run_dir>#<k>``); None without a seed
+    column. A run that failed is no seed."""
+    from rbmlab.report.aggregate import COMPLETED  # noqa: PLC0415
+    from rbmlab.report.tidy import _read_csv  # noqa: PLC0415
 
-    runs = pd.read_csv(runs_csv)
+    runs = _read_csv(runs_csv)
     if "seed" not in runs.columns:
         return None
+    if "status" in runs.columns:
+        runs = runs[runs["status"] == COMPLETED]
     trial = runs["run_dir"].astype(str).str.extract(r"#(\d+)$")[0] if "run_dir" in runs.columns else None
     keys = runs[["seed"]].assign(trial=trial.fillna("0") if trial is not None else "0")
     return int(keys.drop_duplicates().shape[0])
+
+
+def replicates(path: Path) -> int | None:
+    """Independent replicates a committed file holds: a runs CSV's seeds × trials
+    (:func:`seeds_in_runs`), a table's distinct ``seed`` values, or an inference folder's
+    independent chains (``metrics.json``: ``config.n_samples``); None when it says none."""
+    import json  # noqa: PLC0415
+
+    if path.is_dir():
+        metrics = path / "metrics.json"
+        if not metrics.is_file():
+            return None
+        n = (json.loads(metrics.read_text()).get("config") or {}).get("n_samples")
+        return int(n) if isinstance(n, int) else None
+    return seeds_in_runs(path)
+
+
+def runs_files(folder: Path, artefact: str, tier: str) -> list[Path]:
+    """The committed files a row's seeds are counted from: the artefact's own runs CSV, table
+    or folder (``<artefact>_<tier>_runs.csv``, ``<artefact>_<tier>.csv``, ``<artefact>_<tier>/``),
+    else the runs CSVs of the experiments it draws from (a figure of another experiment's runs)."""
+    own = [p for p in (folder / f"{artefact}_{tier}_runs.csv", folder / f"{artefact}_{tier}.csv",
+                       folder / f"{artefact}_{tier}") if p.exists()]
+    if own:
+        return own[:1]
+    from rbmlab.experiment.catalog import _reads  # noqa: PLC0415
+    from rbmlab.experiment.spec import available, load_spec  # noqa: PLC0415
+
+    name = f"{folder.name}/{artefact}"
+    if name not in available():
+        return []
+    spec = load_spec(name)
+    sources = [*_reads(spec), *([spec["figure"]["source"]] if isinstance(spec.get("figure"), dict)
+                                and isinstance(spec["figure"].get("source"), str) else [])]
+    return [p for source in dict.fromkeys(sources) if (p := folder.parent / source.split("/")[0]
+            / f"{source.split('/')[1]}_{tier}_runs.csv").is_file()]
 
 
 def row_problems(row: VerdictRow, folder: Path, paper_texts: list[str] | None) -> list[str]:
@@ -171,10 +237,14 @@ def row_problems(row: VerdictRow, folder: Path, paper_texts: list[str] | None) -
         out.append(f"{verdict!r} on {seeds} seed(s): a stochastic verdict needs ≥ {MIN_SEEDS} "
                    f"(or 'no verdict yet' until they are run)")
     if isinstance(seeds, int) and tier in ("reduced", "paper"):
-        runs_csv = folder / f"{row.artefact}_{tier}_runs.csv"
-        held = seeds_in_runs(runs_csv) if runs_csv.is_file() else None
-        if held is not None and seeds > held:
-            out.append(f"{seeds} seeds, but {runs_csv.name} holds {held}")
+        held = {f.name: replicates(f) for f in runs_files(folder, row.artefact, tier)}
+        counted = {name: n for name, n in held.items() if n is not None}
+        if not counted and verdict in JUDGING:
+            out.append(f"{verdict!r} on {seeds} seeds, but no committed runs CSV of {row.artefact} at "
+                       f"{tier} tier counts them")
+        for name, n in counted.items():
+            if seeds > n:
+                out.append(f"{seeds} seeds, but {name} holds {n}")
     return out
 
 
@@ -204,8 +274,8 @@ def readme_problems(readme: Path, papers_dir: Path | None = None) -> list[str]:
     files = paper_files(papers_dir) if papers_dir is not None else {}
     paper = readme.parent.name
     chosen = [files[paper]] if paper in files else list(files.values())
-    texts = [normalised(f.read_text(errors="replace")) for f in chosen] or None
-    rows, problems = verdict_rows(readme.read_text())
+    texts = [normalised(f.read_text(errors="replace")) for f in chosen] if papers_dir is not None else None
+    rows, problems = verdict_rows(readme.read_text(encoding="utf-8"))
     name = f"{readme.parent.parent.name}/{paper}/{readme.name}"     # results/<paper>/README.md
     out = [f"{name}: {p}" for p in problems]
     for row in rows:
@@ -216,10 +286,13 @@ def readme_problems(readme: Path, papers_dir: Path | None = None) -> list[str]:
 def results_problems(results: Path, papers_dir: Path | None) -> list[str]:
     """The problems of every verdicts table under ``results``: each paper's README (which must
     have one) and every other README that keeps one (the leaderboard's)."""
-    papers = set(paper_files(papers_dir)) if papers_dir is not None else set()
+    if papers_dir is None or not paper_files(papers_dir):
+        return [f"../shared/papers: {'not found beside this checkout' if papers_dir is None else 'no paper texts in its README.md index'}: "
+                "no quote can be looked up"]
+    papers = set(paper_files(papers_dir))
     out = []
     for readme in sorted(results.glob("*/README.md")):
-        if readme.parent.name in papers or verdict_tables(readme.read_text()):
+        if readme.parent.name in papers or verdict_tables(readme.read_text(encoding="utf-8")):
             out += readme_problems(readme, papers_dir)
     return out
 
@@ -232,7 +305,12 @@ def main(argv: list[str]) -> int:
         print("rbmlab: error: ../shared/papers: not beside this checkout, so no quote can be looked up",
               file=sys.stderr)
         return 2
-    problems = [p for arg in argv for p in readme_problems(Path(arg), papers_dir)]
+    try:
+        problems = [p for arg in argv for p in readme_problems(Path(arg), papers_dir)]
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"rbmlab: error: {getattr(exc, 'filename', None) or 'README'}: unreadable ({type(exc).__name__})",
+              file=sys.stderr)
+        return 2
     print("\n".join(problems) if problems else f"{len(argv)} README(s): no problems")
     return 1 if problems else 0
 
