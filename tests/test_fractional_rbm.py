@@ -173,3 +173,35 @@ def test_the_ais_evaluator_scores_a_fractional_rbm_and_refuses_reverse_ais():
     reverse = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "reverse": True}))
     with pytest.raises(RbmlabError, match=r"^evaluator.reverse: reverse AIS is not written for model fractional_rbm"):
         reverse.check(FractionalRBM, {"n_visible": D, "n_hidden": H})
+
+
+# ---------------------------------------------------------------- Prop. 3.1 (concavity)
+def _mean_log_likelihood(W, b, bh, c, data) -> float:
+    m = FractionalRBM(W, b, bh, c)
+    return float(np.mean(m.log_unnormalized(data)) - m.exact_log_partition())
+
+
+def _concavity_gap(f, x0, x1) -> float:
+    """min over t of f(x_t) − [(1 − t) f(x0) + t f(x1)] on the segment: ≥ 0 where f is concave."""
+    f0, f1 = f(x0), f(x1)
+    return min(f((1 - t) * x0 + t * x1) - ((1 - t) * f0 + t * f1) for t in (0.25, 0.5, 0.75))
+
+
+def test_prop_3_1_the_log_likelihood_is_jointly_concave_in_the_unit_weights_and_the_bias():
+    """frank_wolfe Prop. 3.1: log p(v | q, ϑ) is concave in q(w), in α and in b, and jointly in
+    (q(w), b). With the atoms w_i fixed, α q(w) is the coefficient vector c = α q: the exact mean
+    log-likelihood along random segments of (c, b) (which holds segments of q at fixed α, and of α
+    at fixed q) lies above its chords. Control: along segments of the weights W it does not."""
+    rng = np.random.default_rng(3)
+    W, bh = 1.5 * rng.standard_normal((D, H)), 0.5 * rng.standard_normal(H)
+    data = STATES[rng.choice(len(STATES), 40)]
+    split = lambda x: (x[:H], x[H:])   # noqa: E731
+    f = lambda x: _mean_log_likelihood(W, split(x)[1], bh, split(x)[0], data)   # noqa: E731
+    for _ in range(20):
+        x0 = np.concatenate([rng.uniform(0.0, 3.0, H), rng.standard_normal(D)])
+        x1 = np.concatenate([rng.uniform(0.0, 3.0, H), rng.standard_normal(D)])
+        assert _concavity_gap(f, x0, x1) >= -1e-9
+    b, c = rng.standard_normal(D), rng.uniform(0.5, 1.0, H)
+    g = lambda w: _mean_log_likelihood(w.reshape(D, H), b, bh, c, data)   # noqa: E731
+    gaps = [_concavity_gap(g, 3 * rng.standard_normal(D * H), 3 * rng.standard_normal(D * H)) for _ in range(20)]
+    assert min(gaps) < -1e-3      # the weights themselves: not concave, and the check sees it
