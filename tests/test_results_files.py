@@ -11,6 +11,7 @@ and every runs CSV names the commit of the code that produced its runs.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -46,12 +47,19 @@ def _text_files() -> list[Path]:
     return found
 
 
+# a looser net than the writers' own pattern (ABSOLUTE_PATH), so that what it misses is caught here:
+# a machine's top folders wherever they start (after markup, a colon, a quote), a home folder, a drive
+MACHINE_PATH = re.compile(r"(?:(?<![\w.])~/|/(?:work|tmp|root|home|opt|mnt|var|srv|Users|private)/|\b[A-Z]:\\)")
+
+
 def test_no_committed_result_holds_a_path_of_the_machine_that_made_it():
     found = []
     for path in _text_files():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             found += [f"{path.relative_to(RESULTS.parent)}:{number}: {p}" for p in ABSOLUTE_PATH.findall(line)
                       if not p.startswith(SYSTEM_PROGRAMS)]
+            found += [f"{path.relative_to(RESULTS.parent)}:{number}: …{line[max(0, m.start() - 20):m.end() + 30]}…"
+                      for m in MACHINE_PATH.finditer(line)]
     assert not found, (f"{len(found)} absolute path(s) under results/ (write them through "
                        "rbmlab.storage.portable):\n" + "\n".join(found[:30]))
 
