@@ -27,7 +27,6 @@ KNOWN_SOURCELESS: dict[str, str] = {
     "dcp/figure-2_paper_runs.csv": PRE_SOURCE,
     "dcp/figure-4_reduced_runs.csv": PRE_SOURCE + " (three seeds asked for by its yaml, not yet run)",
     "dcp/figure-5_reduced_runs.csv": PRE_SOURCE,
-    "dcp/figure-6a_reduced_runs.csv": PRE_SOURCE,
     "dcp/figure-6b_reduced_runs.csv": PRE_SOURCE,
 }
 
