@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import re
 import signal
 import subprocess
@@ -25,13 +26,21 @@ SMALL = ["dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "learner
 EPOCHS = 40
 
 
+def _default_signals() -> None:
+    """In the child: the termination signals at their default action. A run keeps a signal its
+    parent ignores ignored (nohup: SIGHUP; a non-interactive shell's background job: SIGINT), so
+    a suite started that way would wait on a run that rightly ignores the signal a test sends."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start(*args: str, cwd: Path, fault: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     env.pop("RBMLAB_FAULT", None)
     if fault:
         env["RBMLAB_FAULT"] = fault
     return subprocess.Popen([sys.executable, "-m", "rbmlab", *args], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_signals)
 
 
 def rbmlab(*args: str, cwd: Path, fault: str | None = None, timeout: int = 180):
