@@ -56,12 +56,16 @@ def _tiers(spec: dict) -> tuple[str, ...]:
     return tuple(t for t in SCALE_TIERS if t in defined)
 
 
-def _reads(spec: dict) -> tuple[str, ...]:
-    """The experiments whose runs a file reports (``runs_of``) or draws (a gallery's rows)."""
+def reads(spec: dict) -> tuple[str, ...]:
+    """The experiments whose runs a file reports (``runs_of``) or draws (a gallery's rows, a
+    figure's ``source``)."""
     runs_of = spec.get("runs_of") or []
     named = [runs_of] if isinstance(runs_of, str) else list(runs_of)
     named += [row["run"]["experiment"] for row in (spec.get("gallery") or {}).get("rows", [])
               if isinstance(row.get("run"), dict) and "experiment" in row["run"]]
+    figure = spec.get("figure")
+    if isinstance(figure, dict) and isinstance(figure.get("source"), str):
+        named.append(figure["source"])
     return tuple(dict.fromkeys(named))
 
 
@@ -147,7 +151,7 @@ def paper_costs(paper: str) -> dict[tuple[str, str], str]:
 def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
     """One experiment's entry; ``costs``: its paper's :func:`paper_costs`, when already read."""
     spec = load_spec(name)
-    found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), _reads(spec))
+    found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), reads(spec))
     costs = paper_costs(name.split("/")[0]) if costs is None else costs
     found.costs = {tier: cost for (target, tier), cost in costs.items() if target == found.target}
     return found

@@ -168,9 +168,9 @@ def seeds_in_runs(runs_csv: Path) -> int | None:
     ``seed`` column): seeds, times the batched trials (``<run_dir>#<k>``); None without a seed
     column. A run that failed is no seed."""
     from rbmlab.report.aggregate import COMPLETED  # noqa: PLC0415
-    from rbmlab.report.tidy import _read_csv  # noqa: PLC0415
+    from rbmlab.report.tidy import read_committed_csv  # noqa: PLC0415
 
-    runs = _read_csv(runs_csv)
+    runs = read_committed_csv(runs_csv)
     if "seed" not in runs.columns:
         return None
     if "status" in runs.columns:
@@ -203,16 +203,13 @@ def runs_files(folder: Path, artefact: str, tier: str) -> list[Path]:
                        folder / f"{artefact}_{tier}") if p.exists()]
     if own:
         return own[:1]
-    from rbmlab.experiment.catalog import _reads  # noqa: PLC0415
+    from rbmlab.experiment.catalog import reads  # noqa: PLC0415
     from rbmlab.experiment.spec import available, load_spec  # noqa: PLC0415
 
     name = f"{folder.name}/{artefact}"
     if name not in available():
         return []
-    spec = load_spec(name)
-    sources = [*_reads(spec), *([spec["figure"]["source"]] if isinstance(spec.get("figure"), dict)
-                                and isinstance(spec["figure"].get("source"), str) else [])]
-    return [p for source in dict.fromkeys(sources) if (p := folder.parent / source.split("/")[0]
+    return [p for source in reads(load_spec(name)) if (p := folder.parent / source.split("/")[0]
             / f"{source.split('/')[1]}_{tier}_runs.csv").is_file()]
 
 

@@ -42,7 +42,6 @@ SUMMARY_PREFIXES = ("final.", *RECORD_PREFIXES)
 TEXT_COLUMNS = {"source": str, "run_dir": str}
 
 
-
 def one_line(exc: BaseException) -> str:
     """An exception's message on one line."""
     return " ".join(str(exc).split())

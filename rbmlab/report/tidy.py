@@ -49,7 +49,8 @@ def has_tidy_files(stem: Path) -> bool:
     return tidy_files(stem)["runs"].is_file()
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def read_committed_csv(path: Path) -> pd.DataFrame:
+    """A committed runs, curves or points CSV (commits and run paths as text); unreadable: one line."""
     try:
         return pd.read_csv(path, dtype=TEXT_COLUMNS)
     except (OSError, ValueError) as exc:   # ParserError, EmptyDataError, UnicodeDecodeError
@@ -83,7 +84,7 @@ def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None, variants: 
     ``variant`` its run paths give (``variants``, ``experiments``: the names). Group curves: the curves CSV
     as written (group keys, x, mean, std, n[, partial, runs]), empty when there is none."""
     files = tidy_files(stem)
-    runs = _read_csv(files["runs"])
+    runs = read_committed_csv(files["runs"])
     if "run_dir" not in runs.columns or "status" not in runs.columns:
         raise RbmlabError(f"report: {files['runs']} is not a report's runs table (no run_dir or status column)")
     runs["run_dir"] = runs["run_dir"].astype(str)
@@ -94,7 +95,7 @@ def load_tidy(stem: Path, constants: Mapping[str, Any] | None = None, variants: 
     for key, value in (constants or {}).items():
         if key not in runs.columns:
             runs[key] = value
-    curves = _read_csv(files["curves"]) if files["curves"].is_file() else pd.DataFrame()
+    curves = read_committed_csv(files["curves"]) if files["curves"].is_file() else pd.DataFrame()
     lacking = [c for c in CURVE_COLUMNS if c not in curves.columns]
     if len(curves.columns) and lacking:
         raise RbmlabError(f"report: {files['curves']} is not a report's curves table (no {', '.join(lacking)} column)")
