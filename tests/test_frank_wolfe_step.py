@@ -110,3 +110,27 @@ def test_the_learner_appends_the_unit_scaled_by_the_searched_scale(toy, points):
     assert np.isclose(scale_grid(points), scale).any() and scale < 1
     np.testing.assert_allclose(searched.W, scale * whole.W, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(searched.b_h, scale * whole.b_h, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("pool", ["two", "one"])
+def test_one_chain_pool_gives_the_oracle_the_chains_the_bias_fit_left(toy, pool):
+    """chain_pool=one: no oracle pool of its own; the oracle advances and reads the bias loop's
+    chains (so, with no bias steps, the bias chains after a step are the oracle's sample) and its
+    unit's oracle value is the one the learner recorded, on them. chain_pool=two leaves the bias chains alone."""
+    backend = get_backend("numpy", "float32")
+    node = {"name": "frank_wolfe", "lam": 0.1, "n_samples": 300, "bias_chains": 300, "restarts": 1,
+            "bias_fit": "fixed", "bias_steps": 0, "sample_steps": 3, "chain_pool": pool}
+    learner = LEARNERS.build(LEARNERS.parse(node))
+    model = RBM(np.zeros((D, 1), np.float32), np.zeros(D, np.float32), np.zeros(1, np.float32))
+    model = append_unit(model, np.r_[np.full(D, 2.0), -8.0])   # a unit, so the sweeps move the chains
+    train = Batch(backend.xp.asarray(toy, dtype=np.float32))
+    state = learner.init_state(model, train, backend.rng(0))
+    assert ("chains" in state) == (pool == "two")
+    start = state["bias_chains"].copy()
+    grown, after = learner.step(model, state, train, backend.rng(1))
+    oracle_states = after["bias_chains"] if pool == "one" else after["chains"]
+    assert (pool == "one") == (not np.array_equal(after["bias_chains"], start))
+    unit = np.r_[grown.W[:, -1], grown.b_h[-1]].astype(np.float64)
+    value = LinearOracle(train.inputs, oracle_states, lam=0.1)(unit)[0]
+    assert value == pytest.approx(-float(after["oracle_gain"]), rel=1e-5)   # solved on these states
+    assert learner.step_cost(grown, len(toy), after) > 0

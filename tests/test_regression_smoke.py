@@ -65,7 +65,7 @@ SLOW = {"tap/figure-3-seeds", "tap/figure-11-train", "tap/figure-10", "pmp/figur
         "crbm_bp/table-3a", "crbm_bp/table-3a-changed", "crbm_bp/table-3b", "crbm_bp/table-3b-changed",
         "frank_wolfe/alpha-learned", "frank_wolfe/cd-fw-lr-control", "frank_wolfe/figure-1a", "frank_wolfe/figure-1b",
         "frank_wolfe/figure-2a", "frank_wolfe/figure-2b", "frank_wolfe/hyperparameters-converged",
-        "frank_wolfe/model-size", "frank_wolfe/sampling-control", "frank_wolfe/step-control",
+        "frank_wolfe/model-size", "frank_wolfe/plateau-control", "frank_wolfe/sampling-control", "frank_wolfe/step-control",
         "pmp/figure-1b", "pmp/figure-1c", "pmp/figure-1c-train", "pmp/figure-2-er-persistent-mmd",
         "pmp/figure-2-er-persistent-rmse", "pmp/figure-2-lattice-persistent-mmd",
         "pmp/figure-2-lattice-persistent-rmse", "pmp/figure-2-mmd", "pmp/figure-2-rmse", "pmp/figure-3",

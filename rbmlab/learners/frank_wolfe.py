@@ -15,6 +15,10 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
        (``bias_fit: converge``), or ``bias_steps`` plain ascent steps (``bias_fit: fixed``);
        rbmlab.learners.frank_wolfe_bias
 
+The oracle's S chains and the bias loop's M chains are two pools (Alg. 1 draws them at lines 3 and
+8); ``chain_pool: one`` makes them one pool of S chains, so the oracle reads the chains the last
+bias fit left at the refitted model (a control).
+
 The temperature: α_t = t (``alpha: t``, Alg. 1 line 6) or learned by gradient ascent on ∇_α L
 beside the bias (``alpha: learned``, step ``alpha_lr``; rbmlab.learners.frank_wolfe_temperature).
 A learned α makes the fractional RBM of Sec. 3.3 (coefficients c_i = α/t ≠ 1), so it needs
@@ -104,6 +108,11 @@ class FrankWolfeConfig(LearnerConfig):
                               label="bias chains (M)")
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1,
                               hi=UPDATE_STEPS, label="Gibbs sweeps per bias step")
+    chain_pool: str = option("two", "two: the oracle's S chains (Alg. 1 line 3) and the bias loop's "
+                             "M chains (line 8) are separate pools | one: one pool of S chains serves "
+                             "both (bias_chains must equal n_samples), so the oracle reads the chains "
+                             "the last bias fit left (a control)", choices=("two", "one"),
+                             neutral="two", label="chain pools")
     alpha: str = option("t", "the temperature: t: α_t = t (Alg. 1 line 6; the RBM of the t units, "
                         "Prop. 3.1) | learned: gradient ascent on ∇_α L (Appendix) with the bias, "
                         "a fractional RBM (Sec. 3.3; model=fractional_rbm)", choices=("t", "learned"),
@@ -125,6 +134,10 @@ class FrankWolfeConfig(LearnerConfig):
         if self.alpha == "learned" and self.step == "line_search":
             raise invalid("step", "line_search scores a unit of coefficient s in Eq. 12's RBM form; "
                           "it is not written for alpha=learned (use step=whole)")
+        if self.chain_pool == "one" and self.bias_chains != self.n_samples:
+            raise invalid("bias_chains", f"chain_pool=one: one pool of n_samples={self.n_samples} "
+                          f"chains serves the oracle and the bias loop, so bias_chains must equal it "
+                          f"(got {self.bias_chains})")
         if self.batch_size != "full":
             raise invalid("batch_size", "frank_wolfe adds one hidden unit per pass over the whole "
                           f"training set (Alg. 1); must be full, got {self.batch_size!r}")
@@ -191,9 +204,10 @@ class FrankWolfe(Learner):
         xp = model.xp
         fractional = {"alpha": xp.asarray(float(model.c.sum())), "mh_accept": xp.asarray(float("nan"))} \
             if supports(type(model), FractionalUnits) else {}
-        return {**fractional,
-                "chains": self._chains(model, self.config.n_samples, rng),
-                "bias_chains": self._chains(model, self.config.bias_chains, rng),
+        pools = {"bias_chains": self._chains(model, self.config.bias_chains, rng)}
+        if self.config.chain_pool == "two":
+            pools = {"chains": self._chains(model, self.config.n_samples, rng), **pools}
+        return {**fractional, **pools,
                 "oracle_gain": xp.asarray(0.0),
                 "oracle_evaluations": xp.asarray(0),
                 "step_scale": xp.asarray(1.0),
@@ -207,7 +221,8 @@ class FrankWolfe(Learner):
         cfg, xp = self.config, model.xp
         x = batch.inputs
         t = model.n_hidden + 1        # q_{t−1} has one atom per unit (α_{t−1} = t − 1)
-        chains = self.sample(model, state["chains"], rng, cfg.sample_steps)   # p(v | q_{t−1}, ϑ_{t−1})
+        pool = self._oracle_pool()
+        chains = self.sample(model, state[pool], rng, cfg.sample_steps)   # p(v | q_{t−1}, ϑ_{t−1})
         lam = cfg.lam / t if cfg.lambda_scaling == "over_t" else cfg.lam
         oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
         best = solve(oracle, getattr(rng, "host_keys", rng), restarts=cfg.restarts,
@@ -217,10 +232,14 @@ class FrankWolfe(Learner):
             scale = line_search(x, chains, best.w, lam=lam, penalize_bias=cfg.penalize_bias,
                                 points=cfg.step_points).scale
         model = append_unit(model, scale * best.w, cfg.alpha)
-        state = {**state, "chains": chains, "oracle_gain": xp.asarray(-best.value),
+        state = {**state, pool: chains, "oracle_gain": xp.asarray(-best.value),
                  "oracle_evaluations": xp.asarray(best.evaluations), "step_scale": xp.asarray(scale)}
         ascent = TemperatureAscent(model, x, cfg.alpha_lr) if cfg.alpha == "learned" else None
         return self.fit_visible_bias(model, state, x.mean(axis=0), rng, ascent)
+
+    def _oracle_pool(self) -> str:
+        """The state key of the chains the oracle reads: its own pool, or the bias loop's."""
+        return "chains" if self.config.chain_pool == "two" else "bias_chains"
 
     def fit_visible_bias(self, model, state, data_mean, rng, ascent=None):
         """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), repeated
@@ -279,7 +298,7 @@ class FrankWolfe(Learner):
         L-BFGS-B's own vector updates (in its Fortran)."""
         cfg = self.config
         n_v, t = model.n_visible, model.n_hidden
-        n_chains, n_bias = state["chains"].shape[-2], state["bias_chains"].shape[-2]
+        n_chains, n_bias = state[self._oracle_pool()].shape[-2], state["bias_chains"].shape[-2]
         before = units(model, slice(0, -1))   # q_{t−1}
         per_bias_step = [self.sampler_cost(model, n_bias, cfg.bias_sweeps),
                          fisher_step_cost(n_bias, n_v) if cfg.bias_fit == "converge" else 0.0]
