@@ -208,6 +208,8 @@ RUN_CASES = [
     Case("run-frank-wolfe-step-points-zero", ["run", *FW, "learner.step_points=0"], "learner.step_points"),
     Case("run-frank-wolfe-one-pool-of-two-sizes", ["run", *FW, "learner.chain_pool=one"],
          "learner.bias_chains: chain_pool=one"),
+    Case("run-frank-wolfe-refit-without-line-search", ["run", *FW, "learner.step_bias=refit"],
+         "learner.step_bias: applies to step=line_search only"),
     Case("run-frank-wolfe-unknown-chain-pool", ["run", *FW, "learner.chain_pool=three"], "learner.chain_pool"),
     Case("run-test-error-unlabelled", ["run", *SMALL, "evaluator=test_error", "evaluator.C=[1.0]",
                                        "evaluator.splits=[test]"], "has no labels"),

@@ -55,6 +55,27 @@ def test_the_estimated_change_is_the_exact_change_with_exact_expectations(toy, p
     assert step.scale == step.scales[int(np.argmax(exact))]
 
 
+@pytest.mark.parametrize("points", [5, 2])
+def test_with_a_bias_shift_the_change_is_the_exact_change_of_the_shifted_model(toy, points):
+    """step_bias=refit's score: each scale with its own bias change δ_s (any δ_s; here random),
+    Δ(s) equals the exact change of the mean log-likelihood to the model with s·w appended and b
+    moved by δ_s, minus the unit's penalty (enumeration); the shift is asked once per scale."""
+    rng = np.random.default_rng(4)
+    rbm = RBM(0.5 * rng.standard_normal((D, 2)), 0.3 * rng.standard_normal(D), 0.2 * rng.standard_normal(2))
+    w, lam = rng.standard_normal(D + 1), 0.05
+    shifts = {float(s): 0.4 * rng.standard_normal(D) for s in scale_grid(points)}
+    asked = []
+    step = line_search(toy, STATES, w, lam=lam, weights=probabilities(rbm), points=points,
+                       shift=lambda s: asked.append(s) or shifts[s])
+    before = log_likelihood(rbm, toy).mean()
+    exact = [log_likelihood(append_unit(rbm, s * w).replace(b_v=rbm.b_v + shifts[float(s)]), toy).mean()
+             - before - 0.5 * lam * s * s * w @ w for s in scale_grid(points)]
+    np.testing.assert_allclose(step.changes, exact, rtol=0, atol=1e-9)
+    assert asked == [float(s) for s in scale_grid(points)]
+    held = line_search(toy, STATES, w, lam=lam, weights=probabilities(rbm), points=points)
+    assert not np.allclose(held.changes, step.changes)
+
+
 def test_with_samples_the_estimate_uses_them_uniformly(toy):
     """Samples stand for the model with weight 1/S each: the same as weights of 1/S given."""
     rng = np.random.default_rng(2)
@@ -134,3 +155,40 @@ def test_one_chain_pool_gives_the_oracle_the_chains_the_bias_fit_left(toy, pool)
     value = LinearOracle(train.inputs, oracle_states, lam=0.1)(unit)[0]
     assert value == pytest.approx(-float(after["oracle_gain"]), rel=1e-5)   # solved on these states
     assert learner.step_cost(grown, len(toy), after) > 0
+
+
+@pytest.mark.parametrize("points, bias_steps", [(4, 5), (2, 3)])
+def test_the_refitted_line_search_fits_the_bias_for_every_scale_and_keeps_the_chosen_one(toy, points,
+                                                                                          bias_steps):
+    """step_bias=refit: the same oracle unit as the whole step, appended at a scale of the grid; the
+    bias loop ran once per scale (search_bias_steps = points × K, the kept fit's own K), and the
+    step's cost counts every candidate's bias steps."""
+    whole, _ = one_step(toy)
+    backend = get_backend("numpy", "float32")
+    node = {"name": "frank_wolfe", "lam": 0.01, "n_samples": 2000, "restarts": 2, "bias_fit": "fixed",
+            "bias_steps": bias_steps, "step": "line_search", "step_points": points, "step_bias": "refit"}
+    learner = LEARNERS.build(LEARNERS.parse(node))
+    model = RBM(np.zeros((D, 0), np.float32), np.zeros(D, np.float32), np.zeros(0, np.float32))
+    train = Batch(backend.xp.asarray(toy, dtype=np.float32))
+    state = learner.init_state(model, train, backend.rng(0))
+    fitted, fit = {}, learner.fit_visible_bias
+
+    def recorded(candidate, *args, **kwargs):
+        out = fit(candidate, *args, **kwargs)
+        fitted[round(float(candidate.b_h[-1] / whole.b_h[-1]), 6)] = out[0].b_v.copy()
+        return out
+
+    learner.fit_visible_bias = recorded
+    grown, after = learner.step(model, state, train, backend.rng(1))
+    scale = learner.diagnostics(after)["fw_step_scale"]
+    assert np.isclose(scale_grid(points), scale).any()
+    np.testing.assert_allclose(grown.W, scale * whole.W, rtol=1e-6, atol=1e-7)
+    assert int(after["bias_steps"]) == bias_steps and int(after["search_bias_steps"]) == points * bias_steps
+    assert sorted(fitted) == sorted(round(float(s), 6) for s in scale_grid(points))
+    np.testing.assert_array_equal(grown.b_v, fitted[round(scale, 6)])        # the chosen scale's fit
+    assert len({v.tobytes() for v in fitted.values()}) == points              # each scale its own fit
+    held = {**node, "step_bias": "held"}
+    held_learner = LEARNERS.build(LEARNERS.parse(held))
+    _, held_after = held_learner.step(model, held_learner.init_state(model, train, backend.rng(0)),
+                                      train, backend.rng(1))
+    assert learner.step_cost(grown, len(toy), after) > held_learner.step_cost(grown, len(toy), held_after)

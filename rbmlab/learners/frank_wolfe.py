@@ -113,6 +113,11 @@ class FrankWolfeConfig(LearnerConfig):
                              "both (bias_chains must equal n_samples), so the oracle reads the chains "
                              "the last bias fit left (a control)", choices=("two", "one"),
                              neutral="two", label="chain pools")
+    step_bias: str = option("held", "line_search: held: each scale scored with the visible bias held | "
+                            "refit: each scale's unit appended and the bias loop run, the scale scored "
+                            "with its refitted bias and the chosen scale's fit kept (a control; "
+                            "rbmlab.learners.frank_wolfe_step)", choices=("held", "refit"),
+                            neutral="held", label="line-search bias")
     alpha: str = option("t", "the temperature: t: α_t = t (Alg. 1 line 6; the RBM of the t units, "
                         "Prop. 3.1) | learned: gradient ascent on ∇_α L (Appendix) with the bias, "
                         "a fractional RBM (Sec. 3.3; model=fractional_rbm)", choices=("t", "learned"),
@@ -131,6 +136,9 @@ class FrankWolfeConfig(LearnerConfig):
         if self.alpha == "learned" and self.alpha_lr is None:
             raise invalid("alpha_lr", "alpha=learned needs the step of its gradient ascent, e.g. "
                           "learner.alpha_lr=1.0")
+        if self.step_bias == "refit" and self.step != "line_search":
+            raise invalid("step_bias", "applies to step=line_search only (Alg. 1's whole step scores "
+                          "no scale); remove it or set learner.step=line_search")
         if self.alpha == "learned" and self.step == "line_search":
             raise invalid("step", "line_search scores a unit of coefficient s in Eq. 12's RBM form; "
                           "it is not written for alpha=learned (use step=whole)")
@@ -227,15 +235,36 @@ class FrankWolfe(Learner):
         oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
         best = solve(oracle, getattr(rng, "host_keys", rng), restarts=cfg.restarts,
                      init_std=cfg.init_std, maxiter=cfg.maxiter, gtol=cfg.gtol)
+        state = {**state, pool: chains, "oracle_gain": xp.asarray(-best.value),
+                 "oracle_evaluations": xp.asarray(best.evaluations)}
+        if cfg.step == "line_search" and cfg.step_bias == "refit":
+            return self._refitted_line_search(model, state, x, chains, best.w, lam, rng)
         scale = 1.0
         if cfg.step == "line_search":
             scale = line_search(x, chains, best.w, lam=lam, penalize_bias=cfg.penalize_bias,
                                 points=cfg.step_points).scale
         model = append_unit(model, scale * best.w, cfg.alpha)
-        state = {**state, pool: chains, "oracle_gain": xp.asarray(-best.value),
-                 "oracle_evaluations": xp.asarray(best.evaluations), "step_scale": xp.asarray(scale)}
+        state = {**state, "step_scale": xp.asarray(scale)}
         ascent = TemperatureAscent(model, x, cfg.alpha_lr) if cfg.alpha == "learned" else None
         return self.fit_visible_bias(model, state, x.mean(axis=0), rng, ascent)
+
+    def _refitted_line_search(self, model, state, x, chains, w, lam, rng):
+        """``step_bias: refit``: for each scale s of the line search, the unit s·w appended and the
+        visible bias refitted by the loop of Alg. 1 lines 7–10 (each from the same bias chains);
+        s scored with its refitted bias (frank_wolfe_step.line_search's ``shift``) and the chosen
+        scale's fitted model kept. ``search_bias_steps`` tallies every candidate's bias steps."""
+        xp, data_mean, fits = model.xp, x.mean(axis=0), {}
+
+        def shift(s: float):
+            grown = append_unit(model, s * w, self.config.alpha)
+            fits[s] = self.fit_visible_bias(grown, {**state, "step_scale": xp.asarray(s)}, data_mean, rng)
+            return fits[s][0].b_v - model.b_v
+
+        scale = line_search(x, chains, w, lam=lam, penalize_bias=self.config.penalize_bias,
+                            points=self.config.step_points, shift=shift).scale
+        fitted, chosen = fits[scale]
+        searched = sum(int(f[1]["bias_steps"]) for f in fits.values())
+        return fitted, {**chosen, "search_bias_steps": xp.asarray(searched)}
 
     def _oracle_pool(self) -> str:
         """The state key of the chains the oracle reads: its own pool, or the bias loop's."""
@@ -289,7 +318,8 @@ class FrankWolfe(Learner):
         bias chains, N = ``rows``): the S chains' sample_steps block-Gibbs sweeps with t − 1 units,
         2·S·n_v·(t − 1)·sample_steps; per oracle evaluation (f and ∇f, Eq. 9) vu and σᵀv over
         the chains and the data and the penalty's ‖w‖², 2·(S + N)·n_v + n_v + 1; the line
-        search's vu over both and ‖w‖², (S + N + 1)·n_v + 1; per
+        search's vu over both and ‖w‖², (S + N + 1)·n_v + 1 (with ``step_bias=refit``, each point's
+        δ·v over both, (S + N)·n_v, and every candidate's bias steps below); per
         bias step the M chains' bias_sweeps sweeps with t units, 2·M·n_v·t·bias_sweeps, and with
         ``bias_fit=converge`` its Fisher step (frank_wolfe_bias.fisher_step_cost). The sweeps are
         the sampler's declared cost (a fractional RBM's Metropolis–Hastings steps: one product
@@ -306,12 +336,16 @@ class FrankWolfe(Learner):
             return None
         oracle = (2 * (n_chains + rows) * n_v + n_v + 1) * int(state["oracle_evaluations"])
         search = (n_chains + rows + 1) * n_v + 1 if cfg.step == "line_search" else 0
+        refit = cfg.step == "line_search" and cfg.step_bias == "refit"
+        if refit:
+            search += cfg.step_points * (n_chains + rows) * n_v
+        bias_steps = int(state["search_bias_steps"] if refit else state["bias_steps"])
         if cfg.alpha == "learned":   # ∇_α's data term once, its model term per bias step
             per_bias_step.append(TemperatureAscent.cost(n_bias, model))
         alpha = TemperatureAscent.cost(rows, model) if cfg.alpha == "learned" else 0.0
         return total(self.sampler_cost(before, n_chains, cfg.sample_steps), oracle, search, alpha,
-                     int(state["bias_steps"]) * sum(per_bias_step),
-                     (self.update_cost(model, int(state["bias_steps"])) if cfg.bias_fit == "fixed" else 0.0))
+                     bias_steps * sum(per_bias_step),
+                     (self.update_cost(model, bias_steps) if cfg.bias_fit == "fixed" else 0.0))
 
     def diagnostics(self, state) -> dict[str, float]:
         """The last oracle's linearised gain −f(w_t) (≥ 0: an ascent direction) and its cost; the

@@ -13,10 +13,17 @@ geometric grid 1, 2^(−1/2), 2^(−1), … by the Monte-Carlo estimate of the p
 oracle's own model samples (exact with every state and its probability). A unit s·w is the
 standard-RBM form of a fractional unit of coefficient s (Eq. 12, Sec. 3.3), so the model stays an
 RBM. This step is a control for the paper's: ``learner.step=line_search``, not the default.
+
+With the bias held, Δ(s) undervalues every step that the bias refit after it would complete (the
+refit moves b to its optimum for the new unit). ``learner.step_bias=refit`` scores each s with the
+bias the loop of Alg. 1 lines 7–10 fits for it, δ_s: the change is then
+(1/N) Σ_n [softplus(s a_n) + δ_s·v_n] − log E_p[exp(softplus(s a) + δ_s·v)] − (λ/2) s² ‖w‖².
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
@@ -38,9 +45,12 @@ def scale_grid(points: int) -> np.ndarray:
 
 
 def line_search(data, states, w: np.ndarray, *, lam: float, penalize_bias: bool = True,
-                weights=None, points: int = 13) -> StepResult:
+                weights=None, points: int = 13, shift: Callable[[float], Any] | None = None) -> StepResult:
     """The s on :func:`scale_grid` maximising Δ(s) − (λ/2) s² ‖w‖² (module docstring), with E_p
-    over ``states`` (uniform, or ``weights`` summing to one); ties go to the larger s."""
+    over ``states`` (uniform, or ``weights`` summing to one); ties go to the larger s.
+    ``shift(s)``: the visible bias's change δ_s that comes with the unit s·w (its refit); Δ(s) then
+    scores the model with both, (1/N) Σ_n [softplus(s a_n) + δ_s·v_n] − log E_p[exp(softplus(s a)
+    + δ_s·v)], exact with exact expectations, an importance-weighted estimate from samples."""
     xp = namespace(data)
     u = xp.asarray(w[:-1], dtype=data.dtype)
     a_data = to_numpy(data @ u).astype(np.float64) + w[-1]
@@ -50,7 +60,13 @@ def line_search(data, states, w: np.ndarray, *, lam: float, penalize_bias: bool 
     scales = scale_grid(points)
     penalised = w if penalize_bias else w[:-1]
     norm2 = float(penalised @ penalised)
-    changes = np.array([softplus(s * a_data).mean() - logsumexp(softplus(s * a_model) + log_p)
-                        - 0.5 * lam * s * s * norm2 for s in scales])
+    changes = np.empty(len(scales))
+    for i, s in enumerate(scales):
+        on_data, on_model = softplus(s * a_data), softplus(s * a_model)
+        if shift is not None:
+            delta = xp.asarray(shift(float(s)), dtype=data.dtype)
+            on_data = on_data + to_numpy(data @ delta).astype(np.float64)
+            on_model = on_model + to_numpy(states @ delta).astype(np.float64)
+        changes[i] = on_data.mean() - logsumexp(on_model + log_p) - 0.5 * lam * s * s * norm2
     best = int(np.argmax(changes))
     return StepResult(float(scales[best]), scales, changes)
