@@ -218,6 +218,31 @@ def key_values(items: list[str]) -> dict[str, Any]:
     return given
 
 
+def typed_key_values(items: list[str], defaults: Mapping[str, Any], lists: Mapping[str, type], *,
+                     keep_empty: bool = False) -> dict[str, Any]:
+    """A script's ``key=value`` items over ``defaults`` (the keys it knows): each value converted
+    to its default's type, or for a key of ``lists`` to a list of that type from a
+    comma-separated value (empty items dropped unless ``keep_empty``). A bad item is a one-line
+    RbmlabError naming its key."""
+    opts = dict(defaults)
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise RbmlabError(f"{item}: expected key=value")
+        if key not in defaults:
+            raise RbmlabError(f"{key}: unknown key, expected one of {', '.join(defaults)}")
+        opts[key] = value
+    for key, default in defaults.items():
+        kind = lists.get(key, type(default))
+        try:
+            opts[key] = ([kind(p) for p in str(opts[key]).split(",") if keep_empty or p] if key in lists
+                         else kind(opts[key]))
+        except ValueError:
+            raise RbmlabError(f"{key}: expected {'comma-separated ' if key in lists else ''}"
+                              f"{kind.__name__}{'s' if key in lists else ''}, got {opts[key]!r}") from None
+    return opts
+
+
 def parse_options(cls: type[T], given: Mapping[str, Any], prefix: str, what: str | None = None) -> T:
     """Build ``cls`` from ``given``, rejecting unknown keys and ill-typed or out-of-range values;
     every error names ``<prefix>.<key>``. ``what`` names the thing configured in the unknown-key

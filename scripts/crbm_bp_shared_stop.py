@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rbmlab.errors import fail
+from rbmlab.errors import RbmlabError, fail
 from rbmlab.run.training import SHUFFLE_STREAM
+from rbmlab.validation import typed_key_values
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULTS = {"experiment": "table-3b", "methods": "lr,cd1,mle_mf", "seeds": "0,1,2", "epochs": 40,
@@ -43,22 +44,10 @@ def parse(argv):
     out = Path(argv[0])
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         fail(f"OUT: not a new or empty directory: {out}")
-    opts = dict(DEFAULTS)
-    for item in argv[1:]:
-        key, eq, value = item.partition("=")
-        if not eq:
-            fail(f"{item}: expected key=value")
-        if key not in DEFAULTS:
-            fail(f"{key}: unknown key, expected one of {', '.join(DEFAULTS)}")
-        opts[key] = value
-    for key, default in DEFAULTS.items():
-        kind = LISTS.get(key, type(default))
-        try:
-            opts[key] = ([kind(p) for p in str(opts[key]).split(",") if p] if key in LISTS
-                         else kind(opts[key]))
-        except ValueError:
-            fail(f"{key}: expected {'comma-separated ' if key in LISTS else ''}{kind.__name__}"
-                 f"{'s' if key in LISTS else ''}, got {opts[key]!r}")
+    try:
+        opts = typed_key_values(argv[1:], DEFAULTS, LISTS)
+    except RbmlabError as error:
+        fail(str(error))
     if opts["epochs"] < 1:
         fail(f"epochs: must be ≥ 1, got {opts['epochs']}")
     if opts["shuffle_stream"] < 0 or opts["shuffle_stream"] == SHUFFLE_STREAM:

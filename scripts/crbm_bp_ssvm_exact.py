@@ -33,12 +33,13 @@ import numpy as np
 from rbmlab.backend.ops import sigmoid
 from rbmlab.data.batch import Batch
 from rbmlab.data.corruption import occlude, pixel_errors
-from rbmlab.errors import fail
+from rbmlab.errors import RbmlabError, fail
 from rbmlab.evaluators.pixel_error import predict
 from rbmlab.inference.matrix_bp import BPResult, decode, loopy_bp
 from rbmlab.learners import LEARNERS
 from rbmlab.learners.base import difference
 from rbmlab.models.crbm import CRBM, CRBMConfig, statistics
+from rbmlab.validation import typed_key_values
 
 DEFAULTS = {"rows": 3, "cols": 4, "sizes": "1,2", "prototypes": 10, "density": 0.3, "noise": 0.05,
             "hidden": 4, "n_train": 500, "n_test": 1000, "epochs": 20, "batch": 20, "lr_mle": 0.1,
@@ -316,22 +317,10 @@ LISTS = {"sizes": int, "sweep_lrs": float}
 
 def parse(argv):
     """The options, checked; any bad one ends the run with ``rbmlab: error: <key>: <problem>``."""
-    opts = dict(DEFAULTS)
-    for item in argv:
-        key, eq, value = item.partition("=")
-        if not eq:
-            fail(f"{item}: expected key=value")
-        if key not in DEFAULTS:
-            fail(f"{key}: unknown key, expected one of {', '.join(DEFAULTS)}")
-        opts[key] = value
-    for key, default in DEFAULTS.items():
-        kind = LISTS.get(key, type(default))
-        try:
-            opts[key] = ([kind(p) for p in str(opts[key]).split(",")] if key in LISTS
-                         else kind(opts[key]))
-        except ValueError:
-            fail(f"{key}: expected {'comma-separated ' if key in LISTS else ''}{kind.__name__}"
-                 f"{'s' if key in LISTS else ''}, got {opts[key]!r}")
+    try:   # an empty list item stays one (and fails as a number)
+        opts = typed_key_values(argv, DEFAULTS, LISTS, keep_empty=True)
+    except RbmlabError as error:
+        fail(str(error))
     for key in ("rows", "cols", "prototypes", "hidden", "n_train", "n_test", "batch", "checks"):
         if opts[key] < 1:
             fail(f"{key}: must be ≥ 1, got {opts[key]}")
