@@ -79,7 +79,8 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
         fail(f"oracle_gain.checkpoints: {error}")
     config = meta.get("config", {})
     learner = config.get("learner", {})
-    if learner.get("name") != "frank_wolfe" or "chains" not in state:
+    pool = "bias_chains" if learner.get("chain_pool") == "one" else "chains"   # learner.chain_pool=one: one pool
+    if learner.get("name") != "frank_wolfe" or pool not in state:
         fail(f"oracle_gain.checkpoints: {path} is not a frank_wolfe checkpoint with its oracle chains")
     lam = learner["lam"] / (model.n_hidden + 1 if learner["lambda_scaling"] == "over_t" else 1)
     dataset = {k: v for k, v in config["dataset"].items() if k != "name"}
@@ -88,7 +89,7 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
     rng = np.random.default_rng(opts.seed)
     pool_a, pool_b = (gibbs_chain(model, x[rng.integers(0, len(x), opts.n_fresh)], rng, opts.burn_in)
                       for _ in range(2))
-    own = np.asarray(state["chains"], dtype=np.float32)
+    own = np.asarray(state[pool], dtype=np.float32)
     rows = []
     for name, states in ((f"its own persistent chains (S = {len(own)})", own),
                          ("pool A, S = 1,000", pool_a[:1000]),

@@ -157,38 +157,63 @@ def test_one_chain_pool_gives_the_oracle_the_chains_the_bias_fit_left(toy, pool)
     assert learner.step_cost(grown, len(toy), after) > 0
 
 
-@pytest.mark.parametrize("points, bias_steps", [(4, 5), (2, 3)])
-def test_the_refitted_line_search_fits_the_bias_for_every_scale_and_keeps_the_chosen_one(toy, points,
-                                                                                          bias_steps):
-    """step_bias=refit: the same oracle unit as the whole step, appended at a scale of the grid; the
-    bias loop ran once per scale (search_bias_steps = points × K, the kept fit's own K), and the
-    step's cost counts every candidate's bias steps."""
-    whole, _ = one_step(toy)
-    backend = get_backend("numpy", "float32")
-    node = {"name": "frank_wolfe", "lam": 0.01, "n_samples": 2000, "restarts": 2, "bias_fit": "fixed",
-            "bias_steps": bias_steps, "step": "line_search", "step_points": points, "step_bias": "refit"}
-    learner = LEARNERS.build(LEARNERS.parse(node))
-    model = RBM(np.zeros((D, 0), np.float32), np.zeros(D, np.float32), np.zeros(0, np.float32))
-    train = Batch(backend.xp.asarray(toy, dtype=np.float32))
-    state = learner.init_state(model, train, backend.rng(0))
-    fitted, fit = {}, learner.fit_visible_bias
+def base_rate_rbm(data):
+    """No units, the visible bias at the data's clipped log-odds (not zero: a shift ≠ a bias)."""
+    p = data.mean(axis=0).clip(0.05, 0.95)
+    return RBM(np.zeros((D, 0), np.float32), np.log(p / (1 - p)).astype(np.float32), np.zeros(0, np.float32))
 
-    def recorded(candidate, *args, **kwargs):
-        out = fit(candidate, *args, **kwargs)
-        fitted[round(float(candidate.b_h[-1] / whole.b_h[-1]), 6)] = out[0].b_v.copy()
+
+@pytest.mark.parametrize("lam, points, bias_steps", [(0.1, 5, 20), (0.3, 4, 10)])
+def test_the_refitted_line_search_fits_the_bias_for_every_scale_and_keeps_the_chosen_one(
+        toy, monkeypatch, lam, points, bias_steps):
+    """step_bias=refit: the oracle's unit at the scale that maximises the score; the bias loop
+    run once per scale from the same chains (search_bias_steps = points × K); each scale scored
+    with δ_s = its fitted bias − the old bias, importance-weighted over the oracle's own samples;
+    the chosen scale's fit kept (an interior scale wins at these λ); and the step's cost counts
+    every candidate's bias steps and each scale's δ·v products."""
+    import rbmlab.learners.frank_wolfe as fw   # noqa: PLC0415
+
+    backend = get_backend("numpy", "float32")
+    node = {"name": "frank_wolfe", "lam": lam, "n_samples": 2000, "restarts": 2, "bias_fit": "fixed",
+            "lr": 0.2, "bias_steps": bias_steps, "bias_chains": 200, "step": "line_search",
+            "step_points": points, "step_bias": "refit"}
+    learner = LEARNERS.build(LEARNERS.parse(node))
+    model, train = base_rate_rbm(toy), Batch(backend.xp.asarray(toy, dtype=np.float32))
+    state = learner.init_state(model, train, backend.rng(0))
+    fitted, starts, fit = {}, [], learner.fit_visible_bias
+
+    def recorded(candidate, state, *args, **kwargs):
+        starts.append(state["bias_chains"].copy())
+        out = fit(candidate, state, *args, **kwargs)
+        fitted[len(fitted)] = out[0].b_v.copy()
         return out
 
+    searched = {}
+
+    def spy(*args, **kwargs):
+        searched.update(args=args, kwargs=kwargs, result=line_search(*args, **kwargs))
+        return searched["result"]
+
     learner.fit_visible_bias = recorded
+    monkeypatch.setattr(fw, "line_search", spy)
     grown, after = learner.step(model, state, train, backend.rng(1))
-    scale = learner.diagnostics(after)["fw_step_scale"]
-    assert np.isclose(scale_grid(points), scale).any()
-    np.testing.assert_allclose(grown.W, scale * whole.W, rtol=1e-6, atol=1e-7)
+    grid, scale = scale_grid(points), learner.diagnostics(after)["fw_step_scale"]
+    chosen = int(np.flatnonzero(np.isclose(grid, scale))[0])
+    assert 0 < chosen < points - 1                                   # an interior scale
+    assert chosen == int(np.argmax(searched["result"].changes))
+    np.testing.assert_array_equal(grown.b_v, fitted[chosen])         # the chosen scale's own fit
+    assert len({v.tobytes() for v in fitted.values()}) == points      # each scale its own fit
+    assert all(np.array_equal(c, state["bias_chains"]) for c in starts)   # each from the same chains
     assert int(after["bias_steps"]) == bias_steps and int(after["search_bias_steps"]) == points * bias_steps
-    assert sorted(fitted) == sorted(round(float(s), 6) for s in scale_grid(points))
-    np.testing.assert_array_equal(grown.b_v, fitted[round(scale, 6)])        # the chosen scale's fit
-    assert len({v.tobytes() for v in fitted.values()}) == points              # each scale its own fit
-    held = {**node, "step_bias": "held"}
-    held_learner = LEARNERS.build(LEARNERS.parse(held))
-    _, held_after = held_learner.step(model, held_learner.init_state(model, train, backend.rng(0)),
-                                      train, backend.rng(1))
-    assert learner.step_cost(grown, len(toy), after) > held_learner.step_cost(grown, len(toy), held_after)
+    # the score: δ_s relative to the old bias, over the oracle's samples (after["chains"])
+    w = np.r_[grown.W[:, -1], grown.b_h[-1]].astype(np.float64) / scale
+    again = line_search(train.inputs, after["chains"], w, lam=lam, points=points,
+                        shift=lambda s: fitted[int(np.flatnonzero(np.isclose(grid, s))[0])] - model.b_v)
+    np.testing.assert_allclose(searched["result"].changes, again.changes, rtol=1e-5, atol=1e-5)
+    # the cost: over the held search, every other candidate's K bias steps and each scale's δ·v
+    held = LEARNERS.build(LEARNERS.parse({**node, "step_bias": "held"}))
+    n, s_chains, m = len(toy), after["chains"].shape[0], after["bias_chains"].shape[0]
+    extra = (points * (s_chains + n) * D
+             + (points - 1) * bias_steps * learner.sampler_cost(grown, m, 1)
+             + learner.update_cost(grown, points * bias_steps) - learner.update_cost(grown, bias_steps))
+    assert learner.step_cost(grown, n, after) == pytest.approx(held.step_cost(grown, n, after) + extra, rel=1e-12)

@@ -108,7 +108,7 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
     evaluations: list[int] = []
 
     def sampling():
-        now["chains"] = learner.sample(model, now["state"]["chains"], rng, cfg.sample_steps)
+        now["chains"] = learner.sample(model, now["state"][learner.oracle_pool()], rng, cfg.sample_steps)
 
     def oracle():
         best = solve(LinearOracle(x, now["chains"], lam=lam, penalize_bias=cfg.penalize_bias),
@@ -120,7 +120,7 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
     bias_steps: list[int] = []
 
     def bias():
-        _, now["state"] = learner.fit_visible_bias(now["model"], {**now["state"], "chains": now["chains"]},
+        _, now["state"] = learner.fit_visible_bias(now["model"], {**now["state"], learner.oracle_pool(): now["chains"]},
                                                    data_mean, rng)
         bias_steps.append(int(now["state"]["bias_steps"]))
 

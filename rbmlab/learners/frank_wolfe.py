@@ -15,8 +15,8 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
        (``bias_fit: converge``), or ``bias_steps`` plain ascent steps (``bias_fit: fixed``);
        rbmlab.learners.frank_wolfe_bias
 
-The oracle's S chains and the bias loop's M chains are two pools (Alg. 1 draws them at lines 3 and
-8); ``chain_pool: one`` makes them one pool of S chains, so the oracle reads the chains the last
+The oracle's S chains and the bias loop's M chains are two pools (Alg. 1 draws them at line 3 and in
+the loop of lines 7–10); ``chain_pool: one`` makes them one pool of S chains, so the oracle reads the chains the last
 bias fit left at the refitted model (a control).
 
 The temperature: α_t = t (``alpha: t``, Alg. 1 line 6) or learned by gradient ascent on ∇_α L
@@ -109,7 +109,7 @@ class FrankWolfeConfig(LearnerConfig):
     bias_sweeps: int = option(1, "block-Gibbs sweeps of those chains per bias step", lo=1,
                               hi=UPDATE_STEPS, label="Gibbs sweeps per bias step")
     chain_pool: str = option("two", "two: the oracle's S chains (Alg. 1 line 3) and the bias loop's "
-                             "M chains (line 8) are separate pools | one: one pool of S chains serves "
+                             "M chains (the loop of lines 7–10) are separate pools | one: one pool of S chains serves "
                              "both (bias_chains must equal n_samples), so the oracle reads the chains "
                              "the last bias fit left (a control)", choices=("two", "one"),
                              neutral="two", label="chain pools")
@@ -136,6 +136,12 @@ class FrankWolfeConfig(LearnerConfig):
         if self.alpha == "learned" and self.alpha_lr is None:
             raise invalid("alpha_lr", "alpha=learned needs the step of its gradient ascent, e.g. "
                           "learner.alpha_lr=1.0")
+        if self.step != "line_search" and self.step_points != 13:
+            raise invalid("step_points", "applies to step=line_search only (Alg. 1's whole step "
+                          "tries no scales); remove it or set learner.step=line_search")
+        if self.step_bias == "refit" and self.bias_fit == "fixed" and self.bias_steps == 0:
+            raise invalid("step_bias", "refit scores each scale with its refitted bias, but "
+                          "bias_fit=fixed with bias_steps=0 refits nothing (the held search)")
         if self.step_bias == "refit" and self.step != "line_search":
             raise invalid("step_bias", "applies to step=line_search only (Alg. 1's whole step scores "
                           "no scale); remove it or set learner.step=line_search")
@@ -212,9 +218,10 @@ class FrankWolfe(Learner):
         xp = model.xp
         fractional = {"alpha": xp.asarray(float(model.c.sum())), "mh_accept": xp.asarray(float("nan"))} \
             if supports(type(model), FractionalUnits) else {}
-        pools = {"bias_chains": self._chains(model, self.config.bias_chains, rng)}
+        pools = {}          # the oracle's own pool first: two pools draw as before chain_pool existed
         if self.config.chain_pool == "two":
-            pools = {"chains": self._chains(model, self.config.n_samples, rng), **pools}
+            pools["chains"] = self._chains(model, self.config.n_samples, rng)
+        pools["bias_chains"] = self._chains(model, self.config.bias_chains, rng)
         return {**fractional, **pools,
                 "oracle_gain": xp.asarray(0.0),
                 "oracle_evaluations": xp.asarray(0),
@@ -229,7 +236,7 @@ class FrankWolfe(Learner):
         cfg, xp = self.config, model.xp
         x = batch.inputs
         t = model.n_hidden + 1        # q_{t−1} has one atom per unit (α_{t−1} = t − 1)
-        pool = self._oracle_pool()
+        pool = self.oracle_pool()
         chains = self.sample(model, state[pool], rng, cfg.sample_steps)   # p(v | q_{t−1}, ϑ_{t−1})
         lam = cfg.lam / t if cfg.lambda_scaling == "over_t" else cfg.lam
         oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
@@ -266,7 +273,7 @@ class FrankWolfe(Learner):
         searched = sum(int(f[1]["bias_steps"]) for f in fits.values())
         return fitted, {**chosen, "search_bias_steps": xp.asarray(searched)}
 
-    def _oracle_pool(self) -> str:
+    def oracle_pool(self) -> str:
         """The state key of the chains the oracle reads: its own pool, or the bias loop's."""
         return "chains" if self.config.chain_pool == "two" else "bias_chains"
 
@@ -328,7 +335,7 @@ class FrankWolfe(Learner):
         L-BFGS-B's own vector updates (in its Fortran)."""
         cfg = self.config
         n_v, t = model.n_visible, model.n_hidden
-        n_chains, n_bias = state[self._oracle_pool()].shape[-2], state["bias_chains"].shape[-2]
+        n_chains, n_bias = state[self.oracle_pool()].shape[-2], state["bias_chains"].shape[-2]
         before = units(model, slice(0, -1))   # q_{t−1}
         per_bias_step = [self.sampler_cost(model, n_bias, cfg.bias_sweeps),
                          fisher_step_cost(n_bias, n_v) if cfg.bias_fit == "converge" else 0.0]
