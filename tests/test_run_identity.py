@@ -65,6 +65,13 @@ NEUTRAL_OPTIONS = {
     "frank_wolfe_line_search": (["learner=frank_wolfe", "learner.step=line_search"], "7f44a0c6155be87a"),
     "frank_wolfe_points": (["learner=frank_wolfe", "learner.step=line_search", "learner.step_points=9"],
                            "9306cd1d65a0c1ed"),
+    "frank_wolfe_pools_neutral": (["learner=frank_wolfe", "learner.chain_pool=two"], "3d03e675f407850e"),
+    "frank_wolfe_one_pool": (["learner=frank_wolfe", "learner.chain_pool=one", "learner.bias_chains=1000"],
+                             "c3158c16ab07c8cb"),
+    "frank_wolfe_held_neutral": (["learner=frank_wolfe", "learner.step=line_search", "learner.step_bias=held"],
+                                 "7f44a0c6155be87a"),
+    "frank_wolfe_refit": (["learner=frank_wolfe", "learner.step=line_search", "learner.step_bias=refit"],
+                          "5dc10494bd05b431"),
 }
 
 # every component's conf/ defaults, the rest of the config as the default job's
