@@ -234,6 +234,11 @@ def typed_key_values(items: list[str], defaults: Mapping[str, Any], lists: Mappi
         opts[key] = value
     for key, default in defaults.items():
         kind = lists.get(key, type(default))
+        if kind is bool and key not in lists and isinstance(opts[key], str):   # bool("false") is True
+            if opts[key].lower() not in ("true", "false"):
+                raise RbmlabError(f"{key}: expected true or false, got {opts[key]!r}")
+            opts[key] = opts[key].lower() == "true"
+            continue
         try:
             opts[key] = ([kind(p) for p in str(opts[key]).split(",") if keep_empty or p] if key in lists
                          else kind(opts[key]))

@@ -6,19 +6,21 @@ import pytest
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import typed_key_values
 
-DEFAULTS = {"seeds": "0,1", "epochs": 40, "rate": 0.5, "name": "a"}
+DEFAULTS = {"seeds": "0,1", "epochs": 40, "rate": 0.5, "name": "a", "plot": True}
 LISTS = {"seeds": int}
 
 
 def test_values_take_their_defaults_types_and_lists_their_item_type():
-    opts = typed_key_values(["epochs=7", "seeds=3,,4", "rate=1e-3"], DEFAULTS, LISTS)
-    assert opts == {"seeds": [3, 4], "epochs": 7, "rate": 1e-3, "name": "a"}
+    opts = typed_key_values(["epochs=7", "seeds=3,,4", "rate=1e-3", "plot=false"], DEFAULTS, LISTS)
+    assert opts == {"seeds": [3, 4], "epochs": 7, "rate": 1e-3, "name": "a", "plot": False}
+    assert typed_key_values(["plot=True"], DEFAULTS, LISTS)["plot"] is True
     assert typed_key_values([], DEFAULTS, LISTS)["seeds"] == [0, 1]
 
 
 @pytest.mark.parametrize("items, keep_empty, message", [
     (["epochs"], False, "epochs: expected key=value"),
-    (["epoch=3"], False, "epoch: unknown key, expected one of seeds, epochs, rate, name"),
+    (["epoch=3"], False, "epoch: unknown key, expected one of seeds, epochs, rate, name, plot"),
+    (["plot=no"], False, "plot: expected true or false, got 'no'"),
     (["epochs=many"], False, "epochs: expected int, got 'many'"),
     (["seeds=1,x"], False, "seeds: expected comma-separated ints, got '1,x'"),
     (["seeds=1,,2"], True, "seeds: expected comma-separated ints, got '1,,2'"),   # an empty item kept
