@@ -32,6 +32,7 @@ import numpy as np
 from rbmlab.data.registry import load_dataset
 from rbmlab.errors import RbmlabError, fail
 from rbmlab.inference.block_gibbs import gibbs_chain
+from rbmlab.learners.frank_wolfe import oracle_pool
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
 from rbmlab.models.rbm import free_energy
 from rbmlab.report.render import markdown_rows
@@ -79,7 +80,7 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
         fail(f"oracle_gain.checkpoints: {error}")
     config = meta.get("config", {})
     learner = config.get("learner", {})
-    pool = "bias_chains" if learner.get("chain_pool") == "one" else "chains"   # learner.chain_pool=one: one pool
+    pool = oracle_pool(learner.get("chain_pool", "two"))
     if learner.get("name") != "frank_wolfe" or pool not in state:
         fail(f"oracle_gain.checkpoints: {path} is not a frank_wolfe checkpoint with its oracle chains")
     lam = learner["lam"] / (model.n_hidden + 1 if learner["lambda_scaling"] == "over_t" else 1)

@@ -96,7 +96,7 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
     runs it, phase by phase in turn: the S persistent chains' sweeps, the oracle (best of
     ``restarts`` L-BFGS-B runs, then the unit appended) and the visible-bias loop (``bias_steps``
     updates, each after ``bias_sweeps`` sweeps of M chains). Shares are per round, of the sum."""
-    from rbmlab.learners.frank_wolfe import FrankWolfe, FrankWolfeConfig, append_unit  # noqa: PLC0415
+    from rbmlab.learners.frank_wolfe import FrankWolfe, FrankWolfeConfig, append_unit, oracle_pool  # noqa: PLC0415
     from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve  # noqa: PLC0415
 
     learner = FrankWolfe(config or FrankWolfeConfig())
@@ -108,7 +108,7 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
     evaluations: list[int] = []
 
     def sampling():
-        now["chains"] = learner.sample(model, now["state"][learner.oracle_pool()], rng, cfg.sample_steps)
+        now["chains"] = learner.sample(model, now["state"][oracle_pool(cfg.chain_pool)], rng, cfg.sample_steps)
 
     def oracle():
         best = solve(LinearOracle(x, now["chains"], lam=lam, penalize_bias=cfg.penalize_bias),
@@ -120,7 +120,7 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
     bias_steps: list[int] = []
 
     def bias():
-        _, now["state"] = learner.fit_visible_bias(now["model"], {**now["state"], learner.oracle_pool(): now["chains"]},
+        _, now["state"] = learner.fit_visible_bias(now["model"], {**now["state"], oracle_pool(cfg.chain_pool): now["chains"]},
                                                    data_mean, rng)
         bias_steps.append(int(now["state"]["bias_steps"]))
 

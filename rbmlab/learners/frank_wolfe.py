@@ -40,7 +40,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.learners.frank_wolfe_bias import fisher_step_cost, fit_to_convergence
 from rbmlab.learners.frank_wolfe_oracle import LinearOracle, solve
-from rbmlab.learners.frank_wolfe_step import line_search
+from rbmlab.learners.frank_wolfe_step import POINTS, line_search
 from rbmlab.learners.frank_wolfe_temperature import TemperatureAscent, next_coefficients
 from rbmlab.limits import CHAINS, EXAMPLES, REPEATS, UPDATE_STEPS
 from rbmlab.models.base import Bipartite, FractionalUnits, supports
@@ -80,8 +80,8 @@ class FrankWolfeConfig(LearnerConfig):
                        "estimate of the penalised objective's change (a control; "
                        "rbmlab.learners.frank_wolfe_step)", choices=("whole", "line_search"),
                        neutral="whole", label="Frank-Wolfe step")
-    step_points: int = option(13, "line_search: scales 1, 2^(-1/2), 2^(-1), ... tried", lo=1, hi=60,
-                             neutral=13, label="line-search points")
+    step_points: int = option(POINTS, "line_search: scales 1, 2^(-1/2), 2^(-1), ... tried", lo=1, hi=60,
+                             neutral=POINTS, label="line-search points")
     bias_fit: str = option("converge", "the loop of Alg. 1 lines 7–10 after each unit: converge: Fisher "
                            "steps until the data − model residual is at its Monte-Carlo floor, then "
                            "averaged | fixed: bias_steps plain steps of size lr",
@@ -136,15 +136,15 @@ class FrankWolfeConfig(LearnerConfig):
         if self.alpha == "learned" and self.alpha_lr is None:
             raise invalid("alpha_lr", "alpha=learned needs the step of its gradient ascent, e.g. "
                           "learner.alpha_lr=1.0")
-        if self.step != "line_search" and self.step_points != 13:
+        if self.step != "line_search" and self.step_points != POINTS:
             raise invalid("step_points", "applies to step=line_search only (Alg. 1's whole step "
                           "tries no scales); remove it or set learner.step=line_search")
-        if self.step_bias == "refit" and self.bias_fit == "fixed" and self.bias_steps == 0:
-            raise invalid("step_bias", "refit scores each scale with its refitted bias, but "
-                          "bias_fit=fixed with bias_steps=0 refits nothing (the held search)")
         if self.step_bias == "refit" and self.step != "line_search":
             raise invalid("step_bias", "applies to step=line_search only (Alg. 1's whole step scores "
                           "no scale); remove it or set learner.step=line_search")
+        if self.step_bias == "refit" and self.bias_fit == "fixed" and self.bias_steps == 0:
+            raise invalid("step_bias", "refit scores each scale with its refitted bias, but "
+                          "bias_fit=fixed with bias_steps=0 refits nothing (the held search)")
         if self.alpha == "learned" and self.step == "line_search":
             raise invalid("step", "line_search scores a unit of coefficient s in Eq. 12's RBM form; "
                           "it is not written for alpha=learned (use step=whole)")
@@ -155,6 +155,12 @@ class FrankWolfeConfig(LearnerConfig):
         if self.batch_size != "full":
             raise invalid("batch_size", "frank_wolfe adds one hidden unit per pass over the whole "
                           f"training set (Alg. 1); must be full, got {self.batch_size!r}")
+
+
+def oracle_pool(chain_pool: str) -> str:
+    """The state key of the chains the oracle reads under ``learner.chain_pool``: its own pool
+    (two), or the bias loop's (one)."""
+    return "chains" if chain_pool == "two" else "bias_chains"
 
 
 def append_unit(model, w, alpha: str = "t"):
@@ -236,7 +242,7 @@ class FrankWolfe(Learner):
         cfg, xp = self.config, model.xp
         x = batch.inputs
         t = model.n_hidden + 1        # q_{t−1} has one atom per unit (α_{t−1} = t − 1)
-        pool = self.oracle_pool()
+        pool = oracle_pool(cfg.chain_pool)
         chains = self.sample(model, state[pool], rng, cfg.sample_steps)   # p(v | q_{t−1}, ϑ_{t−1})
         lam = cfg.lam / t if cfg.lambda_scaling == "over_t" else cfg.lam
         oracle = LinearOracle(x, chains, lam=lam, penalize_bias=cfg.penalize_bias)
@@ -244,7 +250,7 @@ class FrankWolfe(Learner):
                      init_std=cfg.init_std, maxiter=cfg.maxiter, gtol=cfg.gtol)
         state = {**state, pool: chains, "oracle_gain": xp.asarray(-best.value),
                  "oracle_evaluations": xp.asarray(best.evaluations)}
-        if cfg.step == "line_search" and cfg.step_bias == "refit":
+        if cfg.step_bias == "refit":          # check(): only with step=line_search
             return self._refitted_line_search(model, state, x, chains, best.w, lam, rng)
         scale = 1.0
         if cfg.step == "line_search":
@@ -272,10 +278,6 @@ class FrankWolfe(Learner):
         fitted, chosen = fits[scale]
         searched = sum(int(f[1]["bias_steps"]) for f in fits.values())
         return fitted, {**chosen, "search_bias_steps": xp.asarray(searched)}
-
-    def oracle_pool(self) -> str:
-        """The state key of the chains the oracle reads: its own pool, or the bias loop's."""
-        return "chains" if self.config.chain_pool == "two" else "bias_chains"
 
     def fit_visible_bias(self, model, state, data_mean, rng, ascent=None):
         """Alg. 1 lines 7–10: b ← b + η (mean of the data − mean of M model samples), repeated
@@ -335,7 +337,7 @@ class FrankWolfe(Learner):
         L-BFGS-B's own vector updates (in its Fortran)."""
         cfg = self.config
         n_v, t = model.n_visible, model.n_hidden
-        n_chains, n_bias = state[self.oracle_pool()].shape[-2], state["bias_chains"].shape[-2]
+        n_chains, n_bias = state[oracle_pool(cfg.chain_pool)].shape[-2], state["bias_chains"].shape[-2]
         before = units(model, slice(0, -1))   # q_{t−1}
         per_bias_step = [self.sampler_cost(model, n_bias, cfg.bias_sweeps),
                          fisher_step_cost(n_bias, n_v) if cfg.bias_fit == "converge" else 0.0]
@@ -343,7 +345,7 @@ class FrankWolfe(Learner):
             return None
         oracle = (2 * (n_chains + rows) * n_v + n_v + 1) * int(state["oracle_evaluations"])
         search = (n_chains + rows + 1) * n_v + 1 if cfg.step == "line_search" else 0
-        refit = cfg.step == "line_search" and cfg.step_bias == "refit"
+        refit = cfg.step_bias == "refit"      # check(): only with step=line_search
         if refit:
             search += cfg.step_points * (n_chains + rows) * n_v
         bias_steps = int(state["search_bias_steps"] if refit else state["bias_steps"])

@@ -32,6 +32,9 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import softplus
 
 
+POINTS = 13   # the grid's default size: scales 1 … 2^(−6)
+
+
 @dataclass(frozen=True)
 class StepResult:
     scale: float           # the chosen s
@@ -45,7 +48,7 @@ def scale_grid(points: int) -> np.ndarray:
 
 
 def line_search(data, states, w: np.ndarray, *, lam: float, penalize_bias: bool = True,
-                weights=None, points: int = 13, shift: Callable[[float], Any] | None = None) -> StepResult:
+                weights=None, points: int = POINTS, shift: Callable[[float], Any] | None = None) -> StepResult:
     """The s on :func:`scale_grid` maximising Δ(s) − (λ/2) s² ‖w‖² (module docstring), with E_p
     over ``states`` (uniform, or ``weights`` summing to one); ties go to the larger s.
     ``shift(s)``: the visible bias's change δ_s that comes with the unit s·w (its refit); Δ(s) then
