@@ -13,7 +13,7 @@ import rbmlab.bench.dcp as bench_dcp
 from rbmlab.backend import get_backend
 from rbmlab.bench import render
 from rbmlab.bench.core import Row, binary, epoch_seconds, random_rbm, row
-from rbmlab.bench.crbm_bp import bench_crbm_bp
+from rbmlab.bench.crbm_bp import bench_crbm_bp, bp_to_convergence
 from rbmlab.bench.dcp import bench_dcp_costs, dcp_cost_rows
 from rbmlab.bench.frank_wolfe import bench_fw_iteration, bench_fw_oracle
 from rbmlab.bench.method import interleaved, ratio, spread
@@ -187,7 +187,8 @@ def test_render_lists_every_measurement_with_threads_and_spread(backend):
     rows = [*bench_gibbs(backend, rounds=2, threads=1, m=30, n=20, batch=8, sweeps=2),
             *bench_ais(backend, rounds=2, threads=2, m=30, n=20, chains=4, temps=5),
             *dcp_cost_rows(bench_dcp_costs(backend, rounds=2, m=30, n=20, batch=8), 2)]
-    text = render({"rounds": 2, "machine": facts(), "rows": rows})
+    text = render({"rounds": 2, "source": "abc1234", "machine": facts(), "rows": rows})
+    assert "Source: `abc1234`." in text and "Source" not in render({"rounds": 2, "machine": facts(), "rows": rows})
     assert "bare matmuls / Gibbs sweep | 1 |" in text and "bare matmuls / AIS temperature | 2 |" in text
     assert "L / T" in text and "BLAS:" in text and "min – max" in text
     assert "(6(4T + L + U) + L) / (24T + 2L + U)" in text         # the labels follow d, K', K
@@ -286,6 +287,25 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     assert len(rows) == 5 and all(r["min"] > 0 for r in rows) and rows[4]["unit"] == "1/s"
     W = np.zeros((4, 3), dtype=np.float32)
     assert loopy_bp(W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None).iterations == 3
+
+
+def test_bp_to_convergence_solves_one_random_rbm_per_draw(backend):
+    """draws = 3: the RBMs of seeds 1, 2, 3, each solved to tol; the note lists each draw's
+    iterations (they differ here: σ = 1.5 on 40 × 20) and the count that converged, and the
+    seconds spread over every draw and round."""
+    from rbmlab.inference.matrix_bp import loopy_bp
+    expected = []
+    for seed in (1, 2, 3):
+        rng = backend.rng(seed)
+        W = (1.5 * rng.standard_normal((40, 20))).astype(backend.dtype)
+        b_v, b_h = (rng.standard_normal((1, n)).astype(backend.dtype) for n in (40, 20))
+        expected.append(loopy_bp(W, b_v, b_h, max_iter=60, tol=1e-3).iterations)
+    assert len(set(expected)) > 1
+    [r] = bp_to_convergence(backend, 2, 1, 40, 20, 1.5, max_iter=60, scan=True, draws=3)
+    assert "3 random draws" in r["name"] and r["min"] > 0
+    assert r["note"] == f"iterations {' / '.join(map(str, expected))}, converged 3 of 3"
+    [one] = bp_to_convergence(backend, 1, 1, 40, 20, 1.5, max_iter=60)
+    assert one["note"].startswith(f"{expected[0]} iterations, converged: True") and "draws" not in one["name"]
 
 
 @pytest.mark.slow

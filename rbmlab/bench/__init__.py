@@ -160,6 +160,7 @@ def render(result: dict[str, Any]) -> str:
              f"Command: `{result.get('command', 'make bench')}` "
              + (f"({result['rounds']} rounds). " if result.get("experiment") else
                 f"(python -m rbmlab.bench{result.get('args', '')} --rounds {result['rounds']}). ")
+             + (f"Source: `{result['source']}`. " if result.get("source") else "")
              + "Every comparison "
              "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
              "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",

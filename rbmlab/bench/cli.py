@@ -12,6 +12,7 @@ from rbmlab.errors import RbmlabError, fail
 def main(argv=None) -> None:
     from rbmlab.backend.allocator import keep_freed_memory  # noqa: PLC0415
     from rbmlab.backend.machine import facts  # noqa: PLC0415
+    from rbmlab.storage.provenance import source_revision  # noqa: PLC0415
 
     keep_freed_memory()
 
@@ -32,10 +33,11 @@ def main(argv=None) -> None:
         fail(str(e))
     if args.backend == "cupy":
         result = {"rounds": args.rounds, "command": "make bench-gpu", "args": " --backend cupy",
-                  "machine": {**facts(), "gpu": gpu_name()}, "rows": measure_gpu(args.rounds)}
+                  "source": source_revision(), "machine": {**facts(), "gpu": gpu_name()}, "rows": measure_gpu(args.rounds)}
         return write(result, Path(args.out), "bench-cupy", args.json)
-    result = {"rounds": args.rounds, "machine": facts(), "rows": measure(parts, args.rounds, args.examples)}
+    result = {"rounds": args.rounds, "source": source_revision(), "machine": facts(),
+              "rows": measure(parts, args.rounds, args.examples)}
     faster = result["machine"]["faster_kernel"]
     if faster and not args.no_kernel_compare and set(KERNEL_PARTS) & set(parts):
-        result["rows"] += compare_kernels(faster, max(2, args.rounds // 2), args.examples)
+        result["rows"] += compare_kernels(faster, max(3, args.rounds // 2), args.examples)
     write(result, Path(args.out), "bench", args.json)

@@ -53,7 +53,7 @@ def bench_crbm_bp(backend, rounds: int, threads: int | None, n_v=1000, n_h=500, 
     W = (0.05 * rng.standard_normal((784, 256))).astype(backend.dtype)
     b_v = rng.standard_normal((batch, 784)).astype(backend.dtype)
     b_h = rng.standard_normal((batch, W.shape[1])).astype(backend.dtype)
-    batched = timed(backend, max(2, rounds // 2), threads,
+    batched = timed(backend, max(3, rounds // 2), threads,
                     {"bp": lambda: loopy_bp(W, b_v, b_h, max_iter=5, tol=None)})["bp"]
     rows.append(row(f"BP sum-product throughput (784×{W.shape[1]}, batch {batch}), instance-iterations per s",
                     spread([5 * batch / s for s in batched]), "1/s", threads))
@@ -61,47 +61,56 @@ def bench_crbm_bp(backend, rounds: int, threads: int | None, n_v=1000, n_h=500, 
 
 
 def bp_to_convergence(backend, rounds: int, threads: int, n_v: int, n_h: int, weight_std: float,
-                      max_iter: int = 500, tol: float = 1e-3, scan: bool = False) -> list[Row]:
-    """Sum-product BP on one random n_v × n_h RBM (W ~ N(0, weight_std²), b ~ N(0, 1)) until no
-    message probability moves by more than ``tol`` (crbm_bp's scalability claim, Sec. 1 footnote
-    1: at 10,000 × 2,000 their Matlab "converges within a few seconds"; libDAI's 297.4 s, Sec.
-    5.2, is the 1000 × 500 case at 10 iterations, :func:`bench_crbm_bp`): seconds, with the
-    iterations it took and whether it converged. ``scan``: a row of the weight-scale scan, named
-    apart (the paper's time belongs to the compared row only)."""
+                      max_iter: int = 500, tol: float = 1e-3, scan: bool = False, draws: int = 1) -> list[Row]:
+    """Sum-product BP on ``draws`` random n_v × n_h RBMs (W ~ N(0, weight_std²), b ~ N(0, 1);
+    draw i from seed i) until no message probability moves by more than ``tol`` (crbm_bp's
+    scalability claim, Sec. 1 footnote 1: at 10,000 × 2,000 their Matlab "converges within a few
+    seconds"; libDAI's 297.4 s, Sec. 5.2, is the 1000 × 500 case at 10 iterations,
+    :func:`bench_crbm_bp`): the spread of the seconds over every draw and round, with each draw's
+    iterations and how many converged. ``scan``: a row of the weight-scale scan, named apart (the
+    paper's time belongs to the compared row only)."""
     from rbmlab.inference.matrix_bp import loopy_bp  # noqa: PLC0415
 
-    rng = backend.rng(1)
-    W = (weight_std * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
-    b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
-    b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
-    runs = []
-    t = timed(backend, rounds, threads,
-              {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))})
-    last = runs[-1]
+    seconds, iterations, converged = [], [], 0
+    for seed in range(1, draws + 1):
+        rng = backend.rng(seed)
+        W = (weight_std * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
+        b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
+        b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
+        runs = []
+        seconds += timed(backend, rounds, threads,
+                         {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))})["bp"]
+        iterations.append(runs[-1].iterations)
+        converged += bool(runs[-1].converged.all())
+    of = f", {draws} random draws" if draws > 1 else ""
     name = (f"BP scan, W ~ N(0, {weight_std:g}²): sum-product to tol {tol:g} or {max_iter} iterations, "
-            f"random {n_v}×{n_h} RBM, {backend.dtype}, s") if scan else (
-            f"BP sum-product to convergence (tol {tol:g}), random {n_v}×{n_h} RBM, "
+            f"random {n_v}×{n_h} RBM{of}, {backend.dtype}, s") if scan else (
+            f"BP sum-product to convergence (tol {tol:g}), random {n_v}×{n_h} RBM{of}, "
             f"W ~ N(0, {weight_std:g}²), {backend.dtype}, s")
-    note = f"{last.iterations} iterations, converged: {bool(last.converged.all())}"
-    return [row(name, spread(t["bp"]), "s", threads, note=note if scan else f"{note}; paper: a few seconds in Matlab")]
+    if draws > 1:
+        note = f"iterations {' / '.join(map(str, iterations))}, converged {converged} of {draws}"
+    else:
+        note = f"{iterations[0]} iterations, converged: {bool(converged)}"
+    return [row(name, spread(seconds), "s", threads, note=note if scan else f"{note}; paper: a few seconds in Matlab")]
 
 
 def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), scan=(),
-             scan_max_iter: int = 100) -> list[Row]:
+             scan_max_iter: int = 100, draws: int = 1) -> list[Row]:
     """crbm_bp's BP speed claim, both cases: ``small`` = (|v|, |h|, iterations) timed in the three
     modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads.
     ``scan``: further weight stds at the large size, once each with at most ``scan_max_iter``
-    iterations (the paper gives no distribution; stronger weights make convergence harder)."""
+    iterations (the paper gives no distribution; stronger weights make convergence harder).
+    ``draws``: random RBMs per weight std at the large size (seeds 1 … draws)."""
     backend = get_backend("numpy", "float32")
     n_v, n_h, iterations = small
     rows = []
     for threads in (1, 2):
         rows += bench_crbm_bp(backend, rounds, threads, n_v=n_v, n_h=n_h, iterations=iterations)[:4]
-    rows += bp_to_convergence(backend, max(1, rounds // 3), 2, *large)
+    rows += bp_to_convergence(backend, max(1, rounds // 3), 2, *large, draws=draws)
     for weight_std in scan:
-        rows += bp_to_convergence(backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter, scan=True)
+        rows += bp_to_convergence(backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter, scan=True,
+                                  draws=draws)
     return rows
-
 
 
 def crbm_bp_part(rounds: int, examples: int) -> list[Row]:

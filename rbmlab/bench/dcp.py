@@ -72,8 +72,9 @@ def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.0
 
 
 def dcp_part(rounds: int, examples: int) -> list[Row]:
-    """Bench part ``dcp``: the cost model at 2 BLAS threads (at least 5 rounds), then the epochs."""
+    """Bench part ``dcp``: the cost model at 2 BLAS threads (at least 5 rounds), then the epochs
+    (half the rounds, at least 3: a ratio's spread needs three)."""
     backend = get_backend("numpy", "float32")
     with blas_threads(2):
         rows = dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5)), 2)
-    return rows + bench_dcp_epochs(max(2, rounds // 2), 2, examples)
+    return rows + bench_dcp_epochs(max(3, rounds // 2), 2, examples)

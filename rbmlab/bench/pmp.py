@@ -91,7 +91,7 @@ def bench_pmp(backend, rounds: int, threads: int | None, m=784, n=500, chains=10
     def fields():
         for _ in range(sweeps):
             backend.xp.matmul(x, J, out=out)
-    t = timed(backend, max(2, rounds // 2), threads, {
+    t = timed(backend, max(3, rounds // 2), threads, {
         "pmp": lambda: max_product(graph, unary, sweeps), "matmul": fields,
         "floor": message_floor(backend, (chains, d, d), sweeps)})
     shape = f"dense Ising, d = {d}, {chains} chains, {backend.dtype}"

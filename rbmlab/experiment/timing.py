@@ -30,6 +30,7 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     (rbmlab.bench.render, the machine's facts at its head) with the paper's numbers beside."""
     from rbmlab import bench  # noqa: PLC0415
     from rbmlab.backend.machine import facts  # noqa: PLC0415
+    from rbmlab.storage.provenance import source_revision  # noqa: PLC0415
     from rbmlab.storage.publish import publish  # noqa: PLC0415
 
     timing = spec["bench"]
@@ -47,7 +48,7 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
             if r["name"].startswith(entry["row"]):
                 r["target"] = f"paper: {entry['value']}"
     result = {"rounds": int(timing.get("rounds", 5)), "command": f"rbmlab experiment {name} scale={scale}",
-              "experiment": True, "machine": facts(), "rows": rows}
+              "experiment": True, "source": source_revision(), "machine": facts(), "rows": rows}
     text = f"# {spec.get('title', name)} (scale: {scale})\n\n" + bench.render(result).split("\n", 2)[2]
     stem.parent.mkdir(parents=True, exist_ok=True)
     publish({stem.with_suffix(".md"): text}, what="timing")
