@@ -218,6 +218,8 @@ RUN_CASES = [
     Case("run-frank-wolfe-unknown-step-bias", ["run", *FW, "learner.step=line_search", "learner.step_bias=moved"],
          "learner.step_bias"),
     Case("run-frank-wolfe-unknown-chain-pool", ["run", *FW, "learner.chain_pool=three"], "learner.chain_pool"),
+    Case("run-tap-unknown-count", ["run", "evaluator=tap", "evaluator.count=some"],
+         "evaluator.count: expected one of converged, all; got 'some'"),
     Case("run-test-error-unlabelled", ["run", *SMALL, "evaluator=test_error", "evaluator.C=[1.0]",
                                        "evaluator.splits=[test]"], "has no labels"),
     Case("run-test-error-choice-without-valid", ["run", *SMALL, "evaluator=test_error",

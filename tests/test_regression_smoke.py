@@ -84,6 +84,7 @@ NOT_COVERED = {
     "leaderboard/potts": "a leaderboard of learners whose paper experiments have fixtures",
     # timings (bench:): every number is wall-clock time on this machine
     "crbm_bp/bp-speed": "a timing (bench part bp_speed): wall-clock seconds",
+    "dcp/speed": "a timing (bench part dcp_speed): wall-clock seconds",
     "pmp/speed": "a timing (bench part sampler_speed): wall-clock seconds",
     "pmp/speed-log-z": "a timing (bench part pmap_speed): wall-clock seconds",
     "tap/figure-10-speed": "a timing (bench part tap_speed): wall-clock seconds",
@@ -104,7 +105,7 @@ NOT_COVERED = {
     # fixtures of their text outputs.
     **{f"tap/{name}": "a figure (figure kind) of the runs of tap/figure-3 or figure-3-seeds, "
                       "or figure-8-denoising(-seeds): its md/PNG, no metrics of its own"
-       for name in ("figure-4", "figure-5", "figure-5-seeds", "figure-6", "figure-7", "figure-8",
+       for name in ("figure-4", "figure-5", "figure-5-seeds", "figure-5-counting-seeds", "figure-6", "figure-7", "figure-8",
                     "figure-8-seeds", "figure-9", "figure-12", "figure-12-seeds")},
     **{f"pmp/{name}": "posterior samples of a fixed model (inference kind): metrics.json with "
                       "wall-clock seconds, samples.npz and PNGs, no run"

@@ -58,6 +58,8 @@ NEUTRAL_OPTIONS = {
     "stop_gap": (["train.stop_rule=gap"], "89e3f541e765f633"),
     "stop_valid": (VALID, "0284b0cbb15769f1"),
     "stop_valid_patience_neutral": ([*VALID, "train.patience=5"], "0284b0cbb15769f1"),
+    "tap_count_neutral": (["evaluator=tap", "evaluator.count=converged"], "c30e9b7e25697afb"),
+    "tap_count_all": (["evaluator=tap", "evaluator.count=all"], "ff60ddbc873471a4"),
     "stop_valid_patience": ([*VALID, "train.patience=7"], "3c0574b3c005a0ba"),
     "frank_wolfe": (["learner=frank_wolfe"], "3d03e675f407850e"),
     "frank_wolfe_neutral": (["learner=frank_wolfe", "learner.step=whole", "learner.step_points=13"],

@@ -247,6 +247,40 @@ def test_fixed_points_count_only_chains_that_converged():
     assert tap.fixed_points(a, np.zeros(4, dtype=bool), 1e-2).tolist() == [0, 1, 3]   # none: all
 
 
+def test_fixed_points_count_every_chain_when_asked_and_refuse_another_rule():
+    a = np.array([[0.0, 0.0], [0.5, 0.5], [0.0, 0.0], [1.0, 1.0]])
+    done = np.array([True, False, True, True])
+    assert tap.fixed_points(a, done, 1e-2, "all").tolist() == [0, 1, 3]
+    assert tap.fixed_points(a, done, 0.6, "all").tolist() == [0, 3]    # 0.5 from both: merged into the first
+    with pytest.raises(ValueError, match="count must be one of"):
+        tap.fixed_points(a, done, 1e-2, "some")
+
+
+def test_the_evaluators_count_option_keeps_the_unconverged_chains_end_states():
+    """distinct (the evaluator's estimate) with count=all: the unconverged chain's state is a
+    solution, its F in the mean; with the default only the converged ones."""
+    from rbmlab.evaluators.tap import TapEvalConfig, distinct
+    a = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0]])
+    f = np.array([1.0, 4.0, 2.0])
+    chunks = [(a, f, np.array([True, False, True]), 7)]
+    assert distinct(chunks, 3, 1e-2).free_energies.tolist() == [1.0, 2.0]
+    every = distinct(chunks, 3, 1e-2, count="all")
+    assert every.free_energies.tolist() == [1.0, 4.0, 2.0] and every.log_z == pytest.approx(-7 / 3)
+    assert TapEvalConfig().count == "converged"
+
+
+def test_two_bands_are_found_in_a_bimodal_sample_and_not_in_one_peak():
+    from rbmlab.experiment.figures.tap_counting import MIN_SOLUTIONS, bands
+    rng = np.random.default_rng(0)
+    two = bands(np.concatenate([rng.normal(-300, 2, 150), rng.normal(-280, 2, 50)]))
+    assert two["two"] == 1.0 and two["delta_bic"] > 10 and two["d"] > 2 and 0.2 < two["minor"] < 0.3
+    one = bands(rng.normal(-300, 2, 200))
+    assert one["two"] == 0.0 and one["delta_bic"] < 10
+    near = bands(np.concatenate([rng.normal(-300, 2, 100), rng.normal(-297, 2, 100)]))   # D = 1.5
+    assert near["two"] == 0.0
+    assert np.isnan(bands(np.arange(MIN_SOLUTIONS - 1.0))["two"])
+
+
 def curie_weiss_log_z(n: int, beta: float, field: float) -> float:
     """Exact ln Z of the bipartite Curie-Weiss magnet (n ±1 units a side, W = β/n, field on every
     unit): summing the hidden side out at visible magnetisation M = 2k − n,

@@ -24,8 +24,8 @@ from rbmlab.experiment.figures.tap_solutions import solutions
 from rbmlab.models.rbm import log_partition
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 
-TAP_FIGURES = ["tap/figure-4", "tap/figure-5", "tap/figure-5-seeds", "tap/figure-6", "tap/figure-7",
-               "tap/figure-8", "tap/figure-8-seeds", "tap/figure-9", "tap/figure-12", "tap/figure-12-seeds"]
+TAP_FIGURES = ["tap/figure-4", "tap/figure-5", "tap/figure-5-seeds", "tap/figure-5-counting-seeds", "tap/figure-6",
+               "tap/figure-7", "tap/figure-8", "tap/figure-8-seeds", "tap/figure-9", "tap/figure-12", "tap/figure-12-seeds"]
 
 
 def _train(run_dir, seed=0, lr=None):
@@ -137,6 +137,38 @@ def test_figure_8_over_seeds_tabulates_each_method_as_mean_and_spread(tmp_path):
     assert row[2] == f"{np.mean(tap12):.3f} ± {np.std(tap12, ddof=1):.3f} (1)"
     assert row[3] == "0.600 ± 0.100" and row[4] == "1.200 ± 1.000" and row[5].startswith("0.300 ± 0.000")
     assert (out / "figure-8-mcc-seeds_smoke.png").stat().st_size > 0
+
+
+def test_the_counting_rules_figure_counts_the_same_chains_under_every_rule(tmp_path):
+    """figure-5-counting-seeds on two tiny TAP-trained runs: per epoch, each rule's count is what
+    tap.fixed_points gives on the chains solved at the rule's tol; the table gives mean ± std over
+    the seeds; too few solutions for a band test reads '—'."""
+    from rbmlab.evaluators.tap import TapEvalConfig, solved_chunks
+    from rbmlab.experiment.figures.tap_counting import RULES
+    from rbmlab.experiment.figures.tap_runs import run_data, snapshot
+    from rbmlab.inference import tap
+
+    outputs, results = tmp_path / "outputs", tmp_path / "results"
+    sweep = outputs / "tap" / "figure-3-seeds" / "smoke"
+    for seed in (0, 1):
+        _train(sweep / "binary" / str(seed), seed=seed, lr=0.5)
+    run_experiment("tap/figure-5-counting-seeds", ["scale=smoke", "n_init=14"], results, outputs)
+    text = (results / "tap" / "figure-5-counting-seeds_smoke.md").read_text()
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| 2 |")]
+    assert [r[1] for r in rows] == [r.label for r in RULES] and "seeds 0, 1" in text
+    counts = []
+    for run in sorted((sweep / "binary").iterdir()):
+        model, x = snapshot(run, 2), run_data(run)[0][:14]
+        counts.append([])
+        for rule in RULES:
+            a, _, done, _ = zip(*solved_chunks(model, x, TapEvalConfig(tol=rule.tol)))
+            counts[-1].append(len(tap.fixed_points(np.concatenate(a), np.concatenate(done), rule.unique_tol,
+                                                   rule.count)))
+    for i, row in enumerate(rows):
+        per_seed = [c[i] for c in counts]
+        assert row[2] == f"{np.mean(per_seed):.1f} ± {np.std(per_seed, ddof=1):.1f}"
+        assert row[4] == "—" and row[7] == "0 of 0 |"
+    assert (results / "tap" / "figure-5-counting-seeds_smoke.png").stat().st_size > 0
 
 
 @pytest.mark.parametrize("name", TAP_FIGURES)

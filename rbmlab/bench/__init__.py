@@ -52,6 +52,7 @@ EXPERIMENT_PARTS = Registry("bench part", {
     "bp_speed": "rbmlab.bench.crbm_bp:bp_speed",
     "pmap_speed": "rbmlab.bench.pmp:pmap_speed",
     "sampler_speed": "rbmlab.bench.samplers:sampler_speed",
+    "dcp_speed": "rbmlab.bench.dcp:dcp_speed",
 })
 
 # make bench's parts, in bench.md's order: each a function (rounds, examples) -> rows. Adding one

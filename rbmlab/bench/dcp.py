@@ -63,12 +63,23 @@ def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.0
     with blas_threads(threads):
         t = interleaved({name: (lambda lr_=learner: epoch_seconds(lr_, rbm, x, batch, 0, backend))
                          for name, learner in learners.items()}, rounds, warmup=False)
-    what = f"epoch ({examples} MNIST images, 500 hidden, batch {batch}), s"
+    what = f"epoch ({examples} MNIST images, {n_hidden} hidden, batch {batch}), s"
     return [*(row(f"{name} {what}", spread(ts), "s", threads) for name, ts in t.items()),
             row("S-DCP(6, 4) / CD-24 epoch time", ratio(t["S-DCP(6, 4)"], t["CD-24"]), "ratio", threads, "≤ 1.1"),
             row("S-DCP(5, 4) / CD-24 epoch time (§3.1's pair when L = T)", ratio(t["S-DCP(5, 4)"], t["CD-24"]),
                 "ratio", threads)]
 
+
+
+def dcp_speed(rounds: int, examples: int = 10_000, batch: int = 200, n_hidden: int = 500) -> list[Row]:
+    """The dcp paper's equal-compute claim (Abstract, §3.1) as a timing artefact (experiments/dcp/
+    speed.yaml): the cost model at the MNIST shapes (at least 5 rounds), then CD-24 against S-DCP
+    (6, 4) and (5, 4) epochs on ``examples`` MNIST images, ``rounds`` interleaved rounds, 2 BLAS
+    threads."""
+    backend = get_backend("numpy", "float32")
+    with blas_threads(2):
+        rows = dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5), n=n_hidden, batch=batch), 2)
+    return rows + bench_dcp_epochs(rounds, 2, examples, batch=batch, n_hidden=n_hidden)
 
 
 def dcp_part(rounds: int, examples: int) -> list[Row]:

@@ -9,7 +9,8 @@ log-likelihood is its exact clamped term minus that:
     ln P(x) ≈ Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0) − ln Z_TAP.
 
 Fig. 3 plots it per unit, divided by n_visible + n_hidden, with its standard error over the
-examples. Only chains that converged count as solutions (tap.fixed_points): with few hidden units
+examples. Only chains that converged count as solutions (tap.fixed_points; ``count=all`` keeps every
+chain's end state, a check of that rule): with few hidden units
 most chains of a trained model end in a period-2 cycle of the damped iteration instead (binary
 MNIST, N_h = 25 after 30 epochs: 663 of 1,000), which is no stationary point of the free energy. The paper's criterion is a mean-square change below 1e-8; applied per chain, with each
 chain stopping there, it stops chains that still drift slowly along flat directions and counts
@@ -45,6 +46,9 @@ class TapEvalConfig(EvaluatorConfig):
     max_iter: int = option(1000, "iteration cap", lo=1, hi=EVALUATION_STEPS)
     unique_tol: float = option(1e-2, "solutions closer than this in root-mean-square difference "
                                "are one", lo=0, open_lo=True)
+    count: str = option("converged", "which chains' end states are solutions: converged (those that met "
+                        "tol; every chain when none did) or all (a check that this rule hides none)",
+                        choices=tap.COUNT_RULES, neutral="converged")
     chunk: int = option(2000, "initialisations solved at once (memory)", lo=1, hi=CHAINS)
     combine: str = option("uniform", "how the unique solutions' -F make log Z: uniform (their mean, "
                           "the paper's) or logsumexp (each a mode)", choices=tap.COMBINE_RULES)
@@ -64,14 +68,15 @@ class TapEstimate:
     converged: float              # fraction of initialisations that met tol
 
 
-def distinct(chunks, n_init: int, unique_tol: float, combine: str = "uniform") -> TapEstimate:
+def distinct(chunks, n_init: int, unique_tol: float, combine: str = "uniform",
+             count: str = "converged") -> TapEstimate:
     """The estimate from solved chunks of initialisations, each (magnetisations (k, n), F (k,),
     converged (k,), iterations) on the host: the distinct fixed points of them all
-    (tap.fixed_points: converged chains only) and their −F combined by ``combine``
+    (tap.fixed_points: the chains ``count`` names) and their −F combined by ``combine``
     (tap.combine_log_z)."""
     a, f, done, iterations = zip(*chunks)
     a, f, done = np.concatenate(a), np.concatenate(f), np.concatenate(done)
-    keep = tap.fixed_points(a, done, unique_tol)
+    keep = tap.fixed_points(a, done, unique_tol, count)
     return TapEstimate(tap.combine_log_z(f[keep], combine), f[keep], a[keep], n_init, max(iterations),
                        float(done.mean()))
 
@@ -89,7 +94,8 @@ def solved_chunks(model, x, config: TapEvalConfig):
 
 def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
     """Solve TAP from the rows of ``x``, keep the distinct fixed points."""
-    return distinct(solved_chunks(model, x, config), x.shape[0], config.unique_tol, config.combine)
+    return distinct(solved_chunks(model, x, config), x.shape[0], config.unique_tol, config.combine,
+                    config.count)
 
 
 def initialisations(model, context, config: TapEvalConfig):

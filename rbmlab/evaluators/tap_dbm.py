@@ -47,7 +47,7 @@ def estimate(model, x, config: TapDBMEvalConfig) -> TapEstimate:
             s = tap_dbm.solve(couplings, layers, x[i:i + config.chunk], **_options(config))
             yield (tap_dbm.magnetisations(s), to_numpy(tap_dbm.free_energy(couplings, layers, s)),
                    to_numpy(s.converged), s.iterations)
-    return distinct(chunks(), x.shape[0], config.unique_tol, config.combine)
+    return distinct(chunks(), x.shape[0], config.unique_tol, config.combine, config.count)
 
 
 def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray, float]:

@@ -223,17 +223,24 @@ def distinct_rows(a: np.ndarray, tol: float, chunk: int = 1024) -> np.ndarray:
     return np.asarray(keep, dtype=np.int64)
 
 
-def fixed_points(a, converged, tol: float) -> np.ndarray:
+COUNT_RULES = ("converged", "all")   # fixed_points: which chains' end states are solutions
+
+
+def fixed_points(a, converged, tol: float, count: str = "converged") -> np.ndarray:
     """Indices (host) of the distinct TAP fixed points among solutions ``a`` (K, n) of a single
-    model: the chains that converged only — one still moving at the iteration cap (in practice a
-    period-2 cycle of the damped iteration) is no stationary point of the free energy — and of
-    those within ``tol`` root-mean-square of each other the first (the paper leaves the
-    criterion open; a grid rounding would split solutions that straddle a cell edge in any of n
-    coordinates). Every chain when none converged."""
+    model: the chains that converged only (``count="converged"``) — one still moving at the
+    iteration cap (in practice a period-2 cycle of the damped iteration) is no stationary point of
+    the free energy; every chain when none converged — or every chain's end state (``count="all"``:
+    a check that this rule hides no solutions) — and of those within ``tol`` root-mean-square of
+    each other the first (the paper leaves the criterion open; a grid rounding would split
+    solutions that straddle a cell edge in any of n coordinates)."""
     a, converged = np.asarray(a), np.asarray(converged)
     if a.ndim != 2:
         raise ValueError(f"fixed_points: expected one model's (K, n) solutions, got {a.shape}")
-    rows = np.flatnonzero(converged) if converged.any() else np.arange(a.shape[0])
+    if count not in COUNT_RULES:
+        raise ValueError(f"fixed_points: count must be one of {COUNT_RULES}, got {count!r}")
+    everyone = count == "all" or not converged.any()
+    rows = np.arange(a.shape[0]) if everyone else np.flatnonzero(converged)
     return rows[distinct_rows(a[rows], tol)]
 
 
