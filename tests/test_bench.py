@@ -289,6 +289,20 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     assert loopy_bp(W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None).iterations == 3
 
 
+def test_ssd_rows_time_cd25_with_the_spectral_step_against_cd25_and_sdcp(monkeypatch):
+    """dcp Sec. 4.2.2's "SSD is computationally expensive": the SSD epoch is CD-25 with the
+    spectral optimizer (one update per mini-batch), the CD-25 epoch plain SGD; ratios per round."""
+    from rbmlab.optimizers.spectral import Spectral
+    calls = []
+    update = Spectral.update
+    monkeypatch.setattr(Spectral, "update", lambda self, *a, **k: calls.append(1) or update(self, *a, **k))
+    rows = bench_dcp.bench_ssd_epochs(rounds=1, threads=1, examples=100, batch=50, n_hidden=8)
+    assert [r["name"].split(" epoch")[0] for r in rows[:3]] == ["CD-25", "SSD (CD-25, spectral step)", "S-DCP(6, 4)"]
+    assert len(calls) == 2          # 100 images at batch 50: two spectral updates, SSD's only
+    assert rows[3]["median"] == pytest.approx(rows[1]["median"] / rows[0]["median"])
+    assert rows[4]["median"] == pytest.approx(rows[1]["median"] / rows[2]["median"])
+
+
 def test_bp_to_convergence_solves_one_random_rbm_per_draw(backend):
     """draws = 3: the RBMs of seeds 1, 2, 3, each solved to tol; the note lists each draw's
     iterations (they differ here: σ = 1.5 on 40 × 20) and the count that converged, and the

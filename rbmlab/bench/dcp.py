@@ -71,15 +71,43 @@ def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.0
 
 
 
-def dcp_speed(rounds: int, examples: int = 10_000, batch: int = 200, n_hidden: int = 500) -> list[Row]:
-    """The dcp paper's equal-compute claim (Abstract, §3.1) as a timing artefact (experiments/dcp/
-    speed.yaml): the cost model at the MNIST shapes (at least 5 rounds), then CD-24 against S-DCP
-    (6, 4) and (5, 4) epochs on ``examples`` MNIST images, ``rounds`` interleaved rounds, 2 BLAS
-    threads."""
+def bench_ssd_epochs(rounds: int, threads: int, examples: int, batch=1000, lr=0.01, ssd_lr=5e-4,
+                     n_hidden=500) -> list[Row]:
+    """SSD against the learners of Fig. 5 at its batch 1000 (Sec. 4.2.2: "the SSD algorithm is
+    computationally expensive"): CD-25 with plain SGD, SSD (the same CD-25 gradient and the
+    spectral step, an SVD of W's gradient per update) and S-DCP (6, 4), epochs alternating."""
+    from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
+    from rbmlab.learners.sdcp import SDCP, SDCPConfig  # noqa: PLC0415
+
+    backend = get_backend("numpy", "float32")
+    x = backend.asarray(mnist(examples))
+    rbm = random_rbm(backend, x.shape[1], n_hidden)
+    learners = {"CD-25": CD(CDConfig(lr=lr, batch_size=batch, k=25)),
+                "SSD (CD-25, spectral step)": CD(CDConfig(lr=ssd_lr, batch_size=batch, k=25,
+                                                           optimizer={"name": "spectral"})),
+                "S-DCP(6, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4))}
+    with blas_threads(threads):
+        t = interleaved({name: (lambda lr_=learner: epoch_seconds(lr_, rbm, x, batch, 0, backend))
+                         for name, learner in learners.items()}, rounds, warmup=False)
+    what = f"epoch ({examples} MNIST images, {n_hidden} hidden, batch {batch}), s"
+    ssd = "SSD (CD-25, spectral step)"
+    return [*(row(f"{name} {what}", spread(ts), "s", threads) for name, ts in t.items()),
+            row(f"SSD / CD-25 epoch time (batch {batch})", ratio(t[ssd], t["CD-25"]), "ratio", threads),
+            row(f"SSD / S-DCP(6, 4) epoch time (batch {batch})", ratio(t[ssd], t["S-DCP(6, 4)"]), "ratio", threads)]
+
+
+def dcp_speed(rounds: int, examples: int = 10_000, batch: int = 200, n_hidden: int = 500,
+              ssd_batch: int = 1000) -> list[Row]:
+    """The dcp paper's cost claims as a timing artefact (experiments/dcp/speed.yaml): the equal-
+    compute claim (Abstract, §3.1) — the cost model at the MNIST shapes (at least 5 rounds), then
+    CD-24 against S-DCP (6, 4) and (5, 4) epochs at ``batch`` — and SSD's cost (Sec. 4.2.2) at
+    ``ssd_batch`` (:func:`bench_ssd_epochs`); ``examples`` MNIST images, ``rounds`` interleaved
+    rounds, 2 BLAS threads."""
     backend = get_backend("numpy", "float32")
     with blas_threads(2):
         rows = dcp_cost_rows(bench_dcp_costs(backend, max(rounds, 5), n=n_hidden, batch=batch), 2)
-    return rows + bench_dcp_epochs(rounds, 2, examples, batch=batch, n_hidden=n_hidden)
+    return (rows + bench_dcp_epochs(rounds, 2, examples, batch=batch, n_hidden=n_hidden)
+            + bench_ssd_epochs(rounds, 2, examples, batch=ssd_batch, n_hidden=n_hidden))
 
 
 def dcp_part(rounds: int, examples: int) -> list[Row]:
