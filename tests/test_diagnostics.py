@@ -80,11 +80,14 @@ def test_moments_worked_by_hand():
     # Y: means (1/2, 1/2, 1/4); C12 = 1/2 − 1/4, C13 = 0 − 1/8,   C23 = 0 − 1/8
     a, b = np.array([-1 / 16, -1 / 8, 1 / 8]), np.array([1 / 4, -1 / 8, -1 / 8])
     got = compare(X, Y)
+    assert got["sample_mean"] == pytest.approx(5 / 12, rel=1e-15)       # Y: 5 of 12 units on
+    assert got["mean_gap"] == pytest.approx(5 / 12 - 2 / 3, rel=1e-14)  # X: 8 of 12
     assert got["moment1_rmse"] == pytest.approx(0.25, abs=1e-15)
     assert got["moment2_rmse"] == pytest.approx(math.sqrt(((5 / 16) ** 2 + (1 / 4) ** 2) / 3), rel=1e-14)
     a0 = a - a.mean()     # (−1/24, −5/48, 7/48); b has mean 0; a0·b = −1/64
     assert got["moment2_corr"] == pytest.approx(-(1 / 64) / math.sqrt(a0 @ a0 * (b @ b)), rel=1e-12)
-    assert compare(X, X) == {"moment1_rmse": 0.0, "moment2_rmse": 0.0, "moment2_corr": pytest.approx(1.0, rel=1e-14)}
+    assert compare(X, X) == {"sample_mean": pytest.approx(2 / 3, rel=1e-15), "mean_gap": 0.0, "moment1_rmse": 0.0,
+                             "moment2_rmse": 0.0, "moment2_corr": pytest.approx(1.0, rel=1e-14)}
     assert compare(X, np.ones((4, 3)))["moment2_corr"] == 0.0     # constant C: no correlation to measure
 
 

@@ -4,6 +4,8 @@ Draws ``n_samples`` states (0: as many as the split has) as evaluator=mmd does (
 sampling) and compares, in the model's unit values, the means m_i = ⟨v_i⟩ and the connected
 correlations C_ij = ⟨v_i v_j⟩ − ⟨v_i⟩⟨v_j⟩ of the draws with the split's, over the pairs i < j:
 
+    sample_mean  = mean_i m_i^model   (for {0, 1} units: the share of units on in the draws)
+    mean_gap     = mean_i (m_i^model − m_i^data)
     moment1_rmse = √ mean_i (m_i^data − m_i^model)²
     moment2_rmse = √ mean_{i<j} (C_ij^data − C_ij^model)²
     moment2_corr = Pearson r of (C_ij^data, C_ij^model) over i < j,
@@ -40,7 +42,8 @@ def moments(x) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compare(data, drawn) -> dict[str, float]:
-    """moment1_rmse, moment2_rmse and moment2_corr of ``drawn`` against ``data`` (module docstring)."""
+    """sample_mean, mean_gap, moment1_rmse, moment2_rmse and moment2_corr of ``drawn`` against
+    ``data`` (module docstring)."""
     if data.shape[-1] < 2:
         raise RbmlabError(f"evaluator=moments: second moments need at least 2 visible units, got {data.shape[-1]}")
     (m_data, c_data), (m_model, c_model) = moments(data), moments(drawn)
@@ -48,7 +51,8 @@ def compare(data, drawn) -> dict[str, float]:
     a, b = c_data[upper], c_model[upper]
     a0, b0 = a - a.mean(), b - b.mean()
     norm = math.sqrt(float(a0 @ a0) * float(b0 @ b0))
-    return {"moment1_rmse": float(np.sqrt(np.mean((m_data - m_model) ** 2))),
+    return {"sample_mean": float(m_model.mean()), "mean_gap": float(m_model.mean() - m_data.mean()),
+            "moment1_rmse": float(np.sqrt(np.mean((m_data - m_model) ** 2))),
             "moment2_rmse": float(np.sqrt(np.mean((a - b) ** 2))),
             "moment2_corr": float(a0 @ b0) / norm if norm > 0 else 0.0}
 
@@ -56,7 +60,13 @@ def compare(data, drawn) -> dict[str, float]:
 class Moments(SamplingEvaluator):
     units = {"visible": DISCRETE}   # moments of the layer's columns (Potts: one-hot frequencies)
     config_class = MomentsConfig
-    metrics = (MetricSpec("moment1_rmse", "", False,
+    metrics = (MetricSpec("sample_mean", "", False,
+                          description="mean unit value of the model samples (for {0, 1} units the share "
+                                      "of units on; a description, not a quality)", label="mean of the samples"),
+               MetricSpec("mean_gap", "", False, best_at=0.0,
+                          description="mean unit value of the model samples minus the split's",
+                          label="mean, samples − split"),
+               MetricSpec("moment1_rmse", "", False,
                           description="root mean squared difference of the means ⟨v_i⟩, model "
                                       "samples against the split", label="first-moment RMSE"),
                MetricSpec("moment2_rmse", "", False,
@@ -76,6 +86,8 @@ class Moments(SamplingEvaluator):
         return metrics
 
     def headline(self, metrics, split):
-        return (f"{split} moment RMSE: first {metrics[f'{split}_moment1_rmse']:.4f}, second "
+        mean, gap = metrics[f"{split}_sample_mean"], metrics[f"{split}_mean_gap"]
+        return (f"{split} mean of the samples {mean:.4f} (the split's {mean - gap:.4f}); moment RMSE: first "
+                f"{metrics[f'{split}_moment1_rmse']:.4f}, second "
                 f"{metrics[f'{split}_moment2_rmse']:.4f}; correlation of second moments "
                 f"{metrics[f'{split}_moment2_corr']:.4f}")
