@@ -24,8 +24,9 @@ from rbmlab.experiment.figures.tap_solutions import solutions
 from rbmlab.models.rbm import log_partition
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 
-TAP_FIGURES = ["tap/figure-4", "tap/figure-5", "tap/figure-5-seeds", "tap/figure-5-counting-seeds", "tap/figure-6",
-               "tap/figure-7", "tap/figure-8", "tap/figure-8-seeds", "tap/figure-9", "tap/figure-12", "tap/figure-12-seeds"]
+TAP_FIGURES = ["tap/figure-4", "tap/figure-4-localisation-seeds", "tap/figure-5", "tap/figure-5-seeds",
+               "tap/figure-5-counting-seeds", "tap/figure-6", "tap/figure-7", "tap/figure-8", "tap/figure-8-seeds",
+               "tap/figure-9", "tap/figure-12", "tap/figure-12-seeds"]
 
 
 def _train(run_dir, seed=0, lr=None):
@@ -169,6 +170,34 @@ def test_the_counting_rules_figure_counts_the_same_chains_under_every_rule(tmp_p
         assert row[2] == f"{np.mean(per_seed):.1f} ± {np.std(per_seed, ddof=1):.1f}"
         assert row[4] == "—" and row[7] == "0 of 0 |"
     assert (results / "tap" / "figure-5-counting-seeds_smoke.png").stat().st_size > 0
+
+
+def test_participation_ratio_of_fields_worked_by_hand():
+    """(Σ w²)² / (n Σ w⁴): a uniform field 1, a one-pixel field 1/n, two equal pixels 2/n, and
+    (1 + 4)² / (4 (1 + 16)) for weights (1, 2, 0, 0); a zero field is 0, not NaN."""
+    from rbmlab.report.receptive_fields import participation_ratio
+    W = np.array([[1.0, 3.0, 1.0, 1.0, 0.0], [1.0, 0.0, -1.0, 2.0, 0.0],
+                  [1.0, 0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(participation_ratio(W), [1.0, 0.25, 0.5, 25 / 68, 0.0], rtol=1e-15)
+
+
+def test_the_localisation_figure_gives_each_sizes_field_ratios_over_the_seeds(tmp_path):
+    """figure-4-localisation-seeds on two tiny runs: the median over a model's fields of the
+    participation ratio, mean ± std over the seeds, as computed from the checkpoints here."""
+    from rbmlab.report.receptive_fields import participation_ratio
+
+    outputs, results = tmp_path / "outputs", tmp_path / "results"
+    sweep = outputs / "tap" / "figure-3-seeds" / "smoke"
+    for seed in (0, 1):
+        _train(sweep / "binary" / str(seed), seed=seed, lr=0.5)
+    run_experiment("tap/figure-4-localisation-seeds", ["scale=smoke"], results, outputs)
+    text = (results / "tap" / "figure-4-localisation-seeds_smoke.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| 6 |")).split(" | ")
+    medians = [np.median(participation_ratio(load_checkpoint(sweep / "binary" / s / "checkpoint.npz")[0].W))
+               for s in ("0", "1")]
+    assert row[1] == "0, 1" and row[2] == "2"
+    assert row[4] == f"{np.mean(medians):.4f} ± {np.std(medians, ddof=1):.4f}"
+    assert (results / "tap" / "figure-4-localisation-seeds_smoke.png").stat().st_size > 0
 
 
 @pytest.mark.parametrize("name", TAP_FIGURES)

@@ -23,6 +23,15 @@ def lp_spread(W, p: float = 0.1) -> np.ndarray:
     return np.exp(np.log(np.sum(w ** p, axis=0)) / p)
 
 
+def participation_ratio(W) -> np.ndarray:
+    """The participation ratio of each column w of W (n_v, n_h), (Σ_i w_i²)² / (n_v Σ_i w_i⁴): the
+    share of the visible units a field spreads over, 1 when all weigh alike, 1/n_v on one unit
+    (the localisation measure of Tubiana & Monasson 2017 for RBM features); small background
+    weights count little, unlike :func:`lp_spread` at p = 0.1."""
+    w2 = np.asarray(W, dtype=np.float64) ** 2
+    return w2.sum(axis=0) ** 2 / (w2.shape[0] * np.maximum((w2 ** 2).sum(axis=0), 1e-300))
+
+
 def mean_activation(model, x, chunk: int = 5000) -> np.ndarray:
     """The mean of E[h | x] over the rows of ``x`` (n_h,)."""
     total = sum(to_numpy(model.hidden_probs(x[i:i + chunk])).sum(axis=0, dtype=np.float64)
