@@ -689,6 +689,24 @@ def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: P
     assert "variant" not in plain.columns and "early_stopping.n_hidden" in plain.columns
 
 
+def test_select_where_picks_the_best_seed_in_its_groups_only(variant_sweep: Path, tmp_path: Path) -> None:
+    """select_where = {variant: [fw]}: cd_rand's seeds are averaged (mean ± std, n = 3) instead of
+    reduced to the one best on validation; the note says which groups were selected."""
+    result = make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", x="model.n_hidden",
+                         lines="variant", variants=["fw", "cd_rand"], select="valid_log_likelihood",
+                         select_where={"variant": ["fw"]})
+    curves = pd.read_csv(result["curves"])
+    cd = curves[curves["variant"] == "cd_rand"]
+    assert list(cd["mean"]) == [-5.0, -3.0] and list(cd["std"]) == [1.0, 1.0] and list(cd["n"]) == [3, 3]
+    assert list(curves[curves["variant"] == "fw"]["mean"]) == [-10.0, -8.0, -6.0, -3.5]
+    text = Path(result["table"]).read_text()
+    assert "— for the groups of method fw; the other groups: mean ± std (ddof=1) over their runs." in text
+    assert "[best of" not in text
+    with pytest.raises(RbmlabError, match="report.select_where: applies with select only"):
+        make_report(variant_sweep, tmp_path / "out2", metric="test_log_likelihood", x="model.n_hidden",
+                    lines="variant", variants=["fw", "cd_rand"], select_where={"variant": "fw"})
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"x": "epoch", "select": "valid_log_likelihood"}, "select, vlines, table_x and ratios need a runs-table key"),
     ({"x": "model.n_hidden", "vlines": [{"label": "no x"}]}, "vlines entries must be"),

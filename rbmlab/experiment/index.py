@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -187,13 +188,20 @@ def _grouped(runs: pd.DataFrame, report: ReportSpec) -> tuple[pd.DataFrame, list
     return runs, [*layout.group_keys, *([x_key] if x_key else [])], groups, gids
 
 
-def _selected(value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str) -> pd.Series:
+def _selected(value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str,
+              where: Mapping[str, Any] | None = None) -> pd.Series:
     """Of ``value`` (per run_dir), each group's run best on final.<select>, as the report's
-    ``select`` keeps at each point (rbmlab.report.aggregate)."""
+    ``select`` keeps at each point (rbmlab.report.aggregate); with ``where`` (the report's
+    select_where) only among the runs it matches, the others kept."""
+    from rbmlab.report import runs_matching  # noqa: PLC0415
+
     points = pd.DataFrame({"run_dir": runs["run_dir"], "at": 0,
                            select: pd.to_numeric(runs[f"final.{select}"], errors="coerce")})
-    best = _best_per_point(points[points["run_dir"].isin(value.index)], gids, "at", select)
-    return value[value.index.isin(best["run_dir"])]
+    pool = points["run_dir"].isin(value.index)
+    if where is not None:
+        pool &= runs_matching(runs, where, "report.select_where").to_numpy()
+    best = _best_per_point(points[pool], gids, "at", select)
+    return value[value.index.isin(best["run_dir"]) | ~value.index.isin(points.loc[pool, "run_dir"])]
 
 
 def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | None:
@@ -210,7 +218,7 @@ def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | N
     value = pd.Series(pd.to_numeric(runs[f"final.{metric}"], errors="coerce").to_numpy(), index=gids.index)
     value = value[(runs["status"] == COMPLETED).to_numpy() & value.notna().to_numpy()]
     if report.select and f"final.{report.select}" in runs.columns:   # the report's best of the seeds
-        value = _selected(value, runs, gids, report.select)
+        value = _selected(value, runs, gids, report.select, report.select_where)
     stats = value.groupby(gids.reindex(value.index)).agg(["mean", "std", "count"])
     candidates = [g for g in stats.index if paper[g] is not None] or list(stats.index)
     if not candidates:

@@ -153,6 +153,8 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     metrics = available_metrics(runs, curves)
     metric = resolve_metric(spec.metric, metrics)
     select = None if spec.select is None else resolve_metric(spec.select, metrics)
+    if spec.select_where is not None and select is None:
+        raise RbmlabError("report.select_where: applies with select only")
     by_key = _x_is_key(runs, curves, x)
     ref_lines, fraction, marks = check_hlines(spec.hlines), check_markers(spec.markers), check_vlines(spec.vlines)
     wanted_ratios = check_ratios(spec.ratios)
@@ -163,6 +165,9 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         _check_numeric_x(runs, x, spec.logx or bool(marks), fraction)
     layout = choose_layout(runs, spec.lines, spec.panels, x if by_key and x in config_columns(runs) else None)
     groups, gids = assign_groups(runs, layout, names)
+    selected_gids = None if spec.select_where is None else set(
+        runs.loc[runs_matching(runs, _mapping(spec.select_where, "report.select_where"), "report.select_where"),
+                 "run_dir"].map(gids))
     finals = final_values(runs, curves, metric)
     if committed is not None:
         # a run record's stored curves are those of the column behind it: its CSV's, not its plot's
@@ -170,7 +175,8 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         curve = tidy_curve(stored.iloc[0:0] if behind_only else stored, groups, layout.group_keys, x, runs, gids)
         summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction, None if by_key else finals)
     elif by_key:
-        curve = aggregate_points(run_points(runs, curves, finals, metric, x, select), gids, metric, x, select)
+        curve = aggregate_points(run_points(runs, curves, finals, metric, x, select), gids, metric, x, select,
+                                 selected_gids)
         summary = summarize_groups(runs, groups, gids, curve, metric, x, fraction)
     else:
         curve = aggregate_curves(curves, gids, metric, x)          # plotted: partial runs too
@@ -182,7 +188,8 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
 
     title = title or f"{names.metric(metric)} vs {names.key(x)}"
     placed = place_vlines(marks, runs, groups, gids)
-    table = (points_table(summary, curve, layout, metric, x, fraction, spec.paper is not None, table_x, select, names)
+    table = (points_table(summary, curve, layout, metric, x, fraction, spec.paper is not None, table_x, select, names,
+                          selected_gids)
              if by_key else markdown_table(summary, layout, metric, x, fraction, spec.paper is not None, names))
     if wanted_ratios:
         table += _ratios_text(ratio_rows(curve, groups, wanted_ratios, x), x, table_x, curve, names)
@@ -191,7 +198,8 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
     behind = None if by_key else curve_behind(metric, curves)
     # the curves CSV of a record such as early_stopping.test_pixel_error: its per-epoch column
     csv_curve = curve if behind is None else aggregate_curves(curves, gids, behind, x)
-    note = (method_note(metric, x, by_key, select, grown, record, behind, names) + vlines_note(placed, x, names)
+    note = (method_note(metric, x, by_key, select, grown, record, behind, names, spec.select_where)
+            + vlines_note(placed, x, names)
             + selected_at_last_note(runs, metric))
     header = report_header(runs)
     if spec.table is not None:   # the paper's layout, and a dot chart (rbmlab.report.paper_table)
@@ -240,7 +248,7 @@ def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFram
                                   f"got {rule!r}")
             if rule["key"] not in runs.columns:
                 raise RbmlabError(f"report.derive.{column}: unknown key {rule['key']!r}")
-            mask = _matching(runs, rule["where"], f"report.derive.{column}")
+            mask = runs_matching(runs, rule["where"], f"report.derive.{column}")
             source = runs.loc[mask, rule["key"]]
             if "values" in rule:
                 mapping = {norm(k): v for k, v in rule["values"].items()}
@@ -257,26 +265,34 @@ def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFram
     return runs
 
 
+def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise RbmlabError(f"{what} must be {{key: value or [values]}}, got {value!r}")
+    return value
+
+
 def _where(runs: pd.DataFrame, curves: pd.DataFrame, where: Mapping[str, Any]
            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The runs (and their metrics rows) whose keys take the values of ``where``."""
     if not isinstance(where, Mapping):
         raise RbmlabError(f"report.where must be {{key: value}}, got {where!r}")
-    keep = _matching(runs, where, "report.where")
+    keep = runs_matching(runs, where, "report.where")
     if not keep.any():
         raise RbmlabError(f"report.where: no run has {dict(where)}")
     return runs[keep].reset_index(drop=True), curves[curves["run_dir"].isin(runs.loc[keep, "run_dir"])]
 
 
-def _matching(runs: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.Series:
-    """The runs whose config keys take the values of ``where`` (a boolean mask); a one-line
-    RbmlabError naming ``what`` for a key that is not a config key."""
+def runs_matching(runs: pd.DataFrame, where: Mapping[str, Any], what: str) -> pd.Series:
+    """The runs whose config keys take the values of ``where`` (a value, or a list of values any
+    of which matches) as a boolean mask; a one-line RbmlabError naming ``what`` for a key that is
+    not a config key."""
     keys = config_columns(runs)
     mask = pd.Series(True, index=runs.index)
     for key, value in where.items():
         if key not in keys:
             raise RbmlabError(f"{what}: unknown key {key!r}; keys: {', '.join(keys)}")
-        mask &= runs[key].map(norm) == norm(value)
+        values = [norm(v) for v in value] if isinstance(value, list) else [norm(value)]
+        mask &= runs[key].map(norm).isin(values)
     return mask
 
 

@@ -189,17 +189,21 @@ def run_points(runs: pd.DataFrame, curves: pd.DataFrame, finals: pd.Series, metr
 
 
 def aggregate_points(points: pd.DataFrame, gids: pd.Series, metric: str, x: str,
-                     select: str | None = None) -> pd.DataFrame:
+                     select: str | None = None, selected_gids: set[int] | None = None) -> pd.DataFrame:
     """Per (gid, value of the runs-table key x) where runs stand (``run_points``): mean, std (ddof=1)
     and n of their final values (completed runs only; n = 0 and no mean when every run there is
     left out), and ``runs``, how many runs stand there; in x order within each group.
 
     ``select``: of the runs at each (gid, x), only the one with the best ``select`` value counts
-    (best of the seeds on the validation set: n = 1, no std)."""
+    (best of the seeds on the validation set: n = 1, no std) — in the groups ``selected_gids``
+    only, when given (the others: mean ± std over their runs)."""
     placed = points.dropna(subset=[x])
     counts = placed.assign(gid=placed["run_dir"].map(gids)).groupby(["gid", x]).size()
     if select:
-        placed = _best_per_point(placed, gids, x, select)
+        chosen = placed["run_dir"].map(gids).isin(selected_gids) if selected_gids is not None else \
+            pd.Series(True, index=placed.index)
+        placed = pd.concat([_best_per_point(placed[chosen], gids, x, select), placed[~chosen]],
+                           ignore_index=True)
     curve = counts.rename("runs").reset_index().merge(_point_stats(placed, gids, metric, x),
                                                       on=["gid", x], how="left")
     curve["n"] = curve["n"].fillna(0).astype(int)

@@ -125,10 +125,12 @@ def _point_cell(point: dict[str, Any] | None, select: str | None) -> str:
 
 def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str,
                  fraction: float | None, with_paper: bool, table_x: Sequence[Any] | None = None,
-                 select: str | None = None, names: Names | None = None) -> str:
+                 select: str | None = None, names: Names | None = None,
+                 selected_gids: set[int] | None = None) -> str:
     """The group table for a runs-table key on the x axis: one column per value of the key (those
     of ``table_x`` only, when given and any of them has runs); keys and values in words (``names``;
-    the method note above the table names the metric)."""
+    the method note above the table names the metric). ``select`` marks the cells of the groups
+    ``selected_gids`` (default every group) as a best of their runs."""
     names = names or Names()
     order = table_order(curve, x, table_x)
     header = [*(names.key(k) for k in layout.group_keys), "n", "diverged", *(names.pair(x, v) for v in order),
@@ -136,7 +138,8 @@ def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, met
     rows = []
     for g, row in enumerate(summary.to_dict("records")):
         points = {p[x]: p for p in curve[curve["gid"] == g].to_dict("records")}
-        cells = [_point_cell(points.get(v), select) for v in order]
+        chosen = select if selected_gids is None or g in selected_gids else None
+        cells = [_point_cell(points.get(v), chosen) for v in order]
         rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], *cells,
                      *_tail(row, x, fraction, with_paper, norm)])
     return _md_table(header, rows)
@@ -167,12 +170,21 @@ def final_note(left_out: pd.Series, word: str) -> str:
 
 
 def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
-                record: bool = False, behind: str | None = None, names: Names | None = None) -> str:
+                record: bool = False, behind: str | None = None, names: Names | None = None,
+                select_where: Mapping[str, Any] | None = None) -> str:
     """The sentences that say what the table and plot show, in words (``names``), and the metrics
     column the CSVs hold (``grown``: some run's model grew; ``record``: the metric is a run's
     summary.json record, such as early_stopping.n_hidden; ``behind``: the metrics.csv column that
-    record summarises, whose curves the CSV holds)."""
-    return _what_is_shown(metric, x, by_key, select, grown, record, behind, names or Names()) + (
+    record summarises, whose curves the CSV holds; ``select_where``: the runs ``select`` picks
+    among, the other groups averaged)."""
+    names = names or Names()
+    shown = _what_is_shown(metric, x, by_key, select, grown, record, behind, names)
+    if select and select_where:
+        which = "; ".join(f"{names.key(k)} " + ", ".join(names.value(k, v) for v in (vs if isinstance(vs, list) else [vs]))
+                          for k, vs in select_where.items())
+        shown = shown[:-1] + (f" — for the groups of {which}; the other groups: mean ± std (ddof=1) over "
+                              "their runs.")
+    return shown + (
         f" The CSV files name it `{metric}`" + (f" (curves: `{behind}`)." if behind else "."))
 
 

@@ -24,6 +24,7 @@ class ReportSpec:
     markers: Mapping[str, Any] | None = None
     logx: bool = False
     select: str | None = None                       # at each x keep the run best on this metric
+    select_where: Mapping[str, Any] | None = None   # select among these runs only ({key: value or [values]})
     vlines: Sequence[Mapping[str, Any]] | None = None
     table_x: Sequence[Any] | None = None
     ratios: Sequence[Mapping[str, Any]] | None = None
