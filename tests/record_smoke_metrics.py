@@ -29,6 +29,9 @@ from tests.test_regression_smoke import FIXTURES, _read_metrics, _read_runs
 def _largest_changes(old: dict, new: dict) -> dict[str, float]:
     changes: dict[str, float] = {}
     for column in old["columns"]:
+        if column not in new["columns"]:      # a column the new code no longer writes
+            changes[column] = float("nan")
+            continue
         i, j = old["columns"].index(column), new["columns"].index(column)
         for a, b in zip(old["rows"], new["rows"]):
             if isinstance(a[i], (int, float)) and isinstance(b[j], (int, float)):
