@@ -303,6 +303,19 @@ def test_ssd_rows_time_cd25_with_the_spectral_step_against_cd25_and_sdcp(monkeyp
     assert rows[4]["median"] == pytest.approx(rows[1]["median"] / rows[2]["median"])
 
 
+def test_the_dcp_speed_experiment_part_gives_the_cost_model_the_epochs_and_ssd(monkeypatch):
+    """dcp_speed: the cost model's six rows at its batch and hidden size, the CD-24 / S-DCP epochs
+    at ``batch`` and the SSD rows at ``ssd_batch``, ``rounds`` rounds each (the cost model at least 5)."""
+    rounds = []
+    interleaved = bench_dcp.interleaved
+    monkeypatch.setattr(bench_dcp, "interleaved", lambda fns, r, **k: rounds.append(r) or interleaved(fns, r, **k))
+    rows = bench_dcp.dcp_speed(1, examples=100, batch=50, n_hidden=8, ssd_batch=25)
+    names = [r["name"] for r in rows]
+    assert len(rows) == 16 and names[0].startswith("dcp §3.1 cost model, batch 50")
+    assert "CD-24 epoch (100 MNIST images, 8 hidden, batch 50), s" in names
+    assert "SSD / CD-25 epoch time (batch 25)" in names and rounds == [5, 1, 1]
+
+
 def test_bp_to_convergence_solves_one_random_rbm_per_draw(backend):
     """draws = 3: the RBMs of seeds 1, 2, 3, each solved to tol; the note lists each draw's
     iterations (they differ here: σ = 1.5 on 40 × 20) and the count that converged, and the

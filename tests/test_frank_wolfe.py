@@ -255,9 +255,17 @@ def test_model_init_selects_the_one_run_of_a_sweep_with_the_given_values(tmp_pat
     for spec, message in [(f"{sweep}?model.n_hidden=2", "2 runs \\(0, 1\\) under .* with model.n_hidden=2"),
                           (f"{sweep}?model.n_hidden=8&seed=0", "no run under .* with model.n_hidden=8, seed=0"),
                           (f"{sweep}?n_hidden", "the selector after '\\?' must be key=value"),
-                          (f"{tmp_path / 'nowhere'}?seed=0", "no sweep directory")]:
+                          (f"{tmp_path / 'nowhere'}?seed=0", "no sweep directory"),
+                          (f"{sweep}?file=checkpoint.npz", "at least one key=value of the run's config"),
+                          (f"{sweep}?seed=1&file=a&file=b", "one file= at most"),
+                          (f"{sweep}?seed=1&file=snapshots/epoch_9.npz", "has no snapshots/epoch_9.npz")]:
         with pytest.raises(RbmlabError, match=f"^model.init: .*{message}"):
             select_run(spec)
+    # file=: another file of the selected run, paired by its recorded seed (job 1 holds seed 1)
+    (sweep / "1" / "snapshots").mkdir()
+    (sweep / "1" / "snapshots" / "epoch_2.npz").write_bytes(b"")
+    assert (select_run(f"{sweep}?seed=1&file=snapshots/epoch_2.npz")
+            == sweep / "1" / "snapshots" / "epoch_2.npz")
 
 
 def test_the_oracle_runs_scipys_own_blas_at_one_thread_and_restores_it():

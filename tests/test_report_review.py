@@ -38,6 +38,24 @@ def test_a_grown_model_and_its_early_stopping_line_survive_a_rerender(variant_sw
     assert [r for r in rerendered.splitlines() if r.startswith("|")] == [r for r in text.splitlines() if r.startswith("|")]
 
 
+def test_select_where_survives_a_rerender_and_must_name_a_group_key(variant_sweep, tmp_path):
+    """select in the fw groups only: the committed files re-render to the same table (cd_rand
+    averaged over its seeds), and a select_where key that is not a lines/panels key is one line."""
+    from rbmlab.errors import RbmlabError
+    from rbmlab.report import make_report
+    from rbmlab.report.tidy import Committed
+
+    options = dict(metric="test_log_likelihood", x="model.n_hidden", lines="variant", select="valid_log_likelihood",
+                   select_where={"variant": ["fw"]}, title="t", filename_stem="fig_reduced")
+    text = make_report(variant_sweep, tmp_path, variants=["fw", "cd_rand"], **options)["table"].read_text()
+    again = make_report(Committed(tmp_path / "fig_reduced"), tmp_path, variants=["fw", "cd_rand"], **options)
+    rows = [r for r in text.splitlines() if r.startswith("| cd_rand")]
+    assert rows == [r for r in again["table"].read_text().splitlines() if r.startswith("| cd_rand")]
+    assert "-5 ± 1" in rows[0] and "best of" not in rows[0]
+    with pytest.raises(RbmlabError, match=r"^report.select_where: seed must be a key of the lines or panels \(variant\)$"):
+        make_report(variant_sweep, tmp_path / "x", variants=["fw", "cd_rand"], **{**options, "select_where": {"seed": 0}})
+
+
 def test_a_vertical_line_the_committed_runs_csv_cannot_draw_is_named():
     from rbmlab.report.tidy import missing_records_note
 

@@ -269,6 +269,30 @@ def test_the_evaluators_count_option_keeps_the_unconverged_chains_end_states():
     assert TapEvalConfig().count == "converged"
 
 
+@pytest.mark.parametrize("evaluator", ["tap", "tap_dbm"])
+def test_both_tap_evaluators_hand_their_count_option_to_the_counting(evaluator, monkeypatch):
+    """estimate() of evaluator=tap and evaluator=tap_dbm counts the solutions by config.count."""
+    import importlib
+
+    from rbmlab.backend import get_backend
+    from rbmlab.bench.core import random_rbm
+    module = importlib.import_module(f"rbmlab.evaluators.{evaluator}")
+    asked = []
+    fixed_points = tap.fixed_points
+    monkeypatch.setattr(tap, "fixed_points", lambda a, done, tol, count="converged": asked.append(count)
+                        or fixed_points(a, done, tol, count))
+    config_class = module.TapDBMEvalConfig if evaluator == "tap_dbm" else module.TapEvalConfig
+    x = (np.random.default_rng(0).random((5, 6)) < 0.5).astype(np.float32)
+    if evaluator == "tap_dbm":
+        from rbmlab.models.dbm import DBM, DBMConfig
+        model = DBM.initialize(DBMConfig(n_hidden=[4, 3], weight_std=0.1), xp=np, rng=np.random.default_rng(0),
+                               data_mean=x.mean(0), dtype="float32")
+    else:
+        model = random_rbm(get_backend("numpy", "float32"), 6, 4)
+    module.estimate(model, x, config_class(count="all"))
+    assert asked == ["all"]
+
+
 def test_two_bands_are_found_in_a_bimodal_sample_and_not_in_one_peak():
     from rbmlab.experiment.figures.tap_counting import MIN_SOLUTIONS, bands
     rng = np.random.default_rng(0)

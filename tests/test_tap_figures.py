@@ -7,6 +7,7 @@ between the figure's options and the source experiment; bad options as one line.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -198,6 +199,17 @@ def test_the_localisation_figure_gives_each_sizes_field_ratios_over_the_seeds(tm
     assert row[1] == "0, 1" and row[2] == "2"
     assert row[4] == f"{np.mean(medians):.4f} ± {np.std(medians, ddof=1):.4f}"
     assert (results / "tap" / "figure-4-localisation-seeds_smoke.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("name, argv, message", [
+    ("tap/figure-5-counting-seeds", ["tol=1.0e-8"], "figure.tol: figure tap-figure-5-counting does not read it "
+                                                  "(it reads epochs, max_iter, n_hidden, n_init, variants and sweep)"),
+    ("tap/figure-4-localisation-seeds", ["n_init=5"], "figure.n_init: figure tap-figure-4-localisation does not read it"),
+])
+def test_an_option_a_drawing_does_not_read_is_refused_before_any_work(name, argv, message):
+    with pytest.raises(RbmlabError, match=f"^{re.escape(message)}"):
+        figure_plan(name, load_spec(name), ["scale=smoke", *argv])
+    figure_plan(name, load_spec(name), ["scale=smoke", "variants=binary"])   # variants: read
 
 
 @pytest.mark.parametrize("name", TAP_FIGURES)

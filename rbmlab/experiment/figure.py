@@ -131,6 +131,7 @@ def figure_plan(name: str, spec: dict[str, Any], argv: list[str]) -> FigurePlan:
         else:
             own.update(key_values([arg]))
     options = parse_options(drawing.options, {**file_options, **own}, "figure", what)
+    drawing.refuse_unread(options, section["draw"])
     return FigurePlan(scale, drawing, section["draw"], source, options, to_source, report_only)
 
 

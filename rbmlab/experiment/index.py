@@ -198,7 +198,8 @@ def _selected(value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str
     points = pd.DataFrame({"run_dir": runs["run_dir"], "at": 0,
                            select: pd.to_numeric(runs[f"final.{select}"], errors="coerce")})
     pool = points["run_dir"].isin(value.index)
-    if where is not None:
+    if where is not None:   # a key the runs CSV leaves out is one every run shares (as the report reads it)
+        where = {k: v for k, v in where.items() if k in runs.columns}
         pool &= runs_matching(runs, where, "report.select_where").to_numpy()
     best = _best_per_point(points[pool], gids, "at", select)
     return value[value.index.isin(best["run_dir"]) | ~value.index.isin(points.loc[pool, "run_dir"])]

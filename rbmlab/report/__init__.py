@@ -165,9 +165,7 @@ e.g. an x axis shared by methods whose budgets are different keys (:func:`derive
         _check_numeric_x(runs, x, spec.logx or bool(marks), fraction)
     layout = choose_layout(runs, spec.lines, spec.panels, x if by_key and x in config_columns(runs) else None)
     groups, gids = assign_groups(runs, layout, names)
-    selected_gids = None if spec.select_where is None else set(
-        runs.loc[runs_matching(runs, _mapping(spec.select_where, "report.select_where"), "report.select_where"),
-                 "run_dir"].map(gids))
+    selected_gids = _selected_groups(runs, gids, layout.group_keys, spec.select_where, committed is not None)
     finals = final_values(runs, curves, metric)
     if committed is not None:
         # a run record's stored curves are those of the column behind it: its CSV's, not its plot's
@@ -265,10 +263,23 @@ def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFram
     return runs
 
 
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise RbmlabError(f"{what} must be {{key: value or [values]}}, got {value!r}")
-    return value
+def _selected_groups(runs: pd.DataFrame, gids: pd.Series, group_keys: Sequence[str],
+                     select_where: Mapping[str, Any] | None, committed: bool) -> set[int] | None:
+    """The groups ``select`` picks in (:func:`aggregate_points`): those of the runs matching
+    ``select_where`` (None: every group). Its keys must be the lines' or panels' keys, so that a
+    group is wholly in or out (the index's headline picks by run: rbmlab.experiment.index). A
+    committed runs CSV leaves out a key every run shares: that key is no condition there."""
+    if select_where is None:
+        return None
+    if not isinstance(select_where, Mapping):
+        raise RbmlabError(f"report.select_where must be {{key: value or [values]}}, got {select_where!r}")
+    if committed:
+        select_where = {k: v for k, v in select_where.items() if k in runs.columns}
+    outside = sorted(set(select_where) - set(group_keys))
+    if outside:
+        raise RbmlabError(f"report.select_where: {', '.join(outside)} must be a key of the lines or panels "
+                          f"({', '.join(group_keys) or 'none'})")
+    return set(runs.loc[runs_matching(runs, select_where, "report.select_where"), "run_dir"].map(gids))
 
 
 def _where(runs: pd.DataFrame, curves: pd.DataFrame, where: Mapping[str, Any]

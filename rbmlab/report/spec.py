@@ -62,4 +62,10 @@ class ReportSpec:
         TableSpec.parse(report.get("table"), f"{where_from}: report.table")
         if not isinstance(report.get("where", {}), Mapping):
             raise RbmlabError(f"{where_from}: report.where must be {{key: value}}, got {report['where']!r}")
+        if "select_where" in report:
+            if not isinstance(report["select_where"], Mapping) or not report["select_where"]:
+                raise RbmlabError(f"{where_from}: report.select_where must be {{key: value or [values]}}, "
+                                  f"got {report['select_where']!r}")
+            if report.get("select") is None:
+                raise RbmlabError(f"{where_from}: report.select_where applies with select only")
         return replace(cls(), **{**report, "logx": bool(report.get("logx", False))})

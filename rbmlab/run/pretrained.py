@@ -10,6 +10,9 @@ for the sizes first). A checkpoint of a whole run (``checkpoint.npz``) or a mode
 ``model.init=<sweep dir>?<key>=<value>&...`` names the one run under a sweep whose config.yaml
 has those values, and starts from its checkpoint.npz: ``...?model.n_hidden=${model.n_hidden}&
 seed=${seed}`` pairs each job of a sweep with the run of an earlier sweep at the same grid point.
+The selector's ``file=<path>`` names another file of that run instead, e.g. ``<sweep>/fw?seed=${seed}&
+file=snapshots/epoch_${model.n_hidden}.npz``: a growing model's snapshot, paired by the seed the run
+recorded (not by its job number, which a narrowed sweep renumbers).
 
 ``model.init=truth`` starts from the model the dataset is sampled from (``dataset=ising_samples``:
 its ground truth, built without sampling), e.g. to evaluate the true model with ``train.epochs=0``.
@@ -37,6 +40,9 @@ def _same(value, wanted: str) -> bool:
         return False
 
 
+SELECTED_FILE = "file"   # the selector's key naming a file of the selected run (default checkpoint.npz)
+
+
 def select_run(spec: str) -> Path:
     """The checkpoint of ``<sweep dir>?key=value&...``: the one run under the directory whose
     config.yaml has every value."""
@@ -44,6 +50,11 @@ def select_run(spec: str) -> Path:
     pairs = [p.partition("=") for p in query.split("&") if p]
     if not pairs or any(not k or not eq for k, eq, _ in pairs):
         raise RbmlabError(f"model.init: {spec}: the selector after '?' must be key=value&key=value")
+    files = [v for k, _, v in pairs if k == SELECTED_FILE]
+    pairs = [p for p in pairs if p[0] != SELECTED_FILE]
+    if len(files) > 1 or not pairs:
+        raise RbmlabError(f"model.init: {spec}: the selector names one {SELECTED_FILE}= at most, and at "
+                          "least one key=value of the run's config")
     root = Path(where)
     if not root.is_dir():
         raise RbmlabError(f"model.init: no sweep directory {root} (run the sweep it names first)")
@@ -59,7 +70,10 @@ def select_run(spec: str) -> Path:
     if len(hits) != 1:
         found = "no run" if not hits else f"{len(hits)} runs ({', '.join(h.name for h in hits[:4])})"
         raise RbmlabError(f"model.init: {found} under {root} with {wanted}; the selector must name one run")
-    return hits[0] / "checkpoint.npz"
+    chosen = hits[0] / (files[0] if files else "checkpoint.npz")
+    if files and not chosen.is_file():
+        raise RbmlabError(f"model.init: the run {hits[0]} with {wanted} has no {files[0]}")
+    return chosen
 
 
 def init_path(config) -> Path:

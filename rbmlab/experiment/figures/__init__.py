@@ -9,10 +9,11 @@ results/tap/figure-5-binary-seeds_reduced.{png,md}."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from rbmlab.errors import RbmlabError
 from rbmlab.registry import Registry
 from rbmlab.validation import Config, option
 
@@ -46,6 +47,17 @@ class Drawing:
     draw: Callable[[Canvas, Any], None]
     options: type
     sources: dict[str, str]
+    reads: frozenset[str] | None = None   # the options it reads, when its class is shared: the rest refused
+
+    def refuse_unread(self, options: Any, name: str) -> None:
+        """A one-line error for an option set away from its default that this drawing does not read
+        (``reads``; ``sweep`` is every drawing's)."""
+        if self.reads is None:
+            return
+        for f in fields(options):
+            if f.name not in self.reads | {"sweep"} and getattr(options, f.name) != f.default:
+                raise RbmlabError(f"figure.{f.name}: figure {name} does not read it (it reads "
+                                  f"{', '.join(sorted(self.reads)) or 'no option'} and sweep)")
 
 
 @dataclass

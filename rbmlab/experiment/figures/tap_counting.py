@@ -124,7 +124,8 @@ def counting_rules(canvas: Canvas, cfg: SizedFigureConfig) -> None:
              "all) and merges those within its root-mean-square distance. Two bands: a two-component "
              f"Gaussian mixture of the solutions' F beats one by ΔBIC > {BIC_MARGIN:g}, with Ashman's D > "
              f"{ASHMAN_D:g} and each band ≥ {MINOR_WEIGHT:.0%} of the solutions (no test below "
-             f"{MIN_SOLUTIONS} solutions). Mean ± std (ddof=1) over the seeds; the plot is seed "
+             f"{MIN_SOLUTIONS} solutions). A rule of converged chains counts every chain where none "
+             "converged (rbmlab.inference.tap.fixed_points). Mean ± std (ddof=1) over the seeds; the plot is seed "
              f"{seed_ids[0]}'s.", "",
              "| epoch | rule | solutions | converged | ΔBIC | Ashman's D | minor band | seeds with two bands |",
              "|---|---|---|---|---|---|---|---|"]
@@ -141,4 +142,5 @@ def counting_rules(canvas: Canvas, cfg: SizedFigureConfig) -> None:
     canvas.save_text(stem, "md", "\n".join(lines) + "\n")
 
 
-COUNTING_RULES = Drawing(counting_rules, SizedFigureConfig, TAP_RUNS)
+COUNTING_RULES = Drawing(counting_rules, SizedFigureConfig, TAP_RUNS,
+                         reads=frozenset({"n_init", "epochs", "max_iter", "n_hidden", "variants"}))

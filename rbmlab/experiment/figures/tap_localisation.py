@@ -62,4 +62,4 @@ def localisation(canvas: Canvas, cfg: FigureConfig) -> None:
     canvas.save_text(stem, "md", "\n".join(lines) + "\n")
 
 
-LOCALISATION = Drawing(localisation, FigureConfig, TAP_RUNS)
+LOCALISATION = Drawing(localisation, FigureConfig, TAP_RUNS, reads=frozenset({"variants"}))
