@@ -101,8 +101,8 @@ def counting_rules(canvas: Canvas, cfg: SizedFigureConfig) -> None:
     per = {(seed_of(run), e): counted(snapshot(run, e), x, max_iter=cfg.max_iter) for run in seeds for e in epochs}
     seed_ids = [seed_of(run) for run in seeds]
 
-    fig = Figure(figsize=(2.6 * len(epochs), 1.7 * len(RULES) + 0.6))
-    axes = fig.subplots(len(RULES), len(epochs), squeeze=False)
+    fig = Figure(figsize=(3.2 * len(epochs), 1.9 * len(RULES) + 0.8), layout="tight")
+    axes = fig.subplots(len(RULES), len(epochs), squeeze=False, sharex="col")
     for j, e in enumerate(epochs):
         for i, rule in enumerate(RULES):
             ax, r = axes[i][j], per[(seed_ids[0], e)][i]
@@ -110,6 +110,7 @@ def counting_rules(canvas: Canvas, cfg: SizedFigureConfig) -> None:
             ax.set_title(f"ep. {e}: {r['solutions']} sol." + ("" if np.isnan(r["delta_bic"]) else
                          f", ΔBIC {r['delta_bic']:.0f}"), fontsize=7)
             ax.tick_params(labelsize=6)
+            ax.locator_params(axis="x", nbins=4)
             if j == 0:
                 ax.set_ylabel(rule.label.replace(", ", ",\n").replace(" (", "\n("), fontsize=6)
     top_texts(fig, f"tap Fig. 5's bands under six counting rules: binary MNIST, N_h = {n_hidden}, seed "

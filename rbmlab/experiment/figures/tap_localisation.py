@@ -43,7 +43,7 @@ def localisation(canvas: Canvas, cfg: FigureConfig) -> None:
         lines.append(f"| {n} | {', '.join(str(s) for s, _, _ in rows)} | "
                      f"{', '.join(sorted({str(e) for _, _, e in rows}))} | "
                      + " | ".join(pm(q[:, k], 4) for k in range(len(QUANTILES))) + " |")
-    fig = Figure(figsize=(5.5, 4))
+    fig = Figure(figsize=(5.5, 4), layout="tight")
     ax = fig.subplots()
     for n, rows in per.items():
         for s, r, _ in rows:
