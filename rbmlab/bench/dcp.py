@@ -49,21 +49,28 @@ def dcp_cost_rows(c: dict, threads: int) -> list[Row]:
                 c["predicted_sdcp_over_cd_without_extra_L"], "ratio", threads)]
 
 
+def _epoch_times(learners: dict, rounds: int, threads: int, examples: int, batch: int,
+                 n_hidden: int) -> tuple[dict[str, list[float]], str]:
+    """Each learner's epoch seconds over the first ``examples`` MNIST images from one random RBM,
+    interleaved for ``rounds`` rounds at ``threads`` BLAS threads, and the rows' description."""
+    backend = get_backend("numpy", "float32")
+    x = backend.asarray(mnist(examples))
+    rbm = random_rbm(backend, x.shape[1], n_hidden)
+    with blas_threads(threads):
+        t = interleaved({name: (lambda lr_=learner: epoch_seconds(lr_, rbm, x, batch, 0, backend))
+                         for name, learner in learners.items()}, rounds, warmup=False)
+    return t, f"epoch ({examples} MNIST images, {n_hidden} hidden, batch {batch}), s"
+
+
 def bench_dcp_epochs(rounds: int, threads: int, examples: int, batch=200, lr=0.01, n_hidden=500) -> list[Row]:
     """CD-24 vs S-DCP (d = 6, K' = 4) and (d = 5, K' = 4) epochs, alternating."""
     from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
     from rbmlab.learners.sdcp import SDCP, SDCPConfig  # noqa: PLC0415
 
-    backend = get_backend("numpy", "float32")
-    x = backend.asarray(mnist(examples))
-    rbm = random_rbm(backend, x.shape[1], n_hidden)
-    learners = {"CD-24": CD(CDConfig(lr=lr, batch_size=batch, k=24)),
-                "S-DCP(6, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4)),
-                "S-DCP(5, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=5, k=4))}
-    with blas_threads(threads):
-        t = interleaved({name: (lambda lr_=learner: epoch_seconds(lr_, rbm, x, batch, 0, backend))
-                         for name, learner in learners.items()}, rounds, warmup=False)
-    what = f"epoch ({examples} MNIST images, {n_hidden} hidden, batch {batch}), s"
+    t, what = _epoch_times({"CD-24": CD(CDConfig(lr=lr, batch_size=batch, k=24)),
+                            "S-DCP(6, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4)),
+                            "S-DCP(5, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=5, k=4))},
+                           rounds, threads, examples, batch, n_hidden)
     return [*(row(f"{name} {what}", spread(ts), "s", threads) for name, ts in t.items()),
             row("S-DCP(6, 4) / CD-24 epoch time", ratio(t["S-DCP(6, 4)"], t["CD-24"]), "ratio", threads, "≤ 1.1"),
             row("S-DCP(5, 4) / CD-24 epoch time (§3.1's pair when L = T)", ratio(t["S-DCP(5, 4)"], t["CD-24"]),
@@ -79,18 +86,11 @@ def bench_ssd_epochs(rounds: int, threads: int, examples: int, batch=1000, lr=0.
     from rbmlab.learners.cd import CD, CDConfig  # noqa: PLC0415
     from rbmlab.learners.sdcp import SDCP, SDCPConfig  # noqa: PLC0415
 
-    backend = get_backend("numpy", "float32")
-    x = backend.asarray(mnist(examples))
-    rbm = random_rbm(backend, x.shape[1], n_hidden)
-    learners = {"CD-25": CD(CDConfig(lr=lr, batch_size=batch, k=25)),
-                "SSD (CD-25, spectral step)": CD(CDConfig(lr=ssd_lr, batch_size=batch, k=25,
-                                                           optimizer={"name": "spectral"})),
-                "S-DCP(6, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4))}
-    with blas_threads(threads):
-        t = interleaved({name: (lambda lr_=learner: epoch_seconds(lr_, rbm, x, batch, 0, backend))
-                         for name, learner in learners.items()}, rounds, warmup=False)
-    what = f"epoch ({examples} MNIST images, {n_hidden} hidden, batch {batch}), s"
     ssd = "SSD (CD-25, spectral step)"
+    t, what = _epoch_times({"CD-25": CD(CDConfig(lr=lr, batch_size=batch, k=25)),
+                            ssd: CD(CDConfig(lr=ssd_lr, batch_size=batch, k=25, optimizer={"name": "spectral"})),
+                            "S-DCP(6, 4)": SDCP(SDCPConfig(lr=lr, batch_size=batch, d=6, k=4))},
+                           rounds, threads, examples, batch, n_hidden)
     return [*(row(f"{name} {what}", spread(ts), "s", threads) for name, ts in t.items()),
             row(f"SSD / CD-25 epoch time (batch {batch})", ratio(t[ssd], t["CD-25"]), "ratio", threads),
             row(f"SSD / S-DCP(6, 4) epoch time (batch {batch})", ratio(t[ssd], t["S-DCP(6, 4)"]), "ratio", threads)]

@@ -89,10 +89,11 @@ def counted(model, x, rules=RULES, max_iter: int = 1000) -> list[dict]:
 def counting_rules(canvas: Canvas, cfg: SizedFigureConfig) -> None:
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
-    found = cfg.size(chosen(canvas_runs(canvas), cfg), "binary", HIDDEN)
+    sweep = chosen(canvas_runs(canvas), cfg)
+    found = cfg.size(sweep, "binary", HIDDEN)
     if found is None:
         raise RbmlabError(f"n_hidden: no completed binary runs with N_h = {cfg.n_hidden} in {canvas.source} "
-                          f"(sizes: {sizes(chosen(canvas_runs(canvas), cfg))})" if cfg.n_hidden else
+                          f"(sizes: {sizes(sweep)})" if cfg.n_hidden else
                           f"variants: the counting rules need binary MNIST runs of {canvas.source}")
     n_hidden, seeds = found
     x, _, _, ran = run_data(seeds[0])
