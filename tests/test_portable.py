@@ -101,7 +101,7 @@ def test_the_runs_table_writes_config_paths_relative_to_the_outputs_root(tmp_pat
 @pytest.mark.slow   # about 7 s alone, 11 s on two busy cores
 def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(tmp_path, monkeypatch):
     """frank_wolfe/figure-1a's cd_fw variant starts from the fw variant's snapshot
-    (``model.init='{sweep}/fw/0/snapshots/epoch_<n>.npz'``): the run itself reads the absolute
+    (``model.init='{sweep}/fw?seed=${seed}&file=snapshots/epoch_<n>.npz'``): the run itself reads the absolute
     path, its runs CSV names the file relative to the outputs root, which resolves back to it,
     and no file of the report holds a path of this machine."""
     import pandas as pd  # noqa: PLC0415
@@ -109,6 +109,7 @@ def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(
     from threadpoolctl import threadpool_limits  # noqa: PLC0415
 
     from rbmlab.experiment import run_experiment  # noqa: PLC0415
+    from rbmlab.run.pretrained import select_run  # noqa: PLC0415
 
     monkeypatch.chdir(tmp_path)
     outputs = tmp_path / "out"
@@ -118,10 +119,11 @@ def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(
                                 results_root=tmp_path / "results", outputs_root=outputs)
     runs = pd.read_csv(result["runs"])
     written = runs.loc[runs["variant"] == "cd_fw", "model.init"].tolist()
-    assert written == ["frank_wolfe/figure-1a/smoke/fw/0/snapshots/epoch_2.npz"]
+    assert written == ["frank_wolfe/figure-1a/smoke/fw?seed=0&file=snapshots/epoch_2.npz"]
     config = yaml.safe_load((outputs / "frank_wolfe/figure-1a/smoke/cd_fw/0/config.yaml").read_text())
-    assert Path(config["model"]["init"]) == outputs / written[0]          # what the run read
-    assert Path(resolve_path(written[0], outputs)).is_file()              # the reader's side
+    assert config["model"]["init"] == f"{outputs}/{written[0]}"          # what the run read
+    assert (select_run(resolve_path(written[0], outputs))                 # the reader's side
+            == outputs / "frank_wolfe/figure-1a/smoke/fw/0/snapshots/epoch_2.npz")
     for path in (result["runs"], result["curves"], result["table"]):
         assert ABSOLUTE_PATH.findall(Path(path).read_text()) == [], path
 
