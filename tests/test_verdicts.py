@@ -99,16 +99,31 @@ def test_exact_evidence_and_open_verdicts_need_no_three_seeds(tmp_path):
 
 
 def test_seeds_may_not_exceed_the_committed_runs(tmp_path):
-    runs = "run_dir,seed,status\nsdcp/0,0,completed\nsdcp/1,1,completed\ncsdcp/0,0,completed\n"
+    runs = ("run_dir,seed,status\nsdcp/0,0,completed\nsdcp/1,1,completed\ncsdcp/0,0,completed\n"
+            "csdcp/1,1,completed\n")
     found = _problems(tmp_path, GOOD, runs)
     assert len(found) == 1 and "3 seeds, but figure-7a_reduced_runs.csv holds 2" in found[0]
-    assert _problems(tmp_path / "b", GOOD, runs + "sdcp/2,2,completed\n") == []
-    assert len(_problems(tmp_path / "c", GOOD, runs + "sdcp/2,2,failed\n")) == 1      # a failed run is no seed
+    assert _problems(tmp_path / "b", GOOD, runs + "sdcp/2,2,completed\ncsdcp/2,2,completed\n") == []
+    failed = runs + "sdcp/2,2,completed\ncsdcp/2,2,failed\n"                  # a failed run is no seed
+    assert "holds 2" in _problems(tmp_path / "c", GOOD, failed)[0]
     paper = GOOD.replace("| reduced |", "| paper |")
     assert "no committed runs CSV of figure-7a at paper tier" in _problems(tmp_path / "d", paper, runs)[0]
     (tmp_path / "d" / "results" / "dcp" / "figure-7a_paper_runs.csv").write_text(runs)
     assert "holds 2" in readme_problems(tmp_path / "d" / "results" / "dcp" / "README.md",
                                         tmp_path / "d" / "shared" / "papers")[0]
+
+
+def test_the_seeds_are_those_every_compared_method_holds(tmp_path):
+    """Three seeds of one method and one of another make a one-seed comparison, whether the
+    method is named by a ``variant`` column or by the run directory."""
+    by_dir = "run_dir,seed\ncd/0,0\ncd/1,1\ncd/2,2\nfw/0,0\n"
+    assert "3 seeds, but figure-7a_reduced_runs.csv holds 1" in _problems(tmp_path, GOOD, by_dir)[0]
+    (tmp_path / "v.csv").write_text("run_dir,variant,seed\n0,cd,0\n1,cd,1\n2,cd,2\n3,fw,0\n4,fw,1\n")
+    assert seeds_in_runs(tmp_path / "v.csv") == 2
+    (tmp_path / "g.csv").write_text("run_dir,variant,seed\n0,cd,0\n1,cd,0\n2,fw,0\n")   # a grid: one seed
+    assert seeds_in_runs(tmp_path / "g.csv") == 1
+    (tmp_path / "j.csv").write_text("run_dir,seed\n0,0\n1,1\n2,2\n3,0\n")        # job numbers: one method
+    assert seeds_in_runs(tmp_path / "j.csv") == 3
 
 
 def test_a_judging_verdict_needs_files_that_count_its_seeds(tmp_path):
@@ -126,8 +141,8 @@ def test_the_place_may_be_a_section_sign_and_the_cells_may_be_marked_up(tmp_path
 
 def test_batched_trials_count_as_independent_runs(tmp_path):
     runs = tmp_path / "runs.csv"
-    runs.write_text("run_dir,seed\ncd/0#0,0\ncd/0#1,0\ncd/0#2,0\ncd/1#0,0\npcd/0,0\n")
-    assert seeds_in_runs(runs) == 3      # trials 0, 1, 2 of seed 0 (and the trial-less run)
+    runs.write_text("run_dir,seed\ncd/0#0,0\ncd/0#1,0\ncd/0#2,0\ncd/1#0,0\npcd/0#0,0\npcd/0#1,0\npcd/0#2,0\n")
+    assert seeds_in_runs(runs) == 3      # trials 0, 1, 2 of seed 0 for each method
 
 
 def test_a_table_without_the_evidence_columns_is_refused(tmp_path):

@@ -12,8 +12,9 @@ and a test refuse a verdict that outruns its evidence:
 - seeds: an integer, ``exact`` (deterministic evidence) or ``—`` (nothing run);
 - ``reproduced``, ``reproduced in shape`` and ``fails`` rest on ≥ :data:`MIN_SEEDS` seeds or on
   exact evidence;
-- seeds never exceed what the artefact's committed ``_runs.csv`` holds at that tier (distinct
-  seeds, times distinct batched trials ``#k`` of a run directory).
+- seeds never exceed what the artefact's committed ``_runs.csv`` holds at that tier for each of
+  its methods (distinct seeds, times distinct batched trials ``#k`` of a run directory; the
+  fewest of any method).
 
 ``python -m rbmlab.experiment.verdicts results/<paper>/README.md ...`` prints the problems.
 """
@@ -164,9 +165,10 @@ def quote_problem(cell: str, paper_texts: list[str] | None) -> str | None:
 
 # ---------------------------------------------------------------- seeds against the runs
 def seeds_in_runs(runs_csv: Path) -> int | None:
-    """Distinct independent completed runs of a committed ``_runs.csv`` (or a table with a
-    ``seed`` column): seeds, times the batched trials (``<run_dir>#<k>``); None without a seed
-    column. A run that failed is no seed."""
+    """Independent completed runs that every method of a committed ``_runs.csv`` (or a table
+    with a ``seed`` column) holds: per method (its ``variant``, else its ``run_dir``
+    before the job number; a bare job number is the one method), the distinct seeds times the batched trials (``<run_dir>#<k>``); the fewest of
+    any method, since a row compares them. None without a seed column. A failed run is no seed."""
     from rbmlab.report.aggregate import COMPLETED  # noqa: PLC0415
     from rbmlab.report.tidy import read_committed_csv  # noqa: PLC0415
 
@@ -175,9 +177,12 @@ def seeds_in_runs(runs_csv: Path) -> int | None:
         return None
     if "status" in runs.columns:
         runs = runs[runs["status"] == COMPLETED]
-    trial = runs["run_dir"].astype(str).str.extract(r"#(\d+)$")[0] if "run_dir" in runs.columns else None
-    keys = runs[["seed"]].assign(trial=trial.fillna("0") if trial is not None else "0")
-    return int(keys.drop_duplicates().shape[0])
+    run_dir = runs["run_dir"].astype(str) if "run_dir" in runs.columns else None
+    trial = run_dir.str.extract(r"#(\d+)$")[0].fillna("0") if run_dir is not None else "0"
+    method = (runs["variant"].astype(str) if "variant" in runs.columns
+              else run_dir.str.rpartition("/")[0] if run_dir is not None else "")
+    keys = runs[["seed"]].assign(trial=trial, method=method).drop_duplicates()
+    return int(keys.groupby("method").size().min()) if len(keys) else 0
 
 
 def replicates(path: Path) -> int | None:
