@@ -48,3 +48,22 @@ def test_curve_n_chains_keeps_the_run_identity_at_its_default():
     hashes = [validated_run_config(o).hash() for o in ([], ["evaluator.curve_n_chains=0"],
                                                        ["evaluator.curve_n_chains=10"])]
     assert hashes[:2] == ["3cb5a7421c576754"] * 2 and hashes[2] != hashes[0]   # tests/test_run_identity.py
+
+
+def test_an_evaluation_only_run_evaluates_once_and_writes_it_as_epoch_0(tmp_path, monkeypatch):
+    """train.epochs=0 (pmp/figure-3's sampling of trained models): the final evaluation, on the
+    full schedule, is the run's only one, and metrics.csv's epoch-0 row holds its values; with
+    train.eval_every=0 nothing is written there."""
+    chains = []
+    real = ais.ais_log_partition
+    monkeypatch.setattr(ais, "ais_log_partition",
+                        lambda *a, **k: chains.append((k["n_chains"], k["betas"].size)) or real(*a, **k))
+    summary = train(validated_run_config([*AIS, "train.epochs=0", "train.progress=false"]), tmp_path / "a",
+                    echo=lambda _: None)
+    assert chains == [(20, 51)] and summary["eval_time"] == 0
+    rows = pd.read_csv(tmp_path / "a" / "metrics.csv")
+    assert rows.epoch.tolist() == [0]
+    assert rows.test_log_likelihood[0] == summary["final"]["test_log_likelihood"]
+    train(validated_run_config([*AIS, "train.epochs=0", "train.eval_every=0", "train.progress=false"]),
+          tmp_path / "b", echo=lambda _: None)
+    assert not (tmp_path / "b" / "metrics.csv").exists() and len(chains) == 2

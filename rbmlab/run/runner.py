@@ -288,12 +288,18 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
                                        pretrained=bool(cfg.model.init)), budget=Budget.of(cfg.train))
     check_countable(run, progress)
     record.start(cfg, overrides)
-    if cfg.train.eval_every:
+    if cfg.train.eval_every and not evaluation_only(run):
         for row in evaluate_at_epoch(run, progress):
             record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
                                    **budget_columns(progress), **learner_columns(run, progress), **row})
             judge(run, record, progress, row)
     return progress
+
+
+def evaluation_only(run: Setup) -> bool:
+    """train.epochs=0 with train.eval_every: the run's one evaluation, the final one, is also its
+    epoch-0 row (not a second evaluation of the same model; :func:`finish` writes it)."""
+    return run.cfg.train.epochs == 0 and bool(run.cfg.train.eval_every)
 
 
 def rule_value(run: Setup, row: dict) -> float:
@@ -539,6 +545,10 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         if p.diverged:   # training went on past the selected point and diverged: recorded, not final
             summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
     final_eval = time.perf_counter() - t0
+    if evaluation_only(run) and not record.metrics.rows():
+        for row in finals:
+            record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
+                                   **budget_columns(p), **learner_columns(run, p), **row})
     p.diverged.update(dict.fromkeys(newly_diverged([], finals, p.diverged), p.epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials
