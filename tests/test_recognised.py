@@ -75,17 +75,17 @@ def _model(visible_bias):
 
 def test_draws_of_one_digit_are_all_recognised_as_one_class():
     m = _evaluate(_model(np.r_[np.full(6, 30.0), np.full(6, -30.0)]))     # every draw is the left digit
-    assert m == {"test_recognised": 100.0, "test_near": 100.0, "test_classes": pytest.approx(1.0),
-                 "test_data_recognised": 100.0}
+    assert m == {"test_recognised": 100.0, "test_near": 100.0, "test_copies": 100.0,
+                 "test_classes": pytest.approx(1.0), "test_data_recognised": 100.0}
 
 
 def test_confident_noise_is_not_recognised_and_the_options_are_read():
     """Fair coins on 40 pixels: the classifier is sure of most draws (a linear score of noise is
     large), but no draw is as near a training image as the examples are (distance 0 here)."""
     noise = _model(np.zeros(40))
-    default = _evaluate(noise, confidence=0.6)
-    assert default["test_near"] == 0.0 and default["test_recognised"] == 0.0 and default["test_classes"] == 0.0
-    assert default["test_data_recognised"] == 100.0
+    loose = _evaluate(noise, confidence=0.6)
+    assert loose["test_near"] == 0.0 and loose["test_recognised"] == 0.0 and loose["test_classes"] == 0.0
+    assert loose["test_copies"] == 0.0 and loose["test_data_recognised"] == 100.0
     far = _model(np.r_[np.full(20, 30.0), np.full(19, -30.0), 30.0])      # the left digit, one pixel wrong
     assert _evaluate(far)["test_near"] == 0.0
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs",
@@ -95,6 +95,7 @@ def test_confident_noise_is_not_recognised_and_the_options_are_read():
                   np.r_[digits.targets, 0])                             # an example one pixel off
     wide = evaluator.evaluate(far, {"test": mixed}, Context(rng=np.random.default_rng(1), final=True, train=digits))
     assert far_row.sum() == 21 and wide["test_near"] == 100.0          # quantile 1: the farthest example's distance
+    assert wide["test_copies"] == 0.0
     assert wide["test_recognised"] == 100.0 and wide["test_classes"] == pytest.approx(1.0)
     strong = _evaluate(_model(np.r_[np.full(6, 30.0), np.full(6, -30.0)]), C=1e-4)   # shrunk to the prior
     assert strong["test_recognised"] == 0.0 and strong["test_near"] == 100.0 and strong["test_data_recognised"] == 0.0
@@ -109,3 +110,25 @@ def test_refusals_are_one_line():
                        ("splits", ["train"])):
         with pytest.raises(RbmlabError, match=f"evaluator.{key}"):
             EVALUATORS.parse({"name": "recognised", key: value})
+
+
+@pytest.mark.parametrize("quantile, near", [(0.5, 100.0), (0.25, 0.0)])
+def test_the_radius_interpolates_between_the_examples_distances(quantile, near):
+    """Held-out examples at distances 0 and 2 from the training images: the median radius is 1,
+    which a draw one pixel off passes; the lower quartile's (0.5) it does not."""
+    train = _digits()
+    left = train.inputs[0]
+    test = Batch(np.stack([left, np.r_[1 - left[:2], left[2:]]]), np.array([0, 0]))
+    one_off = _model(np.where(np.r_[1 - left[:1], left[1:]] > 0, 30.0, -30.0))
+    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs",
+                                                   "n_samples": 20, "quantile": quantile}))
+    m = evaluator.evaluate(one_off, {"test": test}, Context(rng=np.random.default_rng(1), final=True, train=train))
+    assert m["test_near"] == near and m["test_copies"] == 0.0
+
+
+def test_an_empty_split_is_refused():
+    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs", "n_samples": 5}))
+    empty = Batch(np.zeros((0, 12)), np.zeros(0))
+    with pytest.raises(RbmlabError, match="^evaluator=recognised: the test split is empty"):
+        evaluator.evaluate(_model(np.zeros(12)), {"test": empty},
+                           Context(rng=np.random.default_rng(1), final=True, train=_digits()))

@@ -67,3 +67,28 @@ def test_an_evaluation_only_run_evaluates_once_and_writes_it_as_epoch_0(tmp_path
     train(validated_run_config([*AIS, "train.epochs=0", "train.eval_every=0", "train.progress=false"]),
           tmp_path / "b", echo=lambda _: None)
     assert not (tmp_path / "b" / "metrics.csv").exists() and len(chains) == 2
+
+
+def test_evaluation_only_runs_with_a_stop_rule_or_trials_and_a_resumed_one(tmp_path):
+    """A stop rule judges the epoch-0 row, so with one the run evaluates at epoch 0 as before;
+    batched trials write one epoch-0 row each; a run resumed after its final evaluation was cut
+    (its rows half written) ends with exactly the final rows, once."""
+    from tests.test_stop_rule import RUN  # noqa: PLC0415
+
+    summary = train(validated_run_config([*RUN, "train.epochs=0", "train.stop_rule=gap"]), tmp_path / "rule",
+                    echo=lambda _: None)
+    assert summary["status"] == "completed" and (tmp_path / "rule" / "selected.npz").is_file()
+    trials = train(validated_run_config([*AIS, "train.epochs=0", "train.trials=3", "train.progress=false"]),
+                   tmp_path / "trials", echo=lambda _: None)
+    rows = pd.read_csv(tmp_path / "trials" / "metrics.csv")
+    assert rows.trial.tolist() == [0, 1, 2] and rows.epoch.tolist() == [0, 0, 0]
+    assert rows.test_log_likelihood.mean() == trials["final"]["test_log_likelihood"]
+    run = tmp_path / "cut"
+    train(validated_run_config([*AIS, "train.epochs=0", "train.progress=false"]), run, echo=lambda _: None)
+    first = (run / "metrics.csv").read_text()
+    (run / "metrics.csv").write_text(first + first.splitlines()[1] + "\n")   # a stale extra row
+    record = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps({**record, "status": "running"}))
+    train(validated_run_config([*AIS, "train.epochs=0", "train.progress=false", "resume=true"]), run,
+          echo=lambda _: None)
+    assert (run / "metrics.csv").read_text() == first

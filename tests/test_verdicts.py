@@ -124,6 +124,11 @@ def test_the_seeds_are_those_every_compared_method_holds(tmp_path):
     assert seeds_in_runs(tmp_path / "g.csv") == 1
     (tmp_path / "j.csv").write_text("run_dir,seed\n0,0\n1,1\n2,2\n3,0\n")        # job numbers: one method
     assert seeds_in_runs(tmp_path / "j.csv") == 3
+    (tmp_path / "f.csv").write_text("run_dir,seed,status\ncd/0,0,completed\ncd/1,1,completed\ncd/2,2,completed\n"
+                                    "fw/0,0,failed\nfw/1,1,failed\n")            # a method with no completed run
+    assert seeds_in_runs(tmp_path / "f.csv") == 0
+    (tmp_path / "e.csv").write_text("run_dir,seed,status\ncd/0,0,failed\n")
+    assert seeds_in_runs(tmp_path / "e.csv") == 0
 
 
 def test_a_judging_verdict_needs_files_that_count_its_seeds(tmp_path):

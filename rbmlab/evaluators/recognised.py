@@ -4,8 +4,8 @@ sample recognizable MNIST-like digits from it").
 
 A multinomial logistic regression on the pixels (scikit-learn, L2 strength 1/``C``, lbfgs) is
 fitted on the training set's images and labels. ``n_samples`` draws (``sweeps`` steps of
-``sampler`` from fresh uniform states, as ``evaluator=mmd``) are scored against each of
-``splits`` (held-out examples: valid or test). A draw is *recognised* when
+``sampler`` from fresh uniform states, as ``evaluator=mmd``; fresh draws for each of ``splits``)
+are scored against each split (held-out examples: valid or test). A draw is *recognised* when
 
 - it is MNIST-like: its Hamming distance to the nearest training image is at most the
   ``quantile`` of the split's examples' distances to theirs (a linear classifier alone is
@@ -13,10 +13,13 @@ fitted on the training set's images and labels. ``n_samples`` draws (``sweeps`` 
 - the classifier names it: its top class probability is at least ``confidence``.
 
 Written per split: ``<split>_recognised`` (% of draws), ``<split>_near`` (% of draws MNIST-like,
-whatever the classifier says), ``<split>_classes`` (exp of the entropy of the recognised draws'
-predicted classes: 1 when all are one digit, 10 when the ten are equally frequent, 0 when none is
-recognised) and ``<split>_data_recognised`` (the split's own examples under the same rule, the
-yardstick: about ``quantile`` times the classifier's confident share).
+whatever the classifier says), ``<split>_copies`` (% of draws that are a training image exactly:
+a model that memorised its data would pass the rule, this tells), ``<split>_classes`` (exp of the
+entropy of the recognised draws' predicted classes: 1 when all are one digit, 10 when the ten are
+equally frequent, 0 when none is recognised) and ``<split>_data_recognised`` (the split's own
+examples under the same rule, the yardstick; the same examples set the radius, so at least
+``quantile`` of them are near by construction, and it reads as ``quantile`` times the classifier's
+confident share). The radius depends on the training set's size: compare within one tier.
 
 A proxy chosen here (the paper shows samples and says it in words): it makes a gallery's claim a
 number per seed.
@@ -101,6 +104,8 @@ class Recognised(SamplingEvaluator):
                MetricSpec("near", "%", True, label="draws near the data",
                           description="percentage of model draws whose nearest training image is "
                                       "within the split's quantile of distances"),
+               MetricSpec("copies", "%", False, label="draws that copy a training image",
+                          description="percentage of model draws equal to a training image"),
                MetricSpec("classes", "classes", True, label="effective classes of the recognised draws",
                           description="exp of the entropy of the recognised draws' predicted classes"),
                MetricSpec("data_recognised", "%", True, label="examples recognised",
@@ -116,17 +121,21 @@ class Recognised(SamplingEvaluator):
         fit = fit_classifiers(train, labels_of(context.train, "train"), [cfg.C], cfg.max_iter)[cfg.C]
         metrics = {}
         for name, batch in splits.items():
-            labels_of(batch, name)                                   # a split without labels: refused
             examples = pixels(batch.inputs)
+            if examples.shape[0] == 0:
+                raise RbmlabError(f"evaluator=recognised: the {name} split is empty (its examples set "
+                                  "the distance a draw must be within)")
             drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
-            radius = float(np.quantile(nearest_distances(examples, train), cfg.quantile))
+            d_examples = nearest_distances(examples, train)
+            radius = float(np.quantile(d_examples, cfg.quantile))
             p_drawn, d_drawn = class_probabilities(fit, drawn), nearest_distances(drawn, train)
             kept = recognised(p_drawn, d_drawn, cfg.confidence, radius)
             metrics[f"{name}_recognised"] = percent(kept)
             metrics[f"{name}_near"] = percent(d_drawn <= radius)
+            metrics[f"{name}_copies"] = percent(d_drawn == 0)
             metrics[f"{name}_classes"] = effective_classes(p_drawn[kept])
             metrics[f"{name}_data_recognised"] = percent(recognised(
-                class_probabilities(fit, examples), nearest_distances(examples, train), cfg.confidence, radius))
+                class_probabilities(fit, examples), d_examples, cfg.confidence, radius))
         return metrics
 
     def headline(self, metrics, split):

@@ -169,20 +169,24 @@ def seeds_in_runs(runs_csv: Path) -> int | None:
     with a ``seed`` column) holds: per method (its ``variant``, else its ``run_dir``
     before the job number; a bare job number is the one method), the distinct seeds times the batched trials (``<run_dir>#<k>``); the fewest of
     any method, since a row compares them. None without a seed column. A failed run is no seed."""
+    import pandas as pd  # noqa: PLC0415
+
     from rbmlab.report.aggregate import COMPLETED  # noqa: PLC0415
     from rbmlab.report.tidy import read_committed_csv  # noqa: PLC0415
 
     runs = read_committed_csv(runs_csv)
     if "seed" not in runs.columns:
         return None
-    if "status" in runs.columns:
-        runs = runs[runs["status"] == COMPLETED]
     run_dir = runs["run_dir"].astype(str) if "run_dir" in runs.columns else None
-    trial = run_dir.str.extract(r"#(\d+)$")[0].fillna("0") if run_dir is not None else "0"
     method = (runs["variant"].astype(str) if "variant" in runs.columns
-              else run_dir.str.rpartition("/")[0] if run_dir is not None else "")
-    keys = runs[["seed"]].assign(trial=trial, method=method).drop_duplicates()
-    return int(keys.groupby("method").size().min()) if len(keys) else 0
+              else run_dir.map(lambda d: d.rpartition("/")[0]) if run_dir is not None
+              else pd.Series("", index=runs.index))
+    trial = run_dir.str.extract(r"#(\d+)$")[0].fillna("0") if run_dir is not None else "0"
+    keys = runs[["seed"]].assign(trial=trial, method=method)
+    if "status" in runs.columns:        # every method counts, its failed runs as no seed
+        keys = keys[runs["status"] == COMPLETED]
+    per_method = keys.drop_duplicates().groupby("method").size().reindex(method.unique(), fill_value=0)
+    return int(per_method.min()) if len(per_method) else 0
 
 
 def replicates(path: Path) -> int | None:

@@ -297,9 +297,11 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
 
 
 def evaluation_only(run: Setup) -> bool:
-    """train.epochs=0 with train.eval_every: the run's one evaluation, the final one, is also its
-    epoch-0 row (not a second evaluation of the same model; :func:`finish` writes it)."""
-    return run.cfg.train.epochs == 0 and bool(run.cfg.train.eval_every)
+    """train.epochs=0 with train.eval_every and no stop rule (which judges the epoch-0 row): the
+    run's one evaluation, the final one, is also its epoch-0 row (not a second evaluation of the
+    same model; :func:`finish` writes it)."""
+    cfg = run.cfg.train
+    return cfg.epochs == 0 and bool(cfg.eval_every) and run.stop is None and not cfg.budgets
 
 
 def rule_value(run: Setup, row: dict) -> float:
@@ -545,7 +547,8 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         if p.diverged:   # training went on past the selected point and diverged: recorded, not final
             summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
     final_eval = time.perf_counter() - t0
-    if evaluation_only(run) and not record.metrics.rows():
+    if evaluation_only(run):   # its rows are the final ones: none left by a run killed while writing them
+        record.metrics.truncate(-1)
         for row in finals:
             record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
                                    **budget_columns(p), **learner_columns(run, p), **row})
