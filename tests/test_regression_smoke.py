@@ -42,19 +42,12 @@ RECORDED_VENDOR = "GenuineIntel"
 OTHER_CPU_RTOL = 3e-2
 
 
-def cpu_vendor() -> str:
-    """/proc/cpuinfo's vendor_id ('GenuineIntel', 'AuthenticAMD'); '' where it cannot be read."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
-    return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("vendor_id")), "")
-
-
 def _float_rtol() -> float:
     from numpy._core._multiarray_umath import __cpu_features__  # noqa: PLC0415 - numpy's own dispatch table
 
-    same = bool(__cpu_features__.get("AVX512F")) == RECORDED_WITH_AVX512 and cpu_vendor() == RECORDED_VENDOR
+    from rbmlab.backend.machine import cpu  # noqa: PLC0415
+
+    same = bool(__cpu_features__.get("AVX512F")) == RECORDED_WITH_AVX512 and cpu()["vendor"] == RECORDED_VENDOR
     return RTOL if same else OTHER_CPU_RTOL
 # columns not compared: the time, and counts that follow the last bits of BLAS sums rather than the
 # code: L-BFGS-B's function evaluations in the Frank-Wolfe oracle (its line search's path; on an AMD

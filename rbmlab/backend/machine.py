@@ -24,9 +24,9 @@ VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512cd
 
 
 def cpu() -> dict[str, Any]:
-    """Model name, core count and vector features (from /proc/cpuinfo where there is one)."""
+    """Model name, vendor, core count and vector features (from /proc/cpuinfo where there is one)."""
     info: dict[str, Any] = {"machine": platform.machine(), "cpus": os.cpu_count(), "model": "?",
-                            "flags": set()}
+                            "vendor": "", "flags": set()}
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -35,6 +35,8 @@ def cpu() -> dict[str, Any]:
         key, _, value = line.partition(":")
         if key.strip() == "model name" and info["model"] == "?":
             info["model"] = value.strip()
+        elif key.strip() == "vendor_id" and not info["vendor"]:
+            info["vendor"] = value.strip()
         elif key.strip() == "flags" and not info["flags"]:
             info["flags"] = set(value.split())
     return info
