@@ -290,8 +290,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
     record.start(cfg, overrides)
     if cfg.train.eval_every and not evaluation_only(run):
         for row in evaluate_at_epoch(run, progress):
-            record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
-                                   **budget_columns(progress), **learner_columns(run, progress), **row})
+            record.metrics.append(epoch_zero_row(run, progress, row))
             judge(run, record, progress, row)
     return progress
 
@@ -302,6 +301,11 @@ def evaluation_only(run: Setup) -> bool:
     same model; :func:`finish` writes it)."""
     cfg = run.cfg.train
     return cfg.epochs == 0 and bool(cfg.eval_every) and run.stop is None and not cfg.budgets
+
+
+def epoch_zero_row(run: Setup, p: Progress, row: dict[str, float]) -> dict[str, float]:
+    """metrics.csv's row of the untrained model: its evaluation ``row`` at epoch 0."""
+    return {"epoch": 0, "updates": 0, "wall_time": 0.0, **budget_columns(p), **learner_columns(run, p), **row}
 
 
 def rule_value(run: Setup, row: dict) -> float:
@@ -550,8 +554,7 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     if evaluation_only(run):   # its rows are the final ones: none left by a run killed while writing them
         record.metrics.truncate(-1)
         for row in finals:
-            record.metrics.append({"epoch": 0, "updates": 0, "wall_time": 0.0,
-                                   **budget_columns(p), **learner_columns(run, p), **row})
+            record.metrics.append(epoch_zero_row(run, p, row))
     p.diverged.update(dict.fromkeys(newly_diverged([], finals, p.diverged), p.epoch))
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials
