@@ -24,6 +24,7 @@ FIGURES = Registry("figure", {
     "tap-figure-5-counting": "rbmlab.experiment.figures.tap_counting:COUNTING_RULES",
     "tap-figure-6": "rbmlab.experiment.figures.tap_solutions:FIGURE_6",
     "tap-figure-7": "rbmlab.experiment.figures.tap_solutions:FIGURE_7",
+    "tap-figure-7-attractors": "rbmlab.experiment.figures.tap_attractors:ATTRACTORS",
     "tap-figure-8": "rbmlab.experiment.figures.tap_denoising:FIGURE_8",
     "tap-figure-9": "rbmlab.experiment.figures.tap_denoising:FIGURE_9",
     "tap-figure-12": "rbmlab.experiment.figures.tap_log_z:FIGURE_12",
