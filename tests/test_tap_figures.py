@@ -27,7 +27,7 @@ from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 
 TAP_FIGURES = ["tap/figure-4", "tap/figure-4-localisation-seeds", "tap/figure-5", "tap/figure-5-seeds",
                "tap/figure-5-counting-seeds", "tap/figure-6", "tap/figure-7", "tap/figure-7-attractors-seeds", "tap/figure-8", "tap/figure-8-seeds",
-               "tap/figure-9", "tap/figure-12", "tap/figure-12-seeds"]
+               "tap/figure-9", "tap/figure-9-structure-seeds", "tap/figure-12", "tap/figure-12-seeds"]
 
 
 def _train(run_dir, seed=0, lr=None):

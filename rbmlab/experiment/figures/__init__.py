@@ -27,6 +27,7 @@ FIGURES = Registry("figure", {
     "tap-figure-7-attractors": "rbmlab.experiment.figures.tap_attractors:ATTRACTORS",
     "tap-figure-8": "rbmlab.experiment.figures.tap_denoising:FIGURE_8",
     "tap-figure-9": "rbmlab.experiment.figures.tap_denoising:FIGURE_9",
+    "tap-figure-9-structure": "rbmlab.experiment.figures.tap_structure:STRUCTURE",
     "tap-figure-12": "rbmlab.experiment.figures.tap_log_z:FIGURE_12",
 })
 

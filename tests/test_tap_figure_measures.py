@@ -1,5 +1,6 @@
-"""The measures of tap/figure-7-attractors-seeds (rbmlab.experiment.figures.tap_attractors) against
-answers worked by hand, and the figure end to end on two tiny runs."""
+"""The measures of tap/figure-7-attractors-seeds and tap/figure-9-structure-seeds
+(rbmlab.experiment.figures.tap_attractors, tap_structure) against answers worked by hand, and both
+figures end to end on two tiny runs."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 from rbmlab.experiment import run_experiment
 from rbmlab.experiment.figures import tap_attractors as ta
+from rbmlab.experiment.figures import tap_structure
 
 
 def test_mean_pair_correlation_averages_the_pairs_and_is_undefined_for_one_row():
@@ -59,13 +61,40 @@ def test_within_basin_distance_ratio_against_the_pairs_counted_by_hand():
     assert np.isnan(ta.within_basin_distance_ratio(x, np.array([0, 1, 2, 3, -1])))
 
 
-def test_the_figure_writes_both_tables_over_the_seeds(tmp_path):
-    outputs, results = tmp_path / "outputs", tmp_path / "results"
-    run_experiment("tap/figure-3-seeds", ["scale=smoke", "model.n_hidden=12"], results, outputs)
-    run_experiment("tap/figure-7-attractors-seeds", ["scale=smoke"], results, outputs)
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory):
+    """Two tiny binary-MNIST runs of tap/figure-3-seeds (N_h = 12, seeds 0 and 1)."""
+    root = tmp_path_factory.mktemp("tap_runs")
+    run_experiment("tap/figure-3-seeds", ["scale=smoke", "model.n_hidden=12"], root / "results", root / "outputs")
+    return root
+
+
+def test_the_attractor_figure_writes_both_tables_over_the_seeds(smoke_runs, tmp_path):
+    results = tmp_path / "results"
+    run_experiment("tap/figure-7-attractors-seeds", ["scale=smoke"], results, smoke_runs / "outputs")
     text = (results / "tap" / "figure-7-attractors-seeds_smoke.md").read_text()
     assert "seeds 0, 1" in text and "N_h = 12" in text
     fig7 = [line for line in text.splitlines() if line.startswith("| 2 |")][-1].split(" | ")
     assert fig7[2] == "1.000 ± 0.000"      # every chain of the tiny model converges
     assert float(fig7[3].split(" ")[0]) >= float(fig7[4].split(" ")[0])   # purity >= chance
     assert (results / "tap" / "figure-7-attractors-seeds_smoke.png").stat().st_size > 0
+
+
+def test_scores_count_the_confident_near_rows_and_those_named_as_their_own_label():
+    fit = (np.array([[10.0, 0.0], [0.0, 10.0]]), np.zeros(2), np.array([3, 7]))
+    train = np.array([[1.0, 0.0], [0.0, 1.0]])
+    rows = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])   # class 3, undecided (p = 1/2), class 7
+    labels = np.array([3, 3, 3])
+    assert tap_structure.scores(rows, labels, fit, train, 0.0, 0.9) == pytest.approx((200 / 3, 100 / 3))
+    assert tap_structure.scores(rows, labels, fit, train, 0.0, 0.99999) == (0.0, 0.0)   # p = 0.99995
+
+
+def test_the_structure_figure_scores_the_noiseless_input_as_the_clean_images(smoke_runs, tmp_path):
+    results = tmp_path / "results"
+    run_experiment("tap/figure-9-structure-seeds", ["scale=smoke", "n_test=60"], results, smoke_runs / "outputs")
+    text = (results / "tap" / "figure-9-structure-seeds_smoke.md").read_text()
+    clean = text.split("the clean test images: ")[1].split(" %")[0]
+    p0 = next(line for line in text.splitlines() if line.startswith("| 0 |")).split(" | ")
+    assert p0[1] == f"{clean} ± 0.0"        # at p = 0 the channel flips nothing
+    assert "the first 60 test images" in text and "the first 300 training images" in text
+    assert (results / "tap" / "figure-9-structure-seeds_smoke.png").stat().st_size > 0
