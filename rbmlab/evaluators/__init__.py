@@ -12,6 +12,7 @@ EVALUATORS = Registry("evaluator", {
     "pixel_error": "rbmlab.evaluators.pixel_error:PixelError",
     "mmd": "rbmlab.evaluators.sample_mmd:SampleMMD",
     "recognised": "rbmlab.evaluators.recognised:Recognised",
+    "variety": "rbmlab.evaluators.variety:Variety",
     "pmap_log_z": "rbmlab.evaluators.pmap_log_z:PerturbMAPLogZ",
     "kl": "rbmlab.evaluators.kl:KL",
     "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",

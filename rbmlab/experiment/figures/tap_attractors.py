@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.variety import mean_pair_distance, pair_distance_sum
 from rbmlab.experiment.figures import Canvas, Drawing
 from rbmlab.experiment.figures.tap_runs import (TAP_RUNS, FigureConfig, canvas_runs, pick, pm, run_data,
                                                 seed_of, snapshot, tap_config)
@@ -105,18 +106,11 @@ def within_basin_distance_ratio(x: np.ndarray, basin: np.ndarray) -> float:
     any two distinct rows in basins (< 1: basins gather nearer rows); nan with no pair in a basin."""
     keep = basin >= 0
     x, b = np.asarray(x, dtype=np.float64)[keep], basin[keep]
-    n = len(b)
-    sq = np.einsum("ij,ij->i", x, x)
-    total = 2.0 * n * sq.sum() - 2.0 * float(np.square(x.sum(axis=0)).sum())   # sum over ordered pairs
-    same_sum, same_pairs = 0.0, 0
-    for basin_id in np.unique(b):       # a loop over basins, each a sum in closed form
-        xb, sb = x[b == basin_id], sq[b == basin_id]
-        m = len(sb)
-        same_sum += 2.0 * m * sb.sum() - 2.0 * float(np.square(xb.sum(axis=0)).sum())
-        same_pairs += m * (m - 1)
-    if same_pairs == 0 or n < 2:
+    same = [pair_distance_sum(x[b == basin_id]) for basin_id in np.unique(b)]   # a loop over basins
+    same_sum, same_pairs = sum(s for s, _ in same), sum(p for _, p in same)
+    if same_pairs == 0:
         return float("nan")
-    return (same_sum / same_pairs) / (total / (n * (n - 1)))
+    return (same_sum / same_pairs) / mean_pair_distance(x)
 
 
 # ---------------------------------------------------------------- the figure

@@ -1,0 +1,101 @@
+"""``evaluator=variety``: are a sampler's draws as varied as the data, and near it? (pmp App. B.3:
+the PMP-trained RBM on the MNIST 2s "produces a rich variety of samples, with different shapes as
+in the MNIST dataset".) A proxy chosen here: the paper shows ten samples and says it in words.
+
+``n_samples`` draws (``sweeps`` steps of ``sampler`` from fresh uniform states, as ``evaluator=mmd``;
+fresh draws for each of ``splits``) against each held-out split. Written per split:
+
+- ``<split>_spread``: the mean squared distance (Hamming, for {0, 1} pixels) between two draws over
+  that between two of the split's examples — 1: as varied as the data; near 0: a few shapes
+  repeated; far above 1: scattered beyond the data (noise);
+- ``<split>_near``: % of draws whose nearest training image is within the ``quantile`` of the
+  split's examples' distances to theirs (as ``evaluator=recognised``: varied noise is not variety);
+- ``<split>_distinct``: % of draws that no earlier draw repeats exactly;
+- ``<split>_copies``: % of draws equal to a training image.
+
+Unlike ``evaluator=recognised`` it needs no labels, so it scores a model of one digit class."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rbmlab.backend import to_numpy
+from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.evaluators.recognised import nearest_distances, percent
+from rbmlab.evaluators.sampling import SamplingConfig, SamplingEvaluator, as_binary
+from rbmlab.validation import invalid, option
+
+
+@dataclass
+class VarietyConfig(SamplingConfig):
+    name: str = option("variety", "evaluator")
+    quantile: float = option(0.95, "a draw is near the data when its distance to the nearest "
+                                   "training image is at most this quantile of the split's "
+                                   "examples' distances", lo=0.0, hi=1.0)
+
+    def check(self) -> None:
+        super().check()
+        if "train" in self.splits:
+            raise invalid("splits", "the yardstick needs held-out examples (valid or test): a "
+                                    "training image is at distance 0 from itself")
+
+
+def pair_distance_sum(x: np.ndarray) -> tuple[float, int]:
+    """(sum over ordered pairs of distinct rows of ``x`` of their squared distance, number of such
+    pairs), in closed form: sum_{i,k} ||x_i - x_k||² = 2 n sum_i ||x_i||² - 2 ||sum_i x_i||²."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.shape[0]
+    total = 2.0 * n * float(np.einsum("ij,ij->", x, x)) - 2.0 * float(np.square(x.sum(axis=0)).sum())
+    return total, n * (n - 1)
+
+
+def mean_pair_distance(x: np.ndarray) -> float:
+    """Mean squared distance between two distinct rows of ``x`` (nan for fewer than two rows)."""
+    total, pairs = pair_distance_sum(x)
+    return total / pairs if pairs else float("nan")
+
+
+def distinct_share(x: np.ndarray) -> float:
+    """% of the rows of ``x`` that no earlier row repeats exactly."""
+    return 100.0 * len(np.unique(x, axis=0)) / len(x) if len(x) else 0.0
+
+
+class Variety(SamplingEvaluator):
+    config_class = VarietyConfig
+    metrics = (MetricSpec("spread", "ratio", True, label="spread of the draws over the data's",
+                          description="mean squared distance between two draws over that between two "
+                                      "of the split's examples (1: as varied as the data)", best_at=1.0),
+               MetricSpec("near", "%", True, label="draws near the data",
+                          description="percentage of draws whose nearest training image is within "
+                                      "the split's quantile of distances"),
+               MetricSpec("distinct", "%", True, label="distinct draws",
+                          description="percentage of draws that no earlier draw repeats exactly"),
+               MetricSpec("copies", "%", False, label="draws that copy a training image",
+                          description="percentage of draws equal to a training image"))
+
+    def evaluate(self, model, splits, context):
+        if context.train is None:
+            raise RbmlabError("evaluator=variety: needs the training set (its nearest images)")
+        cfg, units = self.config, model.visible_units
+        pixels = lambda x: to_numpy(as_binary(units, x)).astype(np.float64)   # noqa: E731
+        train = pixels(context.train.inputs)
+        metrics = {}
+        for name, batch in splits.items():
+            examples = pixels(batch.inputs)
+            if examples.shape[0] < 2:
+                raise RbmlabError(f"evaluator=variety: the {name} split has {examples.shape[0]} "
+                                  "example(s); its spread needs at least two")
+            drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
+            radius = float(np.quantile(nearest_distances(examples, train), cfg.quantile))
+            d_drawn = nearest_distances(drawn, train)
+            metrics[f"{name}_spread"] = mean_pair_distance(drawn) / mean_pair_distance(examples)
+            metrics[f"{name}_near"] = percent(d_drawn <= radius)
+            metrics[f"{name}_distinct"] = distinct_share(drawn)
+            metrics[f"{name}_copies"] = percent(d_drawn == 0)
+        return metrics
+
+    def headline(self, metrics, split):
+        return (f"{split} draws: spread {metrics[f'{split}_spread']:.3f} of the data's, near the data "
+                f"{metrics[f'{split}_near']:.1f} %, distinct {metrics[f'{split}_distinct']:.1f} %")
