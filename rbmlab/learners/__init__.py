@@ -20,4 +20,5 @@ LEARNERS = Registry("learner", {
     "lssvm": "rbmlab.learners.max_margin:LSSVM",
     "tap": "rbmlab.learners.tap:TapLearner",
     "tap_dbm": "rbmlab.learners.tap_dbm:TapDBM",
+    "bethe": "rbmlab.learners.bethe:Bethe",
 })

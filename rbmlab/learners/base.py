@@ -63,6 +63,9 @@ class Learner:
 
     def check(self, model_class: type) -> None:
         """One-line error, before any work, if this learner cannot train ``model_class``."""
+        if not self.samples and self.config.sampler is not None:
+            raise RbmlabError(f"learner.sampler: learner={self.config.name} draws no samples (its negative "
+                              "phase is its own inference); leave learner.sampler out")
         sampler = self.sampler_for(model_class) if self.samples else None
         for capability in (*self.requires, *(sampler.requires if sampler else ())):
             if not supports(model_class, capability):

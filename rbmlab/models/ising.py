@@ -285,13 +285,18 @@ class Ising(Model):
         c *= 1.0 / x.shape[-2]
         c = c + c.swapaxes(-1, -2)
         c *= 0.5
-        c = _zero_diagonal_(c)
+        return self.moment_statistics(_zero_diagonal_(c), x.mean(axis=-2))
+
+    def moment_statistics(self, pair, mean) -> dict[str, Any]:
+        """:meth:`statistics` from moments instead of a batch: ``pair`` E[x_i x_j] (..., n, n),
+        symmetric with a zero diagonal, and ``mean`` E[x_i] (..., n) — of samples, or of beliefs
+        (rbmlab.inference.bethe)."""
         if self.tie == "uniform":
-            xp = namespace(c)
-            pairs = 0.5 * c.sum(axis=(-2, -1))[..., None, None]                  # (4)
-            off = xp.ones(c.shape[-2:], dtype=c.dtype) - xp.eye(c.shape[-1], dtype=c.dtype)
-            return {"J": pairs * off, "h": xp.zeros_like(x[..., 0, :])}
-        return {"J": c, "h": x.mean(axis=-2)}
+            xp = namespace(pair)
+            pairs = 0.5 * pair.sum(axis=(-2, -1))[..., None, None]               # (4)
+            off = xp.ones(pair.shape[-2:], dtype=pair.dtype) - xp.eye(pair.shape[-1], dtype=pair.dtype)
+            return {"J": pairs * off, "h": xp.zeros_like(mean)}
+        return {"J": pair, "h": mean}
 
     def scalar_parameters(self) -> dict[str, float]:
         """θ of a tied model (single, no trial axis); none otherwise."""
