@@ -26,7 +26,6 @@ KNOWN_SOURCELESS: dict[str, str] = {
     "dcp/figure-1_paper_runs.csv": PRE_SOURCE,
     "dcp/figure-2_paper_runs.csv": PRE_SOURCE,
     "dcp/figure-4_reduced_runs.csv": PRE_SOURCE + " (three seeds asked for by its yaml, not yet run)",
-    "dcp/figure-6b_reduced_runs.csv": PRE_SOURCE,
 }
 
 
