@@ -92,7 +92,7 @@ PARTS.frank_wolfe-figure-2 := frank_wolfe-figure-2a frank_wolfe-figure-2b
 PARTS.crbm_bp-table-3 := crbm_bp-table-3a crbm_bp-table-3b
 # the log Z panels and the zeros panel
 PARTS.pmp-figure-1 := pmp-figure-1a pmp-figure-1b pmp-figure-1c
-PARTS.pmp-sec-5-1 := pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples
+PARTS.pmp-sec-5-1 := pmp-sec-5-1-theta pmp-sec-5-1-kl-model pmp-sec-5-1-kl-samples pmp-sec-5-1-bethe
 # Erdos-Renyi, non-persistent; the right panel (the deconvolution data) is pmp-figure-4-deconvolution's figure-5-data.png
 PARTS.pmp-figure-5 := pmp-figure-5-mmd pmp-figure-5-rmse
 # left, centre, right

@@ -78,12 +78,23 @@ def test_the_4_spin_models_symmetric_fixed_point_and_its_instability():
     assert np.allclose(above.mean, above.mean[0])       # magnetised alike, one sign
 
 
-def test_the_data_pair_moment_is_one_half_at_the_papers_threshold():
-    """The paper's 0.316: where the true pair moment reaches the largest one BP's stable symmetric
-    fixed point can give, tanh(atanh(1/2)) = 1/2 (enumeration)."""
-    below = _exact_moments(Ising(0.3159 * K4, np.zeros(4), "pm1"))[1][0, 1]
-    above = _exact_moments(Ising(0.3160 * K4, np.zeros(4), "pm1"))[1][0, 1]
-    assert below < 0.5 < above
+def test_the_papers_threshold_is_where_the_data_pair_moment_passes_what_stable_bp_can_give():
+    """The paper's 0.316: the true pair moment (rbmlab's exact enumeration, Ising.log_probability)
+    reaches 1/2 at θ = 0.31597, and 1/2 is the largest pair moment of BP's symmetric fixed point
+    while it is stable (tanh θ_B < 1/2): from random messages BP keeps it just below θ_B = atanh ½
+    and leaves it just above."""
+    def true_pair(theta):
+        model = Ising(theta * K4, np.zeros(4), "pm1").astype(np.float64)
+        states = np.array(list(itertools.product((-1.0, 1.0), repeat=4)))
+        p = np.exp(model.log_probability(states))
+        return float(p @ (states[:, 0] * states[:, 1]))
+    assert true_pair(0.3159) < 0.5 < true_pair(0.3160)
+    rng = np.random.default_rng(1)
+    edge = np.arctanh(0.5)
+    for theta, magnetised in ((edge - 0.02, False), (edge + 0.02, True)):
+        b = bethe_beliefs(Ising(theta * K4, np.zeros(4), "pm1"), 0.1 * rng.standard_normal((4, 4)),
+                          max_iter=20000, tol=1e-13, damping=0.5)
+        assert (np.abs(b.mean).min() > 0.05) == magnetised and b.converged
 
 
 def _run(tmp_path, coupling, *extra):
@@ -113,16 +124,23 @@ def test_bethe_learning_matches_the_data_below_the_threshold_and_not_above(tmp_p
     assert stuck["theta"] > 0.9      # tanh θ_B = 0.78: far past the point the symmetric fixed point is stable
 
 
-def test_the_evaluator_measures_gaps_on_the_edges_against_the_split():
+def test_the_evaluator_measures_the_gaps_against_the_split():
+    """On a tree BP's beliefs are exact on the edges; elsewhere they factorise (E_b = product of
+    the means): the pair gap is taken over every pair i ≠ j, as learner=bethe fits them."""
     model = _chain("01")
+    b = bethe_beliefs(model, None, max_iter=500, tol=1e-13, damping=0.5)
     mean, pair = _exact_moments(model)
+    edges = model.J != 0
+    np.testing.assert_allclose(b.pair[edges], pair[edges], atol=1e-11)
+    off = ~edges & ~np.eye(5, dtype=bool)
+    np.testing.assert_allclose(b.pair[off], np.outer(b.mean, b.mean)[off], atol=1e-12)
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "bethe", "init_std": 0.0, "tol": 1e-13}))
     x = np.array([[1, 0, 1, 1, 0], [0, 0, 1, 0, 1], [1, 1, 1, 0, 0], [0, 1, 0, 1, 1]], dtype=float)
     got = evaluator.evaluate(model, {"train": Batch(x, None)}, Context(rng=np.random.default_rng(0), final=True))
     data_pair = x.T @ x / 4
-    edges = model.J != 0
+    pairs = ~np.eye(5, dtype=bool)
     assert got["train_bethe_mean_gap"] == pytest.approx(np.abs(mean - x.mean(0)).max(), abs=1e-11)
-    assert got["train_bethe_pair_gap"] == pytest.approx(np.abs(pair - data_pair)[edges].max(), abs=1e-11)
+    assert got["train_bethe_pair_gap"] == pytest.approx(np.abs(b.pair - data_pair)[pairs].max(), abs=1e-11)
     assert got["bethe_converged"] == 1.0
     capped = EVALUATORS.build(EVALUATORS.parse({"name": "bethe", "max_iter": 1, "damping": 0.9}))
     assert capped.evaluate(model, {"train": Batch(x, None)},

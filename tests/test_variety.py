@@ -77,6 +77,12 @@ def test_refusals_are_one_line():
     with pytest.raises(RbmlabError, match="^evaluator=variety: the test split has 1 example"):
         evaluator.evaluate(model, {"test": Batch(np.zeros((1, 12)), np.zeros(1))},
                            Context(rng=np.random.default_rng(1), final=True, train=_digits()))
+    with pytest.raises(RbmlabError, match="^evaluator=variety: the test split's examples are all one image"):
+        evaluator.evaluate(model, {"test": Batch(np.zeros((3, 12)), np.zeros(3))},
+                           Context(rng=np.random.default_rng(1), final=True, train=_digits()))
+    single = EVALUATORS.build(EVALUATORS.parse({"name": "variety", "sampler": "block_gibbs", "n_samples": 1}))
+    with pytest.raises(RbmlabError, match="and 1 draw"):
+        single.evaluate(model, {"test": _digits()}, Context(rng=np.random.default_rng(1), final=True, train=_digits()))
     for key, value in (("quantile", 1.5), ("quantile", -0.1), ("splits", ["train"])):
         with pytest.raises(RbmlabError, match=f"evaluator.{key}"):
             EVALUATORS.parse({"name": "variety", key: value})

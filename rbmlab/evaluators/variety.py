@@ -84,9 +84,13 @@ class Variety(SamplingEvaluator):
         metrics = {}
         for name, batch in splits.items():
             examples = pixels(batch.inputs)
-            if examples.shape[0] < 2:
+            if examples.shape[0] < 2 or self.n_drawn(examples.shape[0]) < 2:
                 raise RbmlabError(f"evaluator=variety: the {name} split has {examples.shape[0]} "
-                                  "example(s); its spread needs at least two")
+                                  f"example(s) and {self.n_drawn(examples.shape[0])} draw(s); a spread "
+                                  "needs at least two of each")
+            if mean_pair_distance(examples) == 0:
+                raise RbmlabError(f"evaluator=variety: the {name} split's examples are all one image; "
+                                  "their spread, the yardstick, is 0")
             drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
             radius = float(np.quantile(nearest_distances(examples, train), cfg.quantile))
             d_drawn = nearest_distances(drawn, train)

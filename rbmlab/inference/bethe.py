@@ -26,7 +26,8 @@ from rbmlab.backend import namespace
 @dataclass(frozen=True)
 class BetheBeliefs:
     mean: Any          # (..., n): E_b[x_i] in the model's units
-    pair: Any          # (..., n, n): E_b[x_i x_j], symmetric, zero diagonal
+    pair: Any          # (..., n, n): E_b[x_i x_j], symmetric, zero diagonal (every pair an edge of the
+                       # complete graph: where J_ij = 0 the belief factorises, E_b = product of the means)
     messages: Any      # (..., n, n): u[i, j] = u_{i→j} (±1 form)
     converged: bool
     iterations: int
@@ -43,12 +44,13 @@ def loopy_bp(J, h, u, *, max_iter: int, tol: float, damping: float) -> tuple[Any
     (then converged) or ``max_iter`` iterations: (u, converged, iterations)."""
     xp = namespace(J)
     tJ = xp.tanh(J)
+    edge = 1.0 - float(xp.finfo(J.dtype).eps)    # tanh rounds to ±1 for large arguments: keep atanh finite
     for it in range(1, max_iter + 1):
-        new = xp.arctanh(tJ * xp.tanh(_fields(J, h, u)[1]))
+        new = xp.arctanh(xp.clip(tJ * xp.tanh(_fields(J, h, u)[1]), -edge, edge))
         new = damping * u + (1.0 - damping) * new
         change = float(xp.max(xp.abs(new - u))) if u.size else 0.0
         u = new
-        if change < tol:
+        if change <= tol:
             return u, True, it
     return u, False, max_iter
 
@@ -74,7 +76,8 @@ def bethe_beliefs(model, messages=None, *, max_iter: int, tol: float, damping: f
 
     spins, _ = to_spins(model, "pm1")
     xp = namespace(spins.J)
-    u = xp.zeros_like(spins.J) if messages is None else messages
+    n = spins.J.shape[-1]
+    u = xp.zeros_like(spins.J) if messages is None else messages * (1.0 - xp.eye(n, dtype=spins.J.dtype))
     u, converged, iterations = loopy_bp(spins.J, spins.h, u, max_iter=max_iter, tol=tol, damping=damping)
     m, c = spin_moments(spins.J, spins.h, u)
     if model.spins == "01":      # x = (s + 1)/2: E[x_i] = (1 + m_i)/2, E[x_i x_j] = (1 + m_i + m_j + c_ij)/4

@@ -25,7 +25,8 @@ class BetheConfig(LearnerConfig):
     name: str = option("bethe", "learner", label="learner")
     max_iter: int = option(1000, "BP iterations per update at most", lo=1, hi=UPDATE_STEPS,
                            label="BP iterations per update")
-    tol: float = option(1e-10, "BP stops once no message moves by more", lo=0, label="BP tolerance")
+    tol: float = option(1e-7, "BP stops once no message moves by more (about float32's resolution)",
+                        lo=0, label="BP tolerance")
     damping: float = option(0.5, "u ← d·u_old + (1 − d)·u_new", lo=0, hi=1, open_hi=True, label="damping")
     init_std: float = option(0.1, "std of the random messages BP starts from every update (0: all "
                                   "zero)", lo=0, label="initial message std")

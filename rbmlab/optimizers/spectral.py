@@ -57,7 +57,7 @@ def l1_sharp(g):
 class SpectralConfig(Config):
     name: str = option("spectral", "optimizer")
     bias_lr: float = option(0.0, "step size of the vector parameters (biases); 0: the learner's lr",
-                            lo=0)
+                            lo=0, label="spectral step of the biases")
 
 
 class Spectral(Optimizer):

@@ -3,7 +3,7 @@ tap/figure-3-seeds (the paper's Sec. VII.3 reads both figures by eye):
 
 * Fig. 6, "the solutions start from a highly correlated state and then proceed to diversify": the
   mean Pearson correlation over pairs of the unique TAP solutions' visible magnetisations a^v, per
-  epoch (Fig. 5's solutions from the first ``n_init`` training images, reused from its cache).
+  epoch (found as Fig. 5's, from the first ``n_init`` training images, and cached apart from them).
 * Fig. 6, "the assignment of high and low free energy to TAP solutions does not appear random in
   nature": the correlation between each solution's free energy F and the mean F of its ``k``
   nearest solutions (Euclidean, in [a^v, a^h]), against the same with F shuffled over the
@@ -117,7 +117,7 @@ def within_basin_distance_ratio(x: np.ndarray, basin: np.ndarray) -> float:
 def seed_measures(run, cfg: FigureConfig, canvas: Canvas, epochs: list[int]) -> dict[int, dict[str, float]]:
     """Every measure of the module docstring for one run, by epoch."""
     rng = np.random.default_rng(0)
-    s = solutions("binary", run, cfg, canvas)         # Fig. 5's: from the first n_init images
+    s = solutions("binary", run, cfg, canvas, tag="attractors")   # as Fig. 5's, at these epochs
     x, labels, _, _ = run_data(run)
     first = np.arange(len(x)) < 10000
     keep = first & np.isin(labels, CLASSES)
@@ -149,9 +149,12 @@ def attractors(canvas: Canvas, cfg: FigureConfig) -> None:
         raise RbmlabError(f"sweep: the attractor measures need the binary MNIST runs of {canvas.source}")
     n_hidden, seeds = found
     available = run_data(seeds[0])[3]
-    epochs = cfg.epochs or [e for e in FIG7_EPOCHS["binary"] if e in available] or [available[-1]]
-    if available[-1] not in epochs and available[-1] < FIG7_EPOCHS["binary"][-1]:
-        epochs.append(available[-1])     # a shorter run: its last epoch stands for the paper's
+    if cfg.epochs:
+        epochs = list(cfg.epochs)
+    else:
+        epochs = [e for e in FIG7_EPOCHS["binary"] if e in available] or [available[-1]]
+        if available[-1] not in epochs and available[-1] < FIG7_EPOCHS["binary"][-1]:
+            epochs.append(available[-1])     # a shorter run: its last epoch stands for the paper's
     cfg = replace(cfg, epochs=sorted(set(epochs)))
     per_seed = {seed_of(run): seed_measures(run, cfg, canvas, cfg.epochs) for run in seeds}
     m = next(iter(per_seed.values()))

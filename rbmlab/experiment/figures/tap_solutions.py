@@ -65,10 +65,11 @@ def converged_solutions(model, x, config: TapEvalConfig):
     return np.concatenate(a)[:, :model.W.shape[-2]], np.concatenate(f), np.concatenate(done)
 
 
-def solutions(variant: str, run: Path, cfg: FigureConfig, canvas: Canvas) -> dict:
-    """Fig. 5's solutions of a run (computed once, kept under outputs/experiments/tap/figure-5/<scale>/)."""
+def solutions(variant: str, run: Path, cfg: FigureConfig, canvas: Canvas, tag: str = "") -> dict:
+    """Fig. 5's solutions of a run (computed once, kept under outputs/experiments/tap/figure-5/<scale>/;
+    ``tag``: a drawing that asks for other epochs keeps its own file, <stem>-<tag>.npz)."""
     config = yaml.safe_load((run / "config.yaml").read_text())
-    stem = f"{canvas.name(variant)}-h{config['model']['n_hidden']}-{config['seed']}"
+    stem = f"{canvas.name(variant)}-h{config['model']['n_hidden']}-{config['seed']}" + (f"-{tag}" if tag else "")
     cache = canvas.cache / "figure-5" / canvas.scale / f"{stem}.npz"
     x, _, _, epochs = run_data(run)
     epochs = cfg.epochs or (epochs if variant != "cbcl" else [e for e in epochs if e % 10 == 0 or e == 1])
