@@ -48,7 +48,8 @@ def test_a_guess_runs_nothing(tmp_path):
 def test_real_targets_and_the_files_make_reads_are_untouched():
     assert make("dcp-figure-3").stdout.splitlines()[-1].endswith("rbmlab experiment dcp/figure-3 scale=reduced")
     assert [ln.split("rbmlab ", 1)[1] for ln in make("pmp-sec-5-1").stdout.splitlines() if "rbmlab experiment" in ln] \
-        == [f"experiment pmp/{a} scale=reduced" for a in ("sec-5-1-theta", "sec-5-1-kl-model", "sec-5-1-kl-samples")]
+        == [f"experiment pmp/{a} scale=reduced" for a in ("sec-5-1-theta", "sec-5-1-kl-model", "sec-5-1-kl-samples",
+                                                                        "sec-5-1-bethe")]
     for goal in ("Makefile", "pyproject.toml", "help", "clean"):
         assert make(goal).returncode == 0, goal
 

@@ -66,7 +66,7 @@ class IsingSamplesOptions:
                               "pm1 (x in {-1,+1})", choices=("01", "pm1"))
     model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0,
                              label="ground-truth model seed")
-    sample_seed: int = option(0, "seed of the sampler", lo=0)
+    sample_seed: int = option(0, "seed of the sampler", lo=0, label="seed of the data's sampler")
     n_train: int = option(2000, "training samples", lo=1, hi=EXAMPLES, label="training examples")
     n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1, hi=EXAMPLES)
     sampler: str = option("exact", "exact (inverse CDF over all states, n <= 20) | gibbs",
