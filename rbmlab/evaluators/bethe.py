@@ -6,8 +6,8 @@ Loopy sum-product BP (rbmlab.inference.bethe) from random messages N(0, ``init_s
 ``tol`` or ``max_iter``; per split ``<split>_bethe_mean_gap`` = max_i |E_b[x_i] − mean x_i| and
 ``<split>_bethe_pair_gap`` = max_{i≠j} |E_b[x_i x_j] − mean x_i x_j| over the split's examples (a
 dense Ising model's every pair is an edge of BP's graph, as learner=bethe fits it), and
-``bethe_converged`` (1 when BP met its tolerance). Both gaps are 0 exactly when the beliefs are the split's marginals; a
-split's own sampling error sets the floor (≈ 1/√N)."""
+``bethe_converged`` (1 when BP met its tolerance). Both gaps are 0 exactly when the beliefs are
+the split's marginals; a split's own sampling error sets the floor (≈ 1/√N)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +17,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
-from rbmlab.inference.bethe import bethe_beliefs
+from rbmlab.inference.bethe import bethe_beliefs, random_messages
 from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import PairwiseCouplings
 from rbmlab.validation import option
@@ -53,11 +53,11 @@ class BetheEvaluator(Evaluator):
                           label="BP converged", description="1 when BP met its tolerance"))
 
     def evaluate(self, model, splits, context):
-        c, xp = self.config, model.xp
-        start = (c.init_std * xp.asarray(context.rng.standard_normal(model.J.shape), dtype=model.J.dtype)
-                 if c.init_std else None)
-        b = bethe_beliefs(model, start, max_iter=c.max_iter, tol=c.tol, damping=c.damping)
-        mean, pair = np.asarray(to_numpy(b.mean), dtype=np.float64), np.asarray(to_numpy(b.pair), dtype=np.float64)
+        c = self.config
+        b = bethe_beliefs(model, random_messages(model, context.rng, c.init_std), max_iter=c.max_iter,
+                          tol=c.tol, damping=c.damping)
+        mean = np.asarray(to_numpy(b.mean), dtype=np.float64)
+        pair = np.asarray(to_numpy(b.pair), dtype=np.float64)
         pairs = ~np.eye(mean.shape[-1], dtype=bool)
         metrics = {"bethe_converged": float(b.converged)}
         for name, batch in splits.items():

@@ -41,14 +41,12 @@ from rbmlab.validation import invalid, option
 
 
 @dataclass
-class RecognisedConfig(SamplingConfig):
-    name: str = option("recognised", "evaluator")
-    confidence: float = option(0.9, "a draw is recognised when its top class probability is at "
-                                    "least this", lo=0.0, hi=1.0, open_lo=True)
-    quantile: float = option(0.95, "and when its distance to the nearest training image is at most "
-                                   "this quantile of the split's examples' distances", lo=0.0, hi=1.0)
-    C: float = option(1.0, "inverse L2 strength of the pixel classifier", lo=0.0, open_lo=True)
-    max_iter: int = option(1000, "lbfgs iterations of the classifier's fit", lo=1, hi=EVALUATION_STEPS)
+class NearDataConfig(SamplingConfig):
+    """The options of an evaluator that holds draws to the data's own nearest-image distances
+    (recognised, variety): ``quantile`` of the held-out split's distances sets the radius."""
+    quantile: float = option(0.95, "a draw is near the data when its distance to the nearest "
+                                   "training image is at most this quantile of the split's "
+                                   "examples' distances", lo=0.0, hi=1.0)
 
     def check(self) -> None:
         super().check()
@@ -57,12 +55,28 @@ class RecognisedConfig(SamplingConfig):
                                     "training image is at distance 0 from itself")
 
 
+@dataclass
+class RecognisedConfig(NearDataConfig):
+    name: str = option("recognised", "evaluator")
+    confidence: float = option(0.9, "a draw is recognised when its top class probability is at "
+                                    "least this", lo=0.0, hi=1.0, open_lo=True)
+    C: float = option(1.0, "inverse L2 strength of the pixel classifier", lo=0.0, open_lo=True)
+    max_iter: int = option(1000, "lbfgs iterations of the classifier's fit", lo=1, hi=EVALUATION_STEPS)
+
+
 def nearest_distances(x: np.ndarray, reference: np.ndarray, block: int = 1024) -> np.ndarray:
     """Hamming distance of each {0, 1} row of ``x`` to its nearest row of ``reference`` (one
     matmul per block of rows; exact in float32 below 2**24 pixels)."""
     ref = reference.astype(np.float32)
     return np.concatenate([np.rint(squared_distances(x[i:i + block].astype(np.float32), ref).min(axis=1))
                            for i in range(0, x.shape[0], block)] or [np.zeros(0)])
+
+
+def near_data(examples: np.ndarray, drawn: np.ndarray, train: np.ndarray, quantile: float):
+    """(radius, the examples' and the draws' nearest-training-image distances): the radius is the
+    ``quantile`` of the held-out examples' own distances."""
+    d_examples = nearest_distances(examples, train)
+    return float(np.quantile(d_examples, quantile)), d_examples, nearest_distances(drawn, train)
 
 
 def class_probabilities(fit, x: np.ndarray) -> np.ndarray:
@@ -126,9 +140,8 @@ class Recognised(SamplingEvaluator):
                 raise RbmlabError(f"evaluator=recognised: the {name} split is empty (its examples set "
                                   "the distance a draw must be within)")
             drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
-            d_examples = nearest_distances(examples, train)
-            radius = float(np.quantile(d_examples, cfg.quantile))
-            p_drawn, d_drawn = class_probabilities(fit, drawn), nearest_distances(drawn, train)
+            radius, d_examples, d_drawn = near_data(examples, drawn, train, cfg.quantile)
+            p_drawn = class_probabilities(fit, drawn)
             kept = recognised(p_drawn, d_drawn, cfg.confidence, radius)
             metrics[f"{name}_recognised"] = percent(kept)
             metrics[f"{name}_near"] = percent(d_drawn <= radius)

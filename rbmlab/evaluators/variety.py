@@ -23,23 +23,14 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import MetricSpec
-from rbmlab.evaluators.recognised import nearest_distances, percent
-from rbmlab.evaluators.sampling import SamplingConfig, SamplingEvaluator, as_binary
-from rbmlab.validation import invalid, option
+from rbmlab.evaluators.recognised import NearDataConfig, near_data, percent
+from rbmlab.evaluators.sampling import SamplingEvaluator, as_binary
+from rbmlab.validation import option
 
 
 @dataclass
-class VarietyConfig(SamplingConfig):
+class VarietyConfig(NearDataConfig):
     name: str = option("variety", "evaluator")
-    quantile: float = option(0.95, "a draw is near the data when its distance to the nearest "
-                                   "training image is at most this quantile of the split's "
-                                   "examples' distances", lo=0.0, hi=1.0)
-
-    def check(self) -> None:
-        super().check()
-        if "train" in self.splits:
-            raise invalid("splits", "the yardstick needs held-out examples (valid or test): a "
-                                    "training image is at distance 0 from itself")
 
 
 def pair_distance_sum(x: np.ndarray) -> tuple[float, int]:
@@ -92,8 +83,7 @@ class Variety(SamplingEvaluator):
                 raise RbmlabError(f"evaluator=variety: the {name} split's examples are all one image; "
                                   "their spread, the yardstick, is 0")
             drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
-            radius = float(np.quantile(nearest_distances(examples, train), cfg.quantile))
-            d_drawn = nearest_distances(drawn, train)
+            radius, _, d_drawn = near_data(examples, drawn, train, cfg.quantile)
             metrics[f"{name}_spread"] = mean_pair_distance(drawn) / mean_pair_distance(examples)
             metrics[f"{name}_near"] = percent(d_drawn <= radius)
             metrics[f"{name}_distinct"] = distinct_share(drawn)

@@ -68,6 +68,14 @@ def spin_moments(J, h, u):
     return xp.tanh(H), pair
 
 
+def random_messages(model, rng, std: float):
+    """Starting messages N(0, ``std``²) in the model's shape, device and dtype (None for std 0: all
+    zero), for the learner's and the evaluator's BP."""
+    if not std:
+        return None
+    return std * model.xp.asarray(rng.standard_normal(model.J.shape), dtype=model.J.dtype)
+
+
 def bethe_beliefs(model, messages=None, *, max_iter: int, tol: float, damping: float) -> BetheBeliefs:
     """Loopy BP on an Ising ``model`` (either spin convention) from ``messages`` (±1 form; None:
     all zero, where a field-free model stays on its symmetric fixed point) and its beliefs' moments

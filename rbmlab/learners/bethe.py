@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference.bethe import bethe_beliefs
+from rbmlab.inference.bethe import bethe_beliefs, random_messages
 from rbmlab.learners.base import Learner, LearnerConfig, difference
 from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.base import GradientStatistics, PairwiseCouplings
@@ -40,9 +40,8 @@ class Bethe(Learner):
 
     def step(self, model, state, batch, rng):
         c, xp = self.config, model.xp
-        start = (c.init_std * xp.asarray(rng.standard_normal(model.J.shape), dtype=model.J.dtype)
-                 if c.init_std else None)
-        b = bethe_beliefs(model, start, max_iter=c.max_iter, tol=c.tol, damping=c.damping)
+        b = bethe_beliefs(model, random_messages(model, rng, c.init_std), max_iter=c.max_iter, tol=c.tol,
+                          damping=c.damping)
         grad = difference(model.statistics(batch.inputs), model.moment_statistics(b.pair, b.mean))
         model, state = self.update(model, grad, state)
         return model, {**state, "bethe_converged": xp.asarray(float(b.converged)),
