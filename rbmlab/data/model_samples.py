@@ -32,7 +32,7 @@ from rbmlab.limits import (ARRAY_ELEMENTS, CHAINS, ENUMERATION_UNITS, EVALUATION
                            EXAMPLES, exceeds)
 from rbmlab.validation import invalid, option
 
-STRUCTURES = ("lattice", "dense", "erdos_renyi")
+STRUCTURES = ("lattice", "chain", "dense", "erdos_renyi")
 WEIGHTS = ("normal", "uniform", "constant")
 EXACT_SAMPLING_MAX = EXACT_SAMPLING_UNITS   # rbmlab.limits
 EXACT_LOG_Z_MAX = ENUMERATION_UNITS
@@ -43,16 +43,18 @@ CACHED_LOG_Z_FROM = 20   # enumerating more variables than this takes ~0.1 s and
 class IsingSamplesOptions:
     """Options of dataset ``ising_samples``."""
 
-    structure: str = option("lattice", "ground-truth graph: lattice (side x side) | dense | "
-                                       "erdos_renyi", choices=STRUCTURES)
+    structure: str = option("lattice", "ground-truth graph: lattice (side x side) | chain (n "
+                                       "variables in a row, open ends) | dense | erdos_renyi",
+                            choices=STRUCTURES)
     side: int = option(4, "structure=lattice: grid side (side^2 variables)", lo=2, hi=64,
                        label="lattice side")
     periodic: bool = option(True, "structure=lattice: cyclic boundary (4 neighbours per site)")
-    n: int = option(10, "structure=dense|erdos_renyi: number of variables", lo=2, hi=4096,
+    n: int = option(10, "structure=chain|dense|erdos_renyi: number of variables", lo=2, hi=4096,
                     label="variables (n)")
-    coupling: float = option(0.3, "lattice: J_ij on every edge; dense|erdos_renyi: std of "
-                                  "J_ij ~ N(0, coupling^2) on each (present) pair")
-    field: float = option(0.0, "lattice: h_i on every site; dense|erdos_renyi: std of "
+    coupling: float = option(0.3, "lattice|chain: J_ij on every edge; dense|erdos_renyi: std of "
+                                  "J_ij ~ N(0, coupling^2) on each (present) pair",
+                             label="coupling J")
+    field: float = option(0.0, "lattice|chain: h_i on every site; dense|erdos_renyi: std of "
                                "h_i ~ N(0, field^2)")
     density: float = option(0.1, "structure=erdos_renyi: probability p of each edge", lo=0.0, hi=1.0)
     fields: str = option("random", "dense (weights=normal) | erdos_renyi: random (h_i ~ N(0, field^2)) "
@@ -100,10 +102,10 @@ class IsingSamplesOptions:
         if self.weights != "normal" and self.structure != "dense":
             raise invalid("weights", f"{self.weights} is for structure=dense; {self.structure} draws "
                                      "normal weights (weights=normal)")
-        if self.fields != "random" and (self.structure == "lattice" or self.weights != "normal"):
+        if self.fields != "random" and (self.structure in ("lattice", "chain") or self.weights != "normal"):
             raise invalid("fields", "constant is for structure=erdos_renyi or dense with weights=normal; "
                                     "the others set their own fields")
-        signed = self.structure == "lattice" or self.weights == "constant"   # values, not stds
+        signed = self.structure in ("lattice", "chain") or self.weights == "constant"   # values, not stds
         if self.coupling < 0 and not signed:
             raise invalid("coupling", f"is a standard deviation for structure={self.structure}; "
                                       f"must be >= 0, got {self.coupling}")
@@ -121,6 +123,8 @@ def ising_ground_truth(opts: IsingSamplesOptions):
     if opts.structure == "lattice":
         return ising.lattice_2d(opts.side, coupling=opts.coupling, field=opts.field,
                                 periodic=opts.periodic, **kw)
+    if opts.structure == "chain":
+        return ising.chain(opts.n, coupling=opts.coupling, field=opts.field, **kw)
     if opts.structure == "dense" and opts.weights == "constant":
         return ising.constant_dense(opts.n, coupling=opts.coupling, field=opts.field, **kw)
     if opts.structure == "dense" and opts.weights == "uniform":
@@ -214,6 +218,8 @@ def _rule(opts: IsingSamplesOptions, n: int) -> str:
     if opts.structure == "lattice":
         graph = (f"{opts.side}x{opts.side} {'periodic' if opts.periodic else 'open'} lattice, "
                  f"J = {opts.coupling} on every edge, h = {opts.field} on every site")
+    elif opts.structure == "chain":
+        graph = f"open chain of {n} variables, J = {opts.coupling} on every edge, h = {opts.field} on every site"
     elif opts.structure == "dense" and opts.weights == "constant":
         graph = f"fully connected, {n} variables, J_ij = {opts.coupling} for i<j, h_i = {opts.field}"
     elif opts.structure == "dense" and opts.weights == "uniform":

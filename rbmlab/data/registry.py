@@ -89,7 +89,7 @@ SPECS: dict[str, DatasetSpec] = {
             synthetic.ShiftingBarOptions,
             synthetic.load_shifting_bar,
         ),
-        DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, dense or Erdos-Renyi), exact or Gibbs",
+        DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, chain, dense or Erdos-Renyi), exact or Gibbs",
                     model_samples.IsingSamplesOptions, model_samples.load_ising_samples,
                     truth=model_samples.ising_ground_truth, value_options=("spins",)),
         DatasetSpec("potts_samples", "Categorical samples (codes 0..q-1) of a ground-truth Potts-visible RBM, exact",

@@ -15,6 +15,7 @@ EVALUATORS = Registry("evaluator", {
     "variety": "rbmlab.evaluators.variety:Variety",
     "pmap_log_z": "rbmlab.evaluators.pmap_log_z:PerturbMAPLogZ",
     "kl": "rbmlab.evaluators.kl:KL",
+    "map_time": "rbmlab.evaluators.map_time:MapTime",
     "bethe": "rbmlab.evaluators.bethe:BetheEvaluator",
     "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",
     "tap": "rbmlab.evaluators.tap:TapEvaluator",

@@ -447,6 +447,16 @@ def lattice_2d(side: int, *, coupling: float, field: float = 0.0, periodic: bool
     return Ising(xp.asarray(J, dtype=dtype), xp.full(n, field, dtype=dtype), spins)
 
 
+def chain(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
+          dtype="float32") -> Ising:
+    """An open chain x_1 - x_2 - ... - x_n: J_{i,i+1} = ``coupling`` on its n - 1 edges, h = ``field``
+    (pmp Sec. 3's "simple chain EBM")."""
+    i = np.arange(n - 1)
+    J = np.zeros((n, n))
+    J[i, i + 1] = J[i + 1, i] = coupling
+    return Ising(xp.asarray(J, dtype=dtype), xp.full(n, field, dtype=dtype), spins)
+
+
 def erdos_renyi(n: int, p: float, *, rng, coupling_std: float, field_std: float = 0.0,
                 spins: str = "01", xp=np, dtype="float32") -> Ising:
     """Random graph G(n, p): each pair i < j is an edge with probability p, with
