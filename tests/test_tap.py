@@ -362,3 +362,50 @@ def test_combination_rules_agree_on_one_solution_and_differ_by_log_k_on_k_equal_
     assert tap.combine_log_z([1.0, 3.0], "uniform") == -2.0
     with pytest.raises(ValueError, match="rule must be one of uniform, logsumexp"):
         tap.combine_log_z([1.0], "mean")
+
+
+def test_naive_mean_field_solutions_are_the_first_order_fixed_points():
+    """order=1: a_h = σ(b_h + a_v W), a_v = σ(b_v + W a_h) (no Onsager term), and the free energy
+    the first-order one, −F = H(a_v) + H(a_h) + a_v·b_v + a_h·b_h + a_vᵀ W a_h (Welling and Hinton
+    2002's; the tap paper's Sec. IV starting point)."""
+    rbm = small_rbm(9, 0.3)
+    visible, hidden = rbm.tap_layers()
+    s = solve(rbm, data(9, 6, 10), order=1)
+    assert s.order == 1 and s.converged.all()
+    sigmoid = lambda z: 1.0 / (1.0 + np.exp(-z))   # noqa: E731
+    np.testing.assert_allclose(s.a_h, sigmoid(rbm.b_h + s.a_v @ rbm.W), rtol=1e-10)
+    np.testing.assert_allclose(s.a_v, sigmoid(rbm.b_v + s.a_h @ rbm.W.T), rtol=1e-10)
+    entropy = lambda m: -(m * np.log(m) + (1 - m) * np.log1p(-m)).sum(-1)   # noqa: E731
+    neg_f = (entropy(s.a_v) + entropy(s.a_h) + s.a_v @ rbm.b_v + s.a_h @ rbm.b_h
+             + np.einsum("ki,ij,kj->k", s.a_v, rbm.W, s.a_h))
+    np.testing.assert_allclose(-tap.free_energy(rbm.W, visible, hidden, s), neg_f, rtol=1e-12)
+    second = solve(rbm, data(9, 6, 10))
+    assert np.abs(second.a_h - s.a_h).max() > 1e-4       # the Onsager term moves the fixed point
+
+
+def test_naive_mean_field_gradient_matches_finite_differences_of_its_free_energy():
+    rbm, x = small_rbm(4, 0.3), data(4, 1, 10)
+    visible, hidden = rbm.tap_layers()
+    grad = tap.gradient(rbm.W, visible, hidden, x, solve(rbm, x, order=1))
+    (a_x, _), _ = tap.clamped_hidden(rbm.W, hidden, x)
+    model_term = {"W": x.T @ a_x - grad["W"], "b_v": x.mean(0) - grad["b_v"], "b_h": a_x.mean(0) - grad["b_h"]}
+    eps = 1e-6
+    for name, index in (("W", (2, 3)), ("W", (7, 0)), ("b_v", (4,)), ("b_h", (5,))):
+        values = []
+        for sign in (1, -1):
+            p = getattr(rbm, name).copy()
+            p[index] += sign * eps
+            values.append(tap_log_z(rbm.replace(**{name: p}), x, order=1))
+        assert model_term[name][index] == pytest.approx((values[0] - values[1]) / (2 * eps), abs=1e-7), name
+
+
+def test_naive_mean_field_is_a_learner_option_and_costs_half_a_tap_iteration():
+    from rbmlab.inference.solvers import SOLVERS
+    from rbmlab.learners import LEARNERS
+
+    learner = LEARNERS.build(LEARNERS.parse({"name": "tap", "inference": "nmf"}))
+    assert learner.solver.config.name == "nmf"
+    assert SOLVERS.get("nmf").cost(10, 8, 5, 7, True) == 10 * 8 * (2 * 7 + 5)
+    assert SOLVERS.get("tap").cost(10, 8, 5, 7, True) == 10 * 8 * (4 * 7 + 5)
+    with pytest.raises(ValueError, match="order"):
+        solve(small_rbm(1, 0.1), data(1, 2, 10), order=3)

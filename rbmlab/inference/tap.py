@@ -34,6 +34,9 @@ from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer, clamped_log_density  # noqa: F401 - the TAP maths' layer, read here by its callers
 
 
+ORDERS = (1, 2)   # Plefka's expansion kept to first order (naive mean field) or second (TAP)
+
+
 @dataclass(frozen=True)
 class Solution:
     """TAP fixed points (..., K, n) per layer, with the iterations run and per-chain convergence."""
@@ -45,6 +48,7 @@ class Solution:
     iterations: int
     converged: Any   # (..., K) bool
     chain_iterations: int | None = None   # Σ over iterations of the chains iterated (per model)
+    order: int = 2          # 2: TAP (Plefka to second order); 1: naive mean field, no Onsager term
 
 
 def clamped_hidden(W, hidden: Layer, x):
@@ -54,11 +58,14 @@ def clamped_hidden(W, hidden: Layer, x):
 
 
 def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float = 0.5,
-          tol: float = 1e-8, max_iter: int = 1000, start: Solution | None = None) -> Solution:
+          tol: float = 1e-8, max_iter: int = 1000, start: Solution | None = None,
+          order: int = 2) -> Solution:
     """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
     ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
     ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``
-    (:func:`solve_stack` on the two layers)."""
+    (:func:`solve_stack` on the two layers). ``order=1``: the naive mean-field fixed points
+    instead (Plefka's expansion to first order: A = 0, B = a W; the tap paper's Sec. IV
+    baseline), the same iteration without the Onsager term."""
     xp = namespace(W)
     if start is not None:   # copies: the iteration works in place
         a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
@@ -69,19 +76,22 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
                                                                 dtype=W.dtype)
         (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
     (a_v, a_h), (c_v, c_h), it, converged, chain_iterations = solve_stack(
-        [W], [visible, hidden], [a_v, a_h], [c_v, c_h], damping=damping, tol=tol, max_iter=max_iter)
-    return Solution(a_v, c_v, a_h, c_h, it, converged, chain_iterations)
+        [W], [visible, hidden], [a_v, a_h], [c_v, c_h], damping=damping, tol=tol, max_iter=max_iter,
+        order=order)
+    return Solution(a_v, c_v, a_h, c_h, it, converged, chain_iterations, order)
 
 
-def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool) -> float:
+def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool,
+               order: int = 2) -> float:
     """Multiply-adds of :func:`solve` for ``rows`` chains that ran ``chain_iterations`` chain
     iterations in all (Solution.chain_iterations): a_v W, c_v W², a_h Wᵀ, c_h W²ᵀ per chain
-    iteration, and the start's xW when started from visible states (``from_states``)."""
-    return float(n_v * n_h * (4 * chain_iterations + (rows if from_states else 0)))
+    iteration (order 1: a_v W and a_h Wᵀ only), and the start's xW when started from visible
+    states (``from_states``)."""
+    return float(n_v * n_h * (2 * order * chain_iterations + (rows if from_states else 0)))
 
 
 def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: float, tol: float,
-                max_iter: int):
+                max_iter: int, order: int = 2):
     """Damped Alg. 1 on a stack of layers 0 … L, layer l coupled to layer l − 1 by W_l (n_{l−1},
     n_l) = ``couplings[l − 1]`` only (an RBM: two layers; a DBM: Eq. 125's block-tridiagonal
     coupling), from the moments ``a``, ``c`` (lists of (..., K, n_l), updated in place):
@@ -93,9 +103,12 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
     Each chain stops once its mean-square change is below ``tol``; a single model's converged
     chains are set aside (once a quarter of those still iterated have converged) and the others
     go on in a smaller batch. Returns (a, c, iterations, converged (..., K), chain iterations:
-    Σ over iterations of the chains iterated, per model)."""
+    Σ over iterations of the chains iterated, per model). ``order=1``: A_l = 0 (naive mean
+    field: no W² products, no Onsager term)."""
+    if order not in ORDERS:
+        raise ValueError(f"tap: order must be one of {ORDERS}, got {order!r}")
     xp = namespace(a[0])
-    squares, n = [W * W for W in couplings], len(layers)
+    squares, n = ([W * W for W in couplings] if order == 2 else None), len(layers)
     units = sum(t.shape[-1] for t in a)
     full = part = [*a, *c]
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
@@ -128,19 +141,21 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
 
 def layer_products(couplings, squares, a, c, l: int):
     """(Σ_k a_k W, Σ_k c_k W²) over layer l's neighbours k, each product oriented towards layer l
-    (None, None for a lone layer)."""
+    (None, None for a lone layer; the second a zero array when ``squares`` is None: order 1)."""
     terms = []
     if l > 0:
-        terms.append((a[l - 1] @ couplings[l - 1], c[l - 1] @ squares[l - 1]))
+        terms.append((a[l - 1] @ couplings[l - 1], None if squares is None else c[l - 1] @ squares[l - 1]))
     if l + 1 < len(a):
-        terms.append((a[l + 1] @ couplings[l].swapaxes(-1, -2), c[l + 1] @ squares[l].swapaxes(-1, -2)))
+        terms.append((a[l + 1] @ couplings[l].swapaxes(-1, -2),
+                      None if squares is None else c[l + 1] @ squares[l].swapaxes(-1, -2)))
     if not terms:
         return None, None
     P, Q = terms[0]
     for p, q in terms[1:]:
         P += p
-        Q += q
-    return P, Q
+        if q is not None:
+            Q += q
+    return P, (0.0 * P if Q is None else Q)
 
 
 def layer_fields(couplings, squares, a, c, l: int):
@@ -183,14 +198,15 @@ def _damped_(new, a, c, damping: float):
 
 
 def free_energy(W, visible: Layer, hidden: Layer, s: Solution):
-    """F per solution (..., K), float64 (Eq. 36); −F estimates ln Z of the unnormalised model."""
+    """F per solution (..., K), float64 (Eq. 36); −F estimates ln Z of the unnormalised model.
+    A naive mean-field solution (order 1) has the first-order F: Eq. 36 without its W² terms."""
     xp = namespace(W)
     f64 = xp.float64
     W, a_v, c_v, a_h, c_h = (t.astype(f64) for t in (W, s.a_v, s.c_v, s.a_h, s.c_h))
     visible, hidden = (Layer(layer.prior, layer.field.astype(f64),
                              None if layer.theta is None else layer.theta.astype(f64))
                        for layer in (visible, hidden))
-    W2 = W * W
+    W2 = W * W if s.order == 2 else 0.0 * W
     A_h = -(c_v @ W2)
     B_h = A_h * a_h + a_v @ W
     A_v = -(c_h @ W2.swapaxes(-1, -2))
@@ -285,15 +301,18 @@ def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e
 
 def gradient(W, visible: Layer, hidden: Layer, x, s: Solution) -> dict[str, Any]:
     """Eqs. 40–42: data statistics of x (M rows) minus the TAP solutions' (K rows), by name:
-    ``W``, ``b_v``, ``b_h`` (the fields) and ``v_theta`` / ``h_theta`` for prior parameters."""
+    ``W``, ``b_v``, ``b_h`` (the fields) and ``v_theta`` / ``h_theta`` for prior parameters; at
+    naive mean-field solutions (order 1), the derivatives of the first-order free energy."""
     xp = namespace(W)
     m, k = x.shape[-2], s.a_v.shape[-2]
     (a_x, _), product = clamped_hidden(W, hidden, x)
     t = lambda y: y.swapaxes(-1, -2)   # noqa: E731
-    grad = {"W": t(x) @ (a_x / m) - t(s.a_v) @ (s.a_h / k) - W * (t(s.c_v) @ (s.c_h / k)),
+    grad = {"W": t(x) @ (a_x / m) - t(s.a_v) @ (s.a_h / k),
             "b_v": x.mean(axis=-2) - s.a_v.mean(axis=-2),
             "b_h": a_x.mean(axis=-2) - s.a_h.mean(axis=-2)}
-    W2 = W * W
+    if s.order == 2:
+        grad["W"] -= W * (t(s.c_v) @ (s.c_h / k))
+    W2 = W * W if s.order == 2 else 0.0 * W
     if visible.theta is not None:
         A_v = -(s.c_h @ t(W2))
         B_v = A_v * s.a_v + s.a_h @ t(W)

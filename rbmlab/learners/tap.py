@@ -55,7 +55,8 @@ class TapLearnerConfig(TapIterationConfig):
     persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
                                      "restarting them at the data")
     inference: str = option("tap", "the negative phase's fixed points: a TapForm solver "
-                                   "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; "
+                                   "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; binary units) | "
+                                   "nmf (naive mean field: Alg. 1 without the Onsager term; "
                                    "binary units)", parse=_tap_solver, label="negative-phase solver")
     lr_decay: float = option(1.0, "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 "
                                   "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True,

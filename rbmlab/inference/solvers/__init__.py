@@ -12,6 +12,7 @@ SOLVERS = Registry("solver", {
     "unary": "rbmlab.inference.solvers.unary:Unary",
     "tap": "rbmlab.inference.solvers.tap:Tap",
     "adatap": "rbmlab.inference.solvers.tap:AdaTap",
+    "nmf": "rbmlab.inference.solvers.tap:NaiveMeanField",
     "max_product": "rbmlab.inference.solvers.max_product:MaxProduct",
     "mplp": "rbmlab.inference.solvers.mplp:MPLP",
     "lp": "rbmlab.inference.solvers.lp:LP",

@@ -1,5 +1,7 @@
-"""TAP fixed points (tap paper Alg. 1, rbmlab.inference.tap) and adaTAP's by VAMP (Alg. 3,
-rbmlab.inference.adatap) on a TapForm model: two layers of units with priors coupled by W.
+"""TAP fixed points (tap paper Alg. 1, rbmlab.inference.tap), adaTAP's by VAMP (Alg. 3,
+rbmlab.inference.adatap) and naive mean field's (Alg. 1 without the Onsager term: Plefka's
+expansion to first order, the tap paper's Sec. IV) on a TapForm model: two layers of units with
+priors coupled by W.
 
 The evidence is the visible magnetisations a^v each solution starts from (K, n_v), e.g. the
 mini-batch in TAP learning (Eqs. 37–38); ``init``, an earlier result, continues its solutions
@@ -10,6 +12,7 @@ tap.free_energy read. No log Z per instance: TAP's log Z combines the distinct s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import adatap, tap
@@ -59,3 +62,18 @@ class AdaTap(Tap):
         if {model.visible, model.hidden} != {"bernoulli"}:
             raise RbmlabError(f"{key}: adatap is written for Bernoulli units on both layers; this model "
                               f"has visible={model.visible}, hidden={model.hidden}")
+
+
+@dataclass
+class NaiveMeanFieldConfig(TapConfig):
+    name: str = option("nmf", "solver")
+
+
+class NaiveMeanField(Tap):
+    """``solver=nmf``: the TAP iteration at first order (A = 0), whose solutions carry order 1 so
+    that tap.free_energy and tap.gradient use the first-order free energy (learner.inference=nmf:
+    the deterministic learning the tap paper improves on)."""
+
+    config_class = NaiveMeanFieldConfig
+    method = staticmethod(partial(tap.solve, order=1))
+    cost = staticmethod(partial(tap.solve_cost, order=1))
