@@ -56,7 +56,7 @@ class PixelErrorConfig(EvaluatorConfig):
     max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1,
                           hi=EVALUATION_STEPS)
     matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one",
-                           neutral=False)
+                           neutral=False, label="test budget matched to learning")
     tol: float = option(1e-3, "converged: no message (BP) or mean (MF) moved by more", lo=0)
     chunk: int = option(100, "instances per inference call", lo=1, hi=CHAINS)
 

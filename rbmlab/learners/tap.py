@@ -53,7 +53,7 @@ def _tap_solver(value, key: str) -> str:
 class TapLearnerConfig(TapIterationConfig):
     name: str = option("tap", "learner", label="learner")
     persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
-                                     "restarting them at the data")
+                                     "restarting them at the data", label="persistent TAP solutions")
     inference: str = option("tap", "the negative phase's fixed points: a TapForm solver "
                                    "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; binary units) | "
                                    "nmf (naive mean field: Alg. 1 without the Onsager term; "
