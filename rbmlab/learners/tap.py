@@ -56,8 +56,8 @@ class TapLearnerConfig(TapIterationConfig):
                                      "restarting them at the data", label="persistent TAP solutions")
     inference: str = option("tap", "the negative phase's fixed points: a TapForm solver "
                                    "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; binary units) | "
-                                   "nmf (naive mean field: Alg. 1 without the Onsager term; "
-                                   "binary units)", parse=_tap_solver, label="negative-phase solver")
+                                   "nmf (naive mean field: Alg. 1 without the Onsager term)",
+                             parse=_tap_solver, label="negative-phase solver")
     lr_decay: float = option(1.0, "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 "
                                   "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True,
                              label="learning-rate decay")
