@@ -213,6 +213,24 @@ def test_conditional_learners_count_epochs_and_the_converged_share_per_epoch():
     assert learner.diagnostics(state) == {"inference_converged": 0.0}
 
 
+def test_the_inference_schedule_grows_by_per_epoch_each_epoch_and_per_epoch_0_holds_it_fixed():
+    """T = base_iterations + per_epoch × epoch: the paper's 7 + epoch at per_epoch = 1, a fixed T
+    at 0 (a control), 5 + 3 × epoch at 3; the test-time budget is the T the last epoch used."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    x = np.zeros((4, N_X))
+    for options, trained_with in [({}, [8, 9, 10]), ({"per_epoch": 0}, [7, 7, 7]),
+                                  ({"base_iterations": 5, "per_epoch": 3}, [8, 11, 14])]:
+        learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "batch_size": 2, **options}))
+        state = learner.init_state(random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((4, N_X))), None)
+        seen = []
+        for _ in range(3):                      # three epochs of two batches
+            seen.append(learner.iterations(state))
+            state = learner.advance(learner.advance(state, np.ones(2, bool)), np.ones(2, bool))
+            assert learner.inference_iterations(state) == seen[-1]
+        assert seen == trained_with, options
+
+
 def test_an_mle_bp_run_killed_mid_training_resumes_to_identical_metrics(tmp_path):
     """The epoch counter and the converged tallies live in the checkpointed learner state."""
     import json

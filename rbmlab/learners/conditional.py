@@ -24,11 +24,13 @@ from rbmlab.validation import option
 @dataclass
 class ScheduledInferenceConfig(LearnerConfig):
     """A learner whose model term comes from BP or mean field run to a tolerance on a budget of
-    T = base_iterations + epoch iterations (crbm_bp Sec. 6; using it for mean field and every BP
-    learner is our reading)."""
+    T = base_iterations + per_epoch × epoch iterations (crbm_bp Sec. 6's T = 7 + epoch; using it for
+    mean field and every BP learner is our reading; per_epoch = 0 holds T fixed, a control)."""
 
-    base_iterations: int = option(7, "inference runs base_iterations + epoch iterations (the paper: 7)", lo=0,
-                                 hi=UPDATE_STEPS, label="base inference iterations")
+    base_iterations: int = option(7, "inference runs base_iterations + per_epoch × epoch iterations (the paper: 7)",
+                                  lo=0, hi=UPDATE_STEPS, label="base inference iterations")
+    per_epoch: int = option(1, "inference iterations added each epoch (the paper: 1; 0 holds T at base_iterations)",
+                            lo=0, hi=UPDATE_STEPS, label="inference iterations added per epoch")
     tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0,
                         label="inference tolerance")
 
@@ -57,14 +59,20 @@ class ConditionalLearner(Learner):
         return int(state["steps"]) // int(state["batches_per_epoch"]) + 1
 
     def iterations(self, state) -> int:
-        """T = base_iterations + epoch (a ScheduledInferenceConfig learner)."""
-        return self.config.base_iterations + self.epoch(state)
+        """T = base_iterations + per_epoch × epoch (a ScheduledInferenceConfig learner)."""
+        return self.config.base_iterations + self.config.per_epoch * self.epoch(state)
 
     def check_schedule(self, epochs: int) -> None:
-        if isinstance(self.config, ScheduledInferenceConfig):
-            last = self.config.base_iterations + epochs   # T at the last epoch
-            if problem := exceeds(UPDATE_STEPS, last, "base_iterations + train.epochs (T of the last epoch)"):
+        cfg = self.config
+        if isinstance(cfg, ScheduledInferenceConfig):
+            last = cfg.base_iterations + cfg.per_epoch * epochs   # T at the last epoch
+            what = ("base_iterations + train.epochs (T of the last epoch)" if cfg.per_epoch == 1 else
+                    "base_iterations + per_epoch × train.epochs (T of the last epoch)")
+            if problem := exceeds(UPDATE_STEPS, last, what):
                 raise RbmlabError(f"learner.base_iterations: {problem}")
+            if cfg.base_iterations + cfg.per_epoch < 1:
+                raise RbmlabError("learner.base_iterations: 0 with learner.per_epoch=0 leaves inference no "
+                                  "iterations; must be >= 1 when T is held fixed")
 
     def inference_iterations(self, state) -> int | None:
         """The T of the last epoch trained (base_iterations before the first): the paper's
@@ -72,7 +80,7 @@ class ConditionalLearner(Learner):
         schedule."""
         if not isinstance(self.config, ScheduledInferenceConfig):
             return None
-        return max(1, self.config.base_iterations + self.epoch(state) - 1)
+        return max(1, self.config.base_iterations + self.config.per_epoch * (self.epoch(state) - 1))
 
     @staticmethod
     def data_statistics(model, batch, b2):
