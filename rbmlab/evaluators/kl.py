@@ -53,12 +53,15 @@ def state_index(units, x):
     return bits @ (1 << np.arange(bits.shape[-1], dtype=np.int64))
 
 
+def all_visible_states(model):
+    """(2ⁿ, n) float64 visible states in the model's unit values, index order (units.states_of)."""
+    return model.visible_units.states(model.xp, model.n_visible, 0, 2 ** model.n_visible, model.xp.float64)
+
+
 def all_log_probabilities(model) -> np.ndarray:
     """(2ⁿ,) float64 log p(x) of every visible state in index order (units.states_of), latent
     units summed out: log p̃(x) − log Z, log Z = logsumexp of the same list (one enumeration)."""
-    xp = model.xp
-    states = model.visible_units.states(xp, model.n_visible, 0, 2 ** model.n_visible, xp.float64)
-    log_p = to_numpy(model.astype(xp.float64).log_unnormalized(states)).astype(np.float64)
+    log_p = to_numpy(model.astype(model.xp.float64).log_unnormalized(all_visible_states(model))).astype(np.float64)
     return log_p - float(logsumexp(log_p))
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.kl import all_visible_states
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.evaluators.sampling import as_binary, parse_sampler, sampler_for
 from rbmlab.inference.max_product import decode, logistic_noise, max_product
@@ -55,11 +56,6 @@ class MapTimeConfig(EvaluatorConfig):
                              hi=EVALUATION_STEPS, label="sweep cap")
 
 
-def all_states(model):
-    """(2ⁿ, n) float64 states in the model's unit values, index order (units.states_of)."""
-    return model.visible_units.states(model.xp, model.n_visible, 0, 2 ** model.n_visible, model.xp.float64)
-
-
 def unique_argmax(scores, what: str):
     """The row index of the largest of ``scores`` (..., S) along its last axis; a one-line error
     when the top two are tied to 1e-9 (the answer would not be one state)."""
@@ -73,7 +69,7 @@ def unique_argmax(scores, what: str):
 def chain_times(model, sampler, n_chains: int, max_sweeps: int, rng):
     """(1): (n_chains,) int sweeps to first reach x*, 0 for a chain that did not within max_sweeps."""
     xp = model.xp
-    states = all_states(model)
+    states = all_visible_states(model)
     x_star = states[int(unique_argmax(model.log_unnormalized(states), "the model"))]
     lo, hi = model.visible_units.values
     x = xp.broadcast_to(lo + hi - x_star, (n_chains, x_star.shape[0])).astype(model.dtype)
@@ -104,7 +100,7 @@ def max_product_times(model, damping: float, n_chains: int, max_sweeps: int, rng
     xp = model.xp
     graph = model.factor_graph()
     noise = logistic_noise(rng, (n_chains, graph.n), xp.float64)
-    answer = perturbed_answers(graph, as_binary(model.visible_units, all_states(model)), noise)
+    answer = perturbed_answers(graph, as_binary(model.visible_units, all_visible_states(model)), noise)
     unary = graph.unary[None, :] + noise
     last_wrong = xp.zeros(n_chains, dtype=xp.int64)
     messages = None
