@@ -117,6 +117,24 @@ def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(t
     assert all(0 < s for s in informed["sweeps"]) and len(informed["reconstruction"]) == 2
 
 
+@pytest.mark.parametrize("clamp", ["W", "S"])
+def test_gwg_with_a_block_clamped_keeps_it_at_the_truth_and_reports_the_truths_log_joint(tmp_path, clamp):
+    from rbmlab.data import load_dataset
+    from rbmlab.data.deconvolution import truth_arrays
+    from rbmlab.inference import deconvolution_gibbs as dg
+    small = {"n_images": 9, "grid": 4, "p_location": 0.1}
+    config = DeconvolutionConfig(n_samples=2, sampler="gwg", sweeps=1, n_features=4, feature_side=5, clamp=clamp)
+    result = run(tmp_path, small, config, echo=lambda *_: None)
+    truth_W, truth_S = truth_arrays(load_dataset("deconvolution", **small))
+    with np.load(tmp_path / "samples.npz") as f:
+        held, truth = (f["W"], truth_W) if clamp == "W" else (f["S"], truth_S)
+        np.testing.assert_array_equal(held, np.broadcast_to(truth, held.shape))
+        assert result["truth_objective"] == pytest.approx(
+            dg.log_joint(truth_W, truth_S, f["X"], config.p_w, config.p_s, config.p_e))
+    # a sweep is one proposal per site of the free block
+    assert result["sweeps"] == [1.0, 1.0]
+
+
 EXPERIMENTS = ["pmp/figure-4-deconvolution", "pmp/figure-4-deconvolution-gibbs", "pmp/figure-4-deconvolution-gwg"]
 SMALL = ["dataset.n_images=9", "dataset.grid=4", "dataset.p_location=0.1"]
 
@@ -152,6 +170,10 @@ DECONVOLUTION = {"problem": "deconvolution"}
     ({"problem": "nope"}, [], "inference.problem: unknown inference problem 'nope'"),
     ({**DECONVOLUTION, "sweeps": "many"}, [], "inference.sweeps:"),
     ({"n_samples": 2}, [], "inference.problem: missing"),
+    (DECONVOLUTION, ["clamp=W", "n_features=4", "feature_side=5"], "inference.clamp: applies to sampler=gwg only, not pmp"),
+    ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=S"], "inference.clamp: holds a block at the ground truth, which "
+                                                       "has 4 features of 5 x 5: set n_features=4 and feature_side=5"),
+    ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=both"], "inference.clamp:"),
 ])
 def test_a_bad_option_in_the_file_or_on_the_command_line_is_one_line(tmp_path, monkeypatch, section, argv, needle):
     import yaml

@@ -108,3 +108,34 @@ def test_gwg_samples_the_exact_posterior():
                              chain, 40_000)
     np.testing.assert_array_equal(chain.C, dg.counts(chain.W, chain.S))
     assert 0.5 * np.abs(freq - exact_posterior(p_w, p_s, p_e)).sum() < 0.04
+
+
+def exact_conditional(block: str, held, p_w, p_s, p_e) -> np.ndarray:
+    """p(free block | held block, X_SMALL) over STATES' free half (16 states), by enumeration."""
+    log_p = np.array([dg.log_joint(*((held, np.array(f, np.int8).reshape(1, 1, 2, 2)) if block == "W" else
+                                     (np.array(f, np.int8).reshape(1, 2, 2), held)), X_SMALL, p_w, p_s, p_e)
+                      for f in itertools.product([0, 1], repeat=4)])
+    exact = np.exp(log_p - log_p.max())
+    return exact / exact.sum()
+
+
+@pytest.mark.slow   # about 6 s
+@pytest.mark.parametrize("clamp", ["W", "S"])
+def test_gwg_with_a_block_clamped_samples_the_exact_conditional_and_never_moves_the_block(clamp):
+    """pmp Sec. 5.6's check ("GWG did work when S or W were clamped"): proposals over the other
+    block only, so the chain samples p(other | clamped, X) (enumerated over its 4 sites)."""
+    from rbmlab.inference import deconvolution_gwg as gwg
+    p_w, p_s, p_e = 0.4, 0.3, 0.1
+    rng = np.random.default_rng(7)
+    chain = dg.start(rng, X_SMALL, 1, 2, p_w, p_s)
+    chain.W, chain.S = np.array([[[1, 1], [0, 1]]], np.int8), np.array([[[[1, 0], [0, 1]]]], np.int8)
+    chain.C = dg.counts(chain.W, chain.S)
+    held = (chain.W if clamp == "W" else chain.S).copy()
+    freq = np.zeros(16)
+    for _ in range(20_000):
+        gwg.run_chain(chain, X_SMALL, rng, p_w=p_w, p_s=p_s, p_e=p_e, steps=1, clamp=clamp)
+        np.testing.assert_array_equal(chain.W if clamp == "W" else chain.S, held)
+        free = (chain.S if clamp == "W" else chain.W).ravel()
+        freq[int("".join(map(str, free)), 2)] += 1
+    np.testing.assert_array_equal(chain.C, dg.counts(chain.W, chain.S))
+    assert 0.5 * np.abs(freq / freq.sum() - exact_conditional(clamp, held, p_w, p_s, p_e)).sum() < 0.03

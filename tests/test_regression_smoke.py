@@ -121,7 +121,8 @@ NOT_COVERED = {
     **{f"pmp/{name}": "posterior samples of a fixed model (inference kind): metrics.json with "
                       "wall-clock seconds, samples.npz and PNGs, no run"
        for name in ("figure-4-deconvolution", "figure-4-deconvolution-gibbs",
-                    "figure-4-deconvolution-gwg")},
+                    "figure-4-deconvolution-gwg", "figure-4-deconvolution-gwg-clamp-w",
+                    "figure-4-deconvolution-gwg-clamp-s")},
 }
 
 

@@ -67,6 +67,23 @@ class DeconvolutionConfig:
                                  "(informed single-flip proposals): its baselines", choices=("pmp", "gibbs", "gwg"))
     seconds: float = option(0.0, "gibbs, gwg: the wall-clock budget of all chains together (0: run "
                                  "``sweeps`` sweeps each)", lo=0.0)
+    clamp: str = option("none", "gwg: hold W or S at the ground truth and sample the other (Sec. 5.6: "
+                                "'GWG did work when S or W were clamped to the true values'); needs "
+                                "the truth's sizes, n_features=4 and feature_side=5", choices=("none", "W", "S"))
+
+    def __post_init__(self) -> None:
+        from rbmlab.data.deconvolution import FEATURES   # noqa: PLC0415
+        from rbmlab.validation import invalid            # noqa: PLC0415
+
+        if self.clamp == "none":
+            return
+        if self.sampler != "gwg":
+            raise invalid("clamp", f"applies to sampler=gwg only, not {self.sampler}")
+        K, side, _ = FEATURES.shape
+        if (self.n_features, self.feature_side) != (K, side):
+            raise invalid("clamp", f"holds a block at the ground truth, which has {K} features of "
+                                   f"{side} x {side}: set n_features={K} and feature_side={side} "
+                                   f"(got {self.n_features} and {self.feature_side})")
 
 
 @dataclass(frozen=True)
@@ -89,21 +106,28 @@ def sample_posterior(X, config: DeconvolutionConfig, rng) -> PosteriorSamples:
     return PosteriorSamples(W, S, objective)
 
 
-def chain_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples, list[float]]:
+def chain_posterior(X, config: DeconvolutionConfig, rng, truth=None) -> tuple[PosteriorSamples, list[float]]:
     """(samples, sweeps run by each chain): ``config.n_samples`` Gibbs or GWG chains from the
-    priors (GWG: proposals / sites)."""
+    priors (GWG: proposals / sites; with ``config.clamp``, the clamped block starts and stays at
+    ``truth`` = (W, S) and a sweep is one proposal per site of the other block)."""
     from rbmlab.inference import deconvolution_gibbs as dg   # noqa: PLC0415
     from rbmlab.inference import deconvolution_gwg as gwg   # noqa: PLC0415
 
     c = config
     priors = {"p_w": c.p_w, "p_s": c.p_s, "p_e": c.p_e}
     chains = [dg.start(rng, X, c.n_features, c.feature_side, c.p_w, c.p_s) for _ in range(c.n_samples)]
-    # a Gibbs chain counts sweeps; a GWG chain counts proposals, one sweep's worth per site
-    run_chain, unit, per_sweep = ((dg.run_chain, "sweeps", 1) if c.sampler == "gibbs" else
-                                  (gwg.run_chain, "steps", chains[0].W.size + chains[0].S.size))
+    if c.clamp != "none":
+        for chain in chains:
+            chain.W, chain.S = ((truth[0].astype(np.int8), chain.S) if c.clamp == "W" else
+                                (chain.W, truth[1].astype(np.int8)))
+            chain.C = dg.counts(chain.W, chain.S)
+    # a Gibbs chain counts sweeps; a GWG chain counts proposals, one sweep's worth per (free) site
+    sites = {"none": chains[0].W.size + chains[0].S.size, "W": chains[0].S.size, "S": chains[0].W.size}[c.clamp]
+    run_chain, unit, per_sweep, own = ((dg.run_chain, "sweeps", 1, {}) if c.sampler == "gibbs" else
+                                       (gwg.run_chain, "steps", sites, {"clamp": c.clamp}))
     budget = {"seconds": c.seconds / c.n_samples} if c.seconds else {unit: c.sweeps * per_sweep}
     for chain in chains:
-        run_chain(chain, X, rng, **budget, **priors)
+        run_chain(chain, X, rng, **budget, **priors, **own)
     sweeps = [chain.sweeps / per_sweep for chain in chains]
     W = np.stack([chain.W for chain in chains]).astype(X.dtype)
     S = np.stack([chain.S for chain in chains]).astype(X.dtype)
@@ -157,17 +181,18 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
 
     data = load_dataset("deconvolution", **(dataset or {}))
     X = data.train.reshape((-1,) + data.image_shape)
-    truth_W, _ = truth_arrays(data)
+    truth_W, truth_S = truth_arrays(data)
     try:   # before the sampling: a bad OUT_DIR must not cost the run
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(out, e, "deconvolution results") from None
     budget = f"{config.seconds:g} s" if config.sampler != "pmp" and config.seconds else f"{config.sweeps} sweeps"
+    clamped = "" if config.clamp == "none" else f", {config.clamp} clamped to the truth"
     echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
-         f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features")
+         f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features{clamped}")
     start = time.perf_counter()
     if config.sampler != "pmp":
-        samples, sweeps = chain_posterior(X, config, host_rng(config.seed))
+        samples, sweeps = chain_posterior(X, config, host_rng(config.seed), (truth_W, truth_S))
     else:
         samples, sweeps = sample_posterior(X, config, host_rng(config.seed)), [config.sweeps] * config.n_samples
     seconds = time.perf_counter() - start
@@ -175,6 +200,9 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
               "sweeps": sweeps,   # per sample; PMP sweeps all samples at once, the Gibbs chains one by one
               "seconds_per_sweep": seconds / (config.sweeps if config.sampler == "pmp" else sum(sweeps)),
               **metrics(samples, X, truth_W)}
+    if config.clamp != "none":   # the ground truth's own ln p(W, S, X), for the samples' objective
+        from rbmlab.inference.deconvolution_gibbs import log_joint   # noqa: PLC0415
+        result["truth_objective"] = log_joint(truth_W, truth_S, X, config.p_w, config.p_s, config.p_e)
     arrays = io.BytesIO()
     np.savez_compressed(arrays, W=samples.W, S=samples.S, objective=samples.objective, X=X)
     publish({out / "samples.npz": arrays.getvalue(),      # all four or none

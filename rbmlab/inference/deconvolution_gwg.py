@@ -43,29 +43,33 @@ def flip_deltas(W, S, C, X, prior_w: float, prior_s: float, evidence: float):
     return delta_w, delta_s
 
 
-def _log_proposal(delta):
-    """ln softmax(δ / 2) over all sites."""
-    a = delta / 2.0
+def _log_proposal(delta, free=None):
+    """ln softmax(δ / 2) over the sites ``free`` marks (all when None); −inf at the others."""
+    a = delta / 2.0 if free is None else np.where(free, delta / 2.0, -np.inf)
     top = a.max()
     return a - (top + np.log(np.exp(a - top).sum()))
 
 
 def run_chain(chain: GibbsChain, X, rng: np.random.Generator, *, p_w: float, p_s: float, p_e: float,
-              steps: int = 0, seconds: float = 0.0) -> tuple[GibbsChain, int]:
+              steps: int = 0, seconds: float = 0.0, clamp: str = "none") -> tuple[GibbsChain, int]:
     """``steps`` proposals, or as many as fit in ``seconds``, in place; (chain, accepted moves).
-    ``chain.sweeps`` counts proposals here."""
+    ``chain.sweeps`` counts proposals here. ``clamp`` "W" or "S" holds that block where it is
+    (pmp Sec. 5.6's check, "GWG did work when S or W were clamped to the true values"): proposals
+    and their reverse distributions range over the other block's sites only, which makes the chain
+    GWG on the conditional posterior of the other block."""
     X = np.asarray(X, dtype=np.float64)
     args = (logit(p_w), logit(p_s), -logit(p_e))
     n_w = chain.W.size
+    free = None if clamp == "none" else (np.arange(n_w + chain.S.size) < n_w) == (clamp == "S")
     delta = np.concatenate([d.ravel() for d in flip_deltas(chain.W, chain.S, chain.C, X, *args)])
-    log_q = _log_proposal(delta)
+    log_q = _log_proposal(delta, free)
     accepted, begin, done = 0, time.perf_counter(), 0
     while (steps and done < steps) or (seconds and time.perf_counter() - begin < seconds):
         i = int(rng.choice(delta.size, p=np.exp(log_q)))
         W, S, C = chain.W.copy(), chain.S.copy(), chain.C.copy()
         _flip(W, S, C, i, n_w)
         new_delta = np.concatenate([d.ravel() for d in flip_deltas(W, S, C, X, *args)])
-        new_log_q = _log_proposal(new_delta)
+        new_log_q = _log_proposal(new_delta, free)
         if np.log(rng.random()) < delta[i] + new_log_q[i] - log_q[i]:
             chain.W, chain.S, chain.C = W, S, C
             delta, log_q = new_delta, new_log_q
