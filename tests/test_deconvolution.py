@@ -135,6 +135,22 @@ def test_gwg_with_a_block_clamped_keeps_it_at_the_truth_and_reports_the_truths_l
     assert result["sweeps"] == [1.0, 1.0]
 
 
+def test_lp_samples_are_rounded_relaxations_scored_by_their_own_log_joint(tmp_path):
+    """sampler=lp: one LP solve a sample of the perturbed problem, rounded; the share of fractional
+    sites and the unperturbed ln p(W, S, X) of the rounded state are reported."""
+    from rbmlab.inference import deconvolution_gibbs as dg
+    small = {"n_images": 3, "grid": 3, "p_location": 0.2}
+    config = DeconvolutionConfig(n_samples=2, sampler="lp", n_features=2, feature_side=3)
+    result = run(tmp_path, small, config, echo=lambda *_: None)
+    assert result["sweeps"] == [1.0, 1.0] and len(result["fractional"]) == 2
+    assert all(0.0 <= f <= 1.0 for f in result["fractional"])
+    with np.load(tmp_path / "samples.npz") as f:
+        assert set(np.unique(f["W"])) <= {0.0, 1.0} and set(np.unique(f["S"])) <= {0.0, 1.0}
+        for b in range(2):
+            assert result["objective"][b] == pytest.approx(
+                dg.log_joint(f["W"][b], f["S"][b], f["X"], config.p_w, config.p_s, config.p_e))
+
+
 EXPERIMENTS = ["pmp/figure-4-deconvolution", "pmp/figure-4-deconvolution-gibbs", "pmp/figure-4-deconvolution-gwg"]
 SMALL = ["dataset.n_images=9", "dataset.grid=4", "dataset.p_location=0.1"]
 
@@ -174,6 +190,7 @@ DECONVOLUTION = {"problem": "deconvolution"}
     ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=S"], "inference.clamp: holds a block at the ground truth, which "
                                                        "has 4 features of 5 x 5: set n_features=4 and feature_side=5"),
     ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=both"], "inference.clamp:"),
+    ({**DECONVOLUTION, "sampler": "lp"}, ["seconds=10"], "inference.seconds: applies to sampler=gibbs or gwg, not lp"),
 ])
 def test_a_bad_option_in_the_file_or_on_the_command_line_is_one_line(tmp_path, monkeypatch, section, argv, needle):
     import yaml

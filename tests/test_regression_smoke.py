@@ -122,7 +122,8 @@ NOT_COVERED = {
                       "wall-clock seconds, samples.npz and PNGs, no run"
        for name in ("figure-4-deconvolution", "figure-4-deconvolution-gibbs",
                     "figure-4-deconvolution-gwg", "figure-4-deconvolution-gwg-clamp-w",
-                    "figure-4-deconvolution-gwg-clamp-s")},
+                    "figure-4-deconvolution-gwg-clamp-s", "discussion-deconvolution-lp",
+                    "discussion-deconvolution-pmp")},
 }
 
 

@@ -13,8 +13,9 @@ a time; the samples are independent either way). ``sampler=gibbs``: ``n_samples`
 single-site Gibbs chains (rbmlab.inference.deconvolution_gibbs) from draws of the priors, each for
 ``sweeps`` sweeps or, with ``seconds`` > 0, for its share of that wall-clock budget (an equal-time
 comparison with PMP's); ``sampler=gwg``: the same chains moved by rbmlab.inference.deconvolution_gwg
-(``sweeps`` counts full sweeps of single-flip proposals, one per site). Their ``objective`` is the
-unperturbed ln p(W, S, X).
+(``sweeps`` counts full sweeps of single-flip proposals, one per site); ``sampler=lp``: PmapLP,
+one LP relaxation of the perturbed MAP problem a sample (rbmlab.inference.deconvolution_lp), the
+Discussion's "LP-based MAP solvers". Their ``objective`` is the unperturbed ln p(W, S, X).
 
 Nothing is trained and the single "model" is the whole posterior of one dataset (W is shared by
 every image), so this is not a runner model family but an experiment of the ``inference`` kind:
@@ -63,8 +64,10 @@ class DeconvolutionConfig:
     sweeps: int = option(1000, "max-product sweeps from zero messages", lo=1, hi=EVALUATION_STEPS)
     damping: float = option(0.5, "m ← m + damping (m_new − m); 1 = undamped", lo=0.0, hi=1.0, open_lo=True)
     seed: int = option(0, "seed of the perturbations", lo=0)
-    sampler: str = option("pmp", "pmp (the paper's), gibbs (single-site Gibbs chains) or gwg "
-                                 "(informed single-flip proposals): its baselines", choices=("pmp", "gibbs", "gwg"))
+    sampler: str = option("pmp", "pmp (the paper's), gibbs (single-site Gibbs chains), gwg (informed "
+                                 "single-flip proposals): its baselines; lp: perturb-and-MAP with the LP "
+                                 "relaxation (PmapLP, the Discussion's LP-based MAP solver)",
+                          choices=("pmp", "gibbs", "gwg", "lp"))
     seconds: float = option(0.0, "gibbs, gwg: the wall-clock budget of all chains together (0: run "
                                  "``sweeps`` sweeps each)", lo=0.0)
     clamp: str = option("none", "gwg: hold W or S at the ground truth and sample the other (Sec. 5.6: "
@@ -75,6 +78,8 @@ class DeconvolutionConfig:
         from rbmlab.data.deconvolution import FEATURES   # noqa: PLC0415
         from rbmlab.validation import invalid            # noqa: PLC0415
 
+        if self.sampler == "lp" and self.seconds:
+            raise invalid("seconds", "applies to sampler=gibbs or gwg, not lp (one LP solve a sample)")
         if self.clamp == "none":
             return
         if self.sampler != "gwg":
@@ -135,6 +140,32 @@ def chain_posterior(X, config: DeconvolutionConfig, rng, truth=None) -> tuple[Po
     return PosteriorSamples(W, S, objective), sweeps
 
 
+def lp_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples, list[float]]:
+    """(samples, the share of each relaxed solution's sites that are fractional): PmapLP, the W and
+    S log-odds perturbed by Logistic(0, 1) noise as PMP's (X is not), one LP solve each
+    (rbmlab.inference.deconvolution_lp), rounded ½ → 0; the objective is the unperturbed
+    ln p(W, S, X) of the rounded state."""
+    from rbmlab.inference import deconvolution_gibbs as dg   # noqa: PLC0415
+    from rbmlab.inference import deconvolution_lp as dlp     # noqa: PLC0415
+
+    c = config
+    X = np.asarray(X, dtype=np.float64)
+    N, H, Wd = X.shape
+    lp = dlp.constraints(X, c.n_features, c.feature_side)
+    shape_w = (c.n_features, c.feature_side, c.feature_side)
+    shape_s = (N, c.n_features, H - c.feature_side + 1, Wd - c.feature_side + 1)
+    Ws, Ss, objective, fractional = [], [], [], []
+    for _ in range(c.n_samples):
+        noise = logistic_noise(rng, (lp.n_w + lp.n_s,), np.float64)
+        relaxed, _ = dlp.solve(lp, dg.logit(c.p_w) + noise[:lp.n_w], dg.logit(c.p_s) + noise[lp.n_w:])
+        x = dlp.rounded(relaxed)
+        fractional.append(float(np.mean(np.abs(relaxed - x) > 1e-6)))
+        Ws.append(x[:lp.n_w].reshape(shape_w))
+        Ss.append(x[lp.n_w:].reshape(shape_s))
+        objective.append(dg.log_joint(Ws[-1], Ss[-1], X, c.p_w, c.p_s, c.p_e))
+    return PosteriorSamples(np.stack(Ws), np.stack(Ss), np.array(objective)), fractional
+
+
 def reconstruction(W, S, X):
     """(B,) share of the pixels of X (N, H, W') that OR-convolving each sample's S and W reproduces."""
     return (or_convolve(S, W) == X).reshape(W.shape[0], -1).mean(axis=1)
@@ -186,12 +217,17 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(out, e, "deconvolution results") from None
-    budget = f"{config.seconds:g} s" if config.sampler != "pmp" and config.seconds else f"{config.sweeps} sweeps"
+    budget = ("one LP solve" if config.sampler == "lp" else
+              f"{config.seconds:g} s" if config.sampler != "pmp" and config.seconds else f"{config.sweeps} sweeps")
     clamped = "" if config.clamp == "none" else f", {config.clamp} clamped to the truth"
     echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
          f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features{clamped}")
     start = time.perf_counter()
-    if config.sampler != "pmp":
+    extra = {}
+    if config.sampler == "lp":
+        samples, extra["fractional"] = lp_posterior(X, config, host_rng(config.seed))
+        sweeps = [1.0] * config.n_samples          # one LP solve a sample
+    elif config.sampler != "pmp":
         samples, sweeps = chain_posterior(X, config, host_rng(config.seed), (truth_W, truth_S))
     else:
         samples, sweeps = sample_posterior(X, config, host_rng(config.seed)), [config.sweeps] * config.n_samples
@@ -199,7 +235,7 @@ def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionC
     result = {"config": asdict(config), "dataset": data.info["options"], "seconds": seconds,
               "sweeps": sweeps,   # per sample; PMP sweeps all samples at once, the Gibbs chains one by one
               "seconds_per_sweep": seconds / (config.sweeps if config.sampler == "pmp" else sum(sweeps)),
-              **metrics(samples, X, truth_W)}
+              **metrics(samples, X, truth_W), **extra}
     if config.clamp != "none":   # the ground truth's own ln p(W, S, X), for the samples' objective
         from rbmlab.inference.deconvolution_gibbs import log_joint   # noqa: PLC0415
         result["truth_objective"] = log_joint(truth_W, truth_S, X, config.p_w, config.p_s, config.p_e)
