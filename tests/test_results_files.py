@@ -25,7 +25,6 @@ PRE_SOURCE = "produced before 6082600 recorded the commit; re-run pending"
 KNOWN_SOURCELESS: dict[str, str] = {
     "dcp/figure-1_paper_runs.csv": PRE_SOURCE,
     "dcp/figure-2_paper_runs.csv": PRE_SOURCE,
-    "dcp/figure-4_reduced_runs.csv": PRE_SOURCE + " (three seeds asked for by its yaml, not yet run)",
 }
 
 
