@@ -30,7 +30,7 @@ class ScheduledInferenceConfig(LearnerConfig):
     base_iterations: int = option(7, "inference runs base_iterations + per_epoch × epoch iterations (the paper: 7)",
                                   lo=0, hi=UPDATE_STEPS, label="base inference iterations")
     per_epoch: int = option(1, "inference iterations added each epoch (the paper: 1; 0 holds T at base_iterations)",
-                            lo=0, hi=UPDATE_STEPS, label="inference iterations added per epoch")
+                            lo=0, hi=UPDATE_STEPS, neutral=1, label="inference iterations added per epoch")
     tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0,
                         label="inference tolerance")
 
