@@ -33,11 +33,11 @@ def enumerated_map(X, K, f, unary_w, unary_s):
     return best, [(W[i], S[i]) for i in np.flatnonzero(value >= best - 1e-12)]
 
 
-def in_polytope(lp, W, S) -> bool:
-    """Whether (w, s) with the best z (min(s, w) per lit pair) satisfies every row of (1)."""
-    N, H, Wd = X_SMALL.shape
-    pixel, w_index, s_index = dlp.pairs(X_SMALL, W.shape[0], W.shape[1])
-    lit = X_SMALL.reshape(-1)[pixel] > 0
+def in_polytope(lp, X, W, S) -> bool:
+    """Whether (w, s), possibly fractional, with the best z (min(s, w) per lit pair) satisfies
+    every row of (1) for images X."""
+    pixel, w_index, s_index = dlp.pairs(X, W.shape[0], W.shape[1])
+    lit = X.reshape(-1)[pixel] > 0
     z = np.minimum(S.ravel()[s_index[lit]], W.ravel()[w_index[lit]])
     x = np.concatenate([W.ravel(), S.ravel(), z])
     return bool(np.all(lp.a_ub @ x <= lp.b_ub + 1e-12))
@@ -48,7 +48,7 @@ def test_integral_points_of_the_polytope_are_exactly_the_states_that_reproduce_x
     assert (lp.n_w, lp.n_s) == (4, 4)
     seen = {True: 0, False: 0}
     for W, S in zip(*states(1, 2, 1, 2)):
-        feasible = in_polytope(lp, W, S)
+        feasible = in_polytope(lp, X_SMALL, W, S)
         assert feasible == np.array_equal(or_convolve(S, W), X_SMALL)
         seen[feasible] += 1
     assert seen[True] >= 2 and seen[False] > 0
@@ -80,15 +80,10 @@ def test_two_features_that_can_swap_put_half_of_each_map_state_on_the_relaxation
     W0, S0 = maps[0]
     W1, S1 = W0[::-1], S0[:, ::-1]                          # the same state with the features swapped
     assert any(np.array_equal(W1, W) and np.array_equal(S1, S) for W, S in maps)
-    middle = (np.concatenate([W0.ravel(), S0.ravel()]) + np.concatenate([W1.ravel(), S1.ravel()])) / 2
-    pixel, w_index, s_index = dlp.pairs(X, 2, 2)
-    lit = X.reshape(-1)[pixel] > 0
-    z = np.minimum(middle[8:][s_index[lit]], middle[:8][w_index[lit]])
-    point = np.concatenate([middle, z])
-    assert np.all(lp.a_ub @ point <= lp.b_ub + 1e-12)
-    assert unary_w @ middle[:8] + unary_s @ middle[8:] == pytest.approx(value)
-    W, S = dlp.rounded(middle[:8]).reshape(2, 2, 2), dlp.rounded(middle[8:]).reshape(1, 2, 2, 2)
-    assert not or_convolve(S, W).any()
+    W_mid, S_mid = (W0 + W1) / 2, (S0 + S1) / 2
+    assert in_polytope(lp, X, W_mid, S_mid)
+    assert unary_w @ W_mid.ravel() + unary_s @ S_mid.ravel() == pytest.approx(value)
+    assert not or_convolve(dlp.rounded(S_mid), dlp.rounded(W_mid)).any()
 
 
 def test_the_relaxation_can_explain_an_image_no_state_explains():

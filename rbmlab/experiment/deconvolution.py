@@ -46,7 +46,7 @@ from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, UNITS
 from rbmlab.storage.fileio import write_error
 from rbmlab.storage.publish import publish
-from rbmlab.validation import option, parse_options
+from rbmlab.validation import invalid, option, parse_options
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,6 @@ class DeconvolutionConfig:
 
     def __post_init__(self) -> None:
         from rbmlab.data.deconvolution import FEATURES   # noqa: PLC0415
-        from rbmlab.validation import invalid            # noqa: PLC0415
 
         if self.sampler == "lp" and self.seconds:
             raise invalid("seconds", "applies to sampler=gibbs or gwg, not lp (one LP solve a sample)")

@@ -17,8 +17,8 @@ log-odds u_w·W + u_s·S. Relaxed to [0, 1] with one variable z per pair that re
 
 With w, s integral this is exactly the MAP problem (z = s·w is then optimal), so the relaxation's
 value bounds the MAP's from above and a solution that comes out integral is a MAP state. Each
-problem is one HiGHS solve (``scipy.optimize.linprog``); the solution is rounded half to even
-(½ → 0), after rounding away the solver's last digits, as rbmlab.inference.lp_map does.
+problem is one HiGHS solve (``scipy.optimize.linprog``); the solution is rounded by
+rbmlab.inference.lp_map's ``rounded`` (½ → 0, after rounding away the solver's last digits).
 """
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
+
+from rbmlab.inference.lp_map import rounded   # noqa: F401 - the rounding PmapLP samples share
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,3 @@ def solve(lp: DeconvolutionLP, unary_w, unary_s) -> tuple[np.ndarray, float]:
     if result.status != 0:
         raise RuntimeError(f"deconvolution_lp: HiGHS did not solve the LP: {result.message}")
     return result.x[:lp.n_w + lp.n_s], -float(result.fun)
-
-
-def rounded(relaxed) -> np.ndarray:
-    """½ → 0 after rounding to 6 decimals (solver noise around ½ cannot decide a site)."""
-    return np.round(np.round(relaxed, 6))

@@ -71,5 +71,10 @@ def lp_map(graph: FactorGraph, unary) -> tuple[np.ndarray, np.ndarray]:
         if result.status != 0:
             raise RuntimeError(f"lp_map: HiGHS did not solve problem {s}: {result.message}")
         relaxed[s] = result.x[:n]
-    # rounded to 6 decimals first, so solver noise around ½ cannot decide a unit (½ → 0)
-    return np.round(np.round(relaxed, 6)), relaxed
+    return rounded(relaxed), relaxed
+
+
+def rounded(relaxed) -> np.ndarray:
+    """An LP solution rounded half to even (½ → 0), after rounding to 6 decimals so that solver
+    noise around ½ cannot decide a unit."""
+    return np.round(np.round(relaxed, 6))
