@@ -9,7 +9,9 @@ commit the code first. Prints, per column, the largest change against the old re
 check that the change is the one intended (a new random stream moves every stochastic column a
 little; a bug usually moves one a lot). With ``--new``, writes the fixture of an experiment that
 has none yet: every job of its own smoke sweep with the overrides it ran with (the temporary
-outputs directory written ``<outputs>``), and its report's runs table.
+outputs directory written ``<outputs>``), and its report's runs table. A fixture records the
+machine it was recorded on (AVX-512 or not, CPU vendor): the test compares floats within its
+tight tolerance on that kind of machine only.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import yaml
 from threadpoolctl import threadpool_limits
 
 from rbmlab.experiment import run_experiment
-from tests.test_regression_smoke import FIXTURES, _read_metrics, _read_runs
+from tests.test_regression_smoke import FIXTURES, _read_metrics, _read_runs, this_machine
 
 
 def _largest_changes(old: dict, new: dict) -> dict[str, float]:
@@ -74,7 +76,8 @@ def create(name: str, commit: str) -> None:
             overrides = [o.replace(str(Path(tmp).resolve() / "outputs"), "<outputs>") for o in
                          yaml.safe_load((csv_path.parent / "overrides.yaml").read_text())]
             jobs[job] = {"overrides": overrides, "columns": columns, "rows": rows}
-    fixture = {"experiment": name, "source": commit, "jobs": jobs, **({"runs": table} if table else {})}
+    fixture = {"experiment": name, "source": commit, "machine": this_machine(), "jobs": jobs,
+               **({"runs": table} if table else {})}
     path.write_text(_format(fixture))
     print(f"{name}: {len(jobs)} job(s){' and the runs table' if table else ''} recorded in {path}")
 
@@ -100,6 +103,7 @@ def record(path: Path, commit: str) -> None:
                   ", ".join(f"{c} {d:.3g}" for c, d in changes.items()))
             fixture["runs"] = table
     fixture["source"] = commit
+    fixture["machine"] = this_machine()
     path.write_text(_format(fixture))
 
 
@@ -116,8 +120,9 @@ def _format(fixture: dict) -> str:
         rows = ",\n".join(f"   {one(r)}" for r in fixture["runs"]["rows"])
         runs = (f',\n "runs": {{\n  "columns": {one(fixture["runs"]["columns"])},\n'
                 f'  "rows": [\n{rows}\n  ]\n }}')
+    machine = f' "machine": {one(fixture["machine"])},\n' if "machine" in fixture else ""
     return (f'{{\n "experiment": {one(fixture["experiment"])},\n "source": {one(fixture["source"])},\n'
-            f' "jobs": {{' + (("\n" + ",\n".join(jobs) + "\n ") if jobs else "") + "}" + runs + "\n}\n")
+            + machine + f' "jobs": {{' + (("\n" + ",\n".join(jobs) + "\n ") if jobs else "") + "}" + runs + "\n}\n")
 
 
 def main(names: list[str]) -> None:

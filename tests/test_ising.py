@@ -212,12 +212,13 @@ def test_gibbs_marginals_lattice(spins: str) -> None:
     assert_marginals(m, x)
 
 
-@pytest.mark.parametrize("path", ["compiled", "numpy"])
+@pytest.mark.parametrize("path", ["compiled", "compiled-float32", "numpy"])
 @pytest.mark.parametrize("spins", ["01", "pm1"])
 def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
     """Gibbs-with-gradients (rbmlab.inference.gwg) on a 10-site dense model matches the exact
     first and second moments within sampling error, from chains all started in one state, on
-    the numba kernel's path (where numba is installed) and on the numpy path."""
+    the numba kernel's path (where numba is installed; float64 and float32, whose exponentials
+    the kernel computes itself) and on the numpy path."""
     from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if path == "numpy":
@@ -227,9 +228,12 @@ def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
     m = dense(10, "pm1", seed=12, coupling_std=0.4, field_std=0.4)
     if spins == "01":
         m = to_spins(m, "01")[0]
+    dtype = "float32" if path == "compiled-float32" else "float64"
     rng = np.random.default_rng(5)
-    x = GibbsWithGradients().run(m, np.full((10_000, 10), VALUES[spins][0]), rng, 15)
-    assert_marginals(m, x)
+    x = GibbsWithGradients().run(m.replace(J=m.J.astype(dtype), h=m.h.astype(dtype)),
+                                 np.full((10_000, 10), VALUES[spins][0], dtype=dtype), rng, 15)
+    assert x.dtype == np.dtype(dtype)
+    assert_marginals(m, x.astype("float64"))
 
 
 def test_single_site_gibbs_steps_match_exact_marginals_and_continue_their_scan() -> None:
@@ -250,18 +254,21 @@ def test_single_site_gibbs_steps_match_exact_marginals_and_continue_their_scan()
     assert changed[:, 3].any() and not np.delete(changed, 3, axis=1).any()
 
 
+@pytest.mark.parametrize("coupling_std", [0.2, 40.0])
 @pytest.mark.parametrize("spins", ["01", "pm1"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypatch) -> None:
+def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, coupling_std: float,
+                                                monkeypatch) -> None:
     """The numba kernel (rbmlab.inference.gwg_numba) draws the same uniforms as the numpy path and
     computes the same quantities in another order, so from the same seed the chains end in the same
     states (a uniform within rounding of a CDF boundary may go the other way: allow 1 % of the
-    chains)."""
+    chains). Couplings of std 40 move δ by hundreds of nats a flip, so the kernel's shift bound
+    is too loose and it takes the exact maximum instead."""
     from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
-    m = dense(40, "pm1", seed=13, coupling_std=0.2, field_std=0.3)
+    m = dense(40, "pm1", seed=13, coupling_std=coupling_std, field_std=0.3)
     if spins == "01":
         m = to_spins(m, "01")[0]
     m = m.replace(J=m.J.astype(dtype), h=m.h.astype(dtype))
@@ -272,6 +279,53 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, monkeypa
     assert compiled.dtype == plain.dtype == np.dtype(dtype)
     assert (compiled != x0).any(axis=1).mean() > 0.9
     assert (compiled != plain).any(axis=1).sum() <= 3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gwg_kernel_exponentials_and_their_sums(dtype: str) -> None:
+    """The kernel's exponentials (its own in float32) against float64 numpy within 5e-7 relative
+    (arguments from −87 to 0; below, < 1e-37), its block sums and total the sums of its
+    exponentials, and log Σ exp(δ/t) right whether the shift is the maximum, an upper bound 30
+    nats above it, or one 100 nats above (too loose: the exact maximum is taken instead)."""
+    kernel = pytest.importorskip("rbmlab.inference.gwg_numba")
+    rng = np.random.default_rng(0)
+    scaled = np.concatenate([np.linspace(-100.0, 0.0, 2001), rng.uniform(-20.0, 0.0, 500)]).astype(dtype)
+    rng.shuffle(scaled)
+    n = scaled.size
+    e, bits = np.empty(n, dtype), np.empty(n, np.int32)
+    blocks = np.empty(-(-n // kernel.BLOCK), dtype)
+    total = kernel._exponentials_(e, blocks, bits, scaled, 0.0, dtype == "float32")
+    exact = np.exp(scaled.astype("float64"))
+    inside = scaled >= -87
+    assert np.max(np.abs(e[inside] - exact[inside]) / exact[inside]) < 5e-7
+    assert np.all(e[~inside] < 1e-37)
+    padded = np.concatenate([e, np.zeros(blocks.size * kernel.BLOCK - n, dtype)]).astype("float64")
+    np.testing.assert_allclose(blocks, padded.reshape(-1, kernel.BLOCK).sum(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(total, e.astype("float64").sum(), rtol=1e-5)
+    exact_log_norm = np.log(exact.sum())
+    top = float(scaled.max())
+    for shift in (top, top + 30.0, top + 100.0):
+        log_norm, total = kernel._distribution_(scaled, e, blocks, bits, shift, dtype == "float32")
+        assert log_norm == pytest.approx(exact_log_norm, abs=1e-5)
+        assert total >= kernel.LOOSEST
+    assert total == pytest.approx(np.exp(exact_log_norm - top), rel=1e-5)   # the maximum taken
+
+
+def test_gwg_kernel_walk_is_the_inverse_cdf() -> None:
+    """The block walk picks the first site whose running sum exceeds the threshold (the last site
+    when none does; sites of zero weight never), n not a multiple of the block."""
+    kernel = pytest.importorskip("rbmlab.inference.gwg_numba")
+    rng = np.random.default_rng(1)
+    n = 3 * kernel.BLOCK + 7
+    e = rng.random(n)
+    e[rng.random(n) < 0.3] = 0.0
+    blocks = np.array([e[b:b + kernel.BLOCK].sum() for b in range(0, n, kernel.BLOCK)])
+    cdf = np.cumsum(e)
+    thresholds = np.concatenate([rng.random(2000) * cdf[-1], cdf[:-1] * (1 + 1e-12), [0.0, 2 * cdf[-1]]])
+    for threshold in thresholds:
+        i = kernel._walk_(e, blocks, threshold)
+        assert i == min(int(np.searchsorted(cdf, threshold, side="right")), n - 1)
+        assert e[i] > 0 or threshold >= cdf[-1]
 
 
 def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:

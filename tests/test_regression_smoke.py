@@ -29,26 +29,29 @@ from rbmlab.experiment import available, run_experiment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "smoke_metrics"
 RTOL, ATOL = 1e-5, 1e-6
-# The fixtures were recorded on CPUs with AVX-512, where numpy's exp, log and sums take other code
-# paths than on AVX2-only CPUs: there a smoke run's floats differ in the last bits, which AIS, a
-# growing Frank-Wolfe model and a thresholded prediction amplify (on an AVX2-only AMD EPYC, at the
-# recorded commit: AIS log Z within 7e-4 relative, a crbm_bp pixel error 1 pixel in 40,000 apart,
-# a 200-example test error 1 point apart). On such a CPU floats are compared within OTHER_CPU_RTOL,
-# which still catches a change of method; integers stay exact. The vendor counts too: on an AMD
-# EPYC with AVX-512 (Zen 4) OpenBLAS and numpy take still other kernels, and GWG's discrete
-# proposals turn their last-bit differences into pmp/figure-1c-train's log MMD² 1e-4 apart.
-RECORDED_WITH_AVX512 = True
-RECORDED_VENDOR = "GenuineIntel"
+# A fixture records the machine it was recorded on ("machine": AVX-512 or not, CPU vendor; those
+# without the key were recorded on an Intel CPU with AVX-512). On another kind of CPU numpy's exp,
+# log and sums take other code paths and OpenBLAS other kernels, so a smoke run's floats differ in
+# the last bits, which AIS, a growing Frank-Wolfe model and a thresholded prediction amplify (on an
+# AVX2-only AMD EPYC, at the recorded commit: AIS log Z within 7e-4 relative, a crbm_bp pixel error
+# 1 pixel in 40,000 apart, a 200-example test error 1 point apart), and GWG's discrete proposals
+# turn into other moves (pmp/figure-1c-train's log MMD² 1e-4 apart on an AMD EPYC with AVX-512).
+# There floats are compared within OTHER_CPU_RTOL, which still catches a change of method; integers
+# stay exact.
+DEFAULT_MACHINE = {"avx512": True, "vendor": "GenuineIntel"}
 OTHER_CPU_RTOL = 3e-2
 
 
-def _float_rtol() -> float:
+def this_machine() -> dict:
     from numpy._core._multiarray_umath import __cpu_features__  # noqa: PLC0415 - numpy's own dispatch table
 
     from rbmlab.backend.machine import cpu  # noqa: PLC0415
 
-    same = bool(__cpu_features__.get("AVX512F")) == RECORDED_WITH_AVX512 and cpu()["vendor"] == RECORDED_VENDOR
-    return RTOL if same else OTHER_CPU_RTOL
+    return {"avx512": bool(__cpu_features__.get("AVX512F")), "vendor": cpu()["vendor"]}
+
+
+def _float_rtol(recorded_on: dict) -> float:
+    return RTOL if this_machine() == recorded_on else OTHER_CPU_RTOL
 # columns not compared: the time, and counts that follow the last bits of BLAS sums rather than the
 # code: L-BFGS-B's function evaluations in the Frank-Wolfe oracle (its line search's path; on an AMD
 # EPYC with OpenBLAS's Haswell kernel, 63 and 51 where the recording machine counted 42 and 50, with
@@ -153,7 +156,7 @@ def _read_metrics(path: Path) -> tuple[list[str], list[list]]:
     return [header[i] for i in keep], [[_value(r[i]) for i in keep] for r in rows[1:]]
 
 
-def _same(expected, actual) -> bool:
+def _same(expected, actual, rtol: float) -> bool:
     if isinstance(expected, int) and isinstance(actual, int):
         return expected == actual
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
@@ -162,7 +165,7 @@ def _same(expected, actual) -> bool:
             return math.isnan(e) and math.isnan(a)
         if math.isinf(e) or math.isinf(a):
             return e == a
-        return abs(a - e) <= ATOL + _float_rtol() * abs(e)
+        return abs(a - e) <= ATOL + rtol * abs(e)
     return expected == actual
 
 
@@ -174,9 +177,9 @@ def _read_runs(path: Path) -> tuple[list[str], list[list]]:
     return [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
 
 
-def _differences(where: str, columns: list[str], rows: list[list], want: dict) -> list[str]:
+def _differences(where: str, columns: list[str], rows: list[list], want: dict, rtol: float) -> list[str]:
     """What differs between the rows read and the recorded ones (``want``: columns, rows, and a
-    job's overrides)."""
+    job's overrides), floats within ``rtol``."""
     ran = f" (overrides: {' '.join(want['overrides'])})" if "overrides" in want else ""
     kept = [j for j, c in enumerate(want["columns"]) if c.removeprefix("final.") not in IGNORED]
     want = {**want, "columns": [want["columns"][j] for j in kept],
@@ -195,7 +198,7 @@ def _differences(where: str, columns: list[str], rows: list[list], want: dict) -
     return [f"{where}, column {col}, {_where(want['columns'], exp, i)}: "
             f"got {got[index[col]]!r}, recorded {exp[j]!r}"
             for i, (got, exp) in enumerate(zip(rows, want["rows"]))
-            for j, col in enumerate(want["columns"]) if not _same(exp[j], got[index[col]])]
+            for j, col in enumerate(want["columns"]) if not _same(exp[j], got[index[col]], rtol)]
 
 
 def _where(columns: list[str], row: list, i: int) -> str:
@@ -220,12 +223,13 @@ def test_smoke_metrics_match_the_recorded_ones(fixture: Path, tmp_path: Path):
         f"unexpected {sorted(set(actual) - set(expected_jobs))}")
 
     problems: list[str] = []
+    rtol = _float_rtol(recorded.get("machine", DEFAULT_MACHINE))
     for job, want in sorted(expected_jobs.items()):
-        problems += _differences(f"{name} job {job}", *_read_metrics(actual[job]), want)
+        problems += _differences(f"{name} job {job}", *_read_metrics(actual[job]), want, rtol)
     if "runs" in recorded:
         paper, artefact = name.split("/")
         table = tmp_path / "results" / paper / f"{artefact}_smoke_runs.csv"
-        problems += _differences(f"{name} runs table", *_read_runs(table), recorded["runs"])
+        problems += _differences(f"{name} runs table", *_read_runs(table), recorded["runs"], rtol)
     shown = problems[:MAX_REPORTED]
     more = f"\n... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
     if problems:
