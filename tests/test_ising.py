@@ -309,6 +309,43 @@ def test_gwg_kernel_exponentials_and_their_sums(dtype: str) -> None:
         assert log_norm == pytest.approx(exact_log_norm, abs=1e-5)
         assert total >= kernel.LOOSEST
     assert total == pytest.approx(np.exp(exact_log_norm - top), rel=1e-5)   # the maximum taken
+    # large δ/t: log Σ is formed with the shift the exponentials used (float32's, not the bound's)
+    big = (scaled.astype("float64")[:600] * 10.0 + 1000.0).astype(dtype)
+    e, bits, blocks = e[:600], bits[:600], np.empty(-(-600 // kernel.BLOCK), dtype)
+    exact = np.log(np.exp(big.astype("float64") - big.max()).sum()) + float(big.max())
+    log_norm, _ = kernel._distribution_(big, e, blocks, bits, float(big.max()) + 30.1, dtype == "float32")
+    assert log_norm == pytest.approx(exact, abs=5e-6)
+    # a shift 100 nats *below* the maximum (a bound that failed): in float32 the exponentials
+    # overflow and are refused (the maximum taken); float64 holds e^100
+    log_norm, total = kernel._distribution_(scaled, np.empty(n, dtype), np.empty(-(-n // kernel.BLOCK), dtype),
+                                            np.empty(n, np.int32), top - 100.0, dtype == "float32")
+    assert log_norm == pytest.approx(exact_log_norm, abs=1e-5)
+    shift = top if dtype == "float32" else top - 100.0
+    assert total == pytest.approx(np.exp(exact_log_norm - shift), rel=1e-5)
+    # one argument far above the shift (y = 100: 2^144 has no float32 bits) is refused too
+    few = np.array([100.0, 0.0, -1.0], dtype)
+    log_norm, _ = kernel._distribution_(few, np.empty(3, dtype), np.empty(1, dtype), np.empty(3, np.int32),
+                                        0.0, dtype == "float32")
+    assert log_norm == pytest.approx(100.0 + np.log1p(np.exp(-100.0) + np.exp(-101.0)), abs=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gwg_kernel_carries_the_block_sums_across_moves(dtype: str, monkeypatch) -> None:
+    """64 sites (two blocks) whose proposal mass moves from the second block to the first as the
+    chains flip: the kernel's block sums must follow each accepted move (the numpy path's moves)."""
+    from rbmlab.backend import numba_kernels
+    from rbmlab.inference.gwg import GibbsWithGradients
+    if not numba_kernels.available():
+        pytest.skip("numba kernels unavailable")
+    m = dense(64, "pm1", seed=16, coupling_std=0.1, field_std=0.0)
+    h = np.where(np.arange(64) < 32, -2.0, 2.0)
+    m = m.replace(J=m.J.astype(dtype), h=h.astype(dtype))
+    x0 = np.full((300, 64), -1.0, dtype=dtype)
+    compiled = GibbsWithGradients().run(m, x0, np.random.default_rng(10), 3)
+    monkeypatch.setenv("RBMLAB_NUMBA", "0")
+    plain = GibbsWithGradients().run(m, x0, np.random.default_rng(10), 3)
+    assert (compiled != x0).any(axis=1).all()
+    assert (compiled != plain).any(axis=1).sum() <= 3
 
 
 def test_gwg_kernel_walk_is_the_inverse_cdf() -> None:
@@ -326,6 +363,13 @@ def test_gwg_kernel_walk_is_the_inverse_cdf() -> None:
         i = kernel._walk_(e, blocks, threshold)
         assert i == min(int(np.searchsorted(cdf, threshold, side="right")), n - 1)
         assert e[i] > 0 or threshold >= cdf[-1]
+    # integer weights (exact sums), a block of zeros, thresholds exactly at the CDF's steps
+    e = rng.integers(0, 4, n).astype("float64")
+    e[kernel.BLOCK:2 * kernel.BLOCK] = 0.0
+    blocks = np.array([e[b:b + kernel.BLOCK].sum() for b in range(0, n, kernel.BLOCK)])
+    cdf = np.cumsum(e)
+    for threshold in np.concatenate([cdf[:-1], [0.0]]):
+        assert kernel._walk_(e, blocks, threshold) == int(np.searchsorted(cdf, threshold, side="right"))
 
 
 def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:

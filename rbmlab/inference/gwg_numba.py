@@ -18,7 +18,7 @@ Two choices keep that pass free of reductions other than a sum, which is what le
 - in float32 the exponential is computed here, exp(y) = 2^k p(y − k ln 2) with k = round(y / ln 2),
   p a degree-7 Taylor polynomial (|y − k ln 2| ≤ ln 2 / 2: truncation < 6e-9) and 2^k built from its
   bits (relative error ≤ 3e-7, against numpy's float32 exp within 3 units in the last place;
-  arguments below −87, which contribute < 1e-38 of a sum ≥ e^-60, are taken at −87). float64 uses
+  arguments below −87 are taken at −87: at most n · e^-27 of a sum ≥ e^-60). float64 uses
   numpy's exp.
 The acceptance (2) uses log q(i | ·) = δ_i/t − log Σ exp(δ/t) from δ itself, not from the
 exponentials. The uniforms are the numpy path's counter-based bits (one key per step for the
@@ -57,7 +57,7 @@ def _exponentials_(e, blocks, bits, scaled, shift, float32):
         s = np.float32(shift)
         for j in range(n):
             y = max(scaled[j] - s, _FLOOR)
-            k = np.floor(y * _LOG2E + np.float32(0.5))
+            k = min(np.floor(y * _LOG2E + np.float32(0.5)), np.float32(128.0))   # 2^128: inf, refused below
             r = (y - k * _LN2_HI) - k * _LN2_LO
             e[j] = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(0.5) + r * (
                 np.float32(1 / 6) + r * (np.float32(1 / 24) + r * (np.float32(1 / 120) + r * (
@@ -83,6 +83,8 @@ def _exponentials_(e, blocks, bits, scaled, shift, float32):
 def _distribution_(scaled, e, blocks, bits, shift, float32):
     """The exponentials of ``scaled`` less ``shift`` (an upper bound of its maximum), or less the
     maximum where the bound is too loose; returns (log Σ exp(scaled), Σ e)."""
+    if float32:
+        shift = float(np.float32(shift))      # the shift the float32 exponentials subtract
     total = _exponentials_(e, blocks, bits, scaled, shift, float32)
     if not (LOOSEST <= total < np.inf):          # too loose, or (a bound that failed) overflowed
         shift = scaled[0]
