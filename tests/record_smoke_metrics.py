@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from threadpoolctl import threadpool_limits
 
 from rbmlab.experiment import run_experiment
-from tests.test_regression_smoke import FIXTURES, _read_metrics, _read_runs, this_machine
+from tests.test_regression_smoke import (FIXTURES, _read_metrics, _read_runs, one_blas_thread,
+                                         this_machine, threads_beyond_one)
 
 
 def _largest_changes(old: dict, new: dict) -> dict[str, float]:
@@ -48,8 +48,10 @@ def _run_smoke(name: str, tmp: str) -> tuple[dict[str, Path], dict | None]:
     sweep, e.g. ``cd/0``) → metrics.csv of its own sweep; and its report's runs table (columns,
     rows), None when it writes none."""
     outputs = Path(tmp) / "outputs"
-    with threadpool_limits(limits=1):   # one BLAS thread: the recorded summation order
+    with one_blas_thread():   # the summation order the test runs with
         run_experiment(name, ["scale=smoke"], results_root=Path(tmp) / "results", outputs_root=outputs)
+        if threads_beyond_one():
+            sys.exit(f"{name}: ran beside runtimes not limited to one thread: {threads_beyond_one()}")
     sweep = outputs / name / "smoke"
     paper, artefact = name.split("/")
     path = Path(tmp) / "results" / paper / f"{artefact}_smoke_runs.csv"
