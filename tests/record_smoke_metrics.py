@@ -123,8 +123,6 @@ def _format(fixture: dict) -> str:
         runs = (f',\n "runs": {{\n  "columns": {one(fixture["runs"]["columns"])},\n'
                 f'  "rows": [\n{rows}\n  ]\n }}')
     machine = f' "machine": {one(fixture["machine"])},\n' if "machine" in fixture else ""
-    if "rtol" in fixture:
-        machine += f' "rtol": {one(fixture["rtol"])},\n "rtol_reason": {one(fixture["rtol_reason"])},\n'
     return (f'{{\n "experiment": {one(fixture["experiment"])},\n "source": {one(fixture["source"])},\n'
             + machine + f' "jobs": {{' + (("\n" + ",\n".join(jobs) + "\n ") if jobs else "") + "}" + runs + "\n}\n")
 

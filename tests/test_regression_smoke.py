@@ -250,8 +250,7 @@ def test_smoke_metrics_match_the_recorded_ones(fixture: Path, tmp_path: Path):
         f"unexpected {sorted(set(actual) - set(expected_jobs))}")
 
     problems: list[str] = []
-    # a fixture may widen its own tolerance, with the reason beside it ("rtol", "rtol_reason")
-    rtol = recorded.get("rtol") or _float_rtol(recorded.get("machine", DEFAULT_MACHINE))
+    rtol = _float_rtol(recorded.get("machine", DEFAULT_MACHINE))
     for job, want in sorted(expected_jobs.items()):
         problems += _differences(f"{name} job {job}", *_read_metrics(actual[job]), want, rtol)
     if "runs" in recorded:
