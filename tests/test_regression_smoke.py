@@ -145,7 +145,7 @@ NOT_COVERED = {
     # fixtures of their text outputs.
     **{f"tap/{name}": "a figure (figure kind) of the runs of tap/figure-3 or figure-3-seeds, "
                       "or figure-8-denoising(-seeds): its md/PNG, no metrics of its own"
-       for name in ("figure-4", "figure-4-localisation-seeds", "figure-5", "figure-5-seeds", "figure-5-counting-seeds", "figure-6", "figure-7", "figure-7-attractors-seeds", "figure-8",
+       for name in ("figure-4", "figure-4-localisation-seeds", "figure-4-features", "figure-4-features-seeds", "figure-5", "figure-5-seeds", "figure-5-counting-seeds", "figure-6", "figure-7", "figure-7-attractors-seeds", "figure-8",
                     "figure-8-seeds", "figure-9", "figure-9-structure-seeds", "figure-12", "figure-12-seeds")},
     **{f"pmp/{name}": "posterior samples of a fixed model (inference kind): metrics.json with "
                       "wall-clock seconds, samples.npz and PNGs, no run"

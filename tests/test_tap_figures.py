@@ -25,7 +25,8 @@ from rbmlab.experiment.figures.tap_solutions import solutions
 from rbmlab.models.rbm import log_partition
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 
-TAP_FIGURES = ["tap/figure-4", "tap/figure-4-localisation-seeds", "tap/figure-5", "tap/figure-5-seeds",
+TAP_FIGURES = ["tap/figure-4", "tap/figure-4-localisation-seeds", "tap/figure-4-features",
+               "tap/figure-4-features-seeds", "tap/figure-5", "tap/figure-5-seeds",
                "tap/figure-5-counting-seeds", "tap/figure-6", "tap/figure-7", "tap/figure-7-attractors-seeds", "tap/figure-8", "tap/figure-8-seeds",
                "tap/figure-9", "tap/figure-9-structure-seeds", "tap/figure-12", "tap/figure-12-seeds"]
 
@@ -199,6 +200,69 @@ def test_the_localisation_figure_gives_each_sizes_field_ratios_over_the_seeds(tm
     assert row[1] == "0, 1" and row[2] == "2"
     assert row[4] == f"{np.mean(medians):.4f} ± {np.std(medians, ddof=1):.4f}"
     assert (results / "tap" / "figure-4-localisation-seeds_smoke.png").stat().st_size > 0
+
+
+def test_stroke_cores_worked_by_hand():
+    """The core of a field's strongest pixel (4-connected, its sign, >= half its weight): its length
+    over its width from the coordinate covariance with each pixel a unit square (+1/12)."""
+    from rbmlab.report.receptive_fields import stroke_cores
+
+    f = np.zeros((6, 7, 6))
+    f[2, 0:5, 0] = 1.0                          # a 1 x 5 line: 5
+    f[1:4, 1:4, 1] = -2.0                       # a 3 x 3 square of the peak's sign: 1; the +1.5 is not
+    f[0, 0, 1] = 1.5
+    f[1:3, 1:5, 2] = 1.0                        # 2 x 4: sqrt((16/12) / (4/12)) = 2
+    f[0:3, 0, 3] = 1.0                          # two cores, 3 and 2 pixels: the larger, vertical
+    f[4:6, 3, 3] = 0.9
+    f[0:4, 6, 4] = 1.0                          # 0.4 < half the peak: cut; the line is 4 pixels
+    f[4, 6, 4] = 0.4
+    f[0, 0:2, 5] = 1.0                          # a tie of two 2-pixel cores: the first (top) one
+    f[5, 0:2, 5] = 1.0
+    f[5, 2, 5] = 0.4
+    elongation, size = stroke_cores(f.reshape(42, 6), (6, 7))
+    np.testing.assert_allclose(elongation, [5.0, 1.0, 2.0, 3.0, 4.0, 2.0], rtol=1e-12)
+    assert size.tolist() == [5, 9, 8, 3, 4, 2]
+
+
+def test_the_features_figure_counts_localised_and_stroke_fields_per_seed(tmp_path):
+    """figure-4-features-seeds on two tiny runs: per seed the fields at or below the localisation
+    threshold and the stroke cores, as computed from the checkpoints here; thresholds moved to the
+    models' own values change the counts."""
+    from rbmlab.experiment.figures import tap_features
+    from rbmlab.report.receptive_fields import participation_ratio, stroke_cores
+
+    outputs, results = tmp_path / "outputs", tmp_path / "results"
+    sweep = outputs / "tap" / "figure-3-seeds" / "smoke"
+    for seed in (0, 1):
+        _train(sweep / "binary" / str(seed), seed=seed, lr=0.5)
+    Ws = [np.asarray(load_checkpoint(sweep / "binary" / s / "checkpoint.npz")[0].W, dtype=np.float64)
+          for s in ("0", "1")]
+    ratios = [participation_ratio(W) for W in Ws]
+    cores = [stroke_cores(W, (3, 3)) for W in Ws]
+
+    def table(localised, elongation, pixels, monkeypatch):
+        monkeypatch.setattr(tap_features, "LOCALISED", localised)
+        monkeypatch.setattr(tap_features, "STROKE_ELONGATION", elongation)
+        monkeypatch.setattr(tap_features, "STROKE_PIXELS", pixels)
+        run_experiment("tap/figure-4-features-seeds", ["scale=smoke"], results, outputs)
+        text = (results / "tap" / "figure-4-features-seeds_smoke.md").read_text()
+        return next(line for line in text.splitlines() if line.startswith("| binary MNIST | 6 |")).split(" | ")
+
+    with pytest.MonkeyPatch.context() as mp:
+        local = float(np.median(np.concatenate(ratios)))
+        long = float(np.median(np.concatenate([e for e, _ in cores])))
+        row = table(local, long, 2, mp)
+        want_local = [int((r <= local).sum()) for r in ratios]
+        want_stroke = [int(((e >= long) & (n >= 2)).sum()) for e, n in cores]
+        assert row[2] == "0, 1" and row[3] == "2"
+        assert row[4] == f"{np.mean(want_local):.1f} ± {np.std(want_local, ddof=1):.1f}"
+        assert row[5] == f"{np.mean(want_stroke):.1f} ± {np.std(want_stroke, ddof=1):.1f}"
+        both = sum(1 for a, b in zip(want_local, want_stroke) if a and b)
+        assert row[6] == f"{both} of 2 |"
+        assert 0 < sum(want_local) < 12 and 0 < sum(want_stroke) < 12   # the thresholds cut
+        row = table(0.0, 1e9, 2, mp)
+        assert row[4:7] == ["0.0 ± 0.0", "0.0 ± 0.0", "0 of 2 |"]
+    assert (results / "tap" / "figure-4-features-seeds_smoke.png").stat().st_size > 0
 
 
 @pytest.mark.parametrize("name, argv, message", [

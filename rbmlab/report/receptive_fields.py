@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from scipy import ndimage
+
 from rbmlab.backend import to_numpy
 
 
@@ -69,3 +71,36 @@ def draw_fields(fig: Any, rows: list[dict], shape: tuple[int, int], k: int) -> N
                         ax.set_ylabel(row["label"], fontsize=7)
     if image is not None:
         fig.colorbar(image, ax=fig.axes, shrink=0.6, label="W (clipped to [−1, 1])")
+
+
+def stroke_cores(W, shape: tuple[int, int], frac: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """Of each column w of W (n_v, n_h), an image of ``shape``: the core of its strongest pixel, the
+    largest 4-connected set of pixels whose weight has that pixel's sign and at least ``frac`` of
+    its size. Returns (elongation, size in pixels) per field; the elongation is √(λ₁/λ₂) of the
+    core pixels' coordinate covariance, each pixel a unit square (+1/12 on the diagonal): 1 for a
+    square, L for a straight L × 1 line. A pen stroke is a long thin core, a blob a round one."""
+    W = np.asarray(W, dtype=np.float64)
+    fields = W.T.reshape(-1, *shape)                                           # (n_h, H, W)
+    peak = np.take_along_axis(fields.reshape(len(fields), -1),
+                              np.abs(fields).reshape(len(fields), -1).argmax(1)[:, None], 1)[:, 0]
+    sign = np.where(peak < 0, -1.0, 1.0)[:, None, None]
+    mask = sign * fields >= frac * np.abs(peak)[:, None, None]
+    structure = np.zeros((3, 3, 3), dtype=bool)
+    structure[1] = ndimage.generate_binary_structure(2, 1)                     # within one field only
+    labels, count = ndimage.label(mask, structure)
+    sizes = np.bincount(labels.ravel(), minlength=count + 1)
+    field_of = np.zeros(count + 1, dtype=np.int64)
+    field_of[labels.ravel()] = np.repeat(np.arange(len(fields)), fields[0].size)
+    order = np.lexsort((-np.arange(count + 1), sizes))     # by size, ties lowest label last
+    order = order[order > 0]                               # 0: outside every core
+    best = np.zeros(len(fields), dtype=np.int64)
+    best[field_of[order]] = order                          # the last write wins: the largest core
+    core = labels == best[:, None, None]
+    n = core.sum(axis=(1, 2)).astype(np.float64)
+    y, x = np.indices(shape, dtype=np.float64)
+    my, mx = (core * y).sum(axis=(1, 2)) / n, (core * x).sum(axis=(1, 2)) / n
+    cyy = (core * y * y).sum(axis=(1, 2)) / n - my * my + 1 / 12
+    cxx = (core * x * x).sum(axis=(1, 2)) / n - mx * mx + 1 / 12
+    cxy = (core * x * y).sum(axis=(1, 2)) / n - mx * my
+    half, gap = (cyy + cxx) / 2, np.sqrt(((cyy - cxx) / 2) ** 2 + cxy ** 2)
+    return np.sqrt((half + gap) / (half - gap)), n.astype(np.int64)

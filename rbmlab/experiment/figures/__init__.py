@@ -20,6 +20,7 @@ from rbmlab.validation import Config, option
 FIGURES = Registry("figure", {
     "tap-figure-4": "rbmlab.experiment.figures.tap_fields:FIGURE_4",
     "tap-figure-4-localisation": "rbmlab.experiment.figures.tap_localisation:LOCALISATION",
+    "tap-figure-4-features": "rbmlab.experiment.figures.tap_features:FEATURES",
     "tap-figure-5": "rbmlab.experiment.figures.tap_solutions:FIGURE_5",
     "tap-figure-5-counting": "rbmlab.experiment.figures.tap_counting:COUNTING_RULES",
     "tap-figure-6": "rbmlab.experiment.figures.tap_solutions:FIGURE_6",
