@@ -67,7 +67,8 @@ def test_state_index_inverts_states_of(units):
 
 def test_sec_5_1_smoke_learns_theta_up_from_zero(tmp_path):
     from rbmlab.experiment import run_experiment
-    rows = run_experiment("pmp/sec-5-1-theta", ["scale=smoke"], results_root=tmp_path)["table"].read_text()
+    rows = run_experiment("pmp/sec-5-1-theta", ["scale=smoke"], results_root=tmp_path,
+                          outputs_root=tmp_path / "outputs")["table"].read_text()
     assert "paper: 0.331" in rows or "0.331" in rows
     runs = (tmp_path / "pmp" / "sec-5-1-theta_smoke_runs.csv").read_text().splitlines()
     header = runs[0].split(",")
