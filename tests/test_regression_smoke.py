@@ -50,14 +50,13 @@ OTHER_CPU_RTOL = 3e-2
 # conftest) numpy's, so the two summed in different orders: pmp/figure-1c-train's GWG job, whose
 # discrete moves turn a last-bit difference into other chains, gave log MMD² -1.9646 recorded and
 # -1.9853 under pytest, each deterministic.
-RUNTIMES = ("numpy", "scipy.linalg", "sklearn", "numba")
+RUNTIMES = ("numpy", "scipy.linalg", "sklearn")   # numpy's and scipy's OpenBLAS, sklearn's libgomp
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager:
     """One thread for every BLAS and OpenMP runtime a run uses (each loaded first), as recorded."""
     for name in RUNTIMES:
-        with contextlib.suppress(ImportError):   # numba is optional
-            importlib.import_module(name)
+        importlib.import_module(name)
     return threadpool_limits(limits=1)
 
 

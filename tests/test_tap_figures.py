@@ -207,21 +207,23 @@ def test_stroke_cores_worked_by_hand():
     over its width from the coordinate covariance with each pixel a unit square (+1/12)."""
     from rbmlab.report.receptive_fields import stroke_cores
 
-    f = np.zeros((6, 7, 6))
+    f = np.zeros((6, 7, 7))
     f[2, 0:5, 0] = 1.0                          # a 1 x 5 line: 5
     f[1:4, 1:4, 1] = -2.0                       # a 3 x 3 square of the peak's sign: 1; the +1.5 is not
     f[0, 0, 1] = 1.5
     f[1:3, 1:5, 2] = 1.0                        # 2 x 4: sqrt((16/12) / (4/12)) = 2
-    f[0:3, 0, 3] = 1.0                          # two cores, 3 and 2 pixels: the larger, vertical
-    f[4:6, 3, 3] = 0.9
+    f[0:3, 0, 3] = 0.9                          # the peak's core is the 2 x 2 square (1), not the
+    f[4:6, 3:5, 3] = 0.9                        # longer line beside it
+    f[4, 3, 3] = 1.0
     f[0:4, 6, 4] = 1.0                          # 0.4 < half the peak: cut; the line is 4 pixels
     f[4, 6, 4] = 0.4
-    f[0, 0:2, 5] = 1.0                          # a tie of two 2-pixel cores: the first (top) one
-    f[5, 0:2, 5] = 1.0
-    f[5, 2, 5] = 0.4
-    elongation, size = stroke_cores(f.reshape(42, 6), (6, 7))
-    np.testing.assert_allclose(elongation, [5.0, 1.0, 2.0, 3.0, 4.0, 2.0], rtol=1e-12)
-    assert size.tolist() == [5, 9, 8, 3, 4, 2]
+    f[[0, 1, 2, 2, 2], [0, 0, 0, 1, 2], 5] = 1.0   # an L: variances 0.64 + 1/12 each, covariance 0.36
+    elongation, size = stroke_cores(f.reshape(42, 7), (6, 7))               # field 6: all zero
+    lam = 0.64 + 1 / 12
+    np.testing.assert_allclose(elongation[:6], [5.0, 1.0, 2.0, 1.0, 4.0, np.sqrt((lam + 0.36) / (lam - 0.36))],
+                               rtol=1e-12)
+    assert np.isnan(elongation[6])
+    assert size.tolist() == [5, 9, 8, 4, 4, 5, 0]
 
 
 def test_the_features_figure_counts_localised_and_stroke_fields_per_seed(tmp_path):

@@ -75,32 +75,30 @@ def draw_fields(fig: Any, rows: list[dict], shape: tuple[int, int], k: int) -> N
 
 def stroke_cores(W, shape: tuple[int, int], frac: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """Of each column w of W (n_v, n_h), an image of ``shape``: the core of its strongest pixel, the
-    largest 4-connected set of pixels whose weight has that pixel's sign and at least ``frac`` of
-    its size. Returns (elongation, size in pixels) per field; the elongation is √(λ₁/λ₂) of the
-    core pixels' coordinate covariance, each pixel a unit square (+1/12 on the diagonal): 1 for a
-    square, L for a straight L × 1 line. A pen stroke is a long thin core, a blob a round one."""
+    4-connected set of pixels around it whose weight has its sign and at least ``frac`` of its
+    size. Returns (elongation, size in pixels) per field; the elongation is √(λ₁/λ₂) of the core
+    pixels' coordinate covariance, each pixel a unit square (+1/12 on the diagonal): 1 for a
+    square, L for a straight L × 1 line. A pen stroke is a long thin core, a blob a round one; a
+    curved stroke (a ring) or a one-pixel diagonal (not 4-connected) reads as short. An all-zero
+    field has no core: NaN and 0."""
     W = np.asarray(W, dtype=np.float64)
     fields = W.T.reshape(-1, *shape)                                           # (n_h, H, W)
-    peak = np.take_along_axis(fields.reshape(len(fields), -1),
-                              np.abs(fields).reshape(len(fields), -1).argmax(1)[:, None], 1)[:, 0]
+    flat = fields.reshape(len(fields), -1)
+    strongest = np.abs(flat).argmax(axis=1)
+    peak = flat[np.arange(len(flat)), strongest]
     sign = np.where(peak < 0, -1.0, 1.0)[:, None, None]
-    mask = sign * fields >= frac * np.abs(peak)[:, None, None]
+    mask = (sign * fields >= frac * np.abs(peak)[:, None, None]) & (peak != 0)[:, None, None]
     structure = np.zeros((3, 3, 3), dtype=bool)
     structure[1] = ndimage.generate_binary_structure(2, 1)                     # within one field only
-    labels, count = ndimage.label(mask, structure)
-    sizes = np.bincount(labels.ravel(), minlength=count + 1)
-    field_of = np.zeros(count + 1, dtype=np.int64)
-    field_of[labels.ravel()] = np.repeat(np.arange(len(fields)), fields[0].size)
-    order = np.lexsort((-np.arange(count + 1), sizes))     # by size, ties lowest label last
-    order = order[order > 0]                               # 0: outside every core
-    best = np.zeros(len(fields), dtype=np.int64)
-    best[field_of[order]] = order                          # the last write wins: the largest core
-    core = labels == best[:, None, None]
+    labels, _ = ndimage.label(mask, structure)
+    core = labels == labels.reshape(len(fields), -1)[np.arange(len(fields)), strongest][:, None, None]
+    core &= (peak != 0)[:, None, None]                                         # label 0: no core
     n = core.sum(axis=(1, 2)).astype(np.float64)
     y, x = np.indices(shape, dtype=np.float64)
-    my, mx = (core * y).sum(axis=(1, 2)) / n, (core * x).sum(axis=(1, 2)) / n
-    cyy = (core * y * y).sum(axis=(1, 2)) / n - my * my + 1 / 12
-    cxx = (core * x * x).sum(axis=(1, 2)) / n - mx * mx + 1 / 12
-    cxy = (core * x * y).sum(axis=(1, 2)) / n - mx * my
-    half, gap = (cyy + cxx) / 2, np.sqrt(((cyy - cxx) / 2) ** 2 + cxy ** 2)
-    return np.sqrt((half + gap) / (half - gap)), n.astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        my, mx = (core * y).sum(axis=(1, 2)) / n, (core * x).sum(axis=(1, 2)) / n
+        cyy = (core * y * y).sum(axis=(1, 2)) / n - my * my + 1 / 12
+        cxx = (core * x * x).sum(axis=(1, 2)) / n - mx * mx + 1 / 12
+        cxy = (core * x * y).sum(axis=(1, 2)) / n - mx * my
+        half, gap = (cyy + cxx) / 2, np.sqrt(((cyy - cxx) / 2) ** 2 + cxy ** 2)
+        return np.sqrt((half + gap) / (half - gap)), n.astype(np.int64)

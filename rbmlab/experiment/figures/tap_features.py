@@ -32,7 +32,8 @@ LABELS = {"binary": "binary MNIST", "real": "real MNIST", "cbcl": "CBCL faces"}
 def field_kinds(W, shape: tuple[int, int]) -> dict[str, np.ndarray]:
     """Per field of W (n_v, n_h): its participation ratio, core elongation and size, and whether it
     is localised and whether it is a stroke."""
-    ratio = participation_ratio(W)
+    alive = (np.asarray(W) != 0).any(axis=0)      # an all-zero field is neither
+    ratio = np.where(alive, participation_ratio(W), np.nan)
     elongation, size = stroke_cores(W, shape)
     return {"ratio": ratio, "elongation": elongation, "size": size, "localised": ratio <= LOCALISED,
             "stroke": (elongation >= STROKE_ELONGATION) & (size >= STROKE_PIXELS)}
@@ -57,7 +58,8 @@ def features(canvas: Canvas, cfg: FigureConfig) -> None:
              f"scale={canvas.scale}`. Localised field: participation ratio (Σ w_i²)² / (n_v Σ w_i⁴) ≤ "
              f"{LOCALISED}. Stroke field: the core of its strongest pixel (4-connected pixels of that sign "
              f"and ≥ half its weight) has ≥ {STROKE_PIXELS} pixels and is ≥ {STROKE_ELONGATION:g} times "
-             "as long as wide (√ of the ratio of its coordinate covariance's eigenvalues). Counts per "
+             "as long as wide (√ of the ratio of the eigenvalues of its pixels' coordinate covariance, "
+             "each pixel a unit square). All-zero fields count as neither. Counts per "
              "model, mean ± std (ddof=1) over the seeds; 'both': seeds whose model has at least one of each.",
              "", "| data | N_h | seeds | epochs | localised fields | stroke fields | both |",
              "|---|---|---|---|---|---|---|"]
