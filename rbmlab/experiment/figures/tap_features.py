@@ -60,16 +60,18 @@ def features(canvas: Canvas, cfg: FigureConfig) -> None:
              f"and ≥ half its weight) has ≥ {STROKE_PIXELS} pixels and is ≥ {STROKE_ELONGATION:g} times "
              "as long as wide (√ of the ratio of the eigenvalues of its pixels' coordinate covariance, "
              "each pixel a unit square). All-zero fields count as neither. Counts per "
-             "model, mean ± std (ddof=1) over the seeds; 'both': seeds whose model has at least one of each.",
-             "", "| data | N_h | seeds | epochs | localised fields | stroke fields | both |",
-             "|---|---|---|---|---|---|---|"]
+             "model, mean ± std (ddof=1) over the seeds; 'both': seeds whose model has at least one of each; "
+             "the lowest participation ratio of a model's fields (its most localised field).",
+             "", "| data | N_h | seeds | epochs | localised fields | stroke fields | both | lowest ratio |",
+             "|---|---|---|---|---|---|---|---|"]
     for variant, n, per_seed, _ in measured:
         local = [k["localised"].sum() for _, _, k, _ in per_seed]
         stroke = [k["stroke"].sum() for _, _, k, _ in per_seed]
         both = sum(1 for a, b in zip(local, stroke) if a and b)
         lines.append(f"| {LABELS.get(variant, variant)} | {n} | {', '.join(str(s) for s, *_ in per_seed)} | "
                      f"{', '.join(sorted({str(e) for _, e, _, _ in per_seed}))} | {pm(local, 1)} | "
-                     f"{pm(stroke, 1)} | {both} of {len(per_seed)} |")
+                     f"{pm(stroke, 1)} | {both} of {len(per_seed)} | "
+                     f"{pm([np.nanmin(k['ratio']) for _, _, k, _ in per_seed], 4)} |")
     k = cfg.fields
     fig = Figure(figsize=(1.1 * 2 * k, 1.25 * len(measured) + 0.6), layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(measured), 2 * k))
