@@ -10,11 +10,13 @@ of each run of tap/figure-3 (or figure-3-seeds), per dataset and N_h,
 
 The thresholds were set before any model was measured with them. A model learns both kinds when
 it has at least one of each; the table gives the counts (mean ± std over the seeds) and the seeds
-with both. The drawing shows, for the first seed of each dataset and size, the most localised
-fields and the longest stroke cores. results/tap/figure-4-features[-seeds]_<scale>.{png,md}."""
+with both. The per-model counts are also written as a csv (one row per
+run). The drawing shows, for the first seed of each dataset and size, the most localised
+fields and the longest stroke cores. results/tap/figure-4-features[-seeds]_<scale>.{png,md,csv}."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from rbmlab.experiment.figures import Canvas, Drawing
 from rbmlab.experiment.figures.tap_runs import (TAP_RUNS, FigureConfig, canvas_runs, chosen, pm,
@@ -71,7 +73,7 @@ def features(canvas: Canvas, cfg: FigureConfig) -> None:
         lines.append(f"| {LABELS.get(variant, variant)} | {n} | {', '.join(str(s) for s, *_ in per_seed)} | "
                      f"{', '.join(sorted({str(e) for _, e, _, _ in per_seed}))} | {pm(local, 1)} | "
                      f"{pm(stroke, 1)} | {both} of {len(per_seed)} | "
-                     f"{pm([np.nanmin(k['ratio']) for _, _, k, _ in per_seed], 4)} |")
+                     f"{pm([np.nanmin(k['ratio']) for _, _, k, _ in per_seed], 4)} |")   # nan: all dead
     k = cfg.fields
     fig = Figure(figsize=(1.1 * 2 * k, 1.25 * len(measured) + 0.6), layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(measured), 2 * k))
@@ -95,6 +97,11 @@ def features(canvas: Canvas, cfg: FigureConfig) -> None:
     stem = canvas.name("figure-4-features")
     canvas.save_png(fig, stem)
     canvas.save_text(stem, "md", "\n".join(lines) + "\n")
+    rows = [{"variant": variant, "n_hidden": n, "seed": seed, "epoch": epoch,
+             "localised": int(k["localised"].sum()), "strokes": int(k["stroke"].sum()),
+             "lowest_ratio": float(np.nanmin(k["ratio"])) if np.isfinite(k["ratio"]).any() else float("nan")}
+            for variant, n, per_seed, _ in measured for seed, epoch, k, _ in per_seed]
+    canvas.save_text(stem, "csv", pd.DataFrame(rows).to_csv(index=False))
 
 
 FEATURES = Drawing(features, FigureConfig, TAP_RUNS, reads=frozenset({"variants", "fields"}))
