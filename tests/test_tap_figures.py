@@ -93,6 +93,12 @@ def test_figures_5_and_12_over_seeds_give_mean_and_spread_of_the_per_seed_values
     row = next(line for line in text.splitlines() if line.startswith("| 2 |")).split(" | ")
     counts = [s["n_unique"][list(s["epochs"]).index(2)] for s in per_seed]
     assert row[1] == f"{np.mean(counts):.1f} ± {np.std(counts, ddof=1):.1f}"
+    per_run = pd.read_csv(out / "figure-5-binary-seeds_smoke.csv")          # the table's inputs, per seed
+    at_2 = per_run[per_run["epoch"] == 2].sort_values("seed")
+    assert at_2["seed"].tolist() == [0, 1] and at_2["unique"].tolist() == [int(c) for c in counts]
+    f_min = [s["free_energy"][s["epoch"] == 2].min() for s in per_seed]
+    np.testing.assert_allclose(at_2["f_min"], f_min, rtol=1e-12)
+    assert row[4] == f"{np.mean(at_2['f_min']):.2f} ± {np.std(at_2['f_min'], ddof=1):.2f}"
     assert (out / "figure-5-binary-seeds_smoke.png").stat().st_size > 0
     # a size asked for by n_hidden: exactly that size, its own files and its own solution cache
     run_experiment("tap/figure-5-seeds", ["scale=smoke", "n_init=14", "n_hidden=6"], results, outputs)

@@ -3,8 +3,9 @@ per-epoch snapshots here and drawn by rbmlab.report.tap_solutions.
 
 * Fig. 5: the free energies and the number of unique TAP solutions per epoch; N_h = 100 for both
   MNIST variants, CBCL's N_h = 256 (or the sizes nearest; ``n_hidden``: exactly that size).
-  results/tap/figure-5-<dataset>[-seeds][-h<N_h>]_<scale>.{png,md}; the solutions are kept under
-  outputs/experiments/tap/figure-5/<scale>/ (computed once per run and settings).
+  results/tap/figure-5-<dataset>[-seeds][-h<N_h>]_<scale>.{png,md,csv} (the csv: per seed and
+  epoch); the solutions are kept under outputs/experiments/tap/figure-5/<scale>/ (computed once per
+  run and settings).
 * Fig. 6: Isomap of binary MNIST's N_h = 100 solutions over epochs (Fig. 5's, reused).
 * Fig. 7: Isomap of the initial images of classes 3, 6, 7 and the solutions they reach (CBCL: all
   faces), at the paper's epochs 1, 3, 25, 100 (CBCL 5, 100, 200, 500) that ran."""
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from rbmlab.errors import RbmlabError
@@ -131,6 +133,13 @@ def figure_5(canvas: Canvas, cfg: SizedFigureConfig) -> None:
                          f"{pm([r['iterations'][j] for r, j in at], 0)} | "
                          f"{pm([r['converged'][j] for r, j in at], 3)} |")
         canvas.save_text(stem, "md", "\n".join(lines) + "\n")
+        rows = [{"variant": variant, "n_hidden": n_hidden, "seed": seed_of(run), "epoch": int(e),
+                 "unique": int(r["n_unique"][j]), "fraction": r["n_unique"][j] / n_init,
+                 "mean_f": f.mean(), "f_min": f.min(), "f_max": f.max(),
+                 "iterations": r["iterations"][j], "converged": r["converged"][j]}
+                for run, r in zip(seeds, per_seed) for j, e in enumerate(r["epochs"])
+                if (f := r["free_energy"][r["epoch"] == e]).size]
+        canvas.save_text(stem, "csv", pd.DataFrame(rows).to_csv(index=False))   # per seed: the table's inputs
 
 
 def figure_6(canvas: Canvas, cfg: FigureConfig) -> None:
