@@ -272,9 +272,9 @@ def test_the_features_figure_counts_localised_and_stroke_fields_per_seed(tmp_pat
         assert 0 < sum(want_local) < 12 and 0 < sum(want_stroke) < 12   # the thresholds cut
         row = table(0.0, 1e9, 2, mp)
         assert row[4:7] == ["0.0 ± 0.0", "0.0 ± 0.0", "0 of 2"]
-        table = pd.read_csv(results / "tap" / "figure-4-features-seeds_smoke.csv")
-        assert table["seed"].tolist() == [0, 1] and table["localised"].tolist() == [0, 0]
-        np.testing.assert_allclose(table["lowest_ratio"], lowest, rtol=1e-12)
+        per_run = pd.read_csv(results / "tap" / "figure-4-features-seeds_smoke.csv")
+        assert per_run["seed"].tolist() == [0, 1] and per_run["localised"].tolist() == [0, 0]
+        np.testing.assert_allclose(per_run["lowest_ratio"], lowest, rtol=1e-12)
     assert (results / "tap" / "figure-4-features-seeds_smoke.png").stat().st_size > 0
 
 

@@ -87,12 +87,12 @@ def stroke_cores(W, shape: tuple[int, int], frac: float = 0.5) -> tuple[np.ndarr
     strongest = np.abs(flat).argmax(axis=1)
     peak = flat[np.arange(len(flat)), strongest]
     sign = np.where(peak < 0, -1.0, 1.0)[:, None, None]
-    mask = (sign * fields >= frac * np.abs(peak)[:, None, None]) & (peak != 0)[:, None, None]
+    mask = sign * fields >= frac * np.abs(peak)[:, None, None]
     structure = np.zeros((3, 3, 3), dtype=bool)
     structure[1] = ndimage.generate_binary_structure(2, 1)                     # within one field only
     labels, _ = ndimage.label(mask, structure)
     core = labels == labels.reshape(len(fields), -1)[np.arange(len(fields)), strongest][:, None, None]
-    core &= (peak != 0)[:, None, None]                                         # label 0: no core
+    core &= (peak != 0)[:, None, None]                                         # an all-zero field: no core
     n = core.sum(axis=(1, 2)).astype(np.float64)
     y, x = np.indices(shape, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):

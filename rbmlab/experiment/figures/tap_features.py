@@ -41,6 +41,14 @@ def field_kinds(W, shape: tuple[int, int]) -> dict[str, np.ndarray]:
             "stroke": (elongation >= STROKE_ELONGATION) & (size >= STROKE_PIXELS)}
 
 
+def model_counts(kinds: dict[str, np.ndarray]) -> dict[str, float]:
+    """A model's localised and stroke fields and its lowest participation ratio (NaN: every field
+    is zero)."""
+    ratio = kinds["ratio"]
+    return {"localised": int(kinds["localised"].sum()), "strokes": int(kinds["stroke"].sum()),
+            "lowest_ratio": float(np.nanmin(ratio)) if np.isfinite(ratio).any() else float("nan")}
+
+
 def features(canvas: Canvas, cfg: FigureConfig) -> None:
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
@@ -66,14 +74,13 @@ def features(canvas: Canvas, cfg: FigureConfig) -> None:
              "the lowest participation ratio of a model's fields (its most localised field).",
              "", "| data | N_h | seeds | epochs | localised fields | stroke fields | both | lowest ratio |",
              "|---|---|---|---|---|---|---|---|"]
-    for variant, n, per_seed, _ in measured:
-        local = [k["localised"].sum() for _, _, k, _ in per_seed]
-        stroke = [k["stroke"].sum() for _, _, k, _ in per_seed]
-        both = sum(1 for a, b in zip(local, stroke) if a and b)
-        lines.append(f"| {LABELS.get(variant, variant)} | {n} | {', '.join(str(s) for s, *_ in per_seed)} | "
-                     f"{', '.join(sorted({str(e) for _, e, _, _ in per_seed}))} | {pm(local, 1)} | "
-                     f"{pm(stroke, 1)} | {both} of {len(per_seed)} | "
-                     f"{pm([np.nanmin(k['ratio']) for _, _, k, _ in per_seed], 4)} |")   # nan: all dead
+    rows = [{"variant": variant, "n_hidden": n, "seed": seed, "epoch": epoch, **model_counts(k)}
+            for variant, n, per_seed, _ in measured for seed, epoch, k, _ in per_seed]
+    for (variant, n), group in pd.DataFrame(rows).groupby(["variant", "n_hidden"], sort=False):
+        both = int(((group["localised"] > 0) & (group["strokes"] > 0)).sum())
+        lines.append(f"| {LABELS.get(variant, variant)} | {n} | {', '.join(map(str, group['seed']))} | "
+                     f"{', '.join(sorted({str(e) for e in group['epoch']}))} | {pm(group['localised'], 1)} | "
+                     f"{pm(group['strokes'], 1)} | {both} of {len(group)} | {pm(group['lowest_ratio'], 4)} |")
     k = cfg.fields
     fig = Figure(figsize=(1.1 * 2 * k, 1.25 * len(measured) + 0.6), layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(measured), 2 * k))
@@ -97,10 +104,6 @@ def features(canvas: Canvas, cfg: FigureConfig) -> None:
     stem = canvas.name("figure-4-features")
     canvas.save_png(fig, stem)
     canvas.save_text(stem, "md", "\n".join(lines) + "\n")
-    rows = [{"variant": variant, "n_hidden": n, "seed": seed, "epoch": epoch,
-             "localised": int(k["localised"].sum()), "strokes": int(k["stroke"].sum()),
-             "lowest_ratio": float(np.nanmin(k["ratio"])) if np.isfinite(k["ratio"]).any() else float("nan")}
-            for variant, n, per_seed, _ in measured for seed, epoch, k, _ in per_seed]
     canvas.save_text(stem, "csv", pd.DataFrame(rows).to_csv(index=False))
 
 
