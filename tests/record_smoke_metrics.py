@@ -50,8 +50,9 @@ def _run_smoke(name: str, tmp: str) -> tuple[dict[str, Path], dict | None]:
     outputs = Path(tmp) / "outputs"
     with one_blas_thread():   # the summation order the test runs with
         run_experiment(name, ["scale=smoke"], results_root=Path(tmp) / "results", outputs_root=outputs)
-        if threads_beyond_one():
-            sys.exit(f"{name}: ran beside runtimes not limited to one thread: {threads_beyond_one()}")
+        unlimited = threads_beyond_one()
+        if unlimited:
+            sys.exit(f"{name}: ran beside runtimes not limited to one thread: {unlimited}")
     sweep = outputs / name / "smoke"
     paper, artefact = name.split("/")
     path = Path(tmp) / "results" / paper / f"{artefact}_smoke_runs.csv"

@@ -239,7 +239,8 @@ def test_smoke_metrics_match_the_recorded_ones(fixture: Path, tmp_path: Path):
     outputs = tmp_path / "outputs"
     with one_blas_thread():   # the recorded summation order
         run_experiment(name, ["scale=smoke"], results_root=tmp_path / "results", outputs_root=outputs)
-        assert not threads_beyond_one(), f"{name}: ran beside runtimes not limited: {threads_beyond_one()}"
+        unlimited = threads_beyond_one()
+        assert not unlimited, f"{name}: ran beside runtimes not limited to one thread: {unlimited}"
     sweep = outputs / name / "smoke"
     actual = {p.parent.relative_to(sweep).as_posix(): p for p in sweep.rglob("metrics.csv")}
     expected_jobs = recorded["jobs"]
