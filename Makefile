@@ -38,11 +38,16 @@ install: $(STAMP)
 run: install
 	$(RBMLAB) run
 
+# make test / test-slow run on every core (pytest-xdist; each worker keeps to one BLAS thread:
+# tests/conftest.py); JOBS=1 runs them in this process, one after another
+JOBS ?= auto
+PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist worksteal)
+
 test: install
-	$(BIN)/python -m pytest -q -m "not slow and not cluster"
+	$(PYTEST) -m "not slow and not cluster"
 
 test-slow: install
-	$(BIN)/python -m pytest -q -m "slow and not cluster"
+	$(PYTEST) -m "slow and not cluster"
 
 # SLURM for real: slurm-wlm and munge installed where missing, a private cluster for the tests,
 # everything removed after (tests/slurm_cluster.py)

@@ -1,6 +1,9 @@
 """Shared fixtures: backends to parametrize over, small random models."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -27,3 +30,60 @@ def random_rbm(backend, m: int, n: int, scale: float = 1.0, seed: int = 0) -> RB
 
 def all_binary(m: int) -> np.ndarray:
     return ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
+
+
+# ---- tests leave the checkout as they found it -------------------------------------------------
+# Every test writes under its own temporary directory. The run (the controller, under xdist) lists
+# the checkout's files when it starts and fails when it ends if any file is new, ignored or not.
+CHECKOUT = Path(__file__).resolve().parents[1]
+_FILES_AT_START = pytest.StashKey[set]()
+# what running Python and installing create, not the tests
+NOT_WATCHED = frozenset({".git", ".venv", "__pycache__", ".pytest_cache", "rbmlab.egg-info", "build"})
+
+
+def checkout_files(root: Path = CHECKOUT) -> set[str]:
+    """Every file under ``root`` (relative paths), less the folders of NOT_WATCHED."""
+    found = set()
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [s for s in subfolders if s not in NOT_WATCHED]
+        found.update(os.path.relpath(os.path.join(folder, f), root) for f in files)
+    return found
+
+
+def _controller(config) -> bool:
+    return not hasattr(config, "workerinput")   # an xdist worker has it
+
+
+# ---- under xdist (make test: -n 2), each worker keeps to one BLAS / OpenMP thread ----------------
+# so that the workers share the cores instead of each spreading over all of them. The libraries
+# loaded already (numpy's BLAS, imported above) are limited now; those loaded later (scipy's and
+# scikit-learn's runtimes) and every subprocess a test starts read the variables when they load.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_BLAS_LIMIT = pytest.StashKey[object]()
+
+
+def pytest_configure(config):
+    if not _controller(config):
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+        for name, value in ONE_THREAD.items():
+            os.environ.setdefault(name, value)
+        config.stash[_BLAS_LIMIT] = threadpool_limits(limits=1)
+
+
+def pytest_sessionstart(session):
+    if _controller(session.config):
+        session.config.stash[_FILES_AT_START] = checkout_files()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    start = session.config.stash.get(_FILES_AT_START, None)
+    if start is None or not _controller(session.config):
+        return
+    new = sorted(checkout_files() - start)
+    if new:
+        shown = "\n  ".join(new[:20]) + (f"\n  ... and {len(new) - 20} more" if len(new) > 20 else "")
+        session.config.get_terminal_writer().line(
+            f"\nthe tests left {len(new)} new file(s) in the checkout {CHECKOUT} "
+            f"(tests write under their temporary directories):\n  {shown}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+

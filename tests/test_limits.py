@@ -40,12 +40,13 @@ REGISTRIES = {"learner": LEARNERS, "evaluator": EVALUATORS, "sampler": INFERENCE
 
 def config_classes() -> dict[str, list[type]]:
     """Group → the configuration classes of its components (the keys users write: learner.k;
-    sampler: the inference methods of learner.sampler and evaluator.sampler)."""
-    groups = {group: list({cls.config_class for _, cls in registry.items()})
+    sampler: the inference methods of learner.sampler and evaluator.sampler), in one order in every
+    process (xdist's workers must collect the same list)."""
+    groups = {group: list(dict.fromkeys(cls.config_class for _, cls in registry.items()))   # in registry order
               for group, registry in REGISTRIES.items()}
     groups["dataset"] = [spec.options for spec in SPECS.values()]
     groups["train"] = [TrainConfig]
-    groups["experiment"] = [DeconvolutionConfig, *{d.options for _, d in FIGURES.items()}]   # kinds' options
+    groups["experiment"] = [DeconvolutionConfig, *dict.fromkeys(d.options for _, d in FIGURES.items())]   # kinds' options
     return groups
 
 
