@@ -39,9 +39,10 @@ run: install
 	$(RBMLAB) run
 
 # make test / test-slow run on every core (pytest-xdist; each worker keeps to one BLAS thread:
-# tests/conftest.py); JOBS=1 runs them in this process, one after another
+# tests/conftest.py; a module marked xdist_group keeps its expensive fixture on one worker);
+# JOBS=1 runs them in this process, one after another
 JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist worksteal)
+PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
 
 test: install
 	$(PYTEST) -m "not slow and not cluster"
