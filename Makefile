@@ -39,10 +39,12 @@ run: install
 	$(RBMLAB) run
 
 # make test / test-slow run on every core (pytest-xdist; each worker keeps to one BLAS thread:
-# tests/conftest.py; a module marked xdist_group keeps its expensive fixture on one worker);
-# JOBS=1 runs them in this process, one after another
+# tests/conftest.py); JOBS=1 runs them in this process, one after another. A module fixture is
+# built on every worker that runs one of the module's tests (test_ais_mnist trains its model on
+# both): xdist's loadgroup would keep a module on one worker, but it groups nothing under pytest
+# 9.2 (pytest-dev/pytest-xdist#1386), so the tests are spread by worksteal.
 JOBS ?= auto
-PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
+PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist worksteal)
 
 test: install
 	$(PYTEST) -m "not slow and not cluster"

@@ -18,8 +18,7 @@ from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.models.rbm import init_rbm
 from rbmlab.run.runner import batches
 
-# about 2 minutes on 2 cores: make test-slow; one xdist worker runs the module (its model is trained once)
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ais_mnist")]
+pytestmark = pytest.mark.slow   # about 2 minutes on 2 cores: make test-slow
 
 
 @pytest.fixture(scope="module")

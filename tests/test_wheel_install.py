@@ -25,8 +25,6 @@ import rbmlab
 from rbmlab import resources
 from rbmlab.storage import provenance
 
-pytestmark = pytest.mark.xdist_group("wheel")   # one xdist worker builds and installs the wheel once
-
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "rbmlab", "hydra_plugins", "conf", "experiments",
            "results")   # a build's
