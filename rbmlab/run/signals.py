@@ -5,10 +5,12 @@ limit, submitit's timeout and preemption signal USR2) must not leave ``"status":
 behind. Inside :func:`interruptible`, the first of these signals raises :class:`RunInterrupted`
 in the main thread; the runner records the run as interrupted (its last checkpoint kept) and
 lets the exception end the process with status 128 + the signal's number, as the shell expects.
-In the command's process the handlers go back to the signals' defaults once the first has
-arrived, so a second signal during that short recording ends the process at once (the checkpoint
-still holds). A launcher's worker ignores further ones until it has recorded: its launcher passes
-the first on to it (:func:`forward`), a second copy when the signal went to the process group.
+In the command's process a second signal during that short recording ends the process at once
+(the checkpoint still holds), unless it comes within DUPLICATE_S of the first: that is the same
+stop delivered twice (coreutils ``timeout`` signals the command and then its whole process group,
+the command included), and the recording goes on. A launcher's worker ignores further ones until
+it has recorded: its launcher passes the first on to it (:func:`forward`), a second copy when the
+signal went to the process group.
 
 ``kill -9`` cannot be caught: the run's lock, which the kernel drops with its holder, tells
 whether a run that says it is running really is (rbmlab.run.records.observed_status).
@@ -19,9 +21,11 @@ import contextlib
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 CAUGHT = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR2)
+DUPLICATE_S = 1.0   # a second signal this soon after the first is its copy (see the docstring)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -98,9 +102,21 @@ def interruption_of(exc: BaseException) -> RunInterrupted | None:
     return None
 
 
+def _after_the_first(first_at: float):
+    """The command's handler once a signal has arrived: a copy within DUPLICATE_S is dropped,
+    a later signal ends the process at once with its default action."""
+    def handler(signum: int, _frame) -> None:
+        if time.monotonic() - first_at < DUPLICATE_S:
+            return
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    return handler
+
+
 def _raiser(first: Callable[[RunInterrupted], None] | None):
     def handler(signum: int, _frame) -> None:
-        then = signal.SIG_DFL if is_cli_process() else signal.SIG_IGN   # see the module's docstring
+        # see the module's docstring
+        then = _after_the_first(time.monotonic()) if is_cli_process() else signal.SIG_IGN
         for sig in CAUGHT:   # a second signal while the run records the first
             signal.signal(sig, then)
         stop = RunInterrupted(signum)
