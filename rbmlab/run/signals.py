@@ -106,10 +106,8 @@ def _after_the_first(first_at: float):
     """The command's handler once a signal has arrived: a copy within DUPLICATE_S is dropped,
     a later signal ends the process at once with its default action."""
     def handler(signum: int, _frame) -> None:
-        if time.monotonic() - first_at < DUPLICATE_S:
-            return
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        if time.monotonic() - first_at >= DUPLICATE_S:
+            end_as_signalled(RunInterrupted(signum))
     return handler
 
 
