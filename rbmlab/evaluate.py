@@ -1,5 +1,6 @@
 """``rbmlab evaluate``: score any saved model on a dataset split and return a JSON-able dict; with
 no dataset, the metrics that need none (log Z by exact, AIS, TAP ...: ``Evaluator.without_data``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,12 +18,12 @@ from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.applicable import applicable, check_applies
-from rbmlab.units.requirements import check_unit_types
 from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.metrics import metric_spec, split_prefix
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.evaluation import evaluate
 from rbmlab.storage.portable import portable_path
+from rbmlab.units.requirements import check_unit_types
 from rbmlab.validation import parse_options
 
 
@@ -36,9 +37,9 @@ def check_out(path: Path) -> Path:
     try:
         if path.is_dir():
             raise RbmlabError(f"out: {path} is a directory; name a .json file in it")
-        if not path.parent.is_dir():   # missing, a file, or a loop of links
+        if not path.parent.is_dir():  # missing, a file, or a loop of links
             raise RbmlabError(f"out: directory {path.parent} does not exist")
-    except OSError as e:   # a name too long
+    except OSError as e:  # a name too long
         raise RbmlabError(f"out: cannot write {path} ({e.strerror or type(e).__name__})") from None
     return path
 
@@ -48,8 +49,10 @@ def _check_finite(model, path, trial) -> None:
     for name, array in model.arrays().items():
         if not np.isfinite(array).all():
             which = f" of trial {trial}" if trial is not None else ""
-            raise RbmlabError(f"checkpoint: {path}: {name}{which} holds non-finite values (NaN or "
-                              "inf): a diverged model has no score")
+            raise RbmlabError(
+                f"checkpoint: {path}: {name}{which} holds non-finite values (NaN or "
+                "inf): a diverged model has no score"
+            )
 
 
 def _check_metrics(metrics: dict[str, float], path, dtype: str) -> None:
@@ -57,8 +60,9 @@ def _check_metrics(metrics: dict[str, float], path, dtype: str) -> None:
     (An AIS interval end may be infinite: log of a non-positive bound.)"""
     bad = [k for k, v in metrics.items() if not np.isfinite(v) and not k.endswith(("_lower", "_upper"))]
     if bad:
-        raise RbmlabError(f"checkpoint: {path}: {', '.join(bad)} not finite in {dtype} arithmetic "
-                          "(parameters too large?)")
+        raise RbmlabError(
+            f"checkpoint: {path}: {', '.join(bad)} not finite in {dtype} arithmetic (parameters too large?)"
+        )
 
 
 def _backend_config(node: dict, saved_dtype: str) -> BackendConfig:
@@ -71,8 +75,10 @@ def _backend_config(node: dict, saved_dtype: str) -> BackendConfig:
 def _single(model, trial, path):
     if model.n_trials:
         if not isinstance(trial, int) or isinstance(trial, bool) or not 0 <= trial < model.n_trials:
-            raise RbmlabError(f"trial: {path} holds {model.n_trials} trials; choose one "
-                              f"with trial=N, N in 0..{model.n_trials - 1} (got {trial!r})")
+            raise RbmlabError(
+                f"trial: {path} holds {model.n_trials} trials; choose one "
+                f"with trial=N, N in 0..{model.n_trials - 1} (got {trial!r})"
+            )
         return model.trial(trial)
     if trial is not None:
         raise RbmlabError(f"trial: {path} holds a single model; drop trial={trial}")
@@ -111,30 +117,56 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     dimension = dataset_dimension(options)
     differ = model_np.data_mismatch(dimension)
     if differ:
-        raise RbmlabError(f"checkpoint: {cfg.checkpoint} is a {model_np.family} model with {differ} "
-                          f"but dataset {options['name']} has {dimension} dimensions")
+        raise RbmlabError(
+            f"checkpoint: {cfg.checkpoint} is a {model_np.family} model with {differ} "
+            f"but dataset {options['name']} has {dimension} dimensions"
+        )
     evaluator_cfg.splits = [cfg.split]
     evaluator = _checked_evaluator(cfg, model_np, evaluator_cfg)
     truth_for(evaluator, options, build=False)
     data = load_dataset(**options)
-    task = TASKS.build(TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none"))
+    task = TASKS.build(
+        TASKS.parse(OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else "none")
+    )
     x = data.split(cfg.split)
     check_saved_model(model_np, data.facts(), task, cfg.split, cfg.checkpoint)
-    data = encoded(data, saved_visible_units(model_np))   # Potts codes → one-hot columns
+    data = encoded(data, saved_visible_units(model_np))  # Potts codes → one-hot columns
     x = data.split(cfg.split)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     # the training set stays on the host: only reverse AIS reads it, for a few chain starts
-    context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress,
-                      train=task.batch(data, "train"), data_mean=data.train.mean(axis=0),
-                      truth=truth_for(evaluator, options))
-    metrics = _metrics(cfg, model_np, {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},
-                       evaluator, context, backend_cfg)
+    context = Context(
+        rng=backend.rng(cfg.seed),
+        final=True,
+        progress=evaluator_cfg.progress,
+        train=task.batch(data, "train"),
+        data_mean=data.train.mean(axis=0),
+        truth=truth_for(evaluator, options),
+    )
+    metrics = _metrics(
+        cfg,
+        model_np,
+        {cfg.split: task.batch(data, cfg.split).map(backend.asarray)},
+        evaluator,
+        context,
+        backend_cfg,
+    )
     n = min(x.shape[0], evaluator_cfg.max_examples or x.shape[0])
-    where = ({"dataset_path": _named(options["path"]), "dataset_sha256": options["sha256"]}
-             if "sha256" in options else {})
-    result: dict[str, Any] = {"checkpoint": _named(cfg.checkpoint), "dataset": options["name"], **where,
-                              "split": cfg.split, "evaluator": evaluator_cfg.name, "n_examples": n,
-                              "model": model_np.family, **model_np.model_sizes(), "dtype": backend_cfg.dtype}
+    where = (
+        {"dataset_path": _named(options["path"]), "dataset_sha256": options["sha256"]}
+        if "sha256" in options
+        else {}
+    )
+    result: dict[str, Any] = {
+        "checkpoint": _named(cfg.checkpoint),
+        "dataset": options["name"],
+        **where,
+        "split": cfg.split,
+        "evaluator": evaluator_cfg.name,
+        "n_examples": n,
+        "model": model_np.family,
+        **model_np.model_sizes(),
+        "dtype": backend_cfg.dtype,
+    }
     return _finish(result, cfg, meta, evaluator_cfg, metrics)
 
 
@@ -142,8 +174,12 @@ def _checked_evaluator(cfg: DictConfig, model_np, evaluator_cfg):
     """The evaluator, checked against the saved model's family, sizes and unit types."""
     evaluator = EVALUATORS.build(evaluator_cfg)
     check_applies(evaluator, type(model_np), model_np.model_sizes())
-    check_unit_types(model_np.settings(), evaluator.units, f"evaluator={evaluator_cfg.name}",
-                     lambda setting: f"checkpoint: {cfg.checkpoint}")
+    check_unit_types(
+        model_np.settings(),
+        evaluator.units,
+        f"evaluator={evaluator_cfg.name}",
+        lambda setting: f"checkpoint: {cfg.checkpoint}",
+    )
     return evaluator
 
 
@@ -153,12 +189,16 @@ def _without_data(cfg: DictConfig, model_np, meta, evaluator_cfg, backend_cfg) -
     sizes = model_np.model_sizes()
     if not EVALUATORS.get(evaluator_cfg.name).without_data:
         free = [n for n in applicable(type(model_np), sizes) if EVALUATORS.get(n).without_data]
-        raise RbmlabError(f"dataset: missing; evaluator={evaluator_cfg.name} scores data (dataset=NAME, or "
-                          f"dataset=file dataset.path=FILE); with no dataset, log Z by "
-                          f"evaluator={' | '.join(free) or '(none applies to this model)'}")
+        raise RbmlabError(
+            f"dataset: missing; evaluator={evaluator_cfg.name} scores data (dataset=NAME, or "
+            f"dataset=file dataset.path=FILE); with no dataset, log Z by "
+            f"evaluator={' | '.join(free) or '(none applies to this model)'}"
+        )
     if cfg.split is not None:
-        raise RbmlabError(f"split: {cfg.split} of what? no dataset is named; log Z needs none "
-                          "(score a split with dataset=NAME)")
+        raise RbmlabError(
+            f"split: {cfg.split} of what? no dataset is named; log Z needs none "
+            "(score a split with dataset=NAME)"
+        )
     task = OmegaConf.to_container(cfg.task, resolve=True) if "task" in cfg else {"name": "none"}
     if TASKS.parse(task).name != "none":
         raise RbmlabError(f"task: {TASKS.parse(task).name} corrupts data; name a dataset (dataset=NAME)")
@@ -168,20 +208,27 @@ def _without_data(cfg: DictConfig, model_np, meta, evaluator_cfg, backend_cfg) -
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
     context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress)
     metrics = _metrics(cfg, model_np, {}, evaluator, context, backend_cfg)
-    result: dict[str, Any] = {"checkpoint": _named(cfg.checkpoint), "dataset": None,
-                              "note": f"no dataset: {evaluator.without_data}",
-                              "evaluator": evaluator_cfg.name, "model": model_np.family, **sizes,
-                              "dtype": backend_cfg.dtype}
+    result: dict[str, Any] = {
+        "checkpoint": _named(cfg.checkpoint),
+        "dataset": None,
+        "note": f"no dataset: {evaluator.without_data}",
+        "evaluator": evaluator_cfg.name,
+        "model": model_np.family,
+        **sizes,
+        "dtype": backend_cfg.dtype,
+    }
     return _finish(result, cfg, meta, evaluator_cfg, metrics)
 
 
-def _metrics(cfg: DictConfig, model_np, splits: dict, evaluator, context: Context, backend_cfg) -> dict[str, float]:
+def _metrics(
+    cfg: DictConfig, model_np, splits: dict, evaluator, context: Context, backend_cfg
+) -> dict[str, float]:
     """The evaluation of the saved model on the backend, with its failures in one line."""
     model = model_np.map(get_backend(backend_cfg.name, backend_cfg.dtype).asarray)
     try:
-        with np.errstate(all="ignore"):   # overflow is reported below, in one line
+        with np.errstate(all="ignore"):  # overflow is reported below, in one line
             metrics = evaluate(model, splits, evaluator, context)
-    except MemoryError as e:   # what the feasibility checks could not foresee
+    except MemoryError as e:  # what the feasibility checks could not foresee
         raise RbmlabError(f"evaluator={evaluator.config.name}: out of memory ({e})") from None
     _check_metrics(metrics, cfg.checkpoint, backend_cfg.dtype)
     return metrics
@@ -204,16 +251,22 @@ def usage(overrides: list[str]) -> str:
     from rbmlab.hydra_app import compose  # noqa: PLC0415
 
     cfg = OmegaConf.to_container(compose("evaluate", overrides), resolve=False)
-    return "\n".join([
-        "usage: rbmlab evaluate checkpoint=PATH [GROUP=NAME ...] [KEY=VALUE ...]",
-        "",
-        "Score a saved model (a run's checkpoint.npz or any .npz in the checkpoint format) on a",
-        "dataset split; the metrics are printed as JSON. Composed from conf/evaluate.yaml like",
-        "`rbmlab run` (the same groups and KEY=VALUE overrides; `--help` after overrides shows",
-        "the options of the components they choose).",
-        "",
-        "== Keys ==", *keys_section("evaluate"), "",
-        "== Configuration groups: GROUP=NAME ==", *groups_section("evaluate"), "",
-        "== Options of the chosen components: KEY=VALUE (the value now, its meaning) ==",
-        *components_section(cfg, "evaluate"),
-    ])
+    return "\n".join(
+        [
+            "usage: rbmlab evaluate checkpoint=PATH [GROUP=NAME ...] [KEY=VALUE ...]",
+            "",
+            "Score a saved model (a run's checkpoint.npz or any .npz in the checkpoint format) on a",
+            "dataset split; the metrics are printed as JSON. Composed from conf/evaluate.yaml like",
+            "`rbmlab run` (the same groups and KEY=VALUE overrides; `--help` after overrides shows",
+            "the options of the components they choose).",
+            "",
+            "== Keys ==",
+            *keys_section("evaluate"),
+            "",
+            "== Configuration groups: GROUP=NAME ==",
+            *groups_section("evaluate"),
+            "",
+            "== Options of the chosen components: KEY=VALUE (the value now, its meaning) ==",
+            *components_section(cfg, "evaluate"),
+        ]
+    )

@@ -8,6 +8,7 @@ top-level keys of ``conf/config.yaml`` and ``conf/evaluate.yaml`` by their trail
 (``conf/hydra/help/rbmlab.yaml``), which calls :func:`help_section` through the ``rbmlab_help``
 resolver; ``rbmlab evaluate --help`` (rbmlab.evaluate.usage) is made of the same sections.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,25 +23,27 @@ from rbmlab.errors import RbmlabError
 GROUP_DOCS = {
     "dataset": "the data: its splits and preprocessing (`rbmlab data list` says which are here)",
     "task": "what the model is asked at test time: the splits as they are, or corrupted inputs "
-            "with the clean images as targets",
+    "with the clean images as targets",
     "model": "the model family and its size, units and initialisation",
     "learner": "the training algorithm and its hyperparameters",
     "learner/optimizer": "the update rule a learner steps with (learner/optimizer=adam)",
     "learner/optimizer_tuning": "a paper's optimizer settings for one learner/optimizer pair "
-                                "(+learner/optimizer_tuning=tap_sgd)",
+    "(+learner/optimizer_tuning=tap_sgd)",
     "learner/sampler": "a sampler's options for a learner's negative phase "
-                       "(+learner/sampler=parallel_tempering learner.sampler.n_temperatures=20)",
+    "(+learner/sampler=parallel_tempering learner.sampler.n_temperatures=20)",
     "evaluator": "how the model is scored, per evaluation point and at the end",
     "backend": "the array library and float type",
     "scale": "the tier label recorded in every run (rbmlab experiment sets it)",
     "solver": "defaults of the deterministic inference methods, which components choose by name "
-              "(evaluator.inference=bp_sum, learner.inference=adatap)",
+    "(evaluator.inference=bp_sum, learner.inference=adatap)",
 }
-SHOWN_GROUPS = {"config": ("dataset", "task", "model", "learner", "evaluator", "backend"),
-                "evaluate": ("dataset", "task", "evaluator", "backend")}
+SHOWN_GROUPS = {
+    "config": ("dataset", "task", "model", "learner", "evaluator", "backend"),
+    "evaluate": ("dataset", "task", "evaluator", "backend"),
+}
 _KEY_COMMENT = re.compile(r"^(\s*)([A-Za-z_]\w*):\s*(.*?)\s+#\s*(.+?)\s*$")
-_BLOCK = re.compile(r"^([A-Za-z_]\w*):\s*(#.*)?$")   # a top-level key whose value is the block below
-WIDTH = 28   # the column where descriptions start
+_BLOCK = re.compile(r"^([A-Za-z_]\w*):\s*(#.*)?$")  # a top-level key whose value is the block below
+WIDTH = 28  # the column where descriptions start
 
 
 def conf_dir() -> Path:
@@ -94,10 +97,14 @@ def groups_section(config_name: str = "config") -> list[str]:
     from omegaconf import OmegaConf  # noqa: PLC0415
 
     defaults = {}
-    for item in OmegaConf.to_container(OmegaConf.load(conf_dir() / f"{config_name}.yaml")).get("defaults", []):
+    for item in OmegaConf.to_container(OmegaConf.load(conf_dir() / f"{config_name}.yaml")).get(
+        "defaults", []
+    ):
         if isinstance(item, dict):
             defaults.update({k: v for k, v in item.items() if not k.startswith("override ")})
-    groups = list(defaults) if config_name != "config" else [g for g in GROUP_DOCS if (conf_dir() / g).is_dir()]
+    groups = (
+        list(defaults) if config_name != "config" else [g for g in GROUP_DOCS if (conf_dir() / g).is_dir()]
+    )
     lines = []
     for group in groups:
         lines.append(_line(f"{group}=NAME", GROUP_DOCS[group]))
@@ -114,12 +121,16 @@ def component_options(prefix: str, config: Any) -> list[str]:
         if f.name == "name":
             continue
         if dataclasses.is_dataclass(value):
-            nested += [_line(f"{prefix}.{f.name}: {getattr(value, 'name', '')}", doc),
-                       *component_options(f"{prefix}.{f.name}", value)]
+            nested += [
+                _line(f"{prefix}.{f.name}: {getattr(value, 'name', '')}", doc),
+                *component_options(f"{prefix}.{f.name}", value),
+            ]
         elif isinstance(value, list) and value and all(dataclasses.is_dataclass(v) for v in value):
-            for i, item in enumerate(value):     # evaluator=combined's parts
-                nested += [_line(f"{prefix}.{f.name}[{i}]: {getattr(item, 'name', '')}", doc if i == 0 else ""),
-                           *component_options(f"{prefix}.{f.name}[{i}]", item)]
+            for i, item in enumerate(value):  # evaluator=combined's parts
+                nested += [
+                    _line(f"{prefix}.{f.name}[{i}]: {getattr(item, 'name', '')}", doc if i == 0 else ""),
+                    *component_options(f"{prefix}.{f.name}[{i}]", item),
+                ]
         else:
             lines.append(_line(f"{prefix}.{f.name}={shown_value(value)}", doc))
     return lines + nested
@@ -141,9 +152,14 @@ def _parsers() -> dict[str, Callable[[Any], Any]]:
     from rbmlab.models import MODELS  # noqa: PLC0415
     from rbmlab.validation import parse_options  # noqa: PLC0415
 
-    return {"dataset": validate_dataset_options, "task": TASKS.parse, "model": MODELS.parse,
-            "learner": LEARNERS.parse, "evaluator": EVALUATORS.parse,
-            "backend": lambda node: parse_options(BackendConfig, node, "backend")}
+    return {
+        "dataset": validate_dataset_options,
+        "task": TASKS.parse,
+        "model": MODELS.parse,
+        "learner": LEARNERS.parse,
+        "evaluator": EVALUATORS.parse,
+        "backend": lambda node: parse_options(BackendConfig, node, "backend"),
+    }
 
 
 def components_section(cfg: Mapping[str, Any], config_name: str = "config") -> list[str]:
@@ -153,7 +169,7 @@ def components_section(cfg: Mapping[str, Any], config_name: str = "config") -> l
     for group in SHOWN_GROUPS[config_name]:
         node = dict(cfg.get(group) or {})
         if config_name == "evaluate" and group == "backend":
-            node.pop("dtype", None)     # evaluate's dtype may be 'saved' (its own key, below)
+            node.pop("dtype", None)  # evaluate's dtype may be 'saved' (its own key, below)
         lines.append(_line(f"{group}: {node.get('name', '')}", GROUP_DOCS[group]))
         try:
             lines += component_options(group, parsers[group](node))
@@ -175,16 +191,23 @@ def declared_options(group: str, node: Mapping[str, Any]) -> list[str]:
     from rbmlab.models import MODELS  # noqa: PLC0415
     from rbmlab.validation import option_docs  # noqa: PLC0415
 
-    classes = {"dataset": lambda name: get_spec(name).options, "task": lambda name: TASKS.get(name).config_class,
-               "model": lambda name: MODELS.get(name).config_class,
-               "learner": lambda name: LEARNERS.get(name).config_class,
-               "evaluator": lambda name: EVALUATORS.get(name).config_class, "backend": lambda name: BackendConfig}
+    classes = {
+        "dataset": lambda name: get_spec(name).options,
+        "task": lambda name: TASKS.get(name).config_class,
+        "model": lambda name: MODELS.get(name).config_class,
+        "learner": lambda name: LEARNERS.get(name).config_class,
+        "evaluator": lambda name: EVALUATORS.get(name).config_class,
+        "backend": lambda name: BackendConfig,
+    }
     try:
         declared = option_docs(classes[group](node.get("name")))
     except RbmlabError:
         return []
-    return [_line(f"{group}.{key}={shown_value(node.get(key, default))}", doc)
-            for key, (default, doc) in declared.items() if key != "name" and not isinstance(node.get(key), Mapping)]
+    return [
+        _line(f"{group}.{key}={shown_value(node.get(key, default))}", doc)
+        for key, (default, doc) in declared.items()
+        if key != "name" and not isinstance(node.get(key), Mapping)
+    ]
 
 
 def _component_classes(group: str) -> list[type]:
@@ -232,10 +255,12 @@ def _field_metas(cls: Any, parts: list[str]) -> list[dict[str, Any]]:
     default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
     if dataclasses.is_dataclass(default):
         return _field_metas(type(default), parts[1:])
-    registry = getattr(f.metadata.get("parse"), "__self__", None)   # a component: Registry.parse(_optional)
+    registry = getattr(f.metadata.get("parse"), "__self__", None)  # a component: Registry.parse(_optional)
     if not isinstance(registry, Registry):
         return []
-    return [meta for _, component in registry.items() for meta in _field_metas(component.config_class, parts[1:])]
+    return [
+        meta for _, component in registry.items() for meta in _field_metas(component.config_class, parts[1:])
+    ]
 
 
 def keys_section(config_name: str = "config") -> list[str]:
@@ -244,12 +269,17 @@ def keys_section(config_name: str = "config") -> list[str]:
     from rbmlab.config import TrainConfig  # noqa: PLC0415
     from rbmlab.validation import option_docs  # noqa: PLC0415
 
-    declared = ("train.", "hydra.")     # train: TrainConfig's declarations; hydra: not the user's
-    lines = [_line(f"{key}={value}", comment) for key, (value, comment) in key_comments(config_name).items()
-             if not key.startswith(declared)]
+    declared = ("train.", "hydra.")  # train: TrainConfig's declarations; hydra: not the user's
+    lines = [
+        _line(f"{key}={value}", comment)
+        for key, (value, comment) in key_comments(config_name).items()
+        if not key.startswith(declared)
+    ]
     if config_name == "config":
-        lines += [_line(f"train.{key}={shown_value(default)}", doc)
-                  for key, (default, doc) in option_docs(TrainConfig).items()]
+        lines += [
+            _line(f"train.{key}={shown_value(default)}", doc)
+            for key, (default, doc) in option_docs(TrainConfig).items()
+        ]
     return lines
 
 
@@ -273,13 +303,15 @@ def help_section(name: str, *, _root_: Any) -> str:
 
 def doctor_help() -> str:
     """``rbmlab doctor --help``."""
-    return "\n".join([
-        "usage: rbmlab doctor",
-        "",
-        "Print the numerical stack this process runs on: Python and numpy versions, the BLAS",
-        "library and its kernel, its thread count, and the CPU's features. It takes no arguments;",
-        "the same facts head every result of `make bench`.",
-    ])
+    return "\n".join(
+        [
+            "usage: rbmlab doctor",
+            "",
+            "Print the numerical stack this process runs on: Python and numpy versions, the BLAS",
+            "library and its kernel, its thread count, and the CPU's features. It takes no arguments;",
+            "the same facts head every result of `make bench`.",
+        ]
+    )
 
 
 HELP_FLAGS = ("-h", "--help")

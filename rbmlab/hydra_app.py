@@ -8,6 +8,7 @@ directory is resolved, locked (one owner; rbmlab.storage.locking) and checked fo
 whether any failed (exit 2), whichever launcher ran them. Every user error is a one-line
 :class:`RbmlabError`.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -38,38 +39,49 @@ def _one_line(e: Exception) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return type(e).__name__
-    missing = re.search(r"Could not find '([^']+)/([^'/]+)'", text)   # group: up to the last /
+    missing = re.search(r"Could not find '([^']+)/([^'/]+)'", text)  # group: up to the last /
     if missing:
         group, option = missing.groups()
         options = []
         if "Available options" in text:
-            after = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Available options")) + 1:]
-            options = [ln for ln in after[:next((i for i, ln in enumerate(after)
-                                                  if ln.startswith("Config search path")), len(after))]
-                       if not ln.startswith("_")]   # a schema (rbmlab.run.cluster), no choice
+            after = lines[next(i for i, ln in enumerate(lines) if ln.startswith("Available options")) + 1 :]
+            options = [
+                ln
+                for ln in after[
+                    : next(
+                        (i for i, ln in enumerate(after) if ln.startswith("Config search path")), len(after)
+                    )
+                ]
+                if not ln.startswith("_")
+            ]  # a schema (rbmlab.run.cluster), no choice
         return f"{group}={option}: no such option; available: {', '.join(options) or 'none'}"
     unknown = re.search(r"Could not override '([^']+)'", text)
     if unknown and "not in struct" in f"{text} {e.__cause__}":
         key = unknown.group(1)
-        if key.startswith("dataset.path"):   # the first guess at one's own data
+        if key.startswith("dataset.path"):  # the first guess at one's own data
             return f"{key}: the chosen dataset has no path; a file of your own is dataset=file dataset.path=X.npy"
         return f"{key}: unknown config key (`rbmlab run --cfg job` shows the known ones)"
     merging = re.search(r"Error merging override (\S+)", text)
-    if merging and e.__cause__ is not None and str(e.__cause__).strip():   # a value of the wrong type
+    if merging and e.__cause__ is not None and str(e.__cause__).strip():  # a value of the wrong type
         key = merging.group(1).split("=", 1)[0].lstrip("+~")
         return f"{key}: {str(e.__cause__).strip().splitlines()[0]}"
     if unknown and unknown.group(1).startswith("hydra.launcher."):
-        return (f"{unknown.group(1)}: not an option of the launcher chosen (choose one that has it first, "
-                "e.g. hydra/launcher=joblib hydra.launcher.n_jobs=2)")
-    if unknown and "default list" in text:   # a group this configuration does not choose (or chooses itself)
-        return f"{unknown.group(1)}: not a choice of this configuration (`rbmlab run --help` lists the groups)"
+        return (
+            f"{unknown.group(1)}: not an option of the launcher chosen (choose one that has it first, "
+            "e.g. hydra/launcher=joblib hydra.launcher.n_jobs=2)"
+        )
+    if unknown and "default list" in text:  # a group this configuration does not choose (or chooses itself)
+        return (
+            f"{unknown.group(1)}: not a choice of this configuration (`rbmlab run --help` lists the groups)"
+        )
     return lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1]})"
 
 
 def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors.
     ``hydra_config``: include the ``hydra`` node (launcher, run and sweep directories)."""
-    from hydra import compose as hydra_compose, initialize_config_dir  # noqa: PLC0415
+    from hydra import compose as hydra_compose  # noqa: PLC0415
+    from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
     parse_overrides(overrides)
@@ -78,8 +90,9 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = hydra_compose(config_name=config_name, overrides=overrides,
-                                return_hydra_config=hydra_config)
+            cfg = hydra_compose(
+                config_name=config_name, overrides=overrides, return_hydra_config=hydra_config
+            )
     except Exception as e:  # hydra raises several unrelated types for bad overrides
         raise RbmlabError(_one_line(e)) from None
     finally:
@@ -94,13 +107,15 @@ def parse_overrides(overrides: list[str]) -> list:
     from hydra.core.override_parser.overrides_parser import OverridesParser  # noqa: PLC0415
 
     parser, parsed = OverridesParser.create(), []
-    for override in overrides:   # one at a time, so that an error names the bad one
+    for override in overrides:  # one at a time, so that an error names the bad one
         try:
             parsed += parser.parse_overrides([override])
         except Exception:  # noqa: BLE001 - hydra's grammar errors (antlr exceptions, several types)
-            raise RbmlabError(f"{override}: not a valid override; quote a value with unusual "
-                              "characters (key='value'); grammar: "
-                              "https://hydra.cc/docs/advanced/override_grammar/basic") from None
+            raise RbmlabError(
+                f"{override}: not a valid override; quote a value with unusual "
+                "characters (key='value'); grammar: "
+                "https://hydra.cc/docs/advanced/override_grammar/basic"
+            ) from None
     return parsed
 
 
@@ -117,9 +132,11 @@ def expand_overrides(overrides: list[str]) -> list[list[str]]:
             try:
                 options.append([f"{key}={v}" for v in o.sweep_string_iterator()])
             except Exception:  # noqa: BLE001 - interval(), glob(): sweeps without a list of values
-                raise RbmlabError(f"{o.input_line}: the basic sweeper runs a list of values (a,b,c) "
-                                  "or range(start,stop,step); a sweeper samples this one "
-                                  "(-m hydra/sweeper=optuna)") from None
+                raise RbmlabError(
+                    f"{o.input_line}: the basic sweeper runs a list of values (a,b,c) "
+                    "or range(start,stop,step); a sweeper samples this one "
+                    "(-m hydra/sweeper=optuna)"
+                ) from None
         else:
             options.append([o.input_line])
     return [list(combo) for combo in itertools.product(*options)]
@@ -143,8 +160,11 @@ def validate_jobs(combos: list[list[str]]) -> list:
         try:
             return check(combo)
         except (RbmlabError, MemoryError) as e:
-            message = str(e) if isinstance(e, RbmlabError) else \
-                "dataset: does not fit in memory (MemoryError while building it)"
+            message = (
+                str(e)
+                if isinstance(e, RbmlabError)
+                else "dataset: does not fit in memory (MemoryError while building it)"
+            )
             job = " ".join(combo[i] for i in swept)
             raise RbmlabError(f"{message} (sweep job {job})" if job else message) from None
 
@@ -174,7 +194,7 @@ def _hydra_task(cfg) -> float | None:
     from rbmlab.run.signals import end_as_signalled, ends_when_interrupted, interruption_of  # noqa: PLC0415
     from rbmlab.run.sweepers import returned_value  # noqa: PLC0415
 
-    keep_freed_memory()   # a joblib worker is a process of its own
+    keep_freed_memory()  # a joblib worker is a process of its own
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -182,8 +202,9 @@ def _hydra_task(cfg) -> float | None:
     echo = (lambda line: print(f"{tag} {line}", flush=True)) if multirun else print
     try:
         run_cfg = parse_run_config(cfg)
-        return returned_value(run_cfg, train(run_cfg, Path(hc.runtime.output_dir),
-                                             list(hc.overrides.task), echo=echo))
+        return returned_value(
+            run_cfg, train(run_cfg, Path(hc.runtime.output_dir), list(hc.overrides.task), echo=echo)
+        )
     except (RbmlabError, MemoryError) as e:
         message = str(e) if isinstance(e, RbmlabError) else "out of memory (MemoryError)"
         if not multirun:
@@ -193,10 +214,10 @@ def _hydra_task(cfg) -> float | None:
         if not multirun:
             raise
         print(f"{tag} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
-    except BaseException as e:   # a signal, recorded by the runner: a worker ends as signalled
+    except BaseException as e:  # a signal, recorded by the runner: a worker ends as signalled
         stop = interruption_of(e)
         if stop is not None and multirun and ends_when_interrupted():
-            end_as_signalled(stop)   # the command's one line comes from the launching process
+            end_as_signalled(stop)  # the command's one line comes from the launching process
         raise
     return None
 
@@ -215,7 +236,7 @@ def run_hydra(argv: list[str]) -> None:
     app = hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")(_hydra_task)
     saved, saved_env = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     sys.argv = ["rbmlab run", *argv]
-    os.environ["HYDRA_FULL_ERROR"] = "1"   # errors reach rbmlab (one line), not Hydra's printer
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # errors reach rbmlab (one line), not Hydra's printer
     try:
         app()
     finally:
@@ -240,8 +261,15 @@ def output_dir(overrides: list[str], key: str) -> Path:
 
 
 # hydra.* overrides rbmlab run accepts: where outputs go, the launcher and its options, logging.
-HYDRA_KEYS = ("hydra.run.dir", "hydra.sweep.dir", "hydra/launcher", "hydra.launcher.",
-              "hydra/job_logging", "hydra/hydra_logging", "hydra.verbose")
+HYDRA_KEYS = (
+    "hydra.run.dir",
+    "hydra.sweep.dir",
+    "hydra/launcher",
+    "hydra.launcher.",
+    "hydra/job_logging",
+    "hydra/hydra_logging",
+    "hydra.verbose",
+)
 
 
 def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[str]:
@@ -257,11 +285,14 @@ def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[
             if key.startswith(SWEEPER_KEYS) and not multirun:
                 raise RbmlabError(f"{key}: a setting of a sweep; add -m")
             if key == "hydra/launcher" and o.split("=", 1)[-1] in cluster.LAUNCHERS and not multirun:
-                raise RbmlabError(f"{o}: launches a sweep's jobs (without -m the run trains here); "
-                                  "add -m, also for one job")
+                raise RbmlabError(
+                    f"{o}: launches a sweep's jobs (without -m the run trains here); add -m, also for one job"
+                )
             if not key.startswith(HYDRA_KEYS + SWEEPER_KEYS):
-                raise RbmlabError(f"{key}: not supported by rbmlab run (use -m for a sweep; "
-                                  f"hydra settings it takes: {', '.join(HYDRA_KEYS + SWEEPER_KEYS)})")
+                raise RbmlabError(
+                    f"{key}: not supported by rbmlab run (use -m for a sweep; "
+                    f"hydra settings it takes: {', '.join(HYDRA_KEYS + SWEEPER_KEYS)})"
+                )
             chosen.append(o)
     return chosen
 
@@ -276,30 +307,31 @@ def launch(argv: list[str], out: Path, key: str, multirun: bool) -> None:
     try:
         with interruptible(first=forward):
             run_hydra(argv)
-    except OSError as e:   # Hydra's own files (multirun.yaml, logs) on a full or read-only disk
+    except OSError as e:  # Hydra's own files (multirun.yaml, logs) on a full or read-only disk
         raise RbmlabError(f"{key}: cannot write in {out} ({e.strerror or type(e).__name__})") from None
     except Exception as e:  # noqa: BLE001 - a launcher that lost a worker (killed, out of memory)
         if not multirun:
             raise
-        print(f"rbmlab: the launcher stopped: {type(e).__name__}: {str(e).splitlines()[0]}",
-              file=sys.stderr)
+        print(f"rbmlab: the launcher stopped: {type(e).__name__}: {str(e).splitlines()[0]}", file=sys.stderr)
 
 
 def run_command(argv: list[str]) -> None:
     """``rbmlab run [-m] [key=value ...]``: validate every job (for a sampling sweeper, what it
     can sample; rbmlab.run.sweepers), own the output directory, run Hydra, and (for a sweep) exit
     2 when any job failed."""
-    from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
     from rbmlab.run import sweepers  # noqa: PLC0415
+    from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
 
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
-        if overrides := [a for a in overrides_of(argv) if "=" in a]:   # a bad one: one line, not Hydra's
+        if overrides := [a for a in overrides_of(argv) if "=" in a]:  # a bad one: one line, not Hydra's
             compose("config", overrides, hydra_config=True)
         return run_hydra(argv)
     flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in HYDRA_OPTIONS_WITH_VALUE), None)
     if flag:
-        raise RbmlabError(f"{flag}: not supported; rbmlab run composes conf/config.yaml, "
-                          "choose components with overrides (e.g. learner=pcd)")
+        raise RbmlabError(
+            f"{flag}: not supported; rbmlab run composes conf/config.yaml, "
+            "choose components with overrides (e.g. learner=pcd)"
+        )
     multirun = any(a in ("-m", "--multirun") for a in argv)
     overrides = overrides_of(argv)
     hydra_overrides = check_hydra_overrides(overrides, multirun)
@@ -314,13 +346,16 @@ def run_command(argv: list[str]) -> None:
     if not multirun and cfg.resume and not any(o.startswith(f"{key}=") for o in overrides):
         out = find_run_to_resume(cfg.hash())
         if out is None:
-            print("rbmlab: resume=true but no unfinished run with this configuration under "
-                  "outputs/runs; starting a new run", file=sys.stderr)
+            print(
+                "rbmlab: resume=true but no unfinished run with this configuration under "
+                "outputs/runs; starting a new run",
+                file=sys.stderr,
+            )
     out = out or output_dir(combos[0] + hydra_overrides, key)
     argv = [a for a in argv if not a.startswith(f"{key}=")] + [f"{key}={out}"]
     if out.exists() and not out.is_dir():
         raise RbmlabError(f"{key}: {out} is a file, not a directory")
-    if not multirun:   # locked before Hydra creates anything; the run checks earlier work itself
+    if not multirun:  # locked before Hydra creates anything; the run checks earlier work itself
         with DirectoryLock.for_run(out, key, cfg.lock_wait):
             return launch(argv, out, key, multirun)
     argv += sweepers.launch_overrides(sweep, configs, hydra_overrides)
@@ -334,8 +369,9 @@ def run_command(argv: list[str]) -> None:
     if best:
         print(best)
     if problems:
-        raise RbmlabError(f"{len(problems)} of {sweep.n_jobs or 'the'} job(s) of the sweep failed; "
-                          f"first: {problems[0]}")
+        raise RbmlabError(
+            f"{len(problems)} of {sweep.n_jobs or 'the'} job(s) of the sweep failed; first: {problems[0]}"
+        )
     if sweep.sampler and not best:
         raise sweepers.no_result(sweep, out, configs)
 
@@ -360,8 +396,15 @@ def plan_sweep(overrides: list[str], hydra_overrides: list[str]):
     return sweepers.Sweep(None, jobs, len(jobs), sweepers.tag_overrides(parsed))
 
 
-HYDRA_OPTIONS_WITH_VALUE = ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd",
-                            "--experimental-rerun")
+HYDRA_OPTIONS_WITH_VALUE = (
+    "--config-name",
+    "-cn",
+    "--config-path",
+    "-cp",
+    "--config-dir",
+    "-cd",
+    "--experimental-rerun",
+)
 
 
 def overrides_of(argv: list[str]) -> list[str]:
@@ -379,7 +422,7 @@ def overrides_of(argv: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------- shell completion
 COMPLETION_FLAGS = ("-sc", "--shell-completion")
-COMPLETION_SHELLS = ("bash", "zsh")   # zsh through bashcompinit, as Hydra's zsh completion
+COMPLETION_SHELLS = ("bash", "zsh")  # zsh through bashcompinit, as Hydra's zsh completion
 # Hydra's own install script completes a command line's first word as the application, which for
 # ``rbmlab run`` is ``rbmlab``; this one completes the subcommand and sends ``rbmlab run`` lines to
 # Hydra's query (``rbmlab run -sc query=bash``).
@@ -404,24 +447,27 @@ def shell_completion(argv: list[str], commands: list[str]) -> None:
     ``query=bash`` (asked by the script) Hydra's completions of ``$COMP_LINE``."""
     asked = [a for a in argv if a.split("=", 1)[0] in ("install", "uninstall", "query") and "=" in a]
     if len(asked) != 1:
-        raise RbmlabError("--shell-completion: give one of install=SHELL, uninstall=SHELL, "
-                          f"query=SHELL (shells: {', '.join(COMPLETION_SHELLS)}); "
-                          'e.g. eval "$(rbmlab run -sc install=bash)"')
+        raise RbmlabError(
+            "--shell-completion: give one of install=SHELL, uninstall=SHELL, "
+            f"query=SHELL (shells: {', '.join(COMPLETION_SHELLS)}); "
+            'e.g. eval "$(rbmlab run -sc install=bash)"'
+        )
     action, shell = asked[0].split("=", 1)
     if shell not in COMPLETION_SHELLS:
-        raise RbmlabError(f"--shell-completion: {shell}: rbmlab completes in "
-                          f"{', '.join(COMPLETION_SHELLS)}")
+        raise RbmlabError(f"--shell-completion: {shell}: rbmlab completes in {', '.join(COMPLETION_SHELLS)}")
     if action == "install":
         zsh = "autoload -Uz bashcompinit && bashcompinit\n" if shell == "zsh" else ""
         print(zsh + COMPLETION_SCRIPT % {"commands": " ".join(commands)})
     elif action == "uninstall":
         print("complete -r rbmlab 2> /dev/null\nunset -f _rbmlab_completion")
-    else:   # Hydra answers for the line as of an application ``rbmlab``: ``run`` left out
+    else:  # Hydra answers for the line as of an application ``rbmlab``: ``run`` left out
         line = os.environ.get("COMP_LINE") or ""
         match = re.match(r"\s*(\S+)\s+run\b(.*)$", line, re.DOTALL)
         if match is None:
-            raise RbmlabError("--shell-completion: query=: COMP_LINE must hold an `rbmlab run ...` "
-                              "line (the installed completion script sets it)")
+            raise RbmlabError(
+                "--shell-completion: query=: COMP_LINE must hold an `rbmlab run ...` "
+                "line (the installed completion script sets it)"
+            )
         os.environ["COMP_LINE"] = match.group(1) + match.group(2)
         try:
             run_hydra(["-sc", "query=bash"])

@@ -18,6 +18,7 @@ limits at the end are what exact enumeration can do at all.
 A count times another can pass both bounds and still be too much; the products that matter are
 checked where the options meet (S-DCP's d x k, a dataset's array size) with :func:`exceeds`.
 """
+
 from __future__ import annotations
 
 
@@ -34,53 +35,92 @@ class Limit(int):
     def __repr__(self) -> str:
         return int.__repr__(self)
 
-    def __reduce__(self):   # deep copies and pickles (launcher workers) keep the reason
+    def __reduce__(self):  # deep copies and pickles (launcher workers) keep the reason
         return (Limit, (int(self), self.why))
 
 
 # ---------------------------------------------------------------- time: steps and iterations
-UPDATE_STEPS = Limit(10**5, "sampler sweeps or solver iterations inside one training update, "
-                     "repeated every mini-batch: 1e5 sweeps of a 784x500 RBM's batch of 100 are 8 s "
-                     "an update at 1e12 multiply-adds/s, over an hour an MNIST epoch")
-EVALUATION_STEPS = Limit(10**6, "sweeps, iterations or temperatures of one evaluation or sampling "
-                         "job: 1e6 sweeps of 100 chains of a 784x500 RBM are 78 s at 1e12 "
-                         "multiply-adds/s, per 100 chains or examples")
-EPOCHS = Limit(10**6, "passes over the training set (or evaluation points): the training loop's "
-               "own work is about 1 ms an epoch even for a model that costs nothing, 1e6 epochs "
-               "17 min of it; the longest committed runs have 1e5")
-REPEATS = Limit(1000, "repetitions of a whole solve (L-BFGS-B restarts of each Frank-Wolfe unit): "
-                "each is up to maxiter iterations over every chain")
-TRIALS = Limit(1000, "models trained side by side in one process: T trials are T runs' work and "
-               "memory (the committed maximum is 25)")
+UPDATE_STEPS = Limit(
+    10**5,
+    "sampler sweeps or solver iterations inside one training update, "
+    "repeated every mini-batch: 1e5 sweeps of a 784x500 RBM's batch of 100 are 8 s "
+    "an update at 1e12 multiply-adds/s, over an hour an MNIST epoch",
+)
+EVALUATION_STEPS = Limit(
+    10**6,
+    "sweeps, iterations or temperatures of one evaluation or sampling "
+    "job: 1e6 sweeps of 100 chains of a 784x500 RBM are 78 s at 1e12 "
+    "multiply-adds/s, per 100 chains or examples",
+)
+EPOCHS = Limit(
+    10**6,
+    "passes over the training set (or evaluation points): the training loop's "
+    "own work is about 1 ms an epoch even for a model that costs nothing, 1e6 epochs "
+    "17 min of it; the longest committed runs have 1e5",
+)
+REPEATS = Limit(
+    1000,
+    "repetitions of a whole solve (L-BFGS-B restarts of each Frank-Wolfe unit): "
+    "each is up to maxiter iterations over every chain",
+)
+TRIALS = Limit(
+    1000,
+    "models trained side by side in one process: T trials are T runs' work and "
+    "memory (the committed maximum is 25)",
+)
 
 # ---------------------------------------------------------------- memory: sizes
-UNITS = Limit(10**6, "units of a layer: 1e6 hidden units on 784 visible ones are 3 GB of weights "
-              "per copy, 19 GB with the 6 copies a learner keeps")
-CHAINS = Limit(10**6, "chains or problems advanced together: 1e6 states of 784 float32 units are "
-               "3 GB per copy, and a sweep keeps several")
-STATES = Limit(64, "states of one categorical (Potts) unit, each a column of its layer: 784 units of "
-               "64 states are 50,176 columns, 100 MB of weights per copy at 500 hidden units")
+UNITS = Limit(
+    10**6,
+    "units of a layer: 1e6 hidden units on 784 visible ones are 3 GB of weights "
+    "per copy, 19 GB with the 6 copies a learner keeps",
+)
+CHAINS = Limit(
+    10**6,
+    "chains or problems advanced together: 1e6 states of 784 float32 units are "
+    "3 GB per copy, and a sweep keeps several",
+)
+STATES = Limit(
+    64,
+    "states of one categorical (Potts) unit, each a column of its layer: 784 units of "
+    "64 states are 50,176 columns, 100 MB of weights per copy at 500 hidden units",
+)
 EXAMPLES = Limit(10**7, "rows of data or draws: 1e7 rows of 784 float32 pixels are 31 GB")
-ARRAY_ELEMENTS = Limit(2**32, "elements of one array a dataset builds: 2^32 float32 are 16 GiB, "
-                       "and building them takes float64 temporaries of twice that")
+ARRAY_ELEMENTS = Limit(
+    2**32,
+    "elements of one array a dataset builds: 2^32 float32 are 16 GiB, "
+    "and building them takes float64 temporaries of twice that",
+)
 
 # ---------------------------------------------------------------- exact enumeration
-ENUMERATION_UNITS = Limit(25, "units enumerated for an exact log Z: the 2^25 = 3.4e7 states of a "
-                          "25-variable Ising model take about 5 s, and each unit more doubles it")
-EXACT_SAMPLING_UNITS = Limit(20, "units whose 2^n states are all held at once (exact sampling's "
-                             "table, KL's probabilities and counts): 2^20 states take 0.1 s and "
-                             "8 MiB per list, 2^25 take 5 s and 256 MiB, at every evaluation point")
-MARGINAL_UNITS = Limit(20, "latent units summed out by enumeration for each row's log p(x) (a "
-                       "DBM's): 2^20 states a row, 1e10 for a test split of 10,000 rows")
-TRANSFER_MATRIX_SIDE = Limit(18, "side of a torus whose exact log Z comes from column transfer "
-                             "matrices (2^side column states through side steps): side 15 takes "
-                             "about 40 s, each side more about 3x, side 18 about 20 min")
+ENUMERATION_UNITS = Limit(
+    25,
+    "units enumerated for an exact log Z: the 2^25 = 3.4e7 states of a "
+    "25-variable Ising model take about 5 s, and each unit more doubles it",
+)
+EXACT_SAMPLING_UNITS = Limit(
+    20,
+    "units whose 2^n states are all held at once (exact sampling's "
+    "table, KL's probabilities and counts): 2^20 states take 0.1 s and "
+    "8 MiB per list, 2^25 take 5 s and 256 MiB, at every evaluation point",
+)
+MARGINAL_UNITS = Limit(
+    20,
+    "latent units summed out by enumeration for each row's log p(x) (a "
+    "DBM's): 2^20 states a row, 1e10 for a test split of 10,000 rows",
+)
+TRANSFER_MATRIX_SIDE = Limit(
+    18,
+    "side of a torus whose exact log Z comes from column transfer "
+    "matrices (2^side column states through side steps): side 15 takes "
+    "about 40 s, each side more about 3x, side 18 about 20 min",
+)
 
 
 # Integer options with no ``hi`` of their own, by "<module>.<class>.<field>", and why they need none.
 BOUNDED_ELSEWHERE = {
     "rbmlab.data.tasks.OccludeConfig.size": "a patch side: refused unless the patch fits in the "
-                                            "images (rbmlab.data.tasks), before any work",
+    "images (rbmlab.data.tasks), before any work",
 }
 
 

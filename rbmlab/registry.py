@@ -7,6 +7,7 @@ dataclass declared with :func:`rbmlab.validation.option`; :meth:`Registry.parse`
 config group against it and :meth:`Registry.build` makes the component from the parsed config.
 Adding a component is its module, its yaml in ``conf/`` and one line in its axis's registry.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -19,8 +20,8 @@ from rbmlab.validation import parse_options
 
 class Registry:
     def __init__(self, kind: str, entries: Mapping[str, str]):
-        self.kind = kind                 # 'model', 'learner', ... (the config group's key)
-        self._entries = dict(entries)    # name -> "module:attribute"
+        self.kind = kind  # 'model', 'learner', ... (the config group's key)
+        self._entries = dict(entries)  # name -> "module:attribute"
 
     def names(self) -> list[str]:
         return list(self._entries)
@@ -37,8 +38,10 @@ class Registry:
     def get(self, name: Any, key: str | None = None) -> Any:
         """The component class registered as ``name`` (one-line error naming ``key`` if unknown)."""
         if not isinstance(name, str) or name not in self._entries:
-            raise RbmlabError(f"{key or self.kind + '.name'}: unknown {self.kind} {name!r}; "
-                              f"choose one of {', '.join(self._entries)}")
+            raise RbmlabError(
+                f"{key or self.kind + '.name'}: unknown {self.kind} {name!r}; "
+                f"choose one of {', '.join(self._entries)}"
+            )
         module, attribute = self._entries[name].split(":")
         return getattr(importlib.import_module(module), attribute)
 

@@ -8,11 +8,12 @@ package, as ``rbmlab/conf``, ``rbmlab/experiments`` and ``rbmlab/results`` (setu
 there). The package's own copy comes first, so an installed rbmlab never reads a checkout it happens
 to sit in. Runs and reports are written elsewhere: under the working directory.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-SHIPPED = ("conf", "experiments")   # the folders a run is made of (a change to them is a change of source)
+SHIPPED = ("conf", "experiments")  # the folders a run is made of (a change to them is a change of source)
 
 
 def package_dir() -> Path:
@@ -34,7 +35,7 @@ def _shipped(name: str) -> Path:
     inside = package_dir() / name
     if inside.is_dir():
         return inside
-    return package_dir().parent / name   # a checkout (or editable install): the top-level folder
+    return package_dir().parent / name  # a checkout (or editable install): the top-level folder
 
 
 def conf_dir() -> Path:

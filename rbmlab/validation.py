@@ -9,6 +9,7 @@ input: unknown keys, wrong types, non-finite numbers and out-of-range values bec
 options, model, learner, optimizer, evaluator, train and backend configurations all use this
 module.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,7 +42,7 @@ def invalid(key: str, message: str) -> InvalidOption:
     return InvalidOption(key, message)
 
 
-NO_NEUTRAL: Any = object()   # option()'s "no identity-neutral value", distinct from neutral=None
+NO_NEUTRAL: Any = object()  # option()'s "no identity-neutral value", distinct from neutral=None
 
 
 def option(
@@ -67,8 +68,16 @@ def option(
 
     ``label``: the option in words where a report shows it ("hidden units", "learning rate";
     rbmlab.report.names)."""
-    meta = {"doc": doc, "choices": choices, "lo": lo, "hi": hi, "open_lo": open_lo,
-            "open_hi": open_hi, "parse": parse, "label": label}
+    meta = {
+        "doc": doc,
+        "choices": choices,
+        "lo": lo,
+        "hi": hi,
+        "open_lo": open_lo,
+        "open_hi": open_hi,
+        "parse": parse,
+        "label": label,
+    }
     if neutral is not NO_NEUTRAL:
         meta["neutral"] = neutral
     if isinstance(default, (list, dict)):
@@ -78,20 +87,23 @@ def option(
 
 def n_train_option() -> Any:
     """The usual ``n_train`` field: first n training examples, None = all."""
-    return option(None, "first n training examples (null = all)", lo=1, hi=EXAMPLES,
-                  label="training examples")
+    return option(
+        None, "first n training examples (null = all)", lo=1, hi=EXAMPLES, label="training examples"
+    )
 
 
 def pixel_threshold_option() -> Any:
     """The usual ``threshold`` field of 8-bit images: binarize=threshold's cut."""
-    return option(127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255,
-                  label="binarisation threshold")
+    return option(
+        127, "binarize=threshold: pixel > threshold -> 1", lo=0, hi=255, label="binarisation threshold"
+    )
 
 
 def binarize_seed_option() -> Any:
     """The usual ``binarize_seed`` field: binarize=stochastic's one fixed draw."""
-    return option(0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0,
-                  label="binarisation seed")
+    return option(
+        0, "binarize=stochastic: seed of the one fixed draw per pixel", lo=0, label="binarisation seed"
+    )
 
 
 def n_test_option() -> Any:
@@ -218,8 +230,9 @@ def key_values(items: list[str]) -> dict[str, Any]:
     return given
 
 
-def typed_key_values(items: list[str], defaults: Mapping[str, Any], lists: Mapping[str, type], *,
-                     keep_empty: bool = False) -> dict[str, Any]:
+def typed_key_values(
+    items: list[str], defaults: Mapping[str, Any], lists: Mapping[str, type], *, keep_empty: bool = False
+) -> dict[str, Any]:
     """A script's ``key=value`` items over ``defaults`` (the keys it knows): each value converted
     to its default's type, or for a key of ``lists`` to a list of that type from a
     comma-separated value (empty items dropped unless ``keep_empty``). A bad item is a one-line
@@ -234,17 +247,22 @@ def typed_key_values(items: list[str], defaults: Mapping[str, Any], lists: Mappi
         opts[key] = value
     for key, default in defaults.items():
         kind = lists.get(key, type(default))
-        if kind is bool and key not in lists and isinstance(opts[key], str):   # bool("false") is True
+        if kind is bool and key not in lists and isinstance(opts[key], str):  # bool("false") is True
             if opts[key].lower() not in ("true", "false"):
                 raise RbmlabError(f"{key}: expected true or false, got {opts[key]!r}")
             opts[key] = opts[key].lower() == "true"
             continue
         try:
-            opts[key] = ([kind(p) for p in str(opts[key]).split(",") if keep_empty or p] if key in lists
-                         else kind(opts[key]))
+            opts[key] = (
+                [kind(p) for p in str(opts[key]).split(",") if keep_empty or p]
+                if key in lists
+                else kind(opts[key])
+            )
         except ValueError:
-            raise RbmlabError(f"{key}: expected {'comma-separated ' if key in lists else ''}"
-                              f"{kind.__name__}{'s' if key in lists else ''}, got {opts[key]!r}") from None
+            raise RbmlabError(
+                f"{key}: expected {'comma-separated ' if key in lists else ''}"
+                f"{kind.__name__}{'s' if key in lists else ''}, got {opts[key]!r}"
+            ) from None
     return opts
 
 
@@ -260,10 +278,11 @@ def parse_options(cls: type[T], given: Mapping[str, Any], prefix: str, what: str
         for key in given:
             if key not in fields:
                 valid = ", ".join(fields) or "(none)"
-                raise InvalidOption(str(key), f"unknown option{' for ' + what if what else ''}; "
-                                              f"valid options: {valid}")
+                raise InvalidOption(
+                    str(key), f"unknown option{' for ' + what if what else ''}; valid options: {valid}"
+                )
         if isinstance(cls, type) and issubclass(cls, Config):
-            return cls(**given)            # fields are checked on construction
+            return cls(**given)  # fields are checked on construction
         values = {key: _coerce(key, val, hints[key], fields[key].metadata) for key, val in given.items()}
         return cls(**values)
     except InvalidOption as e:
@@ -280,7 +299,7 @@ class Config:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
             if f.metadata.get("parse") is not None:
-                if dataclasses.is_dataclass(value):   # already parsed
+                if dataclasses.is_dataclass(value):  # already parsed
                     continue
                 try:
                     value = f.metadata["parse"](value, f.name)
@@ -335,7 +354,7 @@ def to_plain(obj: Any) -> Any:
         return {k: to_plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [to_plain(v) for v in obj]
-    if getattr(obj, "shape", None) == () and hasattr(obj, "item"):   # a numpy scalar (np.int64(10))
+    if getattr(obj, "shape", None) == () and hasattr(obj, "item"):  # a numpy scalar (np.int64(10))
         return obj.item()
     return obj
 

@@ -15,6 +15,7 @@ directories and report.md: per seed, each run's validation pixel error per epoch
 early stopping selected, and the correlation between runs of their epoch-to-epoch changes
 (from epoch 3), within one order and across the two.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,12 +30,20 @@ from rbmlab.run.training import SHUFFLE_STREAM
 from rbmlab.validation import typed_key_values
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULTS = {"experiment": "table-3b", "methods": "lr,cd1,mle_mf", "seeds": "0,1,2", "epochs": 40,
-            "shuffle_stream": 99, "extra": ""}
+DEFAULTS = {
+    "experiment": "table-3b",
+    "methods": "lr,cd1,mle_mf",
+    "seeds": "0,1,2",
+    "epochs": 40,
+    "shuffle_stream": 99,
+    "extra": "",
+}
 LISTS = {"methods": str, "seeds": int, "extra": str}
 # rbmlab run with the shuffle stream set (argv[1]); the rest of argv is rbmlab's
-RUN = ("import sys, rbmlab.run.training as t; t.SHUFFLE_STREAM = int(sys.argv[1]); "
-       "from rbmlab.cli import main; sys.argv = ['rbmlab'] + sys.argv[2:]; main()")
+RUN = (
+    "import sys, rbmlab.run.training as t; t.SHUFFLE_STREAM = int(sys.argv[1]); "
+    "from rbmlab.cli import main; sys.argv = ['rbmlab'] + sys.argv[2:]; main()"
+)
 
 
 def parse(argv):
@@ -51,8 +60,10 @@ def parse(argv):
     if opts["epochs"] < 1:
         fail(f"epochs: must be ≥ 1, got {opts['epochs']}")
     if opts["shuffle_stream"] < 0 or opts["shuffle_stream"] == SHUFFLE_STREAM:
-        fail(f"shuffle_stream: must be ≥ 0 and not the committed stream {SHUFFLE_STREAM}, "
-             f"got {opts['shuffle_stream']}")
+        fail(
+            f"shuffle_stream: must be ≥ 0 and not the committed stream {SHUFFLE_STREAM}, "
+            f"got {opts['shuffle_stream']}"
+        )
     if not opts["seeds"] or min(opts["seeds"]) < 0:
         fail("seeds: give one or more seeds ≥ 0")
     spec = experiment(opts["experiment"])
@@ -61,8 +72,10 @@ def parse(argv):
         fail(f"methods: expected some of {', '.join(spec['variants'])}, got {','.join(unknown) or 'none'}")
     missing = [k for k in spec.get("grid") or {} if not any(e.startswith(f"{k}=") for e in opts["extra"])]
     if missing:
-        fail(f"extra: {opts['experiment']} sweeps {', '.join(missing)}; set one value, e.g. "
-             f"extra={missing[0]}={spec['grid'][missing[0]][0]}")
+        fail(
+            f"extra: {opts['experiment']} sweeps {', '.join(missing)}; set one value, e.g. "
+            f"extra={missing[0]}={spec['grid'][missing[0]][0]}"
+        )
     return out, {**opts, "spec": spec}
 
 
@@ -81,47 +94,78 @@ def overrides(spec: dict, method: str, seed: int, epochs: int, extra: list[str])
     variant = spec["variants"][method]
     own = variant["overrides"] if isinstance(variant, dict) else variant
     base = [o.replace("${seed}", str(seed)) for o in spec["overrides"]]
-    return [*base, *own, *spec["scales"]["reduced"]["overrides"], f"seed={seed}",
-            f"train.epochs={epochs}", *extra]
+    return [
+        *base,
+        *own,
+        *spec["scales"]["reduced"]["overrides"],
+        f"seed={seed}",
+        f"train.epochs={epochs}",
+        *extra,
+    ]
 
 
 def run(out: Path, name: str, stream: int, args: list[str]) -> dict:
     """One run; its validation curve and early-stopping record."""
     directory = out / name
-    done = subprocess.run([sys.executable, "-c", RUN, str(stream), "run", *args,
-                           f"hydra.run.dir={directory}"], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", RUN, str(stream), "run", *args, f"hydra.run.dir={directory}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode:
         fail(f"{name}: rbmlab run failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}")
     import pandas as pd  # noqa: PLC0415
 
     rows = pd.read_csv(directory / "metrics.csv").set_index("epoch")
     stopping = json.loads((directory / "summary.json").read_text()).get("early_stopping") or {}
-    return {"valid": rows["valid_pixel_error"], "epoch": stopping.get("epoch"),
-            "test": stopping.get("test_pixel_error")}
+    return {
+        "valid": rows["valid_pixel_error"],
+        "epoch": stopping.get("epoch"),
+        "test": stopping.get("test_pixel_error"),
+    }
 
 
 def report(opts: dict, results: dict) -> str:
     import pandas as pd  # noqa: PLC0415
 
-    lines = [f"# crbm_bp {opts['experiment']}: shared early-stopping epochs and the mini-batch order", "",
-             f"Reduced tier, methods {', '.join(opts['methods'])}, up to {opts['epochs']} epochs"
-             f"{', ' + ', '.join(opts['extra']) if opts['extra'] else ''}; order *committed*: shuffle "
-             f"stream {SHUFFLE_STREAM} (as the committed runs), *moved*: stream {opts['shuffle_stream']} "
-             "(same initialisation, corruption and data). Valid pixel error (%) per epoch; "
-             "*selected*: early stopping's epoch (test pixel error there).", ""]
+    lines = [
+        f"# crbm_bp {opts['experiment']}: shared early-stopping epochs and the mini-batch order",
+        "",
+        f"Reduced tier, methods {', '.join(opts['methods'])}, up to {opts['epochs']} epochs"
+        f"{', ' + ', '.join(opts['extra']) if opts['extra'] else ''}; order *committed*: shuffle "
+        f"stream {SHUFFLE_STREAM} (as the committed runs), *moved*: stream {opts['shuffle_stream']} "
+        "(same initialisation, corruption and data). Valid pixel error (%) per epoch; "
+        "*selected*: early stopping's epoch (test pixel error there).",
+        "",
+    ]
     for seed in opts["seeds"]:
-        curves = {f"{m} {o}": results[seed, m, o]["valid"] for o in ("committed", "moved") for m in opts["methods"]}
+        curves = {
+            f"{m} {o}": results[seed, m, o]["valid"] for o in ("committed", "moved") for m in opts["methods"]
+        }
         table = pd.DataFrame(curves)
-        lines += [f"## seed {seed}", "", "| run | selected | " + " | ".join(str(e) for e in table.index) + " |",
-                  "|---|---|" + "---|" * len(table.index)]
+        lines += [
+            f"## seed {seed}",
+            "",
+            "| run | selected | " + " | ".join(str(e) for e in table.index) + " |",
+            "|---|---|" + "---|" * len(table.index),
+        ]
         for key in curves:
             m, o = key.split()
             r = results[seed, m, o]
-            lines.append(f"| {key} | {r['epoch']} ({r['test']:.3f}) | "
-                         + " | ".join("" if np.isnan(v) else f"{v:.3f}" for v in table[key]) + " |")
+            lines.append(
+                f"| {key} | {r['epoch']} ({r['test']:.3f}) | "
+                + " | ".join("" if np.isnan(v) else f"{v:.3f}" for v in table[key])
+                + " |"
+            )
         changes = table.loc[3:].diff().iloc[1:].corr()
-        lines += ["", "Correlation of the epoch-to-epoch changes (from epoch 3, over the epochs both ran):", "",
-                  "| | " + " | ".join(changes.columns) + " |", "|---|" + "---|" * len(changes.columns)]
+        lines += [
+            "",
+            "Correlation of the epoch-to-epoch changes (from epoch 3, over the epochs both ran):",
+            "",
+            "| | " + " | ".join(changes.columns) + " |",
+            "|---|" + "---|" * len(changes.columns),
+        ]
         lines += [f"| {k} | " + " | ".join(f"{v:.2f}" for v in changes.loc[k]) + " |" for k in changes.index]
         lines.append("")
     return "\n".join(lines)
@@ -136,8 +180,10 @@ def main(argv: list[str]) -> None:
             for method in opts["methods"]:
                 args = overrides(opts["spec"], method, seed, opts["epochs"], opts["extra"])
                 results[seed, method, order] = run(out, f"{method}_s{seed}_{order}", stream, args)
-                print(f"seed {seed} {method} {order}: selected epoch {results[seed, method, order]['epoch']}",
-                      flush=True)
+                print(
+                    f"seed {seed} {method} {order}: selected epoch {results[seed, method, order]['epoch']}",
+                    flush=True,
+                )
     (out / "report.md").write_text(report(opts, results))
     print(f"report: {out / 'report.md'}")
 

@@ -23,6 +23,7 @@ Prints four parts:
      of the task's own generative model), with the exact structured hinge of each model;
   4. the same learners (rbmlab's BP) over a range of learning rates.
 """
+
 from __future__ import annotations
 
 import sys
@@ -41,9 +42,25 @@ from rbmlab.learners.base import difference
 from rbmlab.models.crbm import CRBM, CRBMConfig, statistics
 from rbmlab.validation import typed_key_values
 
-DEFAULTS = {"rows": 3, "cols": 4, "sizes": "1,2", "prototypes": 10, "density": 0.3, "noise": 0.05,
-            "hidden": 4, "n_train": 500, "n_test": 1000, "epochs": 20, "batch": 20, "lr_mle": 0.1,
-            "lr_ssvm": 0.03, "sweep_lrs": "0.03,0.3,3", "sweep_epochs": 100, "checks": 200, "seed": 0}
+DEFAULTS = {
+    "rows": 3,
+    "cols": 4,
+    "sizes": "1,2",
+    "prototypes": 10,
+    "density": 0.3,
+    "noise": 0.05,
+    "hidden": 4,
+    "n_train": 500,
+    "n_test": 1000,
+    "epochs": 20,
+    "batch": 20,
+    "lr_mle": 0.1,
+    "lr_ssvm": 0.03,
+    "sweep_lrs": "0.03,0.3,3",
+    "sweep_epochs": 100,
+    "checks": 200,
+    "seed": 0,
+}
 MAX_OUTPUTS = 14
 BP_NAMES = {"mle": "mle_bp", "mssvm": "mssvm", "lssvm": "lssvm", "lr": "logistic"}
 TEST_INFERENCE = {"mle": "sum", "mssvm": "mixed", "lssvm": "max"}
@@ -52,7 +69,7 @@ TEST_INFERENCE = {"mle": "sum", "mssvm": "mixed", "lssvm": "max"}
 # ------------------------------------------------------------------ exact enumeration
 def all_binary(m: int) -> np.ndarray:
     """Every configuration of m binary units, bit i of row a = unit i."""
-    return ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
+    return ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
 
 
 def index_of(v: np.ndarray) -> np.ndarray:
@@ -104,9 +121,8 @@ def exact_step_direction(model, x, y, V, kind: str) -> dict:
         s = marginal_scores(model, x, V)
         p = np.exp(s - s.max(1, keepdims=True))
         p /= p.sum(1, keepdims=True)
-        hv = sigmoid(V @ model.W + model.conditional_biases(x)[1][:, None, :])   # E[h | v, x]
-        negative = statistics(x, p @ V, np.einsum("na,nah->nh", p, hv),
-                              np.einsum("na,ai,nah->nih", p, V, hv))
+        hv = sigmoid(V @ model.W + model.conditional_biases(x)[1][:, None, :])  # E[h | v, x]
+        negative = statistics(x, p @ V, np.einsum("na,nah->nh", p, hv), np.einsum("na,ai,nah->nih", p, V, hv))
     else:
         v_hat, _ = loss_augmented(model, x, y, V, kind)
         negative = statistics(x, v_hat, data_hidden(model, x, v_hat, kind))
@@ -126,9 +142,13 @@ def exact_predict(model, x, V, kind: str):
 
 
 def random_crbm(rng, n_v, n_h, n_x, scale):
-    return CRBM(W=scale * rng.standard_normal((n_v, n_h)), W_xv=scale * rng.standard_normal((n_x, n_v)),
-                W_xh=scale * rng.standard_normal((n_x, n_h)), b_v=rng.standard_normal(n_v),
-                b_h=rng.standard_normal(n_h))
+    return CRBM(
+        W=scale * rng.standard_normal((n_v, n_h)),
+        W_xv=scale * rng.standard_normal((n_x, n_v)),
+        W_xh=scale * rng.standard_normal((n_x, n_h)),
+        b_v=rng.standard_normal(n_v),
+        b_h=rng.standard_normal(n_h),
+    )
 
 
 # ------------------------------------------------------------------ part 1: inference
@@ -163,11 +183,18 @@ class ExactInference:
 
     def __call__(self, W, b_v, b_h, *, mode="sum", **_):
         s = b_v @ self.V.T + (np.logaddexp if mode == "mixed" else lambda a, b: np.maximum(a, b))(
-            0.0, self.V @ W + b_h[:, None, :]).sum(-1)
+            0.0, self.V @ W + b_h[:, None, :]
+        ).sum(-1)
         v = self.V[s.argmax(1)]
         field = v @ W + b_h
-        return BPResult(eta_v=2.0 * v - 1.0, eta_h=field, L=None, K=None,
-                        converged=np.ones(len(v), dtype=bool), iterations=1)
+        return BPResult(
+            eta_v=2.0 * v - 1.0,
+            eta_h=field,
+            L=None,
+            K=None,
+            converged=np.ones(len(v), dtype=bool),
+            iterations=1,
+        )
 
 
 def hinge_gradient_fd(model, x, y, V, kind: str, eps: float = 1e-6) -> dict:
@@ -198,6 +225,7 @@ def step_check(kind: str, seed: int, with_bp: bool):
     instances of a 6-output CRBM whose loss-augmented argmax is unique; with_bp False: the
     learner's BP replaced by :class:`ExactInference`."""
     import rbmlab.learners.max_margin as mm
+
     rng = np.random.default_rng(seed)
     n_v = 6
     V = all_binary(n_v)
@@ -223,16 +251,21 @@ def prototypes(rows, cols, size, count, density, rng):
     visible part names the pattern)."""
     for _ in range(10_000):
         P = (rng.random((count, rows * cols)) < density).astype(float)
-        if all(len({tuple(p[outside(rows, cols, size, t, l)]) for p in P}) == count
-               for t in range(rows - size + 1) for l in range(cols - size + 1)):
+        if all(
+            len({tuple(p[outside(rows, cols, size, t, l)]) for p in P}) == count
+            for t in range(rows - size + 1)
+            for l in range(cols - size + 1)
+        ):
             return P
-    fail(f"prototypes: no {count} patterns of density {density} found that differ outside every "
-         f"{size} × {size} patch")
+    fail(
+        f"prototypes: no {count} patterns of density {density} found that differ outside every "
+        f"{size} × {size} patch"
+    )
 
 
 def outside(rows, cols, size, top, left):
     keep = np.ones((rows, cols), dtype=bool)
-    keep[top:top + size, left:left + size] = False
+    keep[top : top + size, left : left + size] = False
     return keep.ravel()
 
 
@@ -246,6 +279,7 @@ def occlusion_task(opts, size, seed):
         y = P[rng.integers(0, len(P), n)]
         y = np.where(rng.random(y.shape) < opts["noise"], 1.0 - y, y)
         return occlude(y, (rows, cols), size, 0.0, rng)
+
     return P, split(opts["n_train"], 1), split(opts["n_test"], 2)
 
 
@@ -253,15 +287,15 @@ def bayes_predict(P, x, opts, size):
     """The marginal mode of p(y | x) under the task's own generative model (prototype uniform,
     noise flips, patch corner uniform): the lowest expected All error any predictor can have."""
     rows, cols, noise = opts["rows"], opts["cols"], opts["noise"]
-    p1 = np.where(P == 1, 1.0 - noise, noise)                    # p(y_i = 1 | prototype)
+    p1 = np.where(P == 1, 1.0 - noise, noise)  # p(y_i = 1 | prototype)
     num, den = np.zeros_like(x), np.zeros(len(x))
     for t in range(rows - size + 1):
         for l in range(cols - size + 1):
             keep = outside(rows, cols, size, t, l)
-            fits = ~x[:, ~keep].any(1)                           # the patch is all 0 in x
+            fits = ~x[:, ~keep].any(1)  # the patch is all 0 in x
             lik = np.prod(np.where(x[:, None, keep] == 1, p1[None, :, keep], 1 - p1[None, :, keep]), -1)
-            lik *= fits[:, None]                                 # (N, K)
-            filled = np.where(keep[None, None, :], x[:, None, :], p1[None])   # (N, K, D)
+            lik *= fits[:, None]  # (N, K)
+            filled = np.where(keep[None, None, :], x[:, None, :], p1[None])  # (N, K, D)
             num += (lik[:, :, None] * filled).sum(1)
             den += lik.sum(1)
     return (num / den[:, None] > 0.5).astype(float)
@@ -271,19 +305,26 @@ def train(kind: str, via: str, train_set, opts, lr, epochs, seed):
     """A CRBM (rbmlab's initialisation) trained by ``kind`` with exact inference (via exact) or
     by rbmlab's learner (via bp: mle_bp, mssvm, lssvm; logistic for lr); returns (model, T)."""
     rng = np.random.default_rng(seed)
-    model = CRBM.initialize(CRBMConfig(n_hidden=opts["hidden"]), xp=np, rng=rng,
-                            data_mean=train_set.targets.mean(0), dtype=np.float64)
+    model = CRBM.initialize(
+        CRBMConfig(n_hidden=opts["hidden"]),
+        xp=np,
+        rng=rng,
+        data_mean=train_set.targets.mean(0),
+        dtype=np.float64,
+    )
     V = all_binary(train_set.targets.shape[1])
     learner = state = None
     if via == "bp":
-        learner = LEARNERS.build(LEARNERS.parse({"name": BP_NAMES[kind], "lr": lr, "batch_size": opts["batch"]}))
+        learner = LEARNERS.build(
+            LEARNERS.parse({"name": BP_NAMES[kind], "lr": lr, "batch_size": opts["batch"]})
+        )
         model = learner.initial_model(model, False)
         state = learner.init_state(model, train_set, rng)
     n, b = len(train_set), opts["batch"]
     for _ in range(epochs):
         order = rng.permutation(n)
         for start in range(0, n, b):
-            batch = train_set.take(order[start:start + b])
+            batch = train_set.take(order[start : start + b])
             if learner is not None:
                 model, state = learner.step(model, state, batch, rng)
             else:
@@ -308,7 +349,11 @@ def score(model, kind, t, test, V):
 def copy_weights(model):
     """(mean W_xv[i, i], mean |W_xv[j, i]| j ≠ i, mean |W|): the input copy against the context."""
     off = ~np.eye(model.W_xv.shape[0], dtype=bool)
-    return float(np.diag(model.W_xv).mean()), float(np.abs(model.W_xv[off]).mean()), float(np.abs(model.W).mean())
+    return (
+        float(np.diag(model.W_xv).mean()),
+        float(np.abs(model.W_xv[off]).mean()),
+        float(np.abs(model.W).mean()),
+    )
 
 
 # ------------------------------------------------------------------ options and main
@@ -317,7 +362,7 @@ LISTS = {"sizes": int, "sweep_lrs": float}
 
 def parse(argv):
     """The options, checked; any bad one ends the run with ``rbmlab: error: <key>: <problem>``."""
-    try:   # an empty list item stays one (and fails as a number)
+    try:  # an empty list item stays one (and fails as a number)
         opts = typed_key_values(argv, DEFAULTS, LISTS, keep_empty=True)
     except RbmlabError as error:
         fail(str(error))
@@ -329,8 +374,10 @@ def parse(argv):
             fail(f"{key}: must be ≥ 0, got {opts[key]}")
     d = opts["rows"] * opts["cols"]
     if d > MAX_OUTPUTS:
-        fail(f"rows: rows × cols = {d} outputs, at most {MAX_OUTPUTS} (every output configuration "
-             "is enumerated)")
+        fail(
+            f"rows: rows × cols = {d} outputs, at most {MAX_OUTPUTS} (every output configuration "
+            "is enumerated)"
+        )
     for size in opts["sizes"]:
         if not 1 <= size <= min(opts["rows"], opts["cols"]):
             fail(f"sizes: a {size} × {size} patch does not fit in {opts['rows']} × {opts['cols']} images")
@@ -344,9 +391,11 @@ def parse(argv):
     if not all(lr > 0 for lr in opts["sweep_lrs"]):
         fail(f"sweep_lrs: every lr must be > 0, got {opts['sweep_lrs']}")
     if opts["prototypes"] > 2 ** (d - max(opts["sizes"]) ** 2) // 2:
-        fail(f"prototypes: {opts['prototypes']} patterns cannot all differ outside a "
-             f"{max(opts['sizes'])} × {max(opts['sizes'])} patch of {d} pixels (at most "
-             f"{2 ** (d - max(opts['sizes']) ** 2) // 2})")
+        fail(
+            f"prototypes: {opts['prototypes']} patterns cannot all differ outside a "
+            f"{max(opts['sizes'])} × {max(opts['sizes'])} patch of {d} pixels (at most "
+            f"{2 ** (d - max(opts['sizes']) ** 2) // 2})"
+        )
     return opts
 
 
@@ -357,32 +406,45 @@ def main(argv: list[str]) -> None:
     print("   (share of instances where BP decodes the exact argmax; mean objective lost)")
     for n_v, n_h, scale in ((10, 1, 1.0), (10, 3, 0.3), (10, 3, 1.0), (10, 3, 2.0), (12, 4, 1.0)):
         a = inference_agreement(n_v, n_h, scale, opts["checks"], opts["seed"])
-        print(f"   |v|={n_v:2d} |h|={n_h} weight scale {scale}: mixed-product = exact marginal MAP "
-              f"{100 * a['mssvm'][0]:5.1f} % (lost {a['mssvm'][1]:.4f}), max-product = exact joint "
-              f"MAP {100 * a['lssvm'][0]:5.1f} % (lost {a['lssvm'][1]:.4f})")
+        print(
+            f"   |v|={n_v:2d} |h|={n_h} weight scale {scale}: mixed-product = exact marginal MAP "
+            f"{100 * a['mssvm'][0]:5.1f} % (lost {a['mssvm'][1]:.4f}), max-product = exact joint "
+            f"MAP {100 * a['lssvm'][0]:5.1f} % (lost {a['lssvm'][1]:.4f})"
+        )
     print("2. a learner's step / lr against minus the finite-difference gradient of the exact hinge")
     for kind in ("mssvm", "lssvm"):
         exact = max(step_check(kind, s, with_bp=False) for s in range(3))
         bp = max(step_check(kind, s, with_bp=True) for s in range(3))
-        print(f"   {kind}: max |difference| {exact:.1e} (exact inference inside the learner), "
-              f"{bp:.1e} (rbmlab's BP)")
-    print(f"3. tiny occlusion task: {opts['rows']} x {opts['cols']} images, {opts['prototypes']} "
-          f"patterns of density {opts['density']}, {opts['noise']} pixel noise, {opts['hidden']} hidden "
-          f"units, {opts['n_train']} train / {opts['n_test']} test, {opts['epochs']} epochs, batch "
-          f"{opts['batch']}, lr {opts['lr_mle']} (LR, MLE) / {opts['lr_ssvm']} (SSVMs)")
-    print("   method       train   All %  Changed %  (rbmlab's BP at test: All, Changed)  "
-          "W_xv diag  |W_xv off|  |W|  hinge train/test (Eq. 6)")
+        print(
+            f"   {kind}: max |difference| {exact:.1e} (exact inference inside the learner), "
+            f"{bp:.1e} (rbmlab's BP)"
+        )
+    print(
+        f"3. tiny occlusion task: {opts['rows']} x {opts['cols']} images, {opts['prototypes']} "
+        f"patterns of density {opts['density']}, {opts['noise']} pixel noise, {opts['hidden']} hidden "
+        f"units, {opts['n_train']} train / {opts['n_test']} test, {opts['epochs']} epochs, batch "
+        f"{opts['batch']}, lr {opts['lr_mle']} (LR, MLE) / {opts['lr_ssvm']} (SSVMs)"
+    )
+    print(
+        "   method       train   All %  Changed %  (rbmlab's BP at test: All, Changed)  "
+        "W_xv diag  |W_xv off|  |W|  hinge train/test (Eq. 6)"
+    )
     for size in opts["sizes"]:
         P, train_set, test = occlusion_task(opts, size, opts["seed"])
         V = all_binary(opts["rows"] * opts["cols"])
         per_image = test.mask.sum(1).mean()
         e = pixel_errors(bayes_predict(P, test.inputs, opts, size), test.targets, test.mask)
-        print(f"   -- {size} x {size} patch ({100 * size * size / V.shape[1]:.0f} % of the pixels; "
-              f"{per_image:.2f} changed pixels per image; copying the input everywhere: All "
-              f"{100 * per_image / V.shape[1]:.2f}, Changed 100)")
+        print(
+            f"   -- {size} x {size} patch ({100 * size * size / V.shape[1]:.0f} % of the pixels; "
+            f"{per_image:.2f} changed pixels per image; copying the input everywhere: All "
+            f"{100 * per_image / V.shape[1]:.2f}, Changed 100)"
+        )
         print(f"   Bayes        -      {e['all']:6.2f}  {e['changed']:8.2f}")
-        runs = [("lr", "bp", opts["lr_mle"])] + [(k, via, opts["lr_mle"] if k == "mle" else opts["lr_ssvm"])
-                                                 for k in ("mle", "mssvm", "lssvm") for via in ("exact", "bp")]
+        runs = [("lr", "bp", opts["lr_mle"])] + [
+            (k, via, opts["lr_mle"] if k == "mle" else opts["lr_ssvm"])
+            for k in ("mle", "mssvm", "lssvm")
+            for via in ("exact", "bp")
+        ]
         for kind, via, lr in runs:
             model, t = train(kind, via, train_set, opts, lr, opts["epochs"], opts["seed"])
             s = score(model, kind, t, test, V)
@@ -391,10 +453,14 @@ def main(argv: list[str]) -> None:
             h = hinge(model, train_set.inputs, train_set.targets, V, "mssvm" if kind != "lssvm" else "lssvm")
             ht = hinge(model, test.inputs, test.targets, V, "mssvm" if kind != "lssvm" else "lssvm")
             name = "LR" if kind == "lr" else kind.upper()
-            print(f"   {name:6s} {via:5s}  {lr:5g}  {s['exact'][0]:6.2f}  {s['exact'][1]:8.2f}   {bp:38s}"
-                  f"{d:6.2f}     {off:6.2f}    {w:5.2f}  {h.mean():.3f} / {ht.mean():.3f}")
-    print(f"4. rbmlab's learners (BP) over the lr, {opts['sweep_epochs']} epochs (All %, Changed %; "
-          "test inference as in training)")
+            print(
+                f"   {name:6s} {via:5s}  {lr:5g}  {s['exact'][0]:6.2f}  {s['exact'][1]:8.2f}   {bp:38s}"
+                f"{d:6.2f}     {off:6.2f}    {w:5.2f}  {h.mean():.3f} / {ht.mean():.3f}"
+            )
+    print(
+        f"4. rbmlab's learners (BP) over the lr, {opts['sweep_epochs']} epochs (All %, Changed %; "
+        "test inference as in training)"
+    )
     for size in opts["sizes"]:
         _, train_set, test = occlusion_task(opts, size, opts["seed"])
         V = all_binary(opts["rows"] * opts["cols"])

@@ -21,6 +21,7 @@ model's unnormalised log-probability −F (mean and 90th percentile) and its cou
 Σ_j v_j (mean ± standard deviation), beside the data's: persistent chains far above the data and
 the pools in −F are in modes the pools have not reached, and then (c) is no bound.
 """
+
 from __future__ import annotations
 
 import sys
@@ -53,11 +54,15 @@ class OracleGainConfig(Config):
 def parse(argv: list[str]) -> tuple[Path, OracleGainConfig]:
     """OUT.md and the options, checked; a bad one ends the run with one error line."""
     try:
-        out, opts = script_arguments(argv, OracleGainConfig, "oracle_gain", "results/frank_wolfe/oracle-gain_reduced.md")
+        out, opts = script_arguments(
+            argv, OracleGainConfig, "oracle_gain", "results/frank_wolfe/oracle-gain_reduced.md"
+        )
     except RbmlabError as error:
         fail(str(error))
     if not opts.checkpoints:
-        fail("oracle_gain.checkpoints: give at least one FW checkpoint, e.g. checkpoints=[run/checkpoint.npz]")
+        fail(
+            "oracle_gain.checkpoints: give at least one FW checkpoint, e.g. checkpoints=[run/checkpoint.npz]"
+        )
     return out, opts
 
 
@@ -88,22 +93,36 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
     x = np.asarray(load_dataset(config["dataset"]["name"], **dataset).train, dtype=np.float32)
     model = model.map(lambda a: np.asarray(a, dtype=np.float32))
     rng = np.random.default_rng(opts.seed)
-    pool_a, pool_b = (gibbs_chain(model, x[rng.integers(0, len(x), opts.n_fresh)], rng, opts.burn_in)
-                      for _ in range(2))
+    pool_a, pool_b = (
+        gibbs_chain(model, x[rng.integers(0, len(x), opts.n_fresh)], rng, opts.burn_in) for _ in range(2)
+    )
     own = np.asarray(state[pool], dtype=np.float32)
     rows = []
-    for name, states in ((f"its own persistent chains (S = {len(own)})", own),
-                         ("pool A, S = 1,000", pool_a[:1000]),
-                         (f"pool A, S = {opts.n_fresh:,}", pool_a)):
+    for name, states in (
+        (f"its own persistent chains (S = {len(own)})", own),
+        ("pool A, S = 1,000", pool_a[:1000]),
+        (f"pool A, S = {opts.n_fresh:,}", pool_a),
+    ):
         oracle = LinearOracle(x, states, lam=lam, penalize_bias=learner["penalize_bias"])
         w = solve(oracle, rng, restarts=learner["restarts"]).w
         fresh = LinearOracle(x, pool_b, lam=lam, penalize_bias=learner["penalize_bias"])
-        rows.append({"checkpoint": portable_path(path, [Path.cwd()]), "units": model.n_hidden, "λ": f"{lam:g}",
-                     "oracle's samples": name, "gain on them": oracle.gain(w),
-                     "gain on pool B": fresh.gain(w), "‖w‖": float(np.linalg.norm(w)),
-                     "on-pixels: data": counts(x), "own chains": counts(own), "pool B": counts(pool_b),
-                     "−F: data": neg_free_energy(model, x), "−F: own chains": neg_free_energy(model, own),
-                     "−F: pool B": neg_free_energy(model, pool_b)})
+        rows.append(
+            {
+                "checkpoint": portable_path(path, [Path.cwd()]),
+                "units": model.n_hidden,
+                "λ": f"{lam:g}",
+                "oracle's samples": name,
+                "gain on them": oracle.gain(w),
+                "gain on pool B": fresh.gain(w),
+                "‖w‖": float(np.linalg.norm(w)),
+                "on-pixels: data": counts(x),
+                "own chains": counts(own),
+                "pool B": counts(pool_b),
+                "−F: data": neg_free_energy(model, x),
+                "−F: own chains": neg_free_energy(model, own),
+                "−F: pool B": neg_free_energy(model, pool_b),
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
@@ -111,11 +130,13 @@ def measure(path: str, opts: OracleGainConfig) -> list[dict]:
 def main(argv: list[str]) -> None:
     out, opts = parse(argv)
     rows = [row for path in opts.checkpoints for row in measure(path, opts)]
-    command = portable_text(" ".join(argv), [Path.cwd()])   # no path of this machine (rbmlab.storage.portable)
-    header = ("# frank_wolfe: the oracle's gain on its own samples and on independent ones\n\n"
-              f"`python scripts/frank_wolfe_oracle_gain.py {command}` at {source_revision()}; "
-              f"pools of {opts.n_fresh:,} samples after {opts.burn_in} block-Gibbs sweeps from training "
-              f"images, seed {opts.seed}; the oracle as the learner runs it (L-BFGS-B, its restarts).\n\n")
+    command = portable_text(" ".join(argv), [Path.cwd()])  # no path of this machine (rbmlab.storage.portable)
+    header = (
+        "# frank_wolfe: the oracle's gain on its own samples and on independent ones\n\n"
+        f"`python scripts/frank_wolfe_oracle_gain.py {command}` at {source_revision()}; "
+        f"pools of {opts.n_fresh:,} samples after {opts.burn_in} block-Gibbs sweeps from training "
+        f"images, seed {opts.seed}; the oracle as the learner runs it (L-BFGS-B, its restarts).\n\n"
+    )
     out.write_text(header + markdown_rows(rows) + "\n")
 
 

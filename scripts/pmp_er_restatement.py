@@ -13,6 +13,7 @@ samples (T sweeps) against the data. Only the data (rbmlab's Erdős–Rényi ``i
 options of experiments/pmp/figure-5-mmd.yaml with ``model_seed``) and the MMD
 (rbmlab.evaluators.mmd.log_mmd2) come from rbmlab. Prints one line per evaluation.
 """
+
 from __future__ import annotations
 
 import sys
@@ -48,8 +49,8 @@ def pmp_samples(W1, b1, count, sweeps, rng):
     perturbed = b1 + rng.logistic(size=(count, d))
     N = np.zeros((count, d, d))
     for _ in range(sweeps):
-        into = perturbed + N.sum(axis=1)                    # belief of each node
-        cavity = into[:, :, None] - N.transpose(0, 2, 1)    # i's belief without j's message
+        into = perturbed + N.sum(axis=1)  # belief of each node
+        cavity = into[:, :, None] - N.transpose(0, 2, 1)  # i's belief without j's message
         N += 0.5 * (np.maximum(0.0, cavity + W1) - np.maximum(0.0, cavity) - N)
     return (perturbed + N.sum(axis=1) > 0).astype(np.float64)
 
@@ -64,9 +65,22 @@ def main(argv: list[str]) -> None:
             opts[key] = type(DEFAULTS[key])(value)
         except ValueError:
             fail(f"{key}: expected {type(DEFAULTS[key]).__name__}, got {value!r}")
-    data = load_ising_samples(IsingSamplesOptions(
-        structure="erdos_renyi", n=200, density=0.02, coupling=1.0, fields="constant", field=0.1,
-        spins="pm1", model_seed=opts["model_seed"], sampler="gibbs", burn_in=5000, n_train=2000, n_test=10))
+    data = load_ising_samples(
+        IsingSamplesOptions(
+            structure="erdos_renyi",
+            n=200,
+            density=0.02,
+            coupling=1.0,
+            fields="constant",
+            field=0.1,
+            spins="pm1",
+            model_seed=opts["model_seed"],
+            sampler="gibbs",
+            burn_in=5000,
+            n_train=2000,
+            n_test=10,
+        )
+    )
     s = data.train.astype(np.float64)
     mu_data, c_data = moments(s)
     d, rng, lr = s.shape[1], np.random.default_rng(opts["seed"]), opts["lr"]
@@ -82,13 +96,18 @@ def main(argv: list[str]) -> None:
             g = grads[name]
             m += 0.1 * (g - m)
             v += 0.001 * (g * g - v)
-            param += lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+            param += lr * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
         if t % opts["every"] == 0:
             W1, b1 = to_01(W, b)
-            samples = np.concatenate([pmp_samples(W1, b1, 200, opts["T"], rng) for _ in range(EVAL_SAMPLES // 200)])
+            samples = np.concatenate(
+                [pmp_samples(W1, b1, 200, opts["T"], rng) for _ in range(EVAL_SAMPLES // 200)]
+            )
             score = log_mmd2(((s + 1) / 2).astype(np.float32), samples.astype(np.float32))
-            print(f"iteration {t}: log MMD² {score:.3f}, mean |W| {np.abs(W).mean():.4f}, "
-                  f"{time.perf_counter() - start:.0f} s", flush=True)
+            print(
+                f"iteration {t}: log MMD² {score:.3f}, mean |W| {np.abs(W).mean():.4f}, "
+                f"{time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -16,24 +16,25 @@ A job killed by SLURM without a result (scancel, a time limit without requeue) w
 for forever, so the tests run every submitting command under a timeout. ``scontrol show job``
 reads a job's state (and its restart count) for MinJobAge seconds after it ends.
 """
+
 from __future__ import annotations
 
+import grp
 import os
 import pwd
-import grp
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Iterator
 
 PACKAGES = ("slurm-wlm", "munge")
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "sinfo", "srun")
-ACCOUNTS = ("slurm", "munge")   # the system users and groups the packages create
+ACCOUNTS = ("slurm", "munge")  # the system users and groups the packages create
 ARCHIVES = Path("/var/cache/apt/archives")
 SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 PARTITION = "debug"
@@ -51,10 +52,15 @@ class ClusterFailed(RuntimeError):
 
 
 def _installed_packages() -> set[str]:
-    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package}\t${db:Status-Abbrev}\n"],
-                         capture_output=True, text=True, check=True).stdout
-    return {name for name, _, status in (ln.partition("\t") for ln in out.splitlines())
-            if status.startswith("ii")}
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Package}\t${db:Status-Abbrev}\n"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {
+        name for name, _, status in (ln.partition("\t") for ln in out.splitlines()) if status.startswith("ii")
+    }
 
 
 def _accounts() -> tuple[set[str], set[str]]:
@@ -63,8 +69,13 @@ def _accounts() -> tuple[set[str], set[str]]:
 
 def _apt(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    return subprocess.run(["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300", *args], env=env, capture_output=True, text=True,
-                          timeout=900)
+    return subprocess.run(
+        ["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=300", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 @contextmanager
@@ -81,7 +92,7 @@ def _packages() -> Iterator[None]:
     new: list[str] = []
     try:
         done = _apt("install", "--no-install-recommends", *PACKAGES)
-        if done.returncode != 0:                  # a fresh machine: no package lists yet
+        if done.returncode != 0:  # a fresh machine: no package lists yet
             _apt("update")
             done = _apt("install", "--no-install-recommends", *PACKAGES)
         new = sorted(_installed_packages() - before)
@@ -95,9 +106,9 @@ def _packages() -> Iterator[None]:
     finally:
         if new:
             _apt("purge", *new)
-        for deb in set(ARCHIVES.glob("*.deb")) - debs:   # the downloads apt-get keeps
+        for deb in set(ARCHIVES.glob("*.deb")) - debs:  # the downloads apt-get keeps
             deb.unlink(missing_ok=True)
-        now_users, now_groups = _accounts()    # where the packages' purge leaves them behind
+        now_users, now_groups = _accounts()  # where the packages' purge leaves them behind
         for user in sorted((now_users - users) & set(ACCOUNTS)):
             subprocess.run(["userdel", user], capture_output=True)
         for group in sorted((now_groups - groups) & set(ACCOUNTS)):
@@ -117,51 +128,54 @@ def _free_ports(n: int) -> list[int]:
 
 def _node_line(host: str) -> str:
     """This host's CPUs, layout and memory as slurmd itself reads them (``slurmd -C``)."""
-    out = subprocess.run([shutil.which("slurmd", path=SEARCH_PATH), "-C"], capture_output=True,
-                         text=True, timeout=60).stdout
+    out = subprocess.run(
+        [shutil.which("slurmd", path=SEARCH_PATH), "-C"], capture_output=True, text=True, timeout=60
+    ).stdout
     fields = [f for f in out.splitlines()[0].split() if not f.startswith("NodeName=")]
     return f"NodeName={host} NodeAddr=127.0.0.1 {' '.join(fields)} State=UNKNOWN"
 
 
 def slurm_conf(root: Path, host: str, node: str, ports: list[int]) -> str:
-    return "\n".join([
-        "ClusterName=rbmlabtest",
-        f"SlurmctldHost={host}(127.0.0.1)",
-        f"SlurmctldPort={ports[0]}",
-        f"SlurmdPort={ports[1]}",
-        "SlurmUser=root",
-        "SlurmdUser=root",
-        "AuthType=auth/munge",
-        "CredType=cred/munge",
-        # a requeued job waits cred_expire seconds before it may start again (default 120)
-        f"AuthInfo=socket={root / 'munge.socket'},cred_expire=10",
-        f"StateSaveLocation={root / 'state'}",
-        f"SlurmdSpoolDir={root / 'spool'}",
-        f"SlurmctldPidFile={root / 'slurmctld.pid'}",
-        f"SlurmdPidFile={root / 'slurmd.pid'}",
-        f"SlurmctldLogFile={root / 'slurmctld.log'}",
-        f"SlurmdLogFile={root / 'slurmd.log'}",
-        f"PlugStackConfig={root / 'plugstack.conf'}",
-        "ProctrackType=proctrack/linuxproc",
-        "TaskPlugin=task/none",
-        "SwitchType=switch/none",
-        "MpiDefault=none",
-        "SelectType=select/cons_tres",
-        "SelectTypeParameters=CR_Core",        # one job a core, so an array's jobs run together
-        "AccountingStorageType=accounting_storage/none",
-        "JobAcctGatherType=jobacct_gather/none",
-        "JobCompType=jobcomp/none",
-        "JobRequeue=1",                        # batch jobs requeueable (scontrol requeue)
-        "MinJobAge=300",                       # scontrol show job reads an ended job for 5 min
-        "SchedulerParameters=sched_interval=2,bf_interval=2",   # a requeued job restarts soon
-        "KillWait=5",
-        "ReturnToService=2",
-        "SlurmctldTimeout=30",
-        "SlurmdTimeout=30",
-        node,
-        f"PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP",
-        "",
-    ])
+    return "\n".join(
+        [
+            "ClusterName=rbmlabtest",
+            f"SlurmctldHost={host}(127.0.0.1)",
+            f"SlurmctldPort={ports[0]}",
+            f"SlurmdPort={ports[1]}",
+            "SlurmUser=root",
+            "SlurmdUser=root",
+            "AuthType=auth/munge",
+            "CredType=cred/munge",
+            # a requeued job waits cred_expire seconds before it may start again (default 120)
+            f"AuthInfo=socket={root / 'munge.socket'},cred_expire=10",
+            f"StateSaveLocation={root / 'state'}",
+            f"SlurmdSpoolDir={root / 'spool'}",
+            f"SlurmctldPidFile={root / 'slurmctld.pid'}",
+            f"SlurmdPidFile={root / 'slurmd.pid'}",
+            f"SlurmctldLogFile={root / 'slurmctld.log'}",
+            f"SlurmdLogFile={root / 'slurmd.log'}",
+            f"PlugStackConfig={root / 'plugstack.conf'}",
+            "ProctrackType=proctrack/linuxproc",
+            "TaskPlugin=task/none",
+            "SwitchType=switch/none",
+            "MpiDefault=none",
+            "SelectType=select/cons_tres",
+            "SelectTypeParameters=CR_Core",  # one job a core, so an array's jobs run together
+            "AccountingStorageType=accounting_storage/none",
+            "JobAcctGatherType=jobacct_gather/none",
+            "JobCompType=jobcomp/none",
+            "JobRequeue=1",  # batch jobs requeueable (scontrol requeue)
+            "MinJobAge=300",  # scontrol show job reads an ended job for 5 min
+            "SchedulerParameters=sched_interval=2,bf_interval=2",  # a requeued job restarts soon
+            "KillWait=5",
+            "ReturnToService=2",
+            "SlurmctldTimeout=30",
+            "SlurmdTimeout=30",
+            node,
+            f"PartitionName={PARTITION} Nodes={host} Default=YES MaxTime=INFINITE State=UP",
+            "",
+        ]
+    )
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -174,8 +188,7 @@ def _tail(path: Path, lines: int = 15) -> str:
 def _daemon(argv: list[str], root: Path, name: str, env: dict[str, str]) -> Iterator[subprocess.Popen]:
     """One daemon in the foreground, our child: stopped by its PID (SIGTERM, then SIGKILL)."""
     with open(root / f"{name}.out", "w") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         yield proc
     finally:
@@ -193,16 +206,17 @@ def _wait(what: str, ready, procs: list[subprocess.Popen], root: Path, timeout: 
     while not ready():
         dead = [p.args[0] for p in procs if p.poll() is not None]
         if dead or time.monotonic() > deadline:
-            logs = "\n".join(_tail(root / f) for f in ("munged.out", "slurmctld.log",
-                                                       "slurmctld.out", "slurmd.log", "slurmd.out"))
+            logs = "\n".join(
+                _tail(root / f)
+                for f in ("munged.out", "slurmctld.log", "slurmctld.out", "slurmd.log", "slurmd.out")
+            )
             why = f"{', '.join(dead)} exited" if dead else f"not within {timeout:.0f} s"
             raise ClusterFailed(f"SLURM did not come up: {what}: {why}\n{logs}")
         time.sleep(0.2)
 
 
 def _queue(env: dict[str, str]) -> list[str]:
-    done = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True, timeout=30)
     return done.stdout.split()
 
 
@@ -217,8 +231,9 @@ def _drain(env: dict[str, str], timeout: float = 60) -> None:
 
 
 def node_state(env: dict[str, str]) -> str:
-    done = subprocess.run(["sinfo", "-h", "-p", PARTITION, "-o", "%T"], env=env,
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        ["sinfo", "-h", "-p", PARTITION, "-o", "%T"], env=env, capture_output=True, text=True, timeout=30
+    )
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
@@ -235,27 +250,57 @@ def slurm_cluster(timeout: float = 120) -> Iterator[dict[str, str]]:
         key = root / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o600)
-        env = {**os.environ, "SLURM_CONF": str(root / "slurm.conf"),
-               "PATH": SEARCH_PATH}
+        env = {**os.environ, "SLURM_CONF": str(root / "slurm.conf"), "PATH": SEARCH_PATH}
         host = socket.gethostname().split(".")[0]
         (root / "slurm.conf").write_text(slurm_conf(root, host, _node_line(host), _free_ports(2)))
         procs: list[subprocess.Popen] = []
         munged = shutil.which("munged", path=SEARCH_PATH)
-        procs.append(stack.enter_context(_daemon(
-            [munged, "--foreground", "--force", f"--socket={root / 'munge.socket'}",
-             f"--key-file={key}", f"--pid-file={root / 'munged.pid'}",
-             f"--log-file={root / 'munged.log'}", f"--seed-file={root / 'munged.seed'}"],
-            root, "munged", env)))
+        procs.append(
+            stack.enter_context(
+                _daemon(
+                    [
+                        munged,
+                        "--foreground",
+                        "--force",
+                        f"--socket={root / 'munge.socket'}",
+                        f"--key-file={key}",
+                        f"--pid-file={root / 'munged.pid'}",
+                        f"--log-file={root / 'munged.log'}",
+                        f"--seed-file={root / 'munged.seed'}",
+                    ],
+                    root,
+                    "munged",
+                    env,
+                )
+            )
+        )
         _wait("munged", (root / "munge.socket").exists, procs, root, timeout)
         for daemon in ("slurmctld", "slurmd"):
-            procs.append(stack.enter_context(_daemon(
-                [shutil.which(daemon, path=SEARCH_PATH), "-D", "-f", str(root / "slurm.conf")],
-                root, daemon, env)))
-        _wait(f"node {host} idle in partition {PARTITION}", lambda: node_state(env) == "idle",
-              procs, root, timeout)
+            procs.append(
+                stack.enter_context(
+                    _daemon(
+                        [shutil.which(daemon, path=SEARCH_PATH), "-D", "-f", str(root / "slurm.conf")],
+                        root,
+                        daemon,
+                        env,
+                    )
+                )
+            )
+        _wait(
+            f"node {host} idle in partition {PARTITION}",
+            lambda: node_state(env) == "idle",
+            procs,
+            root,
+            timeout,
+        )
         stack.callback(_drain, env)
         previous = os.environ.get("SLURM_CONF")
         os.environ["SLURM_CONF"] = env["SLURM_CONF"]
-        stack.callback(lambda: os.environ.pop("SLURM_CONF") if previous is None
-                       else os.environ.__setitem__("SLURM_CONF", previous))
+        stack.callback(
+            lambda: (
+                os.environ.pop("SLURM_CONF")
+                if previous is None
+                else os.environ.__setitem__("SLURM_CONF", previous)
+            )
+        )
         yield env

@@ -1,6 +1,7 @@
 """adaTAP via VAMP (tap paper App. D, Alg. 3): exactness at zero coupling, magnetisations against
 enumeration and against second-order TAP on small RBMs, the Schur-complement Gaussian moments
 against a dense inverse, dtype, the trial axis, and the Bernoulli-only guard."""
+
 from __future__ import annotations
 
 import itertools
@@ -14,8 +15,9 @@ from rbmlab.models.rbm import RBM
 
 def small_rbm(seed: int, std: float = 0.3, m: int = 8, n: int = 6, dtype=np.float64) -> RBM:
     rng = np.random.default_rng(seed)
-    return RBM(*(t.astype(dtype) for t in (rng.normal(0, std, (m, n)), rng.normal(0, 0.5, m),
-                                           rng.normal(0, 0.5, n))))
+    return RBM(
+        *(t.astype(dtype) for t in (rng.normal(0, std, (m, n)), rng.normal(0, 0.5, m), rng.normal(0, 0.5, n)))
+    )
 
 
 def data(seed: int, k: int, n: int, dtype=np.float64) -> np.ndarray:
@@ -42,12 +44,12 @@ def test_zero_coupling_is_exact():
     rbm = small_rbm(0).replace(W=np.zeros((8, 6)))
     a = 1 / (1 + np.exp(-np.concatenate([rbm.b_v, rbm.b_h])))
     for damping, iterations in ((1.0, 2), (0.5, 60)):
-        s = adatap.solve(rbm.W, *rbm.tap_layers(), data(0, 4, 8), damping=damping, tol=1e-28,
-                         max_iter=100)
+        s = adatap.solve(rbm.W, *rbm.tap_layers(), data(0, 4, 8), damping=damping, tol=1e-28, max_iter=100)
         assert s.converged.all() and s.iterations <= iterations
         np.testing.assert_allclose(magnetisations(s), np.broadcast_to(a, (4, 14)), atol=1e-13)
-        np.testing.assert_allclose(np.concatenate([s.c_v, s.c_h], -1),
-                                   np.broadcast_to(a * (1 - a), (4, 14)), atol=1e-13)
+        np.testing.assert_allclose(
+            np.concatenate([s.c_v, s.c_h], -1), np.broadcast_to(a * (1 - a), (4, 14)), atol=1e-13
+        )
 
 
 def test_closer_to_enumeration_than_second_order_tap():
@@ -68,10 +70,10 @@ def test_closer_to_enumeration_than_second_order_tap():
     assert errors[:, 0].mean() < errors[:, 1].mean()
 
 
-@pytest.mark.parametrize("m, n", [(9, 5), (4, 7)])   # either layer the larger
+@pytest.mark.parametrize("m, n", [(9, 5), (4, 7)])  # either layer the larger
 def test_schur_moments_equal_the_dense_inverse(m, n):
     rng = np.random.default_rng(m)
-    W = rng.normal(0, 1, (2, m, n))                    # trial axis, 3 batch elements each
+    W = rng.normal(0, 1, (2, m, n))  # trial axis, 3 batch elements each
     d = np.linalg.norm(W, 2, axis=(-2, -1))[:, None, None] + rng.uniform(0.1, 2, (2, 3, m + n))
     r = rng.normal(0, 1, (2, 3, m + n))
     a_v, c_v, a_h, c_h = adatap.gaussian_moments(W, d[..., :m], d[..., m:], r[..., :m], r[..., m:])
@@ -88,7 +90,7 @@ def test_float32_in_float32_out():
     assert all(t.dtype == np.float32 for t in (s.a_v, s.c_v, s.a_h, s.c_h))
     reference = small_rbm(1)
     r = adatap.solve(reference.W, *reference.tap_layers(), data(1, 5, 8), max_iter=30)
-    np.testing.assert_allclose(s.a_v, r.a_v, atol=1e-5)   # measured: 6e-8
+    np.testing.assert_allclose(s.a_v, r.a_v, atol=1e-5)  # measured: 6e-8
 
 
 def test_trial_axis_solves_each_model_as_alone():

@@ -5,6 +5,7 @@ enumerates the 2^20 hidden states. Both forward AIS (base-rate start, 14,500 tem
 reverse AIS (exact samples of the trained model, schedule run backwards) must land within
 0.5 nats of the exact value with the exact value inside their ±3σ intervals.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,7 @@ from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.models.rbm import init_rbm
 from rbmlab.run.runner import batches
 
-pytestmark = pytest.mark.slow   # about 2 minutes on 2 cores: make test-slow
+pytestmark = pytest.mark.slow  # about 2 minutes on 2 cores: make test-slow
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +37,14 @@ def trained():
 
 def test_the_model_is_far_from_its_initialisation(trained):
     _, rbm, _, log_z = trained
-    assert float(np.abs(rbm.W).max()) > 0.3   # a trained, non-trivial model
+    assert float(np.abs(rbm.W).max()) > 0.3  # a trained, non-trivial model
 
 
 def test_forward_ais_matches_exact_log_z(trained):
     backend, rbm, base, log_z = trained
-    res = ais.ais_log_partition(rbm, backend.rng(3), base_bias=base, n_chains=100,
-                                betas=ais.temperature_schedule("salakhutdinov"))
+    res = ais.ais_log_partition(
+        rbm, backend.rng(3), base_bias=base, n_chains=100, betas=ais.temperature_schedule("salakhutdinov")
+    )
     assert abs(res.log_z - log_z) < 0.5, (res.log_z, log_z)
     assert res.log_z_lower <= log_z <= res.log_z_upper, (res, log_z)
 
@@ -50,7 +52,8 @@ def test_forward_ais_matches_exact_log_z(trained):
 def test_reverse_ais_matches_exact_log_z(trained):
     backend, rbm, base, log_z = trained
     init = ais.target_samples(rbm, backend.rng(4), 100)
-    res = ais.reverse_ais_log_partition(rbm, backend.rng(5), base_bias=base, init_v=init,
-                                        betas=ais.temperature_schedule("salakhutdinov"))
+    res = ais.reverse_ais_log_partition(
+        rbm, backend.rng(5), base_bias=base, init_v=init, betas=ais.temperature_schedule("salakhutdinov")
+    )
     assert abs(res.log_z - log_z) < 0.5, (res.log_z, log_z)
     assert res.log_z_lower <= log_z <= res.log_z_upper, (res, log_z)

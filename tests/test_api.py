@@ -4,6 +4,7 @@ The CLI run and the estimator with the same data, settings and seed end in the s
 bit for bit, a checkpoint goes either way, and the scores are checked against enumeration written
 out here independently.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,15 +18,25 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
 import rbmlab
-from rbmlab import IsingModel, RBM
+from rbmlab import RBM, IsingModel
 from rbmlab.cli import main
 from rbmlab.data import load_dataset
 from rbmlab.run.checkpoint import load_checkpoint
 
-X = load_dataset("bars_stripes").train          # the 14 bars and stripes of 3x3, {0, 1} float32
-SETTINGS = ["dataset=bars_stripes", "model.n_hidden=8", "learner=pcd", "learner.batch_size=4",
-            "train.epochs=5", "seed=3", "evaluator=exact", "train.progress=false"]
-SAME = dict(n_components=8, learner="pcd", batch_size=4, n_iter=5, random_state=3)   # learning_rate: pcd.yaml's
+X = load_dataset("bars_stripes").train  # the 14 bars and stripes of 3x3, {0, 1} float32
+SETTINGS = [
+    "dataset=bars_stripes",
+    "model.n_hidden=8",
+    "learner=pcd",
+    "learner.batch_size=4",
+    "train.epochs=5",
+    "seed=3",
+    "evaluator=exact",
+    "train.progress=false",
+]
+SAME = dict(
+    n_components=8, learner="pcd", batch_size=4, n_iter=5, random_state=3
+)  # learning_rate: pcd.yaml's
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +48,7 @@ def cli_run(tmp_path_factory):
 
 
 def states(n: int) -> np.ndarray:
-    return ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
 
 
 def brute_log_p(W, b_v, b_h, v) -> np.ndarray:
@@ -45,7 +56,7 @@ def brute_log_p(W, b_v, b_h, v) -> np.ndarray:
     W, b_v, b_h = (np.asarray(a, np.float64) for a in (W, b_v, b_h))
     h = states(len(b_h))
 
-    def log_marginal(x):   # log Σ_h exp(xWh + b_v x + b_h h), per row of x
+    def log_marginal(x):  # log Σ_h exp(xWh + b_v x + b_h h), per row of x
         e = x @ W @ h.T + (x @ b_v)[:, None] + (h @ b_h)[None, :]
         return np.logaddexp.reduce(e, axis=1)
 
@@ -59,7 +70,7 @@ def test_fit_ends_in_the_cli_runs_parameters_bit_for_bit(cli_run):
     rbm = RBM(**SAME).fit(X)
     for name in ("W", "b_v", "b_h"):
         assert np.array_equal(getattr(rbm.model_, name), getattr(model, name)), name
-    assert np.array_equal(rbm.learner_state_["chains"], state["chains"])    # PCD's persistent chains
+    assert np.array_equal(rbm.learner_state_["chains"], state["chains"])  # PCD's persistent chains
     assert rbm.n_iter_ == meta["epoch"] == 5 and rbm.n_updates_ == meta["updates"]
 
 
@@ -67,7 +78,7 @@ def test_a_run_checkpoint_loads_with_its_settings_and_continues_as_the_run_would
     summary = json.loads((cli_run / "summary.json").read_text())
     rbm = RBM.load(cli_run / "checkpoint.npz")
     params = rbm.get_params()
-    assert {k: params[k] for k in SAME} == SAME and params["learning_rate"] == 0.05   # conf/learner/pcd.yaml
+    assert {k: params[k] for k in SAME} == SAME and params["learning_rate"] == 0.05  # conf/learner/pcd.yaml
     assert params["learner_options"]["k"] == 1 and params["learner_options"]["chain_init"] == "data"
     # the run's final exact log-likelihood (bars and stripes: test = train)
     assert rbm.score(X, evaluator="exact") == pytest.approx(summary["final"]["test_log_likelihood"], rel=1e-9)
@@ -83,11 +94,21 @@ def test_a_saved_estimator_loads_back_and_rbmlab_evaluate_scores_it(tmp_path):
     assert np.array_equal(back.model_.W, rbm.model_.W) and np.array_equal(back.data_mean_, rbm.data_mean_)
     assert back.n_iter_ == 3 and back.seed_ == 1
     np.testing.assert_array_equal(back.transform(X), rbm.transform(X))
-    main(["evaluate", f"checkpoint={path}", "dataset=bars_stripes", "evaluator=exact", f"out={tmp_path / 'e.json'}"])
+    main(
+        [
+            "evaluate",
+            f"checkpoint={path}",
+            "dataset=bars_stripes",
+            "evaluator=exact",
+            f"out={tmp_path / 'e.json'}",
+        ]
+    )
     result = json.loads((tmp_path / "e.json").read_text())
     assert result["trained_epochs"] == 3 and result["n_hidden"] == 6
     assert result["mean_log_likelihood"] == pytest.approx(rbm.score(X, evaluator="exact"), rel=1e-6)
-    assert np.array_equal(RBM.load(path).partial_fit(X).model_.W, clone(rbm).set_params(n_iter=4).fit(X).model_.W)
+    assert np.array_equal(
+        RBM.load(path).partial_fit(X).model_.W, clone(rbm).set_params(n_iter=4).fit(X).model_.W
+    )
 
 
 def test_a_hand_written_or_batched_checkpoint_loads(tmp_path):
@@ -96,38 +117,55 @@ def test_a_hand_written_or_batched_checkpoint_loads(tmp_path):
     np.savez(tmp_path / "m.npz", W=W, b_v=b_v, b_h=b_h)
     rbm = RBM.load(tmp_path / "m.npz")
     assert rbm.dtype == "float64" and rbm.n_components == 3 and rbm.n_features_in_ == 9
-    np.testing.assert_allclose(rbm.score_samples(X, evaluator="exact"), brute_log_p(W, b_v, b_h, X), atol=1e-9)
-    assert rbm.learner_state_ is None   # none saved: PCD starts its chains as a fresh run would
-    assert rbm.set_params(learner="pcd").partial_fit(X).learner_state_["chains"].shape == (14, 9)   # batch 100 > 14 rows
-    np.savez(tmp_path / "trials.npz", W=np.stack([W, 2 * W]), b_v=np.stack([b_v, b_v]), b_h=np.stack([b_h, b_h]))
+    np.testing.assert_allclose(
+        rbm.score_samples(X, evaluator="exact"), brute_log_p(W, b_v, b_h, X), atol=1e-9
+    )
+    assert rbm.learner_state_ is None  # none saved: PCD starts its chains as a fresh run would
+    assert rbm.set_params(learner="pcd").partial_fit(X).learner_state_["chains"].shape == (
+        14,
+        9,
+    )  # batch 100 > 14 rows
+    np.savez(
+        tmp_path / "trials.npz", W=np.stack([W, 2 * W]), b_v=np.stack([b_v, b_v]), b_h=np.stack([b_h, b_h])
+    )
     with pytest.raises(ValueError, match="trial: .* holds 2 trials; choose one with trial=N"):
         RBM.load(tmp_path / "trials.npz")
     second = RBM.load(tmp_path / "trials.npz", trial=1)
     assert np.array_equal(second.model_.W, 2 * W) and second.learner_state_ is None
-    assert second.partial_fit(X).n_iter_ == 1   # a fresh learner state for the trial
+    assert second.partial_fit(X).n_iter_ == 1  # a fresh learner state for the trial
 
 
 # ---------------------------------------------------------------- the estimator's methods
 @pytest.fixture(scope="module")
 def small():
-    return RBM(n_components=4, learner="cd", learning_rate=0.1, batch_size=2, n_iter=10, dtype="float64",
-               random_state=0).fit(X)
+    return RBM(
+        n_components=4,
+        learner="cd",
+        learning_rate=0.1,
+        batch_size=2,
+        n_iter=10,
+        dtype="float64",
+        random_state=0,
+    ).fit(X)
 
 
 def test_score_samples_exact_is_log_p_by_enumeration(small):
     m = small.model_
     all_v = states(9)
-    np.testing.assert_allclose(small.score_samples(X, evaluator="exact"), brute_log_p(m.W, m.b_v, m.b_h, X),
-                               rtol=0, atol=1e-9)
-    assert np.logaddexp.reduce(small.score_samples(all_v)) == pytest.approx(0.0, abs=1e-9)   # auto: exact
+    np.testing.assert_allclose(
+        small.score_samples(X, evaluator="exact"), brute_log_p(m.W, m.b_v, m.b_h, X), rtol=0, atol=1e-9
+    )
+    assert np.logaddexp.reduce(small.score_samples(all_v)) == pytest.approx(0.0, abs=1e-9)  # auto: exact
     assert small.score(X) == pytest.approx(small.score_samples(X).mean(), abs=1e-12)
 
 
 def test_ais_and_tap_are_close_to_exact(small):
     exact = small.score(X, evaluator="exact")
-    ais = clone(small).set_params(evaluator="ais", evaluator_options={"schedule": "linear", "n_temperatures": 1000})
-    assert ais.fit(X).score(X) == pytest.approx(exact, abs=0.02)   # the same model: the same seed
-    assert small.score(X, evaluator="tap") == pytest.approx(exact, abs=0.01)   # weak couplings: TAP is close
+    ais = clone(small).set_params(
+        evaluator="ais", evaluator_options={"schedule": "linear", "n_temperatures": 1000}
+    )
+    assert ais.fit(X).score(X) == pytest.approx(exact, abs=0.02)  # the same model: the same seed
+    assert small.score(X, evaluator="tap") == pytest.approx(exact, abs=0.01)  # weak couplings: TAP is close
 
 
 def test_pseudo_likelihood_is_the_sum_of_conditionals_by_enumeration(small):
@@ -163,16 +201,16 @@ def test_partial_fit_k_times_is_fit_with_k_epochs():
 
 @pytest.mark.parametrize("method", ["gibbs", "pmp", "exact"])
 def test_samples_are_visible_states_drawn_reproducibly(small, method):
-    n = 100 if method == "pmp" else 3000   # a PMP sample is a max-product solve
+    n = 100 if method == "pmp" else 3000  # a PMP sample is a max-product solve
     x = small.sample(n, method=method, n_steps=20)
     assert x.shape == (n, 9) and set(np.unique(x)) <= {0.0, 1.0}
     assert np.array_equal(x, small.sample(n, method=method, n_steps=20))
     assert not np.array_equal(x, small.sample(n, method=method, n_steps=20, random_state=1))
-    if method != "pmp":   # PMP samples only approximately (pmp Sec. 3); the others from p(v)
+    if method != "pmp":  # PMP samples only approximately (pmp Sec. 3); the others from p(v)
         all_v = states(9)
         p = np.exp(small.score_samples(all_v, evaluator="exact"))
-        moments = all_v.T @ (all_v * p[:, None])   # E[v_i v_j] (diagonal: E[v_i])
-        assert np.abs(x.T @ x / len(x) - moments).max() < 0.04   # 4.4 standard errors at most
+        moments = all_v.T @ (all_v * p[:, None])  # E[v_i v_j] (diagonal: E[v_i])
+        assert np.abs(x.T @ x / len(x) - moments).max() < 0.04  # 4.4 standard errors at most
 
 
 @pytest.mark.parametrize("learner", ["cd", "pcd", "sdcp", "csdcp", "frank_wolfe"])
@@ -183,25 +221,29 @@ def test_any_learner_by_name_trains(learner):
 
 
 def test_learner_options_go_to_the_learners_parser(tmp_path):
-    rbm = RBM(n_components=3, learner="pcd", learner_options={"k": 3, "optimizer": "adam"}, n_iter=1,
-              random_state=0).fit(X)
+    rbm = RBM(
+        n_components=3, learner="pcd", learner_options={"k": 3, "optimizer": "adam"}, n_iter=1, random_state=0
+    ).fit(X)
     learner = json.loads(str(np.load(rbm.save(tmp_path / "r.npz"))["meta"]))["config"]["learner"]
     assert learner["k"] == 3 and learner["optimizer"]["name"] == "adam" and learner["lr"] == 0.05
 
 
-@pytest.mark.parametrize("params, message", [
-    ({"learner": "nope"}, r"learner: unknown learner 'nope'; choose one of cd, pcd, .*sdcp"),
-    ({"learning_rate": -1.0}, r"learning_rate: must be > 0"),
-    ({"batch_size": 0}, r"batch_size: "),
-    ({"n_iter": -1}, r"n_iter: "),
-    ({"n_components": 0}, r"n_components: "),
-    ({"learner_options": {"k": 0}}, r"learner_options\['k'\]: must be >= 1"),
-    ({"learner_options": {"bogus": 1}}, r"learner_options\['bogus'\]"),
-    ({"learner_options": {"lr": 0.1}}, r"give it as learning_rate"),
-    ({"model_options": {"init": "x.npz"}}, r"model_options\['init'\]: not an option here"),
-    ({"dtype": "float16"}, r"dtype: "),
-    ({"random_state": -1}, r"random_state: "),
-])
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"learner": "nope"}, r"learner: unknown learner 'nope'; choose one of cd, pcd, .*sdcp"),
+        ({"learning_rate": -1.0}, r"learning_rate: must be > 0"),
+        ({"batch_size": 0}, r"batch_size: "),
+        ({"n_iter": -1}, r"n_iter: "),
+        ({"n_components": 0}, r"n_components: "),
+        ({"learner_options": {"k": 0}}, r"learner_options\['k'\]: must be >= 1"),
+        ({"learner_options": {"bogus": 1}}, r"learner_options\['bogus'\]"),
+        ({"learner_options": {"lr": 0.1}}, r"give it as learning_rate"),
+        ({"model_options": {"init": "x.npz"}}, r"model_options\['init'\]: not an option here"),
+        ({"dtype": "float16"}, r"dtype: "),
+        ({"random_state": -1}, r"random_state: "),
+    ],
+)
 def test_bad_parameters_are_value_errors_naming_the_argument(params, message):
     with pytest.raises(ValueError, match=message):
         RBM(**params).fit(X)
@@ -212,7 +254,9 @@ def test_values_are_checked_against_the_visible_units(small):
         RBM().fit(X * 0.5)
     with pytest.raises(ValueError, match=r"X: holds \{-1,0\}; .*\(Negative values in data passed to RBM; "):
         small.transform(X - 1)
-    spins = RBM(n_components=3, n_iter=1, model_options={"visible_units": "spin"}, random_state=0).fit(2 * X - 1)
+    spins = RBM(n_components=3, n_iter=1, model_options={"visible_units": "spin"}, random_state=0).fit(
+        2 * X - 1
+    )
     assert spins.model_.visible == "spin" and spins.transform(2 * X - 1).shape == (14, 3)
     with pytest.raises(ValueError, match="X has 8 features, but RBM is expecting 9"):
         small.transform(X[:, :8])
@@ -229,26 +273,49 @@ def test_pickle_round_trip(small):
 
 # ---------------------------------------------------------------- scikit-learn's own checks
 REAL_VALUED = "feeds real-valued X; Bernoulli visible units take {0,1}, so fit refuses it (ValueError)"
-EXPECTED_FAILED_CHECKS = dict.fromkeys([
-    "check_dict_unchanged", "check_dont_overwrite_parameters", "check_dtype_object",
-    "check_estimators_dtypes", "check_estimators_fit_returns_self", "check_estimators_nan_inf",
-    "check_estimators_overwrite_params", "check_estimators_pickle", "check_f_contiguous_array_estimator",
-    "check_fit2d_1feature", "check_fit2d_1sample", "check_fit2d_predict1d", "check_fit_check_is_fitted",
-    "check_fit_idempotent", "check_fit_score_takes_y", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_n_features_in", "check_n_features_in_after_fitting",
-    "check_pipeline_consistency", "check_readonly_memmap_input", "check_transformer_data_not_an_array",
-    "check_transformer_general", "check_transformer_preserve_dtypes"], REAL_VALUED)
+EXPECTED_FAILED_CHECKS = dict.fromkeys(
+    [
+        "check_dict_unchanged",
+        "check_dont_overwrite_parameters",
+        "check_dtype_object",
+        "check_estimators_dtypes",
+        "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf",
+        "check_estimators_overwrite_params",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_fit2d_1feature",
+        "check_fit2d_1sample",
+        "check_fit2d_predict1d",
+        "check_fit_check_is_fitted",
+        "check_fit_idempotent",
+        "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_n_features_in",
+        "check_n_features_in_after_fitting",
+        "check_pipeline_consistency",
+        "check_readonly_memmap_input",
+        "check_transformer_data_not_an_array",
+        "check_transformer_general",
+        "check_transformer_preserve_dtypes",
+    ],
+    REAL_VALUED,
+)
 
 
-TRANSFORMER_CHECKS = ("check_transformer_data_not_an_array", "check_transformer_general",
-                      "check_transformer_preserve_dtypes")
+TRANSFORMER_CHECKS = (
+    "check_transformer_data_not_an_array",
+    "check_transformer_general",
+    "check_transformer_preserve_dtypes",
+)
 
 
 class Thresholded:
     """An estimator with its value check preceded by a threshold at 0.5: what the declared
     failures check, on data the model takes."""
 
-    def _check_values(self, X, units):   # negative values stay: positive_only holds as declared
+    def _check_values(self, X, units):  # negative values stay: positive_only holds as declared
         return super()._check_values(np.where(X < 0, X, X > 0.5).astype(X.dtype), units)
 
 
@@ -263,14 +330,18 @@ class ThresholdedIsingModel(Thresholded, IsingModel):
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("estimator", [RBM(n_components=3, n_iter=2), IsingModel(n_iter=2)], ids=repr)
 def test_check_estimator_passes_with_the_real_valued_checks_declared(estimator):
-    expected = {k: v for k, v in EXPECTED_FAILED_CHECKS.items()
-                if isinstance(estimator, RBM) or k not in TRANSFORMER_CHECKS}
+    expected = {
+        k: v
+        for k, v in EXPECTED_FAILED_CHECKS.items()
+        if isinstance(estimator, RBM) or k not in TRANSFORMER_CHECKS
+    }
     check_estimator(estimator, expected_failed_checks=expected, on_skip=None)
 
 
 @pytest.mark.filterwarnings("ignore")
-@pytest.mark.parametrize("estimator", [ThresholdedRBM(n_components=3, n_iter=2), ThresholdedIsingModel(n_iter=2)],
-                         ids=repr)
+@pytest.mark.parametrize(
+    "estimator", [ThresholdedRBM(n_components=3, n_iter=2), ThresholdedIsingModel(n_iter=2)], ids=repr
+)
 def test_the_declared_checks_fail_only_for_the_values(estimator):
     """Every check passes when the values are made {0, 1} (no check is declared here)."""
     check_estimator(estimator, on_skip=None)
@@ -281,18 +352,34 @@ ISING = load_dataset("ising_samples", side=3)
 
 
 def test_ising_fit_ends_in_the_cli_runs_parameters_and_scores_exactly(tmp_path):
-    main(["run", "model=ising", "dataset=ising_samples", "dataset.side=3", "learner=pcd", "learner.k=2",
-          "learner.lr=0.2", "learner.batch_size=full", "train.epochs=10", "seed=5", "evaluator=exact",
-          "train.progress=false", f"hydra.run.dir={tmp_path}"])
+    main(
+        [
+            "run",
+            "model=ising",
+            "dataset=ising_samples",
+            "dataset.side=3",
+            "learner=pcd",
+            "learner.k=2",
+            "learner.lr=0.2",
+            "learner.batch_size=full",
+            "train.epochs=10",
+            "seed=5",
+            "evaluator=exact",
+            "train.progress=false",
+            f"hydra.run.dir={tmp_path}",
+        ]
+    )
     run, _, state = load_checkpoint(tmp_path / "checkpoint.npz")
-    ising = IsingModel(learning_rate=0.2, batch_size="full", learner_options={"k": 2}, n_iter=10, random_state=5)
+    ising = IsingModel(
+        learning_rate=0.2, batch_size="full", learner_options={"k": 2}, n_iter=10, random_state=5
+    )
     ising.fit(ISING.train)
     assert np.array_equal(ising.coupling_, run.J) and np.array_equal(ising.field_, run.h)
     assert np.array_equal(ising.learner_state_["chains"], state["chains"])
     J, h, x = (np.asarray(a, np.float64) for a in (run.J, run.h, ISING.test))
-    energy = lambda s: 0.5 * ((s @ J) * s).sum(1) + s @ h   # noqa: E731
+    energy = lambda s: 0.5 * ((s @ J) * s).sum(1) + s @ h  # noqa: E731
     brute = energy(x) - np.logaddexp.reduce(energy(states(9)))
-    np.testing.assert_allclose(ising.score_samples(ISING.test), brute, atol=1e-4)   # float32 model
+    np.testing.assert_allclose(ising.score_samples(ISING.test), brute, atol=1e-4)  # float32 model
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert ising.score(ISING.test) == pytest.approx(summary["final"]["test_log_likelihood"], rel=1e-6)
     back = IsingModel.load(ising.save(tmp_path / "ising.npz"))
@@ -309,10 +396,12 @@ def test_ising_fit_ends_in_the_cli_runs_parameters_and_scores_exactly(tmp_path):
 
 
 def test_import_rbmlab_stays_cheap():
-    code = ("import sys, rbmlab; print([m for m in ('sklearn', 'hydra', 'matplotlib', 'scipy', 'rbmlab.api') "
-            "if m in sys.modules])")
+    code = (
+        "import sys, rbmlab; print([m for m in ('sklearn', 'hydra', 'matplotlib', 'scipy', 'rbmlab.api') "
+        "if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert rbmlab.RBM is RBM and rbmlab.IsingModel is IsingModel and "RBM" in dir(rbmlab)
     with pytest.raises(AttributeError):
-        rbmlab.nothing_here   # noqa: B018
+        rbmlab.nothing_here  # noqa: B018

@@ -1,4 +1,5 @@
 """README's Python API example runs as written (the code block after `<!-- example: pipeline -->`)."""
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,10 @@ def test_the_pipeline_example_runs(tmp_path, monkeypatch, capsys):
     namespace: dict = {}
     exec(compile(example("pipeline"), "README.md (example: pipeline)", "exec"), namespace)
     assert re.fullmatch(r"test error: \d+\.\d%\n", capsys.readouterr().out)
-    assert namespace["model"].score(namespace["X_test"], namespace["y_test"]) > 0.9   # the features carry the digits
+    assert (
+        namespace["model"].score(namespace["X_test"], namespace["y_test"]) > 0.9
+    )  # the features carry the digits
     from rbmlab import RBM
+
     saved = RBM.load(tmp_path / "digits_rbm.npz")
     assert saved.n_components == 100 and saved.n_iter_ == 10

@@ -1,4 +1,5 @@
 """`make bench` pieces at toy shapes: they run, and the cost model counts what the learners do."""
+
 from __future__ import annotations
 
 import re
@@ -35,7 +36,14 @@ def backend():
 
 def toy_part(rounds: int, examples: int) -> list[Row]:
     """A bench part as a module holds one: (rounds, examples) -> rows."""
-    return [row(f"toy ({rounds} rounds, {examples} examples), ms", {"min": 1.0, "median": 2.0, "max": 3.0}, "ms", 1)]
+    return [
+        row(
+            f"toy ({rounds} rounds, {examples} examples), ms",
+            {"min": 1.0, "median": 2.0, "max": 3.0},
+            "ms",
+            1,
+        )
+    ]
 
 
 def other_toy_part(rounds: int, examples: int) -> list[Row]:
@@ -47,8 +55,11 @@ def test_a_bench_part_is_its_function_and_one_registry_line(monkeypatch):
     in the registry's order (each once, whatever the order asked), and an unknown name is a
     one-line error that names --parts, raised before any part runs."""
     ran = []
-    monkeypatch.setattr(bench, "BENCH_PARTS", bench.BENCH_PARTS.with_entries(
-        toy=f"{__name__}:toy_part", other=f"{__name__}:other_toy_part"))
+    monkeypatch.setattr(
+        bench,
+        "BENCH_PARTS",
+        bench.BENCH_PARTS.with_entries(toy=f"{__name__}:toy_part", other=f"{__name__}:other_toy_part"),
+    )
     assert bench.measure(("toy",), 1, 10) == toy_part(1, 10)
     assert bench.measure(("other", "toy", "other"), 2, 5) == toy_part(2, 5) + other_toy_part(2, 5)
     monkeypatch.setattr(sys.modules[__name__], "toy_part", lambda rounds, examples: ran.append(1) or [])
@@ -76,11 +87,16 @@ def test_every_bench_part_is_a_function_of_rounds_and_examples():
 
 
 def test_the_bench_command_refuses_an_unknown_part_in_one_line():
-    proc = subprocess.run([sys.executable, "-m", "rbmlab.bench", "--parts", "gibbs,nope", "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rbmlab.bench", "--parts", "gibbs,nope", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.splitlines() == [f"rbmlab: error: --parts: unknown bench part 'nope'; choose one of "
-                                        f"{', '.join(bench.PARTS)}"]
+    assert proc.stderr.splitlines() == [
+        f"rbmlab: error: --parts: unknown bench part 'nope'; choose one of {', '.join(bench.PARTS)}"
+    ]
 
 
 def test_a_registry_with_entries_is_a_new_registry_and_leaves_this_one():
@@ -94,7 +110,7 @@ def test_a_registry_with_entries_is_a_new_registry_and_leaves_this_one():
 def test_interleaving_alternates_the_functions_and_ratios_are_per_round():
     calls = []
     times = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, rounds=3)
-    assert calls == ["a", "b"] * 4 and all(len(t) == 3 for t in times.values())   # warm-up + 3 rounds
+    assert calls == ["a", "b"] * 4 and all(len(t) == 3 for t in times.values())  # warm-up + 3 rounds
     assert ratio([2.0, 4.0, 9.0], [1.0, 1.0, 3.0]) == {"min": 2.0, "median": 3.0, "max": 4.0}
     assert spread([3.0, 1.0, 2.0]) == {"min": 1.0, "median": 2.0, "max": 3.0}
 
@@ -162,13 +178,14 @@ def test_dcp_cost_model_counts_what_the_learners_do(backend, monkeypatch, d, k_i
 
     n_sdcp = _operation_counts(SDCP(SDCPConfig(d=d, k=k_inner)), backend, monkeypatch)
     n_cd = _operation_counts(CD(CDConfig(k=k_cd)), backend, monkeypatch)
-    cost = lambda n: n[0] * T + n[1] * L + n[2] * U   # noqa: E731
+    cost = lambda n: n[0] * T + n[1] * L + n[2] * U  # noqa: E731
     assert c["predicted_sdcp_over_cd"] == pytest.approx(cost(n_sdcp) / cost(n_cd))
     # the paper's version drops S-DCP's statistics beyond CD's two
     extra_L = n_sdcp[1] - n_cd[1]
     assert extra_L == d - 1
     assert c["predicted_sdcp_over_cd_without_extra_L"] == pytest.approx(
-        (cost(n_sdcp) - extra_L * L) / cost(n_cd))
+        (cost(n_sdcp) - extra_L * L) / cost(n_cd)
+    )
 
 
 @pytest.mark.parametrize("d, L, U", [(6, 0.0, 0.0), (5, 1e-3, 0.0)])
@@ -184,15 +201,19 @@ def test_dcp_cost_model_gives_the_papers_equal_compute_pairs(backend, monkeypatc
 def test_render_lists_every_measurement_with_threads_and_spread(backend):
     from rbmlab.backend.machine import facts
 
-    rows = [*bench_gibbs(backend, rounds=2, threads=1, m=30, n=20, batch=8, sweeps=2),
-            *bench_ais(backend, rounds=2, threads=2, m=30, n=20, chains=4, temps=5),
-            *dcp_cost_rows(bench_dcp_costs(backend, rounds=2, m=30, n=20, batch=8), 2)]
+    rows = [
+        *bench_gibbs(backend, rounds=2, threads=1, m=30, n=20, batch=8, sweeps=2),
+        *bench_ais(backend, rounds=2, threads=2, m=30, n=20, chains=4, temps=5),
+        *dcp_cost_rows(bench_dcp_costs(backend, rounds=2, m=30, n=20, batch=8), 2),
+    ]
     text = render({"rounds": 2, "source": "abc1234", "machine": facts(), "rows": rows})
-    assert "Source: `abc1234`." in text and "Source" not in render({"rounds": 2, "machine": facts(), "rows": rows})
+    assert "Source: `abc1234`." in text and "Source" not in render(
+        {"rounds": 2, "machine": facts(), "rows": rows}
+    )
     assert "bare matmuls / Gibbs sweep | 1 |" in text and "bare matmuls / AIS temperature | 2 |" in text
     assert "L / T" in text and "BLAS:" in text and "min – max" in text
-    assert "(6(4T + L + U) + L) / (24T + 2L + U)" in text         # the labels follow d, K', K
-    assert "S-DCP(6, 4) / CD-24 epoch time" not in text   # the epoch rows only when they were run
+    assert "(6(4T + L + U) + L) / (24T + 2L + U)" in text  # the labels follow d, K', K
+    assert "S-DCP(6, 4) / CD-24 epoch time" not in text  # the epoch rows only when they were run
 
 
 def test_an_epoch_of_the_bench_trains(backend):
@@ -216,7 +237,7 @@ def test_sampler_rows_compare_the_fused_draw_with_the_fallback(backend):
 
     rows = bench_sampler(backend, rounds=2, m=30, n=20, batch=8, chains=4, temps=5)
     if not random_bits.numba_available():
-        assert rows == []      # nothing to compare without numba
+        assert rows == []  # nothing to compare without numba
         return
     names = [r["name"] for r in rows]
     assert len(rows) == 9 and sum("(the gain)" in n for n in names) == 3
@@ -228,12 +249,13 @@ def test_device_rows_wait_for_the_device_and_name_no_thread_count(backend):
     GPU path) carry no BLAS thread count."""
     from rbmlab.bench.method import synchronized
 
-    fn = lambda: None   # noqa: E731
+    fn = lambda: None  # noqa: E731
     assert synchronized(fn, np) is fn
     rows = bench_gibbs(backend, rounds=2, threads=None, m=30, n=20, batch=8, sweeps=2, target="≥ 0.8 (GPU)")
     assert rows[1]["threads"] is None and rows[1]["target"] == "≥ 0.8 (GPU)"
-    assert "| bare matmuls / Gibbs sweep |  |" in render({"rounds": 2, "machine": {**_machine(), "gpu": "X"},
-                                                          "rows": rows})
+    assert "| bare matmuls / Gibbs sweep |  |" in render(
+        {"rounds": 2, "machine": {**_machine(), "gpu": "X"}, "rows": rows}
+    )
 
 
 def _machine():
@@ -251,17 +273,24 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     x = binary(backend, 60, 30, 0.3, 0)
     rows = bench_fw_oracle(backend, x, "toy", rounds=2, threads=2, n_states=20)
     from rbmlab.learners.frank_wolfe_oracle import scipy_blas
+
     assert len(rows) == (5 if scipy_blas() is not None else 3) and all(r["min"] > 0 for r in rows)
     assert "f/∇f evaluations" in rows[0]["note"]
 
     sweeps = []
     sample = Learner.sample
-    monkeypatch.setattr(Learner, "sample", lambda self, model, v, rng, steps, first_product=None:
-                        sweeps.append(steps) or sample(self, model, v, rng, steps, first_product))
-    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_fit="fixed", bias_steps=3,
-                          bias_chains=5, bias_sweeps=2)
+    monkeypatch.setattr(
+        Learner,
+        "sample",
+        lambda self, model, v, rng, steps, first_product=None: (
+            sweeps.append(steps) or sample(self, model, v, rng, steps, first_product)
+        ),
+    )
+    cfg = FrankWolfeConfig(
+        n_samples=20, sample_steps=2, restarts=1, bias_fit="fixed", bias_steps=3, bias_chains=5, bias_sweeps=2
+    )
     rows = bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
-    per_iteration = sum(sweeps) / 3                                   # warm-up + 2 rounds
+    per_iteration = sum(sweeps) / 3  # warm-up + 2 rounds
     sweeps.clear()
     learner, rbm = FrankWolfe(cfg), random_rbm(backend, 30, 4)
     learner.step(rbm, learner.init_state(rbm, Batch(x), backend.rng(0)), Batch(x), backend.rng(1))
@@ -270,11 +299,13 @@ def test_frank_wolfe_rows_time_the_oracle_and_the_phases_of_a_step(backend, monk
     assert len(shares) == 3 and rows[0]["min"] > 0
     assert sum(r["min"] for r in shares) <= 1 + 1e-9 and sum(r["max"] for r in shares) >= 1 - 1e-9
     # the default loop fits the bias to convergence: the row names it and counts its steps
-    cfg = FrankWolfeConfig(n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_window=5, bias_max_steps=7)
+    cfg = FrankWolfeConfig(
+        n_samples=20, sample_steps=2, restarts=1, bias_chains=5, bias_window=5, bias_max_steps=7
+    )
     (first, *_) = bench_fw_iteration(backend, x, "toy", rounds=2, threads=1, n_hidden=4, config=cfg)
     assert "bias fitted to convergence" in first["name"]
     steps = re.search(r"bias steps: (\d+)", first["note"])
-    assert steps and int(steps.group(1)) == 7      # capped: R̂ needs 100 averaged steps at least
+    assert steps and int(steps.group(1)) == 7  # capped: R̂ needs 100 averaged steps at least
 
 
 @pytest.mark.slow
@@ -282,23 +313,38 @@ def test_crbm_bp_rows_time_the_three_bp_modes_beside_their_floor(backend):
     """At toy shapes: a time per mode, the floor ratio and the batched throughput, all positive;
     a fixed iteration count (tol=None) runs exactly that many iterations."""
     from rbmlab.inference.matrix_bp import loopy_bp
+
     rows = bench_crbm_bp(backend, rounds=2, threads=1, n_v=20, n_h=10, iterations=3)
-    assert [r["name"].split(" (")[0] for r in rows[:3]] == ["BP sum-product", "BP max-product", "BP mixed-product"]
+    assert [r["name"].split(" (")[0] for r in rows[:3]] == [
+        "BP sum-product",
+        "BP max-product",
+        "BP mixed-product",
+    ]
     assert len(rows) == 5 and all(r["min"] > 0 for r in rows) and rows[4]["unit"] == "1/s"
     W = np.zeros((4, 3), dtype=np.float32)
-    assert loopy_bp(W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None).iterations == 3
+    assert (
+        loopy_bp(
+            W, np.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32), max_iter=3, tol=None
+        ).iterations
+        == 3
+    )
 
 
 def test_ssd_rows_time_cd25_with_the_spectral_step_against_cd25_and_sdcp(monkeypatch):
     """dcp Sec. 4.2.2's "SSD is computationally expensive": the SSD epoch is CD-25 with the
     spectral optimizer (one update per mini-batch), the CD-25 epoch plain SGD; ratios per round."""
     from rbmlab.optimizers.spectral import Spectral
+
     calls = []
     update = Spectral.update
     monkeypatch.setattr(Spectral, "update", lambda self, *a, **k: calls.append(1) or update(self, *a, **k))
     rows = bench_dcp.bench_ssd_epochs(rounds=1, threads=1, examples=100, batch=50, n_hidden=8)
-    assert [r["name"].split(" epoch")[0] for r in rows[:3]] == ["CD-25", "SSD (CD-25, spectral step)", "S-DCP(6, 4)"]
-    assert len(calls) == 2          # 100 images at batch 50: two spectral updates, SSD's only
+    assert [r["name"].split(" epoch")[0] for r in rows[:3]] == [
+        "CD-25",
+        "SSD (CD-25, spectral step)",
+        "S-DCP(6, 4)",
+    ]
+    assert len(calls) == 2  # 100 images at batch 50: two spectral updates, SSD's only
     assert rows[3]["median"] == pytest.approx(rows[1]["median"] / rows[0]["median"])
     assert rows[4]["median"] == pytest.approx(rows[1]["median"] / rows[2]["median"])
 
@@ -308,7 +354,9 @@ def test_the_dcp_speed_experiment_part_gives_the_cost_model_the_epochs_and_ssd(m
     at ``batch`` and the SSD rows at ``ssd_batch``, ``rounds`` rounds each (the cost model at least 5)."""
     rounds = []
     interleaved = bench_dcp.interleaved
-    monkeypatch.setattr(bench_dcp, "interleaved", lambda fns, r, **k: rounds.append(r) or interleaved(fns, r, **k))
+    monkeypatch.setattr(
+        bench_dcp, "interleaved", lambda fns, r, **k: rounds.append(r) or interleaved(fns, r, **k)
+    )
     rows = bench_dcp.dcp_speed(1, examples=100, batch=50, n_hidden=8, ssd_batch=25)
     names = [r["name"] for r in rows]
     assert len(rows) == 16 and names[0].startswith("dcp §3.1 cost model, batch 50")
@@ -321,6 +369,7 @@ def test_bp_to_convergence_solves_one_random_rbm_per_draw(backend):
     iterations (they differ here: σ = 1.5 on 40 × 20) and the count that converged, and the
     seconds spread over every draw and round."""
     from rbmlab.inference.matrix_bp import loopy_bp
+
     expected = []
     for seed in (1, 2, 3):
         rng = backend.rng(seed)
@@ -340,6 +389,7 @@ def test_pmp_rows_time_both_models_against_gibbs_matmuls_and_the_message_floor(b
     """At toy shapes: the eight rows, positive; the sweep count reaches max_product; the rows name
     the path that ran (numba kernel or numpy)."""
     from rbmlab.inference import max_product as mp
+
     sweeps = []
     real = mp.max_product
     monkeypatch.setattr(mp, "max_product", lambda g, u, s, **k: sweeps.append(s) or real(g, u, s, **k))

@@ -2,6 +2,7 @@
 and evaluator=bethe against exact answers: enumeration on a tree, where BP is exact; the 4-spin
 model of pmp Sec. 5.1, whose symmetric fixed point (pair moment tanh θ) loses stability at
 2 tanh θ = 1 and whose data pair moment is 1/2 at θ = 0.31597 (the root of e^{6θ} − 5e^{−2θ} = 4)."""
+
 from __future__ import annotations
 
 import itertools
@@ -52,7 +53,9 @@ def test_bp_on_a_tree_gives_the_exact_means_and_edge_moments(spins, damping):
     np.testing.assert_allclose(b.mean, mean, atol=1e-11)
     np.testing.assert_allclose(b.pair[edges], pair[edges], atol=1e-11)
     assert np.all(np.diag(b.pair) == 0) and np.allclose(b.pair, b.pair.T)
-    if damping == 0.0:    # undamped, messages settle in as many rounds as the chain's diameter, plus one to see it
+    if (
+        damping == 0.0
+    ):  # undamped, messages settle in as many rounds as the chain's diameter, plus one to see it
         assert b.iterations == 5
 
 
@@ -69,13 +72,23 @@ def test_the_4_spin_models_symmetric_fixed_point_and_its_instability():
         b = bethe_beliefs(Ising(theta * K4, np.zeros(4), "pm1"), None, max_iter=50, tol=1e-13, damping=0.5)
         assert b.converged and np.all(b.mean == 0)
         np.testing.assert_allclose(b.pair[K4 == 1], np.tanh(theta), rtol=1e-12)
-    below = bethe_beliefs(Ising(0.5 * K4, np.zeros(4), "pm1"), 0.1 * rng.standard_normal((4, 4)),
-                          max_iter=5000, tol=1e-13, damping=0.5)
-    above = bethe_beliefs(Ising(0.6 * K4, np.zeros(4), "pm1"), 0.1 * rng.standard_normal((4, 4)),
-                          max_iter=5000, tol=1e-13, damping=0.5)
+    below = bethe_beliefs(
+        Ising(0.5 * K4, np.zeros(4), "pm1"),
+        0.1 * rng.standard_normal((4, 4)),
+        max_iter=5000,
+        tol=1e-13,
+        damping=0.5,
+    )
+    above = bethe_beliefs(
+        Ising(0.6 * K4, np.zeros(4), "pm1"),
+        0.1 * rng.standard_normal((4, 4)),
+        max_iter=5000,
+        tol=1e-13,
+        damping=0.5,
+    )
     assert below.converged and np.abs(below.mean).max() < 1e-9
     assert above.converged and np.abs(above.mean).min() > 0.3
-    assert np.allclose(above.mean, above.mean[0])       # magnetised alike, one sign
+    assert np.allclose(above.mean, above.mean[0])  # magnetised alike, one sign
 
 
 def test_the_papers_threshold_is_where_the_data_pair_moment_passes_what_stable_bp_can_give():
@@ -83,28 +96,61 @@ def test_the_papers_threshold_is_where_the_data_pair_moment_passes_what_stable_b
     reaches 1/2 at θ = 0.31597, and 1/2 is the largest pair moment of BP's symmetric fixed point
     while it is stable (tanh θ_B < 1/2): from random messages BP keeps it just below θ_B = atanh ½
     and leaves it just above."""
+
     def true_pair(theta):
         model = Ising(theta * K4, np.zeros(4), "pm1").astype(np.float64)
         states = np.array(list(itertools.product((-1.0, 1.0), repeat=4)))
         p = np.exp(model.log_probability(states))
         return float(p @ (states[:, 0] * states[:, 1]))
+
     assert true_pair(0.3159) < 0.5 < true_pair(0.3160)
     rng = np.random.default_rng(1)
     edge = np.arctanh(0.5)
     for theta, magnetised in ((edge - 0.02, False), (edge + 0.02, True)):
-        b = bethe_beliefs(Ising(theta * K4, np.zeros(4), "pm1"), 0.1 * rng.standard_normal((4, 4)),
-                          max_iter=20000, tol=1e-13, damping=0.5)
+        b = bethe_beliefs(
+            Ising(theta * K4, np.zeros(4), "pm1"),
+            0.1 * rng.standard_normal((4, 4)),
+            max_iter=20000,
+            tol=1e-13,
+            damping=0.5,
+        )
         assert (np.abs(b.mean).min() > 0.05) == magnetised and b.converged
 
 
 def _run(tmp_path, coupling, *extra):
-    main(["run", "dataset=ising_samples", "dataset.structure=dense", "dataset.n=4", "dataset.weights=constant",
-          f"dataset.coupling={coupling}", "dataset.field=0.0", "dataset.spins=pm1", "dataset.sampler=exact",
-          "dataset.n_train=50000", "dataset.n_test=10", "model=ising", "model.spins=pm1", "model.tie=uniform",
-          "model.coupling_std=0", "model.field_init=zero", "learner=bethe", "learner.batch_size=full",
-          "learner.lr=0.05", "learner/optimizer=adam", "train.epochs=100", "train.eval_every=0",
-          "train.progress=false", "evaluator=bethe", "evaluator.splits=[train]", "evaluator.progress=false", "evaluator.max_iter=2000",
-          *extra, f"hydra.run.dir={tmp_path}"])
+    main(
+        [
+            "run",
+            "dataset=ising_samples",
+            "dataset.structure=dense",
+            "dataset.n=4",
+            "dataset.weights=constant",
+            f"dataset.coupling={coupling}",
+            "dataset.field=0.0",
+            "dataset.spins=pm1",
+            "dataset.sampler=exact",
+            "dataset.n_train=50000",
+            "dataset.n_test=10",
+            "model=ising",
+            "model.spins=pm1",
+            "model.tie=uniform",
+            "model.coupling_std=0",
+            "model.field_init=zero",
+            "learner=bethe",
+            "learner.batch_size=full",
+            "learner.lr=0.05",
+            "learner/optimizer=adam",
+            "train.epochs=100",
+            "train.eval_every=0",
+            "train.progress=false",
+            "evaluator=bethe",
+            "evaluator.splits=[train]",
+            "evaluator.progress=false",
+            "evaluator.max_iter=2000",
+            *extra,
+            f"hydra.run.dir={tmp_path}",
+        ]
+    )
     return json.loads((tmp_path / "summary.json").read_text())["final"]
 
 
@@ -121,7 +167,7 @@ def test_bethe_learning_matches_the_data_below_the_threshold_and_not_above(tmp_p
     # zero messages never leave the symmetric fixed point: the mean gap hides, the pair gap shows
     stuck = _run(tmp_path / "stuck", 0.5, "learner.init_std=0", "evaluator.init_std=0")
     assert stuck["train_bethe_mean_gap"] < 0.02 and stuck["train_bethe_pair_gap"] < 0.02
-    assert stuck["theta"] > 0.9      # tanh θ_B = 0.78: far past the point the symmetric fixed point is stable
+    assert stuck["theta"] > 0.9  # tanh θ_B = 0.78: far past the point the symmetric fixed point is stable
 
 
 def test_the_evaluator_measures_the_gaps_against_the_split():
@@ -136,15 +182,21 @@ def test_the_evaluator_measures_the_gaps_against_the_split():
     np.testing.assert_allclose(b.pair[off], np.outer(b.mean, b.mean)[off], atol=1e-12)
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "bethe", "init_std": 0.0, "tol": 1e-13}))
     x = np.array([[1, 0, 1, 1, 0], [0, 0, 1, 0, 1], [1, 1, 1, 0, 0], [0, 1, 0, 1, 1]], dtype=float)
-    got = evaluator.evaluate(model, {"train": Batch(x, None)}, Context(rng=np.random.default_rng(0), final=True))
+    got = evaluator.evaluate(
+        model, {"train": Batch(x, None)}, Context(rng=np.random.default_rng(0), final=True)
+    )
     data_pair = x.T @ x / 4
     pairs = ~np.eye(5, dtype=bool)
     assert got["train_bethe_mean_gap"] == pytest.approx(np.abs(mean - x.mean(0)).max(), abs=1e-11)
     assert got["train_bethe_pair_gap"] == pytest.approx(np.abs(b.pair - data_pair)[pairs].max(), abs=1e-11)
     assert got["bethe_converged"] == 1.0
     capped = EVALUATORS.build(EVALUATORS.parse({"name": "bethe", "max_iter": 1, "damping": 0.9}))
-    assert capped.evaluate(model, {"train": Batch(x, None)},
-                           Context(rng=np.random.default_rng(0), final=True))["bethe_converged"] == 0.0
+    assert (
+        capped.evaluate(model, {"train": Batch(x, None)}, Context(rng=np.random.default_rng(0), final=True))[
+            "bethe_converged"
+        ]
+        == 0.0
+    )
 
 
 def test_refusals_are_one_line(tmp_path):

@@ -5,6 +5,7 @@ final; resume gives the same rows; bad settings are one line.
 The runs train a small RBM on 20 Caltech-101 silhouettes (batch 5: four steps per epoch) with the
 exact log-likelihood of the validation split.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,10 +22,21 @@ from rbmlab.run.runner import train
 from rbmlab.storage.faults import InjectedFault
 from tests.test_stop_rule import needs_caltech
 
-RUN = ["dataset=caltech101", "dataset.n_train=20", "model.n_hidden=8", "evaluator=exact",
-       "evaluator.splits=[valid]", "learner=cd", "learner.k=2", "learner.batch_size=5",
-       "learner.lr=0.05", "train.progress=false", "train.eval_every=0", "train.epochs=50",
-       "train.budget_unit=gmac"]
+RUN = [
+    "dataset=caltech101",
+    "dataset.n_train=20",
+    "model.n_hidden=8",
+    "evaluator=exact",
+    "evaluator.splits=[valid]",
+    "learner=cd",
+    "learner.k=2",
+    "learner.batch_size=5",
+    "learner.lr=0.05",
+    "train.progress=false",
+    "train.eval_every=0",
+    "train.epochs=50",
+    "train.budget_unit=gmac",
+]
 
 
 def run(out: Path, *overrides: str) -> dict:
@@ -58,11 +70,11 @@ def test_the_budget_marks_each_point_once_and_restores_from_spent_compute():
 
 @needs_caltech
 def test_each_point_is_scored_after_the_step_that_crosses_it_and_the_last_is_final(tmp_path, step_gmac):
-    points = [2.5 * step_gmac, 7.5 * step_gmac]          # crossed by steps 3 and 8
+    points = [2.5 * step_gmac, 7.5 * step_gmac]  # crossed by steps 3 and 8
     summary = run(tmp_path / "run", f"train.budgets=[{points[0]!r},{points[1]!r}]")
     got = rows(tmp_path / "run")
     assert list(got["updates"]) == [3, 8]
-    assert list(got["epoch"]) == [0.75, 2.0]              # four steps of 5 examples per epoch
+    assert list(got["epoch"]) == [0.75, 2.0]  # four steps of 5 examples per epoch
     assert got["gmac"].tolist() == pytest.approx([3 * step_gmac, 8 * step_gmac], rel=1e-12)
     assert got["budget"].tolist() == pytest.approx(points)
     assert summary["status"] == "completed" and summary["epochs_done"] == 2
@@ -82,7 +94,7 @@ def test_a_point_scores_the_model_the_run_would_end_with_there(tmp_path, step_gm
 
 @needs_caltech
 def test_a_run_stopped_between_points_resumes_to_the_same_rows(tmp_path, step_gmac, monkeypatch):
-    budgets = f"train.budgets=[{1.5 * step_gmac!r},{10.5 * step_gmac!r}]"   # epochs 1 and 3
+    budgets = f"train.budgets=[{1.5 * step_gmac!r},{10.5 * step_gmac!r}]"  # epochs 1 and 3
     straight = run(tmp_path / "straight", budgets, "train.checkpoint_every=2")
     monkeypatch.setenv("RBMLAB_FAULT", "raise_after_epoch:2")
     with pytest.raises(InjectedFault):
@@ -90,8 +102,10 @@ def test_a_run_stopped_between_points_resumes_to_the_same_rows(tmp_path, step_gm
     monkeypatch.delenv("RBMLAB_FAULT")
     resumed = run(tmp_path / "stopped", budgets, "train.checkpoint_every=2", "resume=true")
     assert resumed["final"] == straight["final"] and resumed["gmac"] == straight["gmac"]
-    pd.testing.assert_frame_equal(rows(tmp_path / "stopped").drop(columns="wall_time"),
-                                  rows(tmp_path / "straight").drop(columns="wall_time"))
+    pd.testing.assert_frame_equal(
+        rows(tmp_path / "stopped").drop(columns="wall_time"),
+        rows(tmp_path / "straight").drop(columns="wall_time"),
+    )
 
 
 @needs_caltech
@@ -104,8 +118,9 @@ def test_train_epochs_caps_a_budget_and_the_final_is_evaluated_as_usual(tmp_path
 
 @needs_caltech
 def test_seconds_count_the_training_clock(tmp_path):
-    summary = run(tmp_path / "run", "train.budget_unit=seconds", "train.budgets=[0.05,0.15]",
-                  "train.epochs=100000")
+    summary = run(
+        tmp_path / "run", "train.budget_unit=seconds", "train.budgets=[0.05,0.15]", "train.epochs=100000"
+    )
     got = rows(tmp_path / "run")
     assert len(got) == 2 and (got["wall_time"].to_numpy() >= [0.05, 0.15]).all()
     assert summary["budget"]["unit"] == "seconds" and summary["wall_time"] >= 0.15
@@ -115,20 +130,34 @@ def test_seconds_count_the_training_clock(tmp_path):
 @needs_caltech
 def test_gmac_needs_a_declared_cost(tmp_path, monkeypatch):
     monkeypatch.setattr(CD, "step_cost", lambda self, model, rows, state: None)
-    with pytest.raises(RbmlabError, match="train.budget_unit: gmac counts the multiply-adds each "
-                                          "learner declares; learner=cd"):
+    with pytest.raises(
+        RbmlabError,
+        match="train.budget_unit: gmac counts the multiply-adds each learner declares; learner=cd",
+    ):
         run(tmp_path / "run", "train.budgets=[1]")
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (["train.budget_unit=none", "train.budgets=[1]"], "train.budgets: needs train.budget_unit=seconds or gmac"),
-    (["train.budgets=[]"], "train.budgets: train.budget_unit=gmac needs at least one compute point"),
-    (["train.budgets=[2,1]"], "train.budgets: must be strictly ascending"),
-    (["train.budgets=[0,1]"], "train.budgets: must be positive numbers"),
-    (["train.budgets=[1]", "train.stop_rule=gap", "train.eval_every=1"], "train.stop_rule: gap judges epochs"),
-    (["train.budgets=[1]", "train.trials=2"], "train.budgets: count the compute of one model"),
-    (["train.budget_unit=flops", "train.budgets=[1]"], "train.budget_unit: expected one of none, seconds, gmac"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (
+            ["train.budget_unit=none", "train.budgets=[1]"],
+            "train.budgets: needs train.budget_unit=seconds or gmac",
+        ),
+        (["train.budgets=[]"], "train.budgets: train.budget_unit=gmac needs at least one compute point"),
+        (["train.budgets=[2,1]"], "train.budgets: must be strictly ascending"),
+        (["train.budgets=[0,1]"], "train.budgets: must be positive numbers"),
+        (
+            ["train.budgets=[1]", "train.stop_rule=gap", "train.eval_every=1"],
+            "train.stop_rule: gap judges epochs",
+        ),
+        (["train.budgets=[1]", "train.trials=2"], "train.budgets: count the compute of one model"),
+        (
+            ["train.budget_unit=flops", "train.budgets=[1]"],
+            "train.budget_unit: expected one of none, seconds, gmac",
+        ),
+    ],
+)
 def test_bad_budgets_are_one_line(overrides, message):
     with pytest.raises(RbmlabError, match=message.replace("[", r"\[")):
         validated_run_config([*RUN, *overrides])
@@ -141,8 +170,11 @@ def test_a_learner_that_counts_from_its_state_runs_a_gmac_budget(tmp_path, learn
     check must not ask them for a cost before any step (it raised KeyError)."""
     base = [o for o in RUN if not o.startswith(("learner", "learner.k", "learner.batch_size", "learner.lr"))]
     batch = "learner.batch_size=full" if "frank" in learner else "learner.batch_size=5"
-    train(validated_run_config([*base, learner, batch, "train.budgets=[1e-4]", "train.epochs=3"]),
-          tmp_path / "run", echo=lambda s: None)
+    train(
+        validated_run_config([*base, learner, batch, "train.budgets=[1e-4]", "train.epochs=3"]),
+        tmp_path / "run",
+        echo=lambda s: None,
+    )
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["budget"]["reached"] == 1
 
@@ -156,4 +188,6 @@ def test_every_leaderboard_entrant_declares_its_cost_and_an_undeclared_learner_d
         if cls.generative:
             learner = LEARNERS.build(validated_run_config([f"learner={name}"]).learner)
             assert learner.declares_cost(RBM), name
-    assert not LEARNERS.build(validated_run_config(["model=dbm", "learner=tap_dbm"]).learner).declares_cost(DBM)
+    assert not LEARNERS.build(validated_run_config(["model=dbm", "learner=tap_dbm"]).learner).declares_cost(
+        DBM
+    )

@@ -1,4 +1,5 @@
 """The end-of-run check that the tests left no file in the checkout (tests/conftest.py)."""
+
 from conftest import NOT_WATCHED, checkout_files
 
 

@@ -7,6 +7,7 @@ each family (1 epoch) gives the run's own final numbers.
 A new family is covered the day it is registered: the checks below read its DECLARATION, and
 the end-to-end test fails until it names a run of it (RUNS).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,8 @@ import pytest
 
 from rbmlab.cli import main
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.applicable import applicable, check_applies
 from rbmlab.evaluators import EVALUATORS
+from rbmlab.evaluators.applicable import applicable, check_applies
 from rbmlab.models import MODELS
 from rbmlab.models.declaration import Declaration
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
@@ -99,8 +100,9 @@ def test_each_resized_array_is_named(family, name, trials, tmp_path):
     culprit disagrees with when either could be the wrong one)."""
     data = saved(family, tmp_path / "m.npz", trials)
     a = data[name]
-    grown = np.zeros(a.shape[:1] + tuple(n + 1 for n in a.shape[1:]) if trials else
-                     tuple(n + 1 for n in a.shape), a.dtype)
+    grown = np.zeros(
+        a.shape[:1] + tuple(n + 1 for n in a.shape[1:]) if trials else tuple(n + 1 for n in a.shape), a.dtype
+    )
     np.savez(tmp_path / "m.npz", **{**data, name: grown})
     one_line_naming(tmp_path / "m.npz", name, "has shape", "expected")
 
@@ -156,31 +158,55 @@ def test_an_evaluator_that_does_not_apply_names_those_that_do(family):
     for name in refused:
         with pytest.raises(RbmlabError) as info:
             check_applies(EVALUATORS.build(EVALUATORS.parse({"name": name})), cls, sizes)
-        assert str(info.value).endswith(f"evaluators that apply to model {family} with "
-                                        + ", ".join(f"{k}={v}" for k, v in sizes.items())
-                                        + ": " + ", ".join(names)), str(info.value)
+        assert str(info.value).endswith(
+            f"evaluators that apply to model {family} with "
+            + ", ".join(f"{k}={v}" for k, v in sizes.items())
+            + ": "
+            + ", ".join(names)
+        ), str(info.value)
     # an option of an evaluator that applies is its own problem: no list
     if "ais" in names:
         with pytest.raises(RbmlabError) as info:
-            check_applies(EVALUATORS.build(EVALUATORS.parse({"name": "ais", "n_chains": 10**11})), cls,
-                          sizes)
+            check_applies(EVALUATORS.build(EVALUATORS.parse({"name": "ais", "n_chains": 10**11})), cls, sizes)
         assert "evaluators that apply" not in str(info.value)
 
 
 # ---------------------------------------------------------------- rbmlab evaluate on a run of each family
 BARS = ["dataset=bars_stripes", "train.epochs=1", "train.progress=false"]
-RUNS = {   # family → (run overrides, evaluate overrides): the run's final numbers are evaluate's
+RUNS = {  # family → (run overrides, evaluate overrides): the run's final numbers are evaluate's
     "rbm": (["model.n_hidden=4", "learner=pcd", "evaluator=exact"], ["evaluator=exact"]),
-    "grbm": (["model=grbm", "model.n_hidden=4", "learner=cd", "learner.batch_size=full", "evaluator=exact"],
-             ["evaluator=exact"]),
-    "crbm": (["model=crbm", "model.n_hidden=4", "learner=mle_bp", "task=flip", "evaluator=pixel_error"],
-             ["evaluator=pixel_error", "task=flip"]),
-    "dbm": (["model=dbm", "model.n_hidden=[4,3]", "learner=tap_dbm", "learner.pretrain_epochs=1",
-             "evaluator=tap_dbm"], ["evaluator=tap_dbm"]),
+    "grbm": (
+        ["model=grbm", "model.n_hidden=4", "learner=cd", "learner.batch_size=full", "evaluator=exact"],
+        ["evaluator=exact"],
+    ),
+    "crbm": (
+        ["model=crbm", "model.n_hidden=4", "learner=mle_bp", "task=flip", "evaluator=pixel_error"],
+        ["evaluator=pixel_error", "task=flip"],
+    ),
+    "dbm": (
+        [
+            "model=dbm",
+            "model.n_hidden=[4,3]",
+            "learner=tap_dbm",
+            "learner.pretrain_epochs=1",
+            "evaluator=tap_dbm",
+        ],
+        ["evaluator=tap_dbm"],
+    ),
     "ising": (["model=ising", "learner=pcd", "evaluator=exact"], ["evaluator=exact"]),
-    "fractional_rbm": (["model=fractional_rbm", "learner=frank_wolfe", "learner.alpha=learned",
-                        "learner.alpha_lr=1.0", "learner.n_samples=50", "learner.bias_chains=20",
-                        "learner.bias_max_steps=30", "evaluator=exact"], ["evaluator=exact"]),
+    "fractional_rbm": (
+        [
+            "model=fractional_rbm",
+            "learner=frank_wolfe",
+            "learner.alpha=learned",
+            "learner.alpha_lr=1.0",
+            "learner.n_samples=50",
+            "learner.bias_chains=20",
+            "learner.bias_max_steps=30",
+            "evaluator=exact",
+        ],
+        ["evaluator=exact"],
+    ),
 }
 
 
@@ -194,8 +220,9 @@ def test_every_family_has_a_run():
     assert set(RUNS) == set(FAMILIES), "name a 1-epoch run of the new family in RUNS"
 
 
-@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "rbm" else f
-                                    for f in FAMILIES])   # rbm's evaluate: also tests/test_cli.py
+@pytest.mark.parametrize(
+    "family", [pytest.param(f, marks=pytest.mark.slow) if f == "rbm" else f for f in FAMILIES]
+)  # rbm's evaluate: also tests/test_cli.py
 def test_evaluate_gives_the_runs_final_numbers(family, tmp_path, monkeypatch, capsys):
     run_args, evaluate_args = RUNS[family]
     monkeypatch.chdir(tmp_path)
@@ -219,8 +246,15 @@ def test_a_dbms_exact_log_likelihood_from_its_checkpoint(tmp_path, monkeypatch, 
     exact = evaluate_json(["checkpoint=r/checkpoint.npz", "dataset=bars_stripes", "evaluator=exact"], capsys)
     assert exact["log_z"] == pytest.approx(final["log_z"], abs=1e-12)
     assert exact["mean_log_likelihood"] == pytest.approx(final["test_log_likelihood"], abs=1e-12)
-    tap = evaluate_json(["checkpoint=r/checkpoint.npz", "dataset=bars_stripes", "evaluator=tap_dbm",
-                         "evaluator.progress=false"], capsys)
+    tap = evaluate_json(
+        [
+            "checkpoint=r/checkpoint.npz",
+            "dataset=bars_stripes",
+            "evaluator=tap_dbm",
+            "evaluator.progress=false",
+        ],
+        capsys,
+    )
     assert tap["log_z"] == pytest.approx(exact["log_z"], abs=1e-4)
 
 
@@ -234,8 +268,9 @@ def declarations_table() -> str:
     for name, cls in MODELS.items():
         declared = cls.DECLARATION
         arrays = ", ".join(f"`{k}` ({', '.join(axes)})" for k, axes in declared.arrays.items())
-        settings = ", ".join(f"`{k}`: {s.described(' / ')} ({s.default or 'required'})"
-                             for k, s in declared.settings.items())
+        settings = ", ".join(
+            f"`{k}`: {s.described(' / ')} ({s.default or 'required'})" for k, s in declared.settings.items()
+        )
         rows.append(f"| {name} | {arrays} | {settings or '—'} |")
     return "\n".join(rows)
 

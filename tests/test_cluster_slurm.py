@@ -9,6 +9,7 @@ Without accounting submitit cannot read job states (``sacct`` fails), only each 
 file: every submitting command runs under a timeout, and a timeout's message shows the jobs'
 logs and the queue.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,12 +25,20 @@ import pytest
 from tests.slurm_cluster import PARTITION, ClusterUnavailable, slurm_cluster
 from tests.test_faults import SMALL, metrics, summary
 
-pytestmark = [pytest.mark.cluster,
-              pytest.mark.skipif(importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
-                                 reason="hydra-submitit-launcher not installed (pip install .[slurm])")]
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(
+        importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
+        reason="hydra-submitit-launcher not installed (pip install .[slurm])",
+    ),
+]
 
-ON_SLURM = ["hydra/launcher=submitit_slurm", f"hydra.launcher.partition={PARTITION}",
-            "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1"]
+ON_SLURM = [
+    "hydra/launcher=submitit_slurm",
+    f"hydra.launcher.partition={PARTITION}",
+    "hydra.launcher.cpus_per_task=1",
+    "hydra.launcher.mem_gb=1",
+]
 SWEEP = [*SMALL, "train.epochs=6", "train.checkpoint_every=2", "learner=cd,pcd", "seed=1,2"]
 
 
@@ -42,28 +51,38 @@ def cluster():
         pytest.skip(str(e))
 
 
-def rbmlab(*args: str, cwd: Path, env: dict[str, str], timeout: float = 300,
-           fault: str | None = None) -> subprocess.CompletedProcess:
+def rbmlab(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 300, fault: str | None = None
+) -> subprocess.CompletedProcess:
     """One rbmlab command on the cluster's environment; its jobs' logs and the queue on failure."""
     env = {**env, "HYDRA_FULL_ERROR": "0", "OMP_NUM_THREADS": "1"}
     env.pop("RBMLAB_FAULT", None)
     if fault:
         env["RBMLAB_FAULT"] = fault
     try:
-        done = subprocess.run([sys.executable, "-m", "rbmlab", *args], cwd=cwd, env=env, text=True,
-                              capture_output=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "rbmlab", *args],
+            cwd=cwd,
+            env=env,
+            text=True,
+            capture_output=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as e:
-        err = (e.stderr or b"")[-3000:].decode(errors="replace")   # bytes, whatever text= says
+        err = (e.stderr or b"")[-3000:].decode(errors="replace")  # bytes, whatever text= says
         pytest.fail(f"rbmlab {' '.join(args)}: no end within {timeout} s\n{err}\n{diagnosis(cwd, env)}")
     assert done.returncode == 0, f"{done.stderr[-3000:]}\n{diagnosis(cwd, env)}"
     return done
 
 
 def diagnosis(cwd: Path, env: dict[str, str]) -> str:
-    queue = subprocess.run(["squeue", "-a", "-o", "%i %T %r %M %l"], env=env, capture_output=True,
-                           text=True, timeout=30).stdout
-    logs = [f"--- {p.relative_to(cwd)}\n{p.read_text(errors='replace')[-1500:]}"
-            for p in sorted(cwd.rglob(".submitit/*/*_log.*"))]
+    queue = subprocess.run(
+        ["squeue", "-a", "-o", "%i %T %r %M %l"], env=env, capture_output=True, text=True, timeout=30
+    ).stdout
+    logs = [
+        f"--- {p.relative_to(cwd)}\n{p.read_text(errors='replace')[-1500:]}"
+        for p in sorted(cwd.rglob(".submitit/*/*_log.*"))
+    ]
     return "\n".join(["squeue:", queue, *logs])
 
 
@@ -71,8 +90,9 @@ def ended(job_id: str, env: dict[str, str], timeout: float = 120) -> str:
     """``scontrol show job`` once the job has ended (its result written, the job still winds down)."""
     deadline = time.monotonic() + timeout
     while True:
-        job = subprocess.run(["scontrol", "-o", "show", "job", job_id], env=env, capture_output=True,
-                             text=True, timeout=30).stdout
+        job = subprocess.run(
+            ["scontrol", "-o", "show", "job", job_id], env=env, capture_output=True, text=True, timeout=30
+        ).stdout
         state = job.split("JobState=")[1].split()[0] if "JobState=" in job else "?"
         if state not in ("PENDING", "RUNNING", "REQUEUED", "COMPLETING") or time.monotonic() > deadline:
             return job
@@ -103,8 +123,15 @@ def test_a_sweep_on_slurm_ends_with_the_basic_launchers_numbers(tmp_path, cluste
 
 def test_an_experiments_smoke_tier_runs_on_slurm_with_its_report(tmp_path, cluster):
     results = tmp_path / "results"
-    done = rbmlab("experiment", "demo/bars-cd-vs-pcd", "scale=smoke", *ON_SLURM,
-                  f"results_root={results}", cwd=tmp_path, env=cluster)
+    done = rbmlab(
+        "experiment",
+        "demo/bars-cd-vs-pcd",
+        "scale=smoke",
+        *ON_SLURM,
+        f"results_root={results}",
+        cwd=tmp_path,
+        env=cluster,
+    )
     sweep = tmp_path / "outputs" / "experiments" / "demo" / "bars-cd-vs-pcd" / "smoke"
     assert "Submitit 'slurm' sweep" in done.stderr + done.stdout
     runs = job_dirs(sweep)
@@ -127,17 +154,29 @@ EPOCHS, SLEEP, SIGNAL_DELAY_S = 9, 6, 10
 def test_a_job_past_its_time_limit_is_requeued_resumes_and_ends_identical(tmp_path, cluster):
     args = [*SMALL, f"train.epochs={EPOCHS}", "train.checkpoint_every=1", "seed=4"]
     rbmlab("run", "-m", *args, "hydra.sweep.dir=basic", cwd=tmp_path, env=cluster)
-    rbmlab("run", "-m", *args, "hydra/launcher=slurm", f"hydra.launcher.partition={PARTITION}",
-           "hydra.launcher.cpus_per_task=1", "hydra.launcher.mem_gb=1", "hydra.launcher.timeout_min=1",
-           f"hydra.launcher.signal_delay_s={SIGNAL_DELAY_S}", "hydra.sweep.dir=slurm", cwd=tmp_path, env=cluster,
-           fault=f"sleep_after_epoch:{SLEEP}", timeout=540)
+    rbmlab(
+        "run",
+        "-m",
+        *args,
+        "hydra/launcher=slurm",
+        f"hydra.launcher.partition={PARTITION}",
+        "hydra.launcher.cpus_per_task=1",
+        "hydra.launcher.mem_gb=1",
+        "hydra.launcher.timeout_min=1",
+        f"hydra.launcher.signal_delay_s={SIGNAL_DELAY_S}",
+        "hydra.sweep.dir=slurm",
+        cwd=tmp_path,
+        env=cluster,
+        fault=f"sleep_after_epoch:{SLEEP}",
+        timeout=540,
+    )
     run, reference = tmp_path / "slurm" / "0", tmp_path / "basic" / "0"
     record = summary(run)
     assert record["status"] == "completed", record
     pd.testing.assert_frame_equal(metrics(run), metrics(reference))
     assert record["final"] == summary(reference)["final"]
     ran_on = record["ran_on"]
-    assert len(ran_on) >= 2, ran_on                          # requeued at least once
+    assert len(ran_on) >= 2, ran_on  # requeued at least once
     for before, after in zip(ran_on, ran_on[1:]):
         assert before["ended"]["signal"] == "SIGUSR2", ran_on
         assert after["from_epoch"] == before["ended"]["checkpoint_epoch"], ran_on

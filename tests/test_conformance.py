@@ -5,6 +5,7 @@ Each family is exercised on a small model of its own (its ``sizes`` from its def
 with a trial axis, under fixed seeds: shapes and dtypes are kept, results are deterministic under
 a seed, trials are independent, and the checkpoint round trip is exact.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,9 +25,16 @@ from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
 from rbmlab.run.evaluation import evaluate
 
-N_VISIBLE, SMALL = 6, {"rbm": {"n_hidden": 3}, "crbm": {"n_hidden": 3},
-                       "grbm": {"n_hidden": 3}, "dbm": {"n_hidden": [4, 3]},
-                       "fractional_rbm": {"n_hidden": 3}}
+N_VISIBLE, SMALL = (
+    6,
+    {
+        "rbm": {"n_hidden": 3},
+        "crbm": {"n_hidden": 3},
+        "grbm": {"n_hidden": 3},
+        "dbm": {"n_hidden": [4, 3]},
+        "fractional_rbm": {"n_hidden": 3},
+    },
+)
 
 
 def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):
@@ -35,8 +43,15 @@ def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):
     config = MODELS.parse({"name": family, **SMALL.get(family, {})})
     rng = backend.rng(seed)
     data_mean = backend.asarray(np.linspace(0.2, 0.8, N_VISIBLE))
-    model = cls.initialize(config, xp=backend.xp, rng=rng, data_mean=data_mean, dtype=backend.dtype,
-                           trials=trials, data=data(backend, 16, seed + 7))
+    model = cls.initialize(
+        config,
+        xp=backend.xp,
+        rng=rng,
+        data_mean=data_mean,
+        dtype=backend.dtype,
+        trials=trials,
+        data=data(backend, 16, seed + 7),
+    )
     # away from the symmetric starting point, so that every parameter matters
     model = model.map(lambda a: a + 0.3 * backend.rng(seed, 1).standard_normal(a.shape, dtype=a.dtype))
     return backend, cls, config, model
@@ -97,19 +112,20 @@ def test_model_capabilities_agree_with_each_other(family):
     backend, cls, config, model = make_model(family, dtype="float64", trials=2)
     model = symmetric(model)
     x = data(backend)
-    if not supports(cls, GradientStatistics):   # a conditional family: statistics need targets
+    if not supports(cls, GradientStatistics):  # a conditional family: statistics need targets
         pytest.skip(f"{family} has no unconditional statistics")
     stats = model.statistics(x)
     assert set(stats) == set(cls.PARAMS)
-    for name, s in stats.items():   # data shared by all trials: its term broadcasts
+    for name, s in stats.items():  # data shared by all trials: its term broadcasts
         assert np.broadcast_shapes(s.shape, getattr(model, name).shape) == getattr(model, name).shape
     single = model.trial(0)
     stats0 = single.statistics(x)
     for name in cls.PARAMS:
-        np.testing.assert_allclose(np.broadcast_to(stats[name], getattr(model, name).shape)[0],
-                                   stats0[name], rtol=1e-12)
+        np.testing.assert_allclose(
+            np.broadcast_to(stats[name], getattr(model, name).shape)[0], stats0[name], rtol=1e-12
+        )
     if supports(cls, __import__("rbmlab.models.base", fromlist=["Enumerable"]).Enumerable):
-        states = (np.arange(2 ** N_VISIBLE)[:, None] >> np.arange(N_VISIBLE)) & 1
+        states = (np.arange(2**N_VISIBLE)[:, None] >> np.arange(N_VISIBLE)) & 1
         values = getattr(single, "visible_units", getattr(single, "units", None)).values
         states = values[0] + (values[1] - values[0]) * states.astype(np.float64)
         log_p = single.log_unnormalized(states) - single.exact_log_partition()
@@ -132,8 +148,8 @@ def test_inference_method(method, family):
     before = x.copy()
     a = sampler.run(model, x, backend.rng(5), 3)
     b = sampler.run(model, x, backend.rng(5), 3)
-    np.testing.assert_array_equal(x, before)             # never modifies its input
-    np.testing.assert_array_equal(a, b)                  # deterministic under a seed
+    np.testing.assert_array_equal(x, before)  # never modifies its input
+    np.testing.assert_array_equal(a, b)  # deterministic under a seed
     assert a.shape == (2,) + x.shape and a.dtype == x.dtype
     assert not np.array_equal(a, sampler.run(model, x, backend.rng(6), 3))
 
@@ -144,8 +160,10 @@ def test_optimizer(name, family):
     optimizer = OPTIMIZERS.build(OPTIMIZERS.parse(name))
     backend, cls, _, model = make_model(family, trials=2)
     model = symmetric(model)
-    rng = backend.rng(7)      # a gradient of every parameter's shape, whatever the family
-    grad = {p: rng.standard_normal(getattr(model, p).shape).astype(getattr(model, p).dtype) for p in cls.PARAMS}
+    rng = backend.rng(7)  # a gradient of every parameter's shape, whatever the family
+    grad = {
+        p: rng.standard_normal(getattr(model, p).shape).astype(getattr(model, p).dtype) for p in cls.PARAMS
+    }
     new, state = optimizer.update(model, grad, {}, 0.01)
     for p in cls.PARAMS:
         assert getattr(new, p).shape == getattr(model, p).shape
@@ -169,7 +187,9 @@ def test_optimizer_declares_its_buffers(node, family):
     optimizer = OPTIMIZERS.build(OPTIMIZERS.parse(node))
     backend, cls, _, model = make_model(family, trials=2)
     rng = backend.rng(7)
-    grad = {p: rng.standard_normal(getattr(model, p).shape).astype(getattr(model, p).dtype) for p in cls.PARAMS}
+    grad = {
+        p: rng.standard_normal(getattr(model, p).shape).astype(getattr(model, p).dtype) for p in cls.PARAMS
+    }
     _, state = optimizer.update(model, grad, {}, 0.01)
     _, state = optimizer.update(model, grad, state, 0.01)
     buffers = optimizer.buffers(model)
@@ -191,7 +211,7 @@ def test_learner(name, family):
     model = symmetric(model)
     try:
         learner.check(model_class)
-    except RbmlabError as e:     # declared: the learner's own one-line refusal is the reason
+    except RbmlabError as e:  # declared: the learner's own one-line refusal is the reason
         assert str(e).startswith(f"learner={name}:") and "\n" not in str(e)
         pytest.skip(str(e))
     model = learner.initial_model(model, pretrained=True)
@@ -209,8 +229,15 @@ def test_learner(name, family):
     assert all(after[k] == before[k] or (k in learner.grows and after[k] > before[k]) for k in before)
     assert set(state) <= set(sa)
     if learner.trains_trials:
-        one, _ = learner.step(model.trial(1), {k: v[1] if np.ndim(v) and v.shape[:1] == (2,) and k != "chains"
-                                               else v for k, v in state.items()}, batch, backend.rng(1))
+        one, _ = learner.step(
+            model.trial(1),
+            {
+                k: v[1] if np.ndim(v) and v.shape[:1] == (2,) and k != "chains" else v
+                for k, v in state.items()
+            },
+            batch,
+            backend.rng(1),
+        )
         assert all(np.isfinite(getattr(one, p)).all() for p in model_class.PARAMS)
 
 
@@ -218,30 +245,43 @@ def test_learner(name, family):
 @pytest.mark.parametrize("family", MODELS.names())
 def test_evaluator(name, family):
     node = {"name": name}
-    cheap_ais = {"name": "ais", "n_chains": 4, "schedule": "linear", "n_temperatures": 20, "curve_n_temperatures": 10}
+    cheap_ais = {
+        "name": "ais",
+        "n_chains": 4,
+        "schedule": "linear",
+        "n_temperatures": 20,
+        "curve_n_temperatures": 10,
+    }
     if name == "ais":
         node.update(cheap_ais)
-    if name == "combined":     # its default parts, the AIS one at the cheap schedule
+    if name == "combined":  # its default parts, the AIS one at the cheap schedule
         node["parts"] = [cheap_ais, {"name": "tap"}]
     evaluator = EVALUATORS.build(EVALUATORS.parse(node))
     backend, cls, config, model = make_model(family)
     model = symmetric(model)
     try:
         evaluator.check(cls, cls.sizes(config, N_VISIBLE))
-    except RbmlabError as e:     # declared: the evaluator's own one-line refusal is the reason
+    except RbmlabError as e:  # declared: the evaluator's own one-line refusal is the reason
         assert str(e).startswith(f"evaluator={name}:") and "\n" not in str(e)
         pytest.skip(str(e))
     splits = {s: examples(backend, cls, 8, 3 + i) for i, s in enumerate(evaluator.config.splits)}
-    truth = model if evaluator.needs_truth else None   # a ground truth of the family
-    context = lambda: Context(rng=backend.rng(9), final=True, train=examples(backend, cls, 16, 4),  # noqa: E731
-                              data_mean=np.full(N_VISIBLE, 0.5, np.float32), truth=truth)
+    truth = model if evaluator.needs_truth else None  # a ground truth of the family
+    context = lambda: Context(
+        rng=backend.rng(9),
+        final=True,
+        train=examples(backend, cls, 16, 4),  # noqa: E731
+        data_mean=np.full(N_VISIBLE, 0.5, np.float32),
+        truth=truth,
+    )
     m1 = evaluate(model, splits, evaluator, context())
     m2 = evaluate(model, splits, evaluator, context())
     assert m1 == m2 and all(isinstance(v, float) for v in m1.values())
     declared = {s.name for s in evaluator.metrics}
-    model_level = {s.name for s in evaluator.metrics if not s.per_split}   # e.g. train_valid_gap
-    own = {k.split("_", 1)[1] if k.startswith(("test_", "valid_", "train_")) and k not in model_level
-           else k for k in m1}
+    model_level = {s.name for s in evaluator.metrics if not s.per_split}  # e.g. train_valid_gap
+    own = {
+        k.split("_", 1)[1] if k.startswith(("test_", "valid_", "train_")) and k not in model_level else k
+        for k in m1
+    }
     own -= {"reconstruction_error"}
     assert own <= declared, f"{name} writes undeclared metrics {own - declared}"
     assert all(isinstance(s, MetricSpec) for s in evaluator.metrics)

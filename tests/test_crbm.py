@@ -1,6 +1,7 @@
 """The conditional RBM against enumeration: its conditional distribution, the gradient of the
 conditional log-likelihood as data statistics minus model statistics (finite differences), and
 the MLE-BP gradient, exact where BP is (one hidden unit)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,9 +15,13 @@ N_V, N_H, N_X, N = 4, 3, 5, 6
 
 
 def random_crbm(rng, n_h=N_H, scale=0.8):
-    return CRBM(W=scale * rng.standard_normal((N_V, n_h)), W_xv=scale * rng.standard_normal((N_X, N_V)),
-                W_xh=scale * rng.standard_normal((N_X, n_h)), b_v=rng.standard_normal(N_V),
-                b_h=rng.standard_normal(n_h))
+    return CRBM(
+        W=scale * rng.standard_normal((N_V, n_h)),
+        W_xv=scale * rng.standard_normal((N_X, N_V)),
+        W_xh=scale * rng.standard_normal((N_X, n_h)),
+        b_v=rng.standard_normal(N_V),
+        b_h=rng.standard_normal(n_h),
+    )
 
 
 def task(rng):
@@ -28,17 +33,20 @@ def task(rng):
 def joint(model, x):
     """p(v, h | x) per row by enumeration, straight from the energy of Eq. 3: (V, H, p (N, 2^|v|, 2^|h|))."""
     V, H = all_binary(N_V), all_binary(model.n_hidden)
-    neg_e = (np.einsum("ai,ij,bj->ab", V, model.W, H)[None]
-             + np.einsum("ai,ki,nk->na", V, model.W_xv, x)[:, :, None]
-             + np.einsum("bj,kj,nk->nb", H, model.W_xh, x)[:, None, :]
-             + (V @ model.b_v)[None, :, None] + (H @ model.b_h)[None, None, :])
+    neg_e = (
+        np.einsum("ai,ij,bj->ab", V, model.W, H)[None]
+        + np.einsum("ai,ki,nk->na", V, model.W_xv, x)[:, :, None]
+        + np.einsum("bj,kj,nk->nb", H, model.W_xh, x)[:, None, :]
+        + (V @ model.b_v)[None, :, None]
+        + (H @ model.b_h)[None, None, :]
+    )
     p = np.exp(neg_e - neg_e.max(axis=(1, 2), keepdims=True))
     return V, H, p / p.sum(axis=(1, 2), keepdims=True)
 
 
 def conditional_log_likelihood(model, x, v):
     V, _, p = joint(model, x)
-    index = (v @ (2 ** np.arange(N_V))).astype(int)          # all_binary's order: bit i = unit i
+    index = (v @ (2 ** np.arange(N_V))).astype(int)  # all_binary's order: bit i = unit i
     assert np.array_equal(V[index], v)
     return np.log(p.sum(axis=2)[np.arange(len(v)), index]).mean()
 
@@ -50,8 +58,9 @@ def test_the_papers_model_has_1017104_parameters():
 def test_initialisation_small_weights_zero_hidden_bias_visible_bias_at_the_data_logit():
     rng = np.random.default_rng(0)
     mean = np.linspace(0.1, 0.9, N_V)
-    model = CRBM.initialize(CRBMConfig(n_hidden=N_H), xp=np, rng=rng, data_mean=mean, dtype=np.float32,
-                            n_inputs=N_X, trials=2)
+    model = CRBM.initialize(
+        CRBMConfig(n_hidden=N_H), xp=np, rng=rng, data_mean=mean, dtype=np.float32, n_inputs=N_X, trials=2
+    )
     assert model.W.shape == (2, N_V, N_H) and model.W_xh.shape == (2, N_X, N_H)
     assert (model.W_xv == 0).all() and (model.b_h == 0).all() and model.b_v.dtype == np.float32
     np.testing.assert_allclose(1 / (1 + np.exp(-model.b_v[1])), mean, rtol=1e-5)
@@ -63,7 +72,7 @@ def test_the_free_energy_gives_the_conditional_distribution():
     model, (x, _) = random_crbm(rng), task(rng)
     V, _, p = joint(model, x)
     for n in range(N):
-        log_p = model.neg_free_energy(V, x[n:n + 1].repeat(len(V), 0))
+        log_p = model.neg_free_energy(V, x[n : n + 1].repeat(len(V), 0))
         np.testing.assert_allclose(np.exp(log_p - np.logaddexp.reduce(log_p)), p[n].sum(1), atol=1e-12)
 
 
@@ -87,7 +96,9 @@ def test_the_gradient_is_data_statistics_minus_model_statistics():
             step[index] = eps
             up = model.replace(**{name: getattr(model, name) + step})
             down = model.replace(**{name: getattr(model, name) - step})
-            fd[index] = (conditional_log_likelihood(up, x, v) - conditional_log_likelihood(down, x, v)) / (2 * eps)
+            fd[index] = (conditional_log_likelihood(up, x, v) - conditional_log_likelihood(down, x, v)) / (
+                2 * eps
+            )
         np.testing.assert_allclose(grad, fd, atol=1e-8, err_msg=name)
 
 
@@ -108,8 +119,15 @@ def test_the_mle_bp_gradient_is_exact_where_bp_is():
 @pytest.mark.parametrize("trials", [0, 3])
 def test_conditional_biases_broadcast_over_a_batch(trials):
     rng = np.random.default_rng(4)
-    model = CRBM.initialize(CRBMConfig(n_hidden=N_H), xp=np, rng=rng, data_mean=np.full(N_V, 0.3),
-                            dtype=np.float64, n_inputs=N_X, trials=trials)
+    model = CRBM.initialize(
+        CRBMConfig(n_hidden=N_H),
+        xp=np,
+        rng=rng,
+        data_mean=np.full(N_V, 0.3),
+        dtype=np.float64,
+        n_inputs=N_X,
+        trials=trials,
+    )
     x = rng.random((N, N_X))
     b1, b2 = model.conditional_biases(x)
     lead = (trials,) if trials else ()
@@ -123,19 +141,27 @@ def test_pixel_error_scores_the_prediction_of_the_chosen_inference():
     from rbmlab.data.batch import Batch
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
+
     rng = np.random.default_rng(6)
     model, (x, _) = random_crbm(rng, n_h=1, scale=1.5), task(rng)
     V, H, p = joint(model, x)
     mode = (np.einsum("nab,ai->ni", p, V) > 0.5).astype(float)
     joint_map = V[[np.unravel_index(np.argmax(q), q.shape)[0] for q in p]]
-    for inference, target in (("sum", mode), ("max", joint_map),
-                              ("none", (model.conditional_biases(x)[0] > 0).astype(float))):
-        evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pixel_error", "inference": inference,
-                                                       "tol": 1e-12, "max_iter": 500, "chunk": 4}))
+    for inference, target in (
+        ("sum", mode),
+        ("max", joint_map),
+        ("none", (model.conditional_biases(x)[0] > 0).astype(float)),
+    ):
+        evaluator = EVALUATORS.build(
+            EVALUATORS.parse(
+                {"name": "pixel_error", "inference": inference, "tol": 1e-12, "max_iter": 500, "chunk": 4}
+            )
+        )
         changed = np.zeros_like(target, dtype=bool)
         changed[:, 0] = True
-        out = evaluator.evaluate(model, {"test": Batch(x, targets=target, mask=changed)},
-                                 Context(rng=None, final=True))
+        out = evaluator.evaluate(
+            model, {"test": Batch(x, targets=target, mask=changed)}, Context(rng=None, final=True)
+        )
         assert out == {"test_pixel_error": 0.0, "test_changed_error": 0.0, "test_converged": 100.0}, inference
     flipped = Batch(x, targets=1 - mode, mask=changed)
     assert evaluator.evaluate(model, {"test": flipped}, Context(rng=None, final=True))["test_pixel_error"] > 0
@@ -148,14 +174,16 @@ def test_pixel_error_runs_the_learners_own_budget_when_it_has_one():
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
     from rbmlab.evaluators.pixel_error import predict
+
     rng = np.random.default_rng(9)
     model, (x, _) = random_crbm(rng, scale=3.0), task(rng)
     one, many = predict(model, x, "sum", 1, 1e-12)[0], predict(model, x, "sum", 200, 1e-12)[0]
     assert (one != many).any()
     batch = {"test": Batch(x, targets=many, mask=np.ones_like(many, dtype=bool))}
     for matched, budget, expected in ((True, 1, one), (True, None, many), (False, 1, many)):
-        evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pixel_error", "max_iter": 200, "tol": 1e-12,
-                                                       "matched": matched}))
+        evaluator = EVALUATORS.build(
+            EVALUATORS.parse({"name": "pixel_error", "max_iter": 200, "tol": 1e-12, "matched": matched})
+        )
         error = evaluator.evaluate(model, batch, Context(rng=None, final=True, inference_iterations=budget))
         assert error["test_pixel_error"] == pytest.approx(100 * (expected != many).mean()), (matched, budget)
 
@@ -164,11 +192,28 @@ def test_runs_scored_before_matched_inference_keep_their_identity():
     """matched=false is what pixel_error did before the option: the key stays out of the hash
     (a run of the committed lr-grid, config hash dd53f96a017f6c92 in its summary.json)."""
     from rbmlab.hydra_app import validated_run_config
-    args = ["model=crbm", "dataset=mnist", "dataset.validation=True", "dataset.validation_seed=0", "task=flip",
-            "task.rate=0.1", "evaluator=pixel_error", "evaluator.splits=[valid]", "train.progress=False",
-            "evaluator.progress=False", "learner.batch_size=20", "learner=logistic", "evaluator.inference=none",
-            "dataset.n_train=5000", "train.epochs=3", "evaluator.max_examples=1000", "learner.lr=0.01", "seed=0",
-            "scale=reduced"]
+
+    args = [
+        "model=crbm",
+        "dataset=mnist",
+        "dataset.validation=True",
+        "dataset.validation_seed=0",
+        "task=flip",
+        "task.rate=0.1",
+        "evaluator=pixel_error",
+        "evaluator.splits=[valid]",
+        "train.progress=False",
+        "evaluator.progress=False",
+        "learner.batch_size=20",
+        "learner=logistic",
+        "evaluator.inference=none",
+        "dataset.n_train=5000",
+        "train.epochs=3",
+        "evaluator.max_examples=1000",
+        "learner.lr=0.01",
+        "seed=0",
+        "scale=reduced",
+    ]
     assert validated_run_config([*args, "evaluator.matched=false"]).hash() == "dd53f96a017f6c92"
     assert validated_run_config(args).hash() != "dd53f96a017f6c92"
 
@@ -178,18 +223,24 @@ def test_an_mle_bp_step_on_a_tree_is_an_sgd_step_on_the_exact_gradient():
     conditional log-likelihood (data minus enumerated model statistics)."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     rng = np.random.default_rng(7)
     model, (x, v) = random_crbm(rng, n_h=1), task(rng)
     batch = Batch(x, targets=v, mask=x[:, :N_V] != v)
-    learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "lr": 0.1, "batch_size": N, "tol": 1e-13,
-                                             "base_iterations": 300}))
+    learner = LEARNERS.build(
+        LEARNERS.parse({"name": "mle_bp", "lr": 0.1, "batch_size": N, "tol": 1e-13, "base_iterations": 300})
+    )
     state = learner.init_state(model, batch, rng)
     new, state = learner.step(model, state, batch, rng)
     exact = exact_model_statistics(model, x)
     data = statistics(x, v, model.hidden_given(v, x))
     for name in CRBM.PARAMS:
-        np.testing.assert_allclose(getattr(new, name) - getattr(model, name), 0.1 * (data[name] - exact[name]),
-                                   atol=1e-10, err_msg=name)
+        np.testing.assert_allclose(
+            getattr(new, name) - getattr(model, name),
+            0.1 * (data[name] - exact[name]),
+            atol=1e-10,
+            err_msg=name,
+        )
     assert learner.diagnostics(state) == {"inference_converged": 100.0}
 
 
@@ -198,16 +249,19 @@ def test_conditional_learners_count_epochs_and_the_converged_share_per_epoch():
     the share of converged instances restarts with each epoch (Figure 4)."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     learner = LEARNERS.build(LEARNERS.parse({"name": "mle_mf", "batch_size": 3}))
     x = np.zeros((6, N_X))
-    state = learner.init_state(random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((6, N_X))), None)
+    state = learner.init_state(
+        random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((6, N_X))), None
+    )
     assert learner.epoch(state) == 1 and np.isnan(learner.diagnostics(state)["inference_converged"])
-    assert learner.iterations(state) == 8 and learner.inference_iterations(state) == 7   # before training
+    assert learner.iterations(state) == 8 and learner.inference_iterations(state) == 7  # before training
     state = learner.advance(state, np.array([True, False, True]))
     assert learner.epoch(state) == 1
     state = learner.advance(state, np.array([True, True, True]))
     assert learner.epoch(state) == 2 and learner.diagnostics(state) == {"inference_converged": 100 * 5 / 6}
-    assert learner.inference_iterations(state) == 8    # the T epoch 1 trained with, for the evaluation after it
+    assert learner.inference_iterations(state) == 8  # the T epoch 1 trained with, for the evaluation after it
     assert LEARNERS.build(LEARNERS.parse({"name": "conditional_cd"})).inference_iterations(state) is None
     state = learner.advance(state, np.array([False, False, False]))
     assert learner.diagnostics(state) == {"inference_converged": 0.0}
@@ -218,13 +272,19 @@ def test_the_inference_schedule_grows_by_per_epoch_each_epoch_and_per_epoch_0_ho
     at 0 (a control), 5 + 3 × epoch at 3; the test-time budget is the T the last epoch used."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     x = np.zeros((4, N_X))
-    for options, trained_with in [({}, [8, 9, 10]), ({"per_epoch": 0}, [7, 7, 7]),
-                                  ({"base_iterations": 5, "per_epoch": 3}, [8, 11, 14])]:
+    for options, trained_with in [
+        ({}, [8, 9, 10]),
+        ({"per_epoch": 0}, [7, 7, 7]),
+        ({"base_iterations": 5, "per_epoch": 3}, [8, 11, 14]),
+    ]:
         learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "batch_size": 2, **options}))
-        state = learner.init_state(random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((4, N_X))), None)
+        state = learner.init_state(
+            random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((4, N_X))), None
+        )
         seen = []
-        for _ in range(3):                      # three epochs of two batches
+        for _ in range(3):  # three epochs of two batches
             seen.append(learner.iterations(state))
             state = learner.advance(learner.advance(state, np.ones(2, bool)), np.ones(2, bool))
             assert learner.inference_iterations(state) == seen[-1]
@@ -238,9 +298,20 @@ def test_an_mle_bp_run_killed_mid_training_resumes_to_identical_metrics(tmp_path
     import pandas as pd
 
     from tests.test_cli import straight_and_resumed
-    args = ["model=crbm", "model.n_hidden=4", "dataset=bars_stripes", "task=flip", "task.rate=0.2",
-            "learner=mle_bp", "learner.batch_size=5", "evaluator=pixel_error", "train.epochs=6",
-            "train.checkpoint_every=2", "train.progress=false"]
+
+    args = [
+        "model=crbm",
+        "model.n_hidden=4",
+        "dataset=bars_stripes",
+        "task=flip",
+        "task.rate=0.2",
+        "learner=mle_bp",
+        "learner.batch_size=5",
+        "evaluator=pixel_error",
+        "train.epochs=6",
+        "train.checkpoint_every=2",
+        "train.progress=false",
+    ]
     ref, run, _, out = straight_and_resumed(tmp_path, args, kill_after_epoch=3)
     assert "at epoch 2" in out.stdout
     a, b = (json.loads((d / "summary.json").read_text()) for d in (ref, run))
@@ -253,6 +324,7 @@ def test_an_mle_bp_run_killed_mid_training_resumes_to_identical_metrics(tmp_path
 def test_the_lr_baseline_is_exact_logistic_regression_and_leaves_the_rest_at_zero():
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     rng = np.random.default_rng(9)
     model, (x, v) = random_crbm(rng), task(rng)
     learner = LEARNERS.build(LEARNERS.parse({"name": "logistic", "lr": 0.5, "batch_size": N}))
@@ -265,8 +337,10 @@ def test_the_lr_baseline_is_exact_logistic_regression_and_leaves_the_rest_at_zer
     for index in np.ndindex(grad.shape):
         step = np.zeros_like(grad)
         step[index] = eps
-        grad[index] = (conditional_log_likelihood(model.replace(W_xv=model.W_xv + step), x, v)
-                       - conditional_log_likelihood(model.replace(W_xv=model.W_xv - step), x, v)) / (2 * eps)
+        grad[index] = (
+            conditional_log_likelihood(model.replace(W_xv=model.W_xv + step), x, v)
+            - conditional_log_likelihood(model.replace(W_xv=model.W_xv - step), x, v)
+        ) / (2 * eps)
     np.testing.assert_allclose(new.W_xv - model.W_xv, 0.5 * grad, atol=1e-9)
     assert not new.W.any() and not new.W_xh.any() and not new.b_h.any()
 
@@ -276,19 +350,25 @@ def test_an_lssvm_step_on_a_tree_uses_the_exact_loss_augmented_joint_map():
     (vⁿ, argmax_h p(h | vⁿ, x)) − statistics at argmax_{v,h} [Hamming(v, vⁿ) − E(v, h, x)])."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     rng = np.random.default_rng(10)
     model, (x, v) = random_crbm(rng, n_h=1, scale=1.5), task(rng)
-    learner = LEARNERS.build(LEARNERS.parse({"name": "lssvm", "lr": 0.1, "batch_size": N, "tol": 1e-13,
-                                             "base_iterations": 300}))
-    new, _ = learner.step(model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng)
+    learner = LEARNERS.build(
+        LEARNERS.parse({"name": "lssvm", "lr": 0.1, "batch_size": N, "tol": 1e-13, "base_iterations": 300})
+    )
+    new, _ = learner.step(
+        model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng
+    )
     V, H, p = joint(model, x)
-    hamming = np.abs(V[None, :, :] - v[:, None, :]).sum(-1)                  # (N, 2^|v|)
+    hamming = np.abs(V[None, :, :] - v[:, None, :]).sum(-1)  # (N, 2^|v|)
     score = np.log(p) + hamming[:, :, None]
     best = [np.unravel_index(np.argmax(s), s.shape) for s in score]
     v_hat, h_hat = V[[a for a, _ in best]], H[[b for _, b in best]]
     h_star = (v @ model.W + model.conditional_biases(x)[1] > 0).astype(float)
-    expected = {k: 0.1 * (a - b) for (k, a), b in zip(statistics(x, v, h_star).items(),
-                                                        statistics(x, v_hat, h_hat).values())}
+    expected = {
+        k: 0.1 * (a - b)
+        for (k, a), b in zip(statistics(x, v, h_star).items(), statistics(x, v_hat, h_hat).values())
+    }
     for name in CRBM.PARAMS:
         np.testing.assert_allclose(getattr(new, name) - getattr(model, name), expected[name], atol=1e-12)
 
@@ -298,14 +378,17 @@ def test_a_max_margin_step_is_zero_once_the_truth_wins_by_the_margin(name):
     """Where the loss-augmented prediction is the target itself the hinge is flat: no update."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     rng = np.random.default_rng(11)
     model, (x, v) = random_crbm(rng, scale=0.3), task(rng)
     model = model.replace(b_v=np.zeros(N_V), W_xv=np.zeros((N_X, N_V)))
     x = np.zeros((1, N_X))
     v = v[:1]
-    model = model.replace(b_v=20.0 * (2 * v[0] - 1))                        # vⁿ wins by far more than 1 per pixel
+    model = model.replace(b_v=20.0 * (2 * v[0] - 1))  # vⁿ wins by far more than 1 per pixel
     learner = LEARNERS.build(LEARNERS.parse({"name": name, "lr": 0.1, "batch_size": 1}))
-    new, _ = learner.step(model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng)
+    new, _ = learner.step(
+        model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng
+    )
     for p in CRBM.PARAMS:
         np.testing.assert_allclose(getattr(new, p), getattr(model, p), atol=1e-12)
 
@@ -314,6 +397,7 @@ def test_the_perceptron_search_keeps_the_lowest_free_energy_state_it_visits():
     from rbmlab.backend.ops import bernoulli, sigmoid
     from rbmlab.learners.conditional_cd import lowest_free_energy_search
     from rbmlab.models.crbm import free_energy
+
     rng = np.random.default_rng(12)
     model, (x, _) = random_crbm(rng, scale=1.5), task(rng)
     b1, b2 = model.conditional_biases(x)
@@ -325,7 +409,7 @@ def test_the_perceptron_search_keeps_the_lowest_free_energy_state_it_visits():
         h = bernoulli(sigmoid(v @ model.W + b2), replay)
         v = bernoulli(sigmoid(h @ model.W.T + b1), replay)
         visited.append(v)
-    f = np.stack([free_energy(s, model.W, b1, b2) for s in visited])        # (11, N)
+    f = np.stack([free_energy(s, model.W, b1, b2) for s in visited])  # (11, N)
     np.testing.assert_allclose(free_energy(best, model.W, b1, b2), f.min(axis=0))
 
 
@@ -334,12 +418,17 @@ def test_conditional_cd_samples_the_x_conditioned_model():
     statistic is the mean of σ(b¹) (Monte Carlo over 4,000 instances)."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     rng = np.random.default_rng(13)
     model = random_crbm(rng).replace(W=np.zeros((N_V, N_H)))
     x = (rng.random((4000, N_X)) < 0.5).astype(float)
     v = np.ones((4000, N_V))
-    learner = LEARNERS.build(LEARNERS.parse({"name": "conditional_cd", "lr": 1.0, "batch_size": 4000, "k": 3}))
-    new, state = learner.step(model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng)
+    learner = LEARNERS.build(
+        LEARNERS.parse({"name": "conditional_cd", "lr": 1.0, "batch_size": 4000, "k": 3})
+    )
+    new, state = learner.step(
+        model, learner.init_state(model, Batch(x, targets=v), rng), Batch(x, targets=v), rng
+    )
     b1 = model.conditional_biases(x)[0]
     # b_v moves by lr × (mean v − mean of the chain's v) = 1 − mean σ(b¹), up to sampling noise
     np.testing.assert_allclose(new.b_v - model.b_v, 1 - (1 / (1 + np.exp(-b1))).mean(axis=0), atol=0.03)

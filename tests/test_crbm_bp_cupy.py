@@ -4,6 +4,7 @@ and the Bethe log Z; one step of every deterministic CRBM learner (LR, MLE-MF, M
 MSSVM) and the pixel-error evaluator in each inference mode. Needs cupy and a CUDA device (skipped
 elsewhere); float64 throughout, so the two backends agree to rounding (crbm_bp Sec. 7: BP as
 matrix products and elementwise operations runs on a GPU)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,9 +33,13 @@ def close(got, want, tol=1e-9):
 
 
 def crbm(rng, scale=0.8):
-    return CRBM(W=scale * rng.standard_normal((N_V, N_H)), W_xv=scale * rng.standard_normal((N_X, N_V)),
-                W_xh=scale * rng.standard_normal((N_X, N_H)), b_v=rng.standard_normal(N_V),
-                b_h=rng.standard_normal(N_H))
+    return CRBM(
+        W=scale * rng.standard_normal((N_V, N_H)),
+        W_xv=scale * rng.standard_normal((N_X, N_V)),
+        W_xh=scale * rng.standard_normal((N_X, N_H)),
+        b_v=rng.standard_normal(N_V),
+        b_h=rng.standard_normal(N_H),
+    )
 
 
 def task(rng):
@@ -52,8 +57,10 @@ def test_loopy_bp_agrees(gpu, mode, damping, tol):
     W = rng.standard_normal((N_V, N_H))
     scale = np.linspace(0.3, 2.0, N)[:, None]
     b_v, b_h = scale * rng.standard_normal((N, N_V)), scale * rng.standard_normal((N, N_H))
-    runs = [loopy_bp(*(move(a) for a in (W, b_v, b_h)), mode=mode, max_iter=40, tol=tol, damping=damping)
-            for move in (np.asarray, gpu.asarray)]
+    runs = [
+        loopy_bp(*(move(a) for a in (W, b_v, b_h)), mode=mode, max_iter=40, tol=tol, damping=damping)
+        for move in (np.asarray, gpu.asarray)
+    ]
     want, got = runs
     assert got.iterations == want.iterations
     np.testing.assert_array_equal(to_numpy(got.converged), want.converged)
@@ -62,17 +69,23 @@ def test_loopy_bp_agrees(gpu, mode, damping, tol):
     np.testing.assert_array_equal(to_numpy(decode(got)), decode(want))
     if mode == "sum":
         close(pairwise_beliefs(gpu.asarray(W), got), pairwise_beliefs(W, want), 1e-8)
-        close(bethe_log_z(gpu.asarray(W), gpu.asarray(b_v), gpu.asarray(b_h), got),
-              bethe_log_z(W, b_v, b_h, want), 1e-8)
+        close(
+            bethe_log_z(gpu.asarray(W), gpu.asarray(b_v), gpu.asarray(b_h), got),
+            bethe_log_z(W, b_v, b_h, want),
+            1e-8,
+        )
 
 
-@pytest.mark.parametrize("name, extra", [
-    ("logistic", {}),
-    ("mle_mf", {}),
-    ("mle_bp", {"tol": 1e-10}),
-    ("lssvm", {"tol": 1e-10}),
-    ("mssvm", {"tol": 1e-10}),
-])
+@pytest.mark.parametrize(
+    "name, extra",
+    [
+        ("logistic", {}),
+        ("mle_mf", {}),
+        ("mle_bp", {"tol": 1e-10}),
+        ("lssvm", {"tol": 1e-10}),
+        ("mssvm", {"tol": 1e-10}),
+    ],
+)
 def test_learner_step_agrees(gpu, name, extra):
     rng = np.random.default_rng(1)
     model, (x, v) = crbm(rng), task(rng)
@@ -93,11 +106,17 @@ def test_pixel_error_agrees(gpu, inference):
     rng = np.random.default_rng(4)
     model, (x, v) = crbm(rng, scale=1.5), task(rng)
     mask = rng.random(v.shape) < 0.3
-    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pixel_error", "inference": inference,
-                                                   "max_iter": 30, "tol": 1e-6, "chunk": 5}))
-    out = [evaluator.evaluate(model.map(move), {"test": Batch(x, targets=v, mask=mask).map(move)},
-                              Context(rng=None, final=True))
-           for move in (lambda a: a, gpu.asarray)]
+    evaluator = EVALUATORS.build(
+        EVALUATORS.parse(
+            {"name": "pixel_error", "inference": inference, "max_iter": 30, "tol": 1e-6, "chunk": 5}
+        )
+    )
+    out = [
+        evaluator.evaluate(
+            model.map(move), {"test": Batch(x, targets=v, mask=mask).map(move)}, Context(rng=None, final=True)
+        )
+        for move in (lambda a: a, gpu.asarray)
+    ]
     assert out[1] == pytest.approx(out[0], rel=1e-12, abs=1e-12)
 
 
@@ -108,7 +127,10 @@ def test_loopy_bp_agrees_in_float32(mode):
     gpu32 = get_backend("cupy", "float32")
     rng = np.random.default_rng(5)
     W = rng.standard_normal((N_V, N_H)).astype(np.float32)
-    b_v, b_h = (rng.standard_normal((N, N_V)).astype(np.float32), rng.standard_normal((N, N_H)).astype(np.float32))
+    b_v, b_h = (
+        rng.standard_normal((N, N_V)).astype(np.float32),
+        rng.standard_normal((N, N_H)).astype(np.float32),
+    )
     want = loopy_bp(W, b_v, b_h, mode=mode, max_iter=20, tol=None, damping=0.3)
     got = loopy_bp(*(gpu32.asarray(a) for a in (W, b_v, b_h)), mode=mode, max_iter=20, tol=None, damping=0.3)
     close(got.eta_v, want.eta_v, 1e-4)

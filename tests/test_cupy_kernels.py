@@ -1,4 +1,5 @@
 """The cupy backend's fused kernels compute what the numpy code computes (runs on a GPU only)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,9 @@ def test_the_kernels_uniforms_are_the_numpy_backends_bits(dtype):
 
     key = random_bits.draw_key(np.random.default_rng(3))
     for shape in ((1,), (7,), (301, 77)):
-        np.testing.assert_array_equal(cupy_kernels.uniforms(key, shape, dtype).get(),
-                                      random_bits.uniforms(key, shape, dtype))
+        np.testing.assert_array_equal(
+            cupy_kernels.uniforms(key, shape, dtype).get(), random_bits.uniforms(key, shape, dtype)
+        )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -34,11 +36,13 @@ def test_fused_bernoulli_matches_the_formula_on_the_same_uniforms(dtype):
     for kw in ({}, {"bias": bias}, {"bias": bias, "scale": 0.37, "offset": offset}, {"scale": 2.0}):
         a = kw.get("scale", 1.0) * (x.astype(np.float64) + kw.get("bias", 0.0)) + kw.get("offset", 0.0)
         want = u < 1.0 / (1.0 + np.exp(-a))
-        got = cupy_kernels.bernoulli_logits_(cupy.asarray(x), key,
-                                             **{k: cupy.asarray(v) if isinstance(v, np.ndarray) else v
-                                                for k, v in kw.items()})
+        got = cupy_kernels.bernoulli_logits_(
+            cupy.asarray(x),
+            key,
+            **{k: cupy.asarray(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()},
+        )
         assert set(np.unique(got.get())) <= {0.0, 1.0}
-        assert (got.get().astype(bool) != want).mean() < 1e-3   # only where u is within rounding of σ(a)
+        assert (got.get().astype(bool) != want).mean() < 1e-3  # only where u is within rounding of σ(a)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -53,7 +57,7 @@ def test_fused_softplus_increment_matches_the_numpy_passes(dtype):
         x_np, x_gpu = x.copy(), cupy.asarray(x)
         want = _softplus_increment(np, x_np, b0, b1, (np.empty_like(x), np.empty_like(x)), bias=bias)
         got = cupy_kernels.softplus_increment(x_gpu, b0, b1, cupy.empty_like(x_gpu), cupy.asarray(bias)).get()
-        np.testing.assert_array_equal(x_gpu.get(), x_np)          # the bias, added in place
+        np.testing.assert_array_equal(x_gpu.get(), x_np)  # the bias, added in place
         assert got.dtype == np.float64
         scale = np.abs(want).max()
         np.testing.assert_allclose(got, want, atol=1e-5 * scale if dtype == np.float32 else 1e-12 * scale)

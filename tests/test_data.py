@@ -305,7 +305,9 @@ def test_a_file_changed_just_now_is_hashed_not_remembered(isolated: Path) -> Non
     assert not (Path(os.environ["RBMLAB_CACHE"]) / "verified").exists()
 
 
-def test_unwritable_cache_does_not_fail_a_load(isolated: Path, settled: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unwritable_cache_does_not_fail_a_load(
+    isolated: Path, settled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     f = fake_file(isolated, PIXELS)
     target = isolated / f.relpath
     monkeypatch.setenv("RBMLAB_FAULT", f"erofs:{F._sidecar(target, f.sha256).name}")
@@ -526,7 +528,7 @@ def test_mnist_threshold(mnist_files: list[Path]) -> None:
 
 def test_mnist_digits_keep_those_labels_in_idx_order(mnist_files: list[Path]) -> None:
     whole = load_dataset("mnist")
-    twos = load_dataset("mnist", digits=[2], n_train=5000)      # the pmp Figure 7 data
+    twos = load_dataset("mnist", digits=[2], n_train=5000)  # the pmp Figure 7 data
     assert set(twos.train_labels.tolist()) == {2} and set(twos.test_labels.tolist()) == {2}
     np.testing.assert_array_equal(twos.train, whole.train[whole.train_labels == 2][:5000])
     assert twos.test.shape == ((whole.test_labels == 2).sum(), 784)
@@ -535,12 +537,12 @@ def test_mnist_digits_keep_those_labels_in_idx_order(mnist_files: list[Path]) ->
 
 def test_contours_are_the_outer_four_neighbour_ring_padded_to_30():
     x = np.zeros((2, 784), dtype=np.float32)
-    x[0, 0] = 1.0                                  # a corner pixel: its two in-image neighbours
-    x[1].reshape(28, 28)[10:12, 10:13] = 1.0        # a 2 x 3 block: a ring of 10 pixels
+    x[0, 0] = 1.0  # a corner pixel: its two in-image neighbours
+    x[1].reshape(28, 28)[10:12, 10:13] = 1.0  # a 2 x 3 block: a ring of 10 pixels
     ring = mnist.contours(x).reshape(2, 30, 30)
     assert ring.shape == (2, 30, 30) and ring.dtype == np.float32
     assert {tuple(p) for p in np.argwhere(ring[0])} == {(1, 2), (2, 1)}
-    assert ring[1].sum() == 10 and not ring[1, 11:13, 11:14].any()   # the digit itself is not in it
+    assert ring[1].sum() == 10 and not ring[1, 11:13, 11:14].any()  # the digit itself is not in it
     assert ring[:, 0].sum() == ring[:, -1].sum() == ring[:, :, 0].sum() == ring[:, :, -1].sum() == 0
 
 

@@ -3,6 +3,7 @@ TAP log-partitions against enumeration of every state, exactness without couplin
 TAP when the top layer is decoupled, the gradients (Eqs. 126–129) against finite differences of
 the re-solved free energies, the evaluator, Alg. 4's learner raising the exact log-likelihood,
 and the family's checkpoints."""
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,7 @@ EXACT = {"tol": 1e-26, "max_iter": 5000}
 def small_dbm(sizes, std: float, seed: int) -> DBM:
     rng = np.random.default_rng(seed)
     n = [*sizes, 0][:4]
-    return DBM(*(rng.normal(0, std, (p, q)) for p, q in zip(n, n[1:])),
-               *(rng.normal(0, 0.5, m) for m in n))
+    return DBM(*(rng.normal(0, std, (p, q)) for p, q in zip(n, n[1:])), *(rng.normal(0, 0.5, m) for m in n))
 
 
 def data(seed: int, k: int, n: int) -> np.ndarray:
@@ -37,7 +37,7 @@ def data(seed: int, k: int, n: int) -> np.ndarray:
 
 
 def states(n: int) -> np.ndarray:
-    return ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
 
 
 def log_weight(dbm: DBM, parts) -> np.ndarray:
@@ -106,8 +106,9 @@ def test_a_decoupled_top_layer_adds_its_softplus_to_the_rbm_tap():
     visible, hidden = rbm.tap_layers()
     rbm_log_z = tap.log_partition(rbm.W, visible, hidden, tap.solve(rbm.W, visible, hidden, x, **EXACT))[0]
     assert tap_log_z(dbm, x) == pytest.approx(rbm_log_z + top, abs=1e-10)
-    np.testing.assert_allclose(tap_log_density(dbm, x),
-                               tap.clamped_log_density(rbm.W, visible, hidden, x) + top, atol=1e-10)
+    np.testing.assert_allclose(
+        tap_log_density(dbm, x), tap.clamped_log_density(rbm.W, visible, hidden, x) + top, atol=1e-10
+    )
 
 
 @pytest.mark.parametrize("clamped", [False, True])
@@ -125,8 +126,16 @@ def test_statistics_match_finite_differences_of_the_resolved_free_energy(clamped
     dW, dU = tap_dbm.statistics(couplings, solve(couplings, layers, x, **EXACT))
     analytic = {**{f"W{l}": g for l, g in enumerate(dW, 1)}, **{f"b{l}": g for l, g in enumerate(dU)}}
     eps = 1e-6
-    for name, index in (("W1", (4, 2)), ("W1", (0, 0)), ("W2", (1, 2)), ("W3", (2, 1)),
-                        ("b0", (3,)), ("b1", (0,)), ("b2", (2,)), ("b3", (1,))):
+    for name, index in (
+        ("W1", (4, 2)),
+        ("W1", (0, 0)),
+        ("W2", (1, 2)),
+        ("W3", (2, 1)),
+        ("b0", (3,)),
+        ("b1", (0,)),
+        ("b2", (2,)),
+        ("b3", (1,)),
+    ):
         values = []
         for sign in (1, -1):
             p = getattr(dbm, name).copy()
@@ -139,8 +148,9 @@ def test_evaluator_matches_the_exact_log_likelihood():
     dbm = small_dbm((6, 4, 3), 0.2, 5)
     train, test = Batch(data(5, 30, 6)), Batch(data(6, 10, 6))
     config = TapDBMEvalConfig(splits=["train", "test"], progress=False, tol=1e-20, max_iter=5000)
-    metrics = TapDBMEvaluator(config).evaluate(dbm, {"train": train, "test": test},
-                                                Context(rng=None, final=True, train=train))
+    metrics = TapDBMEvaluator(config).evaluate(
+        dbm, {"train": train, "test": test}, Context(rng=None, final=True, train=train)
+    )
     assert metrics["log_z"] == pytest.approx(exact_log_z(dbm), abs=1e-3)
     assert metrics["tap_solutions"] == 1 and metrics["tap_converged"] == 1.0
     exact = exact_log_density(dbm, test.inputs).mean() - exact_log_z(dbm)
@@ -169,7 +179,7 @@ def test_pretraining_and_joint_training_raise_the_exact_log_likelihood():
     assert learner.initial_model(dbm, pretrained=True, train=train) is dbm
     pretrained = learner.initial_model(dbm, pretrained=False, train=train)
     again = learner.initial_model(dbm, pretrained=False, train=train)
-    np.testing.assert_array_equal(again.W2, pretrained.W2)                # deterministic
+    np.testing.assert_array_equal(again.W2, pretrained.W2)  # deterministic
     model, state = pretrained, learner.init_state(pretrained, train, None)
     for epoch in range(10):
         for i in range(0, 200, 20):
@@ -177,14 +187,15 @@ def test_pretraining_and_joint_training_raise_the_exact_log_likelihood():
     before, after_pretraining, after = map(log_likelihood, (dbm, pretrained, model))
     assert after_pretraining > before + 0.5, (before, after_pretraining)
     assert after > after_pretraining, (after_pretraining, after)
-    assert np.abs(model.W2 - pretrained.W2).max() > 1e-3                  # joint training moves W2
+    assert np.abs(model.W2 - pretrained.W2).max() > 1e-3  # joint training moves W2
 
 
 @pytest.mark.parametrize("hidden", [[4, 3], [4, 3, 2]])
 def test_checkpoint_round_trip_and_config(hidden, tmp_path):
     config = DBMConfig(n_hidden=hidden)
-    dbm = DBM.initialize(config, xp=np, rng=np.random.default_rng(1), data_mean=np.full(6, 0.3),
-                         dtype="float32", trials=2)
+    dbm = DBM.initialize(
+        config, xp=np, rng=np.random.default_rng(1), data_mean=np.full(6, 0.3), dtype="float32", trials=2
+    )
     assert dbm.depth == len(hidden) and dbm.trial(1).model_sizes() == DBM.sizes(config, 6)
     assert DBM.parameter_count(DBM.sizes(config, 6)) == sum(a[0].size for a in dbm.arrays().values())
     back, _, _ = load_checkpoint(save_checkpoint(tmp_path / "m.npz", dbm))
@@ -212,9 +223,12 @@ def test_exact_and_free_energy_refuse_a_dbm_too_large_to_enumerate():
     from rbmlab.evaluators import EVALUATORS
 
     big = {"n_visible": 784, "n_hidden1": 500, "n_hidden2": 500, "n_hidden3": 0}
-    for name, words in (("exact", "evaluator=exact: log p̃(x) of a dbm model enumerates 2^500"),
-                        ("free_energy", "evaluator=free_energy: log p̃(x) of a dbm model enumerates")):
+    for name, words in (
+        ("exact", "evaluator=exact: log p̃(x) of a dbm model enumerates 2^500"),
+        ("free_energy", "evaluator=free_energy: log p̃(x) of a dbm model enumerates"),
+    ):
         with pytest.raises(RbmlabError, match=re.escape(words)):
             EVALUATORS.build(EVALUATORS.parse({"name": name})).check(DBM, big)
-    EVALUATORS.build(EVALUATORS.parse({"name": "exact"})).check(DBM, {**big, "n_visible": 6, "n_hidden1": 4,
-                                                                        "n_hidden2": 3})
+    EVALUATORS.build(EVALUATORS.parse({"name": "exact"})).check(
+        DBM, {**big, "n_visible": 6, "n_hidden1": 4, "n_hidden2": 3}
+    )

@@ -1,8 +1,10 @@
 """S-DCP, CS-DCP and CG (dcp paper) against CD, the paper's pseudo-code, and exact enumeration."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import all_binary, random_rbm
 
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.exact import log_partition
@@ -15,8 +17,6 @@ from rbmlab.learners.sdcp import SDCP, SDCPConfig
 from rbmlab.models.centered import CenteredRBM
 from rbmlab.models.rbm import RBM, free_energy
 from rbmlab.optimizers.spectral import polar_factor
-
-from conftest import all_binary, random_rbm
 
 
 def ssd(**options):
@@ -31,8 +31,9 @@ def _batch(backend, n=8, m=6, seed=5):
 
 def _assert_same(a: RBM, b: RBM, backend, **tol):
     for name in ("W", "b_v", "b_h"):
-        np.testing.assert_allclose(backend.to_numpy(getattr(a, name)),
-                                   backend.to_numpy(getattr(b, name)), **tol)
+        np.testing.assert_allclose(
+            backend.to_numpy(getattr(a, name)), backend.to_numpy(getattr(b, name)), **tol
+        )
 
 
 def test_sdcp_with_d_1_is_cd_k_step_for_step(backend):
@@ -67,15 +68,21 @@ def test_sdcp_follows_algorithm_3(backend):
     for _ in range(3):
         Vc = gibbs_chain(RBM(W, b, c), Vc, rng, 2)
         Pn = _sig(Vc @ W + c, xp)
-        W, b, c = (W + eta * (pW - Vc.T @ Pn / len(Vc)), b + eta * (pb - Vc.mean(0)),
-                   c + eta * (pc - Pn.mean(0)))
+        W, b, c = (
+            W + eta * (pW - Vc.T @ Pn / len(Vc)),
+            b + eta * (pb - Vc.mean(0)),
+            c + eta * (pc - Pn.mean(0)),
+        )
     _assert_same(got, RBM(W, b, c), backend, rtol=1e-12, atol=1e-12)
 
 
 def _random_centered(backend, m, n, seed):
     rng = np.random.default_rng(seed)
-    return CenteredRBM(random_rbm(backend, m, n, seed=seed),
-                       backend.asarray(rng.uniform(0, 1, m)), backend.asarray(rng.uniform(0, 1, n)))
+    return CenteredRBM(
+        random_rbm(backend, m, n, seed=seed),
+        backend.asarray(rng.uniform(0, 1, m)),
+        backend.asarray(rng.uniform(0, 1, n)),
+    )
 
 
 def test_centered_to_plain_keeps_log_z_and_every_log_p(backend):
@@ -92,8 +99,10 @@ def test_centered_to_plain_keeps_log_z_and_every_log_p(backend):
     log_p_plain = -backend.to_numpy(free_energy(plain, v)) - log_z_plain
     np.testing.assert_allclose(log_pv_unnorm - log_z_centered, log_p_plain, rtol=0, atol=1e-10)
     # the energies differ by the constant μᵀWλ − bᵀμ − cᵀλ, so log Z does too
-    W, b, c, mu, lam = (backend.to_numpy(a) for a in (centered.W, centered.params.b_v,
-                                                      centered.params.b_h, centered.mu, centered.lam))
+    W, b, c, mu, lam = (
+        backend.to_numpy(a)
+        for a in (centered.W, centered.params.b_v, centered.params.b_h, centered.mu, centered.lam)
+    )
     np.testing.assert_allclose(log_z_centered, log_z_plain + mu @ W @ lam - b @ mu - c @ lam, rtol=1e-12)
     # and back: from_plain inverts to_plain
     again = CenteredRBM.from_plain(plain, centered.mu, centered.lam)
@@ -110,7 +119,7 @@ def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):
     """dcp Alg. 4 as printed, in centered coordinates, W visible × hidden."""
     xp = backend.xp
     mu, lam = backend.asarray(np.full(V0.shape[1], 0.4)), xp.full(rbm.n_hidden, lam0)
-    W, b, c = rbm.W, rbm.b_v + rbm.W @ lam, rbm.b_h + rbm.W.T @ mu      # plain → centered
+    W, b, c = rbm.W, rbm.b_v + rbm.W @ lam, rbm.b_h + rbm.W.T @ mu  # plain → centered
     B = len(V0)
     Hp = _sig((V0 - mu) @ W + c, xp)
     mu_b, lam_b = V0.mean(0), Hp.mean(0)
@@ -135,7 +144,7 @@ def test_csdcp_follows_algorithm_4(backend, d):
     learner = CSDCP(CSDCPConfig(lr=eta, d=d, k=2, nu_mu=nu, nu_lam=nu, lam0=0.5))
     state = learner.init_state(rbm, Batch(V0), None)
     np.testing.assert_allclose(backend.to_numpy(state["mu"]), backend.to_numpy(V0.mean(0)))
-    state = {**state, "mu": backend.asarray(np.full(6, 0.4))}   # offsets away from this batch's mean
+    state = {**state, "mu": backend.asarray(np.full(6, 0.4))}  # offsets away from this batch's mean
     got, new_state = learner.step(rbm, state, Batch(V0), backend.rng(10))
     want, mu, lam = _csdcp_reference(backend, rbm, V0, backend.rng(10), eta, d, 2, nu, 0.5)
     _assert_same(got, want, backend, rtol=1e-10, atol=1e-12)
@@ -165,19 +174,32 @@ def test_learners_run_many_trials_as_one_computation(backend):
     rbm = RBM(*(xp.array(xp.broadcast_to(a, (T,) + a.shape)) for a in (rbm0.W, rbm0.b_v, rbm0.b_h)))
     data = Batch(_batch(backend, seed=15))
 
-    def flat(model):   # each trial's parameters as one row, (T, m·n + m + n)
+    def flat(model):  # each trial's parameters as one row, (T, m·n + m + n)
         rows = [getattr(model, k).reshape(model.W.shape[:-2] + (-1,)) for k in ("W", "b_v", "b_h")]
         return backend.to_numpy(xp.concatenate(rows, axis=-1))
 
-    for learner in (CD(CDConfig(k=2)), SDCP(SDCPConfig(d=2, k=2)), CSDCP(CSDCPConfig(d=2, k=2)),
-                    CG(CGConfig(k=2)), ssd(k=2, lr=0.01)):
+    for learner in (
+        CD(CDConfig(k=2)),
+        SDCP(SDCPConfig(d=2, k=2)),
+        CSDCP(CSDCPConfig(d=2, k=2)),
+        CG(CGConfig(k=2)),
+        ssd(k=2, lr=0.01),
+    ):
         state = learner.init_state(rbm, data, backend.rng(0))
         new, state = learner.step(rbm, state, data, backend.rng(1))
         assert new.W.shape == (T, m, n) and new.b_v.shape == (T, m) and new.b_h.shape == (T, n)
         together = flat(new) - flat(rbm)
-        alone = np.stack([flat(learner.step(rbm0, learner.init_state(rbm0, data, backend.rng(0)),
-                                            data, backend.rng(100 + s))[0]) - flat(rbm0)
-                          for s in range(T)])
+        alone = np.stack(
+            [
+                flat(
+                    learner.step(
+                        rbm0, learner.init_state(rbm0, data, backend.rng(0)), data, backend.rng(100 + s)
+                    )[0]
+                )
+                - flat(rbm0)
+                for s in range(T)
+            ]
+        )
         name = learner.config.name
         spread_together, spread_alone = together.var(axis=0).sum(), alone.var(axis=0).sum()
         assert spread_alone > 0, name
@@ -202,27 +224,41 @@ def test_a_trial_of_a_batched_step_equals_the_same_step_alone(backend):
     nothing leaks between trials (statistics, chains, offsets, the SSD polar factor)."""
     T, m, n = 3, 6, 4
     rng = np.random.default_rng(21)
-    rbm = RBM(*(backend.asarray(a) for a in (0.5 * rng.standard_normal((T, m, n)),
-                                             0.3 * rng.standard_normal((T, m)),
-                                             0.3 * rng.standard_normal((T, n)))))
+    rbm = RBM(
+        *(
+            backend.asarray(a)
+            for a in (
+                0.5 * rng.standard_normal((T, m, n)),
+                0.3 * rng.standard_normal((T, m)),
+                0.3 * rng.standard_normal((T, n)),
+            )
+        )
+    )
     V0 = _batch(backend, seed=22)
     from rbmlab.learners.pcd import PCD, PCDConfig
 
-    def two_steps(learner, model):    # the state of the first step feeds the second
+    def two_steps(learner, model):  # the state of the first step feeds the second
         state = learner.init_state(model, Batch(V0), backend.rng(0))
         for _ in range(2):
             model, state = learner.step(model, state, Batch(V0), _HalfRNG(backend.xp))
         return model, state
 
-    for learner in (CD(CDConfig(k=2)), PCD(PCDConfig(k=2)), SDCP(SDCPConfig(d=3, k=2)),
-                    CSDCP(CSDCPConfig(d=3, k=2)), CG(CGConfig(k=2)), ssd(k=2, lr=0.01)):
+    for learner in (
+        CD(CDConfig(k=2)),
+        PCD(PCDConfig(k=2)),
+        SDCP(SDCPConfig(d=3, k=2)),
+        CSDCP(CSDCPConfig(d=3, k=2)),
+        CG(CGConfig(k=2)),
+        ssd(k=2, lr=0.01),
+    ):
         together, state_t = two_steps(learner, rbm)
         for t in range(T):
             alone, state_1 = two_steps(learner, rbm.trial(t))
             _assert_same(together.trial(t), alone, backend, rtol=1e-6, atol=1e-6)
             for key, value in state_1.items():
-                np.testing.assert_allclose(backend.to_numpy(state_t[key][t]),
-                                           backend.to_numpy(value), rtol=1e-6, atol=1e-6)
+                np.testing.assert_allclose(
+                    backend.to_numpy(state_t[key][t]), backend.to_numpy(value), rtol=1e-6, atol=1e-6
+                )
 
 
 def test_ssd_step_of_a_diverged_trial_is_nan_and_the_others_go_on(backend):
@@ -248,7 +284,7 @@ def test_polar_factor_is_u_vt_of_the_svd(backend, shape):
 
 def test_polar_factor_of_a_rank_deficient_matrix_spans_its_range(backend):
     rng = np.random.default_rng(17)
-    G = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))     # rank 2
+    G = rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))  # rank 2
     polar, nuclear = polar_factor(backend.asarray(G))
     U, s, Vt = np.linalg.svd(G, full_matrices=False)
     np.testing.assert_allclose(backend.to_numpy(polar), U[:, :2] @ Vt[:2], atol=1e-8)
@@ -263,14 +299,17 @@ def test_ssd_step_is_the_sharp_operator_formula(backend):
     g = difference(rbm.statistics(V0), rbm.statistics(gibbs_chain(rbm, V0, backend.rng(20), 3)))
     G, gb, gc = (backend.to_numpy(g[k]) for k in ("W", "b_v", "b_h"))
     U, s, Vt = np.linalg.svd(G, full_matrices=False)
-    want = RBM(backend.to_numpy(rbm.W) + 0.01 * s.sum() * U @ Vt,
-               backend.to_numpy(rbm.b_v) + 0.02 * np.abs(gb).sum() * np.sign(gb),
-               backend.to_numpy(rbm.b_h) + 0.02 * np.abs(gc).sum() * np.sign(gc))
+    want = RBM(
+        backend.to_numpy(rbm.W) + 0.01 * s.sum() * U @ Vt,
+        backend.to_numpy(rbm.b_v) + 0.02 * np.abs(gb).sum() * np.sign(gb),
+        backend.to_numpy(rbm.b_h) + 0.02 * np.abs(gc).sum() * np.sign(gc),
+    )
     _assert_same(got.map(backend.to_numpy), want, backend, rtol=1e-9, atol=1e-12)
 
 
 def test_a_diverged_trial_is_set_aside_and_the_others_go_on():
     from rbmlab.run.runner import _trial_records, newly_diverged
+
     W = np.zeros((3, 4, 2))
     W[1, 0, 0] = np.nan
     rbm = RBM(W, np.zeros((3, 4)), np.zeros((3, 2)))

@@ -1,6 +1,7 @@
 """The ``deconvolution`` dataset (pmp Sec 5.6 generator) and the PMP posterior-sampling experiment
 (rbmlab.experiment.deconvolution, an ``inference`` experiment): the generator's rule, its ground
 truth, the metrics, the files; the experiment files at every tier, their one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,15 @@ from rbmlab.data import load_dataset
 from rbmlab.data.deconvolution import FEATURES, truth_arrays
 from rbmlab.errors import RbmlabError
 from rbmlab.experiment import SCALE_TIERS, load_spec, run_experiment
-from rbmlab.experiment.deconvolution import (DeconvolutionConfig, PosteriorSamples, feature_matches, metrics,
-                                             reconstruction, run, sample_posterior)
+from rbmlab.experiment.deconvolution import (
+    DeconvolutionConfig,
+    PosteriorSamples,
+    feature_matches,
+    metrics,
+    reconstruction,
+    run,
+    sample_posterior,
+)
 from rbmlab.experiment.inference import tier_options
 from rbmlab.models.convolution_or import or_convolve
 
@@ -54,11 +62,11 @@ def test_too_few_candidates_is_one_error_line_naming_the_key():
 
 def test_feature_matches_find_translated_features():
     W = np.zeros((2, 3, 6, 6), np.float32)
-    W[0, 0, 1:, 1:] = FEATURES[2]         # the triangle, shifted by (1, 1)
-    W[0, 1, :5, :5] = FEATURES[0]         # the square in place
-    W[0, 2, :5, :5] = FEATURES[0]         # a second copy of it
+    W[0, 0, 1:, 1:] = FEATURES[2]  # the triangle, shifted by (1, 1)
+    W[0, 1, :5, :5] = FEATURES[0]  # the square in place
+    W[0, 2, :5, :5] = FEATURES[0]  # a second copy of it
     W[1, 0, :5, 1:] = FEATURES[1]
-    W[1, 0, 5, 0] = 1                     # the plus with an extra pixel: no match
+    W[1, 0, 5, 0] = 1  # the plus with an extra pixel: no match
     match = feature_matches(W, FEATURES)
     np.testing.assert_array_equal(match.any(axis=2).sum(axis=1), [3, 0])
     np.testing.assert_array_equal(match.any(axis=1).sum(axis=1), [2, 0])
@@ -90,7 +98,12 @@ def test_posterior_samples_nearly_explain_small_data():
 def test_run_writes_samples_metrics_and_the_figure(tmp_path):
     config = DeconvolutionConfig(n_samples=2, sweeps=3)
     result = run(tmp_path, {"n_images": 9, "grid": 4, "p_location": 0.1}, config, echo=lambda *_: None)
-    assert {p.name for p in tmp_path.iterdir()} == {"samples.npz", "metrics.json", "figure-4.png", "figure-5-data.png"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "samples.npz",
+        "metrics.json",
+        "figure-4.png",
+        "figure-5-data.png",
+    }
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["config"]["sweeps"] == 3 and len(saved["reconstruction"]) == 2 == len(result["objective"])
     with np.load(tmp_path / "samples.npz") as f:
@@ -101,6 +114,7 @@ def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(t
     """sampler=gibbs (and gwg): one chain per sample, each for its sweeps (or its share of a time budget);
     the objective is the unperturbed ln p(W, S, X) of the state reached."""
     from rbmlab.inference import deconvolution_gibbs as dg
+
     config = DeconvolutionConfig(n_samples=2, sweeps=4, sampler="gibbs")
     result = run(tmp_path, {"n_images": 9, "grid": 4, "p_location": 0.1}, config, echo=lambda *_: None)
     assert result["sweeps"] == [4, 4]
@@ -108,12 +122,21 @@ def test_gibbs_chains_run_in_the_same_experiment_and_score_their_own_log_joint(t
         assert f["W"].shape == (2, 5, 6, 6) and f["S"].shape == (2, 9, 5, 3, 3)
         for b in range(2):
             assert result["objective"][b] == pytest.approx(
-                dg.log_joint(f["W"][b], f["S"][b], f["X"], config.p_w, config.p_s, config.p_e))
-    timed = run(tmp_path / "t", {"n_images": 9, "grid": 4, "p_location": 0.1},
-                DeconvolutionConfig(n_samples=2, sampler="gibbs", seconds=0.2), echo=lambda *_: None)
+                dg.log_joint(f["W"][b], f["S"][b], f["X"], config.p_w, config.p_s, config.p_e)
+            )
+    timed = run(
+        tmp_path / "t",
+        {"n_images": 9, "grid": 4, "p_location": 0.1},
+        DeconvolutionConfig(n_samples=2, sampler="gibbs", seconds=0.2),
+        echo=lambda *_: None,
+    )
     assert all(s >= 1 for s in timed["sweeps"])
-    informed = run(tmp_path / "g", {"n_images": 9, "grid": 4, "p_location": 0.1},
-                   DeconvolutionConfig(n_samples=2, sampler="gwg", seconds=0.2), echo=lambda *_: None)
+    informed = run(
+        tmp_path / "g",
+        {"n_images": 9, "grid": 4, "p_location": 0.1},
+        DeconvolutionConfig(n_samples=2, sampler="gwg", seconds=0.2),
+        echo=lambda *_: None,
+    )
     assert all(0 < s for s in informed["sweeps"]) and len(informed["reconstruction"]) == 2
 
 
@@ -122,15 +145,19 @@ def test_gwg_with_a_block_clamped_keeps_it_at_the_truth_and_reports_the_truths_l
     from rbmlab.data import load_dataset
     from rbmlab.data.deconvolution import truth_arrays
     from rbmlab.inference import deconvolution_gibbs as dg
+
     small = {"n_images": 9, "grid": 4, "p_location": 0.1}
-    config = DeconvolutionConfig(n_samples=2, sampler="gwg", sweeps=1, n_features=4, feature_side=5, clamp=clamp)
+    config = DeconvolutionConfig(
+        n_samples=2, sampler="gwg", sweeps=1, n_features=4, feature_side=5, clamp=clamp
+    )
     result = run(tmp_path, small, config, echo=lambda *_: None)
     truth_W, truth_S = truth_arrays(load_dataset("deconvolution", **small))
     with np.load(tmp_path / "samples.npz") as f:
         held, truth = (f["W"], truth_W) if clamp == "W" else (f["S"], truth_S)
         np.testing.assert_array_equal(held, np.broadcast_to(truth, held.shape))
         assert result["truth_objective"] == pytest.approx(
-            dg.log_joint(truth_W, truth_S, f["X"], config.p_w, config.p_s, config.p_e))
+            dg.log_joint(truth_W, truth_S, f["X"], config.p_w, config.p_s, config.p_e)
+        )
     # a sweep is one proposal per site of the free block
     assert result["sweeps"] == [1.0, 1.0]
 
@@ -139,6 +166,7 @@ def test_lp_samples_are_rounded_relaxations_scored_by_their_own_log_joint(tmp_pa
     """sampler=lp: one LP solve a sample of the perturbed problem, rounded; the share of fractional
     sites and the unperturbed ln p(W, S, X) of the rounded state are reported."""
     from rbmlab.inference import deconvolution_gibbs as dg
+
     small = {"n_images": 3, "grid": 3, "p_location": 0.2}
     config = DeconvolutionConfig(n_samples=2, sampler="lp", n_features=2, feature_side=3)
     result = run(tmp_path, small, config, echo=lambda *_: None)
@@ -148,10 +176,15 @@ def test_lp_samples_are_rounded_relaxations_scored_by_their_own_log_joint(tmp_pa
         assert set(np.unique(f["W"])) <= {0.0, 1.0} and set(np.unique(f["S"])) <= {0.0, 1.0}
         for b in range(2):
             assert result["objective"][b] == pytest.approx(
-                dg.log_joint(f["W"][b], f["S"][b], f["X"], config.p_w, config.p_s, config.p_e))
+                dg.log_joint(f["W"][b], f["S"][b], f["X"], config.p_w, config.p_s, config.p_e)
+            )
 
 
-EXPERIMENTS = ["pmp/figure-4-deconvolution", "pmp/figure-4-deconvolution-gibbs", "pmp/figure-4-deconvolution-gwg"]
+EXPERIMENTS = [
+    "pmp/figure-4-deconvolution",
+    "pmp/figure-4-deconvolution-gibbs",
+    "pmp/figure-4-deconvolution-gwg",
+]
 SMALL = ["dataset.n_images=9", "dataset.grid=4", "dataset.p_location=0.1"]
 
 
@@ -169,33 +202,61 @@ def test_the_experiment_files_load_at_every_tier_with_the_makefiles_old_settings
     assert found[EXPERIMENTS[0], "paper"] == found[EXPERIMENTS[0], "reduced"] == (paper, 100)
     assert found[EXPERIMENTS[0], "smoke"] == (DeconvolutionConfig(sweeps=20, n_samples=2), 10)
     assert found[EXPERIMENTS[1], "paper"] == (DeconvolutionConfig(sampler="gibbs", sweeps=30000), 100)
-    assert found[EXPERIMENTS[1], "smoke"] == (DeconvolutionConfig(sampler="gibbs", sweeps=20, n_samples=2), 10)
+    assert found[EXPERIMENTS[1], "smoke"] == (
+        DeconvolutionConfig(sampler="gibbs", sweeps=20, n_samples=2),
+        10,
+    )
     assert found[EXPERIMENTS[2], "reduced"] == (DeconvolutionConfig(sampler="gwg", seconds=420.0), 100)
-    assert found[EXPERIMENTS[2], "smoke"] == (DeconvolutionConfig(sampler="gwg", seconds=2.0, n_samples=2), 10)
+    assert found[EXPERIMENTS[2], "smoke"] == (
+        DeconvolutionConfig(sampler="gwg", seconds=2.0, n_samples=2),
+        10,
+    )
 
 
 DECONVOLUTION = {"problem": "deconvolution"}
 
 
-@pytest.mark.parametrize("section, argv, needle", [
-    (DECONVOLUTION, ["sweep=2"], "inference.sweep: unknown option for inference problem deconvolution"),
-    (DECONVOLUTION, ["dataset.images=3"], "inference.dataset.images: unknown option for dataset deconvolution"),
-    (DECONVOLUTION, ["damping=0"], "inference.damping:"),
-    (DECONVOLUTION, ["sampler=metropolis"], "inference.sampler:"),
-    (DECONVOLUTION, ["sweeps"], "sweeps: expected key=value"),
-    ({"problem": "nope"}, [], "inference.problem: unknown inference problem 'nope'"),
-    ({**DECONVOLUTION, "sweeps": "many"}, [], "inference.sweeps:"),
-    ({"n_samples": 2}, [], "inference.problem: missing"),
-    (DECONVOLUTION, ["clamp=W", "n_features=4", "feature_side=5"], "inference.clamp: applies to sampler=gwg only, not pmp"),
-    ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=S"], "inference.clamp: holds a block at the ground truth, which "
-                                                       "has 4 features of 5 x 5: set n_features=4 and feature_side=5"),
-    ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=both"], "inference.clamp:"),
-    ({**DECONVOLUTION, "sampler": "lp"}, ["seconds=10"], "inference.seconds: applies to sampler=gibbs or gwg, not lp"),
-])
-def test_a_bad_option_in_the_file_or_on_the_command_line_is_one_line(tmp_path, monkeypatch, section, argv, needle):
+@pytest.mark.parametrize(
+    "section, argv, needle",
+    [
+        (DECONVOLUTION, ["sweep=2"], "inference.sweep: unknown option for inference problem deconvolution"),
+        (
+            DECONVOLUTION,
+            ["dataset.images=3"],
+            "inference.dataset.images: unknown option for dataset deconvolution",
+        ),
+        (DECONVOLUTION, ["damping=0"], "inference.damping:"),
+        (DECONVOLUTION, ["sampler=metropolis"], "inference.sampler:"),
+        (DECONVOLUTION, ["sweeps"], "sweeps: expected key=value"),
+        ({"problem": "nope"}, [], "inference.problem: unknown inference problem 'nope'"),
+        ({**DECONVOLUTION, "sweeps": "many"}, [], "inference.sweeps:"),
+        ({"n_samples": 2}, [], "inference.problem: missing"),
+        (
+            DECONVOLUTION,
+            ["clamp=W", "n_features=4", "feature_side=5"],
+            "inference.clamp: applies to sampler=gwg only, not pmp",
+        ),
+        (
+            {**DECONVOLUTION, "sampler": "gwg"},
+            ["clamp=S"],
+            "inference.clamp: holds a block at the ground truth, which "
+            "has 4 features of 5 x 5: set n_features=4 and feature_side=5",
+        ),
+        ({**DECONVOLUTION, "sampler": "gwg"}, ["clamp=both"], "inference.clamp:"),
+        (
+            {**DECONVOLUTION, "sampler": "lp"},
+            ["seconds=10"],
+            "inference.seconds: applies to sampler=gibbs or gwg, not lp",
+        ),
+    ],
+)
+def test_a_bad_option_in_the_file_or_on_the_command_line_is_one_line(
+    tmp_path, monkeypatch, section, argv, needle
+):
     import yaml
 
     import rbmlab.experiment.spec as spec_file
+
     monkeypatch.setattr(spec_file, "EXPERIMENTS_DIR", tmp_path)
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "d.yaml").write_text(yaml.safe_dump({"inference": section, "scales": {"smoke": {}}}))
@@ -208,7 +269,12 @@ def test_a_bad_option_in_the_file_or_on_the_command_line_is_one_line(tmp_path, m
 def test_the_experiment_writes_its_files_under_results_with_command_line_options(tmp_path):
     result = run_experiment(EXPERIMENTS[0], ["scale=smoke", "sweeps=3", *SMALL], results_root=tmp_path)
     out = tmp_path / "pmp" / "figure-4-deconvolution_smoke"
-    assert {p.name for p in out.iterdir()} == {"samples.npz", "metrics.json", "figure-4.png", "figure-5-data.png"}
+    assert {p.name for p in out.iterdir()} == {
+        "samples.npz",
+        "metrics.json",
+        "figure-4.png",
+        "figure-5-data.png",
+    }
     saved = json.loads((out / "metrics.json").read_text())
     assert saved["config"] == asdict(DeconvolutionConfig(sweeps=3, n_samples=2))
     assert saved["dataset"]["n_images"] == 9 and len(result["reconstruction"]) == 2

@@ -2,6 +2,7 @@
 against exact enumeration: on a posterior small enough to list (one 3 x 3 image, one 2 x 2 feature
 at 2 x 2 locations: 8 binary sites), the chain's state frequencies match p(W, S | X); its counts
 are the OR-convolution's."""
+
 from __future__ import annotations
 
 import itertools
@@ -17,18 +18,30 @@ def test_counts_light_exactly_the_or_convolution():
     rng = np.random.default_rng(0)
     W = (rng.random((3, 4, 4)) < 0.3).astype(np.int8)
     S = (rng.random((5, 3, 6, 6)) < 0.1).astype(np.int8)
-    np.testing.assert_array_equal(dg.counts(W, S) > 0, or_convolve(S[None].astype(float), W[None].astype(float))[0] > 0)
+    np.testing.assert_array_equal(
+        dg.counts(W, S) > 0, or_convolve(S[None].astype(float), W[None].astype(float))[0] > 0
+    )
 
 
-X_SMALL = np.array([[[1, 1, 0], [1, 1, 1], [0, 1, 1]]], dtype=np.int8)   # one 3 x 3 image
-STATES = list(itertools.product([0, 1], repeat=8))                       # 4 W sites, then 4 S sites
+X_SMALL = np.array([[[1, 1, 0], [1, 1, 1], [0, 1, 1]]], dtype=np.int8)  # one 3 x 3 image
+STATES = list(itertools.product([0, 1], repeat=8))  # 4 W sites, then 4 S sites
 
 
 def exact_posterior(p_w, p_s, p_e) -> np.ndarray:
     """p(W, S | X_SMALL) of every state of a 2 x 2 feature at 2 x 2 locations, by enumeration."""
-    log_p = np.array([dg.log_joint(np.array(s[:4], np.int8).reshape(1, 2, 2),
-                                   np.array(s[4:], np.int8).reshape(1, 1, 2, 2), X_SMALL, p_w, p_s, p_e)
-                      for s in STATES])
+    log_p = np.array(
+        [
+            dg.log_joint(
+                np.array(s[:4], np.int8).reshape(1, 2, 2),
+                np.array(s[4:], np.int8).reshape(1, 1, 2, 2),
+                X_SMALL,
+                p_w,
+                p_s,
+                p_e,
+            )
+            for s in STATES
+        ]
+    )
     exact = np.exp(log_p - log_p.max())
     return exact / exact.sum()
 
@@ -49,8 +62,11 @@ def visit_frequencies(step, chain, n: int) -> np.ndarray:
 def test_the_chain_samples_the_exact_posterior(p_w, p_s, p_e):
     rng = np.random.default_rng(1)
     chain = dg.start(rng, X_SMALL, 1, 2, p_w, p_s)
-    freq = visit_frequencies(lambda: dg.run_chain(chain, X_SMALL, rng, p_w=p_w, p_s=p_s, p_e=p_e,
-                                                  sweeps=chain.sweeps + 1), chain, 20_000)
+    freq = visit_frequencies(
+        lambda: dg.run_chain(chain, X_SMALL, rng, p_w=p_w, p_s=p_s, p_e=p_e, sweeps=chain.sweeps + 1),
+        chain,
+        20_000,
+    )
     assert 0.5 * np.abs(freq - exact_posterior(p_w, p_s, p_e)).sum() < 0.03
 
 
@@ -83,6 +99,7 @@ def test_the_interpreted_kernel_makes_the_compiled_kernels_moves():
 
 def test_gwg_flip_deltas_are_the_exact_log_joint_differences():
     from rbmlab.inference import deconvolution_gwg as gwg
+
     rng = np.random.default_rng(5)
     X = (rng.random((2, 5, 5)) < 0.4).astype(np.int8)
     W = (rng.random((2, 2, 2)) < 0.5).astype(np.int8)
@@ -97,34 +114,50 @@ def test_gwg_flip_deltas_are_the_exact_log_joint_differences():
             array[index] ^= 1
 
 
-@pytest.mark.slow   # about 12 s: the exact-posterior check of the Gibbs sampler stays fast
+@pytest.mark.slow  # about 12 s: the exact-posterior check of the Gibbs sampler stays fast
 def test_gwg_samples_the_exact_posterior():
     from rbmlab.inference import deconvolution_gwg as gwg
+
     p_w, p_s, p_e = 0.4, 0.3, 0.1
     rng = np.random.default_rng(6)
     chain = dg.start(rng, X_SMALL, 1, 2, p_w, p_s)
     # single flips, ~42 % accepted: TV 0.03 after 40,000, 0.017 at 80,000
-    freq = visit_frequencies(lambda: gwg.run_chain(chain, X_SMALL, rng, p_w=p_w, p_s=p_s, p_e=p_e, steps=1),
-                             chain, 40_000)
+    freq = visit_frequencies(
+        lambda: gwg.run_chain(chain, X_SMALL, rng, p_w=p_w, p_s=p_s, p_e=p_e, steps=1), chain, 40_000
+    )
     np.testing.assert_array_equal(chain.C, dg.counts(chain.W, chain.S))
     assert 0.5 * np.abs(freq - exact_posterior(p_w, p_s, p_e)).sum() < 0.04
 
 
 def exact_conditional(block: str, held, p_w, p_s, p_e) -> np.ndarray:
     """p(free block | held block, X_SMALL) over STATES' free half (16 states), by enumeration."""
-    log_p = np.array([dg.log_joint(*((held, np.array(f, np.int8).reshape(1, 1, 2, 2)) if block == "W" else
-                                     (np.array(f, np.int8).reshape(1, 2, 2), held)), X_SMALL, p_w, p_s, p_e)
-                      for f in itertools.product([0, 1], repeat=4)])
+    log_p = np.array(
+        [
+            dg.log_joint(
+                *(
+                    (held, np.array(f, np.int8).reshape(1, 1, 2, 2))
+                    if block == "W"
+                    else (np.array(f, np.int8).reshape(1, 2, 2), held)
+                ),
+                X_SMALL,
+                p_w,
+                p_s,
+                p_e,
+            )
+            for f in itertools.product([0, 1], repeat=4)
+        ]
+    )
     exact = np.exp(log_p - log_p.max())
     return exact / exact.sum()
 
 
-@pytest.mark.slow   # about 6 s
+@pytest.mark.slow  # about 6 s
 @pytest.mark.parametrize("clamp", ["W", "S"])
 def test_gwg_with_a_block_clamped_samples_the_exact_conditional_and_never_moves_the_block(clamp):
     """pmp Sec. 5.6's check ("GWG did work when S or W were clamped"): proposals over the other
     block only, so the chain samples p(other | clamped, X) (enumerated over its 4 sites)."""
     from rbmlab.inference import deconvolution_gwg as gwg
+
     p_w, p_s, p_e = 0.4, 0.3, 0.1
     rng = np.random.default_rng(7)
     chain = dg.start(rng, X_SMALL, 1, 2, p_w, p_s)

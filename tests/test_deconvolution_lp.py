@@ -2,6 +2,7 @@
 enumeration: with w and s integral its constraints admit exactly the states that reproduce X, its
 optimum bounds the enumerated MAP from above, and where the solution comes out integral it is the
 MAP state."""
+
 from __future__ import annotations
 
 import itertools
@@ -12,7 +13,7 @@ import pytest
 from rbmlab.inference import deconvolution_lp as dlp
 from rbmlab.models.convolution_or import or_convolve
 
-X_SMALL = np.array([[[1, 1, 0], [1, 1, 1], [0, 1, 1]]], dtype=np.float64)   # one 3 x 3 image
+X_SMALL = np.array([[[1, 1, 0], [1, 1, 1], [0, 1, 1]]], dtype=np.float64)  # one 3 x 3 image
 
 
 def states(K: int, f: int, N: int, h: int) -> tuple[np.ndarray, np.ndarray]:
@@ -62,7 +63,7 @@ def test_the_relaxation_bounds_the_map_and_an_integral_solution_is_a_map_state(s
     relaxed, value = dlp.solve(dlp.constraints(X_SMALL, 1, 2), unary_w, unary_s)
     assert value >= best - 1e-7
     x = dlp.rounded(relaxed)
-    if np.allclose(relaxed, x, atol=1e-6):            # integral: the MAP itself
+    if np.allclose(relaxed, x, atol=1e-6):  # integral: the MAP itself
         assert value == pytest.approx(best, abs=1e-7)
         assert any(np.array_equal(x, np.concatenate([W.ravel(), S.ravel()])) for W, S in maps)
 
@@ -78,7 +79,7 @@ def test_two_features_that_can_swap_put_half_of_each_map_state_on_the_relaxation
     _, value = dlp.solve(lp, unary_w, unary_s)
     assert value == pytest.approx(best, abs=1e-7)
     W0, S0 = maps[0]
-    W1, S1 = W0[::-1], S0[:, ::-1]                          # the same state with the features swapped
+    W1, S1 = W0[::-1], S0[:, ::-1]  # the same state with the features swapped
     assert any(np.array_equal(W1, W) and np.array_equal(S1, S) for W, S in maps)
     W_mid, S_mid = (W0 + W1) / 2, (S0 + S1) / 2
     assert in_polytope(lp, X, W_mid, S_mid)

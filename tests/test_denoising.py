@@ -1,6 +1,7 @@
 """Denoising the binary symmetric channel (tap §VII.4): the MCC, the channel, the optimal
 pointwise estimator, 1-NN against brute force, TAP against the OPE where the posterior factorises
 and on an RBM that stores two patterns, and the evaluator end to end."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,8 +32,8 @@ def direct_mcc(e, t) -> float:
 def test_mcc_hand_cases_and_direct_formula_per_image():
     t = np.array([[1, 0, 1, 0, 0], [1, 1, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 0, 0, 0]])
     e = np.array([[1, 0, 1, 0, 0], [0, 0, 1, 1, 1], [0, 0, 0, 0, 0], [1, 0, 1, 0, 0]])
-    assert mcc(e, t) == pytest.approx([1.0, -1.0, 0.0, 1 / 6])   # TP1 TN2 FP1 FN1: (2−1)/√36
-    assert mcc(np.ones(5), t[0]) == 0.0                          # constant estimate
+    assert mcc(e, t) == pytest.approx([1.0, -1.0, 0.0, 1 / 6])  # TP1 TN2 FP1 FN1: (2−1)/√36
+    assert mcc(np.ones(5), t[0]) == 0.0  # constant estimate
     e, t = binary(0, (50, 30)), binary(1, (50, 30))
     assert mcc(e, t) == pytest.approx([direct_mcc(a, b) for a, b in zip(e, t)])
 
@@ -40,11 +41,11 @@ def test_mcc_hand_cases_and_direct_formula_per_image():
 def test_bsc_flips_at_rate_p_and_is_keyed_by_the_seed():
     x = binary(2, (200, 784))
     y = bsc(x, 0.2, host_rng(5))
-    assert abs(np.mean(y != x) - 0.2) < 0.005                    # 5 σ at 156,800 pixels
+    assert abs(np.mean(y != x) - 0.2) < 0.005  # 5 σ at 156,800 pixels
     assert np.array_equal(y, bsc(x, 0.2, host_rng(5)))
     assert not np.array_equal(y, bsc(x, 0.2, host_rng(6)))
     assert np.array_equal(bsc(x, 0.0, host_rng(5)), x)
-    assert np.all((y != x) <= (bsc(x, 0.3, host_rng(5)) != x))   # flips nested in p
+    assert np.all((y != x) <= (bsc(x, 0.3, host_rng(5)) != x))  # flips nested in p
 
 
 def test_ope_limits_and_formula():
@@ -54,14 +55,14 @@ def test_ope_limits_and_formula():
         np.testing.assert_allclose(ope(y, m, 0.5), np.broadcast_to(m, y.shape), rtol=1e-12)
     p = 0.15
     s = 2 * y.astype(np.float64) - 1
-    paper = 1 / (1 + (1 - m) / m * (p / (1 - p)) ** s)   # Eq. 46 with the sign corrected
+    paper = 1 / (1 + (1 - m) / m * (p / (1 - p)) ** s)  # Eq. 46 with the sign corrected
     np.testing.assert_allclose(ope(y, m, p), paper, rtol=1e-12)
-    assert np.all(ope(y, np.zeros(40), p) > 0)                  # m clipped to [1e-6, 1 − 1e-6]
+    assert np.all(ope(y, np.zeros(40), p) > 0)  # m clipped to [1e-6, 1 − 1e-6]
 
 
-@pytest.mark.parametrize("max_bytes", [1, 2**28])              # chunks of one row / one chunk
+@pytest.mark.parametrize("max_bytes", [1, 2**28])  # chunks of one row / one chunk
 def test_nearest_neighbour_is_the_brute_force_hamming_argmin(max_bytes):
-    train, y = binary(5, (60, 8)), binary(6, (40, 8))            # 8 bits: many ties
+    train, y = binary(5, (60, 8)), binary(6, (40, 8))  # 8 bits: many ties
     hamming = (y[:, None, :] != train[None, :, :]).sum(-1)
     assert np.array_equal(nearest_neighbour(y, train, max_bytes), hamming.argmin(axis=1))
 
@@ -95,8 +96,12 @@ def small_run(seed: int = 0, visible: str = "bernoulli"):
     W, b_v, b_h = (rng.normal(0, 0.5, shape).astype(np.float32) for shape in ((16, 4), 16, 4))
     rbm = RBM(W, b_v, b_h, visible=visible)
     train = binary(10, (50, 16))
-    context = lambda s: Context(rng=np.random.default_rng(s), final=True,  # noqa: E731
-                                train=Batch(train), data_mean=train.mean(axis=0))
+    context = lambda s: Context(
+        rng=np.random.default_rng(s),
+        final=True,  # noqa: E731
+        train=Batch(train),
+        data_mean=train.mean(axis=0),
+    )
     return rbm, {"test": Batch(binary(11, (20, 16)))}, context
 
 
@@ -105,10 +110,16 @@ def test_evaluator_metrics_are_finite_and_fixed_by_the_seed():
     rbm, splits, context = small_run()
     evaluator.check(RBM, rbm.model_sizes())
     m1 = evaluator.evaluate(rbm, splits, context(0))
-    assert set(m1) == {"test_mcc_tap", "test_mcc_ope", "test_mcc_nn", "test_mcc_const",
-                       "test_denoise_iterations", "test_tap_distinct"}
+    assert set(m1) == {
+        "test_mcc_tap",
+        "test_mcc_ope",
+        "test_mcc_nn",
+        "test_mcc_const",
+        "test_denoise_iterations",
+        "test_tap_distinct",
+    }
     assert all(np.isfinite(v) for v in m1.values())
-    assert m1 == evaluator.evaluate(rbm, splits, context(1))    # the noise is not the context's
+    assert m1 == evaluator.evaluate(rbm, splits, context(1))  # the noise is not the context's
     other = EVALUATORS.build(EVALUATORS.parse({"name": "denoising", "flip": 0.2, "seed": 4}))
     assert other.evaluate(rbm, splits, context(0)) != m1
     line = evaluator.headline(evaluate(rbm, splits, evaluator, context(0)), "test")
@@ -125,7 +136,9 @@ def test_constant_baseline_and_distinct_estimates_expose_an_estimate_that_ignore
     for flip, distinct in ((0.5, 1 / 20), (0.05, None)):
         evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "denoising", "flip": flip}))
         m = evaluator.evaluate(rbm, splits, context(0))
-        assert m["test_mcc_const"] == pytest.approx(mcc(np.broadcast_to(mean > 0.5, truth.shape), truth).mean())
+        assert m["test_mcc_const"] == pytest.approx(
+            mcc(np.broadcast_to(mean > 0.5, truth.shape), truth).mean()
+        )
         if distinct is not None:
             assert m["test_tap_distinct"] == distinct
         else:

@@ -5,6 +5,7 @@ give zero errors, and a 4-row, 3-unit case worked by hand. overlap: planted trai
 nearest-neighbour distances are known (samples copying train, copying test, far from both), in
 {0, 1} and ±1 units; the blocked nearest-neighbour search against scipy's cdist.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,7 +42,7 @@ def context(train=None, seed: int = 9) -> Context:
 def test_spectrum_is_numpy_svd_of_w_and_k_is_its_length():
     model = random_rbm(NUMPY, 12, 15, seed=1)
     expected = np.linalg.svd(model.W, compute_uv=False)
-    for k, n in ((10, 10), (3, 3)):        # default k, and a non-default one
+    for k, n in ((10, 10), (3, 3)):  # default k, and a non-default one
         evaluator = build({"name": "spectrum", **({"k": k} if k != 10 else {})})
         got = evaluator.evaluate(model, {}, context())
         assert list(got) == [f"sv_{i}" for i in range(1, n + 1)]
@@ -56,7 +57,7 @@ def test_spectrum_of_a_planted_w_and_fewer_values_than_k():
     s = np.array([5.0, 3.0, 2.0, 0.5])
     model = RBM(u @ np.diag(s) @ v.T, np.zeros(7), np.zeros(4))
     got = build({"name": "spectrum", "k": 6}).evaluate(model, {}, context())
-    assert list(got) == ["sv_1", "sv_2", "sv_3", "sv_4"]          # min(k, 7, 4) values
+    assert list(got) == ["sv_1", "sv_2", "sv_3", "sv_4"]  # min(k, 7, 4) values
     np.testing.assert_allclose(list(got.values()), s, rtol=1e-12)
     assert build({"name": "spectrum"}).headline(got, "test") == "largest singular value of W: 5.0000"
 
@@ -67,7 +68,7 @@ def test_spectrum_refusals_and_declarations():
     with pytest.raises(RbmlabError, match=r"^evaluator\.k: "):
         build({"name": "spectrum", "k": 0})
     assert metric_spec("sv_12").label == "singular value 12 of the weights"
-    assert metric_spec("spectrum.sv_2").name == "spectrum.sv_2"    # a later part of evaluator=combined
+    assert metric_spec("spectrum.sv_2").name == "spectrum.sv_2"  # a later part of evaluator=combined
 
 
 # ------------------------------------------------------------------------------------- moments
@@ -80,15 +81,20 @@ def test_moments_worked_by_hand():
     # Y: means (1/2, 1/2, 1/4); C12 = 1/2 − 1/4, C13 = 0 − 1/8,   C23 = 0 − 1/8
     a, b = np.array([-1 / 16, -1 / 8, 1 / 8]), np.array([1 / 4, -1 / 8, -1 / 8])
     got = compare(X, Y)
-    assert got["sample_mean"] == pytest.approx(5 / 12, rel=1e-15)       # Y: 5 of 12 units on
+    assert got["sample_mean"] == pytest.approx(5 / 12, rel=1e-15)  # Y: 5 of 12 units on
     assert got["mean_gap"] == pytest.approx(5 / 12 - 2 / 3, rel=1e-14)  # X: 8 of 12
     assert got["moment1_rmse"] == pytest.approx(0.25, abs=1e-15)
     assert got["moment2_rmse"] == pytest.approx(math.sqrt(((5 / 16) ** 2 + (1 / 4) ** 2) / 3), rel=1e-14)
-    a0 = a - a.mean()     # (−1/24, −5/48, 7/48); b has mean 0; a0·b = −1/64
+    a0 = a - a.mean()  # (−1/24, −5/48, 7/48); b has mean 0; a0·b = −1/64
     assert got["moment2_corr"] == pytest.approx(-(1 / 64) / math.sqrt(a0 @ a0 * (b @ b)), rel=1e-12)
-    assert compare(X, X) == {"sample_mean": pytest.approx(2 / 3, rel=1e-15), "mean_gap": 0.0, "moment1_rmse": 0.0,
-                             "moment2_rmse": 0.0, "moment2_corr": pytest.approx(1.0, rel=1e-14)}
-    assert compare(X, np.ones((4, 3)))["moment2_corr"] == 0.0     # constant C: no correlation to measure
+    assert compare(X, X) == {
+        "sample_mean": pytest.approx(2 / 3, rel=1e-15),
+        "mean_gap": 0.0,
+        "moment1_rmse": 0.0,
+        "moment2_rmse": 0.0,
+        "moment2_corr": pytest.approx(1.0, rel=1e-14),
+    }
+    assert compare(X, np.ones((4, 3)))["moment2_corr"] == 0.0  # constant C: no correlation to measure
 
 
 def test_moments_of_samples_equal_to_the_data_are_zero(monkeypatch):
@@ -96,7 +102,7 @@ def test_moments_of_samples_equal_to_the_data_are_zero(monkeypatch):
     asked = []
     monkeypatch.setattr(Moments, "samples", lambda self, model, n, rng: asked.append(n) or data[:n])
     got = build({"name": "moments"}).evaluate(random_rbm(NUMPY, 6, 3), {"test": Batch(data)}, context())
-    assert asked == [30]                                           # n_samples=0: the split's size
+    assert asked == [30]  # n_samples=0: the split's size
     assert got["test_moment1_rmse"] == 0.0 and got["test_moment2_rmse"] == pytest.approx(0.0, abs=1e-15)
     assert got["test_moment2_corr"] == pytest.approx(1.0, rel=1e-14)
 
@@ -111,7 +117,9 @@ def test_moments_draws_with_its_options():
     drawn = draw(model, sampler_for(evaluator.config.sampler, RBM, "moments"), 7, 3, 2, NUMPY.rng(3))
     assert drawn.shape == (7, 5)
     assert got == {f"valid_{k}": v for k, v in compare(data, drawn).items()}
-    assert got != build({"name": "moments", "n_samples": 7}).evaluate(model, {"valid": Batch(data)}, context(seed=3))
+    assert got != build({"name": "moments", "n_samples": 7}).evaluate(
+        model, {"valid": Batch(data)}, context(seed=3)
+    )
     with pytest.raises(RbmlabError, match="at least 2 visible units"):
         compare(X[:, :1], Y[:, :1])
 
@@ -122,46 +130,78 @@ def planted() -> tuple[np.ndarray, np.ndarray]:
     train–train distance 4, test–test 6, train–test 5."""
     train, test = np.zeros((4, 20)), np.zeros((4, 20))
     for k in range(4):
-        train[k, 2 * k:2 * k + 2] = 1
-        test[k, 8 + 3 * k:11 + 3 * k] = 1
+        train[k, 2 * k : 2 * k + 2] = 1
+        test[k, 8 + 3 * k : 11 + 3 * k] = 1
     return train, test
 
 
 @pytest.mark.parametrize("spins", [False, True])
-@pytest.mark.parametrize("case, expected", [
-    # copies of train: AA_train = ½(1(0 > 4) + 1(0 > 4)) = 0; AA_test = ½(1(5 > 6) + 1(5 > 4)) = ½
-    ("train", {"train_aa": 0.0, "test_aa": 0.5, "test_privacy_loss": 0.5, "train_nn_distance": 0.0,
-               "test_nn_distance": 5.0, "test_data_nn_distance": 5.0}),
-    # copies of test: AA_train = ½(1(5 > 4) + 1(5 > 6)) = ½; AA_test = 0
-    ("test", {"train_aa": 0.5, "test_aa": 0.0, "test_privacy_loss": -0.5, "train_nn_distance": 5.0,
-              "test_nn_distance": 0.0, "test_data_nn_distance": 5.0}),
-    # 4 copies of the all-ones row: 18 from train rows, 17 from test rows, 0 from each other
-    ("far", {"train_aa": 1.0, "test_aa": 1.0, "test_privacy_loss": 0.0, "train_nn_distance": 18.0,
-             "test_nn_distance": 17.0, "test_data_nn_distance": 5.0}),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        # copies of train: AA_train = ½(1(0 > 4) + 1(0 > 4)) = 0; AA_test = ½(1(5 > 6) + 1(5 > 4)) = ½
+        (
+            "train",
+            {
+                "train_aa": 0.0,
+                "test_aa": 0.5,
+                "test_privacy_loss": 0.5,
+                "train_nn_distance": 0.0,
+                "test_nn_distance": 5.0,
+                "test_data_nn_distance": 5.0,
+            },
+        ),
+        # copies of test: AA_train = ½(1(5 > 4) + 1(5 > 6)) = ½; AA_test = 0
+        (
+            "test",
+            {
+                "train_aa": 0.5,
+                "test_aa": 0.0,
+                "test_privacy_loss": -0.5,
+                "train_nn_distance": 5.0,
+                "test_nn_distance": 0.0,
+                "test_data_nn_distance": 5.0,
+            },
+        ),
+        # 4 copies of the all-ones row: 18 from train rows, 17 from test rows, 0 from each other
+        (
+            "far",
+            {
+                "train_aa": 1.0,
+                "test_aa": 1.0,
+                "test_privacy_loss": 0.0,
+                "train_nn_distance": 18.0,
+                "test_nn_distance": 17.0,
+                "test_data_nn_distance": 5.0,
+            },
+        ),
+    ],
+)
 def test_overlap_of_planted_samples(monkeypatch, case, expected, spins):
     train, test = planted()
     samples = {"train": train, "test": test, "far": np.ones((4, 20))}[case]
-    code = (lambda a: 2 * a - 1) if spins else (lambda a: a)       # ±1 units: the same Hamming distances
+    code = (lambda a: 2 * a - 1) if spins else (lambda a: a)  # ±1 units: the same Hamming distances
     asked = []
     monkeypatch.setattr(Overlap, "samples", lambda self, model, n, rng: asked.append(n) or code(samples)[:n])
     model = RBM(np.zeros((20, 2)), np.zeros(20), np.zeros(2), visible="spin" if spins else "bernoulli")
     got = build({"name": "overlap"}).evaluate(model, {"test": Batch(code(test))}, context(Batch(code(train))))
-    assert asked == [4]                            # n_samples=1000, capped at the smallest set
+    assert asked == [4]  # n_samples=1000, capped at the smallest set
     assert got == expected
 
 
 def test_overlap_n_samples_takes_the_first_rows(monkeypatch):
     train, test = planted()
-    extra = np.vstack([test, np.ones((3, 20))])     # 7 test rows; the first 2 of each set are compared
+    extra = np.vstack([test, np.ones((3, 20))])  # 7 test rows; the first 2 of each set are compared
     asked = []
     monkeypatch.setattr(Overlap, "samples", lambda self, model, n, rng: asked.append(n) or train[:n])
-    got = build({"name": "overlap", "n_samples": 2}).evaluate(RBM(np.zeros((20, 2)), np.zeros(20), np.zeros(2)),
-                                                              {"test": Batch(extra)}, context(Batch(train)))
+    got = build({"name": "overlap", "n_samples": 2}).evaluate(
+        RBM(np.zeros((20, 2)), np.zeros(20), np.zeros(2)), {"test": Batch(extra)}, context(Batch(train))
+    )
     assert asked == [2] and got["train_aa"] == 0.0 and got["test_aa"] == 0.5
     with pytest.raises(RbmlabError, match="^evaluator=overlap: needs the training set$"):
-        build({"name": "overlap"}).evaluate(RBM(np.zeros((20, 2)), np.zeros(20), np.zeros(2)),
-                                            {"test": Batch(test)}, context())
+        build({"name": "overlap"}).evaluate(
+            RBM(np.zeros((20, 2)), np.zeros(20), np.zeros(2)), {"test": Batch(test)}, context()
+        )
 
 
 def test_overlap_draws_with_its_options():
@@ -194,8 +234,9 @@ def test_every_backend_gives_the_host_answers(backend):
     where a GPU is present) equal numpy's and scipy's."""
     model = random_rbm(backend, 9, 6, seed=7)
     got = build({"name": "spectrum", "k": 6}).evaluate(model, {}, context())
-    np.testing.assert_allclose(list(got.values()), np.linalg.svd(backend.to_numpy(model.W), compute_uv=False),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        list(got.values()), np.linalg.svd(backend.to_numpy(model.W), compute_uv=False), rtol=1e-10
+    )
     x, y = ((np.random.default_rng(s).random((13, 9)) < 0.5).astype(np.float64) for s in (1, 2))
     assert compare(backend.asarray(x), backend.asarray(y)) == pytest.approx(compare(x, y), rel=1e-12)
     to_y, to_x = nearest(backend.asarray(x), backend.asarray(y), block=4)

@@ -2,6 +2,7 @@
 generates, a dataset's values as read from its arrays, each task's constraints and outputs, and
 every committed experiment's smoke jobs passing the check (the refusals are in
 tests/test_bad_input_domain.py)."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ def test_a_discrete_unit_takes_exactly_its_declared_values(name):
     unit, backend = UNIT_TYPES[name], get_backend("numpy", "float64")
     declared = unit.value_set()
     draws = unit.sample_(np.linspace(-3, 3, 20_000), backend.rng(0))
-    assert declared == ValueSet.of_points(*np.unique(draws))      # both values drawn, nothing else
+    assert declared == ValueSet.of_points(*np.unique(draws))  # both values drawn, nothing else
     assert declared.contains(observed(unit.states(np, 4, 0, 16, np.float64)))
     assert declared.contains(observed(unit.uniform_states(backend.rng(1), (50, 3), np.float64)))
     assert not declared.contains(observed(0.5 * (np.array(unit.values))))
@@ -52,7 +53,7 @@ def test_a_real_prior_puts_its_mass_inside_its_declared_values_and_reaches_their
 
 def test_the_gauss_bernoulli_spike_outside_its_slab_is_kept_apart():
     gb = prior("gauss_bernoulli")
-    assert gb.value_set() == ValueSet.between(0.0, 1.0)    # the spike 0 lies in the slab [0, 1]
+    assert gb.value_set() == ValueSet.between(0.0, 1.0)  # the spike 0 lies in the slab [0, 1]
     assert str(ValueSet.of_points(0.0) | ValueSet.between(0.2, 1.0)) == "{0} ∪ [0.2,1]"
 
 
@@ -60,13 +61,15 @@ def test_every_family_declares_its_visible_units():
     assert set(VISIBLE_UNITS) == set(MODELS.names())
     for family, decl in VISIBLE_UNITS.items():
         family_class = MODELS.get(family)
-        if decl.key is not None:   # every choice of the config key names a unit type or prior
+        if decl.key is not None:  # every choice of the config key names a unit type or prior
             field = family_class.config_class.__dataclass_fields__[decl.key]
             assert set(decl.names) == set(field.metadata["choices"]), family
-            assert decl.key in family_class.CONFIG_SETTINGS, family   # what a saved model holds
+            assert decl.key in family_class.CONFIG_SETTINGS, family  # what a saved model holds
         assert all(n in PRIOR_NAMES or n in CATEGORICAL_TYPES for n in decl.names.values())
-        assert all(n not in CATEGORICAL_TYPES or decl.states_key in family_class.CONFIG_SETTINGS
-                   for n in decl.names.values()), family   # q is saved with the model
+        assert all(
+            n not in CATEGORICAL_TYPES or decl.states_key in family_class.CONFIG_SETTINGS
+            for n in decl.names.values()
+        ), family  # q is saved with the model
 
 
 # ---------------------------------------------------------------- value sets and data
@@ -80,15 +83,19 @@ def test_value_sets_compare_exactly():
     assert not unit_interval.contains(ValueSet(interval=(-0.5, 0.5), observed=True))
     assert ValueSet.between(-math.inf, math.inf).contains(spins)
     assert binary.map(-1.0, 1.0) == binary and spins.map(-1.0, 1.0) == ValueSet.of_points(0, 2)
-    assert (str(binary), str(spins), str(unit_interval), str(grey)) == \
-        ("{0,1}", "{-1,+1}", "[0,1]", "values in [0,0.996]")
+    assert (str(binary), str(spins), str(unit_interval), str(grey)) == (
+        "{0,1}",
+        "{-1,+1}",
+        "[0,1]",
+        "values in [0,0.996]",
+    )
 
 
 def test_observed_values_are_exact_even_for_one_rare_value():
     x = np.zeros((3000, 50), np.float32)
     x[::7, 3] = 1
     assert observed(x) == ValueSet.of_points(0, 1)
-    x[-1, -1] = 2                                   # one value in 150,000, at the very end
+    x[-1, -1] = 2  # one value in 150,000, at the very end
     assert observed(x) == ValueSet.of_points(0, 1, 2)
     many = np.arange(MAX_POINTS + 1, dtype=np.float32)
     assert observed(many[:-1]) == ValueSet.of_points(*many[:-1])
@@ -98,9 +105,16 @@ def test_observed_values_are_exact_even_for_one_rare_value():
     assert not ValueSet.between(0, 1).contains(observed(np.array([0.0, np.nan])))
 
 
-@pytest.mark.parametrize("name,options,values", [
-    ("bars_stripes", {}, "{0,1}"), ("shifting_bar", {}, "{0,1}"), ("deconvolution", {}, "{0,1}"),
-    ("ising_samples", {}, "{0,1}"), ("ising_samples", {"spins": "pm1"}, "{-1,+1}")])
+@pytest.mark.parametrize(
+    "name,options,values",
+    [
+        ("bars_stripes", {}, "{0,1}"),
+        ("shifting_bar", {}, "{0,1}"),
+        ("deconvolution", {}, "{0,1}"),
+        ("ising_samples", {}, "{0,1}"),
+        ("ising_samples", {"spins": "pm1"}, "{-1,+1}"),
+    ],
+)
 def test_a_synthetic_dataset_holds_the_values_it_says(name, options, values):
     data = load_dataset(name, **options)
     assert str(data.values) == values
@@ -118,7 +132,7 @@ def test_the_smallest_flip_rate_flips_one_pixel_per_image():
     assert batch.mask.sum(axis=1).tolist() == [1] * data.test.shape[0]
     assert np.array_equal(batch.inputs[batch.mask], 1 - data.test[batch.mask])
     with pytest.raises(RbmlabError, match=r"^task\.rate: 0\.05 of the 9 pixels"):
-        TASKS.build(TASKS.parse({"name": "flip", "rate": 0.05})).batch(data, "test")   # 0.45 → 0
+        TASKS.build(TASKS.parse({"name": "flip", "rate": 0.05})).batch(data, "test")  # 0.45 → 0
 
 
 def test_task_outputs():
@@ -128,8 +142,9 @@ def test_task_outputs():
     occlude = TASKS.build(TASKS.parse({"name": "occlude", "value": 1.0}))
     assert occlude.outputs(binary) == binary
     assert occlude.outputs(spins) == spins
-    assert TASKS.build(TASKS.parse({"name": "occlude", "value": 0.5})).outputs(binary) == \
-        ValueSet.of_points(0, 0.5, 1)
+    assert TASKS.build(TASKS.parse({"name": "occlude", "value": 0.5})).outputs(binary) == ValueSet.of_points(
+        0, 0.5, 1
+    )
 
 
 # ---------------------------------------------------------------- what the check accepts
@@ -137,25 +152,44 @@ def _config(*overrides):
     return validated_run_config(list(overrides))
 
 
-@pytest.mark.parametrize("overrides", [
-    ("dataset=ising_samples", "dataset.spins=pm1", "model=ising", "model.spins=pm1"),
-    ("dataset=ising_samples", "dataset.spins=pm1", "model.visible_units=spin"),
-    ("dataset=ising_samples", "dataset.spins=pm1", "model=grbm", "model.visible_prior=spin"),
-    ("dataset=bars_stripes", "model=grbm", "model.visible_prior=truncated_gaussian"),
-    ("dataset=bars_stripes", "model=grbm", "model.visible_prior=gauss_bernoulli"),
-    ("dataset=bars_stripes", "model=dbm"),
-    ("dataset=bars_stripes", "model=crbm", "task=flip", "task.rate=0.12"),
-    ("dataset=bars_stripes", "model=crbm", "task=occlude", "task.size=2", "task.value=1"),
-    ("dataset=ising_samples", "dataset.spins=pm1", "model.visible_units=spin", "task=occlude",
-     "task.size=2", "task.value=-1"),
-], ids=lambda o: " ".join(o))
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ("dataset=ising_samples", "dataset.spins=pm1", "model=ising", "model.spins=pm1"),
+        ("dataset=ising_samples", "dataset.spins=pm1", "model.visible_units=spin"),
+        ("dataset=ising_samples", "dataset.spins=pm1", "model=grbm", "model.visible_prior=spin"),
+        ("dataset=bars_stripes", "model=grbm", "model.visible_prior=truncated_gaussian"),
+        ("dataset=bars_stripes", "model=grbm", "model.visible_prior=gauss_bernoulli"),
+        ("dataset=bars_stripes", "model=dbm"),
+        ("dataset=bars_stripes", "model=crbm", "task=flip", "task.rate=0.12"),
+        ("dataset=bars_stripes", "model=crbm", "task=occlude", "task.size=2", "task.value=1"),
+        (
+            "dataset=ising_samples",
+            "dataset.spins=pm1",
+            "model.visible_units=spin",
+            "task=occlude",
+            "task.size=2",
+            "task.value=-1",
+        ),
+    ],
+    ids=lambda o: " ".join(o),
+)
 def test_matching_data_and_units_pass(overrides):
     cfg = _config(*overrides)
     check_run(cfg, load_dataset(**cfg.dataset).facts())
 
 
-DOMAIN_KEYS = ("dataset", "model=", "model.visible_units", "model.visible_prior", "model.spins",
-               "task", "evaluator=", "evaluator.splits", "scale")
+DOMAIN_KEYS = (
+    "dataset",
+    "model=",
+    "model.visible_units",
+    "model.visible_prior",
+    "model.spins",
+    "task",
+    "evaluator=",
+    "evaluator.splits",
+    "scale",
+)
 
 
 def _smoke_jobs(names):

@@ -1,6 +1,7 @@
 """``rbmlab evaluate`` without a dataset (issue 34, item 4): the evaluators that need no data give
 log Z and say so; those that score data are refused in one line naming the ones that work; with a
 dataset, it scores it as before."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ RBM_16 = RBM(0.3 * RNG.standard_normal((N, 4)), 0.2 * RNG.standard_normal(N), 0.
 
 
 def enumerate_states(n: int) -> np.ndarray:
-    return ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    return ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
 
 
 def logsumexp(a: np.ndarray) -> float:
@@ -54,9 +55,22 @@ def test_the_acceptance_exact_log_z_of_a_16_variable_ising_checkpoint_with_no_da
     """`rbmlab evaluate checkpoint=<16-variable Ising.npz> evaluator=exact out=F.json`: log Z
     equal to the enumeration of its 2^16 states, printed and written."""
     save_checkpoint(tmp_path / "ising16.npz", ISING)
-    proc = subprocess.run([sys.executable, "-m", "rbmlab", "evaluate", "checkpoint=ising16.npz",
-                           "evaluator=exact", "out=F.json"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rbmlab",
+            "evaluate",
+            "checkpoint=ising16.npz",
+            "evaluator=exact",
+            "out=F.json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     printed, written = json.loads(proc.stdout), json.loads((tmp_path / "F.json").read_text())
     assert printed == written
@@ -73,22 +87,47 @@ def test_ais_and_tap_give_log_z_of_an_rbm_with_no_dataset(tmp_path, monkeypatch,
     exact = rbm_log_z(RBM_16.W, RBM_16.b_v, RBM_16.b_h)
     got = evaluate_json(tmp_path, monkeypatch, capsys, "checkpoint=rbm.npz", "evaluator=exact")
     assert got["log_z"] == pytest.approx(exact, rel=1e-6)
-    ais = evaluate_json(tmp_path, monkeypatch, capsys, "checkpoint=rbm.npz", "evaluator=ais",
-                        "evaluator.schedule=linear", "evaluator.n_temperatures=2000", "evaluator.progress=false")
+    ais = evaluate_json(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        "checkpoint=rbm.npz",
+        "evaluator=ais",
+        "evaluator.schedule=linear",
+        "evaluator.n_temperatures=2000",
+        "evaluator.progress=false",
+    )
     assert ais["log_z_lower"] <= exact <= ais["log_z_upper"] and abs(ais["log_z"] - exact) < 0.05
-    assert ais["note"] == "no dataset: log Z only, AIS from the uniform base model (no data for its base rates)"
-    tap = evaluate_json(tmp_path, monkeypatch, capsys, "checkpoint=rbm.npz", "evaluator=tap",
-                        "evaluator.n_init=50", "evaluator.progress=false")
+    assert (
+        ais["note"] == "no dataset: log Z only, AIS from the uniform base model (no data for its base rates)"
+    )
+    tap = evaluate_json(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        "checkpoint=rbm.npz",
+        "evaluator=tap",
+        "evaluator.n_init=50",
+        "evaluator.progress=false",
+    )
     assert abs(tap["log_z"] - exact) < 0.05 and tap["dataset"] is None
     assert tap["note"].startswith("no dataset: log Z only, TAP")
 
 
 def test_with_a_dataset_it_scores_the_data_as_before(tmp_path, monkeypatch, capsys):
     save_checkpoint(tmp_path / "ising16.npz", ISING)
-    got = evaluate_json(tmp_path, monkeypatch, capsys, "checkpoint=ising16.npz", "evaluator=exact",
-                        "dataset=bars_stripes", "dataset.size=4")
+    got = evaluate_json(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        "checkpoint=ising16.npz",
+        "evaluator=exact",
+        "dataset=bars_stripes",
+        "dataset.size=4",
+    )
     assert got["dataset"] == "bars_stripes" and got["split"] == "test" and "note" not in got
     from rbmlab.data import load_dataset  # noqa: PLC0415
+
     x = load_dataset("bars_stripes", size=4).test.astype(np.float64)
     log_z = ising_log_z(ISING.J, ISING.h)
     expected = (0.5 * ((x @ ISING.J) * x).sum(1) + x @ ISING.h).mean() - log_z
@@ -102,22 +141,49 @@ def with_checkpoints(root) -> None:
 
 
 CASES = [
-    Case("pl-needs-data", ["evaluate", "checkpoint=rbm.npz", "evaluator=pl"],
-         "dataset: missing; evaluator=pl scores data (dataset=NAME, or dataset=file dataset.path=FILE); "
-         "with no dataset, log Z by evaluator=exact | ais | tap", with_checkpoints),
-    Case("reconstruction-needs-data", ["evaluate", "checkpoint=rbm.npz", "evaluator=reconstruction"],
-         "evaluator=reconstruction scores data", with_checkpoints),
-    Case("ising-pl-names-its-own", ["evaluate", "checkpoint=ising16.npz", "evaluator=pl"],
-         "log Z by evaluator=exact | pmap_log_z", with_checkpoints),
-    Case("reverse-ais-needs-data", ["evaluate", "checkpoint=rbm.npz", "evaluator=ais", "evaluator.reverse=true"],
-         "evaluator.reverse: reverse AIS starts its chains from data", with_checkpoints),
-    Case("tap-all-starts-needs-data", ["evaluate", "checkpoint=rbm.npz", "evaluator=tap", "evaluator.n_init=0",
-                                       "evaluator.progress=false"],
-         "evaluator.n_init: 0 starts TAP from every training example", with_checkpoints),
-    Case("task-needs-data", ["evaluate", "checkpoint=rbm.npz", "evaluator=exact", "task=flip"],
-         "task: flip corrupts data", with_checkpoints),
-    Case("dataset-option-without-dataset", ["evaluate", "checkpoint=rbm.npz", "evaluator=exact",
-                                            "dataset.path=x.npy"], "dataset.path", with_checkpoints),
+    Case(
+        "pl-needs-data",
+        ["evaluate", "checkpoint=rbm.npz", "evaluator=pl"],
+        "dataset: missing; evaluator=pl scores data (dataset=NAME, or dataset=file dataset.path=FILE); "
+        "with no dataset, log Z by evaluator=exact | ais | tap",
+        with_checkpoints,
+    ),
+    Case(
+        "reconstruction-needs-data",
+        ["evaluate", "checkpoint=rbm.npz", "evaluator=reconstruction"],
+        "evaluator=reconstruction scores data",
+        with_checkpoints,
+    ),
+    Case(
+        "ising-pl-names-its-own",
+        ["evaluate", "checkpoint=ising16.npz", "evaluator=pl"],
+        "log Z by evaluator=exact | pmap_log_z",
+        with_checkpoints,
+    ),
+    Case(
+        "reverse-ais-needs-data",
+        ["evaluate", "checkpoint=rbm.npz", "evaluator=ais", "evaluator.reverse=true"],
+        "evaluator.reverse: reverse AIS starts its chains from data",
+        with_checkpoints,
+    ),
+    Case(
+        "tap-all-starts-needs-data",
+        ["evaluate", "checkpoint=rbm.npz", "evaluator=tap", "evaluator.n_init=0", "evaluator.progress=false"],
+        "evaluator.n_init: 0 starts TAP from every training example",
+        with_checkpoints,
+    ),
+    Case(
+        "task-needs-data",
+        ["evaluate", "checkpoint=rbm.npz", "evaluator=exact", "task=flip"],
+        "task: flip corrupts data",
+        with_checkpoints,
+    ),
+    Case(
+        "dataset-option-without-dataset",
+        ["evaluate", "checkpoint=rbm.npz", "evaluator=exact", "dataset.path=x.npy"],
+        "dataset.path",
+        with_checkpoints,
+    ),
 ]
 
 
@@ -129,9 +195,23 @@ def test_without_a_dataset_a_bad_request_gives_one_error_line(case, tmp_path, mo
 def test_a_split_with_no_dataset_is_refused_in_one_line(tmp_path):
     """split= names part of a dataset: with none named it is an error, not silently ignored."""
     save_checkpoint(tmp_path / "ising16.npz", ISING)
-    proc = subprocess.run([sys.executable, "-m", "rbmlab", "evaluate", "checkpoint=ising16.npz",
-                           "evaluator=exact", "split=valid"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rbmlab",
+            "evaluate",
+            "checkpoint=ising16.npz",
+            "evaluator=exact",
+            "split=valid",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "rbmlab: error: split: valid of what? no dataset is named; log Z needs none (score a split with dataset=NAME)"]
+        "rbmlab: error: split: valid of what? no dataset is named; log Z needs none (score a split with dataset=NAME)"
+    ]

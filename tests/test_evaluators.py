@@ -1,4 +1,5 @@
 """Evaluators against exact answers on small models (numpy; cupy too when a GPU is visible)."""
+
 from __future__ import annotations
 
 import itertools
@@ -14,12 +15,17 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
 from rbmlab.evaluators.reconstruction import reconstruction_error
-from rbmlab.models import rbm as rbm_exact   # exact enumeration of an RBM lives with the family
+from rbmlab.models import rbm as rbm_exact  # exact enumeration of an RBM lives with the family
 from rbmlab.models.rbm import RBM, free_energy
 from rbmlab.units import Bernoulli
 
-BACKENDS = ["numpy", pytest.param("cupy", marks=[
-    pytest.mark.gpu, pytest.mark.skipif(not cupy_available(), reason="needs cupy and a GPU")])]
+BACKENDS = [
+    "numpy",
+    pytest.param(
+        "cupy",
+        marks=[pytest.mark.gpu, pytest.mark.skipif(not cupy_available(), reason="needs cupy and a GPU")],
+    ),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -30,8 +36,11 @@ def backend_name(request):
 def make_rbm(backend, m, n, seed, w_std=1.0, b_std=1.0):
     """A random RBM whose parameters are drawn in float64 numpy, then moved to ``backend``."""
     g = np.random.default_rng(seed)
-    W, b_v, b_h = (w_std * g.standard_normal((m, n)), b_std * g.standard_normal(m),
-                   b_std * g.standard_normal(n))
+    W, b_v, b_h = (
+        w_std * g.standard_normal((m, n)),
+        b_std * g.standard_normal(m),
+        b_std * g.standard_normal(n),
+    )
     return RBM(backend.asarray(W), backend.asarray(b_v), backend.asarray(b_h))
 
 
@@ -64,8 +73,7 @@ def test_binary_states(backend_name):
     s = be.to_numpy(Bernoulli.states(be.xp, 5, 3, 11, be.dtype))
     expected = np.array([[(i >> j) & 1 for j in range(5)] for i in range(3, 11)], dtype=float)
     np.testing.assert_array_equal(s, expected)
-    np.testing.assert_array_equal(be.to_numpy(Bernoulli.states(be.xp, 4, 0, 16, be.dtype)),
-                                  all_states(4))
+    np.testing.assert_array_equal(be.to_numpy(Bernoulli.states(be.xp, 4, 0, 16, be.dtype)), all_states(4))
 
 
 @pytest.mark.parametrize("m,n", [(12, 12), (5, 9), (9, 5), (1, 7), (12, 3)])
@@ -76,7 +84,7 @@ def test_log_partition_matches_brute_force(backend_name, m, n):
     got = rbm_exact.log_partition(rbm)
     assert isinstance(got, float)
     assert got == pytest.approx(ref, rel=1e-6)
-    assert exact.log_partition(rbm) == got   # the evaluator's generic entry point: the family's
+    assert exact.log_partition(rbm) == got  # the evaluator's generic entry point: the family's
     for chunk in (1, 3, 7):  # tiny chunks, including ones that do not divide 2^n
         if min(m, n) <= 9:
             assert rbm_exact.log_partition(rbm, chunk_size=chunk) == pytest.approx(got, rel=1e-12)
@@ -109,9 +117,12 @@ def test_log_likelihood_normalised(backend_name, dtype):
         assert ll.dtype == be.xp.float64
         assert float(be.xp.exp(ll).sum()) == pytest.approx(1.0, abs=1e-6)
         log_z = rbm_exact.log_partition(rbm)
-        np.testing.assert_allclose(be.to_numpy(rbm_exact.log_likelihood(rbm, be.asarray(all_states(m)),
-                                                                        log_z=log_z)),
-                                   be.to_numpy(ll), rtol=0, atol=1e-10)
+        np.testing.assert_allclose(
+            be.to_numpy(rbm_exact.log_likelihood(rbm, be.asarray(all_states(m)), log_z=log_z)),
+            be.to_numpy(ll),
+            rtol=0,
+            atol=1e-10,
+        )
 
 
 @pytest.mark.parametrize("m,n", [(6, 4), (4, 6)])
@@ -136,8 +147,9 @@ def test_temperature_schedules():
     b = ais.temperature_schedule("salakhutdinov")
     assert b.dtype == np.float64 and b.shape == (14_501,)
     assert b[0] == 0.0 and b[-1] == 1.0 and np.all(np.diff(b) > 0)
-    np.testing.assert_allclose(np.diff(b)[[0, 499, 500, 4499, 4500, -1]],
-                               [1e-3, 1e-3, 1e-4, 1e-4, 1e-5, 1e-5], rtol=1e-6)
+    np.testing.assert_allclose(
+        np.diff(b)[[0, 499, 500, 4499, 4500, -1]], [1e-3, 1e-3, 1e-4, 1e-4, 1e-5, 1e-5], rtol=1e-6
+    )
     lin = ais.temperature_schedule("linear", 10)
     np.testing.assert_allclose(lin, np.arange(11) / 10)
     for bad in [("linear", None), ("linear", 0), ("nope", 3), ("salakhutdinov", 5)]:
@@ -163,8 +175,9 @@ def test_forward_ais(backend_name, dtype):
     be = get_backend(backend_name, dtype)
     rbm, base = _ais_problem(be)
     log_z = exact.log_partition(rbm)
-    res = ais.ais_log_partition(rbm, be.rng(7), base_bias=base,
-                                betas=ais.temperature_schedule("linear", 2000), n_chains=200)
+    res = ais.ais_log_partition(
+        rbm, be.rng(7), base_bias=base, betas=ais.temperature_schedule("linear", 2000), n_chains=200
+    )
     assert res.direction == "forward" and res.n_chains == 200 and res.n_temperatures == 2001
     assert isinstance(res.log_w, np.ndarray) and res.log_w.dtype == np.float64
     assert res.log_w.shape == (200,)
@@ -181,9 +194,9 @@ def test_reverse_ais(backend_name, dtype):
     rbm, base = _ais_problem(be)
     log_z = exact.log_partition(rbm)
     init_v = ais.target_samples(rbm, be.rng(8), 200)
-    res = ais.reverse_ais_log_partition(rbm, be.rng(9), base_bias=base,
-                                        betas=ais.temperature_schedule("linear", 2000),
-                                        init_v=init_v)
+    res = ais.reverse_ais_log_partition(
+        rbm, be.rng(9), base_bias=base, betas=ais.temperature_schedule("linear", 2000), init_v=init_v
+    )
     assert res.direction == "reverse" and res.n_chains == 200
     assert abs(res.log_z - log_z) < 0.1
     assert res.log_z_lower <= log_z <= res.log_z_upper
@@ -197,8 +210,9 @@ def test_ais_exact_when_target_is_base():
     rbm = RBM(be.xp.zeros((6, 3)), base.copy(), be.xp.zeros(3))
     betas = ais.temperature_schedule("linear", 50)
     fwd = ais.ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas, n_chains=10)
-    rev = ais.reverse_ais_log_partition(rbm, be.rng(0), base_bias=base, betas=betas,
-                                        init_v=rbm_exact.sample_exact(rbm, be.rng(1), 10))
+    rev = ais.reverse_ais_log_partition(
+        rbm, be.rng(0), base_bias=base, betas=betas, init_v=rbm_exact.sample_exact(rbm, be.rng(1), 10)
+    )
     for res in (fwd, rev):
         np.testing.assert_allclose(res.log_w, 0.0, atol=1e-12)
         assert res.log_z == pytest.approx(exact.log_partition(rbm), abs=1e-10)
@@ -211,8 +225,8 @@ def test_ais_single_step_is_importance_sampling():
     res = ais.ais_log_partition(rbm, be.rng(3), base_bias=base, betas=[0.0, 1.0], n_chains=5)
     g = be.rng(3)  # replay the same base samples
     v0 = (uniform(g, (5, 10), np.float64) < 1 / (1 + np.exp(-base))).astype(float)
-    log_fb = -free_energy(rbm, v0)                  # log f_1(v)
-    log_fa = v0 @ base + 8 * math.log(2)            # log f_0(v)
+    log_fb = -free_energy(rbm, v0)  # log f_1(v)
+    log_fa = v0 @ base + 8 * math.log(2)  # log f_0(v)
     np.testing.assert_allclose(res.log_w, log_fb - log_fa, rtol=1e-10)
 
 
@@ -279,8 +293,9 @@ def test_pseudo_likelihood_stochastic(backend_name):
     full = pseudo_log_likelihood(rbm, v, rng=be.rng(0), n_units=8, chunk_size=2)
     np.testing.assert_allclose(be.to_numpy(full), exact_pl, rtol=1e-12)
     reps = 4000
-    draws = be.to_numpy(pseudo_log_likelihood(rbm, be.xp.tile(v, (reps, 1)), rng=be.rng(1),
-                                              n_units=2, chunk_size=1000)).reshape(reps, 3)
+    draws = be.to_numpy(
+        pseudo_log_likelihood(rbm, be.xp.tile(v, (reps, 1)), rng=be.rng(1), n_units=2, chunk_size=1000)
+    ).reshape(reps, 3)
     se = draws.std(0) / math.sqrt(reps)
     assert np.all(np.abs(draws.mean(0) - exact_pl) < 5 * se + 1e-9)
     assert np.all(draws.std(0) > 0)
@@ -309,8 +324,9 @@ def test_reconstruction_error(backend_name):
     assert got.shape == (3,)
     np.testing.assert_allclose(be.to_numpy(got), expected, rtol=1e-12)
     rbm32 = rbm.astype("float32")
-    np.testing.assert_allclose(be.to_numpy(reconstruction_error(rbm32, be.asarray(v, "float32"))),
-                               expected, rtol=1e-5)
+    np.testing.assert_allclose(
+        be.to_numpy(reconstruction_error(rbm32, be.asarray(v, "float32"))), expected, rtol=1e-5
+    )
 
 
 def test_ais_progress_bar(capsys):
@@ -319,14 +335,20 @@ def test_ais_progress_bar(capsys):
     be = get_backend("numpy", "float32")
     rbm, base = _ais_problem(be)
     capsys.readouterr()
-    res = ais.ais_log_partition(rbm, be.rng(0), base_bias=base,
-                                betas=ais.temperature_schedule("linear", 20), n_chains=4,
-                                progress=True)
+    res = ais.ais_log_partition(
+        rbm,
+        be.rng(0),
+        base_bias=base,
+        betas=ais.temperature_schedule("linear", 20),
+        n_chains=4,
+        progress=True,
+    )
     out, err = capsys.readouterr()
     assert np.isfinite(res.log_z)
     assert out == "" and "AIS:" in err and "/20 " in err, err
-    quiet = ais.ais_log_partition(rbm, be.rng(0), base_bias=base,
-                                  betas=ais.temperature_schedule("linear", 20), n_chains=4)
+    quiet = ais.ais_log_partition(
+        rbm, be.rng(0), base_bias=base, betas=ais.temperature_schedule("linear", 20), n_chains=4
+    )
     assert capsys.readouterr() == ("", "")
     assert quiet.log_z == res.log_z
 
@@ -337,19 +359,22 @@ def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkey
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
     from rbmlab.run.evaluation import evaluate
+
     be = get_backend("numpy", "float64")
     rng = np.random.default_rng(3)
     rbm = RBM(0.1 * rng.standard_normal((24, 22)), np.zeros(24), np.zeros(22))  # > 20 units: Gibbs
     train, test = ((rng.random((n, 24)) < 0.5).astype(float) for n in (30, 10))
     seen = []
     real = ais.target_samples
-    monkeypatch.setattr(ais, "target_samples",
-                        lambda rbm, rng, n, data=None, **kw: seen.append(data) or real(
-                            rbm, rng, n, data=data, burn_in=2))
-    cfg = ais.AISConfig(n_chains=4, schedule="linear", n_temperatures=10, reverse=True,
-                        progress=False)
-    context = Context(rng=be.rng(0), final=True, progress=False, train=Batch(train),
-                      data_mean=train.mean(axis=0))
+    monkeypatch.setattr(
+        ais,
+        "target_samples",
+        lambda rbm, rng, n, data=None, **kw: seen.append(data) or real(rbm, rng, n, data=data, burn_in=2),
+    )
+    cfg = ais.AISConfig(n_chains=4, schedule="linear", n_temperatures=10, reverse=True, progress=False)
+    context = Context(
+        rng=be.rng(0), final=True, progress=False, train=Batch(train), data_mean=train.mean(axis=0)
+    )
     metrics = evaluate(rbm, {"test": Batch(test)}, EVALUATORS.build(cfg), context)
     assert len(seen) == 1 and seen[0] is train and np.isfinite(metrics["reverse_log_z"])
 
@@ -357,8 +382,9 @@ def test_reverse_ais_chains_of_a_large_model_start_from_the_training_data(monkey
 def test_ais_refuses_more_chains_than_memory_allows():
     """The chains' working memory is checked before any allocation, naming evaluator.n_chains."""
     from rbmlab.evaluators import EVALUATORS
+
     mnist = {"n_visible": 784, "n_hidden": 500}
-    EVALUATORS.build(ais.AISConfig(n_chains=100_000)).check(RBM, mnist)   # ~3.6 GiB: fine
+    EVALUATORS.build(ais.AISConfig(n_chains=100_000)).check(RBM, mnist)  # ~3.6 GiB: fine
     with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: 1000000 chains .* GiB"):
         EVALUATORS.build(ais.AISConfig(n_chains=10**6)).check(RBM, mnist)
     with pytest.raises(RbmlabError, match=r"evaluator\.n_chains: must be <= 1000000 \(chains"):
@@ -372,9 +398,15 @@ def test_checkpoint_reader_takes_every_array_numpy_writes(tmp_path):
     import zipfile
 
     from rbmlab.run.checkpoint import load_checkpoint
+
     W = np.asfortranarray(np.random.default_rng(0).standard_normal((9, 4)))
-    np.savez_compressed(tmp_path / "c.npz", W=W.astype(">f8"), b_v=np.zeros(9), b_h=np.zeros(4),
-                        **{"state.empty": np.zeros((0, 3)), "state.n": np.arange(5)})
+    np.savez_compressed(
+        tmp_path / "c.npz",
+        W=W.astype(">f8"),
+        b_v=np.zeros(9),
+        b_h=np.zeros(4),
+        **{"state.empty": np.zeros((0, 3)), "state.n": np.arange(5)},
+    )
     model, _, state = load_checkpoint(tmp_path / "c.npz")
     assert model.W.dtype == np.float64 and np.array_equal(model.W, W)
     assert state["empty"].shape == (0, 3) and state["n"].tolist() == [0, 1, 2, 3, 4]
@@ -390,7 +422,7 @@ def test_a_checkpoint_array_larger_than_memory_is_refused_before_reading(tmp_pat
     import rbmlab.run.checkpoint as ckpt
 
     np.savez_compressed(tmp_path / "big.npz", W=np.zeros((100, 100)), b_v=np.zeros(100), b_h=np.zeros(100))
-    monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 50_000)   # W needs 80,000 bytes
+    monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 50_000)  # W needs 80,000 bytes
     with pytest.raises(RbmlabError, match=r"W of shape \(100, 100\) needs .* GiB, more than"):
         ckpt.load_checkpoint(tmp_path / "big.npz")
     monkeypatch.setattr(ckpt, "memory_bytes", lambda name: 10**6)
@@ -407,7 +439,7 @@ def test_the_float32_weight_increment_matches_float64_to_its_own_precision():
         got = ais._softplus_increment(np, x, b0, b1, bufs)
         x64 = x.astype(np.float64)
         want = (np.logaddexp(0, b1 * x64) - np.logaddexp(0, b0 * x64)).sum(axis=1)
-        scale = (b1 - b0) * np.abs(x64).sum(axis=1)   # the size of the increment's terms
+        scale = (b1 - b0) * np.abs(x64).sum(axis=1)  # the size of the increment's terms
         assert np.max(np.abs(got - want) / scale) < 1e-6, (b0, b1)
 
 
@@ -423,26 +455,33 @@ def test_feature_classifier_is_logistic_regression_on_hidden_means_with_C_chosen
 
     rng = np.random.default_rng(0)
     model = RBM(rng.normal(size=(12, 40)), rng.normal(size=12), rng.normal(size=40))
+
     def split(n):
         x = (rng.random((n, 12)) < 0.5).astype(float)
-        y = (x[:, :3].sum(1) + (rng.random(n) < 0.2)).astype(int)   # 5 classes, noisy
+        y = (x[:, :3].sum(1) + (rng.random(n) < 0.2)).astype(int)  # 5 classes, noisy
         return Batch(x, targets=y)
+
     train, valid, test = split(300), split(200), split(200)
     Cs = [0.01, 1.0, 100.0]
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "test_error", "C": Cs}))
-    out = evaluator.evaluate(model, {"test": test, "valid": valid},
-                             Context(rng=None, final=True, train=train))
+    out = evaluator.evaluate(
+        model, {"test": test, "valid": valid}, Context(rng=None, final=True, train=train)
+    )
     errors = {}
     for C in Cs:
-        clf = LogisticRegression(C=C, max_iter=1000, tol=1e-8).fit(features(model, train.inputs), train.targets)
-        errors[C] = {s: 100 * np.mean(clf.predict(features(model, b.inputs)) != b.targets)
-                     for s, b in (("valid", valid), ("test", test))}
+        clf = LogisticRegression(C=C, max_iter=1000, tol=1e-8).fit(
+            features(model, train.inputs), train.targets
+        )
+        errors[C] = {
+            s: 100 * np.mean(clf.predict(features(model, b.inputs)) != b.targets)
+            for s, b in (("valid", valid), ("test", test))
+        }
     best = min(Cs, key=lambda C: errors[C]["valid"])
     assert out["classifier_c"] == best
-    assert out["valid_error"] == pytest.approx(errors[best]["valid"], abs=1.0)   # ≤ 2 of 200 rows differ
+    assert out["valid_error"] == pytest.approx(errors[best]["valid"], abs=1.0)  # ≤ 2 of 200 rows differ
     assert out["test_error"] == pytest.approx(errors[best]["test"], abs=1.0)
     majority = 100 * (1 - np.bincount(test.targets).max() / len(test))
-    assert out["test_error"] < majority - 5     # the features carry the labels' information
+    assert out["test_error"] < majority - 5  # the features carry the labels' information
 
 
 @pytest.mark.parametrize("visible_bias, hidden_bias", [("normal", "normal"), ("zero", "normal")])
@@ -450,8 +489,10 @@ def test_normal_bias_inits_draw_standard_normal_biases(visible_bias, hidden_bias
     """The pmp authors' init (Sec 5.5; 0.01 a std, as in their code): W ~ N(0, 0.01²),
     b_v, b_h ~ N(0, 1), per trial."""
     from rbmlab.models.rbm import init_rbm
-    rbm = init_rbm(np, np.random.default_rng(0), 400, 300, visible_bias=visible_bias,
-                   hidden_bias=hidden_bias, trials=3)
+
+    rbm = init_rbm(
+        np, np.random.default_rng(0), 400, 300, visible_bias=visible_bias, hidden_bias=hidden_bias, trials=3
+    )
     assert rbm.b_v.shape == (3, 400) and rbm.b_h.shape == (3, 300) and rbm.b_h.dtype == np.float32
     assert abs(rbm.b_h.std() - 1) < 0.05 and abs(rbm.b_h.mean()) < 0.05
     assert not np.array_equal(rbm.b_h[0], rbm.b_h[1])

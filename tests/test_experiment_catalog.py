@@ -1,6 +1,7 @@
 """``rbmlab experiment list``: every experiment with what it reproduces and the cost each tier was
 measured at, read from the committed results READMEs (rbmlab.experiment.catalog); and the line
 ``rbmlab experiment X`` prints when no scale is given."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 import rbmlab.experiment
 from rbmlab.cli import main
 from rbmlab.experiment import EXPERIMENTS_DIR, available
-from rbmlab.experiment.catalog import NOT_MEASURED, entries, readme_costs, render, tier_notice
+from rbmlab.experiment.catalog import NOT_MEASURED, entries, readme_costs, tier_notice
 
 README = """\
 # toy — A. Author, "A paper" (2020)
@@ -28,12 +29,12 @@ Prose: `make toy-figure-6` (≈ 12 min on one core), then `make toy-figure-1` (�
 
 def test_costs_are_read_from_the_commands_of_a_results_readme():
     assert readme_costs(README) == {
-        ("toy-figure-1", "reduced"): "≈ 30 min on 2 cores",        # the parenthesis wins over the column
-        ("toy-figure-2", "paper"): "≈ 2 h (one seed), loaded",      # SCALE= names the tier; nested brackets
+        ("toy-figure-1", "reduced"): "≈ 30 min on 2 cores",  # the parenthesis wins over the column
+        ("toy-figure-2", "paper"): "≈ 2 h (one seed), loaded",  # SCALE= names the tier; nested brackets
         ("toy-figure-3a", "reduced"): "≈ 45 min, together with toy-figure-3b",
         ("toy-figure-3b", "reduced"): "≈ 45 min, together with toy-figure-3a",
-        ("toy-figure-4", "reduced"): "≈ 5 min",                     # the wall-time column
-        ("toy-figure-6", "reduced"): "≈ 12 min on one core",        # outside a table; the first mention counts
+        ("toy-figure-4", "reduced"): "≈ 5 min",  # the wall-time column
+        ("toy-figure-6", "reduced"): "≈ 12 min on one core",  # outside a table; the first mention counts
     }
 
 
@@ -41,18 +42,20 @@ def test_the_committed_costs_reach_their_experiments():
     costs = {e.name: e.costs for e in entries("dcp") + entries("frank_wolfe")}
     assert costs["dcp/figure-7a"] == {"reduced": "≈ 30 min on 2 cores"}
     assert costs["dcp/figure-1"] == {"paper": "≈ 18 min on one core"}
-    assert costs["frank_wolfe/step-control"] == {"reduced": "≈ 25 min on 2 cores"}   # the wall-time column
+    assert costs["frank_wolfe/step-control"] == {"reduced": "≈ 25 min on 2 cores"}  # the wall-time column
     assert costs["dcp/figure-5"] == {}
 
 
 def test_every_experiment_is_listed_with_its_title_target_and_tiers(capsys):
     main(["experiment", "list"])
     out = capsys.readouterr().out
-    for name in available():         # each file's own title (every file has one)
+    for name in available():  # each file's own title (every file has one)
         title = yaml.safe_load((EXPERIMENTS_DIR / f"{name}.yaml").read_text())["title"].strip()
         assert f"  {name}  (make {name.replace('/', '-', 1)})  {title}" in out, name
-    assert "dcp: Upadhya & Sastry, \"Learning RBM with a DC programming approach\" (ACML 2017)  " \
-           "[results/dcp/README.md]" in out
+    assert (
+        'dcp: Upadhya & Sastry, "Learning RBM with a DC programming approach" (ACML 2017)  '
+        "[results/dcp/README.md]" in out
+    )
     lines = out.splitlines()
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/figure-7a ")))
     assert lines[i + 1] == "      reduced: ≈ 30 min on 2 cores · smoke, paper: not measured"
@@ -65,17 +68,24 @@ def test_one_paper_and_the_make_targets(capsys):
     assert capsys.readouterr().out.splitlines() == [
         "demo: CD-12 vs PCD-12 on Bars & Stripes 3×3  [results/demo/README.md]",
         "  demo/bars-cd-vs-pcd  (make demo-bars-cd-vs-pcd)  CD-12 vs PCD-12, Bars & Stripes 3x3",
-        "      reduced: ≈ 1 min on 2 cores · smoke, paper: not measured"]
+        "      reduced: ≈ 1 min on 2 cores · smoke, paper: not measured",
+    ]
     main(["experiment", "list", "--targets"])
     targets = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()]
     assert targets == [name.replace("/", "-", 1) for name in available()]
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["experiment", "list", "nope"], "experiment list: unknown paper 'nope'; papers: crbm_bp, dcp, demo, "
-                                     "frank_wolfe, leaderboard, pmp, tap"),
-    (["experiment", "list", "dcp", "tap"], "rbmlab experiment list: unrecognized arguments: tap"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (
+            ["experiment", "list", "nope"],
+            "experiment list: unknown paper 'nope'; papers: crbm_bp, dcp, demo, "
+            "frank_wolfe, leaderboard, pmp, tap",
+        ),
+        (["experiment", "list", "dcp", "tap"], "rbmlab experiment list: unrecognized arguments: tap"),
+    ],
+)
 def test_a_bad_list_is_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         main(argv)
@@ -89,7 +99,8 @@ def test_without_scale_the_tier_and_its_cost_are_said(monkeypatch, capsys):
     main(["experiment", "dcp/figure-7a", "variants=sdcp"])
     assert capsys.readouterr().err == (
         "rbmlab: scale not given: running the reduced tier (measured ≈ 30 min on 2 cores); scale=smoke for "
-        "a pipeline check in seconds, scale=paper for the paper's settings\n")
+        "a pipeline check in seconds, scale=paper for the paper's settings\n"
+    )
     main(["experiment", "dcp/figure-7a", "scale=smoke"])
     assert capsys.readouterr().err == ""
     assert ran == [("dcp/figure-7a", ["variants=sdcp"]), ("dcp/figure-7a", ["scale=smoke"])]
@@ -103,4 +114,7 @@ def test_the_notice_checks_the_name_first(capsys):
     assert capsys.readouterr().err.startswith("rbmlab: error: experiment: unknown experiment 'dcp/nope'")
     with pytest.raises(SystemExit):
         main(["experiment", "dcp/figure-3", "scale=huge"])
-    assert capsys.readouterr().err == "rbmlab: error: scale: unknown scale 'huge'; choose one of smoke, reduced, paper\n"
+    assert (
+        capsys.readouterr().err
+        == "rbmlab: error: scale: unknown scale 'huge'; choose one of smoke, reduced, paper\n"
+    )

@@ -1,6 +1,7 @@
 """The experiment kinds registry (rbmlab.experiment.kinds.KINDS): every kind declares its name,
 section and keys; one kind is the default; a kind registered with one line runs the files that
 have its section, and its keys are the only ones such a file may add."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -72,15 +73,22 @@ def test_an_inference_problem_registered_with_one_line_runs_at_the_tiers_options
     """``inference: {problem, options}``: the tier's options over the section's, the command
     line's over both; the files go to results/<paper>/<artefact>_<scale>/."""
     import rbmlab.experiment.inference as inference
-    monkeypatch.setattr(inference, "PROBLEMS", inference.PROBLEMS.with_entries(count="tests.test_experiment_kinds:Count"))
+
+    monkeypatch.setattr(
+        inference, "PROBLEMS", inference.PROBLEMS.with_entries(count="tests.test_experiment_kinds:Count")
+    )
     monkeypatch.setattr(spec_file, "EXPERIMENTS_DIR", tmp_path)
     (tmp_path / "p").mkdir()
-    (tmp_path / "p" / "a.yaml").write_text("inference: {problem: count, n: 2}\nscales: {smoke: {n: 3}, reduced: }\n")
+    (tmp_path / "p" / "a.yaml").write_text(
+        "inference: {problem: count, n: 2}\nscales: {smoke: {n: 3}, reduced: }\n"
+    )
     assert run_experiment("p/a", ["scale=reduced"], results_root=tmp_path / "r") == {"n": 2}
     assert run_experiment("p/a", ["scale=smoke"], results_root=tmp_path / "s") == {"n": 3}
     assert (tmp_path / "s" / "p" / "a_smoke" / "count.txt").read_text() == "3"
     assert run_experiment("p/a", ["scale=smoke", "n=4"], results_root=tmp_path / "c") == {"n": 4}
     with pytest.raises(RbmlabError, match=r"^experiment p/a: inference.n: expected the one int option n"):
         run_experiment("p/a", ["scale=smoke", "n=four"], results_root=tmp_path / "e")
-    with pytest.raises(RbmlabError, match=r"^experiment p/a: no settings for scale 'paper'; defined: smoke, reduced$"):
+    with pytest.raises(
+        RbmlabError, match=r"^experiment p/a: no settings for scale 'paper'; defined: smoke, reduced$"
+    ):
         run_experiment("p/a", ["scale=paper"], results_root=tmp_path / "e")

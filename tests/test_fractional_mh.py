@@ -6,6 +6,7 @@ multinomial sample of that size reaches (its 99.9th percentile, ×1.2), and two 
 must fail do: the same sampler told a wrong coefficient, and Eq. 12's RBM sampled without the
 Metropolis–Hastings correction.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,9 +28,12 @@ BACKEND = get_backend("numpy", "float32")
 def model(c) -> FractionalRBM:
     """A float32 fractional RBM with strong weights (a multimodal p) and coefficients ``c``."""
     rng = np.random.default_rng(4)
-    return FractionalRBM((1.5 * rng.standard_normal((D, H))).astype(np.float32),
-                         (0.5 * rng.standard_normal(D)).astype(np.float32),
-                         (0.5 * rng.standard_normal(H)).astype(np.float32), np.asarray(c, np.float32))
+    return FractionalRBM(
+        (1.5 * rng.standard_normal((D, H))).astype(np.float32),
+        (0.5 * rng.standard_normal(D)).astype(np.float32),
+        (0.5 * rng.standard_normal(H)).astype(np.float32),
+        np.asarray(c, np.float32),
+    )
 
 
 def enumerated(m: FractionalRBM) -> np.ndarray:
@@ -40,7 +44,7 @@ def enumerated(m: FractionalRBM) -> np.ndarray:
 
 
 def tv(p, v) -> float:
-    q = np.bincount((v.astype(int) << np.arange(D)).sum(axis=1), minlength=2 ** D) / len(v)
+    q = np.bincount((v.astype(int) << np.arange(D)).sum(axis=1), minlength=2**D) / len(v)
     return 0.5 * float(np.abs(p - q).sum())
 
 
@@ -57,10 +61,16 @@ def start() -> np.ndarray:
 SAMPLER = INFERENCE.build(INFERENCE.parse("fractional_mh"))
 
 
-@pytest.mark.parametrize("c, steps", [([0.3, 0.6, 2.2, 2.8], STEPS), ([0.5, 0.5, 0.5, 0.5], STEPS),
-                                      ([1.0, -0.6, 0.4, 1.3], STEPS),
-                                      ([5.5, 7.2, 12.0, 3.3], 200)],   # peaked: slower to mix
-                         ids=["mixed", "half", "one-negative", "large"])
+@pytest.mark.parametrize(
+    "c, steps",
+    [
+        ([0.3, 0.6, 2.2, 2.8], STEPS),
+        ([0.5, 0.5, 0.5, 0.5], STEPS),
+        ([1.0, -0.6, 0.4, 1.3], STEPS),
+        ([5.5, 7.2, 12.0, 3.3], 200),
+    ],  # peaked: slower to mix
+    ids=["mixed", "half", "one-negative", "large"],
+)
 def test_the_stationary_distribution_is_the_enumerated_one(c, steps):
     """Coefficients below, at and above 1 (above: the n_i copies of the split proposal)."""
     m = model(c)
@@ -69,7 +79,7 @@ def test_the_stationary_distribution_is_the_enumerated_one(c, steps):
     v = SAMPLER.run(m, start(), BACKEND.rng(1), steps)
     assert v.dtype == np.float32 and v.shape == (CHAINS, D)
     assert tv(p, v) < bound
-    assert 0.2 < SAMPLER.acceptance < 1.0   # it rejects, and it moves
+    assert 0.2 < SAMPLER.acceptance < 1.0  # it rejects, and it moves
     # control 1: the sampler told wrong coefficients (each 0.5 more) samples another p
     wrong = SAMPLER.run(m.replace(c=m.c + np.float32(0.5)), start(), BACKEND.rng(1), steps)
     assert tv(p, wrong) > 2 * bound

@@ -3,6 +3,7 @@
 References are written out here by brute force over every visible state, sharing no code with
 rbmlab.models.fractional_rbm: log p(v) = Σ_i c_i softplus(w_iᵀv + b_h,i) + bᵀv − log Z.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,9 +32,10 @@ def instance(seed: int, c=None, scale: float = 1.5, d: int = D, h: int = H) -> F
     """A random fractional RBM (float64) with coefficients ``c`` (default: uniform on (0, 1])."""
     rng = np.random.default_rng(seed)
     c = rng.uniform(0.0, 1.0, h) if c is None else np.asarray(c, dtype=np.float64)
-    c = np.where(c == 0.0, 1.0, c)   # (0, 1]
-    return FractionalRBM(scale * rng.standard_normal((d, h)), 0.5 * rng.standard_normal(d),
-                         scale * rng.standard_normal(h), c)
+    c = np.where(c == 0.0, 1.0, c)  # (0, 1]
+    return FractionalRBM(
+        scale * rng.standard_normal((d, h)), 0.5 * rng.standard_normal(d), scale * rng.standard_normal(h), c
+    )
 
 
 def brute_log_unnormalized(m: FractionalRBM, v):
@@ -47,10 +49,11 @@ def brute_log_p(m, v):
 
 
 def test_eq_11_and_its_enumerated_log_z():
-    m = instance(0, c=[0.3, 2.5, 1.0, 0.7, -0.4])    # any real coefficients (Sec. 3.3)
+    m = instance(0, c=[0.3, 2.5, 1.0, 0.7, -0.4])  # any real coefficients (Sec. 3.3)
     np.testing.assert_allclose(m.log_unnormalized(STATES), brute_log_unnormalized(m, STATES), rtol=1e-12)
     assert m.exact_log_partition(chunk_size=37) == pytest.approx(
-        np.logaddexp.reduce(brute_log_unnormalized(m, STATES)), rel=1e-12)
+        np.logaddexp.reduce(brute_log_unnormalized(m, STATES)), rel=1e-12
+    )
     assert float(m.alpha) == pytest.approx(0.3 + 2.5 + 1.0 + 0.7 - 0.4)
 
 
@@ -67,7 +70,9 @@ def test_the_coefficient_option_sets_every_initial_c():
     """model.coefficient (a new numeric option) at a non-default value."""
     backend = get_backend("numpy", "float32")
     config = MODELS.parse({"name": "fractional_rbm", "n_hidden": 3, "coefficient": 0.25})
-    m = FractionalRBM.initialize(config, xp=np, rng=backend.rng(0), data_mean=np.full(D, 0.3), dtype="float32")
+    m = FractionalRBM.initialize(
+        config, xp=np, rng=backend.rng(0), data_mean=np.full(D, 0.3), dtype="float32"
+    )
     assert m.c.dtype == np.float32 and m.c.tolist() == [0.25] * 3 and m.W.shape == (D, 3)
     assert MODELS.parse({"name": "fractional_rbm"}).coefficient == 1.0
 
@@ -96,15 +101,15 @@ def test_prop_3_2_holds_per_unit_for_0_lt_c_le_1_and_fails_above_1():
     assert np.all(low <= mid + 1e-12) and np.all(mid <= high + 1e-12)
     # the power mean read literally (wrong way round) fails wherever x ≠ 0 and c < 1
     a, b = np.ones_like(x), np.exp(np.clip(x, -30, 30))
-    literal = 0.5 * (a + b) <= (0.5 * (a ** c + b ** c)) ** (1.0 / c) * (1 + 1e-12)
+    literal = 0.5 * (a + b) <= (0.5 * (a**c + b**c)) ** (1.0 / c) * (1 + 1e-12)
     assert not literal[(c < 0.99) & (np.abs(x) > 0.5)].any()
     # the control: the hypothesis c ≤ 1 broken, both bounds fail (the left one wherever x ≠ 0).
     # Differences in the form c·log1p(e^{−|x|}) − log1p(e^{−c|x|}) (= c softplus(x) − softplus(cx)
     # for c > 0, as max(cx, 0) = c max(x, 0)): exact to the last bit where the plain logs round
     c_big, x = rng.uniform(1.05, 3.0, 20000), x[:20000]
     mid_minus_high = c_big * np.log1p(np.exp(-np.abs(x))) - np.log1p(np.exp(-c_big * np.abs(x)))
-    assert np.all(mid_minus_high > 0)                                     # right bound broken
-    assert np.all((mid_minus_high < (c_big - 1.0) * LOG2) | (np.abs(x) < 1e-6))   # left bound broken
+    assert np.all(mid_minus_high > 0)  # right bound broken
+    assert np.all((mid_minus_high < (c_big - 1.0) * LOG2) | (np.abs(x) < 1e-6))  # left bound broken
 
 
 def test_prop_3_2_bounds_the_fractional_rbm_by_its_standard_rbm_exactly():
@@ -148,30 +153,46 @@ def test_fractional_ais_agrees_with_enumeration():
     backend = get_backend("numpy", "float32")
     m = instance(5, c=[0.3, 1.8, 1.0, 0.6, 2.4], scale=1.2, d=12).astype("float32")
     exact = m.astype("float64").exact_log_partition()
-    result = fractional_ais_log_partition(m, backend.rng(3), base_bias=np.zeros(12, np.float32),
-                                          betas=temperature_schedule("linear", 1000), n_chains=200)
+    result = fractional_ais_log_partition(
+        m,
+        backend.rng(3),
+        base_bias=np.zeros(12, np.float32),
+        betas=temperature_schedule("linear", 1000),
+        n_chains=200,
+    )
     assert result.log_z_lower <= exact <= result.log_z_upper
     assert abs(result.log_z - exact) < 0.05
     # the control: the same AIS with one coefficient wrong (1.8 read as 1) misses the exact log Z
     wrong = m.replace(c=np.array([0.3, 1.0, 1.0, 0.6, 2.4], np.float32))
-    off = fractional_ais_log_partition(wrong, backend.rng(3), base_bias=np.zeros(12, np.float32),
-                                       betas=temperature_schedule("linear", 1000), n_chains=200)
+    off = fractional_ais_log_partition(
+        wrong,
+        backend.rng(3),
+        base_bias=np.zeros(12, np.float32),
+        betas=temperature_schedule("linear", 1000),
+        n_chains=200,
+    )
     assert not off.log_z_lower <= exact <= off.log_z_upper
 
 
 def test_the_ais_evaluator_scores_a_fractional_rbm_and_refuses_reverse_ais():
-    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "n_chains": 200, "schedule": "linear",
-                                                   "n_temperatures": 1000, "splits": ["test"]}))
+    evaluator = EVALUATORS.build(
+        EVALUATORS.parse(
+            {"name": "ais", "n_chains": 200, "schedule": "linear", "n_temperatures": 1000, "splits": ["test"]}
+        )
+    )
     evaluator.check(FractionalRBM, {"n_visible": D, "n_hidden": H})
     m = instance(7, c=[0.4, 1.6, 1.0, 0.8, 0.2]).astype("float32")
     backend = get_backend("numpy", "float32")
-    x = STATES[np.random.default_rng(0).integers(0, 2 ** D, 50)].astype(np.float32)
-    metrics = evaluator.evaluate(m, {"test": Batch(x)}, Context(rng=backend.rng(1), final=True,
-                                                                data_mean=np.full(D, 0.5, np.float32)))
+    x = STATES[np.random.default_rng(0).integers(0, 2**D, 50)].astype(np.float32)
+    metrics = evaluator.evaluate(
+        m, {"test": Batch(x)}, Context(rng=backend.rng(1), final=True, data_mean=np.full(D, 0.5, np.float32))
+    )
     exact = brute_log_p(m.astype("float64"), x.astype(np.float64)).mean()
     assert metrics["test_log_likelihood_lower"] <= exact <= metrics["test_log_likelihood_upper"]
     reverse = EVALUATORS.build(EVALUATORS.parse({"name": "ais", "reverse": True}))
-    with pytest.raises(RbmlabError, match=r"^evaluator.reverse: reverse AIS is not written for model fractional_rbm"):
+    with pytest.raises(
+        RbmlabError, match=r"^evaluator.reverse: reverse AIS is not written for model fractional_rbm"
+    ):
         reverse.check(FractionalRBM, {"n_visible": D, "n_hidden": H})
 
 
@@ -195,13 +216,15 @@ def test_prop_3_1_the_log_likelihood_is_jointly_concave_in_the_unit_weights_and_
     rng = np.random.default_rng(3)
     W, bh = 1.5 * rng.standard_normal((D, H)), 0.5 * rng.standard_normal(H)
     data = STATES[rng.choice(len(STATES), 40)]
-    split = lambda x: (x[:H], x[H:])   # noqa: E731
-    f = lambda x: _mean_log_likelihood(W, split(x)[1], bh, split(x)[0], data)   # noqa: E731
+    split = lambda x: (x[:H], x[H:])  # noqa: E731
+    f = lambda x: _mean_log_likelihood(W, split(x)[1], bh, split(x)[0], data)  # noqa: E731
     for _ in range(20):
         x0 = np.concatenate([rng.uniform(0.0, 3.0, H), rng.standard_normal(D)])
         x1 = np.concatenate([rng.uniform(0.0, 3.0, H), rng.standard_normal(D)])
         assert _concavity_gap(f, x0, x1) >= -1e-9
     b, c = rng.standard_normal(D), rng.uniform(0.5, 1.0, H)
-    g = lambda w: _mean_log_likelihood(w.reshape(D, H), b, bh, c, data)   # noqa: E731
-    gaps = [_concavity_gap(g, 3 * rng.standard_normal(D * H), 3 * rng.standard_normal(D * H)) for _ in range(20)]
-    assert min(gaps) < -1e-3      # the weights themselves: not concave, and the check sees it
+    g = lambda w: _mean_log_likelihood(w.reshape(D, H), b, bh, c, data)  # noqa: E731
+    gaps = [
+        _concavity_gap(g, 3 * rng.standard_normal(D * H), 3 * rng.standard_normal(D * H)) for _ in range(20)
+    ]
+    assert min(gaps) < -1e-3  # the weights themselves: not concave, and the check sees it

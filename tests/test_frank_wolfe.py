@@ -3,6 +3,7 @@
 The reference here is Eq. 5 written out by brute force over every visible state, independent of
 rbmlab's RBM code: log p(v) = α Σ_s γ_s softplus(w_s·v + c_s) + b·v − log Z with q = Σ_s γ_s δ(w_s).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,16 +28,19 @@ STATES = all_binary(D)
 
 def infinite_rbm_log_p(v, units, gammas, alpha, b):
     """Eq. 5 by enumeration: units (K, D + 1) rows (w, c), mixture weights gammas (K,)."""
+
     def neg_f(x):
         a = x @ units[:, :-1].T + units[:, -1]
         return alpha * (np.logaddexp(0, a) @ gammas) + x @ b
+
     return neg_f(v) - np.logaddexp.reduce(neg_f(STATES))
 
 
 def penalised_objective(data, units, gammas, alpha, b, lam):
     """Eq. 6: mean log-likelihood − (λ/2) E_q‖w‖²."""
-    return (infinite_rbm_log_p(data, units, gammas, alpha, b).mean()
-            - 0.5 * lam * gammas @ (units ** 2).sum(axis=1))
+    return infinite_rbm_log_p(data, units, gammas, alpha, b).mean() - 0.5 * lam * gammas @ (units**2).sum(
+        axis=1
+    )
 
 
 def model_probabilities(units, gammas, alpha, b):
@@ -62,12 +66,13 @@ def test_fw_model_with_alpha_n_is_the_rbm_of_its_n_units():
     b = rng.normal(size=D)
     rbm = RBM(np.zeros((D, 3)), b, np.zeros(3))
     rbm = without_units(rbm)
-    for w in units:                       # as FW builds it: append with step 1/t at α_t = t
+    for w in units:  # as FW builds it: append with step 1/t at α_t = t
         rbm = append_unit(rbm, w)
-    v = STATES[rng.integers(0, 2 ** D, size=30)]
+    v = STATES[rng.integers(0, 2**D, size=30)]
     ours = log_likelihood(rbm, v)
-    np.testing.assert_allclose(ours, infinite_rbm_log_p(v, units, np.full(n, 1 / n), n, b),
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        ours, infinite_rbm_log_p(v, units, np.full(n, 1 / n), n, b), rtol=1e-10, atol=1e-10
+    )
     assert not np.allclose(ours, infinite_rbm_log_p(v, units, np.full(n, 1 / n), n + 1, b))
 
 
@@ -75,7 +80,7 @@ def test_fw_model_with_alpha_n_is_the_rbm_of_its_n_units():
 @pytest.mark.parametrize("penalize_bias", [True, False])
 def test_oracle_gradient_matches_finite_differences(toy, weighted, penalize_bias):
     rng = np.random.default_rng(1)
-    states = STATES if weighted else STATES[rng.integers(0, 2 ** D, size=50)]
+    states = STATES if weighted else STATES[rng.integers(0, 2**D, size=50)]
     weights = rng.dirichlet(np.ones(len(states))) if weighted else None
     oracle = LinearOracle(toy, states, weights, lam=0.3, penalize_bias=penalize_bias)
     w = rng.normal(size=D + 1)
@@ -93,7 +98,7 @@ def test_oracle_gradient_matches_finite_differences(toy, weighted, penalize_bias
 def test_oracle_finds_the_exact_minimiser_on_a_convex_instance(toy):
     """With a large λ the problem is strongly convex: every start ends at one minimiser with zero
     gradient, better than w = 0 (value 0) whenever the data and model moments differ."""
-    oracle = LinearOracle(toy, STATES, np.full(2 ** D, 2.0 ** -D), lam=2.0)
+    oracle = LinearOracle(toy, STATES, np.full(2**D, 2.0**-D), lam=2.0)
     best = solve(oracle, np.random.default_rng(0), restarts=3, gtol=1e-10)
     assert np.abs(oracle(best.w)[1]).max() < 1e-6
     assert best.value < 0 and oracle.gain(np.zeros(D + 1)) == pytest.approx(0, abs=1e-15)
@@ -117,7 +122,7 @@ def fw_with_exact_expectations(data, alpha, lam, steps, rng, bias_steps=300, eta
         new = np.vstack([units, w])
         mix = lambda beta: np.append((1 - beta) * gammas, beta)  # noqa: E731
         if t == 1:
-            beta = 1.0                     # q_0 has no atoms: the first step is the point mass
+            beta = 1.0  # q_0 has no atoms: the first step is the point mass
         else:
             L = lambda beta: -penalised_objective(data, new, mix(beta), alpha, b, lam)  # noqa: E731
             h = 1e-6
@@ -125,7 +130,7 @@ def fw_with_exact_expectations(data, alpha, lam, steps, rng, bias_steps=300, eta
             beta = minimize_scalar(L, bounds=(0, 1), method="bounded", options={"xatol": 1e-9}).x
         units, gammas = new, mix(beta)
         after_step = penalised_objective(data, units, gammas, alpha, b, lam)
-        for _ in range(bias_steps):        # Eq. 10 with exact model means: concave in b
+        for _ in range(bias_steps):  # Eq. 10 with exact model means: concave in b
             b = b + eta * (data.mean(axis=0) - model_probabilities(units, gammas, alpha, b) @ STATES)
         after = penalised_objective(data, units, gammas, alpha, b, lam)
         assert after >= after_step - 1e-12
@@ -144,7 +149,7 @@ def test_each_fw_step_with_exact_expectations_does_not_decrease_the_objective(to
         assert slope == pytest.approx(gap, rel=1e-3, abs=1e-5)
         assert after >= before - 1e-10
         rises.append(after - before)
-    assert sum(rises) > 0.05   # it learns: the objective rises, not merely stays put
+    assert sum(rises) > 0.05  # it learns: the objective rises, not merely stays put
 
 
 def test_the_paper_step_alpha_t_is_not_monotone_in_general(toy):
@@ -159,7 +164,7 @@ def test_the_paper_step_alpha_t_is_not_monotone_in_general(toy):
     assert oracle.gain(w) > 0
     before = log_likelihood(rbm, toy).mean()
     after = log_likelihood(append_unit(rbm, w), toy).mean()
-    assert after - before < oracle.gain(w)          # Jensen: the linear gain is an upper bound
+    assert after - before < oracle.gain(w)  # Jensen: the linear gain is an upper bound
 
 
 def test_config_requires_the_whole_training_set_per_step():
@@ -167,39 +172,69 @@ def test_config_requires_the_whole_training_set_per_step():
         parse_options(FrankWolfeConfig, {"name": "frank_wolfe", "batch_size": 100}, "learner")
 
 
-FW_SMALL = ["dataset=bars_stripes", "learner=frank_wolfe", "model.visible_bias=zero", "evaluator=exact",
-            "evaluator.splits=[test,train]", "learner.n_samples=200", "learner.bias_steps=20",
-            "learner.bias_chains=50", "learner.lam=0.05", "learner.restarts=2", "train.progress=false"]
+FW_SMALL = [
+    "dataset=bars_stripes",
+    "learner=frank_wolfe",
+    "model.visible_bias=zero",
+    "evaluator=exact",
+    "evaluator.splits=[test,train]",
+    "learner.n_samples=200",
+    "learner.bias_steps=20",
+    "learner.bias_chains=50",
+    "learner.lam=0.05",
+    "learner.restarts=2",
+    "train.progress=false",
+]
 
 
 def test_a_growing_run_records_its_size_and_snapshots_that_start_cd(tmp_path):
     rbmlab("run", *FW_SMALL, "train.epochs=6", "train.snapshot_every=3", "hydra.run.dir=fw", cwd=tmp_path)
     metrics = pd.read_csv(tmp_path / "fw" / "metrics.csv")
-    assert metrics["n_hidden"].tolist() == list(range(7))     # q_0 has no units; one per epoch
+    assert metrics["n_hidden"].tolist() == list(range(7))  # q_0 has no units; one per epoch
     assert (metrics["fw_oracle_gain"][1:] >= 0).all()
     summary = json.loads((tmp_path / "fw" / "summary.json").read_text())
     assert summary["n_hidden"] == 6
-    assert "early_stopping" not in summary          # bars_stripes has no valid split
+    assert "early_stopping" not in summary  # bars_stripes has no valid split
     snapshot = tmp_path / "fw" / "snapshots" / "epoch_3.npz"
     assert sorted(p.name for p in snapshot.parent.iterdir()) == ["epoch_3.npz", "epoch_6.npz"]
     # CD starts from the FW model of 3 units: same log-likelihood at epoch 0, sizes from the file
-    rbmlab("run", "dataset=bars_stripes", "learner=cd", "learner.k=2", "evaluator=exact",
-           "evaluator.splits=[test,train]", f"model.init={snapshot}", "train.epochs=2",
-           "train.progress=false", "hydra.run.dir=cd", cwd=tmp_path)
+    rbmlab(
+        "run",
+        "dataset=bars_stripes",
+        "learner=cd",
+        "learner.k=2",
+        "evaluator=exact",
+        "evaluator.splits=[test,train]",
+        f"model.init={snapshot}",
+        "train.epochs=2",
+        "train.progress=false",
+        "hydra.run.dir=cd",
+        cwd=tmp_path,
+    )
     cd = pd.read_csv(tmp_path / "cd" / "metrics.csv")
     assert json.loads((tmp_path / "cd" / "summary.json").read_text())["n_hidden"] == 3
     assert cd["test_log_likelihood"][0] == pytest.approx(metrics["test_log_likelihood"][3], rel=1e-6)
 
 
-@pytest.mark.parametrize("init, message", [
-    ("missing.npz", "model.init: file not found: missing.npz"),
-    ("fw/snapshots/epoch_2.npz", "model.init: .* models 9-dimensional data; the dataset has 784"),
-])
+@pytest.mark.parametrize(
+    "init, message",
+    [
+        ("missing.npz", "model.init: file not found: missing.npz"),
+        ("fw/snapshots/epoch_2.npz", "model.init: .* models 9-dimensional data; the dataset has 784"),
+    ],
+)
 def test_model_init_problems_are_one_line(tmp_path, init, message):
     if "fw" in init:
         rbmlab("run", *FW_SMALL, "train.epochs=2", "train.snapshot_every=2", "hydra.run.dir=fw", cwd=tmp_path)
-    proc = rbmlab("run", "dataset=caltech101", "dataset.n_train=100", f"model.init={init}",
-                  "hydra.run.dir=bad", cwd=tmp_path, check=False)
+    proc = rbmlab(
+        "run",
+        "dataset=caltech101",
+        "dataset.n_train=100",
+        f"model.init={init}",
+        "hydra.run.dir=bad",
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert re.search(message, proc.stderr), proc.stderr
 
@@ -223,7 +258,7 @@ def test_gap_rule_selects_the_point_before_the_first_large_jump():
     gaps = [0.0, 1.0, 2.1, 2.9, 4.0, 5.0, 12.0, 20.0, 21.0]
     pick = gap_jump(gaps, kappa=3.0, warmup=3)
     assert pick.stopped and pick.index == 5 and pick.gap == 5.0
-    assert not gap_jump([0, 1, 2, 3, 4, 5], kappa=3.0).stopped            # steady growth: no stop
+    assert not gap_jump([0, 1, 2, 3, 4, 5], kappa=3.0).stopped  # steady growth: no stop
     assert gap_jump([0, 1, 2, 3, 4, 5], kappa=3.0).index == 5
     assert gap_jump([0.0, 1.0, 2.0, 3.0, 30.0], kappa=3.0, warmup=3).index == 3
     # a jump inside the warm-up does not count
@@ -233,49 +268,61 @@ def test_gap_rule_selects_the_point_before_the_first_large_jump():
 def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_selects():
     from rbmlab.run.early_stopping import select_from_rows
 
-    rows = pd.DataFrame({"epoch": range(0, 90, 10), "n_hidden": range(0, 90, 10),
-                         "train_log_likelihood": [-90, -80, -70, -62, -55, -49, -40, -33, -30.0],
-                         "valid_log_likelihood": [-90, -80.5, -71, -63.4, -56.8, -51.1, -49, -48, -47.0]})
+    rows = pd.DataFrame(
+        {
+            "epoch": range(0, 90, 10),
+            "n_hidden": range(0, 90, 10),
+            "train_log_likelihood": [-90, -80, -70, -62, -55, -49, -40, -33, -30.0],
+            "valid_log_likelihood": [-90, -80.5, -71, -63.4, -56.8, -51.1, -49, -48, -47.0],
+        }
+    )
     record = select_from_rows(rows, kappa=3.0, warmup=3)
     # gaps 0, .5, 1, 1.4, 1.8, 2.1, 9, 15, 17: the jump 2.1 -> 9 stops at 50 units
     assert record["n_hidden"] == 50 and record["epoch"] == 50 and record["stopped"]
     assert select_from_rows(rows.drop(columns="valid_log_likelihood")) is None
-    assert select_from_rows(rows.iloc[:4], warmup=3) is None        # too few points to judge
+    assert select_from_rows(rows.iloc[:4], warmup=3) is None  # too few points to judge
 
 
 def test_model_init_selects_the_one_run_of_a_sweep_with_the_given_values(tmp_path):
     from rbmlab.run.pretrained import select_run
+
     for i, (h, seed) in enumerate([(2, 0), (2, 1), (4, 0)]):
         (tmp_path / "sweep" / str(i)).mkdir(parents=True)
         (tmp_path / "sweep" / str(i) / "config.yaml").write_text(
-            f"seed: {seed}\nmodel:\n  n_hidden: {h}\n  init: null\n")
+            f"seed: {seed}\nmodel:\n  n_hidden: {h}\n  init: null\n"
+        )
     sweep = tmp_path / "sweep"
     assert select_run(f"{sweep}?model.n_hidden=2&seed=1") == sweep / "1" / "checkpoint.npz"
-    assert select_run(f"{sweep}?model.n_hidden=4.0") == sweep / "2" / "checkpoint.npz"   # numbers as numbers
-    for spec, message in [(f"{sweep}?model.n_hidden=2", "2 runs \\(0, 1\\) under .* with model.n_hidden=2"),
-                          (f"{sweep}?model.n_hidden=8&seed=0", "no run under .* with model.n_hidden=8, seed=0"),
-                          (f"{sweep}?n_hidden", "the selector after '\\?' must be key=value"),
-                          (f"{tmp_path / 'nowhere'}?seed=0", "no sweep directory"),
-                          (f"{sweep}?file=checkpoint.npz", "at least one key=value of the run's config"),
-                          (f"{sweep}?seed=1&file=a&file=b", "one file= at most"),
-                          (f"{sweep}?seed=1&file=snapshots/epoch_9.npz", "has no snapshots/epoch_9.npz")]:
+    assert select_run(f"{sweep}?model.n_hidden=4.0") == sweep / "2" / "checkpoint.npz"  # numbers as numbers
+    for spec, message in [
+        (f"{sweep}?model.n_hidden=2", "2 runs \\(0, 1\\) under .* with model.n_hidden=2"),
+        (f"{sweep}?model.n_hidden=8&seed=0", "no run under .* with model.n_hidden=8, seed=0"),
+        (f"{sweep}?n_hidden", "the selector after '\\?' must be key=value"),
+        (f"{tmp_path / 'nowhere'}?seed=0", "no sweep directory"),
+        (f"{sweep}?file=checkpoint.npz", "at least one key=value of the run's config"),
+        (f"{sweep}?seed=1&file=a&file=b", "one file= at most"),
+        (f"{sweep}?seed=1&file=snapshots/epoch_9.npz", "has no snapshots/epoch_9.npz"),
+    ]:
         with pytest.raises(RbmlabError, match=f"^model.init: .*{message}"):
             select_run(spec)
     # file=: another file of the selected run, paired by its recorded seed (job 1 holds seed 1)
     (sweep / "1" / "snapshots").mkdir()
     (sweep / "1" / "snapshots" / "epoch_2.npz").write_bytes(b"")
-    assert (select_run(f"{sweep}?seed=1&file=snapshots/epoch_2.npz")
-            == sweep / "1" / "snapshots" / "epoch_2.npz")
+    assert (
+        select_run(f"{sweep}?seed=1&file=snapshots/epoch_2.npz") == sweep / "1" / "snapshots" / "epoch_2.npz"
+    )
 
 
 def test_the_oracle_runs_scipys_own_blas_at_one_thread_and_restores_it():
     """L-BFGS-B's vector updates call the OpenBLAS bundled in scipy's wheels: solve limits that
     pool to one thread while it runs (numpy's is left alone) and gives the setting back after."""
     from rbmlab.learners.frank_wolfe_oracle import scipy_blas
+
     separate = scipy_blas()
     if separate is None:
         pytest.skip("this scipy shares numpy's BLAS")
     from threadpoolctl import threadpool_limits
+
     seen = []
 
     class Watching(LinearOracle):
@@ -285,7 +332,7 @@ def test_the_oracle_runs_scipys_own_blas_at_one_thread_and_restores_it():
 
     rng = np.random.default_rng(0)
     x = (rng.random((40, 6)) < 0.4).astype(np.float32)
-    with threadpool_limits(limits=2):   # a setting above one (make test's workers start at one)
+    with threadpool_limits(limits=2):  # a setting above one (make test's workers start at one)
         before = [lib["num_threads"] for lib in separate.info()]
         if not all(threads > 1 for threads in before):
             pytest.skip(f"scipy's BLAS runs one thread at most here: {before}")
@@ -297,14 +344,28 @@ def test_the_oracle_runs_scipys_own_blas_at_one_thread_and_restores_it():
 def test_a_growing_run_scored_by_test_error_from_epoch_0(tmp_path):
     """q_0 has no hidden units: at epoch 0 the classifier has no features and predicts the most
     frequent training label (an intercept alone), instead of failing the run."""
-    rbmlab("run", "dataset=caltech101", "dataset.n_train=200", "learner=frank_wolfe", "learner.n_samples=50",
-           "learner.restarts=1", "learner.bias_chains=20", "learner.bias_max_steps=30", "evaluator=test_error",
-           "evaluator.C=[1.0]", "evaluator.splits=[test]", "train.epochs=2", "train.progress=false",
-           "hydra.run.dir=fw", cwd=tmp_path)
+    rbmlab(
+        "run",
+        "dataset=caltech101",
+        "dataset.n_train=200",
+        "learner=frank_wolfe",
+        "learner.n_samples=50",
+        "learner.restarts=1",
+        "learner.bias_chains=20",
+        "learner.bias_max_steps=30",
+        "evaluator=test_error",
+        "evaluator.C=[1.0]",
+        "evaluator.splits=[test]",
+        "train.epochs=2",
+        "train.progress=false",
+        "hydra.run.dir=fw",
+        cwd=tmp_path,
+    )
     metrics = pd.read_csv(tmp_path / "fw" / "metrics.csv")
     assert json.loads((tmp_path / "fw" / "summary.json").read_text())["status"] == "completed"
     assert metrics["n_hidden"].tolist() == [0, 1, 2] and np.isnan(metrics["classifier_c"][0])
     from rbmlab.data import load_dataset  # noqa: PLC0415
+
     data = load_dataset("caltech101", n_train=200)
     labels, counts = np.unique(np.asarray(data.train_labels).ravel(), return_counts=True)
     majority = labels[np.argmax(counts)]

@@ -4,6 +4,7 @@ descent", Sec. 3.3, Appendix) against exact answers, and its options.
 The exact references are written out here over every visible state: the fractional RBM α q(w)
 with q = Σ_i q_i δ(w_i) has log p(v) = α Σ_i q_i softplus(w_iᵀ(v, 1)) + bᵀv − log Z (Eq. 5).
 """
+
 from __future__ import annotations
 
 import json
@@ -47,9 +48,15 @@ def at_alpha(alpha: float, seed: int = 0) -> FractionalRBM:
     the toy's prototypes and two random ones, so that Eq. 5's log-likelihood peaks at an α inside
     (0, ∞) (near 3.5)."""
     rng = np.random.default_rng(seed)
-    W = np.column_stack([2 * (2 * PROTOTYPES[0] - 1), 2 * (2 * PROTOTYPES[1] - 1), rng.standard_normal((D, 2))])
-    return FractionalRBM(W, 0.3 * rng.standard_normal(D), np.array([-3.0, -4.0, *rng.standard_normal(2)]),
-                         alpha * np.array([0.35, 0.35, 0.15, 0.15]))
+    W = np.column_stack(
+        [2 * (2 * PROTOTYPES[0] - 1), 2 * (2 * PROTOTYPES[1] - 1), rng.standard_normal((D, 2))]
+    )
+    return FractionalRBM(
+        W,
+        0.3 * rng.standard_normal(D),
+        np.array([-3.0, -4.0, *rng.standard_normal(2)]),
+        alpha * np.array([0.35, 0.35, 0.15, 0.15]),
+    )
 
 
 def exact_mean_log_likelihood(data, alpha: float, seed: int = 0) -> float:
@@ -59,6 +66,7 @@ def exact_mean_log_likelihood(data, alpha: float, seed: int = 0) -> float:
 
     def neg_f(v):
         return alpha * (np.logaddexp(0.0, v @ m.W + m.b_h) @ q) + v @ m.b_v
+
     return float(neg_f(data).mean() - np.logaddexp.reduce(neg_f(STATES)))
 
 
@@ -80,8 +88,9 @@ def test_the_alpha_gradient_is_the_derivative_of_the_exact_log_likelihood(toy, a
     fd = (exact_mean_log_likelihood(toy, alpha + h) - exact_mean_log_likelihood(toy, alpha - h)) / (2 * h)
     assert grad == pytest.approx(fd, rel=1e-6, abs=1e-9)
     backend = get_backend("numpy", "float32")
-    chains, _ = mh_chain(m.astype("float32"), (backend.rng(0).random((20000, D)) < 0.5).astype(np.float32),
-                         backend.rng(1), 40)
+    chains, _ = mh_chain(
+        m.astype("float32"), (backend.rng(0).random((20000, D)) < 0.5).astype(np.float32), backend.rng(1), 40
+    )
     per_chain = np.logaddexp(0.0, chains @ m.W + m.b_h) @ (m.c / alpha)
     sampled = ascent.gradient(m, chains.astype(np.float64))
     assert abs(sampled - grad) < 4 * per_chain.std() / np.sqrt(len(chains))
@@ -91,8 +100,12 @@ def test_exact_ascent_reaches_the_maximising_alpha(toy):
     """L is concave in α (Prop. 3.1): the ascent with exact expectations, at a step η_α = 0.3 (not
     the experiments'), ends at the maximiser of Eq. 5's log-likelihood over α found by scalar
     search; q (every c_i / α) is held."""
-    best = minimize_scalar(lambda a: -exact_mean_log_likelihood(toy, a), bounds=(0.05, 30.0),
-                           method="bounded", options={"xatol": 1e-10}).x
+    best = minimize_scalar(
+        lambda a: -exact_mean_log_likelihood(toy, a),
+        bounds=(0.05, 30.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    ).x
     m = at_alpha(1.0)
     ascent = TemperatureAscent(m, toy, lr=0.3)
     for _ in range(400):
@@ -123,16 +136,28 @@ def test_the_frank_wolfe_step_keeps_c_under_learned_and_makes_alpha_t_under_t():
     for rule in ("t", "learned"):
         np.testing.assert_array_equal(next_coefficients(ones, rule), np.ones(6, np.float32))
         np.testing.assert_array_equal(next_coefficients(ones[:0], rule), np.ones(1, np.float32))
-    m = FractionalRBM(np.zeros((D, 2), np.float32), np.zeros(D, np.float32), np.zeros(2, np.float32),
-                      np.float32([1.2, 1.2]))
+    m = FractionalRBM(
+        np.zeros((D, 2), np.float32), np.zeros(D, np.float32), np.zeros(2, np.float32), np.float32([1.2, 1.2])
+    )
     grown = append_unit(m, np.arange(D + 1, dtype=np.float64), "learned")
     assert grown.W.shape == (D, 3) and grown.b_h[-1] == D and grown.c.tolist() == pytest.approx([1.2] * 3)
 
 
 # ---------------------------------------------------------------- runs
-FW = ["run", "dataset=bars_stripes", "learner=frank_wolfe", "model.visible_bias=zero", "evaluator=exact",
-      "evaluator.splits=[test,train]", "learner.n_samples=200", "learner.bias_chains=50", "learner.lam=0.05",
-      "learner.restarts=2", "train.progress=false", "train.epochs=4"]
+FW = [
+    "run",
+    "dataset=bars_stripes",
+    "learner=frank_wolfe",
+    "model.visible_bias=zero",
+    "evaluator=exact",
+    "evaluator.splits=[test,train]",
+    "learner.n_samples=200",
+    "learner.bias_chains=50",
+    "learner.lam=0.05",
+    "learner.restarts=2",
+    "train.progress=false",
+    "train.epochs=4",
+]
 LEARNED = ["model=fractional_rbm", "learner.alpha=learned"]
 
 
@@ -141,9 +166,14 @@ def final_model(root, name):
     return model
 
 
-@pytest.mark.parametrize("bias_fit", [["learner.bias_fit=fixed", "learner.bias_steps=20"],
-                                      ["learner.bias_fit=converge", "learner.bias_max_steps=40"]],
-                         ids=["fixed", "converge"])
+@pytest.mark.parametrize(
+    "bias_fit",
+    [
+        ["learner.bias_fit=fixed", "learner.bias_steps=20"],
+        ["learner.bias_fit=converge", "learner.bias_max_steps=40"],
+    ],
+    ids=["fixed", "converge"],
+)
 def test_learned_alpha_at_step_zero_is_the_alpha_t_model_bit_for_bit(tmp_path, monkeypatch, bias_fit):
     """The learned-α code path (a fractional RBM, its MH sampler, ∇_α formed every bias step) with
     η_α = 0 keeps every c_i = 1, so it must be Alg. 1's α_t = t RBM to the last bit."""
@@ -155,17 +185,27 @@ def test_learned_alpha_at_step_zero_is_the_alpha_t_model_bit_for_bit(tmp_path, m
     for name in ("W", "b_v", "b_h"):
         np.testing.assert_array_equal(getattr(fractional, name), getattr(rbm, name))
     a, b = (pd.read_csv(tmp_path / d / "metrics.csv") for d in ("t", "learned"))
-    np.testing.assert_allclose(b["test_log_likelihood"], a["test_log_likelihood"], rtol=1e-6)   # float32 −F(v), two codes
+    np.testing.assert_allclose(
+        b["test_log_likelihood"], a["test_log_likelihood"], rtol=1e-6
+    )  # float32 −F(v), two codes
     assert (b["fw_alpha"][1:] == b["n_hidden"][1:]).all() and (b["fw_mh_accept"][1:] == 1.0).all()
-    assert "fw_alpha" not in a   # an RBM run's columns are as before
+    assert "fw_alpha" not in a  # an RBM run's columns are as before
 
 
 def test_a_learned_alpha_moves_and_its_model_is_scored_as_the_fractional_rbm(tmp_path, monkeypatch):
     """At η_α = 0.5 α leaves t, every unit keeps one coefficient c = α/t, the MH sampler rejects
     some proposals, and the exact log-likelihood the run records is Eq. 11's of its checkpoint."""
     monkeypatch.chdir(tmp_path)
-    main([*FW, *LEARNED, "learner.alpha_lr=0.5", "learner.bias_fit=fixed", "learner.bias_steps=30",
-          "hydra.run.dir=r"])
+    main(
+        [
+            *FW,
+            *LEARNED,
+            "learner.alpha_lr=0.5",
+            "learner.bias_fit=fixed",
+            "learner.bias_steps=30",
+            "hydra.run.dir=r",
+        ]
+    )
     rows = pd.read_csv(tmp_path / "r" / "metrics.csv")
     m = final_model(tmp_path, "r")
     alpha = float(m.c.astype(np.float64).sum())
@@ -176,7 +216,8 @@ def test_a_learned_alpha_moves_and_its_model_is_scored_as_the_fractional_rbm(tmp
     test = np.asarray(load_dataset("bars_stripes").test, dtype=np.float64)
     m64 = m.astype("float64")
     assert summary["final"]["test_log_likelihood"] == pytest.approx(
-        float(m64.log_unnormalized(test).mean()) - m64.exact_log_partition(), rel=1e-6)
+        float(m64.log_unnormalized(test).mean()) - m64.exact_log_partition(), rel=1e-6
+    )
     with np.load(tmp_path / "r" / "checkpoint.npz") as saved:
         assert {"W", "b_v", "b_h", "c"} <= set(saved.files) and str(saved["family"]) == "fractional_rbm"
 
@@ -185,8 +226,16 @@ def test_a_learned_alpha_moves_and_its_model_is_scored_as_the_fractional_rbm(tmp
 def test_a_learned_alpha_run_killed_mid_growth_resumes_to_identical_metrics(tmp_path):
     """α lives in the checkpoint (the model's c) and the learner state: a run killed after epoch 5
     resumes from its epoch-4 checkpoint to the straight run's metrics and final model."""
-    args = [*FW[1:-1], *LEARNED, "learner.alpha_lr=0.5", "learner.bias_fit=fixed", "learner.bias_steps=20",
-            "train.epochs=8", "train.checkpoint_every=2", "seed=4"]
+    args = [
+        *FW[1:-1],
+        *LEARNED,
+        "learner.alpha_lr=0.5",
+        "learner.bias_fit=fixed",
+        "learner.bias_steps=20",
+        "train.epochs=8",
+        "train.checkpoint_every=2",
+        "seed=4",
+    ]
     ref, run, _, out = straight_and_resumed(tmp_path, args, kill_after_epoch=5)
     assert "at epoch 4" in out.stdout
     ma, mb = pd.read_csv(ref / "metrics.csv"), pd.read_csv(run / "metrics.csv")
@@ -200,23 +249,38 @@ def test_a_learned_alpha_run_killed_mid_growth_resumes_to_identical_metrics(tmp_
 def test_the_new_options_and_their_defaults():
     cfg = parse_options(FrankWolfeConfig, {"name": "frank_wolfe"}, "learner")
     assert cfg.alpha == "t" and cfg.alpha_lr is None
-    learned = parse_options(FrankWolfeConfig, {"name": "frank_wolfe", "alpha": "learned", "alpha_lr": 2.5},
-                            "learner")
+    learned = parse_options(
+        FrankWolfeConfig, {"name": "frank_wolfe", "alpha": "learned", "alpha_lr": 2.5}, "learner"
+    )
     assert learned.alpha_lr == 2.5
     with pytest.raises(RbmlabError, match=r"^learner.alpha_lr: must be >= 0"):
-        parse_options(FrankWolfeConfig, {"name": "frank_wolfe", "alpha": "learned", "alpha_lr": -1}, "learner")
+        parse_options(
+            FrankWolfeConfig, {"name": "frank_wolfe", "alpha": "learned", "alpha_lr": -1}, "learner"
+        )
 
 
 CASES = [
-    Case("alpha-lr-with-alpha-t", [*FW, "learner.alpha_lr=0.5"],
-         "learner.alpha_lr: applies to alpha=learned only"),
+    Case(
+        "alpha-lr-with-alpha-t",
+        [*FW, "learner.alpha_lr=0.5"],
+        "learner.alpha_lr: applies to alpha=learned only",
+    ),
     Case("learned-without-its-step", [*FW, *LEARNED], "learner.alpha_lr: alpha=learned needs the step"),
-    Case("learned-on-an-rbm", [*FW, "learner.alpha=learned", "learner.alpha_lr=1"],
-         "learner=frank_wolfe: learner.alpha=learned makes a fractional RBM"),
-    Case("learned-with-line-search", [*FW, *LEARNED, "learner.alpha_lr=1", "learner.step=line_search"],
-         "learner.step: line_search scores a unit"),
-    Case("cd-on-a-fractional-rbm", ["run", "dataset=bars_stripes", "model=fractional_rbm", "learner=cd"],
-         "learner=cd: model fractional_rbm lacks GradientStatistics"),
+    Case(
+        "learned-on-an-rbm",
+        [*FW, "learner.alpha=learned", "learner.alpha_lr=1"],
+        "learner=frank_wolfe: learner.alpha=learned makes a fractional RBM",
+    ),
+    Case(
+        "learned-with-line-search",
+        [*FW, *LEARNED, "learner.alpha_lr=1", "learner.step=line_search"],
+        "learner.step: line_search scores a unit",
+    ),
+    Case(
+        "cd-on-a-fractional-rbm",
+        ["run", "dataset=bars_stripes", "model=fractional_rbm", "learner=cd"],
+        "learner=cd: model fractional_rbm lacks GradientStatistics",
+    ),
 ]
 
 
@@ -232,8 +296,12 @@ def test_the_alpha_learned_experiment_runs_at_the_smoke_tier(tmp_path):
     names both; everything under tmp_path."""
     from rbmlab.experiment import run_experiment  # noqa: PLC0415
 
-    run_experiment("frank_wolfe/alpha-learned", ["scale=smoke"], results_root=tmp_path / "results",
-                   outputs_root=tmp_path / "outputs")
+    run_experiment(
+        "frank_wolfe/alpha-learned",
+        ["scale=smoke"],
+        results_root=tmp_path / "results",
+        outputs_root=tmp_path / "outputs",
+    )
     sweep = tmp_path / "outputs" / "frank_wolfe" / "alpha-learned" / "smoke"
     for variant in ("alpha_t", "learned"):
         (run,) = [p.parent for p in (sweep / variant).rglob("summary.json")]

@@ -1,6 +1,7 @@
 """``--help`` on every command exits 0 and explains each option group, option and key in the words
 of the configuration itself (rbmlab.help): each group's purpose, each option's first yaml comment,
 each component key's ``option(...)`` doc, each top-level key's yaml comment."""
+
 from __future__ import annotations
 
 import contextlib
@@ -17,15 +18,18 @@ from rbmlab.validation import option_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "conf"
-GROUPS = sorted(str(d.relative_to(CONF)) for d in CONF.rglob("*") if d.is_dir() and any(d.glob("*.yaml"))
-                and not str(d.relative_to(CONF)).startswith("hydra"))
+GROUPS = sorted(
+    str(d.relative_to(CONF))
+    for d in CONF.rglob("*")
+    if d.is_dir() and any(d.glob("*.yaml")) and not str(d.relative_to(CONF)).startswith("hydra")
+)
 
 
 def help_of(argv: list[str], capsys) -> str:
     """The help ``rbmlab <argv>`` prints; it must end with exit status 0."""
     try:
         main(argv)
-    except SystemExit as e:          # argparse's help exits 0
+    except SystemExit as e:  # argparse's help exits 0
         assert e.code in (0, None), capsys.readouterr()
     out, err = capsys.readouterr()
     assert err == "", err
@@ -47,7 +51,7 @@ def run_help() -> list[str]:
 @pytest.mark.parametrize("command", ["evaluate", "experiment", "doctor", "data", "report"])
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_every_command_has_help(command, flag, capsys):
-    out = help_of([command, flag], capsys)     # run: run_help, and -h below
+    out = help_of([command, flag], capsys)  # run: run_help, and -h below
     assert f"rbmlab {command}" in out and len(out.splitlines()) >= 5
 
 
@@ -68,17 +72,22 @@ def test_run_help_explains_groups_options_and_keys(run_help):
     lines, text = run_help, "\n".join(run_help)
     assert lines[0].startswith("rbmlab run: train and evaluate one configuration")
     for group in GROUPS:
-        assert any(ln.split() and ln.split()[0] == f"{group}=NAME" and GROUP_DOCS[group] in ln for ln in lines), group
+        assert any(
+            ln.split() and ln.split()[0] == f"{group}=NAME" and GROUP_DOCS[group] in ln for ln in lines
+        ), group
         for path in (CONF / group).glob("*.yaml"):
-            assert any(ln.split() and ln.split()[0] == path.stem and ln.endswith(first_comment(path))
-                       for ln in lines), path
+            assert any(
+                ln.split() and ln.split()[0] == path.stem and ln.endswith(first_comment(path)) for ln in lines
+            ), path
     assert "mnist (default)" in text and "cd (default)" in text
     for key, (value, comment) in key_comments("config").items():
         if not key.startswith(("train.", "hydra.")):
             assert f"  {key}={value}" in text and comment in text, key
     for key, (default, doc) in option_docs(TrainConfig).items():
-        assert any(ln.split()[:1] == [f"train.{key}={shown_value(default)}"] and ln.endswith(doc) for ln in lines), key
-    assert "$$" not in text and "${" not in text      # the template's escapes and interpolations resolved
+        assert any(
+            ln.split()[:1] == [f"train.{key}={shown_value(default)}"] and ln.endswith(doc) for ln in lines
+        ), key
+    assert "$$" not in text and "${" not in text  # the template's escapes and interpolations resolved
 
 
 def check_sdcp_adam(lines: list[str]) -> None:
@@ -102,7 +111,7 @@ def test_the_components_section_shows_the_chosen_options_with_their_values():
 
 @pytest.mark.slow
 def test_run_help_after_overrides_shows_the_chosen_components_options(capsys):
-    check_sdcp_adam(help_of(["run", *OVERRIDES, "-h"], capsys).splitlines())   # through Hydra's template
+    check_sdcp_adam(help_of(["run", *OVERRIDES, "-h"], capsys).splitlines())  # through Hydra's template
 
 
 def test_evaluate_help_explains_its_keys_and_groups(capsys):
@@ -117,8 +126,15 @@ def test_evaluate_help_explains_its_keys_and_groups(capsys):
 def test_experiment_help_documents_list_and_every_argument(capsys):
     text = help_of(["experiment", "--help"], capsys)
     assert "rbmlab experiment list [PAPER]" in text and "list --targets" in text
-    for argument in ("scale=smoke|reduced|paper", "results_root=DIR", "outputs_root=DIR", "report_only=true|false",
-                     "variants=a,b", "hydra/launcher=NAME", "key=value"):
+    for argument in (
+        "scale=smoke|reduced|paper",
+        "results_root=DIR",
+        "outputs_root=DIR",
+        "report_only=true|false",
+        "variants=a,b",
+        "hydra/launcher=NAME",
+        "key=value",
+    ):
         assert argument in text
 
 
@@ -127,4 +143,6 @@ def test_a_bad_override_with_help_is_one_line(capsys):
         main(["run", "learner=nope", "--help"])
     out, err = capsys.readouterr()
     assert e.value.code == 2 and out == ""
-    assert err.strip().splitlines() == [err.strip()] and err.startswith("rbmlab: error: learner=nope: no such option")
+    assert err.strip().splitlines() == [err.strip()] and err.startswith(
+        "rbmlab: error: learner=nope: no such option"
+    )

@@ -2,6 +2,7 @@
 worker gets one from the process group and one from its launcher (forward), and must record; the
 command's process records through a copy that comes at once (coreutils timeout signals the command
 and then its process group) and ends at once on a later one."""
+
 import signal
 import subprocess
 import sys
@@ -27,8 +28,9 @@ print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)
 
 
 def run(role: str, delay: float = 0.0) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", RECORDING, role, str(delay)], capture_output=True,
-                          text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, "-c", RECORDING, role, str(delay)], capture_output=True, text=True, timeout=30
+    )
 
 
 def test_a_worker_records_through_its_launchers_second_signal():
@@ -43,5 +45,6 @@ def test_the_commands_process_records_through_a_copy_of_the_signal():
 
 def test_the_commands_process_ends_at_once_on_a_later_second_signal():
     from rbmlab.run.signals import DUPLICATE_S
+
     done = run("cli", delay=DUPLICATE_S + 0.3)
     assert (done.returncode, done.stdout) == (-signal.SIGTERM, "")

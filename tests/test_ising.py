@@ -2,6 +2,7 @@
 
 Imports only the modules under test (the core is being refactored around them).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -60,8 +61,14 @@ def exact_moments(model: Ising) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dense(n: int, spins: str = "01", seed: int = 0, coupling_std: float = 0.5, field_std: float = 0.5):
-    return fully_connected(n, rng=np.random.default_rng(seed), coupling_std=coupling_std,
-                           field_std=field_std, spins=spins, dtype="float64")
+    return fully_connected(
+        n,
+        rng=np.random.default_rng(seed),
+        coupling_std=coupling_std,
+        field_std=field_std,
+        spins=spins,
+        dtype="float64",
+    )
 
 
 # ------------------------------------------------------------------ family interface
@@ -82,18 +89,24 @@ def test_capabilities_and_settings() -> None:
 def test_initialize(spins: str) -> None:
     mean = np.array([0.2, 0.5, 0.9]) if spins == "01" else np.array([-0.6, 0.0, 0.8])
     cfg = IsingConfig(spins=spins, coupling_std=0.3)
-    m = Ising.initialize(cfg, xp=np, rng=np.random.default_rng(1), data_mean=mean, dtype="float32",
-                         trials=4)
+    m = Ising.initialize(cfg, xp=np, rng=np.random.default_rng(1), data_mean=mean, dtype="float32", trials=4)
     assert m.J.shape == (4, 3, 3) and m.h.shape == (4, 3) and m.dtype == np.float32
     assert np.array_equal(m.J, m.J.swapaxes(-1, -2)) and not np.diagonal(m.J, axis1=1, axis2=2).any()
     assert not np.array_equal(m.J[0], m.J[1])
     # with J = 0 the base-rate field reproduces the data mean exactly
-    single = Ising.initialize(IsingConfig(spins=spins), xp=np, rng=np.random.default_rng(1),
-                              data_mean=mean, dtype="float64", trials=0)
+    single = Ising.initialize(
+        IsingConfig(spins=spins),
+        xp=np,
+        rng=np.random.default_rng(1),
+        data_mean=mean,
+        dtype="float64",
+        trials=0,
+    )
     assert single.n_trials == 0 and not single.J.any()
     np.testing.assert_allclose(exact_moments(single)[0], mean, atol=1e-12)
-    zero = Ising.initialize(IsingConfig(field_init="zero"), xp=np, rng=None, data_mean=mean,
-                            dtype="float32", trials=2)
+    zero = Ising.initialize(
+        IsingConfig(field_init="zero"), xp=np, rng=None, data_mean=mean, dtype="float32", trials=2
+    )
     assert zero.h.shape == (2, 3) and not zero.h.any()
 
 
@@ -122,7 +135,8 @@ def test_independent_units_closed_form() -> None:
     h = np.array([0.3, -1.2, 2.0])
     assert Ising(np.zeros((3, 3)), h, "01").exact_log_partition() == pytest.approx(np.logaddexp(0, h).sum())
     assert Ising(np.zeros((3, 3)), h, "pm1").exact_log_partition() == pytest.approx(
-        np.log(2 * np.cosh(h)).sum())
+        np.log(2 * np.cosh(h)).sum()
+    )
 
 
 # ------------------------------------------------------------------ conventions
@@ -177,12 +191,12 @@ def assert_marginals(model: Ising, x: np.ndarray) -> None:
     mean, second = exact_moments(model)
     c = len(x)
     lo, hi = VALUES[model.spins]
-    var1 = (mean - lo) * (hi - mean)                    # variance of a two-valued variable
+    var1 = (mean - lo) * (hi - mean)  # variance of a two-valued variable
     pair = x.T @ x / c
-    if model.spins == "01":                            # x_i x_j ∈ {0, 1}
+    if model.spins == "01":  # x_i x_j ∈ {0, 1}
         var2 = second * (1 - second)
-    else:                                              # s_i s_j ∈ {−1, +1}
-        var2 = 1 - second ** 2
+    else:  # s_i s_j ∈ {−1, +1}
+        var2 = 1 - second**2
     z1 = np.abs(x.mean(axis=0) - mean) / np.sqrt(var1 / c)
     iu = np.triu_indices(model.n, 1)
     z2 = np.abs(pair - second)[iu] / np.sqrt(var2[iu] / c)
@@ -192,7 +206,7 @@ def assert_marginals(model: Ising, x: np.ndarray) -> None:
 @pytest.mark.parametrize("spins", ["01", "pm1"])
 def test_gibbs_marginals_dense(spins: str) -> None:
     m = dense(10, spins, seed=11, coupling_std=0.4, field_std=0.4)
-    if spins == "01":   # a {0,1} model with the same spread of conditionals as the ±1 one
+    if spins == "01":  # a {0,1} model with the same spread of conditionals as the ±1 one
         m = to_spins(dense(10, "pm1", seed=11, coupling_std=0.4, field_std=0.4), "01")[0]
     rng = np.random.default_rng(2)
     lo, hi = VALUES[spins]
@@ -206,9 +220,9 @@ def test_gibbs_marginals_dense(spins: str) -> None:
 def test_gibbs_marginals_lattice(spins: str) -> None:
     m = lattice_2d(3, coupling=0.25 if spins == "pm1" else 1.0, field=0.2, spins=spins, dtype="float64")
     rng = np.random.default_rng(3)
-    x0 = np.full((10_000, 9), VALUES[spins][0])       # all chains from one state: needs mixing
+    x0 = np.full((10_000, 9), VALUES[spins][0])  # all chains from one state: needs mixing
     x = SiteGibbs().run(m, x0, rng, 40)
-    assert len(m.color_classes()) == 3                 # odd torus
+    assert len(m.color_classes()) == 3  # odd torus
     assert_marginals(m, x)
 
 
@@ -221,6 +235,7 @@ def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
     the kernel computes itself) and on the numpy path."""
     from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
+
     if path == "numpy":
         monkeypatch.setenv("RBMLAB_NUMBA", "0")
     elif not numba_kernels.available():
@@ -230,8 +245,12 @@ def test_gwg_marginals_dense(spins: str, path: str, monkeypatch) -> None:
         m = to_spins(m, "01")[0]
     dtype = "float32" if path == "compiled-float32" else "float64"
     rng = np.random.default_rng(5)
-    x = GibbsWithGradients().run(m.replace(J=m.J.astype(dtype), h=m.h.astype(dtype)),
-                                 np.full((10_000, 10), VALUES[spins][0], dtype=dtype), rng, 15)
+    x = GibbsWithGradients().run(
+        m.replace(J=m.J.astype(dtype), h=m.h.astype(dtype)),
+        np.full((10_000, 10), VALUES[spins][0], dtype=dtype),
+        rng,
+        15,
+    )
     assert x.dtype == np.dtype(dtype)
     assert_marginals(m, x.astype("float64"))
 
@@ -257,8 +276,9 @@ def test_single_site_gibbs_steps_match_exact_marginals_and_continue_their_scan()
 @pytest.mark.parametrize("coupling_std", [0.2, 40.0])
 @pytest.mark.parametrize("spins", ["01", "pm1"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, coupling_std: float,
-                                                monkeypatch) -> None:
+def test_gwg_kernel_makes_the_numpy_paths_moves(
+    spins: str, dtype: str, coupling_std: float, monkeypatch
+) -> None:
     """The numba kernel (rbmlab.inference.gwg_numba) draws the same uniforms as the numpy path and
     computes the same quantities in another order, so from the same seed the chains end in the same
     states (a uniform within rounding of a CDF boundary may go the other way: allow 1 % of the
@@ -266,6 +286,7 @@ def test_gwg_kernel_makes_the_numpy_paths_moves(spins: str, dtype: str, coupling
     is too loose and it takes the exact maximum instead."""
     from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
+
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
     m = dense(40, "pm1", seed=13, coupling_std=coupling_std, field_std=0.3)
@@ -308,7 +329,7 @@ def test_gwg_kernel_exponentials_and_their_sums(dtype: str) -> None:
         log_norm, total = kernel._distribution_(scaled, e, blocks, bits, shift, dtype == "float32")
         assert log_norm == pytest.approx(exact_log_norm, abs=1e-5)
         assert total >= kernel.LOOSEST
-    assert total == pytest.approx(np.exp(exact_log_norm - top), rel=1e-5)   # the maximum taken
+    assert total == pytest.approx(np.exp(exact_log_norm - top), rel=1e-5)  # the maximum taken
     # large δ/t: log Σ is formed with the shift the exponentials used (float32's, not the bound's)
     big = (scaled.astype("float64")[:600] * 10.0 + 1000.0).astype(dtype)
     e, bits, blocks = e[:600], bits[:600], np.empty(-(-600 // kernel.BLOCK), dtype)
@@ -317,15 +338,22 @@ def test_gwg_kernel_exponentials_and_their_sums(dtype: str) -> None:
     assert log_norm == pytest.approx(exact, abs=5e-6)
     # a shift 100 nats *below* the maximum (a bound that failed): in float32 the exponentials
     # overflow and are refused (the maximum taken); float64 holds e^100
-    log_norm, total = kernel._distribution_(scaled, np.empty(n, dtype), np.empty(-(-n // kernel.BLOCK), dtype),
-                                            np.empty(n, np.int32), top - 100.0, dtype == "float32")
+    log_norm, total = kernel._distribution_(
+        scaled,
+        np.empty(n, dtype),
+        np.empty(-(-n // kernel.BLOCK), dtype),
+        np.empty(n, np.int32),
+        top - 100.0,
+        dtype == "float32",
+    )
     assert log_norm == pytest.approx(exact_log_norm, abs=1e-5)
     shift = top if dtype == "float32" else top - 100.0
     assert total == pytest.approx(np.exp(exact_log_norm - shift), rel=1e-5)
     # one argument far above the shift (y = 100: 2^144 has no float32 bits) is refused too
     few = np.array([100.0, 0.0, -1.0], dtype)
-    log_norm, _ = kernel._distribution_(few, np.empty(3, dtype), np.empty(1, dtype), np.empty(3, np.int32),
-                                        0.0, dtype == "float32")
+    log_norm, _ = kernel._distribution_(
+        few, np.empty(3, dtype), np.empty(1, dtype), np.empty(3, np.int32), 0.0, dtype == "float32"
+    )
     assert log_norm == pytest.approx(100.0 + np.log1p(np.exp(-100.0) + np.exp(-101.0)), abs=1e-5)
 
 
@@ -335,6 +363,7 @@ def test_gwg_kernel_carries_the_block_sums_across_moves(dtype: str, monkeypatch)
     chains flip: the kernel's block sums must follow each accepted move (the numpy path's moves)."""
     from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
+
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
     m = dense(64, "pm1", seed=16, coupling_std=0.1, field_std=0.0)
@@ -356,7 +385,7 @@ def test_gwg_kernel_walk_is_the_inverse_cdf() -> None:
     n = 3 * kernel.BLOCK + 7
     e = rng.random(n)
     e[rng.random(n) < 0.3] = 0.0
-    blocks = np.array([e[b:b + kernel.BLOCK].sum() for b in range(0, n, kernel.BLOCK)])
+    blocks = np.array([e[b : b + kernel.BLOCK].sum() for b in range(0, n, kernel.BLOCK)])
     cdf = np.cumsum(e)
     thresholds = np.concatenate([rng.random(2000) * cdf[-1], cdf[:-1] * (1 + 1e-12), [0.0, 2 * cdf[-1]]])
     for threshold in thresholds:
@@ -365,8 +394,8 @@ def test_gwg_kernel_walk_is_the_inverse_cdf() -> None:
         assert e[i] > 0 or threshold >= cdf[-1]
     # integer weights (exact sums), a block of zeros, thresholds exactly at the CDF's steps
     e = rng.integers(0, 4, n).astype("float64")
-    e[kernel.BLOCK:2 * kernel.BLOCK] = 0.0
-    blocks = np.array([e[b:b + kernel.BLOCK].sum() for b in range(0, n, kernel.BLOCK)])
+    e[kernel.BLOCK : 2 * kernel.BLOCK] = 0.0
+    blocks = np.array([e[b : b + kernel.BLOCK].sum() for b in range(0, n, kernel.BLOCK)])
     cdf = np.cumsum(e)
     for threshold in np.concatenate([cdf[:-1], [0.0]]):
         assert kernel._walk_(e, blocks, threshold) == int(np.searchsorted(cdf, threshold, side="right"))
@@ -377,6 +406,7 @@ def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:
     trials, as on the numpy path."""
     from rbmlab.backend import numba_kernels
     from rbmlab.inference.gwg import GibbsWithGradients
+
     if not numba_kernels.available():
         pytest.skip("numba kernels unavailable")
     one, two = (dense(12, "pm1", seed=s, coupling_std=0.5, field_std=0.3) for s in (14, 15))
@@ -388,12 +418,13 @@ def test_gwg_kernel_gives_each_trial_its_own_couplings(monkeypatch) -> None:
     plain = GibbsWithGradients().run(m, x0, np.random.default_rng(9), 4)
     assert compiled.shape == (2, 100, 12)
     assert (compiled != plain).any(axis=2).sum() <= 2
-    assert np.abs(compiled[0].mean(axis=0) - compiled[1].mean(axis=0)).max() > 0.2   # two models
+    assert np.abs(compiled[0].mean(axis=0) - compiled[1].mean(axis=0)).max() > 0.2  # two models
 
 
 def test_gwg_single_site_steps_are_single_proposals() -> None:
     """step=site: n GWG steps are one step=sweep step (the same draws)."""
     from rbmlab.inference.gwg import GibbsWithGradients, GWGConfig
+
     m = dense(10, "pm1", seed=12, coupling_std=0.4, field_std=0.4)
     x0 = np.full((40, 10), -1.0)
     sweep = GibbsWithGradients().run(m, x0, np.random.default_rng(6), 2)
@@ -409,10 +440,20 @@ def test_persistent_chains_carry_the_scan_position_through_a_checkpoint(tmp_path
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
     from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
+
     m = dense(10, "pm1", seed=13, coupling_std=0.4, field_std=0.4)
     data = Batch(np.where(np.random.default_rng(8).random((30, 10)) < 0.5, 1.0, -1.0))
-    learner = LEARNERS.build(LEARNERS.parse({"name": "pcd", "k": 4, "n_chains": 6, "batch_size": "full",
-                                             "sampler": {"name": "gibbs", "step": "site"}}))
+    learner = LEARNERS.build(
+        LEARNERS.parse(
+            {
+                "name": "pcd",
+                "k": 4,
+                "n_chains": 6,
+                "batch_size": "full",
+                "sampler": {"name": "gibbs", "step": "site"},
+            }
+        )
+    )
     rng = np.random.default_rng(9)
     state = learner.init_state(m, data, rng)
     assert state["scan_position"] == 0
@@ -434,6 +475,7 @@ def test_persistent_chains_carry_the_scan_position_through_a_checkpoint(tmp_path
 def test_persistent_chains_start_at_the_data_or_at_uniform_states() -> None:
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     m = dense(10, "pm1", seed=13)
     data = Batch(np.ones((30, 10)))
     build = lambda init: LEARNERS.build(LEARNERS.parse({"name": "pcd", "n_chains": 4000, "chain_init": init}))  # noqa: E731
@@ -489,14 +531,17 @@ def test_uniform_dense_draws_pmps_random_ising_models() -> None:
     """pmp Sec 5.2's rand_ising: J_ij the average of two U[−c, c] draws (triangular: variance c²/6),
     symmetric with zero diagonal; h_i ~ U[−f, f] (variance f²/3)."""
     from rbmlab.models.ising import uniform_dense
+
     model = uniform_dense(400, rng=np.random.default_rng(0), coupling=4.0, field=0.1, dtype="float64")
     J, h, upper = model.J, model.h, np.triu_indices(400, 1)
     assert np.array_equal(J, J.T) and not np.diagonal(J).any()
     assert np.abs(J).max() <= 4.0 and np.abs(h).max() <= 0.1
     assert J[upper].var() == pytest.approx(16.0 / 6.0, rel=0.02)
     assert h.var() == pytest.approx(0.01 / 3.0, rel=0.2)
-    assert not np.allclose(uniform_dense(5, rng=np.random.default_rng(1), coupling=4.0).J,
-                           uniform_dense(5, rng=np.random.default_rng(2), coupling=4.0).J)
+    assert not np.allclose(
+        uniform_dense(5, rng=np.random.default_rng(1), coupling=4.0).J,
+        uniform_dense(5, rng=np.random.default_rng(2), coupling=4.0).J,
+    )
 
 
 def test_colouring_dense_random_and_trial_union() -> None:
@@ -507,7 +552,7 @@ def test_colouring_dense_random_and_trial_union() -> None:
     assert_valid_colouring(er, er.color_classes())
     assert len(er.color_classes()) < 60
     J = np.zeros((2, 3, 3))
-    J[0, 0, 1] = J[0, 1, 0] = 1.0      # trial 0: edge 0-1; trial 1: edge 1-2
+    J[0, 0, 1] = J[0, 1, 0] = 1.0  # trial 0: edge 0-1; trial 1: edge 1-2
     J[1, 1, 2] = J[1, 2, 1] = 1.0
     both = Ising(J, np.zeros((2, 3)))
     assert_valid_colouring(both, both.color_classes())
@@ -548,7 +593,7 @@ def test_statistics_are_the_gradient(spins: str) -> None:
     eps = 1e-5
     for i, j in itertools.combinations(range(6), 2):
         step = np.zeros((6, 6))
-        step[i, j] = step[j, i] = eps              # J_ij and J_ji move together
+        step[i, j] = step[j, i] = eps  # J_ij and J_ji move together
         fd = (mean_loglik(m.replace(J=m.J + step)) - mean_loglik(m.replace(J=m.J - step))) / (2 * eps)
         assert fd == pytest.approx(grad_J[i, j], abs=1e-8)
     for i in range(6):
@@ -574,7 +619,7 @@ def test_a_tied_models_statistic_is_the_derivative_in_theta(spins: str) -> None:
 
     states = all_states(n, spins)
     p = np.exp(m.log_probability(states))
-    expected = p @ np.array([m.statistics(s[None])["J"][0, 1] for s in states])   # E_θ[Σ_{i<j} x_i x_j]
+    expected = p @ np.array([m.statistics(s[None])["J"][0, 1] for s in states])  # E_θ[Σ_{i<j} x_i x_j]
     stats = m.statistics(data)
     assert np.allclose(stats["J"], stats["J"][0, 1] * off) and not stats["h"].any()
     direct = np.mean([sum(x[i] * x[j] for i, j in itertools.combinations(range(n), 2)) for x in data])
@@ -597,15 +642,20 @@ def test_a_tied_model_is_checked_at_the_edge() -> None:
     for arrays in ({"J": J, "h": np.zeros(3)}, {"J": 0.2 * off, "h": np.full(3, 0.1)}):
         with pytest.raises(RbmlabError, match="tie=uniform must have one value on every pair"):
             Ising.from_arrays(arrays, {"spins": "pm1", "tie": "uniform"})
-    diverged = np.stack([0.2 * off, np.full((3, 3), np.nan)])     # a diverged trial still loads
+    diverged = np.stack([0.2 * off, np.full((3, 3), np.nan)])  # a diverged trial still loads
     loaded = Ising.from_arrays({"J": diverged, "h": np.zeros((2, 3))}, {"spins": "pm1", "tie": "uniform"})
     assert loaded.finite_trials() == [True, False]
 
 
 def test_the_constant_dense_dataset_is_pmps_toy() -> None:
-    truth = ising_ground_truth(parse_options(IsingSamplesOptions, {
-        "structure": "dense", "n": 4, "weights": "constant", "coupling": 0.5, "spins": "pm1"},
-        "dataset", "dataset ising_samples"))
+    truth = ising_ground_truth(
+        parse_options(
+            IsingSamplesOptions,
+            {"structure": "dense", "n": 4, "weights": "constant", "coupling": 0.5, "spins": "pm1"},
+            "dataset",
+            "dataset ising_samples",
+        )
+    )
     assert np.allclose(truth.J, 0.5 * (np.ones((4, 4)) - np.eye(4))) and not truth.h.any()
     # Z = Σ_s exp(θ Σ_{i<j} s_i s_j): by the number k of +1 spins, Σ_{i<j} s_i s_j = ((2k − 4)² − 4)/2
     z = sum(math.comb(4, k) * math.exp(0.5 * ((2 * k - 4) ** 2 - 4) / 2) for k in range(5))
@@ -678,30 +728,41 @@ def test_sample_exact_trials_distribution() -> None:
 # ------------------------------------------------------------------ checkpoints
 def test_from_arrays_round_trip() -> None:
     m = dense(4, "pm1").astype(np.float32)
-    settings = {k: np.array(v) for k, v in m.settings().items()}     # 0-d strings, as saved
+    settings = {k: np.array(v) for k, v in m.settings().items()}  # 0-d strings, as saved
     back = Ising.from_arrays({k: np.asarray(v) for k, v in m.arrays().items()}, settings)
     assert back.spins == "pm1" and np.array_equal(back.J, m.J) and np.array_equal(back.h, m.h)
     trials = Ising.from_arrays({"J": np.stack([m.J, m.J]), "h": np.stack([m.h, m.h])}, {"spins": "01"})
     assert trials.n_trials == 2
     nearly = m.J.astype(np.float64)
-    nearly[0, 1] += 1e-16                      # float rounding is tolerated and made exact
+    nearly[0, 1] += 1e-16  # float rounding is tolerated and made exact
     fixed = Ising.from_arrays({"J": nearly, "h": m.h}, {"spins": "pm1"})
     assert np.array_equal(fixed.J, fixed.J.T)
-    diverged = np.full_like(m.J, np.nan)       # a diverged model still loads
+    diverged = np.full_like(m.J, np.nan)  # a diverged model still loads
     assert not Ising.from_arrays({"J": diverged, "h": m.h}, {"spins": "01"}).is_finite()
 
 
-@pytest.mark.parametrize("arrays, settings, words", [
-    ({"J": np.array([[0.0, 1.0], [0.5, 0.0]]), "h": np.zeros(2)}, {"spins": "01"}, "symmetric"),
-    ({"J": np.array([[0.3, 1.0], [1.0, 0.0]]), "h": np.zeros(2)}, {"spins": "01"}, "zero diagonal"),
-    ({"J": np.zeros((2, 2)), "h": np.zeros(2)}, {"spins": "+-1"}, "spins"),
-    ({"J": np.zeros((2, 2)), "h": np.zeros(2)}, {}, "spins"),
-    ({"J": np.zeros((2, 2)), "h": np.zeros(3)}, {"spins": "01"}, "h has shape (3,), expected (2,) = (n,)"),
-    ({"J": np.zeros((2, 3)), "h": np.zeros(2)}, {"spins": "01"}, "J has shape (2, 3), expected (2, 2) = (n, n)"),
-    ({"J": np.zeros((2, 2), bool), "h": np.zeros(2)}, {"spins": "01"}, "numeric"),
-    ({"J": np.zeros((0, 0)), "h": np.zeros(0)}, {"spins": "01"}, "n is 0"),
-    ({"W": np.zeros((2, 2)), "b_v": np.zeros(2)}, {"spins": "01"}, "missing J, h"),
-])
+@pytest.mark.parametrize(
+    "arrays, settings, words",
+    [
+        ({"J": np.array([[0.0, 1.0], [0.5, 0.0]]), "h": np.zeros(2)}, {"spins": "01"}, "symmetric"),
+        ({"J": np.array([[0.3, 1.0], [1.0, 0.0]]), "h": np.zeros(2)}, {"spins": "01"}, "zero diagonal"),
+        ({"J": np.zeros((2, 2)), "h": np.zeros(2)}, {"spins": "+-1"}, "spins"),
+        ({"J": np.zeros((2, 2)), "h": np.zeros(2)}, {}, "spins"),
+        (
+            {"J": np.zeros((2, 2)), "h": np.zeros(3)},
+            {"spins": "01"},
+            "h has shape (3,), expected (2,) = (n,)",
+        ),
+        (
+            {"J": np.zeros((2, 3)), "h": np.zeros(2)},
+            {"spins": "01"},
+            "J has shape (2, 3), expected (2, 2) = (n, n)",
+        ),
+        ({"J": np.zeros((2, 2), bool), "h": np.zeros(2)}, {"spins": "01"}, "numeric"),
+        ({"J": np.zeros((0, 0)), "h": np.zeros(0)}, {"spins": "01"}, "n is 0"),
+        ({"W": np.zeros((2, 2)), "b_v": np.zeros(2)}, {"spins": "01"}, "missing J, h"),
+    ],
+)
 def test_from_arrays_rejects_bad_input(arrays, settings, words) -> None:
     with pytest.raises(RbmlabError) as excinfo:
         Ising.from_arrays(arrays, settings)
@@ -723,12 +784,13 @@ def test_dataset_defaults_and_info() -> None:
     model = Ising(np.array(truth["J"]), np.array(truth["h"]), truth["spins"])
     assert model.color_classes() and len(model.color_classes()) == 2
     assert np.count_nonzero(np.triu(model.J)) == 32 and np.allclose(model.J[model.J != 0], 0.3)
-    states = Bernoulli.states(np, 16, 0, 2 ** 16, np.float64)     # one enumeration, one matmul
+    states = Bernoulli.states(np, 16, 0, 2**16, np.float64)  # one enumeration, one matmul
     log_p = model.log_unnormalized(states)
     log_z = np.logaddexp.reduce(log_p)
     assert truth["log_partition"] == pytest.approx(log_z, rel=1e-12)
     assert truth["mean_loglik"]["test"] == pytest.approx(
-        float(np.mean(model.log_unnormalized(ds.test.astype(np.float64)))) - log_z, rel=1e-10)
+        float(np.mean(model.log_unnormalized(ds.test.astype(np.float64)))) - log_z, rel=1e-10
+    )
     assert "4x4 periodic lattice" in ds.info["generation"] and ds.info["options"]["sampler"] == "exact"
     # the samples follow the model: single-site means within sampling error
     mean = np.exp(log_p - log_z) @ states
@@ -747,12 +809,34 @@ def test_dataset_is_deterministic_under_its_seeds() -> None:
 
 
 def test_dataset_gibbs_and_erdos_renyi() -> None:
-    ds = ising_data(structure="erdos_renyi", n=30, density=0.1, coupling=0.5, spins="pm1",
-                    sampler="gibbs", burn_in=20, thin=2, chains=16, n_train=40, n_test=10)
+    ds = ising_data(
+        structure="erdos_renyi",
+        n=30,
+        density=0.1,
+        coupling=0.5,
+        spins="pm1",
+        sampler="gibbs",
+        burn_in=20,
+        thin=2,
+        chains=16,
+        n_train=40,
+        n_test=10,
+    )
     assert ds.train.shape == (40, 30) and set(np.unique(ds.train)) <= {-1.0, 1.0}
     assert ds.info["ground_truth"]["log_partition"] is None and ds.image_shape is None
-    again = ising_data(structure="erdos_renyi", n=30, density=0.1, coupling=0.5, spins="pm1",
-                       sampler="gibbs", burn_in=20, thin=2, chains=16, n_train=40, n_test=10)
+    again = ising_data(
+        structure="erdos_renyi",
+        n=30,
+        density=0.1,
+        coupling=0.5,
+        spins="pm1",
+        sampler="gibbs",
+        burn_in=20,
+        thin=2,
+        chains=16,
+        n_train=40,
+        n_test=10,
+    )
     assert np.array_equal(ds.train, again.train)
     small = ising_data(side=3, spins="pm1", coupling=-0.2, sampler="gibbs", burn_in=5, n_train=30, n_test=5)
     assert small.train.shape == (30, 9) and small.info["ground_truth"]["log_partition"] is not None
@@ -765,20 +849,23 @@ def test_ground_truth_matches_pmp_lattice_reading() -> None:
     assert m.n == 25 and np.count_nonzero(np.triu(m.J)) == 50 and np.allclose(m.J[m.J != 0], -0.2)
 
 
-@pytest.mark.parametrize("given, key", [
-    ({"side": 5}, "sampler"),                          # 25 variables: exact sampling refused
-    ({"structure": "dense", "n": 21}, "sampler"),
-    ({"structure": "grid"}, "structure"),
-    ({"spins": "+-1"}, "spins"),
-    ({"density": 1.5}, "density"),
-    ({"structure": "dense", "coupling": -1.0}, "coupling"),
-    ({"structure": "erdos_renyi", "field": -0.1}, "field"),
-    ({"n_train": 0}, "n_train"),
-    ({"thin": 0}, "thin"),
-    ({"side": 1}, "side"),
-    ({"colour": 1}, "colour"),
-    ({"coupling": "strong"}, "coupling"),
-])
+@pytest.mark.parametrize(
+    "given, key",
+    [
+        ({"side": 5}, "sampler"),  # 25 variables: exact sampling refused
+        ({"structure": "dense", "n": 21}, "sampler"),
+        ({"structure": "grid"}, "structure"),
+        ({"spins": "+-1"}, "spins"),
+        ({"density": 1.5}, "density"),
+        ({"structure": "dense", "coupling": -1.0}, "coupling"),
+        ({"structure": "erdos_renyi", "field": -0.1}, "field"),
+        ({"n_train": 0}, "n_train"),
+        ({"thin": 0}, "thin"),
+        ({"side": 1}, "side"),
+        ({"colour": 1}, "colour"),
+        ({"coupling": "strong"}, "coupling"),
+    ],
+)
 def test_dataset_bad_options(given, key) -> None:
     with pytest.raises(RbmlabError) as excinfo:
         ising_data(**given)
@@ -812,8 +899,11 @@ def test_backend_agrees_with_numpy(backend) -> None:
     stats, host_stats = m.statistics(backend.asarray(x)), host.statistics(x)
     for k in ("J", "h"):
         np.testing.assert_allclose(to_numpy(stats[k]), host_stats[k], rtol=1e-12)
-    np.testing.assert_allclose(to_numpy(m.local_fields(backend.asarray(x), np.array([1, 4]))),
-                               host.local_fields(x, np.array([1, 4])), rtol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(m.local_fields(backend.asarray(x), np.array([1, 4]))),
+        host.local_fields(x, np.array([1, 4])),
+        rtol=1e-12,
+    )
     assert [c.tolist() for c in m.color_classes()] == [c.tolist() for c in host.color_classes()]
     rng = backend.rng(1)
     exact = sample_exact(m, rng, 20_000)
@@ -822,8 +912,14 @@ def test_backend_agrees_with_numpy(backend) -> None:
     lat = lattice_2d(3, coupling=0.25, field=0.2, spins="pm1", xp=backend.xp, dtype=backend.dtype)
     chains = SiteGibbs().run(lat, backend.xp.full((10_000, 9), -1.0), rng, 40)
     assert_marginals(lattice_2d(3, coupling=0.25, field=0.2, spins="pm1", dtype="float64"), to_numpy(chains))
-    init = Ising.initialize(IsingConfig(coupling_std=0.1), xp=backend.xp, rng=rng,
-                            data_mean=backend.asarray([0.3, 0.6]), dtype="float32", trials=2)
+    init = Ising.initialize(
+        IsingConfig(coupling_std=0.1),
+        xp=backend.xp,
+        rng=rng,
+        data_mean=backend.asarray([0.3, 0.6]),
+        dtype="float32",
+        trials=2,
+    )
     assert init.xp is backend.xp and init.J.shape == (2, 2, 2) and init.dtype == np.float32
 
 
@@ -834,11 +930,22 @@ def test_a_reset_learner_step_is_the_exact_gradient_within_sampling_error(sample
     negative phase is the model's exact moments, so an SGD step is lr × (data − exact model)."""
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
+
     model = dense(6, "pm1", seed=21, coupling_std=0.5, field_std=0.3)
     data = sample_exact(dense(6, "pm1", seed=22, coupling_std=0.5), np.random.default_rng(0), 200)
-    learner = LEARNERS.build(LEARNERS.parse({"name": "reset", "lr": 1e-3, "k": 20, "n_chains": 20_000,
-                                             "batch_size": "full", "sampler": sampler,
-                                             "optimizer": {"name": "sgd"}}))
+    learner = LEARNERS.build(
+        LEARNERS.parse(
+            {
+                "name": "reset",
+                "lr": 1e-3,
+                "k": 20,
+                "n_chains": 20_000,
+                "batch_size": "full",
+                "sampler": sampler,
+                "optimizer": {"name": "sgd"},
+            }
+        )
+    )
     new, _ = learner.step(model, {}, Batch(data), np.random.default_rng(1))
     mean, second = exact_moments(model)
     expected_J = model.statistics(data)["J"] - second
@@ -856,8 +963,15 @@ def test_gibbs_datasets_are_cached_and_the_cache_is_only_a_shortcut(tmp_path, mo
     calls = []
     sample = model_samples._gibbs_samples
     monkeypatch.setattr(model_samples, "_gibbs_samples", lambda *a: calls.append(1) or sample(*a))
-    given = {"structure": "erdos_renyi", "n": 12, "density": 0.3, "sampler": "gibbs", "burn_in": 20,
-             "n_train": 30, "n_test": 5}
+    given = {
+        "structure": "erdos_renyi",
+        "n": 12,
+        "density": 0.3,
+        "sampler": "gibbs",
+        "burn_in": 20,
+        "n_train": 30,
+        "n_test": 5,
+    }
     first = ising_data(**given)
     [cached] = list((tmp_path / "ising_samples").glob("*.npy"))
     assert calls == [1] and np.array_equal(np.load(cached), np.concatenate([first.train, first.test]))
@@ -882,8 +996,9 @@ def test_the_ground_truth_log_partition_of_a_large_dataset_is_cached(tmp_path, m
     monkeypatch.setenv("RBMLAB_CACHE", str(tmp_path))
     monkeypatch.setattr(model_samples, "CACHED_LOG_Z_FROM", 4)
     options = {"name": "ising_samples", "n": 6, "structure": "dense", "n_train": 20, "n_test": 20}
-    exact = ising_ground_truth(IsingSamplesOptions(**{k: v for k, v in options.items() if k != "name"}))\
-        .exact_log_partition()
+    exact = ising_ground_truth(
+        IsingSamplesOptions(**{k: v for k, v in options.items() if k != "name"})
+    ).exact_log_partition()
     assert load_dataset(**options).info["ground_truth"]["log_partition"] == pytest.approx(exact, abs=1e-12)
     [entry] = (tmp_path / "ising_samples").glob("log_z-*.json")
     entry.write_text('{"log_partition": 123.5}')

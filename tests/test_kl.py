@@ -2,6 +2,7 @@
 sum over itertools' states, 0 for the truth itself; the pseudo-counted histogram of a sampler that
 mixes on 4 spins gives KL(truth ‖ q) near KL(truth ‖ model); state indices invert states_of; the
 Sec 5.1 experiment runs at its smoke tier and PMP learning moves θ up from 0."""
+
 from __future__ import annotations
 
 import itertools
@@ -37,8 +38,9 @@ def kl(model: Ising, truth: Ising, **options) -> dict[str, float]:
 @pytest.mark.parametrize("spins", ["01", "pm1"])
 def test_kl_of_the_model_is_the_explicit_sum(spins):
     truth = constant_dense(4, coupling=0.5, spins=spins, dtype="float64")
-    model = fully_connected(4, rng=np.random.default_rng(2), coupling_std=0.4, field_std=0.3,
-                            spins=spins, dtype="float64")
+    model = fully_connected(
+        4, rng=np.random.default_rng(2), coupling_std=0.4, field_std=0.3, spins=spins, dtype="float64"
+    )
     metrics = kl(model, truth, n_samples=0)
     assert set(metrics) == {"kl_model"}
     assert metrics["kl_model"] == pytest.approx(explicit_kl(truth, model), abs=1e-12)
@@ -61,16 +63,18 @@ def test_kl_of_a_mixing_samplers_histogram_is_near_the_models():
 
 @pytest.mark.parametrize("units", [Bernoulli, Spin])
 def test_state_index_inverts_states_of(units):
-    idx = np.arange(2 ** 6)
+    idx = np.arange(2**6)
     assert np.array_equal(state_index(units, units.states_of(np, idx, 6, np.float32)), idx)
 
 
 def test_sec_5_1_smoke_learns_theta_up_from_zero(tmp_path):
     from rbmlab.experiment import run_experiment
-    rows = run_experiment("pmp/sec-5-1-theta", ["scale=smoke"], results_root=tmp_path,
-                          outputs_root=tmp_path / "outputs")["table"].read_text()
+
+    rows = run_experiment(
+        "pmp/sec-5-1-theta", ["scale=smoke"], results_root=tmp_path, outputs_root=tmp_path / "outputs"
+    )["table"].read_text()
     assert "paper: 0.331" in rows or "0.331" in rows
     runs = (tmp_path / "pmp" / "sec-5-1-theta_smoke_runs.csv").read_text().splitlines()
     header = runs[0].split(",")
     thetas = [float(line.split(",")[header.index("final.theta")]) for line in runs[1:]]
-    assert len(thetas) == 2 and all(0.0 < t < 0.1 for t in thetas)   # 5 Adam steps of 0.01 from 0
+    assert len(thetas) == 2 and all(0.0 < t < 0.1 for t in thetas)  # 5 Adam steps of 0.01 from 0

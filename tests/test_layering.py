@@ -14,6 +14,7 @@ removed). Without them the package graph has no cycle. ``report`` renders: it re
 and the metric declarations and never runs a model; the imports that still do are in
 ``KNOWN_REPORT_MODEL_CODE``, kept the same way.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,8 +33,14 @@ PACKAGE = Path(rbmlab.__file__).parent
 MAX_TOP_LEVEL_MODULES = 12
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rbmlab", "rbmlab.errors", "rbmlab.limits", "rbmlab.validation", "rbmlab.registry",   # rbmlab: __version__
-     "rbmlab.resources"),
+    (
+        "rbmlab",
+        "rbmlab.errors",
+        "rbmlab.limits",
+        "rbmlab.validation",
+        "rbmlab.registry",  # rbmlab: __version__
+        "rbmlab.resources",
+    ),
     ("rbmlab.storage",),
     ("rbmlab.backend",),
     ("rbmlab.units",),
@@ -44,23 +51,29 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rbmlab.evaluators",),
     ("rbmlab.config",),
     ("rbmlab.run",),
-    ("rbmlab.help",),                                    # rbmlab run --help reads conf/ and the declarations
-    ("rbmlab.hydra_app", "rbmlab.evaluate"),            # experiment runs its sweeps through hydra_app
+    ("rbmlab.help",),  # rbmlab run --help reads conf/ and the declarations
+    ("rbmlab.hydra_app", "rbmlab.evaluate"),  # experiment runs its sweeps through hydra_app
     ("rbmlab.experiment", "rbmlab.report", "rbmlab.bench"),
-    ("rbmlab.api",),                                    # the scikit-learn estimators: configs composed as `run` does
+    ("rbmlab.api",),  # the scikit-learn estimators: configs composed as `run` does
     ("rbmlab.cli",),
     ("rbmlab.__main__",),
 )
 
 # (importing module, imported module) -> why it is still there and what removes it.
-KNOWN_INVERSIONS: dict[tuple[str, str], str] = {}   # none left (issue 32); a new one needs its reason here
+KNOWN_INVERSIONS: dict[tuple[str, str], str] = {}  # none left (issue 32); a new one needs its reason here
 
 # What report may import besides itself and the bottom layer: run records and the file primitives
 # they are written with, configs, host arrays and the metric declarations.
 # rbmlab.help: the components' declarations as people read them (option docs and labels), which
 # the report's names in words come from (rbmlab.report.names)
-REPORT_READS = ("rbmlab.run", "rbmlab.storage", "rbmlab.config", "rbmlab.backend", "rbmlab.evaluators.metrics",
-                "rbmlab.help")
+REPORT_READS = (
+    "rbmlab.run",
+    "rbmlab.storage",
+    "rbmlab.config",
+    "rbmlab.backend",
+    "rbmlab.evaluators.metrics",
+    "rbmlab.help",
+)
 
 # (report module, imported module) -> why report still runs model code there.
 KNOWN_REPORT_MODEL_CODE: dict[tuple[str, str], str] = {
@@ -90,13 +103,13 @@ def _imported(name: str, is_package: bool, stmt: ast.Import | ast.ImportFrom, mo
         targets = [a.name for a in stmt.names]
     else:
         base = stmt.module or ""
-        if stmt.level:                                     # relative: from the importing package
+        if stmt.level:  # relative: from the importing package
             package = name.split(".") if is_package else name.split(".")[:-1]
-            base = ".".join(package[:len(package) - (stmt.level - 1)] + ([base] if base else []))
+            base = ".".join(package[: len(package) - (stmt.level - 1)] + ([base] if base else []))
         targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in stmt.names]
     resolved = []
     for target in targets:
-        while target not in modules and "." in target:    # a name inside a module: the module
+        while target not in modules and "." in target:  # a name inside a module: the module
             target = target.rsplit(".", 1)[0]
         if target in modules:
             resolved.append(target)
@@ -141,10 +154,13 @@ def package_graph(pairs) -> dict[str, set[str]]:
 
 def describe(sites, pairs) -> str:
     """One line per import: importer -> imported (the lines, and which lie inside a function)."""
+
     def where(ln: int, in_function: bool) -> str:
         return f"{ln} in a function" if in_function else f"{ln}"
-    return "\n".join(f"  {a} -> {b} (line {', '.join(where(*s) for s in sites[(a, b)])})"
-                     for a, b in sorted(pairs))
+
+    return "\n".join(
+        f"  {a} -> {b} (line {', '.join(where(*s) for s in sites[(a, b)])})" for a, b in sorted(pairs)
+    )
 
 
 def test_at_most_twelve_modules_lie_directly_in_rbmlab():
@@ -155,20 +171,22 @@ def test_at_most_twelve_modules_lie_directly_in_rbmlab():
 def test_every_node_has_a_layer():
     sites = import_sites()
     nodes = {node(module_name(p)) for p in PACKAGE.rglob("*.py")} | {node(m) for pair in sites for m in pair}
-    assert "rbmlab.models" in nodes and "rbmlab.cli" in nodes          # the walk sees the package
+    assert "rbmlab.models" in nodes and "rbmlab.cli" in nodes  # the walk sees the package
     assert not nodes - set(rank()), f"place in LAYERS: {sorted(nodes - set(rank()))}"
-    assert sum(len(layer) for layer in LAYERS) == len(rank())          # no node in two layers
+    assert sum(len(layer) for layer in LAYERS) == len(rank())  # no node in two layers
 
 
 def test_imports_follow_the_layer_order():
     sites = import_sites()
     inverted = against_the_order(sites, rank())
     new = inverted - set(KNOWN_INVERSIONS)
-    assert not new, ("imports against the layer order (import from your own layer or below):\n"
-                     + describe(sites, new))
+    assert not new, "imports against the layer order (import from your own layer or below):\n" + describe(
+        sites, new
+    )
     gone = set(KNOWN_INVERSIONS) - inverted
-    assert not gone, ("no longer imported, or no longer against the order: remove from "
-                      f"KNOWN_INVERSIONS: {sorted(gone)}")
+    assert not gone, (
+        f"no longer imported, or no longer against the order: remove from KNOWN_INVERSIONS: {sorted(gone)}"
+    )
 
 
 def test_no_package_cycle_but_the_known_inversions():
@@ -185,9 +203,13 @@ def test_no_package_cycle_but_the_known_inversions():
 def test_report_reads_records_and_runs_no_model():
     sites = import_sites()
     bottom = set(LAYERS[0])
-    model_code = {(a, b) for a, b in sites
-                  if node(a) == "rbmlab.report" and node(b) not in bottom | {"rbmlab.report"}
-                  and not any(b == r or b.startswith(r + ".") for r in REPORT_READS)}
+    model_code = {
+        (a, b)
+        for a, b in sites
+        if node(a) == "rbmlab.report"
+        and node(b) not in bottom | {"rbmlab.report"}
+        and not any(b == r or b.startswith(r + ".") for r in REPORT_READS)
+    }
     new = model_code - set(KNOWN_REPORT_MODEL_CODE)
     assert not new, "report/ renders run records; it imports no model code:\n" + describe(sites, new)
     gone = set(KNOWN_REPORT_MODEL_CODE) - model_code
@@ -198,8 +220,11 @@ def test_the_checks_find_what_they_look_for():
     """The cycle finder and the order check on small graphs, so a passing test means something."""
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
-    pairs = {("rbmlab.models.rbm", "rbmlab.backend.ops"), ("rbmlab.backend.ops", "rbmlab.models.rbm"),
-             ("rbmlab.cli", "rbmlab.run.runner")}
+    pairs = {
+        ("rbmlab.models.rbm", "rbmlab.backend.ops"),
+        ("rbmlab.backend.ops", "rbmlab.models.rbm"),
+        ("rbmlab.cli", "rbmlab.run.runner"),
+    }
     assert against_the_order(pairs, rank()) == {("rbmlab.backend.ops", "rbmlab.models.rbm")}
     assert find_cycle(package_graph(pairs)) == ["rbmlab.backend", "rbmlab.models", "rbmlab.backend"]
     assert node("rbmlab.run.runner") == "rbmlab.run" and node("rbmlab.cli") == "rbmlab.cli"
@@ -208,25 +233,35 @@ def test_the_checks_find_what_they_look_for():
 
 def test_relative_and_function_level_imports_count():
     modules = {"rbmlab", "rbmlab.run", "rbmlab.run.records", "rbmlab.run.fileio", "rbmlab.backend"}
-    tree = ast.parse("from .fileio import atomic_write\nfrom .. import backend\n"
-                     "def f():\n    from rbmlab.run import records\n")
+    tree = ast.parse(
+        "from .fileio import atomic_write\nfrom .. import backend\n"
+        "def f():\n    from rbmlab.run import records\n"
+    )
     stmts = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert [_imported("rbmlab.run.records", False, s, modules) for s in stmts] == [
-        ["rbmlab.run.fileio"], ["rbmlab.backend"], ["rbmlab.run.records"]]
+        ["rbmlab.run.fileio"],
+        ["rbmlab.backend"],
+        ["rbmlab.run.records"],
+    ]
     in_function = [fn for lines in import_sites().values() for _, fn in lines]
     assert any(in_function) and not all(in_function)
 
 
-@pytest.mark.xfail(strict=True, reason="a report reads each metric's direction and unit through "
-                   "rbmlab.evaluators.metrics.metric_spec, which asks the evaluator registry for "
-                   "the evaluators' declarations and so imports every evaluator (and with them "
-                   "models and inference); goes when the declarations can be read without "
-                   "importing the evaluators (issue 32). Strict: it fails once that holds, so "
-                   "this mark comes off")
+@pytest.mark.xfail(
+    strict=True,
+    reason="a report reads each metric's direction and unit through "
+    "rbmlab.evaluators.metrics.metric_spec, which asks the evaluator registry for "
+    "the evaluators' declarations and so imports every evaluator (and with them "
+    "models and inference); goes when the declarations can be read without "
+    "importing the evaluators (issue 32). Strict: it fails once that holds, so "
+    "this mark comes off",
+)
 def test_a_report_loads_no_model_code_at_run_time():
     """What the import graph above cannot see: imports made by name at run time (registries)."""
-    code = ("import sys; from rbmlab.report import make_report; "
-            "from rbmlab.evaluators.metrics import higher_is_better; higher_is_better('test_log_likelihood'); "
-            "print(sorted(m for m in sys.modules if m.startswith(('rbmlab.models', 'rbmlab.inference'))))")
+    code = (
+        "import sys; from rbmlab.report import make_report; "
+        "from rbmlab.evaluators.metrics import higher_is_better; higher_is_better('test_log_likelihood'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('rbmlab.models', 'rbmlab.inference'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out

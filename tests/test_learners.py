@@ -1,8 +1,10 @@
 """Learner numerics against exact answers: gradients by finite differences and enumeration."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import all_binary, random_rbm
 
 from rbmlab.backend import get_backend
 from rbmlab.data.batch import Batch
@@ -11,8 +13,6 @@ from rbmlab.learners.base import difference
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.learners.pcd import PCD, PCDConfig
 from rbmlab.models.rbm import RBM, energy, free_energy
-
-from conftest import all_binary, random_rbm
 
 
 def test_free_energy_matches_summing_out_hidden(backend):
@@ -39,8 +39,10 @@ def test_positive_statistics_are_the_gradient_of_minus_free_energy(backend):
             plus, minus = base.copy(), base.copy()
             plus[idx] += eps
             minus[idx] -= eps
-            f = [float(-free_energy(rbm.replace(**{name: backend.asarray(p)}), v).mean())
-                 for p in (plus, minus)]
+            f = [
+                float(-free_energy(rbm.replace(**{name: backend.asarray(p)}), v).mean())
+                for p in (plus, minus)
+            ]
             numeric[idx] = (f[0] - f[1]) / (2 * eps)
         np.testing.assert_allclose(backend.to_numpy(stats[name]), numeric, atol=1e-7)
 
@@ -76,7 +78,7 @@ def test_pcd_negative_phase_approaches_the_exact_model_expectation(backend):
     logp = -backend.to_numpy(free_energy(rbm, backend.asarray(states)))
     p = np.exp(logp - np.logaddexp.reduce(logp))
     p_h = 1 / (1 + np.exp(-(states @ backend.to_numpy(rbm.W) + backend.to_numpy(rbm.b_h))))
-    exact_W = (states * p[:, None]).T @ p_h          # Σ_v p(v) v σ(vW + b_h)ᵀ
+    exact_W = (states * p[:, None]).T @ p_h  # Σ_v p(v) v σ(vW + b_h)ᵀ
     learner = PCD(PCDConfig(lr=1e-12, k=30, batch_size=4, n_chains=20000))
     data = Batch(backend.asarray(states))
     state = learner.init_state(rbm, data, backend.rng(0))
@@ -88,8 +90,9 @@ def test_pcd_negative_phase_approaches_the_exact_model_expectation(backend):
 def test_momentum_and_weight_decay_follow_their_formulas(backend):
     rbm = random_rbm(backend, 5, 2, scale=0.1, seed=9)
     v = backend.asarray(np.random.default_rng(1).integers(0, 2, (4, 5)).astype(float))
-    cfg = CDConfig(lr=0.1, k=1, batch_size=4,
-                   optimizer={"name": "sgd", "momentum": 0.5, "weight_decay": 0.01})
+    cfg = CDConfig(
+        lr=0.1, k=1, batch_size=4, optimizer={"name": "sgd", "momentum": 0.5, "weight_decay": 0.01}
+    )
     learner = CD(cfg)
     r1, s1 = learner.step(rbm, {}, Batch(v), backend.rng(2))
     g1 = difference(rbm.statistics(v), rbm.statistics(gibbs_chain(rbm, v, backend.rng(2), 1)))
@@ -113,8 +116,9 @@ def test_the_l1_penalty_moves_interactions_against_their_sign(backend, optimizer
     direction = {"W": g["W"] - 0.3 * np.sign(rbm.W), "b_v": g["b_v"], "b_h": g["b_h"]}
     for name, d in direction.items():
         step = 0.1 * (d if optimizer == "sgd" else np.sign(d))
-        np.testing.assert_allclose(backend.to_numpy(getattr(new, name)),
-                                   backend.to_numpy(getattr(rbm, name) + step), atol=1e-6)
+        np.testing.assert_allclose(
+            backend.to_numpy(getattr(new, name)), backend.to_numpy(getattr(rbm, name) + step), atol=1e-6
+        )
 
 
 def test_adam_steps_the_interactions_at_a_multiple_of_lr(backend):
@@ -124,21 +128,29 @@ def test_adam_steps_the_interactions_at_a_multiple_of_lr(backend):
     v = backend.asarray(np.random.default_rng(1).integers(0, 2, (4, 5)).astype(float))
 
     def step(scale):
-        learner = CD(CDConfig(lr=0.1, k=1, batch_size=4,
-                              optimizer={"name": "adam", "interaction_lr_scale": scale}))
+        learner = CD(
+            CDConfig(lr=0.1, k=1, batch_size=4, optimizer={"name": "adam", "interaction_lr_scale": scale})
+        )
         return learner.step(rbm, {}, Batch(v), backend.rng(2))[0]
+
     plain, scaled = step(1.0), step(2.0)
     for name, factor in (("W", 2.0), ("b_v", 1.0), ("b_h", 1.0)):
         moved = backend.to_numpy(getattr(plain, name) - getattr(rbm, name))
-        assert np.abs(moved).max() > 0.05     # a first Adam step: about lr per parameter
-        np.testing.assert_allclose(backend.to_numpy(getattr(scaled, name) - getattr(rbm, name)),
-                                   factor * moved, atol=1e-7)
+        assert np.abs(moved).max() > 0.05  # a first Adam step: about lr per parameter
+        np.testing.assert_allclose(
+            backend.to_numpy(getattr(scaled, name) - getattr(rbm, name)), factor * moved, atol=1e-7
+        )
 
 
-@pytest.mark.parametrize("bad, key", [({"k": 0}, "k"), ({"lr": -1.0}, "lr"),
-                                      ({"batch_size": 0}, "batch_size"),
-                                      ({"optimizer": {"name": "sgd", "momentum": 1.0}},
-                                       "optimizer.momentum")])
+@pytest.mark.parametrize(
+    "bad, key",
+    [
+        ({"k": 0}, "k"),
+        ({"lr": -1.0}, "lr"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"optimizer": {"name": "sgd", "momentum": 1.0}}, "optimizer.momentum"),
+    ],
+)
 def test_learner_config_rejects_bad_values(bad, key):
     """Made in code, a config names the bad key; parsed as the learner group, ``learner.<key>``.
     Either way the error is one line."""
@@ -220,6 +232,7 @@ def test_the_contrastive_learners_train_a_binary_prior_general_rbm_as_the_plain_
     from rbmlab.learners import LEARNERS
     from rbmlab.models.grbm import GRBM
     from rbmlab.models.rbm import RBM
+
     rng = np.random.default_rng(0)
     W, b_v, b_h = 0.3 * rng.standard_normal((6, 4)), rng.standard_normal(6), rng.standard_normal(4)
     x = (rng.random((20, 6)) < 0.5).astype(np.float64)
@@ -231,7 +244,7 @@ def test_the_contrastive_learners_train_a_binary_prior_general_rbm_as_the_plain_
         learner.check(type(model))
         state, draws = learner.init_state(model, Batch(x), np.random.default_rng(1)), np.random.default_rng(2)
         for i in range(5):
-            model, state = learner.step(model, state, Batch(x[10 * (i % 2):10 * (i % 2) + 10]), draws)
+            model, state = learner.step(model, state, Batch(x[10 * (i % 2) : 10 * (i % 2) + 10]), draws)
         trained.append(model)
     rbm, grbm = trained
     assert isinstance(grbm, GRBM) and grbm.v_theta.shape == (0, 6)
@@ -245,12 +258,20 @@ def test_a_real_valued_prior_general_rbm_refuses_block_gibbs_in_one_line():
     from rbmlab.errors import RbmlabError
     from rbmlab.learners import LEARNERS
     from rbmlab.models.grbm import GRBM
+
     rng = np.random.default_rng(3)
-    model = GRBM(0.1 * rng.standard_normal((5, 3)), np.zeros(5), np.zeros(3), np.ones((1, 5)),
-                 visible="truncated_gaussian")
+    model = GRBM(
+        0.1 * rng.standard_normal((5, 3)),
+        np.zeros(5),
+        np.zeros(3),
+        np.ones((1, 5)),
+        visible="truncated_gaussian",
+    )
     learner = LEARNERS.build(LEARNERS.parse({"name": "cd", "lr": 0.1, "batch_size": 4}))
     x = rng.random((4, 5))
-    with pytest.raises(RbmlabError, match=r"^model.visible_prior: truncated_gaussian units have no binary unit type"):
+    with pytest.raises(
+        RbmlabError, match=r"^model.visible_prior: truncated_gaussian units have no binary unit type"
+    ):
         learner.step(model, learner.init_state(model, Batch(x), rng), Batch(x), rng)
 
 
@@ -258,10 +279,25 @@ def test_a_real_valued_prior_general_rbm_still_trains_by_tap_and_is_evaluated(tm
     """The shared binary maths must not reach a real-valued prior: one epoch of TAP learning of a
     truncated-Gaussian GRBM, evaluated by TAP, completes (no reconstruction error is added)."""
     import csv
+
     from rbmlab.cli import main
+
     monkeypatch.chdir(tmp_path)
-    main(["run", "model=grbm", "model.visible_prior=truncated_gaussian", "model.n_hidden=8", "learner=tap",
-          "evaluator=tap", "evaluator.n_init=20", "dataset=bars_stripes", "train.epochs=1",
-          "train.progress=false", "evaluator.progress=false", "hydra.run.dir=run"])
+    main(
+        [
+            "run",
+            "model=grbm",
+            "model.visible_prior=truncated_gaussian",
+            "model.n_hidden=8",
+            "learner=tap",
+            "evaluator=tap",
+            "evaluator.n_init=20",
+            "dataset=bars_stripes",
+            "train.epochs=1",
+            "train.progress=false",
+            "evaluator.progress=false",
+            "hydra.run.dir=run",
+        ]
+    )
     header = next(csv.reader(open(tmp_path / "run" / "metrics.csv")))
     assert "test_log_likelihood" in header and not any("reconstruction" in c for c in header)

@@ -7,6 +7,7 @@ configurations use (conf/ and experiments/, every tier); every dataset declares 
 its data, so that the pre-flight checks run without reading it; and a loop whose tolerance is 0
 stops at its bounded iteration cap.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,9 +24,9 @@ from rbmlab.config import TrainConfig
 from rbmlab.data.registry import SPECS, dataset_dimension, load_dataset
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators import EVALUATORS
 from rbmlab.experiment.deconvolution import DeconvolutionConfig
 from rbmlab.experiment.figures import FIGURES
-from rbmlab.evaluators import EVALUATORS
 from rbmlab.inference import INFERENCE
 from rbmlab.inference.solvers import SOLVERS
 from rbmlab.learners import LEARNERS
@@ -34,19 +35,31 @@ from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.validation import _alternatives, parse_options
 
 ROOT = Path(__file__).resolve().parents[1]
-REGISTRIES = {"learner": LEARNERS, "evaluator": EVALUATORS, "sampler": INFERENCE, "solver": SOLVERS,
-              "model": MODELS, "optimizer": OPTIMIZERS, "task": TASKS}
+REGISTRIES = {
+    "learner": LEARNERS,
+    "evaluator": EVALUATORS,
+    "sampler": INFERENCE,
+    "solver": SOLVERS,
+    "model": MODELS,
+    "optimizer": OPTIMIZERS,
+    "task": TASKS,
+}
 
 
 def config_classes() -> dict[str, list[type]]:
     """Group → the configuration classes of its components (the keys users write: learner.k;
     sampler: the inference methods of learner.sampler and evaluator.sampler), in one order in every
     process (xdist's workers must collect the same list)."""
-    groups = {group: list(dict.fromkeys(cls.config_class for _, cls in registry.items()))   # in registry order
-              for group, registry in REGISTRIES.items()}
+    groups = {
+        group: list(dict.fromkeys(cls.config_class for _, cls in registry.items()))  # in registry order
+        for group, registry in REGISTRIES.items()
+    }
     groups["dataset"] = [spec.options for spec in SPECS.values()]
     groups["train"] = [TrainConfig]
-    groups["experiment"] = [DeconvolutionConfig, *dict.fromkeys(d.options for _, d in FIGURES.items())]   # kinds' options
+    groups["experiment"] = [
+        DeconvolutionConfig,
+        *dict.fromkeys(d.options for _, d in FIGURES.items()),
+    ]  # kinds' options
     return groups
 
 
@@ -85,9 +98,16 @@ def test_every_integer_option_has_a_finite_bound_or_a_reason(group, cls):
 def test_the_registries_have_integer_options_to_check():
     """The walk above sees the options it must bound (a renamed registry would skip them)."""
     names = {(c.__name__, f.name) for _, c in ALL for f in int_options(c)}
-    for expected in [("CDPercLossConfig", "k"), ("TapLearnerConfig", "max_iter"), ("KLConfig", "sweeps"),
-                     ("AISConfig", "n_temperatures"), ("MPLPConfig", "max_iter"), ("TrainConfig", "epochs"),
-                     ("DBMConfig", "n_hidden"), ("IsingSamplesOptions", "burn_in")]:
+    for expected in [
+        ("CDPercLossConfig", "k"),
+        ("TapLearnerConfig", "max_iter"),
+        ("KLConfig", "sweeps"),
+        ("AISConfig", "n_temperatures"),
+        ("MPLPConfig", "max_iter"),
+        ("TrainConfig", "epochs"),
+        ("DBMConfig", "n_hidden"),
+        ("IsingSamplesOptions", "burn_in"),
+    ]:
         assert expected in names
     assert len(names) > 90
 
@@ -97,7 +117,7 @@ def _leaves(node, path=()):
     """(key path, value) of every override string ``a.b=v`` and mapping leaf in a YAML tree."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "grid" and isinstance(value, dict):       # {key: [values]} of a sweep
+            if key == "grid" and isinstance(value, dict):  # {key: [values]} of a sweep
                 for swept, values in value.items():
                     for v in values if isinstance(values, list) else [values]:
                         yield tuple(str(swept).split(".")), v
@@ -108,7 +128,7 @@ def _leaves(node, path=()):
             if isinstance(item, str) and "=" in item and not item.startswith("hydra"):
                 key, _, text = item.partition("=")
                 key = key.lstrip("+~")
-                if "/" in key:       # a group choice (learner/optimizer=adam)
+                if "/" in key:  # a group choice (learner/optimizer=adam)
                     continue
                 for part in text.split(","):
                     try:
@@ -141,7 +161,7 @@ def committed_values() -> list[tuple[str, str, str, int]]:
     for path in files:
         tree = yaml.safe_load(path.read_text()) or {}
         rel = path.relative_to(ROOT)
-        if rel.parts[0] == "conf" and len(rel.parts) > 2:     # conf/<group>[/<sub>]/<name>.yaml
+        if rel.parts[0] == "conf" and len(rel.parts) > 2:  # conf/<group>[/<sub>]/<name>.yaml
             sub = rel.parts[-2]
             group = {"optimizer": "optimizer", "solver": "solver"}.get(sub, rel.parts[1])
             tree = {group: tree}
@@ -168,7 +188,7 @@ def test_every_bound_admits_every_committed_value_ten_times_over():
             margin = 10 if isinstance(hi, limits.Limit) else 1
             assert value * margin <= hi, f"{source}: {group}.{name}={value} against {cls.__name__}'s {hi}"
             checked += 1
-    assert checked > 300        # the walk reaches the experiments' overrides and grids
+    assert checked > 300  # the walk reaches the experiments' overrides and grids
 
 
 @pytest.mark.slow
@@ -192,10 +212,10 @@ def test_every_job_of_the_smoke_and_reduced_tiers_is_within_bounds():
 def test_the_committed_values_include_the_largest_ones():
     """The YAML walk finds the values that come closest to their bounds."""
     values = {(group, name, value) for _, group, name, value in committed_values()}
-    assert ("train", "epochs", 100000) in values            # pmp's persistent Figure 2 runs
-    assert ("dataset", "n_train", 1000000) in values        # pmp Sec 5.1's theta estimate
-    assert ("solver", "max_iter", 50000) in values           # conf/solver/mplp.yaml
-    assert ("train", "trials", 25) in values                 # dcp Figures 1-2
+    assert ("train", "epochs", 100000) in values  # pmp's persistent Figure 2 runs
+    assert ("dataset", "n_train", 1000000) in values  # pmp Sec 5.1's theta estimate
+    assert ("solver", "max_iter", 50000) in values  # conf/solver/mplp.yaml
+    assert ("train", "trials", 25) in values  # dcp Figures 1-2
 
 
 # ---------------------------------------------------------------- the error and its reason
@@ -204,15 +224,18 @@ def test_a_bound_error_names_the_key_the_bound_and_why():
         LEARNERS.parse({"name": "cd_percloss", "k": 10**10})
     assert str(e.value).startswith(f"learner.k: must be <= {limits.UPDATE_STEPS} (sampler sweeps")
     assert str(e.value).endswith(", got 10000000000")
-    with pytest.raises(RbmlabError, match=r"^learner.k: must be >= 1, got 0$"):   # the lower side as before
+    with pytest.raises(RbmlabError, match=r"^learner.k: must be >= 1, got 0$"):  # the lower side as before
         LEARNERS.parse({"name": "cd", "k": 0})
     assert LEARNERS.parse({"name": "cd", "k": int(limits.UPDATE_STEPS)}).k == limits.UPDATE_STEPS
 
 
 def test_a_product_of_options_is_bounded_too():
     assert LEARNERS.parse({"name": "sdcp", "d": 100, "k": 1000}).k == 1000
-    with pytest.raises(RbmlabError, match=r"^learner.k: d x k \(sampler sweeps an update\) is 100100; "
-                                          r"must be <= 100000"):
+    with pytest.raises(
+        RbmlabError,
+        match=r"^learner.k: d x k \(sampler sweeps an update\) is 100100; "
+        r"must be <= 100000",
+    ):
         LEARNERS.parse({"name": "csdcp", "d": 100, "k": 1001})
 
 
@@ -227,11 +250,20 @@ def test_a_limit_is_an_int_that_keeps_its_reason():
 
 
 # ---------------------------------------------------------------- declared dimensions
-SYNTHETIC = [{"name": "bars_stripes", "size": 4}, {"name": "shifting_bar", "n": 12, "bar": 3},
-             {"name": "ising_samples", "structure": "dense", "n": 7, "n_train": 5, "n_test": 5},
-             {"name": "ising_samples", "side": 3, "n_train": 5, "n_test": 5},
-             {"name": "deconvolution", "grid": 3, "n_images": 2, "n_candidates": 50, "p_location": 0.2,
-              "min_placements": 1}]
+SYNTHETIC = [
+    {"name": "bars_stripes", "size": 4},
+    {"name": "shifting_bar", "n": 12, "bar": 3},
+    {"name": "ising_samples", "structure": "dense", "n": 7, "n_train": 5, "n_test": 5},
+    {"name": "ising_samples", "side": 3, "n_train": 5, "n_test": 5},
+    {
+        "name": "deconvolution",
+        "grid": 3,
+        "n_images": 2,
+        "n_candidates": 50,
+        "p_location": 0.2,
+        "min_placements": 1,
+    },
+]
 
 
 @pytest.mark.parametrize("config", SYNTHETIC, ids=[str(c) for c in SYNTHETIC])
@@ -239,23 +271,32 @@ def test_a_datasets_declared_dimension_is_its_datas(config):
     assert dataset_dimension(config) == load_dataset(**config).n_visible
 
 
-FILE_DATASETS = [{"name": "mnist"}, {"name": "mnist", "contours": True}, {"name": "binarized_mnist"},
-                 {"name": "caltech101"}, {"name": "omniglot"}, {"name": "cbcl_faces"}, {"name": "ocr_letters"}]
+FILE_DATASETS = [
+    {"name": "mnist"},
+    {"name": "mnist", "contours": True},
+    {"name": "binarized_mnist"},
+    {"name": "caltech101"},
+    {"name": "omniglot"},
+    {"name": "cbcl_faces"},
+    {"name": "ocr_letters"},
+]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config", FILE_DATASETS, ids=[str(c) for c in FILE_DATASETS])
 def test_a_file_datasets_declared_dimension_is_its_datas(config):
     try:
-        data = load_dataset(**config, **({} if config["name"] == "cbcl_faces" else {"n_train": 10, "n_test": 10}))
-    except RbmlabError as e:     # its files are not on this machine
+        data = load_dataset(
+            **config, **({} if config["name"] == "cbcl_faces" else {"n_train": 10, "n_test": 10})
+        )
+    except RbmlabError as e:  # its files are not on this machine
         pytest.skip(str(e))
     assert dataset_dimension(config) == data.n_visible
 
 
 def test_every_dataset_declares_its_dimension():
     for name, spec in SPECS.items():
-        if spec.location_options:   # dataset=file: its file's columns (tests/test_own_data.py)
+        if spec.location_options:  # dataset=file: its file's columns (tests/test_own_data.py)
             continue
         assert isinstance(dataset_dimension({"name": name}), int)
         assert isinstance(getattr(spec.options, "dimension", None), property), name
@@ -266,9 +307,13 @@ def test_every_dataset_declares_its_dimension():
 def test_a_solver_with_tolerance_zero_stops_at_its_iteration_cap(name):
     """tol=0 is never met (learner=tap learner.tol=0): the fixed-point loop runs exactly its
     max_iter iterations, which the option bounds, and returns."""
-    model = MODELS.get("rbm").initialize(MODELS.parse({"name": "rbm", "n_hidden": 3, "weight_std": 0.5}),
-                                         xp=np, rng=np.random.default_rng(0), data_mean=np.full(6, 0.5),
-                                         dtype="float64")
+    model = MODELS.get("rbm").initialize(
+        MODELS.parse({"name": "rbm", "n_hidden": 3, "weight_std": 0.5}),
+        xp=np,
+        rng=np.random.default_rng(0),
+        data_mean=np.full(6, 0.5),
+        dtype="float64",
+    )
     v0 = (np.random.default_rng(1).random((4, 6)) < 0.5).astype(np.float64)
     for cap in (1, 7):
         solver = SOLVERS.build(SOLVERS.parse({"name": name, "max_iter": cap, "tol": 0.0}))
@@ -289,7 +334,10 @@ def test_kl_counts_a_dbms_summed_out_units_in_its_enumeration():
     enumeration, so 2^(visible + latent) terms: refused past limits.ENUMERATION_UNITS."""
     dbm = MODELS.get("dbm")
     kl = EVALUATORS.build(EVALUATORS.parse({"name": "kl", "n_samples": 0}))
-    kl.check(dbm, {"n_visible": 15, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})     # 15 + 10
-    with pytest.raises(RbmlabError, match=r"^evaluator=kl: 20 visible \+ 10 summed-out latent units .* is 30; "
-                                          r"must be <= 25 \("):
+    kl.check(dbm, {"n_visible": 15, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})  # 15 + 10
+    with pytest.raises(
+        RbmlabError,
+        match=r"^evaluator=kl: 20 visible \+ 10 summed-out latent units .* is 30; "
+        r"must be <= 25 \(",
+    ):
         kl.check(dbm, {"n_visible": 20, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})

@@ -1,6 +1,7 @@
 """AND/OR log-ratio messages and the OR-convolution factor group against enumeration (pmp
 App. C.3): each factor's messages are brute-force max-marginal log-ratios; on tree-shaped instances
 max-product decodes the exact MAP; on a loopy one a sweep is each factor's brute-force update."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,7 +12,7 @@ import pytest
 from rbmlab.inference.max_product import decode, max_product, perturb_and_max_product
 from rbmlab.models.convolution_or import ConvolutionOR, deconvolution_graph, or_convolve
 from rbmlab.models.factor_graph import FactorGraph
-from rbmlab.models.logical_factors import (OFF, and_to_input, and_to_output, merge_top2, or_messages, top2)
+from rbmlab.models.logical_factors import OFF, and_to_input, and_to_output, merge_top2, or_messages, top2
 
 
 def brute_messages(incoming, satisfied):
@@ -81,13 +82,21 @@ def test_forced_off_inputs_give_no_nan_and_the_large_negative_answer():
     for a, b in [(n, n_b), (np.maximum(n, OFF), np.maximum(n_b, OFF))]:
         with np.errstate(invalid="raise"):
             to_b, to_t = or_messages(a, b)
-            msgs = [to_b, to_t, and_to_input(b, a[:, 0]), and_to_input(a[:, 0], a[:, 3]), and_to_output(a[:, 0], a[:, 1])]
+            msgs = [
+                to_b,
+                to_t,
+                and_to_input(b, a[:, 0]),
+                and_to_input(a[:, 0], a[:, 3]),
+                and_to_output(a[:, 0], a[:, 1]),
+            ]
         assert not any(np.isnan(m).any() for m in msgs)
-    finite = lambda x: np.maximum(x, -1e4)    # noqa: E731
+    finite = lambda x: np.maximum(x, -1e4)  # noqa: E731
     got = or_messages(n, n_b)
     want = or_messages(finite(n).astype(np.float64), finite(n_b).astype(np.float64))
-    for g, w in zip(got, want):   # where the finite version is far below zero, so is the −inf one
-        assert np.all(np.isclose(g, w, rtol=1e-6, atol=1e-5) | ((g < -1e3) & (w < -1e3)) | ((g > 1e3) & (w > 1e3)))
+    for g, w in zip(got, want):  # where the finite version is far below zero, so is the −inf one
+        assert np.all(
+            np.isclose(g, w, rtol=1e-6, atol=1e-5) | ((g < -1e3) & (w < -1e3)) | ((g > 1e3) & (w > 1e3))
+        )
 
 
 # ---------------------------------------------------------------- the OR-convolution group
@@ -104,7 +113,7 @@ def test_or_convolve_pastes_each_feature_at_its_top_left_corner():
     for n, k, u, v, p, q in itertools.product(range(2), range(3), range(4), range(5), range(2), range(3)):
         want[n, u + p, v + q] = max(want[n, u + p, v + q], S[n, k, u, v] * W[k, p, q])
     np.testing.assert_array_equal(or_convolve(S, W), want)
-    np.testing.assert_array_equal(or_convolve(S[None], W[None])[0], want)     # leading batch axes
+    np.testing.assert_array_equal(or_convolve(S[None], W[None])[0], want)  # leading batch axes
 
 
 def test_log_potential_is_zero_exactly_on_consistent_states():
@@ -128,17 +137,20 @@ def brute_sweep(group: ConvolutionOR, beliefs, messages):
     new_s, new_w, new_x = np.zeros_like(to_s), np.zeros_like(to_w), np.zeros_like(to_x)
     B, N, K, h, w, fh, fw = to_s.shape
     ands = list(itertools.product(range(N), range(K), range(h), range(w), range(fh), range(fw)))
-    and_gate = lambda s: s[2] == (s[0] and s[1])    # noqa: E731  (t1, t2, b)
+    and_gate = lambda s: s[2] == (s[0] and s[1])  # noqa: E731  (t1, t2, b)
     for b in range(B):
-        cav = {a: (b_s[(b,) + a[:4]] - to_s[(b,) + a], b_w[b, a[1], a[4], a[5]] - to_w[(b,) + a]) for a in ands}
-        up = {a: brute_messages([*cav[a], 0.0], and_gate)[2] for a in ands}           # AND → aux
+        cav = {
+            a: (b_s[(b,) + a[:4]] - to_s[(b,) + a], b_w[b, a[1], a[4], a[5]] - to_w[(b,) + a]) for a in ands
+        }
+        up = {a: brute_messages([*cav[a], 0.0], and_gate)[2] for a in ands}  # AND → aux
         down = {}
         for n, r, c in itertools.product(range(N), range(h + fh - 1), range(w + fw - 1)):
             inputs = [a for a in ands if a[0] == n and a[2] + a[4] == r and a[3] + a[5] == c]
-            msgs = brute_messages([up[a] for a in inputs] + [b_x[b, n, r, c] - to_x[b, n, r, c]],
-                                  lambda s: s[-1] == max(s[:-1]))
-            down.update(zip(inputs, msgs[:-1]))                                     # OR → aux
-            new_x[b, n, r, c] = msgs[-1]                                            # OR → X
+            msgs = brute_messages(
+                [up[a] for a in inputs] + [b_x[b, n, r, c] - to_x[b, n, r, c]], lambda s: s[-1] == max(s[:-1])
+            )
+            down.update(zip(inputs, msgs[:-1]))  # OR → aux
+            new_x[b, n, r, c] = msgs[-1]  # OR → X
         for a in ands:
             to_t1, to_t2, _ = brute_messages([*cav[a], down[a]], and_gate)
             new_s[(b,) + a], new_w[(b,) + a] = to_t1, to_t2
@@ -153,8 +165,9 @@ def test_one_sweep_is_every_factors_brute_force_update_on_a_loopy_instance():
     B = 3
     beliefs = (2 * rng.standard_normal((B, sum(group.sizes)))).astype(np.float32)
     messages = rng.standard_normal((B, 2 * group.n_ands + group.sizes[2])).astype(np.float32)
-    np.testing.assert_allclose(group.max_product(beliefs, messages), brute_sweep(group, beliefs, messages),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        group.max_product(beliefs, messages), brute_sweep(group, beliefs, messages), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_incoming_sums_each_variables_messages():
@@ -176,11 +189,11 @@ def exact_map(group: ConvolutionOR, unary):
     S = ws[:, n_w:].reshape((-1, group.n_images, group.n_features) + group.location_shape)
     states = np.concatenate([ws, or_convolve(S, W).reshape(len(ws), -1)], axis=1)
     scores = unary @ states.T
-    assert np.all(np.sort(scores, axis=1)[:, -1] - np.sort(scores, axis=1)[:, -2] > 1e-6)   # unique MAP
+    assert np.all(np.sort(scores, axis=1)[:, -1] - np.sort(scores, axis=1)[:, -2] > 1e-6)  # unique MAP
     return states[scores.argmax(axis=1)]
 
 
-TREES = {   # instances whose factor graph has no loop
+TREES = {  # instances whose factor graph has no loop
     "one location, 2x3 feature": (1, 1, (2, 3), (1, 1)),
     "one 1x1 feature, 3x3 locations": (1, 1, (1, 1), (3, 3)),
     "three 1x1 features, one pixel (OR of 3)": (1, 3, (1, 1), (1, 1)),
@@ -210,9 +223,9 @@ def test_pmp_posterior_samples_reproduce_the_observed_images():
     graph = deconvolution_graph(X, 2, (3, 3), p_s=0.01, p_w=0.25)
     group = graph.groups[0]
     noise = rng.logistic(size=(4, graph.n)).astype(np.float32)
-    noise[:, -group.sizes[2]:] = 0.0          # only W and S are perturbed
+    noise[:, -group.sizes[2] :] = 0.0  # only W and S are perturbed
     x, objective = perturb_and_max_product(graph, rng, 4, 200, noise=noise)
     w, s, x_decoded = group.split(x)
     np.testing.assert_array_equal(x_decoded, np.broadcast_to(X, x_decoded.shape))
     np.testing.assert_array_equal(or_convolve(s, w), np.broadcast_to(X, x_decoded.shape))
-    assert np.all(objective > OFF / 2)       # no violated constraint
+    assert np.all(objective > OFF / 2)  # no violated constraint

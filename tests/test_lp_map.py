@@ -1,4 +1,5 @@
 """The LP perturb-and-MAP baseline (rbmlab.inference.lp_map) against enumeration."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,6 +58,7 @@ def test_the_lp_diagnosis_exact_map_enumerates_hidden_states_correctly():
 
     from rbmlab.models.rbm import RBM
     from tests.test_bad_input import script_main
+
     script_main("pmp_lp_diagnosis")
     diagnosis = sys.modules["pmp_lp_diagnosis"]
     rng = np.random.default_rng(4)

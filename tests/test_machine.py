@@ -1,4 +1,5 @@
 """BLAS awareness: what ``rbmlab doctor`` says, and results that agree across BLAS kernels."""
+
 from __future__ import annotations
 
 import json
@@ -14,22 +15,33 @@ from rbmlab.backend.machine import SKYLAKEX_NEEDS, cpu, faster_kernel, report
 OPENBLAS = {"internal_api": "openblas", "version": "0.3.31", "num_threads": 2, "filepath": "x.so"}
 
 
-@pytest.mark.parametrize("architecture, flags, expected", [
-    ("Haswell", SKYLAKEX_NEEDS | {"avx2", "fma"}, "SkylakeX"),   # AVX2 kernel on an AVX-512 CPU
-    ("Zen", SKYLAKEX_NEEDS | {"avx2", "fma"}, "SkylakeX"),
-    ("SkylakeX", SKYLAKEX_NEEDS, None),                            # already the fastest
-    ("Cooperlake", SKYLAKEX_NEEDS | {"avx512_bf16"}, None),
-    ("Haswell", {"avx2", "fma", "avx512f"}, None),                 # not all of AVX-512 SkylakeX needs
-])
+@pytest.mark.parametrize(
+    "architecture, flags, expected",
+    [
+        ("Haswell", SKYLAKEX_NEEDS | {"avx2", "fma"}, "SkylakeX"),  # AVX2 kernel on an AVX-512 CPU
+        ("Zen", SKYLAKEX_NEEDS | {"avx2", "fma"}, "SkylakeX"),
+        ("SkylakeX", SKYLAKEX_NEEDS, None),  # already the fastest
+        ("Cooperlake", SKYLAKEX_NEEDS | {"avx512_bf16"}, None),
+        ("Haswell", {"avx2", "fma", "avx512f"}, None),  # not all of AVX-512 SkylakeX needs
+    ],
+)
 def test_a_faster_kernel_is_named_only_where_the_cpu_has_it(architecture, flags, expected):
     assert faster_kernel({**OPENBLAS, "architecture": architecture}, flags) == expected
     assert faster_kernel({**OPENBLAS, "internal_api": "mkl", "architecture": architecture}, flags) is None
 
 
 def test_the_report_says_how_to_select_the_faster_kernel_without_overriding_anything():
-    facts = {"python": "3.11", "numpy": "2.4", "cpu": "AMD EPYC", "cpus": 2, "machine": "x86_64",
-             "vector_features": ["avx2", "avx512f"], "faster_kernel": "SkylakeX",
-             "blas": [{**OPENBLAS, "architecture": "Haswell"}], "openblas_coretype": "Haswell"}
+    facts = {
+        "python": "3.11",
+        "numpy": "2.4",
+        "cpu": "AMD EPYC",
+        "cpus": 2,
+        "machine": "x86_64",
+        "vector_features": ["avx2", "avx512f"],
+        "faster_kernel": "SkylakeX",
+        "blas": [{**OPENBLAS, "architecture": "Haswell"}],
+        "openblas_coretype": "Haswell",
+    }
     text = "\n".join(report(facts))
     assert "kernel Haswell, 2 thread(s)" in text and "OPENBLAS_CORETYPE: Haswell" in text
     assert "your environment sets OPENBLAS_CORETYPE=Haswell" in text
@@ -61,8 +73,9 @@ print(json.dumps({"kernel": blas()[0].get("architecture"), "W_grad": stats["W"][
 
 def run_with_kernel(kernel: str) -> dict:
     env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
-    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True,
-                         timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

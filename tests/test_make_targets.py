@@ -2,6 +2,7 @@
 guess that is no target ends in one line naming the closest ones (exit 2, nothing run), and the
 README's targets exist. No test here installs anything: ``make -n``, or a stand-in venv whose
 install stamp is current."""
+
 from __future__ import annotations
 
 import re
@@ -23,45 +24,75 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make he
 
 
 def make(*args: str, dry: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", *(["-n"] if dry else []), "-C", str(ROOT), "--no-print-directory", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["make", *(["-n"] if dry else []), "-C", str(ROOT), "--no-print-directory", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-@pytest.mark.parametrize("guess,closest", [
-    ("crbm-bp-table-1", "crbm_bp-table-1"), ("pmp-table-1", "tap-table-1"), ("paper-table-1", "dcp-table-1"),
-    ("dcp-figure3", "dcp-figure-3"), ("experiment", "experiments")])
+@pytest.mark.parametrize(
+    "guess,closest",
+    [
+        ("crbm-bp-table-1", "crbm_bp-table-1"),
+        ("pmp-table-1", "tap-table-1"),
+        ("paper-table-1", "dcp-table-1"),
+        ("dcp-figure3", "dcp-figure-3"),
+        ("experiment", "experiments"),
+    ],
+)
 def test_a_guess_names_the_closest_targets_in_one_line(guess, closest):
     proc = make(guess)
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and proc.stdout == "" and len(lines) == 1, proc
-    named = re.search(rf"\*\*\* {guess}: no such target; closest: (.*) \(make experiments lists them all\)\.  Stop\.$",
-                      lines[0]).group(1).split()
+    named = (
+        re.search(
+            rf"\*\*\* {guess}: no such target; closest: (.*) \(make experiments lists them all\)\.  Stop\.$",
+            lines[0],
+        )
+        .group(1)
+        .split()
+    )
     assert closest in named and set(named) <= TARGETS
 
 
 def test_a_guess_runs_nothing(tmp_path):
-    proc = make(f"VENV={tmp_path / 'venv'}", "crbm-bp-table-1", dry=False)   # no install first
+    proc = make(f"VENV={tmp_path / 'venv'}", "crbm-bp-table-1", dry=False)  # no install first
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1
     assert "crbm-bp-table-1: no such target" in proc.stderr and not (tmp_path / "venv").exists()
 
 
 def test_real_targets_and_the_files_make_reads_are_untouched():
-    assert make("dcp-figure-3").stdout.splitlines()[-1].endswith("rbmlab experiment dcp/figure-3 scale=reduced")
-    assert [ln.split("rbmlab ", 1)[1] for ln in make("pmp-sec-5-1").stdout.splitlines() if "rbmlab experiment" in ln] \
-        == [f"experiment pmp/{a} scale=reduced" for a in ("sec-5-1-theta", "sec-5-1-kl-model", "sec-5-1-kl-samples",
-                                                                        "sec-5-1-bethe")]
+    assert (
+        make("dcp-figure-3").stdout.splitlines()[-1].endswith("rbmlab experiment dcp/figure-3 scale=reduced")
+    )
+    assert [
+        ln.split("rbmlab ", 1)[1]
+        for ln in make("pmp-sec-5-1").stdout.splitlines()
+        if "rbmlab experiment" in ln
+    ] == [
+        f"experiment pmp/{a} scale=reduced"
+        for a in ("sec-5-1-theta", "sec-5-1-kl-model", "sec-5-1-kl-samples", "sec-5-1-bethe")
+    ]
     for goal in ("Makefile", "pyproject.toml", "help", "clean"):
         assert make(goal).returncode == 0, goal
 
 
 def test_make_experiments_lists_every_target_with_its_title(tmp_path):
     """With a stand-in venv (install stamp current, bin/rbmlab this checkout's CLI)."""
-    cksum = subprocess.run("cat pyproject.toml | cksum | cut -d' ' -f1", shell=True, cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    cksum = subprocess.run(
+        "cat pyproject.toml | cksum | cut -d' ' -f1",
+        shell=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     (tmp_path / "bin").mkdir()
     (tmp_path / f".installed-{cksum}").touch()
     cli = tmp_path / "bin" / "rbmlab"
-    cli.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m rbmlab \"$@\"\n")
+    cli.write_text(f'#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m rbmlab "$@"\n')
     cli.chmod(0o755)
     proc = make(f"VENV={tmp_path}", "experiments", dry=False)
     assert proc.returncode == 0 and proc.stderr == "", proc
@@ -74,16 +105,22 @@ def test_make_experiments_lists_every_target_with_its_title(tmp_path):
 
 def test_the_readme_names_only_targets_that_exist():
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("| paper | artefact | `make` target | results |"):]
-    table = table[:table.index("\n\n")].splitlines()[2:]
+    table = readme[readme.index("| paper | artefact | `make` target | results |") :]
+    table = table[: table.index("\n\n")].splitlines()[2:]
     named = [t for row in table for t in re.findall(r"`([^`]+)`", row.split(" | ")[2])]
     assert named and set(named) <= TARGETS, set(named) - TARGETS
-    assert {row.split(":")[0].strip("| ") for row in table if not row.startswith("| |")} == \
-        {name.split("/")[0] for name in available()}                          # every paper has its rows
+    assert {row.split(":")[0].strip("| ") for row in table if not row.startswith("| |")} == {
+        name.split("/")[0] for name in available()
+    }  # every paper has its rows
     for link in re.findall(r"\]\((results/[^)]+)\)", "\n".join(table)):
         assert (ROOT / link).is_file(), link
     fenced = re.findall(r"```bash\n(.*?)```", readme, re.S)
-    commands = [ln.split("#")[0].split()[1:] for block in fenced for ln in block.splitlines() if ln.startswith("make ")]
+    commands = [
+        ln.split("#")[0].split()[1:]
+        for block in fenced
+        for ln in block.splitlines()
+        if ln.startswith("make ")
+    ]
     named = {w for words in commands for w in words if "=" not in w}
     assert named and named <= TARGETS, named - TARGETS
 
@@ -93,4 +130,7 @@ def test_results_readme_indexes_every_folder():
     folders = sorted(p.name for p in (ROOT / "results").iterdir() if p.is_dir())
     assert len(folders) == 9
     for folder in folders:
-        assert f"| [`{folder}/`]({folder}/README.md) |" in index and (ROOT / "results" / folder / "README.md").is_file()
+        assert (
+            f"| [`{folder}/`]({folder}/README.md) |" in index
+            and (ROOT / "results" / folder / "README.md").is_file()
+        )

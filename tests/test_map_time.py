@@ -2,6 +2,7 @@
 times of independent spins are geometric with mean 1 / p², p = σ(2h); the perturbed MAP is
 itertools' argmax; undamped max-product on a chain is exact by its diameter; the median, maximum
 and arrived share of censored times; every refusal is one line."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,9 +28,13 @@ def map_time(model, **options):
 
 def test_summary_of_censored_times():
     assert summary(np.array([3, 5, 0, 7]), 10) == pytest.approx(
-        {"sweeps_to_map": 6.0, "sweeps_to_map_max": float("nan"), "map_reached": 0.75}, nan_ok=True)
-    assert summary(np.array([2, 9, 4]), 10) == {"sweeps_to_map": 4.0, "sweeps_to_map_max": 9.0,
-                                                "map_reached": 1.0}
+        {"sweeps_to_map": 6.0, "sweeps_to_map_max": float("nan"), "map_reached": 0.75}, nan_ok=True
+    )
+    assert summary(np.array([2, 9, 4]), 10) == {
+        "sweeps_to_map": 4.0,
+        "sweeps_to_map_max": 9.0,
+        "map_reached": 1.0,
+    }
     assert math.isnan(summary(np.array([0, 0, 4]), 10)["sweeps_to_map"])
 
 
@@ -42,9 +47,9 @@ def test_gibbs_first_passage_of_independent_spins_is_geometric(spins, h):
     metrics = map_time(model, sampler="gibbs", n_chains=4000, max_sweeps=2000)
     assert metrics["map_reached"] == 1.0
     q = p * p
-    median = math.ceil(math.log(0.5) / math.log(1.0 - q))        # Geometric(q)'s median
+    median = math.ceil(math.log(0.5) / math.log(1.0 - q))  # Geometric(q)'s median
     assert abs(metrics["sweeps_to_map"] - median) <= 1
-    assert metrics["sweeps_to_map_max"] > 3 / q                   # 4,000 draws reach the tail
+    assert metrics["sweeps_to_map_max"] > 3 / q  # 4,000 draws reach the tail
 
 
 def test_perturbed_answers_are_itertools_argmax():
@@ -65,7 +70,7 @@ def test_undamped_max_product_on_a_chain_is_exact_by_its_diameter():
     model = chain(n, coupling=2.0, field=0.1, spins="pm1", dtype="float64")
     times = max_product_times(model, 1.0, 200, 40, host_rng(1))
     assert times.min() >= 1 and times.max() <= n - 1
-    assert times.max() > 2                       # strong coupling: information crosses the chain
+    assert times.max() > 2  # strong coupling: information crosses the chain
     damped = max_product_times(model, 0.5, 200, 200, host_rng(1))
     assert (damped > 0).all() and damped.mean() > times.mean()
 
@@ -74,15 +79,26 @@ def test_pmp_route_and_the_sweep_cap():
     model = chain(10, coupling=3.0, field=0.1, spins="pm1", dtype="float64")
     pmp = map_time(model, sampler="pmp", n_chains=50, max_sweeps=100)
     assert pmp["map_reached"] == 1.0 and pmp["sweeps_to_map_max"] <= 100
-    capped = map_time(model, sampler="gibbs", n_chains=50, max_sweeps=3)     # e^{2J} ≫ 3 sweeps
+    capped = map_time(model, sampler="gibbs", n_chains=50, max_sweeps=3)  # e^{2J} ≫ 3 sweeps
     assert capped["map_reached"] < 0.5 and math.isnan(capped["sweeps_to_map"])
 
 
-@pytest.mark.parametrize("model,options,message", [
-    (Ising(np.array([[0.0, 1.0], [1.0, 0.0]]), np.zeros(2), "pm1"), {"sampler": "gibbs"}, "more than one MAP"),
-    (chain(4, coupling=1.0, field=0.1, spins="pm1"), {"sampler": "pmap_lp"}, "neither a chain"),
-    (chain(4, coupling=1.0, field=0.1, spins="pm1"), {"sampler": {"name": "gibbs", "step": "site"}}, "step must be sweep"),
-])
+@pytest.mark.parametrize(
+    "model,options,message",
+    [
+        (
+            Ising(np.array([[0.0, 1.0], [1.0, 0.0]]), np.zeros(2), "pm1"),
+            {"sampler": "gibbs"},
+            "more than one MAP",
+        ),
+        (chain(4, coupling=1.0, field=0.1, spins="pm1"), {"sampler": "pmap_lp"}, "neither a chain"),
+        (
+            chain(4, coupling=1.0, field=0.1, spins="pm1"),
+            {"sampler": {"name": "gibbs", "step": "site"}},
+            "step must be sweep",
+        ),
+    ],
+)
 def test_refusals_are_one_line(model, options, message):
     with pytest.raises(RbmlabError, match=message):
         map_time(model, **options)

@@ -2,6 +2,7 @@
 RBMs (one hidden unit; a forest) sum-product gives the exact marginals and log Z, max-product the
 exact joint MAP and mixed-product the exact marginal MAP; over a batch it equals instance by
 instance; on loopy models the Bethe free energy's gradient at the fixed point is the beliefs."""
+
 from __future__ import annotations
 
 import itertools
@@ -104,7 +105,7 @@ def test_bp_over_a_batch_equals_bp_instance_by_instance(mode):
     b_v, b_h = rng.standard_normal((5, 7)), rng.standard_normal((5, 4))
     batch = loopy_bp(W, b_v, b_h, mode=mode, max_iter=6, tol=0.0)
     for n in range(5):
-        one = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=6, tol=0.0)
+        one = loopy_bp(W, b_v[n : n + 1], b_h[n : n + 1], mode=mode, max_iter=6, tol=0.0)
         np.testing.assert_allclose(batch.eta_v[n], one.eta_v[0], rtol=0, atol=1e-12)
         np.testing.assert_allclose(batch.K[n], one.K[0], rtol=0, atol=1e-12)
 
@@ -119,30 +120,37 @@ def test_an_instance_stops_where_it_converges_whatever_the_rest_of_the_batch_doe
     rng = np.random.default_rng(5)
     W = 3.0 * rng.standard_normal((9, 6))
     b_v = 2.0 * rng.choice([-4.0, 4.0], size=(5, 9)) + rng.standard_normal((5, 9))
-    b_v[2] = 0.0                                   # the frustrated one
+    b_v[2] = 0.0  # the frustrated one
     b_h = 0.5 * rng.standard_normal((5, 6))
     cap, tol = 60, 1e-6
     batch = loopy_bp(W, b_v, b_h, mode=mode, max_iter=cap, damping=damping, tol=tol)
     stopped, moved, iterations = 0, 0, []
     for n in range(5):
-        alone = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=cap, damping=damping, tol=tol)
+        alone = loopy_bp(W, b_v[n : n + 1], b_h[n : n + 1], mode=mode, max_iter=cap, damping=damping, tol=tol)
         iterations.append(alone.iterations)
         assert bool(batch.converged[n]) == bool(alone.converged[0])
         for field in ("eta_v", "eta_h", "L", "K"):
             np.testing.assert_array_equal(getattr(batch, field)[n], getattr(alone, field)[0])
         if alone.converged[0]:
             stopped += alone.iterations < batch.iterations
-            longer = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=alone.iterations + 5,
-                              damping=damping, tol=None)
+            longer = loopy_bp(
+                W,
+                b_v[n : n + 1],
+                b_h[n : n + 1],
+                mode=mode,
+                max_iter=alone.iterations + 5,
+                damping=damping,
+                tol=None,
+            )
             moved += not np.array_equal(longer.L, alone.L)
     assert stopped >= 3 and batch.iterations == max(iterations)
-    assert moved >= 3 or mode != "sum"   # max- and mixed-product often reach exact fixed points
+    assert moved >= 3 or mode != "sum"  # max- and mixed-product often reach exact fixed points
     # capped one iteration short of the slowest: it is still running when the others are set aside
     cap = max(iterations) - 1
     capped = loopy_bp(W, b_v, b_h, mode=mode, max_iter=cap, damping=damping, tol=tol)
     assert 1 <= int((~capped.converged).sum()) < 5
     for n in range(5):
-        alone = loopy_bp(W, b_v[n:n + 1], b_h[n:n + 1], mode=mode, max_iter=cap, damping=damping, tol=tol)
+        alone = loopy_bp(W, b_v[n : n + 1], b_h[n : n + 1], mode=mode, max_iter=cap, damping=damping, tol=tol)
         assert bool(capped.converged[n]) == bool(alone.converged[0])
         for field in ("eta_v", "eta_h", "L", "K"):
             np.testing.assert_array_equal(getattr(capped, field)[n], getattr(alone, field)[0])
@@ -159,7 +167,7 @@ def test_each_instance_gets_its_own_convergence_flag():
     W = rng.standard_normal((12, 8))
     weak = loopy_bp(0.05 * W, np.zeros((1, 12)), np.zeros((1, 8)), max_iter=5)
     assert bool(weak.converged[0]) and weak.iterations < 5
-    b_v = np.stack([np.full(12, 30.0), np.zeros(12)])      # row 0 clamped by its biases: converges
+    b_v = np.stack([np.full(12, 30.0), np.zeros(12)])  # row 0 clamped by its biases: converges
     both = loopy_bp(6 * W, b_v, np.zeros((2, 8)), max_iter=4)
     assert both.converged.tolist() == [True, False]
 
@@ -205,12 +213,13 @@ def test_the_convergence_test_equals_comparing_every_message_probability():
     every probability would, saturated edges included: large log-odds moves at tiny probability."""
     from rbmlab.backend.ops import sigmoid
     from rbmlab.inference.matrix_bp import _moved_at_most
+
     rng = np.random.default_rng(3)
     old = rng.normal(0, 3, (12, 5, 4))
     new = old + rng.normal(0, 1e-3, old.shape) * np.repeat([1.0, 100.0, 1.0], 4)[:, None, None]
-    new[8:, 0, 0] = old[8:, 0, 0] = 40.0 + np.arange(4) * 0.1                # saturated edges ...
-    new[8:, 0, 0] += 5.0                                                      # ... move far in log-odds
-    old[10:, 1, 1], new[10:, 1, 1] = 0.0, 0.1                                 # and two move in probability too
+    new[8:, 0, 0] = old[8:, 0, 0] = 40.0 + np.arange(4) * 0.1  # saturated edges ...
+    new[8:, 0, 0] += 5.0  # ... move far in log-odds
+    old[10:, 1, 1], new[10:, 1, 1] = 0.0, 0.1  # and two move in probability too
     expected = np.abs(sigmoid(new) - sigmoid(old)).max(axis=(1, 2)) <= 1e-3
     np.testing.assert_array_equal(_moved_at_most(new, old, 1e-3), expected)
     assert expected[8:10].all() and not expected[10:].any() and 0 < expected[:8].sum() < 8
@@ -223,6 +232,7 @@ def test_the_convergence_test_agrees_with_every_probability_at_the_boundary(dtyp
     float32 decides: the same answer as comparing every computed probability."""
     from rbmlab.backend.ops import sigmoid
     from rbmlab.inference.matrix_bp import _moved_at_most
+
     rng = np.random.default_rng(5)
     old = rng.normal(0, 1e-3, (20000, 2, 2)).astype(dtype)
     new = (old + 4 * tol * rng.uniform(0.99, 1.01, old.shape) * rng.choice([-1, 1], old.shape)).astype(dtype)
@@ -236,10 +246,14 @@ def test_pairwise_beliefs_stay_in_range_where_the_potentials_overflow():
     """Log potentials of ±hundreds in float32: Γ is the four-state softmax's (1, 1) entry, 0 or 1
     where it saturates, never NaN."""
     from rbmlab.inference.matrix_bp import BPResult, pairwise_beliefs
+
     rng = np.random.default_rng(11)
     W = (rng.choice([-300.0, -2.0, 0.5, 300.0], (6, 5))).astype(np.float32)
     L, K = (rng.normal(0, 150, (2, 6, 5)).astype(np.float32) for _ in range(2))
-    eta_v, eta_h = rng.normal(0, 150, (2, 6)).astype(np.float32), rng.normal(0, 150, (2, 5)).astype(np.float32)
+    eta_v, eta_h = (
+        rng.normal(0, 150, (2, 6)).astype(np.float32),
+        rng.normal(0, 150, (2, 5)).astype(np.float32),
+    )
     gamma = pairwise_beliefs(W, BPResult(eta_v, eta_h, L, K, None, 0))
     cv, ch = (eta_v[:, :, None] - L).astype(float), (eta_h[:, None, :] - K).astype(float)
     logits = np.stack([W + cv + ch, cv, ch, np.zeros_like(cv)])

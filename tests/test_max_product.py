@@ -1,4 +1,5 @@
 """Max-product and PMP on binary factor graphs against enumeration (trees: exact MAP)."""
+
 from __future__ import annotations
 
 import itertools
@@ -57,7 +58,9 @@ def test_undamped_pmp_on_a_tree_gives_the_exact_perturb_and_map_sample():
     noise = rng.logistic(size=(64, 8))
     x, objective = perturb_and_max_product(graph, rng, 64, 10, damping=1.0, noise=noise)
     states = all_states(8)
-    scores = (graph.unary[None, :] + noise) @ states.T + (graph.log_unnormalized(states) - states @ graph.unary)
+    scores = (graph.unary[None, :] + noise) @ states.T + (
+        graph.log_unnormalized(states) - states @ graph.unary
+    )
     np.testing.assert_array_equal(x, states[scores.argmax(axis=1)])
     np.testing.assert_allclose(objective, scores.max(axis=1), rtol=1e-12)
 
@@ -116,16 +119,17 @@ def test_the_fused_kernels_make_the_array_paths_update(kind, damping, dtype, tol
     if kind == "rbm":
         graph = from_rbm(rng.standard_normal((13, 7)), rng.standard_normal(13), rng.standard_normal(7))
     else:
-        W = rng.standard_normal((45, 45))            # more than one TILE of pairs
+        W = rng.standard_normal((45, 45))  # more than one TILE of pairs
         W = W + W.T
         np.fill_diagonal(W, 0.0)
         graph = from_ising(W, rng.standard_normal(45))
     graph = graph.map(lambda a: a.astype(dtype))
     unary = (graph.unary[None, :] + rng.logistic(size=(6, graph.n))).astype(dtype)
-    start = tuple(0.1 * rng.standard_normal(g.init_messages(np, 6, dtype).shape).astype(dtype)
-                  for g in graph.groups)
+    start = tuple(
+        0.1 * rng.standard_normal(g.init_messages(np, 6, dtype).shape).astype(dtype) for g in graph.groups
+    )
     kept = [m.copy() for m in start]
-    group = graph.groups[0]                                    # the kernel applies here
+    group = graph.groups[0]  # the kernel applies here
     assert group.sweep_(unary[:, group.variables], start[0].copy(), damping) is not None
     fused = max_product(graph, unary, 9, damping=damping, messages=start)
     monkeypatch.setattr(factor_graph, "_kernels", lambda: None)

@@ -1,4 +1,5 @@
 """The MMD of pmp (rbmlab.evaluators.mmd) against the direct V-statistic and its known floor."""
+
 from __future__ import annotations
 
 import math
@@ -16,6 +17,7 @@ def direct_mmd2(x: np.ndarray, y: np.ndarray) -> float:
 
     def mean_k(a, b):
         return float(np.exp(-(a[:, None, :] != b[None, :, :]).sum(-1) / d).mean())
+
     return mean_k(x, x) + mean_k(y, y) - 2 * mean_k(x, y)
 
 
@@ -57,15 +59,20 @@ def test_two_samples_of_one_distribution_sit_at_the_v_statistic_floor():
 def test_grows_with_a_known_shift():
     rng = np.random.default_rng(3)
     data = bernoulli(rng, 300, np.full(50, 0.5))
-    values = [log_mmd2(data, bernoulli(rng, 300, np.full(50, 0.5 + shift))) for shift in (0.0, 0.1, 0.2, 0.35)]
+    values = [
+        log_mmd2(data, bernoulli(rng, 300, np.full(50, 0.5 + shift))) for shift in (0.0, 0.1, 0.2, 0.35)
+    ]
     assert values == sorted(values) and values[-1] - values[0] > 3
 
 
-@pytest.mark.parametrize("x, message", [
-    (np.array([[1, -1], [1, 1]], dtype=np.float32), "0/1 values"),
-    (np.zeros((0, 2), dtype=np.float32), "non-empty"),
-    (np.zeros((3, 3), dtype=np.float32), "differ in width"),
-])
+@pytest.mark.parametrize(
+    "x, message",
+    [
+        (np.array([[1, -1], [1, 1]], dtype=np.float32), "0/1 values"),
+        (np.zeros((0, 2), dtype=np.float32), "non-empty"),
+        (np.zeros((3, 3), dtype=np.float32), "differ in width"),
+    ],
+)
 def test_bad_input_is_one_line(x, message):
     with pytest.raises(RbmlabError, match=message):
         mmd2(x, np.zeros((2, 2), dtype=np.float32))
@@ -79,15 +86,21 @@ def test_the_evaluator_scores_good_samplers_near_exact_samples_and_far_from_nois
     from rbmlab.evaluators import EVALUATORS
     from rbmlab.evaluators.base import Context
     from rbmlab.models.ising import fully_connected, sample_exact
-    model = fully_connected(10, rng=np.random.default_rng(0), coupling_std=0.6, field_std=0.5,
-                            spins="pm1", dtype="float64")
+
+    model = fully_connected(
+        10, rng=np.random.default_rng(0), coupling_std=0.6, field_std=0.5, spins="pm1", dtype="float64"
+    )
     data = sample_exact(model, np.random.default_rng(1), 2000)
     reference = log_mmd2((data + 1) / 2, (sample_exact(model, np.random.default_rng(2), 2000) + 1) / 2)
 
     def score(sweeps):
-        evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "mmd", "sampler": "gibbs", "sweeps": sweeps,
-                                                       "chunk": 700}))
-        return evaluator.evaluate(model, {"test": Batch(data)}, Context(rng=np.random.default_rng(3), final=True))
+        evaluator = EVALUATORS.build(
+            EVALUATORS.parse({"name": "mmd", "sampler": "gibbs", "sweeps": sweeps, "chunk": 700})
+        )
+        return evaluator.evaluate(
+            model, {"test": Batch(data)}, Context(rng=np.random.default_rng(3), final=True)
+        )
+
     good, short, noise = (score(s)["test_log_mmd2"] for s in (30, 2, 0))
     # near the floor log MMD² varies by ~±0.7 between samples; 2 sweeps (about −6.3) do not pass
     assert good < reference + 1.0 and short > reference + 1.5 and noise > reference + 4

@@ -1,4 +1,5 @@
 """MPLP (rbmlab.inference.mplp) against enumeration on trees, and numba against plain Python."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,6 +51,7 @@ def test_one_sweep_on_two_variables_is_the_emplp_update_by_hand():
 
     def g(w, c):
         return max(0.0, w + c) - max(0.0, c)
+
     to_1, to_0 = 0.5 * g(1.5, 0.4) - 0.5 * (-1.0), 0.5 * g(1.5, -1.0) - 0.5 * 0.4
     assert M[0, 1, 0] == pytest.approx(to_1) and M[0, 0, 1] == pytest.approx(to_0)
     np.testing.assert_allclose(b, [[0.4 + to_0, -1.0 + to_1]])

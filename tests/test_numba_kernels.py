@@ -1,5 +1,6 @@
 """The one loader of optional numba kernels (rbmlab.backend.numba_kernels): RBMLAB_NUMBA=0 switches every
 kernel off, and each caller then takes its own path."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,9 +13,14 @@ from rbmlab.models import factor_graph
 @pytest.fixture
 def fresh_caches():
     def clear():
-        for cached in (numba_kernels._numba, numba_kernels.load, numba_kernels.compile,
-                       random_bits._numba_kernels):
+        for cached in (
+            numba_kernels._numba,
+            numba_kernels.load,
+            numba_kernels.compile,
+            random_bits._numba_kernels,
+        ):
             cached.cache_clear()
+
     clear()
     yield
     clear()
@@ -37,4 +43,4 @@ def test_with_numba_every_caller_gets_its_kernel(monkeypatch, fresh_caches):
     assert factor_graph._kernels() is not None
     assert random_bits.sampler().endswith("(fused draw and compare)")
     assert mplp._kernel() is not mplp._sweep
-    assert numba_kernels.compile(mplp._sweep) is mplp._kernel()   # compiled once
+    assert numba_kernels.compile(mplp._sweep) is mplp._kernel()  # compiled once

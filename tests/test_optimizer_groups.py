@@ -3,6 +3,7 @@ optimizer of the registry, ``learner=L learner/optimizer=O`` composes, validates
 training step with O. A learner's own settings of an optimizer (tap Table 1's momentum and decay)
 live in conf/learner/optimizer_tuning/<learner>_<optimizer>.yaml, chosen with the optimizer, so
 that they never leak into another optimizer's group (issue 33)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,8 +28,11 @@ def learner_files() -> dict[str, dict]:
 
 def with_optimizer_group() -> list[str]:
     """The learners whose conf file has an optimizer group in its defaults list."""
-    return [name for name, conf in learner_files().items()
-            if any(isinstance(d, dict) and "optimizer" in d for d in conf.get("defaults", []))]
+    return [
+        name
+        for name, conf in learner_files().items()
+        if any(isinstance(d, dict) and "optimizer" in d for d in conf.get("defaults", []))
+    ]
 
 
 PAIRS = [(learner, optimizer) for learner in with_optimizer_group() for optimizer in OPTIMIZERS.names()]
@@ -51,24 +55,29 @@ def test_every_tuning_file_names_a_learner_and_optimizer_and_only_their_options(
     for path in files:
         learner, optimizer = path.stem.rsplit("_", 1)
         assert learner in learner_files() and optimizer in OPTIMIZERS.names()
-        assert f"optimizer_tuning@optimizer: {learner}_${{learner/optimizer}}" in \
-            (CONF_DIR / "learner" / f"{learner}.yaml").read_text()
+        assert (
+            f"optimizer_tuning@optimizer: {learner}_${{learner/optimizer}}"
+            in (CONF_DIR / "learner" / f"{learner}.yaml").read_text()
+        )
         fields = {f.name for f in dataclasses.fields(OPTIMIZERS.get(optimizer).config_class)}
         assert set(yaml.safe_load(path.read_text())) <= fields - {"name"}
 
 
-FAST = ("cd", "tap", "tap_dbm")   # the issue's pairs and the default learner in make test; the rest: slow set
+FAST = ("cd", "tap", "tap_dbm")  # the issue's pairs and the default learner in make test; the rest: slow set
 
 
-@pytest.mark.parametrize("learner,optimizer", [
-    pytest.param(a, b, marks=() if a in FAST else pytest.mark.slow) for a, b in PAIRS], ids=[f"{a}-{b}" for a, b in PAIRS])
+@pytest.mark.parametrize(
+    "learner,optimizer",
+    [pytest.param(a, b, marks=() if a in FAST else pytest.mark.slow) for a, b in PAIRS],
+    ids=[f"{a}-{b}" for a, b in PAIRS],
+)
 def test_every_learner_takes_every_optimizer_and_steps_with_it(learner, optimizer):
     cfg = validated_run_config([f"learner={learner}", f"learner/optimizer={optimizer}"])
     chosen = cfg.learner.optimizer
     assert chosen.name == optimizer and type(chosen) is OPTIMIZERS.get(optimizer).config_class
     built = LEARNERS.build(dataclasses.replace(cfg.learner, batch_size="full"))
     assert type(built.optimizer) is OPTIMIZERS.get(optimizer)
-    for family in MODELS.names():     # the first small family the learner trains
+    for family in MODELS.names():  # the first small family the learner trains
         try:
             built.check(MODELS.get(family))
         except RbmlabError:
@@ -89,8 +98,13 @@ def test_tap_keeps_table_1_settings_with_sgd_and_its_decay_with_adam():
     """The paper's optimizer settings come with the optimizer they belong to; the hash of the
     default tap job is the one it had when they were in tap.yaml (runs resume as before)."""
     sgd = validated_run_config(["learner=tap"])
-    assert dataclasses.asdict(sgd.learner.optimizer) == {"name": "sgd", "momentum": 0.5, "weight_decay": 0.001,
-                                                         "l1": 0.0, "momentum_on": "interactions"}
+    assert dataclasses.asdict(sgd.learner.optimizer) == {
+        "name": "sgd",
+        "momentum": 0.5,
+        "weight_decay": 0.001,
+        "l1": 0.0,
+        "momentum_on": "interactions",
+    }
     assert sgd.hash() == "a32e68b25b8fd813"
     adam = validated_run_config(["learner=tap", "learner/optimizer=adam"]).learner.optimizer
     assert (adam.name, adam.weight_decay, adam.beta1) == ("adam", 0.001, 0.9)
@@ -99,6 +113,9 @@ def test_tap_keeps_table_1_settings_with_sgd_and_its_decay_with_adam():
     dbm = validated_run_config(["learner=tap_dbm", "learner/optimizer=adam"]).learner.optimizer
     assert (dbm.name, dbm.weight_decay) == ("adam", 0.0)
     # an explicit key still wins over the tuning, and a key of another optimizer is still refused
-    assert validated_run_config(["learner=tap", "learner.optimizer.momentum=0.9"]).learner.optimizer.momentum == 0.9
+    assert (
+        validated_run_config(["learner=tap", "learner.optimizer.momentum=0.9"]).learner.optimizer.momentum
+        == 0.9
+    )
     with pytest.raises(RbmlabError, match=r"^learner.optimizer.momentum: unknown config key"):
         validated_run_config(["learner=tap", "learner/optimizer=adam", "learner.optimizer.momentum=0.5"])

@@ -1,5 +1,6 @@
 """Output directories: moving a sweep aside, taking one over, counting its failed jobs; never
 while another process owns one of its runs."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,10 @@ def write_run(run: Path, status: str, **extra) -> None:
 
 def hold_lock(run: Path) -> subprocess.Popen:
     """Another process owning ``run`` (its lock taken) until killed."""
-    code = ("import sys, time; from rbmlab.storage.locking import DirectoryLock; "
-            "DirectoryLock.for_run(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(600)")
+    code = (
+        "import sys, time; from rbmlab.storage.locking import DirectoryLock; "
+        "DirectoryLock.for_run(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(600)"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(run)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "held"
     return proc
@@ -53,7 +56,7 @@ def test_a_sweep_with_a_run_in_use_is_neither_moved_nor_cleared(tmp_path):
     finally:
         holder.kill()
         holder.wait()
-    take_over_sweep(sweep, "hydra.sweep.dir", resume=False, overwrite=True)   # the holder is gone
+    take_over_sweep(sweep, "hydra.sweep.dir", resume=False, overwrite=True)  # the holder is gone
     assert not (sweep / "0" / "summary.json").exists() and not (sweep / "1" / "metrics.csv").exists()
 
 
@@ -61,7 +64,7 @@ def test_overwrite_clears_only_rbmlab_records_of_the_job_directories(tmp_path):
     write_run(tmp_path / "0", "completed")
     (tmp_path / "0" / "notes.txt").write_text("mine")
     (tmp_path / "precious.txt").write_text("mine")
-    write_run(tmp_path / "outputs" / "runs" / "a", "completed")   # not a job of this sweep
+    write_run(tmp_path / "outputs" / "runs" / "a", "completed")  # not a job of this sweep
     with pytest.raises(RbmlabError, match="overwrite=true"):
         take_over_sweep(tmp_path, "hydra.sweep.dir", resume=False, overwrite=False)
     take_over_sweep(tmp_path, "hydra.sweep.dir", resume=False, overwrite=True)
@@ -74,10 +77,10 @@ def test_failed_jobs_counts_failed_killed_and_missing_jobs(tmp_path):
     write_run(tmp_path / "0", "completed")
     write_run(tmp_path / "1", "diverged")
     write_run(tmp_path / "2", "failed", error="boom")
-    write_run(tmp_path / "3", "running")                 # nothing holds its lock: killed
+    write_run(tmp_path / "3", "running")  # nothing holds its lock: killed
     write_run(tmp_path / "4", "running")
     write_run(tmp_path / "5", "interrupted")
-    with DirectoryLock.for_run(tmp_path / "4"):          # a live holder: still running
+    with DirectoryLock.for_run(tmp_path / "4"):  # a live holder: still running
         problems = failed_jobs(tmp_path, n_jobs=7)
     assert len(problems) == 5
     assert problems[0].endswith("failed: boom")

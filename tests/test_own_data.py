@@ -5,6 +5,7 @@ is the file's content; the held-out splits are the documented seeded permutation
 log-likelihood a run reports is the exact one of the rows it held out; every problem with the
 file is one ``rbmlab: error: dataset.<key>:`` line, exit 2.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,12 +20,12 @@ from rbmlab.cli import main
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.hydra_app import validated_run_config
-from rbmlab.run.checkpoint import save_checkpoint
 from rbmlab.models.rbm import RBM
+from rbmlab.run.checkpoint import save_checkpoint
 from tests.test_bad_input import Case, assert_one_error_line
 
 RNG = np.random.default_rng(0)
-X = (RNG.random((40, 6)) < 0.3).astype(np.float64)   # 40 binary rows, 6 visible units
+X = (RNG.random((40, 6)) < 0.3).astype(np.float64)  # 40 binary rows, 6 visible units
 FAST = ["train.epochs=1", "train.progress=false", "model.n_hidden=3", "evaluator=exact"]
 
 
@@ -35,7 +36,7 @@ def sha256(path: Path) -> str:
 def exact_mean_log_likelihood(W, b_v, b_h, rows) -> float:
     """Mean log p(v) of an RBM by enumerating all 2^n_visible states (independent of rbmlab)."""
     n = W.shape[0]
-    states = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    states = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
 
     def log_p_tilde(v):
         return v @ b_v + np.logaddexp(0, v @ W + b_h).sum(axis=1)
@@ -51,8 +52,9 @@ def test_a_sweep_trains_on_own_files_records_them_and_scores_the_held_out_rows(t
     of numpy default_rng(0).permutation(40), and `rbmlab evaluate` on the same file agrees."""
     np.save(tmp_path / "x.npy", X)
     (tmp_path / "elsewhere").mkdir()
-    np.savetxt(tmp_path / "elsewhere" / "y.csv", X[::-1], delimiter=",", fmt="%g", header="a,b,c,d,e,f",
-               comments="")
+    np.savetxt(
+        tmp_path / "elsewhere" / "y.csv", X[::-1], delimiter=",", fmt="%g", header="a,b,c,d,e,f", comments=""
+    )
     monkeypatch.chdir(tmp_path)
     main(["run", "-m", "dataset=file", "dataset.path=x.npy,elsewhere/y.csv", *FAST, "hydra.sweep.dir=sweep"])
     perm = np.random.default_rng(0).permutation(40)
@@ -71,8 +73,16 @@ def test_a_sweep_trains_on_own_files_records_them_and_scores_the_held_out_rows(t
     assert hashes[0] != hashes[1]
 
     out = tmp_path / "scored.json"
-    main(["evaluate", f"checkpoint={tmp_path / 'sweep' / '0' / 'checkpoint.npz'}", "dataset=file",
-          f"dataset.path={tmp_path / 'x.npy'}", "evaluator=exact", f"out={out}"])
+    main(
+        [
+            "evaluate",
+            f"checkpoint={tmp_path / 'sweep' / '0' / 'checkpoint.npz'}",
+            "dataset=file",
+            f"dataset.path={tmp_path / 'x.npy'}",
+            "evaluator=exact",
+            f"out={out}",
+        ]
+    )
     scored = json.loads(out.read_text())
     assert scored["dataset"] == "file" and scored["dataset_sha256"] == sha256(tmp_path / "x.npy")
     assert scored["n_examples"] == 4
@@ -93,14 +103,16 @@ def test_a_single_matrix_holds_out_seeded_test_and_valid_rows(tmp_path):
     np.testing.assert_array_equal(data.test, X[perm[:10]])
     np.testing.assert_array_equal(data.valid, X[perm[10:14]])
     np.testing.assert_array_equal(data.train, X[np.sort(perm[14:])])
-    whole = load_dataset("file", path=path, test_fraction=0)   # tiny data: test = train = the matrix
+    whole = load_dataset("file", path=path, test_fraction=0)  # tiny data: test = train = the matrix
     np.testing.assert_array_equal(whole.train, X)
     np.testing.assert_array_equal(whole.test, X)
 
 
 def test_an_npz_keeps_its_splits_and_labels(tmp_path):
     y = np.arange(40) % 3
-    np.savez(tmp_path / "d.npz", train=X[:30], test=X[30:], train_labels=y[:30], test_labels=y[30:].astype(float))
+    np.savez(
+        tmp_path / "d.npz", train=X[:30], test=X[30:], train_labels=y[:30], test_labels=y[30:].astype(float)
+    )
     data = load_dataset("file", path=str(tmp_path / "d.npz"), valid_fraction=0.1)
     perm = np.random.default_rng(0).permutation(30)
     np.testing.assert_array_equal(data.test, X[30:])
@@ -111,12 +123,15 @@ def test_an_npz_keeps_its_splits_and_labels(tmp_path):
     assert data.test_labels.dtype == np.int64
 
 
-@pytest.mark.parametrize("text, options", [
-    ("1,0,1\n0,1,0\n", {}),                           # no header
-    ("a,b,c\n1,0,1\n0,1,0\n", {}),                    # a header, detected
-    ("1,2,3\n1,0,1\n0,1,0\n", {"header": True}),      # a numeric header, declared
-    ("1;0;1\n\n0;1;0\n", {"delimiter": ";"}),         # another separator, a blank line
-])
+@pytest.mark.parametrize(
+    "text, options",
+    [
+        ("1,0,1\n0,1,0\n", {}),  # no header
+        ("a,b,c\n1,0,1\n0,1,0\n", {}),  # a header, detected
+        ("1,2,3\n1,0,1\n0,1,0\n", {"header": True}),  # a numeric header, declared
+        ("1;0;1\n\n0;1;0\n", {"delimiter": ";"}),  # another separator, a blank line
+    ],
+)
 def test_a_csv_with_or_without_a_header(tmp_path, text, options):
     (tmp_path / "d.csv").write_text(text)
     data = load_dataset("file", path=str(tmp_path / "d.csv"), test_fraction=0, **options)
@@ -133,13 +148,15 @@ def test_the_run_identity_is_the_content_and_a_recorded_sha256_is_checked(tmp_pa
     np.save(tmp_path / "b.npy", 1 - X)
     assert validated_run_config(["dataset=file", "dataset.path=b.npy", *FAST]).hash() != first.hash()
     with pytest.raises(RbmlabError, match=r"^dataset.sha256: .*b.npy has sha256 [0-9a-f]{64}, not "):
-        validated_run_config(["dataset=file", "dataset.path=b.npy", f"dataset.sha256={first.dataset['sha256']}",
-                              *FAST])
+        validated_run_config(
+            ["dataset=file", "dataset.path=b.npy", f"dataset.sha256={first.dataset['sha256']}", *FAST]
+        )
 
 
 # ---------------------------------------------------------------- one line per problem
 def arrays(**files):
     """A setup writing each ``name=array`` (.npy, or a dict of arrays for .npz, or text for .csv)."""
+
     def setup(root: Path) -> None:
         for name, value in files.items():
             name = name.replace("_", ".")
@@ -149,6 +166,7 @@ def arrays(**files):
                 np.savez(root / name, **value)
             else:
                 np.save(root / name, value)
+
     return setup
 
 
@@ -158,62 +176,131 @@ GREY = np.random.default_rng(1).random((20, 6))
 NAN = X.copy()
 NAN[3, 2] = np.nan
 CASES = [
-    Case("grey-under-bernoulli", [*RUN, "dataset.path=g.npy"],
-         "dataset.path: ", arrays(g_npy=GREY)),
-    Case("grey-under-bernoulli-names-the-units", [*RUN, "dataset.path=g.npy"],
-         "model.visible_units=bernoulli has bernoulli visible units, values {0,1}", arrays(g_npy=GREY)),
-    Case("spins-under-ising-01", ["run", "dataset=file", "model=ising", "evaluator=exact", "train.epochs=1",
-                                  "dataset.path=s.npy"],
-         "dataset.path: ", arrays(s_npy=2 * X - 1)),
+    Case("grey-under-bernoulli", [*RUN, "dataset.path=g.npy"], "dataset.path: ", arrays(g_npy=GREY)),
+    Case(
+        "grey-under-bernoulli-names-the-units",
+        [*RUN, "dataset.path=g.npy"],
+        "model.visible_units=bernoulli has bernoulli visible units, values {0,1}",
+        arrays(g_npy=GREY),
+    ),
+    Case(
+        "spins-under-ising-01",
+        ["run", "dataset=file", "model=ising", "evaluator=exact", "train.epochs=1", "dataset.path=s.npy"],
+        "dataset.path: ",
+        arrays(s_npy=2 * X - 1),
+    ),
     Case("missing-file", [*RUN, "dataset.path=nowhere.npy"], "dataset.path: ", None),
     Case("no-path", RUN, "dataset.path: missing"),
-    Case("path-without-dataset-file", ["run", *FAST, "dataset.path=x.npy"],
-         "dataset.path: the chosen dataset has no path; a file of your own is dataset=file dataset.path=X.npy"),
+    Case(
+        "path-without-dataset-file",
+        ["run", *FAST, "dataset.path=x.npy"],
+        "dataset.path: the chosen dataset has no path; a file of your own is dataset=file dataset.path=X.npy",
+    ),
     Case("unknown-extension", [*RUN, "dataset.path=x.txt"], "dataset.path: x.txt: expected a .npy"),
-    Case("three-dimensional", [*RUN, "dataset.path=c.npy"], "is a 3-D array of shape (2, 3, 4)",
-         arrays(c_npy=np.zeros((2, 3, 4)))),
+    Case(
+        "three-dimensional",
+        [*RUN, "dataset.path=c.npy"],
+        "is a 3-D array of shape (2, 3, 4)",
+        arrays(c_npy=np.zeros((2, 3, 4))),
+    ),
     Case("one-dimensional", [*RUN, "dataset.path=v.npy"], "is a 1-D array", arrays(v_npy=np.zeros(6))),
-    Case("nan", [*RUN, "dataset.path=n.npy"], "NaN or infinite value(s), the first nan at row 3, column 2",
-         arrays(n_npy=NAN)),
-    Case("strings", [*RUN, "dataset.path=s.npy"], "holds <U1 values, not real numbers",
-         arrays(s_npy=np.array([["a", "b"]]))),
+    Case(
+        "nan",
+        [*RUN, "dataset.path=n.npy"],
+        "NaN or infinite value(s), the first nan at row 3, column 2",
+        arrays(n_npy=NAN),
+    ),
+    Case(
+        "strings",
+        [*RUN, "dataset.path=s.npy"],
+        "holds <U1 values, not real numbers",
+        arrays(s_npy=np.array([["a", "b"]])),
+    ),
     Case("no-rows", [*RUN, "dataset.path=e.npy"], "no rows", arrays(e_npy=np.zeros((0, 6)))),
-    Case("csv-not-a-number", [*RUN, "dataset.path=d.csv"], "line 3, column 2: 'x' is not a number",
-         arrays(d_csv="a,b\n1,0\n1,x\n")),
+    Case(
+        "csv-not-a-number",
+        [*RUN, "dataset.path=d.csv"],
+        "line 3, column 2: 'x' is not a number",
+        arrays(d_csv="a,b\n1,0\n1,x\n"),
+    ),
     Case("csv-ragged", [*RUN, "dataset.path=d.csv"], "line 2 has 1 fields", arrays(d_csv="1,0\n1\n")),
-    Case("csv-binary", [*RUN, "dataset.path=d.csv"], "is not a text file",
-         lambda root: (root / "d.csv").write_bytes(b"\xff\xfe\x00\x81")),
-    Case("npz-without-train", [*RUN, "dataset.path=d.npz"], "has no array 'train' (it holds X)",
-         arrays(d_npz={"X": X})),
-    Case("npz-unknown-array", [*RUN, "dataset.path=d.npz"], "holds arrays y_train that rbmlab does not read",
-         arrays(d_npz={"train": X, "y_train": np.zeros(40)})),
-    Case("npz-labels-wrong-length", [*RUN, "dataset.path=d.npz"], "train_labels has shape (3,); expected (40,)",
-         arrays(d_npz={"train": X, "train_labels": np.zeros(3)})),
-    Case("npz-labels-not-integers", [*RUN, "dataset.path=d.npz"], "train_labels holds float64 values",
-         arrays(d_npz={"train": X, "train_labels": np.full(40, 0.5)})),
-    Case("npz-splits-differ", [*RUN, "dataset.path=d.npz"], "its splits differ in columns: train 6, test 5",
-         arrays(d_npz={"train": X, "test": X[:, :5]})),
+    Case(
+        "csv-binary",
+        [*RUN, "dataset.path=d.csv"],
+        "is not a text file",
+        lambda root: (root / "d.csv").write_bytes(b"\xff\xfe\x00\x81"),
+    ),
+    Case(
+        "npz-without-train",
+        [*RUN, "dataset.path=d.npz"],
+        "has no array 'train' (it holds X)",
+        arrays(d_npz={"X": X}),
+    ),
+    Case(
+        "npz-unknown-array",
+        [*RUN, "dataset.path=d.npz"],
+        "holds arrays y_train that rbmlab does not read",
+        arrays(d_npz={"train": X, "y_train": np.zeros(40)}),
+    ),
+    Case(
+        "npz-labels-wrong-length",
+        [*RUN, "dataset.path=d.npz"],
+        "train_labels has shape (3,); expected (40,)",
+        arrays(d_npz={"train": X, "train_labels": np.zeros(3)}),
+    ),
+    Case(
+        "npz-labels-not-integers",
+        [*RUN, "dataset.path=d.npz"],
+        "train_labels holds float64 values",
+        arrays(d_npz={"train": X, "train_labels": np.full(40, 0.5)}),
+    ),
+    Case(
+        "npz-splits-differ",
+        [*RUN, "dataset.path=d.npz"],
+        "its splits differ in columns: train 6, test 5",
+        arrays(d_npz={"train": X, "test": X[:, :5]}),
+    ),
     Case("not-an-npy", [*RUN, "dataset.path=x.npy"], "not a readable .npy file", arrays(x_npy="hello")),
-    Case("fraction-rounds-to-none", [*RUN, "dataset.path=x.npy", "dataset.test_fraction=0.01"],
-         "dataset.test_fraction: 0.01 of the 40 training rows rounds to none", arrays(x_npy=X)),
-    Case("fractions-leave-no-training-rows", [*RUN, "dataset.path=x.npy", "dataset.test_fraction=0.5",
-                                              "dataset.valid_fraction=0.5"],
-         "dataset.valid_fraction: test_fraction + valid_fraction = 1 leaves no training rows", arrays(x_npy=X)),
-    Case("fraction-out-of-range", [*RUN, "dataset.path=x.npy", "dataset.test_fraction=1"],
-         "dataset.test_fraction: must be in [0.0, 1.0)", arrays(x_npy=X)),
-    Case("unknown-option", [*RUN, "dataset.path=x.npy", "+dataset.binarize=threshold"],
-         "dataset.binarize: unknown option for dataset file", arrays(x_npy=X)),
-    Case("evaluate-grey-file", ["evaluate", "checkpoint=m.npz", "evaluator=exact", "dataset=file",
-                                "dataset.path=g.npy"],
-         "dataset.path: ", lambda root: (arrays(g_npy=GREY)(root), save_checkpoint(root / "m.npz", RBM6))),
-    Case("evaluate-wrong-width", ["evaluate", "checkpoint=m.npz", "evaluator=exact", "dataset=file",
-                                  "dataset.path=w.npy"],
-         "but dataset file has 5 dimensions",
-         lambda root: (arrays(w_npy=X[:, :5])(root), save_checkpoint(root / "m.npz", RBM6))),
+    Case(
+        "fraction-rounds-to-none",
+        [*RUN, "dataset.path=x.npy", "dataset.test_fraction=0.01"],
+        "dataset.test_fraction: 0.01 of the 40 training rows rounds to none",
+        arrays(x_npy=X),
+    ),
+    Case(
+        "fractions-leave-no-training-rows",
+        [*RUN, "dataset.path=x.npy", "dataset.test_fraction=0.5", "dataset.valid_fraction=0.5"],
+        "dataset.valid_fraction: test_fraction + valid_fraction = 1 leaves no training rows",
+        arrays(x_npy=X),
+    ),
+    Case(
+        "fraction-out-of-range",
+        [*RUN, "dataset.path=x.npy", "dataset.test_fraction=1"],
+        "dataset.test_fraction: must be in [0.0, 1.0)",
+        arrays(x_npy=X),
+    ),
+    Case(
+        "unknown-option",
+        [*RUN, "dataset.path=x.npy", "+dataset.binarize=threshold"],
+        "dataset.binarize: unknown option for dataset file",
+        arrays(x_npy=X),
+    ),
+    Case(
+        "evaluate-grey-file",
+        ["evaluate", "checkpoint=m.npz", "evaluator=exact", "dataset=file", "dataset.path=g.npy"],
+        "dataset.path: ",
+        lambda root: (arrays(g_npy=GREY)(root), save_checkpoint(root / "m.npz", RBM6)),
+    ),
+    Case(
+        "evaluate-wrong-width",
+        ["evaluate", "checkpoint=m.npz", "evaluator=exact", "dataset=file", "dataset.path=w.npy"],
+        "but dataset file has 5 dimensions",
+        lambda root: (arrays(w_npy=X[:, :5])(root), save_checkpoint(root / "m.npz", RBM6)),
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_bad_file_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
-    assert not list(tmp_path.rglob("summary.json"))   # refused before any run directory
+    assert not list(tmp_path.rglob("summary.json"))  # refused before any run directory

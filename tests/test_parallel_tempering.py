@@ -3,6 +3,7 @@ detailed balance on a 2-temperature, 3-unit model (matrix by enumeration, and th
 exchange against it); the stationary distribution of PT and block Gibbs on a 5 × 3 RBM against
 p(v) by enumeration (with a wrong-β control that must fail), and of PT on a Potts RBM; the ladders; PT-PCD from the config,
 its swap statistics in metrics.csv, and resume carrying the sampler state; step costs counted."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.sampling import draw, parse_sampler, sampler_for
 from rbmlab.hydra_app import validated_run_config
 from rbmlab.inference import INFERENCE
-from rbmlab.inference.parallel_tempering import (exchange_, geometric_ladder, swap_log_ratio,
-                                                 swap_probability)
+from rbmlab.inference.parallel_tempering import exchange_, geometric_ladder, swap_log_ratio, swap_probability
 from rbmlab.learners import LEARNERS
 from rbmlab.models.rbm import RBM, energy, log_likelihood
 from rbmlab.run.checkpoint import load_checkpoint
@@ -70,7 +70,7 @@ def test_the_swap_move_satisfies_detailed_balance():
     np.testing.assert_allclose(flow, flow.T, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(T.sum(axis=1), 1.0)
     off = T[~np.eye(len(pairs), dtype=bool)]
-    assert np.any((off > 0.05) & (off < 0.95))   # some swaps accepted only sometimes
+    assert np.any((off > 0.05) & (off < 0.95))  # some swaps accepted only sometimes
     # the control: the ratio with its sign flipped does not balance
     wrong = np.exp(np.minimum(-swap_log_ratio(1.0, 0.35, neg_e[:, None], neg_e[None, :]), 0.0))
     assert not np.allclose(pi.reshape(8, 8) * wrong, (pi.reshape(8, 8) * wrong).T)
@@ -82,19 +82,27 @@ def test_the_stochastic_exchange_follows_the_swap_matrix():
     model, betas, n = tiny_rbm(), np.array([1.0, 0.35]), 4000
     pairs, neg_e, _, T = swap_matrix(model, betas)
     states = joint_states()
-    v = np.stack([np.repeat([states[a][0] for a, b in pairs], n, 0), np.repeat([states[b][0] for a, b in pairs], n, 0)])
-    h = np.stack([np.repeat([states[a][1] for a, b in pairs], n, 0), np.repeat([states[b][1] for a, b in pairs], n, 0)])
+    v = np.stack(
+        [np.repeat([states[a][0] for a, b in pairs], n, 0), np.repeat([states[b][0] for a, b in pairs], n, 0)]
+    )
+    h = np.stack(
+        [np.repeat([states[a][1] for a, b in pairs], n, 0), np.repeat([states[b][1] for a, b in pairs], n, 0)]
+    )
     before = v.copy()
     e = np.stack([np.repeat([neg_e[a] for a, b in pairs], n), np.repeat([neg_e[b] for a, b in pairs], n)])
     p = exchange_((v, h), e, betas, 0, BACKEND.rng(3))
-    swapped = np.all(v[0] == before[1], axis=-1) & np.all(v[1] == before[0], axis=-1) & ~np.all(before[0] == before[1], axis=-1)
+    swapped = (
+        np.all(v[0] == before[1], axis=-1)
+        & np.all(v[1] == before[0], axis=-1)
+        & ~np.all(before[0] == before[1], axis=-1)
+    )
     want = np.array([T[i, pairs.index((b, a))] for i, (a, b) in enumerate(pairs)])
     np.testing.assert_allclose(p[0].reshape(len(pairs), n)[:, 0], want, rtol=1e-12)
     distinct = np.array([not np.array_equal(states[a][0], states[b][0]) for a, b in pairs])
     got = swapped.reshape(len(pairs), n).mean(axis=1)[distinct]
     se = np.sqrt(want[distinct] * (1 - want[distinct]) / n) + 1e-9
     assert np.all(np.abs(got - want[distinct]) <= 4.5 * se), np.max(np.abs(got - want[distinct]) / se)
-    assert exchange_((v, h), e, betas, 1, BACKEND.rng(3)) is None   # R = 2: no odd pair
+    assert exchange_((v, h), e, betas, 1, BACKEND.rng(3)) is None  # R = 2: no odd pair
 
 
 # ---------------------------------------------------------------- (b) stationary distribution
@@ -103,8 +111,12 @@ CHAINS, STEPS = 10_000, 30
 
 def small(visible: str = "bernoulli") -> RBM:
     rng = np.random.default_rng(4)
-    return RBM(1.2 * rng.standard_normal((5, 3)), 0.5 * rng.standard_normal(5), 0.5 * rng.standard_normal(3),
-               visible=visible)
+    return RBM(
+        1.2 * rng.standard_normal((5, 3)),
+        0.5 * rng.standard_normal(5),
+        0.5 * rng.standard_normal(3),
+        visible=visible,
+    )
 
 
 def tv_to_exact(model, v) -> float:
@@ -162,11 +174,11 @@ def test_pt_samples_a_potts_rbm_through_its_unit_types():
 # ---------------------------------------------------------------- (c) ladders
 def test_the_geometric_ladder_is_exact_at_a_non_default_beta_min():
     sampler = pt(n_temperatures=5, beta_min=0.3)
-    want = np.array([1.0, 0.3 ** 0.25, 0.3 ** 0.5, 0.3 ** 0.75, 0.3])
+    want = np.array([1.0, 0.3**0.25, 0.3**0.5, 0.3**0.75, 0.3])
     np.testing.assert_allclose(geometric_ladder(5, 0.3), want, rtol=1e-15)
     state = sampler.init_state(small(), start(small())[:10], BACKEND.rng(0))
     _, state = sampler.run(small(), start(small())[:10], BACKEND.rng(0), 20, state=state)
-    np.testing.assert_allclose(state["betas"], want, rtol=1e-15)   # a fixed ladder stays put
+    np.testing.assert_allclose(state["betas"], want, rtol=1e-15)  # a fixed ladder stays put
     assert int(state["steps"]) == 20 and state["replicas"].shape == (4, 10, 5)
 
 
@@ -178,9 +190,9 @@ def test_the_adaptive_ladder_moves_the_swap_rates_to_a_non_default_target():
         state = sampler.init_state(model, x, BACKEND.rng(0))
         _, state = sampler.run(model, x, BACKEND.rng(1), 1500, state=state)
         rates[ladder], betas = state["swap_rate"], state["betas"]
-    assert np.abs(rates["geometric"] - target).max() > 0.15        # the start is far from the target
+    assert np.abs(rates["geometric"] - target).max() > 0.15  # the start is far from the target
     assert np.abs(rates["adaptive"] - target).max() < 0.05, rates["adaptive"]
-    assert betas[0] == 1.0 and np.all(np.diff(betas) < 0) and betas[-1] > 0.2   # narrowed
+    assert betas[0] == 1.0 and np.all(np.diff(betas) < 0) and betas[-1] > 0.2  # narrowed
 
 
 def test_an_unreachable_target_keeps_the_ladder_finite():
@@ -190,24 +202,39 @@ def test_an_unreachable_target_keeps_the_ladder_finite():
     _, state = sampler.run(small(), start(small())[:50], BACKEND.rng(1), 300, state=state)
     assert np.all(state["betas"] > 0) and np.all(np.diff(state["betas"]) < 0)
     assert np.all(np.isfinite(state["swap_rate"]))
-    assert state["betas"][-1] == pytest.approx(0.1, rel=1e-9)     # widened to the floor beta_min, no further
+    assert state["betas"][-1] == pytest.approx(0.1, rel=1e-9)  # widened to the floor beta_min, no further
     floor = pt(n_temperatures=4, ladder="adaptive", target_swap_rate=0.05, beta_min=0.4)
     state = floor.init_state(small(), start(small())[:50], BACKEND.rng(0))
     _, state = floor.run(small(), start(small())[:50], BACKEND.rng(1), 300, state=state)
-    assert state["betas"][-1] == pytest.approx(0.4, rel=1e-9)     # at a non-default floor too
+    assert state["betas"][-1] == pytest.approx(0.4, rel=1e-9)  # at a non-default floor too
 
 
 def test_options_are_checked_at_the_edge():
-    for node, key in (({"n_temperatures": 1}, "n_temperatures"), ({"beta_min": 1.0}, "beta_min"),
-                      ({"ladder": "linear"}, "ladder"), ({"target_swap_rate": 0}, "target_swap_rate")):
+    for node, key in (
+        ({"n_temperatures": 1}, "n_temperatures"),
+        ({"beta_min": 1.0}, "beta_min"),
+        ({"ladder": "linear"}, "ladder"),
+        ({"target_swap_rate": 0}, "target_swap_rate"),
+    ):
         with pytest.raises(RbmlabError, match=rf"^learner.sampler.{key}: "):
             INFERENCE.parse({"name": "parallel_tempering", **node}, "learner.sampler")
 
 
 # ---------------------------------------------------------------- (d) PT-PCD
-RUN = ["dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "learner=pcd", "learner.batch_size=8",
-       "+learner/sampler=parallel_tempering", "learner.sampler.n_temperatures=3", "learner.sampler.ladder=adaptive",
-       "train.progress=false", "train.epochs=4", "train.checkpoint_every=1", "seed=3"]
+RUN = [
+    "dataset=bars_stripes",
+    "model.n_hidden=4",
+    "evaluator=exact",
+    "learner=pcd",
+    "learner.batch_size=8",
+    "+learner/sampler=parallel_tempering",
+    "learner.sampler.n_temperatures=3",
+    "learner.sampler.ladder=adaptive",
+    "train.progress=false",
+    "train.epochs=4",
+    "train.checkpoint_every=1",
+    "seed=3",
+]
 
 
 def run(out, *overrides) -> pd.DataFrame:
@@ -218,7 +245,7 @@ def run(out, *overrides) -> pd.DataFrame:
 def test_pt_pcd_records_swap_statistics_and_resumes_with_its_sampler_state(tmp_path, monkeypatch):
     straight = run(tmp_path / "straight")
     assert {"swap_rate_min", "swap_rate_mean", "beta_min"} <= set(straight.columns)
-    assert straight["swap_rate_mean"].iloc[-1] > 0 and straight["beta_min"].iloc[-1] != 0.1   # adapted
+    assert straight["swap_rate_mean"].iloc[-1] > 0 and straight["beta_min"].iloc[-1] != 0.1  # adapted
     _, _, state = load_checkpoint(tmp_path / "straight" / "checkpoint.npz")
     assert state["sampler.replicas"].shape == (2, *state["chains"].shape)
     assert state["sampler.betas"].shape == (3,) and int(state["sampler.steps"]) > 0
@@ -244,13 +271,17 @@ def test_the_sampler_cost_is_the_counted_products(count):
 
 @pytest.mark.parametrize("options", [{"n_temperatures": 3}, {"n_temperatures": 5, "ladder": "adaptive"}])
 def test_pt_pcd_cost_is_the_counted_products(count, options):
-    learner = LEARNERS.build(LEARNERS.parse({"name": "pcd", "k": 2, "n_chains": 6,
-                                             "sampler": {"name": "parallel_tempering", **options}}, "learner"))
+    learner = LEARNERS.build(
+        LEARNERS.parse(
+            {"name": "pcd", "k": 2, "n_chains": 6, "sampler": {"name": "parallel_tempering", **options}},
+            "learner",
+        )
+    )
     model, batch = small_rbm(), data(5)
     state = learner.init_state(model, batch, CountedRng(BACKEND.rng(0)))
     (model, state), counted = count(learner.step, model, state, batch, CountedRng(BACKEND.rng(1)))
     assert learner.step_cost(model, 5, state) == pytest.approx(counted, rel=1e-12)
-    assert counted > options["n_temperatures"] * 6 * 12 * 7 * 2 * 2   # the replicas' sweeps are in it
+    assert counted > options["n_temperatures"] * 6 * 12 * 7 * 2 * 2  # the replicas' sweeps are in it
 
 
 def test_the_sampling_evaluators_draw_with_pt():
@@ -265,4 +296,6 @@ def test_the_sampling_evaluators_draw_with_pt():
 def test_the_yaml_states_the_defaults():
     path = Path(__file__).resolve().parent.parent / "conf" / "learner" / "sampler" / "parallel_tempering.yaml"
     config = INFERENCE.get("parallel_tempering").config_class()
-    assert yaml.safe_load(path.read_text()) == {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    assert yaml.safe_load(path.read_text()) == {
+        f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+    }

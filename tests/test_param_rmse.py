@@ -1,5 +1,6 @@
 """evaluator=param_rmse (pmp Sec 5.4's log RMSE) against hand computation, in both conventions;
 the Erdős–Rényi ground truth with pmp's constant field."""
+
 from __future__ import annotations
 
 import math
@@ -21,20 +22,30 @@ def log_rmse(model, truth) -> float:
 
 def test_log_rmse_is_half_the_log_mean_square_in_the_papers_weights():
     """One pair's J moved by δ: W = J/2 moves by δ/2 on two of the d² entries."""
-    truth = ground_truth("ising_samples", structure="erdos_renyi", n=30, density=0.2, coupling=1.0,
-                         fields="constant", field=0.1, spins="pm1", sampler="gibbs")
+    truth = ground_truth(
+        "ising_samples",
+        structure="erdos_renyi",
+        n=30,
+        density=0.2,
+        coupling=1.0,
+        fields="constant",
+        field=0.1,
+        spins="pm1",
+        sampler="gibbs",
+    )
     assert np.all(truth.h == 0.1) and np.count_nonzero(truth.J) > 0
     J = truth.J.copy()
     J[2, 5] = J[5, 2] = J[2, 5] + 0.6
-    model = truth.replace(J=J, h=truth.h + 1.0)                 # fields are ignored
-    expected = 0.5 * math.log(2 * 0.3 ** 2 / 30 ** 2)
+    model = truth.replace(J=J, h=truth.h + 1.0)  # fields are ignored
+    expected = 0.5 * math.log(2 * 0.3**2 / 30**2)
     assert log_rmse(model, truth) == pytest.approx(expected, abs=1e-12)
     assert log_rmse(to_spins(model, "01")[0], truth) == pytest.approx(expected, abs=1e-9)
 
 
 def test_the_constant_field_keeps_the_random_draws_of_the_couplings():
-    options = dict(structure="erdos_renyi", n=40, density=0.1, coupling=1.0, field=0.1, spins="pm1",
-                   sampler="gibbs")
+    options = dict(
+        structure="erdos_renyi", n=40, density=0.1, coupling=1.0, field=0.1, spins="pm1", sampler="gibbs"
+    )
     random = ground_truth("ising_samples", **options)
     constant = ground_truth("ising_samples", fields="constant", **options)
     assert np.array_equal(random.J, constant.J) and np.all(constant.h == 0.1)

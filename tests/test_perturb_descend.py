@@ -3,6 +3,7 @@ lowers the perturbed energy and the descent stops at a fixed point of both half-
 from a fixed state is a block-Gibbs sweep (its transition probabilities by enumeration), at the
 perturbation's default scale and at another (a temperature), for {0, 1} and ±1 units; and CD with
 it as the sampler learns bars and stripes."""
+
 from __future__ import annotations
 
 import itertools
@@ -20,8 +21,9 @@ from rbmlab.models.rbm import RBM, energy
 
 def small_rbm(units: str, seed: int = 0, m: int = 3, n: int = 2) -> RBM:
     rng = np.random.default_rng(seed)
-    return RBM(rng.normal(0, 1.0, (m, n)), rng.normal(0, 0.5, m), rng.normal(0, 0.5, n),
-               visible=units, hidden=units)
+    return RBM(
+        rng.normal(0, 1.0, (m, n)), rng.normal(0, 0.5, m), rng.normal(0, 0.5, n), visible=units, hidden=units
+    )
 
 
 def perturbed(rbm: RBM, noise_v, noise_h) -> RBM:
@@ -41,13 +43,19 @@ def test_every_half_step_lowers_the_perturbed_energy_down_to_a_fixed_point(units
     for _ in range(30):
         v_next, h_next = descend(rbm, v, noise_v, noise_h, 1)
         rows = np.arange(200)
-        for vv, hh in ((v, h_next), (v_next, h_next)):    # after the h half-step, then the v one
-            energies.append(np.array([energy(perturbed(rbm, noise_v[r], noise_h[r]), vv[r:r + 1],
-                                             hh[r:r + 1])[0] for r in rows]))
+        for vv, hh in ((v, h_next), (v_next, h_next)):  # after the h half-step, then the v one
+            energies.append(
+                np.array(
+                    [
+                        energy(perturbed(rbm, noise_v[r], noise_h[r]), vv[r : r + 1], hh[r : r + 1])[0]
+                        for r in rows
+                    ]
+                )
+            )
         v, h = v_next, h_next
     steps = np.diff(np.stack(energies), axis=0)
     assert (steps <= 1e-12).all() and (steps < -1e-9).any()
-    again_v, again_h = descend(rbm, v, noise_v, noise_h, 1)      # 30 steps: a fixed point
+    again_v, again_h = descend(rbm, v, noise_v, noise_h, 1)  # 30 steps: a fixed point
     np.testing.assert_array_equal(again_v, v)
     np.testing.assert_array_equal(again_h, h)
 
@@ -56,8 +64,8 @@ def transition(rbm: RBM, v, scale: float) -> np.ndarray:
     """Block Gibbs at temperature ``scale`` from v: T(v' | v) = Σ_h Π p(h_j | v) Π p(v'_i | h),
     p(x = hi | a) = σ((hi − lo) a / scale), over all v' in enumeration order."""
     lo, hi = rbm.visible_units.values
-    sig = lambda a: 1.0 / (1.0 + np.exp(-(hi - lo) * a / scale))   # noqa: E731
-    states = lambda k: np.array(list(itertools.product([lo, hi], repeat=k)))[:, ::-1]   # noqa: E731
+    sig = lambda a: 1.0 / (1.0 + np.exp(-(hi - lo) * a / scale))  # noqa: E731
+    states = lambda k: np.array(list(itertools.product([lo, hi], repeat=k)))[:, ::-1]  # noqa: E731
     hs, vs = states(rbm.n_hidden), states(rbm.n_visible)
     p_h1 = sig(v @ rbm.W + rbm.b_h)
     out = np.zeros(len(vs))
@@ -80,7 +88,7 @@ def test_one_step_from_a_fixed_state_is_a_block_gibbs_sweep(units, scale):
     freq = np.bincount(index, minlength=8) / n
     exact = transition(rbm, v0, scale)
     assert np.abs(freq - exact).max() < 4.5 * np.sqrt(exact.max() / n)
-    if scale != 1.0:   # the temperature matters: the default scale's transition is far off
+    if scale != 1.0:  # the temperature matters: the default scale's transition is far off
         assert np.abs(freq - transition(rbm, v0, 1.0)).max() > 0.02
 
 
@@ -91,11 +99,24 @@ def test_scale_must_be_positive():
 
 def test_cd_with_perturb_and_descend_learns_bars_and_stripes(tmp_path):
     for steps in (1, 10):
-        main(["run", "dataset=bars_stripes", "model.n_hidden=8", "learner=cd",
-              "learner.sampler=perturb_descend", f"learner.k={steps}", "learner.lr=1.0",
-              "learner.batch_size=full", "train.epochs=400", "train.eval_every=400", "evaluator=exact",
-              "evaluator.splits=[train]",
-              "train.progress=false", f"hydra.run.dir={tmp_path / str(steps)}"])
+        main(
+            [
+                "run",
+                "dataset=bars_stripes",
+                "model.n_hidden=8",
+                "learner=cd",
+                "learner.sampler=perturb_descend",
+                f"learner.k={steps}",
+                "learner.lr=1.0",
+                "learner.batch_size=full",
+                "train.epochs=400",
+                "train.eval_every=400",
+                "evaluator=exact",
+                "evaluator.splits=[train]",
+                "train.progress=false",
+                f"hydra.run.dir={tmp_path / str(steps)}",
+            ]
+        )
     for steps in (1, 10):
         ll = pd.read_csv(tmp_path / str(steps) / "metrics.csv")["train_log_likelihood"].dropna()
-        assert ll.iloc[-1] > ll.iloc[0] + 1.5, (steps, ll.tolist())    # from -6.24 (uniform); best -2.64
+        assert ll.iloc[-1] > ll.iloc[0] + 1.5, (steps, ll.tolist())  # from -6.24 (uniform); best -2.64

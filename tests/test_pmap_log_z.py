@@ -3,6 +3,7 @@ solvers find every perturbed problem's exact maximum, so the estimate is the bru
 the perturbed maxima (in either spin convention); exact log Z of a cyclic lattice by transfer
 matrices equals enumeration through the same dispatch; ``model.init=truth`` evaluates the dataset's
 own ground truth."""
+
 from __future__ import annotations
 
 import json
@@ -12,12 +13,12 @@ import pytest
 
 from rbmlab.backend import host_rng
 from rbmlab.cli import main
-from rbmlab.evaluators import EVALUATORS
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.pmap_log_z import perturbed_objectives
-from rbmlab.inference.solvers import SOLVERS
 from rbmlab.inference.max_product import logistic_noise
+from rbmlab.inference.solvers import SOLVERS
 from rbmlab.models import ising
 from rbmlab.models.ising import Ising, exact_log_z, lattice_2d, lattice_parameters, to_spins
 from tests.conftest import all_binary
@@ -46,13 +47,13 @@ def test_on_a_tree_the_estimate_is_the_mean_of_the_exact_perturbed_maxima(solver
     model = chain(8, spins)
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pmap_log_z", "solver": solver, "n_samples": 50}))
     metrics = evaluator.evaluate(model, {}, Context(rng=host_rng(7), final=True))
-    noise = logistic_noise(host_rng(7), (50, 8), np.float64)          # the draws it made
+    noise = logistic_noise(host_rng(7), (50, 8), np.float64)  # the draws it made
     _, shift = to_spins(model, "01")
     expected = brute_force_perturbed_max(model, noise).mean() - shift
     assert metrics["pmap_log_z"] == pytest.approx(expected, abs=1e-9)
     assert metrics["exact_log_z"] == pytest.approx(model.exact_log_partition(), abs=1e-12)
     assert metrics["pmap_log_z_error"] == pytest.approx(expected - model.exact_log_partition(), abs=1e-9)
-    assert metrics["pmap_log_z_error"] > 0          # exact MAP: an upper bound in expectation (50 draws)
+    assert metrics["pmap_log_z_error"] > 0  # exact MAP: an upper bound in expectation (50 draws)
     assert metrics["pmap_solved"] == 100.0
 
 
@@ -62,10 +63,10 @@ def test_a_lattice_beyond_enumeration_gets_its_log_z_from_transfer_matrices(spin
     model = to_spins(model, spins)[0]
     assert lattice_parameters(model) == (4, pytest.approx(-0.2), pytest.approx(0.05))
     enumerated = model.exact_log_partition()
-    monkeypatch.setattr(ising, "MAX_ENUMERATION", 0)                  # force the lattice path
+    monkeypatch.setattr(ising, "MAX_ENUMERATION", 0)  # force the lattice path
     assert exact_log_z(model) == pytest.approx(enumerated, abs=1e-10)
     J = model.J.copy()
-    J[0, 1] = J[1, 0] = J[0, 1] * 1.01                                # no longer homogeneous
+    J[0, 1] = J[1, 0] = J[0, 1] * 1.01  # no longer homogeneous
     assert lattice_parameters(model.replace(J=J)) is None and exact_log_z(model.replace(J=J)) is None
 
 
@@ -77,7 +78,9 @@ def test_a_dense_model_beyond_enumeration_is_a_one_line_error():
         evaluator.check(Ising, {"n": 30})
     evaluator.check(Ising, {"n": 36})
     model = ising.fully_connected(36, rng=np.random.default_rng(0), coupling_std=0.1)
-    with pytest.raises(RbmlabError, match=r"^evaluator=pmap_log_z: no exact log Z for this 36-variable model"):
+    with pytest.raises(
+        RbmlabError, match=r"^evaluator=pmap_log_z: no exact log Z for this 36-variable model"
+    ):
         evaluator.evaluate(model, {}, Context(rng=host_rng(0), final=True))
 
 
@@ -97,10 +100,26 @@ def test_pmp_objectives_are_summed_in_float64():
 
 def test_model_init_truth_evaluates_the_datasets_ground_truth(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    argv = ["run", "dataset=ising_samples", "dataset.structure=lattice", "dataset.side=3",
-            "dataset.spins=pm1", "dataset.coupling=-0.2", "dataset.n_train=4", "dataset.n_test=4",
-            "model=ising", "model.spins=pm1", "model.init=truth", "learner=reset", "train.epochs=0", "train.eval_every=0",
-            "train.progress=false", "evaluator=pmap_log_z", "evaluator.n_samples=20", "hydra.run.dir=run"]
+    argv = [
+        "run",
+        "dataset=ising_samples",
+        "dataset.structure=lattice",
+        "dataset.side=3",
+        "dataset.spins=pm1",
+        "dataset.coupling=-0.2",
+        "dataset.n_train=4",
+        "dataset.n_test=4",
+        "model=ising",
+        "model.spins=pm1",
+        "model.init=truth",
+        "learner=reset",
+        "train.epochs=0",
+        "train.eval_every=0",
+        "train.progress=false",
+        "evaluator=pmap_log_z",
+        "evaluator.n_samples=20",
+        "hydra.run.dir=run",
+    ]
     main(argv)
     final = json.loads((tmp_path / "run" / "summary.json").read_text())["final"]
     truth = lattice_2d(3, coupling=-0.2, spins="pm1", dtype="float64")

@@ -1,5 +1,6 @@
 """rbmlab.storage.portable: the one rule by which committed files write paths (issue 53, item 7),
 and the reader's side of it."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,32 +12,54 @@ from rbmlab.storage.portable import ABSOLUTE_PATH, portable_path, portable_text,
 OUTPUTS = "/work/main/outputs/experiments"
 
 
-@pytest.mark.parametrize("path, roots, expected", [
-    # under the outputs root: relative to it
-    (f"{OUTPUTS}/frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz", [OUTPUTS],
-     "frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz"),
-    # a run selector after '?' is kept
-    (f"{OUTPUTS}/pmp/figure-2-mmd/reduced/pmp?learner.k=5&seed=0", [OUTPUTS],
-     "pmp/figure-2-mmd/reduced/pmp?learner.k=5&seed=0"),
-    # the first root that holds it
-    ("/work/wt/outputs/experiments/tap/figure-3/smoke/x.npz", ["/elsewhere", "/work/wt/outputs/experiments", "/work/wt"],
-     "tap/figure-3/smoke/x.npz"),
-    ("/work/wt/outputs/runs/a/checkpoint.npz", ["/work/wt/outputs/experiments", "/work/wt"], "outputs/runs/a/checkpoint.npz"),
-    # an installed library: the part after site-packages / dist-packages
-    ("/work/main/.venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-32a4b2a6.so", [OUTPUTS],
-     "numpy.libs/libscipy_openblas64_-32a4b2a6.so"),
-    ("/usr/lib/python3/dist-packages/scipy.libs/libopenblas.so", [], "scipy.libs/libopenblas.so"),
-    # anything else absolute: its name
-    ("/tmp/rbms38/ck_cd5.npz", [OUTPUTS], "ck_cd5.npz"),
-    ("/work/ckpt/hpconv_lam1_200units.npz", [], "hpconv_lam1_200units.npz"),
-    ("C:\\Users\\me\\runs\\checkpoint.npz", [OUTPUTS], "checkpoint.npz"),
-    # left as they are: relative paths, words, URLs, system programs
-    ("frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz", [OUTPUTS],
-     "frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz"),
-    ("truth", [OUTPUTS], "truth"),
-    ("https://github.com/a/b", [], "https://github.com/a/b"),
-    ("/usr/bin/time", [], "/usr/bin/time"),
-])
+@pytest.mark.parametrize(
+    "path, roots, expected",
+    [
+        # under the outputs root: relative to it
+        (
+            f"{OUTPUTS}/frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz",
+            [OUTPUTS],
+            "frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz",
+        ),
+        # a run selector after '?' is kept
+        (
+            f"{OUTPUTS}/pmp/figure-2-mmd/reduced/pmp?learner.k=5&seed=0",
+            [OUTPUTS],
+            "pmp/figure-2-mmd/reduced/pmp?learner.k=5&seed=0",
+        ),
+        # the first root that holds it
+        (
+            "/work/wt/outputs/experiments/tap/figure-3/smoke/x.npz",
+            ["/elsewhere", "/work/wt/outputs/experiments", "/work/wt"],
+            "tap/figure-3/smoke/x.npz",
+        ),
+        (
+            "/work/wt/outputs/runs/a/checkpoint.npz",
+            ["/work/wt/outputs/experiments", "/work/wt"],
+            "outputs/runs/a/checkpoint.npz",
+        ),
+        # an installed library: the part after site-packages / dist-packages
+        (
+            "/work/main/.venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-32a4b2a6.so",
+            [OUTPUTS],
+            "numpy.libs/libscipy_openblas64_-32a4b2a6.so",
+        ),
+        ("/usr/lib/python3/dist-packages/scipy.libs/libopenblas.so", [], "scipy.libs/libopenblas.so"),
+        # anything else absolute: its name
+        ("/tmp/rbms38/ck_cd5.npz", [OUTPUTS], "ck_cd5.npz"),
+        ("/work/ckpt/hpconv_lam1_200units.npz", [], "hpconv_lam1_200units.npz"),
+        ("C:\\Users\\me\\runs\\checkpoint.npz", [OUTPUTS], "checkpoint.npz"),
+        # left as they are: relative paths, words, URLs, system programs
+        (
+            "frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz",
+            [OUTPUTS],
+            "frank_wolfe/figure-1a/reduced/fw/0/snapshots/epoch_20.npz",
+        ),
+        ("truth", [OUTPUTS], "truth"),
+        ("https://github.com/a/b", [], "https://github.com/a/b"),
+        ("/usr/bin/time", [], "/usr/bin/time"),
+    ],
+)
 def test_portable_path(path, roots, expected):
     assert portable_path(path, roots) == expected
 
@@ -50,15 +73,22 @@ def test_a_relative_root_is_the_working_directory_s(tmp_path, monkeypatch):
 
 
 def test_portable_text_rewrites_each_absolute_path_and_nothing_else():
-    text = ("`python s.py out.md checkpoints=[/work/ckpt/a.npz,/work/ckpt/b.npz] sweep=/work/wt/outputs/x/y`. "
-            "BLAS (/v/lib/python3.11/site-packages/numpy.libs/o.so); see https://x.org/a/b, 3 /s, 1/2/3, "
-            "dir: /work/pottsout/learned\n/usr/bin/time -f x")
+    text = (
+        "`python s.py out.md checkpoints=[/work/ckpt/a.npz,/work/ckpt/b.npz] sweep=/work/wt/outputs/x/y`. "
+        "BLAS (/v/lib/python3.11/site-packages/numpy.libs/o.so); see https://x.org/a/b, 3 /s, 1/2/3, "
+        "dir: /work/pottsout/learned\n/usr/bin/time -f x"
+    )
     assert portable_text(text, ["/work/wt"]) == (
         "`python s.py out.md checkpoints=[a.npz,b.npz] sweep=outputs/x/y`. "
-        "BLAS (numpy.libs/o.so); see https://x.org/a/b, 3 /s, 1/2/3, dir: learned\n/usr/bin/time -f x")
+        "BLAS (numpy.libs/o.so); see https://x.org/a/b, 3 /s, 1/2/3, dir: learned\n/usr/bin/time -f x"
+    )
     assert ABSOLUTE_PATH.findall("a,/work/main/outputs/experiments/p/a/s/v?k=1&seed=0,b") == [
-        "/work/main/outputs/experiments/p/a/s/v?k=1&seed=0"]
-    assert ABSOLUTE_PATH.findall('"C:\\Users\\x.npz" and D:/data/x.npz') == ["C:\\Users\\x.npz", "D:/data/x.npz"]
+        "/work/main/outputs/experiments/p/a/s/v?k=1&seed=0"
+    ]
+    assert ABSOLUTE_PATH.findall('"C:\\Users\\x.npz" and D:/data/x.npz') == [
+        "C:\\Users\\x.npz",
+        "D:/data/x.npz",
+    ]
 
 
 def test_resolve_path_reads_the_relative_form_back_against_the_root(tmp_path):
@@ -84,9 +114,15 @@ def test_the_runs_table_writes_config_paths_relative_to_the_outputs_root(tmp_pat
     init = f"{outputs}/p/a/reduced/fw/0/snapshots/epoch_20.npz"
     run = sweep / "cd" / "0"
     run.mkdir(parents=True)
-    (run / "config.yaml").write_text(yaml.safe_dump({
-        "seed": 0, "model": {"n_hidden": 20, "init": init},
-        "dataset": {"name": "file", "path": "/venv/lib/python3.11/site-packages/pkg/data/x.npz"}}))
+    (run / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "seed": 0,
+                "model": {"n_hidden": 20, "init": init},
+                "dataset": {"name": "file", "path": "/venv/lib/python3.11/site-packages/pkg/data/x.npz"},
+            }
+        )
+    )
     (run / "overrides.yaml").write_text(yaml.safe_dump([f"model.init='{init}'", "seed=0"]))
     (run / "summary.json").write_text(json.dumps({"status": "completed", "epochs_done": 1, "final": {}}))
     (run / "metrics.csv").write_text("epoch,test_log_likelihood\n1,-1.0\n")
@@ -98,7 +134,7 @@ def test_the_runs_table_writes_config_paths_relative_to_the_outputs_root(tmp_pat
     assert resolve_path(runs.loc[0, "model.init"], outputs) == init
 
 
-@pytest.mark.slow   # about 7 s alone, 11 s on two busy cores
+@pytest.mark.slow  # about 7 s alone, 11 s on two busy cores
 def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(tmp_path, monkeypatch):
     """frank_wolfe/figure-1a's cd_fw variant starts from the fw variant's snapshot
     (``model.init='{sweep}/fw?seed=${seed}&file=snapshots/epoch_<n>.npz'``): the run itself reads the absolute
@@ -114,16 +150,21 @@ def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(
     monkeypatch.chdir(tmp_path)
     outputs = tmp_path / "out"
     with threadpool_limits(1):
-        result = run_experiment("frank_wolfe/figure-1a", ["scale=smoke", "variants=fw,cd_fw", "train.epochs=2",
-                                                          "model.n_hidden=2"],
-                                results_root=tmp_path / "results", outputs_root=outputs)
+        result = run_experiment(
+            "frank_wolfe/figure-1a",
+            ["scale=smoke", "variants=fw,cd_fw", "train.epochs=2", "model.n_hidden=2"],
+            results_root=tmp_path / "results",
+            outputs_root=outputs,
+        )
     runs = pd.read_csv(result["runs"])
     written = runs.loc[runs["variant"] == "cd_fw", "model.init"].tolist()
     assert written == ["frank_wolfe/figure-1a/smoke/fw?seed=0&file=snapshots/epoch_2.npz"]
     config = yaml.safe_load((outputs / "frank_wolfe/figure-1a/smoke/cd_fw/0/config.yaml").read_text())
-    assert config["model"]["init"] == f"{outputs}/{written[0]}"          # what the run read
-    assert (select_run(resolve_path(written[0], outputs))                 # the reader's side
-            == outputs / "frank_wolfe/figure-1a/smoke/fw/0/snapshots/epoch_2.npz")
+    assert config["model"]["init"] == f"{outputs}/{written[0]}"  # what the run read
+    assert (
+        select_run(resolve_path(written[0], outputs))  # the reader's side
+        == outputs / "frank_wolfe/figure-1a/smoke/fw/0/snapshots/epoch_2.npz"
+    )
     for path in (result["runs"], result["curves"], result["table"]):
         assert ABSOLUTE_PATH.findall(Path(path).read_text()) == [], path
 

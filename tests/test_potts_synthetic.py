@@ -1,4 +1,5 @@
 """Dataset potts_samples: exact samples of a known Potts-visible RBM, its truth and a CLI run."""
+
 from __future__ import annotations
 
 import itertools
@@ -25,8 +26,10 @@ def exact_log_p(truth: RBM, codes: np.ndarray) -> np.ndarray:
     v = units.encode(codes, np.float64)
     hs = np.array(list(itertools.product([0.0, 1.0], repeat=truth.n_hidden)))
     every = units.encode(np.array(list(itertools.product(range(units.q), repeat=codes.shape[1]))), np.float64)
+
     def neg_f(x):
         return logsumexp(x @ truth.W @ hs.T + (x @ truth.b_v)[:, None] + (hs @ truth.b_h)[None, :], axis=1)
+
     return neg_f(v) - logsumexp(neg_f(every))
 
 
@@ -51,12 +54,12 @@ def test_frequencies_match_the_truths_exact_marginals():
     units = truth.visible_units
     states = np.array(list(itertools.product(range(3), repeat=5)))
     p = np.exp(exact_log_p(truth, states))
-    marginals = p @ units.encode(states, np.float64)                    # (15,) one-hot columns
+    marginals = p @ units.encode(states, np.float64)  # (15,) one-hot columns
     rows = np.concatenate([d.train, d.test])
     freq = units.encode(rows, np.float64).mean(axis=0)
     se = np.sqrt(marginals * (1 - marginals) / rows.shape[0])
     assert np.all(np.abs(freq - marginals) < 4 * se + 1e-12)
-    assert marginals.min() < 0.2 < 0.5 < marginals.max()                # far from uniform: the test can fail
+    assert marginals.min() < 0.2 < 0.5 < marginals.max()  # far from uniform: the test can fail
     # info's truth: its exact log Z and mean log-likelihoods
     info = d.info["ground_truth"]
     assert info["log_partition"] == pytest.approx(truth.exact_log_partition())
@@ -65,7 +68,7 @@ def test_frequencies_match_the_truths_exact_marginals():
 
 def test_options_are_checked_in_one_line():
     with pytest.raises(RbmlabError, match="dataset.n_hidden: exact sampling enumerates the smaller layer"):
-        load_dataset("potts_samples", n_hidden=21, n=14)          # 2^21 hidden, 3^14 > 2^21 visible
+        load_dataset("potts_samples", n_hidden=21, n=14)  # 2^21 hidden, 3^14 > 2^21 visible
     assert load_dataset("potts_samples", n_hidden=21, n=3, n_train=5, n_test=5).train.shape == (5, 3)
     with pytest.raises(RbmlabError, match="q"):
         load_dataset("potts_samples", q=1)
@@ -79,30 +82,60 @@ def test_evaluators_that_read_an_ising_truth_refuse_in_one_line():
     with pytest.raises(RbmlabError, match="evaluator=param_rmse: compares Ising couplings J; model rbm"):
         ParamRMSE(ParamRMSEConfig()).check(RBM, {"n_visible": 15, "n_hidden": 4})
     with pytest.raises(RbmlabError, match="model.visible_units: potts visible units; evaluator=kl"):
-        check_unit_types({"visible": "potts", "hidden": "bernoulli"}, KL(KLConfig()).units,
-                         "evaluator=kl", lambda s: f"model.{s}_units")
+        check_unit_types(
+            {"visible": "potts", "hidden": "bernoulli"},
+            KL(KLConfig()).units,
+            "evaluator=kl",
+            lambda s: f"model.{s}_units",
+        )
 
 
 def rbmlab(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "rbmlab", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "HYDRA_FULL_ERROR": "0"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "rbmlab", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HYDRA_FULL_ERROR": "0"},
+    )
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     return proc
 
 
-DATA = ["dataset=potts_samples", "dataset.n=5", "dataset.n_hidden=4", "dataset.n_train=300",
-        "dataset.n_test=200", "model.visible_units=potts", "model.visible_states=3", "model.n_hidden=4",
-        "train.progress=false"]
+DATA = [
+    "dataset=potts_samples",
+    "dataset.n=5",
+    "dataset.n_hidden=4",
+    "dataset.n_train=300",
+    "dataset.n_test=200",
+    "model.visible_units=potts",
+    "model.visible_states=3",
+    "model.n_hidden=4",
+    "train.progress=false",
+]
 
 
-@pytest.mark.slow   # two CLI runs: about 10 s
+@pytest.mark.slow  # two CLI runs: about 10 s
 def test_truth_scored_exactly_and_a_learned_model_by_ais(tmp_path):
     rbmlab("run", *DATA, "model.init=truth", "evaluator=exact", "train.epochs=0", cwd=tmp_path)
-    rbmlab("run", *DATA, "learner=pcd", "evaluator=ais", "evaluator.schedule=linear",
-           "evaluator.n_temperatures=300", "evaluator.curve_n_temperatures=50", "evaluator.n_chains=50",
-           "evaluator.exact_check=true", "train.epochs=2", cwd=tmp_path)
-    (truth_run, ais_run) = sorted((p.parent for p in (tmp_path / "outputs").rglob("metrics.csv")),
-                                  key=lambda p: "log_z_error" in pd.read_csv(p / "metrics.csv"))
+    rbmlab(
+        "run",
+        *DATA,
+        "learner=pcd",
+        "evaluator=ais",
+        "evaluator.schedule=linear",
+        "evaluator.n_temperatures=300",
+        "evaluator.curve_n_temperatures=50",
+        "evaluator.n_chains=50",
+        "evaluator.exact_check=true",
+        "train.epochs=2",
+        cwd=tmp_path,
+    )
+    (truth_run, ais_run) = sorted(
+        (p.parent for p in (tmp_path / "outputs").rglob("metrics.csv")),
+        key=lambda p: "log_z_error" in pd.read_csv(p / "metrics.csv"),
+    )
     data = load_dataset("potts_samples", n=5, n_hidden=4, n_train=300, n_test=200)
     truth_ll = pd.read_csv(truth_run / "metrics.csv").test_log_likelihood.iloc[-1]
     assert truth_ll == pytest.approx(data.info["ground_truth"]["mean_loglik"]["test"], abs=1e-6)

@@ -1,6 +1,7 @@
 """The truncated Gaussian and Gauss–Bernoulli priors (tap App. C.1–C.2) against adaptive quadrature,
 from ordinary points to the extremes where the paper's erf/erfi forms break down (|λ|, |s| up to
 1e4, s = 0 and ±1e-12): ln Z̃, mean, variance, gradients, float32, initialisation."""
+
 from __future__ import annotations
 
 import itertools
@@ -19,22 +20,27 @@ from rbmlab.units.truncated_gaussian import TruncatedGaussian as TG
 pytestmark = pytest.mark.filterwarnings("error")
 
 # test points (B, A, U, V), our choice, both signs of s: s = A + V = 2.5, −2, −4, −0.7
-TEST_POINTS = [(0.3, 0.5, 0.2, 2.0), (0.3, -3.0, 0.2, 1.0), (1.5, -6.0, -0.4, 2.0),
-                (-2.0, -1.0, 0.5, 0.3)]
-EXTREMES = [0.0, 1e-12, -1e-12, 1e-3, -1e-3, 0.5, -0.5, 3.0, -3.0, 30.0, -30.0, 1e3, -1e3, 1e4,
-            -1e4]
+TEST_POINTS = [(0.3, 0.5, 0.2, 2.0), (0.3, -3.0, 0.2, 1.0), (1.5, -6.0, -0.4, 2.0), (-2.0, -1.0, 0.5, 0.3)]
+EXTREMES = [0.0, 1e-12, -1e-12, 1e-3, -1e-3, 0.5, -0.5, 3.0, -3.0, 30.0, -30.0, 1e3, -1e3, 1e4, -1e4]
 # (λ, s): the four points above, a product grid of extremes, and peaks/troughs placed at t = λ/s
-GRID = ([(B + U, A + V) for B, A, U, V in TEST_POINTS]
-        + list(itertools.product(EXTREMES[::2] + EXTREMES[1::2], EXTREMES))
-        + [(s * t, s) for s in (1.0, -1.0, 100.0, -100.0, 1e4, -1e4)
-           for t in (-0.5, 0.0, 0.3, 0.5, 0.9, 1.0, 1.5)])
+GRID = (
+    [(B + U, A + V) for B, A, U, V in TEST_POINTS]
+    + list(itertools.product(EXTREMES[::2] + EXTREMES[1::2], EXTREMES))
+    + [
+        (s * t, s)
+        for s in (1.0, -1.0, 100.0, -100.0, 1e4, -1e4)
+        for t in (-0.5, 0.0, 0.3, 0.5, 0.9, 1.0, 1.5)
+    ]
+)
 
 
 def quad_stats(lam, s, lo=0.0, hi=1.0):
     """(ln Z, mean, var) of e^{λx − ½sx²} on [lo, hi] by scipy's adaptive quadrature, relative to
     the maximum of the exponent, on pieces split at the peak and at the scales of the ends."""
+
     def f(x):
         return lam * x - 0.5 * s * x * x
+
     pts = [lo, hi] + ([lam / s] if s != 0 and lo < lam / s < hi else [])
     for end in (lo, hi):
         for scale in (abs(lam - s * end), np.sqrt(abs(s))):
@@ -44,8 +50,11 @@ def quad_stats(lam, s, lo=0.0, hi=1.0):
     top = max(f(p) for p in pts)
 
     def integral(g):
-        return sum(quad(lambda x: g(x) * np.exp(f(x) - top), a, b, epsabs=0, epsrel=1e-13,
-                        limit=200)[0] for a, b in zip(pts[:-1], pts[1:]))
+        return sum(
+            quad(lambda x: g(x) * np.exp(f(x) - top), a, b, epsabs=0, epsrel=1e-13, limit=200)[0]
+            for a, b in zip(pts[:-1], pts[1:])
+        )
+
     z = integral(lambda x: 1.0)
     mean = integral(lambda x: x) / z
     return top + np.log(z), mean, integral(lambda x: (x - mean) ** 2) / z
@@ -62,7 +71,7 @@ def assert_stats(got, want, width=1.0, tol=1e-8):
 
 @pytest.mark.parametrize("lam, s", GRID)
 def test_truncated_gaussian_matches_quadrature(lam, s):
-    V = 0.7                                       # s = A + V, B = λ (the field already in B)
+    V = 0.7  # s = A + V, B = λ (the field already in B)
     got = (float(TG.log_z(lam, s - V, V)), *map(float, TG.moments(lam, s - V, V)))
     assert_stats(got, quad_stats(lam, s))
 
@@ -79,11 +88,13 @@ def test_dawson_fallback(monkeypatch):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
 
 
-@pytest.mark.parametrize("lam, s", [(0.5, 2.5), (-3.0, -0.1), (40.0, 30.0), (0.0, 0.0),
-                                    (-1e4, 1e-12), (5e3, -1e4), (2.0, 4.0)])
+@pytest.mark.parametrize(
+    "lam, s", [(0.5, 2.5), (-3.0, -0.1), (40.0, 30.0), (0.0, 0.0), (-1e4, 1e-12), (5e3, -1e4), (2.0, 4.0)]
+)
 def test_other_supports(lam, s):
     class Wide(TG):
         support = (-1.0, 2.5)
+
     got = (float(Wide.log_z(lam, s, 0.0)), *map(float, Wide.moments(lam, s, 0.0)))
     assert_stats(got, quad_stats(lam, s, -1.0, 2.5), width=3.5)
 
@@ -91,13 +102,14 @@ def test_other_supports(lam, s):
 def test_closed_forms_eqs_75_78_81_and_the_s_negative_erratum():
     """At those four points Eq. 75/78/81 (s < 0 mean sign-corrected) agree with ours; the paper's
     printed s < 0 mean (e^{h_α²} − e^{h_ω²}) leaves [0, 1] at (B, A, V) = (0.5, −3, 1)."""
+
     def eq78(lam, s, corrected=True):
         m, k = lam / s, np.sqrt(abs(s) / 2)
         ha, ho = -k * m, k * (1 - m)
         if s > 0:
-            num = np.exp(-ha ** 2) - np.exp(-ho ** 2)
+            num = np.exp(-(ha**2)) - np.exp(-(ho**2))
             return m + np.sqrt(2 / (np.pi * s)) * num / (erf(ho) - erf(ha))
-        num = np.exp(ho ** 2) - np.exp(ha ** 2)
+        num = np.exp(ho**2) - np.exp(ha**2)
         return m + np.sqrt(2 / (np.pi * -s)) * (num if corrected else -num) / (erfi(ho) - erfi(ha))
 
     for B, A, U, V in TEST_POINTS:
@@ -116,7 +128,7 @@ def test_gauss_bernoulli_matches_quadrature(lam, s, r):
     log_z = np.logaddexp(log_1m_rho, log_rho + log_slab)
     p = np.exp(log_rho + log_slab - log_z)
     mean = p * slab_mean
-    var = p * (slab_var + (slab_mean - mean) ** 2) + (1 - p) * mean ** 2
+    var = p * (slab_var + (slab_mean - mean) ** 2) + (1 - p) * mean**2
     V = -0.2
     got = (float(TGB.log_z(lam, s - V, V, r)), *map(float, TGB.moments(lam, s - V, V, r)))
     assert_stats(got, (log_z, mean, var))
@@ -124,15 +136,23 @@ def test_gauss_bernoulli_matches_quadrature(lam, s, r):
 
 def test_gauss_bernoulli_limits():
     lam, s = np.array([0.5, -3.0, 8.0, -1e3]), np.array([2.5, -2.0, 30.0, 1e4])
-    for got, want in zip((TGB.log_z(lam, s, 0.0, 40.0), *TGB.moments(lam, s, 0.0, 40.0)),
-                         (TG.log_z(lam, s, 0.0), *TG.moments(lam, s, 0.0))):
+    for got, want in zip(
+        (TGB.log_z(lam, s, 0.0, 40.0), *TGB.moments(lam, s, 0.0, 40.0)),
+        (TG.log_z(lam, s, 0.0), *TG.moments(lam, s, 0.0)),
+    ):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
     mean, var = TGB.moments(lam, s, 0.0, -40.0)
     assert np.all(np.abs(mean) < 1e-12) and np.all(var < 1e-12)
 
 
-ORDINARY = [(0.5, 0.5, 2.0), (0.5, -3.0, 1.0), (1.1, -6.0, 2.0), (-1.5, -1.0, 0.3),
-            (4.0, 0.0, -1.0), (-2.0, 0.0, 0.1)]
+ORDINARY = [
+    (0.5, 0.5, 2.0),
+    (0.5, -3.0, 1.0),
+    (1.1, -6.0, 2.0),
+    (-1.5, -1.0, 0.3),
+    (4.0, 0.0, -1.0),
+    (-2.0, 0.0, 0.1),
+]
 
 
 @pytest.mark.parametrize("B, A, V", ORDINARY)
@@ -162,21 +182,25 @@ def test_log_base_and_its_gradient():
     np.testing.assert_allclose(TG.log_base(x, V), -0.5 * V * x * x)
     np.testing.assert_allclose(TG.grad_log_base(x, V)[0], -0.5 * x * x)
     rho = 1 / (1 + np.exp(-r))
-    np.testing.assert_allclose(TGB.log_base(x, V, r),
-                               np.where(x == 0, np.log1p(-rho), np.log(rho) - 0.5 * V * x * x))
+    np.testing.assert_allclose(
+        TGB.log_base(x, V, r), np.where(x == 0, np.log1p(-rho), np.log(rho) - 0.5 * V * x * x)
+    )
     g_v, g_r = TGB.grad_log_base(x, V, r)
     np.testing.assert_allclose(g_v, -0.5 * x * x)
     np.testing.assert_allclose(g_r, (x != 0) - rho)
-    h = 1e-6                                     # ∂_r ln base by finite differences
-    np.testing.assert_allclose((TGB.log_base(x, V, r + h) - TGB.log_base(x, V, r - h)) / (2 * h),
-                               g_r, rtol=1e-7)
+    h = 1e-6  # ∂_r ln base by finite differences
+    np.testing.assert_allclose(
+        (TGB.log_base(x, V, r + h) - TGB.log_base(x, V, r - h)) / (2 * h), g_r, rtol=1e-7
+    )
 
 
 def test_float32_and_broadcasting():
     lam, s = (np.array(v, dtype=np.float32) for v in zip(*GRID))
     for cls, theta in ((TG, (np.float32(0.0),)), (TGB, (np.float32(0.0), np.float32(1.5)))):
+
         def outputs(*args):
             return cls.log_z(*args), *cls.moments(*args), *cls.grad_log_z(*args)
+
         out32 = outputs(lam, s, *theta)
         out64 = outputs(lam.astype(np.float64), s.astype(np.float64), *map(float, theta))
         for a, b in zip(out32, out64):
@@ -191,7 +215,7 @@ def test_float32_and_broadcasting():
 def truncated_sample(rng, mu, sigma, shape):
     """Rejection sampling from N(μ, σ²) restricted to [0, 1]."""
     x = rng.normal(mu, sigma, (4 * int(np.prod(shape)),))
-    return x[(x >= 0) & (x <= 1)][:int(np.prod(shape))].reshape(shape)
+    return x[(x >= 0) & (x <= 1)][: int(np.prod(shape))].reshape(shape)
 
 
 def test_init_params_truncated_gaussian():
@@ -201,11 +225,11 @@ def test_init_params_truncated_gaussian():
     x = np.stack([truncated_sample(rng, 0.55, v, (20000,)) for v in sd], axis=1)
     U, V = TG.init_params(x)
     np.testing.assert_allclose(U / V, 0.55, rtol=0.02)
-    np.testing.assert_allclose(V, 1 / sd ** 2, rtol=0.05)
+    np.testing.assert_allclose(V, 1 / sd**2, rtol=0.05)
     mean, var = TG.moments(U, 0.0, V)
     np.testing.assert_allclose(mean, x.mean(axis=0), rtol=0.02)
     np.testing.assert_allclose(var, x.var(axis=0), rtol=0.05)
-    assert TG.init_params(x[:1])[1] == pytest.approx(100.0)     # one row: the variance floor
+    assert TG.init_params(x[:1])[1] == pytest.approx(100.0)  # one row: the variance floor
 
 
 def test_init_params_gauss_bernoulli():
@@ -213,7 +237,7 @@ def test_init_params_gauss_bernoulli():
     slab = truncated_sample(rng, 0.6, 0.15, (20000, 3))
     x = np.where(rng.random((20000, 3)) < [0.3, 0.9, 1.0], slab, 0.0)
     x[:, 2] = 0.0
-    x[0, 2] = 0.7                                              # one non-zero value: the default
+    x[0, 2] = 0.7  # one non-zero value: the default
     U, V, r = TGB.init_params(x)
     mean, var = TGB.moments(U, 0.0, V, r)
     p_nonzero = 1 / (1 + np.exp(-(r + TG.log_z(U, 0.0, V))))

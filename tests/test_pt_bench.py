@@ -1,4 +1,5 @@
 """The parallel-tempering bench row's estimators against known answers, and the part at toy length."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ from rbmlab.bench.tempering import bench_tempering, effective_sample_size, mode_
 def ar1(phi: float, steps: int, chains: int, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     x = np.empty((steps, chains))
-    x[0] = rng.standard_normal(chains) / np.sqrt(1 - phi ** 2)
+    x[0] = rng.standard_normal(chains) / np.sqrt(1 - phi**2)
     for t in range(1, steps):
         x[t] = phi * x[t - 1] + rng.standard_normal(chains)
     return x

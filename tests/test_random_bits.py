@@ -1,5 +1,6 @@
 """The counter-based sampler: numba kernel and numpy fallback give the same bits, the uniforms are
 uniform, and the Bernoulli step draws with P(1) = σ(a)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +18,10 @@ needs_numba = pytest.mark.skipif(not random_bits.numba_available(), reason="numb
 def test_splitmix_matches_the_reference_sequence():
     """SplitMix64 seeded with 0 (Vigna's splitmix64.c): the first outputs are known constants."""
     assert [int(z) for z in mixed_counter(np.uint64(0), 3)] == [
-        0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+        0xE220A8397B1DCDAF,
+        0x6E789E6AA1B965F4,
+        0x06C45D188009454F,
+    ]
 
 
 @needs_numba
@@ -26,7 +30,7 @@ def test_splitmix_matches_the_reference_sequence():
 def test_numba_and_numpy_give_the_same_sample(dtype, size):
     a = 4.0 * np.random.default_rng(size).standard_normal(size).astype(dtype)
     e = np.exp(-a)
-    e[::97] = np.inf                              # a ≪ 0: always 0
+    e[::97] = np.inf  # a ≪ 0: always 0
     fused, fallback = e.copy(), e.copy()
     random_bits._numba_kernels()[np.dtype(dtype)](fused, KEY)
     random_bits.accept_numpy_(fallback, KEY)
@@ -39,10 +43,11 @@ def test_numba_and_numpy_give_the_same_sample(dtype, size):
 def test_one_element_at_a_time_gives_the_numpy_uniforms(dtype):
     """random_bits_numba.uniform_at (the GWG kernel's draws) is element c of random_bits.uniforms."""
     from rbmlab.backend.random_bits_numba import uniform_at
+
     expected = random_bits.uniforms(KEY, 1001, dtype)
     got = np.array([uniform_at(KEY, c, dtype == np.float32) for c in range(1001)])
     np.testing.assert_array_equal(got.astype(dtype), expected)
-    assert (got == expected.astype(np.float64)).all()      # exact in float64 too
+    assert (got == expected.astype(np.float64)).all()  # exact in float64 too
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -51,7 +56,7 @@ def test_uniforms_are_uniform_and_keyed(dtype):
     assert u.dtype == dtype and u.shape == (1000, 400)
     assert u.min() >= 0.0 and u.max() < 1.0
     assert stats.kstest(u.ravel(), "uniform").pvalue > 1e-3
-    pairs = u.ravel()[: u.size // 2 * 2].reshape(-1, 2)   # the two halves of one z are independent
+    pairs = u.ravel()[: u.size // 2 * 2].reshape(-1, 2)  # the two halves of one z are independent
     assert abs(np.corrcoef(pairs.T)[0, 1]) < 0.01
     other = random_bits.uniforms(KEY + np.uint64(1), (1000, 400), dtype)
     assert abs(np.corrcoef(u.ravel(), other.ravel())[0, 1]) < 0.01
@@ -79,9 +84,10 @@ def test_a_draw_takes_one_key_from_the_generator():
     g3 = np.random.default_rng(5)
     g3.bit_generator.random_raw()
     assert g1.bit_generator.random_raw() == g3.bit_generator.random_raw()
-    np.testing.assert_array_equal(uniform(np.random.default_rng(5), (4, 3), np.float64),
-                                  random_bits.uniforms(random_bits.draw_key(np.random.default_rng(5)),
-                                                       (4, 3), np.float64))
+    np.testing.assert_array_equal(
+        uniform(np.random.default_rng(5), (4, 3), np.float64),
+        random_bits.uniforms(random_bits.draw_key(np.random.default_rng(5)), (4, 3), np.float64),
+    )
 
 
 def test_non_contiguous_input_takes_the_fallback():

@@ -1,16 +1,28 @@
 """README's capabilities table is the code's: which model family offers which capability of
 rbmlab/models/base.py (by :func:`rbmlab.models.base.supports`), and which solvers run on it."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 from rbmlab.inference.solvers import SOLVERS
-from rbmlab.models import MODELS
-from rbmlab.models import base
+from rbmlab.models import MODELS, base
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-CAPABILITIES = ("LogProbability", "Enumerable", "GradientStatistics", "Bipartite", "FractionalUnits", "TapForm",
-                "TapStack", "Conditional", "LatentFeatures", "LocalFields", "PairwiseCouplings", "FactorGraphForm")
+CAPABILITIES = (
+    "LogProbability",
+    "Enumerable",
+    "GradientStatistics",
+    "Bipartite",
+    "FractionalUnits",
+    "TapForm",
+    "TapStack",
+    "Conditional",
+    "LatentFeatures",
+    "LocalFields",
+    "PairwiseCouplings",
+    "FactorGraphForm",
+)
 
 
 def capabilities_table() -> str:

@@ -1,6 +1,7 @@
 """evaluator=recognised: the classifier's probabilities, the nearest-image distances, the
 recognised share and the effective number of classes against hand-computed values, and the
 whole evaluator on models whose draws are known."""
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,13 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.feature_classifier import fit_classifiers
-from rbmlab.evaluators.recognised import (class_probabilities, effective_classes, nearest_distances, percent,
-                                          recognised)
+from rbmlab.evaluators.recognised import (
+    class_probabilities,
+    effective_classes,
+    nearest_distances,
+    percent,
+    recognised,
+)
 from rbmlab.models.rbm import RBM
 
 P = np.array([[0.95, 0.05, 0.0], [0.5, 0.5, 0.0], [0.0, 0.1, 0.9], [0.0, 0.0, 1.0]])
@@ -22,12 +28,13 @@ P = np.array([[0.95, 0.05, 0.0], [0.5, 0.5, 0.0], [0.0, 0.1, 0.9], [0.0, 0.0, 1.
 
 def test_recognised_share_and_effective_classes_by_hand():
     near = np.array([0, 0, 0, 5])
-    assert percent(recognised(P, near, 0.9, 5)) == 75.0          # rows 0, 2, 3 (0.9 counts: at least)
-    assert percent(recognised(P, near, 0.9, 4)) == 50.0          # row 3 too far
+    assert percent(recognised(P, near, 0.9, 5)) == 75.0  # rows 0, 2, 3 (0.9 counts: at least)
+    assert percent(recognised(P, near, 0.9, 4)) == 50.0  # row 3 too far
     assert percent(recognised(P, near, 0.5, 5)) == 100.0 and percent(recognised(P, near, 0.99, 5)) == 25.0
     third = 1 / 3
-    assert effective_classes(P[[0, 2, 3]]) == pytest.approx(math.exp(-(third * math.log(third)
-                                                                       + 2 * third * math.log(2 * third))))
+    assert effective_classes(P[[0, 2, 3]]) == pytest.approx(
+        math.exp(-(third * math.log(third) + 2 * third * math.log(2 * third)))
+    )
     assert effective_classes(P) == pytest.approx(2.0) and effective_classes(P[:0]) == 0.0
     assert effective_classes(np.eye(10)) == pytest.approx(10.0)
 
@@ -65,7 +72,9 @@ def _evaluate(model, **options):
     node = {"name": "recognised", "sampler": "block_gibbs", "sweeps": 3, "n_samples": 50, **options}
     evaluator = EVALUATORS.build(EVALUATORS.parse(node))
     data = _digits(width=model.n_visible)
-    return evaluator.evaluate(model, {"test": data}, Context(rng=np.random.default_rng(1), final=True, train=data))
+    return evaluator.evaluate(
+        model, {"test": data}, Context(rng=np.random.default_rng(1), final=True, train=data)
+    )
 
 
 def _model(visible_bias):
@@ -74,9 +83,14 @@ def _model(visible_bias):
 
 
 def test_draws_of_one_digit_are_all_recognised_as_one_class():
-    m = _evaluate(_model(np.r_[np.full(6, 30.0), np.full(6, -30.0)]))     # every draw is the left digit
-    assert m == {"test_recognised": 100.0, "test_near": 100.0, "test_copies": 100.0,
-                 "test_classes": pytest.approx(1.0), "test_data_recognised": 100.0}
+    m = _evaluate(_model(np.r_[np.full(6, 30.0), np.full(6, -30.0)]))  # every draw is the left digit
+    assert m == {
+        "test_recognised": 100.0,
+        "test_near": 100.0,
+        "test_copies": 100.0,
+        "test_classes": pytest.approx(1.0),
+        "test_data_recognised": 100.0,
+    }
 
 
 def test_confident_noise_is_not_recognised_and_the_options_are_read():
@@ -86,19 +100,27 @@ def test_confident_noise_is_not_recognised_and_the_options_are_read():
     loose = _evaluate(noise, confidence=0.6)
     assert loose["test_near"] == 0.0 and loose["test_recognised"] == 0.0 and loose["test_classes"] == 0.0
     assert loose["test_copies"] == 0.0 and loose["test_data_recognised"] == 100.0
-    far = _model(np.r_[np.full(20, 30.0), np.full(19, -30.0), 30.0])      # the left digit, one pixel wrong
+    far = _model(np.r_[np.full(20, 30.0), np.full(19, -30.0), 30.0])  # the left digit, one pixel wrong
     assert _evaluate(far)["test_near"] == 0.0
-    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs",
-                                                   "n_samples": 50, "quantile": 1.0}))
+    evaluator = EVALUATORS.build(
+        EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs", "n_samples": 50, "quantile": 1.0})
+    )
     digits = _digits(width=40)
-    mixed = Batch(np.vstack([digits.inputs, far_row := np.r_[np.ones(20), np.zeros(19), 1.0]]),
-                  np.r_[digits.targets, 0])                             # an example one pixel off
-    wide = evaluator.evaluate(far, {"test": mixed}, Context(rng=np.random.default_rng(1), final=True, train=digits))
-    assert far_row.sum() == 21 and wide["test_near"] == 100.0          # quantile 1: the farthest example's distance
+    mixed = Batch(
+        np.vstack([digits.inputs, far_row := np.r_[np.ones(20), np.zeros(19), 1.0]]), np.r_[digits.targets, 0]
+    )  # an example one pixel off
+    wide = evaluator.evaluate(
+        far, {"test": mixed}, Context(rng=np.random.default_rng(1), final=True, train=digits)
+    )
+    assert far_row.sum() == 21 and wide["test_near"] == 100.0  # quantile 1: the farthest example's distance
     assert wide["test_copies"] == 0.0
     assert wide["test_recognised"] == 100.0 and wide["test_classes"] == pytest.approx(1.0)
-    strong = _evaluate(_model(np.r_[np.full(6, 30.0), np.full(6, -30.0)]), C=1e-4)   # shrunk to the prior
-    assert strong["test_recognised"] == 0.0 and strong["test_near"] == 100.0 and strong["test_data_recognised"] == 0.0
+    strong = _evaluate(_model(np.r_[np.full(6, 30.0), np.full(6, -30.0)]), C=1e-4)  # shrunk to the prior
+    assert (
+        strong["test_recognised"] == 0.0
+        and strong["test_near"] == 100.0
+        and strong["test_data_recognised"] == 0.0
+    )
 
 
 def test_refusals_are_one_line():
@@ -106,8 +128,13 @@ def test_refusals_are_one_line():
     model = _model(np.zeros(12))
     with pytest.raises(RbmlabError, match="^evaluator=recognised: needs the training set"):
         evaluator.evaluate(model, {"test": _digits()}, Context(rng=np.random.default_rng(1), final=True))
-    for key, value in (("confidence", 0.0), ("confidence", 1.5), ("C", 0.0), ("quantile", 1.5),
-                       ("splits", ["train"])):
+    for key, value in (
+        ("confidence", 0.0),
+        ("confidence", 1.5),
+        ("C", 0.0),
+        ("quantile", 1.5),
+        ("splits", ["train"]),
+    ):
         with pytest.raises(RbmlabError, match=f"evaluator.{key}"):
             EVALUATORS.parse({"name": "recognised", key: value})
 
@@ -120,15 +147,25 @@ def test_the_radius_interpolates_between_the_examples_distances(quantile, near):
     left = train.inputs[0]
     test = Batch(np.stack([left, np.r_[1 - left[:2], left[2:]]]), np.array([0, 0]))
     one_off = _model(np.where(np.r_[1 - left[:1], left[1:]] > 0, 30.0, -30.0))
-    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs",
-                                                   "n_samples": 20, "quantile": quantile}))
-    m = evaluator.evaluate(one_off, {"test": test}, Context(rng=np.random.default_rng(1), final=True, train=train))
+    evaluator = EVALUATORS.build(
+        EVALUATORS.parse(
+            {"name": "recognised", "sampler": "block_gibbs", "n_samples": 20, "quantile": quantile}
+        )
+    )
+    m = evaluator.evaluate(
+        one_off, {"test": test}, Context(rng=np.random.default_rng(1), final=True, train=train)
+    )
     assert m["test_near"] == near and m["test_copies"] == 0.0
 
 
 def test_an_empty_split_is_refused():
-    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs", "n_samples": 5}))
+    evaluator = EVALUATORS.build(
+        EVALUATORS.parse({"name": "recognised", "sampler": "block_gibbs", "n_samples": 5})
+    )
     empty = Batch(np.zeros((0, 12)), np.zeros(0))
     with pytest.raises(RbmlabError, match="^evaluator=recognised: the test split is empty"):
-        evaluator.evaluate(_model(np.zeros(12)), {"test": empty},
-                           Context(rng=np.random.default_rng(1), final=True, train=_digits()))
+        evaluator.evaluate(
+            _model(np.zeros(12)),
+            {"test": empty},
+            Context(rng=np.random.default_rng(1), final=True, train=_digits()),
+        )

@@ -1,4 +1,5 @@
 """Tests for rbmlab.report on fake run directories (no training)."""
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,8 @@ import pytest
 import yaml
 
 from rbmlab.errors import RbmlabError
+from rbmlab.report import epoch_to_fraction_of_max, load_runs, make_report, report_main, varying_keys
 from rbmlab.storage.locking import DirectoryLock
-from rbmlab.report import (epoch_to_fraction_of_max, load_runs, make_report, report_main,
-                           varying_keys)
 
 LEARNERS = ("cd", "pcd")
 LRS = (0.1, 0.01)
@@ -33,36 +33,72 @@ def fake_recon(n_hidden: int, seed: int, epoch: int) -> float:
     return 1.0 / (1 + epoch) + 0.1 / n_hidden + 0.01 * seed
 
 
-def write_run(path: Path, learner: str, lr: float, seed: int, *, status: str = "completed",
-              epochs: list[int] = EPOCHS, extra_learner: dict | None = None,
-              n_hidden: int = 4, recon: bool = False) -> None:
+def write_run(
+    path: Path,
+    learner: str,
+    lr: float,
+    seed: int,
+    *,
+    status: str = "completed",
+    epochs: list[int] = EPOCHS,
+    extra_learner: dict | None = None,
+    n_hidden: int = 4,
+    recon: bool = False,
+) -> None:
     """A run directory in the runner's format (``recon``: with a reconstruction error column)."""
     path.mkdir(parents=True)
-    config = {"seed": seed, "scale": "smoke", "resume": False,
-              "dataset": {"name": "bars_stripes", "size": 3},
-              "learner": {"name": learner, "k": 1, "lr": lr, "batch_size": 0, **(extra_learner or {})},
-              "model": {"n_hidden": n_hidden}, "evaluator": {"name": "exact", "splits": ["test"]},
-              "train": {"epochs": 50, "eval_every": 5, "progress": seed == 0}, "tags": []}
+    config = {
+        "seed": seed,
+        "scale": "smoke",
+        "resume": False,
+        "dataset": {"name": "bars_stripes", "size": 3},
+        "learner": {"name": learner, "k": 1, "lr": lr, "batch_size": 0, **(extra_learner or {})},
+        "model": {"n_hidden": n_hidden},
+        "evaluator": {"name": "exact", "splits": ["test"]},
+        "train": {"epochs": 50, "eval_every": 5, "progress": seed == 0},
+        "tags": [],
+    }
     (path / "config.yaml").write_text(yaml.safe_dump(config))
-    (path / "overrides.yaml").write_text(yaml.safe_dump([f"learner={learner}", f"learner.lr={lr}",
-                                                        f"seed={seed}"]))
+    (path / "overrides.yaml").write_text(
+        yaml.safe_dump([f"learner={learner}", f"learner.lr={lr}", f"seed={seed}"])
+    )
     rows = []
     for e in epochs:
         ll = fake_ll(learner, lr, seed, e)
         # cd evaluates the likelihood only every 10 epochs: NaN in between (PLL every row).
-        rows.append({"epoch": e, "updates": 10 * e, "wall_time": 0.01 * e + seed,
-                     "test_log_likelihood": ll if learner == "pcd" or e % 10 == 0 else np.nan,
-                     "test_pseudo_log_likelihood": ll - 1.0,
-                     **({"test_reconstruction_error": fake_recon(n_hidden, seed, e)} if recon else {})})
+        rows.append(
+            {
+                "epoch": e,
+                "updates": 10 * e,
+                "wall_time": 0.01 * e + seed,
+                "test_log_likelihood": ll if learner == "pcd" or e % 10 == 0 else np.nan,
+                "test_pseudo_log_likelihood": ll - 1.0,
+                **({"test_reconstruction_error": fake_recon(n_hidden, seed, e)} if recon else {}),
+            }
+        )
     pd.DataFrame(rows).to_csv(path / "metrics.csv", index=False)
-    final = {} if status != "completed" else {    # running, failed and diverged runs have none
-        "test_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) + 0.5,
-        "test_pseudo_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) - 1.0}
+    final = (
+        {}
+        if status != "completed"
+        else {  # running, failed and diverged runs have none
+            "test_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) + 0.5,
+            "test_pseudo_log_likelihood": fake_ll(learner, lr, seed, epochs[-1]) - 1.0,
+        }
+    )
     if recon and status == "completed":
         final["test_reconstruction_error"] = fake_recon(n_hidden, seed, epochs[-1])
-    (path / "summary.json").write_text(json.dumps({
-        "status": status, "epochs_done": epochs[-1], "final": final, "wall_time": 1.0 + seed,
-        "scale": "smoke", "seed": seed}))
+    (path / "summary.json").write_text(
+        json.dumps(
+            {
+                "status": status,
+                "epochs_done": epochs[-1],
+                "final": final,
+                "wall_time": 1.0 + seed,
+                "scale": "smoke",
+                "seed": seed,
+            }
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +121,14 @@ PAPER = {"learner.name=pcd, learner.lr=0.1": -11.1, "cd": "≈ -13 (fig. 2)"}
 @pytest.fixture(scope="module")
 def report(sweep: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The default report of the sweep, with every option that adds columns."""
-    return make_report(sweep, tmp_path_factory.mktemp("out"), paper=PAPER, title="Bars and stripes",
-                       markers={"kind": "fraction_of_max", "fraction": 0.9},
-                       hlines=[{"y": -10.0, "label": "bound"}])
+    return make_report(
+        sweep,
+        tmp_path_factory.mktemp("out"),
+        paper=PAPER,
+        title="Bars and stripes",
+        markers={"kind": "fraction_of_max", "fraction": 0.9},
+        hlines=[{"y": -10.0, "label": "bound"}],
+    )
 
 
 def expected_curve(learner: str, lr: float, epoch: int) -> list[float]:
@@ -103,15 +144,29 @@ def expected_curve(learner: str, lr: float, epoch: int) -> list[float]:
 def test_load_runs_shape_and_keys(sweep: Path) -> None:
     runs, curves = load_runs(sweep)
     assert len(runs) == 13
-    for key in ("run_dir", "status", "seed", "scale", "learner.name", "learner.lr", "learner.k",
-                "dataset.name", "dataset.size", "model.n_hidden", "train.epochs", "evaluator.splits",
-                "final.test_log_likelihood", "final.test_pseudo_log_likelihood"):
+    for key in (
+        "run_dir",
+        "status",
+        "seed",
+        "scale",
+        "learner.name",
+        "learner.lr",
+        "learner.k",
+        "dataset.name",
+        "dataset.size",
+        "model.n_hidden",
+        "train.epochs",
+        "evaluator.splits",
+        "final.test_log_likelihood",
+        "final.test_pseudo_log_likelihood",
+    ):
         assert key in runs.columns, key
     assert (runs["status"] == "diverged").sum() == 1
     assert set(runs["run_dir"]) >= {"cd/lr0.1/s0", "extra/deep/diverged"}
     assert len(curves) == 12 * len(EPOCHS) + 4
-    assert {"run_dir", "epoch", "test_log_likelihood", "learner.name", "learner.lr",
-            "seed"} <= set(curves.columns)
+    assert {"run_dir", "epoch", "test_log_likelihood", "learner.name", "learner.lr", "seed"} <= set(
+        curves.columns
+    )
     one = curves[curves["run_dir"] == "pcd/lr0.01/s2"]
     assert set(one["learner.name"]) == {"pcd"} and set(one["learner.lr"]) == {0.01}
 
@@ -125,8 +180,7 @@ def test_varying_keys(sweep: Path) -> None:
 
 def test_curves_csv_mean_std(report: dict) -> None:
     curves = pd.read_csv(report["curves"])
-    assert list(curves.columns) == ["learner.lr", "learner.name", "epoch", "mean", "std", "n",
-                                    "partial"]
+    assert list(curves.columns) == ["learner.lr", "learner.name", "epoch", "mean", "std", "n", "partial"]
     checked = 0
     for learner in LEARNERS:
         for lr in LRS:
@@ -152,8 +206,10 @@ def test_markdown_table_and_paper(report: dict) -> None:
     text = Path(result["table"]).read_text()
     lines = text.splitlines()
     # the first line says at what scale (a smoke fixture: that it is a pipeline check), then the title
-    assert lines[0] == ("_SMOKE TIER: a pipeline check, not comparable with the paper (smoke tier · "
-                        "bars_stripes · 15–50 epochs of 50 asked · seeds 0–3 · 13 runs · commit unknown)_")
+    assert lines[0] == (
+        "_SMOKE TIER: a pipeline check, not comparable with the paper (smoke tier · "
+        "bars_stripes · 15–50 epochs of 50 asked · seeds 0–3 · 13 runs · commit unknown)_"
+    )
     assert lines[2] == "# Bars and stripes"
     assert "Scale: smoke" in text and "13 runs (12 completed, 1 diverged)" in text
     header = next(line for line in lines if line.startswith("| "))
@@ -187,28 +243,38 @@ def test_markdown_table_and_paper(report: dict) -> None:
     assert cd01["epoch_at_best"] == 50
     runs_csv = pd.read_csv(result["runs"])
     assert len(runs_csv) == 13
-    assert {"learner.name", "learner.lr", "seed", "status",
-            "final.test_log_likelihood"} <= set(runs_csv.columns)
+    assert {"learner.name", "learner.lr", "seed", "status", "final.test_log_likelihood"} <= set(
+        runs_csv.columns
+    )
     # the value each run contributed: none for the diverged run, whose status says why
     assert list(runs_csv["final.test_log_likelihood"].notna()) == list(runs_csv["status"] == "completed")
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
 
 
 def test_png_written(sweep: Path, tmp_path: Path) -> None:
-    result = make_report(sweep, tmp_path / "out", metric="test_pseudo_log_likelihood",
-                         filename_stem="pll", hlines=[{"y": -12.0, "label": "ref"}],
-                         markers={"kind": "fraction_of_max", "fraction": 0.5}, logx=False)
+    result = make_report(
+        sweep,
+        tmp_path / "out",
+        metric="test_pseudo_log_likelihood",
+        filename_stem="pll",
+        hlines=[{"y": -12.0, "label": "ref"}],
+        markers={"kind": "fraction_of_max", "fraction": 0.5},
+        logx=False,
+    )
     png = Path(result["plot"])
     assert png.name == "pll.png" and png.read_bytes()[:4] == b"\x89PNG"
-    assert {Path(result[k]).name for k in ("table", "curves", "runs")} == {"pll.md", "pll_curves.csv",
-                                                                            "pll_runs.csv"}
+    assert {Path(result[k]).name for k in ("table", "curves", "runs")} == {
+        "pll.md",
+        "pll_curves.csv",
+        "pll_runs.csv",
+    }
 
 
 def test_epoch_to_fraction_of_max() -> None:
     x = [0, 10, 20, 30, 40]
     y = [0.0, 5.0, 8.0, 9.5, 10.0]
-    assert epoch_to_fraction_of_max(x, y, 0.9) == 30      # target 9.0
-    assert epoch_to_fraction_of_max(x, y, 0.5) == 10      # target 5.0, reached exactly
+    assert epoch_to_fraction_of_max(x, y, 0.9) == 30  # target 9.0
+    assert epoch_to_fraction_of_max(x, y, 0.5) == 10  # target 5.0, reached exactly
     assert epoch_to_fraction_of_max(x, y, 1.0) == 40
     assert epoch_to_fraction_of_max([0, 1, 2], [-5.0, float("nan"), -1.0], 0.5) == 2
     assert epoch_to_fraction_of_max([], [], 0.9) is None
@@ -299,8 +365,9 @@ def hidden_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for h in HIDDEN:
             for seed in SEEDS:
                 write_run(root / f"{learner}_h{h}_s{seed}", learner, 0.1, seed, n_hidden=h, recon=True)
-    write_run(root / "pcd_h8_diverged", "pcd", 0.1, 3, n_hidden=8, recon=True, status="diverged",
-              epochs=[0, 5, 10])
+    write_run(
+        root / "pcd_h8_diverged", "pcd", 0.1, 3, n_hidden=8, recon=True, status="diverged", epochs=[0, 5, 10]
+    )
     return root
 
 
@@ -310,9 +377,15 @@ def expected_recon_finals(h: int) -> list[float]:
 
 
 def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
-    result = make_report(hidden_sweep, tmp_path / "out", metric="test_reconstruction_error",
-                         x="model.n_hidden", lines=["learner.name", "model.n_hidden"], logx=True,
-                         markers={"kind": "fraction_of_max", "fraction": 0.9})
+    result = make_report(
+        hidden_sweep,
+        tmp_path / "out",
+        metric="test_reconstruction_error",
+        x="model.n_hidden",
+        lines=["learner.name", "model.n_hidden"],
+        logx=True,
+        markers={"kind": "fraction_of_max", "fraction": 0.9},
+    )
     # One point per completed run, its final value, at its n_hidden; lines by learner, sorted by
     # n_hidden.
     curves = pd.read_csv(result["curves"])
@@ -333,13 +406,17 @@ def test_config_key_on_the_x_axis(hidden_sweep: Path, tmp_path: Path) -> None:
     assert summary["best"][0] == pytest.approx(np.mean(expected_recon_finals(8)))
     text = Path(result["table"]).read_text()
     header = next(line for line in text.splitlines() if line.startswith("| "))
-    assert header == ("| learner | n | diverged | hidden units = 2 | hidden units = 4 | "
-                      "hidden units = 8 | best (min) over hidden units | hidden units at best | "
-                      "hidden units to 90% of min |")
+    assert header == (
+        "| learner | n | diverged | hidden units = 2 | hidden units = 4 | "
+        "hidden units = 8 | best (min) over hidden units | hidden units at best | "
+        "hidden units to 90% of min |"
+    )
     finals = expected_recon_finals(8)
-    assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} (n=3) |" in text   # 3 of 4 runs
-    assert ("Each completed run contributes its final test reconstruction error (squared error) "
-            "(summary.json final value, else the run's last evaluated row) at its value of hidden units") in text
+    assert f"| {np.mean(finals):.4f} ± {np.std(finals, ddof=1):.4f} (n=3) |" in text  # 3 of 4 runs
+    assert (
+        "Each completed run contributes its final test reconstruction error (squared error) "
+        "(summary.json final value, else the run's last evaluated row) at its value of hidden units"
+    ) in text
     assert "The CSV files name it `test_reconstruction_error`." in text
     assert "\nFinal values: 18 of 19 runs; 1 left out: 1 diverged.\n" in text
     assert Path(result["plot"]).read_bytes()[:4] == b"\x89PNG"
@@ -353,8 +430,14 @@ def test_config_key_x_default_lines_and_text_values(hidden_sweep: Path, tmp_path
     result = make_report(hidden_sweep, tmp_path / "b", x="learner.name")
     assert list(result["summary"]["line"]) == ["2", "4", "8"]
     assert "| learner = cd | learner = pcd |" in Path(result["table"]).read_text()
-    assert list(pd.read_csv(result["curves"]).columns) == ["model.n_hidden", "learner.name", "mean",
-                                                           "std", "n", "runs"]
+    assert list(pd.read_csv(result["curves"]).columns) == [
+        "model.n_hidden",
+        "learner.name",
+        "mean",
+        "std",
+        "n",
+        "runs",
+    ]
     with pytest.raises(RbmlabError) as excinfo:
         make_report(hidden_sweep, tmp_path / "c", x="learner.name", logx=True)
     assert str(excinfo.value).startswith("report.x: learner.name takes values that are not numbers")
@@ -366,13 +449,19 @@ def test_config_key_x_default_lines_and_text_values(hidden_sweep: Path, tmp_path
     assert list(summary["line"]) == ["all runs"] and list(summary["n"]) == [6]
 
 
-def test_metric_direction_comes_from_the_declared_metrics(hidden_sweep: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_metric_direction_comes_from_the_declared_metrics(
+    hidden_sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rbmlab.evaluators.metrics import MetricSpec
 
-    result = make_report(hidden_sweep, tmp_path / "a", metric="test_reconstruction_error",
-                         lines="learner.name", panels="model.n_hidden",
-                         markers={"kind": "fraction_of_max", "fraction": 0.9})
+    result = make_report(
+        hidden_sweep,
+        tmp_path / "a",
+        metric="test_reconstruction_error",
+        lines="learner.name",
+        panels="model.n_hidden",
+        markers={"kind": "fraction_of_max", "fraction": 0.9},
+    )
     text = Path(result["table"]).read_text()
     assert "| best (min) of mean curve | epoch at best | epoch to 90% of min |" in text
     summary = result["summary"]
@@ -382,16 +471,24 @@ def test_metric_direction_comes_from_the_declared_metrics(hidden_sweep: Path, tm
     # 90% of the way down from epoch 0 (error 1.05 + ...) to the minimum: first at epoch 10.
     assert cd2["epoch_to_fraction"] == 10
     # The direction is the evaluators' declaration, not a guess from the column's name.
-    monkeypatch.setattr("rbmlab.evaluators.declared_metrics",
-                        lambda: (MetricSpec("reconstruction_error", "squared error", True),))
-    flipped = make_report(hidden_sweep, tmp_path / "b", metric="test_reconstruction_error",
-                          lines="learner.name", panels="model.n_hidden")
+    monkeypatch.setattr(
+        "rbmlab.evaluators.declared_metrics",
+        lambda: (MetricSpec("reconstruction_error", "squared error", True),),
+    )
+    flipped = make_report(
+        hidden_sweep,
+        tmp_path / "b",
+        metric="test_reconstruction_error",
+        lines="learner.name",
+        panels="model.n_hidden",
+    )
     assert "| best (max) of mean curve |" in Path(flipped["table"]).read_text()
     assert list(flipped["summary"]["epoch_at_best"]) == [0] * 6
 
 
 def test_a_resumed_run_names_every_commit_that_trained_it():
     from rbmlab.storage.provenance import merge_sources
+
     assert merge_sources(None, "a1b2c3d") == "a1b2c3d"
     assert merge_sources("a1b2c3d", "a1b2c3d") == "a1b2c3d"
     assert merge_sources("a1b2c3d", "e4f5a6b+dirty") == "a1b2c3d,e4f5a6b+dirty"
@@ -420,26 +517,29 @@ def unfinished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def table_rows(text: str) -> list[dict[str, str]]:
     """The rows of the markdown table in ``text``, as {column header: cell}."""
-    cells = [[c.strip() for c in ln.strip().strip("|").split("|")]
-             for ln in text.splitlines() if ln.startswith("|")]
+    cells = [
+        [c.strip() for c in ln.strip().strip("|").split("|")]
+        for ln in text.splitlines()
+        if ln.startswith("|")
+    ]
     return [dict(zip(cells[0], row)) for row in cells[2:]]
 
 
-UNFINISHED_NOTE = ("\nFinal values: 6 of 11 runs; 5 left out: 2 running, 1 diverged, 1 failed, "
-                   "1 interrupted.\n")
+UNFINISHED_NOTE = (
+    "\nFinal values: 6 of 11 runs; 5 left out: 2 running, 1 diverged, 1 failed, 1 interrupted.\n"
+)
 
 
 def test_final_values_come_only_from_completed_runs(unfinished: Path, tmp_path: Path) -> None:
     result = make_report(unfinished, tmp_path / "out")
     summary = result["summary"].set_index("line")
-    cd = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]   # not the killed run's epoch-40 row
+    cd = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]  # not the killed run's epoch-40 row
     assert list(summary["n"]) == [6, 2, 3] and list(summary["final_n"]) == [3, 0, 3]
     assert summary.loc["cd", "final_mean"] == pytest.approx(np.mean(cd))
     assert math.isnan(summary.loc["cg", "final_mean"])
     text = Path(result["table"]).read_text()
     assert UNFINISHED_NOTE in text
-    cells = {row["learner"]: row["final test log-likelihood (nats): mean ± std"]
-             for row in table_rows(text)}
+    cells = {row["learner"]: row["final test log-likelihood (nats): mean ± std"] for row in table_rows(text)}
     assert cells["cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
     assert cells["cg"] == "—" and not cells["pcd"].endswith(")")
     runs_csv = pd.read_csv(result["runs"]).set_index("run_dir")
@@ -453,15 +553,16 @@ def test_points_by_key_use_only_completed_runs(unfinished: Path, tmp_path: Path)
     (row,) = table_rows(text)
     cd = [fake_ll("cd", 0.1, s, 50) + 0.5 for s in SEEDS]
     assert row["learner = cd"] == f"{np.mean(cd):.4f} ± {np.std(cd, ddof=1):.4f} (n=3)"
-    assert row["learner = cg"] == "—"     # both cg runs are still running
+    assert row["learner = cg"] == "—"  # both cg runs are still running
     assert UNFINISHED_NOTE in text
     curves = pd.read_csv(result["curves"]).set_index("learner.name")
     assert curves.loc["cg", "n"] == 0 and math.isnan(curves.loc["cg", "mean"])
     assert result["summary"]["learner.name_at_best"].item() == "pcd"
 
 
-def test_curves_show_unfinished_runs_marked_partial(unfinished: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_curves_show_unfinished_runs_marked_partial(
+    unfinished: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from matplotlib.figure import Figure
 
     figures: list[Figure] = []
@@ -477,26 +578,49 @@ def test_curves_show_unfinished_runs_marked_partial(unfinished: Path, tmp_path: 
     # cd evaluates the likelihood every 10 epochs: all 6 runs at 0, the diverged one up to 10,
     # the killed one up to 40, the 3 completed ones to 50
     assert [tuple(r) for r in curves.loc["cd", ["n", "partial"]].to_numpy()] == [
-        (6, 3), (5, 2), (4, 1), (4, 1), (4, 1), (3, 0)]
+        (6, 3),
+        (5, 2),
+        (4, 1),
+        (4, 1),
+        (4, 1),
+        (3, 0),
+    ]
     assert (curves.loc["cg", "partial"] == curves.loc["cg", "n"]).all()
     assert (curves.loc["pcd", "partial"] == 0).all()
     (ax,) = figures[0].axes
     # partial: labelled and faded; every line its own dash pattern
     styles = {line.get_label(): (line.get_linestyle(), line.get_alpha()) for line in ax.get_lines()}
-    assert styles == {"cd (n=6) (partial)": ("-", 0.5), "cg (n=2) (partial)": ("--", 0.5), "pcd (n=3)": ("-.", 0.95)}
+    assert styles == {
+        "cd (n=6) (partial)": ("-", 0.5),
+        "cg (n=2) (partial)": ("--", 0.5),
+        "pcd (n=3)": ("-.", 0.95),
+    }
 
 
 def test_a_diverged_trial_of_a_batched_run_is_left_out(tmp_path: Path) -> None:
     run = tmp_path / "runs" / "batched"
     write_run(run, "sdcp", 0.1, 0)
     ll = {0: -5.0, 2: -7.0}
-    pd.DataFrame([{"epoch": e, "trial": t, "test_log_likelihood": ll.get(t, -9.0) - 1 / (1 + e)}
-                  for e in (0, 5) for t in range(3)]).to_csv(run / "metrics.csv", index=False)
-    (run / "summary.json").write_text(json.dumps({
-        "status": "completed", "final": {"test_log_likelihood": -6.0}, "final_trials": [
-            {"trial": 0, "test_log_likelihood": ll[0]},
-            {"trial": 1, "status": "diverged", "diverged_epoch": 5},
-            {"trial": 2, "test_log_likelihood": ll[2]}]}))
+    pd.DataFrame(
+        [
+            {"epoch": e, "trial": t, "test_log_likelihood": ll.get(t, -9.0) - 1 / (1 + e)}
+            for e in (0, 5)
+            for t in range(3)
+        ]
+    ).to_csv(run / "metrics.csv", index=False)
+    (run / "summary.json").write_text(
+        json.dumps(
+            {
+                "status": "completed",
+                "final": {"test_log_likelihood": -6.0},
+                "final_trials": [
+                    {"trial": 0, "test_log_likelihood": ll[0]},
+                    {"trial": 1, "status": "diverged", "diverged_epoch": 5},
+                    {"trial": 2, "test_log_likelihood": ll[2]},
+                ],
+            }
+        )
+    )
     result = make_report(tmp_path / "runs", tmp_path / "out")
     assert result["summary"]["final_mean"].item() == pytest.approx(-6.0)
     text = Path(result["table"]).read_text()
@@ -515,10 +639,12 @@ BAD_RUN_FILES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "data", "reason"), BAD_RUN_FILES,
-                         ids=[f"{name}-{reason}" for name, _, reason in BAD_RUN_FILES])
-def test_unreadable_run_files_are_one_line_errors(tmp_path: Path, name: str, data: bytes,
-                                                  reason: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "data", "reason"), BAD_RUN_FILES, ids=[f"{name}-{reason}" for name, _, reason in BAD_RUN_FILES]
+)
+def test_unreadable_run_files_are_one_line_errors(
+    tmp_path: Path, name: str, data: bytes, reason: str
+) -> None:
     write_run(tmp_path / "runs" / "r", "cd", 0.1, 0)
     (tmp_path / "runs" / "r" / name).write_bytes(data)
     with pytest.raises(RbmlabError) as excinfo:
@@ -529,8 +655,9 @@ def test_unreadable_run_files_are_one_line_errors(tmp_path: Path, name: str, dat
     assert not (tmp_path / "out").exists()
 
 
-def test_output_that_cannot_be_written_is_a_one_line_error(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_output_that_cannot_be_written_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_run(tmp_path / "runs" / "r", "cd", 0.1, 0)
     blocker = tmp_path / "a_file"
     blocker.write_text("not a directory")
@@ -554,8 +681,7 @@ def test_output_that_cannot_be_written_is_a_one_line_error(tmp_path: Path,
 
 
 def test_best_comes_only_from_completed_runs(unfinished: Path, tmp_path: Path) -> None:
-    result = make_report(unfinished, tmp_path / "out",
-                         markers={"kind": "fraction_of_max", "fraction": 0.9})
+    result = make_report(unfinished, tmp_path / "out", markers={"kind": "fraction_of_max", "fraction": 0.9})
     summary = result["summary"].set_index("line")
     # cd: the mean curve of its 3 completed runs (cd evaluates every 10 epochs). With the killed
     # run (seed 3, higher) the mean at epoch 40 would be the best instead.
@@ -569,8 +695,11 @@ def test_best_comes_only_from_completed_runs(unfinished: Path, tmp_path: Path) -
         assert math.isnan(summary.loc["cg", column]), column
     rows = {row["learner"]: row for row in table_rows(Path(result["table"]).read_text())}
     assert rows["cd"]["best (max) of mean curve"] == f"{max(done):.4f}"
-    assert [rows["cg"][c] for c in ("best (max) of mean curve", "epoch at best",
-                                    "epoch to 90% of max")] == ["—", "—", "—"]
+    assert [rows["cg"][c] for c in ("best (max) of mean curve", "epoch at best", "epoch to 90% of max")] == [
+        "—",
+        "—",
+        "—",
+    ]
     # the curves CSV still shows cg's partial curve
     curves = pd.read_csv(result["curves"]).set_index(["learner.name", "epoch"])
     assert (curves.loc["cg", "partial"] == 2).all()
@@ -583,7 +712,8 @@ def test_a_group_whose_only_run_diverged_has_no_best(tmp_path: Path) -> None:
     write_run(root / "pcd_diverged", "pcd", 0.1, 0, status="diverged", epochs=[0, 5, 10])
     # the untrained model's value (epoch 0) is the diverged run's highest
     pd.DataFrame({"epoch": [0, 5, 10], "test_log_likelihood": [-20.0, -35.0, np.inf]}).to_csv(
-        root / "pcd_diverged" / "metrics.csv", index=False)
+        root / "pcd_diverged" / "metrics.csv", index=False
+    )
     result = make_report(root, tmp_path / "out")
     summary = result["summary"].set_index("line")
     assert math.isnan(summary.loc["pcd", "best"]) and math.isnan(summary.loc["pcd", "epoch_at_best"])
@@ -595,13 +725,18 @@ def test_a_group_whose_only_run_diverged_has_no_best(tmp_path: Path) -> None:
     assert list(curves.loc[curves["learner.name"] == "pcd", "mean"]) == [-20.0, -35.0]
 
 
-REPORT_FILES = ("test_log_likelihood.md", "test_log_likelihood.png",
-                "test_log_likelihood_curves.csv", "test_log_likelihood_runs.csv")
+REPORT_FILES = (
+    "test_log_likelihood.md",
+    "test_log_likelihood.png",
+    "test_log_likelihood_curves.csv",
+    "test_log_likelihood_runs.csv",
+)
 
 
 @pytest.mark.parametrize("failing", REPORT_FILES)
-def test_a_report_that_fails_part_way_leaves_the_old_one_whole(tmp_path: Path, failing: str,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_report_that_fails_part_way_leaves_the_old_one_whole(
+    tmp_path: Path, failing: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, out = tmp_path / "runs", tmp_path / "out"
     write_run(root / "cd0", "cd", 0.1, 0)
     make_report(root, out)
@@ -613,7 +748,7 @@ def test_a_report_that_fails_part_way_leaves_the_old_one_whole(tmp_path: Path, f
     with pytest.raises(RbmlabError) as excinfo:
         make_report(root, out)
     assert one_line_error(excinfo) == f"report: cannot write {out / failing} (No space left on device)"
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before   # no temporary left either
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary left either
     monkeypatch.delenv("RBMLAB_FAULT")
     make_report(root, out)
     after = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -621,26 +756,47 @@ def test_a_report_that_fails_part_way_leaves_the_old_one_whole(tmp_path: Path, f
     assert all(after[name] != before[name] for name in REPORT_FILES)
 
 
-def test_a_first_report_that_fails_leaves_no_files(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_first_report_that_fails_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_run(tmp_path / "runs" / "cd0", "cd", 0.1, 0)
     monkeypatch.setenv("RBMLAB_FAULT", "enospc:test_log_likelihood.png")
     with pytest.raises(RbmlabError):
         make_report(tmp_path / "runs", tmp_path / "out")
-    assert list((tmp_path / "out").iterdir()) == []    # none of the four files, no temporary
+    assert list((tmp_path / "out").iterdir()) == []  # none of the four files, no temporary
 
 
-def write_variant_run(path: Path, learner: str, n_hidden: int, seed: int, rows: list[dict],
-                      final: dict, extra_summary: dict | None = None) -> None:
+def write_variant_run(
+    path: Path,
+    learner: str,
+    n_hidden: int,
+    seed: int,
+    rows: list[dict],
+    final: dict,
+    extra_summary: dict | None = None,
+) -> None:
     """A run of an experiment variant: metrics ``rows``, summary ``final`` (and more summary keys)."""
     path.mkdir(parents=True)
-    config = {"seed": seed, "scale": "smoke", "learner": {"name": learner, "lr": 0.02},
-              "model": {"n_hidden": n_hidden, "init": None}, "evaluator": {"name": "ais"}}
+    config = {
+        "seed": seed,
+        "scale": "smoke",
+        "learner": {"name": learner, "lr": 0.02},
+        "model": {"n_hidden": n_hidden, "init": None},
+        "evaluator": {"name": "ais"},
+    }
     (path / "config.yaml").write_text(yaml.safe_dump(config))
     pd.DataFrame(rows).to_csv(path / "metrics.csv", index=False)
-    (path / "summary.json").write_text(json.dumps({"status": "completed", "epochs_done": 10,
-                                                   "final": final, "seed": seed, "scale": "smoke",
-                                                   "n_hidden": n_hidden, **(extra_summary or {})}))
+    (path / "summary.json").write_text(
+        json.dumps(
+            {
+                "status": "completed",
+                "epochs_done": 10,
+                "final": final,
+                "seed": seed,
+                "scale": "smoke",
+                "n_hidden": n_hidden,
+                **(extra_summary or {}),
+            }
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -649,24 +805,54 @@ def variant_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     summary says 6, and that early stopping chose 4); cd_rand/<i> at 2 and 4 units × seeds 0-2,
     whose test and validation values disagree on the order of the seeds."""
     root = tmp_path_factory.mktemp("variants") / "sweep"
-    fw_rows = [{"epoch": h, "updates": h, "wall_time": h, "n_hidden": h, "test_log_likelihood": -10.0 + h,
-                "valid_log_likelihood": -11.0 + h} for h in (0, 2, 4, 6)]
-    write_variant_run(root / "fw" / "0", "frank_wolfe", 500, 0, fw_rows,
-                      {"test_log_likelihood": -3.5, "valid_log_likelihood": -4.5},
-                      {"n_hidden": 6, "early_stopping": {"epoch": 4, "n_hidden": 4, "rule": "text"}})
+    fw_rows = [
+        {
+            "epoch": h,
+            "updates": h,
+            "wall_time": h,
+            "n_hidden": h,
+            "test_log_likelihood": -10.0 + h,
+            "valid_log_likelihood": -11.0 + h,
+        }
+        for h in (0, 2, 4, 6)
+    ]
+    write_variant_run(
+        root / "fw" / "0",
+        "frank_wolfe",
+        500,
+        0,
+        fw_rows,
+        {"test_log_likelihood": -3.5, "valid_log_likelihood": -4.5},
+        {"n_hidden": 6, "early_stopping": {"epoch": 4, "n_hidden": 4, "rule": "text"}},
+    )
     for i, (h, seed) in enumerate((h, s) for h in (2, 4) for s in (0, 1, 2)):
-        test, valid = -8.0 + h + seed, -9.0 + h - seed        # seed 0 is best on valid, 2 on test
-        write_variant_run(root / "cd_rand" / str(i), "cd", h, seed, [{"epoch": 10, "updates": 10, "wall_time": 1}],
-                          {"test_log_likelihood": test, "valid_log_likelihood": valid})
+        test, valid = -8.0 + h + seed, -9.0 + h - seed  # seed 0 is best on valid, 2 on test
+        write_variant_run(
+            root / "cd_rand" / str(i),
+            "cd",
+            h,
+            seed,
+            [{"epoch": 10, "updates": 10, "wall_time": 1}],
+            {"test_log_likelihood": test, "valid_log_likelihood": valid},
+        )
     return root
 
 
 def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: Path, tmp_path: Path) -> None:
-    result = make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", x="model.n_hidden",
-                         lines="variant", variants=["fw", "cd_rand", "cd_fw"],
-                         select="valid_log_likelihood", table_x=[2, 6],
-                         vlines=[{"summary": "early_stopping.n_hidden", "label": "early stopping"},
-                                 {"x": 5, "label": "paper"}])
+    result = make_report(
+        variant_sweep,
+        tmp_path / "out",
+        metric="test_log_likelihood",
+        x="model.n_hidden",
+        lines="variant",
+        variants=["fw", "cd_rand", "cd_fw"],
+        select="valid_log_likelihood",
+        table_x=[2, 6],
+        vlines=[
+            {"summary": "early_stopping.n_hidden", "label": "early stopping"},
+            {"x": 5, "label": "paper"},
+        ],
+    )
     curves = pd.read_csv(result["curves"])
     fw = curves[curves["variant"] == "fw"]
     # the grown run: every evaluated row at its size, the final value replacing the row at 6 units
@@ -678,7 +864,10 @@ def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: P
     assert list(cd["n"]) == [1, 1]
     text = Path(result["table"]).read_text()
     rows = {r["method"]: r for r in table_rows(text)}
-    assert [k for k in rows["fw"] if k.startswith("hidden units = ")] == ["hidden units = 2", "hidden units = 6"]
+    assert [k for k in rows["fw"] if k.startswith("hidden units = ")] == [
+        "hidden units = 2",
+        "hidden units = 6",
+    ]
     assert rows["cd_rand"]["hidden units = 2"] == "-6 [best of 3]"
     assert rows["fw"]["hidden units = 6"] == "-3.5000"
     assert "Vertical lines: early stopping at hidden units = 4 (fw/0); paper at hidden units = 5." in text
@@ -692,9 +881,16 @@ def test_variants_growing_runs_best_of_seeds_and_vertical_lines(variant_sweep: P
 def test_select_where_picks_the_best_seed_in_its_groups_only(variant_sweep: Path, tmp_path: Path) -> None:
     """select_where = {variant: [fw]}: cd_rand's seeds are averaged (mean ± std, n = 3) instead of
     reduced to the one best on validation; the note says which groups were selected."""
-    result = make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", x="model.n_hidden",
-                         lines="variant", variants=["fw", "cd_rand"], select="valid_log_likelihood",
-                         select_where={"variant": ["fw"]})
+    result = make_report(
+        variant_sweep,
+        tmp_path / "out",
+        metric="test_log_likelihood",
+        x="model.n_hidden",
+        lines="variant",
+        variants=["fw", "cd_rand"],
+        select="valid_log_likelihood",
+        select_where={"variant": ["fw"]},
+    )
     curves = pd.read_csv(result["curves"])
     cd = curves[curves["variant"] == "cd_rand"]
     assert list(cd["mean"]) == [-5.0, -3.0] and list(cd["std"]) == [1.0, 1.0] and list(cd["n"]) == [3, 3]
@@ -703,15 +899,28 @@ def test_select_where_picks_the_best_seed_in_its_groups_only(variant_sweep: Path
     assert "— for the groups of method fw; the other groups: mean ± std (ddof=1) over their runs." in text
     assert "[best of" not in text
     with pytest.raises(RbmlabError, match="report.select_where: applies with select only"):
-        make_report(variant_sweep, tmp_path / "out2", metric="test_log_likelihood", x="model.n_hidden",
-                    lines="variant", variants=["fw", "cd_rand"], select_where={"variant": "fw"})
+        make_report(
+            variant_sweep,
+            tmp_path / "out2",
+            metric="test_log_likelihood",
+            x="model.n_hidden",
+            lines="variant",
+            variants=["fw", "cd_rand"],
+            select_where={"variant": "fw"},
+        )
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"x": "epoch", "select": "valid_log_likelihood"}, "select, vlines, table_x and ratios need a runs-table key"),
-    ({"x": "model.n_hidden", "vlines": [{"label": "no x"}]}, "vlines entries must be"),
-    ({"x": "model.n_hidden", "select": "valid_error"}, "unknown metric 'valid_error'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (
+            {"x": "epoch", "select": "valid_log_likelihood"},
+            "select, vlines, table_x and ratios need a runs-table key",
+        ),
+        ({"x": "model.n_hidden", "vlines": [{"label": "no x"}]}, "vlines entries must be"),
+        ({"x": "model.n_hidden", "select": "valid_error"}, "unknown metric 'valid_error'"),
+    ],
+)
 def test_variant_report_errors(variant_sweep: Path, tmp_path: Path, kwargs: dict, message: str) -> None:
     with pytest.raises(RbmlabError, match=message):
         make_report(variant_sweep, tmp_path / "out", metric="test_log_likelihood", **kwargs)
@@ -722,46 +931,95 @@ def cost_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Training seconds: fw/0 grew to 4 units in 1 s (2 units) then 3 s more (summary: 4 s in
     all); cd_rand at 2 and 4 units, seeds 0-1, 1 and 3 s / 2 and 4 s; cd_fw at 2 and 4, 0.5 s each."""
     root = tmp_path_factory.mktemp("cost") / "sweep"
-    fw_rows = [{"epoch": h, "updates": h, "wall_time": t, "n_hidden": h, "test_log_likelihood": -10.0 + h}
-               for h, t in ((0, 0.0), (2, 1.0), (4, 3.9))]
-    write_variant_run(root / "fw" / "0", "frank_wolfe", 500, 0, fw_rows, {"test_log_likelihood": -6.0},
-                      {"n_hidden": 4, "wall_time": 4.0, "early_stopping": {"n_hidden": 2}})
+    fw_rows = [
+        {"epoch": h, "updates": h, "wall_time": t, "n_hidden": h, "test_log_likelihood": -10.0 + h}
+        for h, t in ((0, 0.0), (2, 1.0), (4, 3.9))
+    ]
+    write_variant_run(
+        root / "fw" / "0",
+        "frank_wolfe",
+        500,
+        0,
+        fw_rows,
+        {"test_log_likelihood": -6.0},
+        {"n_hidden": 4, "wall_time": 4.0, "early_stopping": {"n_hidden": 2}},
+    )
     for i, (h, seed, t) in enumerate([(2, 0, 1.0), (2, 1, 3.0), (4, 0, 2.0), (4, 1, 4.0)]):
-        write_variant_run(root / "cd_rand" / str(i), "cd", h, seed, [{"epoch": 10, "updates": 10, "wall_time": t}],
-                          {"test_log_likelihood": -5.0}, {"wall_time": t})
+        write_variant_run(
+            root / "cd_rand" / str(i),
+            "cd",
+            h,
+            seed,
+            [{"epoch": 10, "updates": 10, "wall_time": t}],
+            {"test_log_likelihood": -5.0},
+            {"wall_time": t},
+        )
     for i, h in enumerate((2, 4)):
-        write_variant_run(root / "cd_fw" / str(i), "cd", h, 0, [{"epoch": 10, "updates": 10, "wall_time": 0.5}],
-                          {"test_log_likelihood": -4.0}, {"wall_time": 0.5})
+        write_variant_run(
+            root / "cd_fw" / str(i),
+            "cd",
+            h,
+            0,
+            [{"epoch": 10, "updates": 10, "wall_time": 0.5}],
+            {"test_log_likelihood": -4.0},
+            {"wall_time": 0.5},
+        )
     return root
 
 
 def test_training_seconds_against_size_with_ratios_of_lines(cost_sweep: Path, tmp_path: Path) -> None:
-    result = make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", lines="variant",
-                         variants=["fw", "cd_rand", "cd_fw"],
-                         ratios=[{"label": "fw / cd", "of": ["fw"], "to": "cd_rand"},
-                                 {"label": "both", "of": ["fw", "cd_fw"], "to": "cd_rand"}])
+    result = make_report(
+        cost_sweep,
+        tmp_path / "out",
+        metric="wall_time",
+        x="model.n_hidden",
+        lines="variant",
+        variants=["fw", "cd_rand", "cd_fw"],
+        ratios=[
+            {"label": "fw / cd", "of": ["fw"], "to": "cd_rand"},
+            {"label": "both", "of": ["fw", "cd_fw"], "to": "cd_rand"},
+        ],
+    )
     curves = pd.read_csv(result["curves"])
     fw = curves[curves["variant"] == "fw"]
     # a grown run: its seconds to reach each size; at the size it ended at, summary.json's total
     assert list(fw["model.n_hidden"]) == [0, 2, 4] and list(fw["mean"]) == [0.0, 1.0, 4.0]
-    assert list(curves[curves["variant"] == "cd_rand"]["mean"]) == [2.0, 3.0]   # mean over seeds
+    assert list(curves[curves["variant"] == "cd_rand"]["mean"]) == [2.0, 3.0]  # mean over seeds
     text = Path(result["table"]).read_text()
     assert "| fw / cd | 0.50 | 1.33 |" in text and "| both | 0.75 | 1.50 |" in text
-    assert "best (min)" in text            # fewer seconds are better (evaluators.metrics.RUN_METRICS)
+    assert "best (min)" in text  # fewer seconds are better (evaluators.metrics.RUN_METRICS)
     with pytest.raises(RbmlabError, match="'nope', which is no line; lines: cd_fw, cd_rand, fw"):
-        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", lines="variant",
-                    variants=["fw", "cd_rand", "cd_fw"], ratios=[{"of": "nope", "to": "fw"}])
+        make_report(
+            cost_sweep,
+            tmp_path / "out",
+            metric="wall_time",
+            x="model.n_hidden",
+            lines="variant",
+            variants=["fw", "cd_rand", "cd_fw"],
+            ratios=[{"of": "nope", "to": "fw"}],
+        )
     with pytest.raises(RbmlabError, match="ratios entries must be"):
-        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", ratios=[{"of": "fw"}])
+        make_report(
+            cost_sweep, tmp_path / "out", metric="wall_time", x="model.n_hidden", ratios=[{"of": "fw"}]
+        )
 
 
-def test_a_summary_record_over_several_experiments_filtered_by_where(cost_sweep: Path, variant_sweep: Path,
-                                                                     tmp_path: Path) -> None:
+def test_a_summary_record_over_several_experiments_filtered_by_where(
+    cost_sweep: Path, variant_sweep: Path, tmp_path: Path
+) -> None:
     roots = {"paper/figure-1a": cost_sweep, "paper/figure-1b": variant_sweep}
-    result = make_report(roots, tmp_path / "out", metric="early_stopping.n_hidden", lines="experiment",
-                         variants=["fw", "cd_rand", "cd_fw"], where={"variant": "fw"},
-                         paper=[{"match": {"experiment": "paper/figure-1a"}, "value": 460},
-                                {"match": {"experiment": "paper/figure-1b"}, "value": 550}])
+    result = make_report(
+        roots,
+        tmp_path / "out",
+        metric="early_stopping.n_hidden",
+        lines="experiment",
+        variants=["fw", "cd_rand", "cd_fw"],
+        where={"variant": "fw"},
+        paper=[
+            {"match": {"experiment": "paper/figure-1a"}, "value": 460},
+            {"match": {"experiment": "paper/figure-1b"}, "value": 550},
+        ],
+    )
     rows = {r["experiment"]: r for r in table_rows(Path(result["table"]).read_text())}
     assert rows["paper/figure-1a"]["final hidden units selected by early stopping: mean ± std"] == "2 ± —"
     assert rows["paper/figure-1b"]["final hidden units selected by early stopping: mean ± std"] == "4 ± —"
@@ -769,8 +1027,13 @@ def test_a_summary_record_over_several_experiments_filtered_by_where(cost_sweep:
     runs = pd.read_csv(result["runs"])
     assert sorted(runs["run_dir"]) == ["paper/figure-1a/fw/0", "paper/figure-1b/fw/0"]
     with pytest.raises(RbmlabError, match="report.where: no run has"):
-        make_report(roots, tmp_path / "out", metric="early_stopping.n_hidden", variants=["fw"],
-                    where={"variant": "gibbs"})
+        make_report(
+            roots,
+            tmp_path / "out",
+            metric="early_stopping.n_hidden",
+            variants=["fw"],
+            where={"variant": "gibbs"},
+        )
     with pytest.raises(RbmlabError, match="report.where: unknown key 'nope'"):
         make_report(roots, tmp_path / "out", where={"nope": 1})
 
@@ -778,23 +1041,50 @@ def test_a_summary_record_over_several_experiments_filtered_by_where(cost_sweep:
 def test_a_derived_x_axis_maps_each_variants_own_key(cost_sweep: Path, tmp_path: Path) -> None:
     """report.derive: a column made per group of runs from another key, mapped where asked (pmp
     Figure 2's persistent panels put PMP's chains at the MCMC budget they are matched to)."""
-    rules = [{"where": {"variant": "fw"}, "key": "model.n_hidden"},
-             {"where": {"variant": "cd_rand"}, "key": "model.n_hidden"},
-             {"where": {"variant": "cd_fw"}, "key": "model.n_hidden", "values": {2: 3, 4: 5}}]
-    result = make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", lines="variant",
-                         variants=["fw", "cd_rand", "cd_fw"], derive={"size": rules})
+    rules = [
+        {"where": {"variant": "fw"}, "key": "model.n_hidden"},
+        {"where": {"variant": "cd_rand"}, "key": "model.n_hidden"},
+        {"where": {"variant": "cd_fw"}, "key": "model.n_hidden", "values": {2: 3, 4: 5}},
+    ]
+    result = make_report(
+        cost_sweep,
+        tmp_path / "out",
+        metric="wall_time",
+        x="size",
+        lines="variant",
+        variants=["fw", "cd_rand", "cd_fw"],
+        derive={"size": rules},
+    )
     curves = pd.read_csv(result["curves"])
     assert list(curves[curves["variant"] == "cd_fw"]["size"]) == [3, 5]
     assert list(curves[curves["variant"] == "cd_rand"]["size"]) == [2, 4]
     with pytest.raises(RbmlabError, match=r"report.derive.size: model.n_hidden = 4 has no entry in values"):
-        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
-                    derive={"size": [*rules[:2], {**rules[2], "values": {2: 3}}]})
+        make_report(
+            cost_sweep,
+            tmp_path / "out",
+            metric="wall_time",
+            x="size",
+            variants=["fw", "cd_rand", "cd_fw"],
+            derive={"size": [*rules[:2], {**rules[2], "values": {2: 3}}]},
+        )
     with pytest.raises(RbmlabError, match=r"report.derive.size: no rule matches run cd_fw/"):
-        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
-                    derive={"size": rules[:2]})
+        make_report(
+            cost_sweep,
+            tmp_path / "out",
+            metric="wall_time",
+            x="size",
+            variants=["fw", "cd_rand", "cd_fw"],
+            derive={"size": rules[:2]},
+        )
     with pytest.raises(RbmlabError, match=r"report.derive.size: unknown key 'nope'"):
-        make_report(cost_sweep, tmp_path / "out", metric="wall_time", x="size", variants=["fw", "cd_rand", "cd_fw"],
-                    derive={"size": [{"where": {}, "key": "nope"}]})
+        make_report(
+            cost_sweep,
+            tmp_path / "out",
+            metric="wall_time",
+            x="size",
+            variants=["fw", "cd_rand", "cd_fw"],
+            derive={"size": [{"where": {}, "key": "nope"}]},
+        )
 
 
 def test_a_selected_epoch_record_comes_with_the_curves_behind_it(tmp_path: Path) -> None:
@@ -802,13 +1092,29 @@ def test_a_selected_epoch_record_comes_with_the_curves_behind_it(tmp_path: Path)
     the curves CSV holds the per-epoch test_err, the runs CSV the selected epoch, and the note
     counts the runs that selected their last epoch."""
     root = tmp_path / "sweep"
-    for seed, best in ((0, 2), (1, 3), (2, 3)):        # seeds 1 and 2 improve until their last epoch
-        rows = [{"epoch": e, "updates": e, "wall_time": e, "valid_err": 5.0 - e + (e > best) * 2.0 * (e - best),
-                 "test_err": 6.0 - e + seed} for e in range(4)]
-        write_variant_run(root / "mle" / str(seed), "mle", 4, seed, rows, {"test_err": 9.0},
-                          {"epochs_done": 3, "early_stopping": {"epoch": best, "test_err": 6.0 - best + seed}})
-    result = make_report(root, tmp_path / "out", metric="early_stopping.test_err", lines="variant",
-                         variants=["mle"])
+    for seed, best in ((0, 2), (1, 3), (2, 3)):  # seeds 1 and 2 improve until their last epoch
+        rows = [
+            {
+                "epoch": e,
+                "updates": e,
+                "wall_time": e,
+                "valid_err": 5.0 - e + (e > best) * 2.0 * (e - best),
+                "test_err": 6.0 - e + seed,
+            }
+            for e in range(4)
+        ]
+        write_variant_run(
+            root / "mle" / str(seed),
+            "mle",
+            4,
+            seed,
+            rows,
+            {"test_err": 9.0},
+            {"epochs_done": 3, "early_stopping": {"epoch": best, "test_err": 6.0 - best + seed}},
+        )
+    result = make_report(
+        root, tmp_path / "out", metric="early_stopping.test_err", lines="variant", variants=["mle"]
+    )
     curves = pd.read_csv(result["curves"])
     assert list(curves["epoch"]) == [0, 1, 2, 3] and list(curves["mean"]) == [7.0, 6.0, 5.0, 4.0]
     assert list(curves["n"]) == [3, 3, 3, 3] and curves["std"].iloc[0] == pytest.approx(1.0)
@@ -817,8 +1123,12 @@ def test_a_selected_epoch_record_comes_with_the_curves_behind_it(tmp_path: Path)
     assert list(runs["final.early_stopping.test_err"]) == [4.0, 4.0, 5.0]
     text = Path(result["table"]).read_text()
     assert "per-epoch test err (" in text
-    assert "Selected at the last epoch run (still improving when training ended): 2 of 3 completed runs." in text
-    assert table_rows(text)[0]["final test err at the early-stopping epoch: mean ± std"].startswith("4.3333 ± 0.577")
+    assert (
+        "Selected at the last epoch run (still improving when training ended): 2 of 3 completed runs." in text
+    )
+    assert table_rows(text)[0]["final test err at the early-stopping epoch: mean ± std"].startswith(
+        "4.3333 ± 0.577"
+    )
 
 
 def test_a_report_spec_is_the_experiment_files_report_section_and_options_replace_its_fields(tmp_path):

@@ -1,4 +1,5 @@
 """The header line of a table or figure: tier, data, training length, seeds, runs and commit."""
+
 import math
 
 import pandas as pd
@@ -11,16 +12,32 @@ def runs(**columns):
 
 
 def test_a_reduced_header_says_every_part():
-    header = report_header(runs(scale=["reduced"] * 3, **{"dataset.name": ["mnist"] * 3},
-                                **{"dataset.n_train": [2000] * 3, "train.epochs": [40] * 3},
-                                epochs_done=[13, 40, 22], seed=[0, 1, 2], source=["38cbd5b"] * 3))
-    assert header == ("reduced tier · mnist, 2,000 training examples · 13–40 epochs of 40 asked · "
-                      "seeds 0–2 · 3 runs · commit 38cbd5b")
+    header = report_header(
+        runs(
+            scale=["reduced"] * 3,
+            **{"dataset.name": ["mnist"] * 3},
+            **{"dataset.n_train": [2000] * 3, "train.epochs": [40] * 3},
+            epochs_done=[13, 40, 22],
+            seed=[0, 1, 2],
+            source=["38cbd5b"] * 3,
+        )
+    )
+    assert header == (
+        "reduced tier · mnist, 2,000 training examples · 13–40 epochs of 40 asked · "
+        "seeds 0–2 · 3 runs · commit 38cbd5b"
+    )
 
 
 def test_a_smoke_header_starts_by_saying_it_is_a_pipeline_check():
-    header = report_header(runs(scale=["smoke"] * 3, seed=[0, 3, 7], source=["a", "b", "a"],
-                                **{"dataset.n_train": [math.nan] * 3}, epochs_done=[2] * 3))
+    header = report_header(
+        runs(
+            scale=["smoke"] * 3,
+            seed=[0, 3, 7],
+            source=["a", "b", "a"],
+            **{"dataset.n_train": [math.nan] * 3},
+            epochs_done=[2] * 3,
+        )
+    )
     assert header.startswith(SMOKE_NOTE + " (smoke tier")
     assert "all training examples" in header and "2 epochs" in header
     assert "seeds 0, 3, 7" in header and "commits a, b" in header

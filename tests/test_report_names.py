@@ -1,6 +1,7 @@
 """Names in words: every declared metric and every key a committed report shows has a label that
 comes from a declaration or the experiment's own report.names, and a rendered report's tables
 name no config key or metrics column in their headers."""
+
 from __future__ import annotations
 
 import csv
@@ -18,8 +19,16 @@ from tests.test_report import table_rows, write_run, write_variant_run
 
 REPO = Path(__file__).resolve().parents[1]
 # runs-table columns that are no config key (rbmlab.report.render.runs_csv)
-NOT_KEYS = {"run_dir", "seed", "status", "problem", "epochs_done", "source", "scale",   # the header's
-            "early_stopping.epoch"}
+NOT_KEYS = {
+    "run_dir",
+    "seed",
+    "status",
+    "problem",
+    "epochs_done",
+    "source",
+    "scale",  # the header's
+    "early_stopping.epoch",
+}
 # a config key or a metrics column as it is spelled: dotted or snake_case
 IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+\b")
 
@@ -64,7 +73,7 @@ def test_every_declared_metric_has_a_label_in_words() -> None:
 
 def test_every_key_a_committed_report_shows_has_a_declared_label() -> None:
     shown = _shown_keys()
-    assert sum(len(keys) for keys in shown.values()) > 100      # the experiments and results were read
+    assert sum(len(keys) for keys in shown.values()) > 100  # the experiments and results were read
     missing = []
     for experiment, keys in shown.items():
         own = Names.parse(_report_section(experiment).get("names")) if experiment.exists() else Names()
@@ -77,27 +86,48 @@ def test_every_key_a_committed_report_shows_has_a_declared_label() -> None:
 
 def test_same_key_same_label_and_the_ones_a_reader_meets_most() -> None:
     names = Names()
-    assert [names.key(k) for k in ("model.n_hidden", "learner.lr", "learner.batch_size", "task.rate",
-                                   "task.size", "learner.name", "evaluator.sampler.name", "variant")] == [
-        "hidden units", "learning rate", "mini-batch size", "fraction of pixels flipped",
-        "occluded square (pixels)", "learner", "sampler", "method"]
-    assert names.key("learner.k") == "sampler steps per update (k)"     # cd, pcd, reset, s-dcp alike
+    assert [
+        names.key(k)
+        for k in (
+            "model.n_hidden",
+            "learner.lr",
+            "learner.batch_size",
+            "task.rate",
+            "task.size",
+            "learner.name",
+            "evaluator.sampler.name",
+            "variant",
+        )
+    ] == [
+        "hidden units",
+        "learning rate",
+        "mini-batch size",
+        "fraction of pixels flipped",
+        "occluded square (pixels)",
+        "learner",
+        "sampler",
+        "method",
+    ]
+    assert names.key("learner.k") == "sampler steps per update (k)"  # cd, pcd, reset, s-dcp alike
     assert declared_label("learner.sampler.damping") == declared_label("evaluator.sampler.damping")
-    assert declared_label("learner.not_an_option") is None          # the fallback is not a declaration
+    assert declared_label("learner.not_an_option") is None  # the fallback is not a declaration
     assert names.key("learner.not_an_option") == "not an option"
 
 
-@pytest.mark.parametrize("column, words", [
-    ("test_log_likelihood", "test log-likelihood (nats)"),
-    ("log_z", "log Z (nats)"),
-    ("train_log_mmd2", "training log MMD²"),
-    ("wall_time", "wall-clock time (s)"),
-    ("theta", "coupling θ"),
-    ("early_stopping.n_hidden", "hidden units selected by early stopping"),
-    ("early_stopping.test_pixel_error", "test pixel error (%) at the early-stopping epoch"),
-    ("valid_changed_error", "validation error on changed pixels (%)"),
-    ("log_rmse", "log RMSE of the couplings"),
-])
+@pytest.mark.parametrize(
+    "column, words",
+    [
+        ("test_log_likelihood", "test log-likelihood (nats)"),
+        ("log_z", "log Z (nats)"),
+        ("train_log_mmd2", "training log MMD²"),
+        ("wall_time", "wall-clock time (s)"),
+        ("theta", "coupling θ"),
+        ("early_stopping.n_hidden", "hidden units selected by early stopping"),
+        ("early_stopping.test_pixel_error", "test pixel error (%) at the early-stopping epoch"),
+        ("valid_changed_error", "validation error on changed pixels (%)"),
+        ("log_rmse", "log RMSE of the couplings"),
+    ],
+)
 def test_metric_labels_read_as_words_with_their_unit_once(column: str, words: str) -> None:
     assert metric_label(column) == words
 
@@ -106,7 +136,7 @@ def test_every_metric_a_committed_report_uses_is_declared() -> None:
     columns = {_report_section(e).get("metric") for e in (REPO / "experiments").glob("*/*.yaml")}
     for runs_csv in (REPO / "results").glob("*/*_runs.csv"):
         with runs_csv.open() as f:
-            columns |= {c[len("final."):] for c in next(csv.reader(f)) if c.startswith("final.")}
+            columns |= {c[len("final.") :] for c in next(csv.reader(f)) if c.startswith("final.")}
     undeclared = sorted(c for c in columns - {None} if metric_spec_of(c) is None)
     assert undeclared == []
     assert not [c for c in columns - {None} if IDENTIFIER.search(metric_label(c))]
@@ -115,8 +145,12 @@ def test_every_metric_a_committed_report_uses_is_declared() -> None:
 def _header_cells(text: str) -> list[str]:
     """The header cells of every markdown table in ``text``."""
     lines = text.splitlines()
-    return [c.strip() for i, ln in enumerate(lines) if ln.startswith("| ")
-            and (i == 0 or not lines[i - 1].startswith("|")) for c in ln.strip().strip("|").split("|")]
+    return [
+        c.strip()
+        for i, ln in enumerate(lines)
+        if ln.startswith("| ") and (i == 0 or not lines[i - 1].startswith("|"))
+        for c in ln.strip().strip("|").split("|")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -127,18 +161,38 @@ def small_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for lr in (0.01, 0.1):
             for n_hidden in (2, 4):
                 for seed in (0,):
-                    write_run(root / f"{learner}_{lr}_{n_hidden}_{seed}", learner, lr, seed,
-                              n_hidden=n_hidden, epochs=[0, 10], recon=True)
+                    write_run(
+                        root / f"{learner}_{lr}_{n_hidden}_{seed}",
+                        learner,
+                        lr,
+                        seed,
+                        n_hidden=n_hidden,
+                        epochs=[0, 10],
+                        recon=True,
+                    )
     return root
 
 
-@pytest.mark.parametrize("options", [
-    {"lines": "learner.name", "panels": "learner.lr"},                                   # over epochs
-    {"x": "model.n_hidden", "lines": "learner.name", "panels": "learner.lr", "markers": {"kind": "fraction_of_max", "fraction": 0.9}},
-    {"x": "learner.name", "metric": "test_reconstruction_error", "paper": [{"match": {"learner.name": "cd", "model.n_hidden": 2}, "value": -9.0}]},
-])
-def test_a_rendered_report_names_no_key_or_column_in_its_headers(small_sweep: Path, tmp_path: Path,
-                                                                  options: dict) -> None:
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"lines": "learner.name", "panels": "learner.lr"},  # over epochs
+        {
+            "x": "model.n_hidden",
+            "lines": "learner.name",
+            "panels": "learner.lr",
+            "markers": {"kind": "fraction_of_max", "fraction": 0.9},
+        },
+        {
+            "x": "learner.name",
+            "metric": "test_reconstruction_error",
+            "paper": [{"match": {"learner.name": "cd", "model.n_hidden": 2}, "value": -9.0}],
+        },
+    ],
+)
+def test_a_rendered_report_names_no_key_or_column_in_its_headers(
+    small_sweep: Path, tmp_path: Path, options: dict
+) -> None:
     result = make_report(small_sweep, tmp_path / "out", **options)
     text = Path(result["table"]).read_text()
     runs = [c for c in result["summary"].columns if "." in c]
@@ -154,10 +208,15 @@ def test_the_experiments_own_names_and_the_paper_matched_by_the_configs_spelling
     for variant, h in (("cd1", 2), ("mle_bp", 4)):
         rows = [{"epoch": e, "test_pixel_error": 10.0 - e - h} for e in range(3)]
         write_variant_run(root / variant / "0", "cd", h, 0, rows, {"test_pixel_error": 7.0 - h})
-    result = make_report(root, tmp_path / "out", metric="test_pixel_error", lines="variant",
-                         variants=["cd1", "mle_bp"],
-                         names={"variant": {"label": "method", "values": {"cd1": "CD-1", "mle_bp": "MLE-BP"}}},
-                         paper=[{"label": "cd1", "value": 4.5}, {"match": {"variant": "mle_bp"}, "value": 2.5}])
+    result = make_report(
+        root,
+        tmp_path / "out",
+        metric="test_pixel_error",
+        lines="variant",
+        variants=["cd1", "mle_bp"],
+        names={"variant": {"label": "method", "values": {"cd1": "CD-1", "mle_bp": "MLE-BP"}}},
+        paper=[{"label": "cd1", "value": 4.5}, {"match": {"variant": "mle_bp"}, "value": 2.5}],
+    )
     rows = {r["method"]: r for r in table_rows(Path(result["table"]).read_text())}
     assert set(rows) == {"CD-1", "MLE-BP"}
     assert [rows["CD-1"]["paper"], rows["MLE-BP"]["paper"]] == ["4.5", "2.5"]

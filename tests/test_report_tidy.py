@@ -1,5 +1,6 @@
 """A report rendered again from its own committed tidy files (rbmlab.report.tidy) says what the
 report from the run directories said: the same table, from the runs CSV and the curves CSV."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,14 @@ def rendered(tmp_path_factory) -> tuple[Path, dict]:
             for seed in (0, 1):
                 write_run(root / "sweep" / f"{learner}-{lr}-{seed}", learner, lr, seed)
     paper = {"learner.name=pcd, learner.lr=0.1": -11.1}
-    first = make_report(root / "sweep", root / "out", paper=paper, title="t", filename_stem="fig_reduced",
-                        markers={"kind": "fraction_of_max", "fraction": 0.9})
+    first = make_report(
+        root / "sweep",
+        root / "out",
+        paper=paper,
+        title="t",
+        filename_stem="fig_reduced",
+        markers={"kind": "fraction_of_max", "fraction": 0.9},
+    )
     return root, first
 
 
@@ -37,12 +44,17 @@ def test_the_table_rendered_from_the_tidy_files_is_the_table_from_the_runs(rende
     table = first["table"].read_text()
     runs_csv, curves_csv = first["runs"].read_bytes(), first["curves"].read_bytes()
     first["table"].unlink()
-    again = make_report(Committed(root / "out" / "fig_reduced"), root / "out",
-                        paper={"learner.name=pcd, learner.lr=0.1": -11.1}, title="t",
-                        filename_stem="fig_reduced", markers={"kind": "fraction_of_max", "fraction": 0.9})
+    again = make_report(
+        Committed(root / "out" / "fig_reduced"),
+        root / "out",
+        paper={"learner.name=pcd, learner.lr=0.1": -11.1},
+        title="t",
+        filename_stem="fig_reduced",
+        markers={"kind": "fraction_of_max", "fraction": 0.9},
+    )
     text = again["table"].read_text()
     assert table_rows(text) == table_rows(table) and len(table_rows(text)) == 6
-    assert text.splitlines()[0] == table.splitlines()[0]          # the same header line
+    assert text.splitlines()[0] == table.splitlines()[0]  # the same header line
     assert "Re-rendered from the committed fig_reduced_runs.csv" in text
     # the data it was rendered from stay as they were
     assert first["runs"].read_bytes() == runs_csv and first["curves"].read_bytes() == curves_csv
@@ -51,9 +63,15 @@ def test_the_table_rendered_from_the_tidy_files_is_the_table_from_the_runs(rende
 
 def test_a_run_record_and_the_constants_come_back_under_their_names(tmp_path):
     stem = tmp_path / "t_reduced"
-    pd.DataFrame({"run_dir": ["a", "b"], "status": ["completed"] * 2, "variant": ["x", "y"],
-                  "final.early_stopping.test_pixel_error": [1.0, 2.0], "final.test_pixel_error": [1.0, 2.0]}
-                 ).to_csv(f"{stem}_runs.csv", index=False)
+    pd.DataFrame(
+        {
+            "run_dir": ["a", "b"],
+            "status": ["completed"] * 2,
+            "variant": ["x", "y"],
+            "final.early_stopping.test_pixel_error": [1.0, 2.0],
+            "final.test_pixel_error": [1.0, 2.0],
+        }
+    ).to_csv(f"{stem}_runs.csv", index=False)
     runs, curves = load_tidy(stem, {"scale": "reduced", "variant": "ignored: the file has it"})
     assert list(runs["early_stopping.test_pixel_error"]) == [1.0, 2.0]
     assert list(runs["final.test_pixel_error"]) == [1.0, 2.0]
@@ -65,7 +83,8 @@ def test_a_commit_that_reads_as_a_number_stays_the_commit(tmp_path):
     """3e64572 is a float to pandas (inf): the header once said "commit inf"."""
     stem = tmp_path / "t_reduced"
     (tmp_path / "t_reduced_runs.csv").write_text(
-        "run_dir,status,seed,source,final.test_log_likelihood\n0,completed,0,3e64572,-1.0\n1,completed,1,1234567,-2.0\n")
+        "run_dir,status,seed,source,final.test_log_likelihood\n0,completed,0,3e64572,-1.0\n1,completed,1,1234567,-2.0\n"
+    )
     runs, _ = load_tidy(stem)
     assert list(runs["source"]) == ["3e64572", "1234567"]
     assert list(runs["run_dir"]) == ["0", "1"]
@@ -87,12 +106,13 @@ def test_report_only_without_runs_renders_the_committed_files_again(tmp_path, mo
     shutil.copytree(repo / "results" / "demo", tmp_path / "results" / "demo")
     committed = (tmp_path / "results" / "demo" / "bars-cd-vs-pcd_reduced.md").read_text()
     monkeypatch.chdir(tmp_path)
-    result = run_experiment("demo/bars-cd-vs-pcd", ["report_only=true"], tmp_path / "results",
-                            tmp_path / "outputs")
+    result = run_experiment(
+        "demo/bars-cd-vs-pcd", ["report_only=true"], tmp_path / "results", tmp_path / "outputs"
+    )
     text = result["table"].read_text()
     assert [r for r in table_rows(text)] == [r for r in table_rows(committed)]
     assert text.startswith("_reduced tier · bars_stripes")
-    assert not (tmp_path / "outputs").exists()                   # nothing ran
+    assert not (tmp_path / "outputs").exists()  # nothing ran
 
 
 def test_rerender_lists_the_committed_reports_and_refuses_a_stray_file(tmp_path):
@@ -104,7 +124,8 @@ def test_rerender_lists_the_committed_reports_and_refuses_a_stray_file(tmp_path)
     found = committed_reports(tmp_path)
     assert [(r.name, r.tier, r.stem.name) for r in found] == [
         ("pmp/figure-2-er-persistent-mmd", "paper", "figure-2-er-persistent-mmd_paper-gwg"),
-        ("pmp/figure-7", "reduced", "figure-7_reduced")]
+        ("pmp/figure-7", "reduced", "figure-7_reduced"),
+    ]
     (tmp_path / "pmp" / "notes_runs.csv").write_text("run_dir,status\n")
     with pytest.raises(RbmlabError, match="notes_runs.csv is no experiment's report"):
         committed_reports(tmp_path, "pmp")
@@ -121,6 +142,10 @@ def test_every_committed_report_is_what_the_current_code_draws(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     shutil.copytree(repo / "results", tmp_path / "results")
     rerender(tmp_path / "results")
-    stale = [str(r.stem.relative_to(tmp_path)) for r in committed_reports(tmp_path / "results")
-             if r.stem.with_suffix(".md").read_text() != (repo / r.stem.relative_to(tmp_path)).with_suffix(".md").read_text()]
+    stale = [
+        str(r.stem.relative_to(tmp_path))
+        for r in committed_reports(tmp_path / "results")
+        if r.stem.with_suffix(".md").read_text()
+        != (repo / r.stem.relative_to(tmp_path)).with_suffix(".md").read_text()
+    ]
     assert not stale, f"committed reports drawn by older code (make results-rerender): {stale}"

@@ -5,6 +5,7 @@ and ends identical to an uninterrupted run. Exercised here through submitit's lo
 whose requeue restarts the process (SLURM's, on a real cluster: tests/test_cluster_slurm.py).
 And where a run trained: summary.json's ``ran_on`` (rbmlab.storage.provenance).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,16 +18,19 @@ import pytest
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm] extra is not installed")
 
-from hydra_plugins.rbmlab_launcher import LocalLauncher   # noqa: E402
-from rbmlab.errors import RbmlabError   # noqa: E402
-from rbmlab.hydra_app import compose   # noqa: E402
-from rbmlab.run import cluster, cluster_schema, signals   # noqa: E402
-from rbmlab.storage.provenance import merge_placements, placement   # noqa: E402
-from tests.test_faults import EPOCHS, SMALL, metrics, rbmlab, reference, start, summary, wait_for   # noqa: E402
+from hydra_plugins.rbmlab_launcher import LocalLauncher  # noqa: E402
+from rbmlab.errors import RbmlabError  # noqa: E402
+from rbmlab.hydra_app import compose  # noqa: E402
+from rbmlab.run import cluster, cluster_schema, signals  # noqa: E402
+from rbmlab.storage.provenance import merge_placements, placement  # noqa: E402
+from tests.test_faults import EPOCHS, SMALL, metrics, rbmlab, reference, start, summary, wait_for  # noqa: E402
 
-__all__ = ["reference"]   # the fixture, shared with tests/test_faults.py
+__all__ = ["reference"]  # the fixture, shared with tests/test_faults.py
 
-LOCAL = ["hydra/launcher=submitit_local", "hydra.launcher._target_=hydra_plugins.rbmlab_launcher.LocalLauncher"]
+LOCAL = [
+    "hydra/launcher=submitit_local",
+    "hydra.launcher._target_=hydra_plugins.rbmlab_launcher.LocalLauncher",
+]
 
 
 def test_a_restarted_job_resumes_and_the_launcher_backend_fills_in_only_where_unset():
@@ -36,7 +40,11 @@ def test_a_restarted_job_resumes_and_the_launcher_backend_fills_in_only_where_un
     assert cluster.job_overrides(job, None, restart=False) == job
     assert cluster.job_overrides(job, "cupy", restart=False) == [*job, "backend=cupy"]
     assert cluster.job_overrides(["backend=numpy"], "cupy", restart=False) == ["backend=numpy"]
-    assert cluster.job_overrides(["seed=1"], "cupy", restart=True) == ["seed=1", "backend=cupy", "resume=true"]
+    assert cluster.job_overrides(["seed=1"], "cupy", restart=True) == [
+        "seed=1",
+        "backend=cupy",
+        "resume=true",
+    ]
 
 
 @pytest.mark.parametrize("count, expected", [(None, False), ("0", False), ("1", True), ("3", True)])
@@ -56,8 +64,9 @@ def test_the_checkpoint_is_the_same_job_resumed():
 
 
 def test_the_launcher_configs_compose_with_their_settings_and_refuse_a_misspelt_one():
-    launcher = compose("config", ["hydra/launcher=slurm_gpu", "hydra.launcher.partition=gpu"],
-                       hydra_config=True).hydra.launcher
+    launcher = compose(
+        "config", ["hydra/launcher=slurm_gpu", "hydra.launcher.partition=gpu"], hydra_config=True
+    ).hydra.launcher
     assert launcher._target_ == "hydra_plugins.rbmlab_launcher.SlurmLauncher"
     assert (launcher.backend, launcher.gpus_per_node, launcher.partition) == ("cupy", 1, "gpu")
     assert launcher.max_num_timeout == cluster_schema.REQUEUES
@@ -69,7 +78,10 @@ def test_the_launcher_configs_compose_with_their_settings_and_refuse_a_misspelt_
 
 def test_a_slurm_launcher_without_the_extra_says_what_to_install(monkeypatch):
     monkeypatch.setattr(cluster, "installed", lambda: False)
-    with pytest.raises(RbmlabError, match=r"hydra/launcher=slurm_gpu: needs hydra-submitit-launcher; pip install 'rbmlab\[slurm\]'"):
+    with pytest.raises(
+        RbmlabError,
+        match=r"hydra/launcher=slurm_gpu: needs hydra-submitit-launcher; pip install 'rbmlab\[slurm\]'",
+    ):
         compose("config", ["hydra/launcher=slurm_gpu"], hydra_config=True)
     compose("config", ["hydra/launcher=basic"], hydra_config=True)
 
@@ -83,8 +95,12 @@ def test_placement_names_the_host_and_the_slurm_job(monkeypatch):
     monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "1040")
     monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "2")
     monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
-    assert placement(7)["slurm"] == {"job_id": "1042", "array_job_id": "1040", "array_task_id": "2",
-                                     "restart_count": "1"}
+    assert placement(7)["slurm"] == {
+        "job_id": "1042",
+        "array_job_id": "1040",
+        "array_task_id": "2",
+        "restart_count": "1",
+    }
     assert placement(7)["from_epoch"] == 7
 
 
@@ -99,29 +115,38 @@ def test_a_resumed_run_keeps_where_it_ran_before_and_how_that_ended():
     interrupted = {"signal": "SIGUSR2", "checkpoint_epoch": 10}
     ran = merge_placements({"ran_on": [first], "interrupted": interrupted}, [second])
     assert ran == [{**first, "ended": interrupted}, second]
-    killed = merge_placements({"ran_on": [first], "status": "running"}, [second])   # kill -9
+    killed = merge_placements({"ran_on": [first], "status": "running"}, [second])  # kill -9
     assert killed[0]["ended"] == {"status": "running"}
-    assert merge_placements({}, [second]) == [second]   # a run from before ran_on
-    for garbled in (7, "host", {"host": "a"}, [3, None]):   # an edited summary.json
+    assert merge_placements({}, [second]) == [second]  # a run from before ran_on
+    for garbled in (7, "host", {"host": "a"}, [3, None]):  # an edited summary.json
         assert merge_placements({"ran_on": garbled}, [second]) == [second]
 
 
 def test_only_a_launcher_that_takes_interruptions_over_keeps_its_worker_alive(monkeypatch):
-    monkeypatch.setattr(signals, "_CLI_PID", None)   # a worker
+    monkeypatch.setattr(signals, "_CLI_PID", None)  # a worker
     assert signals.ends_when_interrupted()
     with signals.taken_over_by_launcher():
         assert not signals.ends_when_interrupted()
     assert signals.ends_when_interrupted()
 
 
-@pytest.mark.slow   # ~20 s; make test-cluster checks the same on a real SLURM
+@pytest.mark.slow  # ~20 s; make test-cluster checks the same on a real SLURM
 def test_a_preempted_job_is_requeued_resumes_and_ends_identical(tmp_path, reference):
     """USR2 (SLURM's signal before the time limit, and a preemption's) reaches the job at epoch
     10, after that epoch's checkpoint: the run is recorded interrupted, submitit requeues the
     job (its local executor restarts the process) with resume=true, and the restarted job ends
     with the uninterrupted run's metrics rows and final values."""
-    proc = start("run", "-m", *SMALL, f"train.epochs={EPOCHS}", "train.checkpoint_every=5", *LOCAL,
-                 "hydra.sweep.dir=sweep", cwd=tmp_path, fault="stall_after_epoch:10")
+    proc = start(
+        "run",
+        "-m",
+        *SMALL,
+        f"train.epochs={EPOCHS}",
+        "train.checkpoint_every=5",
+        *LOCAL,
+        "hydra.sweep.dir=sweep",
+        cwd=tmp_path,
+        fault="stall_after_epoch:10",
+    )
     run = tmp_path / "sweep" / "0"
     wait_for(run / "summary.json", lambda p: json.loads(p.read_text()).get("epochs_done") == 10, timeout=120)
     first = summary(run)
@@ -142,8 +167,16 @@ def test_a_preempted_job_is_requeued_resumes_and_ends_identical(tmp_path, refere
 def test_a_signal_other_than_submitits_still_ends_the_job_interrupted(tmp_path):
     """SIGTERM (scancel, or a preemption without requeue) is not submitit's to checkpoint: the
     run is recorded interrupted, the job ends, and the sweep names it."""
-    proc = start("run", "-m", *SMALL, "train.epochs=20", *LOCAL, "hydra.sweep.dir=sweep",
-                 cwd=tmp_path, fault="stall_after_epoch:3")
+    proc = start(
+        "run",
+        "-m",
+        *SMALL,
+        "train.epochs=20",
+        *LOCAL,
+        "hydra.sweep.dir=sweep",
+        cwd=tmp_path,
+        fault="stall_after_epoch:3",
+    )
     run = tmp_path / "sweep" / "0"
     wait_for(run / "summary.json", lambda p: json.loads(p.read_text()).get("epochs_done") == 3, timeout=120)
     os.kill(summary(run)["pid"], signal.SIGTERM)
@@ -151,8 +184,9 @@ def test_a_signal_other_than_submitits_still_ends_the_job_interrupted(tmp_path):
     assert proc.returncode == 2, err[-2000:]
     assert summary(run)["status"] == "interrupted" and summary(run)["interrupted"]["signal"] == "SIGTERM"
     assert "interrupted (by SIGTERM)" in err
-    code, _, err = rbmlab("run", "-m", *SMALL, "train.epochs=20", "hydra.sweep.dir=sweep", "resume=true",
-                          cwd=tmp_path)
+    code, _, err = rbmlab(
+        "run", "-m", *SMALL, "train.epochs=20", "hydra.sweep.dir=sweep", "resume=true", cwd=tmp_path
+    )
     assert code == 0, err
     assert summary(run)["status"] == "completed"
 
@@ -163,13 +197,16 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_over_and_keeps_where_i
     the run over, and ran_on keeps the process that was stopped, ended with no checkpoint."""
     args = [*SMALL, f"train.epochs={EPOCHS}", "train.checkpoint_every=50", "hydra.run.dir=run"]
     proc = start("run", *args, cwd=tmp_path, fault="stall_after_epoch:2")
-    wait_for(tmp_path / "run" / "metrics.csv", lambda p: "\n2," in p.read_text())   # epoch 2's row
+    wait_for(tmp_path / "run" / "metrics.csv", lambda p: "\n2," in p.read_text())  # epoch 2's row
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     code, _, err = rbmlab("run", *args, "resume=true", cwd=tmp_path)
     assert code == 0, err
     record = summary(tmp_path / "run")
     assert [p["from_epoch"] for p in record["ran_on"]] == [0, 0]
-    assert record["ran_on"][0]["ended"] == {**record["ran_on"][0]["ended"], "signal": "SIGTERM",
-                                            "checkpoint_epoch": None}
+    assert record["ran_on"][0]["ended"] == {
+        **record["ran_on"][0]["ended"],
+        "signal": "SIGTERM",
+        "checkpoint_epoch": None,
+    }
     pd.testing.assert_frame_equal(metrics(tmp_path / "run"), metrics(reference))

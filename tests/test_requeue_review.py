@@ -2,6 +2,7 @@
 the wheel carries the launcher package and finds it, and the launcher's own ``backend`` setting
 is checked where the sweep is launched, not on every node after the queue.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,17 +13,18 @@ import pytest
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm] extra is not installed")
 
-from rbmlab.errors import RbmlabError   # noqa: E402
-from rbmlab.hydra_app import compose   # noqa: E402
-from tests.test_wheel_install import REPO, RUN, SOURCES, installed   # noqa: E402
+from rbmlab.errors import RbmlabError  # noqa: E402
+from rbmlab.hydra_app import compose  # noqa: E402
+from tests.test_wheel_install import REPO, RUN, SOURCES, installed  # noqa: E402
 
-__all__ = ["installed"]   # the fixture, shared with tests/test_wheel_install.py
+__all__ = ["installed"]  # the fixture, shared with tests/test_wheel_install.py
 
 
 def setup_packages() -> list[str]:
     """The packages setup.py lists, read from its configuration without building anything."""
-    import setuptools  # noqa: F401, PLC0415 - distutils below is setuptools' own
     from distutils.core import run_setup  # noqa: PLC0415
+
+    import setuptools  # noqa: F401, PLC0415 - distutils below is setuptools' own
 
     cwd = Path.cwd()
     os.chdir(REPO)
@@ -44,9 +46,16 @@ def test_the_wheel_tests_build_from_every_folder_setup_py_takes_packages_from():
 def test_the_installed_wheel_runs_a_sweep_through_its_own_launcher(installed, tmp_path):
     """hydra_plugins.rbmlab_launcher is in the wheel, where Hydra's plugin scan finds it: a sweep
     through its LocalLauncher completes with the wheel's rbmlab in the jobs."""
-    installed.run("run", "-m", *RUN, "seed=0,1", "hydra/launcher=submitit_local",
-                  "hydra.launcher._target_=hydra_plugins.rbmlab_launcher.LocalLauncher",
-                  "hydra.sweep.dir=sweep", cwd=tmp_path)
+    installed.run(
+        "run",
+        "-m",
+        *RUN,
+        "seed=0,1",
+        "hydra/launcher=submitit_local",
+        "hydra.launcher._target_=hydra_plugins.rbmlab_launcher.LocalLauncher",
+        "hydra.sweep.dir=sweep",
+        cwd=tmp_path,
+    )
     for job in ("0", "1"):
         summary = json.loads((tmp_path / "sweep" / job / "summary.json").read_text())
         assert summary["status"] == "completed" and summary["source"].startswith("rbmlab ")
@@ -55,11 +64,17 @@ def test_the_installed_wheel_runs_a_sweep_through_its_own_launcher(installed, tm
 
 
 def test_a_misspelt_launcher_backend_is_one_line_before_any_job_is_submitted():
-    with pytest.raises(RbmlabError, match=r"^hydra.launcher.backend: no such option 'cupyy'; available: cupy, numpy$"):
+    with pytest.raises(
+        RbmlabError, match=r"^hydra.launcher.backend: no such option 'cupyy'; available: cupy, numpy$"
+    ):
         compose("config", ["hydra/launcher=slurm", "hydra.launcher.backend=cupyy"], hydra_config=True)
-    for chosen in (["hydra/launcher=slurm_gpu"], ["hydra/launcher=slurm", "hydra.launcher.backend=numpy"],
-                   ["hydra/launcher=slurm"], ["hydra/launcher=basic"],
-                   ["hydra/launcher=joblib", "hydra.launcher.backend=loky"]):   # joblib's own backend
+    for chosen in (
+        ["hydra/launcher=slurm_gpu"],
+        ["hydra/launcher=slurm", "hydra.launcher.backend=numpy"],
+        ["hydra/launcher=slurm"],
+        ["hydra/launcher=basic"],
+        ["hydra/launcher=joblib", "hydra.launcher.backend=loky"],
+    ):  # joblib's own backend
         compose("config", chosen, hydra_config=True)
 
 
@@ -69,7 +84,12 @@ def test_a_cluster_launcher_without_m_is_refused_not_run_here(launcher):
     login node), on numpy, while the command line says SLURM."""
     from rbmlab.hydra_app import check_hydra_overrides
 
-    with pytest.raises(RbmlabError, match=rf"^hydra/launcher={launcher}: launches a sweep's jobs \(without -m the run trains here\); add -m"):
+    with pytest.raises(
+        RbmlabError,
+        match=rf"^hydra/launcher={launcher}: launches a sweep's jobs \(without -m the run trains here\); add -m",
+    ):
         check_hydra_overrides([f"hydra/launcher={launcher}", "learner=cd"], multirun=False)
-    assert check_hydra_overrides([f"hydra/launcher={launcher}"], multirun=True) == [f"hydra/launcher={launcher}"]
+    assert check_hydra_overrides([f"hydra/launcher={launcher}"], multirun=True) == [
+        f"hydra/launcher={launcher}"
+    ]
     assert check_hydra_overrides(["hydra/launcher=joblib"], multirun=False) == ["hydra/launcher=joblib"]

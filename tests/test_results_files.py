@@ -9,6 +9,7 @@ and every runs CSV names the commit of the code that produced its runs.
   that do not yet are listed in ``KNOWN_SOURCELESS`` with their reason; the list can only shrink
   (a listed file that passes fails the test until it is removed from the list).
 """
+
 from __future__ import annotations
 
 import re
@@ -45,19 +46,28 @@ def _text_files() -> list[Path]:
 
 # a looser net than the writers' own pattern (ABSOLUTE_PATH), so that what it misses is caught here:
 # a machine's top folders wherever they start (after markup, a colon, a quote), a home folder, a drive
-MACHINE_PATH = re.compile(r"(?:(?<![\w.])~/|/(?:work|tmp|root|home|opt|mnt|var|srv|Users|private)/|\b[A-Z]:\\)")
+MACHINE_PATH = re.compile(
+    r"(?:(?<![\w.])~/|/(?:work|tmp|root|home|opt|mnt|var|srv|Users|private)/|\b[A-Z]:\\)"
+)
 
 
 def test_no_committed_result_holds_a_path_of_the_machine_that_made_it():
     found = []
     for path in _text_files():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            found += [f"{path.relative_to(RESULTS.parent)}:{number}: {p}" for p in ABSOLUTE_PATH.findall(line)
-                      if not p.startswith(SYSTEM_PROGRAMS)]
-            found += [f"{path.relative_to(RESULTS.parent)}:{number}: …{line[max(0, m.start() - 20):m.end() + 30]}…"
-                      for m in MACHINE_PATH.finditer(line)]
-    assert not found, (f"{len(found)} absolute path(s) under results/ (write them through "
-                       "rbmlab.storage.portable):\n" + "\n".join(found[:30]))
+            found += [
+                f"{path.relative_to(RESULTS.parent)}:{number}: {p}"
+                for p in ABSOLUTE_PATH.findall(line)
+                if not p.startswith(SYSTEM_PROGRAMS)
+            ]
+            found += [
+                f"{path.relative_to(RESULTS.parent)}:{number}: …{line[max(0, m.start() - 20) : m.end() + 30]}…"
+                for m in MACHINE_PATH.finditer(line)
+            ]
+    assert not found, (
+        f"{len(found)} absolute path(s) under results/ (write them through "
+        "rbmlab.storage.portable):\n" + "\n".join(found[:30])
+    )
 
 
 def _source_problem(path: Path) -> str | None:
@@ -78,8 +88,7 @@ def test_every_runs_csv_names_the_commit_that_produced_its_runs(path):
     name = path.relative_to(RESULTS).as_posix()
     problem = _source_problem(path)
     if name in KNOWN_SOURCELESS:
-        assert problem is not None, (f"results/{name} has a clean source now: remove it from "
-                                     "KNOWN_SOURCELESS")
+        assert problem is not None, f"results/{name} has a clean source now: remove it from KNOWN_SOURCELESS"
         pytest.xfail(f"{problem}: {KNOWN_SOURCELESS[name]}")
     assert problem is None, f"results/{name}: {problem} (runs CSVs carry the commit of a clean checkout)"
 

@@ -1,5 +1,6 @@
 """Where a run's time goes (training, evaluations at epochs, the final one), the settings of the
 per-epoch evaluation's cost, and the progress bar's newest metric."""
+
 from __future__ import annotations
 
 import json
@@ -11,32 +12,50 @@ from rbmlab.evaluators import ais
 from rbmlab.hydra_app import validated_run_config
 from rbmlab.run.runner import train
 
-AIS = ["dataset=bars_stripes", "model.n_hidden=4", "learner.batch_size=full", "evaluator=ais",
-       "evaluator.n_chains=20", "evaluator.schedule=linear", "evaluator.n_temperatures=50",
-       "evaluator.curve_n_temperatures=10", "evaluator.curve_n_chains=5", "evaluator.progress=false"]
+AIS = [
+    "dataset=bars_stripes",
+    "model.n_hidden=4",
+    "learner.batch_size=full",
+    "evaluator=ais",
+    "evaluator.n_chains=20",
+    "evaluator.schedule=linear",
+    "evaluator.n_temperatures=50",
+    "evaluator.curve_n_temperatures=10",
+    "evaluator.curve_n_chains=5",
+    "evaluator.progress=false",
+]
 
 
 def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, capsys):
     chains = []
     real = ais.ais_log_partition
-    monkeypatch.setattr(ais, "ais_log_partition",
-                        lambda *a, **k: chains.append((k["n_chains"], k["betas"].size)) or real(*a, **k))
+    monkeypatch.setattr(
+        ais,
+        "ais_log_partition",
+        lambda *a, **k: chains.append((k["n_chains"], k["betas"].size)) or real(*a, **k),
+    )
     lines = []
-    summary = train(validated_run_config([*AIS, "train.epochs=3", "train.progress=true"]),
-                    tmp_path / "run", echo=lines.append)
+    summary = train(
+        validated_run_config([*AIS, "train.epochs=3", "train.progress=true"]),
+        tmp_path / "run",
+        echo=lines.append,
+    )
     # epochs 0..3 with curve_n_chains chains on the curve schedule, the final one with n_chains
     assert chains == [(5, 11)] * 4 + [(20, 51)]
     record = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert {k: record[k] for k in ("wall_time", "eval_time", "final_eval_time")} == \
-        {k: summary[k] for k in ("wall_time", "eval_time", "final_eval_time")}
+    assert {k: record[k] for k in ("wall_time", "eval_time", "final_eval_time")} == {
+        k: summary[k] for k in ("wall_time", "eval_time", "final_eval_time")
+    }
     assert all(record[k] > 0 for k in ("wall_time", "eval_time", "final_eval_time"))
     total = record["wall_time"] + record["eval_time"] + record["final_eval_time"]
     (line,) = [ln for ln in lines if ln.startswith("time:")]
     train_s, epochs_s, final_s = (record[k] for k in ("wall_time", "eval_time", "final_eval_time"))
-    assert line == (f"time: training {train_s:.3g} s ({100 * train_s / total:.0f}%), "
-                    f"evaluation at epochs {epochs_s:.3g} s ({100 * epochs_s / total:.0f}%; "
-                    "train.eval_every=1, evaluator.curve_n_temperatures=10, evaluator.curve_n_chains=5), "
-                    f"final evaluation {final_s:.3g} s ({100 * final_s / total:.0f}%)")
+    assert line == (
+        f"time: training {train_s:.3g} s ({100 * train_s / total:.0f}%), "
+        f"evaluation at epochs {epochs_s:.3g} s ({100 * epochs_s / total:.0f}%; "
+        "train.eval_every=1, evaluator.curve_n_temperatures=10, evaluator.curve_n_chains=5), "
+        f"final evaluation {final_s:.3g} s ({100 * final_s / total:.0f}%)"
+    )
     # the bar shows each evaluation's headline metric as it comes (epoch 0 on the bar's first line);
     # on a loaded machine tqdm may redraw a count before its new metric is set, so each epoch is
     # read at the bar's last draw of it
@@ -44,13 +63,16 @@ def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, c
     shown = re.findall(r"(\d)/3 \[[^\]]*test_log_likelihood=(\S+?)\]", capsys.readouterr().err)
     assert [int(e) for e, _ in shown] == sorted(int(e) for e, _ in shown)
     assert sorted({int(e): v for e, v in shown}.items()) == [
-        (e, f"{metrics.test_log_likelihood[e]:.4g}") for e in range(4)]
+        (e, f"{metrics.test_log_likelihood[e]:.4g}") for e in range(4)
+    ]
 
 
 def test_curve_n_chains_keeps_the_run_identity_at_its_default():
-    hashes = [validated_run_config(o).hash() for o in ([], ["evaluator.curve_n_chains=0"],
-                                                       ["evaluator.curve_n_chains=10"])]
-    assert hashes[:2] == ["3cb5a7421c576754"] * 2 and hashes[2] != hashes[0]   # tests/test_run_identity.py
+    hashes = [
+        validated_run_config(o).hash()
+        for o in ([], ["evaluator.curve_n_chains=0"], ["evaluator.curve_n_chains=10"])
+    ]
+    assert hashes[:2] == ["3cb5a7421c576754"] * 2 and hashes[2] != hashes[0]  # tests/test_run_identity.py
 
 
 def test_an_evaluation_only_run_evaluates_once_and_writes_it_as_epoch_0(tmp_path, monkeypatch):
@@ -59,16 +81,25 @@ def test_an_evaluation_only_run_evaluates_once_and_writes_it_as_epoch_0(tmp_path
     train.eval_every=0 nothing is written there."""
     chains = []
     real = ais.ais_log_partition
-    monkeypatch.setattr(ais, "ais_log_partition",
-                        lambda *a, **k: chains.append((k["n_chains"], k["betas"].size)) or real(*a, **k))
-    summary = train(validated_run_config([*AIS, "train.epochs=0", "train.progress=false"]), tmp_path / "a",
-                    echo=lambda _: None)
+    monkeypatch.setattr(
+        ais,
+        "ais_log_partition",
+        lambda *a, **k: chains.append((k["n_chains"], k["betas"].size)) or real(*a, **k),
+    )
+    summary = train(
+        validated_run_config([*AIS, "train.epochs=0", "train.progress=false"]),
+        tmp_path / "a",
+        echo=lambda _: None,
+    )
     assert chains == [(20, 51)] and summary["eval_time"] == 0
     rows = pd.read_csv(tmp_path / "a" / "metrics.csv")
     assert rows.epoch.tolist() == [0]
     assert rows.test_log_likelihood[0] == summary["final"]["test_log_likelihood"]
-    train(validated_run_config([*AIS, "train.epochs=0", "train.eval_every=0", "train.progress=false"]),
-          tmp_path / "b", echo=lambda _: None)
+    train(
+        validated_run_config([*AIS, "train.epochs=0", "train.eval_every=0", "train.progress=false"]),
+        tmp_path / "b",
+        echo=lambda _: None,
+    )
     assert not (tmp_path / "b" / "metrics.csv").exists() and len(chains) == 2
 
 
@@ -78,20 +109,29 @@ def test_evaluation_only_runs_with_a_stop_rule_or_trials_and_a_resumed_one(tmp_p
     (its rows half written) ends with exactly the final rows, once."""
     from tests.test_stop_rule import RUN  # noqa: PLC0415
 
-    summary = train(validated_run_config([*RUN, "train.epochs=0", "train.stop_rule=gap"]), tmp_path / "rule",
-                    echo=lambda _: None)
+    summary = train(
+        validated_run_config([*RUN, "train.epochs=0", "train.stop_rule=gap"]),
+        tmp_path / "rule",
+        echo=lambda _: None,
+    )
     assert summary["status"] == "completed" and (tmp_path / "rule" / "selected.npz").is_file()
-    trials = train(validated_run_config([*AIS, "train.epochs=0", "train.trials=3", "train.progress=false"]),
-                   tmp_path / "trials", echo=lambda _: None)
+    trials = train(
+        validated_run_config([*AIS, "train.epochs=0", "train.trials=3", "train.progress=false"]),
+        tmp_path / "trials",
+        echo=lambda _: None,
+    )
     rows = pd.read_csv(tmp_path / "trials" / "metrics.csv")
     assert rows.trial.tolist() == [0, 1, 2] and rows.epoch.tolist() == [0, 0, 0]
     assert rows.test_log_likelihood.mean() == trials["final"]["test_log_likelihood"]
     run = tmp_path / "cut"
     train(validated_run_config([*AIS, "train.epochs=0", "train.progress=false"]), run, echo=lambda _: None)
     first = (run / "metrics.csv").read_text()
-    (run / "metrics.csv").write_text(first + first.splitlines()[1] + "\n")   # a stale extra row
+    (run / "metrics.csv").write_text(first + first.splitlines()[1] + "\n")  # a stale extra row
     record = json.loads((run / "summary.json").read_text())
     (run / "summary.json").write_text(json.dumps({**record, "status": "running"}))
-    train(validated_run_config([*AIS, "train.epochs=0", "train.progress=false", "resume=true"]), run,
-          echo=lambda _: None)
+    train(
+        validated_run_config([*AIS, "train.epochs=0", "train.progress=false", "resume=true"]),
+        run,
+        echo=lambda _: None,
+    )
     assert (run / "metrics.csv").read_text() == first

@@ -4,6 +4,7 @@ solver's marginals, decoded state and log Z are the unary fields' own; on trees 
 gives the enumerated marginals and log Z and the MAP solvers the enumerated MAP. Each numeric
 option reaches its core at a non-default value; the yaml of each solver states its defaults; a
 toy solver registered in a test is used by an evaluator (the seam)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -45,9 +46,13 @@ def decoupled(cls, rng):
     """A model of the kind ``cls`` runs on with every coupling zero, its evidence for B
     instances, and the unary fields (visible, hidden or None) each instance then has."""
     if supports(cls, Conditional) or cls.supports(CRBM):
-        model = CRBM(W=np.zeros((N_V, N_H)), W_xv=rng.standard_normal((N_X, N_V)),
-                     W_xh=rng.standard_normal((N_X, N_H)), b_v=rng.standard_normal(N_V),
-                     b_h=rng.standard_normal(N_H))
+        model = CRBM(
+            W=np.zeros((N_V, N_H)),
+            W_xv=rng.standard_normal((N_X, N_V)),
+            W_xh=rng.standard_normal((N_X, N_H)),
+            b_v=rng.standard_normal(N_V),
+            b_h=rng.standard_normal(N_H),
+        )
         x = (rng.random((B, N_X)) < 0.5).astype(float)
         return model, x, model.conditional_biases(x)
     if TapForm in cls.requires:
@@ -126,8 +131,9 @@ def chain_ising(rng, n=7):
     return Ising(J, rng.standard_normal(n), "01")
 
 
-@pytest.mark.parametrize("name, options", [("max_product", {"damping": 1.0, "max_iter": 50}),
-                                           ("mplp", {"tol": 1e-10}), ("lp", {})])
+@pytest.mark.parametrize(
+    "name, options", [("max_product", {"damping": 1.0, "max_iter": 50}), ("mplp", {"tol": 1e-10}), ("lp", {})]
+)
 def test_map_solvers_on_a_chain_find_the_enumerated_map(name, options):
     rng = np.random.default_rng(4)
     model = chain_ising(rng)
@@ -140,8 +146,13 @@ def test_map_solvers_on_a_chain_find_the_enumerated_map(name, options):
 
 
 def loopy_case(rng):
-    model = CRBM(W=1.2 * rng.standard_normal((N_V, N_H)), W_xv=rng.standard_normal((N_X, N_V)),
-                 W_xh=rng.standard_normal((N_X, N_H)), b_v=rng.standard_normal(N_V), b_h=rng.standard_normal(N_H))
+    model = CRBM(
+        W=1.2 * rng.standard_normal((N_V, N_H)),
+        W_xv=rng.standard_normal((N_X, N_V)),
+        W_xh=rng.standard_normal((N_X, N_H)),
+        b_v=rng.standard_normal(N_V),
+        b_h=rng.standard_normal(N_H),
+    )
     return model, (rng.random((B, N_X)) < 0.5).astype(float)
 
 
@@ -154,9 +165,10 @@ def test_bp_options_reach_the_core_at_non_default_values(mode):
     np.testing.assert_array_equal(got.raw.L, want.L)
     np.testing.assert_array_equal(got.converged, want.converged)
     assert got.iterations == want.iterations
-    again = build(f"bp_{mode}", damping=0.3, tol=1e-5).solve(model, x, 3, init=got)   # warm start
-    np.testing.assert_array_equal(again.raw.L, loopy_bp(W, b_v, b_h, mode=mode, max_iter=3, tol=1e-5,
-                                                        damping=0.3, init=want).L)
+    again = build(f"bp_{mode}", damping=0.3, tol=1e-5).solve(model, x, 3, init=got)  # warm start
+    np.testing.assert_array_equal(
+        again.raw.L, loopy_bp(W, b_v, b_h, mode=mode, max_iter=3, tol=1e-5, damping=0.3, init=want).L
+    )
 
 
 def test_mean_field_options_reach_the_core():
@@ -167,7 +179,7 @@ def test_mean_field_options_reach_the_core():
     np.testing.assert_array_equal(got.marginals[0], want.tau_v)
     np.testing.assert_array_equal(got.converged, want.converged)
     assert got.iterations == want.iterations
-    capped = build("mean_field", tol=0.0, max_iter=4).solve(model, x)   # never converges: the cap
+    capped = build("mean_field", tol=0.0, max_iter=4).solve(model, x)  # never converges: the cap
     assert capped.iterations == 4 and not np.any(capped.converged)
 
 
@@ -180,23 +192,29 @@ def test_tap_options_reach_the_core(name, core):
     want = core(model.W, *model.tap_layers(), start, damping=0.7, tol=1e-3, max_iter=5)
     np.testing.assert_array_equal(got.raw.a_v, want.a_v)
     np.testing.assert_array_equal(got.marginals[1], want.a_h)
-    later = build(name, damping=0.7, tol=1e-3, max_iter=5).solve(model, None, 2, init=got)   # persistent
-    np.testing.assert_array_equal(later.raw.a_v, core(model.W, *model.tap_layers(), None, damping=0.7,
-                                                      tol=1e-3, max_iter=2, start=want).a_v)
+    later = build(name, damping=0.7, tol=1e-3, max_iter=5).solve(model, None, 2, init=got)  # persistent
+    np.testing.assert_array_equal(
+        later.raw.a_v,
+        core(model.W, *model.tap_layers(), None, damping=0.7, tol=1e-3, max_iter=2, start=want).a_v,
+    )
 
 
 def test_max_product_and_mplp_options_reach_their_cores():
     from rbmlab.inference.max_product import max_product
     from rbmlab.inference.mplp import mplp
+
     rng = np.random.default_rng(9)
-    model = Ising(np.triu(rng.standard_normal((6, 6)), 1) + np.triu(rng.standard_normal((6, 6)), 1).T * 0,
-                  rng.standard_normal(6), "01")
+    model = Ising(
+        np.triu(rng.standard_normal((6, 6)), 1) + np.triu(rng.standard_normal((6, 6)), 1).T * 0,
+        rng.standard_normal(6),
+        "01",
+    )
     model = Ising(model.J + model.J.T, model.h, "01")
     noise = rng.standard_normal((5, 6))
     graph = model.factor_graph()
     got = build("max_product", damping=0.8, max_iter=9, chunk=2).solve(model, noise)
     want = max_product(graph, graph.unary[None, :] + noise, 9, damping=0.8)
-    np.testing.assert_allclose(got.raw, want.beliefs, rtol=0, atol=1e-12)   # chunks of 2 = all at once
+    np.testing.assert_allclose(got.raw, want.beliefs, rtol=0, atol=1e-12)  # chunks of 2 = all at once
     np.testing.assert_array_equal(got.state, (want.beliefs > 0).astype(float))
     got = build("mplp", tol=0.3).solve(model, noise, 40, rng=np.random.default_rng(1))
     want = mplp(model.J, model.h[None, :] + noise, np.random.default_rng(1), tol=0.3, max_sweeps=40)
@@ -214,9 +232,13 @@ def test_each_solver_has_its_yaml_with_its_defaults(name):
 
 def test_solvers_refuse_models_outside_their_view_in_one_line():
     with pytest.raises(RbmlabError, match=r"^learner.inference: adatap is written for Bernoulli units"):
-        build("adatap").check(RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2), visible="spin"), "learner.inference")
+        build("adatap").check(
+            RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2), visible="spin"), "learner.inference"
+        )
     with pytest.raises(RbmlabError, match=r"^evaluator.inference: written for \{0, 1\} units"):
-        build("bp_sum").check(RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2), hidden="spin"), "evaluator.inference")
+        build("bp_sum").check(
+            RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2), hidden="spin"), "evaluator.inference"
+        )
     with pytest.raises(RbmlabError, match=r"^solver=tap: needs the visible states to start from"):
         build("tap").solve(RBM(np.zeros((2, 2)), np.zeros(2), np.zeros(2)))
     with pytest.raises(RbmlabError, match=r"^solver: written for \{0, 1\} units on both layers"):
@@ -243,13 +265,15 @@ class AllOnes(BinaryBipartiteSolver):
 
 def test_a_solver_registered_with_one_line_is_used_by_config(monkeypatch):
     import rbmlab.evaluators.pixel_error as pixel_error
+
     monkeypatch.setattr(pixel_error, "SOLVERS", SOLVERS.with_entries(all_ones="tests.test_solvers:AllOnes"))
     model, x = loopy_case(np.random.default_rng(10))
     v = (np.random.default_rng(11).random((B, N_V)) < 0.5).astype(float)
     evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "pixel_error", "inference": "all_ones"}))
     evaluator.check(CRBM, {})
-    out = evaluator.evaluate(model, {"test": Batch(x, targets=v, mask=np.ones_like(v, dtype=bool))},
-                             Context(rng=None, final=True))
+    out = evaluator.evaluate(
+        model, {"test": Batch(x, targets=v, mask=np.ones_like(v, dtype=bool))}, Context(rng=None, final=True)
+    )
     assert out["test_pixel_error"] == pytest.approx(100 * (v == 0).mean())
     with pytest.raises(RbmlabError, match=r"^evaluator.inference: unknown inference 'nope'"):
         EVALUATORS.parse({"name": "pixel_error", "inference": "nope"})

@@ -3,6 +3,7 @@ RBMs (scripts/crbm_bp_ssvm_exact.py holds the enumeration): the loss-augmented i
 step as the subgradient of the structured hinge (Eq. 6, 7), the test-time inference, training on
 a tiny occlusion task with BP as with exact inference, and the finding of
 results/crbm_bp/ssvm-changed-error.md (at lr 0.03 the SSVMs leave the occluded patch at its input)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -64,7 +65,7 @@ def test_test_time_bp_is_the_unaugmented_map_of_the_model(kind, inference):
     assert (predicted == exact).all(axis=1).mean() >= 0.97
 
 
-@pytest.mark.slow   # about 6 s
+@pytest.mark.slow  # about 6 s
 def test_bp_and_exact_inference_train_the_same_ssvms_on_the_tiny_occlusion_task():
     """rbmlab's learners (BP) and the same steps with exact loss-augmented inference reach the same
     predictions (≥ 99 % of the test pixels) and Changed errors within 2 points, from one init."""
@@ -96,17 +97,20 @@ def test_at_lr_003_the_ssvms_copy_the_input_and_a_larger_step_fills_the_patch():
     assert errors("mssvm", 3.0, 60)["changed"] <= 80.0
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["bogus=1"], "bogus: unknown key"),
-    (["epochs"], "epochs: expected key=value"),
-    (["rows=x"], "rows: expected int, got 'x'"),
-    (["rows=4"], "rows: rows × cols = 16 outputs"),
-    (["sizes=1,5"], "sizes: a 5 × 5 patch does not fit"),
-    (["noise=0.5"], "noise: must be in [0, 0.5)"),
-    (["sweep_lrs=0.1,-1"], "sweep_lrs: every lr must be > 0"),
-    (["lr_ssvm=0"], "lr_ssvm: must be > 0"),
-    (["prototypes=2000"], "prototypes: 2000 patterns cannot all differ"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["bogus=1"], "bogus: unknown key"),
+        (["epochs"], "epochs: expected key=value"),
+        (["rows=x"], "rows: expected int, got 'x'"),
+        (["rows=4"], "rows: rows × cols = 16 outputs"),
+        (["sizes=1,5"], "sizes: a 5 × 5 patch does not fit"),
+        (["noise=0.5"], "noise: must be in [0, 0.5)"),
+        (["sweep_lrs=0.1,-1"], "sweep_lrs: every lr must be > 0"),
+        (["lr_ssvm=0"], "lr_ssvm: must be > 0"),
+        (["prototypes=2000"], "prototypes: 2000 patterns cannot all differ"),
+    ],
+)
 def test_the_script_refuses_bad_input_in_one_line(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         S.main(argv)

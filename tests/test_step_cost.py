@@ -3,6 +3,7 @@ declares a cost runs one step on a small RBM whose arrays count every matrix pro
 part in (an ndarray subclass: ``@``/np.matmul through __array_ufunc__; np.dot, einsum,
 tensordot, inner, outer and the factorisations through __array_function__), and the declared
 cost must equal the count exactly."""
+
 from __future__ import annotations
 
 import math
@@ -49,7 +50,7 @@ def matmul_macs(a, b) -> int:
 def dot_macs(a, b, out=None) -> int:
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        return 0   # a scalar multiple: elementwise
+        return 0  # a scalar multiple: elementwise
     k = b.shape[0] if b.ndim == 1 else b.shape[-2]
     return a.size * b.size // k
 
@@ -66,8 +67,11 @@ def einsum_macs(subscripts, *operands, **kwargs) -> int:
 
 def tensordot_macs(a, b, axes=2) -> int:
     a, b = np.asarray(a), np.asarray(b)
-    contracted = (math.prod(a.shape[a.ndim - axes:]) if isinstance(axes, int)
-                  else math.prod(a.shape[i] for i in np.atleast_1d(axes[0])))
+    contracted = (
+        math.prod(a.shape[a.ndim - axes :])
+        if isinstance(axes, int)
+        else math.prod(a.shape[i] for i in np.atleast_1d(axes[0]))
+    )
     return a.size * b.size // contracted if contracted else 0
 
 
@@ -83,17 +87,33 @@ def solve_macs(a, b) -> float:
 
 
 RULES = {
-    np.dot: dot_macs, np.vdot: lambda a, b: np.size(a), np.einsum: einsum_macs,
-    np.tensordot: tensordot_macs, np.inner: inner_macs,
+    np.dot: dot_macs,
+    np.vdot: lambda a, b: np.size(a),
+    np.einsum: einsum_macs,
+    np.tensordot: tensordot_macs,
+    np.inner: inner_macs,
     np.outer: lambda a, b, out=None: np.size(a) * np.size(b),
     np.linalg.solve: solve_macs,
     np.linalg.inv: lambda a: _batch_size(a.shape[:-2]) * macs.inverse(a.shape[-1]),
     np.linalg.eigh: lambda a, UPLO="L": _batch_size(a.shape[:-2]) * macs.eigh(a.shape[-1]),
     np.linalg.eigvalsh: lambda a, UPLO="L": _batch_size(a.shape[:-2]) * macs.eigvalsh(a.shape[-1]),
 }
-UNCOUNTED = {np.linalg.svd, np.linalg.qr, np.linalg.cholesky, np.linalg.eig, np.linalg.lstsq,
-             np.linalg.matrix_power, np.linalg.multi_dot, np.linalg.det, np.linalg.slogdet, np.kron,
-             np.convolve, np.correlate, np.linalg.pinv, np.linalg.norm}
+UNCOUNTED = {
+    np.linalg.svd,
+    np.linalg.qr,
+    np.linalg.cholesky,
+    np.linalg.eig,
+    np.linalg.lstsq,
+    np.linalg.matrix_power,
+    np.linalg.multi_dot,
+    np.linalg.det,
+    np.linalg.slogdet,
+    np.kron,
+    np.convolve,
+    np.correlate,
+    np.linalg.pinv,
+    np.linalg.norm,
+}
 
 
 def _plain(x):
@@ -111,7 +131,7 @@ def _counted(x):
         return x.view(Counted)
     if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
         return type(x)(_counted(y) for y in x)
-    if hasattr(x, "_fields"):   # named tuples (eigh's result)
+    if hasattr(x, "_fields"):  # named tuples (eigh's result)
         return type(x)(*(_counted(y) for y in x))
     return x
 
@@ -159,8 +179,18 @@ class CountedRng:
         return (lambda *a, **k: _counted(attr(*a, **k))) if callable(attr) else attr
 
 
-CREATORS = ("empty", "zeros", "ones", "full", "eye", "identity", "arange", "array", "asarray",
-            "ascontiguousarray")
+CREATORS = (
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "eye",
+    "identity",
+    "arange",
+    "array",
+    "asarray",
+    "ascontiguousarray",
+)
 
 
 @pytest.fixture
@@ -168,6 +198,7 @@ def count(monkeypatch):
     """``count(fn, ...)``: (fn(...), the MACs it did), with numpy's array constructors handing
     out counted arrays meanwhile (xp.empty buffers, host copies), so a product of two arrays
     that were never derived from a counted one is caught too."""
+
     def run(fn, *args, **kwargs):
         with monkeypatch.context() as patch:
             for name in CREATORS:
@@ -176,17 +207,18 @@ def count(monkeypatch):
             Counted.macs = 0.0
             result = fn(*args, **kwargs)
         return result, Counted.macs
+
     return run
 
 
 def test_counter_counts_known_products(count):
     a, b = counted(np.ones((3, 4))), np.ones((4, 5))
-    assert count(lambda: np.ones((2, 3)) @ np.empty((3, 4)))[1] == 24   # made during the count
+    assert count(lambda: np.ones((2, 3)) @ np.empty((3, 4)))[1] == 24  # made during the count
     assert count(lambda: a @ b)[1] == 60
     assert count(lambda: np.matmul(b.T, a.T))[1] == 60
     out = np.empty((3, 5))
     assert count(lambda: np.matmul(a, b, out=out))[1] == 60
-    assert count(lambda: (a + 1).swapaxes(0, 1).T @ b)[1] == 60      # derived arrays count too
+    assert count(lambda: (a + 1).swapaxes(0, 1).T @ b)[1] == 60  # derived arrays count too
     assert count(lambda: a.dot(b) + np.dot(a, b))[1] == 120
     assert count(lambda: np.einsum("ij,jk->ik", a, b))[1] == 60
     assert count(lambda: np.einsum("bi,ij,bj->b", a, np.ones((4, 4)), a))[1] == 2 * 3 * 4 * 4
@@ -199,15 +231,18 @@ def test_counter_counts_known_products(count):
 # ------------------------------------------------------------------ learners
 def small_rbm(seed: int = 0) -> RBM:
     rng = np.random.default_rng(seed)
-    return RBM(counted(0.5 * rng.standard_normal((N_V, N_H))), counted(0.3 * rng.standard_normal(N_V)),
-               counted(0.3 * rng.standard_normal(N_H)))
+    return RBM(
+        counted(0.5 * rng.standard_normal((N_V, N_H))),
+        counted(0.3 * rng.standard_normal(N_V)),
+        counted(0.3 * rng.standard_normal(N_H)),
+    )
 
 
 def data(rows: int, seed: int = 1) -> Batch:
     return Batch(counted(np.random.default_rng(seed).integers(0, 2, (rows, N_V)).astype(np.float64)))
 
 
-CASES = {   # learner name → configs (besides its defaults) that one formula must fit
+CASES = {  # learner name → configs (besides its defaults) that one formula must fit
     "cd": [{"k": 3}, {"k": 2, "sampler": {"name": "perturb_descend"}}],
     "ssd": [{"k": 3, "optimizer": {"name": "spectral"}}],
     "pcd": [{"k": 2, "n_chains": 7}, {"k": 1, "n_chains": 3, "optimizer": {"name": "adam"}}],
@@ -215,27 +250,79 @@ CASES = {   # learner name → configs (besides its defaults) that one formula m
     "sdcp": [{"d": 2, "k": 3}, {"d": 1, "k": 2}, {"d": 3, "k": 1, "optimizer": {"name": "spectral"}}],
     "csdcp": [{"d": 2, "k": 3}],
     "cg": [{"k": 3}],
-    "tap": [{"max_iter": 4, "tol": 0.0}, {"inference": "adatap", "max_iter": 3, "tol": 0.0},
-            {"persistent": True, "max_iter": 2, "tol": 0.0},
-            {"max_iter": 200, "rows": 40}],   # chains that converge are set aside: fewer products
-    "frank_wolfe": [{"n_samples": 9, "sample_steps": 2, "restarts": 2, "maxiter": 5, "bias_fit": "fixed",
-                     "bias_steps": 3, "bias_chains": 4, "bias_sweeps": 2, "pretrained": True},
-                    {"n_samples": 6, "sample_steps": 1, "restarts": 1, "maxiter": 4, "bias_chains": 8,
-                     "bias_max_steps": 12, "bias_window": 3, "bias_average": 2, "step": "line_search"},
-                    {"n_samples": 6, "sample_steps": 1, "restarts": 1, "maxiter": 4, "bias_chains": 20,
-                     "bias_max_steps": 6, "bias_window": 3},
-                    # a fractional RBM (c_i = 0.8: Sec. 3.3's MH steps) with a learned α (∇_α's products)
-                    {"n_samples": 7, "sample_steps": 2, "restarts": 1, "maxiter": 4, "bias_fit": "fixed",
-                     "bias_steps": 3, "bias_chains": 5, "bias_sweeps": 2, "alpha": "learned",
-                     "alpha_lr": 0.5, "pretrained": True, "fractional": 0.8},
-                    {"n_samples": 6, "sample_steps": 1, "restarts": 1, "maxiter": 4, "bias_chains": 8,
-                     "bias_max_steps": 6, "bias_window": 3, "alpha": "learned", "alpha_lr": 0.5,
-                     "pretrained": True, "fractional": 0.8}],
+    "tap": [
+        {"max_iter": 4, "tol": 0.0},
+        {"inference": "adatap", "max_iter": 3, "tol": 0.0},
+        {"persistent": True, "max_iter": 2, "tol": 0.0},
+        {"max_iter": 200, "rows": 40},
+    ],  # chains that converge are set aside: fewer products
+    "frank_wolfe": [
+        {
+            "n_samples": 9,
+            "sample_steps": 2,
+            "restarts": 2,
+            "maxiter": 5,
+            "bias_fit": "fixed",
+            "bias_steps": 3,
+            "bias_chains": 4,
+            "bias_sweeps": 2,
+            "pretrained": True,
+        },
+        {
+            "n_samples": 6,
+            "sample_steps": 1,
+            "restarts": 1,
+            "maxiter": 4,
+            "bias_chains": 8,
+            "bias_max_steps": 12,
+            "bias_window": 3,
+            "bias_average": 2,
+            "step": "line_search",
+        },
+        {
+            "n_samples": 6,
+            "sample_steps": 1,
+            "restarts": 1,
+            "maxiter": 4,
+            "bias_chains": 20,
+            "bias_max_steps": 6,
+            "bias_window": 3,
+        },
+        # a fractional RBM (c_i = 0.8: Sec. 3.3's MH steps) with a learned α (∇_α's products)
+        {
+            "n_samples": 7,
+            "sample_steps": 2,
+            "restarts": 1,
+            "maxiter": 4,
+            "bias_fit": "fixed",
+            "bias_steps": 3,
+            "bias_chains": 5,
+            "bias_sweeps": 2,
+            "alpha": "learned",
+            "alpha_lr": 0.5,
+            "pretrained": True,
+            "fractional": 0.8,
+        },
+        {
+            "n_samples": 6,
+            "sample_steps": 1,
+            "restarts": 1,
+            "maxiter": 4,
+            "bias_chains": 8,
+            "bias_max_steps": 6,
+            "bias_window": 3,
+            "alpha": "learned",
+            "alpha_lr": 0.5,
+            "pretrained": True,
+            "fractional": 0.8,
+        },
+    ],
 }
-DEFAULT_OVERRIDES = {   # the defaults' sizes shrunk where they would make the test slow
-    "reset": {"k": 5}, "frank_wolfe": {"n_samples": 10, "maxiter": 5, "bias_max_steps": 10, "bias_window": 5,
-                                       "bias_chains": 6},
-    "ssd": {"k": 2, "optimizer": {"name": "spectral"}}, "tap": {"tol": 0.0},
+DEFAULT_OVERRIDES = {  # the defaults' sizes shrunk where they would make the test slow
+    "reset": {"k": 5},
+    "frank_wolfe": {"n_samples": 10, "maxiter": 5, "bias_max_steps": 10, "bias_window": 5, "bias_chains": 6},
+    "ssd": {"k": 2, "optimizer": {"name": "spectral"}},
+    "tap": {"tol": 0.0},
 }
 
 
@@ -265,14 +352,16 @@ def test_declared_cost_is_the_counted_products(name, overrides, count, monkeypat
     # multiply-add per message, on the array path (the numba kernel would hide them)
     monkeypatch.setattr(factor_graph, "_kernels", lambda: None)
     real_message = factor_graph.max_message
+
     def counted_message(w, c):
         Counted.macs += np.broadcast(w, c).size
         return real_message(w, c)
+
     monkeypatch.setattr(factor_graph, "max_message", counted_message)
 
     overrides = dict(overrides)
-    pretrained = overrides.pop("pretrained", False)   # frank_wolfe: start from the RBM's units
-    fractional = overrides.pop("fractional", None)    # frank_wolfe: those units with c_i = this
+    pretrained = overrides.pop("pretrained", False)  # frank_wolfe: start from the RBM's units
+    fractional = overrides.pop("fractional", None)  # frank_wolfe: those units with c_i = this
     rows = overrides.pop("rows", 8 if name == "frank_wolfe" else ROWS)
     learner = LEARNERS.build(LEARNERS.parse({"name": name, **overrides}, "learner"))
     model, train = small_rbm(), data(rows)
@@ -285,5 +374,5 @@ def test_declared_cost_is_the_counted_products(name, overrides, count, monkeypat
     declared = learner.step_cost(model, rows, state)
     assert declared is not None
     assert declared == pytest.approx(counted_macs, rel=1e-12), (declared, counted_macs)
-    if name == "tap" and overrides.get("max_iter") == 200:   # the case is what it says
+    if name == "tap" and overrides.get("max_iter") == 200:  # the case is what it says
         assert float(state["tap_chain_iterations"]) < rows * float(state["tap_iterations"])

@@ -5,6 +5,7 @@ free_energy evaluator's gap against exact enumeration.
 The runs train a small RBM on 20 Caltech-101 silhouettes with exact log-likelihoods on the train
 and valid splits; where each rule must stop is computed from a run without a rule.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,9 +28,20 @@ from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import StopRule, gap_jump
 from rbmlab.run.runner import train
 
-RUN = ["dataset=caltech101", "dataset.n_train=20", "model.n_hidden=8", "evaluator=exact",
-       "evaluator.splits=[train,valid]", "learner=cd", "learner.k=1", "learner.batch_size=5",
-       "learner.lr=0.05", "train.progress=false", "train.snapshot_every=1", "train.gap_warmup=5"]
+RUN = [
+    "dataset=caltech101",
+    "dataset.n_train=20",
+    "model.n_hidden=8",
+    "evaluator=exact",
+    "evaluator.splits=[train,valid]",
+    "learner=cd",
+    "learner.k=1",
+    "learner.batch_size=5",
+    "learner.lr=0.05",
+    "train.progress=false",
+    "train.snapshot_every=1",
+    "train.gap_warmup=5",
+]
 REFERENCE_EPOCHS = 12
 
 
@@ -93,10 +105,10 @@ def exact_mean_log_likelihood(model, x: np.ndarray) -> float:
 
 # ----------------------------------------------------------------- the rule objects
 def test_valid_rule_keeps_the_best_and_fires_after_patience_points():
-    rule = StopRule("valid", patience=2, metric=MetricSpec("error", "%", False))   # lower is better
+    rule = StopRule("valid", patience=2, metric=MetricSpec("error", "%", False))  # lower is better
     values = [5.0, 4.0, 4.0, 3.0, 3.5, 3.0, 3.2]
     decisions = [rule.decide(values[:n]) for n in range(1, len(values) + 1)]
-    assert [d.selected for d in decisions] == [0, 1, 1, 3, 3, 3, 3]   # a tie is no improvement
+    assert [d.selected for d in decisions] == [0, 1, 1, 3, 3, 3, 3]  # a tie is no improvement
     assert [d.keep for d in decisions] == [True, True, False, True, False, False, False]
     assert [d.stop for d in decisions] == [False] * 5 + [True, True]
     higher = StopRule("valid", patience=2)
@@ -117,7 +129,7 @@ def test_gap_rule_online_fires_where_the_offline_rule_selects():
         stop = next((n for n in range(1, len(gaps) + 1) if rule.decide(gaps[:n]).stop), None)
         if offline.stopped:
             fired += 1
-            assert stop == offline.index + 2                    # the point after the selected one
+            assert stop == offline.index + 2  # the point after the selected one
             assert rule.decide(gaps[:stop]).selected == offline.index
         else:
             assert stop is None
@@ -137,8 +149,14 @@ def test_the_direction_of_the_stop_metric_is_its_metric_spec():
 
     assert rule("evaluator=exact", "train.stop_metric=valid_log_likelihood").metric.higher_is_better
     assert not rule("evaluator=exact", "train.stop_metric=valid_reconstruction_error").metric.higher_is_better
-    assert not rule("model=crbm", "task=occlude", "learner=mle_bp", "evaluator=pixel_error",
-                    "train.stop_metric=valid_pixel_error", "train.patience=4").metric.higher_is_better
+    assert not rule(
+        "model=crbm",
+        "task=occlude",
+        "learner=mle_bp",
+        "evaluator=pixel_error",
+        "train.stop_metric=valid_pixel_error",
+        "train.patience=4",
+    ).metric.higher_is_better
     with pytest.raises(RbmlabError, match="^train.stop_metric: .* does not record valid_pixel_error"):
         rule("evaluator=exact", "train.stop_metric=valid_pixel_error")
 
@@ -159,12 +177,12 @@ def test_free_energy_gap_is_the_exact_log_likelihood_gap():
     splits = {"train": Batch(train_x), "valid": Batch(valid_x)}
     context = Context(rng=get_backend("numpy", "float64").rng(0), final=True)
     fe = evaluate(model, splits, EVALUATORS.build(EVALUATORS.parse("free_energy")), context)
-    V = ((np.arange(2 ** 9)[:, None] >> np.arange(9)) & 1).astype(np.float64)
+    V = ((np.arange(2**9)[:, None] >> np.arange(9)) & 1).astype(np.float64)
     neg_f = lambda x: x @ model.b_v + np.logaddexp(0, x @ model.W + model.b_h).sum(1)  # noqa: E731
     log_z = np.logaddexp.reduce(neg_f(V))
     exact = lambda x: float((neg_f(x) - log_z).mean())  # noqa: E731
     assert fe["train_valid_gap"] == pytest.approx(exact(train_x[:8]) - exact(valid_x), rel=1e-12)
-    assert abs(fe["train_valid_gap"] - (exact(train_x) - exact(valid_x))) > 1e-3   # n_valid rows, not all
+    assert abs(fe["train_valid_gap"] - (exact(train_x) - exact(valid_x))) > 1e-3  # n_valid rows, not all
     assert fe["valid_log_likelihood_unnormalised"] - log_z == pytest.approx(exact(valid_x), rel=1e-12)
     assert fe["train_log_likelihood_unnormalised"] - log_z == pytest.approx(exact(train_x), rel=1e-12)
 
@@ -179,8 +197,13 @@ def test_gap_rule_stops_after_the_jump_and_finishes_on_the_point_before(referenc
     out = run(tmp_path / "gap", "train.stop_rule=gap", "train.epochs=30")
     summary = summary_of(out)
     assert summary["status"] == "completed" and summary["epochs_done"] == stop
-    assert summary["stopped"] == {**summary["stopped"], "epoch": stop, "selected_epoch": chosen,
-                                  "rule": "gap", "fired": True}
+    assert summary["stopped"] == {
+        **summary["stopped"],
+        "epoch": stop,
+        "selected_epoch": chosen,
+        "rule": "gap",
+        "fired": True,
+    }
     # every row evaluated is kept, and it is the unstopped run's
     pd.testing.assert_frame_equal(metrics_of(out), ref[ref.epoch <= stop].reset_index(drop=True))
     assert load_checkpoint(out / "checkpoint.npz")[1]["epoch"] == stop
@@ -191,7 +214,9 @@ def test_gap_rule_stops_after_the_jump_and_finishes_on_the_point_before(referenc
     assert final["valid_log_likelihood"] != ref[ref.epoch == stop].valid_log_likelihood.iloc[0]
     selected = load_checkpoint(out / "selected.npz")[0]
     valid = load_dataset("caltech101", n_train=20).valid.astype(np.float64)
-    assert final["valid_log_likelihood"] == pytest.approx(exact_mean_log_likelihood(selected, valid), rel=1e-6)
+    assert final["valid_log_likelihood"] == pytest.approx(
+        exact_mean_log_likelihood(selected, valid), rel=1e-6
+    )
     # the post-hoc record agrees with the online rule
     assert summary["early_stopping"]["epoch"] == chosen
     # model.init loads it: an untrained run from it scores the selected row
@@ -203,8 +228,13 @@ def test_gap_rule_stops_after_the_jump_and_finishes_on_the_point_before(referenc
 def test_free_energy_gap_stops_the_run_where_the_exact_gap_does(reference, tmp_path):
     """With 20 training rows (< n_valid) both gaps average the same rows: the same stop."""
     exact = run(tmp_path / "exact", "train.stop_rule=gap", "train.epochs=30", "train.snapshot_every=0")
-    cheap = run(tmp_path / "fe", "train.stop_rule=gap", "train.epochs=30", "train.snapshot_every=0",
-                "evaluator=free_energy")
+    cheap = run(
+        tmp_path / "fe",
+        "train.stop_rule=gap",
+        "train.epochs=30",
+        "train.snapshot_every=0",
+        "evaluator=free_energy",
+    )
     a, b = summary_of(exact)["stopped"], summary_of(cheap)["stopped"]
     assert (b["epoch"], b["selected_epoch"]) == (a["epoch"], a["selected_epoch"])
     assert b["value"] == pytest.approx(a["value"], rel=1e-9)
@@ -216,9 +246,14 @@ def test_valid_rule_stops_patience_points_after_the_best(reference, tmp_path):
     ref = metrics_of(reference)
     index, best = first_patience_stop(ref.valid_log_likelihood.to_numpy(), patience=3, higher=True)
     stop, chosen = int(ref.epoch[index]), int(ref.epoch[best])
-    assert 0 < chosen < stop - 1      # a case that tells the best from the first and the previous
-    out = run(tmp_path / "valid", "train.stop_rule=valid", "train.stop_metric=valid_log_likelihood",
-              "train.patience=3", "train.epochs=30")
+    assert 0 < chosen < stop - 1  # a case that tells the best from the first and the previous
+    out = run(
+        tmp_path / "valid",
+        "train.stop_rule=valid",
+        "train.stop_metric=valid_log_likelihood",
+        "train.patience=3",
+        "train.epochs=30",
+    )
     summary = summary_of(out)
     assert (summary["stopped"]["epoch"], summary["stopped"]["selected_epoch"]) == (stop, chosen)
     assert summary["epochs_done"] == stop and summary["stopped"]["fired"]
@@ -231,13 +266,20 @@ def test_valid_rule_stops_patience_points_after_the_best(reference, tmp_path):
 @needs_caltech
 def test_a_rule_that_does_not_fire_runs_every_epoch_and_finishes_on_the_best(reference, tmp_path):
     ref = metrics_of(reference).iloc[:5]
-    out = run(tmp_path / "valid", "train.stop_rule=valid", "train.stop_metric=valid_log_likelihood",
-              "train.patience=20", "train.epochs=4")
+    out = run(
+        tmp_path / "valid",
+        "train.stop_rule=valid",
+        "train.stop_metric=valid_log_likelihood",
+        "train.patience=20",
+        "train.epochs=4",
+    )
     summary = summary_of(out)
     best = int(ref.epoch[ref.valid_log_likelihood.idxmax()])
     assert summary["epochs_done"] == 4 and not summary["stopped"]["fired"]
     assert summary["stopped"]["selected_epoch"] == best
-    assert summary["final"]["valid_log_likelihood"] == pytest.approx(ref.valid_log_likelihood.max(), rel=1e-12)
+    assert summary["final"]["valid_log_likelihood"] == pytest.approx(
+        ref.valid_log_likelihood.max(), rel=1e-12
+    )
 
 
 @needs_caltech
@@ -261,8 +303,9 @@ def assert_same_run(a: Path, b: Path) -> None:
     for key in ("final", "stopped", "epochs_done"):
         assert sb[key] == sa[key], key
     pd.testing.assert_frame_equal(metrics_of(a), metrics_of(b))
-    np.testing.assert_array_equal(load_checkpoint(a / "selected.npz")[0].W,
-                                  load_checkpoint(b / "selected.npz")[0].W)
+    np.testing.assert_array_equal(
+        load_checkpoint(a / "selected.npz")[0].W, load_checkpoint(b / "selected.npz")[0].W
+    )
 
 
 @needs_caltech
@@ -272,7 +315,7 @@ def test_a_run_killed_after_its_selection_resumes_to_the_same_stop(tmp_path):
     args = ["train.stop_rule=gap", "train.epochs=30", "train.checkpoint_every=4", "train.snapshot_every=0"]
     straight = run(tmp_path / "straight", *args)
     stop = summary_of(straight)["stopped"]
-    assert stop["selected_epoch"] > 4 and stop["epoch"] > 4      # killed past the checkpoint of 4
+    assert stop["selected_epoch"] > 4 and stop["epoch"] > 4  # killed past the checkpoint of 4
     killed = tmp_path / "killed"
     env = {**os.environ, "RBMLAB_FAULT": f"after_epoch:{stop['selected_epoch']}", "HYDRA_FULL_ERROR": "0"}
     cmd = [sys.executable, "-m", "rbmlab", "run", *RUN, *args, f"hydra.run.dir={killed}"]
@@ -292,8 +335,14 @@ def test_a_run_that_failed_at_its_stop_resumes_to_the_final_evaluation(tmp_path,
     trains nothing more and evaluates the selected model as the straight run did."""
     from rbmlab.storage.faults import InjectedFault
 
-    args = ["train.stop_rule=valid", "train.stop_metric=valid_log_likelihood", "train.patience=3",
-            "train.epochs=30", "train.checkpoint_every=100", "train.snapshot_every=0"]
+    args = [
+        "train.stop_rule=valid",
+        "train.stop_metric=valid_log_likelihood",
+        "train.patience=3",
+        "train.epochs=30",
+        "train.checkpoint_every=100",
+        "train.snapshot_every=0",
+    ]
     straight = run(tmp_path / "straight", *args)
     stop = summary_of(straight)["stopped"]["epoch"]
     monkeypatch.setenv("RBMLAB_FAULT", f"raise_after_epoch:{stop}")
@@ -307,39 +356,64 @@ def test_a_run_that_failed_at_its_stop_resumes_to_the_final_evaluation(tmp_path,
 
 
 # ----------------------------------------------------------------- bad values
-@pytest.mark.parametrize("overrides, needle", [
-    (["train.stop_rule=sometimes"], "train.stop_rule: expected one of none, gap, valid"),
-    (["train.stop_rule=valid", "train.patience=0"], "train.patience: must be >= 1"),
-    (["train.stop_rule=valid"], "train.stop_metric: stop_rule=valid needs a metric of the valid split"),
-    (["train.stop_rule=valid", "train.stop_metric=test_log_likelihood"],
-     "train.stop_metric: stop_rule=valid needs a metric of the valid split"),
-    (["train.stop_rule=valid", "train.stop_metric=valid_pixel_error", "evaluator.splits=[valid]"],
-     "train.stop_metric: evaluator=exact"),
-    (["train.stop_rule=valid", "train.stop_metric=valid_log_likelihood"],     # the valid split not scored
-     "train.stop_metric: evaluator=exact with splits ['test'] does not record valid_log_likelihood"),
-    (["train.stop_rule=gap"], "train.stop_rule: gap reads the train − valid gap"),
-    (["train.stop_rule=gap", "evaluator=pl", "evaluator.splits=[train,valid]"], "train.stop_rule: gap"),
-    (["train.stop_rule=gap", "train.trials=2", "learner=cd"], "train.stop_rule: gap stops one model"),
-    (["train.stop_rule=gap", "train.eval_every=0"], "train.stop_rule: gap judges evaluation points"),
-])
+@pytest.mark.parametrize(
+    "overrides, needle",
+    [
+        (["train.stop_rule=sometimes"], "train.stop_rule: expected one of none, gap, valid"),
+        (["train.stop_rule=valid", "train.patience=0"], "train.patience: must be >= 1"),
+        (["train.stop_rule=valid"], "train.stop_metric: stop_rule=valid needs a metric of the valid split"),
+        (
+            ["train.stop_rule=valid", "train.stop_metric=test_log_likelihood"],
+            "train.stop_metric: stop_rule=valid needs a metric of the valid split",
+        ),
+        (
+            ["train.stop_rule=valid", "train.stop_metric=valid_pixel_error", "evaluator.splits=[valid]"],
+            "train.stop_metric: evaluator=exact",
+        ),
+        (
+            ["train.stop_rule=valid", "train.stop_metric=valid_log_likelihood"],  # the valid split not scored
+            "train.stop_metric: evaluator=exact with splits ['test'] does not record valid_log_likelihood",
+        ),
+        (["train.stop_rule=gap"], "train.stop_rule: gap reads the train − valid gap"),
+        (["train.stop_rule=gap", "evaluator=pl", "evaluator.splits=[train,valid]"], "train.stop_rule: gap"),
+        (["train.stop_rule=gap", "train.trials=2", "learner=cd"], "train.stop_rule: gap stops one model"),
+        (["train.stop_rule=gap", "train.eval_every=0"], "train.stop_rule: gap judges evaluation points"),
+    ],
+)
 def test_bad_stop_options_are_one_line(overrides, needle, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HYDRA_FULL_ERROR", "0")
     with pytest.raises(SystemExit) as exit_info:
-        main(["run", "dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "train.progress=false",
-              *overrides])
+        main(
+            [
+                "run",
+                "dataset=bars_stripes",
+                "model.n_hidden=4",
+                "evaluator=exact",
+                "train.progress=false",
+                *overrides,
+            ]
+        )
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert exit_info.value.code == 2 and len(lines) == 1, lines
     assert lines[0].startswith(f"rbmlab: error: {needle}"), lines[0]
-    assert not list(tmp_path.rglob("summary.json"))     # refused before any work
+    assert not list(tmp_path.rglob("summary.json"))  # refused before any work
 
 
 def test_an_unnormalised_likelihood_cannot_be_the_stop_metric(tmp_path):
     from tests.test_cli import rbmlab  # noqa: PLC0415
 
-    proc = rbmlab("run", "dataset=caltech101", "evaluator=free_energy", "train.eval_every=1",
-                  "train.stop_rule=valid", "train.stop_metric=valid_log_likelihood_unnormalised",
-                  "hydra.run.dir=bad", cwd=tmp_path, check=False)
+    proc = rbmlab(
+        "run",
+        "dataset=caltech101",
+        "evaluator=free_energy",
+        "train.eval_every=1",
+        "train.stop_rule=valid",
+        "train.stop_metric=valid_log_likelihood_unnormalised",
+        "hydra.run.dir=bad",
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "train.stop_metric: valid_log_likelihood_unnormalised omits log Z" in proc.stderr
 
@@ -348,9 +422,16 @@ def test_the_gap_record_carries_the_metrics_of_the_point_it_selects():
     import pandas as pd  # noqa: PLC0415
 
     from rbmlab.run.early_stopping import select_from_rows  # noqa: PLC0415
+
     gaps = [1.0, 1.1, 1.2, 1.3, 5.0, 6.0]
-    rows = pd.DataFrame({"epoch": range(6), "train_log_likelihood": [-100 + g for g in gaps],
-                         "valid_log_likelihood": [-100.0] * 6, "test_error": [9, 8, 7, 6, 5, 4]})
+    rows = pd.DataFrame(
+        {
+            "epoch": range(6),
+            "train_log_likelihood": [-100 + g for g in gaps],
+            "valid_log_likelihood": [-100.0] * 6,
+            "test_error": [9, 8, 7, 6, 5, 4],
+        }
+    )
     record = select_from_rows(rows)
     assert record["epoch"] == 3 and record["test_error"] == 6 and record["valid_log_likelihood"] == -100
 
@@ -359,8 +440,15 @@ def test_the_gap_record_carries_the_metrics_of_the_point_it_selects():
 def test_the_valid_rules_options_without_it_are_a_one_line_error(tmp_path, option):
     from tests.test_cli import rbmlab  # noqa: PLC0415
 
-    proc = rbmlab("run", "dataset=bars_stripes", "train.stop_rule=gap", option, "hydra.run.dir=bad",
-                  cwd=tmp_path, check=False)
+    proc = rbmlab(
+        "run",
+        "dataset=bars_stripes",
+        "train.stop_rule=gap",
+        option,
+        "hydra.run.dir=bad",
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "is read by train.stop_rule=valid only; stop_rule is gap" in proc.stderr
 
@@ -373,28 +461,35 @@ def test_a_run_that_diverges_after_its_selected_point_finishes_on_it(reference, 
     import rbmlab.run.runner as runner
 
     real_check, real_epoch = runner.newly_diverged, runner.train_epoch
-    trained = [0]                               # the epoch the loop has just trained
+    trained = [0]  # the epoch the loop has just trained
 
     def counted_epoch(run_, record, p):
         real_epoch(run_, record, p)
         trained[0] = p.epoch
 
-    def diverge_at_6(finite, rows, diverged):   # the parameters' check after each epoch
+    def diverge_at_6(finite, rows, diverged):  # the parameters' check after each epoch
         return [0] if finite and trained[0] >= 6 and not diverged else real_check(finite, rows, diverged)
 
     monkeypatch.setattr(runner, "newly_diverged", diverge_at_6)
     monkeypatch.setattr(runner, "train_epoch", counted_epoch)
     ref = metrics_of(reference).iloc[:6]
     best = int(ref.epoch[ref.valid_log_likelihood.idxmax()])
-    assert best > 0                     # the selected model is a trained one
-    out = run(tmp_path / "valid", "train.stop_rule=valid", "train.stop_metric=valid_log_likelihood",
-              "train.patience=20", "train.epochs=30")
+    assert best > 0  # the selected model is a trained one
+    out = run(
+        tmp_path / "valid",
+        "train.stop_rule=valid",
+        "train.stop_metric=valid_log_likelihood",
+        "train.patience=20",
+        "train.epochs=30",
+    )
     summary = summary_of(out)
     assert summary["status"] == "completed" and summary["epochs_done"] == 6
     assert summary["stopped"]["diverged_epoch"] == 6 and summary["stopped"]["selected_epoch"] == best
     assert_selected_is_the_snapshot(out, best)
-    pd.testing.assert_frame_equal(metrics_of(out), ref)     # epoch 6 was not evaluated
-    assert summary["final"]["valid_log_likelihood"] == pytest.approx(ref.valid_log_likelihood.max(), rel=1e-12)
+    pd.testing.assert_frame_equal(metrics_of(out), ref)  # epoch 6 was not evaluated
+    assert summary["final"]["valid_log_likelihood"] == pytest.approx(
+        ref.valid_log_likelihood.max(), rel=1e-12
+    )
     trained[0] = 0
     plain = summary_of(run(tmp_path / "plain", "train.epochs=30"))
     assert plain["status"] == "diverged" and plain["epochs_done"] == 6 and plain["final"] == {}

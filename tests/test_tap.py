@@ -2,6 +2,7 @@
 RBMs, exactness at zero coupling, the weight gradient against finite differences of the re-solved
 TAP free energy, the two binary conventions, the magnetisation form of the binary free energy,
 and the trial axis."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,8 +17,13 @@ from rbmlab.units import Bernoulli
 
 def small_rbm(seed: int, std: float, m: int = 10, n: int = 8, visible="bernoulli", hidden="bernoulli"):
     rng = np.random.default_rng(seed)
-    return RBM(rng.normal(0, std, (m, n)), rng.normal(0, 0.5, m), rng.normal(0, 0.5, n),
-               visible=visible, hidden=hidden)
+    return RBM(
+        rng.normal(0, std, (m, n)),
+        rng.normal(0, 0.5, m),
+        rng.normal(0, 0.5, n),
+        visible=visible,
+        hidden=hidden,
+    )
 
 
 def solve(rbm, x, **kw):
@@ -52,14 +58,17 @@ def test_zero_coupling_is_exact():
 def test_weight_gradient_matches_finite_differences_of_the_resolved_free_energy(order):
     """TAP (order 2) and naive mean field (order 1): the gradient's model term is the derivative of
     the re-solved free energy of that order."""
-    rbm, x = small_rbm(4, 0.3), data(4, 1, 10)    # one solution: F is a smooth function of W
+    rbm, x = small_rbm(4, 0.3), data(4, 1, 10)  # one solution: F is a smooth function of W
     visible, hidden = rbm.tap_layers()
     s = solve(rbm, x, order=order)
     # the model term of tap.gradient is −∂(−F)/∂W: recover it from a zero-data gradient
     grad = tap.gradient(rbm.W, visible, hidden, x, s)
     (a_x, _), _ = tap.clamped_hidden(rbm.W, hidden, x)
-    model_term = {"W": x.T @ a_x - grad["W"], "b_v": x.mean(0) - grad["b_v"],
-                  "b_h": a_x.mean(0) - grad["b_h"]}
+    model_term = {
+        "W": x.T @ a_x - grad["W"],
+        "b_v": x.mean(0) - grad["b_v"],
+        "b_h": a_x.mean(0) - grad["b_h"],
+    }
     eps = 1e-6
     for name, index in (("W", (2, 3)), ("W", (7, 0)), ("b_v", (4,)), ("b_h", (5,))):
         values = []
@@ -77,10 +86,15 @@ def test_binary_free_energy_equals_its_magnetisation_form():
     rbm = small_rbm(5, 0.3)
     visible, hidden = rbm.tap_layers()
     s = solve(rbm, data(5, 6, 10))
-    entropy = lambda m: -(m * np.log(m) + (1 - m) * np.log1p(-m)).sum(-1)   # noqa: E731
-    neg_f = (entropy(s.a_v) + entropy(s.a_h) + s.a_v @ rbm.b_v + s.a_h @ rbm.b_h
-             + np.einsum("ki,ij,kj->k", s.a_v, rbm.W, s.a_h)
-             + 0.5 * np.einsum("ki,ij,kj->k", s.c_v, rbm.W ** 2, s.c_h))
+    entropy = lambda m: -(m * np.log(m) + (1 - m) * np.log1p(-m)).sum(-1)  # noqa: E731
+    neg_f = (
+        entropy(s.a_v)
+        + entropy(s.a_h)
+        + s.a_v @ rbm.b_v
+        + s.a_h @ rbm.b_h
+        + np.einsum("ki,ij,kj->k", s.a_v, rbm.W, s.a_h)
+        + 0.5 * np.einsum("ki,ij,kj->k", s.c_v, rbm.W**2, s.c_h)
+    )
     np.testing.assert_allclose(-tap.free_energy(rbm.W, visible, hidden, s), neg_f, rtol=1e-12)
 
 
@@ -161,14 +175,21 @@ def test_tap_learning_raises_the_exact_log_likelihood():
     x = patterns[rng.integers(0, 3, 600)]
     x = np.abs(x - (rng.random(x.shape) < 0.05))
     model = init_rbm(np, rng, 12, 4, weight_std=0.001, data_mean=x.mean(0), dtype="float64")
-    learner = LEARNERS.build(LEARNERS.parse({"name": "tap", "lr": 0.2, "batch_size": 50,
-                                             "optimizer": {"name": "sgd", "momentum": 0.5,
-                                                           "momentum_on": "interactions"}}))
+    learner = LEARNERS.build(
+        LEARNERS.parse(
+            {
+                "name": "tap",
+                "lr": 0.2,
+                "batch_size": 50,
+                "optimizer": {"name": "sgd", "momentum": 0.5, "momentum_on": "interactions"},
+            }
+        )
+    )
     state = learner.init_state(model, Batch(x), rng)
     before = log_likelihood(model, x).mean()
     for epoch in range(20):
         for i in range(0, 600, 50):
-            model, state = learner.step(model, state, Batch(x[i:i + 50]), rng)
+            model, state = learner.step(model, state, Batch(x[i : i + 50]), rng)
     after = log_likelihood(model, x).mean()
     assert before < -7.5 and after > -4.5, (before, after)
 
@@ -181,18 +202,19 @@ def test_converged_chains_stop_and_the_rest_go_on_alone():
     together = solve(rbm, x, tol=1e-12, max_iter=3000)
     assert together.converged.all()
     for k in range(0, 40, 7):
-        alone = solve(rbm, x[k:k + 1], tol=1e-12, max_iter=3000)
+        alone = solve(rbm, x[k : k + 1], tol=1e-12, max_iter=3000)
         np.testing.assert_allclose(together.a_v[k], alone.a_v[0], atol=1e-5)
         np.testing.assert_allclose(together.c_h[k], alone.c_h[0], atol=1e-5)
-    for cap in range(12, 22):   # chains set aside on the last allowed iteration
+    for cap in range(12, 22):  # chains set aside on the last allowed iteration
         s = solve(small_rbm(0, 1.0, m=8, n=4), data(0, 20, 8), tol=1e-8, max_iter=cap)
         assert s.converged.shape == (20,) and s.iterations <= cap
-    offset = np.random.default_rng(1).normal(size=(40, 16))   # per-row fields follow their rows
+    offset = np.random.default_rng(1).normal(size=(40, 16))  # per-row fields follow their rows
     visible, hidden = rbm.tap_layers()
     shifted = tap.solve(rbm.W, replace(visible, offset=offset), hidden, x, tol=1e-12, max_iter=3000)
     for k in (3, 30):
-        alone = tap.solve(rbm.W, replace(visible, offset=offset[k:k + 1]), hidden, x[k:k + 1],
-                          tol=1e-12, max_iter=3000)
+        alone = tap.solve(
+            rbm.W, replace(visible, offset=offset[k : k + 1]), hidden, x[k : k + 1], tol=1e-12, max_iter=3000
+        )
         np.testing.assert_allclose(shifted.a_v[k], alone.a_v[0], atol=1e-5)
 
 
@@ -209,8 +231,14 @@ def test_real_valued_priors_through_the_general_rbm(name, tmp_path):
 
     rng = np.random.default_rng(13)
     x = np.where(rng.random((200, 9)) < 0.4, 0.0, rng.beta(2, 3, (200, 9)))
-    model = GRBM.initialize(GRBMConfig(n_hidden=5, visible_prior=name, weight_std=0.0), xp=np,
-                            rng=rng, data_mean=x.mean(0), dtype="float64", data=x)
+    model = GRBM.initialize(
+        GRBMConfig(n_hidden=5, visible_prior=name, weight_std=0.0),
+        xp=np,
+        rng=rng,
+        data_mean=x.mean(0),
+        dtype="float64",
+        data=x,
+    )
     visible, hidden = model.tap_layers()
     theta = [model.v_theta[i] for i in range(model.v_theta.shape[0])]
     exact = prior(name).log_z(model.b_v, 0.0 * model.b_v, *theta).sum() + np.logaddexp(0, model.b_h).sum()
@@ -230,8 +258,9 @@ def test_real_valued_priors_through_the_general_rbm(name, tmp_path):
             shifted[index] += sign * eps
             m = model.replace(v_theta=shifted)
             v, h = m.tap_layers()
-            values.append(tap.log_partition(m.W, v, h, tap.solve(m.W, v, h, x[:1], tol=1e-26,
-                                                                  max_iter=5000))[0])
+            values.append(
+                tap.log_partition(m.W, v, h, tap.solve(m.W, v, h, x[:1], tol=1e-26, max_iter=5000))[0]
+            )
         model_term = data_term[index] - grad["v_theta"][index]
         assert model_term == pytest.approx((values[0] - values[1]) / (2 * eps), abs=1e-6)
 
@@ -247,14 +276,14 @@ def test_real_valued_priors_through_the_general_rbm(name, tmp_path):
 def test_fixed_points_count_only_chains_that_converged():
     a = np.array([[0.0, 0.0], [0.5, 0.5], [0.0, 0.0], [1.0, 1.0]])
     assert tap.fixed_points(a, np.array([True, False, True, True]), 1e-2).tolist() == [0, 3]
-    assert tap.fixed_points(a, np.zeros(4, dtype=bool), 1e-2).tolist() == [0, 1, 3]   # none: all
+    assert tap.fixed_points(a, np.zeros(4, dtype=bool), 1e-2).tolist() == [0, 1, 3]  # none: all
 
 
 def test_fixed_points_count_every_chain_when_asked_and_refuse_another_rule():
     a = np.array([[0.0, 0.0], [0.5, 0.5], [0.0, 0.0], [1.0, 1.0]])
     done = np.array([True, False, True, True])
     assert tap.fixed_points(a, done, 1e-2, "all").tolist() == [0, 1, 3]
-    assert tap.fixed_points(a, done, 0.6, "all").tolist() == [0, 3]    # 0.5 from both: merged into the first
+    assert tap.fixed_points(a, done, 0.6, "all").tolist() == [0, 3]  # 0.5 from both: merged into the first
     with pytest.raises(ValueError, match="count must be one of"):
         tap.fixed_points(a, done, 1e-2, "some")
 
@@ -263,6 +292,7 @@ def test_the_evaluators_count_option_keeps_the_unconverged_chains_end_states():
     """distinct (the evaluator's estimate) with count=all: the unconverged chain's state is a
     solution, its F in the mean; with the default only the converged ones."""
     from rbmlab.evaluators.tap import TapEvalConfig, distinct
+
     a = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0]])
     f = np.array([1.0, 4.0, 2.0])
     chunks = [(a, f, np.array([True, False, True]), 7)]
@@ -279,17 +309,27 @@ def test_both_tap_evaluators_hand_their_count_option_to_the_counting(evaluator, 
 
     from rbmlab.backend import get_backend
     from rbmlab.bench.core import random_rbm
+
     module = importlib.import_module(f"rbmlab.evaluators.{evaluator}")
     asked = []
     fixed_points = tap.fixed_points
-    monkeypatch.setattr(tap, "fixed_points", lambda a, done, tol, count="converged": asked.append(count)
-                        or fixed_points(a, done, tol, count))
+    monkeypatch.setattr(
+        tap,
+        "fixed_points",
+        lambda a, done, tol, count="converged": asked.append(count) or fixed_points(a, done, tol, count),
+    )
     config_class = module.TapDBMEvalConfig if evaluator == "tap_dbm" else module.TapEvalConfig
     x = (np.random.default_rng(0).random((5, 6)) < 0.5).astype(np.float32)
     if evaluator == "tap_dbm":
         from rbmlab.models.dbm import DBM, DBMConfig
-        model = DBM.initialize(DBMConfig(n_hidden=[4, 3], weight_std=0.1), xp=np, rng=np.random.default_rng(0),
-                               data_mean=x.mean(0), dtype="float32")
+
+        model = DBM.initialize(
+            DBMConfig(n_hidden=[4, 3], weight_std=0.1),
+            xp=np,
+            rng=np.random.default_rng(0),
+            data_mean=x.mean(0),
+            dtype="float32",
+        )
     else:
         model = random_rbm(get_backend("numpy", "float32"), 6, 4)
     module.estimate(model, x, config_class(count="all"))
@@ -298,12 +338,13 @@ def test_both_tap_evaluators_hand_their_count_option_to_the_counting(evaluator, 
 
 def test_two_bands_are_found_in_a_bimodal_sample_and_not_in_one_peak():
     from rbmlab.experiment.figures.tap_counting import MIN_SOLUTIONS, bands
+
     rng = np.random.default_rng(0)
     two = bands(np.concatenate([rng.normal(-300, 2, 150), rng.normal(-280, 2, 50)]))
     assert two["two"] == 1.0 and two["delta_bic"] > 10 and two["d"] > 2 and 0.2 < two["minor"] < 0.3
     one = bands(rng.normal(-300, 2, 200))
     assert one["two"] == 0.0 and one["delta_bic"] < 10
-    near = bands(np.concatenate([rng.normal(-300, 2, 100), rng.normal(-297, 2, 100)]))   # D = 1.5
+    near = bands(np.concatenate([rng.normal(-300, 2, 100), rng.normal(-297, 2, 100)]))  # D = 1.5
     assert near["two"] == 0.0
     assert np.isnan(bands(np.arange(MIN_SOLUTIONS - 1.0))["two"])
 
@@ -313,6 +354,7 @@ def curie_weiss_log_z(n: int, beta: float, field: float) -> float:
     unit): summing the hidden side out at visible magnetisation M = 2k − n,
     Z = Σ_k C(n, k) e^{field·M} (2 cosh(βM/n + field))^n."""
     from scipy.special import gammaln, logsumexp
+
     k = np.arange(n + 1)
     m = 2 * k - n
     log_choose = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
@@ -354,9 +396,13 @@ def test_logsumexp_combination_is_closer_to_exact_log_z_than_uniform(beta, field
         for r in tap.COMBINE_RULES:
             assert found[rule][f"log_z_{r}"] == pytest.approx(direct[r], abs=1e-10)
         assert found[rule]["log_z"] == pytest.approx(direct[rule], abs=1e-10)
-        assert tap.log_partition(rbm.W, visible, hidden, s, 1e-2, rule)[0] == pytest.approx(direct[rule], abs=1e-10)
+        assert tap.log_partition(rbm.W, visible, hidden, s, 1e-2, rule)[0] == pytest.approx(
+            direct[rule], abs=1e-10
+        )
     shift = found["logsumexp"]["log_z"] - found["uniform"]["log_z"]
-    assert found["uniform"]["test_log_likelihood"] - found["logsumexp"]["test_log_likelihood"] == pytest.approx(shift)
+    assert found["uniform"]["test_log_likelihood"] - found["logsumexp"][
+        "test_log_likelihood"
+    ] == pytest.approx(shift)
 
 
 def test_combination_rules_agree_on_one_solution_and_differ_by_log_k_on_k_equal_ones():
@@ -375,15 +421,20 @@ def test_naive_mean_field_solutions_are_the_first_order_fixed_points():
     visible, hidden = rbm.tap_layers()
     s = solve(rbm, data(9, 6, 10), order=1)
     assert s.order == 1 and s.converged.all()
-    sigmoid = lambda z: 1.0 / (1.0 + np.exp(-z))   # noqa: E731
+    sigmoid = lambda z: 1.0 / (1.0 + np.exp(-z))  # noqa: E731
     np.testing.assert_allclose(s.a_h, sigmoid(rbm.b_h + s.a_v @ rbm.W), rtol=1e-10)
     np.testing.assert_allclose(s.a_v, sigmoid(rbm.b_v + s.a_h @ rbm.W.T), rtol=1e-10)
-    entropy = lambda m: -(m * np.log(m) + (1 - m) * np.log1p(-m)).sum(-1)   # noqa: E731
-    neg_f = (entropy(s.a_v) + entropy(s.a_h) + s.a_v @ rbm.b_v + s.a_h @ rbm.b_h
-             + np.einsum("ki,ij,kj->k", s.a_v, rbm.W, s.a_h))
+    entropy = lambda m: -(m * np.log(m) + (1 - m) * np.log1p(-m)).sum(-1)  # noqa: E731
+    neg_f = (
+        entropy(s.a_v)
+        + entropy(s.a_h)
+        + s.a_v @ rbm.b_v
+        + s.a_h @ rbm.b_h
+        + np.einsum("ki,ij,kj->k", s.a_v, rbm.W, s.a_h)
+    )
     np.testing.assert_allclose(-tap.free_energy(rbm.W, visible, hidden, s), neg_f, rtol=1e-12)
     second = solve(rbm, data(9, 6, 10))
-    assert np.abs(second.a_h - s.a_h).max() > 1e-4       # the Onsager term moves the fixed point
+    assert np.abs(second.a_h - s.a_h).max() > 1e-4  # the Onsager term moves the fixed point
 
 
 def test_naive_mean_field_is_a_learner_option_and_costs_half_a_tap_iteration():

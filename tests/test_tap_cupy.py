@@ -3,6 +3,7 @@ moments and gradients over a grid of (B, A) with extreme values, TAP (Alg. 1) on
 real-valued RBMs (solutions, free energy, log Z, gradients), adaTAP by VAMP (Alg. 3), the DBM's
 TAP, one TAP learner step and the tap evaluator. Needs cupy and a CUDA device (skipped elsewhere);
 float64 throughout, so the two backends agree to rounding."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -56,12 +57,13 @@ def same_tree(got, want, tol=1e-9):
 
 @pytest.mark.parametrize("name", PRIOR_NAMES)
 def test_priors_agree(name, gpu):
-    B, A = np.meshgrid([-300.0, -20.0, -1.0, 0.0, 0.3, 5.0, 40.0, 300.0],
-                       [-200.0, -10.0, -1e-3, 0.0, 1e-3, 0.5, 10.0, 200.0])
+    B, A = np.meshgrid(
+        [-300.0, -20.0, -1.0, 0.0, 0.3, 5.0, 40.0, 300.0], [-200.0, -10.0, -1e-3, 0.0, 1e-3, 0.5, 10.0, 200.0]
+    )
     B, A = B.ravel(), A.ravel()
     theta = [np.full(B.shape, t) for t in THETA[name]]
     p = prior(name)
-    on = lambda *xs: [gpu.asarray(x) for x in xs]   # noqa: E731
+    on = lambda *xs: [gpu.asarray(x) for x in xs]  # noqa: E731
     for method in ("log_z", "moments", "grad_log_z"):
         same_tree(getattr(p, method)(*on(B, A, *theta)), getattr(p, method)(B, A, *theta))
     x = np.clip(np.random.default_rng(0).random(B.shape) - 0.1, 0.0, 1.0)
@@ -80,16 +82,27 @@ def models(rng):
     x = np.where(rng.random((40, 9)) < 0.4, 0.0, rng.beta(2, 3, (40, 9)))
     yield RBM(rng.normal(0, 0.3, (9, 5)), rng.normal(0, 0.5, 9), rng.normal(0, 0.5, 5)), (x > 0.2) * 1.0
     for name in ("truncated_gaussian", "gauss_bernoulli"):
-        m = GRBM.initialize(GRBMConfig(n_hidden=5, visible_prior=name), xp=np, rng=rng,
-                            data_mean=x.mean(0), dtype="float64", data=x)
+        m = GRBM.initialize(
+            GRBMConfig(n_hidden=5, visible_prior=name),
+            xp=np,
+            rng=rng,
+            data_mean=x.mean(0),
+            dtype="float64",
+            data=x,
+        )
         yield m.replace(W=rng.normal(0, 0.3, m.W.shape)), x
 
 
 def tap_pieces(model, x):
     visible, hidden = model.tap_layers()
     s = tap.solve(model.W, visible, hidden, x, tol=1e-12, max_iter=300)
-    return (s, tap.free_energy(model.W, visible, hidden, s), tap.log_partition(model.W, visible, hidden, s),
-            tap.clamped_log_density(model.W, visible, hidden, x), tap.gradient(model.W, visible, hidden, x, s))
+    return (
+        s,
+        tap.free_energy(model.W, visible, hidden, s),
+        tap.log_partition(model.W, visible, hidden, s),
+        tap.clamped_log_density(model.W, visible, hidden, x),
+        tap.gradient(model.W, visible, hidden, x, s),
+    )
 
 
 def test_tap_agrees(gpu):
@@ -103,7 +116,7 @@ def test_adatap_agrees(gpu):
     rng = np.random.default_rng(2)
     rbm = RBM(rng.normal(0, 0.3, (9, 5)), rng.normal(0, 0.5, 9), rng.normal(0, 0.5, 5))
     x = (rng.random((12, 9)) < 0.5) * 1.0
-    solve = lambda m, v: adatap.solve(m.W, *m.tap_layers(), v, tol=1e-12, max_iter=200)   # noqa: E731
+    solve = lambda m, v: adatap.solve(m.W, *m.tap_layers(), v, tol=1e-12, max_iter=200)  # noqa: E731
     same_tree(solve(rbm.map(gpu.asarray), gpu.asarray(x)), solve(rbm, x), 1e-8)
 
 
@@ -118,8 +131,13 @@ def test_dbm_tap_agrees(sizes, gpu):
         layers, couplings = model.tap_stack()
         free = tap_dbm.solve(couplings, layers, v, tol=1e-12, max_iter=300)
         clamped = tap_dbm.clamped(couplings, layers, v, tol=1e-12, max_iter=300)
-        return (free, tap_dbm.log_partition(couplings, layers, free),
-                tap_dbm.free_energy(couplings, layers, clamped), tap_dbm.gradient(couplings, clamped, free))
+        return (
+            free,
+            tap_dbm.log_partition(couplings, layers, free),
+            tap_dbm.free_energy(couplings, layers, clamped),
+            tap_dbm.gradient(couplings, clamped, free),
+        )
+
     same_tree(pieces(dbm.map(gpu.asarray), gpu.asarray(x)), pieces(dbm, x), 1e-8)
 
 

@@ -1,6 +1,7 @@
 """tap Table 1 as configured: every job of ``experiments/tap/figure-3.yaml`` at the paper tier has
 the paper's settings (N_v from the data, N_h, M = K, priors, γ, ε, η), checked on the validated run
 configs the experiment would launch."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,9 +27,9 @@ def test_figure_3_paper_tier_is_table_1(variant):
         assert c.dataset["name"] == dataset
         assert c.dataset.get("binarize", "threshold") == ("threshold" if variant == "binary" else "none")
         assert getattr(c.model, "visible_prior", c.model.name == "rbm" and "bernoulli") == prior
-        assert c.learner.name == "tap" and c.learner.batch_size == batch   # K = M: the batch itself
+        assert c.learner.name == "tap" and c.learner.batch_size == batch  # K = M: the batch itself
         assert (c.learner.lr, c.learner.optimizer.weight_decay) == (lr, decay)
         assert (c.learner.optimizer.momentum, c.learner.optimizer.momentum_on) == (momentum, "interactions")
         assert c.train.epochs == (500 if variant == "cbcl" else 100)
-    if variant == "real":   # γ from 1e-2 to 1e-5 over the 100 epochs
+    if variant == "real":  # γ from 1e-2 to 1e-5 over the 100 epochs
         assert configs[0].learner.lr * configs[0].learner.lr_decay ** 100 == pytest.approx(1e-5, rel=0.01)

@@ -1,9 +1,10 @@
 """rbmlab's launchers, where Hydra looks for them (it instantiates a launcher only from a class
 defined in the hydra_plugins package): submitit's, with the requeue-and-resume protocol of
 rbmlab.run.cluster mixed in. ``hydra/launcher=slurm`` and ``slurm_gpu`` choose SlurmLauncher."""
+
 try:
     from hydra_plugins.hydra_submitit_launcher import submitit_launcher
-except ImportError:   # without the [slurm] extra there are none; hydra/launcher=slurm says so
+except ImportError:  # without the [slurm] extra there are none; hydra/launcher=slurm says so
     __all__: list[str] = []
 else:
     from rbmlab.run.cluster import Requeueing

@@ -8,6 +8,7 @@ ends in the parameters ``rbmlab run`` ends in.
 Visible values must be values of the visible units ({0, 1} for Bernoulli units; rbmlab.data.domain
 says why grey levels are refused rather than read as probabilities).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,11 +22,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rbmlab.api import files, scoring
-from rbmlab.api.settings import (ParameterError, as_value_error, backend_config, evaluator_config,
-                                 learner_config, model_config, train_config)
+from rbmlab.api.settings import (
+    ParameterError,
+    as_value_error,
+    backend_config,
+    evaluator_config,
+    learner_config,
+    model_config,
+    train_config,
+)
 from rbmlab.units.requirements import CATEGORICAL as _CATEGORICAL
 
-SAMPLE_STREAM = 5   # sample()'s random stream, after the runner's five (rbmlab.run.training)
+SAMPLE_STREAM = 5  # sample()'s random stream, after the runner's five (rbmlab.run.training)
 
 
 def non_negative(values) -> bool:
@@ -83,8 +91,9 @@ class EnergyModel(BaseEstimator):
 
         model_cfg = model_config(self.family, self._model_arguments(), self.model_options)
         with as_value_error():
-            learner = LEARNERS.build(learner_config(self.learner, self.learning_rate, self.batch_size,
-                                                    self.learner_options))
+            learner = LEARNERS.build(
+                learner_config(self.learner, self.learning_rate, self.batch_size, self.learner_options)
+            )
             model_class = MODELS.get(model_cfg.name)
             learner.check(model_class)
             check_configured_units(model_cfg, model_class, learner)
@@ -118,14 +127,18 @@ class EnergyModel(BaseEstimator):
         if allowed.contains(values):
             return X
         if units in _CATEGORICAL:
-            raise ParameterError(f"X: holds {values}; {units} visible units of {states} states take "
-                                 f"the codes {allowed} (model_options={{'visible_states': ...}})")
+            raise ParameterError(
+                f"X: holds {values}; {units} visible units of {states} states take "
+                f"the codes {allowed} (model_options={{'visible_states': ...}})"
+            )
         key = VISIBLE_UNITS[self.family].key
         negative = non_negative(allowed) and float(X.min()) < 0
         raise ParameterError(
             f"X: holds {values}; {units} visible units take {allowed} ("
             + (f"Negative values in data passed to {type(self).__name__}; " if negative else "")
-            + "binarise the data, e.g. X > 0.5" + (f", or choose model_options={{{key!r}: ...}})" if key else ")"))
+            + "binarise the data, e.g. X > 0.5"
+            + (f", or choose model_options={{{key!r}: ...}})" if key else ")")
+        )
 
     # ---------------------------------------------------------------- training
     def fit(self, X, y=None):
@@ -155,24 +168,33 @@ class EnergyModel(BaseEstimator):
         if reset:
             self.seed_, self.data_mean_ = seed_of(self.random_state), X.mean(axis=0)
             with as_value_error():
-                model = initial_model(model_class, model_cfg, backend, self.seed_, self.data_mean_, train.inputs)
+                model = initial_model(
+                    model_class, model_cfg, backend, self.seed_, self.data_mean_, train.inputs
+                )
                 model, state = learner_start(learner, model, backend, self.seed_, train)
             self.n_iter_, self.n_updates_ = 0, 0
         else:
             self._check_continues(model_class, model_cfg, learner, train, backend)
             model = self.model_.map(backend.asarray)
             state = self.learner_state_
-            if state is None:   # a checkpoint without one (a trial of a batched run's): a fresh one
+            if state is None:  # a checkpoint without one (a trial of a batched run's): a fresh one
                 _, state = learner_start(learner, model, backend, self.seed_, train, pretrained=True)
             state = {k: backend.xp.asarray(v) for k, v in state.items()}
         batch_size = learner.config.batch_size
-        for _ in tqdm(range(epochs), desc=f"train {learner.config.name}", disable=not self.verbose, leave=False):
-            model, state, updates = epoch_pass(learner, backend, self.seed_, self.n_iter_ + 1, train, X.shape[0],
-                                               batch_size, model, state)
+        for _ in tqdm(
+            range(epochs), desc=f"train {learner.config.name}", disable=not self.verbose, leave=False
+        ):
+            model, state, updates = epoch_pass(
+                learner, backend, self.seed_, self.n_iter_ + 1, train, X.shape[0], batch_size, model, state
+            )
             self.n_iter_, self.n_updates_ = self.n_iter_ + 1, self.n_updates_ + updates
             if not model.is_finite():
-                warnings.warn(f"{type(self).__name__}: training diverged at epoch {self.n_iter_} (parameters "
-                              "non-finite or beyond ±1e6); lower learning_rate", ConvergenceWarning, stacklevel=3)
+                warnings.warn(
+                    f"{type(self).__name__}: training diverged at epoch {self.n_iter_} (parameters "
+                    "non-finite or beyond ±1e6); lower learning_rate",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
                 break
         self.model_ = model.map(backend.to_numpy)
         self.learner_state_ = {k: backend.to_numpy(v) for k, v in state.items()}
@@ -184,12 +206,21 @@ class EnergyModel(BaseEstimator):
 
         fitted, settings = self.model_.model_sizes(), self.model_.settings()
         wanted = model_class.sizes(model_cfg, self.model_.data_dimension)
-        differ = [(k, v, fitted.get(k)) for k, v in wanted.items() if k not in learner.grows and fitted.get(k) != v]
-        differ += [(key, getattr(model_cfg, key), settings[setting])
-                   for key, setting in model_class.CONFIG_SETTINGS.items()
-                   if str(getattr(model_cfg, key)) != str(settings[setting])]
-        return next((f"{argument_of('model.' + key)}: {value} is not the fitted model's {have}"
-                     for key, value, have in differ), None)
+        differ = [
+            (k, v, fitted.get(k)) for k, v in wanted.items() if k not in learner.grows and fitted.get(k) != v
+        ]
+        differ += [
+            (key, getattr(model_cfg, key), settings[setting])
+            for key, setting in model_class.CONFIG_SETTINGS.items()
+            if str(getattr(model_cfg, key)) != str(settings[setting])
+        ]
+        return next(
+            (
+                f"{argument_of('model.' + key)}: {value} is not the fitted model's {have}"
+                for key, value, have in differ
+            ),
+            None,
+        )
 
     def _check_continues(self, model_class, model_cfg, learner, train, backend) -> None:
         """partial_fit continues the fitted model and learner state: the arguments that shape the
@@ -202,9 +233,11 @@ class EnergyModel(BaseEstimator):
         fresh = learner.init_state(self.model_.map(backend.asarray), train, backend.rng(0))
         missing = [key for key in fresh if key not in self.learner_state_]
         if missing:
-            raise ParameterError(f"learner: {learner.config.name} does not continue the fitted state (it has no "
-                                 f"{', '.join(missing)}); partial_fit continues with the learner it was fitted "
-                                 "by (fit starts afresh)")
+            raise ParameterError(
+                f"learner: {learner.config.name} does not continue the fitted state (it has no "
+                f"{', '.join(missing)}); partial_fit continues with the learner it was fitted "
+                "by (fit starts afresh)"
+            )
 
     # ---------------------------------------------------------------- the fitted model
     def _fitted(self, X=None):
@@ -231,8 +264,9 @@ class EnergyModel(BaseEstimator):
             config = evaluator_config(name, self.evaluator_options if own else None, bool(self.verbose))
             ev = EVALUATORS.build(config)
             scoring.check_scorer(ev, model)
-            context = scoring.context_for(backend.rng(self.seed_, FINAL_EVAL_STREAM), X, self.data_mean_,
-                                          bool(self.verbose))
+            context = scoring.context_for(
+                backend.rng(self.seed_, FINAL_EVAL_STREAM), X, self.data_mean_, bool(self.verbose)
+            )
             with np.errstate(over="ignore"):
                 return scoring.score_samples(ev, model, X, context)
 
@@ -256,7 +290,7 @@ class EnergyModel(BaseEstimator):
         with as_value_error():
             x = scoring.draw(model, method, int(n_samples), int(n_steps), backend.rng(seed, SAMPLE_STREAM))
         units = getattr(model, "visible_units", None)
-        return backend.to_numpy(x if units is None else units.decode(x))   # Potts: codes, as X
+        return backend.to_numpy(x if units is None else units.decode(x))  # Potts: codes, as X
 
     # ---------------------------------------------------------------- files
     def save(self, path):
@@ -266,12 +300,18 @@ class EnergyModel(BaseEstimator):
         check_is_fitted(self, "model_")
         model_class, model_cfg, learner = self._components()
         if (reshaped := self._reshaped(model_class, model_cfg, learner)) is not None:
-            raise ParameterError(f"{reshaped}; save records the arguments with the fitted model (fit again, "
-                                 "or set them back)")
-        configs = {"model": model_cfg, "learner": learner.config, "train": {"epochs": self.n_iter_},
-                   "backend": backend_config(self.backend, self.dtype)}
-        meta = files.checkpoint_meta(self.get_params(), self.seed_, configs, self.n_iter_, self.n_updates_,
-                                     self.data_mean_)
+            raise ParameterError(
+                f"{reshaped}; save records the arguments with the fitted model (fit again, or set them back)"
+            )
+        configs = {
+            "model": model_cfg,
+            "learner": learner.config,
+            "train": {"epochs": self.n_iter_},
+            "backend": backend_config(self.backend, self.dtype),
+        }
+        meta = files.checkpoint_meta(
+            self.get_params(), self.seed_, configs, self.n_iter_, self.n_updates_, self.data_mean_
+        )
         with as_value_error():
             return save_checkpoint(path, self.model_, meta, self.learner_state_)
 
@@ -290,8 +330,9 @@ class EnergyModel(BaseEstimator):
         estimator.model_, estimator.learner_state_ = model, state
         estimator.n_iter_, estimator.n_updates_ = int(meta.get("epoch", 0)), int(meta.get("updates", 0))
         estimator.seed_ = int((meta.get("config") or {}).get("seed", 0))
-        estimator.data_mean_ = (np.asarray(mean, dtype=model.dtype) if mean is not None
-                                else estimator._fallback_mean(model))
+        estimator.data_mean_ = (
+            np.asarray(mean, dtype=model.dtype) if mean is not None else estimator._fallback_mean(model)
+        )
         estimator.n_features_in_ = model.data_dimension
         return estimator
 
@@ -306,10 +347,12 @@ class EnergyModel(BaseEstimator):
         tags = super().__sklearn_tags__()
         key = VISIBLE_UNITS[self.family].key
         options = self.model_options if isinstance(self.model_options, dict) else {}
-        default = {f.name: f.default for f in dataclasses.fields(MODELS.get(self.family).config_class)}.get(key)
+        default = {f.name: f.default for f in dataclasses.fields(MODELS.get(self.family).config_class)}.get(
+            key
+        )
         try:
             units = visible_prior(self.family, options.get(key, default) if key else None)
-        except KeyError:   # not a unit type: fit says so
+        except KeyError:  # not a unit type: fit says so
             return tags
-        tags.input_tags.positive_only = non_negative(data_values(units))   # Potts codes: ≥ 0
+        tags.input_tags.positive_only = non_negative(data_values(units))  # Potts codes: ≥ 0
         return tags

@@ -1,4 +1,5 @@
 """``rbmlab.IsingModel``: the fully visible pairwise binary model as a scikit-learn density estimator."""
+
 from __future__ import annotations
 
 from sklearn.base import DensityMixin
@@ -21,9 +22,22 @@ class IsingModel(DensityMixin, EnergyModel):
 
     family = "ising"
 
-    def __init__(self, *, learner="pcd", learning_rate=None, batch_size=None, n_iter=10, learner_options=None,
-                 model_options=None, evaluator="auto", evaluator_options=None, dtype="float32", backend="numpy",
-                 random_state=None, verbose=False):
+    def __init__(
+        self,
+        *,
+        learner="pcd",
+        learning_rate=None,
+        batch_size=None,
+        n_iter=10,
+        learner_options=None,
+        model_options=None,
+        evaluator="auto",
+        evaluator_options=None,
+        dtype="float32",
+        backend="numpy",
+        random_state=None,
+        verbose=False,
+    ):
         self.learner = learner
         self.learning_rate = learning_rate
         self.batch_size = batch_size
@@ -37,7 +51,7 @@ class IsingModel(DensityMixin, EnergyModel):
         self.random_state = random_state
         self.verbose = verbose
 
-    score = EnergyModel.score   # the mean log-likelihood (DensityMixin's is a placeholder)
+    score = EnergyModel.score  # the mean log-likelihood (DensityMixin's is a placeholder)
 
     @property
     def coupling_(self):

@@ -1,4 +1,5 @@
 """``rbmlab.RBM``: a restricted Boltzmann machine as a scikit-learn transformer (hidden means)."""
+
 from __future__ import annotations
 
 import numbers
@@ -51,9 +52,23 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
 
     family = "rbm"
 
-    def __init__(self, n_components=256, *, learner="cd", learning_rate=None, batch_size=None, n_iter=10,
-                 learner_options=None, model_options=None, evaluator="auto", evaluator_options=None,
-                 dtype="float32", backend="numpy", random_state=None, verbose=False):
+    def __init__(
+        self,
+        n_components=256,
+        *,
+        learner="cd",
+        learning_rate=None,
+        batch_size=None,
+        n_iter=10,
+        learner_options=None,
+        model_options=None,
+        evaluator="auto",
+        evaluator_options=None,
+        dtype="float32",
+        backend="numpy",
+        random_state=None,
+        verbose=False,
+    ):
         self.n_components = n_components
         self.learner = learner
         self.learning_rate = learning_rate
@@ -85,7 +100,7 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
         return features(model, X)
 
     @property
-    def _n_features_out(self):   # get_feature_names_out: rbm0, rbm1, ...
+    def _n_features_out(self):  # get_feature_names_out: rbm0, rbm1, ...
         return self.model_.n_hidden
 
     @property

@@ -5,6 +5,7 @@ log p(x) = log p̃(x) − log Z: log Z is what the evaluator of that name comput
 term is the one its mean is taken of (exact and AIS: −F(x); TAP: the clamped TAP density, tap
 Eq. 39). ``pl`` is the pseudo-log-likelihood Σ_i log p(x_i | x_−i) itself, no log Z.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,9 +34,11 @@ def check_scorer(evaluator, model) -> None:
     usable = [n for n in applicable(type(model), sizes) if n in SCORERS]
     if name not in usable:
         shape = ", ".join(f"{k}={v}" for k, v in sizes.items())
-        raise RbmlabError(f"evaluator: {name} does not score this {model.family} model ({shape}); "
-                          f"score_samples can use {', '.join(usable) or 'none of ' + ', '.join(SCORERS)}")
-    check_applies(evaluator, type(model), sizes)   # its options
+        raise RbmlabError(
+            f"evaluator: {name} does not score this {model.family} model ({shape}); "
+            f"score_samples can use {', '.join(usable) or 'none of ' + ', '.join(SCORERS)}"
+        )
+    check_applies(evaluator, type(model), sizes)  # its options
     check_unit_types(model.settings(), evaluator.units, f"evaluator={name}", lambda setting: "model_options")
 
 
@@ -50,8 +53,9 @@ def score_samples(evaluator, model, x, context: Context) -> np.ndarray:
     if name == "pl":
         from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood  # noqa: PLC0415
 
-        return to_numpy(pseudo_log_likelihood(model, x, rng=context.rng,
-                                              n_units=evaluator.config.n_units or None)).astype(np.float64)
+        return to_numpy(
+            pseudo_log_likelihood(model, x, rng=context.rng, n_units=evaluator.config.n_units or None)
+        ).astype(np.float64)
     if name == "tap":
         from rbmlab.units.layer import clamped_log_density  # noqa: PLC0415
 
@@ -71,19 +75,23 @@ def draw(model, method: str, n: int, steps: int, rng, chunk: int = 1000):
     """``n`` samples of the visible units: ``exact`` by enumeration of an RBM's smaller layer, else
     ``steps`` transitions of the inference method ``method`` (``gibbs``: the family's default
     sampler, block Gibbs for an RBM) from uniform states (rbmlab.evaluators.sampling)."""
-    from rbmlab.evaluators.sampling import draw as draw_chains, sampler_for  # noqa: PLC0415
+    from rbmlab.evaluators.sampling import draw as draw_chains  # noqa: PLC0415
+    from rbmlab.evaluators.sampling import sampler_for
     from rbmlab.inference import INFERENCE  # noqa: PLC0415
 
     if method == "exact":
         from rbmlab.models.rbm import sample_exact  # noqa: PLC0415
 
         if model.family != "rbm":
-            raise RbmlabError(f"method: exact sampling is written for the rbm family, not {model.family}; "
-                              "use method='gibbs'")
+            raise RbmlabError(
+                f"method: exact sampling is written for the rbm family, not {model.family}; "
+                "use method='gibbs'"
+            )
         try:
             return sample_exact(model, rng, n)
         except ValueError as e:
             raise RbmlabError(f"method: exact: {e}; use method='gibbs'") from None
     config = None if method == "gibbs" else INFERENCE.parse(method, "method")
-    return draw_chains(model, sampler_for(config, type(model), f"sample(method={method!r})"), n, steps,
-                       chunk, rng)
+    return draw_chains(
+        model, sampler_for(config, type(model), f"sample(method={method!r})"), n, steps, chunk, rng
+    )

@@ -6,6 +6,7 @@ own arguments and option dicts are laid over it, and the registry parses the res
 names the estimator's argument (``learning_rate``, ``learner_options['k']``) instead of the config
 key, and is a ValueError, as scikit-learn expects of a bad parameter.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,9 +20,18 @@ from rbmlab.errors import RbmlabError
 from rbmlab.validation import merged
 
 # config key → the estimator's argument (the rest of a group: its options dict)
-ARGUMENTS = {"learner.name": "learner", "learner.lr": "learning_rate", "learner.batch_size": "batch_size",
-             "model.n_hidden": "n_components", "evaluator.name": "evaluator", "train.epochs": "n_iter",
-             "backend.name": "backend", "backend.dtype": "dtype", "method.name": "method", "seed": "random_state"}
+ARGUMENTS = {
+    "learner.name": "learner",
+    "learner.lr": "learning_rate",
+    "learner.batch_size": "batch_size",
+    "model.n_hidden": "n_components",
+    "evaluator.name": "evaluator",
+    "train.epochs": "n_iter",
+    "backend.name": "backend",
+    "backend.dtype": "dtype",
+    "method.name": "method",
+    "seed": "random_state",
+}
 OPTION_DICTS = {"learner": "learner_options", "model": "model_options", "evaluator": "evaluator_options"}
 
 
@@ -92,10 +102,14 @@ def learner_config(name: Any, learning_rate: Any, batch_size: Any, options: Any)
             options.pop("optimizer")
         for key in ("name", "lr", "batch_size"):
             if key in options:
-                raise ParameterError(f"learner_options[{key!r}]: an argument of its own; give it as "
-                                     f"{argument_of('learner.' + key)}=...")
-        given = {**({"lr": learning_rate} if learning_rate is not None else {}),
-                 **({"batch_size": batch_size} if batch_size is not None else {})}
+                raise ParameterError(
+                    f"learner_options[{key!r}]: an argument of its own; give it as "
+                    f"{argument_of('learner.' + key)}=..."
+                )
+        given = {
+            **({"lr": learning_rate} if learning_rate is not None else {}),
+            **({"batch_size": batch_size} if batch_size is not None else {}),
+        }
         return LEARNERS.parse(merged(composed_group("learner", name, extra), {**options, **given}))
 
 
@@ -110,7 +124,8 @@ def model_config(family: str, arguments: dict[str, Any], options: Any):
         for key in ("name", "init", *arguments):
             if key in options:
                 hint = {"init": "load(path) and partial_fit", "name": "another estimator class"}.get(
-                    key, f"{argument_of('model.' + key)}=...")
+                    key, f"{argument_of('model.' + key)}=..."
+                )
                 raise ParameterError(f"model_options[{key!r}]: not an option here; use {hint}")
         return MODELS.parse(merged(composed_group("model", family), {**options, **arguments}))
 

@@ -9,6 +9,7 @@ The package is the bottom numerical layer (it imports nothing of rbmlab but :mod
 uniforms), ``cupy_kernels`` and ``numba_kernels`` (the optional fused kernels), ``machine`` (CPU,
 BLAS and kernel facts for ``rbmlab doctor``) and ``allocator`` (glibc's reuse of freed memory).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -126,8 +127,10 @@ def get_backend(name: str = "numpy", dtype: str = "float32") -> Backend:
         return Backend("numpy", np, np.dtype(dtype))
     cupy = _cupy()
     if cupy is None:
-        raise RbmlabError("backend=cupy: cupy is not installed or no CUDA device is visible "
-                          "(pip install 'rbmlab[gpu]' on a GPU machine)")
+        raise RbmlabError(
+            "backend=cupy: cupy is not installed or no CUDA device is visible "
+            "(pip install 'rbmlab[gpu]' on a GPU machine)"
+        )
     return Backend("cupy", cupy, cupy.dtype(dtype))
 
 

@@ -12,14 +12,15 @@ MALLOC_TRIM_THRESHOLD_, a glibc.malloc tunable in GLIBC_TUNABLES); a glibc older
 the threshold at 32 MiB (then that is set); on another C library nothing changes. The entry points
 call it (``rbmlab``, each Hydra job, ``python -m rbmlab.bench``).
 """
+
 from __future__ import annotations
 
 import ctypes
 import os
 import platform
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3      # mallopt parameters (malloc.h)
-THRESHOLDS = (1 << 30, 1 << 25)                  # 1 GiB; 32 MiB, the cap of older glibc
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
+THRESHOLDS = (1 << 30, 1 << 25)  # 1 GiB; 32 MiB, the cap of older glibc
 ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 
 _state: str | None = None
@@ -53,6 +54,7 @@ def _apply() -> str:
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     for threshold in THRESHOLDS:
         if mallopt(M_MMAP_THRESHOLD, threshold) and mallopt(M_TRIM_THRESHOLD, 2 * threshold - 1):
-            return (f"allocator: glibc, freed blocks up to {threshold >> 20} MiB reused "
-                    "(mmap threshold raised)")
+            return (
+                f"allocator: glibc, freed blocks up to {threshold >> 20} MiB reused (mmap threshold raised)"
+            )
     return "allocator: glibc refused the thresholds, left as it is"

@@ -8,6 +8,7 @@ precision, and the Bernoulli kernel forms its uniforms from a host-drawn 64-bit 
 pass writes random numbers to memory and no launch draws the key. ``tests/test_cupy_kernels.py``
 compares them on a GPU. Imported only when a cupy array arrives.
 """
+
 from __future__ import annotations
 
 import cupy
@@ -35,29 +36,34 @@ template <> __device__ double rbmlab_uniform<double>(unsigned long long key, lon
 """
 
 _uniforms = cupy.ElementwiseKernel(
-    "uint64 key", "T u", "u = rbmlab_uniform<T>(key, i);",
-    "rbmlab_uniforms", preamble=_UNIFORM)
+    "uint64 key", "T u", "u = rbmlab_uniform<T>(key, i);", "rbmlab_uniforms", preamble=_UNIFORM
+)
 
 # x ← [u (1 + e^{−a}) < 1] with a = scale·(x + bias) + offset: P(1) = σ(a)   (rbmlab.backend.ops)
 _bernoulli_logits = cupy.ElementwiseKernel(
-    "uint64 key, T bias, T scale, T offset", "T x",
+    "uint64 key, T bias, T scale, T offset",
+    "T x",
     "const T u = rbmlab_uniform<T>(key, i);"
     "const T a = scale * (x + bias) + offset;"
     "x = (u * (T(1) + exp(-a)) < T(1)) ? T(1) : T(0);",
-    "rbmlab_bernoulli_logits", preamble=_UNIFORM)
+    "rbmlab_bernoulli_logits",
+    preamble=_UNIFORM,
+)
 
 # x ← x + bias, y ← softplus(β_1 x) − softplus(β_0 x) in the expm1 form of rbmlab.evaluators.ais;
 # δ = β_1 − β_0 is formed in float64 on the host, as there. (An elementwise kernel and a row sum
 # beat one ReductionKernel with this map: 46 against 69 µs on 10,000 × 500 floats, H100.)
 _softplus_increment = cupy.ElementwiseKernel(
-    "T bias, T beta_0, T delta", "T x, T y",
+    "T bias, T beta_0, T delta",
+    "T x, T y",
     """
     x = x + bias;
     const T ax = fabs(x);
     const T e0 = exp(-beta_0 * ax);
     y = log1p(expm1(-delta * ax) * e0 / (T(1) + e0)) + delta * max(x, T(0));
     """,
-    "rbmlab_softplus_increment")
+    "rbmlab_softplus_increment",
+)
 
 
 def uniforms(key: np.uint64, shape, dtype):
@@ -68,16 +74,22 @@ def uniforms(key: np.uint64, shape, dtype):
 def bernoulli_logits_(x, key: np.uint64, bias=None, scale=None, offset=None):
     """In place: x becomes the {0, 1} sample [u < σ(scale·(x + bias) + offset)], u from ``key``."""
     zero = x.dtype.type(0)
-    _bernoulli_logits(key, zero if bias is None else bias, x.dtype.type(1) if scale is None else scale,
-                      zero if offset is None else offset, x)
+    _bernoulli_logits(
+        key,
+        zero if bias is None else bias,
+        x.dtype.type(1) if scale is None else scale,
+        zero if offset is None else offset,
+        x,
+    )
     return x
 
 
 def softplus_increment(x, beta_0: float, beta_1: float, out, bias=None):
     """Per row of ``x``, float64: Σ_j softplus(β_1 x_j) − softplus(β_0 x_j), after x ← x + bias
     (in place); ``out``, shaped like x, holds the terms."""
-    _softplus_increment(x.dtype.type(0) if bias is None else bias, x.dtype.type(beta_0),
-                        x.dtype.type(beta_1 - beta_0), x, out)
+    _softplus_increment(
+        x.dtype.type(0) if bias is None else bias, x.dtype.type(beta_0), x.dtype.type(beta_1 - beta_0), x, out
+    )
     return out.sum(axis=-1, dtype=cupy.float64)
 
 
@@ -85,7 +97,8 @@ def softplus_increment(x, beta_0: float, beta_1: float, out, bias=None):
 # neighbours' products p = Σ a W and q = Σ c W², A = −q and B = U + p + A·a (the Onsager term);
 # f_a = σ(B − A/2), f_c = f_a (1 − f_a); a ← a + d (f_a − a), c ← c + d (f_c − c), s = (f_a − a)².
 _tap_bernoulli = cupy.ElementwiseKernel(
-    "T p, T q, T field, T damping", "T a, T c, T s",
+    "T p, T q, T field, T damping",
+    "T a, T c, T s",
     """
     const T m = T(1) / (T(1) + exp(q * (a - T(0.5)) - field - p));
     const T d = m - a;
@@ -93,7 +106,8 @@ _tap_bernoulli = cupy.ElementwiseKernel(
     a = a + damping * d;
     c = c + damping * (m * (T(1) - m) - c);
     """,
-    "rbmlab_tap_bernoulli")
+    "rbmlab_tap_bernoulli",
+)
 
 
 def tap_bernoulli_step_(p, q, field, a, c, damping: float):
@@ -107,16 +121,19 @@ def tap_bernoulli_step_(p, q, field, a, c, damping: float):
 # passes of rbmlab.inference.matrix_bp): the sender's cavity c = η − m, the message g(w, c), and
 # the damped mix with the old message, new = (1 − d) g + d old. Sum-product takes e^w − 1.
 _bp_sum_message = cupy.ElementwiseKernel(
-    "T expm1_w, T eta, T m, T old, T damping", "T out",
-    "const T g = log1p(expm1_w / (T(1) + exp(m - eta)));"
-    "out = (T(1) - damping) * g + damping * old;",
-    "rbmlab_bp_sum_message")
+    "T expm1_w, T eta, T m, T old, T damping",
+    "T out",
+    "const T g = log1p(expm1_w / (T(1) + exp(m - eta)));out = (T(1) - damping) * g + damping * old;",
+    "rbmlab_bp_sum_message",
+)
 _bp_max_message = cupy.ElementwiseKernel(
-    "T w, T eta, T m, T old, T damping", "T out",
+    "T w, T eta, T m, T old, T damping",
+    "T out",
     "const T c = eta - m;"
     "const T g = max(w + c, T(0)) - max(c, T(0));"
     "out = (T(1) - damping) * g + damping * old;",
-    "rbmlab_bp_max_message")
+    "rbmlab_bp_max_message",
+)
 
 
 def bp_messages(mode: str, weights, eta, m, old, damping: float):

@@ -6,6 +6,7 @@ bench.md. Nothing here changes a setting: a kernel chosen by the user or their e
 (``OPENBLAS_CORETYPE``) is reported, never overridden (the allocator line reports what the entry
 points set, rbmlab.backend.allocator).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -19,14 +20,30 @@ from typing import Any
 # AVX2) leaves the wider units idle.
 AVX512_KERNELS = ("skylakex", "cooperlake", "sapphirerapids")
 SKYLAKEX_NEEDS = {"avx512f", "avx512bw", "avx512vl", "avx512cd", "avx512dq"}
-VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512cd", "avx512dq",
-                "avx512vl", "avx512_bf16", "amx_tile")
+VECTOR_FLAGS = (
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512bw",
+    "avx512cd",
+    "avx512dq",
+    "avx512vl",
+    "avx512_bf16",
+    "amx_tile",
+)
 
 
 def cpu() -> dict[str, Any]:
     """Model name, vendor, core count and vector features (from /proc/cpuinfo where there is one)."""
-    info: dict[str, Any] = {"machine": platform.machine(), "cpus": os.cpu_count(), "model": "?",
-                            "vendor": "", "flags": set()}
+    info: dict[str, Any] = {
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "model": "?",
+        "vendor": "",
+        "flags": set(),
+    }
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -47,7 +64,7 @@ def blas() -> list[dict[str, Any]]:
     version, architecture (the kernel in use), num_threads, filepath."""
     from threadpoolctl import threadpool_info  # noqa: PLC0415
 
-    importlib.import_module("numpy")   # loads its BLAS, which threadpoolctl then finds
+    importlib.import_module("numpy")  # loads its BLAS, which threadpoolctl then finds
 
     return [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
 
@@ -64,45 +81,65 @@ def facts() -> dict[str, Any]:
     library's filepath is the part after site-packages (``numpy.libs/libscipy_openblas64_...so``,
     rbmlab.storage.portable): the same library in any environment, where the whole path is this
     machine's."""
-    from rbmlab.storage.portable import portable_path  # noqa: PLC0415
-
     import numpy  # noqa: PLC0415
 
     from rbmlab.backend.allocator import state  # noqa: PLC0415
     from rbmlab.backend.random_bits import sampler  # noqa: PLC0415
+    from rbmlab.storage.portable import portable_path  # noqa: PLC0415
 
     c = cpu()
     libs = blas()
     suggestion = next((k for k in (faster_kernel(lib, c["flags"]) for lib in libs) if k), None)
-    return {"python": platform.python_version(), "numpy": numpy.__version__,
-            "cpu": c["model"], "cpus": c["cpus"], "machine": c["machine"],
-            "vector_features": [f for f in VECTOR_FLAGS if f in c["flags"]],
-            "blas": [{**{k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads")},
-                      "filepath": portable_path(lib.get("filepath") or "")} for lib in libs],
-            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-            "faster_kernel": suggestion, "sampler": sampler(), "allocator": state()}
+    return {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "cpu": c["model"],
+        "cpus": c["cpus"],
+        "machine": c["machine"],
+        "vector_features": [f for f in VECTOR_FLAGS if f in c["flags"]],
+        "blas": [
+            {
+                **{k: lib.get(k) for k in ("internal_api", "version", "architecture", "num_threads")},
+                "filepath": portable_path(lib.get("filepath") or ""),
+            }
+            for lib in libs
+        ],
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "faster_kernel": suggestion,
+        "sampler": sampler(),
+        "allocator": state(),
+    }
 
 
 def report(f: dict[str, Any] | None = None) -> list[str]:
     """Human-readable lines: the stack, and what selecting a faster kernel would take."""
     f = f or facts()
-    lines = [f"python {f['python']}, numpy {f['numpy']}",
-             f"CPU: {f['cpu']} ({f['machine']}, {f['cpus']} cores); vector features: "
-             f"{', '.join(f['vector_features']) or 'none found'}"]
+    lines = [
+        f"python {f['python']}, numpy {f['numpy']}",
+        f"CPU: {f['cpu']} ({f['machine']}, {f['cpus']} cores); vector features: "
+        f"{', '.join(f['vector_features']) or 'none found'}",
+    ]
     for lib in f["blas"] or [{}]:
         if not lib:
             lines.append("BLAS: none found by threadpoolctl")
             continue
-        lines.append(f"BLAS: {lib['internal_api']} {lib['version']}, kernel {lib['architecture']}, "
-                     f"{lib['num_threads']} thread(s) ({lib['filepath']})")
+        lines.append(
+            f"BLAS: {lib['internal_api']} {lib['version']}, kernel {lib['architecture']}, "
+            f"{lib['num_threads']} thread(s) ({lib['filepath']})"
+        )
     coretype = f["openblas_coretype"]
     lines.append(f"OPENBLAS_CORETYPE: {coretype if coretype else 'not set (the library chose its kernel)'}")
     if f["faster_kernel"]:
-        how = (f"your environment sets OPENBLAS_CORETYPE={coretype}; unset it or set "
-               f"OPENBLAS_CORETYPE={f['faster_kernel']}" if coretype
-               else f"set OPENBLAS_CORETYPE={f['faster_kernel']}")
-        lines.append(f"faster kernel available: {f['faster_kernel']} ({how} before starting "
-                     "Python; `make bench` measures the gain)")
+        how = (
+            f"your environment sets OPENBLAS_CORETYPE={coretype}; unset it or set "
+            f"OPENBLAS_CORETYPE={f['faster_kernel']}"
+            if coretype
+            else f"set OPENBLAS_CORETYPE={f['faster_kernel']}"
+        )
+        lines.append(
+            f"faster kernel available: {f['faster_kernel']} ({how} before starting "
+            "Python; `make bench` measures the gain)"
+        )
     if "sampler" in f:
         lines.append(f"Bernoulli sampler: {f['sampler']}")
     if "allocator" in f:

@@ -4,6 +4,7 @@ factorisation, which no matmul counter sees, is declared by its textbook operati
 (Golub & Van Loan, flops / 2), so learners that use one are charged in the same unit.
 Elementwise work (sampling, nonlinearities, damping) is not counted.
 """
+
 from __future__ import annotations
 
 
@@ -15,14 +16,14 @@ def lu_solve(n: int, rhs: int = 1) -> float:
 
 def inverse(n: int) -> float:
     """Inverting an (n, n) matrix: 2n³ flops, n³ MACs."""
-    return float(n ** 3)
+    return float(n**3)
 
 
 def eigh(n: int) -> float:
     """Symmetric eigendecomposition with eigenvectors (tridiagonal QR): 9n³ flops, 4.5 n³ MACs."""
-    return 4.5 * n ** 3
+    return 4.5 * n**3
 
 
 def eigvalsh(n: int) -> float:
     """Symmetric eigenvalues only (the reduction to tridiagonal form): 4n³/3 flops, 2n³/3 MACs."""
-    return 2 * n ** 3 / 3
+    return 2 * n**3 / 3

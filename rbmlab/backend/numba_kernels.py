@@ -11,13 +11,14 @@ that way), callers get None and take their own path.
   :func:`rbmlab.inference.mplp._sweep`), once.
 - :func:`status` says which it is, for run records and benchmark headers.
 """
+
 from __future__ import annotations
 
 import functools
 import importlib
 import os
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable
 
 SWITCH = "RBMLAB_NUMBA"
 
@@ -55,6 +56,5 @@ def status() -> str:
     """'numba <version>', or 'off (<why>)'."""
     if available():
         return f"numba {_numba().__version__}"
-    why = (f"{SWITCH}=0" if switched_off()
-           else "numba not installed; pip install 'rbmlab[fast]'")
+    why = f"{SWITCH}=0" if switched_off() else "numba not installed; pip install 'rbmlab[fast]'"
     return f"off ({why})"

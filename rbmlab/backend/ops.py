@@ -1,4 +1,5 @@
 """Elementwise and reduction helpers written once against the array namespace of their input."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,7 +14,7 @@ def sigmoid(x, out=None):
     about twice as fast as the tanh form (1 + tanh(x/2)) / 2 in numpy.
     """
     xp = namespace(x)
-    if out is None and x.dtype.kind not in "fc":   # integer or boolean input
+    if out is None and x.dtype.kind not in "fc":  # integer or boolean input
         x = x.astype(xp.float64)
     out = xp.negative(x, out=out)
     with ignore_overflow(xp):
@@ -72,7 +73,7 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
     one kernel keyed from the host (:mod:`rbmlab.backend.cupy_kernels`).
     """
     xp = namespace(x)
-    if xp.__name__ == "cupy" and hasattr(rng, "host_keys"):   # a Backend.rng: fused kernel
+    if xp.__name__ == "cupy" and hasattr(rng, "host_keys"):  # a Backend.rng: fused kernel
         from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
         return cupy_kernels.bernoulli_logits_(x, random_bits.draw_key(rng.host_keys), bias, scale, offset)

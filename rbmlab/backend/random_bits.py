@@ -13,6 +13,7 @@ The Bernoulli step on a logit a is written on e = e^{−a}: accept ⇔ u (1 + e)
 speed of the numpy fallback (itself a little faster than ``Generator.random_raw``).
 ``RBMLAB_NUMBA=0`` selects the fallback.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,7 +25,7 @@ import numpy as np
 from rbmlab.backend import namespace, numba_kernels
 from rbmlab.backend.splitmix import mixed_counter
 
-SCALE = {np.dtype(np.float32): np.float32(2.0 ** -24), np.dtype(np.float64): 2.0 ** -53}
+SCALE = {np.dtype(np.float32): np.float32(2.0**-24), np.dtype(np.float64): 2.0**-53}
 
 
 def draw_key(rng: np.random.Generator) -> np.uint64:
@@ -41,8 +42,8 @@ def uniforms(key: np.uint64, shape, dtype) -> np.ndarray:
         u = (mixed_counter(key, count) >> np.uint64(11)).astype(np.float64)
     elif dtype == np.float32:
         halves = mixed_counter(key, (count + 1) // 2).astype("<u8", copy=False).view("<u4")[:count]
-        halves >>= 8                                 # z's bits 8–31, then 40–63
-        u = halves.view("<i4").astype(np.float32)      # < 2^24: exact
+        halves >>= 8  # z's bits 8–31, then 40–63
+        u = halves.view("<i4").astype(np.float32)  # < 2^24: exact
     else:
         raise TypeError(f"uniforms: float32 or float64 expected, got {dtype}")
     u *= SCALE[dtype]

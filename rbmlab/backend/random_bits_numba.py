@@ -1,6 +1,7 @@
 """numba kernels for :mod:`rbmlab.backend.random_bits` (the optional ``fast`` extra): the counter-based
 uniforms drawn and compared in one single-threaded pass. Importing this module fails with
 ImportError when numba is not installed; the numpy fallback gives the same bits."""
+
 from __future__ import annotations
 
 import numba
@@ -28,14 +29,14 @@ def uniform_at(key, c, float32):
     if float32:
         z = mix(key, c // 2)
         bits = (z >> np.uint64(8)) & LOW_24 if c % 2 == 0 else z >> np.uint64(40)
-        return np.float64(bits) * 2.0 ** -24
-    return np.float64(mix(key, c) >> np.uint64(11)) * 2.0 ** -53
+        return np.float64(bits) * 2.0**-24
+    return np.float64(mix(key, c) >> np.uint64(11)) * 2.0**-53
 
 
 @jit
 def accept_f32(e, key):
     """e (1-D float32, e^{−a}) ← [u (1 + e) < 1], two 24-bit uniforms per z (bits 8–31, 40–63)."""
-    one, zero, scale = np.float32(1.0), np.float32(0.0), np.float32(2.0 ** -24)
+    one, zero, scale = np.float32(1.0), np.float32(0.0), np.float32(2.0**-24)
     pairs = e.size // 2
     for j in range(pairs):
         z = mix(key, j)
@@ -51,7 +52,7 @@ def accept_f32(e, key):
 @jit
 def accept_f64(e, key):
     """e (1-D float64, e^{−a}) ← [u (1 + e) < 1], one 53-bit uniform per z."""
-    scale = 2.0 ** -53
+    scale = 2.0**-53
     for j in range(e.size):
         u = np.float64(mix(key, j) >> np.uint64(11)) * scale
         e[j] = 1.0 if u * (1.0 + e[j]) < 1.0 else 0.0

@@ -4,11 +4,12 @@ z_j = mix(key + (j + 1)·γ): SplitMix64's output function over its own Weyl seq
 element of a stream is a pure function of (key, j). :mod:`rbmlab.backend.random_bits` turns z into
 uniforms; :mod:`rbmlab.backend.random_bits_numba` computes the same z one element at a time.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-GAMMA = np.uint64(0x9E3779B97F4A7C15)    # SplitMix64's Weyl increment (2^64 / golden ratio)
+GAMMA = np.uint64(0x9E3779B97F4A7C15)  # SplitMix64's Weyl increment (2^64 / golden ratio)
 MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX_2 = np.uint64(0x94D049BB133111EB)
 SHIFTS = (np.uint64(30), np.uint64(27), np.uint64(31))

@@ -30,6 +30,7 @@ experiments' timings), ``measure``, the GPU rows, the kernel comparison and the 
 :mod:`rbmlab.bench.method` (interleaved timing); :mod:`rbmlab.bench.cli` (``python -m
 rbmlab.bench``, ``__main__``).
 """
+
 from __future__ import annotations
 
 import json
@@ -47,34 +48,40 @@ from rbmlab.registry import Registry
 from rbmlab.storage.fileio import atomic_write
 
 # timing artefacts of experiments/<paper>/*.yaml (bench:)
-EXPERIMENT_PARTS = Registry("bench part", {
-    "tap_speed": "rbmlab.bench.tap:tap_speed",
-    "bp_speed": "rbmlab.bench.crbm_bp:bp_speed",
-    "pmap_speed": "rbmlab.bench.pmp:pmap_speed",
-    "sampler_speed": "rbmlab.bench.samplers:sampler_speed",
-    "dcp_speed": "rbmlab.bench.dcp:dcp_speed",
-})
+EXPERIMENT_PARTS = Registry(
+    "bench part",
+    {
+        "tap_speed": "rbmlab.bench.tap:tap_speed",
+        "bp_speed": "rbmlab.bench.crbm_bp:bp_speed",
+        "pmap_speed": "rbmlab.bench.pmp:pmap_speed",
+        "sampler_speed": "rbmlab.bench.samplers:sampler_speed",
+        "dcp_speed": "rbmlab.bench.dcp:dcp_speed",
+    },
+)
 
 # make bench's parts, in bench.md's order: each a function (rounds, examples) -> rows. Adding one
 # is its module under rbmlab/bench/ and one line here.
-BENCH_PARTS = Registry("bench part", {
-    "gibbs": "rbmlab.bench.rbm:gibbs_part",
-    "ais": "rbmlab.bench.rbm:ais_part",
-    "pcd": "rbmlab.bench.rbm:pcd_part",
-    "sampler": "rbmlab.bench.rbm:sampler_part",
-    "tempering": "rbmlab.bench.tempering:tempering_part",
-    "dcp": "rbmlab.bench.dcp:dcp_part",
-    "frank_wolfe": "rbmlab.bench.frank_wolfe:frank_wolfe_part",
-    "crbm_bp": "rbmlab.bench.crbm_bp:crbm_bp_part",
-    "pmp": "rbmlab.bench.pmp:pmp_part",
-    "tap": "rbmlab.bench.tap:tap_part",
-})
+BENCH_PARTS = Registry(
+    "bench part",
+    {
+        "gibbs": "rbmlab.bench.rbm:gibbs_part",
+        "ais": "rbmlab.bench.rbm:ais_part",
+        "pcd": "rbmlab.bench.rbm:pcd_part",
+        "sampler": "rbmlab.bench.rbm:sampler_part",
+        "tempering": "rbmlab.bench.tempering:tempering_part",
+        "dcp": "rbmlab.bench.dcp:dcp_part",
+        "frank_wolfe": "rbmlab.bench.frank_wolfe:frank_wolfe_part",
+        "crbm_bp": "rbmlab.bench.crbm_bp:crbm_bp_part",
+        "pmp": "rbmlab.bench.pmp:pmp_part",
+        "tap": "rbmlab.bench.tap:tap_part",
+    },
+)
 
 PARTS = tuple(BENCH_PARTS.names())
-KERNEL_PARTS = ("gibbs", "pcd")   # measured again with a faster BLAS kernel, where there is one
+KERNEL_PARTS = ("gibbs", "pcd")  # measured again with a faster BLAS kernel, where there is one
 
 
-GPU_SIZES = (200, 10_000)   # a CPU-sized batch (launch-bound on a GPU) and a GPU-sized one
+GPU_SIZES = (200, 10_000)  # a CPU-sized batch (launch-bound on a GPU) and a GPU-sized one
 GPU_TARGET = "≥ 0.8 (GPU)"
 
 
@@ -86,10 +93,19 @@ def measure_gpu(rounds: int) -> list[Row]:
     from rbmlab.bench.tap import bench_tap, tap_speed  # noqa: PLC0415
 
     backend = get_backend("cupy", "float32")
-    return [r for size in GPU_SIZES for r in (bench_gibbs(backend, rounds, None, batch=size, target=GPU_TARGET)
-                                              + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET)
-                                              + bench_tap(backend, rounds, None, chains=size, target=GPU_TARGET))
-            ] + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy") + crbm_bp_gpu(backend, rounds)
+    return (
+        [
+            r
+            for size in GPU_SIZES
+            for r in (
+                bench_gibbs(backend, rounds, None, batch=size, target=GPU_TARGET)
+                + bench_ais(backend, rounds, None, chains=size, target=GPU_TARGET)
+                + bench_tap(backend, rounds, None, chains=size, target=GPU_TARGET)
+            )
+        ]
+        + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy")
+        + crbm_bp_gpu(backend, rounds)
+    )
 
 
 def crbm_bp_gpu(backend, rounds: int) -> list[Row]:
@@ -98,9 +114,11 @@ def crbm_bp_gpu(backend, rounds: int) -> list[Row]:
     instance, beside its elementwise bound), and BP to convergence at that size."""
     from rbmlab.bench.crbm_bp import bench_crbm_bp, bp_to_convergence  # noqa: PLC0415
 
-    return (bench_crbm_bp(backend, rounds, None, target="", floor_target=GPU_TARGET, batch=2000)
-            + bench_crbm_bp(backend, rounds, None, n_v=10_000, n_h=2_000, target="", floor_target=GPU_TARGET)[:4]
-            + bp_to_convergence(backend, max(1, rounds // 3), None, 10_000, 2_000, 0.01))
+    return (
+        bench_crbm_bp(backend, rounds, None, target="", floor_target=GPU_TARGET, batch=2000)
+        + bench_crbm_bp(backend, rounds, None, n_v=10_000, n_h=2_000, target="", floor_target=GPU_TARGET)[:4]
+        + bp_to_convergence(backend, max(1, rounds // 3), None, 10_000, 2_000, 0.01)
+    )
 
 
 def resolve(parts: Iterable[str]) -> dict[str, Callable[[int, int], list[Row]]]:
@@ -121,8 +139,19 @@ def with_kernel(kernel: str | None, parts: tuple[str, ...], rounds: int, example
     env = dict(os.environ)
     if kernel:
         env["OPENBLAS_CORETYPE"] = kernel
-    args = [sys.executable, "-m", "rbmlab.bench", "--json", "--parts", ",".join(parts),
-            "--rounds", str(rounds), "--examples", str(examples), "--no-kernel-compare"]
+    args = [
+        sys.executable,
+        "-m",
+        "rbmlab.bench",
+        "--json",
+        "--parts",
+        ",".join(parts),
+        "--rounds",
+        str(rounds),
+        "--examples",
+        str(examples),
+        "--no-kernel-compare",
+    ]
     out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["rows"]
 
@@ -139,11 +168,24 @@ def compare_kernels(faster: str, rounds: int, examples: int) -> list[Row]:
         now = [r[i]["median"] for r in runs["in use"]]
         alt = [r[i]["median"] for r in runs[faster]]
         if first["unit"] == "ratio":
-            rows.append(row(f"{first['name']} (with {faster})", spread(alt), "ratio", first["threads"],
-                            first["target"]))
+            rows.append(
+                row(
+                    f"{first['name']} (with {faster})",
+                    spread(alt),
+                    "ratio",
+                    first["threads"],
+                    first["target"],
+                )
+            )
         else:
-            rows.append(row(f"{first['name']}: in use / {faster} (the gain)", ratio(now, alt), "ratio",
-                            first["threads"]))
+            rows.append(
+                row(
+                    f"{first['name']}: in use / {faster} (the gain)",
+                    ratio(now, alt),
+                    "ratio",
+                    first["threads"],
+                )
+            )
     return rows
 
 
@@ -157,23 +199,36 @@ def gpu_name() -> str:
 def render(result: dict[str, Any]) -> str:
     from rbmlab.backend.machine import report  # noqa: PLC0415
 
-    lines = ["# rbmlab benchmark", "",
-             f"Command: `{result.get('command', 'make bench')}` "
-             + (f"({result['rounds']} rounds). " if result.get("experiment") else
-                f"(python -m rbmlab.bench{result.get('args', '')} --rounds {result['rounds']}). ")
-             + (f"Source: `{result['source']}`. " if result.get("source") else "")
-             + "Every comparison "
-             "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
-             "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",
-             "", "Machine (`rbmlab doctor`):", "", *(f"    {ln}" for ln in report(result["machine"])),
-             *([f"    GPU: {result['machine']['gpu']}"] if "gpu" in result["machine"] else []), "",
-             "| measurement | BLAS threads | median | min – max | target |", "|---|---|---|---|---|"]
+    lines = [
+        "# rbmlab benchmark",
+        "",
+        f"Command: `{result.get('command', 'make bench')}` "
+        + (
+            f"({result['rounds']} rounds). "
+            if result.get("experiment")
+            else f"(python -m rbmlab.bench{result.get('args', '')} --rounds {result['rounds']}). "
+        )
+        + (f"Source: `{result['source']}`. " if result.get("source") else "")
+        + "Every comparison "
+        "is interleaved in one process (A, B, A, B, ...); the columns are the median and range of "
+        "the per-round values (ratios are per round). BLAS threads are set per row (threadpoolctl).",
+        "",
+        "Machine (`rbmlab doctor`):",
+        "",
+        *(f"    {ln}" for ln in report(result["machine"])),
+        *([f"    GPU: {result['machine']['gpu']}"] if "gpu" in result["machine"] else []),
+        "",
+        "| measurement | BLAS threads | median | min – max | target |",
+        "|---|---|---|---|---|",
+    ]
     for r in result["rows"]:
         fmt = "{:.3f}" if r["unit"] in ("ratio", "ms", "µs") else "{:.2f}"
         bold = "**" if r["unit"] == "ratio" and r["target"] else ""
         note = f" ({r['note']})" if r.get("note") else ""
-        lines.append(f"| {r['name']}{note} | {r['threads'] or ''} | {bold}{fmt.format(r['median'])}{bold} | "
-                     f"{fmt.format(r['min'])} – {fmt.format(r['max'])} | {r['target']} |")
+        lines.append(
+            f"| {r['name']}{note} | {r['threads'] or ''} | {bold}{fmt.format(r['median'])}{bold} | "
+            f"{fmt.format(r['min'])} – {fmt.format(r['max'])} | {r['target']} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
 """``python -m rbmlab.bench`` (``make bench``): see :mod:`rbmlab.bench`."""
+
 from rbmlab.bench.cli import main
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What the bench parts share: a row of bench.md, the random models and binary batches they time,
 the bare-work floors several parts compare against, an MNIST epoch, and timing under a BLAS
 thread count (interleaved rounds, :mod:`rbmlab.bench.method`)."""
+
 from __future__ import annotations
 
 import time
@@ -12,19 +13,23 @@ from rbmlab.bench.method import blas_threads, interleaved, synchronized
 from rbmlab.data.batch import Batch
 from rbmlab.models.rbm import RBM
 
-Row = dict[str, Any]   # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
+Row = dict[str, Any]  # name, threads, median/min/max, unit ("ratio", "ms", "s"), target, note
 
 
-def row(name: str, values: dict[str, float], unit: str, threads: int | None = None,
-        target: str = "", **extra: Any) -> Row:
+def row(
+    name: str, values: dict[str, float], unit: str, threads: int | None = None, target: str = "", **extra: Any
+) -> Row:
     return {"name": name, "threads": threads, "unit": unit, "target": target, **values, **extra}
 
 
 def random_rbm(backend, m: int, n: int, seed: int = 0) -> RBM:
     rng = backend.rng(seed)
     xp = backend.xp
-    return RBM(0.05 * rng.standard_normal((m, n), dtype=backend.dtype),
-               xp.zeros(m, dtype=backend.dtype) - 1.0, xp.zeros(n, dtype=backend.dtype))
+    return RBM(
+        0.05 * rng.standard_normal((m, n), dtype=backend.dtype),
+        xp.zeros(m, dtype=backend.dtype) - 1.0,
+        xp.zeros(n, dtype=backend.dtype),
+    )
 
 
 def binary(backend, rows: int, cols: int, p: float, seed: int):
@@ -36,13 +41,15 @@ def bare_matmuls(backend, products, repeat: int):
     """``repeat`` rounds of the products A @ B of ``products`` [(A, B), ...], each into a
     preallocated output (B made contiguous first: the bound a core that forms them is held to)."""
     xp = backend.xp
-    pairs = [(a, xp.ascontiguousarray(b), xp.empty((a.shape[0], b.shape[1]), dtype=b.dtype))
-             for a, b in products]
+    pairs = [
+        (a, xp.ascontiguousarray(b), xp.empty((a.shape[0], b.shape[1]), dtype=b.dtype)) for a, b in products
+    ]
 
     def run():
         for _ in range(repeat):
             for a, b, out in pairs:
                 xp.matmul(a, b, out=out)
+
     return run
 
 

@@ -1,6 +1,7 @@
 """crbm_bp's speed claims: loopy BP (sum-, max-, mixed-product) on a random RBM beside the bare
 transcendentals of sum-product, its batched throughput, and BP to convergence at 10,000 × 2,000.
 Bench part ``crbm_bp``; the experiments' ``bp_speed``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,12 +22,21 @@ def transcendental_floor(shape, dtype, iterations: int, xp=np):
         for _ in range(2 * iterations):
             xp.exp(a, out=out)
             xp.log1p(out, out=out)
+
     return run
 
 
-def bench_crbm_bp(backend, rounds: int, threads: int | None, n_v=1000, n_h=500, iterations=10,
-                  target="≤ 100 ms on 2 cores (aim 50)", floor_target: str = "",
-                  batch: int = 100) -> list[Row]:
+def bench_crbm_bp(
+    backend,
+    rounds: int,
+    threads: int | None,
+    n_v=1000,
+    n_h=500,
+    iterations=10,
+    target="≤ 100 ms on 2 cores (aim 50)",
+    floor_target: str = "",
+    batch: int = 100,
+) -> list[Row]:
     """crbm_bp's speed claim: loopy BP on one random 1000 × 500 RBM for 10 iterations (W ~
     N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-, max- and mixed-product, beside the bare
     transcendentals of sum-product (:func:`transcendental_floor`, the elementwise bound; its row
@@ -38,30 +48,63 @@ def bench_crbm_bp(backend, rounds: int, threads: int | None, n_v=1000, n_h=500, 
     W = (0.1 * rng.standard_normal((n_v, n_h))).astype(backend.dtype)
     b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
     b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
-    fns = {mode: (lambda mode=mode: loopy_bp(W, b_v, b_h, mode=mode, max_iter=iterations, tol=None))
-           for mode in ("sum", "max", "mixed")}
+    fns = {
+        mode: (lambda mode=mode: loopy_bp(W, b_v, b_h, mode=mode, max_iter=iterations, tol=None))
+        for mode in ("sum", "max", "mixed")
+    }
     fns["floor"] = transcendental_floor((1, n_v, n_h), backend.dtype, iterations, backend.xp)
     t = timed(backend, rounds, threads, fns)
     shape = f"random {n_v}×{n_h} RBM, {iterations} iterations, {backend.dtype}"
-    paper_case = (n_v, n_h, iterations) == (1000, 500, 10)   # the case timed in Sec. 5.2
-    rows = [row(f"BP {mode}-product ({shape}), ms", spread([1e3 * s for s in t[mode]]), "ms", threads,
-                target if mode == "sum" else "",
-                note="paper: 500 ms in Matlab, libDAI 297 s" if mode == "sum" and paper_case else "")
-            for mode in ("sum", "max", "mixed")]
-    rows.append(row(f"bare exp + log1p / BP sum-product ({shape})", ratio(t["floor"], t["sum"]), "ratio", threads,
-                    floor_target))
+    paper_case = (n_v, n_h, iterations) == (1000, 500, 10)  # the case timed in Sec. 5.2
+    rows = [
+        row(
+            f"BP {mode}-product ({shape}), ms",
+            spread([1e3 * s for s in t[mode]]),
+            "ms",
+            threads,
+            target if mode == "sum" else "",
+            note="paper: 500 ms in Matlab, libDAI 297 s" if mode == "sum" and paper_case else "",
+        )
+        for mode in ("sum", "max", "mixed")
+    ]
+    rows.append(
+        row(
+            f"bare exp + log1p / BP sum-product ({shape})",
+            ratio(t["floor"], t["sum"]),
+            "ratio",
+            threads,
+            floor_target,
+        )
+    )
     W = (0.05 * rng.standard_normal((784, 256))).astype(backend.dtype)
     b_v = rng.standard_normal((batch, 784)).astype(backend.dtype)
     b_h = rng.standard_normal((batch, W.shape[1])).astype(backend.dtype)
-    batched = timed(backend, max(3, rounds // 2), threads,
-                    {"bp": lambda: loopy_bp(W, b_v, b_h, max_iter=5, tol=None)})["bp"]
-    rows.append(row(f"BP sum-product throughput (784×{W.shape[1]}, batch {batch}), instance-iterations per s",
-                    spread([5 * batch / s for s in batched]), "1/s", threads))
+    batched = timed(
+        backend, max(3, rounds // 2), threads, {"bp": lambda: loopy_bp(W, b_v, b_h, max_iter=5, tol=None)}
+    )["bp"]
+    rows.append(
+        row(
+            f"BP sum-product throughput (784×{W.shape[1]}, batch {batch}), instance-iterations per s",
+            spread([5 * batch / s for s in batched]),
+            "1/s",
+            threads,
+        )
+    )
     return rows
 
 
-def bp_to_convergence(backend, rounds: int, threads: int, n_v: int, n_h: int, weight_std: float,
-                      max_iter: int = 500, tol: float = 1e-3, scan: bool = False, draws: int = 1) -> list[Row]:
+def bp_to_convergence(
+    backend,
+    rounds: int,
+    threads: int,
+    n_v: int,
+    n_h: int,
+    weight_std: float,
+    max_iter: int = 500,
+    tol: float = 1e-3,
+    scan: bool = False,
+    draws: int = 1,
+) -> list[Row]:
     """Sum-product BP on ``draws`` random n_v × n_h RBMs (W ~ N(0, weight_std²), b ~ N(0, 1);
     draw i from seed i) until no message probability moves by more than ``tol`` (crbm_bp's
     scalability claim, Sec. 1 footnote 1: at 10,000 × 2,000 their Matlab "converges within a few
@@ -78,24 +121,49 @@ def bp_to_convergence(backend, rounds: int, threads: int, n_v: int, n_h: int, we
         b_v = rng.standard_normal((1, n_v)).astype(backend.dtype)
         b_h = rng.standard_normal((1, n_h)).astype(backend.dtype)
         runs = []
-        seconds += timed(backend, rounds, threads,
-                         {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))})["bp"]
+        seconds += timed(
+            backend,
+            rounds,
+            threads,
+            {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))},
+        )["bp"]
         iterations.append(runs[-1].iterations)
         converged += bool(runs[-1].converged.all())
     of = f", {draws} random draws" if draws > 1 else ""
-    name = (f"BP scan, W ~ N(0, {weight_std:g}²): sum-product to tol {tol:g} or {max_iter} iterations, "
-            f"random {n_v}×{n_h} RBM{of}, {backend.dtype}, s") if scan else (
+    name = (
+        (
+            f"BP scan, W ~ N(0, {weight_std:g}²): sum-product to tol {tol:g} or {max_iter} iterations, "
+            f"random {n_v}×{n_h} RBM{of}, {backend.dtype}, s"
+        )
+        if scan
+        else (
             f"BP sum-product to convergence (tol {tol:g}), random {n_v}×{n_h} RBM{of}, "
-            f"W ~ N(0, {weight_std:g}²), {backend.dtype}, s")
+            f"W ~ N(0, {weight_std:g}²), {backend.dtype}, s"
+        )
+    )
     if draws > 1:
         note = f"iterations {' / '.join(map(str, iterations))}, converged {converged} of {draws}"
     else:
         note = f"{iterations[0]} iterations, converged: {bool(converged)}"
-    return [row(name, spread(seconds), "s", threads, note=note if scan else f"{note}; paper: a few seconds in Matlab")]
+    return [
+        row(
+            name,
+            spread(seconds),
+            "s",
+            threads,
+            note=note if scan else f"{note}; paper: a few seconds in Matlab",
+        )
+    ]
 
 
-def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), scan=(),
-             scan_max_iter: int = 100, draws: int = 1) -> list[Row]:
+def bp_speed(
+    rounds: int,
+    small=(1000, 500, 10),
+    large=(10_000, 2_000, 0.01),
+    scan=(),
+    scan_max_iter: int = 100,
+    draws: int = 1,
+) -> list[Row]:
     """crbm_bp's BP speed claim, both cases: ``small`` = (|v|, |h|, iterations) timed in the three
     modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads.
     ``scan``: further weight stds at the large size, once each with at most ``scan_max_iter``
@@ -108,8 +176,9 @@ def bp_speed(rounds: int, small=(1000, 500, 10), large=(10_000, 2_000, 0.01), sc
         rows += bench_crbm_bp(backend, rounds, threads, n_v=n_v, n_h=n_h, iterations=iterations)[:4]
     rows += bp_to_convergence(backend, max(1, rounds // 3), 2, *large, draws=draws)
     for weight_std in scan:
-        rows += bp_to_convergence(backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter, scan=True,
-                                  draws=draws)
+        rows += bp_to_convergence(
+            backend, 1, 2, *large[:2], weight_std, max_iter=scan_max_iter, scan=True, draws=draws
+        )
     return rows
 
 

@@ -1,6 +1,7 @@
 """Frank-Wolfe: the linear oracle's L-BFGS-B runs against the bare gemv's of their evaluations,
 and one FW iteration split into sampling, oracle and visible-bias loop. Bench part
 ``frank_wolfe``."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,6 +35,7 @@ def oracle_gemvs(x, states, evaluations: list[int]):
             xp.matmul(a_x, x, out=grad)
             xp.matmul(states, u, out=a_s)
             xp.matmul(a_s, states, out=grad)
+
     return run
 
 
@@ -60,10 +62,18 @@ def bench_fw_oracle(backend, x, what: str, rounds: int, threads: int, n_states=1
 
         def run():
             oracle = LinearOracle(x, states, lam=cfg.lam, penalize_bias=cfg.penalize_bias)
-            result = solve(oracle, np.random.default_rng(0), restarts=1, init_std=cfg.init_std,
-                           maxiter=cfg.maxiter, gtol=cfg.gtol, scipy_blas_threads=scipy_threads)
+            result = solve(
+                oracle,
+                np.random.default_rng(0),
+                restarts=1,
+                init_std=cfg.init_std,
+                maxiter=cfg.maxiter,
+                gtol=cfg.gtol,
+                scipy_blas_threads=scipy_threads,
+            )
             evaluations[key].append(result.evaluations)
             iterations[key].append(result.iterations)
+
         return run
 
     fns = {"solve": run_solve("solve", 1)}
@@ -72,26 +82,52 @@ def bench_fw_oracle(backend, x, what: str, rounds: int, threads: int, n_states=1
         fns["scipy N"] = run_solve("scipy N", None)
     fns["gemvs"] = oracle_gemvs(x, states, evaluations["solve"])
     t = timed(backend, rounds, threads, fns)
-    n = {key: e[1:] for key, e in evaluations.items()}     # the timed rounds' (the first: warm-up)
+    n = {key: e[1:] for key, e in evaluations.items()}  # the timed rounds' (the first: warm-up)
     per_evaluation = {key: [s / e for s, e in zip(t[key], n[key])] for key in n}
     gemvs = [s / e for s, e in zip(t["gemvs"], n["solve"])]
     shape = f"{what}, S = {n_states}"
-    rows = [row(f"FW oracle, one L-BFGS-B run ({shape}), s", spread(t["solve"]), "s", threads,
-                note=f"{counts(n['solve'])} f/∇f evaluations, {counts(iterations['solve'][1:])} iterations"),
-            row(f"FW oracle f/∇f evaluation ({shape}), ms", spread([1e3 * s for s in per_evaluation["solve"]]),
-                "ms", threads),
-            row(f"bare gemv's / FW oracle evaluation ({shape})", ratio(gemvs, per_evaluation["solve"]), "ratio",
-                threads)]
+    rows = [
+        row(
+            f"FW oracle, one L-BFGS-B run ({shape}), s",
+            spread(t["solve"]),
+            "s",
+            threads,
+            note=f"{counts(n['solve'])} f/∇f evaluations, {counts(iterations['solve'][1:])} iterations",
+        ),
+        row(
+            f"FW oracle f/∇f evaluation ({shape}), ms",
+            spread([1e3 * s for s in per_evaluation["solve"]]),
+            "ms",
+            threads,
+        ),
+        row(
+            f"bare gemv's / FW oracle evaluation ({shape})",
+            ratio(gemvs, per_evaluation["solve"]),
+            "ratio",
+            threads,
+        ),
+    ]
     if separate is not None:
-        rows += [row(f"FW oracle f/∇f evaluation ({shape}), scipy's own BLAS left at {threads} threads, ms",
-                     spread([1e3 * s for s in per_evaluation["scipy N"]]), "ms", threads),
-                 row(f"FW oracle evaluation, scipy's own BLAS at {threads} / at 1 thread ({shape})",
-                     ratio(per_evaluation["scipy N"], per_evaluation["solve"]), "ratio", threads)]
+        rows += [
+            row(
+                f"FW oracle f/∇f evaluation ({shape}), scipy's own BLAS left at {threads} threads, ms",
+                spread([1e3 * s for s in per_evaluation["scipy N"]]),
+                "ms",
+                threads,
+            ),
+            row(
+                f"FW oracle evaluation, scipy's own BLAS at {threads} / at 1 thread ({shape})",
+                ratio(per_evaluation["scipy N"], per_evaluation["solve"]),
+                "ratio",
+                threads,
+            ),
+        ]
     return rows
 
 
-def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidden=100,
-                       config=None) -> list[Row]:
+def bench_fw_iteration(
+    backend, x, what: str, rounds: int, threads: int, n_hidden=100, config=None
+) -> list[Row]:
     """One Frank-Wolfe iteration at a random model of ``n_hidden`` units, as FrankWolfe.step
     runs it, phase by phase in turn: the S persistent chains' sweeps, the oracle (best of
     ``restarts`` L-BFGS-B runs, then the unit appended) and the visible-bias loop (``bias_steps``
@@ -108,33 +144,59 @@ def bench_fw_iteration(backend, x, what: str, rounds: int, threads: int, n_hidde
     evaluations: list[int] = []
 
     def sampling():
-        now["chains"] = learner.sample(model, now["state"][oracle_pool(cfg.chain_pool)], rng, cfg.sample_steps)
+        now["chains"] = learner.sample(
+            model, now["state"][oracle_pool(cfg.chain_pool)], rng, cfg.sample_steps
+        )
 
     def oracle():
-        best = solve(LinearOracle(x, now["chains"], lam=lam, penalize_bias=cfg.penalize_bias),
-                     getattr(rng, "host_keys", rng), restarts=cfg.restarts, init_std=cfg.init_std,
-                     maxiter=cfg.maxiter, gtol=cfg.gtol)
+        best = solve(
+            LinearOracle(x, now["chains"], lam=lam, penalize_bias=cfg.penalize_bias),
+            getattr(rng, "host_keys", rng),
+            restarts=cfg.restarts,
+            init_std=cfg.init_std,
+            maxiter=cfg.maxiter,
+            gtol=cfg.gtol,
+        )
         now["model"] = append_unit(model, best.w)
         evaluations.append(best.evaluations)
 
     bias_steps: list[int] = []
 
     def bias():
-        _, now["state"] = learner.fit_visible_bias(now["model"], {**now["state"], oracle_pool(cfg.chain_pool): now["chains"]},
-                                                   data_mean, rng)
+        _, now["state"] = learner.fit_visible_bias(
+            now["model"], {**now["state"], oracle_pool(cfg.chain_pool): now["chains"]}, data_mean, rng
+        )
         bias_steps.append(int(now["state"]["bias_steps"]))
 
     t = timed(backend, rounds, threads, {"sampling": sampling, "oracle": oracle, "bias": bias})
     total = [sum(parts) for parts in zip(*t.values())]
-    bias = (f"{cfg.bias_steps} bias steps" if cfg.bias_fit == "fixed" else "the bias fitted to convergence")
-    shape = (f"{what}, {n_hidden} hidden; S = {cfg.n_samples} × {cfg.sample_steps} sweeps, {cfg.restarts} "
-             f"restarts, {bias} × {cfg.bias_chains} chains")
-    return [row(f"one Frank-Wolfe iteration ({shape}), s", spread(total), "s", threads,
-                note=f"oracle: {counts(evaluations[1:])} f/∇f evaluations; bias steps: {counts(bias_steps[1:])}"),
-            *(row(f"FW iteration share: {label}", spread([a / b for a, b in zip(t[key], total)]), "ratio", threads)
-              for key, label in (("sampling", f"sampling ({cfg.n_samples} chains' sweeps)"),
-                                 ("oracle", f"oracle (best of {cfg.restarts} L-BFGS-B runs)"),
-                                 ("bias", "visible-bias loop")))]
+    bias = f"{cfg.bias_steps} bias steps" if cfg.bias_fit == "fixed" else "the bias fitted to convergence"
+    shape = (
+        f"{what}, {n_hidden} hidden; S = {cfg.n_samples} × {cfg.sample_steps} sweeps, {cfg.restarts} "
+        f"restarts, {bias} × {cfg.bias_chains} chains"
+    )
+    return [
+        row(
+            f"one Frank-Wolfe iteration ({shape}), s",
+            spread(total),
+            "s",
+            threads,
+            note=f"oracle: {counts(evaluations[1:])} f/∇f evaluations; bias steps: {counts(bias_steps[1:])}",
+        ),
+        *(
+            row(
+                f"FW iteration share: {label}",
+                spread([a / b for a, b in zip(t[key], total)]),
+                "ratio",
+                threads,
+            )
+            for key, label in (
+                ("sampling", f"sampling ({cfg.n_samples} chains' sweeps)"),
+                ("oracle", f"oracle (best of {cfg.restarts} L-BFGS-B runs)"),
+                ("bias", "visible-bias loop"),
+            )
+        ),
+    ]
 
 
 def bench_frank_wolfe(backend, rounds: int, examples: int) -> list[Row]:
@@ -145,11 +207,12 @@ def bench_frank_wolfe(backend, rounds: int, examples: int) -> list[Row]:
     caltech = backend.asarray(load_dataset("caltech101").train)
     images = backend.asarray(mnist(examples))
     rows = []
-    for x, what in ((caltech, f"Caltech-101 Silhouettes train, {caltech.shape[0]} × {caltech.shape[1]}"),
-                    (images, f"{images.shape[0]} MNIST images")):
+    for x, what in (
+        (caltech, f"Caltech-101 Silhouettes train, {caltech.shape[0]} × {caltech.shape[1]}"),
+        (images, f"{images.shape[0]} MNIST images"),
+    ):
         rows += [r for threads in (1, 2) for r in bench_fw_oracle(backend, x, what, rounds, threads)]
     return rows + bench_fw_iteration(backend, caltech, "Caltech-101 Silhouettes train", rounds, 1)
-
 
 
 def frank_wolfe_part(rounds: int, examples: int) -> list[Row]:

@@ -4,6 +4,7 @@ Compared functions are called in turn within each round (A, B, A, B, ...), after
 call each, so a swing in the machine's load lands on all of them alike; a ratio is taken per
 round (A_i / B_i), and its min / median / max over the rounds is what gets reported.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,8 +15,9 @@ from collections.abc import Callable, Iterator
 from rbmlab.backend import wait_for_device
 
 
-def interleaved(fns: dict[str, Callable[[], object]], rounds: int, warmup: bool = True
-                ) -> dict[str, list[float]]:
+def interleaved(
+    fns: dict[str, Callable[[], object]], rounds: int, warmup: bool = True
+) -> dict[str, list[float]]:
     """Wall seconds of each function in each of ``rounds`` rounds, the functions alternating."""
     if warmup:
         for fn in fns.values():
@@ -61,4 +63,5 @@ def synchronized(fn: Callable[[], object], xp) -> Callable[[], object]:
     def run():
         fn()
         wait_for_device(xp)
+
     return run

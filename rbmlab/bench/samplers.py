@@ -25,6 +25,7 @@ Settings (the model is the shape of the learned one, dense where the learned mod
 Per sweep, a sampler's cost does not depend on the parameter values, so random models of the
 right shape stand in for the trained ones.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,8 +50,14 @@ PAPER = {
     ("rbm", "pcd1"): "paper: PCD-1 300× faster",
     ("lp", "lp"): "paper: PMapLP 1400× slower (zeros), 'three orders of magnitude' (2s)",
 }
-NAMES = {"gibbs": "Gibbs", "gwg": "GWG", "gibbs_reset": "Gibbs-reset", "pcd100": "PCD-100",
-         "pcd1": "PCD-1", "lp": "LP (HiGHS)"}
+NAMES = {
+    "gibbs": "Gibbs",
+    "gwg": "GWG",
+    "gibbs_reset": "Gibbs-reset",
+    "pcd100": "PCD-100",
+    "pcd1": "PCD-1",
+    "lp": "LP (HiGHS)",
+}
 
 
 def _sampler(name: str):
@@ -78,15 +85,29 @@ def _ising_rows(setting: str, rounds: int, d: int, chains: int, sweeps: int) -> 
     fns["sweeps"] = lambda: perturb_and_max_product(graph, draws, chains, sweeps)
     t = timed(backend, rounds, THREADS, fns)
     what = f"{setting}: dense Ising d = {d}, {chains} chains, {sweeps} full sweep(s)"
-    rows = [row(f"PMP ({what}), s", spread(t["pmp"]), "s", THREADS),
-            row(f"PMP set-up alone, the factor graph ({what}), s", spread(t["setup"]), "s", THREADS),
-            row(f"PMP sweeps alone ({what}), s", spread(t["sweeps"]), "s", THREADS)]
+    rows = [
+        row(f"PMP ({what}), s", spread(t["pmp"]), "s", THREADS),
+        row(f"PMP set-up alone, the factor graph ({what}), s", spread(t["setup"]), "s", THREADS),
+        row(f"PMP sweeps alone ({what}), s", spread(t["sweeps"]), "s", THREADS),
+    ]
     for name in ("gibbs", "gwg"):
-        rows += [row(f"{NAMES[name]} ({what}), s", spread(t[name]), "s", THREADS),
-                 row(f"{NAMES[name]} / PMP ({what})", ratio(t[name], t["pmp"]), "ratio", THREADS,
-                     PAPER[(setting, name)]),
-                 row(f"{NAMES[name]} / PMP sweeps alone ({what})", ratio(t[name], t["sweeps"]), "ratio",
-                     THREADS, PAPER[(setting, name)])]
+        rows += [
+            row(f"{NAMES[name]} ({what}), s", spread(t[name]), "s", THREADS),
+            row(
+                f"{NAMES[name]} / PMP ({what})",
+                ratio(t[name], t["pmp"]),
+                "ratio",
+                THREADS,
+                PAPER[(setting, name)],
+            ),
+            row(
+                f"{NAMES[name]} / PMP sweeps alone ({what})",
+                ratio(t[name], t["sweeps"]),
+                "ratio",
+                THREADS,
+                PAPER[(setting, name)],
+            ),
+        ]
     return rows
 
 
@@ -95,16 +116,29 @@ def _rbm_rows(rounds: int, m: int, n: int, chains: int, sweeps: int) -> list[Row
     rbm, rng = random_rbm(backend, m, n), backend.rng(1)
     x = (np.random.default_rng(1).random((chains, m)) < 0.5).astype(np.float32)
     pmp, gibbs = _sampler("pmp"), _sampler("block_gibbs")
-    t = timed(backend, rounds, THREADS, {
-        "pmp": _run(pmp, rbm, x, rng, sweeps),
-        "gibbs_reset": _run(gibbs, rbm, x, rng, sweeps),   # PCD-100's sampling is the same work
-        "pcd1": _run(gibbs, rbm, x, rng, 1)})
+    t = timed(
+        backend,
+        rounds,
+        THREADS,
+        {
+            "pmp": _run(pmp, rbm, x, rng, sweeps),
+            "gibbs_reset": _run(gibbs, rbm, x, rng, sweeps),  # PCD-100's sampling is the same work
+            "pcd1": _run(gibbs, rbm, x, rng, 1),
+        },
+    )
     t["pcd100"] = t["gibbs_reset"]
     what = f"rbm: {m}×{n} RBM, {chains} chains, one learning iteration's sampling"
     rows = [row(f"PMP, {sweeps} sweeps ({what}), s", spread(t["pmp"]), "s", THREADS)]
     for name, steps in (("gibbs_reset", sweeps), ("pcd100", sweeps), ("pcd1", 1)):
-        rows.append(row(f"{NAMES[name]} / PMP ({what}; {steps} block-Gibbs sweep(s))",
-                        ratio(t[name], t["pmp"]), "ratio", THREADS, PAPER[("rbm", name)]))
+        rows.append(
+            row(
+                f"{NAMES[name]} / PMP ({what}; {steps} block-Gibbs sweep(s))",
+                ratio(t[name], t["pmp"]),
+                "ratio",
+                THREADS,
+                PAPER[("rbm", name)],
+            )
+        )
     return rows
 
 
@@ -118,18 +152,34 @@ def _lp_rows(rounds: int, m: int, n: int, batch: int, sweeps: int) -> list[Row]:
     rbm = init_rbm(np, rng, m, n, visible_bias="normal", hidden_bias="normal")
     graph = rbm.factor_graph()
     unary = graph.unary[None, :] + logistic_noise(rng, (batch, graph.n), np.float32)
-    t = timed(backend, rounds, THREADS, {
-        "pmp": lambda: max_product(graph, unary, sweeps),
-        "lp": lambda: lp_map(graph, unary[:1])})
+    t = timed(
+        backend,
+        rounds,
+        THREADS,
+        {"pmp": lambda: max_product(graph, unary, sweeps), "lp": lambda: lp_map(graph, unary[:1])},
+    )
     per_sample = [s / batch for s in t["pmp"]]
     what = f"lp: {m}×{n} RBM (Figure 7), one perturbed MAP problem"
-    return [row(f"PMP, {sweeps} sweeps, per sample of a batch of {batch} ({what}), s", spread(per_sample), "s", THREADS),
-            row(f"LP (HiGHS) ({what}), s", spread(t["lp"]), "s", THREADS),
-            row(f"LP / PMP ({what})", ratio(t["lp"], per_sample), "ratio", THREADS, PAPER[("lp", "lp")])]
+    return [
+        row(
+            f"PMP, {sweeps} sweeps, per sample of a batch of {batch} ({what}), s",
+            spread(per_sample),
+            "s",
+            THREADS,
+        ),
+        row(f"LP (HiGHS) ({what}), s", spread(t["lp"]), "s", THREADS),
+        row(f"LP / PMP ({what})", ratio(t["lp"], per_sample), "ratio", THREADS, PAPER[("lp", "lp")]),
+    ]
 
 
-def sampler_speed(rounds: int, zeros=(900, 100, 10), lattice=(625, 20, 10), rbm=(784, 500, 100, 100),
-                  lp=(784, 250, 50, 100), lp_rounds: int = 1) -> list[Row]:
+def sampler_speed(
+    rounds: int,
+    zeros=(900, 100, 10),
+    lattice=(625, 20, 10),
+    rbm=(784, 500, 100, 100),
+    lp=(784, 250, 50, 100),
+    lp_rounds: int = 1,
+) -> list[Row]:
     """The legend ratios of pmp Figures 1–3 and 7 (module docstring). ``zeros`` and ``lattice``:
     (d, chains, sweeps); ``rbm``: (m, n, chains, sweeps); ``lp``: (m, n, PMP batch, sweeps), or
     an empty list to skip the LP (a solve takes minutes); ``lp_rounds`` rounds for it."""

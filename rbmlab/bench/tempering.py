@@ -9,6 +9,7 @@ the chains in each mode), interleaved A, B, A, B. Per round and sampler: the mod
 chain per second, and the effective sample size of m per second (all chains:
 :func:`effective_sample_size`); rows: each, and PT / Gibbs per round (median, min–max).
 """
+
 from __future__ import annotations
 
 import time
@@ -22,15 +23,20 @@ from rbmlab.inference import INFERENCE
 from rbmlab.models.rbm import RBM
 
 THREADS = 1
-SECONDS = 2.0   # wall-clock per sampler per round
+SECONDS = 2.0  # wall-clock per sampler per round
 N_VISIBLE, N_HIDDEN, COUPLING, CHAINS = 33, 8, 0.11, 32
 PT = {"name": "parallel_tempering", "n_temperatures": 8, "beta_min": 0.2}
 
 
 def bimodal_rbm(dtype=np.float32) -> RBM:
     """The ferromagnetic spin RBM above: p(v) ∝ Π_j 2cosh(J Σ_i v_i), modes at v = ±1."""
-    return RBM(np.full((N_VISIBLE, N_HIDDEN), COUPLING, dtype), np.zeros(N_VISIBLE, dtype),
-               np.zeros(N_HIDDEN, dtype), visible="spin", hidden="spin")
+    return RBM(
+        np.full((N_VISIBLE, N_HIDDEN), COUPLING, dtype),
+        np.zeros(N_VISIBLE, dtype),
+        np.zeros(N_HIDDEN, dtype),
+        visible="spin",
+        hidden="spin",
+    )
 
 
 def effective_sample_size(series: np.ndarray) -> float:
@@ -76,27 +82,49 @@ def bench_tempering(rounds: int, seconds: float = SECONDS) -> list[Row]:
     model = bimodal_rbm()
     x = np.ones((CHAINS, N_VISIBLE), np.float32)
     x[::2] = -1.0
-    samplers = {"gibbs": INFERENCE.build(INFERENCE.parse("block_gibbs")), "pt": INFERENCE.build(INFERENCE.parse(PT))}
+    samplers = {
+        "gibbs": INFERENCE.build(INFERENCE.parse("block_gibbs")),
+        "pt": INFERENCE.build(INFERENCE.parse(PT)),
+    }
     switches: dict[str, list[float]] = {k: [] for k in samplers}
     ess: dict[str, list[float]] = {k: [] for k in samplers}
     with blas_threads(THREADS):
-        for name, sampler in samplers.items():   # warm-up
+        for name, sampler in samplers.items():  # warm-up
             _trace(sampler, model, x, backend.rng(0), 0.05)
         for r in range(rounds):
             for name, sampler in samplers.items():
                 m, wall = _trace(sampler, model, x, backend.rng(1 + r), seconds)
                 switches[name].append(mode_switches(m) / CHAINS / wall)
                 ess[name].append(effective_sample_size(m) / wall)
-    what = (f"bimodal {N_VISIBLE}×{N_HIDDEN} spin RBM, J = {COUPLING}, {CHAINS} chains, {seconds:g} s each; "
-            f"PT: {PT['n_temperatures']} temperatures, β_min = {PT['beta_min']}")
+    what = (
+        f"bimodal {N_VISIBLE}×{N_HIDDEN} spin RBM, J = {COUPLING}, {CHAINS} chains, {seconds:g} s each; "
+        f"PT: {PT['n_temperatures']} temperatures, β_min = {PT['beta_min']}"
+    )
     rows = []
     for name, label in (("gibbs", "block Gibbs"), ("pt", "PT")):
-        rows += [row(f"{label}: mode switches per chain-second ({what})", spread(switches[name]), "1/s", THREADS),
-                 row(f"{label}: ESS of mean(v) per second, all chains ({what})", spread(ess[name]), "1/s", THREADS)]
+        rows += [
+            row(f"{label}: mode switches per chain-second ({what})", spread(switches[name]), "1/s", THREADS),
+            row(
+                f"{label}: ESS of mean(v) per second, all chains ({what})", spread(ess[name]), "1/s", THREADS
+            ),
+        ]
     per_round = lambda a, b: spread([x / y if y > 0 else float("inf") for x, y in zip(a, b)])  # noqa: E731
-    rows += [row(f"PT / block Gibbs, mode switches per second ({what})", per_round(switches["pt"], switches["gibbs"]),
-                 "ratio", THREADS, "> 1"),
-             row(f"PT / block Gibbs, ESS per second ({what})", per_round(ess["pt"], ess["gibbs"]), "ratio", THREADS, "> 1")]
+    rows += [
+        row(
+            f"PT / block Gibbs, mode switches per second ({what})",
+            per_round(switches["pt"], switches["gibbs"]),
+            "ratio",
+            THREADS,
+            "> 1",
+        ),
+        row(
+            f"PT / block Gibbs, ESS per second ({what})",
+            per_round(ess["pt"], ess["gibbs"]),
+            "ratio",
+            THREADS,
+            "> 1",
+        ),
+    ]
     return rows
 
 

@@ -11,6 +11,7 @@ corrupted image (the CRBM's input x), the clean image (its target v) and the cha
 Corruptions are drawn once per split from ``default_rng([seed, stream])`` (a fixed "noisy MNIST";
 our choice, the paper does not say); the functions are pure and run on host arrays (N, D).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,9 @@ def flip(images: np.ndarray, rate: float, rng: np.random.Generator) -> Batch:
     return Batch(corrupted, targets=images, mask=changed)
 
 
-def occlude(images: np.ndarray, image_shape: tuple[int, int], size: int, value: float,
-            rng: np.random.Generator) -> Batch:
+def occlude(
+    images: np.ndarray, image_shape: tuple[int, int], size: int, value: float, rng: np.random.Generator
+) -> Batch:
     """Set one ``size`` × ``size`` patch per image to ``value``; the mask marks the pixels that
     changed (those inside the patch that were not already ``value``)."""
     n = images.shape[0]
@@ -41,8 +43,9 @@ def occlude(images: np.ndarray, image_shape: tuple[int, int], size: int, value: 
     top = rng.integers(0, rows - size + 1, size=n)
     left = rng.integers(0, cols - size + 1, size=n)
     r, c = np.arange(rows), np.arange(cols)
-    inside = (((r[None, :] >= top[:, None]) & (r[None, :] < top[:, None] + size))[:, :, None]
-              & ((c[None, :] >= left[:, None]) & (c[None, :] < left[:, None] + size))[:, None, :])
+    inside = ((r[None, :] >= top[:, None]) & (r[None, :] < top[:, None] + size))[:, :, None] & (
+        (c[None, :] >= left[:, None]) & (c[None, :] < left[:, None] + size)
+    )[:, None, :]
     inside = inside.reshape(n, rows * cols)
     corrupted = np.where(inside, np.asarray(value, images.dtype), images)
     return Batch(corrupted, targets=images, mask=corrupted != images)
@@ -53,7 +56,9 @@ def pixel_errors(predicted, target, changed) -> dict[str, float]:
     caption; pooling is our choice: total wrong pixels / total pixels counted; per-image averaging
     of Changed is undefined where a patch changed nothing)."""
     wrong = predicted != target
-    changed = changed != 0          # a mask moved to the backend's float dtype counts the same
+    changed = changed != 0  # a mask moved to the backend's float dtype counts the same
     n_changed = int(changed.sum())
-    return {"all": 100.0 * float(wrong.mean()),
-            "changed": 100.0 * float((wrong & changed).sum()) / n_changed if n_changed else float("nan")}
+    return {
+        "all": 100.0 * float(wrong.mean()),
+        "changed": 100.0 * float((wrong & changed).sum()) / n_changed if n_changed else float("nan"),
+    }

@@ -26,7 +26,7 @@ class DataFacts:
     image_shape: tuple[int, int] | None
     values: ValueSet
     rows: dict[str, int | None]
-    path: str | None = None   # dataset=file: the user's file (a values mismatch names dataset.path)
+    path: str | None = None  # dataset=file: the user's file (a values mismatch names dataset.path)
 
 
 @dataclass(eq=False)
@@ -63,7 +63,9 @@ class Dataset:
     def facts(self) -> DataFacts:
         """This dataset's :class:`DataFacts`."""
         rows = {s: None if getattr(self, s) is None else int(getattr(self, s).shape[0]) for s in SPLITS}
-        return DataFacts(self.name, self.n_visible, self.image_shape, self.values, rows, self.info.get("path"))
+        return DataFacts(
+            self.name, self.n_visible, self.image_shape, self.values, rows, self.info.get("path")
+        )
 
     def split(self, name: str) -> np.ndarray:
         """The array of split ``name`` ('train' | 'test' | 'valid'); RbmlabError if absent."""

@@ -12,6 +12,7 @@ train = test = the kept images, float32 (n_images, H·W); ``info["ground_truth"]
 features W (4, 5, 5) and the kept images' locations S (n_images, 4, grid, grid) as {0, 1} lists
 (:func:`truth_arrays` gives them back as arrays).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -27,20 +28,22 @@ SQUARE = [[1, 1, 1, 1, 1], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1], [1
 PLUS = [[0, 0, 1, 0, 0], [0, 0, 1, 0, 0], [1, 1, 1, 1, 1], [0, 0, 1, 0, 0], [0, 0, 1, 0, 0]]
 TRIANGLE = [[0, 0, 1, 0, 0], [0, 1, 0, 1, 0], [0, 1, 0, 1, 0], [1, 0, 0, 0, 1], [1, 1, 1, 1, 1]]
 DIAMOND = [[0, 0, 1, 0, 0], [0, 1, 0, 1, 0], [1, 0, 0, 0, 1], [0, 1, 0, 1, 0], [0, 0, 1, 0, 0]]
-FEATURES = np.array([SQUARE, PLUS, TRIANGLE, DIAMOND], dtype=np.float32)   # (4, 5, 5)
+FEATURES = np.array([SQUARE, PLUS, TRIANGLE, DIAMOND], dtype=np.float32)  # (4, 5, 5)
 
 
 @dataclass(frozen=True)
 class DeconvolutionOptions:
     """Options of dataset ``deconvolution``."""
 
-    n_images: int = option(100, "images kept (the first candidates with enough placements)", lo=1,
-                           hi=EXAMPLES)
+    n_images: int = option(
+        100, "images kept (the first candidates with enough placements)", lo=1, hi=EXAMPLES
+    )
     n_candidates: int = option(500, "candidate images drawn", lo=1, hi=EXAMPLES)
     grid: int = option(10, "location grid side (images are (grid + 4) x (grid + 4))", lo=1, hi=1024)
     p_location: float = option(0.01, "P(S = 1) of each (image, feature, location)", lo=0.0, hi=1.0)
-    min_placements: int = option(3, "placements (sum of S) an image needs to be kept (at most its 4 × grid²)",
-                                 lo=0, hi=4 * 1024**2)
+    min_placements: int = option(
+        3, "placements (sum of S) an image needs to be kept (at most its 4 × grid²)", lo=0, hi=4 * 1024**2
+    )
     seed: int = option(42, "seed of the locations' draws", lo=0)
 
     @property
@@ -50,8 +53,10 @@ class DeconvolutionOptions:
 
     def __post_init__(self) -> None:
         # the candidates' locations S, (n_candidates, 4, grid, grid), are drawn as one array
-        size = self.n_candidates * len(FEATURES) * self.grid ** 2
-        if problem := exceeds(ARRAY_ELEMENTS, size, f"n_candidates x {len(FEATURES)} features x grid^2 (elements of S)"):
+        size = self.n_candidates * len(FEATURES) * self.grid**2
+        if problem := exceeds(
+            ARRAY_ELEMENTS, size, f"n_candidates x {len(FEATURES)} features x grid^2 (elements of S)"
+        ):
             raise invalid("n_candidates", problem)
 
 
@@ -64,10 +69,13 @@ def generate(opts: DeconvolutionOptions) -> tuple[np.ndarray, np.ndarray]:
     S = (rng.random((opts.n_candidates, len(FEATURES), g, g)) < opts.p_location).astype(np.float32)
     S = S[S.sum(axis=(1, 2, 3)) >= opts.min_placements]
     if S.shape[0] < opts.n_images:
-        raise option_error("n_images", f"only {S.shape[0]} of {opts.n_candidates} candidates have "
-                                       f"{opts.min_placements}+ placements, {opts.n_images} wanted; "
-                                       "raise dataset.n_candidates or dataset.p_location")
-    S = S[:opts.n_images]
+        raise option_error(
+            "n_images",
+            f"only {S.shape[0]} of {opts.n_candidates} candidates have "
+            f"{opts.min_placements}+ placements, {opts.n_images} wanted; "
+            "raise dataset.n_candidates or dataset.p_location",
+        )
+    S = S[: opts.n_images]
     return or_convolve(S, FEATURES), S
 
 
@@ -84,10 +92,12 @@ def load_deconvolution(opts: DeconvolutionOptions) -> Dataset:
         image_shape=(H, W),
         info={
             "source": "synthetic",
-            "generation": (f"S ~ Bernoulli({opts.p_location}) on a {opts.grid}x{opts.grid} grid for each of "
-                           f"{opts.n_candidates} candidates and the 4 features (square, plus, triangle, "
-                           f"diamond, 5x5); X = OR-convolution of S and the features; the first "
-                           f"{opts.n_images} candidates with sum(S) >= {opts.min_placements}; seed {opts.seed}"),
+            "generation": (
+                f"S ~ Bernoulli({opts.p_location}) on a {opts.grid}x{opts.grid} grid for each of "
+                f"{opts.n_candidates} candidates and the 4 features (square, plus, triangle, "
+                f"diamond, 5x5); X = OR-convolution of S and the features; the first "
+                f"{opts.n_images} candidates with sum(S) >= {opts.min_placements}; seed {opts.seed}"
+            ),
             "split": "train = test = the kept images",
             "binarize": "none needed: images are {0,1}",
             "ground_truth": {"W": FEATURES.astype(int).tolist(), "S": S.astype(int).tolist()},

@@ -18,6 +18,7 @@ pixel errors and KL scored on them are not what they are named; none of the pape
 it (tap uses a truncated-Gaussian prior for grey MNIST and CBCL, dcp binarises), so grey data
 are refused under binary units with the binarising option and the real-valued priors named.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -70,14 +71,14 @@ VISIBLE_UNITS: dict[str, VisibleUnits] = {
     "rbm": VisibleUnits("visible_units", {n: n for n in DISCRETE_NAMES}, states_key="visible_states"),
     "grbm": VisibleUnits("visible_prior", {n: n for n in PRIOR_NAMES}),
     "ising": VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
-    "crbm": FIXED_BERNOULLI,    # crbm_bp §3.2: binary outputs v
-    "dbm": FIXED_BERNOULLI,     # tap App. E: {0, 1} units on every layer
-    "fractional_rbm": FIXED_BERNOULLI,   # frank_wolfe Eq. 11: softplus of {0, 1} units
+    "crbm": FIXED_BERNOULLI,  # crbm_bp §3.2: binary outputs v
+    "dbm": FIXED_BERNOULLI,  # tap App. E: {0, 1} units on every layer
+    "fractional_rbm": FIXED_BERNOULLI,  # frank_wolfe Eq. 11: softplus of {0, 1} units
 }
 
 
 def _declaration(family: str) -> VisibleUnits:
-    if family not in VISIBLE_UNITS:   # a new family must declare its visible units here
+    if family not in VISIBLE_UNITS:  # a new family must declare its visible units here
         raise RbmlabError(f"model: family {family} declares no visible unit type (rbmlab.data.domain)")
     return VISIBLE_UNITS[family]
 
@@ -86,6 +87,7 @@ def _declaration(family: str) -> VisibleUnits:
 def _takers(values: ValueSet, family: str) -> list[str]:
     """Overrides whose visible units take ``values``: the family's own first choice that does,
     else that of the first other family with one."""
+
     def fits(decl: VisibleUnits) -> list[str]:
         found = []
         for v, name in decl.names.items():
@@ -123,8 +125,14 @@ def _remedy(values: ValueSet, units: ValueSet, family: str, dataset: str, models
     return "no visible unit type of rbmlab takes these" if models else f"data holding {units}"
 
 
-def check_units(family: str, config_value: str | None, values: ValueSet, facts: DataFacts,
-                where: str | None = None, states: int = 2) -> ValueSet:
+def check_units(
+    family: str,
+    config_value: str | None,
+    values: ValueSet,
+    facts: DataFacts,
+    where: str | None = None,
+    states: int = 2,
+) -> ValueSet:
     """The values data for the visible units of ``family`` hold (its unit key at
     ``config_value``, a categorical type of ``states`` states), after checking that they include
     ``values`` (the dataset's). ``where`` replaces the model key in the message (``checkpoint:
@@ -135,18 +143,20 @@ def check_units(family: str, config_value: str | None, values: ValueSet, facts: 
     if units.contains(values):
         return units
     remedy = _remedy(values, units, family, facts.name, models=where is None)
-    if name in CATEGORICAL_TYPES:   # the number of states is what a code outside 0 … q − 1 contradicts
+    if name in CATEGORICAL_TYPES:  # the number of states is what a code outside 0 … q − 1 contradicts
         name = f"{name} ({states} states)"
-    if facts.path is not None:   # the user's own file: the data are what to look at first
+    if facts.path is not None:  # the user's own file: the data are what to look at first
         model = where or (f"model.{decl.key}={config_value}" if decl.key is not None else f"model={family}")
-        raise RbmlabError(f"dataset.path: {facts.path} holds {values}, but {model} has {name} visible "
-                          f"units, values {units}" + (f" ({remedy})" if where is None else ""))
+        raise RbmlabError(
+            f"dataset.path: {facts.path} holds {values}, but {model} has {name} visible "
+            f"units, values {units}" + (f" ({remedy})" if where is None else "")
+        )
     held = f"dataset {facts.name} holds {values} ({remedy})"
     if where is not None:
         raise RbmlabError(f"{where} has {name} visible units, values {units}; {held}")
     if decl.key is None:
         raise RbmlabError(f"model: {family} has {name} visible units, values {units}; {held}")
-    if name != decl.prior_name(config_value) and _categorical_states(values):   # codes beyond q − 1
+    if name != decl.prior_name(config_value) and _categorical_states(values):  # codes beyond q − 1
         raise RbmlabError(f"model.{decl.states_key}: {states} states take codes {units}; {held}")
     raise RbmlabError(f"model.{decl.key}: {config_value} units take values {units}; {held}")
 
@@ -155,8 +165,10 @@ def check_task_outputs(task, values: ValueSet, units: ValueSet, unit_name: str) 
     """The inputs ``task`` makes from data holding ``values`` must be values of the units."""
     made = task.outputs(values)
     if not units.contains(made):
-        raise RbmlabError(f"{task.output_key}: {task.makes}, so the inputs of task={task.config.name} "
-                          f"hold {made}; the {unit_name} visible units take {units}")
+        raise RbmlabError(
+            f"{task.output_key}: {task.makes}, so the inputs of task={task.config.name} "
+            f"hold {made}; the {unit_name} visible units take {units}"
+        )
 
 
 # ---------------------------------------------------------------- metrics defined on the splits
@@ -168,8 +180,10 @@ def check_splits(facts: DataFacts, splits: Iterable[str], key: str) -> None:
         if rows is None:
             raise RbmlabError(f"{key}: dataset {facts.name} has no {split} split with these options")
         if rows == 0:
-            raise RbmlabError(f"{key}: the {split} split of dataset {facts.name} holds no rows with "
-                              "these options, so nothing on it can be scored")
+            raise RbmlabError(
+                f"{key}: the {split} split of dataset {facts.name} holds no rows with "
+                "these options, so nothing on it can be scored"
+            )
 
 
 # ---------------------------------------------------------------- the two callers
@@ -196,8 +210,14 @@ def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
     check_splits(facts, [split], "split")
     task.check(facts, [split])
     value, states = saved_choice(model)
-    units = check_units(model.family, value, facts.values, facts,
-                        where=f"checkpoint: {path}: its {model.family} model", states=states)
+    units = check_units(
+        model.family,
+        value,
+        facts.values,
+        facts,
+        where=f"checkpoint: {path}: its {model.family} model",
+        states=states,
+    )
     check_task_outputs(task, facts.values, units, _declaration(model.family).prior_name(value))
 
 

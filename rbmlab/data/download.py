@@ -45,13 +45,20 @@ def download(url: str, sha256: str, target: Path) -> Path:
     level = log.level
     log.setLevel(logging.WARNING)  # our caller prints its own line; pooch's would repeat the URL
     try:
-        pooch.retrieve(url, known_hash=f"sha256:{sha256}", fname=target.name, path=target.parent,
-                       downloader=pooch.HTTPDownloader(timeout=TIMEOUT_S, progressbar=False))
+        pooch.retrieve(
+            url,
+            known_hash=f"sha256:{sha256}",
+            fname=target.name,
+            path=target.parent,
+            downloader=pooch.HTTPDownloader(timeout=TIMEOUT_S, progressbar=False),
+        )
     except requests.exceptions.RequestException as exc:  # first: some (InvalidURL) are ValueErrors
         raise DownloadFailed(f"downloading {url} failed: {squash(str(exc)) or type(exc).__name__}") from None
     except ValueError:  # pooch's hash check; it has deleted the download
-        raise DownloadFailed(f"the file from {url} does not have sha256 {sha256} (corrupt download or "
-                             "a mirror serving another file; removed)") from None
+        raise DownloadFailed(
+            f"the file from {url} does not have sha256 {sha256} (corrupt download or "
+            "a mirror serving another file; removed)"
+        ) from None
     except OSError as exc:
         raise DownloadFailed(f"downloading {url} failed: {no_space_or(exc, target.parent)}") from None
     finally:

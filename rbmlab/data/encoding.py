@@ -6,6 +6,7 @@ after the domain check (rbmlab.data.domain) has read its codes, so that everythi
 training, sampling, every evaluator — works on the layer's columns. Binary units are one column
 each: their data pass unchanged.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,7 +21,8 @@ def encoded(data: Dataset, units) -> Dataset:
     Dataset when the type is one column per unit)."""
     if units is None or units.width() == 1:
         return data
-    splits = {s: None if getattr(data, s) is None else units.encode(getattr(data, s), np.float32)
-              for s in SPLITS}
+    splits = {
+        s: None if getattr(data, s) is None else units.encode(getattr(data, s), np.float32) for s in SPLITS
+    }
     info = {**data.info, "encoding": f"one-hot: {units.width()} columns per unit ({units.name})"}
     return dataclasses.replace(data, **splits, image_shape=None, info=info)

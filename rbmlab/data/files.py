@@ -24,7 +24,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.resources import checkout_root
 from rbmlab.storage.fileio import atomic_write
 
-CHECKOUT = checkout_root()   # None in an installed wheel: no shared/ beside it
+CHECKOUT = checkout_root()  # None in an installed wheel: no shared/ beside it
 SHARED_ROOT = CHECKOUT.parent / "shared" / "datasets" if CHECKOUT is not None else None
 SOURCES_NOTE = "shared/datasets/SOURCES.md"
 

@@ -16,10 +16,17 @@ import scipy.io
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
-from rbmlab.validation import (BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option,
-                               option, option_error, pixel_threshold_option)
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, as_float32, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
+from rbmlab.validation import (
+    BINARIZE_MODES,
+    binarize_seed_option,
+    n_test_option,
+    n_train_option,
+    option,
+    option_error,
+    pixel_threshold_option,
+)
 
 SOURCES = f"converted copy, see {F.SOURCES_NOTE}"
 
@@ -187,14 +194,20 @@ CBCL_N_FACES = 2429
 class CbclFacesOptions:
     """Options of dataset ``cbcl_faces``."""
 
-    binarize: str = option("none", "none (grey/255) | threshold | stochastic", choices=BINARIZE_MODES,
-                           label="binarisation")
+    binarize: str = option(
+        "none", "none (grey/255) | threshold | stochastic", choices=BINARIZE_MODES, label="binarisation"
+    )
     threshold: int = pixel_threshold_option()
     binarize_seed: int = binarize_seed_option()
     test_fraction: float = option(
-        0.1, "fraction of the 2,429 faces held out as test (0: all train, the test split is empty, "
-        "as the tap paper, whose 472 test faces are not available)", lo=0.0, hi=1.0, open_hi=True,
-        label="fraction held out as test")
+        0.1,
+        "fraction of the 2,429 faces held out as test (0: all train, the test split is empty, "
+        "as the tap paper, whose 472 test faces are not available)",
+        lo=0.0,
+        hi=1.0,
+        open_hi=True,
+        label="fraction held out as test",
+    )
 
     @property
     def dimension(self) -> int:

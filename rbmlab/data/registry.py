@@ -7,8 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rbmlab.data import (
+    deconvolution,
+    loaders,
+    mnist,
+    model_samples,
+    omniglot,
+    potts_samples,
+    synthetic,
+    user_file,
+)
 from rbmlab.data import files as F
-from rbmlab.data import deconvolution, loaders, mnist, model_samples, omniglot, potts_samples, synthetic, user_file
 from rbmlab.data.dataset import Dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import option_docs, parse_options, without_neutral
@@ -23,10 +32,10 @@ class DatasetSpec:
     options: type
     load: Callable[[Any], Dataset]
     files: tuple[F.DataFile, ...] = ()  # empty: synthetic
-    truth: Callable[[Any], Any] | None = None   # the model the data are sampled from (no sampling)
-    value_options: tuple[str, ...] = ()   # the options that set the values it holds (binarize, spins)
-    resolve: Callable[[Any], dict[str, Any]] | None = None   # the options a run records (a file: its sha256)
-    location_options: tuple[str, ...] = ()   # where the data lie, not what they are: not in a run's identity
+    truth: Callable[[Any], Any] | None = None  # the model the data are sampled from (no sampling)
+    value_options: tuple[str, ...] = ()  # the options that set the values it holds (binarize, spins)
+    resolve: Callable[[Any], dict[str, Any]] | None = None  # the options a run records (a file: its sha256)
+    location_options: tuple[str, ...] = ()  # where the data lie, not what they are: not in a run's identity
 
     @property
     def homepage(self) -> str:
@@ -37,7 +46,11 @@ SPECS: dict[str, DatasetSpec] = {
     spec.name: spec
     for spec in (
         DatasetSpec(
-            mnist.NAME, mnist.DESCRIPTION, mnist.MnistOptions, mnist.load, tuple(mnist.FILES.values()),
+            mnist.NAME,
+            mnist.DESCRIPTION,
+            mnist.MnistOptions,
+            mnist.load,
+            tuple(mnist.FILES.values()),
             value_options=("binarize",),
         ),
         DatasetSpec(
@@ -89,18 +102,37 @@ SPECS: dict[str, DatasetSpec] = {
             synthetic.ShiftingBarOptions,
             synthetic.load_shifting_bar,
         ),
-        DatasetSpec("ising_samples", "Samples of a ground-truth Ising model (lattice, chain, dense or Erdos-Renyi), exact or Gibbs",
-                    model_samples.IsingSamplesOptions, model_samples.load_ising_samples,
-                    truth=model_samples.ising_ground_truth, value_options=("spins",)),
-        DatasetSpec("potts_samples", "Categorical samples (codes 0..q-1) of a ground-truth Potts-visible RBM, exact",
-                    potts_samples.PottsSamplesOptions, potts_samples.load_potts_samples,
-                    truth=potts_samples.potts_ground_truth, value_options=("q",)),
-        DatasetSpec("deconvolution", "Binary images OR-convolving 4 known 5x5 features at Bernoulli locations "
-                    "(pmp Sec 5.6), train = test", deconvolution.DeconvolutionOptions,
-                    deconvolution.load_deconvolution),
-        DatasetSpec(user_file.NAME, "Your own matrix: dataset.path=FILE (.npy, .npz, .csv), rows = examples",
-                    user_file.FileOptions, user_file.load, resolve=user_file.resolve,
-                    location_options=("path",)),
+        DatasetSpec(
+            "ising_samples",
+            "Samples of a ground-truth Ising model (lattice, chain, dense or Erdos-Renyi), exact or Gibbs",
+            model_samples.IsingSamplesOptions,
+            model_samples.load_ising_samples,
+            truth=model_samples.ising_ground_truth,
+            value_options=("spins",),
+        ),
+        DatasetSpec(
+            "potts_samples",
+            "Categorical samples (codes 0..q-1) of a ground-truth Potts-visible RBM, exact",
+            potts_samples.PottsSamplesOptions,
+            potts_samples.load_potts_samples,
+            truth=potts_samples.potts_ground_truth,
+            value_options=("q",),
+        ),
+        DatasetSpec(
+            "deconvolution",
+            "Binary images OR-convolving 4 known 5x5 features at Bernoulli locations "
+            "(pmp Sec 5.6), train = test",
+            deconvolution.DeconvolutionOptions,
+            deconvolution.load_deconvolution,
+        ),
+        DatasetSpec(
+            user_file.NAME,
+            "Your own matrix: dataset.path=FILE (.npy, .npz, .csv), rows = examples",
+            user_file.FileOptions,
+            user_file.load,
+            resolve=user_file.resolve,
+            location_options=("path",),
+        ),
     )
 }
 DATASET_NAMES: tuple[str, ...] = tuple(SPECS)
@@ -167,8 +199,10 @@ def ground_truth(name: str, **options: Any) -> Any:
     spec = get_spec(name)
     if spec.truth is None:
         with_truth = ", ".join(n for n, s in SPECS.items() if s.truth is not None)
-        raise RbmlabError(f"model.init: truth needs a dataset sampled from a known model ({with_truth}); "
-                          f"dataset {name} has none")
+        raise RbmlabError(
+            f"model.init: truth needs a dataset sampled from a known model ({with_truth}); "
+            f"dataset {name} has none"
+        )
     return spec.truth(parse_options(spec.options, options, "dataset", f"dataset {name}"))
 
 
@@ -199,7 +233,9 @@ def fetch_dataset(name: str, via: str | None = None) -> list[Path]:
     if name == mnist.NAME:
         return list(mnist.locate(auto_fetch=True, via=via).values())
     if via is not None:
-        raise RbmlabError(f"data fetch --via: only mnist is downloaded; {name} is read from {F.describe_roots()}")
+        raise RbmlabError(
+            f"data fetch --via: only mnist is downloaded; {name} is read from {F.describe_roots()}"
+        )
     return [F.require(f, name) for f in spec.files]
 
 

@@ -19,8 +19,7 @@ from rbmlab.validation import option, option_error
 class BarsStripesOptions:
     """Options of dataset ``bars_stripes``."""
 
-    size: int = option(3, "image side D (D x D pixels, 2^(D+1) - 2 patterns)", lo=2, hi=5,
-                       label="image side")
+    size: int = option(3, "image side D (D x D pixels, 2^(D+1) - 2 patterns)", lo=2, hi=5, label="image side")
 
     @property
     def dimension(self) -> int:
@@ -32,10 +31,12 @@ class BarsStripesOptions:
 class ShiftingBarOptions:
     """Options of dataset ``shifting_bar``."""
 
-    n: int = option(9, "pattern length (number of visible units and of patterns)", lo=2, hi=1024,
-                    label="variables (n)")
-    bar: int = option(1, "bar length: consecutive ones, cyclic wrap-around (1..n-1)", lo=1, hi=1024,
-                      label="bar length")
+    n: int = option(
+        9, "pattern length (number of visible units and of patterns)", lo=2, hi=1024, label="variables (n)"
+    )
+    bar: int = option(
+        1, "bar length: consecutive ones, cyclic wrap-around (1..n-1)", lo=1, hi=1024, label="bar length"
+    )
 
     @property
     def dimension(self) -> int:

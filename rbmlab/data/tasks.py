@@ -16,6 +16,7 @@ pixel, a patch that does not fit) and ``outputs(values)`` the values of the inpu
 data holding ``values``, which must be values of the model's visible units (``output_key`` is
 the option a mismatch names).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,11 +31,14 @@ from rbmlab.registry import Registry
 from rbmlab.units.values import ValueSet
 from rbmlab.validation import Config, option
 
-TASKS = Registry("task", {
-    "none": "rbmlab.data.tasks:Plain",
-    "flip": "rbmlab.data.tasks:Flip",
-    "occlude": "rbmlab.data.tasks:Occlude",
-})
+TASKS = Registry(
+    "task",
+    {
+        "none": "rbmlab.data.tasks:Plain",
+        "flip": "rbmlab.data.tasks:Flip",
+        "occlude": "rbmlab.data.tasks:Occlude",
+    },
+)
 SPLIT_STREAMS = {"train": 0, "valid": 1, "test": 2}
 
 
@@ -46,8 +50,13 @@ class TaskConfig(Config):
 @dataclass
 class FlipConfig(TaskConfig):
     name: str = option("flip", "task")
-    rate: float = option(0.1, "share of each image's pixels flipped (an exact count per image)",
-                         lo=0, hi=1, label="fraction of pixels flipped")
+    rate: float = option(
+        0.1,
+        "share of each image's pixels flipped (an exact count per image)",
+        lo=0,
+        hi=1,
+        label="fraction of pixels flipped",
+    )
     seed: int = option(0, "the corruption's random stream (fixed per split)", lo=0, label="corruption seed")
 
 
@@ -55,8 +64,9 @@ class FlipConfig(TaskConfig):
 class OccludeConfig(TaskConfig):
     name: str = option("occlude", "task")
     size: int = option(8, "side of the square patch, in pixels", lo=1, label="occluded square (pixels)")
-    value: float = option(0.0, "what the patch is set to (0 on MNIST; 1, the background, on "
-                          "Caltech-101 Silhouettes)")
+    value: float = option(
+        0.0, "what the patch is set to (0 on MNIST; 1, the background, on Caltech-101 Silhouettes)"
+    )
     seed: int = option(0, "the corruption's random stream (fixed per split)", lo=0, label="corruption seed")
 
 
@@ -66,7 +76,7 @@ class Plain:
     config_class = TaskConfig
     corrupts = False
     output_key = "task"
-    makes = "the inputs are the data"     # how the inputs come from the data (messages)
+    makes = "the inputs are the data"  # how the inputs come from the data (messages)
 
     def __init__(self, config=None):
         self.config = config if config is not None else TaskConfig()
@@ -92,8 +102,10 @@ class _Corruption(Plain):
         """``batch``, refused when the corruption changed no pixel of a non-empty split: the
         changed-pixel error would be 0/0 (crbm_bp's "Changed" column has nothing to count)."""
         if len(batch.inputs) and not batch.mask.any():
-            raise RbmlabError(f"{self.output_key}: the {self.config.name} task changes no pixel of the "
-                              f"{split} split of {data.name} ({self.makes}): no changed pixel to score")
+            raise RbmlabError(
+                f"{self.output_key}: the {self.config.name} task changes no pixel of the "
+                f"{split} split of {data.name} ({self.makes}): no changed pixel to score"
+            )
         return batch
 
 
@@ -108,12 +120,14 @@ class Flip(_Corruption):
     def check(self, facts: DataFacts, splits) -> None:
         d = facts.n_visible
         if self.flips(d) < 1:
-            raise RbmlabError(f"task.rate: {self.config.rate:g} of the {d} pixels of {facts.name} rounds "
-                              "to no flipped pixel per image, so no pixel changes and the changed-pixel "
-                              f"error is undefined; flip at least one (task.rate >= {1 / d:.4g})")
+            raise RbmlabError(
+                f"task.rate: {self.config.rate:g} of the {d} pixels of {facts.name} rounds "
+                "to no flipped pixel per image, so no pixel changes and the changed-pixel "
+                f"error is undefined; flip at least one (task.rate >= {1 / d:.4g})"
+            )
 
     def outputs(self, values: ValueSet) -> ValueSet:
-        return values | values.map(-1.0, 1.0)     # the clean pixels and the flipped ones, 1 − x
+        return values | values.map(-1.0, 1.0)  # the clean pixels and the flipped ones, 1 − x
 
     def batch(self, data, split: str) -> Batch:
         self.check(data.facts(), [split])
@@ -133,14 +147,17 @@ class Occlude(_Corruption):
             raise RbmlabError(f"task=occlude: dataset {facts.name} has no image shape to place a patch in")
         rows, cols = facts.image_shape
         if self.config.size > min(rows, cols):
-            raise RbmlabError(f"task.size: a {self.config.size}×{self.config.size} patch does not fit "
-                              f"in the {rows}×{cols} images of {facts.name}")
+            raise RbmlabError(
+                f"task.size: a {self.config.size}×{self.config.size} patch does not fit "
+                f"in the {rows}×{cols} images of {facts.name}"
+            )
 
     def outputs(self, values: ValueSet) -> ValueSet:
         return values | ValueSet.of_points(self.config.value)
 
     def batch(self, data, split: str) -> Batch:
         self.check(data.facts(), [split])
-        batch = occlude(data.split(split), data.image_shape, self.config.size, self.config.value,
-                        self._rng(split))
+        batch = occlude(
+            data.split(split), data.image_shape, self.config.size, self.config.value, self._rng(split)
+        )
         return self._changed(batch, data, split)

@@ -11,12 +11,12 @@ not the path (DatasetSpec.location_options), so a moved or copied file is the sa
 Every problem with the file is one line naming ``dataset.path``: missing, unreadable, not a 2-D
 numeric matrix, NaN or inf, a .npz without ``train``, labels that do not fit.
 """
+
 from __future__ import annotations
 
 import csv
 import functools
 import os
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -39,30 +39,49 @@ NPZ_ARRAYS = (*SPLITS, *(f"{s}_labels" for s in SPLITS))
 class FileOptions:
     """Options of dataset ``file``."""
 
-    path: str | None = option(None, "the data: .npy or .csv (one matrix, rows = examples) or .npz "
-                                    "(train, optional valid / test, <split>_labels)")
-    sha256: str | None = option(None, "the file's sha256, recorded by a run; given, the file must "
-                                      "have it")
-    test_fraction: float = option(0.1, "rows of train held out as test when the file has no test "
-                                       "(0: test = the whole training matrix)", lo=0.0, hi=1.0, open_hi=True,
-                                  label="fraction held out as test")
-    valid_fraction: float = option(0.0, "rows of train held out as valid when the file has no valid "
-                                        "(0: no valid split)", lo=0.0, hi=1.0, open_hi=True)
+    path: str | None = option(
+        None,
+        "the data: .npy or .csv (one matrix, rows = examples) or .npz "
+        "(train, optional valid / test, <split>_labels)",
+    )
+    sha256: str | None = option(None, "the file's sha256, recorded by a run; given, the file must have it")
+    test_fraction: float = option(
+        0.1,
+        "rows of train held out as test when the file has no test (0: test = the whole training matrix)",
+        lo=0.0,
+        hi=1.0,
+        open_hi=True,
+        label="fraction held out as test",
+    )
+    valid_fraction: float = option(
+        0.0,
+        "rows of train held out as valid when the file has no valid (0: no valid split)",
+        lo=0.0,
+        hi=1.0,
+        open_hi=True,
+    )
     split_seed: int = option(0, "seed of the permutation the held-out rows are drawn by", lo=0)
-    header: bool | None = option(None, "csv: the first line names the columns (null: detected, a "
-                                        "first line with a field that is not a number)")
+    header: bool | None = option(
+        None,
+        "csv: the first line names the columns (null: detected, a "
+        "first line with a field that is not a number)",
+    )
     delimiter: str = option(",", "csv: the field separator")
 
     def __post_init__(self) -> None:
         if not self.path:
-            raise option_error("path", f"missing; name your data file, dataset.path=FILE "
-                                       f"({', '.join(FORMATS)})")
+            raise option_error(
+                "path", f"missing; name your data file, dataset.path=FILE ({', '.join(FORMATS)})"
+            )
         if Path(self.path).suffix.lower() not in FORMATS:
             raise option_error("path", f"{self.path}: expected a {', '.join(FORMATS)} file")
         if self.test_fraction + self.valid_fraction >= 1:
-            raise option_error("valid_fraction", f"test_fraction + valid_fraction = "
-                                                 f"{self.test_fraction + self.valid_fraction:g} leaves "
-                                                 "no training rows")
+            raise option_error(
+                "valid_fraction",
+                f"test_fraction + valid_fraction = "
+                f"{self.test_fraction + self.valid_fraction:g} leaves "
+                "no training rows",
+            )
         if len(self.delimiter) != 1:
             raise option_error("delimiter", f"must be one character, got {self.delimiter!r}")
 
@@ -118,7 +137,9 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
     ``header`` is None. Blank lines are skipped; an error names the line and the column."""
     rows: list[list[float]] = []
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:   # -sig: a BOM (spreadsheet exports) is no field
+        with open(
+            path, newline="", encoding="utf-8-sig"
+        ) as f:  # -sig: a BOM (spreadsheet exports) is no field
             for line, fields in enumerate(csv.reader(f, delimiter=delimiter), 1):
                 values = [_number(x) for x in fields]
                 if line == 1 and (header or (header is None and None in values)):
@@ -127,8 +148,11 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
                     continue
                 if None in values:
                     column = values.index(None)
-                    raise _bad(path, f"line {line}, column {column + 1}: {fields[column]!r} is not a "
-                                     "number (a .csv of numbers only, with at most one header line)")
+                    raise _bad(
+                        path,
+                        f"line {line}, column {column + 1}: {fields[column]!r} is not a "
+                        "number (a .csv of numbers only, with at most one header line)",
+                    )
                 if rows and len(values) != len(rows[0]):
                     raise _bad(path, f"line {line} has {len(values)} fields, the first row {len(rows[0])}")
                 rows.append(values)  # type: ignore[arg-type]
@@ -142,12 +166,18 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=False) as z:
         if "train" not in z.files:
-            raise _bad(path, f"has no array 'train' (it holds {', '.join(z.files) or 'none'}); a .npz "
-                             f"holds train and optionally {', '.join(a for a in NPZ_ARRAYS if a != 'train')}")
+            raise _bad(
+                path,
+                f"has no array 'train' (it holds {', '.join(z.files) or 'none'}); a .npz "
+                f"holds train and optionally {', '.join(a for a in NPZ_ARRAYS if a != 'train')}",
+            )
         other = [k for k in z.files if k not in NPZ_ARRAYS]
         if other:
-            raise _bad(path, f"holds arrays {', '.join(other)} that rbmlab does not read; expected "
-                             f"{', '.join(NPZ_ARRAYS)}")
+            raise _bad(
+                path,
+                f"holds arrays {', '.join(other)} that rbmlab does not read; expected "
+                f"{', '.join(NPZ_ARRAYS)}",
+            )
         return {k: z[k] for k in z.files}
 
 
@@ -165,11 +195,13 @@ def _read(identity: tuple, header: bool | None, delimiter: str) -> dict[str, np.
     except RbmlabError:
         raise
     except READ_ERRORS as e:
-        raise _bad(path, f"not a readable {suffix} file ({' '.join(str(e).split()) or type(e).__name__})") from None
+        raise _bad(
+            path, f"not a readable {suffix} file ({' '.join(str(e).split()) or type(e).__name__})"
+        ) from None
     checked = {k: _checked(path, k, a) for k, a in arrays.items() if not k.endswith("_labels")}
     checked.update({k: _labels(path, k, a, checked) for k, a in arrays.items() if k.endswith("_labels")})
     for a in checked.values():
-        a.setflags(write=False)   # cached: every load copies
+        a.setflags(write=False)  # cached: every load copies
     return checked
 
 
@@ -185,16 +217,22 @@ def _checked(path: Path, name: str, a: np.ndarray) -> np.ndarray:
     if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool) or np.iscomplexobj(a):
         raise _bad(path, f"{where}holds {a.dtype} values, not real numbers")
     if a.ndim != 2:
-        raise _bad(path, f"{where}is a {a.ndim}-D array of shape {a.shape}; expected a 2-D matrix, "
-                         "rows = examples, columns = visible units")
+        raise _bad(
+            path,
+            f"{where}is a {a.ndim}-D array of shape {a.shape}; expected a 2-D matrix, "
+            "rows = examples, columns = visible units",
+        )
     if 0 in a.shape:
         raise _bad(path, f"{where}has shape {a.shape}: no {'rows' if a.shape[0] == 0 else 'columns'}")
     a = np.asarray(a, dtype=np.float64)
     bad = ~np.isfinite(a)
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise _bad(path, f"{where}holds {int(bad.sum())} NaN or infinite value(s), the first "
-                         f"{a[row, col]} at row {row}, column {col}")
+        raise _bad(
+            path,
+            f"{where}holds {int(bad.sum())} NaN or infinite value(s), the first "
+            f"{a[row, col]} at row {row}, column {col}",
+        )
     return a
 
 
@@ -205,9 +243,13 @@ def _labels(path: Path, name: str, y: np.ndarray, matrices: dict[str, np.ndarray
         raise _bad(path, f"holds {name} but no {split} matrix")
     rows = matrices[split].shape[0]
     if y.shape != (rows,):
-        raise _bad(path, f"array {name} has shape {y.shape}; expected ({rows},), one label per row of {split}")
-    if not (np.issubdtype(y.dtype, np.integer) or (np.issubdtype(y.dtype, np.floating)
-                                                   and np.all(np.isfinite(y)) and np.all(y == np.round(y)))):
+        raise _bad(
+            path, f"array {name} has shape {y.shape}; expected ({rows},), one label per row of {split}"
+        )
+    if not (
+        np.issubdtype(y.dtype, np.integer)
+        or (np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)))
+    ):
         raise _bad(path, f"array {name} holds {y.dtype} values; labels are integers")
     return y.astype(np.int64)
 
@@ -217,7 +259,7 @@ def resolve(opts: FileOptions) -> dict[str, Any]:
     """The options a run records: the path made absolute and the file's sha256 (checked against
     ``opts.sha256`` when given)."""
     path, digest = _path_and_sha256(opts)
-    read(opts)   # every check of the content, before any run starts
+    read(opts)  # every check of the content, before any run starts
     return {**asdict(opts), "path": path, "sha256": digest}
 
 
@@ -227,16 +269,21 @@ def _path_and_sha256(opts: FileOptions) -> tuple[str, str]:
     path = str(absolute(opts.path))  # type: ignore[arg-type]
     digest = file_sha256(path)
     if opts.sha256 is not None and opts.sha256 != digest:
-        raise option_error("sha256", f"{path} has sha256 {digest}, not {opts.sha256} (the file changed "
-                                     "since it was recorded)")
+        raise option_error(
+            "sha256",
+            f"{path} has sha256 {digest}, not {opts.sha256} (the file changed since it was recorded)",
+        )
     return path, digest
 
 
 def _held_out(n: int, fraction: float, key: str, split: str) -> int:
     k = int(round(fraction * n))
     if fraction > 0 and k == 0:
-        raise option_error(key, f"{fraction:g} of the {n} training rows rounds to none; raise it, or "
-                                f"0 for {'test = train' if split == 'test' else 'no valid split'}")
+        raise option_error(
+            key,
+            f"{fraction:g} of the {n} training rows rounds to none; raise it, or "
+            f"0 for {'test = train' if split == 'test' else 'no valid split'}",
+        )
     return k
 
 
@@ -253,10 +300,16 @@ def load(opts: FileOptions) -> Dataset:
     n_test = _held_out(n, opts.test_fraction, "test_fraction", "test") if x["test"] is None else 0
     n_valid = _held_out(n, opts.valid_fraction, "valid_fraction", "valid") if x["valid"] is None else 0
     if n_test + n_valid >= n:
-        raise option_error("test_fraction", f"holding out {n_test} test and {n_valid} valid rows leaves "
-                                            f"none of the {n} to train on")
+        raise option_error(
+            "test_fraction",
+            f"holding out {n_test} test and {n_valid} valid rows leaves none of the {n} to train on",
+        )
     perm = np.random.default_rng(opts.split_seed).permutation(n)
-    parts = {"test": perm[:n_test], "valid": perm[n_test:n_test + n_valid], "train": np.sort(perm[n_test + n_valid:])}
+    parts = {
+        "test": perm[:n_test],
+        "valid": perm[n_test : n_test + n_valid],
+        "train": np.sort(perm[n_test + n_valid :]),
+    }
     rule = []
     if x["test"] is None:
         rule.append(f"test = train rows perm[:{n_test}]" if n_test else "test = the whole training matrix")
@@ -278,7 +331,19 @@ def load(opts: FileOptions) -> Dataset:
         out["valid"] = take(parts["valid"]) if n_valid else None
     (train, train_y), (test, test_y) = out["train"], out["test"]
     valid, valid_y = out["valid"] if out["valid"] is not None else (None, None)
-    return Dataset(name=NAME, train=train, test=test, valid=valid, train_labels=train_y,
-                   test_labels=test_y, valid_labels=valid_y,
-                   info={"path": path, "sha256": digest, "options": asdict(opts),
-                         "split": "; ".join(rule) or "as the file holds them", "deviations": []})
+    return Dataset(
+        name=NAME,
+        train=train,
+        test=test,
+        valid=valid,
+        train_labels=train_y,
+        test_labels=test_y,
+        valid_labels=valid_y,
+        info={
+            "path": path,
+            "sha256": digest,
+            "options": asdict(opts),
+            "split": "; ".join(rule) or "as the file holds them",
+            "deviations": [],
+        },
+    )

@@ -22,14 +22,14 @@ The fractional RBM (frank_wolfe Eq. 11, model=fractional_rbm) is supported forwa
 weights each softplus by c_i and its transition is Sec. 3.3's Metropolis–Hastings step
 (rbmlab.evaluators.ais_fractional); ``reverse=true`` on it is refused in one line.
 """
+
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass as config_dataclass
 
 import numpy as np
 from tqdm.auto import tqdm
-
-from dataclasses import dataclass as config_dataclass
 
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid
@@ -47,8 +47,7 @@ from rbmlab.units import Bernoulli
 from rbmlab.units.requirements import BERNOULLI, CATEGORICAL
 from rbmlab.validation import option
 
-
-MAX_CHAIN_BYTES = 16 * 2**30   # the most working memory the chains may ask for
+MAX_CHAIN_BYTES = 16 * 2**30  # the most working memory the chains may ask for
 
 
 def chain_bytes(n_chains: int, n_visible: int, n_hidden: int) -> int:
@@ -65,8 +64,11 @@ def temperature_schedule(kind: str = "salakhutdinov", n: int | None = None) -> n
     if kind == "salakhutdinov":
         if n is not None:
             raise ValueError("temperature_schedule('salakhutdinov') has a fixed length; n must be None")
-        segments = [np.linspace(0.0, 0.5, 501), np.linspace(0.5, 0.9, 4001)[1:],
-                    np.linspace(0.9, 1.0, 10001)[1:]]
+        segments = [
+            np.linspace(0.0, 0.5, 501),
+            np.linspace(0.5, 0.9, 4001)[1:],
+            np.linspace(0.9, 1.0, 10001)[1:],
+        ]
         return np.concatenate(segments)
     if kind == "linear":
         if n is None or int(n) < 1:
@@ -112,15 +114,15 @@ def _softplus_increment(xp, x, beta_0: float, beta_1: float, bufs, bias=None):
     if xp.__name__ == "cupy":
         from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
-        return cupy_kernels.softplus_increment(x, beta_0, beta_1, bufs[0], bias)   # one kernel + a sum
+        return cupy_kernels.softplus_increment(x, beta_0, beta_1, bufs[0], bias)  # one kernel + a sum
     if bias is not None:
         x += bias
     t, u = bufs
     xp.abs(x, out=u)
     xp.multiply(u, beta_0 - beta_1, out=t)
-    xp.expm1(t, out=t)                      # expm1(−Δβ|x|)
+    xp.expm1(t, out=t)  # expm1(−Δβ|x|)
     u *= -beta_0
-    xp.exp(u, out=u)                        # e_0
+    xp.exp(u, out=u)  # e_0
     t *= u
     u += 1.0
     t /= u
@@ -141,7 +143,7 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
     f64 = xp.float64
     W, Wt = rbm.W, rbm.W.T
     b_h, b_v = rbm.b_h, rbm.b_v
-    d_bias = b_v - base_bias.astype(W.dtype)      # ∂/∂β of the linear term
+    d_bias = b_v - base_bias.astype(W.dtype)  # ∂/∂β of the linear term
     n_chains = v.shape[0]
     log_w = xp.zeros(n_chains, dtype=f64)
     a_h = xp.empty((n_chains, rbm.n_hidden), dtype=W.dtype)
@@ -153,8 +155,8 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
         xp.matmul(v, W, out=a_h)
         if b_next != b_prev:
             # log f_{β_k}(v) − log f_{β_{k−1}}(v)   (Neal 2001; Salakhutdinov & Murray 2008)
-            log_w += (b_next - b_prev) * (v @ d_bias).astype(f64)   # v ∈ {0,1}: exact enough
-            log_w += _softplus_increment(xp, a_h, b_prev, b_next, bufs, bias=b_h)   # a_h += b_h
+            log_w += (b_next - b_prev) * (v @ d_bias).astype(f64)  # v ∈ {0,1}: exact enough
+            log_w += _softplus_increment(xp, a_h, b_prev, b_next, bufs, bias=b_h)  # a_h += b_h
         else:
             a_h += b_h
         if k == K:
@@ -162,8 +164,8 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
         # h ~ p_β(h | v), v ~ p_β(v | h) with β = β_k: logits β(vW + b_h), β(hWᵀ + b_v) + (1 − β) b_A
         h = bernoulli_logits_(a_h, rng, scale=b_next)
         xp.matmul(h, Wt, out=a_v)
-        v = _visible_draw_(rbm, a_v, rng, base_bias, b_next)   # a_v is overwritten only after
-                                                                # v's last use next step
+        v = _visible_draw_(rbm, a_v, rng, base_bias, b_next)  # a_v is overwritten only after
+        # v's last use next step
     return log_w
 
 
@@ -176,23 +178,31 @@ def _prepare(rbm: RBM, base_bias, betas):
     return base_bias, _check_betas(betas), _log_z_base(base_bias, rbm.n_hidden, rbm.visible_units)
 
 
-def ais_log_partition(rbm: RBM, rng, *, base_bias, betas, n_chains: int = 100,
-                      progress: bool = False) -> AISResult:
+def ais_log_partition(
+    rbm: RBM, rng, *, base_bias, betas, n_chains: int = 100, progress: bool = False
+) -> AISResult:
     """Forward AIS estimate of log Z (Neal 2001; Salakhutdinov & Murray 2008)."""
     base_bias, betas, log_z_a = _prepare(rbm, base_bias, betas)
     if n_chains < 1:
         raise ValueError(f"n_chains must be positive, got {n_chains}")
-    v = _base_samples(rbm, rng, base_bias, n_chains)        # exact samples of the base model
+    v = _base_samples(rbm, rng, base_bias, n_chains)  # exact samples of the base model
     log_w = _anneal(rbm, rng, base_bias, betas, v, progress, "AIS")
     log_r, log_hi, log_lo = _stats(log_w)
-    return AISResult(log_z=log_z_a + log_r, log_z_lower=log_z_a + log_lo,
-                     log_z_upper=log_z_a + log_hi, log_z_base=log_z_a,
-                     log_w=to_numpy(log_w).astype(np.float64), n_chains=n_chains,
-                     n_temperatures=int(betas.size), direction="forward")
+    return AISResult(
+        log_z=log_z_a + log_r,
+        log_z_lower=log_z_a + log_lo,
+        log_z_upper=log_z_a + log_hi,
+        log_z_base=log_z_a,
+        log_w=to_numpy(log_w).astype(np.float64),
+        n_chains=n_chains,
+        n_temperatures=int(betas.size),
+        direction="forward",
+    )
 
 
-def reverse_ais_log_partition(rbm: RBM, rng, *, base_bias, betas, init_v,
-                              progress: bool = False) -> AISResult:
+def reverse_ais_log_partition(
+    rbm: RBM, rng, *, base_bias, betas, init_v, progress: bool = False
+) -> AISResult:
     """Reverse AIS (Burda et al. 2015): chains start at samples ``init_v`` of the target and
     anneal β from 1 to 0; mean(w) estimates Z_A / Z_B, so log Ẑ = log Z_A − log mean(w).
 
@@ -206,14 +216,21 @@ def reverse_ais_log_partition(rbm: RBM, rng, *, base_bias, betas, init_v,
     # the reversed path is forward AIS from B to A on the schedule β_K, …, β_0
     log_w = _anneal(rbm, rng, base_bias, betas[::-1].copy(), v, progress, "reverse AIS")
     log_r, log_hi, log_lo = _stats(log_w)
-    return AISResult(log_z=log_z_a - log_r, log_z_lower=log_z_a - log_hi,
-                     log_z_upper=log_z_a - log_lo, log_z_base=log_z_a,
-                     log_w=to_numpy(log_w).astype(np.float64), n_chains=int(v.shape[0]),
-                     n_temperatures=int(betas.size), direction="reverse")
+    return AISResult(
+        log_z=log_z_a - log_r,
+        log_z_lower=log_z_a - log_hi,
+        log_z_upper=log_z_a - log_lo,
+        log_z_base=log_z_a,
+        log_w=to_numpy(log_w).astype(np.float64),
+        n_chains=int(v.shape[0]),
+        n_temperatures=int(betas.size),
+        direction="reverse",
+    )
 
 
-def target_samples(rbm: RBM, rng, n: int, data=None, burn_in: int = 1000,
-                   max_exact_units: int = EXACT_SAMPLING_UNITS):
+def target_samples(
+    rbm: RBM, rng, n: int, data=None, burn_in: int = 1000, max_exact_units: int = EXACT_SAMPLING_UNITS
+):
     """``n`` samples of the target p(v) to start reverse AIS.
 
     Exact (exact.sample_exact) when the smaller layer has at most 2^``max_exact_units`` states;
@@ -225,8 +242,9 @@ def target_samples(rbm: RBM, rng, n: int, data=None, burn_in: int = 1000,
     if bits <= max_exact_units:
         return sample_exact(rbm, rng, n, max_units=max_exact_units)
     if data is None:
-        raise ValueError("target_samples: the model is too large for exact sampling; pass data "
-                         "to start Gibbs chains from")
+        raise ValueError(
+            "target_samples: the model is too large for exact sampling; pass data to start Gibbs chains from"
+        )
     xp = rbm.xp
     data = xp.asarray(data, dtype=rbm.W.dtype)
     n_data = data.shape[0]
@@ -251,89 +269,146 @@ def schedule(kind: str, n_temperatures: int, curve_n_temperatures: int, final: b
 class AISConfig(EvaluatorConfig):
     name: str = option("ais", "evaluator")
     n_chains: int = option(100, "AIS chains", lo=2, hi=CHAINS)
-    schedule: str = option("salakhutdinov", "salakhutdinov (14,500 temperatures) | linear",
-                           choices=("salakhutdinov", "linear"))
-    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1,
-                                 hi=EVALUATION_STEPS)
-    curve_n_temperatures: int = option(1000, "linear schedule at intermediate points (0: the final "
-                                       "one)", lo=0, hi=EVALUATION_STEPS)
-    curve_n_chains: int = option(0, "chains at intermediate points (0: n_chains)", lo=0, hi=CHAINS,
-                                 neutral=0)
+    schedule: str = option(
+        "salakhutdinov", "salakhutdinov (14,500 temperatures) | linear", choices=("salakhutdinov", "linear")
+    )
+    n_temperatures: int = option(14500, "intervals of the linear schedule", lo=1, hi=EVALUATION_STEPS)
+    curve_n_temperatures: int = option(
+        1000, "linear schedule at intermediate points (0: the final one)", lo=0, hi=EVALUATION_STEPS
+    )
+    curve_n_chains: int = option(0, "chains at intermediate points (0: n_chains)", lo=0, hi=CHAINS, neutral=0)
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
-    exact_check: bool = option(False, "also the exact log Z (evaluator=exact's enumeration) and the "
-                               "AIS error against it; the smaller layer must enumerate", neutral=False)
+    exact_check: bool = option(
+        False,
+        "also the exact log Z (evaluator=exact's enumeration) and the "
+        "AIS error against it; the smaller layer must enumerate",
+        neutral=False,
+    )
 
 
 _nats = dict(unit="nats", higher_is_better=True)
 
 # exact_check=true: AIS against the exact log Z of a model whose smaller layer enumerates
 EXACT_CHECK_METRICS = (
-    MetricSpec("log_z_exact", per_split=False, **_nats, label="exact log Z",
-               description="log Z by enumeration (evaluator=exact), beside the AIS estimate"),
-    MetricSpec("log_z_error", "nats", higher_is_better=False, per_split=False, best_at=0.0,
-               description="AIS log Ẑ − exact log Z", label="AIS log Z error"),
-    MetricSpec("log_z_within", "fraction", higher_is_better=True, per_split=False,
-               description="1 if the exact log Z lies in AIS's ±3σ interval [log_z_lower, "
-                           "log_z_upper], else 0 (averaged over runs: the interval's coverage)",
-               label="exact log Z inside the AIS interval"),
+    MetricSpec(
+        "log_z_exact",
+        per_split=False,
+        **_nats,
+        label="exact log Z",
+        description="log Z by enumeration (evaluator=exact), beside the AIS estimate",
+    ),
+    MetricSpec(
+        "log_z_error",
+        "nats",
+        higher_is_better=False,
+        per_split=False,
+        best_at=0.0,
+        description="AIS log Ẑ − exact log Z",
+        label="AIS log Z error",
+    ),
+    MetricSpec(
+        "log_z_within",
+        "fraction",
+        higher_is_better=True,
+        per_split=False,
+        description="1 if the exact log Z lies in AIS's ±3σ interval [log_z_lower, "
+        "log_z_upper], else 0 (averaged over runs: the interval's coverage)",
+        label="exact log Z inside the AIS interval",
+    ),
 )
 
 
 def exact_check_metrics(fwd: AISResult, log_z_exact: float) -> dict[str, float]:
     """The AIS estimate against the exact log Z (EXACT_CHECK_METRICS)."""
-    return {"log_z_exact": log_z_exact, "log_z_error": fwd.log_z - log_z_exact,
-            "log_z_within": float(fwd.log_z_lower <= log_z_exact <= fwd.log_z_upper)}
+    return {
+        "log_z_exact": log_z_exact,
+        "log_z_error": fwd.log_z - log_z_exact,
+        "log_z_within": float(fwd.log_z_lower <= log_z_exact <= fwd.log_z_upper),
+    }
 
 
 class AIS(Evaluator):
     config_class = AISConfig
-    units = {"visible": (*BERNOULLI, *CATEGORICAL), "hidden": BERNOULLI}   # the base-rate path (Salakhutdinov & Murray 2008)
+    units = {
+        "visible": (*BERNOULLI, *CATEGORICAL),
+        "hidden": BERNOULLI,
+    }  # the base-rate path (Salakhutdinov & Murray 2008)
     requires = (Bipartite,)
     without_data = "log Z only, AIS from the uniform base model (no data for its base rates)"
     epoch_cost = ("curve_n_temperatures", "curve_n_chains")
     metrics = (
-        MetricSpec("log_likelihood", summary_name="mean_log_likelihood", **_nats,
-                   description="mean −F(x) − log Ẑ over the split", label="log-likelihood"),
-        MetricSpec("log_likelihood_lower", summary_name="mean_log_likelihood_lower", **_nats,
-                   label="log-likelihood, lower bound"),
-        MetricSpec("log_likelihood_upper", summary_name="mean_log_likelihood_upper", **_nats,
-                   label="log-likelihood, upper bound"),
-        *(MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats, label=f"{method}log Z{bound}")
-          for prefix, method in (("", ""), ("reverse_", "reverse-AIS "))
-          for end, bound in (("", ""), ("_lower", ", lower bound"), ("_upper", ", upper bound"))),
+        MetricSpec(
+            "log_likelihood",
+            summary_name="mean_log_likelihood",
+            **_nats,
+            description="mean −F(x) − log Ẑ over the split",
+            label="log-likelihood",
+        ),
+        MetricSpec(
+            "log_likelihood_lower",
+            summary_name="mean_log_likelihood_lower",
+            **_nats,
+            label="log-likelihood, lower bound",
+        ),
+        MetricSpec(
+            "log_likelihood_upper",
+            summary_name="mean_log_likelihood_upper",
+            **_nats,
+            label="log-likelihood, upper bound",
+        ),
+        *(
+            MetricSpec(f"{prefix}log_z{end}", per_split=False, **_nats, label=f"{method}log Z{bound}")
+            for prefix, method in (("", ""), ("reverse_", "reverse-AIS "))
+            for end, bound in (("", ""), ("_lower", ", lower bound"), ("_upper", ", upper bound"))
+        ),
         *EXACT_CHECK_METRICS,
     )
 
     def check(self, model_class, sizes):
-        if supports(model_class, FractionalUnits):   # Eq. 11's model: rbmlab.evaluators.ais_fractional
+        if supports(model_class, FractionalUnits):  # Eq. 11's model: rbmlab.evaluators.ais_fractional
             if self.config.reverse:
-                raise RbmlabError(f"evaluator.reverse: reverse AIS is not written for model "
-                                  f"{model_class.family} (forward AIS is); set evaluator.reverse=false")
+                raise RbmlabError(
+                    f"evaluator.reverse: reverse AIS is not written for model "
+                    f"{model_class.family} (forward AIS is); set evaluator.reverse=false"
+                )
         else:
             super().check(model_class, sizes)
         n_chains, n_v, n_h = self.config.n_chains, sizes.get("n_visible", 0), sizes.get("n_hidden", 0)
         need = chain_bytes(n_chains, n_v, n_h)
         if need > MAX_CHAIN_BYTES:
-            raise RbmlabError(f"evaluator.n_chains: {n_chains} chains of a {n_v}x{n_h} model need "
-                              f"about {need / 2**30:.0f} GiB (limit {MAX_CHAIN_BYTES // 2**30} GiB); "
-                              "use fewer chains")
+            raise RbmlabError(
+                f"evaluator.n_chains: {n_chains} chains of a {n_v}x{n_h} model need "
+                f"about {need / 2**30:.0f} GiB (limit {MAX_CHAIN_BYTES // 2**30} GiB); "
+                "use fewer chains"
+            )
         if self.config.exact_check:
-            problem = enumeration_problem(model_class, sizes) if supports(model_class, Enumerable) \
+            problem = (
+                enumeration_problem(model_class, sizes)
+                if supports(model_class, Enumerable)
                 else f"model {model_class.family} has no exact log Z"
+            )
             if problem:
-                raise RbmlabError(f"evaluator.exact_check: {problem} ({MAX_EXACT_UNITS.why}); "
-                                  "set evaluator.exact_check=false")
+                raise RbmlabError(
+                    f"evaluator.exact_check: {problem} ({MAX_EXACT_UNITS.why}); "
+                    "set evaluator.exact_check=false"
+                )
 
     def evaluate(self, model, splits, context):
         require_units(model, "ais", self.units)
         cfg = self.config
-        base_bias = model.xp.zeros(model.n_visible, dtype=model.dtype) if context.data_mean is None \
-            else model.xp.asarray(base_rate_bias(context.data_mean, units=model.visible_units))   # no data: uniform
+        base_bias = (
+            model.xp.zeros(model.n_visible, dtype=model.dtype)
+            if context.data_mean is None
+            else model.xp.asarray(base_rate_bias(context.data_mean, units=model.visible_units))
+        )  # no data: uniform
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
         n_chains = cfg.curve_n_chains if cfg.curve_n_chains and not context.final else cfg.n_chains
-        estimate = fractional_ais_log_partition if supports(type(model), FractionalUnits) else ais_log_partition
-        fwd = estimate(model, context.rng, base_bias=base_bias, betas=betas, n_chains=n_chains,
-                       progress=context.progress)
+        estimate = (
+            fractional_ais_log_partition if supports(type(model), FractionalUnits) else ais_log_partition
+        )
+        fwd = estimate(
+            model, context.rng, base_bias=base_bias, betas=betas, n_chains=n_chains, progress=context.progress
+        )
         metrics = {"log_z": fwd.log_z, "log_z_lower": fwd.log_z_lower, "log_z_upper": fwd.log_z_upper}
         if cfg.exact_check:
             metrics.update(exact_check_metrics(fwd, log_partition(model)))
@@ -345,10 +420,14 @@ class AIS(Evaluator):
         if cfg.reverse and context.final:
             data = context.train if context.train is not None else next(iter(splits.values()))
             init = target_samples(model, context.rng, cfg.n_chains, data=data.inputs)
-            rev = reverse_ais_log_partition(model, context.rng, base_bias=base_bias, betas=betas,
-                                            init_v=init, progress=context.progress)
-            metrics.update(reverse_log_z=rev.log_z, reverse_log_z_lower=rev.log_z_lower,
-                           reverse_log_z_upper=rev.log_z_upper)
+            rev = reverse_ais_log_partition(
+                model, context.rng, base_bias=base_bias, betas=betas, init_v=init, progress=context.progress
+            )
+            metrics.update(
+                reverse_log_z=rev.log_z,
+                reverse_log_z_lower=rev.log_z_lower,
+                reverse_log_z_upper=rev.log_z_upper,
+            )
         return metrics
 
     def headline(self, metrics, split):
@@ -356,5 +435,7 @@ class AIS(Evaluator):
         lo, hi = metrics[f"{split}_log_likelihood_lower"], metrics[f"{split}_log_likelihood_upper"]
         cfg = self.config
         n_t = schedule(cfg.schedule, cfg.n_temperatures, 0, True).size - 1
-        return (f"{split} log-likelihood (AIS, {n_t} temperatures, {cfg.n_chains} chains): "
-                f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]")
+        return (
+            f"{split} log-likelihood (AIS, {n_t} temperatures, {cfg.n_chains} chains): "
+            f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]"
+        )

@@ -13,6 +13,7 @@ invariant as AIS needs (Neal 2001). A step's x serves the weight increment, and 
 x' the next one. Reverse AIS is not written for this model (the evaluator refuses
 ``reverse=true`` on it). Products in the model's dtype, log-weights accumulated in float64.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,11 +34,14 @@ def softplus_increments(x, beta_0: float, beta_1: float):
     xp = namespace(x)
     a = xp.abs(x)
     e0 = xp.exp(-beta_0 * a)
-    return (beta_1 - beta_0) * xp.maximum(x, 0.0) + xp.log1p(e0 * xp.expm1(-(beta_1 - beta_0) * a) / (1.0 + e0))
+    return (beta_1 - beta_0) * xp.maximum(x, 0.0) + xp.log1p(
+        e0 * xp.expm1(-(beta_1 - beta_0) * a) / (1.0 + e0)
+    )
 
 
-def fractional_ais_log_partition(model, rng, *, base_bias, betas, n_chains: int = 100,
-                                 progress: bool = False):
+def fractional_ais_log_partition(
+    model, rng, *, base_bias, betas, n_chains: int = 100, progress: bool = False
+):
     """Forward AIS estimate of log Z of a single fractional RBM."""
     if model.W.ndim != 2:
         raise ValueError(f"AIS expects a single model with 2-D W, got W of shape {tuple(model.W.shape)}")
@@ -46,23 +50,34 @@ def fractional_ais_log_partition(model, rng, *, base_bias, betas, n_chains: int 
     xp, dtype = model.xp, model.dtype
     betas = _check_betas(betas)
     base_bias = xp.asarray(base_bias, dtype=dtype)
-    log_z_a = float(softplus(base_bias.astype(xp.float64)).sum()) + math.log(2.0) * float(model.c.astype(xp.float64).sum())
+    log_z_a = float(softplus(base_bias.astype(xp.float64)).sum()) + math.log(2.0) * float(
+        model.c.astype(xp.float64).sum()
+    )
     c64 = model.c.astype(xp.float64)
     d_bias = (model.b_v - base_bias).astype(xp.float64)
-    v = bernoulli(sigmoid(xp.broadcast_to(base_bias, (n_chains, model.n_visible)).copy()), rng)   # exact draws of f_0
+    v = bernoulli(
+        sigmoid(xp.broadcast_to(base_bias, (n_chains, model.n_visible)).copy()), rng
+    )  # exact draws of f_0
     x = model.hidden_inputs(v)
     log_w = xp.zeros(n_chains, dtype=xp.float64)
     K = betas.size - 1
     for k in tqdm(range(1, K + 1), desc="AIS (fractional)", disable=not progress, leave=False):
         b_prev, b_next = float(betas[k - 1]), float(betas[k])
-        if b_next != b_prev:   # log f_{β_k}(v) − log f_{β_{k−1}}(v)
+        if b_next != b_prev:  # log f_{β_k}(v) − log f_{β_{k−1}}(v)
             log_w += (b_next - b_prev) * (v.astype(xp.float64) @ d_bias)
             log_w += softplus_increments(x, b_prev, b_next).astype(xp.float64) @ c64
         if k == K:
-            break   # the last transition changes no weight
+            break  # the last transition changes no weight
         field = b_next * model.b_v + (1.0 - b_next) * base_bias
         v, x, _ = mh_step(model, v, x, rng, beta=b_next, field=field)
     log_r, log_hi, log_lo = _stats(log_w)
-    return AISResult(log_z=log_z_a + log_r, log_z_lower=log_z_a + log_lo, log_z_upper=log_z_a + log_hi,
-                     log_z_base=log_z_a, log_w=np.asarray(to_numpy(log_w), dtype=np.float64),
-                     n_chains=n_chains, n_temperatures=int(betas.size), direction="forward")
+    return AISResult(
+        log_z=log_z_a + log_r,
+        log_z_lower=log_z_a + log_lo,
+        log_z_upper=log_z_a + log_hi,
+        log_z_base=log_z_a,
+        log_w=np.asarray(to_numpy(log_w), dtype=np.float64),
+        n_chains=n_chains,
+        n_temperatures=int(betas.size),
+        direction="forward",
+    )

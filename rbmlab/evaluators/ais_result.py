@@ -1,5 +1,6 @@
 """What an AIS run returns, and the checks and statistics every AIS path shares (the RBM's,
 rbmlab.evaluators.ais, and the fractional RBM's, rbmlab.evaluators.ais_fractional)."""
+
 from __future__ import annotations
 
 import math
@@ -12,14 +13,14 @@ from rbmlab.backend import to_numpy
 
 @dataclass
 class AISResult:
-    log_z: float          # the AIS estimate log Ẑ
-    log_z_lower: float    # log of the lower end of mean(w) ± 3σ (−inf when non-positive)
-    log_z_upper: float    # log of the upper end (+inf for reverse AIS when non-positive)
-    log_z_base: float     # exact log Z_A of the base-rate model
-    log_w: np.ndarray     # per-chain log importance weights, float64
+    log_z: float  # the AIS estimate log Ẑ
+    log_z_lower: float  # log of the lower end of mean(w) ± 3σ (−inf when non-positive)
+    log_z_upper: float  # log of the upper end (+inf for reverse AIS when non-positive)
+    log_z_base: float  # exact log Z_A of the base-rate model
+    log_w: np.ndarray  # per-chain log importance weights, float64
     n_chains: int
-    n_temperatures: int   # number of β values in the schedule, endpoints included
-    direction: str        # 'forward' or 'reverse'
+    n_temperatures: int  # number of β values in the schedule, endpoints included
+    direction: str  # 'forward' or 'reverse'
 
 
 def _check_betas(betas) -> np.ndarray:
@@ -39,5 +40,4 @@ def _stats(log_w) -> tuple[float, float, float]:
     r = float(w.mean())
     se = float(w.std(ddof=1) / math.sqrt(w.size)) if w.size > 1 else 0.0
     lower = r - 3.0 * se
-    return (m + math.log(r), m + math.log(r + 3.0 * se),
-            m + math.log(lower) if lower > 0 else -math.inf)
+    return (m + math.log(r), m + math.log(r + 3.0 * se), m + math.log(lower) if lower > 0 else -math.inf)

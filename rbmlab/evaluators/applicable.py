@@ -1,6 +1,7 @@
 """Which evaluators apply to a model family: asked of each evaluator's own pre-flight check, so
 that a refusal can name the evaluators that would run instead (``rbmlab evaluate`` on a DBM with
 ``evaluator=exact``: tap_dbm)."""
+
 from __future__ import annotations
 
 from rbmlab.errors import RbmlabError
@@ -30,8 +31,10 @@ def check_applies(evaluator, model_class: type, sizes: dict[str, int]) -> None:
         evaluator.check(model_class, sizes)
     except RbmlabError as e:
         if _accepts(evaluator.config.name, model_class, sizes):
-            raise   # an option of this evaluator is the problem
+            raise  # an option of this evaluator is the problem
         others = applicable(model_class, sizes)
         shape = ", ".join(f"{k}={v}" for k, v in sizes.items())
-        raise RbmlabError(f"{e}; evaluators that apply to model {model_class.family} with {shape}: "
-                          f"{', '.join(others) or 'none'}") from None
+        raise RbmlabError(
+            f"{e}; evaluators that apply to model {model_class.family} with {shape}: "
+            f"{', '.join(others) or 'none'}"
+        ) from None

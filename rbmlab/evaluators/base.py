@@ -7,6 +7,7 @@ MetricSpecs it writes), and
     evaluate(model, splits, context)       {metric column: float}; splits: name → Batch
     headline(metrics, split)               the line printed at the end of a run
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,10 +29,10 @@ SPLIT_NAMES = ("train", "valid", "test")
 @dataclass
 class EvaluatorConfig(Config):
     name: str = option("", "evaluator")
-    splits: list[str] = option(["test"], "splits scored at every evaluation point",
-                               choices=SPLIT_NAMES, label="splits scored")
-    max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0,
-                               hi=EXAMPLES)
+    splits: list[str] = option(
+        ["test"], "splits scored at every evaluation point", choices=SPLIT_NAMES, label="splits scored"
+    )
+    max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0, hi=EXAMPLES)
     progress: bool = option(True, "progress bars for long evaluations")
 
     def check(self) -> None:
@@ -43,23 +44,25 @@ class EvaluatorConfig(Config):
 class Context:
     """What an evaluation may need beyond the model and the splits."""
 
-    rng: Any                 # random stream of this evaluation
-    final: bool              # the end of training (full AIS schedule, reverse AIS)
+    rng: Any  # random stream of this evaluation
+    final: bool  # the end of training (full AIS schedule, reverse AIS)
     progress: bool = False
-    train: Any = None        # the training Batch (reverse AIS chains start there; classifiers fit on it)
-    data_mean: Any = None    # mean of the training inputs (AIS base-rate model); None: no data
-    inference_iterations: int | None = None   # the learner's inference budget now (crbm_bp's T)
-    truth: Any = None        # the dataset's ground-truth model (host), for evaluators that need it
+    train: Any = None  # the training Batch (reverse AIS chains start there; classifiers fit on it)
+    data_mean: Any = None  # mean of the training inputs (AIS base-rate model); None: no data
+    inference_iterations: int | None = None  # the learner's inference budget now (crbm_bp's T)
+    truth: Any = None  # the dataset's ground-truth model (host), for evaluators that need it
 
 
 class Evaluator:
     config_class = EvaluatorConfig
     requires: tuple[type, ...] = ()
     metrics: tuple[MetricSpec, ...] = ()
-    needs_truth = False      # reads Context.truth: the run's dataset must have a ground truth
-    without_data: str | None = None   # what it gives with no dataset (rbmlab evaluate's note); None: needs data
-    units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
-    epoch_cost: tuple[str, ...] = ()   # its options that set the cost of an evaluation at epochs
+    needs_truth = False  # reads Context.truth: the run's dataset must have a ground truth
+    without_data: str | None = (
+        None  # what it gives with no dataset (rbmlab evaluate's note); None: needs data
+    )
+    units: dict[str, tuple[str, ...]] = {}  # unit types it is written for (rbmlab.units.requirements)
+    epoch_cost: tuple[str, ...] = ()  # its options that set the cost of an evaluation at epochs
 
     def __init__(self, config):
         self.config = config
@@ -67,8 +70,9 @@ class Evaluator:
     def check(self, model_class: type, sizes: dict[str, int]) -> None:
         for capability in self.requires:
             if not supports(model_class, capability):
-                raise RbmlabError(f"evaluator={self.config.name}: model {model_class.family} "
-                                  f"lacks {capability.__name__}")
+                raise RbmlabError(
+                    f"evaluator={self.config.name}: model {model_class.family} lacks {capability.__name__}"
+                )
 
     def evaluate(self, model, splits: dict[str, Any], context: Context) -> dict[str, float]:
         raise NotImplementedError
@@ -93,7 +97,7 @@ def mean_log_unnormalized(model, x, chunk: int = 4096) -> float:
     """Average of log p̃(x) over the rows of ``x`` (float64 accumulation), chunked."""
     total = 0.0
     for i in range(0, x.shape[0], chunk):
-        total += mean(model.log_unnormalized(x[i:i + chunk])) * min(chunk, x.shape[0] - i)
+        total += mean(model.log_unnormalized(x[i : i + chunk])) * min(chunk, x.shape[0] - i)
     return total / x.shape[0]
 
 
@@ -103,11 +107,13 @@ def require_units(model, evaluator: str, units: dict[str, tuple[str, ...]]) -> N
     for layer, allowed in units.items():
         if getattr(model, layer, "bernoulli") not in allowed:
             kinds = " or ".join(NAMES.get(a, a) for a in allowed)
-            raise RbmlabError(f"evaluator={evaluator}: written for {kinds} {layer} units; this RBM "
-                              f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact")
+            raise RbmlabError(
+                f"evaluator={evaluator}: written for {kinds} {layer} units; this RBM "
+                f"has visible={model.visible}, hidden={model.hidden}; use evaluator=exact"
+            )
 
 
-MAX_MARGINAL_UNITS = MARGINAL_UNITS   # log p̃(x) by enumeration: 2^k latent states per row (rbmlab.limits)
+MAX_MARGINAL_UNITS = MARGINAL_UNITS  # log p̃(x) by enumeration: 2^k latent states per row (rbmlab.limits)
 
 
 def check_marginal(evaluator: str, model_class: type, sizes: dict[str, int]) -> None:
@@ -117,8 +123,10 @@ def check_marginal(evaluator: str, model_class: type, sizes: dict[str, int]) -> 
     size = getattr(model_class, "marginal_enumeration_size", None)
     k = size(sizes) if size is not None else 0
     if k > MAX_MARGINAL_UNITS:
-        raise RbmlabError(f"evaluator={evaluator}: log p̃(x) of a {model_class.family} model enumerates "
-                          f"2^{k} hidden states per row; at most 2^{MAX_MARGINAL_UNITS}")
+        raise RbmlabError(
+            f"evaluator={evaluator}: log p̃(x) of a {model_class.family} model enumerates "
+            f"2^{k} hidden states per row; at most 2^{MAX_MARGINAL_UNITS}"
+        )
 
 
 def truth_for(evaluator, dataset: dict, build: bool = True):
@@ -130,7 +138,8 @@ def truth_for(evaluator, dataset: dict, build: bool = True):
     if not evaluator.needs_truth:
         return None
     if not has_ground_truth(dataset["name"]):
-        raise RbmlabError(f"evaluator={evaluator.config.name}: needs a dataset sampled from a known "
-                          f"model (ising_samples); dataset {dataset['name']} has none")
+        raise RbmlabError(
+            f"evaluator={evaluator.config.name}: needs a dataset sampled from a known "
+            f"model (ising_samples); dataset {dataset['name']} has none"
+        )
     return ground_truth(**dataset) if build else None
-

@@ -8,6 +8,7 @@ Loopy sum-product BP (rbmlab.inference.bethe) from random messages N(0, ``init_s
 dense Ising model's every pair is an edge of BP's graph, as learner=bethe fits it), and
 ``bethe_converged`` (1 when BP met its tolerance). Both gaps are 0 exactly when the beliefs are
 the split's marginals; a split's own sampling error sets the floor (≈ 1/√N)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,7 @@ from rbmlab.validation import option
 class BetheEvalConfig(EvaluatorConfig):
     name: str = option("bethe", "evaluator")
     max_iter: int = option(10000, "BP iterations at most", lo=1, hi=EVALUATION_STEPS)
-    tol: float = option(1e-7, "BP stops once no message moves by more (about float32's resolution)",
-                        lo=0)
+    tol: float = option(1e-7, "BP stops once no message moves by more (about float32's resolution)", lo=0)
     damping: float = option(0.5, "u ← d·u_old + (1 − d)·u_new", lo=0, hi=1, open_hi=True)
     init_std: float = option(0.1, "std of the random messages BP starts from (0: all zero)", lo=0)
 
@@ -44,18 +44,40 @@ def data_moments(x) -> tuple[np.ndarray, np.ndarray]:
 class BetheEvaluator(Evaluator):
     config_class = BetheEvalConfig
     requires = (PairwiseCouplings,)
-    metrics = (MetricSpec("bethe_mean_gap", "probability", False, label="largest gap of a Bethe mean",
-                          description="max_i |E_b[x_i] − the split's mean of x_i| at BP's fixed point"),
-               MetricSpec("bethe_pair_gap", "probability", False, label="largest gap of a Bethe pair moment",
-                          description="max over the pairs i ≠ j of |E_b[x_i x_j] − the split's "
-                                      "mean of x_i x_j|"),
-               MetricSpec("bethe_converged", "fraction", True, per_split=False,
-                          label="BP converged", description="1 when BP met its tolerance"))
+    metrics = (
+        MetricSpec(
+            "bethe_mean_gap",
+            "probability",
+            False,
+            label="largest gap of a Bethe mean",
+            description="max_i |E_b[x_i] − the split's mean of x_i| at BP's fixed point",
+        ),
+        MetricSpec(
+            "bethe_pair_gap",
+            "probability",
+            False,
+            label="largest gap of a Bethe pair moment",
+            description="max over the pairs i ≠ j of |E_b[x_i x_j] − the split's mean of x_i x_j|",
+        ),
+        MetricSpec(
+            "bethe_converged",
+            "fraction",
+            True,
+            per_split=False,
+            label="BP converged",
+            description="1 when BP met its tolerance",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         c = self.config
-        b = bethe_beliefs(model, random_messages(model, context.rng, c.init_std), max_iter=c.max_iter,
-                          tol=c.tol, damping=c.damping)
+        b = bethe_beliefs(
+            model,
+            random_messages(model, context.rng, c.init_std),
+            max_iter=c.max_iter,
+            tol=c.tol,
+            damping=c.damping,
+        )
         mean = np.asarray(to_numpy(b.mean), dtype=np.float64)
         pair = np.asarray(to_numpy(b.pair), dtype=np.float64)
         pairs = ~np.eye(mean.shape[-1], dtype=bool)

@@ -10,6 +10,7 @@ parts would both write (the same evaluator twice) is refused when the configurat
 Each part scores the splits it names (its own ``splits``, ``max_examples``, ``progress``); the
 run loads their union, the first part's first split first (the headline's).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,8 +28,10 @@ from rbmlab.validation import Config, invalid, option
 def parse_parts(value: Any, key: str) -> list[Config]:
     """``parts``: a non-empty list of evaluator configurations, none of them ``combined``."""
     if not isinstance(value, (list, tuple)) or not value:
-        raise RbmlabError(f"{key}: expected a non-empty list of evaluators, e.g. "
-                          f"[{{name: ais}}, {{name: tap}}], got {value!r}")
+        raise RbmlabError(
+            f"{key}: expected a non-empty list of evaluators, e.g. "
+            f"[{{name: ais}}, {{name: tap}}], got {value!r}"
+        )
     parts = []
     for i, node in enumerate(value):
         name = node.get("name") if isinstance(node, dict) else node
@@ -47,8 +50,10 @@ def part_metrics(parts: list[Config]) -> tuple[MetricSpec, ...]:
             spec = spec if i == 0 else part_metric(spec, part.name)
             if (spec.name, spec.per_split) in owner:
                 j = owner[spec.name, spec.per_split]
-                raise invalid(f"parts[{i}]", f"writes {spec.name} as parts[{j}] ({parts[j].name}) does; "
-                                             "use each evaluator once")
+                raise invalid(
+                    f"parts[{i}]",
+                    f"writes {spec.name} as parts[{j}] ({parts[j].name}) does; use each evaluator once",
+                )
             owner[spec.name, spec.per_split] = i
             specs.append(spec)
     return tuple(specs)
@@ -62,11 +67,17 @@ def union_splits(parts: list[Config]) -> list[str]:
 @dataclass
 class CombinedConfig(EvaluatorConfig):
     name: str = option("combined", "evaluator")
-    splits: list[str] = option([], "the splits the run loads: the union of the parts' (empty: "
-                                    "derived; each part scores its own splits)")
-    parts: list[Any] = option([{"name": "ais"}, {"name": "tap"}], "evaluator configurations, "
-                              "e.g. [{name: ais, n_chains: 50}, {name: tap}]; the first writes the "
-                              "headline columns, a later one <part>.<metric>", parse=parse_parts)
+    splits: list[str] = option(
+        [],
+        "the splits the run loads: the union of the parts' (empty: derived; each part scores its own splits)",
+    )
+    parts: list[Any] = option(
+        [{"name": "ais"}, {"name": "tap"}],
+        "evaluator configurations, "
+        "e.g. [{name: ais, n_chains: 50}, {name: tap}]; the first writes the "
+        "headline columns, a later one <part>.<metric>",
+        parse=parse_parts,
+    )
 
     def check(self) -> None:
         part_metrics(self.parts)
@@ -74,21 +85,24 @@ class CombinedConfig(EvaluatorConfig):
         if not self.splits:
             self.splits = union
         elif set(self.splits) != set(union):
-            raise invalid("splits", f"the parts score {union}, got {self.splits}; give each part "
-                                    "its splits (evaluator.parts=[{name: ais, splits: [valid]}, ...])")
+            raise invalid(
+                "splits",
+                f"the parts score {union}, got {self.splits}; give each part "
+                "its splits (evaluator.parts=[{name: ais, splits: [valid]}, ...])",
+            )
 
     def __getattr__(self, key: str) -> Any:
         """``parts[i].option``: a part's option by the key ``epoch_cost`` names it."""
         if not key.startswith("parts["):
             raise AttributeError(key)
-        index, _, option_name = key[len("parts["):].partition("].")
+        index, _, option_name = key[len("parts[") :].partition("].")
         return getattr(self.__dict__["parts"][int(index)], option_name)
 
 
 class Combined(Evaluator):
     config_class = CombinedConfig
-    metrics: tuple[MetricSpec, ...] = ()   # per configuration: set in __init__
-    without_data = None   # `rbmlab evaluate` without a dataset asks the class; each part may need data
+    metrics: tuple[MetricSpec, ...] = ()  # per configuration: set in __init__
+    without_data = None  # `rbmlab evaluate` without a dataset asks the class; each part may need data
 
     def __init__(self, config: CombinedConfig):
         super().__init__(config)
@@ -96,7 +110,9 @@ class Combined(Evaluator):
         self.metrics = part_metrics(config.parts)
         self.requires = tuple(dict.fromkeys(c for part in self.parts for c in part.requires))
         self.needs_truth = any(part.needs_truth for part in self.parts)
-        self.epoch_cost = tuple(f"parts[{i}].{k}" for i, part in enumerate(self.parts) for k in part.epoch_cost)
+        self.epoch_cost = tuple(
+            f"parts[{i}].{k}" for i, part in enumerate(self.parts) for k in part.epoch_cost
+        )
         self.units = self._units()
 
     def _units(self) -> dict[str, tuple[str, ...]]:
@@ -117,8 +133,8 @@ class Combined(Evaluator):
                 part.check(model_class, sizes)
             except RbmlabError as e:
                 message = str(e)
-                if message.startswith("evaluator."):      # an option of the part
-                    raise RbmlabError(f"evaluator.parts[{i}].{message[len('evaluator.'):]}") from None
+                if message.startswith("evaluator."):  # an option of the part
+                    raise RbmlabError(f"evaluator.parts[{i}].{message[len('evaluator.') :]}") from None
                 reason = message.removeprefix(f"evaluator={part.config.name}: ")
                 raise RbmlabError(f"evaluator=combined: parts[{i}] ({part.config.name}): {reason}") from None
 
@@ -162,4 +178,3 @@ class Combined(Evaluator):
 
     def headline_column(self, split):
         return self.parts[0].headline_column(split)
-

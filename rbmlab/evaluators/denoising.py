@@ -28,15 +28,14 @@ is one uniform draw u per pixel from a host stream keyed by ``seed`` alone, flip
 every model and method sees the same noisy images, and the flips at p are a subset of those at
 p' > p (Fig. 9: "the same noise realization is used for each method").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from rbmlab.backend import host_rng, namespace, to_numpy
-from rbmlab.units.requirements import BERNOULLI
 from rbmlab.backend.ops import sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
@@ -44,23 +43,25 @@ from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
 from rbmlab.limits import EVALUATION_STEPS
 from rbmlab.models.base import TapForm
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import invalid, option
 
 METHODS = ("tap", "ope", "nn", "const")
-NN_BYTES = 2**28   # working memory of one 1-NN chunk (distances and training rows, float32)
+NN_BYTES = 2**28  # working memory of one 1-NN chunk (distances and training rows, float32)
 
 
 @dataclass
 class DenoisingConfig(EvaluatorConfig):
     name: str = option("denoising", "evaluator")
-    flip: float = option(0.1, "p: probability that the channel flips a pixel", lo=0, hi=0.5,
-                         label="pixel flip probability")
-    seed: int = option(0, "the channel noise (the same for every model and method)", lo=0,
-                       label="channel noise seed")
+    flip: float = option(
+        0.1, "p: probability that the channel flips a pixel", lo=0, hi=0.5, label="pixel flip probability"
+    )
+    seed: int = option(
+        0, "the channel noise (the same for every model and method)", lo=0, label="channel noise seed"
+    )
     methods: list[str] = option(list(METHODS), "estimators scored", choices=METHODS)
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
-    tol: float = option(1e-8, "convergence: mean-square change of the magnetisations", lo=0,
-                        open_lo=True)
+    tol: float = option(1e-8, "convergence: mean-square change of the magnetisations", lo=0, open_lo=True)
     max_iter: int = option(1000, "TAP iteration cap", lo=1, hi=EVALUATION_STEPS)
 
     def check(self) -> None:
@@ -99,32 +100,39 @@ def nearest_neighbour(y, train, max_bytes: int = NN_BYTES) -> np.ndarray:
     index = xp.zeros(y.shape[0], dtype=xp.int64)
     rows = xp.arange(y.shape[0])
     for lo in range(0, train.shape[0], chunk):
-        t = xp.asarray(train[lo:lo + chunk], dtype=xp.float32)
+        t = xp.asarray(train[lo : lo + chunk], dtype=xp.float32)
         d = xp.sum(t * t, axis=1)[None, :] - 2.0 * (y @ t.T)
         j = xp.argmin(d, axis=1)
-        better = d[rows, j] < best          # strict: an earlier chunk wins ties
+        better = d[rows, j] < best  # strict: an earlier chunk wins ties
         best = xp.where(better, d[rows, j], best)
         index = xp.where(better, j + lo, index)
     return to_numpy(index)
 
 
-def tap_denoise(model, y, p: float, init, *, damping: float = 0.5, tol: float = 1e-8,
-                max_iter: int = 1000) -> tap.Solution:
+def tap_denoise(
+    model, y, p: float, init, *, damping: float = 0.5, tol: float = 1e-8, max_iter: int = 1000
+) -> tap.Solution:
     """TAP fixed points of the posterior of ``model`` given the noisy rows ``y``, started at the
     magnetisations ``init`` (the OPE) with c^v = 0; on the model's device."""
     xp, dtype = model.xp, model.dtype
     visible, hidden = model.tap_layers()
     D = xp.asarray(channel_field(y, p), dtype=dtype)
-    return tap.solve(model.W, replace(visible, offset=D), hidden, xp.asarray(init, dtype=dtype),
-                     damping=damping, tol=tol, max_iter=max_iter)
+    return tap.solve(
+        model.W,
+        replace(visible, offset=D),
+        hidden,
+        xp.asarray(init, dtype=dtype),
+        damping=damping,
+        tol=tol,
+        max_iter=max_iter,
+    )
 
 
 def mcc(estimate, truth) -> np.ndarray:
     """Matthews correlation coefficient of each row of the binary ``estimate`` against ``truth``
     (last axis: pixels), float64; 0 where (TP+FP)(TP+FN)(TN+FP)(TN+FN) = 0."""
     e, t = np.asarray(estimate, dtype=bool), np.asarray(truth, dtype=bool)
-    tp, tn, fp, fn = (np.sum(c, axis=-1, dtype=np.float64)
-                      for c in (e & t, ~e & ~t, e & ~t, ~e & t))
+    tp, tn, fp, fn = (np.sum(c, axis=-1, dtype=np.float64) for c in (e & t, ~e & ~t, e & ~t, ~e & t))
     den = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
     return np.where(den > 0, (tp * tn - fp * fn) / np.where(den > 0, den, 1.0), 0.0)
 
@@ -138,8 +146,8 @@ class Denoised:
     ope: np.ndarray
     nn: np.ndarray | None
     tap: np.ndarray | None
-    const: np.ndarray        # the training mean image, one row per image
-    iterations: int          # TAP iterations until every image converged (or the cap)
+    const: np.ndarray  # the training mean image, one row per image
+    iterations: int  # TAP iterations until every image converged (or the cap)
 
     def estimate(self, method: str) -> np.ndarray:
         """The binary estimate of ``method``: its magnetisations rounded at ½."""
@@ -158,8 +166,7 @@ def denoise_images(model, x, train, data_mean, config: DenoisingConfig) -> Denoi
     if "nn" in config.methods:
         nn = to_numpy(train[namespace(train).asarray(nearest_neighbour(y, train))])
     if "tap" in config.methods:
-        s = tap_denoise(model, y, p, a, damping=config.damping, tol=config.tol,
-                        max_iter=config.max_iter)
+        s = tap_denoise(model, y, p, a, damping=config.damping, tol=config.tol, max_iter=config.max_iter)
         tap_a, iterations = to_numpy(s.a_v), s.iterations
     const = np.broadcast_to(np.asarray(to_numpy(data_mean), dtype=np.float64), y.shape)
     return Denoised(y, a, nn, tap_a, const, iterations)
@@ -168,25 +175,45 @@ def denoise_images(model, x, train, data_mean, config: DenoisingConfig) -> Denoi
 def require_binary_visible(model) -> None:
     """The channel flips {0, 1} pixels: refuse other visible units (spins, real-valued priors)."""
     if model.visible != "bernoulli":
-        raise RbmlabError(f"evaluator=denoising: the bit-flip channel needs Bernoulli {{0, 1}} "
-                          f"visible units; this model has visible={model.visible}")
+        raise RbmlabError(
+            f"evaluator=denoising: the bit-flip channel needs Bernoulli {{0, 1}} "
+            f"visible units; this model has visible={model.visible}"
+        )
 
 
 class Denoising(Evaluator):
     config_class = DenoisingConfig
-    units = {"visible": BERNOULLI}   # the bit-flip channel of {0, 1} pixels
+    units = {"visible": BERNOULLI}  # the bit-flip channel of {0, 1} pixels
     requires = (TapForm,)
-    metrics = (*(MetricSpec(f"mcc_{m}", "MCC", True, description=f"mean Matthews correlation of "
-                            f"the {name} estimate with the clean image (tap Fig. 8)",
-                            label=f"MCC of the {name.split(' (')[0]} estimate")
-                 for m, name in zip(METHODS, ("TAP-RBM", "optimal pointwise", "1-NN",
-                                              "constant (training mean image, rounded)"))),
-               MetricSpec("tap_distinct", "fraction", False,
-                          description="distinct binary TAP estimates per image of the split "
-                                      "(1/n: one constant image)", label="distinct TAP estimates per image"),
-               MetricSpec("denoise_iterations", "iterations", False,
-                          description="TAP iterations until every image of the split converged "
-                                      "(or the cap)", label="TAP denoising iterations"))
+    metrics = (
+        *(
+            MetricSpec(
+                f"mcc_{m}",
+                "MCC",
+                True,
+                description=f"mean Matthews correlation of "
+                f"the {name} estimate with the clean image (tap Fig. 8)",
+                label=f"MCC of the {name.split(' (')[0]} estimate",
+            )
+            for m, name in zip(
+                METHODS, ("TAP-RBM", "optimal pointwise", "1-NN", "constant (training mean image, rounded)")
+            )
+        ),
+        MetricSpec(
+            "tap_distinct",
+            "fraction",
+            False,
+            description="distinct binary TAP estimates per image of the split (1/n: one constant image)",
+            label="distinct TAP estimates per image",
+        ),
+        MetricSpec(
+            "denoise_iterations",
+            "iterations",
+            False,
+            description="TAP iterations until every image of the split converged (or the cap)",
+            label="TAP denoising iterations",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         require_binary_visible(model)
@@ -196,8 +223,9 @@ class Denoising(Evaluator):
         for name, batch in splits.items():
             d = denoise_images(model, batch.inputs, train, mean, self.config)
             truth = to_numpy(batch.inputs) > 0.5
-            metrics.update({f"{name}_mcc_{m}": float(mcc(d.estimate(m), truth).mean())
-                            for m in self.config.methods})
+            metrics.update(
+                {f"{name}_mcc_{m}": float(mcc(d.estimate(m), truth).mean()) for m in self.config.methods}
+            )
             if "tap" in self.config.methods:
                 metrics[f"{name}_denoise_iterations"] = d.iterations
                 estimates = d.estimate("tap")

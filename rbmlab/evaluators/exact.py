@@ -3,19 +3,20 @@
 log p(x) = log p̃(x) − log Z, with log Z from the family's enumeration (an RBM enumerates its
 smaller layer and sums the other out; an Ising model enumerates all its variables).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from rbmlab.errors import RbmlabError
-from rbmlab.units.requirements import DISCRETE
 from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, check_marginal, mean_log_unnormalized
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.limits import ENUMERATION_UNITS
 from rbmlab.models.base import Enumerable, LogProbability
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
-MAX_EXACT_UNITS = ENUMERATION_UNITS   # rbmlab.limits
+MAX_EXACT_UNITS = ENUMERATION_UNITS  # rbmlab.limits
 
 
 def log_partition(model, chunk_size: int = 4096) -> float:
@@ -41,11 +42,20 @@ class Exact(Evaluator):
     config_class = ExactConfig
     requires = (Enumerable, LogProbability)
     without_data = "log Z only, by enumeration"
-    units = {"visible": DISCRETE, "hidden": DISCRETE}   # enumeration of discrete states
-    metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
-                          description="mean log p(x) over the split", label="log-likelihood"),
-               MetricSpec("log_z", "nats", True, per_split=False, description="log partition function",
-                          label="log Z"))
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # enumeration of discrete states
+    metrics = (
+        MetricSpec(
+            "log_likelihood",
+            "nats",
+            True,
+            summary_name="mean_log_likelihood",
+            description="mean log p(x) over the split",
+            label="log-likelihood",
+        ),
+        MetricSpec(
+            "log_z", "nats", True, per_split=False, description="log partition function", label="log Z"
+        ),
+    )
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

@@ -7,6 +7,7 @@ paper does not say how C was set), and each requested split's error is written a
 in percent, with the chosen C as ``classifier_c``. Labels come from the dataset (MNIST, Caltech-101
 Silhouettes keep theirs).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -26,10 +27,15 @@ from rbmlab.validation import invalid, option
 @dataclass
 class FeatureClassifierConfig(EvaluatorConfig):
     name: str = option("test_error", "evaluator")
-    splits: list[str] = option(["test", "valid"], "splits whose error is written (valid chooses C)",
-                               choices=("train", "valid", "test"), label="splits scored")
-    C: list[float] = option([0.01, 0.1, 1.0, 10.0, 100.0], "inverse L2 strengths tried; the best "
-                            "on valid is kept")
+    splits: list[str] = option(
+        ["test", "valid"],
+        "splits whose error is written (valid chooses C)",
+        choices=("train", "valid", "test"),
+        label="splits scored",
+    )
+    C: list[float] = option(
+        [0.01, 0.1, 1.0, 10.0, 100.0], "inverse L2 strengths tried; the best on valid is kept"
+    )
     max_iter: int = option(1000, "lbfgs iterations per fit", lo=1, hi=EVALUATION_STEPS)
 
     def check(self) -> None:
@@ -37,20 +43,27 @@ class FeatureClassifierConfig(EvaluatorConfig):
         if not self.C or not all(isinstance(c, (int, float)) and c > 0 for c in self.C):
             raise invalid("C", f"must be a non-empty list of positive numbers, got {self.C!r}")
         if len(self.C) > 1 and "valid" not in self.splits:
-            raise invalid("C", f"choosing among {len(self.C)} values needs 'valid' in "
-                          "evaluator.splits (or give one value, e.g. evaluator.C=[1.0])")
+            raise invalid(
+                "C",
+                f"choosing among {len(self.C)} values needs 'valid' in "
+                "evaluator.splits (or give one value, e.g. evaluator.C=[1.0])",
+            )
 
 
 def features(model, x, chunk: int = 8192) -> np.ndarray:
     """E[h | x] on the host, chunked over rows."""
-    return np.concatenate([to_numpy(model.hidden_probs(x[i:i + chunk]))
-                           for i in range(0, x.shape[0], chunk)] or [np.zeros((0, model.n_hidden))])
+    return np.concatenate(
+        [to_numpy(model.hidden_probs(x[i : i + chunk])) for i in range(0, x.shape[0], chunk)]
+        or [np.zeros((0, model.n_hidden))]
+    )
 
 
 def labels_of(batch, split: str) -> np.ndarray:
     if batch is None or batch.targets is None:
-        raise RbmlabError(f"evaluator=test_error: the {split} split has no labels (use a labelled "
-                          "dataset: mnist, caltech101, ...)")
+        raise RbmlabError(
+            f"evaluator=test_error: the {split} split has no labels (use a labelled "
+            "dataset: mnist, caltech101, ...)"
+        )
     return to_numpy(batch.targets).ravel()
 
 
@@ -85,27 +98,53 @@ def majority_error(train_labels: np.ndarray, y: np.ndarray) -> float:
 class FeatureClassifier(Evaluator):
     config_class = FeatureClassifierConfig
     requires = (LatentFeatures,)
-    metrics = (MetricSpec("error", "%", False, description="test error (%) of logistic regression "
-                          "on E[h|v], fitted on the training set", label="classification error"),
-               MetricSpec("classifier_c", "", True, per_split=False,
-                          description="the inverse L2 strength chosen on the valid split",
-                          label="classifier's inverse L2 strength C"))
+    metrics = (
+        MetricSpec(
+            "error",
+            "%",
+            False,
+            description="test error (%) of logistic regression on E[h|v], fitted on the training set",
+            label="classification error",
+        ),
+        MetricSpec(
+            "classifier_c",
+            "",
+            True,
+            per_split=False,
+            description="the inverse L2 strength chosen on the valid split",
+            label="classifier's inverse L2 strength C",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         if context.train is None:
             raise RbmlabError("evaluator=test_error: needs the training set (its labels)")
         cfg = self.config
         train = context.train
-        if model.n_hidden == 0:       # no features (a frank_wolfe run's q_0): the intercept alone
-            return {**{f"{name}_error": majority_error(labels_of(train, "train"), labels_of(b, name))
-                       for name, b in splits.items()}, "classifier_c": float("nan")}
-        fitted = fit_classifiers(features(model, train.inputs), labels_of(train, "train"), cfg.C, cfg.max_iter)
+        if model.n_hidden == 0:  # no features (a frank_wolfe run's q_0): the intercept alone
+            return {
+                **{
+                    f"{name}_error": majority_error(labels_of(train, "train"), labels_of(b, name))
+                    for name, b in splits.items()
+                },
+                "classifier_c": float("nan"),
+            }
+        fitted = fit_classifiers(
+            features(model, train.inputs), labels_of(train, "train"), cfg.C, cfg.max_iter
+        )
         scored = {name: (features(model, b.inputs), labels_of(b, name)) for name, b in splits.items()}
-        best = min(fitted, key=lambda C: error_percent(fitted[C], *scored["valid"])) \
-            if len(fitted) > 1 else next(iter(fitted))
-        return {**{f"{name}_error": error_percent(fitted[best], *xy) for name, xy in scored.items()},
-                "classifier_c": float(best)}
+        best = (
+            min(fitted, key=lambda C: error_percent(fitted[C], *scored["valid"]))
+            if len(fitted) > 1
+            else next(iter(fitted))
+        )
+        return {
+            **{f"{name}_error": error_percent(fitted[best], *xy) for name, xy in scored.items()},
+            "classifier_c": float(best),
+        }
 
     def headline(self, metrics, split):
-        return (f"{split} error (logistic regression on E[h|v], C={metrics['classifier_c']:g}): "
-                f"{metrics[f'{split}_error']:.2f} %")
+        return (
+            f"{split} error (logistic regression on E[h|v], C={metrics['classifier_c']:g}): "
+            f"{metrics[f'{split}_error']:.2f} %"
+        )

@@ -20,6 +20,7 @@ count sweeps, not seconds (a max-product sweep costs about as much as three Gibb
 see pmp/speed). Float64 throughout: a near tie of two states in float32 could make the
 enumerated answer and the sampler's disagree for a reason that is not the sampler's.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,22 +39,28 @@ from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS, exceed
 from rbmlab.models.base import Enumerable
 from rbmlab.validation import option
 
-CHAIN_SAMPLERS = ("gibbs", "gwg")   # Markov chains that go on from the states they are given: (1)
-MAX_PRODUCT_SAMPLERS = ("pmp",)     # perturbed problems solved by max-product sweeps: (2)
-CHECK_EVERY = 256                   # sweeps between the host's looks at whether every chain arrived
-SCORE_ELEMENTS = 1 << 23            # (problems x states) scores held at once in (2)
+CHAIN_SAMPLERS = ("gibbs", "gwg")  # Markov chains that go on from the states they are given: (1)
+MAX_PRODUCT_SAMPLERS = ("pmp",)  # perturbed problems solved by max-product sweeps: (2)
+CHECK_EVERY = 256  # sweeps between the host's looks at whether every chain arrived
+SCORE_ELEMENTS = 1 << 23  # (problems x states) scores held at once in (2)
 
 
 @dataclass
 class MapTimeConfig(EvaluatorConfig):
     name: str = option("map_time", "evaluator")
-    sampler: Any = option(None, "gibbs | gwg (chains from the mirror of the MAP state, (1)) | pmp "
-                                "(perturbed problems by max-product, (2))", parse=parse_sampler,
-                          label="sampler")
-    n_chains: int = option(100, "trials: chains (1) or perturbed problems (2)", lo=1, hi=CHAINS,
-                           label="trials")
-    max_sweeps: int = option(10_000, "sweeps before a trial counts as not arrived", lo=1,
-                             hi=EVALUATION_STEPS, label="sweep cap")
+    sampler: Any = option(
+        None,
+        "gibbs | gwg (chains from the mirror of the MAP state, (1)) | pmp "
+        "(perturbed problems by max-product, (2))",
+        parse=parse_sampler,
+        label="sampler",
+    )
+    n_chains: int = option(
+        100, "trials: chains (1) or perturbed problems (2)", lo=1, hi=CHAINS, label="trials"
+    )
+    max_sweeps: int = option(
+        10_000, "sweeps before a trial counts as not arrived", lo=1, hi=EVALUATION_STEPS, label="sweep cap"
+    )
 
 
 def unique_argmax(scores, what: str):
@@ -61,8 +68,10 @@ def unique_argmax(scores, what: str):
     when the top two are tied to 1e-9 (the answer would not be one state)."""
     top2 = np.sort(to_numpy(scores), axis=-1)[..., -2:]
     if np.any(top2[..., 1] - top2[..., 0] <= 1e-9 * np.maximum(1.0, np.abs(top2[..., 1]))):
-        raise RbmlabError(f"evaluator=map_time: {what} has more than one MAP state (a tie); "
-                          "give the model a field that breaks it")
+        raise RbmlabError(
+            f"evaluator=map_time: {what} has more than one MAP state (a tie); "
+            "give the model a field that breaks it"
+        )
     return scores.argmax(axis=-1)
 
 
@@ -90,8 +99,12 @@ def perturbed_answers(graph, states, noise):
     xp = namespace(noise)
     base = graph.log_unnormalized(states)[None, :]
     rows = max(1, SCORE_ELEMENTS // states.shape[0])
-    return xp.concatenate([states[unique_argmax(noise[i:i + rows] @ states.T + base, "a perturbed problem")]
-                           for i in range(0, noise.shape[0], rows)])
+    return xp.concatenate(
+        [
+            states[unique_argmax(noise[i : i + rows] @ states.T + base, "a perturbed problem")]
+            for i in range(0, noise.shape[0], rows)
+        ]
+    )
 
 
 def max_product_times(model, damping: float, n_chains: int, max_sweeps: int, rng):
@@ -119,9 +132,11 @@ def summary(times: np.ndarray, max_sweeps: int) -> dict[str, float]:
     arrived = times > 0
     censored = np.where(arrived, times, max_sweeps + 1).astype(np.float64)
     median = float(np.median(censored))
-    return {"sweeps_to_map": median if median <= max_sweeps else float("nan"),
-            "sweeps_to_map_max": float(censored.max()) if arrived.all() else float("nan"),
-            "map_reached": float(arrived.mean())}
+    return {
+        "sweeps_to_map": median if median <= max_sweeps else float("nan"),
+        "sweeps_to_map_max": float(censored.max()) if arrived.all() else float("nan"),
+        "map_reached": float(arrived.mean()),
+    }
 
 
 class MapTime(Evaluator):
@@ -129,31 +144,50 @@ class MapTime(Evaluator):
     requires = (Enumerable,)
     without_data = "times the sampler on the model alone (no data read)"
     metrics = (
-        MetricSpec("sweeps_to_map", "sweeps", False, per_split=False,
-                   description="median over the trials of the full sweeps to the exact answer: "
-                               "x* for a chain (1), the perturbed MAP for PMP (2)",
-                   label="sweeps to the MAP (median)"),
-        MetricSpec("sweeps_to_map_max", "sweeps", False, per_split=False,
-                   description="the largest trial's sweeps to the exact answer",
-                   label="sweeps to the MAP (largest)"),
-        MetricSpec("map_reached", "fraction", True, per_split=False,
-                   description="share of the trials at the answer within max_sweeps",
-                   label="trials arrived"),
+        MetricSpec(
+            "sweeps_to_map",
+            "sweeps",
+            False,
+            per_split=False,
+            description="median over the trials of the full sweeps to the exact answer: "
+            "x* for a chain (1), the perturbed MAP for PMP (2)",
+            label="sweeps to the MAP (median)",
+        ),
+        MetricSpec(
+            "sweeps_to_map_max",
+            "sweeps",
+            False,
+            per_split=False,
+            description="the largest trial's sweeps to the exact answer",
+            label="sweeps to the MAP (largest)",
+        ),
+        MetricSpec(
+            "map_reached",
+            "fraction",
+            True,
+            per_split=False,
+            description="share of the trials at the answer within max_sweeps",
+            label="trials arrived",
+        ),
     )
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
         declaration = model_class.DECLARATION
         if set(declaration.sizes) - set(declaration.data_sizes):
-            raise RbmlabError(f"evaluator=map_time: times samplers on fully visible models; model "
-                              f"{model_class.family} has latent units")
+            raise RbmlabError(
+                f"evaluator=map_time: times samplers on fully visible models; model "
+                f"{model_class.family} has latent units"
+            )
         n = sizes[declaration.data_sizes[0]]
         if problem := exceeds(EXACT_SAMPLING_UNITS, n, f"{n} units (every state's score is listed)"):
             raise RbmlabError(f"evaluator=map_time: {problem}")
         sampler = sampler_for(self.config.sampler, model_class, "map_time")
         if sampler.config.name not in CHAIN_SAMPLERS + MAX_PRODUCT_SAMPLERS:
-            raise RbmlabError(f"evaluator=map_time: sampler {sampler.config.name} is neither a chain "
-                              f"({', '.join(CHAIN_SAMPLERS)}) nor max-product ({', '.join(MAX_PRODUCT_SAMPLERS)})")
+            raise RbmlabError(
+                f"evaluator=map_time: sampler {sampler.config.name} is neither a chain "
+                f"({', '.join(CHAIN_SAMPLERS)}) nor max-product ({', '.join(MAX_PRODUCT_SAMPLERS)})"
+            )
         if getattr(sampler.config, "step", "sweep") != "sweep":
             raise RbmlabError("evaluator=map_time: counts full sweeps; the sampler's step must be sweep")
 
@@ -168,5 +202,7 @@ class MapTime(Evaluator):
         return summary(times, c.max_sweeps)
 
     def headline(self, metrics, split):
-        return (f"sweeps to the MAP: median {metrics['sweeps_to_map']:g}, largest "
-                f"{metrics['sweeps_to_map_max']:g}, {100 * metrics['map_reached']:.0f} % arrived")
+        return (
+            f"sweeps to the MAP: median {metrics['sweeps_to_map']:g}, largest "
+            f"{metrics['sweeps_to_map_max']:g}, {100 * metrics['map_reached']:.0f} % arrived"
+        )

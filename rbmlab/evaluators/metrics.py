@@ -9,6 +9,7 @@ and the report read those declarations instead of guessing from a column's name.
 metrics appear in metrics.csv as ``<split>_<name>`` (``test_log_likelihood``); model-level ones
 under their bare name (``log_z``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,15 +22,15 @@ SPLITS = ("train", "valid", "test")
 
 @dataclass(frozen=True)
 class MetricSpec:
-    name: str                      # column name without the split prefix
-    unit: str                      # "nats", "squared error", "pixels", ...
+    name: str  # column name without the split prefix
+    unit: str  # "nats", "squared error", "pixels", ...
     higher_is_better: bool
-    per_split: bool = True         # written once per evaluated split as <split>_<name>
+    per_split: bool = True  # written once per evaluated split as <split>_<name>
     description: str = ""
-    summary_name: str | None = None   # name in `rbmlab evaluate` JSON (default: name)
-    label: str = ""                # the metric in words, without split or unit ("log-likelihood")
-    best_at: float | None = None   # the best value (a signed error: 0): closer is better, and
-                                   # higher_is_better is then ignored for ranking
+    summary_name: str | None = None  # name in `rbmlab evaluate` JSON (default: name)
+    label: str = ""  # the metric in words, without split or unit ("log-likelihood")
+    best_at: float | None = None  # the best value (a signed error: 0): closer is better, and
+    # higher_is_better is then ignored for ranking
 
     def badness(self, values) -> np.ndarray:
         """The ranking key of values of this metric, smaller is better: |v − best_at| for a
@@ -58,34 +59,59 @@ def split_prefix(column: str) -> tuple[str | None, str]:
     """(split, bare name) of a metric column: 'test_log_likelihood' -> ('test', 'log_likelihood')."""
     for split in SPLITS:
         if column.startswith(split + "_"):
-            return split, column[len(split) + 1:]
+            return split, column[len(split) + 1 :]
     return None, column
 
 
 # What the runner (and the evaluation step, for every model) records: a report may use it as a metric.
 RUN_METRICS = (
-    MetricSpec("wall_time", "seconds", higher_is_better=False, per_split=False,
-               description="training time, evaluations excluded (summary.json; a growing model's "
-                           "metrics rows: the seconds it took to reach that size; batched trials "
-                           "share their run's)", label="wall-clock time"),
-    MetricSpec("theta", "coupling", higher_is_better=True, per_split=False,
-               description="the one coupling of a tied Ising model (model.tie=uniform), recorded "
-                           "with every evaluation (rbmlab.run.evaluation)", label="coupling θ"),
-    MetricSpec("early_stopping.n_hidden", "hidden units", higher_is_better=True, per_split=False,
-               description="the size early stopping selects (summary.json early_stopping)",
-               label="hidden units selected by early stopping"),
-    MetricSpec("inference_converged", "%", higher_is_better=True, per_split=False,
-               description="training instances of the last epoch on which the learner's inference "
-                           "converged (a conditional learner's diagnostics)",
-               label="training inferences converged"),
+    MetricSpec(
+        "wall_time",
+        "seconds",
+        higher_is_better=False,
+        per_split=False,
+        description="training time, evaluations excluded (summary.json; a growing model's "
+        "metrics rows: the seconds it took to reach that size; batched trials "
+        "share their run's)",
+        label="wall-clock time",
+    ),
+    MetricSpec(
+        "theta",
+        "coupling",
+        higher_is_better=True,
+        per_split=False,
+        description="the one coupling of a tied Ising model (model.tie=uniform), recorded "
+        "with every evaluation (rbmlab.run.evaluation)",
+        label="coupling θ",
+    ),
+    MetricSpec(
+        "early_stopping.n_hidden",
+        "hidden units",
+        higher_is_better=True,
+        per_split=False,
+        description="the size early stopping selects (summary.json early_stopping)",
+        label="hidden units selected by early stopping",
+    ),
+    MetricSpec(
+        "inference_converged",
+        "%",
+        higher_is_better=True,
+        per_split=False,
+        description="training instances of the last epoch on which the learner's inference "
+        "converged (a conditional learner's diagnostics)",
+        label="training inferences converged",
+    ),
 )
 
 
 def part_metric(spec: MetricSpec, part: str) -> MetricSpec:
     """``spec`` as a later part of evaluator=combined writes it: ``<part>.<name>``."""
-    return dataclasses.replace(spec, name=f"{part}.{spec.name}",
-                               summary_name=spec.summary_name and f"{part}.{spec.summary_name}",
-                               label=spec.label and f"{spec.label} ({part})")
+    return dataclasses.replace(
+        spec,
+        name=f"{part}.{spec.name}",
+        summary_name=spec.summary_name and f"{part}.{spec.summary_name}",
+        label=spec.label and f"{spec.label} ({part})",
+    )
 
 
 def _declared(specs, column: str) -> MetricSpec | None:
@@ -102,8 +128,8 @@ def metric_spec(column: str) -> MetricSpec | None:
     for spec in RUN_METRICS:
         if spec.name == column:
             return spec
-    if column.startswith("early_stopping."):     # a metric at the early-stopping point
-        column = column[len("early_stopping."):]
+    if column.startswith("early_stopping."):  # a metric at the early-stopping point
+        column = column[len("early_stopping.") :]
     split, bare = split_prefix(column)
     part, dot, own = (bare if split else column).partition(".")
     if dot and part in EVALUATORS:
@@ -112,7 +138,7 @@ def metric_spec(column: str) -> MetricSpec | None:
     return _declared(declared_metrics(), column)
 
 
-UNDECLARED = MetricSpec("", "", higher_is_better=True)   # how an undeclared column ranks
+UNDECLARED = MetricSpec("", "", higher_is_better=True)  # how an undeclared column ranks
 
 
 def ranking(column: str) -> MetricSpec:

@@ -18,6 +18,7 @@ so the only rounding is in the D + 1 terms of (3): no cancellation between three
 kernel values, at any N, and N_X ≠ N_Y is allowed (the authors' log-space form assumes N_X = N_Y).
 H is one matmul per block of rows, H = |x| + |y| − 2 x·y, exact in float32 for D < 2²⁴.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ import numpy as np
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.errors import RbmlabError
 
-BLOCK = 2048   # rows per block of the Hamming matrix (2048² float32: 16 MiB)
+BLOCK = 2048  # rows per block of the Hamming matrix (2048² float32: 16 MiB)
 
 
 def squared_distances(x, y):
@@ -46,7 +47,7 @@ def hamming_histogram(x, y, block: int = BLOCK) -> np.ndarray:
     counts = np.zeros(d + 1, dtype=np.int64)
     for i in range(0, x.shape[0], block):
         for j in range(0, y.shape[0], block):
-            h = squared_distances(x[i:i + block], y[j:j + block])
+            h = squared_distances(x[i : i + block], y[j : j + block])
             counts += to_numpy(xp.bincount(xp.rint(h).astype(xp.int64).ravel(), minlength=d + 1))
     return counts
 
@@ -68,8 +69,8 @@ def mmd2(x, y, block: int = BLOCK) -> float:
         raise RbmlabError(f"mmd: x and y differ in width ({x.shape[1]} vs {y.shape[1]})")
     nx, ny, d = x.shape[0], y.shape[0], x.shape[1]
     hxx, hyy, hxy = (hamming_histogram(a, b, block).tolist() for a, b in ((x, x), (y, y), (x, y)))
-    c = [ny * ny * a + nx * nx * b - 2 * nx * ny * m for a, b, m in zip(hxx, hyy, hxy)]   # (2), Python ints
-    weights = np.expm1(-np.arange(d + 1) / d)                                              # e^{−h/D} − 1
+    c = [ny * ny * a + nx * nx * b - 2 * nx * ny * m for a, b, m in zip(hxx, hyy, hxy)]  # (2), Python ints
+    weights = np.expm1(-np.arange(d + 1) / d)  # e^{−h/D} − 1
     value = math.fsum(float(ch) * w for ch, w in zip(c, weights)) / (float(nx) ** 2 * float(ny) ** 2)  # (3)
     return max(value, 0.0)
 

@@ -13,6 +13,7 @@ correlations C_ij = ⟨v_i v_j⟩ − ⟨v_i⟩⟨v_j⟩ of the draws with the s
 the numbers behind the data-vs-model correlation scatter (the `rbms` library's correlation plots).
 r is 0 where either side's C is constant (no linear relation to measure).
 """
+
 from __future__ import annotations
 
 import math
@@ -45,37 +46,67 @@ def compare(data, drawn) -> dict[str, float]:
     """sample_mean, mean_gap, moment1_rmse, moment2_rmse and moment2_corr of ``drawn`` against
     ``data`` (module docstring)."""
     if data.shape[-1] < 2:
-        raise RbmlabError(f"evaluator=moments: second moments need at least 2 visible units, got {data.shape[-1]}")
+        raise RbmlabError(
+            f"evaluator=moments: second moments need at least 2 visible units, got {data.shape[-1]}"
+        )
     (m_data, c_data), (m_model, c_model) = moments(data), moments(drawn)
     upper = np.triu_indices(c_data.shape[0], k=1)
     a, b = c_data[upper], c_model[upper]
     a0, b0 = a - a.mean(), b - b.mean()
     norm = math.sqrt(float(a0 @ a0) * float(b0 @ b0))
-    return {"sample_mean": float(m_model.mean()), "mean_gap": float(m_model.mean() - m_data.mean()),
-            "moment1_rmse": float(np.sqrt(np.mean((m_data - m_model) ** 2))),
-            "moment2_rmse": float(np.sqrt(np.mean((a - b) ** 2))),
-            "moment2_corr": float(a0 @ b0) / norm if norm > 0 else 0.0}
+    return {
+        "sample_mean": float(m_model.mean()),
+        "mean_gap": float(m_model.mean() - m_data.mean()),
+        "moment1_rmse": float(np.sqrt(np.mean((m_data - m_model) ** 2))),
+        "moment2_rmse": float(np.sqrt(np.mean((a - b) ** 2))),
+        "moment2_corr": float(a0 @ b0) / norm if norm > 0 else 0.0,
+    }
 
 
 class Moments(SamplingEvaluator):
-    units = {"visible": DISCRETE}   # moments of the layer's columns (Potts: one-hot frequencies)
+    units = {"visible": DISCRETE}  # moments of the layer's columns (Potts: one-hot frequencies)
     config_class = MomentsConfig
-    metrics = (MetricSpec("sample_mean", "", False,
-                          description="mean unit value of the model samples (for {0, 1} units the share "
-                                      "of units on; a description, not a quality)", label="mean of the samples"),
-               MetricSpec("mean_gap", "", False, best_at=0.0,
-                          description="mean unit value of the model samples minus the split's",
-                          label="mean, samples − split"),
-               MetricSpec("moment1_rmse", "", False,
-                          description="root mean squared difference of the means ⟨v_i⟩, model "
-                                      "samples against the split", label="first-moment RMSE"),
-               MetricSpec("moment2_rmse", "", False,
-                          description="root mean squared difference of the connected correlations "
-                                      "⟨v_i v_j⟩ − ⟨v_i⟩⟨v_j⟩ over i < j, model samples against the split",
-                          label="second-moment RMSE"),
-               MetricSpec("moment2_corr", "", True,
-                          description="Pearson correlation of the split's and the samples' connected "
-                                      "correlations over i < j", label="correlation of second moments"))
+    metrics = (
+        MetricSpec(
+            "sample_mean",
+            "",
+            False,
+            description="mean unit value of the model samples (for {0, 1} units the share "
+            "of units on; a description, not a quality)",
+            label="mean of the samples",
+        ),
+        MetricSpec(
+            "mean_gap",
+            "",
+            False,
+            best_at=0.0,
+            description="mean unit value of the model samples minus the split's",
+            label="mean, samples − split",
+        ),
+        MetricSpec(
+            "moment1_rmse",
+            "",
+            False,
+            description="root mean squared difference of the means ⟨v_i⟩, model samples against the split",
+            label="first-moment RMSE",
+        ),
+        MetricSpec(
+            "moment2_rmse",
+            "",
+            False,
+            description="root mean squared difference of the connected correlations "
+            "⟨v_i v_j⟩ − ⟨v_i⟩⟨v_j⟩ over i < j, model samples against the split",
+            label="second-moment RMSE",
+        ),
+        MetricSpec(
+            "moment2_corr",
+            "",
+            True,
+            description="Pearson correlation of the split's and the samples' connected "
+            "correlations over i < j",
+            label="correlation of second moments",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         metrics = {}
@@ -87,7 +118,9 @@ class Moments(SamplingEvaluator):
 
     def headline(self, metrics, split):
         mean, gap = metrics[f"{split}_sample_mean"], metrics[f"{split}_mean_gap"]
-        return (f"{split} mean of the samples {mean:.4f} (the split's {mean - gap:.4f}); moment RMSE: first "
-                f"{metrics[f'{split}_moment1_rmse']:.4f}, second "
-                f"{metrics[f'{split}_moment2_rmse']:.4f}; correlation of second moments "
-                f"{metrics[f'{split}_moment2_corr']:.4f}")
+        return (
+            f"{split} mean of the samples {mean:.4f} (the split's {mean - gap:.4f}); moment RMSE: first "
+            f"{metrics[f'{split}_moment1_rmse']:.4f}, second "
+            f"{metrics[f'{split}_moment2_rmse']:.4f}; correlation of second moments "
+            f"{metrics[f'{split}_moment2_corr']:.4f}"
+        )

@@ -14,6 +14,7 @@ test_aa − train_aa (> 0: closer to the training rows than to unseen ones). Dis
 Euclidean on {0, 1} coded units (the Hamming distance; ±1 spins are mapped to {0, 1} first) and
 in unit values otherwise. The sets are the draws and the first n rows of train and of each split.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,13 @@ from rbmlab.validation import option
 @dataclass
 class OverlapConfig(SamplingConfig):
     name: str = option("overlap", "evaluator")
-    n_samples: int = option(1000, "size of every compared set (draws, first rows of train and of "
-                                  "each split), capped at the smallest; 0: the smallest", lo=0, hi=EXAMPLES)
+    n_samples: int = option(
+        1000,
+        "size of every compared set (draws, first rows of train and of "
+        "each split), capped at the smallest; 0: the smallest",
+        lo=0,
+        hi=EXAMPLES,
+    )
 
 
 def nearest(x, y=None, block: int = BLOCK):
@@ -49,11 +55,11 @@ def nearest(x, y=None, block: int = BLOCK):
     to_x = xp.full(y.shape[0], xp.inf)
     for i in range(0, x.shape[0], block):
         for j in range(0, y.shape[0], block):
-            d = squared_distances(x[i:i + block], y[j:j + block])
+            d = squared_distances(x[i : i + block], y[j : j + block])
             if same and i == j:
                 d[xp.arange(d.shape[0]), xp.arange(d.shape[0])] = xp.inf
-            to_y[i:i + block] = xp.minimum(to_y[i:i + block], d.min(axis=1))
-            to_x[j:j + block] = xp.minimum(to_x[j:j + block], d.min(axis=0))
+            to_y[i : i + block] = xp.minimum(to_y[i : i + block], d.min(axis=1))
+            to_x[j : j + block] = xp.minimum(to_x[j : j + block], d.min(axis=0))
     return to_numpy(to_y), to_numpy(to_x)
 
 
@@ -63,23 +69,43 @@ def adversarial_accuracy(d_ts, d_tt, d_st, d_ss) -> float:
 
 
 class Overlap(SamplingEvaluator):
-    units = {"visible": DISCRETE}   # Hamming distances of the layer's columns (Potts: twice the codes')
+    units = {"visible": DISCRETE}  # Hamming distances of the layer's columns (Potts: twice the codes')
     config_class = OverlapConfig
-    metrics = (MetricSpec("aa", "", True, best_at=0.5,
-                          description="nearest-neighbour adversarial accuracy of model samples against "
-                                      "the set (Yale et al. 2020): 0.5 indistinguishable, near 0 copies",
-                          label="adversarial accuracy of samples"),
-               MetricSpec("privacy_loss", "", False, best_at=0.0,
-                          description="adversarial accuracy against the split − against the training "
-                                      "set: > 0 when samples sit closer to the training rows",
-                          label="privacy loss"),
-               MetricSpec("nn_distance", "Hamming", False,
-                          description="mean distance from a sample to its nearest row of the set",
-                          label="sample-to-data nearest-neighbour distance"),
-               MetricSpec("data_nn_distance", "Hamming", False,
-                          description="mean distance from a row of the split to its nearest training "
-                                      "row (the reference for nn_distance)",
-                          label="split-to-training nearest-neighbour distance"))
+    metrics = (
+        MetricSpec(
+            "aa",
+            "",
+            True,
+            best_at=0.5,
+            description="nearest-neighbour adversarial accuracy of model samples against "
+            "the set (Yale et al. 2020): 0.5 indistinguishable, near 0 copies",
+            label="adversarial accuracy of samples",
+        ),
+        MetricSpec(
+            "privacy_loss",
+            "",
+            False,
+            best_at=0.0,
+            description="adversarial accuracy against the split − against the training "
+            "set: > 0 when samples sit closer to the training rows",
+            label="privacy loss",
+        ),
+        MetricSpec(
+            "nn_distance",
+            "Hamming",
+            False,
+            description="mean distance from a sample to its nearest row of the set",
+            label="sample-to-data nearest-neighbour distance",
+        ),
+        MetricSpec(
+            "data_nn_distance",
+            "Hamming",
+            False,
+            description="mean distance from a row of the split to its nearest training "
+            "row (the reference for nn_distance)",
+            label="split-to-training nearest-neighbour distance",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         train = context.train if context.train is not None else splits.get("train")
@@ -107,4 +133,6 @@ class Overlap(SamplingEvaluator):
     def headline(self, metrics, split):
         text = f"{split} adversarial accuracy: {metrics[f'{split}_aa']:.4f}"
         loss = metrics.get(f"{split}_privacy_loss")
-        return text + (f"; train {metrics['train_aa']:.4f}, privacy loss {loss:.4f}" if loss is not None else "")
+        return text + (
+            f"; train {metrics['train_aa']:.4f}, privacy loss {loss:.4f}" if loss is not None else ""
+        )

@@ -9,6 +9,7 @@ for {0, 1} the E1 weights W = J. Fields are ignored, as in the paper. A model in
 convention is converted first (rbmlab.models.ising.to_spins: the same distribution). The data
 splits are not read; the ground truth comes in Context.truth (``dataset=ising_samples``).
 """
+
 from __future__ import annotations
 
 import math
@@ -38,28 +39,39 @@ def paper_weights(model) -> np.ndarray:
 class ParamRMSE(Evaluator):
     config_class = ParamRMSEConfig
     needs_truth = True
-    metrics = (MetricSpec("log_rmse", "log", False, per_split=False,
-                          description="½ log of the mean squared coupling error against the ground "
-                                      "truth, all d² entries, the paper's weight scale (1)",
-                          label="log RMSE of the couplings"),)
+    metrics = (
+        MetricSpec(
+            "log_rmse",
+            "log",
+            False,
+            per_split=False,
+            description="½ log of the mean squared coupling error against the ground "
+            "truth, all d² entries, the paper's weight scale (1)",
+            label="log RMSE of the couplings",
+        ),
+    )
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
         if "J" not in getattr(model_class, "PARAMS", {}):
-            raise RbmlabError(f"evaluator=param_rmse: compares Ising couplings J; model "
-                              f"{model_class.family} has none")
+            raise RbmlabError(
+                f"evaluator=param_rmse: compares Ising couplings J; model {model_class.family} has none"
+            )
 
     def evaluate(self, model, splits, context):
         truth = context.truth
         if truth is None or getattr(truth, "family", None) != "ising":
-            raise RbmlabError("evaluator=param_rmse: needs the dataset's ground-truth Ising model "
-                              "(dataset=ising_samples)")
+            raise RbmlabError(
+                "evaluator=param_rmse: needs the dataset's ground-truth Ising model (dataset=ising_samples)"
+            )
         if truth.n != model.n:
-            raise RbmlabError(f"evaluator=param_rmse: the ground truth has {truth.n} units, the model {model.n}")
+            raise RbmlabError(
+                f"evaluator=param_rmse: the ground truth has {truth.n} units, the model {model.n}"
+            )
         same = model if model.spins == truth.spins else to_spins(model, truth.spins)[0]
         error = paper_weights(truth) - paper_weights(same)
-        mse = float(np.mean(error ** 2))
-        return {"log_rmse": 0.5 * math.log(mse) if mse > 0 else -math.inf}      # (1)
+        mse = float(np.mean(error**2))
+        return {"log_rmse": 0.5 * math.log(mse) if mse > 0 else -math.inf}  # (1)
 
     def headline(self, metrics, split):
         return f"log RMSE of the couplings: {metrics['log_rmse']:.4f}"

@@ -18,6 +18,7 @@ when ``matched`` and the learner has one; on ``max_iter`` otherwise (CD-k and CD
 ``rbmlab evaluate``). It also records the share of instances on which the iteration converged.
 Instances run ``chunk`` at a time (BP holds 4 × chunk × |v| × |h| floats).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,21 +43,31 @@ def _inference(value, key: str) -> str:
     if not isinstance(value, str):
         raise RbmlabError(f"{key}: expected a string, got {value!r}")
     if SHORT_NAMES.get(value, value) not in SOLVERS:
-        raise RbmlabError(f"{key}: unknown inference {value!r}; choose one of "
-                          f"{', '.join([*SHORT_NAMES, *SOLVERS.names()])}")
+        raise RbmlabError(
+            f"{key}: unknown inference {value!r}; choose one of {', '.join([*SHORT_NAMES, *SOLVERS.names()])}"
+        )
     return value
 
 
 @dataclass
 class PixelErrorConfig(EvaluatorConfig):
     name: str = option("pixel_error", "evaluator")
-    inference: str = option("sum", "how outputs are predicted: a solver (rbmlab.inference.solvers) or "
-                                   "mf | sum | max | mixed (BP) | none (the biases alone)", parse=_inference,
-                            label="prediction method")
-    max_iter: int = option(50, "iterations of mean field or BP (without a matched budget)", lo=1,
-                          hi=EVALUATION_STEPS)
-    matched: bool = option(True, "run the learner's own budget T = base + epoch where it has one",
-                           neutral=False, label="test budget matched to learning")
+    inference: str = option(
+        "sum",
+        "how outputs are predicted: a solver (rbmlab.inference.solvers) or "
+        "mf | sum | max | mixed (BP) | none (the biases alone)",
+        parse=_inference,
+        label="prediction method",
+    )
+    max_iter: int = option(
+        50, "iterations of mean field or BP (without a matched budget)", lo=1, hi=EVALUATION_STEPS
+    )
+    matched: bool = option(
+        True,
+        "run the learner's own budget T = base + epoch where it has one",
+        neutral=False,
+        label="test budget matched to learning",
+    )
     tol: float = option(1e-3, "converged: no message (BP) or mean (MF) moved by more", lo=0)
     chunk: int = option(100, "instances per inference call", lo=1, hi=CHAINS)
 
@@ -78,19 +89,33 @@ def solver(inference: str, tol: float):
 class PixelError(Evaluator):
     config_class = PixelErrorConfig
     requires = (Conditional,)
-    metrics = (MetricSpec("pixel_error", "%", False, description="wrong output pixels among all (All)",
-                          label="pixel error"),
-               MetricSpec("changed_error", "%", False,
-                          description="wrong output pixels among those the corruption changed (Changed)",
-                          label="error on changed pixels"),
-               MetricSpec("converged", "%", True, description="instances on which inference converged",
-                          label="inferences converged"))
+    metrics = (
+        MetricSpec(
+            "pixel_error", "%", False, description="wrong output pixels among all (All)", label="pixel error"
+        ),
+        MetricSpec(
+            "changed_error",
+            "%",
+            False,
+            description="wrong output pixels among those the corruption changed (Changed)",
+            label="error on changed pixels",
+        ),
+        MetricSpec(
+            "converged",
+            "%",
+            True,
+            description="instances on which inference converged",
+            label="inferences converged",
+        ),
+    )
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)
         name = SHORT_NAMES.get(self.config.inference, self.config.inference)
         if not SOLVERS.get(name).supports(model_class):
-            raise RbmlabError(f"evaluator.inference: solver {name} does not run on model {model_class.family}")
+            raise RbmlabError(
+                f"evaluator.inference: solver {name} does not run on model {model_class.family}"
+            )
 
     def budget(self, inference_iterations: int | None) -> int:
         """Iterations of BP or mean field: the learner's T (``inference_iterations``) when matched
@@ -105,16 +130,23 @@ class PixelError(Evaluator):
         out = {}
         for name, batch in splits.items():
             if batch.targets is None or batch.mask is None:
-                raise RbmlabError(f"evaluator=pixel_error: split {name} has no clean targets and "
-                                  "changed-pixel mask; use task=flip or task=occlude")
-            n = batch.inputs.shape[0] if not cfg.max_examples else min(cfg.max_examples, batch.inputs.shape[0])
+                raise RbmlabError(
+                    f"evaluator=pixel_error: split {name} has no clean targets and "
+                    "changed-pixel mask; use task=flip or task=occlude"
+                )
+            n = (
+                batch.inputs.shape[0]
+                if not cfg.max_examples
+                else min(cfg.max_examples, batch.inputs.shape[0])
+            )
             predicted, converged = [], []
             for start in range(0, n, cfg.chunk):
-                beliefs = method.solve(model, batch.inputs[start:min(n, start + cfg.chunk)], budget)
+                beliefs = method.solve(model, batch.inputs[start : min(n, start + cfg.chunk)], budget)
                 predicted.append(to_numpy(beliefs.state))
                 converged.append(to_numpy(beliefs.converged))
-            errors = pixel_errors(np.concatenate(predicted), to_numpy(batch.targets[:n]),
-                                  to_numpy(batch.mask[:n]))
+            errors = pixel_errors(
+                np.concatenate(predicted), to_numpy(batch.targets[:n]), to_numpy(batch.mask[:n])
+            )
             out[f"{name}_pixel_error"] = errors["all"]
             out[f"{name}_changed_error"] = errors["changed"]
             out[f"{name}_converged"] = 100.0 * float(np.concatenate(converged).mean())

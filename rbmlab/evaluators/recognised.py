@@ -24,6 +24,7 @@ confident share). The radius depends on the training set's size: compare within 
 A proxy chosen here (the paper shows samples and says it in words): it makes a gallery's claim a
 number per seed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,22 +45,36 @@ from rbmlab.validation import invalid, option
 class NearDataConfig(SamplingConfig):
     """The options of an evaluator that holds draws to the data's own nearest-image distances
     (recognised, variety): ``quantile`` of the held-out split's distances sets the radius."""
-    quantile: float = option(0.95, "a draw is near the data when its distance to the nearest "
-                                   "training image is at most this quantile of the split's "
-                                   "examples' distances", lo=0.0, hi=1.0)
+
+    quantile: float = option(
+        0.95,
+        "a draw is near the data when its distance to the nearest "
+        "training image is at most this quantile of the split's "
+        "examples' distances",
+        lo=0.0,
+        hi=1.0,
+    )
 
     def check(self) -> None:
         super().check()
         if "train" in self.splits:
-            raise invalid("splits", "the yardstick needs held-out examples (valid or test): a "
-                                    "training image is at distance 0 from itself")
+            raise invalid(
+                "splits",
+                "the yardstick needs held-out examples (valid or test): a "
+                "training image is at distance 0 from itself",
+            )
 
 
 @dataclass
 class RecognisedConfig(NearDataConfig):
     name: str = option("recognised", "evaluator")
-    confidence: float = option(0.9, "a draw is recognised when its top class probability is at "
-                                    "least this", lo=0.0, hi=1.0, open_lo=True)
+    confidence: float = option(
+        0.9,
+        "a draw is recognised when its top class probability is at least this",
+        lo=0.0,
+        hi=1.0,
+        open_lo=True,
+    )
     C: float = option(1.0, "inverse L2 strength of the pixel classifier", lo=0.0, open_lo=True)
     max_iter: int = option(1000, "lbfgs iterations of the classifier's fit", lo=1, hi=EVALUATION_STEPS)
 
@@ -68,8 +83,13 @@ def nearest_distances(x: np.ndarray, reference: np.ndarray, block: int = 1024) -
     """Hamming distance of each {0, 1} row of ``x`` to its nearest row of ``reference`` (one
     matmul per block of rows; exact in float32 below 2**24 pixels)."""
     ref = reference.astype(np.float32)
-    return np.concatenate([np.rint(squared_distances(x[i:i + block].astype(np.float32), ref).min(axis=1))
-                           for i in range(0, x.shape[0], block)] or [np.zeros(0)])
+    return np.concatenate(
+        [
+            np.rint(squared_distances(x[i : i + block].astype(np.float32), ref).min(axis=1))
+            for i in range(0, x.shape[0], block)
+        ]
+        or [np.zeros(0)]
+    )
 
 
 def near_data(examples: np.ndarray, drawn: np.ndarray, train: np.ndarray, quantile: float):
@@ -83,7 +103,7 @@ def class_probabilities(fit, x: np.ndarray) -> np.ndarray:
     """Softmax of the fitted classifier's scores, (N, classes)."""
     coef, intercept, _ = fit
     scores = x @ coef.T + intercept
-    if scores.shape[1] == 1:                       # scikit-learn's two-class form: one score column
+    if scores.shape[1] == 1:  # scikit-learn's two-class form: one score column
         scores = np.hstack([np.zeros_like(scores), scores])
     scores -= scores.max(axis=1, keepdims=True)
     p = np.exp(scores)
@@ -111,34 +131,62 @@ def effective_classes(p: np.ndarray) -> float:
 
 class Recognised(SamplingEvaluator):
     config_class = RecognisedConfig
-    metrics = (MetricSpec("recognised", "%", True, label="draws recognised",
-                          description="percentage of model draws both MNIST-like (nearest training "
-                                      "image within the split's quantile) and classified with top "
-                                      "probability ≥ confidence"),
-               MetricSpec("near", "%", True, label="draws near the data",
-                          description="percentage of model draws whose nearest training image is "
-                                      "within the split's quantile of distances"),
-               MetricSpec("copies", "%", False, label="draws that copy a training image",
-                          description="percentage of model draws equal to a training image"),
-               MetricSpec("classes", "classes", True, label="effective classes of the recognised draws",
-                          description="exp of the entropy of the recognised draws' predicted classes"),
-               MetricSpec("data_recognised", "%", True, label="examples recognised",
-                          description="the recognised percentage of the split's own examples (the "
-                                      "yardstick)"))
+    metrics = (
+        MetricSpec(
+            "recognised",
+            "%",
+            True,
+            label="draws recognised",
+            description="percentage of model draws both MNIST-like (nearest training "
+            "image within the split's quantile) and classified with top "
+            "probability ≥ confidence",
+        ),
+        MetricSpec(
+            "near",
+            "%",
+            True,
+            label="draws near the data",
+            description="percentage of model draws whose nearest training image is "
+            "within the split's quantile of distances",
+        ),
+        MetricSpec(
+            "copies",
+            "%",
+            False,
+            label="draws that copy a training image",
+            description="percentage of model draws equal to a training image",
+        ),
+        MetricSpec(
+            "classes",
+            "classes",
+            True,
+            label="effective classes of the recognised draws",
+            description="exp of the entropy of the recognised draws' predicted classes",
+        ),
+        MetricSpec(
+            "data_recognised",
+            "%",
+            True,
+            label="examples recognised",
+            description="the recognised percentage of the split's own examples (the yardstick)",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         if context.train is None:
             raise RbmlabError("evaluator=recognised: needs the training set (its labels)")
         cfg, units = self.config, model.visible_units
-        pixels = lambda x: to_numpy(as_binary(units, x)).astype(np.float64)   # noqa: E731
+        pixels = lambda x: to_numpy(as_binary(units, x)).astype(np.float64)  # noqa: E731
         train = pixels(context.train.inputs)
         fit = fit_classifiers(train, labels_of(context.train, "train"), [cfg.C], cfg.max_iter)[cfg.C]
         metrics = {}
         for name, batch in splits.items():
             examples = pixels(batch.inputs)
             if examples.shape[0] == 0:
-                raise RbmlabError(f"evaluator=recognised: the {name} split is empty (its examples set "
-                                  "the distance a draw must be within)")
+                raise RbmlabError(
+                    f"evaluator=recognised: the {name} split is empty (its examples set "
+                    "the distance a draw must be within)"
+                )
             drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
             radius, d_examples, d_drawn = near_data(examples, drawn, train, cfg.quantile)
             p_drawn = class_probabilities(fit, drawn)
@@ -147,11 +195,14 @@ class Recognised(SamplingEvaluator):
             metrics[f"{name}_near"] = percent(d_drawn <= radius)
             metrics[f"{name}_copies"] = percent(d_drawn == 0)
             metrics[f"{name}_classes"] = effective_classes(p_drawn[kept])
-            metrics[f"{name}_data_recognised"] = percent(recognised(
-                class_probabilities(fit, examples), d_examples, cfg.confidence, radius))
+            metrics[f"{name}_data_recognised"] = percent(
+                recognised(class_probabilities(fit, examples), d_examples, cfg.confidence, radius)
+            )
         return metrics
 
     def headline(self, metrics, split):
-        return (f"{split} draws recognised: {metrics[f'{split}_recognised']:.1f} % (near the data "
-                f"{metrics[f'{split}_near']:.1f} %), {metrics[f'{split}_classes']:.2f} effective classes; "
-                f"the split's examples {metrics[f'{split}_data_recognised']:.1f} %")
+        return (
+            f"{split} draws recognised: {metrics[f'{split}_recognised']:.1f} % (near the data "
+            f"{metrics[f'{split}_near']:.1f} %), {metrics[f'{split}_classes']:.2f} effective classes; "
+            f"the split's examples {metrics[f'{split}_data_recognised']:.1f} %"
+        )

@@ -5,6 +5,7 @@ back, so the error is deterministic. Error per row: Σ_i (v_i − r_i)². Not a 
 for comparison with the RBM literature (Hinton 2010, practical guide), and recorded beside every
 other evaluator for models that can reconstruct.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,15 +35,24 @@ class ReconstructionConfig(EvaluatorConfig):
 
 class Reconstruction(Evaluator):
     config_class = ReconstructionConfig
-    metrics = (MetricSpec("reconstruction_error", "squared error", False,
-                          description="mean Σ_i (v_i − r_i)² of the mean-field reconstruction",
-                          label="reconstruction error"),)
+    metrics = (
+        MetricSpec(
+            "reconstruction_error",
+            "squared error",
+            False,
+            description="mean Σ_i (v_i − r_i)² of the mean-field reconstruction",
+            label="reconstruction error",
+        ),
+    )
 
     def check(self, model_class, sizes):
         if not can_reconstruct(model_class):
-            raise RbmlabError(f"evaluator=reconstruction: model {model_class.family} cannot "
-                              "reconstruct its inputs")
+            raise RbmlabError(
+                f"evaluator=reconstruction: model {model_class.family} cannot reconstruct its inputs"
+            )
 
     def evaluate(self, model, splits, context):
-        return {f"{name}_reconstruction_error": mean(reconstruction_error(model, batch.inputs))
-                for name, batch in splits.items()}
+        return {
+            f"{name}_reconstruction_error": mean(reconstruction_error(model, batch.inputs))
+            for name, batch in splits.items()
+        }

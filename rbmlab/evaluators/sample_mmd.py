@@ -8,6 +8,7 @@ draws and the split's examples (rbmlab.evaluators.mmd, kernel exp(−Hamming/D);
 compared as {0, 1}). Lower is better; two samples of one distribution sit near (2/N)(1 − E k),
 not at −inf.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,9 +26,16 @@ class SampleMMDConfig(SamplingConfig):
 
 class SampleMMD(SamplingEvaluator):
     config_class = SampleMMDConfig
-    metrics = (MetricSpec("log_mmd2", "log MMD²", False,
-                          description="natural log of the V-statistic MMD² (kernel exp(−Hamming/D)) "
-                                      "between model samples and the split", label="log MMD²"),)
+    metrics = (
+        MetricSpec(
+            "log_mmd2",
+            "log MMD²",
+            False,
+            description="natural log of the V-statistic MMD² (kernel exp(−Hamming/D)) "
+            "between model samples and the split",
+            label="log MMD²",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         metrics = {}

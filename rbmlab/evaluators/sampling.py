@@ -1,6 +1,7 @@
 """What evaluators that score a sampler's draws share: the sampler of a config (null: the model
 family's default), ``n`` draws of ``sweeps`` steps from fresh uniform states, by chunks, and the
 options and base class of such an evaluator (mmd, moments, overlap)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,7 +14,6 @@ from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXAMPLES
 from rbmlab.models.base import supports
 from rbmlab.validation import option
 
-
 # an evaluator's ``sampler`` option: an inference config, or None (the family's default)
 parse_sampler = INFERENCE.parse_optional
 
@@ -24,14 +24,18 @@ def sampler_for(config, model_class: type, evaluator: str):
     if config is None:
         default = getattr(model_class, "default_sampler", None)
         if default is None:
-            raise RbmlabError(f"evaluator={evaluator}: model {model_class.family} has no default "
-                              "sampler; set evaluator.sampler")
+            raise RbmlabError(
+                f"evaluator={evaluator}: model {model_class.family} has no default "
+                "sampler; set evaluator.sampler"
+            )
         config = INFERENCE.parse(default, "evaluator.sampler")
     sampler = INFERENCE.build(config)
     for capability in sampler.requires:
         if not supports(model_class, capability):
-            raise RbmlabError(f"evaluator={evaluator}: model {model_class.family} lacks "
-                              f"{capability.__name__} (needed by its sampler {sampler.config.name})")
+            raise RbmlabError(
+                f"evaluator={evaluator}: model {model_class.family} lacks "
+                f"{capability.__name__} (needed by its sampler {sampler.config.name})"
+            )
     return sampler
 
 
@@ -56,19 +60,29 @@ def as_binary(units, x):
 @dataclass
 class SamplingConfig(EvaluatorConfig):
     """The options of an evaluator that draws from the model (its ``name`` set by each)."""
-    sampler: Any = option(None, "inference method drawing the samples (pmp, gibbs, gwg, "
-                                "block_gibbs); null: the model family's", parse=parse_sampler,
-                          label="sampler")
-    sweeps: int = option(50, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS,
-                         label="sweeps")
-    n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0,
-                           hi=EXAMPLES)
-    chunk: int = option(200, "samples drawn per sampler call (dense PMP holds ~5 (chunk, d, d) "
-                             "arrays: 3.2 GB each at d = 900, chunk 1000, float32)", lo=1, hi=CHAINS)
+
+    sampler: Any = option(
+        None,
+        "inference method drawing the samples (pmp, gibbs, gwg, block_gibbs); null: the model family's",
+        parse=parse_sampler,
+        label="sampler",
+    )
+    sweeps: int = option(
+        50, "sampler steps from fresh uniform states", lo=0, hi=EVALUATION_STEPS, label="sweeps"
+    )
+    n_samples: int = option(0, "samples per split; 0: as many as the split's examples", lo=0, hi=EXAMPLES)
+    chunk: int = option(
+        200,
+        "samples drawn per sampler call (dense PMP holds ~5 (chunk, d, d) "
+        "arrays: 3.2 GB each at d = 900, chunk 1000, float32)",
+        lo=1,
+        hi=CHAINS,
+    )
 
 
 class SamplingEvaluator(Evaluator):
     """An evaluator scoring ``n_samples`` draws of its ``sampler`` against data splits."""
+
     config_class = SamplingConfig
 
     def check(self, model_class, sizes):

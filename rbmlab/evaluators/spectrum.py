@@ -6,6 +6,7 @@ it over training).
 Model-level metrics sv_1 ≥ sv_2 ≥ … ≥ sv_m, m = min(k, n_visible, n_hidden); the SVD runs on the
 model's backend (numpy or cupy) in float64. No data split is read.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,14 +20,19 @@ from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.units.requirements import ANY_UNITS
 from rbmlab.validation import option
 
-K_MAX = 64   # the most singular values one evaluation writes (each its own metrics.csv column)
+K_MAX = 64  # the most singular values one evaluation writes (each its own metrics.csv column)
 
 
 @dataclass
 class SpectrumConfig(EvaluatorConfig):
     name: str = option("spectrum", "evaluator")
-    k: int = option(10, "largest singular values of W written (sv_1 … sv_k; fewer when W has fewer)",
-                    lo=1, hi=K_MAX, label="singular values")
+    k: int = option(
+        10,
+        "largest singular values of W written (sv_1 … sv_k; fewer when W has fewer)",
+        lo=1,
+        hi=K_MAX,
+        label="singular values",
+    )
 
 
 def singular_values(W, k: int) -> np.ndarray:
@@ -37,19 +43,24 @@ def singular_values(W, k: int) -> np.ndarray:
 
 
 def _spec(i: int) -> MetricSpec:
-    return MetricSpec(f"sv_{i}", "", True, per_split=False,
-                      description=f"the {i}-th largest singular value of W (no better direction)",
-                      label=f"singular value {i} of the weights")
+    return MetricSpec(
+        f"sv_{i}",
+        "",
+        True,
+        per_split=False,
+        description=f"the {i}-th largest singular value of W (no better direction)",
+        label=f"singular value {i} of the weights",
+    )
 
 
 class Spectrum(Evaluator):
-    units = {"visible": ANY_UNITS, "hidden": ANY_UNITS}   # reads W only
+    units = {"visible": ANY_UNITS, "hidden": ANY_UNITS}  # reads W only
     config_class = SpectrumConfig
-    metrics = tuple(_spec(i) for i in range(1, K_MAX + 1))   # every column any k writes
+    metrics = tuple(_spec(i) for i in range(1, K_MAX + 1))  # every column any k writes
 
     def __init__(self, config):
         super().__init__(config)
-        self.metrics = type(self).metrics[:config.k]
+        self.metrics = type(self).metrics[: config.k]
 
     def check(self, model_class, sizes):
         super().check(model_class, sizes)

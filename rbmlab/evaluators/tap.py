@@ -19,6 +19,7 @@ them as distinct solutions (binary MNIST, N_h = 50, epoch 8, 1,000 chains: 56 un
 are reported (``log_z_uniform``, ``log_z_logsumexp``); ``combine`` picks the one behind ``log_z`` and
 the log-likelihoods. Any model with TAP's form (TapForm: a plain RBM or a GRBM) can be scored.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,20 +39,38 @@ from rbmlab.validation import option
 @dataclass
 class TapEvalConfig(EvaluatorConfig):
     name: str = option("tap", "evaluator")
-    n_init: int = option(1000, "training examples the TAP solutions start from (0: all)", lo=0,
-                         hi=EXAMPLES, label="TAP initialisations")
+    n_init: int = option(
+        1000,
+        "training examples the TAP solutions start from (0: all)",
+        lo=0,
+        hi=EXAMPLES,
+        label="TAP initialisations",
+    )
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True)
-    tol: float = option(1e-10, "convergence of each chain: mean-square change of its "
-                               "magnetisations (a chain stops once below)", lo=0, open_lo=True)
+    tol: float = option(
+        1e-10,
+        "convergence of each chain: mean-square change of its magnetisations (a chain stops once below)",
+        lo=0,
+        open_lo=True,
+    )
     max_iter: int = option(1000, "iteration cap", lo=1, hi=EVALUATION_STEPS)
-    unique_tol: float = option(1e-2, "solutions closer than this in root-mean-square difference "
-                               "are one", lo=0, open_lo=True)
-    count: str = option("converged", "which chains' end states are solutions: converged (those that met "
-                        "tol; every chain when none did) or all (a check that this rule hides none)",
-                        choices=tap.COUNT_RULES, neutral="converged")
+    unique_tol: float = option(
+        1e-2, "solutions closer than this in root-mean-square difference are one", lo=0, open_lo=True
+    )
+    count: str = option(
+        "converged",
+        "which chains' end states are solutions: converged (those that met "
+        "tol; every chain when none did) or all (a check that this rule hides none)",
+        choices=tap.COUNT_RULES,
+        neutral="converged",
+    )
     chunk: int = option(2000, "initialisations solved at once (memory)", lo=1, hi=CHAINS)
-    combine: str = option("uniform", "how the unique solutions' -F make log Z: uniform (their mean, "
-                          "the paper's) or logsumexp (each a mode)", choices=tap.COMBINE_RULES)
+    combine: str = option(
+        "uniform",
+        "how the unique solutions' -F make log Z: uniform (their mean, "
+        "the paper's) or logsumexp (each a mode)",
+        choices=tap.COMBINE_RULES,
+    )
 
 
 @dataclass(frozen=True)
@@ -60,16 +79,17 @@ class TapEstimate:
     (Figs. 5–7 read these), and how the iteration went."""
 
     log_z: float
-    free_energies: np.ndarray     # F of each unique solution
-    unique: np.ndarray            # (n_unique, n_v + n_h) magnetisations [a^v, a^h]
-                                  # (n_init: the chains started; converged: the fraction that met tol)
+    free_energies: np.ndarray  # F of each unique solution
+    unique: np.ndarray  # (n_unique, n_v + n_h) magnetisations [a^v, a^h]
+    # (n_init: the chains started; converged: the fraction that met tol)
     n_init: int
     iterations: int
-    converged: float              # fraction of initialisations that met tol
+    converged: float  # fraction of initialisations that met tol
 
 
-def distinct(chunks, n_init: int, unique_tol: float, combine: str = "uniform",
-             count: str = "converged") -> TapEstimate:
+def distinct(
+    chunks, n_init: int, unique_tol: float, combine: str = "uniform", count: str = "converged"
+) -> TapEstimate:
     """The estimate from solved chunks of initialisations, each (magnetisations (k, n), F (k,),
     converged (k,), iterations) on the host: the distinct fixed points of them all
     (tap.fixed_points: the chains ``count`` names) and their −F combined by ``combine``
@@ -77,8 +97,9 @@ def distinct(chunks, n_init: int, unique_tol: float, combine: str = "uniform",
     a, f, done, iterations = zip(*chunks)
     a, f, done = np.concatenate(a), np.concatenate(f), np.concatenate(done)
     keep = tap.fixed_points(a, done, unique_tol, count)
-    return TapEstimate(tap.combine_log_z(f[keep], combine), f[keep], a[keep], n_init, max(iterations),
-                       float(done.mean()))
+    return TapEstimate(
+        tap.combine_log_z(f[keep], combine), f[keep], a[keep], n_init, max(iterations), float(done.mean())
+    )
 
 
 def solved_chunks(model, x, config: TapEvalConfig):
@@ -86,16 +107,28 @@ def solved_chunks(model, x, config: TapEvalConfig):
     magnetisations [a^v, a^h] (k, n_v + n_h), F (k,), converged (k,) and the iterations run."""
     visible, hidden = model.tap_layers()
     for i in range(0, x.shape[0], config.chunk):
-        s = tap.solve(model.W, visible, hidden, model.xp.asarray(x[i:i + config.chunk], dtype=model.dtype),
-                      damping=config.damping, tol=config.tol, max_iter=config.max_iter)
-        yield (np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1),
-               to_numpy(tap.free_energy(model.W, visible, hidden, s)), to_numpy(s.converged), s.iterations)
+        s = tap.solve(
+            model.W,
+            visible,
+            hidden,
+            model.xp.asarray(x[i : i + config.chunk], dtype=model.dtype),
+            damping=config.damping,
+            tol=config.tol,
+            max_iter=config.max_iter,
+        )
+        yield (
+            np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1),
+            to_numpy(tap.free_energy(model.W, visible, hidden, s)),
+            to_numpy(s.converged),
+            s.iterations,
+        )
 
 
 def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
     """Solve TAP from the rows of ``x``, keep the distinct fixed points."""
-    return distinct(solved_chunks(model, x, config), x.shape[0], config.unique_tol, config.combine,
-                    config.count)
+    return distinct(
+        solved_chunks(model, x, config), x.shape[0], config.unique_tol, config.combine, config.count
+    )
 
 
 def initialisations(model, context, config: TapEvalConfig):
@@ -104,67 +137,123 @@ def initialisations(model, context, config: TapEvalConfig):
     ``n_init`` uniform random binary states."""
     if context.train is None:
         if not config.n_init:
-            raise RbmlabError("evaluator.n_init: 0 starts TAP from every training example; with no "
-                              "dataset name a number of random starts")
+            raise RbmlabError(
+                "evaluator.n_init: 0 starts TAP from every training example; with no "
+                "dataset name a number of random starts"
+            )
         return (context.rng.random((config.n_init, model.data_dimension)) < 0.5).astype(model.dtype)
     train = context.train.inputs
-    return model.xp.asarray(train[:config.n_init] if config.n_init else train, dtype=model.dtype)
+    return model.xp.asarray(train[: config.n_init] if config.n_init else train, dtype=model.dtype)
 
 
 def solution_metrics(est: TapEstimate) -> dict[str, float]:
     """The model-level metrics of an estimate (SOLUTION_METRICS)."""
-    return {"log_z": est.log_z, **{f"log_z_{rule}": tap.combine_log_z(est.free_energies, rule)
-                                   for rule in tap.COMBINE_RULES},
-            "tap_solutions": len(est.free_energies),
-            "tap_solution_fraction": len(est.free_energies) / est.n_init,
-            "tap_iterations": est.iterations, "tap_converged": est.converged}
+    return {
+        "log_z": est.log_z,
+        **{f"log_z_{rule}": tap.combine_log_z(est.free_energies, rule) for rule in tap.COMBINE_RULES},
+        "tap_solutions": len(est.free_energies),
+        "tap_solution_fraction": len(est.free_energies) / est.n_init,
+        "tap_iterations": est.iterations,
+        "tap_converged": est.converged,
+    }
 
 
 def likelihood_metrics(split: str, ll, units: int) -> dict[str, float]:
     """Mean, per-unit mean and standard error of per-example log-likelihoods ``ll`` (host)."""
     se = float(ll.std(ddof=1) / np.sqrt(len(ll))) if len(ll) > 1 else 0.0
-    return {f"{split}_log_likelihood": float(ll.mean()),
-            f"{split}_log_likelihood_per_unit": float(ll.mean()) / units,
-            f"{split}_log_likelihood_se": se}
+    return {
+        f"{split}_log_likelihood": float(ll.mean()),
+        f"{split}_log_likelihood_per_unit": float(ll.mean()) / units,
+        f"{split}_log_likelihood_se": se,
+    }
 
 
-COMBINE_WORDS = {"uniform": "mean", "logsumexp": "log-sum-exp"}   # tap.COMBINE_RULES in words
-LIKELIHOOD_SE = MetricSpec("log_likelihood_se", "nats", False,
-                           description="standard error of the per-example TAP log-likelihood",
-                           label="standard error of the log-likelihood")
+COMBINE_WORDS = {"uniform": "mean", "logsumexp": "log-sum-exp"}  # tap.COMBINE_RULES in words
+LIKELIHOOD_SE = MetricSpec(
+    "log_likelihood_se",
+    "nats",
+    False,
+    description="standard error of the per-example TAP log-likelihood",
+    label="standard error of the log-likelihood",
+)
 SOLUTION_METRICS = (
-    MetricSpec("log_z", "nats", True, per_split=False,
-               description="TAP log partition function (the unique solutions combined by `combine`)",
-               label="log Z"),
-    *(MetricSpec(f"log_z_{rule}", "nats", True, per_split=False,
-                 description=f"TAP log partition function, the unique solutions combined by {rule}",
-                 label=f"log Z, {COMBINE_WORDS[rule]} over the solutions")
-      for rule in tap.COMBINE_RULES),
-    MetricSpec("tap_solutions", "solutions", False, per_split=False,
-               description="unique TAP solutions from the initialisations (tap Fig. 5)",
-               label="unique TAP solutions"),
-    MetricSpec("tap_solution_fraction", "fraction", False, per_split=False,
-               description="unique TAP solutions / initialisations",
-               label="unique TAP solutions per initialisation"),
-    MetricSpec("tap_converged", "fraction", True, per_split=False,
-               description="initialisations that met tol within max_iter",
-               label="converged TAP initialisations"),
-    MetricSpec("tap_iterations", "iterations", False, per_split=False,
-               description="TAP iterations until every initialisation converged (or the cap)",
-               label="TAP iterations"))
+    MetricSpec(
+        "log_z",
+        "nats",
+        True,
+        per_split=False,
+        description="TAP log partition function (the unique solutions combined by `combine`)",
+        label="log Z",
+    ),
+    *(
+        MetricSpec(
+            f"log_z_{rule}",
+            "nats",
+            True,
+            per_split=False,
+            description=f"TAP log partition function, the unique solutions combined by {rule}",
+            label=f"log Z, {COMBINE_WORDS[rule]} over the solutions",
+        )
+        for rule in tap.COMBINE_RULES
+    ),
+    MetricSpec(
+        "tap_solutions",
+        "solutions",
+        False,
+        per_split=False,
+        description="unique TAP solutions from the initialisations (tap Fig. 5)",
+        label="unique TAP solutions",
+    ),
+    MetricSpec(
+        "tap_solution_fraction",
+        "fraction",
+        False,
+        per_split=False,
+        description="unique TAP solutions / initialisations",
+        label="unique TAP solutions per initialisation",
+    ),
+    MetricSpec(
+        "tap_converged",
+        "fraction",
+        True,
+        per_split=False,
+        description="initialisations that met tol within max_iter",
+        label="converged TAP initialisations",
+    ),
+    MetricSpec(
+        "tap_iterations",
+        "iterations",
+        False,
+        per_split=False,
+        description="TAP iterations until every initialisation converged (or the cap)",
+        label="TAP iterations",
+    ),
+)
 
 
 class TapEvaluator(Evaluator):
     config_class = TapEvalConfig
     requires = (TapForm,)
     without_data = "log Z only, TAP started from n_init uniform random binary states"
-    metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
-                          description="mean TAP log-likelihood estimate over the split (Eq. 39)",
-                          label="log-likelihood"),
-               MetricSpec("log_likelihood_per_unit", "nats", True,
-                          description="the TAP log-likelihood divided by n_visible + n_hidden "
-                                      "(tap Fig. 3)", label="log-likelihood per unit"),
-               LIKELIHOOD_SE, *SOLUTION_METRICS)
+    metrics = (
+        MetricSpec(
+            "log_likelihood",
+            "nats",
+            True,
+            summary_name="mean_log_likelihood",
+            description="mean TAP log-likelihood estimate over the split (Eq. 39)",
+            label="log-likelihood",
+        ),
+        MetricSpec(
+            "log_likelihood_per_unit",
+            "nats",
+            True,
+            description="the TAP log-likelihood divided by n_visible + n_hidden (tap Fig. 3)",
+            label="log-likelihood per unit",
+        ),
+        LIKELIHOOD_SE,
+        *SOLUTION_METRICS,
+    )
 
     def evaluate(self, model, splits, context):
         est = estimate(model, initialisations(model, context, self.config), self.config)
@@ -177,5 +266,7 @@ class TapEvaluator(Evaluator):
         return metrics
 
     def headline(self, metrics, split):
-        return (f"{split} log-likelihood (TAP, {metrics['tap_solutions']:.0f} unique solutions): "
-                f"{metrics[f'{split}_log_likelihood']:.4f} nats")
+        return (
+            f"{split} log-likelihood (TAP, {metrics['tap_solutions']:.0f} unique solutions): "
+            f"{metrics[f'{split}_log_likelihood']:.4f} nats"
+        )

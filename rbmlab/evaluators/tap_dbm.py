@@ -11,6 +11,7 @@ gives −F_clamped(x) ≈ ln Σ_h P̃(x, h), and
 
 Fig. 11 plots it per unit: divided by the units of all layers, Σ_l n_l.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,9 +21,16 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.evaluators.base import Evaluator
 from rbmlab.evaluators.metrics import MetricSpec
-from rbmlab.evaluators.tap import (LIKELIHOOD_SE, SOLUTION_METRICS, TapEstimate, TapEvalConfig,
-                                    distinct, initialisations, likelihood_metrics,
-                                    solution_metrics)
+from rbmlab.evaluators.tap import (
+    LIKELIHOOD_SE,
+    SOLUTION_METRICS,
+    TapEstimate,
+    TapEvalConfig,
+    distinct,
+    initialisations,
+    likelihood_metrics,
+    solution_metrics,
+)
 from rbmlab.inference import tap_dbm
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
@@ -44,9 +52,14 @@ def estimate(model, x, config: TapDBMEvalConfig) -> TapEstimate:
 
     def chunks():
         for i in range(0, x.shape[0], config.chunk):
-            s = tap_dbm.solve(couplings, layers, x[i:i + config.chunk], **_options(config))
-            yield (tap_dbm.magnetisations(s), to_numpy(tap_dbm.free_energy(couplings, layers, s)),
-                   to_numpy(s.converged), s.iterations)
+            s = tap_dbm.solve(couplings, layers, x[i : i + config.chunk], **_options(config))
+            yield (
+                tap_dbm.magnetisations(s),
+                to_numpy(tap_dbm.free_energy(couplings, layers, s)),
+                to_numpy(s.converged),
+                s.iterations,
+            )
+
     return distinct(chunks(), x.shape[0], config.unique_tol, config.combine, config.count)
 
 
@@ -55,7 +68,7 @@ def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray,
     layers, couplings = model.tap_stack()
     parts, converged = [], 0
     for i in range(0, x.shape[0], config.chunk):
-        s = tap_dbm.clamped(couplings, layers, x[i:i + config.chunk], **_options(config))
+        s = tap_dbm.clamped(couplings, layers, x[i : i + config.chunk], **_options(config))
         parts.append(-to_numpy(tap_dbm.free_energy(couplings, layers, s)))
         converged += int(s.converged.sum())
     return np.concatenate(parts), converged / x.shape[0]
@@ -65,17 +78,33 @@ class TapDBMEvaluator(Evaluator):
     config_class = TapDBMEvalConfig
     requires = (TapStack,)
     without_data = "log Z only, TAP started from n_init uniform random binary states"
-    metrics = (MetricSpec("log_likelihood", "nats", True, summary_name="mean_log_likelihood",
-                          description="mean TAP log-likelihood estimate over the split, clamped "
-                                      "minus free TAP free energies (tap App. E)", label="log-likelihood"),
-               MetricSpec("log_likelihood_per_unit", "nats", True,
-                          description="the TAP log-likelihood divided by the units of all layers "
-                                      "(tap Figs. 3, 11)", label="log-likelihood per unit"),
-               LIKELIHOOD_SE,
-               MetricSpec("clamped_converged", "fraction", True,
-                          description="examples whose clamped TAP solution met tol within max_iter",
-                          label="converged clamped TAP solutions"),
-               *SOLUTION_METRICS)
+    metrics = (
+        MetricSpec(
+            "log_likelihood",
+            "nats",
+            True,
+            summary_name="mean_log_likelihood",
+            description="mean TAP log-likelihood estimate over the split, clamped "
+            "minus free TAP free energies (tap App. E)",
+            label="log-likelihood",
+        ),
+        MetricSpec(
+            "log_likelihood_per_unit",
+            "nats",
+            True,
+            description="the TAP log-likelihood divided by the units of all layers (tap Figs. 3, 11)",
+            label="log-likelihood per unit",
+        ),
+        LIKELIHOOD_SE,
+        MetricSpec(
+            "clamped_converged",
+            "fraction",
+            True,
+            description="examples whose clamped TAP solution met tol within max_iter",
+            label="converged clamped TAP solutions",
+        ),
+        *SOLUTION_METRICS,
+    )
 
     def evaluate(self, model, splits, context):
         est = estimate(model, initialisations(model, context, self.config), self.config)
@@ -83,11 +112,14 @@ class TapDBMEvaluator(Evaluator):
         metrics = solution_metrics(est)
         for name, batch in splits.items():
             log_density, converged = clamped_log_density(
-                model, model.xp.asarray(batch.inputs, dtype=model.dtype), self.config)
+                model, model.xp.asarray(batch.inputs, dtype=model.dtype), self.config
+            )
             metrics.update(likelihood_metrics(name, log_density - est.log_z, units))
             metrics[f"{name}_clamped_converged"] = converged
         return metrics
 
     def headline(self, metrics, split):
-        return (f"{split} log-likelihood (DBM TAP, {metrics['tap_solutions']:.0f} unique solutions): "
-                f"{metrics[f'{split}_log_likelihood']:.4f} nats")
+        return (
+            f"{split} log-likelihood (DBM TAP, {metrics['tap_solutions']:.0f} unique solutions): "
+            f"{metrics[f'{split}_log_likelihood']:.4f} nats"
+        )

@@ -14,6 +14,7 @@ fresh draws for each of ``splits``) against each held-out split. Written per spl
 - ``<split>_copies``: % of draws equal to a training image.
 
 Unlike ``evaluator=recognised`` it needs no labels, so it scores a model of one digit class."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,33 +56,60 @@ def distinct_share(x: np.ndarray) -> float:
 
 class Variety(SamplingEvaluator):
     config_class = VarietyConfig
-    metrics = (MetricSpec("spread", "ratio", True, label="spread of the draws over the data's",
-                          description="mean squared distance between two draws over that between two "
-                                      "of the split's examples (1: as varied as the data)", best_at=1.0),
-               MetricSpec("near", "%", True, label="draws near the data",
-                          description="percentage of draws whose nearest training image is within "
-                                      "the split's quantile of distances"),
-               MetricSpec("distinct", "%", True, label="distinct draws",
-                          description="percentage of draws that no earlier draw repeats exactly"),
-               MetricSpec("copies", "%", False, label="draws that copy a training image",
-                          description="percentage of draws equal to a training image"))
+    metrics = (
+        MetricSpec(
+            "spread",
+            "ratio",
+            True,
+            label="spread of the draws over the data's",
+            description="mean squared distance between two draws over that between two "
+            "of the split's examples (1: as varied as the data)",
+            best_at=1.0,
+        ),
+        MetricSpec(
+            "near",
+            "%",
+            True,
+            label="draws near the data",
+            description="percentage of draws whose nearest training image is within "
+            "the split's quantile of distances",
+        ),
+        MetricSpec(
+            "distinct",
+            "%",
+            True,
+            label="distinct draws",
+            description="percentage of draws that no earlier draw repeats exactly",
+        ),
+        MetricSpec(
+            "copies",
+            "%",
+            False,
+            label="draws that copy a training image",
+            description="percentage of draws equal to a training image",
+        ),
+    )
 
     def evaluate(self, model, splits, context):
         if context.train is None:
             raise RbmlabError("evaluator=variety: needs the training set (its nearest images)")
         cfg, units = self.config, model.visible_units
-        pixels = lambda x: to_numpy(as_binary(units, x)).astype(np.float64)   # noqa: E731
+        pixels = lambda x: to_numpy(as_binary(units, x)).astype(np.float64)  # noqa: E731
         train = pixels(context.train.inputs)
         metrics = {}
         for name, batch in splits.items():
             examples = pixels(batch.inputs)
             if examples.shape[0] < 2 or self.n_drawn(examples.shape[0]) < 2:
-                raise RbmlabError(f"evaluator=variety: the {name} split has {examples.shape[0]} "
-                                  f"example(s) and {self.n_drawn(examples.shape[0])} draw(s); a spread "
-                                  "needs at least two of each")
+                raise RbmlabError(
+                    f"evaluator=variety: the {name} split has {examples.shape[0]} "
+                    f"example(s) and {self.n_drawn(examples.shape[0])} draw(s); a spread "
+                    "needs at least two of each"
+                )
             if mean_pair_distance(examples) == 0:
-                raise RbmlabError(f"evaluator=variety: the {name} split's examples are all one image; "
-                                  "their spread, the yardstick, is 0")
+                raise RbmlabError(
+                    f"evaluator=variety: the {name} split's examples are all one image; "
+                    "their spread, the yardstick, is 0"
+                )
             drawn = pixels(self.samples(model, self.n_drawn(examples.shape[0]), context.rng))
             radius, _, d_drawn = near_data(examples, drawn, train, cfg.quantile)
             metrics[f"{name}_spread"] = mean_pair_distance(drawn) / mean_pair_distance(examples)
@@ -91,5 +119,7 @@ class Variety(SamplingEvaluator):
         return metrics
 
     def headline(self, metrics, split):
-        return (f"{split} draws: spread {metrics[f'{split}_spread']:.3f} of the data's, near the data "
-                f"{metrics[f'{split}_near']:.1f} %, distinct {metrics[f'{split}_distinct']:.1f} %")
+        return (
+            f"{split} draws: spread {metrics[f'{split}_spread']:.3f} of the data's, near the data "
+            f"{metrics[f'{split}_near']:.1f} %, distinct {metrics[f'{split}_distinct']:.1f} %"
+        )

@@ -67,6 +67,7 @@ outputs/experiments, and results or, for smoke, outputs/results); ``hydra/launch
 jobs; every other argument a kind cannot honour (hydra.sweep.dir, -m, a run override for runs that
 exist already, ...) is one line (rbmlab.experiment.arguments), never ignored.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -74,14 +75,37 @@ from typing import Any
 
 from rbmlab.experiment.arguments import check_command_line
 from rbmlab.experiment.kinds import KINDS, kind_of
-from rbmlab.experiment.spec import (EXPERIMENTS_DIR, SCALE_TIERS, _only_variants, _parse_argv, _variants,
-                                    available, load_spec, seed_list, sweep_overrides, variant_spec)
+from rbmlab.experiment.spec import (
+    EXPERIMENTS_DIR,
+    SCALE_TIERS,
+    _only_variants,
+    _parse_argv,
+    _variants,
+    available,
+    load_spec,
+    seed_list,
+    sweep_overrides,
+    variant_spec,
+)
 
-__all__ = ["EXPERIMENTS_DIR", "KINDS", "SCALE_TIERS", "available", "kind_of", "load_spec", "run_experiment",
-           "seed_list", "sweep_overrides", "variant_spec", "_only_variants", "_parse_argv", "_variants"]
+__all__ = [
+    "EXPERIMENTS_DIR",
+    "KINDS",
+    "SCALE_TIERS",
+    "available",
+    "kind_of",
+    "load_spec",
+    "run_experiment",
+    "seed_list",
+    "sweep_overrides",
+    "variant_spec",
+    "_only_variants",
+    "_parse_argv",
+    "_variants",
+]
 
-RESULTS_ROOT = "results"                 # the committed results: reduced and paper tiers
-SMOKE_RESULTS_ROOT = "outputs/results"   # a smoke tier's files: a pipeline check, never committed
+RESULTS_ROOT = "results"  # the committed results: reduced and paper tiers
+SMOKE_RESULTS_ROOT = "outputs/results"  # a smoke tier's files: a pipeline check, never committed
 
 
 def results_root_for(scale: str) -> str:
@@ -90,8 +114,12 @@ def results_root_for(scale: str) -> str:
     return SMOKE_RESULTS_ROOT if scale == "smoke" else RESULTS_ROOT
 
 
-def run_experiment(name: str, argv: list[str], results_root: Path | str | None = None,
-                   outputs_root: Path | str = "outputs/experiments") -> dict[str, Any]:
+def run_experiment(
+    name: str,
+    argv: list[str],
+    results_root: Path | str | None = None,
+    outputs_root: Path | str = "outputs/experiments",
+) -> dict[str, Any]:
     """Run one experiment of any kind at the scale ``argv`` names; returns its kind's result
     (a sweep's: make_report's dict). ``results_root=`` and ``outputs_root=`` in ``argv`` replace
     the roots given here (``results_root`` None: :func:`results_root_for` the scale); every
@@ -102,4 +130,3 @@ def run_experiment(name: str, argv: list[str], results_root: Path | str | None =
     results_root = line.roots.get("results_root", results_root or results_root_for(line.scale))
     outputs_root = line.roots.get("outputs_root", outputs_root)
     return kind().run(name, spec, line.rest, results_root, outputs_root)
-

@@ -19,6 +19,7 @@ Refused for every kind: flags (``-m``: an experiment runs its sweeps as multirun
 (an experiment places its runs itself: ``outputs_root=DIR`` moves them), and every other
 ``hydra.*`` setting (``hydra.job.chdir``, ``hydra.mode``, ...), as ``rbmlab run`` refuses them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,10 +32,12 @@ ROOTS = ("results_root", "outputs_root")
 # every class a kind may take (besides scale and results_root, which every kind takes)
 CLASSES = ("outputs_root", "report_only", "variants", "launch", "overrides")
 PLACES = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir", "hydra.output_subdir")
-FLAGS = {"-m": "rbmlab experiment runs its sweeps as Hydra multiruns itself; leave -m out",
-         "--multirun": "rbmlab experiment runs its sweeps as Hydra multiruns itself; leave it out"}
+FLAGS = {
+    "-m": "rbmlab experiment runs its sweeps as Hydra multiruns itself; leave -m out",
+    "--multirun": "rbmlab experiment runs its sweeps as Hydra multiruns itself; leave it out",
+}
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
-NOT_TAKEN = {   # why a kind without a class among its arguments refuses an argument of it
+NOT_TAKEN = {  # why a kind without a class among its arguments refuses an argument of it
     "outputs_root": "runs no jobs (its files go under results_root)",
     "report_only": "has no runs to report from (it writes its results in one go)",
     "variants": "has no variants",
@@ -55,6 +58,7 @@ def launch_keys() -> tuple[str, ...]:
 class CommandLine:
     """The arguments after PAPER/ARTEFACT, by class; ``rest``: all but the roots, in order (what
     the kinds read, and pass on to the experiments they run first)."""
+
     scale: str = "reduced"
     report_only: bool = False
     variants: list[str] | None = None
@@ -62,7 +66,7 @@ class CommandLine:
     launch: list[str] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
     rest: list[str] = field(default_factory=list)
-    given: dict[str, str] = field(default_factory=dict)   # class -> its first argument, for messages
+    given: dict[str, str] = field(default_factory=dict)  # class -> its first argument, for messages
 
     @property
     def extra(self) -> list[str]:
@@ -90,10 +94,16 @@ def parse_command_line(argv: list[str]) -> CommandLine:
         key = key_of(arg)
         value = arg.split("=", 1)[1].strip() if "=" in arg else None
         if arg.startswith("-"):
-            raise RbmlabError(f"{key}: " + FLAGS.get(key, "not an option of rbmlab experiment (it takes "
-                                                     "scale=, variants=, report_only=, key=value; "
-                                                     "`rbmlab run --cfg job <overrides>` shows a job's "
-                                                     "configuration)"))
+            raise RbmlabError(
+                f"{key}: "
+                + FLAGS.get(
+                    key,
+                    "not an option of rbmlab experiment (it takes "
+                    "scale=, variants=, report_only=, key=value; "
+                    "`rbmlab run --cfg job <overrides>` shows a job's "
+                    "configuration)",
+                )
+            )
         if key in ("scale", "report_only", "variants", *ROOTS):
             if key in once:
                 raise RbmlabError(f"{key}: given twice ({line.given[key]}, {arg}); give it once")
@@ -117,7 +127,7 @@ def parse_command_line(argv: list[str]) -> CommandLine:
             if not value:
                 raise RbmlabError(f"{key}: empty; give a directory, {key}=DIR")
             line.roots[key] = value
-            continue                      # not passed on: the roots travel as arguments
+            continue  # not passed on: the roots travel as arguments
         elif is_hydra(key):
             line.launch.append(_launch(key, arg))
             line.given.setdefault("launch", arg)
@@ -131,9 +141,11 @@ def parse_command_line(argv: list[str]) -> CommandLine:
 def _launch(key: str, arg: str) -> str:
     """A hydra.* argument of the launch class, or one line saying why rbmlab experiment refuses it."""
     if key.startswith(PLACES):
-        raise RbmlabError(f"{key}: rbmlab experiment places its runs itself, in <outputs_root>/<paper>/"
-                          "<artefact>/<scale>/ (job by job in numbered directories), and its results "
-                          "in <results_root>/<paper>/; use outputs_root=DIR / results_root=DIR")
+        raise RbmlabError(
+            f"{key}: rbmlab experiment places its runs itself, in <outputs_root>/<paper>/"
+            "<artefact>/<scale>/ (job by job in numbered directories), and its results "
+            "in <results_root>/<paper>/; use outputs_root=DIR / results_root=DIR"
+        )
     if not key.startswith(launch_keys()):
         taken = ", ".join(f"{k}<option>" if k.endswith(".") else k for k in launch_keys())
         raise RbmlabError(f"{key}: not supported by rbmlab experiment (hydra settings it takes: {taken})")
@@ -151,8 +163,10 @@ def check_command_line(name: str, kind: Any, argv: list[str]) -> CommandLine:
         arg = line.given.get(cls)
         if arg is not None and cls not in takes and (cls != "report_only" or line.report_only):
             kind_name = getattr(kind, "name", "such")
-            raise RbmlabError(f"{key_of(arg)}: {name} is {'an' if kind_name[0] in 'aeiou' else 'a'} "
-                              f"{kind_name} experiment, which {NOT_TAKEN[cls]}; leave {arg} out")
+            raise RbmlabError(
+                f"{key_of(arg)}: {name} is {'an' if kind_name[0] in 'aeiou' else 'a'} "
+                f"{kind_name} experiment, which {NOT_TAKEN[cls]}; leave {arg} out"
+            )
     if line.launch:
         from rbmlab.hydra_app import compose  # noqa: PLC0415
 
@@ -164,22 +178,24 @@ def usage() -> str:
     """``rbmlab experiment --help``: the forms of the command and the arguments it takes (as
     this module's docstring declares them)."""
     taken = [ln for ln in (__doc__ or "").splitlines() if ln.startswith("    ")]
-    return "\n".join([
-        "usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [KEY=VALUE ...]",
-        "       rbmlab experiment list [PAPER] [--targets]",
-        "",
-        "Run one paper table or figure end to end (experiments/<paper>/<artefact>.yaml): its runs",
-        "under outputs/experiments/<paper>/<artefact>/<scale>/, its table and plot under",
-        "results/<paper>/<artefact>_<scale>.* (scale=smoke: outputs/results/, a pipeline check",
-        "kept out of the committed results); it prints each path it wrote. Without scale= it runs",
-        "the reduced tier and says what that was measured to cost; scale=smoke takes seconds.",
-        "",
-        "  list [PAPER]     every experiment (of PAPER): what it reproduces, its make target, and",
-        "                   the wall time each tier took, from results/<paper>/README.md",
-        "  list --targets   one line per make target (what `make experiments` prints)",
-        "",
-        "Arguments after PAPER/ARTEFACT:",
-        *taken,
-        "",
-        "`make <paper>-<artefact> [SCALE=...]` runs the same; `make experiments` lists the targets.",
-    ])
+    return "\n".join(
+        [
+            "usage: rbmlab experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [KEY=VALUE ...]",
+            "       rbmlab experiment list [PAPER] [--targets]",
+            "",
+            "Run one paper table or figure end to end (experiments/<paper>/<artefact>.yaml): its runs",
+            "under outputs/experiments/<paper>/<artefact>/<scale>/, its table and plot under",
+            "results/<paper>/<artefact>_<scale>.* (scale=smoke: outputs/results/, a pipeline check",
+            "kept out of the committed results); it prints each path it wrote. Without scale= it runs",
+            "the reduced tier and says what that was measured to cost; scale=smoke takes seconds.",
+            "",
+            "  list [PAPER]     every experiment (of PAPER): what it reproduces, its make target, and",
+            "                   the wall time each tier took, from results/<paper>/README.md",
+            "  list --targets   one line per make target (what `make experiments` prints)",
+            "",
+            "Arguments after PAPER/ARTEFACT:",
+            *taken,
+            "",
+            "`make <paper>-<artefact> [SCALE=...]` runs the same; `make experiments` lists the targets.",
+        ]
+    )

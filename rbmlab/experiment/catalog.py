@@ -6,6 +6,7 @@ command with the wall time it took: ``make <paper>-<artefact> [SCALE=<tier>]`` f
 ``(≈ 30 min on 2 cores)``, or a "wall time" column beside the command. A tier no README times is
 "not measured"; nothing here is typed twice.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,7 @@ from rbmlab.experiment.spec import available, load_spec
 from rbmlab.resources import checkout_root, results_readmes_dir
 
 RESULTS_DIR = results_readmes_dir()
-DEFAULT_TIER = CommandLine().scale   # what runs without scale=
+DEFAULT_TIER = CommandLine().scale  # what runs without scale=
 NOT_MEASURED = "not measured"
 DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?)\b")
 MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
@@ -25,11 +26,11 @@ MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
 
 @dataclass
 class Entry:
-    name: str                                    # <paper>/<artefact>
+    name: str  # <paper>/<artefact>
     title: str
-    tiers: tuple[str, ...]                       # the tiers its file defines (none: any)
-    reads: tuple[str, ...] = ()                  # experiments whose runs it reports or draws
-    costs: dict[str, str] = field(default_factory=dict)   # tier -> measured cost (README text)
+    tiers: tuple[str, ...]  # the tiers its file defines (none: any)
+    reads: tuple[str, ...] = ()  # experiments whose runs it reports or draws
+    costs: dict[str, str] = field(default_factory=dict)  # tier -> measured cost (README text)
 
     @property
     def target(self) -> str:
@@ -61,8 +62,11 @@ def reads(spec: dict) -> tuple[str, ...]:
     figure's ``source``)."""
     runs_of = spec.get("runs_of") or []
     named = [runs_of] if isinstance(runs_of, str) else list(runs_of)
-    named += [row["run"]["experiment"] for row in (spec.get("gallery") or {}).get("rows", [])
-              if isinstance(row.get("run"), dict) and "experiment" in row["run"]]
+    named += [
+        row["run"]["experiment"]
+        for row in (spec.get("gallery") or {}).get("rows", [])
+        if isinstance(row.get("run"), dict) and "experiment" in row["run"]
+    ]
     figure = spec.get("figure")
     if isinstance(figure, dict) and isinstance(figure.get("source"), str):
         named.append(figure["source"])
@@ -85,7 +89,7 @@ def _parenthesis(text: str, start: int) -> str | None:
     for j in range(i, len(text)):
         depth += {"(": 1, ")": -1}.get(text[j], 0)
         if depth == 0:
-            return text[i + 1:j]
+            return text[i + 1 : j]
     return None
 
 
@@ -108,7 +112,7 @@ def readme_costs(text: str) -> dict[tuple[str, str], str]:
     lines = text.splitlines()
     for n, line in enumerate(lines):
         if line.startswith("|") and n + 1 < len(lines) and is_table_rule(lines[n + 1]):
-            header = [c.lower() for c in table_cells(line)]     # a table starts: its wall-time column
+            header = [c.lower() for c in table_cells(line)]  # a table starts: its wall-time column
             wall_column = next((i for i, c in enumerate(header) if "wall time" in c), None)
         elif not line.startswith("|"):
             wall_column = None
@@ -119,13 +123,21 @@ def readme_costs(text: str) -> dict[tuple[str, str], str]:
             tier = next((w.split("=", 1)[1] for w in words if w.startswith("SCALE=")), DEFAULT_TIER)
             targets = [w for w in words if "=" not in w]
             cost = _parenthesis(line, match.end())
-            cost = cost if cost is not None and DURATION.search(cost) else wall if DURATION.search(wall) else None
+            cost = (
+                cost
+                if cost is not None and DURATION.search(cost)
+                else wall
+                if DURATION.search(wall)
+                else None
+            )
             if cost is None:
                 continue
             cost = cost.replace("`", "")
             for target in targets:
                 others = [t for t in targets if t != target]
-                costs.setdefault((target, tier), cost + (f", together with {', '.join(others)}" if others else ""))
+                costs.setdefault(
+                    (target, tier), cost + (f", together with {', '.join(others)}" if others else "")
+                )
     return costs
 
 
@@ -196,11 +208,12 @@ def readme_path(readme: Path) -> str:
 def tier_notice(name: str, argv: list[str]) -> str | None:
     """The line ``rbmlab experiment NAME`` prints when ``argv`` gives no ``scale=``: the tier it
     runs and its measured cost; None when a scale is given."""
-    load_spec(name)                          # an unknown experiment: its own one line
+    load_spec(name)  # an unknown experiment: its own one line
     if "scale" in parse_command_line(argv).given:
         return None
     cost = entry(name).cost(DEFAULT_TIER)
     measured = f"measured {cost}" if cost != NOT_MEASURED else "its cost is not measured"
-    return (f"rbmlab: scale not given: running the {DEFAULT_TIER} tier ({measured}); "
-            "scale=smoke for a pipeline check in seconds, scale=paper for the paper's settings")
-
+    return (
+        f"rbmlab: scale not given: running the {DEFAULT_TIER} tier ({measured}); "
+        "scale=smoke for a pipeline check in seconds, scale=paper for the paper's settings"
+    )

@@ -28,6 +28,7 @@ sampled (W, S) reproduces (1 for a sample that explains the data); ``features_ma
 sampled features equal to a ground-truth feature up to translation inside the fh × fw frame;
 ``truth_recovered``, the ground-truth features so found (of 4); ``empty_features``, all-zero ones.
 """
+
 from __future__ import annotations
 
 import io
@@ -42,8 +43,8 @@ import numpy as np
 
 from rbmlab.backend import host_rng, namespace
 from rbmlab.inference.max_product import logistic_noise, perturb_and_max_product
-from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, UNITS
+from rbmlab.models.convolution_or import deconvolution_graph, or_convolve
 from rbmlab.storage.fileio import write_error
 from rbmlab.storage.publish import publish
 from rbmlab.validation import invalid, option, parse_options
@@ -58,24 +59,35 @@ class DeconvolutionConfig:
     feature_side: int = option(6, "feature side fh = fw (the data's are 5)", lo=1, hi=UNITS)
     p_s: float = option(0.01, "prior P(S = 1)", lo=0.0, hi=1.0, open_lo=True, open_hi=True)
     p_w: float = option(0.25, "prior P(W = 1)", lo=0.0, hi=1.0, open_lo=True, open_hi=True)
-    p_e: float = option(1e-100, "evidence flip probability: X log-odds ±(−logit(p_e))", lo=0.0, hi=0.5,
-                        open_lo=True)
+    p_e: float = option(
+        1e-100, "evidence flip probability: X log-odds ±(−logit(p_e))", lo=0.0, hi=0.5, open_lo=True
+    )
     n_samples: int = option(5, "posterior samples, solved at once", lo=1, hi=CHAINS)
     sweeps: int = option(1000, "max-product sweeps from zero messages", lo=1, hi=EVALUATION_STEPS)
     damping: float = option(0.5, "m ← m + damping (m_new − m); 1 = undamped", lo=0.0, hi=1.0, open_lo=True)
     seed: int = option(0, "seed of the perturbations", lo=0)
-    sampler: str = option("pmp", "pmp (the paper's), gibbs (single-site Gibbs chains), gwg (informed "
-                                 "single-flip proposals): its baselines; lp: perturb-and-MAP with the LP "
-                                 "relaxation (PmapLP, the Discussion's LP-based MAP solver)",
-                          choices=("pmp", "gibbs", "gwg", "lp"))
-    seconds: float = option(0.0, "gibbs, gwg: the wall-clock budget of all chains together (0: run "
-                                 "``sweeps`` sweeps each)", lo=0.0)
-    clamp: str = option("none", "gwg: hold W or S at the ground truth and sample the other (Sec. 5.6: "
-                                "'GWG did work when S or W were clamped to the true values'); needs "
-                                "the truth's sizes, n_features=4 and feature_side=5", choices=("none", "W", "S"))
+    sampler: str = option(
+        "pmp",
+        "pmp (the paper's), gibbs (single-site Gibbs chains), gwg (informed "
+        "single-flip proposals): its baselines; lp: perturb-and-MAP with the LP "
+        "relaxation (PmapLP, the Discussion's LP-based MAP solver)",
+        choices=("pmp", "gibbs", "gwg", "lp"),
+    )
+    seconds: float = option(
+        0.0,
+        "gibbs, gwg: the wall-clock budget of all chains together (0: run ``sweeps`` sweeps each)",
+        lo=0.0,
+    )
+    clamp: str = option(
+        "none",
+        "gwg: hold W or S at the ground truth and sample the other (Sec. 5.6: "
+        "'GWG did work when S or W were clamped to the true values'); needs "
+        "the truth's sizes, n_features=4 and feature_side=5",
+        choices=("none", "W", "S"),
+    )
 
     def __post_init__(self) -> None:
-        from rbmlab.data.deconvolution import FEATURES   # noqa: PLC0415
+        from rbmlab.data.deconvolution import FEATURES  # noqa: PLC0415
 
         if self.sampler == "lp" and self.seconds:
             raise invalid("seconds", "applies to sampler=gibbs or gwg, not lp (one LP solve a sample)")
@@ -85,26 +97,30 @@ class DeconvolutionConfig:
             raise invalid("clamp", f"applies to sampler=gwg only, not {self.sampler}")
         K, side, _ = FEATURES.shape
         if (self.n_features, self.feature_side) != (K, side):
-            raise invalid("clamp", f"holds a block at the ground truth, which has {K} features of "
-                                   f"{side} x {side}: set n_features={K} and feature_side={side} "
-                                   f"(got {self.n_features} and {self.feature_side})")
+            raise invalid(
+                "clamp",
+                f"holds a block at the ground truth, which has {K} features of "
+                f"{side} x {side}: set n_features={K} and feature_side={side} "
+                f"(got {self.n_features} and {self.feature_side})",
+            )
 
 
 @dataclass(frozen=True)
 class PosteriorSamples:
-    W: Any            # (B, K, fh, fw) {0, 1}
-    S: Any            # (B, N, K, h, w) {0, 1}
-    objective: Any    # (B,) perturbed log-posterior (unnormalised) at each sample
+    W: Any  # (B, K, fh, fw) {0, 1}
+    S: Any  # (B, N, K, h, w) {0, 1}
+    objective: Any  # (B,) perturbed log-posterior (unnormalised) at each sample
 
 
 def sample_posterior(X, config: DeconvolutionConfig, rng) -> PosteriorSamples:
     """``config.n_samples`` PMP samples of p(W, S | X) for images X (N, H, W') in {0, 1}."""
     c = config
-    graph = deconvolution_graph(X, c.n_features, (c.feature_side, c.feature_side), p_s=c.p_s,
-                                p_w=c.p_w, p_e=c.p_e, dtype=X.dtype)
+    graph = deconvolution_graph(
+        X, c.n_features, (c.feature_side, c.feature_side), p_s=c.p_s, p_w=c.p_w, p_e=c.p_e, dtype=X.dtype
+    )
     group = graph.groups[0]
     noise = logistic_noise(rng, (c.n_samples, graph.n), graph.unary.dtype)
-    noise[:, graph.n - group.sizes[2]:] = 0.0           # the observed X is not perturbed
+    noise[:, graph.n - group.sizes[2] :] = 0.0  # the observed X is not perturbed
     x, objective = perturb_and_max_product(graph, rng, c.n_samples, c.sweeps, damping=c.damping, noise=noise)
     W, S, _ = group.split(x)
     return PosteriorSamples(W, S, objective)
@@ -114,21 +130,27 @@ def chain_posterior(X, config: DeconvolutionConfig, rng, truth=None) -> tuple[Po
     """(samples, sweeps run by each chain): ``config.n_samples`` Gibbs or GWG chains from the
     priors (GWG: proposals / sites; with ``config.clamp``, the clamped block starts and stays at
     ``truth`` = (W, S) and a sweep is one proposal per site of the other block)."""
-    from rbmlab.inference import deconvolution_gibbs as dg   # noqa: PLC0415
-    from rbmlab.inference import deconvolution_gwg as gwg   # noqa: PLC0415
+    from rbmlab.inference import deconvolution_gibbs as dg  # noqa: PLC0415
+    from rbmlab.inference import deconvolution_gwg as gwg  # noqa: PLC0415
 
     c = config
     priors = {"p_w": c.p_w, "p_s": c.p_s, "p_e": c.p_e}
     chains = [dg.start(rng, X, c.n_features, c.feature_side, c.p_w, c.p_s) for _ in range(c.n_samples)]
     if c.clamp != "none":
         for chain in chains:
-            chain.W, chain.S = ((truth[0].astype(np.int8), chain.S) if c.clamp == "W" else
-                                (chain.W, truth[1].astype(np.int8)))
+            chain.W, chain.S = (
+                (truth[0].astype(np.int8), chain.S) if c.clamp == "W" else (chain.W, truth[1].astype(np.int8))
+            )
             chain.C = dg.counts(chain.W, chain.S)
     # a Gibbs chain counts sweeps; a GWG chain counts proposals, one sweep's worth per (free) site
-    sites = {"none": chains[0].W.size + chains[0].S.size, "W": chains[0].S.size, "S": chains[0].W.size}[c.clamp]
-    run_chain, unit, per_sweep, own = ((dg.run_chain, "sweeps", 1, {}) if c.sampler == "gibbs" else
-                                       (gwg.run_chain, "steps", sites, {"clamp": c.clamp}))
+    sites = {"none": chains[0].W.size + chains[0].S.size, "W": chains[0].S.size, "S": chains[0].W.size}[
+        c.clamp
+    ]
+    run_chain, unit, per_sweep, own = (
+        (dg.run_chain, "sweeps", 1, {})
+        if c.sampler == "gibbs"
+        else (gwg.run_chain, "steps", sites, {"clamp": c.clamp})
+    )
     budget = {"seconds": c.seconds / c.n_samples} if c.seconds else {unit: c.sweeps * per_sweep}
     for chain in chains:
         run_chain(chain, X, rng, **budget, **priors, **own)
@@ -144,8 +166,8 @@ def lp_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples,
     S log-odds perturbed by Logistic(0, 1) noise as PMP's (X is not), one LP solve each
     (rbmlab.inference.deconvolution_lp), rounded ½ → 0; the objective is the unperturbed
     ln p(W, S, X) of the rounded state."""
-    from rbmlab.inference import deconvolution_gibbs as dg   # noqa: PLC0415
-    from rbmlab.inference import deconvolution_lp as dlp     # noqa: PLC0415
+    from rbmlab.inference import deconvolution_gibbs as dg  # noqa: PLC0415
+    from rbmlab.inference import deconvolution_lp as dlp  # noqa: PLC0415
 
     c = config
     X = np.asarray(X, dtype=np.float64)
@@ -156,11 +178,11 @@ def lp_posterior(X, config: DeconvolutionConfig, rng) -> tuple[PosteriorSamples,
     Ws, Ss, objective, fractional = [], [], [], []
     for _ in range(c.n_samples):
         noise = logistic_noise(rng, (lp.n_w + lp.n_s,), np.float64)
-        relaxed, _ = dlp.solve(lp, dg.logit(c.p_w) + noise[:lp.n_w], dg.logit(c.p_s) + noise[lp.n_w:])
+        relaxed, _ = dlp.solve(lp, dg.logit(c.p_w) + noise[: lp.n_w], dg.logit(c.p_s) + noise[lp.n_w :])
         x = dlp.rounded(relaxed)
         fractional.append(float(np.mean(np.abs(relaxed - x) > 1e-6)))
-        Ws.append(x[:lp.n_w].reshape(shape_w))
-        Ss.append(x[lp.n_w:].reshape(shape_s))
+        Ws.append(x[: lp.n_w].reshape(shape_w))
+        Ss.append(x[lp.n_w :].reshape(shape_s))
         objective.append(dg.log_joint(Ws[-1], Ss[-1], X, c.p_w, c.p_s, c.p_e))
     return PosteriorSamples(np.stack(Ws), np.stack(Ss), np.array(objective)), fractional
 
@@ -176,15 +198,15 @@ def translations(features, side: int):
     G, fh, fw = features.shape
     offsets = [(dy, dx) for dy in range(side - fh + 1) for dx in range(side - fw + 1)]
     out = xp.zeros((G, len(offsets), side, side), dtype=features.dtype)
-    for d, (dy, dx) in enumerate(offsets):     # a handful of offsets (4 for 5 × 5 in 6 × 6)
-        out[:, d, dy:dy + fh, dx:dx + fw] = features
+    for d, (dy, dx) in enumerate(offsets):  # a handful of offsets (4 for 5 × 5 in 6 × 6)
+        out[:, d, dy : dy + fh, dx : dx + fw] = features
     return out
 
 
 def feature_matches(W, truth):
     """(B, K, G) booleans: sampled feature k of sample b equals ground-truth feature g (G, f, f) up
     to a translation inside the sample's frame."""
-    placed = translations(truth, W.shape[-1])                       # (G, D, fh, fw)
+    placed = translations(truth, W.shape[-1])  # (G, D, fh, fw)
     same = (W[:, :, None, None] == placed[None, None]).all(axis=(-1, -2))
     return same.any(axis=-1)
 
@@ -192,62 +214,95 @@ def feature_matches(W, truth):
 def metrics(samples: PosteriorSamples, X, truth_W) -> dict[str, list[float]]:
     """Per sample: reconstruction, features_matching, truth_recovered, empty_features, objective."""
     match = feature_matches(samples.W, truth_W)
-    as_list = lambda a: [float(v) for v in np.asarray(a).tolist()]   # noqa: E731
-    return {"reconstruction": as_list(reconstruction(samples.W, samples.S, X)),
-            "features_matching": as_list(match.any(axis=2).sum(axis=1)),
-            "truth_recovered": as_list(match.any(axis=1).sum(axis=1)),
-            "empty_features": as_list((samples.W.sum(axis=(2, 3)) == 0).sum(axis=1)),
-            "objective": as_list(samples.objective)}
+    as_list = lambda a: [float(v) for v in np.asarray(a).tolist()]  # noqa: E731
+    return {
+        "reconstruction": as_list(reconstruction(samples.W, samples.S, X)),
+        "features_matching": as_list(match.any(axis=2).sum(axis=1)),
+        "truth_recovered": as_list(match.any(axis=1).sum(axis=1)),
+        "empty_features": as_list((samples.W.sum(axis=(2, 3)) == 0).sum(axis=1)),
+        "objective": as_list(samples.objective),
+    }
 
 
-def run(out: Path, dataset: dict[str, Any] | None = None, config: DeconvolutionConfig = DeconvolutionConfig(),
-        echo=print) -> dict[str, Any]:
+def run(
+    out: Path,
+    dataset: dict[str, Any] | None = None,
+    config: DeconvolutionConfig = DeconvolutionConfig(),
+    echo=print,
+) -> dict[str, Any]:
     """The Sec. 5.6 experiment: the ``deconvolution`` dataset (``dataset``: its options), PMP
     posterior samples, their metrics; writes samples.npz, metrics.json, figure-4.png and
     figure-5-data.png (the whole dataset) to ``out``."""
-    from rbmlab.data import load_dataset   # noqa: PLC0415
-    from rbmlab.data.deconvolution import truth_arrays   # noqa: PLC0415
-    from rbmlab.report.deconvolution import plot_dataset, plot_posterior_features   # noqa: PLC0415
+    from rbmlab.data import load_dataset  # noqa: PLC0415
+    from rbmlab.data.deconvolution import truth_arrays  # noqa: PLC0415
+    from rbmlab.report.deconvolution import plot_dataset, plot_posterior_features  # noqa: PLC0415
 
     data = load_dataset("deconvolution", **(dataset or {}))
     X = data.train.reshape((-1,) + data.image_shape)
     truth_W, truth_S = truth_arrays(data)
-    try:   # before the sampling: a bad OUT_DIR must not cost the run
+    try:  # before the sampling: a bad OUT_DIR must not cost the run
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(out, e, "deconvolution results") from None
-    budget = ("one LP solve" if config.sampler == "lp" else
-              f"{config.seconds:g} s" if config.sampler != "pmp" and config.seconds else f"{config.sweeps} sweeps")
+    budget = (
+        "one LP solve"
+        if config.sampler == "lp"
+        else f"{config.seconds:g} s"
+        if config.sampler != "pmp" and config.seconds
+        else f"{config.sweeps} sweeps"
+    )
     clamped = "" if config.clamp == "none" else f", {config.clamp} clamped to the truth"
-    echo(f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
-         f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features{clamped}")
+    echo(
+        f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
+        f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features{clamped}"
+    )
     start = time.perf_counter()
     extra = {}
     if config.sampler == "lp":
         samples, extra["fractional"] = lp_posterior(X, config, host_rng(config.seed))
-        sweeps = [1.0] * config.n_samples          # one LP solve a sample
+        sweeps = [1.0] * config.n_samples  # one LP solve a sample
     elif config.sampler != "pmp":
         samples, sweeps = chain_posterior(X, config, host_rng(config.seed), (truth_W, truth_S))
     else:
-        samples, sweeps = sample_posterior(X, config, host_rng(config.seed)), [config.sweeps] * config.n_samples
+        samples, sweeps = (
+            sample_posterior(X, config, host_rng(config.seed)),
+            [config.sweeps] * config.n_samples,
+        )
     seconds = time.perf_counter() - start
-    result = {"config": asdict(config), "dataset": data.info["options"], "seconds": seconds,
-              "sweeps": sweeps,   # per sample; PMP sweeps all samples at once, the Gibbs chains one by one
-              "seconds_per_sweep": seconds / (config.sweeps if config.sampler == "pmp" else sum(sweeps)),
-              **metrics(samples, X, truth_W), **extra}
-    if config.clamp != "none":   # the ground truth's own ln p(W, S, X), for the samples' objective
-        from rbmlab.inference.deconvolution_gibbs import log_joint   # noqa: PLC0415
+    result = {
+        "config": asdict(config),
+        "dataset": data.info["options"],
+        "seconds": seconds,
+        "sweeps": sweeps,  # per sample; PMP sweeps all samples at once, the Gibbs chains one by one
+        "seconds_per_sweep": seconds / (config.sweeps if config.sampler == "pmp" else sum(sweeps)),
+        **metrics(samples, X, truth_W),
+        **extra,
+    }
+    if config.clamp != "none":  # the ground truth's own ln p(W, S, X), for the samples' objective
+        from rbmlab.inference.deconvolution_gibbs import log_joint  # noqa: PLC0415
+
         result["truth_objective"] = log_joint(truth_W, truth_S, X, config.p_w, config.p_s, config.p_e)
     arrays = io.BytesIO()
     np.savez_compressed(arrays, W=samples.W, S=samples.S, objective=samples.objective, X=X)
-    publish({out / "samples.npz": arrays.getvalue(),      # all four or none
-             out / "metrics.json": json.dumps(result, indent=2) + "\n",
-             out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9]),
-             out / "figure-5-data.png": plot_dataset(X)}, what="deconvolution results")
-    summary = {k: (float(np.mean(v)) if isinstance(v, list) else v) for k, v in result.items()
-               if k not in ("config", "dataset")}
-    echo(json.dumps({k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v
-                     for k, v in summary.items()}))
+    publish(
+        {
+            out / "samples.npz": arrays.getvalue(),  # all four or none
+            out / "metrics.json": json.dumps(result, indent=2) + "\n",
+            out / "figure-4.png": plot_posterior_features(samples.W, truth_W, X[:9]),
+            out / "figure-5-data.png": plot_dataset(X),
+        },
+        what="deconvolution results",
+    )
+    summary = {
+        k: (float(np.mean(v)) if isinstance(v, list) else v)
+        for k, v in result.items()
+        if k not in ("config", "dataset")
+    }
+    echo(
+        json.dumps(
+            {k: round(v, 4) if isinstance(v, float) and math.isfinite(v) else v for k, v in summary.items()}
+        )
+    )
     return result
 
 
@@ -268,7 +323,7 @@ class Deconvolution:
 
     def parse(self, options: dict[str, Any], prefix: str) -> Options:
         """The options checked (one line naming ``<prefix>.<key>`` on a bad one), data unloaded."""
-        from rbmlab.data.deconvolution import DeconvolutionOptions   # noqa: PLC0415
+        from rbmlab.data.deconvolution import DeconvolutionOptions  # noqa: PLC0415
 
         own = {k: v for k, v in options.items() if k != "dataset"}
         dataset = options.get("dataset") or {}

@@ -28,6 +28,7 @@ experiment; then each ``key=value`` is, by its key (before any dot):
   * anything else: one of the drawing's options, over the file's and the tier's (an unknown one,
     or a bad value, is a one-line error before anything runs).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,28 +50,43 @@ class Figure:
     keys = frozenset({"figure"})
     arguments = frozenset({"outputs_root", "report_only", "variants", "launch", "overrides"})
 
-    def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
-            outputs_root: Path | str) -> dict[str, Any]:
+    def run(
+        self,
+        name: str,
+        spec: dict[str, Any],
+        argv: list[str],
+        results_root: Path | str,
+        outputs_root: Path | str,
+    ) -> dict[str, Any]:
         """Check everything, run the source when absent, draw; returns {"files": [the paths written]}."""
         from rbmlab.experiment.figures import Canvas  # noqa: PLC0415
 
         plan = figure_plan(name, spec, argv)
         scale, source = plan.scale, plan.source
         sweep = Path(plan.options.sweep) if plan.options.sweep else Path(outputs_root) / source / scale
-        passed = passed_on(plan.source_argv, variants=False)   # variants=: the drawing's too
+        passed = passed_on(plan.source_argv, variants=False)  # variants=: the drawing's too
         if plan.options.sweep is not None and passed:
-            raise RbmlabError(f"{passed[0].split('=', 1)[0]}: {passed[0]} is for the runs of {source}, but "
-                              f"sweep={plan.options.sweep} draws from the runs there as they are; leave it out")
+            raise RbmlabError(
+                f"{passed[0].split('=', 1)[0]}: {passed[0]} is for the runs of {source}, but "
+                f"sweep={plan.options.sweep} draws from the runs there as they are; leave it out"
+            )
         check_passed_on(name, [source], passed, scale, plan.source_argv[1:], plan.report_only, outputs_root)
         if plan.options.sweep is None:
             if plan.report_only and not sweep.is_dir():
                 raise RbmlabError(f"report_only: no runs of {source} at scale {scale} in {sweep}")
-            if plan.report_only or not _run_if_absent(source, plan.source_argv, scale, plan.source_argv[1:],
-                                                      results_root, outputs_root):
+            if plan.report_only or not _run_if_absent(
+                source, plan.source_argv, scale, plan.source_argv[1:], results_root, outputs_root
+            ):
                 print(f"rbmlab experiment {name}: drawing from the runs of {source} in {sweep}")
         paper = name.split("/", 1)[0]
-        canvas = Canvas(source, plan.drawing.sources[source], sweep, scale, Path(results_root) / paper,
-                        Path(outputs_root) / paper)
+        canvas = Canvas(
+            source,
+            plan.drawing.sources[source],
+            sweep,
+            scale,
+            Path(results_root) / paper,
+            Path(outputs_root) / paper,
+        )
         plan.drawing.draw(canvas, plan.options)
         return {"files": canvas.written}
 
@@ -79,6 +95,7 @@ class Figure:
 class FigurePlan:
     """A figure experiment at one scale, checked: its drawing, source, options (the drawing's
     Config), the arguments for the source experiment, report_only."""
+
     scale: str
     drawing: Any
     draw: str
@@ -98,9 +115,15 @@ def figure_plan(name: str, spec: dict[str, Any], argv: list[str]) -> FigurePlan:
     scale, extra, report_only = _parse_argv(argv)
     where = f"experiment: {spec_file.EXPERIMENTS_DIR / name}.yaml"
     section = spec["figure"]
-    if not isinstance(section, dict) or set(section) - set(SECTION_KEYS) or not {"draw", "source"} <= set(section):
-        raise RbmlabError(f"{where}: figure must be {{draw: <figure>, source: <paper>/<artefact>, "
-                          f"options: {{...}}}}, got {section!r}")
+    if (
+        not isinstance(section, dict)
+        or set(section) - set(SECTION_KEYS)
+        or not {"draw", "source"} <= set(section)
+    ):
+        raise RbmlabError(
+            f"{where}: figure must be {{draw: <figure>, source: <paper>/<artefact>, "
+            f"options: {{...}}}}, got {section!r}"
+        )
     try:
         drawing = FIGURES.get(section["draw"], "figure.draw")
     except RbmlabError as e:
@@ -124,7 +147,7 @@ def figure_plan(name: str, spec: dict[str, Any], argv: list[str]) -> FigurePlan:
             own["variants"] = only
     for arg in extra:
         key = arg.split("=", 1)[0].lstrip("+~").split(".", 1)[0].strip()
-        if key in run_keys or is_hydra(key):   # a launch setting: for the source's jobs
+        if key in run_keys or is_hydra(key):  # a launch setting: for the source's jobs
             to_source.append(arg)
         elif key == "source":
             source = _source(key_values([arg])["source"], drawing, section["draw"], name, "source")
@@ -153,9 +176,10 @@ def _source(value: Any, drawing: Any, draw: str, name: str, key: str) -> str:
     """``value`` as a source of ``drawing``: <paper>/<artefact>, or an artefact of ``name``'s paper."""
     source = value if isinstance(value, str) and "/" in value else f"{name.split('/', 1)[0]}/{value}"
     if source not in drawing.sources:
-        raise RbmlabError(f"{key}: {draw} is drawn from the runs of {', '.join(drawing.sources)}; "
-                          f"got {value!r}")
-    load_spec(source)   # a known experiment, or a one-line error naming it
+        raise RbmlabError(
+            f"{key}: {draw} is drawn from the runs of {', '.join(drawing.sources)}; got {value!r}"
+        )
+    load_spec(source)  # a known experiment, or a one-line error naming it
     return source
 
 

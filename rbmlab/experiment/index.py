@@ -15,6 +15,7 @@ gives a value for (all groups where it gives none) the one with the best mean, b
 declared direction or target (a signed error: closest to 0), is the headline, beside the paper's value for that group (a number, or text
 such as "≈ -3.15"; a description such as "Init 4" is no value).
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,15 @@ import pandas as pd
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import badness
 from rbmlab.experiment.arguments import SCALE_TIERS
-from rbmlab.experiment.verdicts import (NO_VERDICT, NONE, VERDICTS, artefact_name, quote_fragments,
-                                        verdict_rows, verdict_tables)
+from rbmlab.experiment.verdicts import (
+    NO_VERDICT,
+    NONE,
+    VERDICTS,
+    artefact_name,
+    quote_fragments,
+    verdict_rows,
+    verdict_tables,
+)
 from rbmlab.report.aggregate import COMPLETED, DEFAULT_METRICS, _best_per_point
 from rbmlab.report.layout import assign_groups, choose_layout
 from rbmlab.report.load import config_columns, to_float
@@ -48,20 +56,20 @@ DECLARED_OUTPUT = re.compile(r"results/([a-z0-9_]+)/(\S+?)_<scale>")
 class Row:
     """One committed tier of one experiment (tier ``—`` when none is committed)."""
 
-    name: str                    # <paper>/<artefact>
+    name: str  # <paper>/<artefact>
     title: str
     tier: str
-    ours: str = NONE             # "2.688 ± 0.027 (n=3)"
+    ours: str = NONE  # "2.688 ± 0.027 (n=3)"
     paper: str = NONE
-    measure: str = NONE          # which metric, for which group
+    measure: str = NONE  # which metric, for which group
     verdict: str = NONE
-    seeds: str = NONE            # what the README's verdicts rest on: "3", "1–3", "exact"
+    seeds: str = NONE  # what the README's verdicts rest on: "3", "1–3", "exact"
     tables: tuple[str, ...] = ()  # paths relative to results/
     plots: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------- verdicts
-CLAIM_WORDS = 10   # the index names a claim by this many of the paper's words
+CLAIM_WORDS = 10  # the index names a claim by this many of the paper's words
 
 
 def _claim(cell: str) -> str:
@@ -108,11 +116,19 @@ def readme_verdicts(text: str, where: str) -> dict[str, str]:
             artefact = artefact_name(cells[header.index("artefact")])
             verdict = cells[header.index("verdict")].strip().strip("*").strip()
             if verdict not in VERDICTS + NO_VERDICT:
-                raise RbmlabError(f"{where}: verdict of {artefact}: {verdict!r} is not one of "
-                                  f"{', '.join(VERDICTS + NO_VERDICT)}")
-            found.setdefault(artefact, []).append((_claim(cells[claim]) if claim is not None else "", verdict))
-    return {a: claims[0][1] if len({v for _, v in claims}) == 1
-            else "; ".join(f"{v} ({c})" if c else v for c, v in claims) for a, claims in found.items()}
+                raise RbmlabError(
+                    f"{where}: verdict of {artefact}: {verdict!r} is not one of "
+                    f"{', '.join(VERDICTS + NO_VERDICT)}"
+                )
+            found.setdefault(artefact, []).append(
+                (_claim(cells[claim]) if claim is not None else "", verdict)
+            )
+    return {
+        a: claims[0][1]
+        if len({v for _, v in claims}) == 1
+        else "; ".join(f"{v} ({c})" if c else v for c, v in claims)
+        for a, claims in found.items()
+    }
 
 
 # ---------------------------------------------------------------- committed files
@@ -125,7 +141,7 @@ def _output_patterns(name: str, spec: dict[str, Any]) -> list[re.Pattern[str]]:
     patterns = []
     for stem in stems or [re.escape(artefact)]:
         if stems:
-            stem = re.sub(r"\\\[(.*?)\\\]", r"(?:\1)?", re.escape(stem))       # [-h<N_h>] optional
+            stem = re.sub(r"\\\[(.*?)\\\]", r"(?:\1)?", re.escape(stem))  # [-h<N_h>] optional
             stem = re.sub(r"<[^>]*>", "[A-Za-z0-9]+", stem.replace(r"\<", "<").replace(r"\>", ">"))
         patterns.append(re.compile(rf"^({stem})_({tiers})(?=$|[._-])"))
     return patterns
@@ -137,7 +153,7 @@ def committed(folder: Path, name: str, spec: dict[str, Any]) -> dict[str, list[P
     found: dict[str, list[Path]] = {}
     for path in sorted(folder.iterdir()) if folder.is_dir() else []:
         for pattern in patterns:
-            if (m := pattern.match(path.name)):
+            if m := pattern.match(path.name):
                 found.setdefault(m.group(2), []).append(path)
                 break
     return {t: found[t] for t in SCALE_TIERS if t in found}
@@ -147,8 +163,11 @@ def _links(paths: list[Path], results: Path, suffix: str) -> tuple[str, ...]:
     """The ``suffix`` files among ``paths`` (a folder: those inside it), relative to results/;
     ``<stem>_<tier>.<suffix>`` only, not ``_runs.csv`` and the like."""
     files = [p for path in paths for p in (sorted(path.iterdir()) if path.is_dir() else [path])]
-    return tuple(str(p.relative_to(results)) for p in files
-                 if p.suffix == suffix and not p.stem.endswith(("_runs", "_curves")))
+    return tuple(
+        str(p.relative_to(results))
+        for p in files
+        if p.suffix == suffix and not p.stem.endswith(("_runs", "_curves"))
+    )
 
 
 # ---------------------------------------------------------------- headline
@@ -162,16 +181,21 @@ def _number(value: Any, digits: int = 4) -> str:
 
 def _is_value(value: Any) -> bool:
     """A paper entry that is a number ("≈ -3.15 (stalls)" too), not a description ("Init 4")."""
-    return value is not None and (not math.isnan(to_float(value))
-                                  or bool(re.match(r"^[≈~<>]\s*[-+]?\d", str(value))))
+    return value is not None and (
+        not math.isnan(to_float(value)) or bool(re.match(r"^[≈~<>]\s*[-+]?\d", str(value)))
+    )
 
 
 def _keys(value: str | list[str] | None, known: set[str]) -> list[str] | None:
     """A report's lines or panels, less the keys its runs table leaves out (one value only)."""
-    return None if value is None else [k for k in ([value] if isinstance(value, str) else value) if k in known]
+    return (
+        None if value is None else [k for k in ([value] if isinstance(value, str) else value) if k in known]
+    )
 
 
-def _grouped(runs: pd.DataFrame, report: ReportSpec) -> tuple[pd.DataFrame, list[str], pd.DataFrame, pd.Series]:
+def _grouped(
+    runs: pd.DataFrame, report: ReportSpec
+) -> tuple[pd.DataFrame, list[str], pd.DataFrame, pd.Series]:
     """(runs, group keys, groups, gid per run) as the report groups its runs; a config key on the
     x axis keeps only the runs at its largest value and joins the group keys."""
     runs = runs.assign(run_dir=runs["run_dir"].astype(str))
@@ -188,17 +212,19 @@ def _grouped(runs: pd.DataFrame, report: ReportSpec) -> tuple[pd.DataFrame, list
     return runs, [*layout.group_keys, *([x_key] if x_key else [])], groups, gids
 
 
-def _selected(value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str,
-              where: Mapping[str, Any] | None = None) -> pd.Series:
+def _selected(
+    value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str, where: Mapping[str, Any] | None = None
+) -> pd.Series:
     """Of ``value`` (per run_dir), each group's run best on final.<select>, as the report's
     ``select`` keeps at each point (rbmlab.report.aggregate); with ``where`` (the report's
     select_where) only among the runs it matches, the others kept."""
     from rbmlab.report import runs_matching  # noqa: PLC0415
 
-    points = pd.DataFrame({"run_dir": runs["run_dir"], "at": 0,
-                           select: pd.to_numeric(runs[f"final.{select}"], errors="coerce")})
+    points = pd.DataFrame(
+        {"run_dir": runs["run_dir"], "at": 0, select: pd.to_numeric(runs[f"final.{select}"], errors="coerce")}
+    )
     pool = points["run_dir"].isin(value.index)
-    if where is not None:   # a key the runs CSV leaves out is one every run shares (as the report reads it)
+    if where is not None:  # a key the runs CSV leaves out is one every run shares (as the report reads it)
         where = {k: v for k, v in where.items() if k in runs.columns}
         pool &= runs_matching(runs, where, "report.select_where").to_numpy()
     best = _best_per_point(points[pool], gids, "at", select)
@@ -208,17 +234,20 @@ def _selected(value: pd.Series, runs: pd.DataFrame, gids: pd.Series, select: str
 def headline(runs: pd.DataFrame, report: ReportSpec) -> tuple[str, str, str] | None:
     """(ours, paper, measure) of a report's runs table (``_runs.csv``); None when it has no final
     value of the metric. See the module docstring for the rule."""
-    finals = {c[len("final."):] for c in runs.columns if c.startswith("final.")}
+    finals = {c[len("final.") :] for c in runs.columns if c.startswith("final.")}
     metric = report.metric or next((m for m in DEFAULT_METRICS if m in finals), None)
     if metric is None or f"final.{metric}" not in runs.columns:
         return None
     runs, keys, groups, gids = _grouped(runs, report)
-    paper = (match_paper(report.paper, groups, constant_values(runs, gids, len(groups)))[0]
-             if report.paper else [None] * len(groups))
+    paper = (
+        match_paper(report.paper, groups, constant_values(runs, gids, len(groups)))[0]
+        if report.paper
+        else [None] * len(groups)
+    )
     paper = [v if _is_value(v) else None for v in paper]
     value = pd.Series(pd.to_numeric(runs[f"final.{metric}"], errors="coerce").to_numpy(), index=gids.index)
     value = value[(runs["status"] == COMPLETED).to_numpy() & value.notna().to_numpy()]
-    if report.select and f"final.{report.select}" in runs.columns:   # the report's best of the seeds
+    if report.select and f"final.{report.select}" in runs.columns:  # the report's best of the seeds
         value = _selected(value, runs, gids, report.select, report.select_where)
     stats = value.groupby(gids.reindex(value.index)).agg(["mean", "std", "count"])
     candidates = [g for g in stats.index if paper[g] is not None] or list(stats.index)
@@ -239,7 +268,9 @@ def board_headline(stem: Path, spec: dict[str, Any]) -> tuple[str, str, str] | N
 
     if not leaderboard.has_points(stem):
         return None
-    found = leaderboard.headline(leaderboard.read_points(stem), (spec.get("leaderboard") or {}).get("names") or {})
+    found = leaderboard.headline(
+        leaderboard.read_points(stem), (spec.get("leaderboard") or {}).get("names") or {}
+    )
     return None if found is None else (found[0], NONE, found[1])
 
 
@@ -266,11 +297,26 @@ def rows(results: Path, names: list[str]) -> list[Row]:
             out.append(Row(name, title, NONE, verdict=verdict, seeds=rested))
         for tier, paths in tiers.items():
             runs_csv = results / paper / f"{artefact}_{tier}_runs.csv"
-            found = headline(read_committed_csv(runs_csv), ReportSpec.parse(spec.get("report"), name)) \
-                if runs_csv.is_file() else board_headline(results / paper / f"{artefact}_{tier}", spec)
+            found = (
+                headline(read_committed_csv(runs_csv), ReportSpec.parse(spec.get("report"), name))
+                if runs_csv.is_file()
+                else board_headline(results / paper / f"{artefact}_{tier}", spec)
+            )
             ours, paper_value, measure = found or (NONE, NONE, NONE)
-            out.append(Row(name, title, tier, ours, paper_value, measure, verdict, rested,
-                           _links(paths, results, ".md"), _links(paths, results, ".png")))
+            out.append(
+                Row(
+                    name,
+                    title,
+                    tier,
+                    ours,
+                    paper_value,
+                    measure,
+                    verdict,
+                    rested,
+                    _links(paths, results, ".md"),
+                    _links(paths, results, ".png"),
+                )
+            )
     return out
 
 
@@ -284,27 +330,52 @@ def _link_cell(paths: tuple[str, ...]) -> str:
 
 def render(found: list[Row], titles: dict[str, str]) -> str:
     """The generated part of results/README.md: one section per paper (``titles``: its name)."""
-    lines = [MARK, "", "## Index of the experiments", "",
-             "One row per experiment file and committed tier (`rbmlab experiment list` gives what each "
-             "tier costs). **ours**: of the groups of runs the report draws (its lines and panels; where "
-             "its x axis is a config key such as hidden units, the runs at its largest value), those "
-             "the paper gives a value for (all where it gives none), the one with the best mean final "
-             "value of the report's metric (by its declared direction; a signed error: closest to 0): mean ± std (ddof=1) over its completed runs (n), from "
-             "`<artefact>_<tier>_runs.csv`; **measure**: that metric and group; **paper**: the "
-             "experiment file's value for that group. "
-             "**verdict**: the `verdict` column of the paper's README, which argues it, with the "
-             "paper's words of each claim where an artefact tests several; **seeds**: the seeds "
-             "its verdicts rest on (`exact`: deterministic evidence). "
-             "— : none (no runs table, no paper value, no verdict).", ""]
+    lines = [
+        MARK,
+        "",
+        "## Index of the experiments",
+        "",
+        "One row per experiment file and committed tier (`rbmlab experiment list` gives what each "
+        "tier costs). **ours**: of the groups of runs the report draws (its lines and panels; where "
+        "its x axis is a config key such as hidden units, the runs at its largest value), those "
+        "the paper gives a value for (all where it gives none), the one with the best mean final "
+        "value of the report's metric (by its declared direction; a signed error: closest to 0): mean ± std (ddof=1) over its completed runs (n), from "
+        "`<artefact>_<tier>_runs.csv`; **measure**: that metric and group; **paper**: the "
+        "experiment file's value for that group. "
+        "**verdict**: the `verdict` column of the paper's README, which argues it, with the "
+        "paper's words of each claim where an artefact tests several; **seeds**: the seeds "
+        "its verdicts rest on (`exact`: deterministic evidence). "
+        "— : none (no runs table, no paper value, no verdict).",
+        "",
+    ]
     for paper in dict.fromkeys(r.name.split("/")[0] for r in found):
-        lines += [f"### {paper}: {titles.get(paper, '')}".rstrip(": "), "",
-                  f"Claims and verdicts: [{paper}/README.md]({paper}/README.md)", "",
-                  "| artefact | tier | ours | paper | measure | verdict | seeds | table | plot |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"### {paper}: {titles.get(paper, '')}".rstrip(": "),
+            "",
+            f"Claims and verdicts: [{paper}/README.md]({paper}/README.md)",
+            "",
+            "| artefact | tier | ours | paper | measure | verdict | seeds | table | plot |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
         for r in (r for r in found if r.name.startswith(paper + "/")):
-            lines.append("| " + " | ".join(_cell(c) for c in (
-                f"`{r.name.split('/')[1]}`: {r.title}", r.tier, r.ours, r.paper, r.measure, r.verdict,
-                r.seeds, _link_cell(r.tables), _link_cell(r.plots))) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    _cell(c)
+                    for c in (
+                        f"`{r.name.split('/')[1]}`: {r.title}",
+                        r.tier,
+                        r.ours,
+                        r.paper,
+                        r.measure,
+                        r.verdict,
+                        r.seeds,
+                        _link_cell(r.tables),
+                        _link_cell(r.plots),
+                    )
+                )
+                + " |"
+            )
         lines.append("")
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@ and ``run(parsed, out)`` (writes its files to ``out``, returns what it found). `
 the command line sets an option (``a.b=value``: key b of mapping option a), over the tier's. The
 files go to results/<paper>/<artefact>_<scale>/.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,20 +23,29 @@ from rbmlab.experiment.spec import _parse_argv
 from rbmlab.registry import Registry
 from rbmlab.validation import merged
 
-PROBLEMS = Registry("inference problem", {
-    "deconvolution": "rbmlab.experiment.deconvolution:Deconvolution",
-})
+PROBLEMS = Registry(
+    "inference problem",
+    {
+        "deconvolution": "rbmlab.experiment.deconvolution:Deconvolution",
+    },
+)
 
 
 class Inference:
     name = "inference"
     section = "inference"
     keys = frozenset({"inference"})
-    arguments = frozenset({"overrides"})   # key=value: the problem's options
+    arguments = frozenset({"overrides"})  # key=value: the problem's options
 
-    def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
-            outputs_root: Path | str) -> dict[str, Any]:
-        scale, extra, _ = _parse_argv(argv)   # report_only=true, variants=: refused (``arguments``)
+    def run(
+        self,
+        name: str,
+        spec: dict[str, Any],
+        argv: list[str],
+        results_root: Path | str,
+        outputs_root: Path | str,
+    ) -> dict[str, Any]:
+        scale, extra, _ = _parse_argv(argv)  # report_only=true, variants=: refused (``arguments``)
         problem, options = tier_options(name, spec, scale, extra)
         paper, artefact = name.split("/", 1)
         return problem.run(options, Path(results_root) / paper / f"{artefact}_{scale}")
@@ -46,8 +56,9 @@ def tier_options(name: str, spec: dict[str, Any], scale: str, extra: list[str] =
     options, the tier's over them, then the command line's ``key=value`` over both."""
     section, tiers = spec["inference"], spec.get("scales") or {}
     if not isinstance(section, dict) or "problem" not in section:
-        raise RbmlabError(f"experiment {name}: inference.problem: missing; choose one of "
-                          f"{', '.join(PROBLEMS.names())}")
+        raise RbmlabError(
+            f"experiment {name}: inference.problem: missing; choose one of {', '.join(PROBLEMS.names())}"
+        )
     if scale not in tiers:
         raise RbmlabError(f"experiment {name}: no settings for scale {scale!r}; defined: {', '.join(tiers)}")
     tier = tiers[scale] or {}

@@ -13,6 +13,7 @@ compute point, the rate best on validation (mean over seeds) and shows its test 
 File: {leaderboard: {lr_factors, adjust: {entrant: [overrides]}, names: {entrant: label}},
 overrides, seeds, scales: {tier: {overrides, seeds, lr_factors}}}.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,10 +40,14 @@ def entrants() -> dict[str, list[str]]:
 
 
 def _factors(value: Any, where: str) -> list[float]:
-    if (not isinstance(value, list) or not value
-            or not all(isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 for f in value)):
-        raise RbmlabError(f"experiment: {where}: lr_factors must be a non-empty list of positive "
-                          f"numbers, got {value!r}")
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(f, (int, float)) and not isinstance(f, bool) and f > 0 for f in value)
+    ):
+        raise RbmlabError(
+            f"experiment: {where}: lr_factors must be a non-empty list of positive numbers, got {value!r}"
+        )
     return [float(f) for f in value]
 
 
@@ -50,16 +55,20 @@ def settings(name: str, spec: dict[str, Any], scale: str) -> tuple[list[float], 
     """(lr_factors at ``scale``, adjustments by entrant) of a leaderboard file, checked."""
     board = spec.get("leaderboard") or {}
     if not isinstance(board, dict) or set(board) - SETTINGS:
-        raise RbmlabError(f"experiment: {name}: leaderboard must be a mapping of "
-                          f"{', '.join(sorted(SETTINGS))}; got {board!r}")
+        raise RbmlabError(
+            f"experiment: {name}: leaderboard must be a mapping of "
+            f"{', '.join(sorted(SETTINGS))}; got {board!r}"
+        )
     tier = spec.get("scales", {}).get(scale) or {}
     factors = _factors(tier.get("lr_factors", board.get("lr_factors", [1.0])), name)
     adjust = board.get("adjust") or {}
     known = entrants()
     unknown = sorted(set(adjust) - set(known))
     if unknown:
-        raise RbmlabError(f"experiment: {name}: leaderboard.adjust names {', '.join(unknown)}, not an "
-                          f"entrant; entrants: {', '.join(known)}")
+        raise RbmlabError(
+            f"experiment: {name}: leaderboard.adjust names {', '.join(unknown)}, not an "
+            f"entrant; entrants: {', '.join(known)}"
+        )
     return factors, {e: list(o) for e, o in adjust.items()}
 
 
@@ -87,8 +96,9 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
     factors, adjust = settings(name, spec, scale)
     tier = spec.get("scales", {}).get(scale)
     if tier is None:
-        raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
-                          f"defined: {', '.join(spec.get('scales', {}))}")
+        raise RbmlabError(
+            f"experiment: no settings for scale {scale!r}; defined: {', '.join(spec.get('scales', {}))}"
+        )
     common = [*spec.get("overrides", []), *tier.get("overrides", [])]
     variants, not_entered = {}, {}
     for entrant, overrides in entrants().items():
@@ -101,13 +111,20 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
             not_entered[entrant] = why
             continue
         lr = cfg.learner.lr
-        variants[entrant] = {"overrides": own,
-                             "grid": {"learner.lr": [float(f"{lr * f:.6g}") for f in factors]}}
+        variants[entrant] = {
+            "overrides": own,
+            "grid": {"learner.lr": [float(f"{lr * f:.6g}") for f in factors]},
+        }
     seeds = tier.get("seeds", spec.get("seeds", [0]))
     seed_list(seeds)
-    return {"title": spec.get("title", name), "overrides": spec.get("overrides", []),
-            "variants": variants, "seeds": seeds, "not_entered": not_entered,
-            "scales": {scale: {k: v for k, v in tier.items() if k != "lr_factors"}}}
+    return {
+        "title": spec.get("title", name),
+        "overrides": spec.get("overrides", []),
+        "variants": variants,
+        "seeds": seeds,
+        "not_entered": not_entered,
+        "scales": {scale: {k: v for k, v in tier.items() if k != "lr_factors"}},
+    }
 
 
 class Leaderboard:
@@ -116,8 +133,14 @@ class Leaderboard:
     keys = frozenset({"leaderboard", "overrides", "seeds"})
     arguments = frozenset({"outputs_root", "report_only", "variants", "launch", "overrides"})
 
-    def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
-            outputs_root: Path | str) -> dict[str, Any]:
+    def run(
+        self,
+        name: str,
+        spec: dict[str, Any],
+        argv: list[str],
+        results_root: Path | str,
+        outputs_root: Path | str,
+    ) -> dict[str, Any]:
         """Train every entrant (unless ``report_only=true``) and write the leaderboard report; with
         report_only and no runs here, the report is rendered again from its committed points."""
         from rbmlab.experiment.sweep import run_sweep  # noqa: PLC0415
@@ -129,15 +152,28 @@ class Leaderboard:
         title = f"{spec.get('title', name)} (scale: {scale})"
         names = (spec.get("leaderboard") or {}).get("names") or {}
         if report_only and not (Path(outputs_root) / name / scale).is_dir() and report.has_points(stem):
-            print(f"rbmlab experiment {name}: no runs here; rendering from the committed {stem.name}_points.csv")
-            return report.render_points(report.read_points(stem), stem, title, names, scale,
-                                        spec.get("description", ""))
+            print(
+                f"rbmlab experiment {name}: no runs here; rendering from the committed {stem.name}_points.csv"
+            )
+            return report.render_points(
+                report.read_points(stem), stem, title, names, scale, spec.get("description", "")
+            )
         board = sweep_spec(name, spec, scale)
         protocol = spec.get("description", "")
         if board["not_entered"]:
-            protocol += "\n\nNot entered (written for other unit types): " + "; ".join(
-                f"{names.get(e, e)}: {why}" for e, why in board.pop("not_entered").items()) + "."
+            protocol += (
+                "\n\nNot entered (written for other unit types): "
+                + "; ".join(f"{names.get(e, e)}: {why}" for e, why in board.pop("not_entered").items())
+                + "."
+            )
         board.pop("not_entered", None)
-        return run_sweep(name, board, argv, results_root, outputs_root,
-                         report_with=lambda root: report.leaderboard_report(
-                             root, stem, title, names, scale, list(board["variants"]), protocol))
+        return run_sweep(
+            name,
+            board,
+            argv,
+            results_root,
+            outputs_root,
+            report_with=lambda root: report.leaderboard_report(
+                root, stem, title, names, scale, list(board["variants"]), protocol
+            ),
+        )

@@ -8,6 +8,7 @@ figure are drawn again by the current code (names, paper layout, header) from th
 (galleries, figures, timings) read run directories or time the machine and are not re-rendered
 here; the listing says so.
 """
+
 from __future__ import annotations
 
 import re
@@ -23,9 +24,9 @@ _STEM = re.compile(rf"^(?P<artefact>.+)_(?P<tier>{'|'.join(SCALE_TIERS)})(?P<par
 
 @dataclass(frozen=True)
 class CommittedReport:
-    name: str        # <paper>/<artefact>
+    name: str  # <paper>/<artefact>
     tier: str
-    stem: Path       # results/<paper>/<artefact>_<tier>[-<part>]
+    stem: Path  # results/<paper>/<artefact>_<tier>[-<part>]
 
 
 def committed_reports(results_root: Path | str, paper: str | None = None) -> list[CommittedReport]:
@@ -35,16 +36,22 @@ def committed_reports(results_root: Path | str, paper: str | None = None) -> lis
 
     known = set(available())
     if paper is not None and not any(name.startswith(paper + "/") for name in known):
-        raise RbmlabError(f"report rerender: unknown paper {paper!r}; papers: "
-                          f"{', '.join(sorted({name.split('/')[0] for name in known}))}")
+        raise RbmlabError(
+            f"report rerender: unknown paper {paper!r}; papers: "
+            f"{', '.join(sorted({name.split('/')[0] for name in known}))}"
+        )
     found = []
     for runs_csv in sorted(Path(results_root).glob(f"{paper or '*'}/*_runs.csv")):
         match = _STEM.match(runs_csv.name[: -len("_runs.csv")])
         name = f"{runs_csv.parent.name}/{match['artefact']}" if match else None
         if name not in known:
-            raise RbmlabError(f"report rerender: {runs_csv} is no experiment's report "
-                              "(<artefact>_<tier>[-<part>]_runs.csv of experiments/<paper>/<artefact>.yaml)")
-        found.append(CommittedReport(name, match["tier"], runs_csv.with_name(runs_csv.name[: -len("_runs.csv")])))
+            raise RbmlabError(
+                f"report rerender: {runs_csv} is no experiment's report "
+                "(<artefact>_<tier>[-<part>]_runs.csv of experiments/<paper>/<artefact>.yaml)"
+            )
+        found.append(
+            CommittedReport(name, match["tier"], runs_csv.with_name(runs_csv.name[: -len("_runs.csv")]))
+        )
     return found
 
 

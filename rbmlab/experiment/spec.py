@@ -1,5 +1,6 @@
 """An experiment file: its name, loading (``extends`` merged, keys checked against its kind),
 and the sweep arithmetic of the ``sweep`` kind's variants, grid, seeds and tiers."""
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,14 @@ from rbmlab.storage.portable import resolve_path
 from rbmlab.validation import merged
 
 EXPERIMENTS_DIR = experiments_dir()
-COMMON_KEYS = {"title", "description", "scales", "report", "extends"}   # every kind's; the rest are the kind's own
-OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")   # {sweep:<paper>/<artefact>}: that one's sweep dir
+COMMON_KEYS = {
+    "title",
+    "description",
+    "scales",
+    "report",
+    "extends",
+}  # every kind's; the rest are the kind's own
+OTHER_SWEEP = re.compile(r"\{sweep:([^}]+)\}")  # {sweep:<paper>/<artefact>}: that one's sweep dir
 
 
 def available() -> list[str]:
@@ -34,8 +41,10 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
         part not in ("", ".", "..") and all(c.isascii() and (c.isalnum() or c in "_.-") for c in part)
         for part in parts
     ):
-        raise RbmlabError(f"experiment: {name!r} is not of the form PAPER/ARTEFACT (two names of letters, "
-                          f"digits, _ . -); available: {', '.join(available())}")
+        raise RbmlabError(
+            f"experiment: {name!r} is not of the form PAPER/ARTEFACT (two names of letters, "
+            f"digits, _ . -); available: {', '.join(available())}"
+        )
     path = EXPERIMENTS_DIR / f"{name}.yaml"
     if not path.is_file():
         raise RbmlabError(f"experiment: unknown experiment {name!r}; available: {', '.join(available())}")
@@ -54,12 +63,13 @@ def load_spec(name: str, _extending: tuple[str, ...] = ()) -> dict[str, Any]:
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {path}: extends {base!r}: {e}") from None
         spec = merged(base_spec, spec)
-    kind = kind_of(spec, path)                 # the merged file's: its keys are the kind's own
+    kind = kind_of(spec, path)  # the merged file's: its keys are the kind's own
     unknown = set(spec) - COMMON_KEYS - kind.keys
     if unknown:
-        raise RbmlabError(f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))} for the "
-                          f"{kind.name} kind")
-    ReportSpec.parse(spec.get("report") or {}, f"experiment: {path}")   # checked before any run
+        raise RbmlabError(
+            f"experiment: {path}: unknown key(s) {', '.join(sorted(unknown))} for the {kind.name} kind"
+        )
+    ReportSpec.parse(spec.get("report") or {}, f"experiment: {path}")  # checked before any run
     for tier in spec.get("scales", {}):
         if tier not in SCALE_TIERS:
             raise RbmlabError(f"experiment: {path}: unknown scale {tier!r}; tiers: {', '.join(SCALE_TIERS)}")
@@ -74,8 +84,10 @@ def variant_spec(value: Any, name: str = "") -> dict[str, Any]:
     if isinstance(value, dict):
         unknown = set(value) - VARIANT_KEYS
         if unknown:
-            raise RbmlabError(f"experiment: variant {name!r}: unknown key(s) {', '.join(sorted(unknown))}; "
-                              f"known: {', '.join(sorted(VARIANT_KEYS))}")
+            raise RbmlabError(
+                f"experiment: variant {name!r}: unknown key(s) {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(VARIANT_KEYS))}"
+            )
         return value
     return {"overrides": list(value or [])}
 
@@ -83,45 +95,54 @@ def variant_spec(value: Any, name: str = "") -> dict[str, Any]:
 def seed_list(seeds: Any) -> list[Any]:
     """An experiment's ``seeds``: a list, or a count N standing for 0 … N − 1."""
     if isinstance(seeds, bool) or isinstance(seeds, float):
-        raise RbmlabError(f"experiment: seeds must be a positive count or a list of integers, "
-                          f"got {seeds!r}")
+        raise RbmlabError(f"experiment: seeds must be a positive count or a list of integers, got {seeds!r}")
     if isinstance(seeds, int):
         if seeds < 1:
             raise RbmlabError(f"experiment: seeds as a count must be at least 1, got {seeds}")
         return list(range(seeds))
     if isinstance(seeds, str) or not hasattr(seeds, "__iter__"):
-        raise RbmlabError(f"experiment: seeds must be a positive count or a list of integers, "
-                          f"got {seeds!r}")
+        raise RbmlabError(f"experiment: seeds must be a positive count or a list of integers, got {seeds!r}")
     listed = list(seeds)
     if not listed or not all(isinstance(s, int) and not isinstance(s, bool) for s in listed):
         raise RbmlabError(f"experiment: seeds must be a non-empty list of integers, got {listed!r}")
     return listed
 
 
-def sweep_overrides(spec: dict[str, Any], scale: str, extra: list[str],
-                    variant: list[str] | dict[str, Any] = ()) -> list[str]:
+def sweep_overrides(
+    spec: dict[str, Any], scale: str, extra: list[str], variant: list[str] | dict[str, Any] = ()
+) -> list[str]:
     """The ``rbmlab run -m`` arguments of one experiment (variant) at one scale."""
     tier = spec.get("scales", {}).get(scale)
     if tier is None:
-        raise RbmlabError(f"experiment: no settings for scale {scale!r}; "
-                          f"defined: {', '.join(spec.get('scales', {}))}")
+        raise RbmlabError(
+            f"experiment: no settings for scale {scale!r}; defined: {', '.join(spec.get('scales', {}))}"
+        )
     own = variant_spec(variant)
     own_tier = own.get("scales", {}).get(scale, {})
-    if "grid" in own or "seeds" in own:   # the variant's own sweep, narrowed by its own tiers
+    if "grid" in own or "seeds" in own:  # the variant's own sweep, narrowed by its own tiers
         seeds = own_tier.get("seeds", own.get("seeds", tier.get("seeds", spec.get("seeds", [0]))))
         grid = {**own.get("grid", {}), **own_tier.get("grid", {})}
     else:
         seeds = tier.get("seeds", spec.get("seeds", [0]))
         grid = {**spec.get("grid", {}), **tier.get("grid", {})}
-    swept = {k: f"{k}={','.join(str(v) for v in values)}"
-             for k, values in {**grid, "seed": seed_list(seeds)}.items()}
-    for override in extra:   # a swept key given on the command line narrows the sweep to it
+    swept = {
+        k: f"{k}={','.join(str(v) for v in values)}"
+        for k, values in {**grid, "seed": seed_list(seeds)}.items()
+    }
+    for override in extra:  # a swept key given on the command line narrows the sweep to it
         key = override.split("=", 1)[0]
         if key in swept:
             swept[key] = override
     extra = [o for o in extra if o.split("=", 1)[0] not in swept]
-    return [*spec.get("overrides", []), *own.get("overrides", []), *tier.get("overrides", []),
-            *own_tier.get("overrides", []), *extra, *swept.values(), f"scale={scale}"]
+    return [
+        *spec.get("overrides", []),
+        *own.get("overrides", []),
+        *tier.get("overrides", []),
+        *own_tier.get("overrides", []),
+        *extra,
+        *swept.values(),
+        f"scale={scale}",
+    ]
 
 
 def _parse_argv(argv: list[str]) -> tuple[str, list[str], bool]:
@@ -139,12 +160,20 @@ def _only_variants(argv: list[str]) -> list[str] | None:
 def _known_variants(name: str, names: list[str], variants: dict[str, Any], where: str) -> None:
     unknown = [v for v in names if v not in variants]
     if unknown:
-        raise RbmlabError(f"experiment: {name}: {where} unknown variant(s) {', '.join(unknown)}; "
-                          f"defined: {', '.join(variants)}")
+        raise RbmlabError(
+            f"experiment: {name}: {where} unknown variant(s) {', '.join(unknown)}; "
+            f"defined: {', '.join(variants)}"
+        )
 
 
-def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
-              sweep_dir: Path | None = None, only: list[str] | None = None) -> dict[str, list[str]]:
+def _variants(
+    name: str,
+    spec: dict[str, Any],
+    scale: str,
+    extra: list[str],
+    sweep_dir: Path | None = None,
+    only: list[str] | None = None,
+) -> dict[str, list[str]]:
     """Variant name ("" when there are none) → its ``rbmlab run -m`` overrides at ``scale``
     (``{sweep}`` replaced by ``sweep_dir``), in the order they run; ``only``: just these."""
     variants = {v: variant_spec(value, v) for v, value in (spec.get("variants") or {"": []}).items()}
@@ -157,9 +186,14 @@ def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
         variants = {v: value for v, value in variants.items() if v in only}
     for v, value in variants.items():
         after = value.get("after")
-        if after is not None and (after not in variants or list(variants).index(after) > list(variants).index(v)):
-            raise RbmlabError(f"experiment: {name}: variant {v!r} runs after {after!r}, which is not a "
-                              "variant listed before it at this scale")
+        if after is not None and (
+            after not in variants or list(variants).index(after) > list(variants).index(v)
+        ):
+            raise RbmlabError(
+                f"experiment: {name}: variant {v!r} runs after {after!r}, which is not a "
+                "variant listed before it at this scale"
+            )
+
     def place(override: str) -> str:
         """``{sweep}`` and ``{sweep:<paper>/<artefact>}`` as directories (outputs/<name>/<scale>)."""
         if sweep_dir is None:
@@ -168,11 +202,15 @@ def _variants(name: str, spec: dict[str, Any], scale: str, extra: list[str],
         outputs = root.parents[2]
 
         def other(match: re.Match) -> str:
-            load_spec(match.group(1))          # a known experiment, or a one-line error
+            load_spec(match.group(1))  # a known experiment, or a one-line error
             # <paper>/<artefact>/<scale>: the form a committed runs CSV names its runs in
             return resolve_path(f"{match.group(1)}/{scale}", outputs)
+
         return OTHER_SWEEP.sub(other, override).replace("{sweep}", str(root))
-    return {v: [place(o) for o in sweep_overrides(spec, scale, extra, value)] for v, value in variants.items()}
+
+    return {
+        v: [place(o) for o in sweep_overrides(spec, scale, extra, value)] for v, value in variants.items()
+    }
 
 
 def _deferred(spec: dict[str, Any]) -> set[str]:

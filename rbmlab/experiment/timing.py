@@ -2,6 +2,7 @@
 tier's sizes, as a markdown table with the paper's numbers beside: {part: <rbmlab.bench.
 EXPERIMENT_PARTS name>, rounds, scales: {tier: keyword arguments}}; report.paper: [{row: the
 start of a row's name, value}]. To results/<paper>/<artefact>_<scale>.md."""
+
 from __future__ import annotations
 
 import inspect
@@ -16,10 +17,16 @@ class Timing:
     name = "timing"
     section = "bench"
     keys = frozenset({"bench"})
-    arguments = frozenset()   # scale= (and results_root=) only: its options are the file's tiers
+    arguments = frozenset()  # scale= (and results_root=) only: its options are the file's tiers
 
-    def run(self, name: str, spec: dict[str, Any], argv: list[str], results_root: Path | str,
-            outputs_root: Path | str) -> dict[str, Any]:
+    def run(
+        self,
+        name: str,
+        spec: dict[str, Any],
+        argv: list[str],
+        results_root: Path | str,
+        outputs_root: Path | str,
+    ) -> dict[str, Any]:
         scale, _, _ = _parse_argv(argv)
         paper, artefact = name.split("/", 1)
         return _run_timing(name, spec, scale, Path(results_root) / paper / f"{artefact}_{scale}")
@@ -39,16 +46,26 @@ def _run_timing(name: str, spec: dict[str, Any], scale: str, stem: Path) -> dict
     known = [p for p in inspect.signature(part).parameters if p != "rounds"]
     unknown = sorted(set(options) - set(known))
     if unknown:
-        raise RbmlabError(f"experiment {name}: bench.scales.{scale}: unknown option(s) {', '.join(unknown)} "
-                          f"of part {timing['part']}; known: {', '.join(known)}")
-    rows = part(int(timing.get("rounds", 5)), **{k: tuple(v) if isinstance(v, list) else v
-                                                 for k, v in options.items()})
+        raise RbmlabError(
+            f"experiment {name}: bench.scales.{scale}: unknown option(s) {', '.join(unknown)} "
+            f"of part {timing['part']}; known: {', '.join(known)}"
+        )
+    rows = part(
+        int(timing.get("rounds", 5)),
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()},
+    )
     for entry in (spec.get("report") or {}).get("paper") or []:
         for r in rows:
             if r["name"].startswith(entry["row"]):
                 r["target"] = f"paper: {entry['value']}"
-    result = {"rounds": int(timing.get("rounds", 5)), "command": f"rbmlab experiment {name} scale={scale}",
-              "experiment": True, "source": source_revision(), "machine": facts(), "rows": rows}
+    result = {
+        "rounds": int(timing.get("rounds", 5)),
+        "command": f"rbmlab experiment {name} scale={scale}",
+        "experiment": True,
+        "source": source_revision(),
+        "machine": facts(),
+        "rows": rows,
+    }
     text = f"# {spec.get('title', name)} (scale: {scale})\n\n" + bench.render(result).split("\n", 2)[2]
     stem.parent.mkdir(parents=True, exist_ok=True)
     publish({stem.with_suffix(".md"): text}, what="timing")

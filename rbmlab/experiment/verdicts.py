@@ -18,6 +18,7 @@ and a test refuse a verdict that outruns its evidence:
 
 ``python -m rbmlab.experiment.verdicts results/<paper>/README.md ...`` prints the problems.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,10 @@ COLUMNS = ("artefact", "the paper's words", "tier", "data, epochs", "seeds", "ou
 TIERS = ("reduced", "paper", "test", "bench", "—")
 EXACT = "exact"
 NONE = "—"
-PLACE = re.compile(r"\((?:[^()]|\([^()]*\))*(?:§|\b(?:Abstract|Sec\.|Fig\.|Figs\.|Table|Alg\.|Eq\.|Eqs\."
-                   r"|Prop\.|Thm\.|App\.|Appendix|Discussion|Conclusion|Introduction))(?:[^()]|\([^()]*\))*\)\s*$")
+PLACE = re.compile(
+    r"\((?:[^()]|\([^()]*\))*(?:§|\b(?:Abstract|Sec\.|Fig\.|Figs\.|Table|Alg\.|Eq\.|Eqs\."
+    r"|Prop\.|Thm\.|App\.|Appendix|Discussion|Conclusion|Introduction))(?:[^()]|\([^()]*\))*\)\s*$"
+)
 # a quote: "..." (straight, may hold “...”) or “...” (curly, may hold one level of “...”)
 QUOTED = re.compile(r'"([^"]+)"|“((?:[^“”]|“[^“”]*”)+)”')
 MIN_QUOTE_WORDS = 3
@@ -151,7 +154,7 @@ def quote_problem(cell: str, paper_texts: list[str] | None) -> str | None:
         return "its quote marks do not pair up"
     fragments = quote_fragments(cell)
     if not fragments:
-        return "no quote of the paper's words (\"...\")"
+        return 'no quote of the paper\'s words ("...")'
     if sum(len(normalised(f).split()) for f in fragments) < MIN_QUOTE_WORDS:
         return f"a quote of fewer than {MIN_QUOTE_WORDS} words says nothing checkable"
     if not PLACE.search(cell):
@@ -159,7 +162,7 @@ def quote_problem(cell: str, paper_texts: list[str] | None) -> str | None:
     if paper_texts is not None:
         misses = [found_in(fragments, t) for t in paper_texts]
         if all(m is not None for m in misses):
-            return f"not in the paper's text (as whole words, in this order): \"{misses[0][:60]}\""
+            return f'not in the paper\'s text (as whole words, in this order): "{misses[0][:60]}"'
     return None
 
 
@@ -178,12 +181,16 @@ def seeds_in_runs(runs_csv: Path) -> int | None:
     if "seed" not in runs.columns:
         return None
     run_dir = runs["run_dir"].astype(str) if "run_dir" in runs.columns else None
-    method = (runs["variant"].astype(str) if "variant" in runs.columns
-              else run_dir.map(lambda d: d.rpartition("/")[0]) if run_dir is not None
-              else pd.Series("", index=runs.index))
+    method = (
+        runs["variant"].astype(str)
+        if "variant" in runs.columns
+        else run_dir.map(lambda d: d.rpartition("/")[0])
+        if run_dir is not None
+        else pd.Series("", index=runs.index)
+    )
     trial = run_dir.str.extract(r"#(\d+)$")[0].fillna("0") if run_dir is not None else "0"
     keys = runs[["seed"]].assign(trial=trial, method=method)
-    if "status" in runs.columns:        # every method counts, its failed runs as no seed
+    if "status" in runs.columns:  # every method counts, its failed runs as no seed
         keys = keys[runs["status"] == COMPLETED]
     per_method = keys.drop_duplicates().groupby("method").size().reindex(method.unique(), fill_value=0)
     return int(per_method.min()) if len(per_method) else 0
@@ -208,8 +215,15 @@ def runs_files(folder: Path, artefact: str, tier: str) -> list[Path]:
     """The committed files a row's seeds are counted from: the artefact's own runs CSV, table
     or folder (``<artefact>_<tier>_runs.csv``, ``<artefact>_<tier>.csv``, ``<artefact>_<tier>/``),
     else the runs CSVs of the experiments it draws from (a figure of another experiment's runs)."""
-    own = [p for p in (folder / f"{artefact}_{tier}_runs.csv", folder / f"{artefact}_{tier}.csv",
-                       folder / f"{artefact}_{tier}") if p.exists()]
+    own = [
+        p
+        for p in (
+            folder / f"{artefact}_{tier}_runs.csv",
+            folder / f"{artefact}_{tier}.csv",
+            folder / f"{artefact}_{tier}",
+        )
+        if p.exists()
+    ]
     if own:
         return own[:1]
     from rbmlab.experiment.catalog import reads  # noqa: PLC0415
@@ -218,8 +232,11 @@ def runs_files(folder: Path, artefact: str, tier: str) -> list[Path]:
     name = f"{folder.name}/{artefact}"
     if name not in available():
         return []
-    return [p for source in reads(load_spec(name)) if (p := folder.parent / source.split("/")[0]
-            / f"{source.split('/')[1]}_{tier}_runs.csv").is_file()]
+    return [
+        p
+        for source in reads(load_spec(name))
+        if (p := folder.parent / source.split("/")[0] / f"{source.split('/')[1]}_{tier}_runs.csv").is_file()
+    ]
 
 
 def row_problems(row: VerdictRow, folder: Path, paper_texts: list[str] | None) -> list[str]:
@@ -240,14 +257,18 @@ def row_problems(row: VerdictRow, folder: Path, paper_texts: list[str] | None) -
     elif seeds == NONE and verdict in VERDICTS and verdict != "not testable here":
         out.append(f"{verdict!r} with no seeds (—): nothing was run")
     elif isinstance(seeds, int) and verdict in JUDGING and seeds < MIN_SEEDS:
-        out.append(f"{verdict!r} on {seeds} seed(s): a stochastic verdict needs ≥ {MIN_SEEDS} "
-                   f"(or 'no verdict yet' until they are run)")
+        out.append(
+            f"{verdict!r} on {seeds} seed(s): a stochastic verdict needs ≥ {MIN_SEEDS} "
+            f"(or 'no verdict yet' until they are run)"
+        )
     if isinstance(seeds, int) and tier in ("reduced", "paper"):
         held = {f.name: replicates(f) for f in runs_files(folder, row.artefact, tier)}
         counted = {name: n for name, n in held.items() if n is not None}
         if not counted and verdict in JUDGING:
-            out.append(f"{verdict!r} on {seeds} seeds, but no committed runs CSV of {row.artefact} at "
-                       f"{tier} tier counts them")
+            out.append(
+                f"{verdict!r} on {seeds} seeds, but no committed runs CSV of {row.artefact} at "
+                f"{tier} tier counts them"
+            )
         for name, n in counted.items():
             if seeds > n:
                 out.append(f"{seeds} seeds, but {name} holds {n}")
@@ -282,7 +303,7 @@ def readme_problems(readme: Path, papers_dir: Path | None = None) -> list[str]:
     chosen = [files[paper]] if paper in files else list(files.values())
     texts = [normalised(f.read_text(errors="replace")) for f in chosen] if papers_dir is not None else None
     rows, problems = verdict_rows(readme.read_text(encoding="utf-8"))
-    name = f"{readme.parent.parent.name}/{paper}/{readme.name}"     # results/<paper>/README.md
+    name = f"{readme.parent.parent.name}/{paper}/{readme.name}"  # results/<paper>/README.md
     out = [f"{name}: {p}" for p in problems]
     for row in rows:
         out += [f"{name}:{row.line}: {row.artefact}: {p}" for p in row_problems(row, readme.parent, texts)]
@@ -293,8 +314,10 @@ def results_problems(results: Path, papers_dir: Path | None) -> list[str]:
     """The problems of every verdicts table under ``results``: each paper's README (which must
     have one) and every other README that keeps one (the leaderboard's)."""
     if papers_dir is None or not paper_files(papers_dir):
-        return [f"../shared/papers: {'not found beside this checkout' if papers_dir is None else 'no paper texts in its README.md index'}: "
-                "no quote can be looked up"]
+        return [
+            f"../shared/papers: {'not found beside this checkout' if papers_dir is None else 'no paper texts in its README.md index'}: "
+            "no quote can be looked up"
+        ]
     papers = set(paper_files(papers_dir))
     out = []
     for readme in sorted(results.glob("*/README.md")):
@@ -308,14 +331,18 @@ def main(argv: list[str]) -> int:
     when the papers' texts are not found (a quote that cannot be looked up is not passed)."""
     papers_dir = default_papers_dir()
     if papers_dir is None:
-        print("rbmlab: error: ../shared/papers: not beside this checkout, so no quote can be looked up",
-              file=sys.stderr)
+        print(
+            "rbmlab: error: ../shared/papers: not beside this checkout, so no quote can be looked up",
+            file=sys.stderr,
+        )
         return 2
     try:
         problems = [p for arg in argv for p in readme_problems(Path(arg), papers_dir)]
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"rbmlab: error: {getattr(exc, 'filename', None) or 'README'}: unreadable ({type(exc).__name__})",
-              file=sys.stderr)
+        print(
+            f"rbmlab: error: {getattr(exc, 'filename', None) or 'README'}: unreadable ({type(exc).__name__})",
+            file=sys.stderr,
+        )
         return 2
     print("\n".join(problems) if problems else f"{len(argv)} README(s): no problems")
     return 1 if problems else 0

@@ -40,6 +40,7 @@ at a cost O(K(n_v n_h² + n_h³)) per iteration for K batch elements (n_v and n_
 hidden layer is the larger), against O(K(n_v + n_h)³) with the dense inverse and O(K n_v n_h) for
 TAP.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,9 +52,9 @@ from rbmlab.inference.tap import Solution, clamped_hidden
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
 
-CLIP = 1e-6        # a_1 ∈ [CLIP, 1 − CLIP] (the Julia code uses 1e-5)
+CLIP = 1e-6  # a_1 ∈ [CLIP, 1 − CLIP] (the Julia code uses 1e-5)
 A1_START = 1e-3
-LOGIT_START = math.log(3.0)   # logit 0.75: data x ∈ {0, 1} starts at a_1^v = 0.25 or 0.75
+LOGIT_START = math.log(3.0)  # logit 0.75: data x ∈ {0, 1} starts at a_1^v = 0.25 or 0.75
 
 
 def gaussian_moments(W, d_v, d_h, r_v, r_h):
@@ -69,16 +70,16 @@ def gaussian_moments(W, d_v, d_h, r_v, r_h):
 def _schur(W, d_b, d_s, r_b, r_s):
     """gaussian_moments with the block b (..., K, n_b) eliminated and s (n_s ≤ n_b) factorised."""
     xp = namespace(W)
-    Wk = W[..., None, :, :]                           # (..., 1, n_b, n_s): shared by the batch
-    Wd = Wk / d_b[..., None]                          # D_b⁻¹ W per batch element
+    Wk = W[..., None, :, :]  # (..., 1, n_b, n_s): shared by the batch
+    Wd = Wk / d_b[..., None]  # D_b⁻¹ W per batch element
     S = -(Wk.swapaxes(-1, -2) @ Wd)
     i = xp.arange(W.shape[-1])
-    S[..., i, i] += d_s                               # S = D_s − Wᵀ D_b⁻¹ W
+    S[..., i, i] += d_s  # S = D_s − Wᵀ D_b⁻¹ W
     S_inv = xp.linalg.inv(S)
     a_s = (S_inv @ (r_s + (r_b / d_b) @ W)[..., None])[..., 0]
     c_s = xp.diagonal(S_inv, axis1=-2, axis2=-1)
     a_b = (r_b + a_s @ W.swapaxes(-1, -2)) / d_b
-    c_b = (1.0 + ((Wk @ S_inv) * Wd).sum(axis=-1)) / d_b   # 1/d + diag(W S⁻¹ Wᵀ)/d²
+    c_b = (1.0 + ((Wk @ S_inv) * Wd).sum(axis=-1)) / d_b  # 1/d + diag(W S⁻¹ Wᵀ)/d²
     return a_b, c_b, a_s, c_s
 
 
@@ -96,8 +97,18 @@ def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states
     return float(n_s * n_s * n_b + macs.eigvalsh(n_s) + start + chain_iterations * per_chain)
 
 
-def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float = 0.5,
-          tol: float = 1e-8, max_iter: int = 100, start: Solution | None = None) -> Solution:
+def solve(
+    W,
+    visible: Layer,
+    hidden: Layer,
+    a_v0,
+    c_v0=None,
+    *,
+    damping: float = 0.5,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+    start: Solution | None = None,
+) -> Solution:
     """adaTAP fixed points by damped VAMP (Alg. 3) from the visible initialisations ``a_v0``
     (..., K, n_v), or from the magnetisations of ``start``; tap.solve's signature and result,
     with a, c = a_1, c_1. ``c_v0`` is accepted for that signature and unused (a binary unit's
@@ -105,17 +116,19 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
     for name, layer in (("visible", visible), ("hidden", hidden)):
         if layer.prior is not Bernoulli:
             prior = getattr(layer.prior, "name", layer.prior)
-            raise ValueError(f"adatap.solve: the {name} prior is {prior!r}; adaTAP (Alg. 3) is "
-                             "implemented for Bernoulli units only")
+            raise ValueError(
+                f"adatap.solve: the {name} prior is {prior!r}; adaTAP (Alg. 3) is "
+                "implemented for Bernoulli units only"
+            )
     xp = namespace(W)
-    logit = lambda a: xp.log(a) - xp.log1p(-a)   # noqa: E731
+    logit = lambda a: xp.log(a) - xp.log1p(-a)  # noqa: E731
     if start is not None:
         B1_v = logit(xp.clip(start.a_v, CLIP, 1.0 - CLIP)) - visible.field[..., None, :]
         B1_h = logit(xp.clip(start.a_h, CLIP, 1.0 - CLIP)) - hidden.field[..., None, :]
     else:
         x = xp.asarray(a_v0, dtype=W.dtype)
         B1_v = (2.0 * x - 1.0) * LOGIT_START - visible.field[..., None, :]
-        B1_h = clamped_hidden(W, hidden, x)[1]        # xW: the first a_1^h is σ(U^h + xW)
+        B1_h = clamped_hidden(W, hidden, x)[1]  # xW: the first a_1^h is σ(U^h + xW)
     shape = np.broadcast_shapes(W.shape[:-2] + (1, 1), B1_v.shape)
     B1_v = xp.array(xp.broadcast_to(B1_v, shape), dtype=W.dtype)
     B1_h = xp.array(xp.broadcast_to(B1_h, shape[:-1] + W.shape[-1:]), dtype=W.dtype)
@@ -128,21 +141,27 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
         a_h = xp.clip(hidden.moments(B_h, A_h)[0], CLIP, 1.0 - CLIP)
         return a_v, a_v * (1.0 - a_v), a_h, a_h * (1.0 - a_h)
 
-    damp = lambda new, old: damping * new + (1.0 - damping) * old   # noqa: E731
+    damp = lambda new, old: damping * new + (1.0 - damping) * old  # noqa: E731
     a_v, c_v, a_h, c_h = prior_step(B1_v, A1_v, B1_h, A1_h)
     n = a_v.shape[-1] + a_h.shape[-1]
     converged = xp.zeros(a_v.shape[:-1], dtype=bool)
     it = 0
     for it in range(1, max_iter + 1):
         # prior → interaction messages (extrinsic part of the prior step's moments)
-        new = [xp.maximum(1.0 / c_v - A1_v, floor), a_v / c_v - B1_v,
-               xp.maximum(1.0 / c_h - A1_h, floor), a_h / c_h - B1_h]
+        new = [
+            xp.maximum(1.0 / c_v - A1_v, floor),
+            a_v / c_v - B1_v,
+            xp.maximum(1.0 / c_h - A1_h, floor),
+            a_h / c_h - B1_h,
+        ]
         A2_v, B2_v, A2_h, B2_h = new if it == 1 else map(damp, new, (A2_v, B2_v, A2_h, B2_h))
         # interaction step: the Gaussian N(C_2 B_2, C_2), then its extrinsic messages
         a2_v, c2_v, a2_h, c2_h = gaussian_moments(W, A2_v, A2_h, B2_v, B2_h)
-        A1_v, B1_v, A1_h, B1_h = map(damp, (1.0 / c2_v - A2_v, a2_v / c2_v - B2_v,
-                                            1.0 / c2_h - A2_h, a2_h / c2_h - B2_h),
-                                     (A1_v, B1_v, A1_h, B1_h))
+        A1_v, B1_v, A1_h, B1_h = map(
+            damp,
+            (1.0 / c2_v - A2_v, a2_v / c2_v - B2_v, 1.0 / c2_h - A2_h, a2_h / c2_h - B2_h),
+            (A1_v, B1_v, A1_h, B1_h),
+        )
         new_v, c_v, new_h, c_h = prior_step(B1_v, A1_v, B1_h, A1_h)
         change = (((new_v - a_v) ** 2).sum(axis=-1) + ((new_h - a_h) ** 2).sum(axis=-1)) / n
         a_v, a_h = new_v, new_h

@@ -18,6 +18,7 @@ from ``x`` and returns ``x'`` alone. ``diagnostics(s)`` gives scalars of a state
 Learners take their negative-phase sampler from the registry (``learner.sampler``; null: the
 model family's ``default_sampler``) instead of naming one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,12 +35,12 @@ class InferenceMethod:
     """Base class: holds the config (the class's default config when none is given)."""
 
     config_class: type = InferenceConfig
-    requires: tuple[type, ...] = ()   # model capabilities (rbmlab.models.base) it needs
-    units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
-    takes_first_product = False       # run(..., first_product=xW) accepted
-    continues_scan = False            # run(..., position=p) accepted: a systematic scan that goes
-                                      # on where it stopped (the next is (p + steps) mod n)
-    persistent = False                # run(..., state=s) accepted and returns (x', s')
+    requires: tuple[type, ...] = ()  # model capabilities (rbmlab.models.base) it needs
+    units: dict[str, tuple[str, ...]] = {}  # unit types it is written for (rbmlab.units.requirements)
+    takes_first_product = False  # run(..., first_product=xW) accepted
+    continues_scan = False  # run(..., position=p) accepted: a systematic scan that goes
+    # on where it stopped (the next is (p + steps) mod n)
+    persistent = False  # run(..., state=s) accepted and returns (x', s')
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()

@@ -15,6 +15,7 @@ pair belief b_ij ∝ exp(J_ij s_i s_j + h_{i\\j} s_i + h_{j\\i} s_j), whose mome
 
 Exact on a tree. Models in {0, 1} units are solved in their ±1 form (rbmlab.models.ising.to_spins)
 and their moments mapped back (x = (s + 1)/2)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,10 +26,10 @@ from rbmlab.backend import namespace
 
 @dataclass(frozen=True)
 class BetheBeliefs:
-    mean: Any          # (..., n): E_b[x_i] in the model's units
-    pair: Any          # (..., n, n): E_b[x_i x_j], symmetric, zero diagonal (every pair an edge of the
-                       # complete graph: where J_ij = 0 the belief factorises, E_b = product of the means)
-    messages: Any      # (..., n, n): u[i, j] = u_{i→j} (±1 form)
+    mean: Any  # (..., n): E_b[x_i] in the model's units
+    pair: Any  # (..., n, n): E_b[x_i x_j], symmetric, zero diagonal (every pair an edge of the
+    # complete graph: where J_ij = 0 the belief factorises, E_b = product of the means)
+    messages: Any  # (..., n, n): u[i, j] = u_{i→j} (±1 form)
     converged: bool
     iterations: int
 
@@ -44,7 +45,7 @@ def loopy_bp(J, h, u, *, max_iter: int, tol: float, damping: float) -> tuple[Any
     (then converged) or ``max_iter`` iterations: (u, converged, iterations)."""
     xp = namespace(J)
     tJ = xp.tanh(J)
-    edge = 1.0 - float(xp.finfo(J.dtype).eps)    # tanh rounds to ±1 for large arguments: keep atanh finite
+    edge = 1.0 - float(xp.finfo(J.dtype).eps)  # tanh rounds to ±1 for large arguments: keep atanh finite
     for it in range(1, max_iter + 1):
         new = xp.arctanh(xp.clip(tJ * xp.tanh(_fields(J, h, u)[1]), -edge, edge))
         new = damping * u + (1.0 - damping) * new
@@ -88,7 +89,7 @@ def bethe_beliefs(model, messages=None, *, max_iter: int, tol: float, damping: f
     u = xp.zeros_like(spins.J) if messages is None else messages * (1.0 - xp.eye(n, dtype=spins.J.dtype))
     u, converged, iterations = loopy_bp(spins.J, spins.h, u, max_iter=max_iter, tol=tol, damping=damping)
     m, c = spin_moments(spins.J, spins.h, u)
-    if model.spins == "01":      # x = (s + 1)/2: E[x_i] = (1 + m_i)/2, E[x_i x_j] = (1 + m_i + m_j + c_ij)/4
+    if model.spins == "01":  # x = (s + 1)/2: E[x_i] = (1 + m_i)/2, E[x_i x_j] = (1 + m_i + m_j + c_ij)/4
         n = m.shape[-1]
         c = (1.0 + m[..., :, None] + m[..., None, :] + c) * 0.25 * (1.0 - xp.eye(n, dtype=c.dtype))
         m = (1.0 + m) * 0.5

@@ -1,4 +1,5 @@
 """Block Gibbs sampling in a bipartite model: h ~ p(h | v), then v ~ p(v | h)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ def gibbs_chain(model, v, rng, k: int, first_product=None):
         return v
     xp = model.xp
     Wt = model.W.swapaxes(-1, -2)
-    batch_shape = chain_rows(model, v)   # a batch shared by all trials gets its own chain per trial
+    batch_shape = chain_rows(model, v)  # a batch shared by all trials gets its own chain per trial
     h = xp.empty(batch_shape + (model.n_hidden,), dtype=v.dtype)
     v_out = xp.empty(batch_shape + (model.n_visible,), dtype=v.dtype)
     b_h, b_v = model.b_h[..., None, :], model.b_v[..., None, :]
@@ -32,7 +33,7 @@ def gibbs_chain(model, v, rng, k: int, first_product=None):
         else:
             xp.matmul(v, model.W, out=h)
         sample_h(h, rng, bias=b_h)
-        xp.matmul(h, Wt, out=v_out)   # v is no longer needed once h is drawn
+        xp.matmul(h, Wt, out=v_out)  # v is no longer needed once h is drawn
         v = sample_v(v_out, rng, bias=b_v)
     return v
 
@@ -47,7 +48,7 @@ class BlockGibbs(InferenceMethod):
 
     config_class = BlockGibbsConfig
     requires = (Bipartite,)
-    units = {"visible": DISCRETE, "hidden": DISCRETE}   # each layer drawn by its unit type
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # each layer drawn by its unit type
     takes_first_product = True
 
     def run(self, model, x, rng, steps: int, first_product=None):

@@ -17,6 +17,7 @@ log-odds, the ±230 of the paper's hard evidence included), and C is updated in 
 compiled by numba when it is installed (the ``fast`` extra) and runs as plain Python otherwise
 (small problems only: tests).
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,10 @@ import numpy as np
 
 try:
     import numba
+
     _jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy")
-except ImportError:   # the optional ``fast`` extra: the same code, interpreted
+except ImportError:  # the optional ``fast`` extra: the same code, interpreted
+
     def _jit(f):
         return f
 
@@ -91,7 +94,9 @@ def counts(W, S) -> np.ndarray:
     C = np.zeros((N, h + fh - 1, w + fw - 1), dtype=np.int32)
     for p in range(fh):
         for q in range(fw):
-            C[:, p:p + h, q:q + w] += np.einsum("nkuv,k->nuv", S.astype(np.int32), W[:, p, q].astype(np.int32))
+            C[:, p : p + h, q : q + w] += np.einsum(
+                "nkuv,k->nuv", S.astype(np.int32), W[:, p, q].astype(np.int32)
+            )
     return C
 
 
@@ -99,9 +104,14 @@ def log_joint(W, S, X, p_w: float, p_s: float, p_e: float) -> float:
     """ln p(W, S, X): the Bernoulli priors and the flip likelihood of X given OR(S ∗ W)."""
     lit = counts(W, S) > 0
     mismatches = int(np.sum(lit != (np.asarray(X) > 0)))
-    return float(W.sum() * math.log(p_w) + (W.size - W.sum()) * math.log1p(-p_w)
-                 + S.sum() * math.log(p_s) + (S.size - S.sum()) * math.log1p(-p_s)
-                 + mismatches * math.log(p_e) + (X.size - mismatches) * math.log1p(-p_e))
+    return float(
+        W.sum() * math.log(p_w)
+        + (W.size - W.sum()) * math.log1p(-p_w)
+        + S.sum() * math.log(p_s)
+        + (S.size - S.sum()) * math.log1p(-p_s)
+        + mismatches * math.log(p_e)
+        + (X.size - mismatches) * math.log1p(-p_e)
+    )
 
 
 @dataclass
@@ -114,7 +124,9 @@ class GibbsChain:
     sweeps: int = 0
 
 
-def start(rng: np.random.Generator, X, n_features: int, feature_side: int, p_w: float, p_s: float) -> GibbsChain:
+def start(
+    rng: np.random.Generator, X, n_features: int, feature_side: int, p_w: float, p_s: float
+) -> GibbsChain:
     """A chain started at a draw from the priors."""
     N, H, Wd = X.shape
     W = (rng.random((n_features, feature_side, feature_side)) < p_w).astype(np.int8)
@@ -122,8 +134,17 @@ def start(rng: np.random.Generator, X, n_features: int, feature_side: int, p_w: 
     return GibbsChain(W, S, counts(W, S))
 
 
-def run_chain(chain: GibbsChain, X, rng: np.random.Generator, *, p_w: float, p_s: float, p_e: float,
-              sweeps: int = 0, seconds: float = 0.0) -> GibbsChain:
+def run_chain(
+    chain: GibbsChain,
+    X,
+    rng: np.random.Generator,
+    *,
+    p_w: float,
+    p_s: float,
+    p_e: float,
+    sweeps: int = 0,
+    seconds: float = 0.0,
+) -> GibbsChain:
     """``sweeps`` sweeps of the chain, or as many as fit in ``seconds`` of wall clock (whichever is
     set; a sweep is never cut), in place; returns it."""
     X8 = np.asarray(X, dtype=np.int8)

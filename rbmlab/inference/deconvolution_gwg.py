@@ -14,6 +14,7 @@ proposal GWG approximates; on pairwise models the two coincide), from the counts
 for all 40,680 sites at once by the fh·fw filter taps (whole arrays, both values of z, the right one
 kept per site). One step is one proposal; the budget is in steps or in wall-clock seconds.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,14 +29,14 @@ def flip_deltas(W, S, C, X, prior_w: float, prior_s: float, evidence: float):
     K, fh, fw = W.shape
     N, _, h, w = S.shape
     sign = 2.0 * X - 1.0
-    reach = {0: sign * (C == 0), 1: sign * (C == 1)}       # Σ terms for a site now at z = 0 / 1
+    reach = {0: sign * (C == 0), 1: sign * (C == 1)}  # Σ terms for a site now at z = 0 / 1
     field_s = {z: np.zeros((N, K, h, w)) for z in (0, 1)}
     field_w = {z: np.zeros((K, fh, fw)) for z in (0, 1)}
     Sf = S.astype(np.float64)
     for p in range(fh):
         for q in range(fw):
             for z in (0, 1):
-                window = reach[z][:, p:p + h, q:q + w]                      # (N, h, w)
+                window = reach[z][:, p : p + h, q : q + w]  # (N, h, w)
                 field_s[z] += W[None, :, p, q, None, None] * window[:, None]
                 field_w[z][:, p, q] = np.einsum("nkuv,nuv->k", Sf, window)
     delta_w = (1 - 2 * W) * (prior_w + evidence * np.where(W == 1, field_w[1], field_w[0]))
@@ -50,8 +51,18 @@ def _log_proposal(delta, free=None):
     return a - (top + np.log(np.exp(a - top).sum()))
 
 
-def run_chain(chain: GibbsChain, X, rng: np.random.Generator, *, p_w: float, p_s: float, p_e: float,
-              steps: int = 0, seconds: float = 0.0, clamp: str = "none") -> tuple[GibbsChain, int]:
+def run_chain(
+    chain: GibbsChain,
+    X,
+    rng: np.random.Generator,
+    *,
+    p_w: float,
+    p_s: float,
+    p_e: float,
+    steps: int = 0,
+    seconds: float = 0.0,
+    clamp: str = "none",
+) -> tuple[GibbsChain, int]:
     """``steps`` proposals, or as many as fit in ``seconds``, in place; (chain, accepted moves).
     ``chain.sweeps`` counts proposals here. ``clamp`` "W" or "S" holds that block where it is
     (pmp Sec. 5.6's check, "GWG did work when S or W were clamped to the true values"): proposals
@@ -87,9 +98,9 @@ def _flip(W, S, C, i: int, n_w: int) -> None:
         k, p, q = np.unravel_index(i, W.shape)
         step = 1 - 2 * int(W[k, p, q])
         W[k, p, q] += step
-        C[:, p:p + h, q:q + w] += step * S[:, k].astype(C.dtype)
+        C[:, p : p + h, q : q + w] += step * S[:, k].astype(C.dtype)
     else:
         n, k, u, v = np.unravel_index(i - n_w, S.shape)
         step = 1 - 2 * int(S[n, k, u, v])
         S[n, k, u, v] += step
-        C[n, u:u + fh, v:v + fw] += step * W[k].astype(C.dtype)
+        C[n, u : u + fh, v : v + fw] += step * W[k].astype(C.dtype)

@@ -20,6 +20,7 @@ value bounds the MAP's from above and a solution that comes out integral is a MA
 problem is one HiGHS solve (``scipy.optimize.linprog``); the solution is rounded by
 rbmlab.inference.lp_map's ``rounded`` (½ → 0, after rounding away the solver's last digits).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from rbmlab.inference.lp_map import rounded   # noqa: F401 - the rounding PmapLP samples share
+from rbmlab.inference.lp_map import rounded  # noqa: F401 - the rounding PmapLP samples share
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,9 @@ def pairs(X, n_features: int, feature_side: int) -> tuple[np.ndarray, np.ndarray
     N, H, Wd = X.shape
     K, f = n_features, feature_side
     h, w = H - f + 1, Wd - f + 1
-    n, k, p, q, u, v = np.meshgrid(np.arange(N), np.arange(K), np.arange(f), np.arange(f),
-                                   np.arange(h), np.arange(w), indexing="ij")
+    n, k, p, q, u, v = np.meshgrid(
+        np.arange(N), np.arange(K), np.arange(f), np.arange(f), np.arange(h), np.arange(w), indexing="ij"
+    )
     pixel = np.ravel_multi_index((n, u + p, v + q), X.shape).ravel()
     w_index = np.ravel_multi_index((k, p, q), (K, f, f)).ravel()
     s_index = np.ravel_multi_index((n, k, u, v), (N, K, h, w)).ravel()
@@ -73,20 +75,22 @@ def constraints(X, n_features: int, feature_side: int) -> DeconvolutionLP:
         rows.append(r)
         cols.append(c)
         vals.append(np.full(len(r), value))
-    r = np.arange(n_dark)                                   # s + w ≤ 1
+
+    r = np.arange(n_dark)  # s + w ≤ 1
     add(r, n_w + s_index[dark], 1.0)
     add(r, w_index[dark], 1.0)
-    r = n_dark + np.arange(n_z)                             # z − s ≤ 0
+    r = n_dark + np.arange(n_z)  # z − s ≤ 0
     add(r, z, 1.0)
     add(r, n_w + s_index[lit], -1.0)
-    r = n_dark + n_z + np.arange(n_z)                       # z − w ≤ 0
+    r = n_dark + n_z + np.arange(n_z)  # z − w ≤ 0
     add(r, z, 1.0)
     add(r, w_index[lit], -1.0)
-    lit_pixels, owner = np.unique(pixel[lit], return_inverse=True)   # −Σ z ≤ −1 per lit pixel
+    lit_pixels, owner = np.unique(pixel[lit], return_inverse=True)  # −Σ z ≤ −1 per lit pixel
     add(n_dark + 2 * n_z + owner, z, -1.0)
     n_rows = n_dark + 2 * n_z + len(lit_pixels)
-    a_ub = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                             shape=(n_rows, n_w + n_s + n_z))
+    a_ub = sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n_w + n_s + n_z)
+    )
     b_ub = np.concatenate([np.ones(n_dark), np.zeros(2 * n_z), -np.ones(len(lit_pixels))])
     return DeconvolutionLP(a_ub, b_ub, n_w, n_s, n_z)
 
@@ -94,8 +98,10 @@ def constraints(X, n_features: int, feature_side: int) -> DeconvolutionLP:
 def solve(lp: DeconvolutionLP, unary_w, unary_s) -> tuple[np.ndarray, float]:
     """(the relaxed [w, s] of (1) for log-odds ``unary_w`` (n_w,) and ``unary_s`` (n_s,), the
     relaxation's optimal value)."""
-    cost = -np.concatenate([np.asarray(unary_w, np.float64), np.asarray(unary_s, np.float64), np.zeros(lp.n_z)])
+    cost = -np.concatenate(
+        [np.asarray(unary_w, np.float64), np.asarray(unary_s, np.float64), np.zeros(lp.n_z)]
+    )
     result = linprog(cost, A_ub=lp.a_ub, b_ub=lp.b_ub, bounds=(0.0, 1.0), method="highs")
     if result.status != 0:
         raise RuntimeError(f"deconvolution_lp: HiGHS did not solve the LP: {result.message}")
-    return result.x[:lp.n_w + lp.n_s], -float(result.fun)
+    return result.x[: lp.n_w + lp.n_s], -float(result.fun)

@@ -26,6 +26,7 @@ block Gibbs (:func:`rbmlab.inference.block_gibbs.gibbs_chain`, the same draws). 
 model's dtype (float32 by default). The same step at inverse temperature β, with the visible
 field of AIS's path, is AIS's transition for this model (rbmlab.evaluators.ais_fractional).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,19 +75,19 @@ def mh_step(model, v, x, rng, beta: float = 1.0, field=None):
     xp = model.xp
     n, f = split(model.c[..., None, :])
     bx = x * beta
-    h = Bernoulli.sample_(bx * f, rng)                              # the remainder's unit | v
+    h = Bernoulli.sample_(bx * f, rng)  # the remainder's unit | v
     h *= f
-    if bool(xp.any(n > 0)):                                         # the n_i copies | v: a count
+    if bool(xp.any(n > 0)):  # the n_i copies | v: a count
         p = 1.0 / (1.0 + xp.exp(-bx.astype(xp.float64)))
         h += rng.binomial(xp.broadcast_to(n, bx.shape).astype(xp.int64), p).astype(h.dtype)
     a_v = h @ model.W.swapaxes(-1, -2)
     if beta != 1.0:
         a_v *= beta
     field = model.b_v if field is None else field
-    v_new = Bernoulli.sample_(a_v, rng, bias=field[..., None, :])   # v' ~ p̃_β(v | h)
+    v_new = Bernoulli.sample_(a_v, rng, bias=field[..., None, :])  # v' ~ p̃_β(v | h)
     x_new = model.hidden_inputs(v_new)
     log_a = coefficient_gap(beta * x_new, f) - coefficient_gap(bx, f)
-    accepted = uniform(rng, log_a.shape, log_a.dtype) < xp.exp(xp.minimum(log_a, 0.0))   # u < min(1, A)
+    accepted = uniform(rng, log_a.shape, log_a.dtype) < xp.exp(xp.minimum(log_a, 0.0))  # u < min(1, A)
     keep = accepted[..., None]
     return xp.where(keep, v_new, v), xp.where(keep, x_new, x), accepted
 
@@ -118,7 +119,7 @@ class FractionalMH(InferenceMethod):
 
     config_class = FractionalMHConfig
     requires = (FractionalUnits,)
-    units = {"visible": BERNOULLI, "hidden": BERNOULLI}   # the softplus of Eq. 11
+    units = {"visible": BERNOULLI, "hidden": BERNOULLI}  # the softplus of Eq. 11
 
     def __init__(self, config=None):
         super().__init__(config)

@@ -21,6 +21,7 @@ step one vectorised pass; in float32 3–4× its earlier scalar version, itself 
 pmp's shapes: 20 × 200, 50 × 900, 256 × 625 chains × sites); ``RBMLAB_NUMBA=0`` selects the numpy
 path.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,12 +37,19 @@ from rbmlab.validation import option
 
 @dataclass
 class GWGConfig(InferenceConfig):
-    name: str = option("gwg", "inference method: Gibbs-with-gradients (one proposed flip per step, "
-                              "n steps per sweep)")
-    temperature: float = option(2.0, "proposal softmax(δ / temperature) (GWG's DiffSampler: 2)", lo=1e-6,
-                                label="GWG temperature")
-    step: str = option("sweep", "one step: sweep (n proposals) | site (one proposal)", choices=("sweep", "site"),
-                       neutral="sweep", label="sampler step")
+    name: str = option(
+        "gwg", "inference method: Gibbs-with-gradients (one proposed flip per step, n steps per sweep)"
+    )
+    temperature: float = option(
+        2.0, "proposal softmax(δ / temperature) (GWG's DiffSampler: 2)", lo=1e-6, label="GWG temperature"
+    )
+    step: str = option(
+        "sweep",
+        "one step: sweep (n proposals) | site (one proposal)",
+        choices=("sweep", "site"),
+        neutral="sweep",
+        label="sampler step",
+    )
 
 
 def _log_softmax(a, xp):
@@ -71,24 +79,24 @@ class GibbsWithGradients(InferenceMethod):
         if steps < 1:
             return x
         n = x.shape[-1]
-        a = model.local_fields(x, slice(None))                       # (..., B, n)
+        a = model.local_fields(x, slice(None))  # (..., B, n)
         proposals = steps * n if self.config.step == "sweep" else steps
         if _compiled(model, x, a, rng):
             return _run_compiled(model, x, a, rng, proposals, t)
         sites = xp.arange(n)
         for _ in range(proposals):
             change = units.flip(x) - x
-            delta = a * change                                         # (1)
+            delta = a * change  # (1)
             log_q = _log_softmax(delta / t, xp)
             cdf = xp.cumsum(xp.exp(log_q), axis=-1)
             u = uniform(rng, x.shape[:-1] + (1,), x.dtype) * cdf[..., -1:]
-            i = xp.minimum((cdf <= u).sum(axis=-1), n - 1)             # i ~ q(· | x)
+            i = xp.minimum((cdf <= u).sum(axis=-1), n - 1)  # i ~ q(· | x)
             step = _take(change, i, xp)
             rows = xp.take_along_axis(model.J, i[..., None], axis=-2)  # J[i], (..., B, n)
             a_new = a + rows * step[..., None]
             x_new = xp.where(sites == i[..., None], x + change, x)
             log_q_back = _take(_log_softmax(a_new * (units.flip(x_new) - x_new) / t, xp), i, xp)
-            log_accept = _take(delta, i, xp) + log_q_back - _take(log_q, i, xp)   # (2)
+            log_accept = _take(delta, i, xp) + log_q_back - _take(log_q, i, xp)  # (2)
             accept = (xp.log(uniform(rng, x.shape[:-1], x.dtype)) < log_accept)[..., None]
             x = xp.where(accept, x_new, x)
             a = xp.where(accept, a_new, a)
@@ -100,19 +108,33 @@ def _compiled(model, x, a, rng) -> bool:
     Generator (the kernel draws its counter-based uniforms), J per chain group."""
     J = model.J
     groups = int(np.prod(J.shape[:-2], dtype=np.int64))
-    return (numba_kernels.available() and isinstance(x, np.ndarray) and isinstance(J, np.ndarray)
-            and x.dtype in (np.float32, np.float64) and a.dtype == x.dtype and is_numpy_generator(rng)
-            and (groups == 1 or groups == int(np.prod(x.shape[:-2], dtype=np.int64))))
+    return (
+        numba_kernels.available()
+        and isinstance(x, np.ndarray)
+        and isinstance(J, np.ndarray)
+        and x.dtype in (np.float32, np.float64)
+        and a.dtype == x.dtype
+        and is_numpy_generator(rng)
+        and (groups == 1 or groups == int(np.prod(x.shape[:-2], dtype=np.int64)))
+    )
 
 
 def _run_compiled(model, x, a, rng, proposals: int, temperature: float):
     kernel = numba_kernels.load("rbmlab.inference.gwg_numba")
     n, dtype = x.shape[-1], x.dtype.type
-    chains = x.reshape(-1, n)                                    # views: x and a are ours
+    chains = x.reshape(-1, n)  # views: x and a are ours
     fields = a.reshape(-1, n)
     J = np.ascontiguousarray(model.J, dtype=x.dtype).reshape(-1, n, n)
     per_group = chains.shape[0] // J.shape[0]
-    keys = rng.bit_generator.random_raw(2 * proposals)           # ops.uniform's keys, in its order
-    kernel.flip_steps_(chains, fields, J, dtype(model.units.flip(dtype(0.0))), dtype(temperature),
-                       keys, per_group, x.dtype == np.float32)
+    keys = rng.bit_generator.random_raw(2 * proposals)  # ops.uniform's keys, in its order
+    kernel.flip_steps_(
+        chains,
+        fields,
+        J,
+        dtype(model.units.flip(dtype(0.0))),
+        dtype(temperature),
+        keys,
+        per_group,
+        x.dtype == np.float32,
+    )
     return x

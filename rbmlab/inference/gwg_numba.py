@@ -29,6 +29,7 @@ CDF boundary can pick the neighbouring site (rare; tests/test_ising.py checks ag
 exact moments on both paths). Importing this module fails with ImportError when numba is not
 installed.
 """
+
 from __future__ import annotations
 
 import numba
@@ -36,15 +37,15 @@ import numpy as np
 
 from rbmlab.backend.random_bits_numba import uniform_at
 
-_FAST = {"reassoc", "contract", "nsz", "arcp"}   # sums in any order; inf and nan kept (the checks below)
+_FAST = {"reassoc", "contract", "nsz", "arcp"}  # sums in any order; inf and nan kept (the checks below)
 jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy", fastmath=_FAST)
 
-BLOCK = 32                 # sites per block sum of the inverse-CDF walk
-LOOSEST = np.exp(-60.0)    # Σ exp(δ/t − shift) below this: the shift was too loose; redo with the max
+BLOCK = 32  # sites per block sum of the inverse-CDF walk
+LOOSEST = np.exp(-60.0)  # Σ exp(δ/t − shift) below this: the shift was too loose; redo with the max
 
 _LOG2E = np.float32(1.4426950408889634)
-_LN2_HI = np.float32(0.693145751953125)        # ln 2 in two parts (Cody & Waite): k ln 2 is exact
-_LN2_LO = np.float32(1.428606765330187e-06)    # in the high part for |k| ≤ 126
+_LN2_HI = np.float32(0.693145751953125)  # ln 2 in two parts (Cody & Waite): k ln 2 is exact
+_LN2_LO = np.float32(1.428606765330187e-06)  # in the high part for |k| ≤ 126
 _FLOOR = np.float32(-87.0)
 
 
@@ -57,12 +58,25 @@ def _exponentials_(e, blocks, bits, scaled, shift, float32):
         s = np.float32(shift)
         for j in range(n):
             y = max(scaled[j] - s, _FLOOR)
-            k = min(np.floor(y * _LOG2E + np.float32(0.5)), np.float32(128.0))   # 2^128: inf, refused below
+            k = min(np.floor(y * _LOG2E + np.float32(0.5)), np.float32(128.0))  # 2^128: inf, refused below
             r = (y - k * _LN2_HI) - k * _LN2_LO
-            e[j] = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(0.5) + r * (
-                np.float32(1 / 6) + r * (np.float32(1 / 24) + r * (np.float32(1 / 120) + r * (
-                    np.float32(1 / 720) + r * np.float32(1 / 5040)))))))
-            bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)            # 2^k's float32 bits
+            e[j] = np.float32(1.0) + r * (
+                np.float32(1.0)
+                + r
+                * (
+                    np.float32(0.5)
+                    + r
+                    * (
+                        np.float32(1 / 6)
+                        + r
+                        * (
+                            np.float32(1 / 24)
+                            + r * (np.float32(1 / 120) + r * (np.float32(1 / 720) + r * np.float32(1 / 5040)))
+                        )
+                    )
+                )
+            )
+            bits[j] = (np.int32(k) + np.int32(127)) << np.int32(23)  # 2^k's float32 bits
         scale = bits.view(np.float32)
         for j in range(n):
             e[j] *= scale[j]
@@ -84,9 +98,9 @@ def _distribution_(scaled, e, blocks, bits, shift, float32):
     """The exponentials of ``scaled`` less ``shift`` (an upper bound of its maximum), or less the
     maximum where the bound is too loose; returns (log Σ exp(scaled), Σ e)."""
     if float32:
-        shift = float(np.float32(shift))      # the shift the float32 exponentials subtract
+        shift = float(np.float32(shift))  # the shift the float32 exponentials subtract
     total = _exponentials_(e, blocks, bits, scaled, shift, float32)
-    if not (LOOSEST <= total < np.inf):          # too loose, or (a bound that failed) overflowed
+    if not (LOOSEST <= total < np.inf):  # too loose, or (a bound that failed) overflowed
         shift = scaled[0]
         for j in range(1, scaled.size):
             shift = max(shift, scaled[j])
@@ -121,8 +135,8 @@ def flip_steps_(x, a, J, offset, temperature, keys, chains_per_group, float32):
     C, n = x.shape
     G = J.shape[0]
     dtype = x.dtype
-    inverse_t = 1 / temperature          # exact for the default t = 2
-    reach = np.empty((G, n), dtype=np.float64)       # max_j |J_ij|: how far one flip moves δ_j / |x̄_j − x_j|²
+    inverse_t = 1 / temperature  # exact for the default t = 2
+    reach = np.empty((G, n), dtype=np.float64)  # max_j |J_ij|: how far one flip moves δ_j / |x̄_j − x_j|²
     for g in range(G):
         for i in range(n):
             top = 0.0
@@ -130,24 +144,24 @@ def flip_steps_(x, a, J, offset, temperature, keys, chains_per_group, float32):
                 top = max(top, abs(J[g, i, j]))
             reach[g, i] = top
     nb = (n + BLOCK - 1) // BLOCK
-    scaled, e, blocks = np.empty(n, dtype), np.empty(n, dtype), np.empty(nb, dtype)        # q(· | x)
+    scaled, e, blocks = np.empty(n, dtype), np.empty(n, dtype), np.empty(nb, dtype)  # q(· | x)
     scaled_r, e_r, blocks_r = np.empty(n, dtype), np.empty(n, dtype), np.empty(nb, dtype)  # q(· | x')
     fields, fields_r = np.empty(n, dtype), np.empty(n, dtype)
     d, bits = np.empty(n, dtype), np.empty(n, np.int32)
-    u = np.empty(1, dtype=dtype)         # a uniform rounded to the dtype, as numpy's
+    u = np.empty(1, dtype=dtype)  # a uniform rounded to the dtype, as numpy's
     for c in range(C):
         g = c // chains_per_group
         xc = x[c]
-        spread = 0.0                     # max_j |x̄_j − x_j|² (1 for {0, 1} units, 4 for ±1)
+        spread = 0.0  # max_j |x̄_j − x_j|² (1 for {0, 1} units, 4 for ±1)
         for j in range(n):
-            d[j] = (offset - xc[j]) - xc[j]                                      # x̄_j − x_j
+            d[j] = (offset - xc[j]) - xc[j]  # x̄_j − x_j
             fields[j] = a[c, j]
-            scaled[j] = fields[j] * d[j] * inverse_t                             # δ_j / t, (1)
+            scaled[j] = fields[j] * d[j] * inverse_t  # δ_j / t, (1)
             spread = max(spread, float(d[j]) * float(d[j]))
         log_norm, total = _distribution_(scaled, e, blocks, bits, np.inf, float32)
         for s in range(keys.size // 2):
             u[0] = uniform_at(keys[2 * s], c, float32)
-            i = _walk_(e, blocks, u[0] * total)                                  # i ~ q(· | x)
+            i = _walk_(e, blocks, u[0] * total)  # i ~ q(· | x)
             change = d[i]
             d[i] = -change
             for j in range(n):
@@ -155,8 +169,7 @@ def flip_steps_(x, a, J, offset, temperature, keys, chains_per_group, float32):
                 scaled_r[j] = fields_r[j] * d[j] * inverse_t
             bound = max(log_norm, -float(scaled[i])) + reach[g, i] * spread * inverse_t
             log_norm_r, total_r = _distribution_(scaled_r, e_r, blocks_r, bits, bound, float32)
-            log_accept = (fields[i] * change + (scaled_r[i] - log_norm_r)
-                          - (scaled[i] - log_norm))                                        # (2)
+            log_accept = fields[i] * change + (scaled_r[i] - log_norm_r) - (scaled[i] - log_norm)  # (2)
             u[0] = uniform_at(keys[2 * s + 1], c, float32)
             if np.log(u[0]) < log_accept:
                 xc[i] += change

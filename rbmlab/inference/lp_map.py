@@ -13,6 +13,7 @@ rounding away the solver's last digits; the LP
 is tight on trees, where this is the exact MAP. Each problem is one HiGHS solve
 (``scipy.optimize.linprog``); the paper ran this on 96 cores, and it fits small models only.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +52,17 @@ def _constraints(n: int, edges: np.ndarray) -> sparse.csr_matrix:
     q = n + k
     rows = np.concatenate([3 * k, 3 * k, 3 * k + 1, 3 * k + 1, 3 * k + 2, 3 * k + 2, 3 * k + 2])
     cols = np.concatenate([q, edges[:, 0], q, edges[:, 1], edges[:, 0], edges[:, 1], q])
-    vals = np.concatenate([np.ones(n_edges), -np.ones(n_edges), np.ones(n_edges), -np.ones(n_edges),
-                           np.ones(n_edges), np.ones(n_edges), -np.ones(n_edges)])
+    vals = np.concatenate(
+        [
+            np.ones(n_edges),
+            -np.ones(n_edges),
+            np.ones(n_edges),
+            -np.ones(n_edges),
+            np.ones(n_edges),
+            np.ones(n_edges),
+            -np.ones(n_edges),
+        ]
+    )
     return sparse.csr_matrix((vals, (rows, cols)), shape=(3 * n_edges, n + n_edges))
 
 

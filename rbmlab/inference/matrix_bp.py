@@ -22,6 +22,7 @@ batch iterates without it, so no work is spent on it and its result is the one i
 alone), and each has its flag. ``damping`` α mixes
 the old log-odds in: L ← (1 − α) L_new + α L_old (the paper uses none).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,12 +38,12 @@ MODES = ("sum", "max", "mixed")
 class BPResult:
     """Beliefs and messages after loopy BP on a batch of B instances."""
 
-    eta_v: Any            # (B, |v|) log-odds of the visible beliefs τ^v = σ(eta_v)
-    eta_h: Any            # (B, |h|) log-odds of the hidden beliefs τ^h
-    L: Any                # (B, |v|, |h|) logit m_{j→i}(v_i = 1)
-    K: Any                # (B, |v|, |h|) logit m_{i→j}(h_j = 1)
-    converged: Any        # (B,) bool: the last iteration moved no message probability by > tol
-    iterations: int       # iterations run (by the instance that ran longest)
+    eta_v: Any  # (B, |v|) log-odds of the visible beliefs τ^v = σ(eta_v)
+    eta_h: Any  # (B, |h|) log-odds of the hidden beliefs τ^h
+    L: Any  # (B, |v|, |h|) logit m_{j→i}(v_i = 1)
+    K: Any  # (B, |v|, |h|) logit m_{i→j}(h_j = 1)
+    converged: Any  # (B,) bool: the last iteration moved no message probability by > tol
+    iterations: int  # iterations run (by the instance that ran longest)
 
     @property
     def tau_v(self):
@@ -58,7 +59,7 @@ def _sum_message(expm1_w, c):
     (clipped to ≥ −1 + eps by :func:`_expm1`, so the argument stays above −1)."""
     xp = namespace(c)
     arg = xp.negative(c)
-    with ignore_overflow(xp):   # e^{−c} = inf for c ≪ 0: the message is log1p(0) = 0
+    with ignore_overflow(xp):  # e^{−c} = inf for c ≪ 0: the message is log1p(0) = 0
         xp.exp(arg, out=arg)
     arg += 1.0
     xp.divide(expm1_w, arg, out=arg)
@@ -80,8 +81,17 @@ def _max_message(W, c):
     return xp.maximum(W + c, 0.0) - xp.maximum(c, 0.0)
 
 
-def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float | None = 1e-3,
-             damping: float = 0.0, init: BPResult | None = None) -> BPResult:
+def loopy_bp(
+    W,
+    b_v,
+    b_h,
+    *,
+    mode: str = "sum",
+    max_iter: int = 50,
+    tol: float | None = 1e-3,
+    damping: float = 0.0,
+    init: BPResult | None = None,
+) -> BPResult:
     """Loopy BP (Alg. 1 in log-odds form) on the RBMs (W, b_v[n], b_h[n]) for every row n.
 
     ``W``: (|v|, |h|); ``b_v``: (B, |v|); ``b_h``: (B, |h|) (a single instance: pass 1-row
@@ -92,9 +102,9 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
     if mode not in MODES:
         raise ValueError(f"loopy_bp: mode must be one of {', '.join(MODES)}, got {mode!r}")
     xp = namespace(W)
-    rows = max(b_v.shape[0], b_h.shape[0])               # a 1-row bias is shared by every instance
-    b_v = xp.broadcast_to(b_v, (rows, W.shape[0]))[:, :, None]   # (B, |v|, 1)
-    b_h = xp.broadcast_to(b_h, (rows, W.shape[1]))[:, None, :]   # (B, 1, |h|)
+    rows = max(b_v.shape[0], b_h.shape[0])  # a 1-row bias is shared by every instance
+    b_v = xp.broadcast_to(b_v, (rows, W.shape[0]))[:, :, None]  # (B, |v|, 1)
+    b_h = xp.broadcast_to(b_h, (rows, W.shape[1]))[:, None, :]  # (B, 1, |h|)
     shape = (rows,) + W.shape
     if init is None:
         L, K = xp.zeros(shape, dtype=W.dtype), xp.zeros(shape, dtype=W.dtype)
@@ -107,17 +117,17 @@ def loopy_bp(W, b_v, b_h, *, mode: str = "sum", max_iter: int = 50, tol: float |
     for t in range(1, max_iter + 1):
         # h → v (Eq. 13): from the cavity of h_j without v_i's message
         L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping)
-        eta_v = b_v + L_new.sum(axis=2, keepdims=True)    # Eq. 16
+        eta_v = b_v + L_new.sum(axis=2, keepdims=True)  # Eq. 16
         # v → h (Eq. 14, or Eq. 15 for mixed-product)
         if mode == "mixed":
             K_new = _damped(W * (eta_v > 0).astype(W.dtype), K, damping)
         else:
             K_new = _messages(mode, W, expm1_w, eta_v, L_new, K, damping)
-        eta_h = b_h + K_new.sum(axis=1, keepdims=True)    # Eq. 17
+        eta_h = b_h + K_new.sum(axis=1, keepdims=True)  # Eq. 17
         converged = None
         if tol is not None:
             converged = _moved_at_most(L_new, L, tol)
-            if bool(converged.any()):   # K matters only where L has converged
+            if bool(converged.any()):  # K matters only where L has converged
                 converged &= _moved_at_most(K_new, K, tol)
         L, K = L_new, K_new
         if converged is not None and bool(converged.any()):
@@ -133,13 +143,14 @@ class _Finished:
 
     def __init__(self, n: int, xp):
         self.xp, self.n = xp, n
-        self.rows = xp.arange(n)          # the batch rows of the unfinished instances, in order
-        self.kept: list[tuple] = []       # (rows, L, K, eta_v, eta_h) of each set aside
+        self.rows = xp.arange(n)  # the batch rows of the unfinished instances, in order
+        self.kept: list[tuple] = []  # (rows, L, K, eta_v, eta_h) of each set aside
 
     def set_aside(self, converged, L, K, eta_v, eta_h, b_v, b_h):
         """Keep the converged rows; the unfinished rows of (L, K, eta_v, eta_h, b_v, b_h)."""
-        self.kept.append((self.rows[converged], L[converged], K[converged], eta_v[converged],
-                          eta_h[converged]))
+        self.kept.append(
+            (self.rows[converged], L[converged], K[converged], eta_v[converged], eta_h[converged])
+        )
         going = ~converged
         self.rows = self.rows[going]
         return L[going], K[going], eta_v[going], eta_h[going], b_v[going], b_h[going]
@@ -150,7 +161,7 @@ class _Finished:
     def result(self, L, K, eta_v, eta_h, iterations: int) -> BPResult:
         """The batch's result, every instance in its row (the unfinished ones as they are now)."""
         xp = self.xp
-        if not self.kept:    # no instance stopped early: the arrays are the batch's
+        if not self.kept:  # no instance stopped early: the arrays are the batch's
             return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, xp.zeros(self.n, dtype=bool), iterations)
         parts = [*self.kept, (self.rows, L, K, eta_v, eta_h)]
         full = [xp.empty((self.n,) + a.shape[1:], dtype=a.dtype) for a in parts[-1][1:]]
@@ -202,7 +213,7 @@ def _moved_at_most(new, old, tol: float):
     b = xp.take_along_axis(old.reshape(n, -1), edge, axis=1)[:, 0]
     result = small.copy()
     unsettled = xp.flatnonzero(~small & (xp.abs(sigmoid(a) - sigmoid(b)) <= tol))
-    if unsettled.size:   # rare: every probability of these instances compared
+    if unsettled.size:  # rare: every probability of these instances compared
         moved = xp.abs(sigmoid(new[unsettled]) - sigmoid(old[unsettled]))
         result[unsettled] = moved.reshape(unsettled.size, -1).max(axis=1) <= tol
     return result
@@ -230,10 +241,10 @@ def pairwise_beliefs(W, result: BPResult):
     in place on three arrays (an e^{…} = inf is the limit Γ = 0)."""
     xp = namespace(W)
     cv, ch = cavities(result)
-    cv += W                      # W + C^v
-    ch += W                      # W + C^h
+    cv += W  # W + C^v
+    ch += W  # W + C^h
     gamma = cv + ch
-    gamma -= W                   # s₁₁
+    gamma -= W  # s₁₁
     with ignore_overflow(xp):
         for a in (cv, ch, gamma):
             xp.exp(xp.negative(a, out=a), out=a)
@@ -255,13 +266,17 @@ def bethe_log_z(W, b_v, b_h, result: BPResult):
     logs = xp.stack([s11, s10, s01, xp.zeros_like(s11)])
     m = logs.max(axis=0)
     log_norm = m + xp.log(xp.exp(logs - m).sum(axis=0))
-    p = xp.exp(logs - log_norm)                                 # (4, B, |v|, |h|)
+    p = xp.exp(logs - log_norm)  # (4, B, |v|, |h|)
     edge_entropy = -(p * (logs - log_norm)).sum(axis=(0, 2, 3))
     tv, th = sigmoid(result.eta_v), sigmoid(result.eta_h)
     n_v, n_h = W.shape
     energy = (b_v * tv).sum(axis=1) + (b_h * th).sum(axis=1) + (W * p[0]).sum(axis=(1, 2))
-    return (energy + edge_entropy - (n_h - 1) * _bernoulli_entropy(result.eta_v)
-            - (n_v - 1) * _bernoulli_entropy(result.eta_h))
+    return (
+        energy
+        + edge_entropy
+        - (n_h - 1) * _bernoulli_entropy(result.eta_v)
+        - (n_v - 1) * _bernoulli_entropy(result.eta_h)
+    )
 
 
 def _bernoulli_entropy(eta):

@@ -15,6 +15,7 @@ binary variables is the Gumbel perturbation of both states' log-potentials (deri
 Gumbel noise of pmp Sec 2.2), runs ``max_product`` from zero messages, decodes, and returns the
 samples with the perturbed objective at them (its mean estimates log Z, pmp Secs 2.2 and 5.2).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,8 @@ from rbmlab.backend.ops import uniform
 
 @dataclass(frozen=True)
 class MaxProductResult:
-    beliefs: Any          # (B, n) unary + all incoming messages, after the last sweep
-    messages: tuple       # per factor group, its layout
+    beliefs: Any  # (B, n) unary + all incoming messages, after the last sweep
+    messages: tuple  # per factor group, its layout
     sweeps: int
 
 
@@ -65,8 +66,9 @@ def max_product(graph, unary, sweeps: int, *, damping: float = 0.5, messages=Non
         messages = tuple(m.copy() for m in messages)
     beliefs = beliefs_of(graph, unary, messages)
     for _ in range(sweeps):
-        updated = [sweep(group, beliefs[:, group.variables], m, damping)
-                   for group, m in zip(graph.groups, messages)]
+        updated = [
+            sweep(group, beliefs[:, group.variables], m, damping) for group, m in zip(graph.groups, messages)
+        ]
         messages = tuple(m for m, _ in updated)
         beliefs = beliefs_of(graph, unary, messages, [inc for _, inc in updated])
     return MaxProductResult(beliefs, messages, sweeps)
@@ -87,8 +89,7 @@ def logistic_noise(rng, shape, dtype):
     return xp.log(u) - xp.log1p(-u)
 
 
-def perturb_and_max_product(graph, rng, n_samples: int, sweeps: int, *, damping: float = 0.5,
-                            noise=None):
+def perturb_and_max_product(graph, rng, n_samples: int, sweeps: int, *, damping: float = 0.5, noise=None):
     """(samples (B, n) in {0, 1}, perturbed objective at them (B,)): B = ``n_samples`` PMP draws
     (fresh noise and zero messages for each; ``noise`` (B, n) given instead of drawn)."""
     if noise is None:

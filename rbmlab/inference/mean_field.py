@@ -9,6 +9,7 @@ by more than tol. The MF value of log Z is a lower bound on the exact one:
 
     log Z_MF = b¹·τ^v + b²·τ^h + τ^vᵀ W τ^h + H(τ^v) + H(τ^h).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,9 +21,9 @@ from rbmlab.backend.ops import sigmoid
 
 @dataclass(frozen=True)
 class MeanFieldResult:
-    tau_v: Any          # (B, |v|)
-    tau_h: Any          # (B, |h|)
-    converged: Any      # (B,) bool
+    tau_v: Any  # (B, |v|)
+    tau_h: Any  # (B, |h|)
+    converged: Any  # (B,) bool
     iterations: int
 
 
@@ -39,7 +40,7 @@ def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFie
         tau_v = new_v
         if bool(converged.all()):
             break
-    tau_h = sigmoid(tau_v @ W + b_h)      # consistent with the returned τ^v
+    tau_h = sigmoid(tau_v @ W + b_h)  # consistent with the returned τ^v
     return MeanFieldResult(tau_v, tau_h, converged, t)
 
 

@@ -18,6 +18,7 @@ Sequential by nature (the damping that makes max-product parallel does not work 
 §5.2), so a pair loop runs in a numba kernel when the ``fast`` extra is installed (and not switched
 off, rbmlab.backend.numba_kernels) and in plain Python otherwise (the same arithmetic, fit for tests on a few variables only).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -61,9 +62,9 @@ def _kernel():
 
 @dataclass(frozen=True)
 class MPLPResult:
-    beliefs: np.ndarray       # (B, d) float64
-    sweeps: np.ndarray        # (B,) sweeps run until each problem stopped
-    converged: np.ndarray     # (B,) bool: its last sweep moved no message by more than tol
+    beliefs: np.ndarray  # (B, d) float64
+    sweeps: np.ndarray  # (B,) sweeps run until each problem stopped
+    converged: np.ndarray  # (B,) bool: its last sweep moved no message by more than tol
 
 
 def mplp(W, unary, rng, *, tol: float = 1e-6, max_sweeps: int = 50_000) -> MPLPResult:

@@ -23,6 +23,7 @@ averaged with weight 1/SWAP_WINDOW; 0 before the pair's first proposal) and ``st
 taken: the even/odd phase and γ_n).
 Called without a state (an evaluator's draws), the replicas start as copies of x.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,27 +37,48 @@ from rbmlab.limits import CHAINS
 from rbmlab.models.base import Bipartite
 from rbmlab.validation import option
 
-SWAP_WINDOW = 100   # proposals a pair's swap_rate averages over (exponential weight 1/SWAP_WINDOW)
-RM_EXPONENT = 0.6   # γ_n ∝ (n + 1)^−0.6: Σγ = ∞, Σγ² < ∞
-LOG_GAP_RANGE = (np.log(1e-4), np.log(10.0))   # ρ_k clipped: adjacent β ratios in [e^−10, e^−0.0001]
+SWAP_WINDOW = 100  # proposals a pair's swap_rate averages over (exponential weight 1/SWAP_WINDOW)
+RM_EXPONENT = 0.6  # γ_n ∝ (n + 1)^−0.6: Σγ = ∞, Σγ² < ∞
+LOG_GAP_RANGE = (np.log(1e-4), np.log(10.0))  # ρ_k clipped: adjacent β ratios in [e^−10, e^−0.0001]
 
 
 @dataclass
 class ParallelTemperingConfig(InferenceConfig):
     name: str = option("parallel_tempering", "inference method")
-    n_temperatures: int = option(10, "replicas R of each chain (β_0 = 1 is the model)", lo=2, hi=CHAINS,
-                                 label="temperatures")
-    ladder: str = option("geometric", "geometric: β_k = beta_min^(k/(R−1)); adaptive: from there, "
-                                      "log-gaps moved toward target_swap_rate", choices=("geometric", "adaptive"),
-                         label="temperature ladder")
-    beta_min: float = option(0.1, "the hottest replica's inverse temperature (the adaptive ladder's start "
-                                  "and floor)",
-                             lo=0, hi=1, open_lo=True, open_hi=True, label="smallest β")
-    target_swap_rate: float = option(0.234, "ladder=adaptive: the swap acceptance rate each adjacent pair is "
-                                            "driven to", lo=0, hi=1, open_lo=True, open_hi=True,
-                                     label="target swap rate")
-    adapt_rate: float = option(1.0, "ladder=adaptive: γ_n = adapt_rate·(n + 1)^−0.6 on the log-gaps",
-                               lo=0, open_lo=True, label="ladder adaptation rate")
+    n_temperatures: int = option(
+        10, "replicas R of each chain (β_0 = 1 is the model)", lo=2, hi=CHAINS, label="temperatures"
+    )
+    ladder: str = option(
+        "geometric",
+        "geometric: β_k = beta_min^(k/(R−1)); adaptive: from there, log-gaps moved toward target_swap_rate",
+        choices=("geometric", "adaptive"),
+        label="temperature ladder",
+    )
+    beta_min: float = option(
+        0.1,
+        "the hottest replica's inverse temperature (the adaptive ladder's start and floor)",
+        lo=0,
+        hi=1,
+        open_lo=True,
+        open_hi=True,
+        label="smallest β",
+    )
+    target_swap_rate: float = option(
+        0.234,
+        "ladder=adaptive: the swap acceptance rate each adjacent pair is driven to",
+        lo=0,
+        hi=1,
+        open_lo=True,
+        open_hi=True,
+        label="target swap rate",
+    )
+    adapt_rate: float = option(
+        1.0,
+        "ladder=adaptive: γ_n = adapt_rate·(n + 1)^−0.6 on the log-gaps",
+        lo=0,
+        open_lo=True,
+        label="ladder adaptation rate",
+    )
 
 
 def geometric_ladder(n: int, beta_min: float) -> np.ndarray:
@@ -128,7 +150,7 @@ class ParallelTempering(InferenceMethod):
 
     config_class = ParallelTemperingConfig
     requires = (Bipartite,)
-    units = BlockGibbs.units   # the tempered conditionals are block Gibbs's, logits scaled by β
+    units = BlockGibbs.units  # the tempered conditionals are block Gibbs's, logits scaled by β
     persistent = True
 
     def init_state(self, model, chains, rng) -> dict:
@@ -136,8 +158,12 @@ class ParallelTempering(InferenceMethod):
         rows = chain_rows(model, chains)
         replicas = xp.empty((c.n_temperatures - 1, *rows, chains.shape[-1]), dtype=chains.dtype)
         replicas[...] = chains
-        return {"replicas": replicas, "betas": xp.asarray(geometric_ladder(c.n_temperatures, c.beta_min)),
-                "swap_rate": xp.zeros(c.n_temperatures - 1), "steps": xp.asarray(0, dtype=xp.int64)}
+        return {
+            "replicas": replicas,
+            "betas": xp.asarray(geometric_ladder(c.n_temperatures, c.beta_min)),
+            "swap_rate": xp.zeros(c.n_temperatures - 1),
+            "steps": xp.asarray(0, dtype=xp.int64),
+        }
 
     def run(self, model, x, rng, steps: int, state: dict | None = None):
         """x' (no ``state``), or (x', the new state) for a state of :meth:`init_state`'s keys."""
@@ -147,11 +173,18 @@ class ParallelTempering(InferenceMethod):
         rows = chain_rows(model, x)
         v = xp.empty((self.config.n_temperatures, *rows, x.shape[-1]), dtype=dtype)
         v[0], v[1:] = x, state["replicas"]
-        betas, rate = xp.asarray(state["betas"], dtype=xp.float64), xp.array(state["swap_rate"], dtype=xp.float64)
+        betas, rate = (
+            xp.asarray(state["betas"], dtype=xp.float64),
+            xp.array(state["swap_rate"], dtype=xp.float64),
+        )
         start = int(state["steps"])
         v = self._steps(model, v, rng, steps, start, betas, rate)
-        new = {"replicas": v[1:].copy(), "betas": betas, "swap_rate": rate,
-               "steps": xp.asarray(start + steps, dtype=xp.int64)}
+        new = {
+            "replicas": v[1:].copy(),
+            "betas": betas,
+            "swap_rate": rate,
+            "steps": xp.asarray(start + steps, dtype=xp.int64),
+        }
         return (v[0].copy(), new) if given else v[0].copy()
 
     def _steps(self, model, v, rng, steps: int, start: int, betas, rate):
@@ -169,9 +202,9 @@ class ParallelTempering(InferenceMethod):
             field += b_h
             xp.multiply(field, beta, out=h)
             h = model.hidden_units.sample_(h, rng)
-            neg_energy = xp.sum(h * field, axis=-1) + xp.sum(v * b_v, axis=-1)   # −E(v, h), β = 1
+            neg_energy = xp.sum(h * field, axis=-1) + xp.sum(v * b_v, axis=-1)  # −E(v, h), β = 1
             self._swap(v, h, neg_energy, betas, rate, t, rng)
-            xp.matmul(h, Wt, out=v)   # v's states are no longer needed once h is drawn and swapped
+            xp.matmul(h, Wt, out=v)  # v's states are no longer needed once h is drawn and swapped
             v += b_v
             v *= beta
             v = model.visible_units.sample_(v, rng)
@@ -186,17 +219,22 @@ class ParallelTempering(InferenceMethod):
             return
         lo = slice(parity, v.shape[0] - 1, 2)
         alpha = p.reshape(p.shape[0], -1).mean(axis=1)
-        rate[lo] += (alpha - rate[lo]) / min((t - parity) // 2 + 1, SWAP_WINDOW)   # proposals so far
-        if self.config.ladder == "adaptive":   # Miasojedow, Moulines & Vihola 2013
+        rate[lo] += (alpha - rate[lo]) / min((t - parity) // 2 + 1, SWAP_WINDOW)  # proposals so far
+        if self.config.ladder == "adaptive":  # Miasojedow, Moulines & Vihola 2013
             rho = log_gaps(betas)
-            rho[lo] += self.config.adapt_rate * (t + 1) ** -RM_EXPONENT * (alpha - self.config.target_swap_rate)
+            rho[lo] += (
+                self.config.adapt_rate * (t + 1) ** -RM_EXPONENT * (alpha - self.config.target_swap_rate)
+            )
             betas[...] = ladder_of(floored(_xp(rho).clip(rho, *LOG_GAP_RANGE), self.config.beta_min))
 
     def diagnostics(self, state: dict) -> dict[str, float]:
         """swap_rate_min, swap_rate_mean (over adjacent pairs) and beta_min of a state."""
         rate = state["swap_rate"]
-        return {"swap_rate_min": float(rate.min()), "swap_rate_mean": float(rate.mean()),
-                "beta_min": float(state["betas"][-1])}
+        return {
+            "swap_rate_min": float(rate.min()),
+            "swap_rate_mean": float(rate.mean()),
+            "beta_min": float(state["betas"][-1]),
+        }
 
     def step_cost(self, model, rows: int, steps: int) -> float:
         """A block-Gibbs sweep of every replica: R·rows·n_v·n_h·2·steps (energies need no product)."""

@@ -18,6 +18,7 @@ local minimum instead of mixing. ``learner=cd learner.sampler=perturb_descend le
 their learning rule (the negative phase from the data, K descent steps; its hidden statistics
 E[h | v], as every learner here, where [32] may use the descended h: not stated in pmp).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,8 +58,12 @@ def descend(model, v, noise_v, noise_h, steps: int):
 @dataclass
 class PerturbDescendConfig(InferenceConfig):
     name: str = option("perturb_descend", "inference method: perturb the biases once, then descend")
-    scale: float = option(1.0, "perturbation scale (temperature): Logistic(0, scale) on each "
-                               "unit's log-potential difference", lo=0.0, open_lo=True)
+    scale: float = option(
+        1.0,
+        "perturbation scale (temperature): Logistic(0, scale) on each unit's log-potential difference",
+        lo=0.0,
+        open_lo=True,
+    )
 
 
 class PerturbDescend(InferenceMethod):
@@ -71,7 +76,7 @@ class PerturbDescend(InferenceMethod):
     def run(self, model, x, rng, steps: int):
         if steps < 1:
             return x
-        batch = chain_rows(model, x)   # a batch shared by all trials gets its own states per trial
+        batch = chain_rows(model, x)  # a batch shared by all trials gets its own states per trial
         noise_h = unit_noise(model.hidden_units, rng, batch + (model.n_hidden,), x.dtype, self.config.scale)
         noise_v = unit_noise(model.visible_units, rng, batch + (model.n_visible,), x.dtype, self.config.scale)
         return descend(model, x, noise_v, noise_h, steps)[0]

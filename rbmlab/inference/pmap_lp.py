@@ -8,6 +8,7 @@ is accepted for the sampler shape and ignored. The states ``x`` fix only how man
 (and the trial axis); ``learner=reset`` with it is the paper's PmapLP learning. One solve takes
 minutes at the paper's 784 × 250 (pmp/speed), so it is for small models.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ from rbmlab.validation import option
 
 @dataclass
 class PmapLPConfig(InferenceConfig):
-    name: str = option("pmap_lp", "inference method: perturb-and-MAP by the LP relaxation (fresh "
-                                  "samples every call; steps ignored)")
+    name: str = option(
+        "pmap_lp",
+        "inference method: perturb-and-MAP by the LP relaxation (fresh samples every call; steps ignored)",
+    )
 
 
 class PmapLP(PMP):

@@ -6,6 +6,7 @@ non-persistent by design, so the states ``x`` it is given fix only how many samp
 the trial axis); learners that restart their chains every update (``learner=reset``) are PMP
 learning by moment matching (pmp Alg. 1).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,14 @@ from rbmlab.validation import option
 @dataclass
 class PMPConfig(InferenceConfig):
     name: str = option("pmp", "inference method: perturb-and-max-product (fresh samples every call)")
-    damping: float = option(0.5, "max-product damping α: m ← m + α (m_new − m); 1 = undamped",
-                            lo=0.0, hi=1.0, open_lo=True, label="max-product damping")
+    damping: float = option(
+        0.5,
+        "max-product damping α: m ← m + α (m_new − m); 1 = undamped",
+        lo=0.0,
+        hi=1.0,
+        open_lo=True,
+        label="max-product damping",
+    )
 
 
 class PMP(InferenceMethod):
@@ -33,8 +40,12 @@ class PMP(InferenceMethod):
         xp = model.xp
         if model.n_trials:
             rows = x.shape[-2]
-            return xp.stack([self.run(model.trial(t), x[t] if x.ndim == 3 else x, rng, steps)
-                             for t in range(model.n_trials)]).reshape((model.n_trials, rows, x.shape[-1]))
+            return xp.stack(
+                [
+                    self.run(model.trial(t), x[t] if x.ndim == 3 else x, rng, steps)
+                    for t in range(model.n_trials)
+                ]
+            ).reshape((model.n_trials, rows, x.shape[-1]))
         samples = self.perturbed_maps(model.factor_graph(), rng, x.shape[-2], steps)
         return model.from_binary(xp.asarray(samples)).astype(x.dtype, copy=False)
 

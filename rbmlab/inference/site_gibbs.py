@@ -13,6 +13,7 @@ samplers of Grathwohl et al.'s code, which the pmp paper's persistent panels use
 updates per learning iteration, pmp Sec 5.4); a learner keeping persistent chains carries the
 position (rbmlab.learners.pcd).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,9 +26,14 @@ from rbmlab.validation import option
 @dataclass
 class SiteGibbsConfig(InferenceConfig):
     name: str = option("gibbs", "inference method: systematic-scan Gibbs by colour classes")
-    step: str = option("sweep", "one step: sweep (every site once, by colour class) | site (one "
-                                "single-site update, the scan going on from the last position)",
-                       choices=("sweep", "site"), neutral="sweep", label="sampler step")
+    step: str = option(
+        "sweep",
+        "one step: sweep (every site once, by colour class) | site (one "
+        "single-site update, the scan going on from the last position)",
+        choices=("sweep", "site"),
+        neutral="sweep",
+        label="sampler step",
+    )
 
 
 class SiteGibbs(InferenceMethod):
@@ -56,7 +62,9 @@ class SiteGibbs(InferenceMethod):
             n = out.shape[-1]
             for i in range(position, position + steps):
                 site = slice(i % n, i % n + 1)
-                out[..., site] = units.sample_(model.local_fields(out, site).astype(out.dtype, copy=False), rng)
+                out[..., site] = units.sample_(
+                    model.local_fields(out, site).astype(out.dtype, copy=False), rng
+                )
             return out
         classes = [xp.asarray(c) for c in model.color_classes()]
         for _ in range(steps):

@@ -21,6 +21,7 @@ their log-sum-exp), and the log-likelihood is the exact clamped term minus it (E
 solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis;
 solutions are rows (..., K, n).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,7 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer, clamped_log_density  # noqa: F401 - the TAP maths' layer, read here by its callers
 
-
-ORDERS = (1, 2)   # Plefka's expansion kept to first order (naive mean field) or second (TAP)
+ORDERS = (1, 2)  # Plefka's expansion kept to first order (naive mean field) or second (TAP)
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,9 @@ class Solution:
     a_h: Any
     c_h: Any
     iterations: int
-    converged: Any   # (..., K) bool
-    chain_iterations: int | None = None   # Σ over iterations of the chains iterated (per model)
-    order: int = 2          # 2: TAP (Plefka to second order); 1: naive mean field, no Onsager term
+    converged: Any  # (..., K) bool
+    chain_iterations: int | None = None  # Σ over iterations of the chains iterated (per model)
+    order: int = 2  # 2: TAP (Plefka to second order); 1: naive mean field, no Onsager term
 
 
 def clamped_hidden(W, hidden: Layer, x):
@@ -57,9 +57,19 @@ def clamped_hidden(W, hidden: Layer, x):
     return hidden.moments(product, 0.0 * product), product
 
 
-def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float = 0.5,
-          tol: float = 1e-8, max_iter: int = 1000, start: Solution | None = None,
-          order: int = 2) -> Solution:
+def solve(
+    W,
+    visible: Layer,
+    hidden: Layer,
+    a_v0,
+    c_v0=None,
+    *,
+    damping: float = 0.5,
+    tol: float = 1e-8,
+    max_iter: int = 1000,
+    start: Solution | None = None,
+    order: int = 2,
+) -> Solution:
     """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
     ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
     ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``
@@ -67,22 +77,29 @@ def solve(W, visible: Layer, hidden: Layer, a_v0, c_v0=None, *, damping: float =
     instead (Plefka's expansion to first order: A = 0, B = a W; the tap paper's Sec. IV
     baseline), the same iteration without the Onsager term."""
     xp = namespace(W)
-    if start is not None:   # copies: the iteration works in place
+    if start is not None:  # copies: the iteration works in place
         a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
     else:
-        shape = np.broadcast_shapes(W.shape[:-2] + (1, 1), a_v0.shape)   # with the trial axis
+        shape = np.broadcast_shapes(W.shape[:-2] + (1, 1), a_v0.shape)  # with the trial axis
         a_v = xp.array(xp.broadcast_to(a_v0, shape), dtype=W.dtype)
-        c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape),
-                                                                dtype=W.dtype)
+        c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape), dtype=W.dtype)
         (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
     (a_v, a_h), (c_v, c_h), it, converged, chain_iterations = solve_stack(
-        [W], [visible, hidden], [a_v, a_h], [c_v, c_h], damping=damping, tol=tol, max_iter=max_iter,
-        order=order)
+        [W],
+        [visible, hidden],
+        [a_v, a_h],
+        [c_v, c_h],
+        damping=damping,
+        tol=tol,
+        max_iter=max_iter,
+        order=order,
+    )
     return Solution(a_v, c_v, a_h, c_h, it, converged, chain_iterations, order)
 
 
-def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool,
-               order: int = 2) -> float:
+def solve_cost(
+    n_v: int, n_h: int, rows: int, chain_iterations: int, from_states: bool, order: int = 2
+) -> float:
     """Multiply-adds of :func:`solve` for ``rows`` chains that ran ``chain_iterations`` chain
     iterations in all (Solution.chain_iterations): a_v W, c_v W², a_h Wᵀ, c_h W²ᵀ per chain
     iteration (order 1: a_v W and a_h Wᵀ only), and the start's xW when started from visible
@@ -90,8 +107,17 @@ def solve_cost(n_v: int, n_h: int, rows: int, chain_iterations: int, from_states
     return float(n_v * n_h * (2 * order * chain_iterations + (rows if from_states else 0)))
 
 
-def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: float, tol: float,
-                max_iter: int, order: int = 2):
+def solve_stack(
+    couplings,
+    layers: list[Layer],
+    a: list,
+    c: list,
+    *,
+    damping: float,
+    tol: float,
+    max_iter: int,
+    order: int = 2,
+):
     """Damped Alg. 1 on a stack of layers 0 … L, layer l coupled to layer l − 1 by W_l (n_{l−1},
     n_l) = ``couplings[l − 1]`` only (an RBM: two layers; a DBM: Eq. 125's block-tridiagonal
     coupling), from the moments ``a``, ``c`` (lists of (..., K, n_l), updated in place):
@@ -112,16 +138,17 @@ def solve_stack(couplings, layers: list[Layer], a: list, c: list, *, damping: fl
     units = sum(t.shape[-1] for t in a)
     full = part = [*a, *c]
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
-    rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None   # compacted: a single model's
+    rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None  # compacted: a single model's
     it, done, chain_iterations = 0, converged, 0
     for it in range(1, max_iter + 1):
         chain_iterations += part[0].shape[-2]
         change = 0.0
         for first in (1, 0):
             for l in range(first, n, 2):
-                change = change + damped_update_(layers[l], couplings, squares, part[:n], part[n:], l,
-                                                 damping)
-        done = change * (damping * damping / units) < tol       # the damped move's
+                change = change + damped_update_(
+                    layers[l], couplings, squares, part[:n], part[n:], l, damping
+                )
+        done = change * (damping * damping / units) < tol  # the damped move's
         if bool(done.all()):
             break
         if rows is not None and 4 * int(done.sum()) >= len(rows):
@@ -146,8 +173,12 @@ def layer_products(couplings, squares, a, c, l: int):
     if l > 0:
         terms.append((a[l - 1] @ couplings[l - 1], None if squares is None else c[l - 1] @ squares[l - 1]))
     if l + 1 < len(a):
-        terms.append((a[l + 1] @ couplings[l].swapaxes(-1, -2),
-                      None if squares is None else c[l + 1] @ squares[l].swapaxes(-1, -2)))
+        terms.append(
+            (
+                a[l + 1] @ couplings[l].swapaxes(-1, -2),
+                None if squares is None else c[l + 1] @ squares[l].swapaxes(-1, -2),
+            )
+        )
     if not terms:
         return None, None
     P, Q = terms[0]
@@ -165,7 +196,7 @@ def layer_fields(couplings, squares, a, c, l: int):
     if B is None:
         return 0.0 * a[l], 0.0 * a[l]
     A *= -1.0
-    B += A * a[l]                                            # the Onsager term
+    B += A * a[l]  # the Onsager term
     return B, A
 
 
@@ -203,9 +234,10 @@ def free_energy(W, visible: Layer, hidden: Layer, s: Solution):
     xp = namespace(W)
     f64 = xp.float64
     W, a_v, c_v, a_h, c_h = (t.astype(f64) for t in (W, s.a_v, s.c_v, s.a_h, s.c_h))
-    visible, hidden = (Layer(layer.prior, layer.field.astype(f64),
-                             None if layer.theta is None else layer.theta.astype(f64))
-                       for layer in (visible, hidden))
+    visible, hidden = (
+        Layer(layer.prior, layer.field.astype(f64), None if layer.theta is None else layer.theta.astype(f64))
+        for layer in (visible, hidden)
+    )
     W2 = W * W if s.order == 2 else 0.0 * W
     A_h = -(c_v @ W2)
     B_h = A_h * a_h + a_v @ W
@@ -227,19 +259,19 @@ def distinct_rows(a: np.ndarray, tol: float, chunk: int = 1024) -> np.ndarray:
     keep: list[int] = []
     for lo in range(0, a.shape[0], chunk):
         rows = np.arange(lo, min(lo + chunk, a.shape[0]))
-        if keep:   # repeats of representatives already kept
+        if keep:  # repeats of representatives already kept
             d = sq[rows, None] + sq[None, keep] - 2.0 * a[rows] @ a[keep].T
             rows = rows[d.min(axis=1) >= tol * tol * n]
         d = sq[rows, None] + sq[None, rows] - 2.0 * a[rows] @ a[rows].T < tol * tol * n
         alive = np.ones(len(rows), dtype=bool)
-        for i in range(len(rows)):      # greedy within the chunk: a loop over new solutions only
+        for i in range(len(rows)):  # greedy within the chunk: a loop over new solutions only
             if alive[i]:
-                alive[i + 1:] &= ~d[i, i + 1:]
+                alive[i + 1 :] &= ~d[i, i + 1 :]
         keep.extend(rows[alive].tolist())
     return np.asarray(keep, dtype=np.int64)
 
 
-COUNT_RULES = ("converged", "all")   # fixed_points: which chains' end states are solutions
+COUNT_RULES = ("converged", "all")  # fixed_points: which chains' end states are solutions
 
 
 def fixed_points(a, converged, tol: float, count: str = "converged") -> np.ndarray:
@@ -283,14 +315,15 @@ def combine_log_z(free_energies, rule: str = "uniform") -> float:
         raise ValueError(f"combine_log_z: rule must be one of {', '.join(COMBINE_RULES)}, got {rule!r}")
     neg_f = -np.asarray(free_energies, dtype=np.float64)
     if neg_f.ndim != 1 or neg_f.size == 0:
-        raise ValueError(f"combine_log_z: expected the free energies of K >= 1 solutions, got shape {neg_f.shape}")
+        raise ValueError(
+            f"combine_log_z: expected the free energies of K >= 1 solutions, got shape {neg_f.shape}"
+        )
     if rule == "uniform":
         return float(neg_f.mean())
     return float(logsumexp(neg_f))
 
 
-def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3,
-                  rule: str = "uniform"):
+def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3, rule: str = "uniform"):
     """(ln Z_TAP, F of each unique solution): the unique solutions' free energies combined by
     ``rule`` (:func:`combine_log_z`; uniform is Fig. 2's and Fig. 3's estimate). A single model;
     float64 on the host."""
@@ -306,10 +339,12 @@ def gradient(W, visible: Layer, hidden: Layer, x, s: Solution) -> dict[str, Any]
     xp = namespace(W)
     m, k = x.shape[-2], s.a_v.shape[-2]
     (a_x, _), product = clamped_hidden(W, hidden, x)
-    t = lambda y: y.swapaxes(-1, -2)   # noqa: E731
-    grad = {"W": t(x) @ (a_x / m) - t(s.a_v) @ (s.a_h / k),
-            "b_v": x.mean(axis=-2) - s.a_v.mean(axis=-2),
-            "b_h": a_x.mean(axis=-2) - s.a_h.mean(axis=-2)}
+    t = lambda y: y.swapaxes(-1, -2)  # noqa: E731
+    grad = {
+        "W": t(x) @ (a_x / m) - t(s.a_v) @ (s.a_h / k),
+        "b_v": x.mean(axis=-2) - s.a_v.mean(axis=-2),
+        "b_h": a_x.mean(axis=-2) - s.a_h.mean(axis=-2),
+    }
     if s.order == 2:
         grad["W"] -= W * (t(s.c_v) @ (s.c_h / k))
     W2 = W * W if s.order == 2 else 0.0 * W
@@ -318,13 +353,11 @@ def gradient(W, visible: Layer, hidden: Layer, x, s: Solution) -> dict[str, Any]
         B_v = A_v * s.a_v + s.a_h @ t(W)
         data = visible.prior.grad_log_base(x, *visible.theta_rows)
         model = visible.grad_log_z(B_v, A_v)
-        grad["v_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2)
-                                    for d, g in zip(data, model)], axis=-2)
+        grad["v_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2) for d, g in zip(data, model)], axis=-2)
     if hidden.theta is not None:
         A_h = -(s.c_v @ W2)
         B_h = A_h * s.a_h + s.a_v @ W
         data = hidden.grad_log_z(product, 0.0 * product)
         model = hidden.grad_log_z(B_h, A_h)
-        grad["h_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2)
-                                    for d, g in zip(data, model)], axis=-2)
+        grad["h_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2) for d, g in zip(data, model)], axis=-2)
     return grad

@@ -33,6 +33,7 @@ of ∂(−F)/∂θ over the batch minus the free solutions' over K,
 (c̄_0 = 0 leaves x ā_1 for W_1: Eq. 128). Prior parameters θ are not learned here (binary units
 have none). Arrays may carry the model's leading trial axis; solutions are rows (..., K, n_l).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -53,7 +54,7 @@ class Solution:
     a: list
     c: list
     iterations: int
-    converged: Any   # (..., K) bool
+    converged: Any  # (..., K) bool
     clamped: bool = False
 
 
@@ -61,23 +62,30 @@ def _t(x):
     return x.swapaxes(-1, -2)
 
 
-def solve(couplings, layers: list[Layer], a0, c0=None, *, damping: float = 0.5, tol: float = 1e-8,
-          max_iter: int = 1000) -> Solution:
+def solve(
+    couplings,
+    layers: list[Layer],
+    a0,
+    c0=None,
+    *,
+    damping: float = 0.5,
+    tol: float = 1e-8,
+    max_iter: int = 1000,
+) -> Solution:
     """Free TAP fixed points of the stack ``layers`` coupled by ``couplings`` (W_1 … W_L), from
     layer 0 at ``a0`` (..., K, n_0) (variances ``c0``, default 0) and a bottom-up pass above: damped
     Alg. 1, at most ``max_iter`` iterations, until every chain's mean-square change is below
     ``tol`` (tap.solve_stack: the odd layers, then the even ones; converged chains set aside)."""
     xp = namespace(a0)
     field = layers[0].field
-    shape = np.broadcast_shapes(field.shape[:-1] + (1, 1), a0.shape)   # with the trial axis
+    shape = np.broadcast_shapes(field.shape[:-1] + (1, 1), a0.shape)  # with the trial axis
     a = [xp.array(xp.broadcast_to(a0, shape), dtype=field.dtype)]
     c = [xp.zeros_like(a[0]) if c0 is None else xp.array(xp.broadcast_to(c0, shape), dtype=field.dtype)]
-    for W, layer in zip(couplings, layers[1:]):                        # bottom-up, A = 0
+    for W, layer in zip(couplings, layers[1:]):  # bottom-up, A = 0
         product = a[-1] @ W
         for out, moment in zip((a, c), layer.moments(product, 0.0 * product)):
             out.append(moment)
-    a, c, it, converged, _ = solve_stack(couplings, layers, a, c, damping=damping, tol=tol,
-                                      max_iter=max_iter)
+    a, c, it, converged, _ = solve_stack(couplings, layers, a, c, damping=damping, tol=tol, max_iter=max_iter)
     return Solution(a, c, it, converged)
 
 
@@ -109,8 +117,7 @@ def free_energy(couplings, layers: list[Layer], s: Solution):
             neg_f = neg_f + layer.log_prior(a[0])
             continue
         B, A = layer_fields(couplings, squares, a, c, l)
-        neg_f = neg_f + xp.sum(layer.log_z(B, A) - B * a[l] + 0.5 * A * (a[l] * a[l] + c[l]),
-                               axis=-1)
+        neg_f = neg_f + xp.sum(layer.log_z(B, A) - B * a[l] + 0.5 * A * (a[l] * a[l] + c[l]), axis=-1)
     for l, (W, W2) in enumerate(zip(couplings, squares)):
         neg_f = neg_f + xp.sum((a[l] @ W) * a[l + 1] + 0.5 * (c[l] @ W2) * c[l + 1], axis=-1)
     return -neg_f
@@ -124,8 +131,9 @@ def magnetisations(s: Solution) -> np.ndarray:
 def log_partition(couplings, layers: list[Layer], s: Solution, tol: float = 1e-3):
     """(ln Z_TAP, F of each unique solution) of a single model's free solutions: −F averaged over
     the distinct fixed points (tap.fixed_points; Fig. 2)."""
-    f = to_numpy(free_energy(couplings, layers, s))[fixed_points(magnetisations(s),
-                                                                 to_numpy(s.converged), tol)]
+    f = to_numpy(free_energy(couplings, layers, s))[
+        fixed_points(magnetisations(s), to_numpy(s.converged), tol)
+    ]
     return -float(f.mean()), f
 
 
@@ -133,13 +141,13 @@ def statistics(couplings, s: Solution) -> tuple[list, list]:
     """The solutions' averages of ∂(−F)/∂W_l = a_{l−1}ᵀ a_l + W_l ⊙ c_{l−1}ᵀ c_l (l = 1 … L) and
     of ∂(−F)/∂U_l = a_l (l = 0 … L): the terms of Eqs. 126–129."""
     k = s.a[0].shape[-2]
-    dW = [_t(s.a[l]) @ (s.a[l + 1] / k) + W * (_t(s.c[l]) @ (s.c[l + 1] / k))
-          for l, W in enumerate(couplings)]
+    dW = [
+        _t(s.a[l]) @ (s.a[l + 1] / k) + W * (_t(s.c[l]) @ (s.c[l + 1] / k)) for l, W in enumerate(couplings)
+    ]
     return dW, [a.mean(axis=-2) for a in s.a]
 
 
 def gradient(couplings, clamped_solution: Solution, free_solution: Solution) -> tuple[list, list]:
     """Eqs. 126–129: (ΔW_1 … ΔW_L, ΔU_0 … ΔU_L), the clamped statistics minus the free ones."""
-    (pos_W, pos_U), (neg_W, neg_U) = (statistics(couplings, s)
-                                      for s in (clamped_solution, free_solution))
+    (pos_W, pos_U), (neg_W, neg_U) = (statistics(couplings, s) for s in (clamped_solution, free_solution))
     return [p - q for p, q in zip(pos_W, neg_W)], [p - q for p, q in zip(pos_U, neg_U)]

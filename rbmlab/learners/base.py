@@ -5,6 +5,7 @@ centering offsets...): ``init_state`` and ``step``. The runner owns the loop. A 
 names a sampler or an update rule: the negative phase comes from ``learner.sampler`` (an
 inference method; null: the model family's default) and the step from ``learner.optimizer``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from rbmlab.models.base import GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.validation import Config, option
 
-State = dict[str, Any]   # name → array; saved in checkpoints as-is
+State = dict[str, Any]  # name → array; saved in checkpoints as-is
 
 
 @dataclass
@@ -27,12 +28,21 @@ class LearnerConfig(Config):
 
     name: str = option("cd", "learner")
     lr: float = option(0.01, "step size", lo=0, open_lo=True, label="learning rate")
-    batch_size: int | str = option(100, "examples per update, or 'full'", lo=1, hi=EXAMPLES,
-                                   choices=("full",), label="mini-batch size")
-    optimizer: Any = option({"name": "sgd"}, "update rule (learner/optimizer=sgd|adam|spectral)",
-                            parse=OPTIMIZERS.parse, label="optimizer")
-    sampler: Any = option(None, "negative-phase inference method; null: the model family's",
-                          parse=INFERENCE.parse_optional, label="training sampler")
+    batch_size: int | str = option(
+        100, "examples per update, or 'full'", lo=1, hi=EXAMPLES, choices=("full",), label="mini-batch size"
+    )
+    optimizer: Any = option(
+        {"name": "sgd"},
+        "update rule (learner/optimizer=sgd|adam|spectral)",
+        parse=OPTIMIZERS.parse,
+        label="optimizer",
+    )
+    sampler: Any = option(
+        None,
+        "negative-phase inference method; null: the model family's",
+        parse=INFERENCE.parse_optional,
+        label="training sampler",
+    )
 
 
 def difference(positive: dict, negative: dict) -> dict:
@@ -44,17 +54,17 @@ class Learner:
     """Base class: sampler and optimizer from the config; subclasses write ``step``."""
 
     config_class = LearnerConfig
-    requires: tuple[type, ...] = (GradientStatistics,)   # model capabilities the step uses
-    units: dict[str, tuple[str, ...]] = {}   # unit types it is written for (rbmlab.units.requirements)
-    updates_per_step = 1      # parameter updates per call of step (S-DCP makes d)
-    grows: tuple[str, ...] = ()   # model sizes the learner changes (metrics.csv records them)
-    trains_trials = True      # can train a batched model (train.trials > 1) in one computation
-    samples = True            # draws its negative phase from learner.sampler (checked with it)
-    requires_hint = ""        # what a model lacking ``requires`` should be ("{name}": the learner)
+    requires: tuple[type, ...] = (GradientStatistics,)  # model capabilities the step uses
+    units: dict[str, tuple[str, ...]] = {}  # unit types it is written for (rbmlab.units.requirements)
+    updates_per_step = 1  # parameter updates per call of step (S-DCP makes d)
+    grows: tuple[str, ...] = ()  # model sizes the learner changes (metrics.csv records them)
+    trains_trials = True  # can train a batched model (train.trials > 1) in one computation
+    samples = True  # draws its negative phase from learner.sampler (checked with it)
+    requires_hint = ""  # what a model lacking ``requires`` should be ("{name}": the learner)
     # Fits p(v) of a bipartite binary RBM from data: an entrant of the cross-paper leaderboard
     # (rbmlab.experiment.leaderboard), under its registry name and each of ``entrants``.
     generative = False
-    entrants: dict[str, tuple[str, ...]] = {}   # further entrants: name → overrides (adaTAP, PMP)
+    entrants: dict[str, tuple[str, ...]] = {}  # further entrants: name → overrides (adaTAP, PMP)
 
     def __init__(self, config):
         self.config = config
@@ -64,15 +74,22 @@ class Learner:
     def check(self, model_class: type) -> None:
         """One-line error, before any work, if this learner cannot train ``model_class``."""
         if not self.samples and self.config.sampler is not None:
-            raise RbmlabError(f"learner.sampler: learner={self.config.name} draws no samples (its negative "
-                              "phase is its own inference); leave learner.sampler out")
+            raise RbmlabError(
+                f"learner.sampler: learner={self.config.name} draws no samples (its negative "
+                "phase is its own inference); leave learner.sampler out"
+            )
         sampler = self.sampler_for(model_class) if self.samples else None
         for capability in (*self.requires, *(sampler.requires if sampler else ())):
             if not supports(model_class, capability):
-                hint = (self.requires_hint.format(name=self.config.name) if self.requires_hint
-                        else f"needed by the learner or its sampler {sampler.config.name}")
-                raise RbmlabError(f"learner={self.config.name}: model {model_class.family} lacks "
-                                  f"{capability.__name__} ({hint})")
+                hint = (
+                    self.requires_hint.format(name=self.config.name)
+                    if self.requires_hint
+                    else f"needed by the learner or its sampler {sampler.config.name}"
+                )
+                raise RbmlabError(
+                    f"learner={self.config.name}: model {model_class.family} lacks "
+                    f"{capability.__name__} ({hint})"
+                )
 
     def check_schedule(self, epochs: int) -> None:
         """One-line error if a per-update count this learner grows with the epoch would pass its
@@ -90,8 +107,10 @@ class Learner:
         if model_class not in self._samplers:
             default = getattr(model_class, "default_sampler", None)
             if self.config.sampler is None and default is None:
-                raise RbmlabError(f"learner={self.config.name}: model {model_class.family} has no "
-                                  "default sampler; set learner.sampler")
+                raise RbmlabError(
+                    f"learner={self.config.name}: model {model_class.family} has no "
+                    "default sampler; set learner.sampler"
+                )
             config = self.config.sampler or INFERENCE.parse(default, "learner.sampler")
             self._samplers[model_class] = INFERENCE.build(config)
         return self._samplers[model_class]
@@ -106,8 +125,11 @@ class Learner:
 
     def _fusable(self, model, *xs) -> bool:
         """Whether the hidden products of ``xs`` can be shared with the block sampler."""
-        return (self.sampler_for(type(model)).takes_first_product and hasattr(model, "contrast")
-                and all(x.shape[:-2] == model.W.shape[:-2] for x in xs))
+        return (
+            self.sampler_for(type(model)).takes_first_product
+            and hasattr(model, "contrast")
+            and all(x.shape[:-2] == model.W.shape[:-2] for x in xs)
+        )
 
     def positive_phase(self, model, x):
         """(statistics(x), xW for a chain starting at ``x`` under the same parameters, or None):
@@ -195,7 +217,9 @@ class Learner:
         cost that a particular model's shapes leave undeclared is refused at the first step)."""
         if type(self).step_cost is Learner.step_cost:
             return False
-        return not self.samples or type(self.sampler_for(model_class)).step_cost is not InferenceMethod.step_cost
+        return (
+            not self.samples or type(self.sampler_for(model_class)).step_cost is not InferenceMethod.step_cost
+        )
 
     def sampler_cost(self, model, rows: int, steps: int, first_product: bool = False) -> float | None:
         """MACs of :meth:`sample` (``steps`` sampler steps on ``rows`` chains; ``first_product``:
@@ -214,15 +238,15 @@ class Learner:
         if not isinstance(model, BinaryLayers):
             return None
         n = chains or rows
-        fused = self._fusable(model) and not model.n_trials   # batched trials share a 2-D batch
+        fused = self._fusable(model) and not model.n_trials  # batched trials share a 2-D batch
         sampler = self.sampler_cost(model, n, steps, first_product=fused)
         if sampler is None:
             return None
         unit = model.n_visible * model.n_hidden
-        if not fused:   # statistics of each phase: E[h|v] and vᵀE[h|v]
+        if not fused:  # statistics of each phase: E[h|v] and vᵀE[h|v]
             return sampler + 2 * (rows + n) * unit
-        first = rows if chains is None else rows + n          # [x; start] W
-        return sampler + (first + n + rows + n) * unit        # E[h|end], then [v; v']ᵀ[p; p']
+        first = rows if chains is None else rows + n  # [x; start] W
+        return sampler + (first + n + rows + n) * unit  # E[h|end], then [v; v']ᵀ[p; p']
 
     def update_cost(self, model, updates: int = 1) -> float | None:
         """MACs of ``updates`` optimizer updates (None when the optimizer declares none)."""

@@ -1,4 +1,5 @@
 """Contrastive divergence CD-k (Hinton 2002; dcp Alg. 1 in mini-batch form)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,13 +12,14 @@ from rbmlab.validation import option
 @dataclass
 class CDConfig(LearnerConfig):
     name: str = option("cd", "learner", label="learner")
-    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS,
-                    label="sampler steps per update (k)")
+    k: int = option(
+        1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS, label="sampler steps per update (k)"
+    )
 
 
 class CD(Learner):
     config_class = CDConfig
-    generative = True   # an entrant of the cross-paper leaderboard
+    generative = True  # an entrant of the cross-paper leaderboard
 
     def step(self, model, state, batch, rng):
         grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)

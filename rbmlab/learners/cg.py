@@ -5,6 +5,7 @@ the chain restarts at the data every mini-batch. This is CS-DCP with one inner s
 (d = 1, as S-DCP with d = 1 is CD, dcp Sec. 3; K = 24, dcp Sec. 4.1), so the two share one
 implementation.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,13 +18,14 @@ from rbmlab.validation import option
 @dataclass
 class CGConfig(CenteringConfig):
     name: str = option("cg", "learner", label="learner")
-    k: int = option(1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS,
-                    label="sampler steps per update (k)")
+    k: int = option(
+        1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS, label="sampler steps per update (k)"
+    )
 
 
 class CG(CenteredLearner):
     config_class = CGConfig
-    generative = True   # an entrant of the cross-paper leaderboard
+    generative = True  # an entrant of the cross-paper leaderboard
 
     def step(self, model, state, batch, rng):
         return self.centered_step(model, state, batch, rng, 1, self.config.k)

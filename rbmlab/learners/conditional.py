@@ -6,6 +6,7 @@ Each learner differs only in the model term: beliefs of p(v, h | x) from an infe
 (rbmlab.models.crbm.statistics turns beliefs into statistics). Samplers do not apply; the
 batch's ``inputs`` are the corrupted x and its ``targets`` the clean v.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,30 +28,51 @@ class ScheduledInferenceConfig(LearnerConfig):
     T = base_iterations + per_epoch × epoch iterations (crbm_bp Sec. 6's T = 7 + epoch; using it for
     mean field and every BP learner is our reading; per_epoch = 0 holds T fixed, a control)."""
 
-    base_iterations: int = option(7, "inference runs base_iterations + per_epoch × epoch iterations (the paper: 7)",
-                                  lo=0, hi=UPDATE_STEPS, label="base inference iterations")
-    per_epoch: int = option(1, "inference iterations added each epoch (the paper: 1; 0 holds T at base_iterations)",
-                            lo=0, hi=UPDATE_STEPS, neutral=1, label="inference iterations added per epoch")
-    tol: float = option(1e-3, "converged: no message probability (BP) or mean (mean field) moved by more", lo=0,
-                        label="inference tolerance")
+    base_iterations: int = option(
+        7,
+        "inference runs base_iterations + per_epoch × epoch iterations (the paper: 7)",
+        lo=0,
+        hi=UPDATE_STEPS,
+        label="base inference iterations",
+    )
+    per_epoch: int = option(
+        1,
+        "inference iterations added each epoch (the paper: 1; 0 holds T at base_iterations)",
+        lo=0,
+        hi=UPDATE_STEPS,
+        neutral=1,
+        label="inference iterations added per epoch",
+    )
+    tol: float = option(
+        1e-3,
+        "converged: no message probability (BP) or mean (mean field) moved by more",
+        lo=0,
+        label="inference tolerance",
+    )
 
 
 class ConditionalLearner(Learner):
     requires = (Conditional,)
     trains_trials = False
-    reports_convergence = True      # its inference runs to a tolerance (BP, mean field)
-    samples = False                 # its inference is its own (BP, mean field, Gibbs on y | x)
+    reports_convergence = True  # its inference runs to a tolerance (BP, mean field)
+    samples = False  # its inference is its own (BP, mean field, Gibbs on y | x)
     requires_hint = "learner={name} trains a conditional model: model=crbm"
 
     def init_state(self, model, train, rng):
         if train.targets is None or train.targets.ndim != 2 or train.targets.shape[0] != len(train):
-            raise RbmlabError(f"learner={self.config.name}: the training set has no clean targets "
-                              "beside its inputs; use task=flip or task=occlude")
+            raise RbmlabError(
+                f"learner={self.config.name}: the training set has no clean targets "
+                "beside its inputs; use task=flip or task=occlude"
+            )
         n, b = len(train), self.config.batch_size
         per_epoch = 1 if b == "full" else math.ceil(n / b)
         xp = model.xp
-        return {"steps": xp.zeros(()), "batches_per_epoch": xp.asarray(float(per_epoch)),
-                "epoch_instances": xp.zeros(()), "epoch_converged": xp.zeros(())}
+        return {
+            "steps": xp.zeros(()),
+            "batches_per_epoch": xp.asarray(float(per_epoch)),
+            "epoch_instances": xp.zeros(()),
+            "epoch_converged": xp.zeros(()),
+        }
 
     @staticmethod
     def epoch(state) -> int:
@@ -65,14 +87,19 @@ class ConditionalLearner(Learner):
     def check_schedule(self, epochs: int) -> None:
         cfg = self.config
         if isinstance(cfg, ScheduledInferenceConfig):
-            last = cfg.base_iterations + cfg.per_epoch * epochs   # T at the last epoch
-            what = ("base_iterations + train.epochs (T of the last epoch)" if cfg.per_epoch == 1 else
-                    "base_iterations + per_epoch × train.epochs (T of the last epoch)")
+            last = cfg.base_iterations + cfg.per_epoch * epochs  # T at the last epoch
+            what = (
+                "base_iterations + train.epochs (T of the last epoch)"
+                if cfg.per_epoch == 1
+                else "base_iterations + per_epoch × train.epochs (T of the last epoch)"
+            )
             if problem := exceeds(UPDATE_STEPS, last, what):
                 raise RbmlabError(f"learner.base_iterations: {problem}")
             if cfg.base_iterations + cfg.per_epoch < 1:
-                raise RbmlabError("learner.base_iterations: 0 with learner.per_epoch=0 leaves inference no "
-                                  "iterations; must be >= 1 when T is held fixed")
+                raise RbmlabError(
+                    "learner.base_iterations: 0 with learner.per_epoch=0 leaves inference no "
+                    "iterations; must be >= 1 when T is held fixed"
+                )
 
     def inference_iterations(self, state) -> int | None:
         """The T of the last epoch trained (base_iterations before the first): the paper's
@@ -97,8 +124,12 @@ class ConditionalLearner(Learner):
         instances = (0.0 if new_epoch else float(state["epoch_instances"])) + n
         count = (0.0 if new_epoch else float(state["epoch_converged"])) + hits
         xp = namespace(state["steps"])
-        return {**state, "steps": state["steps"] + 1, "epoch_instances": xp.asarray(instances),
-                "epoch_converged": xp.asarray(count)}
+        return {
+            **state,
+            "steps": state["steps"] + 1,
+            "epoch_instances": xp.asarray(instances),
+            "epoch_converged": xp.asarray(count),
+        }
 
     def diagnostics(self, state):
         """The share (%) of the last epoch's instances on which inference converged (NaN before

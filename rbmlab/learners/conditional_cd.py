@@ -11,6 +11,7 @@ once (Eq. 4, Sec. 4.1; the CD-PercLoss search details follow Mnih et al. 2011, n
 Neither infers to a tolerance, so they record no convergence share. Predict with mean field
 (evaluator.inference=mf), as the paper does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,13 @@ from rbmlab.validation import option
 @dataclass
 class ConditionalCDConfig(LearnerConfig):
     name: str = option("conditional_cd", "learner", label="learner")
-    k: int = option(1, "Gibbs sweeps from the clean target (the paper: 1 and 10)", lo=1,
-                   hi=UPDATE_STEPS, label="sampler steps per update (k)")
+    k: int = option(
+        1,
+        "Gibbs sweeps from the clean target (the paper: 1 and 10)",
+        lo=1,
+        hi=UPDATE_STEPS,
+        label="sampler steps per update (k)",
+    )
 
 
 class ConditionalCD(ConditionalLearner):
@@ -48,15 +54,20 @@ class ConditionalCD(ConditionalLearner):
 @dataclass
 class CDPercLossConfig(LearnerConfig):
     name: str = option("cd_percloss", "learner", label="learner")
-    k: int = option(10, "Gibbs sweeps of the search (the paper: 10)", lo=1, hi=UPDATE_STEPS,
-                    label="sampler steps per update (k)")
+    k: int = option(
+        10,
+        "Gibbs sweeps of the search (the paper: 10)",
+        lo=1,
+        hi=UPDATE_STEPS,
+        label="sampler steps per update (k)",
+    )
 
 
 def lowest_free_energy_search(W, b1, b2, rng, k: int):
     """Per instance, the state of lowest F(v | x) among the start v ~ σ(b¹) and the k sweeps of
     block Gibbs after it (ties: the later state)."""
     xp = namespace(W)
-    v = bernoulli(sigmoid(b1), rng)                    # the logistic-regression component
+    v = bernoulli(sigmoid(b1), rng)  # the logistic-regression component
     best, best_f = v, free_energy(v, W, b1, b2)
     for _ in range(k):
         v = gibbs_sweep(v, W, b1, b2, rng)

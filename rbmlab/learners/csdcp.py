@@ -12,6 +12,7 @@ unchanged; the centered gradient
 (Alg. 4 literally: after the first offset move). The model the runner sees, evaluates and saves
 is the equivalent plain RBM; the offsets live in the learner state.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,21 +29,26 @@ from rbmlab.validation import invalid, option
 class CenteringConfig(LearnerConfig):
     """Offsets of the centered learners (CS-DCP, CG)."""
 
-    nu_mu: float = option(0.01, "sliding factor of the visible offsets", lo=0, hi=1,
-                          label="visible offset sliding factor")
-    nu_lam: float = option(0.01, "sliding factor of the hidden offsets", lo=0, hi=1,
-                           label="hidden offset sliding factor")
-    lam0: float = option(0.5, "initial hidden offsets (visible: the training mean)", lo=0, hi=1,
-                         label="initial hidden offsets")
+    nu_mu: float = option(
+        0.01, "sliding factor of the visible offsets", lo=0, hi=1, label="visible offset sliding factor"
+    )
+    nu_lam: float = option(
+        0.01, "sliding factor of the hidden offsets", lo=0, hi=1, label="hidden offset sliding factor"
+    )
+    lam0: float = option(
+        0.5, "initial hidden offsets (visible: the training mean)", lo=0, hi=1, label="initial hidden offsets"
+    )
 
 
 @dataclass
 class CSDCPConfig(CenteringConfig):
     name: str = option("csdcp", "learner", label="learner")
-    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS,
-                    label="inner steps per mini-batch (d)")
-    k: int = option(4, "K': sampler steps per inner step", lo=1, hi=UPDATE_STEPS,
-                    label="sampler steps per update (k)")
+    d: int = option(
+        6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS, label="inner steps per mini-batch (d)"
+    )
+    k: int = option(
+        4, "K': sampler steps per inner step", lo=1, hi=UPDATE_STEPS, label="sampler steps per update (k)"
+    )
 
     def check(self) -> None:
         if problem := exceeds(UPDATE_STEPS, self.d * self.k, "d x k (sampler sweeps an update)"):
@@ -58,16 +64,18 @@ class CenteredLearner(Learner):
         """μ = training mean, λ = lam0, with the model's trial axes (dcp §4.1)."""
         xp = model.xp
         mu = xp.broadcast_to(train.inputs.mean(axis=0).astype(model.W.dtype), model.b_v.shape)
-        return {"mu": xp.array(mu, copy=True),
-                "lam": xp.full(model.b_h.shape, self.config.lam0, dtype=model.W.dtype)}
+        return {
+            "mu": xp.array(mu, copy=True),
+            "lam": xp.full(model.b_h.shape, self.config.lam0, dtype=model.W.dtype),
+        }
 
     def centered_step(self, rbm, state, batch, rng, d: int, k: int):
         """One mini-batch with d inner steps of K' = k sampler steps; returns (plain RBM, state)."""
         cfg = self.config
         batch = batch.inputs
         centered = CenteredRBM.from_plain(rbm, state["mu"], state["lam"])
-        h_data = rbm.hidden_probs(batch)                 # H_p at θ(t)
-        mu_batch, lam_batch = batch.mean(axis=-2), h_data.mean(axis=-2)   # also ⟨v⟩_data, ⟨h⟩_data
+        h_data = rbm.hidden_probs(batch)  # H_p at θ(t)
+        mu_batch, lam_batch = batch.mean(axis=-2), h_data.mean(axis=-2)  # also ⟨v⟩_data, ⟨h⟩_data
         n = batch.shape[-2]
         chain = batch
         pos_W = None
@@ -77,12 +85,16 @@ class CenteredLearner(Learner):
             h_chain = plain.hidden_probs(chain)
             centered = centered.move_offsets(
                 (1.0 - cfg.nu_mu) * centered.mu + cfg.nu_mu * mu_batch,
-                (1.0 - cfg.nu_lam) * centered.lam + cfg.nu_lam * lam_batch)
+                (1.0 - cfg.nu_lam) * centered.lam + cfg.nu_lam * lam_batch,
+            )
             mu, lam = centered.mu[..., None, :], centered.lam[..., None, :]
-            if pos_W is None:                             # ∇_W g: once, after the first offset move
+            if pos_W is None:  # ∇_W g: once, after the first offset move
                 pos_W = (batch - mu).swapaxes(-1, -2) @ (h_data - lam) / n
-            grad = {"W": pos_W - (chain - mu).swapaxes(-1, -2) @ (h_chain - lam) / n,
-                    "b_v": mu_batch - chain.mean(axis=-2), "b_h": lam_batch - h_chain.mean(axis=-2)}
+            grad = {
+                "W": pos_W - (chain - mu).swapaxes(-1, -2) @ (h_chain - lam) / n,
+                "b_v": mu_batch - chain.mean(axis=-2),
+                "b_h": lam_batch - h_chain.mean(axis=-2),
+            }
             params, state = self.update(centered.params, grad, state)
             centered = CenteredRBM(params, centered.mu, centered.lam)
         return centered.to_plain(), {**state, "mu": centered.mu, "lam": centered.lam}
@@ -96,13 +108,14 @@ class CenteredLearner(Learner):
             return None
         unit = model.n_visible * model.n_hidden
         products = (rows * (2 + 2 * d) + 4 * d + 4) * unit
-        return total(*(self.sampler_cost(model, rows, k) for _ in range(d)), products,
-                     self.update_cost(model, d))
+        return total(
+            *(self.sampler_cost(model, rows, k) for _ in range(d)), products, self.update_cost(model, d)
+        )
 
 
 class CSDCP(CenteredLearner):
     config_class = CSDCPConfig
-    generative = True   # an entrant of the cross-paper leaderboard
+    generative = True  # an entrant of the cross-paper leaderboard
 
     @property
     def updates_per_step(self) -> int:

@@ -39,6 +39,7 @@ they report are those of the modes they started in, and a residual at its noise 
 (on the shifting bar at λ = 0.01 a fixed 130-step fit left b 0.3–1.0 nats from its optimum with z²
 at the floor; R̂ ≤ 1.1 brings it within 0.02).
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -49,23 +50,23 @@ from rbmlab.backend import macs, namespace
 
 @dataclass(frozen=True)
 class BiasFit:
-    steps: int          # bias steps taken (descent + averaging)
-    converged: bool     # False: ``max_steps`` was hit before the rules ended descent and averaging
-    plateau: bool       # the descent ended because z² stopped falling at lr/32, not at 1 + tol
-    z2: float           # the descent's last window's mean z² (≈ 1 at the noise floor)
-    rhat: float         # the chains' R̂ over the averaging phase (≈ 1: they mixed)
+    steps: int  # bias steps taken (descent + averaging)
+    converged: bool  # False: ``max_steps`` was hit before the rules ended descent and averaging
+    plateau: bool  # the descent ended because z² stopped falling at lr/32, not at 1 + tol
+    z2: float  # the descent's last window's mean z² (≈ 1 at the noise floor)
+    rhat: float  # the chains' R̂ over the averaging phase (≈ 1: they mixed)
 
 
 def fisher_step(chains, residual, ridge):
     """(Ĉ + diag(ridge))⁻¹ residual, Ĉ the chains' covariance, by Woodbury when M < D."""
     xp = namespace(chains)
     m = chains.shape[0]
-    u = (chains - chains.mean(axis=0)) * (1.0 / m) ** 0.5         # (M, D): Ĉ = uᵀu
+    u = (chains - chains.mean(axis=0)) * (1.0 / m) ** 0.5  # (M, D): Ĉ = uᵀu
     inv_ridge = 1.0 / ridge
     if m >= chains.shape[1]:
         return xp.linalg.solve(u.T @ u + xp.diag(ridge), residual)
-    scaled = u * inv_ridge                                        # u diag(ridge)⁻¹
-    core = xp.eye(m, dtype=u.dtype) + scaled @ u.T                # I + u D⁻¹ uᵀ
+    scaled = u * inv_ridge  # u diag(ridge)⁻¹
+    core = xp.eye(m, dtype=u.dtype) + scaled @ u.T  # I + u D⁻¹ uᵀ
     return residual * inv_ridge - scaled.T @ xp.linalg.solve(core, scaled @ residual)
 
 
@@ -85,8 +86,19 @@ def ridge_variance(data_mean, n_chains: int, clip: float = 1e-3):
     return p * (1.0 - p) + 1.0 / n_chains
 
 
-def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, window: int,
-                       average: int, rhat: float, max_steps: int):
+def fit_to_convergence(
+    b,
+    chains,
+    data_mean,
+    advance,
+    *,
+    lr: float,
+    tol: float,
+    window: int,
+    average: int,
+    rhat: float,
+    max_steps: int,
+):
     """The ``converge`` form of the module docstring. ``advance(b, chains)`` moves the chains
     (a kernel invariant for the model with visible bias ``b``); returns (b, chains, BiasFit)."""
     xp = namespace(b)
@@ -110,11 +122,11 @@ def fit_to_convergence(b, chains, data_mean, advance, *, lr: float, tol: float, 
             continue
         z2 = _mean(z2s)
         plateau = z2 > 1.0 + tol and z2 >= previous and lr == lr_floor
-        if z2 <= 1.0 + tol or plateau:      # at the noise floor, or as low as the chains' lag lets it
+        if z2 <= 1.0 + tol or plateau:  # at the noise floor, or as low as the chains' lag lets it
             if average == 0:
                 return b, chains, BiasFit(step, True, plateau, z2, float("nan"))
             averaging = Averages(xp.zeros_like(b), xp.zeros_like(chains))
-        elif z2 >= previous:                # a window that did not lower z²: a smaller step
+        elif z2 >= previous:  # a window that did not lower z²: a smaller step
             lr = max(lr / 2, lr_floor)
         previous = z2
     if averaging is not None and averaging.steps:
@@ -149,7 +161,7 @@ class Averages:
         means = self.chain_sums / t
         within = float((means * (1.0 - means)).mean(axis=0).sum()) * t / (t - 1)
         between = float(means.var(axis=0).sum())
-        if within == 0.0:             # no chain moved: nothing says they mixed
+        if within == 0.0:  # no chain moved: nothing says they mixed
             return float("inf")
         return ((t - 1) / t + between / within) ** 0.5
 

@@ -8,6 +8,7 @@ samples) and that exact bias after each unit. The toys are the shifting bar (n =
 bars & stripes 3 × 3, both on 9 pixels (tests/test_frank_wolfe_bias.py,
 scripts/frank_wolfe_bias_exact.py).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -16,7 +17,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
-N = 9   # shifting bar (n = 9, bar = 3) and bars & stripes 3 × 3 both have 9 pixels
+N = 9  # shifting bar (n = 9, bar = 3) and bars & stripes 3 × 3 both have 9 pixels
 STATES = np.array(list(itertools.product([0.0, 1.0], repeat=N)))
 
 
@@ -30,8 +31,10 @@ def bars_and_stripes(d=3):
     return np.array(sorted(patterns))
 
 
-DATA = {"shifting_bar": (shifting_bar(), ["dataset=shifting_bar", "dataset.n=9", "dataset.bar=3"]),
-        "bars_stripes": (bars_and_stripes(), ["dataset=bars_stripes", "dataset.size=3"])}
+DATA = {
+    "shifting_bar": (shifting_bar(), ["dataset=shifting_bar", "dataset.n=9", "dataset.bar=3"]),
+    "bars_stripes": (bars_and_stripes(), ["dataset=bars_stripes", "dataset.size=3"]),
+}
 """name → (the data, the rbmlab overrides that load the same data)"""
 
 
@@ -46,10 +49,12 @@ def mean_log_likelihood(x, W, c, b):
 
 def exact_bias(x, W, c, b0):
     """argmax_b of the mean log-likelihood: gradient d − E_p[v] (Eq. 10), concave in b."""
+
     def loss(b):
         f = neg_free_energy(STATES, W, c, b)
         p = np.exp(f - np.logaddexp.reduce(f))
         return -mean_log_likelihood(x, W, c, b), p @ STATES - x.mean(axis=0)
+
     return minimize(loss, b0, jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "maxiter": 2000}).x
 
 
@@ -67,13 +72,24 @@ def exact_frank_wolfe(x, lam, units, scaling="constant", restarts=10, seed=0):
         p = np.exp(f - np.logaddexp.reduce(f))
         lam_t = lam / t if scaling == "over_t" else lam
 
-        def oracle(w):                      # Alg. 1 line 4 and its gradient (Eq. 9)
+        def oracle(w):  # Alg. 1 line 4 and its gradient (Eq. 9)
             a, s = xa @ w, va @ w
             value = 0.5 * lam_t * w @ w + p @ np.logaddexp(0, s) - np.logaddexp(0, a).mean()
             return value, lam_t * w + va.T @ (p * expit(s)) - xa.T @ expit(a) / len(x)
-        best = min((minimize(oracle, 0.01 * rng.standard_normal(N + 1), jac=True, method="L-BFGS-B",
-                             options={"maxiter": 500, "gtol": 1e-8}) for _ in range(restarts)),
-                   key=lambda r: r.fun)
+
+        best = min(
+            (
+                minimize(
+                    oracle,
+                    0.01 * rng.standard_normal(N + 1),
+                    jac=True,
+                    method="L-BFGS-B",
+                    options={"maxiter": 500, "gtol": 1e-8},
+                )
+                for _ in range(restarts)
+            ),
+            key=lambda r: r.fun,
+        )
         W, c = np.hstack([W, best.x[:-1, None]]), np.append(c, best.x[-1])
         b = exact_bias(x, W, c, b)
         curve.append(mean_log_likelihood(x, W, c, b))

@@ -15,6 +15,7 @@ saddle once the visible bias matches the data means (Eq. 9's gradient vanishes t
 The products run on the backend in the data's dtype; sums of softplus and the returned value and
 gradient are float64, as L-BFGS-B needs.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -77,10 +78,10 @@ class LinearOracle:
 
 @dataclass(frozen=True)
 class OracleResult:
-    w: np.ndarray          # (D + 1,) float64: weights to the visibles, then the hidden bias
-    value: float           # f(w), the best over the restarts
-    evaluations: int       # f/∇f evaluations over all restarts
-    iterations: int        # L-BFGS iterations over all restarts
+    w: np.ndarray  # (D + 1,) float64: weights to the visibles, then the hidden bias
+    value: float  # f(w), the best over the restarts
+    evaluations: int  # f/∇f evaluations over all restarts
+    iterations: int  # L-BFGS iterations over all restarts
 
 
 @functools.cache
@@ -95,9 +96,16 @@ def scipy_blas():
     return controller.select(filepath=paths) if paths else None
 
 
-def solve(oracle: LinearOracle, rng: np.random.Generator, *, restarts: int = 3,
-          init_std: float = 0.01, maxiter: int = 200, gtol: float = 1e-5,
-          scipy_blas_threads: int | None = 1) -> OracleResult:
+def solve(
+    oracle: LinearOracle,
+    rng: np.random.Generator,
+    *,
+    restarts: int = 3,
+    init_std: float = 0.01,
+    maxiter: int = 200,
+    gtol: float = 1e-5,
+    scipy_blas_threads: int | None = 1,
+) -> OracleResult:
     """The best of ``restarts`` L-BFGS-B runs from w ~ N(0, init_std²) (host generator ``rng``),
     with scipy's own BLAS at ``scipy_blas_threads`` (None: as it is; the products of f and ∇f run
     on numpy's, untouched)."""
@@ -107,10 +115,10 @@ def solve(oracle: LinearOracle, rng: np.random.Generator, *, restarts: int = 3,
     with separate.limit(limits=scipy_blas_threads) if separate is not None else contextlib.nullcontext():
         for _ in range(restarts):
             start = init_std * rng.standard_normal(oracle.dim)
-            result = minimize(oracle, start, jac=True, method="L-BFGS-B",
-                              options={"maxiter": maxiter, "gtol": gtol})
+            result = minimize(
+                oracle, start, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol}
+            )
             iterations += int(result.nit)
             if best is None or result.fun < best.fun:
                 best = result
-    return OracleResult(np.asarray(best.x, dtype=np.float64), float(best.fun), oracle.evaluations,
-                        iterations)
+    return OracleResult(np.asarray(best.x, dtype=np.float64), float(best.fun), oracle.evaluations, iterations)

@@ -19,6 +19,7 @@ refit moves b to its optimum for the new unit). ``learner.step_bias=refit`` scor
 bias the loop of Alg. 1 lines 7–10 fits for it, δ_s: the change is then
 (1/N) Σ_n [softplus(s a_n) + δ_s·v_n] − log E_p[exp(softplus(s a) + δ_s·v)] − (λ/2) s² ‖w‖².
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -31,15 +32,14 @@ from scipy.special import logsumexp
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import softplus
 
-
-POINTS = 13   # the grid's default size: scales 1 … 2^(−6)
+POINTS = 13  # the grid's default size: scales 1 … 2^(−6)
 
 
 @dataclass(frozen=True)
 class StepResult:
-    scale: float           # the chosen s
-    scales: np.ndarray     # the grid, largest first
-    changes: np.ndarray    # the estimated change of the penalised objective at each s
+    scale: float  # the chosen s
+    scales: np.ndarray  # the grid, largest first
+    changes: np.ndarray  # the estimated change of the penalised objective at each s
 
 
 def scale_grid(points: int) -> np.ndarray:
@@ -47,8 +47,17 @@ def scale_grid(points: int) -> np.ndarray:
     return 2.0 ** (-0.5 * np.arange(points))
 
 
-def line_search(data, states, w: np.ndarray, *, lam: float, penalize_bias: bool = True,
-                weights=None, points: int = POINTS, shift: Callable[[float], Any] | None = None) -> StepResult:
+def line_search(
+    data,
+    states,
+    w: np.ndarray,
+    *,
+    lam: float,
+    penalize_bias: bool = True,
+    weights=None,
+    points: int = POINTS,
+    shift: Callable[[float], Any] | None = None,
+) -> StepResult:
     """The s on :func:`scale_grid` maximising Δ(s) − (λ/2) s² ‖w‖² (module docstring), with E_p
     over ``states`` (uniform, or ``weights`` summing to one); ties go to the larger s.
     ``shift(s)``: the visible bias's change δ_s that comes with the unit s·w (its refit); Δ(s) then
@@ -58,8 +67,11 @@ def line_search(data, states, w: np.ndarray, *, lam: float, penalize_bias: bool 
     u = xp.asarray(w[:-1], dtype=data.dtype)
     a_data = to_numpy(data @ u).astype(np.float64) + w[-1]
     a_model = to_numpy(states @ u).astype(np.float64) + w[-1]
-    log_p = (np.full(a_model.shape, -np.log(a_model.size)) if weights is None
-             else np.log(np.asarray(to_numpy(weights), dtype=np.float64)))
+    log_p = (
+        np.full(a_model.shape, -np.log(a_model.size))
+        if weights is None
+        else np.log(np.asarray(to_numpy(weights), dtype=np.float64))
+    )
     scales = scale_grid(points)
     penalised = w if penalize_bias else w[:-1]
     norm2 = float(penalised @ penalised)

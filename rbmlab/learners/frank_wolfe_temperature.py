@@ -24,12 +24,13 @@ The model α q(w) with q = Σ_i γ_i δ(w_i) is the fractional RBM with coeffici
 The data term of ∇_α depends on the units only, so it is formed once per unit (N·t·(n_v + 1)
 multiply-adds); the model term costs the M bias chains' product with W (and q) per bias step.
 """
+
 from __future__ import annotations
 
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import softplus
 
-CHUNK = 4096   # data rows per product when forming the data term
+CHUNK = 4096  # data rows per product when forming the data term
 
 
 def next_coefficients(c, alpha: str):
@@ -37,12 +38,12 @@ def next_coefficients(c, alpha: str):
     learned), the new unit's last; ``c`` those of the t − 1 units before it (module docstring)."""
     xp = namespace(c)
     t = c.shape[-1] + 1
-    old = float(c.sum(dtype=xp.float64))            # α_{t−1}
+    old = float(c.sum(dtype=xp.float64))  # α_{t−1}
     if alpha == "t":
-        c = c * (t - 1) / old if t > 1 else c       # (1 − 1/t) t / α_{t−1}; exactly 1 from all 1
-        new = 1.0                                   # t / t
+        c = c * (t - 1) / old if t > 1 else c  # (1 − 1/t) t / α_{t−1}; exactly 1 from all 1
+        new = 1.0  # t / t
     else:
-        new = old / (t - 1) if t > 1 else 1.0       # α_{t−1} t/(t − 1) / t: the old units' mean
+        new = old / (t - 1) if t > 1 else 1.0  # α_{t−1} t/(t − 1) / t: the old units' mean
     return xp.concatenate([c, xp.full(c.shape[:-1] + (1,), new, dtype=c.dtype)], axis=-1)
 
 
@@ -50,11 +51,13 @@ def mean_unit_softplus(model, v, weights=None, chunk: int = CHUNK) -> float:
     """E_q[softplus(wᵀv)] = Σ_i (c_i/α) softplus(x_i) averaged over the rows ``v`` (uniformly, or
     with ``weights`` summing to one: every state with its probability in tests), float64."""
     xp = model.xp
-    q = (model.c / model.c.sum(dtype=xp.float64).astype(model.dtype))
+    q = model.c / model.c.sum(dtype=xp.float64).astype(model.dtype)
     total = 0.0
     for i in range(0, v.shape[0], chunk):
-        per_row = softplus(model.hidden_inputs(v[i:i + chunk])) @ q
-        total += float((per_row if weights is None else per_row * weights[i:i + chunk]).sum(dtype=xp.float64))
+        per_row = softplus(model.hidden_inputs(v[i : i + chunk])) @ q
+        total += float(
+            (per_row if weights is None else per_row * weights[i : i + chunk]).sum(dtype=xp.float64)
+        )
     return total / v.shape[0] if weights is None else total
 
 

@@ -7,6 +7,7 @@ b¹ = b_v + x W_xv. Its conditional log-likelihood gradient is exact:
 and every other parameter starts at zero and stays there. Predict with evaluator.inference=none
 (1[b¹ > 0]).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,15 +30,21 @@ class Logistic(ConditionalLearner):
     def initial_model(self, model, pretrained: bool, train=None):
         """W, W_xh and b_h at zero: the CRBM reduced to the logistic regressions."""
         xp = model.xp
-        return model.replace(W=xp.zeros_like(model.W), W_xh=xp.zeros_like(model.W_xh),
-                             b_h=xp.zeros_like(model.b_h))
+        return model.replace(
+            W=xp.zeros_like(model.W), W_xh=xp.zeros_like(model.W_xh), b_h=xp.zeros_like(model.b_h)
+        )
 
     def step(self, model, state, batch, rng):
         x, v = batch.inputs, batch.targets
         b1, _ = model.conditional_biases(x)
         residual = v - sigmoid(b1)
         xp = model.xp
-        grad = {"W": xp.zeros_like(model.W), "W_xh": xp.zeros_like(model.W_xh), "b_h": xp.zeros_like(model.b_h),
-                "W_xv": x.T @ residual / x.shape[0], "b_v": residual.mean(axis=0)}
+        grad = {
+            "W": xp.zeros_like(model.W),
+            "W_xh": xp.zeros_like(model.W_xh),
+            "b_h": xp.zeros_like(model.b_h),
+            "W_xv": x.T @ residual / x.shape[0],
+            "b_v": residual.mean(axis=0),
+        }
         model, state = self.update(model, grad, state)
         return model, self.advance(state)

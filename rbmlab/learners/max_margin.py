@@ -11,6 +11,7 @@ statistics minus the statistics at the loss-augmented prediction:
 BP runs T = base_iterations + epoch iterations, as for MLE-BP. Predict with the same BP without
 the loss term (evaluator.inference=mixed | max).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,8 +40,14 @@ class MaxMargin(ConditionalLearner):
     def step(self, model, state, batch, rng):
         x, v = batch.inputs, batch.targets
         b1, b2 = model.conditional_biases(x)
-        beliefs = loopy_bp(model.W, b1 + (1.0 - 2.0 * v), b2, mode=self.mode,
-                           max_iter=self.iterations(state), tol=self.config.tol)
+        beliefs = loopy_bp(
+            model.W,
+            b1 + (1.0 - 2.0 * v),
+            b2,
+            mode=self.mode,
+            max_iter=self.iterations(state),
+            tol=self.config.tol,
+        )
         positive = statistics(x, v, self.data_hidden(v @ model.W + b2))
         negative = statistics(x, decode(beliefs), self.predicted_hidden(beliefs))
         model, state = self.update(model, difference(positive, negative), state)

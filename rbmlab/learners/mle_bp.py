@@ -9,6 +9,7 @@ from fresh messages at every step, to ``tol``; non-converged instances count wit
 (our choice: Sec. 6 does not say whether they are skipped), and the share that converged is recorded
 per epoch (Figure 4).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ from rbmlab.validation import option
 @dataclass
 class MLEBPConfig(ScheduledInferenceConfig):
     name: str = option("mle_bp", "learner", label="learner")
-    damping: float = option(0.0, "L ← (1 − α) L_new + α L_old (the paper: none)", lo=0, hi=1, open_hi=True,
-                            label="damping")
+    damping: float = option(
+        0.0, "L ← (1 − α) L_new + α L_old (the paper: none)", lo=0, hi=1, open_hi=True, label="damping"
+    )
 
 
 class MLEBP(ConditionalLearner):
@@ -33,8 +35,9 @@ class MLEBP(ConditionalLearner):
     def step(self, model, state, batch, rng):
         cfg = self.config
         b1, b2 = model.conditional_biases(batch.inputs)
-        beliefs = loopy_bp(model.W, b1, b2, mode="sum", max_iter=self.iterations(state), tol=cfg.tol,
-                           damping=cfg.damping)
+        beliefs = loopy_bp(
+            model.W, b1, b2, mode="sum", max_iter=self.iterations(state), tol=cfg.tol, damping=cfg.damping
+        )
         negative = statistics(batch.inputs, beliefs.tau_v, beliefs.tau_h, pairwise_beliefs(model.W, beliefs))
         model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
         return model, self.advance(state, beliefs.converged)

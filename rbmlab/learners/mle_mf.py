@@ -4,6 +4,7 @@ the same T = ``base_iterations`` + epoch iterations as BP (Sec. 6's matched-infe
 the paper gives no mean-field iteration count, so this is our choice) to ``tol``; the share of
 instances that converged is recorded per epoch.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ With a sampler whose systematic scan continues where it stopped (single-site Gib
 position persists with the chains (in the learner state, so a resumed run goes on from it). So
 does a persistent sampler's own state (parallel tempering's replicas, ladder and swap rates:
 PT-PCD, Desjardins et al. 2010), under ``sampler.<key>``, its diagnostics in every metrics row."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,31 +15,38 @@ from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.validation import option
 
-SAMPLER_PREFIX = "sampler."   # a persistent sampler's state entries in the learner state
+SAMPLER_PREFIX = "sampler."  # a persistent sampler's state entries in the learner state
 
 
 def sampler_state(state) -> dict | None:
     """The persistent sampler's entries of a learner state (prefix dropped), or None if none."""
-    found = {k[len(SAMPLER_PREFIX):]: v for k, v in state.items() if k.startswith(SAMPLER_PREFIX)}
+    found = {k[len(SAMPLER_PREFIX) :]: v for k, v in state.items() if k.startswith(SAMPLER_PREFIX)}
     return found or None
 
 
 @dataclass
 class PCDConfig(LearnerConfig):
     name: str = option("pcd", "learner", label="learner")
-    k: int = option(1, "sampler steps per update", lo=1, hi=UPDATE_STEPS,
-                    label="sampler steps per update (k)")
-    n_chains: int = option(0, "persistent chains; 0 = one per batch element", lo=0, hi=CHAINS,
-                           label="negative-phase chains")
-    chain_init: str = option("data", "chains start at the first training examples (tiled), or at "
-                                      "uniform random states (pmp and GWG's code)", choices=("data", "uniform"),
-                             neutral="data", label="chain start")
+    k: int = option(
+        1, "sampler steps per update", lo=1, hi=UPDATE_STEPS, label="sampler steps per update (k)"
+    )
+    n_chains: int = option(
+        0, "persistent chains; 0 = one per batch element", lo=0, hi=CHAINS, label="negative-phase chains"
+    )
+    chain_init: str = option(
+        "data",
+        "chains start at the first training examples (tiled), or at "
+        "uniform random states (pmp and GWG's code)",
+        choices=("data", "uniform"),
+        neutral="data",
+        label="chain start",
+    )
 
 
 class PCD(Learner):
     config_class = PCDConfig
-    generative = True   # an entrant of the cross-paper leaderboard
-    entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}   # PT-PCD (Desjardins et al. 2010)
+    generative = True  # an entrant of the cross-paper leaderboard
+    entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}  # PT-PCD (Desjardins et al. 2010)
 
     def init_state(self, model, train, rng):
         """Chains start at the first training examples (our choice; dcp does not say), tiled if
@@ -48,7 +56,9 @@ class PCD(Learner):
         bs = self.config.batch_size
         n = self.config.n_chains or (data.shape[0] if bs == "full" else min(bs, data.shape[0]))
         if self.config.chain_init == "uniform":
-            chains = model.visible_units.uniform_states(rng, data.shape[:-2] + (n, data.shape[-1]), data.dtype)
+            chains = model.visible_units.uniform_states(
+                rng, data.shape[:-2] + (n, data.shape[-1]), data.dtype
+            )
         else:
             reps = -(-n // data.shape[0])
             chains = xp.concatenate([data] * reps, axis=0)[:n] if reps > 1 else data[:n]
@@ -66,10 +76,13 @@ class PCD(Learner):
         scan = {"position": int(state["scan_position"])} if "scan_position" in state else {}
         own = sampler_state(state)
         if own is None:
-            grad, state["chains"] = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, k, **scan)
+            grad, state["chains"] = self.contrastive_gradient(
+                model, batch.inputs, state["chains"], rng, k, **scan
+            )
         else:
-            grad, state["chains"], own = self.contrastive_gradient(model, batch.inputs, state["chains"], rng, k,
-                                                                   sampler_state=own)
+            grad, state["chains"], own = self.contrastive_gradient(
+                model, batch.inputs, state["chains"], rng, k, sampler_state=own
+            )
             state.update({SAMPLER_PREFIX + key: v for key, v in own.items()})
         if scan:
             state["scan_position"] = (scan["position"] + k) % state["chains"].shape[-1]

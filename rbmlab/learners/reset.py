@@ -7,6 +7,7 @@ biased; with ``learner.sampler=pmp`` the start is ignored and this is PMP learni
 gradient of its perturb-and-MAP surrogate likelihood, Eq. 3). For an RBM the statistics are
 Rao-Blackwellised, E[h | v] in both phases, as the authors' code does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,16 +20,22 @@ from rbmlab.validation import option
 @dataclass
 class ResetConfig(LearnerConfig):
     name: str = option("reset", "learner", label="learner")
-    k: int = option(100, "sampler steps (sweeps) from the fresh start, every update", lo=0,
-                   hi=UPDATE_STEPS, label="sampler steps per update (k)")
-    n_chains: int = option(0, "negative samples per update; 0 = the batch size", lo=0, hi=CHAINS,
-                           label="negative-phase chains")
+    k: int = option(
+        100,
+        "sampler steps (sweeps) from the fresh start, every update",
+        lo=0,
+        hi=UPDATE_STEPS,
+        label="sampler steps per update (k)",
+    )
+    n_chains: int = option(
+        0, "negative samples per update; 0 = the batch size", lo=0, hi=CHAINS, label="negative-phase chains"
+    )
 
 
 class Reset(Learner):
     config_class = ResetConfig
-    generative = True   # an entrant of the cross-paper leaderboard
-    entrants = {"pmp_reset": ("learner.sampler=pmp",)}   # PMP learning (pmp Alg. 1)
+    generative = True  # an entrant of the cross-paper leaderboard
+    entrants = {"pmp_reset": ("learner.sampler=pmp",)}  # PMP learning (pmp Alg. 1)
 
     def step(self, model, state, batch, rng):
         x = batch.inputs

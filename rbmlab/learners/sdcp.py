@@ -7,23 +7,30 @@ parameters, the chain carried over from one inner step to the next. d = 1 is exa
 The gradient is fresh at each inner step (we read Alg. 3's never-reset Δθ as a typo: Algs. 2 and 4
 take a fresh one).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig, difference, total
-from rbmlab.models.rbm import BinaryLayers
 from rbmlab.limits import UPDATE_STEPS, exceeds
+from rbmlab.models.rbm import BinaryLayers
 from rbmlab.validation import invalid, option
 
 
 @dataclass
 class SDCPConfig(LearnerConfig):
     name: str = option("sdcp", "learner", label="learner")
-    d: int = option(6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS,
-                    label="inner steps per mini-batch (d)")
-    k: int = option(4, "K': sampler steps per inner step (same cost as CD-(d·K'))", lo=1,
-                   hi=UPDATE_STEPS, label="sampler steps per update (k)")
+    d: int = option(
+        6, "inner SGD steps per mini-batch", lo=1, hi=UPDATE_STEPS, label="inner steps per mini-batch (d)"
+    )
+    k: int = option(
+        4,
+        "K': sampler steps per inner step (same cost as CD-(d·K'))",
+        lo=1,
+        hi=UPDATE_STEPS,
+        label="sampler steps per update (k)",
+    )
 
     def check(self) -> None:
         if problem := exceeds(UPDATE_STEPS, self.d * self.k, "d x k (sampler sweeps an update)"):
@@ -32,22 +39,22 @@ class SDCPConfig(LearnerConfig):
 
 class SDCP(Learner):
     config_class = SDCPConfig
-    generative = True   # an entrant of the cross-paper leaderboard
+    generative = True  # an entrant of the cross-paper leaderboard
 
     @property
     def updates_per_step(self) -> int:
         return self.config.d
 
     def step(self, model, state, batch, rng):
-        if self.config.d == 1:   # S-DCP with d = 1 is CD-K' (Alg. 2), and takes CD's path
+        if self.config.d == 1:  # S-DCP with d = 1 is CD-K' (Alg. 2), and takes CD's path
             grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)
             return self.update(model, grad, state)
-        positive, first = self.positive_phase(model, batch.inputs)   # ∇g(θ(t)): once per mini-batch
+        positive, first = self.positive_phase(model, batch.inputs)  # ∇g(θ(t)): once per mini-batch
         chain = batch.inputs
         for _ in range(self.config.d):
-            chain = self.sample(model, chain, rng, self.config.k, first)   # first: xW at θ(t)
+            chain = self.sample(model, chain, rng, self.config.k, first)  # first: xW at θ(t)
             first = None
-            negative = model.statistics(chain)           # f̂'(θ̃(l)), eq. 6
+            negative = model.statistics(chain)  # f̂'(θ̃(l)), eq. 6
             model, state = self.update(model, difference(positive, negative), state)
         return model, state
 

@@ -10,6 +10,7 @@ predecessor's option; the paper itself restarts from data). ``inference=adatap``
 points by VAMP instead (App. D, Fig. 10). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are
 the optimizer's (``learner.optimizer.momentum``, ``momentum_on: interactions``, ``weight_decay``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,10 +31,16 @@ SOLUTION_KEYS = ("tap_a_v", "tap_c_v", "tap_a_h", "tap_c_h")
 class TapIterationConfig(LearnerConfig):
     """How a TAP learner iterates its fixed points every mini-batch (tap and tap_dbm)."""
 
-    max_iter: int = option(10, "TAP iterations per mini-batch at most (Fig. 10: 3, 10 and 100 "
-                                "train alike)", lo=1, hi=UPDATE_STEPS, label="TAP iterations per mini-batch")
-    tol: float = option(1e-8, "stop earlier when the mean-square change is below this", lo=0,
-                        label="inference tolerance")
+    max_iter: int = option(
+        10,
+        "TAP iterations per mini-batch at most (Fig. 10: 3, 10 and 100 train alike)",
+        lo=1,
+        hi=UPDATE_STEPS,
+        label="TAP iterations per mini-batch",
+    )
+    tol: float = option(
+        1e-8, "stop earlier when the mean-square change is below this", lo=0, label="inference tolerance"
+    )
     damping: float = option(0.5, "new ← d·f + (1 − d)·old", lo=0, hi=1, open_lo=True, label="damping")
 
     def solver_options(self) -> dict:
@@ -52,23 +59,35 @@ def _tap_solver(value, key: str) -> str:
 @dataclass
 class TapLearnerConfig(TapIterationConfig):
     name: str = option("tap", "learner", label="learner")
-    persistent: bool = option(False, "carry the TAP solutions across mini-batches instead of "
-                                     "restarting them at the data", label="persistent TAP solutions")
-    inference: str = option("tap", "the negative phase's fixed points: a TapForm solver "
-                                   "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; binary units) | "
-                                   "nmf (naive mean field: Alg. 1 without the Onsager term)",
-                             parse=_tap_solver, label="negative-phase solver")
-    lr_decay: float = option(1.0, "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 "
-                                  "to 1e-5: 0.933 over 100 epochs)", lo=0, hi=1, open_lo=True,
-                             label="learning-rate decay")
+    persistent: bool = option(
+        False,
+        "carry the TAP solutions across mini-batches instead of restarting them at the data",
+        label="persistent TAP solutions",
+    )
+    inference: str = option(
+        "tap",
+        "the negative phase's fixed points: a TapForm solver "
+        "(rbmlab.inference.solvers): tap (Alg. 1) | adatap (VAMP, Alg. 3; binary units) | "
+        "nmf (naive mean field: Alg. 1 without the Onsager term)",
+        parse=_tap_solver,
+        label="negative-phase solver",
+    )
+    lr_decay: float = option(
+        1.0,
+        "the step size is lr · lr_decay^epoch (real-MNIST's γ from 1e-2 to 1e-5: 0.933 over 100 epochs)",
+        lo=0,
+        hi=1,
+        open_lo=True,
+        label="learning-rate decay",
+    )
 
 
 class TapLearner(Learner):
     config_class = TapLearnerConfig
-    generative = True   # an entrant of the cross-paper leaderboard
-    entrants = {"adatap": ("learner.inference=adatap",)}   # TAP learning with adaTAP (Alg. 3)
+    generative = True  # an entrant of the cross-paper leaderboard
+    entrants = {"adatap": ("learner.inference=adatap",)}  # TAP learning with adaTAP (Alg. 3)
     requires = (TapForm,)
-    samples = False   # its negative phase is TAP's fixed points
+    samples = False  # its negative phase is TAP's fixed points
     requires_hint = "two layers with priors coupled by W: model=rbm or model=grbm"
 
     def __init__(self, config):
@@ -90,7 +109,7 @@ class TapLearner(Learner):
 
     def step_size(self, state) -> float:
         epoch = int(float(state["steps"]) // float(state["batches_per_epoch"]))
-        return self.config.lr * self.config.lr_decay ** epoch
+        return self.config.lr * self.config.lr_decay**epoch
 
     def step(self, model, state, batch, rng):
         cfg, x = self.config, batch.inputs
@@ -100,9 +119,12 @@ class TapLearner(Learner):
         s = self.solver.solve(model, x, init=start).raw
         grad = tap.gradient(model.W, *model.tap_layers(), x, s)
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
-        state = {**state, "tap_iterations": model.xp.asarray(float(s.iterations)),
-                 "tap_chain_iterations": model.xp.asarray(float(s.chain_iterations)),
-                 "steps": state["steps"] + 1}
+        state = {
+            **state,
+            "tap_iterations": model.xp.asarray(float(s.iterations)),
+            "tap_chain_iterations": model.xp.asarray(float(s.chain_iterations)),
+            "steps": state["steps"] + 1,
+        }
         if cfg.persistent:
             state.update(zip(SOLUTION_KEYS, (s.a_v, s.c_v, s.a_h, s.c_h)))
         return model, state
@@ -116,7 +138,8 @@ class TapLearner(Learner):
         if any(layer.theta is not None for layer in model.tap_layers()):
             return None
         from_states = not self.config.persistent or float(state["steps"]) == 1
-        solve = self.solver.cost(model.n_visible, model.n_hidden, rows,
-                                 int(float(state["tap_chain_iterations"])), from_states)
+        solve = self.solver.cost(
+            model.n_visible, model.n_hidden, rows, int(float(state["tap_chain_iterations"])), from_states
+        )
         gradient = 4 * rows * model.n_visible * model.n_hidden
         return total(solve, gradient, self.optimizer.update_cost(model))

@@ -18,6 +18,7 @@ the Julia code, do so; Alg. 4 does not). It runs in :meth:`TapDBM.initial_model`
 only: not for ``model.init``, not on resume), on the whole training set, its mini-batches in an
 order fixed per (layer, epoch); its time is not in the run's wall_time.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,23 +31,32 @@ from rbmlab.limits import EPOCHS
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
 
-PRETRAIN_STREAM = 7305   # the key of pretraining's shuffles: (PRETRAIN_STREAM, layer, epoch)
+PRETRAIN_STREAM = 7305  # the key of pretraining's shuffles: (PRETRAIN_STREAM, layer, epoch)
 
 
 @dataclass
-class TapDBMConfig(TapIterationConfig):   # max_iter: for the free and the clamped solutions
+class TapDBMConfig(TapIterationConfig):  # max_iter: for the free and the clamped solutions
     name: str = option("tap_dbm", "learner", label="learner")
-    lr: float = option(0.001, "step size of joint training (the paper gives only pretraining's)",
-                       lo=0, open_lo=True, label="learning rate")
-    pretrain_epochs: int = option(50, "greedy layer-wise TAP epochs per RBM before joint training "
-                                      "(Alg. 4; Fig. 11: 50; 0: none)", lo=0, hi=EPOCHS)
+    lr: float = option(
+        0.001,
+        "step size of joint training (the paper gives only pretraining's)",
+        lo=0,
+        open_lo=True,
+        label="learning rate",
+    )
+    pretrain_epochs: int = option(
+        50,
+        "greedy layer-wise TAP epochs per RBM before joint training (Alg. 4; Fig. 11: 50; 0: none)",
+        lo=0,
+        hi=EPOCHS,
+    )
     pretrain_lr: float = option(0.001, "step size of pretraining (Fig. 11)", lo=0, open_lo=True)
 
 
 class TapDBM(Learner):
     config_class = TapDBMConfig
     requires = (TapStack,)
-    samples = False   # its negative phase is TAP's fixed points
+    samples = False  # its negative phase is TAP's fixed points
     requires_hint = "layers coupled only to their neighbours: model=dbm"
 
     def initial_model(self, model, pretrained: bool, train=None):
@@ -61,11 +71,12 @@ class TapDBM(Learner):
             for epoch in range(cfg.pretrain_epochs):
                 order = model.xp.asarray(host_rng(PRETRAIN_STREAM, l, epoch).permutation(n))
                 for start in range(0, n, size):
-                    model, state, _ = self._ascend(model, state, h[..., order[start:start + size], :],
-                                                   l - 1, l, cfg.pretrain_lr)
+                    model, state, _ = self._ascend(
+                        model, state, h[..., order[start : start + size], :], l - 1, l, cfg.pretrain_lr
+                    )
             layers, couplings = model.tap_stack()
             product = h @ couplings[l - 1]
-            h = layers[l].moments(product, 0.0 * product)[0]   # H^(l): conditional means
+            h = layers[l].moments(product, 0.0 * product)[0]  # H^(l): conditional means
         return model
 
     def init_state(self, model, train, rng):
@@ -84,7 +95,7 @@ class TapDBM(Learner):
         (model, optimizer state, free TAP iterations)."""
         cfg = self.config
         layers, couplings = model.tap_stack()
-        layers, couplings = layers[lo:None if hi is None else hi + 1], couplings[lo:hi]
+        layers, couplings = layers[lo : None if hi is None else hi + 1], couplings[lo:hi]
         options = cfg.solver_options()
         free = tap_dbm.solve(couplings, layers, x, **options)
         dW, dU = tap_dbm.gradient(couplings, tap_dbm.clamped(couplings, layers, x, **options), free)

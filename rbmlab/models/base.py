@@ -22,6 +22,7 @@ A family class also carries, as class attributes and classmethods:
 Capabilities are typing Protocols. Evaluators, samplers and learners declare which they need
 (``requires``) and :func:`supports` checks a family class before any work starts.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,8 +32,7 @@ from rbmlab.backend import namespace
 from rbmlab.models.declaration import Declaration
 from rbmlab.validation import Config, option
 
-
-PARAMETER_LIMIT = 1e6   # |θ| beyond it counts as divergence (see Model.finite_trials)
+PARAMETER_LIMIT = 1e6  # |θ| beyond it counts as divergence (see Model.finite_trials)
 
 
 @dataclasses.dataclass
@@ -40,10 +40,14 @@ class ModelConfig(Config):
     """Fields every family's model config has (``conf/model/<family>.yaml``)."""
 
     name: str = option("", "model family")
-    init: str | None = option(None, "a checkpoint (.npz) whose model training starts from (its "
-                              "sizes replace the config's), or <sweep dir>?key=value&... (the one "
-                              "run there with those config values; rbmlab.run.pretrained), or "
-                              "truth (the model the dataset is sampled from)", label="initial model")
+    init: str | None = option(
+        None,
+        "a checkpoint (.npz) whose model training starts from (its "
+        "sizes replace the config's), or <sweep dir>?key=value&... (the one "
+        "run there with those config values; rbmlab.run.pretrained), or "
+        "truth (the model the dataset is sampled from)",
+        label="initial model",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,8 +57,8 @@ class Model:
 
     DECLARATION: ClassVar[Declaration] = Declaration(arrays={})
     PARAMS: ClassVar[dict[str, int]] = {}
-    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {}   # model config key → the setting it fixes
-    INTERACTIONS: ClassVar[tuple[str, ...]] = ()   # parameters that weight decay shrinks
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {}  # model config key → the setting it fixes
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ()  # parameters that weight decay shrinks
     family: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs) -> None:
@@ -80,8 +84,7 @@ class Model:
 
     def settings(self) -> dict[str, str]:
         """Non-array fields (unit types, conventions): saved in checkpoints as 0-d strings."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.name not in self.PARAMS}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in self.PARAMS}
 
     def scalar_parameters(self) -> dict[str, float]:
         """Named scalar parameters of a single model that every evaluation records (a tied
@@ -313,5 +316,7 @@ def supports(model_class: type, capability: type) -> bool:
     class, so it can be asked before a model exists."""
     members = [m for m in vars(capability) if not m.startswith("_")]
     members += list(vars(capability).get("__annotations__", {}))
-    fields = {f.name for f in dataclasses.fields(model_class)} if dataclasses.is_dataclass(model_class) else set()
+    fields = (
+        {f.name for f in dataclasses.fields(model_class)} if dataclasses.is_dataclass(model_class) else set()
+    )
     return all(hasattr(model_class, m) or m in fields for m in members)

@@ -33,6 +33,7 @@ over the K features, then one over the fh·fw filter taps, each step on whole ar
 convolution is written; the OR's per-pixel terms come back to every AND as a strided window view
 of the pixel arrays (no copy). One sweep at the paper's size, B = 5, float32, one thread: ~0.2 s.
 """
+
 from __future__ import annotations
 
 import math
@@ -44,8 +45,15 @@ import numpy as np
 from rbmlab.backend import namespace
 from rbmlab.errors import RbmlabError
 from rbmlab.models.factor_graph import FactorGraph
-from rbmlab.models.logical_factors import (OFF, and_to_input, and_to_output, merge_top2, or_input_terms,
-                                           or_to_inputs, or_to_output)
+from rbmlab.models.logical_factors import (
+    OFF,
+    and_to_input,
+    and_to_output,
+    merge_top2,
+    or_input_terms,
+    or_to_inputs,
+    or_to_output,
+)
 
 
 def or_convolve(S, W):
@@ -56,9 +64,9 @@ def or_convolve(S, W):
     *lead_w, _, fh, fw = W.shape
     lead = tuple(np.broadcast_shapes(tuple(lead_s), tuple(lead_w)))
     count = xp.zeros(lead + (n, h + fh - 1, w + fw - 1), dtype=S.dtype)
-    for p in range(fh):           # one step per filter tap (p, q): all images, features, locations
+    for p in range(fh):  # one step per filter tap (p, q): all images, features, locations
         for q in range(fw):
-            count[..., p:p + h, q:q + w] += xp.einsum("...nkuv,...k->...nuv", S, W[..., p, q])
+            count[..., p : p + h, q : q + w] += xp.einsum("...nkuv,...k->...nuv", S, W[..., p, q])
     return (count > 0).astype(S.dtype)
 
 
@@ -77,11 +85,11 @@ class ConvolutionOR:
     """(1) as one factor group over ``variables`` = W (K·fh·fw), then S (N·K·h·w), then X
     (N·H·W'), each flattened in C order. No parameters (every factor is a hard constraint)."""
 
-    variables: Any           # global indices of W, S, X
+    variables: Any  # global indices of W, S, X
     n_images: int
     n_features: int
-    feature_shape: tuple[int, int]      # (fh, fw)
-    location_shape: tuple[int, int]     # (h, w)
+    feature_shape: tuple[int, int]  # (fh, fw)
+    location_shape: tuple[int, int]  # (h, w)
 
     # ---- sizes and views
     @property
@@ -93,8 +101,11 @@ class ConvolutionOR:
     def sizes(self) -> tuple[int, int, int]:
         """Variables of W, S and X."""
         n, k = self.n_images, self.n_features
-        return (k * math.prod(self.feature_shape), n * k * math.prod(self.location_shape),
-                n * math.prod(self.image_shape))
+        return (
+            k * math.prod(self.feature_shape),
+            n * k * math.prod(self.location_shape),
+            n * math.prod(self.image_shape),
+        )
 
     @property
     def n_ands(self) -> int:
@@ -104,9 +115,11 @@ class ConvolutionOR:
         """W (B, K, fh, fw), S (B, N, K, h, w), X (B, N, H, W') of rows ``x`` (B, len(variables))."""
         n_w, n_s, _ = self.sizes
         B, n, k = x.shape[0], self.n_images, self.n_features
-        return (x[:, :n_w].reshape((B, k) + self.feature_shape),
-                x[:, n_w:n_w + n_s].reshape((B, n, k) + self.location_shape),
-                x[:, n_w + n_s:].reshape((B, n) + self.image_shape))
+        return (
+            x[:, :n_w].reshape((B, k) + self.feature_shape),
+            x[:, n_w : n_w + n_s].reshape((B, n, k) + self.location_shape),
+            x[:, n_w + n_s :].reshape((B, n) + self.image_shape),
+        )
 
     def _and_shape(self, batch: int) -> tuple[int, ...]:
         return (batch, self.n_images, self.n_features) + self.location_shape + self.feature_shape
@@ -114,8 +127,11 @@ class ConvolutionOR:
     def _unpack(self, messages):
         """m_{AND→S}, m_{AND→W} (B, N, K, h, w, fh, fw) and m_{OR→X} (B, N, H, W'), views."""
         A, B = self.n_ands, messages.shape[0]
-        return (messages[:, :A].reshape(self._and_shape(B)), messages[:, A:2 * A].reshape(self._and_shape(B)),
-                messages[:, 2 * A:].reshape((B, self.n_images) + self.image_shape))
+        return (
+            messages[:, :A].reshape(self._and_shape(B)),
+            messages[:, A : 2 * A].reshape(self._and_shape(B)),
+            messages[:, 2 * A :].reshape((B, self.n_images) + self.image_shape),
+        )
 
     # ---- the group protocol (rbmlab.models.factor_graph)
     def init_messages(self, xp, batch: int, dtype):
@@ -125,21 +141,27 @@ class ConvolutionOR:
         xp = namespace(messages)
         to_s, to_w, to_x = self._unpack(messages)
         B = messages.shape[0]
-        return xp.concatenate([to_w.sum(axis=(1, 3, 4)).reshape(B, -1), to_s.sum(axis=(5, 6)).reshape(B, -1),
-                               to_x.reshape(B, -1)], axis=1)
+        return xp.concatenate(
+            [
+                to_w.sum(axis=(1, 3, 4)).reshape(B, -1),
+                to_s.sum(axis=(5, 6)).reshape(B, -1),
+                to_x.reshape(B, -1),
+            ],
+            axis=1,
+        )
 
     def max_product(self, beliefs, messages):
         xp = namespace(beliefs)
         to_s, to_w, to_x = self._unpack(messages)
         b_w, b_s, b_x = self.split(beliefs)
-        s = b_s[..., None, None] - to_s                  # S → AND cavities
-        w = b_w[:, None, :, None, None] - to_w           # W → AND cavities
-        a = and_to_output(s, w)                          # AND → aux → OR
+        s = b_s[..., None, None] - to_s  # S → AND cavities
+        w = b_w[:, None, :, None, None] - to_w  # W → AND cavities
+        a = and_to_output(s, w)  # AND → aux → OR
         total, first, second = self._or_statistics(a)
         fh, fw = self.feature_shape
-        at_and = lambda P: _windows(P, fh, fw)[:, :, None]    # noqa: E731  (B, N, 1, h, w, fh, fw)
-        terms = or_input_terms(b_x - to_x, total, first, second)       # per pixel, then read per AND
-        o = or_to_inputs(a, at_and(first), *(at_and(t) for t in terms))   # OR → aux → AND
+        at_and = lambda P: _windows(P, fh, fw)[:, :, None]  # noqa: E731  (B, N, 1, h, w, fh, fw)
+        terms = or_input_terms(b_x - to_x, total, first, second)  # per pixel, then read per AND
+        o = or_to_inputs(a, at_and(first), *(at_and(t) for t in terms))  # OR → aux → AND
         del a
         out = xp.empty_like(messages)
         new_s, new_w, new_x = self._unpack(out)
@@ -153,7 +175,7 @@ class ConvolutionOR:
         there, from the AND → aux messages a (B, N, K, h, w, fh, fw); each (B, N, H, W'). Top 2s
         are merged one feature, then one tap, at a time (merge_top2), each step whole arrays."""
         xp = namespace(a)
-        relu_sum = xp.maximum(a, 0.0).sum(axis=2)        # over features: (B, N, h, w, fh, fw)
+        relu_sum = xp.maximum(a, 0.0).sum(axis=2)  # over features: (B, N, h, w, fh, fw)
         tap_first, tap_second = a[:, :, 0], xp.full_like(a[:, :, 0], -xp.inf)
         for k in range(1, self.n_features):
             tap_first, tap_second = merge_top2(tap_first, tap_second, a[:, :, k], -xp.inf)
@@ -162,12 +184,13 @@ class ConvolutionOR:
         first = xp.full(shape, -xp.inf, dtype=a.dtype)
         second = xp.full(shape, -xp.inf, dtype=a.dtype)
         (fh, fw), (h, w) = self.feature_shape, self.location_shape
-        for p in range(fh):       # each tap's top 2 into its pixels' (the union's top 2)
+        for p in range(fh):  # each tap's top 2 into its pixels' (the union's top 2)
             for q in range(fw):
                 at = (slice(None), slice(None), slice(p, p + h), slice(q, q + w))
                 total[at] += relu_sum[..., p, q]
-                first[at], second[at] = merge_top2(first[at], second[at], tap_first[..., p, q],
-                                                   tap_second[..., p, q])
+                first[at], second[at] = merge_top2(
+                    first[at], second[at], tap_first[..., p, q], tap_second[..., p, q]
+                )
         return total, first, second
 
     def log_potential(self, x):
@@ -185,8 +208,16 @@ def logit(p: float) -> float:
     return math.log(p) - math.log1p(-p)
 
 
-def deconvolution_graph(X, n_features: int, feature_shape: tuple[int, int], *, p_s: float = 0.01,
-                        p_w: float = 0.25, p_e: float = 1e-100, dtype=np.float32) -> FactorGraph:
+def deconvolution_graph(
+    X,
+    n_features: int,
+    feature_shape: tuple[int, int],
+    *,
+    p_s: float = 0.01,
+    p_w: float = 0.25,
+    p_e: float = 1e-100,
+    dtype=np.float32,
+) -> FactorGraph:
     """The posterior p(W, S | X) of (1) given images X (N, H, W') as a factor graph (pmp Sec 5.6;
     the prior values are the authors' code's): Bernoulli priors logit(p_w) on W and logit(p_s) on S,
     the observed X as hard evidence ±(−logit(p_e)) (±230.26 at the code's 1e−100), locations
@@ -199,6 +230,11 @@ def deconvolution_graph(X, n_features: int, feature_shape: tuple[int, int], *, p
     group = ConvolutionOR(np.arange(0), n, n_features, (fh, fw), (H - fh + 1, Wd - fw + 1))
     n_w, n_s, n_x = group.sizes
     group = replace(group, variables=np.arange(n_w + n_s + n_x))
-    unary = xp.concatenate([xp.full(n_w, logit(p_w), dtype=dtype), xp.full(n_s, logit(p_s), dtype=dtype),
-                            ((2.0 * X.reshape(-1) - 1.0) * -logit(p_e)).astype(dtype)])
+    unary = xp.concatenate(
+        [
+            xp.full(n_w, logit(p_w), dtype=dtype),
+            xp.full(n_s, logit(p_s), dtype=dtype),
+            ((2.0 * X.reshape(-1) - 1.0) * -logit(p_e)).astype(dtype),
+        ]
+    )
     return FactorGraph(unary, (group,))

@@ -17,6 +17,7 @@ and E[h | v, x]; BP's τ^v, τ^h, Γ; mean field's outer product; a Gibbs sample
 Trained by the conditional learners (learner=mle_bp, mle_mf; rbmlab.learners.conditional) on a
 corruption task (task=flip|occlude), scored by evaluator=pixel_error.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,27 +35,41 @@ from rbmlab.validation import option
 @dataclass
 class CRBMConfig(ModelConfig):
     name: str = option("crbm", "model family")
-    n_hidden: int = option(256, "hidden units (the paper: 256, following Mnih et al. 2011)", lo=1,
-                           hi=UNITS, label="hidden units")
-    weight_std: float = option(0.01, "W, W_xh ~ N(0, weight_std²); W_xv = 0 (our choice, not the paper's)", lo=0,
-                               label="initial weight std")
-    visible_bias: str = option("base_rate", "base_rate: logit of the clean targets' mean (clipped to "
-                               "[1e-3, 1 − 1e-3]) | zero", choices=("base_rate", "zero"),
-                               label="initial visible bias")
+    n_hidden: int = option(
+        256, "hidden units (the paper: 256, following Mnih et al. 2011)", lo=1, hi=UNITS, label="hidden units"
+    )
+    weight_std: float = option(
+        0.01,
+        "W, W_xh ~ N(0, weight_std²); W_xv = 0 (our choice, not the paper's)",
+        lo=0,
+        label="initial weight std",
+    )
+    visible_bias: str = option(
+        "base_rate",
+        "base_rate: logit of the clean targets' mean (clipped to [1e-3, 1 − 1e-3]) | zero",
+        choices=("base_rate", "zero"),
+        label="initial visible bias",
+    )
 
 
 @dataclass(frozen=True)
 class CRBM(TwoLayerModel):
-    W: Any      # (..., |v|, |h|)
-    W_xv: Any   # (..., |x|, |v|)
-    W_xh: Any   # (..., |x|, |h|)
-    b_v: Any    # (..., |v|)
-    b_h: Any    # (..., |h|)
+    W: Any  # (..., |v|, |h|)
+    W_xv: Any  # (..., |x|, |v|)
+    W_xh: Any  # (..., |x|, |h|)
+    b_v: Any  # (..., |v|)
+    b_h: Any  # (..., |h|)
 
     DECLARATION: ClassVar[Declaration] = Declaration(
-        arrays={"W": ("n_visible", "n_hidden"), "W_xv": ("n_inputs", "n_visible"),
-                "W_xh": ("n_inputs", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",)},
-        data_sizes=("n_visible", "n_inputs"))   # the inputs are corrupted data rows (task=flip|occlude)
+        arrays={
+            "W": ("n_visible", "n_hidden"),
+            "W_xv": ("n_inputs", "n_visible"),
+            "W_xh": ("n_inputs", "n_hidden"),
+            "b_v": ("n_visible",),
+            "b_h": ("n_hidden",),
+        },
+        data_sizes=("n_visible", "n_inputs"),
+    )  # the inputs are corrupted data rows (task=flip|occlude)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W", "W_xv", "W_xh")
     family: ClassVar[str] = "crbm"
     config_class: ClassVar[type] = CRBMConfig
@@ -65,8 +80,11 @@ class CRBM(TwoLayerModel):
 
     @classmethod
     def sizes(cls, config: CRBMConfig, n_visible: int, n_inputs: int | None = None) -> dict[str, int]:
-        return {"n_visible": n_visible, "n_hidden": config.n_hidden,
-                "n_inputs": n_visible if n_inputs is None else n_inputs}
+        return {
+            "n_visible": n_visible,
+            "n_hidden": config.n_hidden,
+            "n_inputs": n_visible if n_inputs is None else n_inputs,
+        }
 
     @classmethod
     def parameter_count(cls, sizes: dict[str, int]) -> int:
@@ -74,19 +92,32 @@ class CRBM(TwoLayerModel):
         return v * h + x * v + x * h + v + h
 
     @classmethod
-    def initialize(cls, config: CRBMConfig, *, xp, rng, data_mean, dtype, n_inputs: int | None = None,
-                   trials: int = 0,
-                   data=None) -> "CRBM":
+    def initialize(
+        cls,
+        config: CRBMConfig,
+        *,
+        xp,
+        rng,
+        data_mean,
+        dtype,
+        n_inputs: int | None = None,
+        trials: int = 0,
+        data=None,
+    ) -> CRBM:
         """W, W_xh ~ N(0, weight_std²), W_xv = 0, b_v at the targets' base rate (or 0), b_h = 0."""
         n_v, n_h = data_mean.shape[-1], config.n_hidden
         n_x = n_v if n_inputs is None else n_inputs
         lead = (trials,) if trials else ()
-        b_v = (base_rate_bias(data_mean) if config.visible_bias == "base_rate"
-               else xp.zeros(n_v)).astype(dtype)
-        return cls(W=(config.weight_std * rng.standard_normal(lead + (n_v, n_h))).astype(dtype),
-                   W_xv=xp.zeros(lead + (n_x, n_v), dtype=dtype),
-                   W_xh=(config.weight_std * rng.standard_normal(lead + (n_x, n_h))).astype(dtype),
-                   b_v=xp.broadcast_to(b_v, lead + (n_v,)).copy(), b_h=xp.zeros(lead + (n_h,), dtype=dtype))
+        b_v = (base_rate_bias(data_mean) if config.visible_bias == "base_rate" else xp.zeros(n_v)).astype(
+            dtype
+        )
+        return cls(
+            W=(config.weight_std * rng.standard_normal(lead + (n_v, n_h))).astype(dtype),
+            W_xv=xp.zeros(lead + (n_x, n_v), dtype=dtype),
+            W_xh=(config.weight_std * rng.standard_normal(lead + (n_x, n_h))).astype(dtype),
+            b_v=xp.broadcast_to(b_v, lead + (n_v,)).copy(),
+            b_h=xp.zeros(lead + (n_h,), dtype=dtype),
+        )
 
     # ------------------------------------------------------------ the x-conditioned RBM
     def conditional_biases(self, x):

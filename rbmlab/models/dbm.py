@@ -9,6 +9,7 @@ b0 … b3, and a 2-layer DBM holds an empty third layer: W3 of shape (n_2, 0), b
 Every array operation of the Model base (trial axis, casts, finiteness, checkpoints, optimizers)
 then works unchanged; :meth:`DBM.tap_stack` gives the layers that exist, as TAP sees them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,16 +23,22 @@ from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
-SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")   # n_0 … n_3 (n_3 = 0: L = 2)
+SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")  # n_0 … n_3 (n_3 = 0: L = 2)
 
 
 @dataclass
 class DBMConfig(ModelConfig):
     name: str = option("dbm", "model family")
-    n_hidden: list[int] = option([500, 500], "units of hidden layers 1 … L (2 or 3 entries; the "
-                                 "paper does not give Fig. 11's)", lo=1, hi=UNITS, label="hidden units")
-    weight_std: float = option(0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0,
-                               label="initial weight std")
+    n_hidden: list[int] = option(
+        [500, 500],
+        "units of hidden layers 1 … L (2 or 3 entries; the paper does not give Fig. 11's)",
+        lo=1,
+        hi=UNITS,
+        label="hidden units",
+    )
+    weight_std: float = option(
+        0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0, label="initial weight std"
+    )
 
     def check(self) -> None:
         if len(self.n_hidden) not in (2, 3):
@@ -40,18 +47,21 @@ class DBMConfig(ModelConfig):
 
 @dataclass(frozen=True)
 class DBM(Model):
-    W1: Any   # (..., n_0, n_1)
-    W2: Any   # (..., n_1, n_2)
-    W3: Any   # (..., n_2, n_3); n_3 = 0 for two hidden layers
-    b0: Any   # (..., n_0): visible fields
-    b1: Any   # (..., n_1)
-    b2: Any   # (..., n_2)
-    b3: Any   # (..., n_3)
+    W1: Any  # (..., n_0, n_1)
+    W2: Any  # (..., n_1, n_2)
+    W3: Any  # (..., n_2, n_3); n_3 = 0 for two hidden layers
+    b0: Any  # (..., n_0): visible fields
+    b1: Any  # (..., n_1)
+    b2: Any  # (..., n_2)
+    b3: Any  # (..., n_3)
 
     DECLARATION: ClassVar[Declaration] = Declaration(
-        arrays={**{f"W{l}": (SIZE_KEYS[l - 1], SIZE_KEYS[l]) for l in (1, 2, 3)},
-                **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)}},
-        may_be_empty=("n_hidden3",))   # two hidden layers: W3 (n_2, 0), b3 (0,)
+        arrays={
+            **{f"W{l}": (SIZE_KEYS[l - 1], SIZE_KEYS[l]) for l in (1, 2, 3)},
+            **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)},
+        },
+        may_be_empty=("n_hidden3",),
+    )  # two hidden layers: W3 (n_2, 0), b3 (0,)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
     family: ClassVar[str] = "dbm"
     config_class: ClassVar[type] = DBMConfig
@@ -87,15 +97,16 @@ class DBM(Model):
         return sum(n) + sum(p * q for p, q in zip(n, n[1:]))
 
     @classmethod
-    def initialize(cls, config: DBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
-                   data=None) -> "DBM":
+    def initialize(cls, config: DBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0, data=None) -> DBM:
         """W_l ~ N(0, weight_std²); visible fields at the base rate (the logit of the clipped
         training mean, as rbm.base_rate_bias), hidden fields 0; ``trials`` > 0: that many along a
         leading axis."""
         n = [cls.sizes(config, data_mean.shape[-1])[k] for k in SIZE_KEYS]
         lead = (trials,) if trials else ()
-        W = [config.weight_std * rng.standard_normal(lead + (p, q), dtype=xp.dtype(dtype))
-             for p, q in zip(n, n[1:])]
+        W = [
+            config.weight_std * rng.standard_normal(lead + (p, q), dtype=xp.dtype(dtype))
+            for p, q in zip(n, n[1:])
+        ]
         b0 = Bernoulli.field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
         b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
@@ -116,8 +127,10 @@ class DBM(Model):
         if self.b0.ndim != 1:
             raise ValueError(f"expected a single DBM, got b0 of shape {tuple(self.b0.shape)}")
         model = self.astype(self.xp.float64)
-        return ({l: getattr(model, f"W{l}") for l in range(1, self.depth + 1)},
-                [getattr(model, f"b{l}") for l in range(self.depth + 1)])
+        return (
+            {l: getattr(model, f"W{l}") for l in range(1, self.depth + 1)},
+            [getattr(model, f"b{l}") for l in range(self.depth + 1)],
+        )
 
     def exact_log_partition(self, chunk_size: int = 4096) -> float:
         """log Z of a single model by enumeration (rbmlab.models.dbm_enumeration), float64."""

@@ -14,13 +14,14 @@ for the enumerated layers E and the summed layers S. log Z enumerates the parity
 (min(n_0 + n_2, n_1 + n_3) of them); log p̃(x) clamps layer 0 to x and enumerates the fewer of
 layers {2} and {1, 3}. Accumulated in float64, by chunks of states.
 """
+
 from __future__ import annotations
 
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp, softplus
 from rbmlab.units import Bernoulli
 
-CHUNK_ELEMENTS = 1 << 22   # (rows × states × units) of the float64 fields formed at once
+CHUNK_ELEMENTS = 1 << 22  # (rows × states × units) of the float64 fields formed at once
 
 
 def partition_units(n: list[int]) -> int:
@@ -40,7 +41,7 @@ def log_sum(weights: dict[int, object], biases: list, clamped: dict[int, object]
     depth = len(biases) - 1
     xp = namespace(biases[0])
     n = [b.shape[-1] for b in biases]
-    fixed = {l: v[:, None, :] for l, v in clamped.items()}          # (B, 1, n_l)
+    fixed = {l: v[:, None, :] for l, v in clamped.items()}  # (B, 1, n_l)
     rows = next(iter(clamped.values())).shape[0] if clamped else 1
     free = [l for l in range(depth + 1) if l not in clamped]
     odd, even = [l for l in free if l % 2], [l for l in free if l % 2 == 0]
@@ -53,12 +54,12 @@ def log_sum(weights: dict[int, object], biases: list, clamped: dict[int, object]
     for start in range(0, 1 << k, per_chunk):
         states = Bernoulli.states(xp, k, start, min(start + per_chunk, 1 << k), xp.float64)[None]
         h, offset = dict(fixed), 0
-        for l in enumerated:                                          # (1, C, n_l)
-            h[l], offset = states[..., offset:offset + n[l]], offset + n[l]
+        for l in enumerated:  # (1, C, n_l)
+            h[l], offset = states[..., offset : offset + n[l]], offset + n[l]
         term = xp.zeros((1, states.shape[1]))
         for l in enumerated:
             term = term + h[l] @ biases[l]
-        for l in range(1, depth + 1):   # couplings between enumerated and clamped layers
+        for l in range(1, depth + 1):  # couplings between enumerated and clamped layers
             if l - 1 in h and l in h and not (l - 1 in fixed and l in fixed):
                 term = term + ((h[l - 1] @ weights[l]) * h[l]).sum(axis=-1)
         for l in summed:
@@ -70,7 +71,7 @@ def log_sum(weights: dict[int, object], biases: list, clamped: dict[int, object]
             term = term + softplus(field).sum(axis=-1)
         parts.append(logsumexp(xp.broadcast_to(term, (rows, term.shape[-1])), axis=-1))
     total = logsumexp(xp.stack(parts, axis=-1), axis=-1)
-    for l, v in clamped.items():     # the terms among clamped layers alone
+    for l, v in clamped.items():  # the terms among clamped layers alone
         total = total + v @ biases[l]
         if l - 1 in clamped:
             total = total + ((clamped[l - 1] @ weights[l]) * v).sum(axis=-1)

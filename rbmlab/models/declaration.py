@@ -12,6 +12,7 @@ of axes, one value for each size across all arrays (and one trial count), no emp
 declared, every setting known. A failure is one line naming the array, the shape found and the
 shape expected.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -23,7 +24,7 @@ import numpy as np
 
 from rbmlab.errors import RbmlabError
 
-TRIALS = "trials"   # the name of the optional leading axis in messages
+TRIALS = "trials"  # the name of the optional leading axis in messages
 
 
 def _bad(message: str) -> RbmlabError:
@@ -44,7 +45,7 @@ def _shape(shape) -> str:
 class Setting:
     """A non-array setting of a family (a unit type, a spin convention), saved as a 0-d string."""
 
-    known: tuple[str, ...]      # the values it may take
+    known: tuple[str, ...]  # the values it may take
     default: str | None = None  # what a file without it means; None: a file must name it
     summary: str | None = None  # the known values in words, for messages (a long range of numbers)
 
@@ -56,10 +57,12 @@ class Setting:
 class Declaration:
     """A family's parameter arrays, how their shapes relate, and its non-array settings."""
 
-    arrays: Mapping[str, tuple[str, ...]]   # parameter → its core axes, by size name
-    data_sizes: tuple[str, ...] = ("n_visible",)   # sizes equal to a data row's length (the first: the data dimension)
+    arrays: Mapping[str, tuple[str, ...]]  # parameter → its core axes, by size name
+    data_sizes: tuple[str, ...] = (
+        "n_visible",
+    )  # sizes equal to a data row's length (the first: the data dimension)
     settings: Mapping[str, Setting] = field(default_factory=dict)
-    may_be_empty: tuple[str, ...] = ()        # sizes that may be 0 (a DBM's absent third layer)
+    may_be_empty: tuple[str, ...] = ()  # sizes that may be 0 (a DBM's absent third layer)
     # sizes that the settings fix (a GRBM prior's parameter count), not counted among model_sizes
     set_by_settings: Mapping[str, Callable[[Mapping[str, str]], int]] = field(default_factory=dict)
 
@@ -78,13 +81,14 @@ class Declaration:
         """The sizes read off arrays of these shapes (already consistent), each where first named."""
         found: dict[str, int] = {}
         for name, axes in self.arrays.items():
-            for size, n in zip(axes, tuple(shapes[name])[-len(axes):]):
+            for size, n in zip(axes, tuple(shapes[name])[-len(axes) :]):
                 found.setdefault(size, int(n))
         return {s: found[s] for s in self.sizes}
 
     # ------------------------------------------------------------ the check
-    def check(self, arrays: Mapping[str, Any], settings: Mapping[str, Any], family: str
-              ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    def check(
+        self, arrays: Mapping[str, Any], settings: Mapping[str, Any], family: str
+    ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         """``arrays`` and ``settings`` (as read from a file) checked against this declaration and
         returned as the family's constructor takes them: the arrays in one native float dtype
         (the first array's float type; float64 for integers), the declared settings as strings.
@@ -92,8 +96,7 @@ class Declaration:
         arrays = {k: np.asarray(arrays[k]) for k in self.arrays if k in arrays}
         missing = [k for k in self.arrays if k not in arrays]
         if missing:
-            raise _bad(f"model {family} needs arrays {', '.join(self.arrays)}; missing "
-                       f"{', '.join(missing)}")
+            raise _bad(f"model {family} needs arrays {', '.join(self.arrays)}; missing {', '.join(missing)}")
         for name, a in arrays.items():
             if a.dtype.kind not in "fiu":
                 raise _bad(f"{name} must be numeric (float or int), got dtype {a.dtype}")
@@ -101,11 +104,13 @@ class Declaration:
         for name, a in arrays.items():
             core = len(self.arrays[name])
             if a.ndim not in (core, core + 1):
-                raise _bad(f"{name} has shape {_shape(a.shape)}, expected {core} axes "
-                           f"{_tuple(self.arrays[name])} or {core + 1} with a leading trial axis")
+                raise _bad(
+                    f"{name} has shape {_shape(a.shape)}, expected {core} axes "
+                    f"{_tuple(self.arrays[name])} or {core + 1} with a leading trial axis"
+                )
         self._check_sizes({k: a.shape for k, a in arrays.items()}, chosen, family)
         first = next(iter(arrays.values())).dtype
-        dtype = first.newbyteorder("=") if first.kind == "f" else np.dtype(np.float64)   # '>f8': float64
+        dtype = first.newbyteorder("=") if first.kind == "f" else np.dtype(np.float64)  # '>f8': float64
         return {k: a.astype(dtype) for k, a in arrays.items()}, chosen
 
     def _settings(self, settings: Mapping[str, Any], family: str) -> dict[str, str]:
@@ -115,13 +120,16 @@ class Declaration:
                 raise _bad(f"model {family} needs setting {name} ({setting.described(' or ')})")
             given = np.asarray(settings[name]) if name in settings else None
             if given is not None and (given.ndim or given.dtype.kind != "U"):
-                raise _bad(f"model {family}: setting {name} must be a string (one of "
-                           f"{setting.described()}), got a {given.dtype} array of shape "
-                           f"{_shape(given.shape)}")
+                raise _bad(
+                    f"model {family}: setting {name} must be a string (one of "
+                    f"{setting.described()}), got a {given.dtype} array of shape "
+                    f"{_shape(given.shape)}"
+                )
             value = str(given) if given is not None else setting.default
             if value not in setting.known:
-                raise _bad(f"model {family}: setting {name}={value!r} is unknown; known: "
-                           f"{setting.described()}")
+                raise _bad(
+                    f"model {family}: setting {name}={value!r} is unknown; known: {setting.described()}"
+                )
             chosen[name] = value
         return chosen
 
@@ -129,8 +137,9 @@ class Declaration:
         lead = () if values[TRIALS] is None else (values[TRIALS],)
         return lead + tuple(values[s] for s in self.arrays[name])
 
-    def _check_sizes(self, shapes: dict[str, tuple[int, ...]], settings: Mapping[str, str],
-                     family: str) -> None:
+    def _check_sizes(
+        self, shapes: dict[str, tuple[int, ...]], settings: Mapping[str, str], family: str
+    ) -> None:
         """One value per size (and one trial count) for all arrays, no empty size or trial axis
         unless declared; the first array that disagrees is named beside those it disagrees with."""
         fixed = {s: rule(settings) for s, rule in self.set_by_settings.items()}
@@ -140,13 +149,16 @@ class Declaration:
             raise _bad(self._mismatch(bad[0], shapes, values, bad, fixed, settings))
         if values[TRIALS] == 0:
             name = next(k for k in shapes if len(shapes[k]) > len(self.arrays[k]))
-            raise _bad(f"{name} has shape {_shape(shapes[name])}: an empty trial axis (a file of "
-                       "batched trials holds at least one)")
+            raise _bad(
+                f"{name} has shape {_shape(shapes[name])}: an empty trial axis (a file of "
+                "batched trials holds at least one)"
+            )
         for size, n in values.items():
             if n == 0 and size != TRIALS and size not in fixed and size not in self.may_be_empty:
                 name = next(k for k in shapes if size in self.arrays[k])
-                raise _bad(f"{name} has shape {_shape(shapes[name])}: {size} is 0; model {family} "
-                           "needs at least one")
+                raise _bad(
+                    f"{name} has shape {_shape(shapes[name])}: {size} is 0; model {family} needs at least one"
+                )
 
     def _inconsistent(self, shapes, values) -> list[str]:
         return [k for k in shapes if tuple(shapes[k]) != self._expected(k, values)]
@@ -160,7 +172,7 @@ class Declaration:
             axes = self.arrays[name]
             if len(shape) > len(axes):
                 candidates[TRIALS].append(shape[0])
-            for size, n in zip(axes, shape[len(shape) - len(axes):]):
+            for size, n in zip(axes, shape[len(shape) - len(axes) :]):
                 candidates.setdefault(size, []).append(n)
         candidates.update({s: [n] for s, n in fixed.items()})
         order = list(shapes)
@@ -178,13 +190,19 @@ class Declaration:
         the sizes it disagrees on>."""
         expected, found = self._expected(name, values), tuple(shapes[name])
         axes = ((TRIALS,) if values[TRIALS] is not None else ()) + self.arrays[name]
-        differ = ([a for a, f, e in zip(axes, found, expected) if f != e]
-                  if len(found) == len(expected) else [TRIALS])
+        differ = (
+            [a for a, f, e in zip(axes, found, expected) if f != e]
+            if len(found) == len(expected)
+            else [TRIALS]
+        )
         good = [k for k in shapes if k not in bad]
         witnesses = [k for k in dict.fromkeys(self._witness(size, good) for size in differ) if k]
         also = (" to match " + ", ".join(f"{k} {_shape(shapes[k])}" for k in witnesses)) if witnesses else ""
-        note = "".join(f" ({s} = {n} for {', '.join(f'{k}={v}' for k, v in settings.items())})"
-                       for s, n in fixed.items() if s in axes)
+        note = "".join(
+            f" ({s} = {n} for {', '.join(f'{k}={v}' for k, v in settings.items())})"
+            for s, n in fixed.items()
+            if s in axes
+        )
         return f"{name} has shape {_shape(found)}, expected {_shape(expected)} = {_tuple(axes)}{also}{note}"
 
     def _witness(self, size: str, good: list[str]) -> str | None:

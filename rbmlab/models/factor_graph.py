@@ -25,6 +25,7 @@ and their incoming sums in one pass (numba kernels, rbmlab.models.factor_graph_n
 where no kernel applies (no numba, RBMLAB_NUMBA=0, a device array, a dtype mismatch); the loop
 then takes the path above.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -44,9 +45,14 @@ def _fusable(W, beliefs, messages) -> bool:
     """Host arrays of one float dtype, parameters and messages C-contiguous: what the kernels
     take (the beliefs, small, are made contiguous by the caller)."""
     arrays = (W, beliefs, messages)
-    return (_kernels() is not None and all(isinstance(a, np.ndarray) for a in arrays)
-            and W.flags.c_contiguous and messages.flags.c_contiguous
-            and len({a.dtype for a in arrays}) == 1 and W.dtype in (np.float32, np.float64))
+    return (
+        _kernels() is not None
+        and all(isinstance(a, np.ndarray) for a in arrays)
+        and W.flags.c_contiguous
+        and messages.flags.c_contiguous
+        and len({a.dtype for a in arrays}) == 1
+        and W.dtype in (np.float32, np.float64)
+    )
 
 
 def max_message(w, c):
@@ -66,8 +72,8 @@ class DensePairwise:
     of a pair sit at the same index, so a sweep reads and writes them at unit stride, row by row
     (the kernel); the array path unpacks them into a (B, d, d) matrix N[b, i, j] = {i, j} → x_j."""
 
-    variables: Any   # (d,) global indices
-    W: Any           # (d, d)
+    variables: Any  # (d,) global indices
+    W: Any  # (d, d)
 
     def _pairs(self):
         return namespace(self.W).triu_indices(self.W.shape[0], 1)
@@ -117,9 +123,9 @@ class Bipartite:
     [0] factor {i, j} → v_i, [1] factor {i, j} → h_j; both updated from the previous beliefs
     (the flooding schedule)."""
 
-    visible: Any     # (|v|,) global indices
-    hidden: Any      # (|h|,)
-    W: Any           # (|v|, |h|)
+    visible: Any  # (|v|,) global indices
+    hidden: Any  # (|h|,)
+    W: Any  # (|v|, |h|)
 
     @property
     def variables(self):
@@ -135,8 +141,8 @@ class Bipartite:
     def max_product(self, beliefs, messages):
         xp = namespace(beliefs)
         n_v = self.W.shape[0]
-        to_h = max_message(self.W, beliefs[:, :n_v, None] - messages[0])   # from v_i's cavity
-        to_v = max_message(self.W, beliefs[:, None, n_v:] - messages[1])   # from h_j's cavity
+        to_h = max_message(self.W, beliefs[:, :n_v, None] - messages[0])  # from v_i's cavity
+        to_v = max_message(self.W, beliefs[:, None, n_v:] - messages[1])  # from h_j's cavity
         return xp.stack([to_v, to_h])
 
     def sweep_(self, beliefs, messages, damping: float):
@@ -144,8 +150,9 @@ class Bipartite:
             return None
         beliefs = np.ascontiguousarray(beliefs)
         incoming = np.empty_like(beliefs)
-        _kernels().bipartite_sweep_(self.W, beliefs, messages[0], messages[1], beliefs.dtype.type(damping),
-                                    incoming)
+        _kernels().bipartite_sweep_(
+            self.W, beliefs, messages[0], messages[1], beliefs.dtype.type(damping), incoming
+        )
         return incoming
 
     def log_potential(self, x):
@@ -161,7 +168,7 @@ class Bipartite:
 class FactorGraph:
     """Eq. (1): ``n`` binary variables, unary log-odds ``unary`` (n,), factor ``groups``."""
 
-    unary: Any                    # (n,)
+    unary: Any  # (n,)
     groups: tuple[Any, ...]
 
     @property
@@ -190,5 +197,4 @@ def from_rbm(W, b_v, b_h) -> FactorGraph:
     """The binary RBM log p̃(v, h) = vᵀWh + b_vᵀv + b_hᵀh, variables v (first |v|) then h."""
     xp = namespace(W)
     n_v, n_h = W.shape
-    return FactorGraph(xp.concatenate([b_v, b_h]),
-                       (Bipartite(np.arange(n_v), np.arange(n_v, n_v + n_h), W),))
+    return FactorGraph(xp.concatenate([b_v, b_h]), (Bipartite(np.arange(n_v), np.arange(n_v, n_v + n_h), W),))

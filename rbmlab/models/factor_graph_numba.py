@@ -9,6 +9,7 @@ Both kernels use only the previous beliefs and each message's own previous value
 updating in place is the same update; the sums into each variable run in a different order than
 numpy's, so beliefs agree to float rounding, not bit for bit.
 """
+
 from __future__ import annotations
 
 import numba
@@ -16,8 +17,13 @@ import numpy as np
 
 # reassociation and contraction for speed; no "finite-math" assumption: −inf unaries (clamped
 # variables) must still compare as IEEE says
-jit = numba.njit(cache=True, nogil=True, boundscheck=False, error_model="numpy",
-                fastmath={"nsz", "arcp", "contract", "reassoc"})
+jit = numba.njit(
+    cache=True,
+    nogil=True,
+    boundscheck=False,
+    error_model="numpy",
+    fastmath={"nsz", "arcp", "contract", "reassoc"},
+)
 
 
 @jit
@@ -33,7 +39,7 @@ def bipartite_sweep_(W, beliefs, to_v, to_h, alpha, incoming):
     n_h) ← m + α (m_new − m); ``incoming`` (B, n_v + n_h) ← their sums into each variable."""
     B, n_v, n_h = to_v.shape
     zero = alpha - alpha
-    into_h = np.empty(n_h, dtype=W.dtype)      # a local row: no aliasing with the messages
+    into_h = np.empty(n_h, dtype=W.dtype)  # a local row: no aliasing with the messages
     for b in range(B):
         bh = beliefs[b, n_v:]
         into_h[:] = zero
@@ -43,8 +49,8 @@ def bipartite_sweep_(W, beliefs, to_v, to_h, alpha, incoming):
             total = zero
             for j in range(n_h):
                 old_v, old_h = v_row[j], h_row[j]
-                new_h = _message(w_row[j], bv - old_v, zero)           # from v_i's cavity
-                new_v = _message(w_row[j], bh[j] - old_h, zero)        # from h_j's cavity
+                new_h = _message(w_row[j], bv - old_v, zero)  # from v_i's cavity
+                new_v = _message(w_row[j], bh[j] - old_h, zero)  # from h_j's cavity
                 m_v = old_v + alpha * (new_v - old_v)
                 m_h = old_h + alpha * (new_h - old_h)
                 v_row[j] = m_v
@@ -74,20 +80,20 @@ def dense_pairwise_sweep_(W, beliefs, messages, alpha, incoming):
         p = 0
         for i in range(d):
             n = d - i - 1
-            to_j, to_i = messages[b, 0, p:p + n], messages[b, 1, p:p + n]
-            w_row, bel_j = W[i, i + 1:], bel[i + 1:]
+            to_j, to_i = messages[b, 0, p : p + n], messages[b, 1, p : p + n]
+            w_row, bel_j = W[i, i + 1 :], bel[i + 1 :]
             bi = bel[i]
             into_i = zero
             for k in range(n):
                 n_j, n_i = to_j[k], to_i[k]
-                new_j = _message(w_row[k], bi - n_i, zero)          # from x_i's cavity
-                new_i = _message(w_row[k], bel_j[k] - n_j, zero)    # from x_j's cavity (W symmetric)
+                new_j = _message(w_row[k], bi - n_i, zero)  # from x_i's cavity
+                new_i = _message(w_row[k], bel_j[k] - n_j, zero)  # from x_j's cavity (W symmetric)
                 to_j[k] = n_j + alpha * (new_j - n_j)
                 n_i = n_i + alpha * (new_i - n_i)
                 to_i[k] = n_i
                 into_i += n_i
             into[i] += into_i
-            into_j = into[i + 1:]
+            into_j = into[i + 1 :]
             for k in range(n):
                 into_j[k] += to_j[k]
             p += n

@@ -14,6 +14,7 @@ Eq. 12's standard RBM with c_i pushed inside the softplus, the proposal of the s
 approximation Prop. 3.2 bounds. Visible and hidden units are Bernoulli {0, 1} (the softplus).
 Parameters may carry a leading trial axis, as the RBM's.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,13 +34,19 @@ class FractionalRBMConfig(ModelConfig):
     name: str = option("fractional_rbm", "model family")
     n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS, label="hidden units")
     weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0, label="initial weight std")
-    visible_bias: str = option("base_rate", "base_rate: the field whose mean is the training mean "
-                               "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1)",
-                               choices=("base_rate", "zero", "normal"), label="initial visible bias")
-    hidden_bias: str = option("zero", "zero | normal: N(0, 1)", choices=("zero", "normal"),
-                              label="initial hidden bias")
-    coefficient: float = option(1.0, "c_i of every unit at the start (Eq. 11; 1: the RBM)",
-                                label="initial unit coefficient")
+    visible_bias: str = option(
+        "base_rate",
+        "base_rate: the field whose mean is the training mean "
+        "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1)",
+        choices=("base_rate", "zero", "normal"),
+        label="initial visible bias",
+    )
+    hidden_bias: str = option(
+        "zero", "zero | normal: N(0, 1)", choices=("zero", "normal"), label="initial hidden bias"
+    )
+    coefficient: float = option(
+        1.0, "c_i of every unit at the start (Eq. 11; 1: the RBM)", label="initial unit coefficient"
+    )
 
 
 def _row(x):
@@ -49,19 +56,24 @@ def _row(x):
 
 @dataclass(frozen=True)
 class FractionalRBM(TwoLayerModel):
-    W: Any    # (..., n_visible, n_hidden)
+    W: Any  # (..., n_visible, n_hidden)
     b_v: Any  # (..., n_visible)
     b_h: Any  # (..., n_hidden)
-    c: Any    # (..., n_hidden): each unit's coefficient c_i (Eq. 11)
+    c: Any  # (..., n_hidden): each unit's coefficient c_i (Eq. 11)
 
     DECLARATION: ClassVar[Declaration] = Declaration(
-        arrays={"W": ("n_visible", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",),
-                "c": ("n_hidden",)})
+        arrays={
+            "W": ("n_visible", "n_hidden"),
+            "b_v": ("n_visible",),
+            "b_h": ("n_hidden",),
+            "c": ("n_hidden",),
+        }
+    )
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "fractional_rbm"
     config_class: ClassVar[type] = FractionalRBMConfig
     default_sampler: ClassVar[str] = "fractional_mh"
-    visible: ClassVar[str] = "bernoulli"   # fixed unit types: the softplus of Eq. 11
+    visible: ClassVar[str] = "bernoulli"  # fixed unit types: the softplus of Eq. 11
     hidden: ClassVar[str] = "bernoulli"
     visible_units: ClassVar[type] = Bernoulli
     hidden_units: ClassVar[type] = Bernoulli
@@ -74,8 +86,9 @@ class FractionalRBM(TwoLayerModel):
     def log_unnormalized(self, v):
         """log p̃(v) = Σ_i c_i softplus(x_i) + b_vᵀv per row (Eq. 11; LogProbability)."""
         xp = self.xp
-        return (xp.sum(_row(self.c) * xp.logaddexp(0.0, self.hidden_inputs(v)), axis=-1)
-                + xp.sum(v * _row(self.b_v), axis=-1))
+        return xp.sum(_row(self.c) * xp.logaddexp(0.0, self.hidden_inputs(v)), axis=-1) + xp.sum(
+            v * _row(self.b_v), axis=-1
+        )
 
     @property
     def alpha(self):
@@ -93,7 +106,7 @@ class FractionalRBM(TwoLayerModel):
         return RBM(self.W, self.b_v, self.b_h)
 
     @classmethod
-    def of_rbm(cls, rbm: RBM, c) -> "FractionalRBM":
+    def of_rbm(cls, rbm: RBM, c) -> FractionalRBM:
         """The units of ``rbm`` with coefficients ``c``."""
         return cls(rbm.W, rbm.b_v, rbm.b_h, c)
 
@@ -112,9 +125,14 @@ class FractionalRBM(TwoLayerModel):
             raise ValueError(f"enumeration of {n} visible units does not fit in int64")
         f64 = self.astype("float64")
         total = 1 << n
-        parts = [logsumexp(f64.log_unnormalized(Bernoulli.states(xp, n, start, min(start + chunk_size, total),
-                                                                 xp.float64)))
-                 for start in range(0, total, chunk_size)]
+        parts = [
+            logsumexp(
+                f64.log_unnormalized(
+                    Bernoulli.states(xp, n, start, min(start + chunk_size, total), xp.float64)
+                )
+            )
+            for start in range(0, total, chunk_size)
+        ]
         return float(logsumexp(xp.stack(parts)))
 
     # ------------------------------------------------------------ construction
@@ -128,10 +146,20 @@ class FractionalRBM(TwoLayerModel):
         return m * n + m + 2 * n
 
     @classmethod
-    def initialize(cls, config: FractionalRBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
-                   data=None) -> "FractionalRBM":
+    def initialize(
+        cls, config: FractionalRBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0, data=None
+    ) -> FractionalRBM:
         """The RBM's initialisation (rbmlab.models.rbm.init_rbm) with every c_i = ``coefficient``."""
-        rbm = init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden, weight_std=config.weight_std,
-                       visible_bias=config.visible_bias, hidden_bias=config.hidden_bias,
-                       data_mean=data_mean, dtype=dtype, trials=trials)
+        rbm = init_rbm(
+            xp,
+            rng,
+            data_mean.shape[-1],
+            config.n_hidden,
+            weight_std=config.weight_std,
+            visible_bias=config.visible_bias,
+            hidden_bias=config.hidden_bias,
+            data_mean=data_mean,
+            dtype=dtype,
+            trials=trials,
+        )
         return cls.of_rbm(rbm, xp.full(rbm.b_h.shape, config.coefficient, dtype=dtype))

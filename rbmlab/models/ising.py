@@ -21,6 +21,7 @@ every method broadcasts over it as the RBM's do. A batch without a trial axis is
 trials. Numerical cores use the array namespace of the parameters (numpy or cupy); numpy itself
 is used only for host-side bookkeeping (colouring, checkpoint validation, constructor defaults).
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,8 +43,8 @@ from rbmlab.validation import invalid, option
 
 SPINS = ("01", "pm1")
 TIES = ("none", "uniform")
-MAX_ENUMERATION = ENUMERATION_UNITS          # exact log Z: 2^n states (rbmlab.limits)
-MAX_EXACT_SAMPLING = EXACT_SAMPLING_UNITS     # inverse-CDF sampling keeps all 2^n probabilities
+MAX_ENUMERATION = ENUMERATION_UNITS  # exact log Z: 2^n states (rbmlab.limits)
+MAX_EXACT_SAMPLING = EXACT_SAMPLING_UNITS  # inverse-CDF sampling keeps all 2^n probabilities
 
 
 @dataclass
@@ -52,18 +53,26 @@ class IsingConfig(ModelConfig):
 
     name: str = option("ising", "model family (pairwise binary MRF, fully visible)")
     spins: str = option("01", "unit values: 01 (x in {0,1}) | pm1 (x in {-1,+1})", choices=SPINS)
-    coupling_std: float = option(0.0, "initial J_ij ~ N(0, coupling_std^2) for i < j, mirrored; "
-                                      "zero diagonal", lo=0.0)
-    field_init: str = option("base_rate", "base_rate: h = the field whose mean is the training "
-                                          "mean (clipped) | zero", choices=("base_rate", "zero"))
-    tie: str = option("none", "none: every J_ij and h_i free | uniform: one coupling θ on every pair "
-                              "and no field, J = θ(11ᵀ − I), h = 0, starting at θ = 0 (pmp Sec 5.1)",
-                      choices=TIES)
+    coupling_std: float = option(
+        0.0, "initial J_ij ~ N(0, coupling_std^2) for i < j, mirrored; zero diagonal", lo=0.0
+    )
+    field_init: str = option(
+        "base_rate",
+        "base_rate: h = the field whose mean is the training mean (clipped) | zero",
+        choices=("base_rate", "zero"),
+    )
+    tie: str = option(
+        "none",
+        "none: every J_ij and h_i free | uniform: one coupling θ on every pair "
+        "and no field, J = θ(11ᵀ − I), h = 0, starting at θ = 0 (pmp Sec 5.1)",
+        choices=TIES,
+    )
 
     def check(self) -> None:
         if self.tie == "uniform" and (self.coupling_std > 0 or self.field_init != "zero"):
-            raise invalid("tie", "uniform starts at θ = 0 with no field: set model.coupling_std=0 "
-                                 "model.field_init=zero")
+            raise invalid(
+                "tie", "uniform starts at θ = 0 with no field: set model.coupling_std=0 model.field_init=zero"
+            )
 
 
 def _row(a):
@@ -101,7 +110,7 @@ def _greedy_colouring(pattern: bytes, n: int) -> tuple[tuple[int, ...], ...]:
     adj |= adj.T
     np.fill_diagonal(adj, False)
     degree = adj.sum(axis=1)
-    seen = np.zeros((n, n + 1), dtype=bool)      # seen[u, c]: a neighbour of u has colour c
+    seen = np.zeros((n, n + 1), dtype=bool)  # seen[u, c]: a neighbour of u has colour c
     saturation = np.zeros(n, dtype=np.int64)
     colours = np.full(n, -1, dtype=np.int64)
     for _ in range(n):
@@ -112,26 +121,28 @@ def _greedy_colouring(pattern: bytes, n: int) -> tuple[tuple[int, ...], ...]:
         new = adj[v] & ~seen[:, c]
         seen[new, c] = True
         saturation[new] += 1
-    return tuple(tuple(int(i) for i in np.flatnonzero(colours == c))
-                 for c in range(int(colours.max()) + 1))
+    return tuple(tuple(int(i) for i in np.flatnonzero(colours == c)) for c in range(int(colours.max()) + 1))
 
 
 @dataclass(frozen=True)
 class Ising(Model):
     """p(x) ∝ exp(Σ_{i<j} J_ij x_i x_j + Σ_i h_i x_i), eq. (1); x in the unit type of ``spins``."""
 
-    DECLARATION = Declaration(arrays={"J": ("n", "n"), "h": ("n",)}, data_sizes=("n",),
-                              settings={"spins": Setting(SPINS), "tie": Setting(TIES, "none")})
+    DECLARATION = Declaration(
+        arrays={"J": ("n", "n"), "h": ("n",)},
+        data_sizes=("n",),
+        settings={"spins": Setting(SPINS), "tie": Setting(TIES, "none")},
+    )
     INTERACTIONS = ("J",)
     family = "ising"
     config_class = IsingConfig
     CONFIG_SETTINGS = {"spins": "spins", "tie": "tie"}
     default_sampler = "gibbs"
 
-    J: Any            # (..., n, n) symmetric, zero diagonal
-    h: Any            # (..., n)
+    J: Any  # (..., n, n) symmetric, zero diagonal
+    h: Any  # (..., n)
     spins: str = "01"
-    tie: str = "none"   # uniform: J = θ(11ᵀ − I), h = 0, and statistics() projects onto θ (eq. 4)
+    tie: str = "none"  # uniform: J = θ(11ᵀ − I), h = 0, and statistics() projects onto θ (eq. 4)
 
     def __post_init__(self) -> None:
         if self.spins not in SPINS:
@@ -153,9 +164,9 @@ class Ising(Model):
         return int(sizes["n"])
 
     @classmethod
-    def initialize(cls, config: IsingConfig, *, xp, rng, data_mean, dtype="float32",
-                   trials: int = 0,
-                   data=None) -> "Ising":
+    def initialize(
+        cls, config: IsingConfig, *, xp, rng, data_mean, dtype="float32", trials: int = 0, data=None
+    ) -> Ising:
         """J_ij ~ N(0, coupling_std²) for i < j, mirrored, zero diagonal (no draw when the std
         is 0); h = ``units.field_for_mean(data_mean)`` ("base_rate") or 0 ("zero"). ``data_mean``
         (n,) also gives n; it is in the model's unit values. ``trials`` > 0: that many models
@@ -166,8 +177,9 @@ class Ising(Model):
         mean = xp.asarray(data_mean, dtype=dtype)
         n, lead = mean.shape[-1], ((trials,) if trials else ())
         if config.coupling_std > 0:
-            J = _mirror_upper(config.coupling_std * rng.standard_normal(lead + (n, n), dtype=dtype),
-                              _upper_mask(xp, n))
+            J = _mirror_upper(
+                config.coupling_std * rng.standard_normal(lead + (n, n), dtype=dtype), _upper_mask(xp, n)
+            )
         else:
             J = xp.zeros(lead + (n, n), dtype=dtype)
         units = _units(config.spins)
@@ -180,12 +192,13 @@ class Ising(Model):
         return cls(J.astype(dtype), xp.array(xp.broadcast_to(h, lead + (n,))), config.spins, config.tie)
 
     @classmethod
-    def build(cls, arrays: dict[str, Any], settings: dict[str, str]) -> "Ising":
+    def build(cls, arrays: dict[str, Any], settings: dict[str, str]) -> Ising:
         """A model from arrays and settings that agree with DECLARATION (J (n, n) or (T, n, n), h
         matching, spins and tie known), checked further: J symmetric (to float rounding; made
         exact) with zero diagonal, and for tie=uniform one value on every pair and h = 0.
         Non-finite entries (a diverged trial) are left to :meth:`finite_trials`. Bad input is a
         one-line ``RbmlabError('checkpoint: ...')``."""
+
         def bad(msg: str) -> RbmlabError:
             return RbmlabError(f"checkpoint: ising model {msg}")
 
@@ -200,14 +213,16 @@ class Ising(Model):
             raise bad(f"J must be symmetric, got max |J - J^T| = {float(gap.max()):.3g}")
         diag = np.diagonal(J, axis1=-2, axis2=-1)
         if np.any(np.isfinite(diag) & (diag != 0)):
-            raise bad(f"J must have a zero diagonal, got max |J_ii| = "
-                      f"{float(np.abs(diag[np.isfinite(diag)]).max()):.3g}")
-        J = (J + Jt) * J.dtype.type(0.5)   # exactly symmetric
+            raise bad(
+                f"J must have a zero diagonal, got max |J_ii| = "
+                f"{float(np.abs(diag[np.isfinite(diag)]).max()):.3g}"
+            )
+        J = (J + Jt) * J.dtype.type(0.5)  # exactly symmetric
         tie = settings["tie"]
         if tie == "uniform":
             off = ~np.eye(J.shape[-1], dtype=bool)
             theta = J[..., :1, 1:2] if J.shape[-1] > 1 else np.zeros_like(J)
-            with np.errstate(invalid="ignore"):    # a diverged trial is finite_trials' business
+            with np.errstate(invalid="ignore"):  # a diverged trial is finite_trials' business
                 uneven = np.where(off & np.isfinite(J) & np.isfinite(theta), J != theta, False)
             if np.any(uneven) or np.any(np.isfinite(h) & (h != 0)):
                 raise bad("with tie=uniform must have one value on every pair and h = 0")
@@ -246,7 +261,7 @@ class Ising(Model):
         """log p̃ of all 2ⁿ states in index order, as float64 chunks (..., chunk)."""
         xp, n = self.xp, self.n
         model = self.astype(xp.float64)
-        total = 2 ** n
+        total = 2**n
         for start in range(0, total, chunk_size):
             states = self.units.states(xp, n, start, min(start + chunk_size, total), xp.float64)
             yield model.log_unnormalized(states)
@@ -259,8 +274,7 @@ class Ising(Model):
         if self.n > MAX_ENUMERATION:
             raise ValueError(f"exact log Z enumerates 2^n states; n = {self.n} > {MAX_ENUMERATION}")
         xp = self.xp
-        parts = xp.stack([logsumexp(c, axis=-1) for c in self._log_unnormalized_chunks(chunk_size)],
-                         axis=-1)
+        parts = xp.stack([logsumexp(c, axis=-1) for c in self._log_unnormalized_chunks(chunk_size)], axis=-1)
         log_z = logsumexp(parts, axis=-1)
         return float(log_z) if log_z.ndim == 0 else log_z
 
@@ -293,7 +307,7 @@ class Ising(Model):
         (rbmlab.inference.bethe)."""
         if self.tie == "uniform":
             xp = namespace(pair)
-            pairs = 0.5 * pair.sum(axis=(-2, -1))[..., None, None]               # (4)
+            pairs = 0.5 * pair.sum(axis=(-2, -1))[..., None, None]  # (4)
             off = xp.ones(pair.shape[-2:], dtype=pair.dtype) - xp.eye(pair.shape[-1], dtype=pair.dtype)
             return {"J": pairs * off, "h": xp.zeros_like(mean)}
         return {"J": pair, "h": mean}
@@ -390,8 +404,9 @@ def _normal(rng, xp, shape, dtype):
     return xp.asarray(rng.standard_normal(shape), dtype=dtype)
 
 
-def fully_connected(n: int, *, rng, coupling_std: float, field_std: float = 0.0,
-                    spins: str = "01", xp=np, dtype="float32") -> Ising:
+def fully_connected(
+    n: int, *, rng, coupling_std: float, field_std: float = 0.0, spins: str = "01", xp=np, dtype="float32"
+) -> Ising:
     """Dense model: J_ij ~ N(0, coupling_std²) for i < j (mirrored, zero diagonal),
     h_i ~ N(0, field_std²); J is drawn before h."""
     J = _mirror_upper(coupling_std * _normal(rng, xp, (n, n), xp.float64), _upper_mask(xp, n))
@@ -399,8 +414,9 @@ def fully_connected(n: int, *, rng, coupling_std: float, field_std: float = 0.0,
     return Ising(J.astype(dtype), h.astype(dtype), spins)
 
 
-def uniform_dense(n: int, *, rng, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
-                  dtype="float32") -> Ising:
+def uniform_dense(
+    n: int, *, rng, coupling: float, field: float = 0.0, spins: str = "01", xp=np, dtype="float32"
+) -> Ising:
     """Dense model of pmp Sec 5.2 (the authors' ``rand_ising``): J_ij = coupling ·
     (u_ij + u_ji) / 2 with u ~ U[−1, 1] (n, n), an average of two uniforms (triangular on
     [−coupling, coupling]), zero diagonal; then h_i ~ U[−field, field]. The paper's w ~ U[−2, 2]
@@ -412,8 +428,9 @@ def uniform_dense(n: int, *, rng, coupling: float, field: float = 0.0, spins: st
     return Ising(J.astype(dtype), h.astype(dtype), spins)
 
 
-def constant_dense(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
-                   dtype="float32") -> Ising:
+def constant_dense(
+    n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np, dtype="float32"
+) -> Ising:
     """Every pair coupled by ``coupling``, every site's field ``field``: pmp Sec 5.1's toy is
     n = 4, coupling = 0.5 (θ, each pair counted once), spins="pm1"."""
     J = xp.full((n, n), coupling, dtype=xp.float64)
@@ -435,8 +452,16 @@ def lattice_edges(side: int, periodic: bool = True) -> np.ndarray:
     return np.unique(pairs, axis=0)
 
 
-def lattice_2d(side: int, *, coupling: float, field: float = 0.0, periodic: bool = True,
-               spins: str = "01", xp=np, dtype="float32") -> Ising:
+def lattice_2d(
+    side: int,
+    *,
+    coupling: float,
+    field: float = 0.0,
+    periodic: bool = True,
+    spins: str = "01",
+    xp=np,
+    dtype="float32",
+) -> Ising:
     """side×side grid (cyclic when ``periodic``): J_ij = ``coupling`` on every edge of
     :func:`lattice_edges` (once, even where side 2 makes two wrap-arounds coincide), h = ``field``."""
     n = side * side
@@ -447,8 +472,7 @@ def lattice_2d(side: int, *, coupling: float, field: float = 0.0, periodic: bool
     return Ising(xp.asarray(J, dtype=dtype), xp.full(n, field, dtype=dtype), spins)
 
 
-def chain(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np,
-          dtype="float32") -> Ising:
+def chain(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=np, dtype="float32") -> Ising:
     """An open chain x_1 - x_2 - ... - x_n: J_{i,i+1} = ``coupling`` on its n - 1 edges, h = ``field``
     (pmp Sec. 3's "simple chain EBM")."""
     i = np.arange(n - 1)
@@ -457,8 +481,17 @@ def chain(n: int, *, coupling: float, field: float = 0.0, spins: str = "01", xp=
     return Ising(xp.asarray(J, dtype=dtype), xp.full(n, field, dtype=dtype), spins)
 
 
-def erdos_renyi(n: int, p: float, *, rng, coupling_std: float, field_std: float = 0.0,
-                spins: str = "01", xp=np, dtype="float32") -> Ising:
+def erdos_renyi(
+    n: int,
+    p: float,
+    *,
+    rng,
+    coupling_std: float,
+    field_std: float = 0.0,
+    spins: str = "01",
+    xp=np,
+    dtype="float32",
+) -> Ising:
     """Random graph G(n, p): each pair i < j is an edge with probability p, with
     J_ij ~ N(0, coupling_std²) on edges (0 elsewhere); h_i ~ N(0, field_std²). Draw order:
     edge uniforms (n, n), weights (n, n), fields (n,)."""
@@ -485,8 +518,10 @@ def lattice_parameters(model: Ising, rtol: float = 1e-6) -> tuple[int, float, fl
     expected = np.zeros_like(J)
     expected[edges[:, 0], edges[:, 1]] = expected[edges[:, 1], edges[:, 0]] = coupling
     scale = max(abs(coupling), abs(field), 1e-300)
-    if not (np.allclose(J, expected, rtol=0, atol=rtol * scale)
-            and np.allclose(h, field, rtol=0, atol=rtol * scale)):
+    if not (
+        np.allclose(J, expected, rtol=0, atol=rtol * scale)
+        and np.allclose(h, field, rtol=0, atol=rtol * scale)
+    ):
         return None
     return side, coupling, field
 
@@ -501,7 +536,7 @@ def exact_log_z(model: Ising) -> float | None:
         return None
     from rbmlab.models.transfer_matrix import lattice_log_partition  # noqa: PLC0415
 
-    _, shift = to_spins(model, "pm1")            # log Z(±1 form) = log Z + shift
+    _, shift = to_spins(model, "pm1")  # log Z(±1 form) = log Z + shift
     side, coupling, field = lattice
     return lattice_log_partition(side, coupling, field) - float(shift)
 
@@ -525,5 +560,5 @@ def sample_exact(model: Ising, rng, n_samples: int):
     flat = (cdf + offset).reshape(-1)
     idx = xp.searchsorted(flat, (u + offset).reshape(-1), side="right").reshape(lead + (n_samples,))
     idx = idx - (offset.astype(idx.dtype) << n)
-    idx = xp.clip(idx, 0, 2 ** n - 1)
+    idx = xp.clip(idx, 0, 2**n - 1)
     return model.units.states_of(xp, idx, n, model.dtype)

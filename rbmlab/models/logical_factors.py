@@ -23,6 +23,7 @@ Inputs may be −inf ("forced off", e.g. a padded location) or very negative: no
 no expression adds +inf to −inf. They may not be +inf; use a large finite value (e.g. −OFF) for
 "forced on". OFF is the finite "forced off" constant callers use where −inf would be inconvenient.
 """
+
 from __future__ import annotations
 
 from rbmlab.backend import namespace
@@ -58,8 +59,10 @@ def merge_top2(first, second, other_first, other_second):
     """The (largest, second largest) of the union of two sets from each one's: the larger of
     the leaders, and the largest of the smaller leader and the two runners-up."""
     xp = namespace(first)
-    return (xp.maximum(first, other_first),
-            xp.maximum(xp.maximum(second, other_second), xp.minimum(first, other_first)))
+    return (
+        xp.maximum(first, other_first),
+        xp.maximum(xp.maximum(second, other_second), xp.minimum(first, other_first)),
+    )
 
 
 def or_statistics(n, axis: int = -1):

@@ -13,6 +13,7 @@ change here. Batches are rows: v has shape (batch, n_visible), n_visible the vis
 columns (units × q for Potts units; data rows are encoded by the unit type, rbmlab.data.encoding).
 Parameters may carry a leading axis (one RBM per trial); everything broadcasts over it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,31 +40,58 @@ class RBMConfig(ModelConfig):
     name: str = option("rbm", "model family")
     n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS, label="hidden units")
     weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0, label="initial weight std")
-    visible_bias: str = option("base_rate", "base_rate: the field whose mean is the training mean "
-                               "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1) "
-                               "(the pmp authors' init)", choices=("base_rate", "zero", "normal"),
-                               label="initial visible bias")
-    hidden_bias: str = option("zero", "zero | normal: N(0, 1) (the pmp authors' init)",
-                              choices=("zero", "normal"), neutral="zero", label="initial hidden bias")
-    visible_units: str = option("bernoulli", "visible unit type", choices=UNIT_NAMES,
-                                label="visible unit type")
+    visible_bias: str = option(
+        "base_rate",
+        "base_rate: the field whose mean is the training mean "
+        "(logit, clipped to [1e-3, 1 − 1e-3]) | zero | normal: N(0, 1) "
+        "(the pmp authors' init)",
+        choices=("base_rate", "zero", "normal"),
+        label="initial visible bias",
+    )
+    hidden_bias: str = option(
+        "zero",
+        "zero | normal: N(0, 1) (the pmp authors' init)",
+        choices=("zero", "normal"),
+        neutral="zero",
+        label="initial hidden bias",
+    )
+    visible_units: str = option(
+        "bernoulli", "visible unit type", choices=UNIT_NAMES, label="visible unit type"
+    )
     hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES, label="hidden unit type")
-    visible_states: int = option(2, "states per visible unit (potts: q; binary units have 2)", lo=2,
-                                 hi=STATES, neutral=2, label="visible states (q)")
-    hidden_states: int = option(2, "states per hidden unit (potts: q; binary units have 2)", lo=2,
-                                hi=STATES, neutral=2, label="hidden states (q)")
+    visible_states: int = option(
+        2,
+        "states per visible unit (potts: q; binary units have 2)",
+        lo=2,
+        hi=STATES,
+        neutral=2,
+        label="visible states (q)",
+    )
+    hidden_states: int = option(
+        2,
+        "states per hidden unit (potts: q; binary units have 2)",
+        lo=2,
+        hi=STATES,
+        neutral=2,
+        label="hidden states (q)",
+    )
 
     def check(self) -> None:
         for layer in ("visible", "hidden"):
             units, states = getattr(self, f"{layer}_units"), getattr(self, f"{layer}_states")
             if units in UNIT_TYPES and states != 2:
-                raise invalid(f"{layer}_states", f"{units} units have 2 states, got {states} (q states "
-                              f"per unit: model.{layer}_units=potts)")
+                raise invalid(
+                    f"{layer}_states",
+                    f"{units} units have 2 states, got {states} (q states "
+                    f"per unit: model.{layer}_units=potts)",
+                )
 
     def widths(self) -> tuple[int, int]:
         """Columns per visible and per hidden unit."""
-        return (unit_type(self.visible_units, self.visible_states).width(),
-                unit_type(self.hidden_units, self.hidden_states).width())
+        return (
+            unit_type(self.visible_units, self.visible_states).width(),
+            unit_type(self.hidden_units, self.hidden_states).width(),
+        )
 
 
 def _row(x):
@@ -107,7 +135,7 @@ class BinaryLayers(TwoLayerModel):
     def statistics_given(self, v, p) -> dict[str, Any]:
         """:meth:`statistics` with E[h|v] = ``p`` already formed (scaled in place)."""
         mean_p = p.mean(axis=-2)
-        p *= 1.0 / v.shape[-2]          # scale the (B, n) factor, not the (m, n) product
+        p *= 1.0 / v.shape[-2]  # scale the (B, n) factor, not the (m, n) product
         return {"W": v.swapaxes(-1, -2) @ p, "b_v": v.mean(axis=-2), "b_h": mean_p}
 
     def contrast(self, v_pos, p_pos, v_neg, p_neg) -> dict[str, Any]:
@@ -120,8 +148,11 @@ class BinaryLayers(TwoLayerModel):
         p_neg *= -1.0 / v_neg.shape[-2]
         v = xp.concatenate([v_pos, v_neg], axis=-2)
         p = xp.concatenate([p_pos, p_neg], axis=-2)
-        return {"W": v.swapaxes(-1, -2) @ p, "b_v": v_pos.mean(axis=-2) - v_neg.mean(axis=-2),
-                "b_h": mean_pos - mean_neg}
+        return {
+            "W": v.swapaxes(-1, -2) @ p,
+            "b_v": v_pos.mean(axis=-2) - v_neg.mean(axis=-2),
+            "b_h": mean_pos - mean_neg,
+        }
 
     @classmethod
     def enumeration_size(cls, sizes: dict[str, int]) -> int:
@@ -132,27 +163,34 @@ class BinaryLayers(TwoLayerModel):
         return log_partition(self, chunk_size)
 
 
-
 @dataclass(frozen=True)
 class RBM(BinaryLayers):
-    W: Any    # (..., n_visible, n_hidden)
+    W: Any  # (..., n_visible, n_hidden)
     b_v: Any  # (..., n_visible)
     b_h: Any  # (..., n_hidden)
     visible: str = "bernoulli"
     hidden: str = "bernoulli"
-    visible_states: str = "2"     # q of Potts units (a setting: saved as a string)
+    visible_states: str = "2"  # q of Potts units (a setting: saved as a string)
     hidden_states: str = "2"
 
     DECLARATION: ClassVar[Declaration] = Declaration(
         arrays={"W": ("n_visible", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",)},
-        settings={"visible": Setting(UNIT_NAMES, "bernoulli"), "hidden": Setting(UNIT_NAMES, "bernoulli"),
-                  "visible_states": _STATES_SETTING, "hidden_states": _STATES_SETTING})
+        settings={
+            "visible": Setting(UNIT_NAMES, "bernoulli"),
+            "hidden": Setting(UNIT_NAMES, "bernoulli"),
+            "visible_states": _STATES_SETTING,
+            "hidden_states": _STATES_SETTING,
+        },
+    )
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "rbm"
     config_class: ClassVar[type] = RBMConfig
-    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_units": "visible", "hidden_units": "hidden",
-                                                 "visible_states": "visible_states",
-                                                 "hidden_states": "hidden_states"}
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {
+        "visible_units": "visible",
+        "hidden_units": "hidden",
+        "visible_states": "visible_states",
+        "hidden_states": "hidden_states",
+    }
     default_sampler: ClassVar[str] = "block_gibbs"
 
     @classmethod
@@ -161,8 +199,9 @@ class RBM(BinaryLayers):
         for layer, columns in (("visible", model.n_visible), ("hidden", model.n_hidden)):
             width = getattr(model, f"{layer}_units").width()
             if columns % width:
-                raise RbmlabError(f"checkpoint: model rbm: {columns} {layer} columns do not make "
-                                  f"units of {width} states")
+                raise RbmlabError(
+                    f"checkpoint: model rbm: {columns} {layer} columns do not make units of {width} states"
+                )
         return model
 
     # ------------------------------------------------------------ data rows (one column per unit)
@@ -180,8 +219,10 @@ class RBM(BinaryLayers):
     def factor_graph(self):
         """The bipartite factor graph of a {0, 1} RBM: variables v (first n_visible), then h."""
         if self.visible != "bernoulli" or self.hidden != "bernoulli":
-            raise RbmlabError(f"rbm: a factor graph needs bernoulli units on both layers, got "
-                              f"visible={self.visible}, hidden={self.hidden}")
+            raise RbmlabError(
+                f"rbm: a factor graph needs bernoulli units on both layers, got "
+                f"visible={self.visible}, hidden={self.hidden}"
+            )
         return from_rbm(self.W, self.b_v, self.b_h)
 
     def log_unnormalized(self, v):
@@ -194,7 +235,7 @@ class RBM(BinaryLayers):
 
     def from_binary(self, x):
         """The visible part of {0, 1} states of (v, h)."""
-        return x[..., :self.n_visible]
+        return x[..., : self.n_visible]
 
     def tap_layers(self):
         """(visible, hidden) as TAP sees them: each unit type's prior with the biases as fields."""
@@ -213,13 +254,23 @@ class RBM(BinaryLayers):
         return m * n + m + n
 
     @classmethod
-    def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0,
-                   data=None) -> "RBM":
-        return init_rbm(xp, rng, data_mean.shape[-1], config.n_hidden * config.widths()[1],
-                        weight_std=config.weight_std, visible_bias=config.visible_bias,
-                        hidden_bias=config.hidden_bias, data_mean=data_mean, dtype=dtype,
-                        trials=trials, visible=config.visible_units, hidden=config.hidden_units,
-                        visible_states=config.visible_states, hidden_states=config.hidden_states)
+    def initialize(cls, config: RBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0, data=None) -> RBM:
+        return init_rbm(
+            xp,
+            rng,
+            data_mean.shape[-1],
+            config.n_hidden * config.widths()[1],
+            weight_std=config.weight_std,
+            visible_bias=config.visible_bias,
+            hidden_bias=config.hidden_bias,
+            data_mean=data_mean,
+            dtype=dtype,
+            trials=trials,
+            visible=config.visible_units,
+            hidden=config.hidden_units,
+            visible_states=config.visible_states,
+            hidden_states=config.hidden_states,
+        )
 
 
 # ----------------------------------------------------------------- functions
@@ -230,10 +281,24 @@ def base_rate_bias(data_mean, clip: float = 1e-3, units=Bernoulli):
     return units.field_for_mean(namespace(data_mean).asarray(data_mean), clip)
 
 
-def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01,
-             visible_bias: str = "base_rate", hidden_bias: str = "zero", data_mean=None,
-             dtype="float32", clip: float = 1e-3, trials: int = 0, visible: str = "bernoulli",
-             hidden: str = "bernoulli", visible_states: int = 2, hidden_states: int = 2) -> RBM:
+def init_rbm(
+    xp,
+    rng,
+    n_visible: int,
+    n_hidden: int,
+    *,
+    weight_std: float = 0.01,
+    visible_bias: str = "base_rate",
+    hidden_bias: str = "zero",
+    data_mean=None,
+    dtype="float32",
+    clip: float = 1e-3,
+    trials: int = 0,
+    visible: str = "bernoulli",
+    hidden: str = "bernoulli",
+    visible_states: int = 2,
+    hidden_states: int = 2,
+) -> RBM:
     """W ~ N(0, weight_std²); b_h = 0 ("zero") or N(0, 1) ("normal"); b_v = the visible field whose
     mean is the clipped data mean ("base_rate"), 0 ("zero") or N(0, 1) ("normal", per trial).
     ``trials`` > 0: that many models along a leading axis. n_visible, n_hidden: columns."""
@@ -255,17 +320,23 @@ def init_rbm(xp, rng, n_visible: int, n_hidden: int, *, weight_std: float = 0.01
         b_v = xp.zeros(n_visible, dtype=dtype)
     else:
         raise ValueError(f"visible_bias must be 'base_rate', 'zero' or 'normal', got {visible_bias!r}")
-    return RBM(W, xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))), b_h,
-               visible=visible, hidden=hidden, visible_states=str(visible_states),
-               hidden_states=str(hidden_states))
+    return RBM(
+        W,
+        xp.array(xp.broadcast_to(b_v.astype(dtype), lead + (n_visible,))),
+        b_h,
+        visible=visible,
+        hidden=hidden,
+        visible_states=str(visible_states),
+        hidden_states=str(hidden_states),
+    )
 
 
 def hidden_logits(rbm: RBM, v):
     """Pre-activations vW + b_h of the hidden units, (..., B, n_hidden)."""
     out, bias = v @ rbm.W, _row(rbm.b_h)
-    if out.ndim < bias.ndim or out.dtype != bias.dtype:   # a single row, or mixed precision
+    if out.ndim < bias.ndim or out.dtype != bias.dtype:  # a single row, or mixed precision
         return out + bias
-    out += bias   # in place: saves a (B, n) pass and allocation per call
+    out += bias  # in place: saves a (B, n) pass and allocation per call
     return out
 
 
@@ -275,7 +346,7 @@ def visible_logits(rbm: RBM, h):
 
 
 def hidden_probs(rbm: RBM, v):
-    logits = hidden_logits(rbm, v)   # a fresh array: the mean is taken in place
+    logits = hidden_logits(rbm, v)  # a fresh array: the mean is taken in place
     return rbm.hidden_units.mean(logits, out=logits)
 
 
@@ -287,16 +358,19 @@ def visible_probs(rbm: RBM, h):
 def energy(rbm: RBM, v, h):
     """E(v, h) per row."""
     xp = rbm.xp
-    return -(xp.sum((v @ rbm.W) * h, axis=-1)
-             + xp.sum(v * _row(rbm.b_v), axis=-1)
-             + xp.sum(h * _row(rbm.b_h), axis=-1))
+    return -(
+        xp.sum((v @ rbm.W) * h, axis=-1)
+        + xp.sum(v * _row(rbm.b_v), axis=-1)
+        + xp.sum(h * _row(rbm.b_h), axis=-1)
+    )
 
 
 def free_energy(rbm: RBM, v):
     """F(v) = −b_vᵀv − Σ_j A_h((vW + b_h)_j) per row; p(v) ∝ exp(−F(v))."""
     xp = rbm.xp
-    return (-xp.sum(v * _row(rbm.b_v), axis=-1)
-            - xp.sum(rbm.hidden_units.log_partition(hidden_logits(rbm, v)), axis=-1))
+    return -xp.sum(v * _row(rbm.b_v), axis=-1) - xp.sum(
+        rbm.hidden_units.log_partition(hidden_logits(rbm, v)), axis=-1
+    )
 
 
 # ----------------------------------------------------------------- exact enumeration
@@ -348,8 +422,10 @@ def log_partition(rbm: RBM, chunk_size: int = 4096, max_units: int = 25) -> floa
     _check_single(rbm)
     bits = _enumerated_bits(rbm)
     if bits > max_units:
-        raise ValueError(f"log_partition: the smaller layer has 2^{bits:g} states > 2^{max_units}; "
-                         "use AIS (rbmlab.evaluators.ais) instead")
+        raise ValueError(
+            f"log_partition: the smaller layer has 2^{bits:g} states > 2^{max_units}; "
+            "use AIS (rbmlab.evaluators.ais) instead"
+        )
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
     parts = [logsumexp(neg_f) for _, neg_f in enumerated_neg_free_energies(rbm, chunk_size)]

@@ -22,33 +22,34 @@ side) vectors instead of 2^side (≈ 550 instead of 32,768 at side 15). Each ste
 the result is exact to float64 rounding for |J| up to about 300 (frustrated antiferromagnets
 included).
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-BLOCK = 512   # start vectors propagated together
+BLOCK = 512  # start vectors propagated together
 
 
 def _spins(side: int) -> np.ndarray:
     """(2^side, side) ±1 spins of every column state: row r of state k is 1 − 2·(bit r of k)."""
-    k = np.arange(2 ** side)
+    k = np.arange(2**side)
     return 1 - 2 * ((k[:, None] >> np.arange(side)) & 1)
 
 
 def _orbits(side: int, flip: bool) -> tuple[np.ndarray, np.ndarray]:
     """(representatives, orbit sizes) of the column states under row rotations and reflections
     (and the global flip when ``flip``): the smallest state index of each orbit."""
-    n_states = 2 ** side
-    bits = (np.arange(n_states)[:, None] >> np.arange(side)) & 1          # (states, side)
+    n_states = 2**side
+    bits = (np.arange(n_states)[:, None] >> np.arange(side)) & 1  # (states, side)
     weights = 1 << np.arange(side)
     canonical = np.full(n_states, n_states, dtype=np.int64)
     for reflect in (False, True):
         b = bits[:, ::-1] if reflect else bits
         for shift in range(side):
             rolled = np.roll(b, shift, axis=1)
-            for image in ((rolled, 1 - rolled) if flip else (rolled,)):
+            for image in (rolled, 1 - rolled) if flip else (rolled,):
                 canonical = np.minimum(canonical, image @ weights)
     reps, sizes = np.unique(canonical, return_counts=True)
     return reps, sizes
@@ -59,30 +60,33 @@ def _apply_t(v: np.ndarray, side: int, t: float) -> None:
     states differing only in bit r mix as (v0, v1) → (v0 + t v1, v1 + t v0), t = e^{−2J}."""
     b = v.shape[1]
     for r in range(side):
-        w = v.reshape(-1, 2, 2 ** r, b)            # (higher bits, bit r, lower bits, block): a view
+        w = v.reshape(-1, 2, 2**r, b)  # (higher bits, bit r, lower bits, block): a view
         v0 = w[:, 0].copy()
         w[:, 0] += t * w[:, 1]
         w[:, 1] += t * v0
 
 
-def lattice_log_partition(side: int, coupling: float, field: float = 0.0, *,
-                          symmetric: bool = True, block: int = BLOCK) -> float:
+def lattice_log_partition(
+    side: int, coupling: float, field: float = 0.0, *, symmetric: bool = True, block: int = BLOCK
+) -> float:
     """log Z of (1) on the side×side torus by (2). ``symmetric=False`` propagates every basis
     vector (the check of the orbit reduction)."""
     if side < 3:
-        raise ValueError(f"the cyclic lattice needs side >= 3 (side 2 merges the wrap-around bonds), got {side}")
+        raise ValueError(
+            f"the cyclic lattice needs side >= 3 (side 2 merges the wrap-around bonds), got {side}"
+        )
     spins = _spins(side)
-    log_d = coupling * (spins * np.roll(spins, -1, axis=1)).sum(1) + field * spins.sum(1)   # log D, (2^side,)
-    t = math.exp(-2.0 * coupling)                # K = e^J [[1, t], [t, 1]]
-    n_states = 2 ** side
+    log_d = coupling * (spins * np.roll(spins, -1, axis=1)).sum(1) + field * spins.sum(1)  # log D, (2^side,)
+    t = math.exp(-2.0 * coupling)  # K = e^J [[1, t], [t, 1]]
+    n_states = 2**side
     if symmetric:
         reps, sizes = _orbits(side, flip=field == 0)
     else:
         reps, sizes = np.arange(n_states), np.ones(n_states, dtype=np.int64)
-    d = np.exp(log_d - log_d.max())            # D / e^{max log D}
+    d = np.exp(log_d - log_d.max())  # D / e^{max log D}
     terms = []
     for start in range(0, len(reps), block):
-        chunk = reps[start:start + block]
+        chunk = reps[start : start + block]
         v = np.zeros((n_states, len(chunk)))
         v[chunk, np.arange(len(chunk))] = 1.0
         log_scale = np.zeros(len(chunk))
@@ -92,7 +96,9 @@ def lattice_log_partition(side: int, coupling: float, field: float = 0.0, *,
             top = v.max(axis=0)
             v /= top
             log_scale += np.log(top)
-        terms.append(np.log(v[chunk, np.arange(len(chunk))]) + log_scale + np.log(sizes[start:start + block]))
+        terms.append(
+            np.log(v[chunk, np.arange(len(chunk))]) + log_scale + np.log(sizes[start : start + block])
+        )
     terms = np.concatenate(terms)
     m = terms.max()
     # every column step carried e^{max log D} and e^{side·J} outside the vectors

@@ -7,10 +7,14 @@ keys, so checkpoints and resume carry them), ``lr`` the learner's step size. ``g
 over: its arrays are fresh from the learner, and an optimizer may reuse them for its result (SGD
 without momentum turns the gradient into the new parameters in place: no (m, n) temporary).
 """
+
 from rbmlab.registry import Registry
 
-OPTIMIZERS = Registry("optimizer", {
-    "sgd": "rbmlab.optimizers.sgd:SGD",
-    "adam": "rbmlab.optimizers.adam:Adam",
-    "spectral": "rbmlab.optimizers.spectral:Spectral",
-})
+OPTIMIZERS = Registry(
+    "optimizer",
+    {
+        "sgd": "rbmlab.optimizers.sgd:SGD",
+        "adam": "rbmlab.optimizers.adam:Adam",
+        "spectral": "rbmlab.optimizers.spectral:Spectral",
+    },
+)

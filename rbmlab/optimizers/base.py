@@ -1,4 +1,5 @@
 """What every optimizer shares (see rbmlab.optimizers for the calling shape)."""
+
 from __future__ import annotations
 
 from rbmlab.backend import namespace

@@ -15,6 +15,7 @@ et al. 2015); each block gets its own scale, which is the steepest step for the 
 √(‖W‖²_S∞ + ‖b‖²_∞ + ‖c‖²_∞). Carlson et al.'s own constants could not be checked here: the step
 sizes stand for their inverse Lipschitz constants, ``lr`` for W and ``bias_lr`` for the biases.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,14 +33,14 @@ def polar_factor(G, rtol: float = 1e-6):
     xp = namespace(G)
     G64 = G.astype(xp.float64)
     finite = xp.all(xp.isfinite(G64), axis=(-2, -1))
-    G64 = xp.where(finite[..., None, None], G64, 0.0)    # eigh would raise on NaN
+    G64 = xp.where(finite[..., None, None], G64, 0.0)  # eigh would raise on NaN
     tall = G.shape[-2] >= G.shape[-1]
     A = G64 if tall else G64.swapaxes(-1, -2)
-    evals, evecs = xp.linalg.eigh(A.swapaxes(-1, -2) @ A)       # AᵀA = V S² Vᵀ
+    evals, evecs = xp.linalg.eigh(A.swapaxes(-1, -2) @ A)  # AᵀA = V S² Vᵀ
     s = xp.sqrt(xp.clip(evals, 0.0, None))
     keep = s > rtol * s.max(axis=-1, keepdims=True)
     inv_s = xp.where(keep, 1.0 / xp.where(keep, s, 1.0), 0.0)
-    polar = A @ ((evecs * inv_s[..., None, :]) @ evecs.swapaxes(-1, -2))   # A V S⁻¹ Vᵀ = U Vᵀ
+    polar = A @ ((evecs * inv_s[..., None, :]) @ evecs.swapaxes(-1, -2))  # A V S⁻¹ Vᵀ = U Vᵀ
     polar = polar if tall else polar.swapaxes(-1, -2)
     nuclear = xp.sum(xp.where(keep, s, 0.0), axis=-1)
     polar = xp.where(finite[..., None, None], polar, xp.nan)
@@ -56,8 +57,12 @@ def l1_sharp(g):
 @dataclass
 class SpectralConfig(Config):
     name: str = option("spectral", "optimizer")
-    bias_lr: float = option(0.0, "step size of the vector parameters (biases); 0: the learner's lr",
-                            lo=0, label="spectral step of the biases")
+    bias_lr: float = option(
+        0.0,
+        "step size of the vector parameters (biases); 0: the learner's lr",
+        lo=0,
+        label="spectral step of the biases",
+    )
 
 
 class Spectral(Optimizer):
@@ -74,7 +79,7 @@ class Spectral(Optimizer):
             shape = getattr(model, name).shape[-axes:]
             if axes == 2 and min(shape):
                 m, s = max(shape), min(shape)
-                total += 2 * m * s * s + s ** 3 + macs.eigh(s)
+                total += 2 * m * s * s + s**3 + macs.eigh(s)
         return total
 
     def update(self, model, grad: dict, state: dict, lr: float):
@@ -82,7 +87,7 @@ class Spectral(Optimizer):
         new = {}
         for name, g in grad.items():
             theta = getattr(model, name)
-            if not theta.size:                  # e.g. a binary prior's empty parameter rows
+            if not theta.size:  # e.g. a binary prior's empty parameter rows
                 new[name] = theta
             elif model.PARAMS[name] == 2:
                 polar, nuclear = polar_factor(g)

@@ -10,6 +10,7 @@ of them, with its reason (``left_out``). With a runs-table key on the x axis
 (``model.n_hidden``), each completed run contributes one point: its final value at its key's value.
 Which direction is better comes from the evaluators' declared metrics (``rbmlab.evaluators.metrics``).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,17 +26,20 @@ from rbmlab.evaluators.metrics import badness
 from rbmlab.report.layout import MISSING, norm, sort_key
 from rbmlab.report.load import RECORD_PREFIXES, SCHEDULE_COLUMNS, UNREADABLE, bad_final_values, to_float
 
-COMPLETED = "completed"   # the one summary.json status whose final values a report uses
-REASONS = {UNREADABLE: "summary.json unreadable"}   # a left-out run's reason, where not its status
+COMPLETED = "completed"  # the one summary.json status whose final values a report uses
+REASONS = {UNREADABLE: "summary.json unreadable"}  # a left-out run's reason, where not its status
 DEFAULT_METRICS = ("test_log_likelihood", "test_pseudo_log_likelihood", "test_reconstruction_error")
 
 
 def available_metrics(runs: pd.DataFrame, curves: pd.DataFrame) -> list[str]:
     """Metric names found in metrics.csv columns or summary.json finals, sorted; and the run
     records a report may use as metrics (``run_columns``)."""
-    from_curves = [c for c in curves.columns if c not in SCHEDULE_COLUMNS
-                   and c not in runs.columns and pd.api.types.is_numeric_dtype(curves[c])]
-    from_finals = [c[len("final."):] for c in runs.columns if c.startswith("final.")]
+    from_curves = [
+        c
+        for c in curves.columns
+        if c not in SCHEDULE_COLUMNS and c not in runs.columns and pd.api.types.is_numeric_dtype(curves[c])
+    ]
+    from_finals = [c[len("final.") :] for c in runs.columns if c.startswith("final.")]
     return sorted(set(from_curves) | set(from_finals) | set(run_columns(runs)))
 
 
@@ -51,7 +55,7 @@ def curve_behind(metric: str, curves: pd.DataFrame) -> str | None:
     """The metrics.csv column a run record summarises, when the curves have it: ``test_pixel_error``
     for ``early_stopping.test_pixel_error`` (its value at the selected epoch); else None."""
     for prefix in RECORD_PREFIXES:
-        column = metric[len(prefix):] if metric.startswith(prefix) else None
+        column = metric[len(prefix) :] if metric.startswith(prefix) else None
         if column and column in curves.columns and pd.api.types.is_numeric_dtype(curves[column]):
             return column
     return None
@@ -77,14 +81,16 @@ def resolve_metric(metric: str | None, available: Sequence[str]) -> str:
     return metric
 
 
-def _point_stats(rows: pd.DataFrame, gids: pd.Series, metric: str, x: str,
-                 **more: tuple[str, str]) -> pd.DataFrame:
+def _point_stats(
+    rows: pd.DataFrame, gids: pd.Series, metric: str, x: str, **more: tuple[str, str]
+) -> pd.DataFrame:
     """Per (gid, x) of ``rows`` (run_dir, x, metric, ...; rows without x or metric dropped): mean,
     std (ddof=1) and n of the metric, and the named aggregations ``more``."""
     rows = rows.dropna(subset=[x, metric])
     rows = rows.assign(gid=rows["run_dir"].map(gids))
-    stats = rows.groupby(["gid", x], sort=True).agg(mean=(metric, "mean"), std=(metric, "std"),
-                                                    n=(metric, "count"), **more)
+    stats = rows.groupby(["gid", x], sort=True).agg(
+        mean=(metric, "mean"), std=(metric, "std"), n=(metric, "count"), **more
+    )
     return stats.reset_index()
 
 
@@ -131,11 +137,17 @@ def left_out(runs: pd.DataFrame, finals: pd.Series) -> pd.Series:
 def record_problems(runs: pd.DataFrame, finals: pd.Series) -> list[str]:
     """'<run_dir>: <what is wrong>' for each run left out for its records: an unreadable
     summary.json, or a final <metric> there that is not a number (named, with the value read)."""
-    problems = [f"{r}: {p}" for r, p in zip(runs["run_dir"], runs.get("problem", [None] * len(runs)))
-                if isinstance(p, str)]
+    problems = [
+        f"{r}: {p}"
+        for r, p in zip(runs["run_dir"], runs.get("problem", [None] * len(runs)))
+        if isinstance(p, str)
+    ]
     completed = set(runs.loc[runs["status"] == COMPLETED, "run_dir"])
-    problems += [f"{r}: summary.json holds final {finals.name} = {json.dumps(v, default=repr)}, not a number"
-                 for r, v in bad_final_values(runs, str(finals.name)).items() if r in completed]
+    problems += [
+        f"{r}: summary.json holds final {finals.name} = {json.dumps(v, default=repr)}, not a number"
+        for r, v in bad_final_values(runs, str(finals.name)).items()
+        if r in completed
+    ]
     return problems
 
 
@@ -165,8 +177,14 @@ def size_column(curves: pd.DataFrame, x: str) -> str | None:
     return name if x.startswith("model.") and name in curves.columns else None
 
 
-def run_points(runs: pd.DataFrame, curves: pd.DataFrame, finals: pd.Series, metric: str, x: str,
-               select: str | None = None) -> pd.DataFrame:
+def run_points(
+    runs: pd.DataFrame,
+    curves: pd.DataFrame,
+    finals: pd.Series,
+    metric: str,
+    x: str,
+    select: str | None = None,
+) -> pd.DataFrame:
     """run_dir, x, the metric (and ``select``, the metric that picks among seeds) of each point.
 
     A run contributes its final values at its value of the runs-table key ``x``; a completed run
@@ -174,22 +192,38 @@ def run_points(runs: pd.DataFrame, curves: pd.DataFrame, finals: pd.Series, metr
     had then, its final values at the size it ended at (they replace that row's)."""
     metrics = [metric, *([select] if select and select != metric else [])]
     final = pd.DataFrame({m: final_values(runs, curves, m) if m != metric else finals for m in metrics})
-    points = pd.DataFrame({"run_dir": runs["run_dir"].to_numpy(), x: x_values(runs[x]).to_numpy(),
-                           **{m: final[m].reindex(runs["run_dir"]).to_numpy() for m in metrics}})
+    points = pd.DataFrame(
+        {
+            "run_dir": runs["run_dir"].to_numpy(),
+            x: x_values(runs[x]).to_numpy(),
+            **{m: final[m].reindex(runs["run_dir"]).to_numpy() for m in metrics},
+        }
+    )
     size = size_column(curves, x)
     have = [m for m in metrics if m in curves.columns]
     if size is None or not have:
         return points
     rows = curves[(curves["status"] == COMPLETED) & curves[size].notna()]
     rows = rows[rows[have].notna().any(axis=1)]
-    grown = pd.DataFrame({"run_dir": rows["run_dir"], x: rows[size].astype(float),
-                          **{m: rows[m] if m in rows.columns else np.nan for m in metrics}})
+    grown = pd.DataFrame(
+        {
+            "run_dir": rows["run_dir"],
+            x: rows[size].astype(float),
+            **{m: rows[m] if m in rows.columns else np.nan for m in metrics},
+        }
+    )
     grown = grown[~grown.set_index(["run_dir", x]).index.isin(points.set_index(["run_dir", x]).index)]
     return pd.concat([points, grown], ignore_index=True)
 
 
-def aggregate_points(points: pd.DataFrame, gids: pd.Series, metric: str, x: str,
-                     select: str | None = None, selected_gids: set[int] | None = None) -> pd.DataFrame:
+def aggregate_points(
+    points: pd.DataFrame,
+    gids: pd.Series,
+    metric: str,
+    x: str,
+    select: str | None = None,
+    selected_gids: set[int] | None = None,
+) -> pd.DataFrame:
     """Per (gid, value of the runs-table key x) where runs stand (``run_points``): mean, std (ddof=1)
     and n of their final values (completed runs only; n = 0 and no mean when every run there is
     left out), and ``runs``, how many runs stand there; in x order within each group.
@@ -200,12 +234,19 @@ def aggregate_points(points: pd.DataFrame, gids: pd.Series, metric: str, x: str,
     placed = points.dropna(subset=[x])
     counts = placed.assign(gid=placed["run_dir"].map(gids)).groupby(["gid", x]).size()
     if select:
-        chosen = placed["run_dir"].map(gids).isin(selected_gids) if selected_gids is not None else \
-            pd.Series(True, index=placed.index)
-        placed = pd.concat([_best_per_point(placed[chosen], gids, x, select), placed[~chosen]],
-                           ignore_index=True)
-    curve = counts.rename("runs").reset_index().merge(_point_stats(placed, gids, metric, x),
-                                                      on=["gid", x], how="left")
+        chosen = (
+            placed["run_dir"].map(gids).isin(selected_gids)
+            if selected_gids is not None
+            else pd.Series(True, index=placed.index)
+        )
+        placed = pd.concat(
+            [_best_per_point(placed[chosen], gids, x, select), placed[~chosen]], ignore_index=True
+        )
+    curve = (
+        counts.rename("runs")
+        .reset_index()
+        .merge(_point_stats(placed, gids, metric, x), on=["gid", x], how="left")
+    )
     curve["n"] = curve["n"].fillna(0).astype(int)
     rank = {v: i for i, v in enumerate(x_order(points[x]))}
     order = np.lexsort((curve[x].map(rank).to_numpy(), curve["gid"].to_numpy()))
@@ -261,9 +302,11 @@ def _curve_stats(part: pd.DataFrame, x: str, metric: str, fraction: float | None
 def _final_stats(finals: pd.Series, members: pd.Index) -> dict[str, Any]:
     """Mean, std and count of the final values of a group's runs."""
     vals = finals.reindex(members).dropna()
-    return {"final_mean": float(vals.mean()) if len(vals) else math.nan,
-            "final_std": float(vals.std()) if len(vals) > 1 else math.nan,
-            "final_n": len(vals)}
+    return {
+        "final_mean": float(vals.mean()) if len(vals) else math.nan,
+        "final_std": float(vals.std()) if len(vals) > 1 else math.nan,
+        "final_n": len(vals),
+    }
 
 
 def completed_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str) -> pd.DataFrame:
@@ -271,9 +314,16 @@ def completed_curves(curves: pd.DataFrame, gids: pd.Series, metric: str, x: str)
     return aggregate_curves(curves[curves["status"] == COMPLETED], gids, metric, x)
 
 
-def summarize_groups(runs: pd.DataFrame, groups: pd.DataFrame, gids: pd.Series, curve: pd.DataFrame,
-                     metric: str, x: str, fraction: float | None = None,
-                     finals: pd.Series | None = None) -> pd.DataFrame:
+def summarize_groups(
+    runs: pd.DataFrame,
+    groups: pd.DataFrame,
+    gids: pd.Series,
+    curve: pd.DataFrame,
+    metric: str,
+    x: str,
+    fraction: float | None = None,
+    finals: pd.Series | None = None,
+) -> pd.DataFrame:
     """One row per group: n, diverged, final mean/std (when ``finals`` are given: an x other than
     a runs-table key), best of the mean curve, x at best and, with ``fraction``, the marker x.
 

@@ -6,6 +6,7 @@ Three blocks, top to bottom: one row of data images, one row of the ground-truth
 one row per posterior sample with its K features (the paper's bottom-right panel: 5 samples).
 Pixels on are black, as in the paper.
 """
+
 from __future__ import annotations
 
 import numpy as np

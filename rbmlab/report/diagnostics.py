@@ -3,6 +3,7 @@ singular values of W (evaluator=spectrum), the moment errors and the correlation
 (evaluator=moments), the adversarial accuracies and privacy loss (evaluator=overlap), read from
 metrics.csv whether each evaluator ran alone or as a part of evaluator=combined. Several runs or
 trials under DIR: each column's mean over them."""
+
 from __future__ import annotations
 
 import re
@@ -19,10 +20,12 @@ from rbmlab.storage.publish import publish
 
 # (panel title, bare metric names it draws, a reference level or None): a column's bare name
 # drops its split and part prefixes
-PANELS = (("singular values of W", r"sv_\d+", None),
-          ("moment errors", r"moment1_rmse|moment2_rmse", None),
-          ("correlation of second moments", r"moment2_corr", 1.0),
-          ("adversarial accuracy (0.5: no memorisation)", r"aa|privacy_loss", 0.5))
+PANELS = (
+    ("singular values of W", r"sv_\d+", None),
+    ("moment errors", r"moment1_rmse|moment2_rmse", None),
+    ("correlation of second moments", r"moment2_corr", 1.0),
+    ("adversarial accuracy (0.5: no memorisation)", r"aa|privacy_loss", 0.5),
+)
 
 
 def _natural(column: str) -> list:
@@ -34,7 +37,7 @@ def panel_columns(columns) -> list[tuple[str, list[str], float | None]]:
     """(title, columns, reference level) of each panel with at least one of ``columns``."""
     out = []
     for title, pattern, level in PANELS:
-        bare = re.compile(rf"(?:\w+\.)?(?:{pattern})")     # `<part>.` of evaluator=combined
+        bare = re.compile(rf"(?:\w+\.)?(?:{pattern})")  # `<part>.` of evaluator=combined
         found = [c for c in columns if bare.fullmatch(split_prefix(c)[1])]
         if found:
             out.append((title, sorted(found, key=_natural), level))
@@ -48,8 +51,10 @@ def diagnostics_figure(curves: pd.DataFrame, x: str = "epoch"):
 
     panels = panel_columns([c for c in curves.columns if curves[c].notna().any()])
     if not panels:
-        raise RbmlabError("report diagnostics: no diagnostic metrics (evaluator=spectrum, moments or "
-                          "overlap) in the runs' metrics.csv")
+        raise RbmlabError(
+            "report diagnostics: no diagnostic metrics (evaluator=spectrum, moments or "
+            "overlap) in the runs' metrics.csv"
+        )
     from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     mean = curves.groupby(x)[[c for _, cs, _ in panels for c in cs]].mean()

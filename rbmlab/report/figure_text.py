@@ -7,13 +7,14 @@ below them: by a constrained layout's ``rect`` (before or after the panels are m
 figure without a layout engine, by pressing every axes down in proportion, colour bars included
 (call it once the axes are placed, after tight_layout).
 """
+
 from __future__ import annotations
 
 import textwrap
 from typing import Any
 
-_PAD = 0.01                # figure fraction above, between and below the top texts
-_MARGIN_INCHES = 0.1       # kept free at each side of a line
+_PAD = 0.01  # figure fraction above, between and below the top texts
+_MARGIN_INCHES = 0.1  # kept free at each side of a line
 
 
 def renderer_of(fig: Any) -> Any:
@@ -45,8 +46,14 @@ def fit_text(artist: Any, text: str, width_px: float, renderer: Any) -> None:
         artist.set_text(wrapped(text, chars))
 
 
-def top_texts(fig: Any, title: str | None, header: str | None = None, *, title_size: Any = "large",
-              span: tuple[float, float] = (0.0, 1.0)) -> list[Any]:
+def top_texts(
+    fig: Any,
+    title: str | None,
+    header: str | None = None,
+    *,
+    title_size: Any = "large",
+    span: tuple[float, float] = (0.0, 1.0),
+) -> list[Any]:
     """The header (small) and the title at the top of ``fig``, each centred over ``span`` (figure
     fractions: the panels, not a legend beside them) and wrapped to its width, the panels kept
     below them; returns the Text artists, the header first."""

@@ -11,6 +11,7 @@ rebuilds its data and task, and its selected.npz (the early-stopped model the ta
 its inference budget) predicts, or its checkpoint.npz (the last epoch trained) when it has none. The PNG
 comes with a markdown note naming each row's run, epoch and pixel error on the examples shown.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,7 +30,7 @@ from rbmlab.storage.portable import portable_path
 from rbmlab.validation import identity_neutral
 
 SHOWS = ("input", "target", "prediction", "data", "samples")
-GENERATIVE = ("data", "samples")   # rows of any trained run; the others need a conditional one
+GENERATIVE = ("data", "samples")  # rows of any trained run; the others need a conditional one
 ROW_KEYS = {"label", "run", "show"}
 OPTIONAL_ROW_KEYS = {"sweeps", "sampler"}
 SAMPLE_SEED = 0
@@ -41,8 +42,8 @@ class Row:
     label: str
     run_dir: Path
     show: str
-    sweeps: int | None = None   # show=samples: sampler steps (None: the run's evaluator.sweeps)
-    sampler: Any = None         # show=samples: an inference config (None: the run's evaluator.sampler)
+    sweeps: int | None = None  # show=samples: sampler steps (None: the run's evaluator.sweeps)
+    sampler: Any = None  # show=samples: an inference config (None: the run's evaluator.sampler)
 
     @property
     def key(self) -> tuple:
@@ -85,9 +86,11 @@ def _config(path: Path) -> dict[str, Any]:
     """A run's config.yaml as a dict, or one line naming the file."""
     try:
         return OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    except Exception as e:   # noqa: BLE001 - YAML, I/O or interpolation errors alike
-        raise RbmlabError(f"gallery: {path} is not a readable run config "
-                          f"({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+    except Exception as e:  # noqa: BLE001 - YAML, I/O or interpolation errors alike
+        raise RbmlabError(
+            f"gallery: {path} is not a readable run config "
+            f"({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+        ) from None
 
 
 def find_run(sweep: Path, selector: Mapping[str, Any]) -> Path:
@@ -128,12 +131,14 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     config = _config(run_dir / "config.yaml")
     evaluator = config.get("evaluator") or {}
     if evaluator.get("name") != "pixel_error":
-        raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
-                          "pixel_error: it is not a structured-prediction run")
+        raise RbmlabError(
+            f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not "
+            "pixel_error: it is not a structured-prediction run"
+        )
     # a config from before an option has its identity-neutral value (what the run did then)
     neutral = identity_neutral(EVALUATORS.get("pixel_error").config_class)
     scorer = EVALUATORS.build(EVALUATORS.parse({**neutral, **evaluator}))
-    if (run_dir / "selected.npz").is_file():   # the early-stopped model: the one the tables score
+    if (run_dir / "selected.npz").is_file():  # the early-stopped model: the one the tables score
         model, meta, _ = load_checkpoint(run_dir / "selected.npz")
         budget = scorer.budget(meta.get("inference_iterations"))
     else:
@@ -151,8 +156,15 @@ def run_images(run_dir: Path, split: str, examples: int) -> RunImages:
     if shape is None:
         raise RbmlabError(f"gallery: dataset {config['dataset']['name']} has no image shape")
     stopping = read_summary(run_dir / "summary.json").get("early_stopping") or {}
-    return RunImages(np.asarray(x), np.asarray(batch.targets[:n]), np.asarray(predicted), tuple(shape),
-                     meta.get("epoch"), stopping.get("epoch"), evaluator["inference"])
+    return RunImages(
+        np.asarray(x),
+        np.asarray(batch.targets[:n]),
+        np.asarray(predicted),
+        tuple(shape),
+        meta.get("epoch"),
+        stopping.get("epoch"),
+        evaluator["inference"],
+    )
 
 
 @dataclass
@@ -174,8 +186,9 @@ class GenerativeImages:
         return self.images
 
 
-def generative_images(run_dir: Path, split: str, examples: int, show: str, sweeps: int | None,
-                      sampler: Any = None) -> GenerativeImages:
+def generative_images(
+    run_dir: Path, split: str, examples: int, show: str, sweeps: int | None, sampler: Any = None
+) -> GenerativeImages:
     """``examples`` first images of ``split`` (show=data) or samples of ``run_dir``'s model
     (show=samples) by ``sampler`` (an inference config; None: its mmd evaluator's), ``sweeps`` steps
     from uniform states, seed SAMPLE_SEED."""
@@ -202,8 +215,10 @@ def generative_images(run_dir: Path, split: str, examples: int, show: str, sweep
         return GenerativeImages(np.asarray(x[:examples]), tuple(shape), meta.get("epoch"), "")
     evaluator = config.get("evaluator") or {}
     if sampler is None and evaluator.get("name") != "mmd":
-        raise RbmlabError(f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not mmd: "
-                          "its sampler is not named (show=samples)")
+        raise RbmlabError(
+            f"gallery: {run_dir} was scored by evaluator={evaluator.get('name')}, not mmd: "
+            "its sampler is not named (show=samples)"
+        )
     steps = evaluator.get("sweeps") if sweeps is None else sweeps
     if steps is None:
         raise RbmlabError(f"gallery: {run_dir} names no sweeps (set the row's sweeps)")
@@ -213,8 +228,9 @@ def generative_images(run_dir: Path, split: str, examples: int, show: str, sweep
     rng = get_backend("numpy", str(model.dtype)).rng(SAMPLE_SEED)
     x = to_numpy(draw_samples(model, sampler, examples, int(steps), examples, rng))
     lo, hi = model.visible_units.values
-    return GenerativeImages((x - lo) / (hi - lo), tuple(shape), meta.get("epoch"),
-                            f"{sampler.config.name}, {steps} sweeps")
+    return GenerativeImages(
+        (x - lo) / (hi - lo), tuple(shape), meta.get("epoch"), f"{sampler.config.name}, {steps} sweeps"
+    )
 
 
 def check_gallery(gallery: Any, where: str) -> tuple[str, int, list[dict[str, Any]]]:
@@ -223,8 +239,10 @@ def check_gallery(gallery: Any, where: str) -> tuple[str, int, list[dict[str, An
         raise RbmlabError(f"{where}: gallery must be a mapping with keys {', '.join(sorted(GALLERY_KEYS))}")
     unknown = set(gallery) - GALLERY_KEYS
     if unknown:
-        raise RbmlabError(f"{where}: unknown gallery key(s) {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(sorted(GALLERY_KEYS))}")
+        raise RbmlabError(
+            f"{where}: unknown gallery key(s) {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(sorted(GALLERY_KEYS))}"
+        )
     split, examples = gallery.get("split", "test"), gallery.get("examples", 7)
     if split not in ("train", "valid", "test"):
         raise RbmlabError(f"{where}: gallery.split must be train, valid or test, got {split!r}")
@@ -242,26 +260,33 @@ def check_rows(rows: Any, where: str) -> list[dict[str, Any]]:
         raise RbmlabError(f"{where}: gallery.rows must be a non-empty list of {{label, run, show}}")
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or not ROW_KEYS <= set(row) <= ROW_KEYS | OPTIONAL_ROW_KEYS:
-            raise RbmlabError(f"{where}: gallery.rows[{i}] must have the keys label, run, show "
-                              "(and sweeps, sampler, for show=samples)")
+            raise RbmlabError(
+                f"{where}: gallery.rows[{i}] must have the keys label, run, show "
+                "(and sweeps, sampler, for show=samples)"
+            )
         sweeps = row.get("sweeps")
-        if sweeps is not None and (row["show"] != "samples" or not isinstance(sweeps, int)
-                                   or isinstance(sweeps, bool) or sweeps < 0):
-            raise RbmlabError(f"{where}: gallery.rows[{i}].sweeps must be a non-negative integer, "
-                              "on a show=samples row")
+        if sweeps is not None and (
+            row["show"] != "samples" or not isinstance(sweeps, int) or isinstance(sweeps, bool) or sweeps < 0
+        ):
+            raise RbmlabError(
+                f"{where}: gallery.rows[{i}].sweeps must be a non-negative integer, on a show=samples row"
+            )
         if "sampler" in row:
             if row["show"] != "samples":
                 raise RbmlabError(f"{where}: gallery.rows[{i}].sampler is for a show=samples row")
             row = rows[i] = {**row, "sampler": parse_sampler(row["sampler"], f"gallery.rows[{i}].sampler")}
         if row["show"] not in SHOWS:
-            raise RbmlabError(f"{where}: gallery.rows[{i}].show must be one of {', '.join(SHOWS)}, "
-                              f"got {row['show']!r}")
+            raise RbmlabError(
+                f"{where}: gallery.rows[{i}].show must be one of {', '.join(SHOWS)}, got {row['show']!r}"
+            )
         if not isinstance(row["run"], dict) or not isinstance(row["run"].get("experiment"), str):
             raise RbmlabError(f"{where}: gallery.rows[{i}].run must be a mapping with an experiment key")
     return rows
 
 
-def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, header: str | None = None) -> bytes:
+def draw(
+    rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, header: str | None = None
+) -> bytes:
     """The grid as PNG bytes: one row per ``rows`` entry, its label at the left; the header line and
     the title, wrapped to the figure's width, on top."""
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
@@ -273,8 +298,13 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, head
         run = images[row.key]
         for c in range(n):
             ax = axes[r][c]
-            ax.imshow(run.show(row.show)[c].reshape(run.image_shape), cmap="gray_r", vmin=0, vmax=1,
-                      interpolation="nearest")
+            ax.imshow(
+                run.show(row.show)[c].reshape(run.image_shape),
+                cmap="gray_r",
+                vmin=0,
+                vmax=1,
+                interpolation="nearest",
+            )
             ax.set_xticks([])
             ax.set_yticks([])
         axes[r][0].set_ylabel(row.label, rotation=0, ha="right", va="center", fontsize=8)
@@ -283,22 +313,34 @@ def draw(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, head
     return png_bytes(fig, dpi=100)
 
 
-def describe(rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, split: str,
-             command: str) -> str:
+def describe(
+    rows: Sequence[Row], images: Mapping[Path, RunImages], title: str, split: str, command: str
+) -> str:
     """The markdown note beside the PNG: which run (relative to the working directory, the
     checkout: rbmlab.storage.portable), epoch and inference each row shows."""
     n = min(run.inputs.shape[0] for run in images.values())
-    sampled = (f"; a samples row: {n} draws from fresh states, seed {SAMPLE_SEED}"
-               if any(row.show == "samples" for row in rows) else "")
-    lines = [f"# {title}", "", f"Made by `{command}`: {n} images per row, the first {n} {split} "
-             f"examples{sampled}.", "", "| row | shows | run | epoch shown | early-stopping epoch | "
-             "inference | pixel error on these images (%) |", "|---|---|---|---|---|---|---|"]
+    sampled = (
+        f"; a samples row: {n} draws from fresh states, seed {SAMPLE_SEED}"
+        if any(row.show == "samples" for row in rows)
+        else ""
+    )
+    lines = [
+        f"# {title}",
+        "",
+        f"Made by `{command}`: {n} images per row, the first {n} {split} examples{sampled}.",
+        "",
+        "| row | shows | run | epoch shown | early-stopping epoch | "
+        "inference | pixel error on these images (%) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         run = images[row.key]
         error = f"{run.pixel_error(n):.2f}" if row.show == "prediction" else ""
-        lines.append(f"| {row.label} | {row.show} | {portable_path(row.run_dir, [Path.cwd()])} | {run.epoch} | "
-                     f"{'' if run.early_stopping_epoch is None else run.early_stopping_epoch} | "
-                     f"{run.inference if row.show in ('prediction', 'samples') else ''} | {error} |")
+        lines.append(
+            f"| {row.label} | {row.show} | {portable_path(row.run_dir, [Path.cwd()])} | {run.epoch} | "
+            f"{'' if run.early_stopping_epoch is None else run.early_stopping_epoch} | "
+            f"{run.inference if row.show in ('prediction', 'samples') else ''} | {error} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -311,8 +353,15 @@ def runs_header(run_dirs: Sequence[Path]) -> str:
     return report_header(load_runs({f"row{i}": d for i, d in enumerate(distinct)})[0])
 
 
-def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, stem: Path,
-                 command: str, header: str | None = None) -> dict[str, Path]:
+def make_gallery(
+    rows: Sequence[Row],
+    split: str,
+    examples: int,
+    title: str,
+    stem: Path,
+    command: str,
+    header: str | None = None,
+) -> dict[str, Path]:
     """Predict once per run, draw (``header``: the figure's first line; default the shown runs'
     header line), and write ``stem``.png and ``stem``.md together."""
     from rbmlab.storage.publish import publish  # noqa: PLC0415
@@ -320,12 +369,19 @@ def make_gallery(rows: Sequence[Row], split: str, examples: int, title: str, ste
     images = {}
     for row in rows:
         if row.key not in images:
-            images[row.key] = (generative_images(row.run_dir, split, examples, row.show, row.sweeps,
-                                                 row.sampler)
-                               if row.show in GENERATIVE else run_images(row.run_dir, split, examples))
-    header = header or runs_header([row.run_dir for row in rows])   # read after each run is found whole
+            images[row.key] = (
+                generative_images(row.run_dir, split, examples, row.show, row.sweeps, row.sampler)
+                if row.show in GENERATIVE
+                else run_images(row.run_dir, split, examples)
+            )
+    header = header or runs_header([row.run_dir for row in rows])  # read after each run is found whole
     paths = {"plot": stem.with_suffix(".png"), "table": stem.with_suffix(".md")}
     stem.parent.mkdir(parents=True, exist_ok=True)
-    publish({paths["plot"]: draw(rows, images, title, header),
-             paths["table"]: f"_{header}_\n\n" + describe(rows, images, title, split, command)}, what="gallery")
+    publish(
+        {
+            paths["plot"]: draw(rows, images, title, header),
+            paths["table"]: f"_{header}_\n\n" + describe(rows, images, title, split, command),
+        },
+        what="gallery",
+    )
     return paths

@@ -4,6 +4,7 @@ Tier, data, training length, seeds and the commit that produced the runs, read f
 themselves (their config keys and records), so a reader never compares a smoke check with a
 paper's table unawares: a smoke header says first that it is a pipeline check.
 """
+
 from __future__ import annotations
 
 import math
@@ -106,7 +107,15 @@ def report_header(runs: pd.DataFrame, scale: str | None = None) -> str:
     tiers = [norm(s) for s in _values(runs, "scale")] or ([scale] if scale else [])
     tier = ", ".join(tiers) or "unknown"
     commits = _commits(runs)
-    parts = [f"{tier} tier", _data(runs), _training(runs), _seeds(_values(runs, "seed")), run_count(runs),
-             ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits) if commits else "commit unknown"]
+    parts = [
+        f"{tier} tier",
+        _data(runs),
+        _training(runs),
+        _seeds(_values(runs, "seed")),
+        run_count(runs),
+        ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits)
+        if commits
+        else "commit unknown",
+    ]
     line = " · ".join(p for p in parts if p)
     return f"{SMOKE_NOTE} ({line})" if "smoke" in tiers else line

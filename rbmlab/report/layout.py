@@ -4,6 +4,7 @@ Runs that share every *varying* config key except ``seed`` form one group. Lines
 first varying key (learner.name preferred), panels to the rest; varying keys fixed by the chosen
 lines and panels split nothing, and any other varying key joins the line labels.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,23 @@ from rbmlab.report.load import config_columns, to_float
 
 MISSING = "—"
 # Last components of config keys that describe how a run was executed, not what it computed.
-_MECHANICS_TOKENS = frozenset({"time", "wall", "date", "timestamp", "dir", "path", "host",
-                               "hostname", "pid", "uuid", "cwd", "progress", "resume"})
+_MECHANICS_TOKENS = frozenset(
+    {
+        "time",
+        "wall",
+        "date",
+        "timestamp",
+        "dir",
+        "path",
+        "host",
+        "hostname",
+        "pid",
+        "uuid",
+        "cwd",
+        "progress",
+        "resume",
+    }
+)
 
 
 def _is_mechanics_key(key: str) -> bool:
@@ -99,8 +115,12 @@ class Layout:
         return [*self.panels, *self.lines, *self.extra]
 
 
-def choose_layout(runs: pd.DataFrame, lines: str | Sequence[str] | None = None,
-                  panels: str | Sequence[str] | None = None, x_key: str | None = None) -> Layout:
+def choose_layout(
+    runs: pd.DataFrame,
+    lines: str | Sequence[str] | None = None,
+    panels: str | Sequence[str] | None = None,
+    x_key: str | None = None,
+) -> Layout:
     """Lines default to the first varying key (learner.name preferred), panels to the rest.
 
     Varying keys that are fixed by the chosen lines and panels (e.g. a learner-specific option),
@@ -116,14 +136,17 @@ def choose_layout(runs: pd.DataFrame, lines: str | Sequence[str] | None = None,
     line_keys = None if line_keys is None else [k for k in line_keys if k not in along]
     panel_keys = None if panel_keys is None else [k for k in panel_keys if k not in along]
     if line_keys is None:
-        free = [k for k in vary if k not in (panel_keys or [])
-                and not (along and _is_determined(runs, k, along))]
+        free = [
+            k for k in vary if k not in (panel_keys or []) and not (along and _is_determined(runs, k, along))
+        ]
         line_keys = ["learner.name"] if "learner.name" in free else free[:1]
-    seed = ["seed"] if "seed" in runs.columns else []   # a key set per seed (a path) splits nothing
+    seed = ["seed"] if "seed" in runs.columns else []  # a key set per seed (a path) splits nothing
     if panel_keys is None:
         panel_keys = []
         for key in vary:
-            if key not in line_keys and not _is_determined(runs, key, [*line_keys, *panel_keys, *along, *seed]):
+            if key not in line_keys and not _is_determined(
+                runs, key, [*line_keys, *panel_keys, *along, *seed]
+            ):
                 panel_keys.append(key)
     chosen = [*line_keys, *panel_keys]
     extra = [k for k in vary if k not in chosen and not _is_determined(runs, k, [*chosen, *along, *seed])]
@@ -138,8 +161,9 @@ class GroupNames(Protocol):
     def value(self, key: str, value: Any) -> str: ...
 
 
-def assign_groups(runs: pd.DataFrame, layout: Layout, names: GroupNames | None = None
-                  ) -> tuple[pd.DataFrame, pd.Series]:
+def assign_groups(
+    runs: pd.DataFrame, layout: Layout, names: GroupNames | None = None
+) -> tuple[pd.DataFrame, pd.Series]:
     """(groups, gid per run_dir): one row per distinct group-key tuple, with its labels.
 
     ``panel``, ``line`` and ``label`` are in words given ``names`` ("fraction of pixels flipped =
@@ -155,16 +179,21 @@ def assign_groups(runs: pd.DataFrame, layout: Layout, names: GroupNames | None =
         spelled = _labels(values, layout, lambda k, v: f"{k}={v}", lambda k, v: v)
         words = spelled if names is None else _labels(values, layout, names.pair, names.value)
         rows.append({**values, **words, **{f"{k}_key": v for k, v in spelled.items()}})
-    groups = pd.DataFrame(rows, columns=[*keys, "panel", "line", "label", "panel_key", "line_key", "label_key"])
+    groups = pd.DataFrame(
+        rows, columns=[*keys, "panel", "line", "label", "panel_key", "line_key", "label_key"]
+    )
     gids = pd.Series([gid_of[t] for t in tuples], index=runs["run_dir"].to_numpy(), name="gid")
     return groups, gids
 
 
-def _labels(values: dict[str, str], layout: Layout, pair: Callable[[str, str], str],
-            value: Callable[[str, str], str]) -> dict[str, str]:
+def _labels(
+    values: dict[str, str], layout: Layout, pair: Callable[[str, str], str], value: Callable[[str, str], str]
+) -> dict[str, str]:
     """A group's panel, line and label: ``pair(key, value)`` for each panel key, extra line part
     and label part, ``value(key, value)`` for each line key."""
     line = [value(k, values[k]) for k in layout.lines] + [pair(k, values[k]) for k in layout.extra]
-    return {"panel": ", ".join(pair(k, values[k]) for k in layout.panels),
-            "line": ", ".join(line) or "all runs",
-            "label": ", ".join(pair(k, values[k]) for k in layout.group_keys) or "all runs"}
+    return {
+        "panel": ", ".join(pair(k, values[k]) for k in layout.panels),
+        "line": ", ".join(line) or "all runs",
+        "label": ", ".join(pair(k, values[k]) for k in layout.group_keys) or "all runs",
+    }

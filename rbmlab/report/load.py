@@ -10,6 +10,7 @@ is kept in ``bad_final`` ({metric: the value as read}) and the run left out of t
 final values, never replaced by its last metrics row (an earlier or another evaluation). Only
 when no run under a root has a readable summary.json is the report one line.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,12 +30,20 @@ from rbmlab.run.records import observed_status
 from rbmlab.storage.portable import portable_path, portable_text
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
-RUN_INFO_COLUMNS = ("run_dir", "status", "epochs_done", "wall_time", "overrides", "source", "problem",
-                    "bad_final")
-UNREADABLE = "unreadable"   # the status of a run whose summary.json cannot be read
-RESERVED_METRICS_COLUMNS = ("run_dir", "status")   # joined into the curves from the runs table
+RUN_INFO_COLUMNS = (
+    "run_dir",
+    "status",
+    "epochs_done",
+    "wall_time",
+    "overrides",
+    "source",
+    "problem",
+    "bad_final",
+)
+UNREADABLE = "unreadable"  # the status of a run whose summary.json cannot be read
+RESERVED_METRICS_COLUMNS = ("run_dir", "status")  # joined into the curves from the runs table
 # summary.json records beside the config: final values, and the early-stopping choice of a run
-RECORD_PREFIXES = ("early_stopping.",)           # a run's records a report may use as metrics
+RECORD_PREFIXES = ("early_stopping.",)  # a run's records a report may use as metrics
 SUMMARY_PREFIXES = ("final.", *RECORD_PREFIXES)
 
 # columns of a committed runs / points CSV that are text whatever they look like: a commit such as
@@ -106,7 +115,7 @@ def _read_metrics(path: Path) -> pd.DataFrame:
         return pd.DataFrame(columns=list(SCHEDULE_COLUMNS))
     try:
         frame = pd.read_csv(path)
-    except (ValueError, OSError) as exc:   # ParserError, EmptyDataError, UnicodeDecodeError
+    except (ValueError, OSError) as exc:  # ParserError, EmptyDataError, UnicodeDecodeError
         raise unreadable(path, exc) from None
     for name in RESERVED_METRICS_COLUMNS:
         if name in frame.columns:
@@ -122,8 +131,9 @@ def find_run_dirs(root: Path) -> list[Path]:
     return sorted({Path(top) for top, dirs, files in os.walk(root) if "summary.json" in (*files, *dirs)})
 
 
-def _split_trials(row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
-                  ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+def _split_trials(
+    row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
+) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """A run of T batched trials (train.trials) as T replicates ``<run_dir>#<t>``, like seeds."""
     finals = summary.get("final_trials")
     finals = finals if isinstance(finals, list) else []
@@ -154,7 +164,9 @@ def _finals(final: Any) -> tuple[dict[str, float], str | None]:
     value as read} of the values that are not numbers (null, NaN, text, true), or None)."""
     if not isinstance(final, Mapping):
         return {}, None
-    values = {f"final.{k}": to_float(v) if _is_number(v) else math.nan for k, v in final.items() if k != "trial"}
+    values = {
+        f"final.{k}": to_float(v) if _is_number(v) else math.nan for k, v in final.items() if k != "trial"
+    }
     bad = {str(k): v for k, v in final.items() if k != "trial" and not (_is_number(v) and not math.isnan(v))}
     return values, (json.dumps(bad, default=repr) if bad else None)
 
@@ -178,8 +190,14 @@ def _portable(value: Any, roots: tuple[Path, ...]) -> Any:
     return portable_path(value, roots) if isinstance(value, str) else value
 
 
-def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
-             overrides: Any, variant: str | None = None, roots: tuple[Path, ...] = ()) -> dict[str, Any]:
+def _run_row(
+    rel: str,
+    summary: Mapping[str, Any],
+    config: Mapping[str, Any],
+    overrides: Any,
+    variant: str | None = None,
+    roots: tuple[Path, ...] = (),
+) -> dict[str, Any]:
     """A run's row of the runs table: status, its experiment variant (when it has one), flattened
     config, run info, final.* values and early_stopping.* (numbers only). A path in the config or
     the overrides is written relative to ``roots`` (the outputs root), as every committed file
@@ -200,9 +218,12 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
             row[key] = summary[key]
     row["epochs_done"] = summary.get("epochs_done")
     row["wall_time"] = to_float(summary.get("wall_time"))
-    row["source"] = summary.get("source")   # the commit that produced the run (rbmlab.storage.provenance)
-    row["overrides"] = (" ".join(portable_text(str(o), roots) for o in overrides) if isinstance(overrides, list)
-                        else str(overrides))
+    row["source"] = summary.get("source")  # the commit that produced the run (rbmlab.storage.provenance)
+    row["overrides"] = (
+        " ".join(portable_text(str(o), roots) for o in overrides)
+        if isinstance(overrides, list)
+        else str(overrides)
+    )
     values, bad = _finals(summary.get("final") or {})
     row.update(values)
     if bad:
@@ -213,18 +234,23 @@ def _run_row(rel: str, summary: Mapping[str, Any], config: Mapping[str, Any],
     return row
 
 
-def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experiment: str | None = None,
-              roots: tuple[Path, ...] = ()) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+def _load_run(
+    run_dir: Path,
+    root: Path,
+    variants: Collection[str] = (),
+    experiment: str | None = None,
+    roots: tuple[Path, ...] = (),
+) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """One run's rows of the runs table and its metrics rows (one pair per trial); under one of
     several roots, ``experiment`` names the root (its runs' key; their run_dir is
     ``<experiment>/<path under the root>``, the variant the first directory of that path)."""
     rel = run_dir.relative_to(root).as_posix()
     try:
         summary, problem = read_summary(run_dir / "summary.json"), None
-    except RbmlabError as e:   # left out, counted and named by the report (its other files at best effort)
+    except RbmlabError as e:  # left out, counted and named by the report (its other files at best effort)
         summary, problem = {"status": UNREADABLE}, str(e).removeprefix("report: ")
     else:
-        summary = {**summary, "status": observed_status(run_dir, summary)}   # a dead run is not running
+        summary = {**summary, "status": observed_status(run_dir, summary)}  # a dead run is not running
     config = _best_effort(problem, lambda: _read_config(run_dir), {})
     overrides = _best_effort(problem, lambda: _read_yaml(run_dir / "overrides.yaml", []) or [], [])
     first = rel.split("/", 1)[0]
@@ -234,8 +260,9 @@ def _load_run(run_dir: Path, root: Path, variants: Collection[str] = (), experim
     if experiment is not None:
         rel = row["run_dir"] = f"{experiment}/{rel}"
         row = {"experiment": experiment, **row}
-    curve = _best_effort(problem, lambda: _read_metrics(run_dir / "metrics.csv"),
-                         pd.DataFrame(columns=list(SCHEDULE_COLUMNS)))
+    curve = _best_effort(
+        problem, lambda: _read_metrics(run_dir / "metrics.csv"), pd.DataFrame(columns=list(SCHEDULE_COLUMNS))
+    )
     curve.insert(0, "run_dir", rel)
     if "trial" in curve.columns:
         return _split_trials(row, curve, summary)
@@ -275,8 +302,9 @@ def config_columns(runs: pd.DataFrame) -> list[str]:
     return [c for c in runs.columns if c not in RUN_INFO_COLUMNS and not c.startswith(SUMMARY_PREFIXES)]
 
 
-def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = (),
-              outputs_root: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_runs(
+    root: Path | Mapping[str, Path], variants: Collection[str] = (), outputs_root: str | Path | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs, curves) for every run directory under ``root``, or under each root of a mapping
     {experiment name: directory} (each run then has an ``experiment`` key; run_dir starts with it).
 
@@ -292,7 +320,9 @@ def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = (),
     directory), as every committed file writes one (rbmlab.storage.portable).
     """
     roots = (Path(outputs_root if outputs_root is not None else Path.cwd()),)
-    tops = {name: Path(path) for name, path in root.items()} if isinstance(root, Mapping) else {None: Path(root)}
+    tops = (
+        {name: Path(path) for name, path in root.items()} if isinstance(root, Mapping) else {None: Path(root)}
+    )
     loaded = []
     for name, path in tops.items():
         if not path.is_dir():
@@ -301,9 +331,15 @@ def load_runs(root: Path | Mapping[str, Path], variants: Collection[str] = (),
         if not dirs:
             raise RbmlabError(f"report: no runs (summary.json) under {path}")
         found = [pair for d in dirs for pair in _load_run(d, path, set(variants), name, roots)]
-        if all(row["status"] == UNREADABLE for row, _ in found):   # nothing to report: say why
-            raise RbmlabError(f"report: {found[0][0]['problem']}" + (
-                f" (and {len(found) - 1} more unreadable summary.json under {path})" if len(found) > 1 else ""))
+        if all(row["status"] == UNREADABLE for row, _ in found):  # nothing to report: say why
+            raise RbmlabError(
+                f"report: {found[0][0]['problem']}"
+                + (
+                    f" (and {len(found) - 1} more unreadable summary.json under {path})"
+                    if len(found) > 1
+                    else ""
+                )
+            )
         loaded += found
     rows = [r for r, _ in loaded]
     columns = _order_run_columns(c for r in rows for c in r)

@@ -11,6 +11,7 @@ column as it is spelled. Three sources, the most specific first:
 - a readable fallback (``learner.lr`` -> "learner lr"), which a test keeps out of committed
   reports.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -30,8 +31,13 @@ SCHEDULE_LABELS = {
     "experiment": "experiment",
 }
 # the components a run's config chooses: ``<group>.name`` reads as the group
-COMPONENT_LABELS = {"dataset": "data set", "model": "model", "learner": "learner", "task": "task",
-                    "evaluator": "evaluator"}
+COMPONENT_LABELS = {
+    "dataset": "data set",
+    "model": "model",
+    "learner": "learner",
+    "task": "task",
+    "evaluator": "evaluator",
+}
 # a unit that reads as the quantity's own name adds nothing in brackets
 _SILENT_UNITS = frozenset({"", "fraction"})
 _SPLIT_WORDS = {"train": "training", "valid": "validation", "test": "test"}
@@ -42,7 +48,7 @@ class Names:
     """The display names of one report: the experiment's own (``report.names``) over the
     declared ones."""
 
-    labels: Mapping[str, str] = field(default_factory=dict)              # key -> label
+    labels: Mapping[str, str] = field(default_factory=dict)  # key -> label
     values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # key -> {norm(value): label}
 
     @classmethod
@@ -51,7 +57,9 @@ class Names:
         if raw is None:
             return cls()
         if not isinstance(raw, Mapping):
-            raise RbmlabError(f"{where}: expected {{key: {{label: text, values: {{value: text}}}}}}, got {raw!r}")
+            raise RbmlabError(
+                f"{where}: expected {{key: {{label: text, values: {{value: text}}}}}}, got {raw!r}"
+            )
         labels: dict[str, str] = {}
         values: dict[str, dict[str, str]] = {}
         for key, entry in raw.items():
@@ -59,8 +67,9 @@ class Names:
                 labels[str(key)] = entry
                 continue
             if not isinstance(entry, Mapping) or not set(entry) <= {"label", "values"}:
-                raise RbmlabError(f"{where}.{key}: expected text or {{label: text, values: {{value: text}}}}, "
-                                  f"got {entry!r}")
+                raise RbmlabError(
+                    f"{where}.{key}: expected text or {{label: text, values: {{value: text}}}}, got {entry!r}"
+                )
             if "label" in entry:
                 labels[str(key)] = str(entry["label"])
             given = entry.get("values") or {}
@@ -99,7 +108,7 @@ def declared_label(key: str) -> str | None:
     if key in SCHEDULE_LABELS:
         return SCHEDULE_LABELS[key]
     if key.endswith(".name"):
-        component = key[:-len(".name")]
+        component = key[: -len(".name")]
         return COMPONENT_LABELS.get(component) or option_label(component)
     declared = option_label(key)
     if declared:
@@ -120,12 +129,12 @@ def metric_label(column: str, unit: bool = True) -> str:
     from rbmlab.evaluators.metrics import split_prefix  # noqa: PLC0415
 
     stopped = column.startswith("early_stopping.")
-    bare_column = column[len("early_stopping."):] if stopped else column
+    bare_column = column[len("early_stopping.") :] if stopped else column
     spec = metric_spec_of(column)
     split, bare = split_prefix(bare_column)
     if spec is not None and not spec.per_split:
         split, bare = None, bare_column
-    words = (spec.label if spec is not None and spec.label else bare.replace("_", " "))
+    words = spec.label if spec is not None and spec.label else bare.replace("_", " ")
     if split is not None:
         words = f"{_SPLIT_WORDS[split]} {words}"
     if unit and spec is not None and spec.unit not in _SILENT_UNITS and spec.unit not in words:

@@ -4,6 +4,7 @@ Accepted forms: {label: value}, {(('key', v), ...): value}, or a list of
 {'match': {key: v} | 'label': str, 'value': v}. A label is a group's line or panel label (as the
 config spells it, or in words), or 'key=v, key=v'; a key may be a unique dotted suffix of a config key ('lr' -> 'learner.lr').
 """
+
 from __future__ import annotations
 
 import math
@@ -42,8 +43,10 @@ def _paper_entries(paper: Mapping[Any, Any] | Sequence[Mapping[str, Any]]) -> li
     entries = []
     for item in paper:
         if not isinstance(item, Mapping) or "value" not in item or not ({"match", "label"} & set(item)):
-            raise RbmlabError("report: paper entries must be {'match': {key: value} or 'label': text, "
-                              f"'value': ...}}, got {item!r}")
+            raise RbmlabError(
+                "report: paper entries must be {'match': {key: value} or 'label': text, "
+                f"'value': ...}}, got {item!r}"
+            )
         key = item.get("match", item.get("label"))
         entries.append((_matcher(key), item["value"], str(key)))
     return entries
@@ -70,7 +73,7 @@ def _resolve_key(key: str, values: Mapping[str, str]) -> str | None:
 
 def _match_score(matcher: Any, values: Mapping[str, str], group: Mapping[str, Any]) -> int:
     """0 when the matcher does not apply to the group, else how specific the match is."""
-    if isinstance(matcher, str):   # the config's spelling of a group's labels, or their words
+    if isinstance(matcher, str):  # the config's spelling of a group's labels, or their words
         if matcher in (group["label_key"], group["label"]):
             return 1000
         return 1 if matcher in (group["line_key"], group["panel_key"], group["line"], group["panel"]) else 0
@@ -83,8 +86,9 @@ def _match_score(matcher: Any, values: Mapping[str, str], group: Mapping[str, An
     return len(matcher)
 
 
-def match_paper(paper: Any, groups: pd.DataFrame,
-                values: list[dict[str, str]]) -> tuple[list[Any], list[str]]:
+def match_paper(
+    paper: Any, groups: pd.DataFrame, values: list[dict[str, str]]
+) -> tuple[list[Any], list[str]]:
     """Paper value per group (None if none applies) and the paper entries that matched no group."""
     entries = _paper_entries(paper)
     out: list[Any] = []

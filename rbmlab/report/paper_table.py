@@ -19,6 +19,7 @@ bold. A paper entry that is text (a setting, an initialisation's name) is shown 
 column after the row's name, with no Δ. Rows and columns follow the order of
 ``report.names.<key>.values``, then the values' own order.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,14 +40,14 @@ from rbmlab.report.render import _md_table, _signed, fmt_number
 
 TABLE_KEYS = ("rows", "columns", "metrics", "bold")
 METRIC_KEYS = ("metric", "label", "paper")
-DIGITS = 3   # decimals of ours and Δ, as the papers print their tables
+DIGITS = 3  # decimals of ours and Δ, as the papers print their tables
 
 
 @dataclass(frozen=True)
 class TableMetric:
-    metric: str | None                  # None: report.metric
-    label: str | None = None            # the paper's column name ("All"); else the metric in words
-    paper: Any = None                   # entries as report.paper
+    metric: str | None  # None: report.metric
+    label: str | None = None  # the paper's column name ("All"); else the metric in words
+    paper: Any = None  # entries as report.paper
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class TableSpec:
     rows: tuple[str, ...]
     columns: tuple[str, ...] = ()
     metrics: tuple[TableMetric, ...] = (TableMetric(None),)
-    bold: bool = True                   # false: rows that are not to be ranked (different data sets)
+    bold: bool = True  # false: rows that are not to be ranked (different data sets)
 
     @classmethod
     def parse(cls, raw: Any, where: str = "report.table") -> TableSpec | None:
@@ -65,14 +66,18 @@ class TableSpec:
             raise RbmlabError(f"{where}: expected {{rows, columns, metrics}}, got {raw!r}")
         unknown = sorted(set(raw) - set(TABLE_KEYS))
         if unknown:
-            raise RbmlabError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; known: {', '.join(TABLE_KEYS)}")
+            raise RbmlabError(
+                f"{where}: unknown key(s) {', '.join(map(str, unknown))}; known: {', '.join(TABLE_KEYS)}"
+            )
         if "rows" not in raw:
             raise RbmlabError(f"{where}.rows: missing; the config key(s) whose values make the rows")
         rows, columns = _keys(raw["rows"], f"{where}.rows"), _keys(raw.get("columns"), f"{where}.columns")
         if not rows:
             raise RbmlabError(f"{where}.rows: expected a config key or a list of them, got {raw['rows']!r}")
         if set(rows) & set(columns):
-            raise RbmlabError(f"{where}.columns: {', '.join(sorted(set(rows) & set(columns)))} already makes the rows")
+            raise RbmlabError(
+                f"{where}.columns: {', '.join(sorted(set(rows) & set(columns)))} already makes the rows"
+            )
         bold = raw.get("bold", True)
         if not isinstance(bold, bool):
             raise RbmlabError(f"{where}.bold: expected true or false, got {bold!r}")
@@ -80,18 +85,25 @@ class TableSpec:
         if metrics is None:
             return cls(rows, columns, bold=bold)
         if not isinstance(metrics, Sequence) or isinstance(metrics, str) or not metrics:
-            raise RbmlabError(f"{where}.metrics: expected a list of {{metric, label, paper}}, got {metrics!r}")
+            raise RbmlabError(
+                f"{where}.metrics: expected a list of {{metric, label, paper}}, got {metrics!r}"
+            )
         parsed = tuple(_metric(m, f"{where}.metrics[{i}]") for i, m in enumerate(metrics))
-        for i, m in enumerate(parsed):   # a cell is found by its metric: each metric once
+        for i, m in enumerate(parsed):  # a cell is found by its metric: each metric once
             if m.metric in [earlier.metric for earlier in parsed[:i]]:
                 raise RbmlabError(f"{where}.metrics[{i}]: {m.metric} is already a column of the table")
         return cls(rows, columns, parsed, bold)
 
     def resolved(self, metric: str, paper: Any) -> TableSpec:
         """report.metric and report.paper filled in where the table leaves them out."""
-        full = tuple(TableMetric(m.metric or metric, m.label,
-                                 m.paper if m.paper is not None or (m.metric or metric) != metric else paper)
-                     for m in self.metrics)
+        full = tuple(
+            TableMetric(
+                m.metric or metric,
+                m.label,
+                m.paper if m.paper is not None or (m.metric or metric) != metric else paper,
+            )
+            for m in self.metrics
+        )
         return TableSpec(self.rows, self.columns, full, self.bold)
 
 
@@ -112,7 +124,9 @@ def _metric(entry: Any, where: str) -> TableMetric:
     paper = entry.get("paper")
     if paper is not None and not isinstance(paper, (Mapping, list)):
         raise RbmlabError(f"{where}.paper: expected [{{match: {{key: value}}, value}}], got {paper!r}")
-    return TableMetric(str(entry["metric"]), None if entry.get("label") is None else str(entry["label"]), paper)
+    return TableMetric(
+        str(entry["metric"]), None if entry.get("label") is None else str(entry["label"]), paper
+    )
 
 
 def check_table_keys(runs: pd.DataFrame, table: TableSpec) -> None:
@@ -128,37 +142,50 @@ def check_table_keys(runs: pd.DataFrame, table: TableSpec) -> None:
 class TableData:
     """The numbers of a paper table: one record per (row, column, metric) cell, in order."""
 
-    rows: list[tuple[str, ...]]         # the row keys' values, shown (norm)
-    columns: list[tuple[str, ...]]      # the column keys' values, shown; [()] without columns
-    cells: pd.DataFrame                 # row, column, metric, mean, std, n, runs, paper
-    unmatched: list[str]                # paper entries that match no cell
+    rows: list[tuple[str, ...]]  # the row keys' values, shown (norm)
+    columns: list[tuple[str, ...]]  # the column keys' values, shown; [()] without columns
+    cells: pd.DataFrame  # row, column, metric, mean, std, n, runs, paper
+    unmatched: list[str]  # paper entries that match no cell
 
 
 def _ordered(values: set[tuple[str, ...]], keys: Sequence[str], names: Names) -> list[tuple[str, ...]]:
     """Value tuples in the order of report.names.<key>.values, then numbers, then text."""
+
     def rank(t: tuple[str, ...]) -> list[Any]:
         out: list[Any] = []
         for key, v in zip(keys, t):
             declared = list(names.values.get(key, {}))
             out += [(0, declared.index(v), (0, 0.0, "")) if v in declared else (1, 0, sort_key(v))]
         return out
+
     return sorted(values, key=rank)
 
 
-def table_cells(runs: pd.DataFrame, finals: Mapping[str, pd.Series], table: TableSpec,
-                names: Names) -> TableData:
+def table_cells(
+    runs: pd.DataFrame, finals: Mapping[str, pd.Series], table: TableSpec, names: Names
+) -> TableData:
     """Per (row, column, metric): mean, std (ddof=1) and n of the completed runs' final values
     (``finals``: metric -> value per run_dir, NaN for a run left out), runs in the cell, and the
     paper's entry for it (a number, a text, or None)."""
     row_of = [tuple(norm(v) for v in r) for r in runs[list(table.rows)].itertuples(index=False)]
-    col_of = [tuple(norm(v) for v in r) for r in runs[list(table.columns)].itertuples(index=False)] \
-        if table.columns else [()] * len(runs)
+    col_of = (
+        [tuple(norm(v) for v in r) for r in runs[list(table.columns)].itertuples(index=False)]
+        if table.columns
+        else [()] * len(runs)
+    )
     rows, columns = _ordered(set(row_of), table.rows, names), _ordered(set(col_of), table.columns, names)
     cell_ids = {(r, c): i for i, (r, c) in enumerate((r, c) for r in rows for c in columns)}
     gids = pd.Series([cell_ids[rc] for rc in zip(row_of, col_of)], index=runs["run_dir"].to_numpy())
-    groups = pd.DataFrame([{"line": ", ".join(r), "panel": ", ".join(c),
-                            "label": ", ".join(f"{k}={v}" for k, v in zip((*table.rows, *table.columns), (*r, *c)))}
-                           for r, c in cell_ids])
+    groups = pd.DataFrame(
+        [
+            {
+                "line": ", ".join(r),
+                "panel": ", ".join(c),
+                "label": ", ".join(f"{k}={v}" for k, v in zip((*table.rows, *table.columns), (*r, *c))),
+            }
+            for r, c in cell_ids
+        ]
+    )
     groups = groups.assign(line_key=groups["line"], panel_key=groups["panel"], label_key=groups["label"])
     constants = constant_values(runs, gids, len(cell_ids))
     records, unmatched = [], []
@@ -172,10 +199,19 @@ def table_cells(runs: pd.DataFrame, finals: Mapping[str, pd.Series], table: Tabl
             members = gids.index[gids.to_numpy() == i]
             got = values.reindex(members).astype(float)
             got = got[got.map(math.isfinite)]
-            records.append({"row": r, "column": c, "metric": m.metric, "label": m.label,
-                            "mean": float(got.mean()) if len(got) else math.nan,
-                            "std": float(got.std()) if len(got) > 1 else math.nan,
-                            "n": len(got), "runs": len(members), "paper": paper[i]})
+            records.append(
+                {
+                    "row": r,
+                    "column": c,
+                    "metric": m.metric,
+                    "label": m.label,
+                    "mean": float(got.mean()) if len(got) else math.nan,
+                    "std": float(got.std()) if len(got) > 1 else math.nan,
+                    "n": len(got),
+                    "runs": len(members),
+                    "paper": paper[i],
+                }
+            )
     return TableData(rows, columns, pd.DataFrame(records), unmatched)
 
 
@@ -229,27 +265,41 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
     cells = data.cells
     text = cells[cells["paper"].map(lambda p: isinstance(p, str))]
     header = [names.key(k) for k in table.rows] + (["paper"] if len(text) else [])
-    blocks = []   # (column, metric spec, with paper numbers)
+    blocks = []  # (column, metric spec, with paper numbers)
     for column in data.columns:
         for m in table.metrics:
             part = cells[(cells["column"] == column) & (cells["metric"] == m.metric)]
             numeric = bool(part["paper"].map(is_number).any())
             header += [f"{_head(column, m, table, names)}: ours"] + (["paper", "Δ"] if numeric else [])
-            best = ((_best(m.metric, part["mean"].tolist()),
-                     _best(m.metric, [to_float(p) for p in part["paper"] if is_number(p)])) if table.bold else (None, None))
+            best = (
+                (
+                    _best(m.metric, part["mean"].tolist()),
+                    _best(m.metric, [to_float(p) for p in part["paper"] if is_number(p)]),
+                )
+                if table.bold
+                else (None, None)
+            )
             blocks.append((column, m.metric, numeric, best))
     body = []
     for row in data.rows:
         line = row_label(row, table.rows, names)
         if len(text):
-            line.append("; ".join(dict.fromkeys(str(p) for p in text[text["row"] == row]["paper"])) or MISSING)
+            line.append(
+                "; ".join(dict.fromkeys(str(p) for p in text[text["row"] == row]["paper"])) or MISSING
+            )
         for column, metric, numeric, (best_ours, best_paper) in blocks:
-            cell = cells[(cells["row"] == row) & (cells["column"] == column) & (cells["metric"] == metric)].iloc[0]
+            cell = cells[
+                (cells["row"] == row) & (cells["column"] == column) & (cells["metric"] == metric)
+            ].iloc[0]
             line.append(_bold(_ours(cell), cell["n"] > 0 and _is_best(metric, cell["mean"], best_ours)))
             if numeric:
                 paper = to_float(cell["paper"]) if is_number(cell["paper"]) else math.nan
-                line += [_bold(norm(cell["paper"]), _is_best(metric, paper, best_paper)) if is_number(cell["paper"]) else MISSING,
-                         _signed(cell["mean"] - paper, DIGITS)]
+                line += [
+                    _bold(norm(cell["paper"]), _is_best(metric, paper, best_paper))
+                    if is_number(cell["paper"])
+                    else MISSING,
+                    _signed(cell["mean"] - paper, DIGITS),
+                ]
         body.append(line)
     numbers = any(numeric for _, _, numeric, _ in blocks)
     return _md_table(header, body) + "\n\n" + caption(table, names, numbers, bool(len(text)))
@@ -257,18 +307,23 @@ def paper_table_markdown(data: TableData, table: TableSpec, names: Names) -> str
 
 def caption(table: TableSpec, names: Names, numbers: bool, texts: bool) -> str:
     """What a cell is and what is bold (``numbers``/``texts``: the paper gives numbers / texts)."""
-    directions = "; ".join(f"{m.label or names.metric(m.metric)}: {ranking(m.metric).direction}"
-                           for m in table.metrics)
-    paper = ("; paper = the paper's number; Δ = ours − paper" if numbers else "") + \
-            ("; the paper column: the paper's own words for the row (it gives no number)" if texts else "")
+    directions = "; ".join(
+        f"{m.label or names.metric(m.metric)}: {ranking(m.metric).direction}" for m in table.metrics
+    )
+    paper = ("; paper = the paper's number; Δ = ours − paper" if numbers else "") + (
+        "; the paper column: the paper's own words for the row (it gives no number)" if texts else ""
+    )
     of_paper = ", and the best of the paper's" if numbers else ""
-    bold = (f" **Bold**: the best of ours in each column{of_paper} ({directions})." if table.bold else "")
-    return ("Each cell: ours = mean ± std (ddof=1) over the completed runs of the cell (how many in "
-            f"brackets) of each run's final value{paper}.{bold}")
+    bold = f" **Bold**: the best of ours in each column{of_paper} ({directions})." if table.bold else ""
+    return (
+        "Each cell: ours = mean ± std (ddof=1) over the completed runs of the cell (how many in "
+        f"brackets) of each run's final value{paper}.{bold}"
+    )
 
 
-def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpec, names: Names,
-                       available: Sequence[str]) -> tuple[str, TableData, pd.DataFrame]:
+def paper_table_report(
+    runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpec, names: Names, available: Sequence[str]
+) -> tuple[str, TableData, pd.DataFrame]:
     """The table artefact's markdown table (with caption), its cells (for the dot chart,
     rbmlab.report.table_figure; ``unmatched``: the paper entries that match no cell), and ``runs``
     with a final.<metric> column per table metric (for the runs CSV)."""
@@ -276,9 +331,14 @@ def paper_table_report(runs: pd.DataFrame, curves: pd.DataFrame, table: TableSpe
     finals = {}
     for i, m in enumerate(table.metrics):
         if m.metric not in available:
-            raise RbmlabError(f"report.table.metrics[{i}]: unknown metric {m.metric!r}; "
-                              f"available: {', '.join(available) or 'none'}")
+            raise RbmlabError(
+                f"report.table.metrics[{i}]: unknown metric {m.metric!r}; "
+                f"available: {', '.join(available) or 'none'}"
+            )
         finals[m.metric] = final_values(runs, curves, m.metric)
     data = table_cells(runs, finals, table, names)
-    return (paper_table_markdown(data, table, names), data,
-            runs.assign(**{f"final.{m}": runs["run_dir"].map(v) for m, v in finals.items()}))
+    return (
+        paper_table_markdown(data, table, names),
+        data,
+        runs.assign(**{f"final.{m}": runs["run_dir"].map(v) for m, v in finals.items()}),
+    )

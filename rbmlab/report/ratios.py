@@ -5,6 +5,7 @@ another's, at each x; e.g. the cost claims of frank_wolfe, (FW to n units + CD f
 the config spells them (``lines: variant`` → the variant name). Within each panel, at each x where
 every named line has a value: sum of the ``of`` lines' means / the ``to`` line's mean.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,24 +34,33 @@ def check_ratios(ratios: Any) -> list[dict[str, Any]]:
             raise RbmlabError(f"{FORMAT}, got {item!r}")
         of = [item["of"]] if isinstance(item["of"], str) else item["of"]
         to = item["to"]
-        if (not isinstance(of, list) or not of or not all(isinstance(name, str) for name in [*of, to])
-                or len({*of, to}) != len(of) + 1):
+        if (
+            not isinstance(of, list)
+            or not of
+            or not all(isinstance(name, str) for name in [*of, to])
+            or len({*of, to}) != len(of) + 1
+        ):
             raise RbmlabError(f"{FORMAT}, each line once, got {item!r}")
         out.append({"label": str(item.get("label") or f"({' + '.join(of)}) / {to}"), "of": of, "to": to})
     return out
 
 
-def ratio_rows(curve: pd.DataFrame, groups: pd.DataFrame, ratios: list[dict[str, Any]],
-               x: str) -> pd.DataFrame:
+def ratio_rows(
+    curve: pd.DataFrame, groups: pd.DataFrame, ratios: list[dict[str, Any]], x: str
+) -> pd.DataFrame:
     """panel, label, x and ratio for each ratio at each x of each panel where every line it names
     has a mean (``curve``: aggregate_points' per-group points). A name that is no line: one line."""
     lines = set(groups["line_key"])
     for ratio in ratios:
         for name in [*ratio["of"], ratio["to"]]:
             if name not in lines:
-                raise RbmlabError(f"report.ratios: {ratio['label']!r} names {name!r}, which is no line; "
-                                  f"lines: {', '.join(sorted(lines))}")
-    means = curve.dropna(subset=["mean"]).merge(groups[["panel", "line_key"]], left_on="gid", right_index=True)
+                raise RbmlabError(
+                    f"report.ratios: {ratio['label']!r} names {name!r}, which is no line; "
+                    f"lines: {', '.join(sorted(lines))}"
+                )
+    means = curve.dropna(subset=["mean"]).merge(
+        groups[["panel", "line_key"]], left_on="gid", right_index=True
+    )
     rows = []
     for panel, part in means.groupby("panel", sort=False):
         table = part.pivot_table(index=x, columns="line_key", values="mean", aggfunc="first")
@@ -77,7 +87,8 @@ def ratios_table(rows: pd.DataFrame, x: str, order: Sequence[Any], names: Names 
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for (panel, label), part in rows.groupby(["panel", "label"], sort=False):
         at = {norm(v): r for v, r in zip(part[x], part["ratio"])}
-        cells = [f"{at[norm(v)]:.2f}" if norm(v) in at and not math.isnan(at[norm(v)]) else "—"
-                 for v in columns]
+        cells = [
+            f"{at[norm(v)]:.2f}" if norm(v) in at and not math.isnan(at[norm(v)]) else "—" for v in columns
+        ]
         lines.append("| " + " | ".join([*([panel] if panels else []), label, *cells]) + " |")
     return "\n".join(lines)

@@ -7,12 +7,12 @@
 * activation: the mean of E[h_j | x] over the training images.
 Each ranking's extremes are drawn, with the paper's colour map (viridis, W clipped to [−1, 1]).
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-
 from scipy import ndimage
 
 from rbmlab.backend import to_numpy
@@ -22,7 +22,7 @@ def lp_spread(W, p: float = 0.1) -> np.ndarray:
     """(Σ_i |w_i|^p)^{1/p} of each column of W (n_v, n_h) after scaling it to unit ℓ2 norm."""
     W = np.asarray(W, dtype=np.float64)
     w = np.abs(W) / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
-    return np.exp(np.log(np.sum(w ** p, axis=0)) / p)
+    return np.exp(np.log(np.sum(w**p, axis=0)) / p)
 
 
 def participation_ratio(W) -> np.ndarray:
@@ -31,13 +31,15 @@ def participation_ratio(W) -> np.ndarray:
     (the localisation measure of Tubiana & Monasson 2017 for RBM features); small background
     weights count little, unlike :func:`lp_spread` at p = 0.1."""
     w2 = np.asarray(W, dtype=np.float64) ** 2
-    return w2.sum(axis=0) ** 2 / (w2.shape[0] * np.maximum((w2 ** 2).sum(axis=0), 1e-300))
+    return w2.sum(axis=0) ** 2 / (w2.shape[0] * np.maximum((w2**2).sum(axis=0), 1e-300))
 
 
 def mean_activation(model, x, chunk: int = 5000) -> np.ndarray:
     """The mean of E[h | x] over the rows of ``x`` (n_h,)."""
-    total = sum(to_numpy(model.hidden_probs(x[i:i + chunk])).sum(axis=0, dtype=np.float64)
-                for i in range(0, x.shape[0], chunk))
+    total = sum(
+        to_numpy(model.hidden_probs(x[i : i + chunk])).sum(axis=0, dtype=np.float64)
+        for i in range(0, x.shape[0], chunk)
+    )
     return total / x.shape[0]
 
 
@@ -52,8 +54,9 @@ def draw_fields(fig: Any, rows: list[dict], shape: tuple[int, int], k: int) -> N
     """One row of fields per model: k most localised, k most spread, k least and k most active.
     ``rows``: {"label", "W" (n_v, n_h), "spread", "activation"}."""
     groups = ("most localised", "most spread", "least active", "most active")
-    grid = fig.add_gridspec(len(rows), 4 * k + 3, wspace=0.05, hspace=0.35,
-                            width_ratios=([1] * k + [0.3]) * 3 + [1] * k)
+    grid = fig.add_gridspec(
+        len(rows), 4 * k + 3, wspace=0.05, hspace=0.35, width_ratios=([1] * k + [0.3]) * 3 + [1] * k
+    )
     image = None
     for r, row in enumerate(rows):
         localised, spread = extremes(row["spread"], k)
@@ -61,8 +64,7 @@ def draw_fields(fig: Any, rows: list[dict], shape: tuple[int, int], k: int) -> N
         for g, columns in enumerate((localised, spread, quiet, active)):
             for c, j in enumerate(columns):
                 ax = fig.add_subplot(grid[r, g * (k + 1) + c])
-                image = ax.imshow(np.asarray(row["W"])[:, j].reshape(shape), cmap="viridis",
-                                  vmin=-1, vmax=1)
+                image = ax.imshow(np.asarray(row["W"])[:, j].reshape(shape), cmap="viridis", vmin=-1, vmax=1)
                 ax.set_xticks([])
                 ax.set_yticks([])
                 if c == 0:
@@ -82,17 +84,17 @@ def stroke_cores(W, shape: tuple[int, int], frac: float = 0.5) -> tuple[np.ndarr
     curved stroke (a ring) or a one-pixel diagonal (not 4-connected) reads as short. An all-zero
     field has no core: NaN and 0."""
     W = np.asarray(W, dtype=np.float64)
-    fields = W.T.reshape(-1, *shape)                                           # (n_h, H, W)
+    fields = W.T.reshape(-1, *shape)  # (n_h, H, W)
     flat = fields.reshape(len(fields), -1)
     strongest = np.abs(flat).argmax(axis=1)
     peak = flat[np.arange(len(flat)), strongest]
     sign = np.where(peak < 0, -1.0, 1.0)[:, None, None]
     mask = sign * fields >= frac * np.abs(peak)[:, None, None]
     structure = np.zeros((3, 3, 3), dtype=bool)
-    structure[1] = ndimage.generate_binary_structure(2, 1)                     # within one field only
+    structure[1] = ndimage.generate_binary_structure(2, 1)  # within one field only
     labels, _ = ndimage.label(mask, structure)
     core = labels == labels.reshape(len(fields), -1)[np.arange(len(fields)), strongest][:, None, None]
-    core &= (peak != 0)[:, None, None]                                         # an all-zero field: no core
+    core &= (peak != 0)[:, None, None]  # an all-zero field: no core
     n = core.sum(axis=(1, 2)).astype(np.float64)
     y, x = np.indices(shape, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -100,5 +102,5 @@ def stroke_cores(W, shape: tuple[int, int], frac: float = 0.5) -> tuple[np.ndarr
         cyy = (core * y * y).sum(axis=(1, 2)) / n - my * my + 1 / 12
         cxx = (core * x * x).sum(axis=(1, 2)) / n - mx * mx + 1 / 12
         cxy = (core * x * y).sum(axis=(1, 2)) / n - mx * my
-        half, gap = (cyy + cxx) / 2, np.sqrt(((cyy - cxx) / 2) ** 2 + cxy ** 2)
+        half, gap = (cyy + cxx) / 2, np.sqrt(((cyy - cxx) / 2) ** 2 + cxy**2)
         return np.sqrt((half + gap) / (half - gap)), n.astype(np.int64)

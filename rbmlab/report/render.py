@@ -3,6 +3,7 @@
 Nothing here writes a file: ``make_report`` writes the rendered files together
 (``rbmlab.storage.fileio.atomic_write_all``), so a reader sees the old report or the new one.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,8 +49,10 @@ def _md_cell(text: Any) -> str:
 
 def _md_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
     """A GitHub markdown table."""
-    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
+    lines = [
+        "| " + " | ".join(_md_cell(h) for h in header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     lines += ["| " + " | ".join(_md_cell(c) for c in cells) + " |" for cells in rows]
     return "\n".join(lines)
 
@@ -67,8 +70,14 @@ def paper_text(value: Any) -> str:
     return norm(value)
 
 
-def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
-          fmt_x: Callable[[Any], str] = fmt_number, ours: float | None = None) -> list[str]:
+def _tail(
+    row: dict[str, Any],
+    x: str,
+    fraction: float | None,
+    with_paper: bool,
+    fmt_x: Callable[[Any], str] = fmt_number,
+    ours: float | None = None,
+) -> list[str]:
     """The paper (and, given ``ours``, ours − paper), best, x-at-best and marker cells of a group row."""
     cells = [paper_text(row["paper"])] if with_paper else []
     if with_paper and ours is not None:
@@ -77,8 +86,15 @@ def _tail(row: dict[str, Any], x: str, fraction: float | None, with_paper: bool,
     return cells + ([fmt_x(row[f"{x}_to_fraction"])] if fraction is not None else [])
 
 
-def _tail_header(metric: str, x: str, fraction: float | None, with_paper: bool, over: str,
-                 names: Names, difference: bool = False) -> list[str]:
+def _tail_header(
+    metric: str,
+    x: str,
+    fraction: float | None,
+    with_paper: bool,
+    over: str,
+    names: Names,
+    difference: bool = False,
+) -> list[str]:
     """Header cells matching ``_tail``, in words (``difference``: it was given ``ours``)."""
     direction = ranking(metric).best_word
     header = (["paper", "ours − paper"] if difference else ["paper"]) if with_paper else []
@@ -91,19 +107,37 @@ def _group_cells(row: dict[str, Any], layout: Layout, names: Names) -> list[str]
     return [names.value(k, row[k]) for k in layout.group_keys]
 
 
-def markdown_table(summary: pd.DataFrame, layout: Layout, metric: str, x: str,
-                   fraction: float | None, with_paper: bool, names: Names | None = None) -> str:
+def markdown_table(
+    summary: pd.DataFrame,
+    layout: Layout,
+    metric: str,
+    x: str,
+    fraction: float | None,
+    with_paper: bool,
+    names: Names | None = None,
+) -> str:
     """The group table as GitHub markdown: one row per group, its final value (beside the paper's,
     with the difference of the means) and best; keys, values and the metric in words (``names``)."""
     names = names or Names()
-    header = [*(names.key(k) for k in layout.group_keys), "n", "diverged",
-              f"final {names.metric(metric)}: mean ± std",
-              *_tail_header(metric, x, fraction, with_paper, "of mean curve", names, difference=True)]
+    header = [
+        *(names.key(k) for k in layout.group_keys),
+        "n",
+        "diverged",
+        f"final {names.metric(metric)}: mean ± std",
+        *_tail_header(metric, x, fraction, with_paper, "of mean curve", names, difference=True),
+    ]
     rows = []
     for row in summary.to_dict("records"):
         final = _fmt_mean_std(row["final_mean"], row["final_std"], row["final_n"], row["n"])
-        rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], final,
-                     *_tail(row, x, fraction, with_paper, ours=row["final_mean"])])
+        rows.append(
+            [
+                *_group_cells(row, layout, names),
+                row["n"],
+                row["diverged"],
+                final,
+                *_tail(row, x, fraction, with_paper, ours=row["final_mean"]),
+            ]
+        )
     return _md_table(header, rows)
 
 
@@ -123,25 +157,46 @@ def _point_cell(point: dict[str, Any] | None, select: str | None) -> str:
     return _fmt_mean_std(point["mean"], point["std"], point["n"], point["runs"])
 
 
-def points_table(summary: pd.DataFrame, curve: pd.DataFrame, layout: Layout, metric: str, x: str,
-                 fraction: float | None, with_paper: bool, table_x: Sequence[Any] | None = None,
-                 select: str | None = None, names: Names | None = None,
-                 selected_gids: set[int] | None = None) -> str:
+def points_table(
+    summary: pd.DataFrame,
+    curve: pd.DataFrame,
+    layout: Layout,
+    metric: str,
+    x: str,
+    fraction: float | None,
+    with_paper: bool,
+    table_x: Sequence[Any] | None = None,
+    select: str | None = None,
+    names: Names | None = None,
+    selected_gids: set[int] | None = None,
+) -> str:
     """The group table for a runs-table key on the x axis: one column per value of the key (those
     of ``table_x`` only, when given and any of them has runs); keys and values in words (``names``;
     the method note above the table names the metric). ``select`` marks the cells of the groups
     ``selected_gids`` (default every group) as a best of their runs."""
     names = names or Names()
     order = table_order(curve, x, table_x)
-    header = [*(names.key(k) for k in layout.group_keys), "n", "diverged", *(names.pair(x, v) for v in order),
-              *_tail_header(metric, x, fraction, with_paper, f"over {names.key(x)}", names)]
+    header = [
+        *(names.key(k) for k in layout.group_keys),
+        "n",
+        "diverged",
+        *(names.pair(x, v) for v in order),
+        *_tail_header(metric, x, fraction, with_paper, f"over {names.key(x)}", names),
+    ]
     rows = []
     for g, row in enumerate(summary.to_dict("records")):
         points = {p[x]: p for p in curve[curve["gid"] == g].to_dict("records")}
         chosen = select if selected_gids is None or g in selected_gids else None
         cells = [_point_cell(points.get(v), chosen) for v in order]
-        rows.append([*_group_cells(row, layout, names), row["n"], row["diverged"], *cells,
-                     *_tail(row, x, fraction, with_paper, norm)])
+        rows.append(
+            [
+                *_group_cells(row, layout, names),
+                row["n"],
+                row["diverged"],
+                *cells,
+                *_tail(row, x, fraction, with_paper, norm),
+            ]
+        )
     return _md_table(header, rows)
 
 
@@ -165,13 +220,20 @@ def final_note(left_out: pd.Series, word: str) -> str:
         return f"Final values: {_plural(total, word)}, none left out."
     counts = sorted(reasons.value_counts().items(), key=lambda item: (-item[1], item[0]))
     why = ", ".join(f"{n} {reason}" for reason, n in counts)
-    return (f"Final values: {total - len(reasons)} of {_plural(total, word)}; "
-            f"{len(reasons)} left out: {why}.")
+    return f"Final values: {total - len(reasons)} of {_plural(total, word)}; {len(reasons)} left out: {why}."
 
 
-def method_note(metric: str, x: str, by_key: bool, select: str | None = None, grown: bool = False,
-                record: bool = False, behind: str | None = None, names: Names | None = None,
-                select_where: Mapping[str, Any] | None = None) -> str:
+def method_note(
+    metric: str,
+    x: str,
+    by_key: bool,
+    select: str | None = None,
+    grown: bool = False,
+    record: bool = False,
+    behind: str | None = None,
+    names: Names | None = None,
+    select_where: Mapping[str, Any] | None = None,
+) -> str:
     """The sentences that say what the table and plot show, in words (``names``), and the metrics
     column the CSVs hold (``grown``: some run's model grew; ``record``: the metric is a run's
     summary.json record, such as early_stopping.n_hidden; ``behind``: the metrics.csv column that
@@ -180,38 +242,66 @@ def method_note(metric: str, x: str, by_key: bool, select: str | None = None, gr
     names = names or Names()
     shown = _what_is_shown(metric, x, by_key, select, grown, record, behind, names)
     if select and select_where:
-        which = "; ".join(f"{names.key(k)} " + ", ".join(names.value(k, v) for v in (vs if isinstance(vs, list) else [vs]))
-                          for k, vs in select_where.items())
-        shown = shown[:-1] + (f" — for the groups of {which}; the other groups: mean ± std (ddof=1) over "
-                              "their runs.")
-    return shown + (
-        f" The CSV files name it `{metric}`" + (f" (curves: `{behind}`)." if behind else "."))
+        which = "; ".join(
+            f"{names.key(k)} " + ", ".join(names.value(k, v) for v in (vs if isinstance(vs, list) else [vs]))
+            for k, vs in select_where.items()
+        )
+        shown = shown[:-1] + (
+            f" — for the groups of {which}; the other groups: mean ± std (ddof=1) over their runs."
+        )
+    return shown + (f" The CSV files name it `{metric}`" + (f" (curves: `{behind}`)." if behind else "."))
 
 
-def _what_is_shown(column: str, x: str, by_key: bool, select: str | None, grown: bool, record: bool,
-                   behind: str | None, names: Names) -> str:
+def _what_is_shown(
+    column: str,
+    x: str,
+    by_key: bool,
+    select: str | None,
+    grown: bool,
+    record: bool,
+    behind: str | None,
+    names: Names,
+) -> str:
     metric, x = names.metric(column), names.key(x)
     select = select and names.metric(select)
     behind = behind and names.metric(behind)
     if record and not by_key:
-        curves = (f" The curves CSV holds each group's per-{x} {behind} (mean ± std over its runs)."
-                  if behind else "")
-        return (f"Each completed run's {metric} (its summary.json record); mean ± std (ddof=1) over "
-                f"the runs of each group.{curves}")
-    final = "its summary.json record" if record else "summary.json final value, else the run's last evaluated row"
+        curves = (
+            f" The curves CSV holds each group's per-{x} {behind} (mean ± std over its runs)."
+            if behind
+            else ""
+        )
+        return (
+            f"Each completed run's {metric} (its summary.json record); mean ± std (ddof=1) over "
+            f"the runs of each group.{curves}"
+        )
+    final = (
+        "its summary.json record" if record else "summary.json final value, else the run's last evaluated row"
+    )
     if by_key:
-        grown_note = (f"; a model that grew during training contributes every evaluated row at the "
-                      f"value of {x} it had then" if grown else "")
-        over = (f"at each value of {x}, the value of the group's run with the best final {select} (best "
-                f"of the k runs there, seeds and trials)" if select else
-                f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
-                f"runs) at each value of {x}")
-        return (f"Each completed run contributes its final {metric} ({final}) at its value of "
-                f"{x}{grown_note}; {over}.")
-    return (f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
-            f"curves by {x}, with runs that did not complete drawn faded and labelled '(partial)'. "
-            f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
-            f"the mean curve of the completed runs.")
+        grown_note = (
+            f"; a model that grew during training contributes every evaluated row at the "
+            f"value of {x} it had then"
+            if grown
+            else ""
+        )
+        over = (
+            f"at each value of {x}, the value of the group's run with the best final {select} (best "
+            f"of the k runs there, seeds and trials)"
+            if select
+            else f"mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched "
+            f"runs) at each value of {x}"
+        )
+        return (
+            f"Each completed run contributes its final {metric} ({final}) at its value of "
+            f"{x}{grown_note}; {over}."
+        )
+    return (
+        f"Mean ± std (ddof=1) over the runs of each group (seeds, and trials of batched runs); "
+        f"curves by {x}, with runs that did not complete drawn faded and labelled '(partial)'. "
+        f"Final {metric}: completed runs only ({final}); best, {x} at best and markers: "
+        f"the mean curve of the completed runs."
+    )
 
 
 def selected_at_last_note(runs: pd.DataFrame, metric: str) -> str:
@@ -221,8 +311,10 @@ def selected_at_last_note(runs: pd.DataFrame, metric: str) -> str:
         return ""
     done = runs[runs["status"] == "completed"]
     last = int((done["early_stopping.epoch"].astype(float) == done["epochs_done"].astype(float)).sum())
-    return (f" Selected at the last epoch run (still improving when training ended): {last} of "
-            f"{len(done)} completed runs.")
+    return (
+        f" Selected at the last epoch run (still improving when training ended): {last} of "
+        f"{len(done)} completed runs."
+    )
 
 
 def vlines_note(placed: Sequence[dict[str, Any]], x: str, names: Names | None = None) -> str:
@@ -230,24 +322,41 @@ def vlines_note(placed: Sequence[dict[str, Any]], x: str, names: Names | None = 
     if not placed:
         return ""
     names = names or Names()
-    items = [f"{v['label'] or 'line'} at {names.pair(x, fmt_number(v['x']))}" + (f" ({v['run']})" if v["run"] else "")
-             for v in placed]
+    items = [
+        f"{v['label'] or 'line'} at {names.pair(x, fmt_number(v['x']))}"
+        + (f" ({v['run']})" if v["run"] else "")
+        for v in placed
+    ]
     return " Vertical lines: " + "; ".join(items) + "."
 
 
-def markdown_report(title: str, runs: pd.DataFrame, table: str, note: str, left_out: pd.Series,
-                    unmatched: Sequence[str], problems: Sequence[str] = ()) -> str:
+def markdown_report(
+    title: str,
+    runs: pd.DataFrame,
+    table: str,
+    note: str,
+    left_out: pd.Series,
+    unmatched: Sequence[str],
+    problems: Sequence[str] = (),
+) -> str:
     """Title, scale and run-count line, method note, table with its final-values line (and the
     runs left out for their records, ``problems``, by name), and notes."""
     scales = sorted({norm(s) for s in runs["scale"]}) if "scale" in runs.columns else []
     scale = ", ".join(scales) if scales else "unknown"
     count = run_count(runs)
-    batched = run_dirs(runs) != len(runs)   # batched trials: replicates = runs × trials
-    parts = [f"# {title}", "",
-             f"Scale: {scale} · {count} ({_status_counts(runs)})", "",
-             note, "",
-             table, "",
-             final_note(left_out, "replicate" if batched else "run"), ""]
+    batched = run_dirs(runs) != len(runs)  # batched trials: replicates = runs × trials
+    parts = [
+        f"# {title}",
+        "",
+        f"Scale: {scale} · {count} ({_status_counts(runs)})",
+        "",
+        note,
+        "",
+        table,
+        "",
+        final_note(left_out, "replicate" if batched else "run"),
+        "",
+    ]
     if problems:
         parts += ["Left out for their records:", "", *(f"- {p}" for p in problems), ""]
     if unmatched:
@@ -273,14 +382,19 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequen
     other final.* columns are summary.json's.
     """
     runs_out = runs.assign(**{f"final.{metric}": runs["run_dir"].map(finals)})
-    run_cols = ["run_dir", *varying_keys(runs), *(["seed"] if "seed" in runs.columns else []),
-                *(k for k in HEADER_KEYS if k in runs.columns),   # what the header reads
-                "status", *(["problem"] if "problem" in runs.columns else []),
-                *(["epochs_done"] if "epochs_done" in runs.columns else []),
-                *(["source"] if "source" in runs and runs["source"].notna().any() else []),
-                *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
-                *(r for r in records if r in runs_out.columns),
-                *sorted(c for c in runs_out.columns if c.startswith("final."))]
+    run_cols = [
+        "run_dir",
+        *varying_keys(runs),
+        *(["seed"] if "seed" in runs.columns else []),
+        *(k for k in HEADER_KEYS if k in runs.columns),  # what the header reads
+        "status",
+        *(["problem"] if "problem" in runs.columns else []),
+        *(["epochs_done"] if "epochs_done" in runs.columns else []),
+        *(["source"] if "source" in runs and runs["source"].notna().any() else []),
+        *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
+        *(r for r in records if r in runs_out.columns),
+        *sorted(c for c in runs_out.columns if c.startswith("final.")),
+    ]
     return runs_out[list(dict.fromkeys(run_cols))].to_csv(index=False).encode()
 
 

@@ -10,6 +10,7 @@ figure experiments (rbmlab.experiment.figures.tap_solutions) from the per-epoch 
 * :func:`isomap_of_initialisations`: Fig. 7 — an Isomap fitted on the initial images (coloured by
   class), the solutions each image converges to mapped into it (black), and a few of them drawn.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,8 +28,15 @@ def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
 def plot_free_energies(fig: Any, s: dict[str, Any], slices: list[int], title: str, n_init: int) -> None:
     """Fig. 5 (one dataset): the scatter over epochs and histograms at ``slices``."""
     top = fig.add_subplot(2, 1, 1)
-    top.scatter(s["epoch"], s["free_energy"], s=6, alpha=0.25, color="tab:blue", lw=0,
-                label="F of each unique solution")
+    top.scatter(
+        s["epoch"],
+        s["free_energy"],
+        s=6,
+        alpha=0.25,
+        color="tab:blue",
+        lw=0,
+        label="F of each unique solution",
+    )
     means = [s["free_energy"][s["epoch"] == e].mean() for e in s["epochs"]]
     top.plot(s["epochs"], means, color="tab:red", label="uniform average (−ln Z estimate)")
     top.set_xlabel("epoch")
@@ -61,8 +69,7 @@ def isomap_over_epochs(fig: Any, s: dict[str, Any], epochs: list[int], neighbour
     """Fig. 6: the solutions of ``epochs`` in the Isomap of the last epoch's solutions."""
     last = s["magnetisations"][-1]
     if len(last) < 3:
-        fig.text(0.5, 0.5, f"the last epoch has {len(last)} unique solutions: no embedding",
-                 ha="center")
+        fig.text(0.5, 0.5, f"the last epoch has {len(last)} unique solutions: no embedding", ha="center")
         return
     embedding = _isomap(last, neighbours)
     index = {int(e): i for i, e in enumerate(s["epochs"])}
@@ -79,9 +86,15 @@ def isomap_over_epochs(fig: Any, s: dict[str, Any], epochs: list[int], neighbour
         ax.set_yticks([])
 
 
-def isomap_of_initialisations(fig: Any, solved: dict[int, tuple[np.ndarray, np.ndarray]], x: np.ndarray,
-                              labels: np.ndarray, shape: tuple[int, int], n_show: int = 8,
-                              neighbours: int = 10) -> None:
+def isomap_of_initialisations(
+    fig: Any,
+    solved: dict[int, tuple[np.ndarray, np.ndarray]],
+    x: np.ndarray,
+    labels: np.ndarray,
+    shape: tuple[int, int],
+    n_show: int = 8,
+    neighbours: int = 10,
+) -> None:
     """Fig. 7: per epoch of ``solved`` (epoch → (the visible magnetisations each row of ``x``
     reaches, the indices of the distinct converged ones)), the initial images (coloured by label)
     and their TAP solutions (black) in the Isomap fitted on the images; ``n_show`` distinct

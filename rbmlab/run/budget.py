@@ -11,6 +11,7 @@ last one; ``train.epochs`` only caps it. Compute is counted one of two ways:
 
 Points are met after the step that crosses them: a run overshoots each by less than one step.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,8 @@ GIGA = 1e9
 class Budget:
     """The compute points of a run and how many it has reached."""
 
-    unit: str                   # seconds | gmac
-    points: tuple[float, ...]   # ascending
+    unit: str  # seconds | gmac
+    points: tuple[float, ...]  # ascending
     reached: int = 0
 
     @classmethod

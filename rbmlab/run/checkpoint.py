@@ -10,6 +10,7 @@ Format (documented in README.md):
     meta       optional 0-d string: JSON (epoch, updates, config, config_hash, ...)
     state.*    optional learner state arrays (persistent chains, optimizer buffers, offsets)
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,9 @@ from rbmlab.storage.fileio import READ_ERRORS, atomic_save
 STATE_PREFIX = "state."
 
 
-def save_checkpoint(path: str | Path, model, meta: dict[str, Any] | None = None,
-                    state: dict[str, np.ndarray] | None = None) -> Path:
+def save_checkpoint(
+    path: str | Path, model, meta: dict[str, Any] | None = None, state: dict[str, np.ndarray] | None = None
+) -> Path:
     """Write atomically (rbmlab.storage.fileio): a kill never leaves a torn checkpoint."""
     path = Path(path)
     arrays = {k: np.asarray(v) for k, v in model.arrays().items()}
@@ -47,29 +49,41 @@ def _member(z: zipfile.ZipFile, name: str, path: Path) -> np.ndarray:
     info = z.getinfo(name)
     with z.open(info) as f:
         version = np.lib.format.read_magic(f)
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
+        read_header = (
+            np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        )
         shape, _, dtype = read_header(f)
         if dtype.hasobject:
-            raise RbmlabError(f"checkpoint: {path}: {key} is an object array (pickled Python "
-                              "objects); rbmlab reads numeric and string arrays only")
+            raise RbmlabError(
+                f"checkpoint: {path}: {key} is an object array (pickled Python "
+                "objects); rbmlab reads numeric and string arrays only"
+            )
         need, have = math.prod(shape) * dtype.itemsize, info.file_size - f.tell()
         memory = memory_bytes("numpy")
-        if memory is not None and need > memory:   # a compressed member that really is that big
-            raise RbmlabError(f"checkpoint: {path}: {key} of shape {shape} needs {need / 2**30:.3g} "
-                              f"GiB, more than this machine's {memory / 2**30:.3g} GiB")
+        if memory is not None and need > memory:  # a compressed member that really is that big
+            raise RbmlabError(
+                f"checkpoint: {path}: {key} of shape {shape} needs {need / 2**30:.3g} "
+                f"GiB, more than this machine's {memory / 2**30:.3g} GiB"
+            )
         if need != have:
-            raise RbmlabError(f"checkpoint: {path}: {key} declares shape {shape} of {dtype} "
-                              f"({need} bytes) but holds {have} bytes (truncated or corrupt)")
-    with z.open(info) as f:   # read in full, so that zipfile checks the CRC-32
+            raise RbmlabError(
+                f"checkpoint: {path}: {key} declares shape {shape} of {dtype} "
+                f"({need} bytes) but holds {have} bytes (truncated or corrupt)"
+            )
+    with z.open(info) as f:  # read in full, so that zipfile checks the CRC-32
         return np.lib.format.read_array(f, allow_pickle=False)
 
 
 def _read(path: Path) -> dict[str, np.ndarray]:
     try:
         if not path.is_file():
-            what = ("is a directory, not a file" if path.is_dir() else
-                    "not a regular file" if path.exists() else "file not found")
+            what = (
+                "is a directory, not a file"
+                if path.is_dir()
+                else "not a regular file"
+                if path.exists()
+                else "file not found"
+            )
             raise RbmlabError(f"checkpoint: {what}: {path}")
         with open(path, "rb") as f:
             if f.read(6) == np.lib.format.MAGIC_PREFIX:
@@ -82,8 +96,9 @@ def _read(path: Path) -> dict[str, np.ndarray]:
             return {name.removesuffix(".npy"): _member(z, name, path) for name in names}
     except READ_ERRORS as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e).partition("\n")[0]
-        raise RbmlabError(f"checkpoint: cannot read {path} as .npz ({type(e).__name__}: "
-                          f"{reason or 'corrupt'})") from None
+        raise RbmlabError(
+            f"checkpoint: cannot read {path} as .npz ({type(e).__name__}: {reason or 'corrupt'})"
+        ) from None
 
 
 def _family(data: dict[str, np.ndarray], path: Path):
@@ -94,8 +109,10 @@ def _family(data: dict[str, np.ndarray], path: Path):
     for _, cls in MODELS.items():
         if all(k in data for k in cls.PARAMS):
             return cls
-    raise RbmlabError(f"checkpoint: {path} holds none of the model families' parameter sets "
-                      f"(arrays: {', '.join(sorted(data)) or 'none'}; an RBM needs W, b_v, b_h)")
+    raise RbmlabError(
+        f"checkpoint: {path} holds none of the model families' parameter sets "
+        f"(arrays: {', '.join(sorted(data)) or 'none'}; an RBM needs W, b_v, b_h)"
+    )
 
 
 def load_checkpoint(path: str | Path):
@@ -116,10 +133,13 @@ def load_checkpoint(path: str | Path):
             meta, problem = None, "is JSON nested too deeply"
         if not isinstance(meta, dict):
             raise RbmlabError(f"checkpoint: {path}: its 'meta' entry {problem}")
-    state = {k[len(STATE_PREFIX):]: v for k, v in data.items() if k.startswith(STATE_PREFIX)}
+    state = {k[len(STATE_PREFIX) :]: v for k, v in data.items() if k.startswith(STATE_PREFIX)}
     # every other entry may be a setting: the family's declaration checks those it names
-    settings = {k: v for k, v in data.items()
-                if k not in cls.PARAMS and k not in ("meta", "family") and not k.startswith(STATE_PREFIX)}
+    settings = {
+        k: v
+        for k, v in data.items()
+        if k not in cls.PARAMS and k not in ("meta", "family") and not k.startswith(STATE_PREFIX)
+    }
     try:
         model = cls.from_arrays({k: data[k] for k in cls.PARAMS if k in data}, settings)
     except RbmlabError as e:

@@ -16,6 +16,7 @@ The launchers take one setting of their own, ``backend``: set on every job unles
 launched). The rest are submitit's (partition, account, qos, gpus_per_node, mem_gb, timeout_min,
 max_num_timeout: how many time limits a job may reach and be requeued, ...).
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,8 @@ from rbmlab.errors import RbmlabError
 from rbmlab.resources import conf_dir
 from rbmlab.run import signals
 
-LAUNCHERS = ("slurm", "slurm_gpu")   # conf/hydra/launcher/*.yaml built on the schema below
-EXTRA = "hydra_plugins.hydra_submitit_launcher"   # the [slurm] extra's Hydra plugin
+LAUNCHERS = ("slurm", "slurm_gpu")  # conf/hydra/launcher/*.yaml built on the schema below
+EXTRA = "hydra_plugins.hydra_submitit_launcher"  # the [slurm] extra's Hydra plugin
 
 
 def installed() -> bool:
@@ -50,7 +51,9 @@ def _sets(overrides: list[str], key: str) -> bool:
 def resumed(overrides: list[str]) -> list[str]:
     """The job's overrides with ``resume=true`` in place of any ``resume=``/``overwrite=``: a
     restarted job continues its run directory (the sweep's owner already checked it)."""
-    return [o for o in overrides if not _sets([o], "resume") and not _sets([o], "overwrite")] + ["resume=true"]
+    return [o for o in overrides if not _sets([o], "resume") and not _sets([o], "overwrite")] + [
+        "resume=true"
+    ]
 
 
 def job_overrides(overrides: list[str], backend: str | None, restart: bool) -> list[str]:
@@ -83,13 +86,13 @@ class Requeueing:
         try:
             with signals.taken_over_by_launcher():
                 return super().__call__(overrides, *rest)
-        except BaseException as e:   # the run recorded its interruption and restored submitit's handler
+        except BaseException as e:  # the run recorded its interruption and restored submitit's handler
             stop = signals.interruption_of(e)
             if stop is None:
                 raise
             handler = signal.getsignal(stop.signum)
             if stop.signum == preemption_signal() and callable(handler):
-                handler(stop.signum, None)   # submitit: checkpoint() below, requeue, exit
+                handler(stop.signum, None)  # submitit: checkpoint() below, requeue, exit
             signals.end_as_signalled(stop)
 
     def checkpoint(self, sweep_overrides: list[str], *rest: Any):
@@ -104,19 +107,24 @@ def check_installed(overrides: list[str]) -> None:
     for o in overrides:
         key, _, value = o.partition("=")
         if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and not installed():
-            raise RbmlabError(f"hydra/launcher={value}: needs hydra-submitit-launcher; "
-                              "pip install 'rbmlab[slurm]'")
+            raise RbmlabError(
+                f"hydra/launcher={value}: needs hydra-submitit-launcher; pip install 'rbmlab[slurm]'"
+            )
 
 
 def check_backend(launcher) -> None:
     """The ``backend`` of a launcher of this module names an option of conf/backend/: checked
     where the sweep is launched (cupy itself is checked on the node), not by every job after its
     wait in the queue. (joblib's launcher has a ``backend`` of its own: loky, threading, ...)"""
-    ours = launcher is not None and str(launcher.get("_target_", "")).startswith("hydra_plugins.rbmlab_launcher.")
+    ours = launcher is not None and str(launcher.get("_target_", "")).startswith(
+        "hydra_plugins.rbmlab_launcher."
+    )
     backend = launcher.get("backend") if ours else None
     options = sorted(p.stem for p in (conf_dir() / "backend").glob("*.yaml"))
     if backend is not None and backend not in options:
-        raise RbmlabError(f"hydra.launcher.backend: no such option {backend!r}; available: {', '.join(options)}")
+        raise RbmlabError(
+            f"hydra.launcher.backend: no such option {backend!r}; available: {', '.join(options)}"
+        )
 
 
 def register_launchers() -> None:
@@ -124,6 +132,7 @@ def register_launchers() -> None:
     finds them in an installed wheel but not in an editable install (whose import hook it cannot
     list); registering again is harmless. Without the [slurm] extra there are none."""
     from hydra.core.plugins import Plugins  # noqa: PLC0415
+
     from hydra_plugins import rbmlab_launcher  # noqa: PLC0415
 
     for name in rbmlab_launcher.__all__:
@@ -142,5 +151,6 @@ def store_schema() -> None:
 
     from rbmlab.run.cluster_schema import SlurmConf  # noqa: PLC0415 - imports submitit's configs
 
-    ConfigStore.instance().store(group="hydra/launcher", name="_slurm_schema", node=SlurmConf,
-                                 provider="rbmlab")
+    ConfigStore.instance().store(
+        group="hydra/launcher", name="_slurm_schema", node=SlurmConf, provider="rbmlab"
+    )

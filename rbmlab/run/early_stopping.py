@@ -14,6 +14,7 @@ judged at each evaluation point as it comes, and ``valid`` (crbm_bp: "early stop
 validation error", §6): stop once a validation metric has not improved for ``patience`` evaluation
 points; the selected point is the best one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,19 +24,22 @@ import numpy as np
 from rbmlab.evaluators.metrics import UNDECLARED, MetricSpec
 
 GAP_COLUMNS = ("train_log_likelihood", "valid_log_likelihood")
-GAP_COLUMN = "train_valid_gap"   # the free_energy evaluator's gap (log Z cancels), used when present
+GAP_COLUMN = "train_valid_gap"  # the free_energy evaluator's gap (log Z cancels), used when present
 
 
 @dataclass(frozen=True)
 class Selection:
-    index: int           # row of the selected evaluation point
-    gap: float           # the gap there
-    stopped: bool        # False: no jump found, the last point is returned
+    index: int  # row of the selected evaluation point
+    gap: float  # the gap there
+    stopped: bool  # False: no jump found, the last point is returned
 
     def describe(self, kappa: float, warmup: int) -> str:
-        return (f"first increment of the train − valid gap above {kappa:g} × the median of the "
-                f"earlier increments (after {warmup}); selected: the point before it" if self.stopped
-                else "no such jump: the last point")
+        return (
+            f"first increment of the train − valid gap above {kappa:g} × the median of the "
+            f"earlier increments (after {warmup}); selected: the point before it"
+            if self.stopped
+            else "no such jump: the last point"
+        )
 
 
 def gap_jump(gaps, *, kappa: float = 3.0, warmup: int = 3) -> Selection:
@@ -73,14 +77,20 @@ def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str
     if not all(c in rows.columns for c in columns):
         return None
     rows = rows.dropna(subset=columns)
-    if len(rows) < warmup + 2:        # too few evaluation points for the rule to say anything
+    if len(rows) < warmup + 2:  # too few evaluation points for the rule to say anything
         return None
     gaps = rows[GAP_COLUMN] if columns == [GAP_COLUMN] else rows[GAP_COLUMNS[0]] - rows[GAP_COLUMNS[1]]
     pick = gap_jump(gaps.to_numpy(), kappa=kappa, warmup=warmup)
     row = rows.iloc[pick.index]
-    record = {"epoch": int(row["epoch"]), "gap": pick.gap, "stopped": pick.stopped,
-              "rule": pick.describe(kappa, warmup), "kappa": kappa, "warmup": warmup,
-              **split_metrics(row)}
+    record = {
+        "epoch": int(row["epoch"]),
+        "gap": pick.gap,
+        "stopped": pick.stopped,
+        "rule": pick.describe(kappa, warmup),
+        "kappa": kappa,
+        "warmup": warmup,
+        **split_metrics(row),
+    }
     if size_key in rows.columns:
         record[size_key] = int(row[size_key])
     return record
@@ -104,16 +114,17 @@ def best_on_validation(rows, metric: MetricSpec):
 def split_metrics(row) -> dict[str, float]:
     """The per-split metrics of a metrics row (``train_…``, ``valid_…``, ``test_…``), finite ones:
     what a table reports at the point early stopping selects."""
-    return {k: float(v) for k, v in row.items()
-            if k.startswith(("train_", "valid_", "test_")) and np.isfinite(v)}
+    return {
+        k: float(v) for k, v in row.items() if k.startswith(("train_", "valid_", "test_")) and np.isfinite(v)
+    }
 
 
 # ----------------------------------------------------------------- online: train.stop_rule
 @dataclass(frozen=True)
 class Decision:
-    selected: int        # index of the selected evaluation point among those so far
-    keep: bool           # the newest point's model is to be kept (it is, or may become, selected)
-    stop: bool           # the rule fires: training ends here
+    selected: int  # index of the selected evaluation point among those so far
+    keep: bool  # the newest point's model is to be kept (it is, or may become, selected)
+    stop: bool  # the rule fires: training ends here
 
 
 @dataclass(frozen=True)
@@ -122,23 +133,28 @@ class StopRule:
     function of their values (gaps, or the stop metric), so a resumed run recomputes it from
     metrics.csv."""
 
-    rule: str                        # gap | valid
-    kappa: float = 3.0               # gap: the jump factor (module docstring)
-    warmup: int = 3                  # gap: increments before a jump may count
-    patience: int = 5                # valid: evaluation points without improvement
+    rule: str  # gap | valid
+    kappa: float = 3.0  # gap: the jump factor (module docstring)
+    warmup: int = 3  # gap: increments before a jump may count
+    patience: int = 5  # valid: evaluation points without improvement
     metric: MetricSpec = UNDECLARED  # valid: the stop metric's declaration (its direction or target)
 
     def decide(self, values) -> Decision:
         v = np.asarray(values, dtype=np.float64)
         if v.ndim != 1 or len(v) == 0:
             raise ValueError("StopRule.decide: needs a non-empty 1-D sequence of values")
-        return gap_decision(v, self.kappa, self.warmup) if self.rule == "gap" \
+        return (
+            gap_decision(v, self.kappa, self.warmup)
+            if self.rule == "gap"
             else patience_decision(self.metric.badness(v), self.patience)
+        )
 
     def describe(self, metric: str | None = None) -> str:
         if self.rule == "gap":
-            return (f"gap: the train − valid gap jumped above {self.kappa:g} × the median earlier "
-                    f"increment (after {self.warmup}); selected: the point before the jump")
+            return (
+                f"gap: the train − valid gap jumped above {self.kappa:g} × the median earlier "
+                f"increment (after {self.warmup}); selected: the point before the jump"
+            )
         return f"valid: {metric} not improved for {self.patience} evaluation points; selected: the best"
 
 
@@ -150,8 +166,11 @@ def gap_decision(gaps: np.ndarray, kappa: float, warmup: int) -> Decision:
     k = len(d) - 1
     jump = k >= warmup and jumps_at(d, k, kappa)
     newest = len(gaps) - 1
-    return Decision(selected=newest - 1, keep=False, stop=True) if jump \
+    return (
+        Decision(selected=newest - 1, keep=False, stop=True)
+        if jump
         else Decision(selected=newest, keep=True, stop=False)
+    )
 
 
 def patience_decision(badness: np.ndarray, patience: int) -> Decision:

@@ -5,6 +5,7 @@ quantities (``log_z``...). Every evaluation of a model that can reconstruct its 
 records the (cheap) reconstruction error, and every evaluation the model's named scalar
 parameters (Model.scalar_parameters: a tied Ising model's θ).
 """
+
 from __future__ import annotations
 
 from typing import Any

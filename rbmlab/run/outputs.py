@@ -5,6 +5,7 @@ finished sweep's jobs recorded.
 Everything that moves or replaces an earlier sweep first takes the lock of every run in it
 (rbmlab.storage.locking), so a run that another process is still writing is never moved or cleared.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -12,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
-from rbmlab.storage.locking import LOCK_NAME, DirectoryLock
 from rbmlab.run.records import clear_records, describe_work, observed_status, read_summary
+from rbmlab.storage.locking import LOCK_NAME, DirectoryLock
 
-FINISHED = ("completed", "diverged")   # a diverged run is a recorded outcome, not a failure
+FINISHED = ("completed", "diverged")  # a diverged run is a recorded outcome, not a failure
 
 
 def run_dirs(root: Path, depth: int | None = None) -> list[Path]:
@@ -37,8 +38,11 @@ def find_run_to_resume(config_hash: str, root: Path = Path("outputs/runs")) -> P
             summary = read_summary(path)
         except RbmlabError:
             continue
-        if summary.get("config_hash") == config_hash and \
-                summary.get("status") in ("running", "failed", "interrupted"):
+        if summary.get("config_hash") == config_hash and summary.get("status") in (
+            "running",
+            "failed",
+            "interrupted",
+        ):
             candidates.append(path.parent)
     return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
 
@@ -60,8 +64,10 @@ def take_over_sweep(sweep_dir: Path, key: str, resume: bool, overwrite: bool) ->
     with runs_owned(sweep_dir, key, depth=1) as runs:
         work = any(describe_work(run) for run in runs)
         if work and not (resume or overwrite):
-            raise RbmlabError(f"{key}: {sweep_dir} holds earlier runs; pass resume=true to continue "
-                              "them or overwrite=true to replace them")
+            raise RbmlabError(
+                f"{key}: {sweep_dir} holds earlier runs; pass resume=true to continue "
+                "them or overwrite=true to replace them"
+            )
         if overwrite:
             for run in runs:
                 clear_records(run)
@@ -91,9 +97,11 @@ def failed_jobs(sweep_dir: Path, n_jobs: int) -> list[str]:
         status = observed_status(run, summary)
         if status not in FINISHED:
             signalled = (summary.get("interrupted") or {}).get("signal") if status == "interrupted" else None
-            what = {"running": "still running (another process holds it)",
-                    "interrupted": f"interrupted ({f'by {signalled}' if signalled else 'killed?'}); "
-                                   "resume=true continues it"}.get(status, status)
+            what = {
+                "running": "still running (another process holds it)",
+                "interrupted": f"interrupted ({f'by {signalled}' if signalled else 'killed?'}); "
+                "resume=true continues it",
+            }.get(status, status)
             problems.append(f"{run}: {what}" + (f": {summary['error']}" if summary.get("error") else ""))
     problems += [f"a job left no summary.json in {sweep_dir}"] * max(0, n_jobs - len(runs))
     return problems

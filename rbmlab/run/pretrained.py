@@ -17,6 +17,7 @@ recorded (not by its job number, which a narrowed sweep renumbers).
 ``model.init=truth`` starts from the model the dataset is sampled from (``dataset=ising_samples``:
 its ground truth, built without sampling), e.g. to evaluate the true model with ``train.epochs=0``.
 """
+
 from __future__ import annotations
 
 import math
@@ -40,7 +41,7 @@ def _same(value, wanted: str) -> bool:
         return False
 
 
-SELECTED_FILE = "file"   # the selector's key naming a file of the selected run (default checkpoint.npz)
+SELECTED_FILE = "file"  # the selector's key naming a file of the selected run (default checkpoint.npz)
 
 
 def select_run(spec: str) -> Path:
@@ -53,8 +54,10 @@ def select_run(spec: str) -> Path:
     files = [v for k, _, v in pairs if k == SELECTED_FILE]
     pairs = [p for p in pairs if p[0] != SELECTED_FILE]
     if len(files) > 1 or not pairs:
-        raise RbmlabError(f"model.init: {spec}: the selector names one {SELECTED_FILE}= at most, and at "
-                          "least one key=value of the run's config")
+        raise RbmlabError(
+            f"model.init: {spec}: the selector names one {SELECTED_FILE}= at most, and at "
+            "least one key=value of the run's config"
+        )
     root = Path(where)
     if not root.is_dir():
         raise RbmlabError(f"model.init: no sweep directory {root} (run the sweep it names first)")
@@ -81,7 +84,7 @@ def init_path(config) -> Path:
     return select_run(config.init) if "?" in str(config.init) else Path(config.init)
 
 
-TRUTH = "truth"   # model.init=truth: the dataset's ground-truth model
+TRUTH = "truth"  # model.init=truth: the dataset's ground-truth model
 
 
 def _truth(model_class: type, dataset) -> object:
@@ -93,8 +96,10 @@ def _truth(model_class: type, dataset) -> object:
         raise RbmlabError("model.init: truth needs the run's dataset (its ground-truth model)")
     truth = ground_truth(**dataset)
     if type(truth) is not model_class:
-        raise RbmlabError(f"model.init: truth: dataset {dataset['name']} is sampled from a {truth.family} "
-                          f"model; the run's model is {model_class.family} (model={truth.family})")
+        raise RbmlabError(
+            f"model.init: truth: dataset {dataset['name']} is sampled from a {truth.family} "
+            f"model; the run's model is {model_class.family} (model={truth.family})"
+        )
     try:
         return model_class.from_arrays(truth.arrays(), truth.settings())
     except RbmlabError as e:
@@ -108,8 +113,10 @@ def _check_settings(config, model, source: str) -> None:
     for key, setting in type(model).CONFIG_SETTINGS.items():
         have, want = str(settings[setting]), str(getattr(config, key))
         if have != want:
-            raise RbmlabError(f"model.{key}: {want}, but model.init={source} is a model with "
-                              f"{setting}={have}; set model.{key}={have}")
+            raise RbmlabError(
+                f"model.{key}: {want}, but model.init={source} is a model with "
+                f"{setting}={have}; set model.{key}={have}"
+            )
 
 
 def load_initial(config, model_class: type, n_visible: int, dataset=None):
@@ -125,23 +132,32 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
     except RbmlabError as e:
         raise RbmlabError(f"model.init: {str(e).removeprefix('checkpoint: ')}") from None
     if type(model) is not model_class:
-        raise RbmlabError(f"model.init: {path} holds a {model.family} model; the run's model is "
-                          f"{model_class.family} (model={model.family} to continue it)")
+        raise RbmlabError(
+            f"model.init: {path} holds a {model.family} model; the run's model is "
+            f"{model_class.family} (model={model.family} to continue it)"
+        )
     _check_settings(config, model, str(config.init))
     if model.n_trials:
-        raise RbmlabError(f"model.init: {path} holds {model.n_trials} batched trials; save one "
-                          "trial (e.g. the best) as its own checkpoint to start from it")
+        raise RbmlabError(
+            f"model.init: {path} holds {model.n_trials} batched trials; save one "
+            "trial (e.g. the best) as its own checkpoint to start from it"
+        )
     if not model.is_finite():
         name = next(k for k, a in model.arrays().items() if not (abs(a) <= PARAMETER_LIMIT).all())
-        raise RbmlabError(f"model.init: {path}: {name} holds non-finite values or values beyond "
-                          f"±{PARAMETER_LIMIT:g} (a diverged model); start from a finite one")
+        raise RbmlabError(
+            f"model.init: {path}: {name} holds non-finite values or values beyond "
+            f"±{PARAMETER_LIMIT:g} (a diverged model); start from a finite one"
+        )
     if model.data_dimension != n_visible:
-        raise RbmlabError(f"model.init: {path} models {model.data_dimension}-dimensional data; the "
-                          f"dataset has {n_visible} dimensions")
+        raise RbmlabError(
+            f"model.init: {path} models {model.data_dimension}-dimensional data; the "
+            f"dataset has {n_visible} dimensions"
+        )
     differ = model.data_mismatch(n_visible)
-    if differ:   # another size that is the data's (a CRBM's inputs)
-        raise RbmlabError(f"model.init: {path} is a model with {differ}; the dataset has "
-                          f"{n_visible} dimensions")
+    if differ:  # another size that is the data's (a CRBM's inputs)
+        raise RbmlabError(
+            f"model.init: {path} is a model with {differ}; the dataset has {n_visible} dimensions"
+        )
     return model
 
 

@@ -13,6 +13,7 @@ Every file but metrics.csv is replaced atomically (rbmlab.storage.fileio). metri
 while the run trains; on resume it is cut back to the checkpoint's epoch by an atomic rewrite, so
 a row that a kill tore in half (after the checkpoint, by construction) never survives.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,9 +34,9 @@ from rbmlab.storage.locking import DirectoryLock, is_held
 from rbmlab.validation import to_plain
 
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
-RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz", "selected.npz")   # the work a run did
+RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz", "selected.npz")  # the work a run did
 CONFIG_FILES = ("config.yaml", "overrides.yaml")
-SNAPSHOTS = "snapshots"   # model-only snapshots/epoch_<e>.npz (train.snapshot_every)
+SNAPSHOTS = "snapshots"  # model-only snapshots/epoch_<e>.npz (train.snapshot_every)
 
 
 class RunDirectoryRefused(RbmlabError):
@@ -63,7 +64,9 @@ def read_summary(path: Path) -> dict[str, Any]:
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise RbmlabError(f"resume: {path} is unreadable; move the run aside or pass overwrite=true") from None
+        raise RbmlabError(
+            f"resume: {path} is unreadable; move the run aside or pass overwrite=true"
+        ) from None
     if not isinstance(summary, dict):
         raise RbmlabError(f"resume: {path} is not a JSON object; move the run aside or pass overwrite=true")
     return summary
@@ -92,8 +95,11 @@ def describe_work(run_dir: Path) -> str | None:
         summary, status = {}, None
     if status in ("running", "interrupted"):
         return f"an interrupted run (checkpoint of epoch {summary.get('epochs_done', 0)})"
-    return f"a {status} run" if status in ("completed", "diverged", "failed") else \
-        f"a partial run ({', '.join(present)})"
+    return (
+        f"a {status} run"
+        if status in ("completed", "diverged", "failed")
+        else f"a partial run ({', '.join(present)})"
+    )
 
 
 def clear_records(run_dir: Path) -> None:
@@ -120,12 +126,17 @@ class MetricsLog:
             with open(self.path, newline="", encoding="utf-8") as f:
                 reader = csv.DictReader(f)
                 columns = reader.fieldnames
-                rows = [r for r in reader if None not in r.values() and None not in r
-                        and float(r["epoch"]) <= last_epoch]
+                rows = [
+                    r
+                    for r in reader
+                    if None not in r.values() and None not in r and float(r["epoch"]) <= last_epoch
+                ]
         except (UnicodeDecodeError, ValueError, KeyError, csv.Error) as e:
-            raise RbmlabError(f"resume: {self.path} is unreadable ({type(e).__name__}); move the run "
-                              "aside or pass overwrite=true") from None
-        if columns is None:   # an empty file
+            raise RbmlabError(
+                f"resume: {self.path} is unreadable ({type(e).__name__}); move the run "
+                "aside or pass overwrite=true"
+            ) from None
+        if columns is None:  # an empty file
             return
         self.columns = list(columns)
         atomic_write(self.path, self._text(rows, header=True))
@@ -136,13 +147,17 @@ class MetricsLog:
         if not self.path.exists():
             return []
         with open(self.path, newline="", encoding="utf-8") as f:
-            return [{k: float(v) if v not in ("", None) else None for k, v in r.items()}
-                    for r in csv.DictReader(f) if None not in r.values() and None not in r]
+            return [
+                {k: float(v) if v not in ("", None) else None for k, v in r.items()}
+                for r in csv.DictReader(f)
+                if None not in r.values() and None not in r
+            ]
 
     def append(self, row: dict[str, float]) -> None:
         if self.columns is None:
-            self.columns = ([k for k in FIXED_COLUMNS if k in row]
-                            + sorted(k for k in row if k not in FIXED_COLUMNS))
+            self.columns = [k for k in FIXED_COLUMNS if k in row] + sorted(
+                k for k in row if k not in FIXED_COLUMNS
+            )
             atomic_write(self.path, self._text([], header=True))
         try:
             injected_os_error(self.path.name)
@@ -172,8 +187,9 @@ class RunRecord:
         self._lock: DirectoryLock | None = None
 
     @classmethod
-    def open(cls, out: Path, *, resume: bool = False, overwrite: bool = False,
-             lock_wait: float = 0.0) -> "RunRecord":
+    def open(
+        cls, out: Path, *, resume: bool = False, overwrite: bool = False, lock_wait: float = 0.0
+    ) -> RunRecord:
         """Take ownership of ``out``: its lock first, then the check that earlier work in it is
         continued (resume) or replaced on request (overwrite), never silently overwritten."""
         record = cls(out)
@@ -198,15 +214,17 @@ class RunRecord:
             raise RbmlabError(f"hydra.run.dir: {taken} is a directory where rbmlab keeps a file")
         work = describe_work(self.out)
         if work and not (resume or overwrite):
-            raise RbmlabError(f"hydra.run.dir: {self.out} holds {work}; pass resume=true to "
-                              "continue it or overwrite=true to replace it")
+            raise RbmlabError(
+                f"hydra.run.dir: {self.out} holds {work}; pass resume=true to "
+                "continue it or overwrite=true to replace it"
+            )
 
     def close(self) -> None:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
 
-    def __enter__(self) -> "RunRecord":
+    def __enter__(self) -> RunRecord:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -234,8 +252,9 @@ class RunRecord:
         if previous.get("status") == "completed":
             return
         try:
-            self.write_summary({"epochs_done": 0, "final": {}, **summary, **previous,
-                                "status": "failed", "error": message})
+            self.write_summary(
+                {"epochs_done": 0, "final": {}, **summary, **previous, "status": "failed", "error": message}
+            )
         except RbmlabError:
             pass
 
@@ -250,21 +269,30 @@ class RunRecord:
             previous = {}
         if previous.get("status") in ("completed", "diverged"):
             return
-        if not previous and not (self.out / "config.yaml").exists():   # stopped before it started
+        if not previous and not (self.out / "config.yaml").exists():  # stopped before it started
             return
         record = {"epochs_done": 0, "final": {}, **summary, **previous}
         record.pop("error", None)
         checkpoint = record["epochs_done"] if self.checkpoint.exists() else None
         try:
-            self.write_summary({**record, "status": "interrupted",
-                                "interrupted": {"signal": signal_name, "checkpoint_epoch": checkpoint,
-                                                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}})
+            self.write_summary(
+                {
+                    **record,
+                    "status": "interrupted",
+                    "interrupted": {
+                        "signal": signal_name,
+                        "checkpoint_epoch": checkpoint,
+                        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    },
+                }
+            )
         except RbmlabError:
             pass
 
     def save(self, model, state: dict, meta: dict[str, Any], to_numpy) -> None:
-        save_checkpoint(self.checkpoint, model.map(to_numpy), meta=meta,
-                        state={k: to_numpy(v) for k, v in state.items()})
+        save_checkpoint(
+            self.checkpoint, model.map(to_numpy), meta=meta, state={k: to_numpy(v) for k, v in state.items()}
+        )
 
     def save_snapshot(self, model, meta: dict[str, Any], to_numpy) -> None:
         """The model alone as ``snapshots/epoch_<e>.npz`` (loadable by ``model.init``)."""
@@ -279,6 +307,8 @@ class RunRecord:
         """(model, meta, state) of the checkpoint, refusing one of another configuration."""
         model, meta, state = load_checkpoint(self.checkpoint)
         if meta.get("config_hash") != config_hash:
-            raise RbmlabError(f"resume: {self.checkpoint} was written by a different configuration "
-                              f"(hash {meta.get('config_hash')} ≠ {config_hash})")
+            raise RbmlabError(
+                f"resume: {self.checkpoint} was written by a different configuration "
+                f"(hash {meta.get('config_hash')} ≠ {config_hash})"
+            )
         return model, meta, state

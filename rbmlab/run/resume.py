@@ -9,6 +9,7 @@ grows excepted), the number of trials, the epoch counters, and every learner sta
 start creates (its shape, or with the model's trial axis in front), and the optimizer's buffers
 (velocities, Adam's moments) of the parameters' shapes.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -20,8 +21,10 @@ from rbmlab.errors import RbmlabError
 
 
 def _bad(path: Path, problem: str) -> RbmlabError:
-    return RbmlabError(f"resume: {path}: {problem}; the checkpoint does not fit this run "
-                       "(rerun with overwrite=true to start again)")
+    return RbmlabError(
+        f"resume: {path}: {problem}; the checkpoint does not fit this run "
+        "(rerun with overwrite=true to start again)"
+    )
 
 
 def _check_model(path: Path, model, run) -> None:
@@ -31,8 +34,13 @@ def _check_model(path: Path, model, run) -> None:
     have = model.model_sizes()
     differ = [k for k, v in run.sizes.items() if k not in grows and have.get(k) != v]
     if differ:
-        raise _bad(path, "holds a model with " + ", ".join(f"{k}={have.get(k)}" for k in differ)
-                   + ", the run's has " + ", ".join(f"{k}={run.sizes[k]}" for k in differ))
+        raise _bad(
+            path,
+            "holds a model with "
+            + ", ".join(f"{k}={have.get(k)}" for k in differ)
+            + ", the run's has "
+            + ", ".join(f"{k}={run.sizes[k]}" for k in differ),
+        )
     trials = run.cfg.train.trials if run.cfg.train.trials > 1 else 0
     if model.n_trials != trials:
         held = f"{model.n_trials} trials" if model.n_trials else "a single model (no trial axis)"
@@ -63,14 +71,20 @@ def _check_state(path: Path, model, state: dict, run) -> None:
             raise _bad(path, f"learner state state.{key} has dtype {saved.dtype}, not a number")
         allowed = {want} | ({(model.n_trials, *want)} if model.n_trials else set())
         if tuple(saved.shape) not in allowed:
-            raise _bad(path, f"learner state state.{key} has shape {tuple(saved.shape)}, expected "
-                             + " or ".join(str(s) for s in sorted(allowed, key=len)))
+            raise _bad(
+                path,
+                f"learner state state.{key} has shape {tuple(saved.shape)}, expected "
+                + " or ".join(str(s) for s in sorted(allowed, key=len)),
+            )
     optimizer = getattr(run.learner, "optimizer", None)
     buffers = optimizer.buffers(model) if optimizer is not None else {}
-    for key, want in buffers.items():   # the optimizer's own entries, once it has stepped
+    for key, want in buffers.items():  # the optimizer's own entries, once it has stepped
         if key in state and tuple(np.shape(state[key])) != want:
-            raise _bad(path, f"optimizer state state.{key} has shape {tuple(np.shape(state[key]))}, "
-                             f"expected {want} (the parameter's)")
+            raise _bad(
+                path,
+                f"optimizer state state.{key} has shape {tuple(np.shape(state[key]))}, "
+                f"expected {want} (the parameter's)",
+            )
 
 
 def check_resumed(run, path: Path, model, meta: dict, state: dict) -> None:

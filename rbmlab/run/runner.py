@@ -4,15 +4,17 @@ The model family, learner and evaluator come from their registries; the run dire
 from rbmlab.run.records. Random numbers come from generators keyed by (seed, stream, epoch), so a run
 resumed from the checkpoint of epoch e draws exactly what the uninterrupted run drew after e.
 """
+
 from __future__ import annotations
 
 import functools
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -32,20 +34,27 @@ from rbmlab.evaluators.reconstruction import Reconstruction
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.models.base import PARAMETER_LIMIT
+from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
-from rbmlab.units.requirements import check_unit_types
-from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.run.pretrained import initial_sizes, start_model
-from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
-from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.records import RunRecord
 from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
-from rbmlab.run.training import (EVAL_STREAM, FINAL_EVAL_STREAM, INIT_STREAM, SHUFFLE_STREAM,  # noqa: F401
-                                 TRAIN_STREAM, batches, epoch_pass, initial_model, learner_start)
+from rbmlab.run.training import (
+    EVAL_STREAM,
+    FINAL_EVAL_STREAM,
+    SHUFFLE_STREAM,  # noqa: F401
+    epoch_pass,
+    initial_model,
+    learner_start,
+)
+from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
+from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
+from rbmlab.units.requirements import check_unit_types
 from rbmlab.validation import to_plain
+
 
 @dataclass
 class Setup:
@@ -57,11 +66,11 @@ class Setup:
     sizes: dict[str, int]
     learner: Any
     evaluator: Any
-    train: Any                 # Batch of the training set (backend arrays)
-    splits: dict[str, Any]     # split name → Batch scored at each evaluation point
-    data_mean: np.ndarray      # host mean of the training inputs
+    train: Any  # Batch of the training set (backend arrays)
+    splits: dict[str, Any]  # split name → Batch scored at each evaluation point
+    data_mean: np.ndarray  # host mean of the training inputs
     n_train: int
-    truth: Any = None          # the dataset's ground-truth model, when the evaluator reads it
+    truth: Any = None  # the dataset's ground-truth model, when the evaluator reads it
     fits_targets: bool = False  # a corruption task: the model is fitted to the clean targets
     stop: StopRule | None = None  # train.stop_rule (None: train to train.epochs)
 
@@ -79,16 +88,16 @@ class Progress:
     state: dict
     epoch: int = 0
     updates: int = 0
-    wall: float = 0.0          # seconds of training
-    eval_wall: float = 0.0     # seconds of the evaluations at epochs (train.eval_every), epoch 0 included
-    diverged: dict[int, int] = field(default_factory=dict)   # trial → epoch it went non-finite
-    values: list[float] = field(default_factory=list)       # train.stop_rule's series, per point
-    epochs: list[int] = field(default_factory=list)         # ... and the epochs of those points
-    decision: Decision | None = None                         # the rule's, at the newest point
-    latest: dict[str, float] = field(default_factory=dict)   # the newest evaluation (progress bar)
-    work: float = 0.0          # multiply-adds of the learner's products (Learner.step_cost)
-    budget: Budget | None = None   # train.budgets and how many it has reached
-    budget_final: list[dict[str, float]] | None = None   # the last compute point's evaluation
+    wall: float = 0.0  # seconds of training
+    eval_wall: float = 0.0  # seconds of the evaluations at epochs (train.eval_every), epoch 0 included
+    diverged: dict[int, int] = field(default_factory=dict)  # trial → epoch it went non-finite
+    values: list[float] = field(default_factory=list)  # train.stop_rule's series, per point
+    epochs: list[int] = field(default_factory=list)  # ... and the epochs of those points
+    decision: Decision | None = None  # the rule's, at the newest point
+    latest: dict[str, float] = field(default_factory=dict)  # the newest evaluation (progress bar)
+    work: float = 0.0  # multiply-adds of the learner's products (Learner.step_cost)
+    budget: Budget | None = None  # train.budgets and how many it has reached
+    budget_final: list[dict[str, float]] | None = None  # the last compute point's evaluation
 
     @property
     def stopped(self) -> bool:
@@ -110,21 +119,29 @@ def components(cfg: RunConfig, n_visible: int):
     check that needs no data: learner and evaluator against the family, memory for the sizes."""
     model_class = MODELS.get(cfg.model.name)
     sizes = initial_sizes(cfg.model, model_class, n_visible, cfg.dataset)
-    need = model_class.parameter_count(sizes) * max(cfg.train.trials, 1) * PARAMETER_COPIES \
+    need = (
+        model_class.parameter_count(sizes)
+        * max(cfg.train.trials, 1)
+        * PARAMETER_COPIES
         * np.dtype(cfg.backend.dtype).itemsize
+    )
     have = memory_bytes(cfg.backend.name)
     if have is not None and need > have:
         shape = ", ".join(f"{k}={v}" for k, v in sizes.items())
-        raise RbmlabError(f"model: a {cfg.model.name} with {shape} (x{cfg.train.trials} trials) needs "
-                          f"about {need / 2**30:.3g} GiB for its parameters and learner state; "
-                          f"the {cfg.backend.name} backend has {have / 2**30:.3g} GiB")
+        raise RbmlabError(
+            f"model: a {cfg.model.name} with {shape} (x{cfg.train.trials} trials) needs "
+            f"about {need / 2**30:.3g} GiB for its parameters and learner state; "
+            f"the {cfg.backend.name} backend has {have / 2**30:.3g} GiB"
+        )
     learner, evaluator = LEARNERS.build(cfg.learner), EVALUATORS.build(cfg.evaluator)
     if cfg.train.trials > 1 and not learner.trains_trials:
-        raise RbmlabError(f"train.trials: {cfg.learner.name} trains one model at a time; use "
-                          "seeds (-m seed=0,1,2) for independent runs")
+        raise RbmlabError(
+            f"train.trials: {cfg.learner.name} trains one model at a time; use "
+            "seeds (-m seed=0,1,2) for independent runs"
+        )
     learner.check(model_class)
     learner.check_schedule(cfg.train.epochs)
-    check_applies(evaluator, model_class, sizes)   # its refusal names the evaluators that apply
+    check_applies(evaluator, model_class, sizes)  # its refusal names the evaluators that apply
     check_configured_units(cfg.model, model_class, learner, evaluator)
     truth_for(evaluator, cfg.dataset, build=False)
     return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
@@ -156,18 +173,22 @@ def stop_rule_of(cfg: RunConfig, model_class, evaluator) -> StopRule | None:
     names = {s.name for s in evaluator.metrics}
     if t.stop_rule == "gap":
         if not ({"train", "valid"} <= splits and names & {"log_likelihood", "train_valid_gap"}):
-            raise RbmlabError(f"train.stop_rule: gap reads the train − valid gap; evaluator="
-                              f"{evaluator.config.name} with splits {sorted(splits)} does not record it "
-                              "(use evaluator=free_energy, exact or ais with "
-                              "evaluator.splits=[train,valid,...])")
+            raise RbmlabError(
+                f"train.stop_rule: gap reads the train − valid gap; evaluator="
+                f"{evaluator.config.name} with splits {sorted(splits)} does not record it "
+                "(use evaluator=free_energy, exact or ais with "
+                "evaluator.splits=[train,valid,...])"
+            )
         return StopRule("gap", kappa=t.gap_kappa, warmup=t.gap_warmup)
     bare = t.stop_metric.removeprefix("valid_")
     spec = next((s for s in recorded_specs(model_class, evaluator) if s.per_split and s.name == bare), None)
     if spec is None or "valid" not in splits:
         have = sorted(f"valid_{s.name}" for s in recorded_specs(model_class, evaluator) if s.per_split)
-        raise RbmlabError(f"train.stop_metric: evaluator={evaluator.config.name} with splits "
-                          f"{sorted(splits)} does not record {t.stop_metric} (per-split metrics: "
-                          f"{', '.join(have) or 'none'}; the valid split must be in evaluator.splits)")
+        raise RbmlabError(
+            f"train.stop_metric: evaluator={evaluator.config.name} with splits "
+            f"{sorted(splits)} does not record {t.stop_metric} (per-split metrics: "
+            f"{', '.join(have) or 'none'}; the valid split must be in evaluator.splits)"
+        )
     return StopRule("valid", patience=t.patience, metric=spec)
 
 
@@ -192,16 +213,27 @@ def prepare(cfg: RunConfig) -> Setup:
     data = load_dataset(**cfg.dataset)
     model_class, sizes, learner, evaluator, stop = components(cfg, data.n_visible)
     check_run(cfg, data.facts())
-    data = encoded(data, configured_visible_units(cfg.model))   # Potts codes → one-hot columns
+    data = encoded(data, configured_visible_units(cfg.model))  # Potts codes → one-hot columns
     task = TASKS.build(cfg.task or TASKS.parse("none"))
-    to_device = lambda batch: batch.map(backend.asarray)   # noqa: E731
+    to_device = lambda batch: batch.map(backend.asarray)  # noqa: E731
     train = task.batch(data, "train")
     # a corruption task's model predicts the clean targets: its base rates are theirs
     data_mean = (train.targets if task.corrupts else train.inputs).mean(axis=0)
-    return Setup(cfg, backend, model_class, sizes, learner, evaluator, to_device(train),
-                 {s: to_device(task.batch(data, s)) for s in cfg.evaluator.splits},
-                 data_mean, int(data.train.shape[0]),
-                 truth_for(evaluator, cfg.dataset), task.corrupts, stop)
+    return Setup(
+        cfg,
+        backend,
+        model_class,
+        sizes,
+        learner,
+        evaluator,
+        to_device(train),
+        {s: to_device(task.batch(data, s)) for s in cfg.evaluator.splits},
+        data_mean,
+        int(data.train.shape[0]),
+        truth_for(evaluator, cfg.dataset),
+        task.corrupts,
+        stop,
+    )
 
 
 def all_finite(metrics: dict[str, float]) -> bool:
@@ -209,8 +241,15 @@ def all_finite(metrics: dict[str, float]) -> bool:
     return all(np.isfinite(v) for k, v in metrics.items() if not k.endswith(("_lower", "_upper")))
 
 
-def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: bool = False,
-                    state=None, iterations: int | None = None) -> list[dict[str, float]]:
+def evaluate_trials(
+    run: Setup,
+    model,
+    key: tuple[int, ...],
+    skip=(),
+    final: bool = False,
+    state=None,
+    iterations: int | None = None,
+) -> list[dict[str, float]]:
     """Metrics of each trial of ``model`` not in ``skip`` (one dict, without a trial key, for a
     single model). Trial t draws from the stream ``key + (t,)``, independent of the others.
     ``state``: the learner's, for the budget of its inference (Context.inference_iterations);
@@ -219,14 +258,24 @@ def evaluate_trials(run: Setup, model, key: tuple[int, ...], skip=(), final: boo
     iterations = iterations if state is None else run.learner.inference_iterations(state)
 
     def one(m, rng):
-        context = Context(rng=rng, final=final, progress=progress, train=run.train,
-                          data_mean=run.data_mean, inference_iterations=iterations, truth=run.truth)
+        context = Context(
+            rng=rng,
+            final=final,
+            progress=progress,
+            train=run.train,
+            data_mean=run.data_mean,
+            inference_iterations=iterations,
+            truth=run.truth,
+        )
         return evaluate(m, run.splits, run.evaluator, context)
 
     if not model.n_trials:
         return [one(model, run.backend.rng(*key))]
-    return [{"trial": t, **one(model.trial(t), run.backend.rng(*key, t))}
-            for t in range(model.n_trials) if t not in skip]
+    return [
+        {"trial": t, **one(model.trial(t), run.backend.rng(*key, t))}
+        for t in range(model.n_trials)
+        if t not in skip
+    ]
 
 
 def evaluate_at_epoch(run: Setup, p: Progress, skip=()) -> list[dict[str, float]]:
@@ -244,8 +293,7 @@ def mean_over_trials(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: float(np.mean([r[k] for r in rows])) for k in keys}
 
 
-def newly_diverged(finite: list[bool], rows: list[dict[str, float]], diverged: dict[int, int]
-                   ) -> list[int]:
+def newly_diverged(finite: list[bool], rows: list[dict[str, float]], diverged: dict[int, int]) -> list[int]:
     """Trials (0 for a single model) not yet in ``diverged`` whose parameters are not ``finite``
     (per trial, as from Model.finite_trials) or whose metric ``rows`` hold NaN/inf."""
     bad = {t for t, ok in enumerate(finite) if not ok}
@@ -269,23 +317,41 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             summary["ran_on"] = merge_placements(previous, [placement(meta["epoch"])])
             record.metrics.truncate(meta["epoch"])
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
-            p = Progress(model.map(backend.asarray), {k: backend.xp.asarray(v) for k, v in state.items()},
-                         meta["epoch"], meta["updates"], meta["wall_time"], meta.get("eval_time", 0.0),
-                         {int(t): e for t, e in meta.get("diverged_trials", {}).items()},
-                         work=float(meta.get("work", 0.0)), budget=Budget.of(cfg.train))
+            p = Progress(
+                model.map(backend.asarray),
+                {k: backend.xp.asarray(v) for k, v in state.items()},
+                meta["epoch"],
+                meta["updates"],
+                meta["wall_time"],
+                meta.get("eval_time", 0.0),
+                {int(t): e for t, e in meta.get("diverged_trials", {}).items()},
+                work=float(meta.get("work", 0.0)),
+                budget=Budget.of(cfg.train),
+            )
             if p.budget is not None:
                 p.budget.restore(p.budget.spent(p.wall, p.work))
             return restore_rule(run, record, p)
-        if previous.get("config_hash") == summary["config_hash"]:   # stopped before its first checkpoint:
-            summary["ran_on"] = merge_placements(previous, summary["ran_on"])   # starts over, after it
+        if previous.get("config_hash") == summary["config_hash"]:  # stopped before its first checkpoint:
+            summary["ran_on"] = merge_placements(previous, summary["ran_on"])  # starts over, after it
     trials = cfg.train.trials if cfg.train.trials > 1 else 0
     if cfg.model.init:
-        model = start_model(cfg.model, run.model_class, run.train.inputs.shape[-1], xp=backend.xp,
-                            dtype=backend.dtype, trials=trials, dataset=cfg.dataset)
+        model = start_model(
+            cfg.model,
+            run.model_class,
+            run.train.inputs.shape[-1],
+            xp=backend.xp,
+            dtype=backend.dtype,
+            trials=trials,
+            dataset=cfg.dataset,
+        )
     else:
-        model = initial_model(run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials)
-    progress = Progress(*learner_start(run.learner, model, backend, cfg.seed, run.train,
-                                       pretrained=bool(cfg.model.init)), budget=Budget.of(cfg.train))
+        model = initial_model(
+            run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials
+        )
+    progress = Progress(
+        *learner_start(run.learner, model, backend, cfg.seed, run.train, pretrained=bool(cfg.model.init)),
+        budget=Budget.of(cfg.train),
+    )
     check_countable(run, progress)
     record.start(cfg, overrides)
     if cfg.train.eval_every and not evaluation_only(run):
@@ -323,9 +389,16 @@ def judge(run: Setup, record: RunRecord, p: Progress, row: dict) -> None:
     p.epochs.append(p.epoch)
     p.decision = run.stop.decide(p.values)
     if p.decision.keep:
-        record.save_selected(p.model, {"epoch": p.epoch, "config_hash": run.cfg.hash(),
-                                       "inference_iterations": run.learner.inference_iterations(p.state),
-                                       **p.model.model_sizes()}, run.backend.to_numpy)
+        record.save_selected(
+            p.model,
+            {
+                "epoch": p.epoch,
+                "config_hash": run.cfg.hash(),
+                "inference_iterations": run.learner.inference_iterations(p.state),
+                **p.model.model_sizes(),
+            },
+            run.backend.to_numpy,
+        )
 
 
 def restore_rule(run: Setup, record: RunRecord, p: Progress) -> Progress:
@@ -355,16 +428,35 @@ def train_epoch(run: Setup, record: RunRecord, p: Progress) -> None:
     that comes first)."""
     cfg, backend = run.cfg, run.backend
     p.epoch += 1
-    clock = [time.perf_counter()]   # the training time not yet in p.wall starts here
+    clock = [time.perf_counter()]  # the training time not yet in p.wall starts here
     after_step = None if p.budget is None else lambda *step: budget_step(run, record, p, clock, *step)
-    p.model, p.state, updates = epoch_pass(run.learner, backend, cfg.seed, p.epoch, run.train, run.n_train,
-                                           cfg.learner.batch_size, p.model, p.state, after_step)
+    p.model, p.state, updates = epoch_pass(
+        run.learner,
+        backend,
+        cfg.seed,
+        p.epoch,
+        run.train,
+        run.n_train,
+        cfg.learner.batch_size,
+        p.model,
+        p.state,
+        after_step,
+    )
     p.updates += updates
     p.wall += time.perf_counter() - clock[0]
 
 
-def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], model, state,
-                rows: int, seen: int, updates: int) -> bool:
+def budget_step(
+    run: Setup,
+    record: RunRecord,
+    p: Progress,
+    clock: list[float],
+    model,
+    state,
+    rows: int,
+    seen: int,
+    updates: int,
+) -> bool:
     """After a step of a run with train.budgets: its compute counted; at each compute point it
     reaches, the model scored with the final evaluation's settings (stream (seed, final, point))
     into a metrics row, its time kept out of the training clock. True once the last is reached."""
@@ -372,20 +464,24 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
     if cost is None and p.budget.unit == "gmac":
         raise uncountable(run)
     p.work += float("nan") if cost is None else cost
-    if p.budget.unit == "seconds":   # the clock waits for the step cupy launched asynchronously
+    if p.budget.unit == "seconds":  # the clock waits for the step cupy launched asynchronously
         wait_for_device(run.backend.xp)
     now = time.perf_counter()
     p.wall += now - clock[0]
     due = p.budget.due(p.budget.spent(p.wall, p.work))
     if due:
         p.model, p.state = model, state
-        at = {"epoch": round(p.epoch - 1 + seen / run.n_train, 6), "updates": p.updates + updates,
-              "wall_time": round(p.wall, 4)}
+        at = {
+            "epoch": round(p.epoch - 1 + seen / run.n_train, 6),
+            "updates": p.updates + updates,
+            "wall_time": round(p.wall, 4),
+        }
         rows_ = evaluate_trials(run, model, point_key(run, p.budget.reached), final=True, state=state)
         for i in due:
             for row in rows_:
-                record.metrics.append({**at, **budget_columns(p, p.budget.points[i]),
-                                       **learner_columns(run, p), **row})
+                record.metrics.append(
+                    {**at, **budget_columns(p, p.budget.points[i]), **learner_columns(run, p), **row}
+                )
         p.latest = mean_over_trials(rows_)
         p.budget_final = rows_
         clock[0] = time.perf_counter()
@@ -396,8 +492,10 @@ def budget_step(run: Setup, record: RunRecord, p: Progress, clock: list[float], 
 
 
 def uncountable(run: Setup) -> RbmlabError:
-    return RbmlabError(f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
-                       f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)")
+    return RbmlabError(
+        f"train.budget_unit: gmac counts the multiply-adds each learner declares; "
+        f"learner={run.cfg.learner.name} with its sampler declares none (use seconds)"
+    )
 
 
 def check_countable(run: Setup, p: Progress) -> None:
@@ -409,7 +507,7 @@ def check_countable(run: Setup, p: Progress) -> None:
 def final_key(run: Setup, p: Progress) -> tuple[int, ...]:
     """The random stream of a final evaluation: (seed, final) at the end of training, (seed,
     final, n) at the n-th compute point reached (the last one's is the run's final)."""
-    if p.exhausted:   # a run cut short by train.epochs is scored at its end, not its last point
+    if p.exhausted:  # a run cut short by train.epochs is scored at its end, not its last point
         return point_key(run, p.budget.reached)
     return (run.cfg.seed, FINAL_EVAL_STREAM)
 
@@ -426,19 +524,30 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
     n_models = max(p.model.n_trials, 1)
     p.diverged.update(dict.fromkeys(newly_diverged(p.model.finite_trials(), [], p.diverged), p.epoch))
     scheduled = (every and p.epoch % every == 0) or last
-    if scheduled and not p.exhausted and len(p.diverged) < n_models:   # exhausted: scored at its point
+    if scheduled and not p.exhausted and len(p.diverged) < n_models:  # exhausted: scored at its point
         rows = evaluate_at_epoch(run, p, skip=p.diverged)
         for row in rows:
-            record.metrics.append({"epoch": p.epoch, "updates": p.updates, "wall_time": round(p.wall, 4),
-                                   **budget_columns(p), **learner_columns(run, p), **row})
+            record.metrics.append(
+                {
+                    "epoch": p.epoch,
+                    "updates": p.updates,
+                    "wall_time": round(p.wall, 4),
+                    **budget_columns(p),
+                    **learner_columns(run, p),
+                    **row,
+                }
+            )
         p.diverged.update(dict.fromkeys(newly_diverged([], rows, p.diverged), p.epoch))
-        if not p.diverged:   # a single model: train.stop_rule refuses trials
+        if not p.diverged:  # a single model: train.stop_rule refuses trials
             judge(run, record, p, rows[0])
     if len(p.diverged) == n_models:
         return False
     if cfg.train.snapshot_every and p.epoch % cfg.train.snapshot_every == 0:
-        record.save_snapshot(p.model, {"epoch": p.epoch, "config_hash": summary["config_hash"],
-                                       **p.model.model_sizes()}, run.backend.to_numpy)
+        record.save_snapshot(
+            p.model,
+            {"epoch": p.epoch, "config_hash": summary["config_hash"], **p.model.model_sizes()},
+            run.backend.to_numpy,
+        )
     if p.epoch % cfg.train.checkpoint_every == 0 or last or p.stopped or p.exhausted:
         save_checkpoint_of(run, record, p, summary)
         record.write_summary({**summary, "epochs_done": p.epoch})
@@ -446,33 +555,66 @@ def after_epoch(run: Setup, record: RunRecord, p: Progress, summary: dict) -> bo
 
 
 def save_checkpoint_of(run: Setup, record: RunRecord, p: Progress, summary: dict) -> None:
-    record.save(p.model, p.state, {
-        "epoch": p.epoch, "updates": p.updates, "wall_time": p.wall, "eval_time": p.eval_wall,
-        "work": p.work, "config_hash": summary["config_hash"],
-        "config": to_plain(run.cfg), "rbmlab_version": __version__,
-        "diverged_trials": {str(t): e for t, e in p.diverged.items()}}, run.backend.to_numpy)
+    record.save(
+        p.model,
+        p.state,
+        {
+            "epoch": p.epoch,
+            "updates": p.updates,
+            "wall_time": p.wall,
+            "eval_time": p.eval_wall,
+            "work": p.work,
+            "config_hash": summary["config_hash"],
+            "config": to_plain(run.cfg),
+            "rbmlab_version": __version__,
+            "diverged_trials": {str(t): e for t, e in p.diverged.items()},
+        },
+        run.backend.to_numpy,
+    )
 
 
 def initial_summary(run: Setup) -> dict[str, Any]:
     cfg = run.cfg
-    return {"status": "running", "config_hash": cfg.hash(), "scale": cfg.scale, "seed": cfg.seed,
-            "dataset": cfg.dataset["name"], "model": cfg.model.name, "learner": cfg.learner.name,
-            "evaluator": cfg.evaluator.name, **run.sizes, "epochs": cfg.train.epochs,
-            "rbmlab_version": __version__, "backend": cfg.backend.name, "dtype": cfg.backend.dtype,
-            "n_train": run.n_train, "pid": os.getpid(), "trials": cfg.train.trials,
-            "source": source_revision(), "ran_on": [placement(0)]}
+    return {
+        "status": "running",
+        "config_hash": cfg.hash(),
+        "scale": cfg.scale,
+        "seed": cfg.seed,
+        "dataset": cfg.dataset["name"],
+        "model": cfg.model.name,
+        "learner": cfg.learner.name,
+        "evaluator": cfg.evaluator.name,
+        **run.sizes,
+        "epochs": cfg.train.epochs,
+        "rbmlab_version": __version__,
+        "backend": cfg.backend.name,
+        "dtype": cfg.backend.dtype,
+        "n_train": run.n_train,
+        "pid": os.getpid(),
+        "trials": cfg.train.trials,
+        "source": source_revision(),
+        "ran_on": [placement(0)],
+    }
 
 
-def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = None,
-          echo: Callable[[str], None] = print) -> dict[str, Any]:
+def train(
+    cfg: RunConfig,
+    out_dir: str | Path,
+    overrides: list[str] | None = None,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Train and evaluate one configuration in ``out_dir``; returns the summary dict.
 
     The directory is owned (locked) for the whole run; a failure after that is recorded in its
     summary.json (status failed), and a termination signal as status interrupted with the epoch
     of the last checkpoint (``resume=true`` continues it), before the exception goes on.
     """
-    with RunRecord.open(Path(out_dir), resume=cfg.resume, overwrite=cfg.overwrite,
-                        lock_wait=cfg.lock_wait) as record, interruptible():
+    with (
+        RunRecord.open(
+            Path(out_dir), resume=cfg.resume, overwrite=cfg.overwrite, lock_wait=cfg.lock_wait
+        ) as record,
+        interruptible(),
+    ):
         summary = {"status": "running", "config_hash": cfg.hash(), "pid": os.getpid()}
         try:
             run = prepare(cfg)
@@ -481,7 +623,7 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
         except Exception as e:
             record.fail(summary, str(e) if isinstance(e, RbmlabError) else f"{type(e).__name__}: {e}")
             raise
-        except BaseException as e:   # SIGTERM, SIGINT, SIGHUP, SIGUSR2 (rbmlab.run.signals)
+        except BaseException as e:  # SIGTERM, SIGINT, SIGHUP, SIGUSR2 (rbmlab.run.signals)
             stop = interruption_of(e)
             if stop is not None:
                 record.interrupt(summary, stop.name)
@@ -491,12 +633,18 @@ def train(cfg: RunConfig, out_dir: str | Path, overrides: list[str] | None = Non
 def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dict[str, Any]:
     cfg = run.cfg
     p = start(run, record, overrides, summary, echo)
-    if isinstance(p, dict):   # already complete
+    if isinstance(p, dict):  # already complete
         return p
     record.write_summary({**summary, "epochs_done": p.epoch})
     echo(f"run directory: {record.out}")
-    bar = tqdm(total=cfg.train.epochs, initial=p.epoch, desc=f"train {cfg.learner.name}",
-               unit="epoch", disable=not cfg.train.progress, leave=False)
+    bar = tqdm(
+        total=cfg.train.epochs,
+        initial=p.epoch,
+        desc=f"train {cfg.learner.name}",
+        unit="epoch",
+        disable=not cfg.train.progress,
+        leave=False,
+    )
     show_latest(run, bar, p.latest)
     while p.epoch < cfg.train.epochs and not p.stopped and not p.exhausted:
         train_epoch(run, record, p)
@@ -506,15 +654,25 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         if not alive:
             bar.close()
             if run.stop is not None and p.decision is not None:
-                echo(f"diverged at epoch {p.epoch}; under train.stop_rule={cfg.train.stop_rule} the final "
-                     f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)")
+                echo(
+                    f"diverged at epoch {p.epoch}; under train.stop_rule={cfg.train.stop_rule} the final "
+                    f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)"
+                )
                 return finish(run, record, p, summary, echo)
-            summary.update(status="diverged", epochs_done=p.epoch, updates=p.updates,
-                           wall_time=p.wall, eval_time=p.eval_wall, final={},
-                           **_trial_records(p.model, [], p.diverged))
+            summary.update(
+                status="diverged",
+                epochs_done=p.epoch,
+                updates=p.updates,
+                wall_time=p.wall,
+                eval_time=p.eval_wall,
+                final={},
+                **_trial_records(p.model, [], p.diverged),
+            )
             record.write_summary(summary)
-            echo(f"diverged at epoch {p.epoch}: parameters beyond ±{PARAMETER_LIMIT:g} or non-finite, "
-                 "or non-finite metrics; recorded as diverged")
+            echo(
+                f"diverged at epoch {p.epoch}: parameters beyond ±{PARAMETER_LIMIT:g} or non-finite, "
+                "or non-finite metrics; recorded as diverged"
+            )
             return summary
         fault_point("after_epoch", p.epoch)
         raise_point("raise_after_epoch", p.epoch)
@@ -522,9 +680,11 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         sleep_point("sleep_after_epoch")
     bar.close()
     if p.stopped:
-        echo(f"train.stop_rule={cfg.train.stop_rule}: stopped at epoch {p.epoch}; the final "
-             f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)")
-    if p.epoch == 0:   # train.epochs=0: the untrained model is the run's checkpoint
+        echo(
+            f"train.stop_rule={cfg.train.stop_rule}: stopped at epoch {p.epoch}; the final "
+            f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)"
+        )
+    if p.epoch == 0:  # train.epochs=0: the untrained model is the run's checkpoint
         save_checkpoint_of(run, record, p, summary)
     return finish(run, record, p, summary, echo)
 
@@ -534,24 +694,30 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     of the model the rule selected (also when training diverged after it: summary.json
     ``stopped.diverged_epoch``)."""
     evaluated, t0 = p.model, time.perf_counter()
-    if p.exhausted and p.budget_final is not None:   # scored at the last compute point already
+    if p.exhausted and p.budget_final is not None:  # scored at the last compute point already
         finals = p.budget_final
     elif run.stop is None:
-        finals = evaluate_trials(run, p.model, final_key(run, p), skip=p.diverged, final=True,
-                                 state=p.state)
+        finals = evaluate_trials(run, p.model, final_key(run, p), skip=p.diverged, final=True, state=p.state)
     else:
         model, meta, _ = load_checkpoint(record.selected)
         if meta.get("epoch") != p.epochs[p.decision.selected]:
-            raise RbmlabError(f"{record.selected}: holds epoch {meta.get('epoch')}'s model, the rule "
-                              f"selected epoch {p.epochs[p.decision.selected]}; rerun with overwrite=true")
+            raise RbmlabError(
+                f"{record.selected}: holds epoch {meta.get('epoch')}'s model, the rule "
+                f"selected epoch {p.epochs[p.decision.selected]}; rerun with overwrite=true"
+            )
         evaluated = model
-        finals = evaluate_trials(run, model.map(run.backend.asarray), (run.cfg.seed, FINAL_EVAL_STREAM),
-                                 final=True, iterations=meta.get("inference_iterations"))
+        finals = evaluate_trials(
+            run,
+            model.map(run.backend.asarray),
+            (run.cfg.seed, FINAL_EVAL_STREAM),
+            final=True,
+            iterations=meta.get("inference_iterations"),
+        )
         summary["stopped"] = stopped_record(run, p, meta)
-        if p.diverged:   # training went on past the selected point and diverged: recorded, not final
+        if p.diverged:  # training went on past the selected point and diverged: recorded, not final
             summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
     final_eval = time.perf_counter() - t0
-    if evaluation_only(run):   # its rows are the final ones: none left by a run killed while writing them
+    if evaluation_only(run):  # its rows are the final ones: none left by a run killed while writing them
         record.metrics.truncate(-1)
         for row in finals:
             record.metrics.append(epoch_zero_row(run, p, row))
@@ -559,11 +725,18 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials
     final = (mean_over_trials(live) if trials else live[0]) if live else {}
-    summary.update(status="completed" if live else "diverged", epochs_done=p.epoch, updates=p.updates,
-                   wall_time=p.wall, eval_time=p.eval_wall, final_eval_time=final_eval, final=final,
-                   **_trial_records(p.model, live, p.diverged),
-                   **evaluated.model_sizes(),   # the sizes of the model ``final`` scores
-                   **budget_summary(p))
+    summary.update(
+        status="completed" if live else "diverged",
+        epochs_done=p.epoch,
+        updates=p.updates,
+        wall_time=p.wall,
+        eval_time=p.eval_wall,
+        final_eval_time=final_eval,
+        final=final,
+        **_trial_records(p.model, live, p.diverged),
+        **evaluated.model_sizes(),  # the sizes of the model ``final`` scores
+        **budget_summary(p),
+    )
     stopping = early_stopping_of(run, record) if live and not trials else None
     if stopping:
         summary["early_stopping"] = stopping
@@ -584,8 +757,10 @@ def budget_summary(p: Progress) -> dict[str, Any]:
     compute points reached (the final metrics are the last one's)."""
     if p.budget is None:
         return {}
-    return {"gmac": p.work / GIGA, "budget": {"unit": p.budget.unit, "points": list(p.budget.points),
-                                              "reached": p.budget.reached}}
+    return {
+        "gmac": p.work / GIGA,
+        "budget": {"unit": p.budget.unit, "points": list(p.budget.points), "reached": p.budget.reached},
+    }
 
 
 def show_latest(run: Setup, bar, latest: dict[str, float]) -> None:
@@ -600,20 +775,31 @@ def time_shares(run: Setup, train_s: float, epochs_s: float, final_s: float) -> 
     their cost) and the final evaluation."""
     total = train_s + epochs_s + final_s
     share = (lambda s: f"{100 * s / total:.0f}%") if total > 0 else (lambda s: "0%")
-    knobs = ", ".join([f"train.eval_every={run.cfg.train.eval_every}",
-                       *(f"evaluator.{k}={getattr(run.cfg.evaluator, k)}" for k in run.evaluator.epoch_cost)])
-    return (f"time: training {train_s:.3g} s ({share(train_s)}), evaluation at epochs {epochs_s:.3g} s "
-            f"({share(epochs_s)}; {knobs}), final evaluation {final_s:.3g} s ({share(final_s)})")
+    knobs = ", ".join(
+        [
+            f"train.eval_every={run.cfg.train.eval_every}",
+            *(f"evaluator.{k}={getattr(run.cfg.evaluator, k)}" for k in run.evaluator.epoch_cost),
+        ]
+    )
+    return (
+        f"time: training {train_s:.3g} s ({share(train_s)}), evaluation at epochs {epochs_s:.3g} s "
+        f"({share(epochs_s)}; {knobs}), final evaluation {final_s:.3g} s ({share(final_s)})"
+    )
 
 
 def stopped_record(run: Setup, p: Progress, selected_meta: dict) -> dict[str, Any]:
     """summary.json ``stopped``: where training ended, the point the rule selected (its epoch,
     value and grown sizes) and whether the rule fired (False: it ran to train.epochs)."""
     d = p.decision
-    return {"epoch": p.epoch, "selected_epoch": p.epochs[d.selected], "rule": run.stop.rule,
-            "fired": d.stop, "value": p.values[d.selected],
-            "criterion": run.stop.describe(run.cfg.train.stop_metric),
-            **{k: selected_meta[k] for k in run.learner.grows if k in selected_meta}}
+    return {
+        "epoch": p.epoch,
+        "selected_epoch": p.epochs[d.selected],
+        "rule": run.stop.rule,
+        "fired": d.stop,
+        "value": p.values[d.selected],
+        "criterion": run.stop.describe(run.cfg.train.stop_metric),
+        **{k: selected_meta[k] for k in run.learner.grows if k in selected_meta},
+    }
 
 
 def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:
@@ -636,6 +822,8 @@ def _trial_records(model, live: list[dict[str, float]], diverged: dict[int, int]
     if not model.n_trials:
         return {}
     by_trial = {int(f["trial"]): f for f in live}
-    records = [by_trial.get(t) or {"trial": t, "status": "diverged", "diverged_epoch": diverged.get(t)}
-               for t in range(model.n_trials)]
+    records = [
+        by_trial.get(t) or {"trial": t, "status": "diverged", "diverged_epoch": diverged.get(t)}
+        for t in range(model.n_trials)
+    ]
     return {"final_trials": records, "diverged_trials": sorted(diverged)}

@@ -15,6 +15,7 @@ signal went to the process group.
 ``kill -9`` cannot be caught: the run's lock, which the kernel drops with its holder, tells
 whether a run that says it is running really is (rbmlab.run.records.observed_status).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 
 CAUGHT = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR2)
-DUPLICATE_S = 1.0   # a second signal this soon after the first is its copy (see the docstring)
+DUPLICATE_S = 1.0  # a second signal this soon after the first is its copy (see the docstring)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -46,7 +47,7 @@ class RunInterrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-_CLI_PID: int | None = None   # the process that runs rbmlab's command line (mark_cli_process)
+_CLI_PID: int | None = None  # the process that runs rbmlab's command line (mark_cli_process)
 
 
 def mark_cli_process() -> None:
@@ -61,7 +62,7 @@ def is_cli_process() -> bool:
     return _CLI_PID == os.getpid()
 
 
-_TAKEN_OVER = False   # a launcher's job function handles the interruption (taken_over_by_launcher)
+_TAKEN_OVER = False  # a launcher's job function handles the interruption (taken_over_by_launcher)
 
 
 @contextlib.contextmanager
@@ -89,7 +90,7 @@ def end_as_signalled(stop: RunInterrupted) -> None:
     not survive its interruption: joblib's would idle on, holding its parent's pipes."""
     signal.signal(stop.signum, signal.SIG_DFL)
     os.kill(os.getpid(), stop.signum)
-    os._exit(stop.exit_status)   # a signal whose default is not to terminate: end anyway
+    os._exit(stop.exit_status)  # a signal whose default is not to terminate: end anyway
 
 
 def interruption_of(exc: BaseException) -> RunInterrupted | None:
@@ -105,9 +106,11 @@ def interruption_of(exc: BaseException) -> RunInterrupted | None:
 def _after_the_first(first_at: float):
     """The command's handler once a signal has arrived: a copy within DUPLICATE_S is dropped,
     a later signal ends the process at once with its default action."""
+
     def handler(signum: int, _frame) -> None:
         if time.monotonic() - first_at >= DUPLICATE_S:
             end_as_signalled(RunInterrupted(signum))
+
     return handler
 
 
@@ -115,12 +118,13 @@ def _raiser(first: Callable[[RunInterrupted], None] | None):
     def handler(signum: int, _frame) -> None:
         # see the module's docstring
         then = _after_the_first(time.monotonic()) if is_cli_process() else signal.SIG_IGN
-        for sig in CAUGHT:   # a second signal while the run records the first
+        for sig in CAUGHT:  # a second signal while the run records the first
             signal.signal(sig, then)
         stop = RunInterrupted(signum)
         if first is not None:
             first(stop)
         raise stop
+
     return handler
 
 
@@ -140,7 +144,7 @@ def interruptible(first: Callable[[RunInterrupted], None] | None = None) -> Iter
     try:
         yield
     finally:
-        for sig, handler in previous.items():   # None: a handler installed outside Python
+        for sig, handler in previous.items():  # None: a handler installed outside Python
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
@@ -178,7 +182,7 @@ def forward(stop: RunInterrupted, wait: float = 30.0) -> None:
     import time  # noqa: PLC0415
 
     pids = children()
-    for pid in pids:   # SIGTERM: a worker may ignore SIGINT (loky's do), none ignores this
+    for pid in pids:  # SIGTERM: a worker may ignore SIGINT (loky's do), none ignores this
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait

@@ -8,6 +8,7 @@ The basic sweeper runs the product of listed values, so rbmlab validates every j
 metric (the first declared metric, at the first split; one best at a target, such as a signed
 error: its distance from the target) for the sweeper to optimise.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,9 +22,9 @@ from omegaconf import OmegaConf
 from rbmlab.errors import RbmlabError
 
 BASIC = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
-SWEEPER_KEYS = ("hydra/sweeper", "hydra.sweeper.")   # hydra.* overrides that choose or set the sweeper
-RESULTS = "optimization_results.yaml"                 # written by the optuna and nevergrad sweepers
-MAX_CHECKED = 64   # configurations validated ahead; above, each listed value once (not every product)
+SWEEPER_KEYS = ("hydra/sweeper", "hydra.sweeper.")  # hydra.* overrides that choose or set the sweeper
+RESULTS = "optimization_results.yaml"  # written by the optuna and nevergrad sweepers
+MAX_CHECKED = 64  # configurations validated ahead; above, each listed value once (not every product)
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Sweep:
     """A multirun as rbmlab prepares it: the override lists validated before it starts, how many
     jobs it runs (None: the sweeper decides), and the hydra.* overrides rbmlab adds."""
 
-    sampler: str | None          # None: the basic sweeper (the jobs below are the jobs it runs)
+    sampler: str | None  # None: the basic sweeper (the jobs below are the jobs it runs)
     jobs: list[list[str]]
     n_jobs: int | None
     hydra_overrides: list[str]
@@ -74,8 +75,10 @@ def candidates(override) -> list[str]:
     try:
         listed = [f"{key}={v}" for v in override.sweep_string_iterator()]
     except Exception:  # noqa: BLE001 - glob(): nothing to list
-        raise RbmlabError(f"{override.input_line}: a sweep rbmlab cannot check ahead; list the "
-                          "values, or give a range() or interval()") from None
+        raise RbmlabError(
+            f"{override.input_line}: a sweep rbmlab cannot check ahead; list the "
+            "values, or give a range() or interval()"
+        ) from None
     if isinstance(value, RangeSweep) and not value.shuffle:
         listed.append(f"{key}={value.stop!r}")
     return list(dict.fromkeys(listed))
@@ -87,7 +90,7 @@ def checked_configurations(options: list[list[str]]) -> list[list[str]]:
     if math.prod(len(o) for o in options) <= MAX_CHECKED:
         return [list(c) for c in itertools.product(*options)]
     first = [o[0] for o in options]
-    return [first] + [first[:i] + [v] + first[i + 1:] for i, o in enumerate(options) for v in o[1:]]
+    return [first] + [first[:i] + [v] + first[i + 1 :] for i, o in enumerate(options) for v in o[1:]]
 
 
 DIRECTIONS = ("minimize", "maximize")
@@ -97,15 +100,19 @@ def sampled_sweep(node, parsed: list) -> Sweep:
     """The sweep of a sampling sweeper (the composed ``hydra.sweeper`` node) over ``parsed``
     overrides (Hydra's Override objects, search-space params first): the configurations checked
     ahead of its trials, and n_trials jobs (unknown for a grid, which may run fewer)."""
-    by_key = {o.get_key_element(): o for o in parsed}   # the command line wins over params
+    by_key = {o.get_key_element(): o for o in parsed}  # the command line wins over params
     jobs = checked_configurations([candidates(o) for o in by_key.values()])
     n_trials = node.get("n_trials")
     if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1):
         raise RbmlabError(f"hydra.sweeper.n_trials: must be an integer >= 1, got {n_trials!r}")
-    direction = node.get("direction")   # rbmlab's jobs return one value: one direction
-    if direction is not None and getattr(direction, "name", direction) not in DIRECTIONS:   # the schema's: an Enum
-        raise RbmlabError(f"hydra.sweeper.direction: must be one of {', '.join(DIRECTIONS)} (the headline "
-                          f"metric's, by default), got {direction!r}")
+    direction = node.get("direction")  # rbmlab's jobs return one value: one direction
+    if (
+        direction is not None and getattr(direction, "name", direction) not in DIRECTIONS
+    ):  # the schema's: an Enum
+        raise RbmlabError(
+            f"hydra.sweeper.direction: must be one of {', '.join(DIRECTIONS)} (the headline "
+            f"metric's, by default), got {direction!r}"
+        )
     grid = "GridSampler" in str(OmegaConf.select(node, "sampler._target_", default=""))
     sampler = str(node.get("_target_", "")).rsplit(".", 1)[-1]
     return Sweep(sampler, jobs, None if grid or n_trials is None else int(n_trials), tag_overrides(parsed))
@@ -114,11 +121,13 @@ def sampled_sweep(node, parsed: list) -> Sweep:
 def tag_overrides(parsed: list) -> list[str]:
     """hydra.* overrides that make ``hydra.job.override_dirname`` name a job by its swept values
     only (the job tag of rbmlab.hydra_app), leaving out the keys that every job shares."""
-    last = {o.key_or_group: o for o in parsed}   # a later override of a key wins
+    last = {o.key_or_group: o for o in parsed}  # a later override of a key wins
     fixed = sorted(key for key, o in last.items() if not o.is_sweep_override())
     quoted = ",".join(f"'{k}'" for k in fixed)
-    return [f"hydra.job.config.override_dirname.exclude_keys=[{quoted}]",
-            "hydra.job.config.override_dirname.item_sep=' '"]
+    return [
+        f"hydra.job.config.override_dirname.exclude_keys=[{quoted}]",
+        "hydra.job.config.override_dirname.item_sep=' '",
+    ]
 
 
 def launch_overrides(sweep: Sweep, configs, hydra_overrides: list[str]) -> list[str]:
@@ -128,9 +137,11 @@ def launch_overrides(sweep: Sweep, configs, hydra_overrides: list[str]) -> list[
     if sweep.sampler is None:
         return sweep.hydra_overrides
     if configs[0].resume:
-        raise RbmlabError(f"resume: a sampling sweep ({sweep.sampler}) proposes new values each "
-                          "time, so its jobs cannot continue an earlier sweep's; start a new sweep "
-                          "(or overwrite=true)")
+        raise RbmlabError(
+            f"resume: a sampling sweep ({sweep.sampler}) proposes new values each "
+            "time, so its jobs cannot continue an earlier sweep's; start a new sweep "
+            "(or overwrite=true)"
+        )
     return sweep.hydra_overrides + direction_overrides(configs, hydra_overrides)
 
 
@@ -162,11 +173,13 @@ def direction_overrides(configs, hydra_overrides: list[str]) -> list[str]:
     where the jobs would report different metrics."""
     heads = {objective(cfg.evaluator) for cfg in configs}
     if len(heads) > 1:
-        raise RbmlabError(f"hydra/sweeper: the jobs report different headline metrics "
-                          f"({', '.join(sorted(c for c, _ in heads))}); a sweeper optimises one")
+        raise RbmlabError(
+            f"hydra/sweeper: the jobs report different headline metrics "
+            f"({', '.join(sorted(c for c, _ in heads))}); a sweeper optimises one"
+        )
     if any(o.startswith("hydra.sweeper.direction=") for o in hydra_overrides):
         return []
-    (_, spec), = heads
+    ((_, spec),) = heads
     maximize = spec.best_at is None and spec.higher_is_better
     return [f"hydra.sweeper.direction={'maximize' if maximize else 'minimize'}"]
 
@@ -189,7 +202,7 @@ def best_line(sweep_dir: Path, configs) -> str | None:
         return None
     results = OmegaConf.to_container(OmegaConf.load(path))
     value = results.get("best_value", results.get("best_evaluated_result"))
-    if value is None:   # several objectives: a Pareto front
+    if value is None:  # several objectives: a Pareto front
         return f"rbmlab: the sweeper's results: {path}"
     params = results.get("best_params", results.get("best_evaluated_params")) or {}
     chosen = " ".join(f"{k}={v}" for k, v in params.items()) or "the fixed values"
@@ -200,5 +213,7 @@ def no_result(sweep: Sweep, sweep_dir: Path, configs) -> RbmlabError:
     """The error of a sampling sweep that ended without a best value: no job completed with a
     finite headline metric (every trial diverged), so the sweeper had nothing to choose from."""
     column, _ = objective(configs[0].evaluator)
-    return RbmlabError(f"hydra/sweeper: no trial of the {sweep.sampler} sweep in {sweep_dir} completed with a "
-                       f"finite {column} (diverged or failed: see each job's summary.json); nothing to optimise")
+    return RbmlabError(
+        f"hydra/sweeper: no trial of the {sweep.sampler} sweep in {sweep_dir} completed with a "
+        f"finite {column} (diverged or failed: see each job's summary.json); nothing to optimise"
+    )

@@ -6,6 +6,7 @@ parameters either way.
 Random numbers come from generators keyed by (seed, stream, epoch): epoch e draws the same
 numbers whether it follows epoch e − 1 in one process or a checkpoint of it in another.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,17 +26,24 @@ def batches(n: int, batch_size: int | str, rng: np.random.Generator):
         return
     order = rng.permutation(n)
     for start in range(0, n, batch_size):
-        yield order[start:start + batch_size]
+        yield order[start : start + batch_size]
 
 
-def initial_model(model_class: type, model_config, backend: Backend, seed: int, data_mean,
-                  fit_data, trials: int = 0):
+def initial_model(
+    model_class: type, model_config, backend: Backend, seed: int, data_mean, fit_data, trials: int = 0
+):
     """The family's initialisation for ``model_config`` on the backend, from the stream
     (seed, INIT_STREAM); ``data_mean`` (host) and ``fit_data`` (backend rows) are the training
     data it is fitted to."""
-    return model_class.initialize(model_config, xp=backend.xp, rng=backend.rng(seed, INIT_STREAM),
-                                  data_mean=backend.asarray(data_mean), dtype=backend.dtype,
-                                  data=fit_data, trials=trials)
+    return model_class.initialize(
+        model_config,
+        xp=backend.xp,
+        rng=backend.rng(seed, INIT_STREAM),
+        data_mean=backend.asarray(data_mean),
+        dtype=backend.dtype,
+        data=fit_data,
+        trials=trials,
+    )
 
 
 def learner_start(learner, model, backend: Backend, seed: int, train, pretrained: bool = False):
@@ -46,8 +54,18 @@ def learner_start(learner, model, backend: Backend, seed: int, train, pretrained
     return model, learner.init_state(model, train, backend.rng(seed, INIT_STREAM, 1))
 
 
-def epoch_pass(learner, backend: Backend, seed: int, epoch: int, train, n_train: int,
-               batch_size: int | str, model, state: dict[str, Any], after_step=None):
+def epoch_pass(
+    learner,
+    backend: Backend,
+    seed: int,
+    epoch: int,
+    train,
+    n_train: int,
+    batch_size: int | str,
+    model,
+    state: dict[str, Any],
+    after_step=None,
+):
     """Epoch ``epoch`` (from 1): the learner's steps over ``train`` (a Batch on the backend of
     ``n_train`` rows) shuffled into mini-batches of ``batch_size``; (model, state, updates).
     ``after_step(model, state, rows, seen, updates)`` after each step (``rows`` in its batch,

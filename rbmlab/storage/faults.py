@@ -14,6 +14,7 @@
 
 A kill is ``kill -9``: no handlers, no clean-up. Unset, a check costs one dictionary lookup.
 """
+
 from __future__ import annotations
 
 import errno

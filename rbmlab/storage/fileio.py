@@ -7,6 +7,7 @@ is fsync'ed so the rename itself survives a power cut. A kill at any point leave
 untouched (at worst a stray ``.*.tmp`` file, which :func:`remove_stale_temporaries` clears);
 a full or read-only disk becomes one :class:`~rbmlab.errors.RbmlabError` line naming the file.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,8 +28,17 @@ TMP_SUFFIX = ".tmp"
 
 # What reading a corrupt, truncated or hand-crafted file can raise from zipfile, zlib or numpy's
 # .npy reader (a checkpoint, a user's data file).
-READ_ERRORS = (OSError, ValueError, EOFError, NotImplementedError, RecursionError, MemoryError,
-               struct.error, zipfile.BadZipFile, zlib.error)
+READ_ERRORS = (
+    OSError,
+    ValueError,
+    EOFError,
+    NotImplementedError,
+    RecursionError,
+    MemoryError,
+    struct.error,
+    zipfile.BadZipFile,
+    zlib.error,
+)
 
 
 def fsync_directory(directory: Path) -> None:
@@ -48,8 +58,9 @@ def fsync_directory(directory: Path) -> None:
 def write_error(path: Path, e: OSError, what: str | None = None) -> RbmlabError:
     """``<what>: cannot write <path> (<reason>)`` (``<path>: cannot write (<reason>)``) on one line."""
     reason = e.strerror or type(e).__name__
-    return RbmlabError(f"{what}: cannot write {path} ({reason})" if what
-                       else f"{path}: cannot write ({reason})")
+    return RbmlabError(
+        f"{what}: cannot write {path} ({reason})" if what else f"{path}: cannot write ({reason})"
+    )
 
 
 def _file_mode(path: Path) -> int:
@@ -94,7 +105,9 @@ def _synced_temporary(path: Path, mode: str, temporaries: dict[Path, Path]) -> I
     """An open temporary file beside ``path`` (recorded in ``temporaries[path]``), flushed and
     fsync'ed when the block ends."""
     temporaries[path] = _temporary(path, mode)
-    with open(temporaries[path], mode, **({"encoding": "utf-8", "newline": ""} if "b" not in mode else {})) as f:
+    with open(
+        temporaries[path], mode, **({"encoding": "utf-8", "newline": ""} if "b" not in mode else {})
+    ) as f:
         injected_os_error(path.name)
         yield f
         f.flush()
@@ -140,7 +153,7 @@ def atomic_write_all(files: dict[Path, bytes], what: str | None = None) -> None:
             path = _target(path)
             with _synced_temporary(path, "wb", temporaries) as f:
                 f.write(data)
-        for path in list(temporaries):   # a kill here leaves every target as it was
+        for path in list(temporaries):  # a kill here leaves every target as it was
             fault_point("write", path.name)
         for path in list(temporaries):
             os.replace(temporaries.pop(path), path)

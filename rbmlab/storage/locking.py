@@ -8,6 +8,7 @@ who took it (pid, host, command, time) for the message a second process gets. Lo
 within a process: a sweep's own jobs, run in the launching process, take their run directory's
 lock again for free.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -24,7 +25,7 @@ from rbmlab.storage.faults import injected_os_error
 
 LOCK_NAME = ".rbmlab.lock"
 POLL_SECONDS = 0.2
-PROBE_GRACE_SECONDS = 1.0   # is_held's probe holds a shared lock for microseconds: not a holder
+PROBE_GRACE_SECONDS = 1.0  # is_held's probe holds a shared lock for microseconds: not a holder
 
 
 @dataclass
@@ -40,8 +41,10 @@ def _holder(fd: int) -> str:
     """Who holds the lock, from the lock file's JSON (written by the holder)."""
     try:
         info = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
-        return (f"process {info['pid']} on {info['host']} ({info['command']}, since "
-                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info['since']))})")
+        return (
+            f"process {info['pid']} on {info['host']} ({info['command']}, since "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info['since']))})"
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return "another process"
 
@@ -55,7 +58,9 @@ def _open(lock: Path, key: str) -> int:
         injected_os_error(lock.name)
         return os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as e:
-        raise RbmlabError(f"{key}: cannot write in {lock.parent} ({e.strerror or type(e).__name__})") from None
+        raise RbmlabError(
+            f"{key}: cannot write in {lock.parent} ({e.strerror or type(e).__name__})"
+        ) from None
 
 
 def _held_by_writer(fd: int) -> bool:
@@ -79,13 +84,13 @@ def is_held(run_dir: Path) -> bool:
         return True
     try:
         fd = os.open(name, os.O_RDONLY)
-    except FileNotFoundError:   # no lock file: no process ever ran there, or it was moved
+    except FileNotFoundError:  # no lock file: no process ever ran there, or it was moved
         return False
     except OSError:
         return True
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:   # BlockingIOError: held; others: a file system without flock
+    except OSError:  # BlockingIOError: held; others: a file system without flock
         os.close(fd)
         return True
     try:
@@ -93,7 +98,7 @@ def is_held(run_dir: Path) -> bool:
     except (OSError, ValueError, AttributeError):
         host = None
     finally:
-        os.close(fd)   # drops the probe's shared lock with the descriptor
+        os.close(fd)  # drops the probe's shared lock with the descriptor
     return host is not None and host != socket.gethostname()
 
 
@@ -106,27 +111,27 @@ class DirectoryLock:
 
     def __init__(self, lock: Path, owned: Path, key: str, wait: float = 0.0):
         self.lock, self.owned, self.key, self.wait = Path(lock), Path(owned), key, wait
-        self.name = os.path.abspath(lock)   # the re-entrancy key
+        self.name = os.path.abspath(lock)  # the re-entrancy key
 
     @classmethod
-    def for_run(cls, run_dir: Path, key: str = "hydra.run.dir", wait: float = 0.0) -> "DirectoryLock":
+    def for_run(cls, run_dir: Path, key: str = "hydra.run.dir", wait: float = 0.0) -> DirectoryLock:
         """The lock of a run directory: ``<run_dir>/.rbmlab.lock``."""
         return cls(Path(run_dir) / LOCK_NAME, run_dir, key, wait)
 
     @classmethod
-    def for_sweep(cls, sweep_dir: Path, key: str = "hydra.sweep.dir", wait: float = 0.0) -> "DirectoryLock":
+    def for_sweep(cls, sweep_dir: Path, key: str = "hydra.sweep.dir", wait: float = 0.0) -> DirectoryLock:
         """The lock of a sweep: the sibling ``.<name>.lock`` (it outlives moving the sweep
         aside), found through symbolic links so that two names of one sweep share it."""
         real = Path(sweep_dir).resolve()
         return cls(real.parent / f".{real.name}.lock", sweep_dir, key, wait)
 
     @classmethod
-    def for_directory(cls, directory: Path, key: str, wait: float = 0.0) -> "DirectoryLock":
+    def for_directory(cls, directory: Path, key: str, wait: float = 0.0) -> DirectoryLock:
         """The lock of a directory's own inode: nothing is created in it (a folder of committed
         outputs stays as it is), and the holder cannot be named in the message."""
         return cls(Path(directory), Path(directory), key, wait)
 
-    def acquire(self) -> "DirectoryLock":
+    def acquire(self) -> DirectoryLock:
         held = _HELD.get(self.name)
         if held is not None:
             held.count += 1
@@ -142,13 +147,19 @@ class DirectoryLock:
                     holder = _holder(fd)
                     os.close(fd)
                     hint = f"waited {self.wait:g} s; " if self.wait else ""
-                    raise RbmlabError(f"{self.key}: {self.owned} is in use by {holder}; {hint}"
-                                      "wait for it to finish (lock_wait=SECONDS waits) or choose "
-                                      "another directory") from None
+                    raise RbmlabError(
+                        f"{self.key}: {self.owned} is in use by {holder}; {hint}"
+                        "wait for it to finish (lock_wait=SECONDS waits) or choose "
+                        "another directory"
+                    ) from None
                 time.sleep(POLL_SECONDS)
-        info = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
-                "command": " ".join(["rbmlab", *sys.argv[1:]])[:300]}
-        try:   # who holds it, for the message a second process gets; the lock holds without it
+        info = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": time.time(),
+            "command": " ".join(["rbmlab", *sys.argv[1:]])[:300],
+        }
+        try:  # who holds it, for the message a second process gets; the lock holds without it
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode(), 0)
         except OSError:
@@ -163,9 +174,9 @@ class DirectoryLock:
         held.count -= 1
         if held.count == 0:
             del _HELD[self.name]
-            os.close(held.fd)   # closing the descriptor drops the flock
+            os.close(held.fd)  # closing the descriptor drops the flock
 
-    def __enter__(self) -> "DirectoryLock":
+    def __enter__(self) -> DirectoryLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

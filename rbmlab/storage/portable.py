@@ -25,6 +25,7 @@ after ``?`` (``<sweep dir>?seed=0``, rbmlab.run.pretrained) is kept. :func:`port
 the rule to every absolute path in a text (a command line, a file written elsewhere), and
 :data:`ABSOLUTE_PATH` is what counts as one there.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,15 +33,17 @@ import re
 from collections.abc import Iterable
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
-PACKAGE_FOLDERS = ("site-packages", "dist-packages")   # where pip and the distributions install
-SYSTEM_PROGRAMS = ("/bin/", "/usr/bin/")   # a program here (``/usr/bin/env``) is every machine's
-_END = r"\s\"'`()\[\]{},;<>|"   # what ends a path inside a text (a CSV cell, a list, a markdown cell)
+PACKAGE_FOLDERS = ("site-packages", "dist-packages")  # where pip and the distributions install
+SYSTEM_PROGRAMS = ("/bin/", "/usr/bin/")  # a program here (``/usr/bin/env``) is every machine's
+_END = r"\s\"'`()\[\]{},;<>|"  # what ends a path inside a text (a CSV cell, a list, a markdown cell)
 # An absolute path inside a text: at its start or after a space, a quote, a bracket, ``=`` and the
 # like (never inside a word or a URL's ``//``), of at least two parts (``/work/x``: not the
 # ``/ step`` of prose); or a Windows drive path (``C:\\x``, ``C:/x``).
 ABSOLUTE_PATH = re.compile(
     rf"(?:(?<=^)|(?<=[\s\"'`(\[{{=,;<>|]))"
-    rf"(?:/[\w.~+-][^/{_END}]*/[^{_END}]*|[A-Za-z]:[\\/][^{_END}]+)", re.MULTILINE)
+    rf"(?:/[\w.~+-][^/{_END}]*/[^{_END}]*|[A-Za-z]:[\\/][^{_END}]+)",
+    re.MULTILINE,
+)
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
@@ -80,7 +83,7 @@ def portable_path(path: str | os.PathLike, roots: Iterable[str | os.PathLike] = 
     parts = pure.parts
     folder = max((i for i, part in enumerate(parts) if part in PACKAGE_FOLDERS), default=None)
     if folder is not None and folder + 1 < len(parts):
-        return PurePosixPath(*parts[folder + 1:]).as_posix() + mark + query
+        return PurePosixPath(*parts[folder + 1 :]).as_posix() + mark + query
     return (pure.name or text) + mark + query
 
 
@@ -92,7 +95,8 @@ def portable_text(text: str, roots: Iterable[str | os.PathLike] = ()) -> str:
     def one(match: re.Match) -> str:
         found = match.group(0)
         path = found.rstrip(".:")
-        return portable_path(path, roots) + found[len(path):]
+        return portable_path(path, roots) + found[len(path) :]
+
     return ABSOLUTE_PATH.sub(one, text)
 
 

@@ -8,6 +8,7 @@ the folder waits for the first, and the holder, being the only writer, may delet
 temporaries of its files that an earlier, killed writer left (``.<name>.<random>.tmp``,
 rbmlab.storage.fileio).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,7 +19,7 @@ from pathlib import Path
 from rbmlab.storage.fileio import atomic_write_all, remove_stale_temporaries, write_error
 from rbmlab.storage.locking import DirectoryLock
 
-WAIT_SECONDS = 300.0   # another render of the same files takes seconds; a stuck one is named
+WAIT_SECONDS = 300.0  # another render of the same files takes seconds; a stuck one is named
 _WRITTEN: ContextVar[list[Path] | None] = ContextVar("rbmlab_published", default=None)
 
 
@@ -39,7 +40,7 @@ def publish(files: dict[Path, bytes | str], what: str = "report") -> dict[Path, 
     their lock, after removing the stale temporaries of those names. Text is written as UTF-8."""
     files = {Path(p): data for p, data in files.items()}
     folders = sorted({p.parent.resolve() for p in files})
-    for folder in folders:   # made first: the lock is the folder's own inode
+    for folder in folders:  # made first: the lock is the folder's own inode
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:

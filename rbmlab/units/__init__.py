@@ -3,6 +3,7 @@
 ``PRIORS``: every unit type with the TAP maths of rbmlab.units.prior — the discrete ones and
 the real-valued truncated priors of the tap paper. Entries are imported lazily like the
 registries, so a prior's special functions load only when it is used."""
+
 from __future__ import annotations
 
 import importlib
@@ -18,10 +19,22 @@ _REAL_PRIORS = {
 }
 PRIOR_NAMES = (*UNIT_TYPES, *_REAL_PRIORS)
 CATEGORICAL_TYPES = {Potts.name: Potts}
-DISCRETE_NAMES = (*UNIT_TYPES, *CATEGORICAL_TYPES)   # what an RBM's layers may be
+DISCRETE_NAMES = (*UNIT_TYPES, *CATEGORICAL_TYPES)  # what an RBM's layers may be
 
-__all__ = ["UNIT_TYPES", "CATEGORICAL_TYPES", "DISCRETE_NAMES", "PRIOR_NAMES", "Bernoulli", "Spin",
-           "Potts", "UnitType", "Prior", "ValueSet", "unit_type", "prior"]
+__all__ = [
+    "UNIT_TYPES",
+    "CATEGORICAL_TYPES",
+    "DISCRETE_NAMES",
+    "PRIOR_NAMES",
+    "Bernoulli",
+    "Spin",
+    "Potts",
+    "UnitType",
+    "Prior",
+    "ValueSet",
+    "unit_type",
+    "prior",
+]
 
 
 def unit_type(name: str, states: int = 2):

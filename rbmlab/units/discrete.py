@@ -12,6 +12,7 @@ Both are also priors (rbmlab.units.prior) with the tilted partition function TAP
 x² = x for {0, 1} and x² = 1 for ±1, so the quadratic tilt A only shifts the field or adds a
 constant. The real-valued priors live beside them (truncated Gaussian, Gauss-Bernoulli).
 """
+
 from __future__ import annotations
 
 from rbmlab.backend import namespace
@@ -23,7 +24,7 @@ from rbmlab.units.values import ValueSet
 class UnitType(Prior):
     """What every discrete unit type derives from its own ``states_of`` and ``values``."""
 
-    values: tuple[float, ...] = ()    # the values a unit takes, in increasing order
+    values: tuple[float, ...] = ()  # the values a unit takes, in increasing order
 
     @classmethod
     def value_set(cls) -> ValueSet:
@@ -149,7 +150,7 @@ class Spin(UnitType):
 
     @staticmethod
     def log_partition(a):
-        return softplus(2.0 * a) - a          # log(e^a + e^{−a}), stable
+        return softplus(2.0 * a) - a  # log(e^a + e^{−a}), stable
 
     @staticmethod
     def log_partition_sum_(x):
@@ -159,7 +160,7 @@ class Spin(UnitType):
 
     @staticmethod
     def sample_(a, rng, bias=None):
-        bernoulli_logits_(a, rng, bias=bias, scale=2.0)   # {0, 1} with P(1) = σ(2(a + b))
+        bernoulli_logits_(a, rng, bias=bias, scale=2.0)  # {0, 1} with P(1) = σ(2(a + b))
         a *= 2.0
         a -= 1.0
         return a

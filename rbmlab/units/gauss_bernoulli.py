@@ -17,6 +17,7 @@ m_TG, v_TG the truncated Gaussian's tilted partition function, mean and variance
 
 All in log space (logaddexp, σ(r) = e^{−softplus(−r)}): extreme r and ln Z̃_TG are fine.
 """
+
 from __future__ import annotations
 
 from rbmlab.backend.ops import softplus
@@ -44,8 +45,15 @@ class TruncatedGaussBernoulli(Prior):
         log_slab, mean, var = truncated_gaussian_stats(B, A + V, *cls.support)
         logit = r + log_slab
         log_z = xp.logaddexp(-softplus(r), log_slab - softplus(-r))
-        return (dtype, log_z, xp.exp(-softplus(-logit)), xp.exp(-softplus(logit)), mean, var,
-                xp.exp(-softplus(-r)))
+        return (
+            dtype,
+            log_z,
+            xp.exp(-softplus(-logit)),
+            xp.exp(-softplus(logit)),
+            mean,
+            var,
+            xp.exp(-softplus(-r)),
+        )
 
     @classmethod
     def log_z(cls, B, A, V, r):

@@ -2,6 +2,7 @@
 prior (rbmlab.units.prior) with its field U and parameters θ, and the layer's cumulants — the
 tilted log-normaliser ln Z̃(U + B, A), its moments f_a, f_c and their gradients. The families build
 their layers from these (rbm, grbm, dbm) and TAP (rbmlab.inference.tap) iterates over them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -25,7 +26,7 @@ class Layer:
         B = B + self.field[..., None, :]
         return B if self.offset is None else B + self.offset
 
-    def rows(self, keep) -> "Layer":
+    def rows(self, keep) -> Layer:
         """The layer for the rows ``keep`` of its batch (the offset's rows)."""
         return self if self.offset is None else replace(self, offset=self.offset[keep])
 
@@ -48,8 +49,9 @@ class Layer:
 
     def log_prior(self, x):
         """ln P̃(x) = Ux + ln base(x; θ) summed over units, per row."""
-        return namespace(x).sum(x * self.field[..., None, :] + self.prior.log_base(x, *self.theta_rows),
-                                axis=-1)
+        return namespace(x).sum(
+            x * self.field[..., None, :] + self.prior.log_base(x, *self.theta_rows), axis=-1
+        )
 
 
 def clamped_log_density(W, visible: Layer, hidden: Layer, x):
@@ -57,5 +59,6 @@ def clamped_log_density(W, visible: Layer, hidden: Layer, x):
     Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0)."""
     xp = namespace(W)
     product = x @ W
-    return (visible.log_prior(x.astype(xp.float64))
-            + xp.sum(hidden.log_z(product, 0.0 * product).astype(xp.float64), axis=-1))
+    return visible.log_prior(x.astype(xp.float64)) + xp.sum(
+        hidden.log_z(product, 0.0 * product).astype(xp.float64), axis=-1
+    )

@@ -13,6 +13,7 @@ columns, ``decode`` reads them back. ``Potts.with_states(q)`` is the type for on
 Bernoulli and Spin: every method is a classmethod reading ``q``); a layer of n Potts units has
 q^n states, enumerated in base q (digit j → unit j), as a binary layer's in base 2.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,12 +29,12 @@ class Potts(UnitType):
     """x ∈ {0, …, q − 1}, one-hot over q columns; p(x = s | a) = softmax(a)_s."""
 
     name = "potts"
-    values = (0.0, 1.0)       # of a column: one-hot entries
-    q = 0                     # states per unit; set by :meth:`with_states`
+    values = (0.0, 1.0)  # of a column: one-hot entries
+    q = 0  # states per unit; set by :meth:`with_states`
 
     @classmethod
     @functools.cache
-    def with_states(cls, q: int) -> type["Potts"]:
+    def with_states(cls, q: int) -> type[Potts]:
         """The Potts type of ``q`` states (one class per q, so types compare by identity)."""
         if q < 2:
             raise ValueError(f"a Potts unit needs at least 2 states, got {q}")
@@ -103,7 +104,7 @@ class Potts(UnitType):
         p = xp.exp(g - g.max(axis=-1, keepdims=True))
         cdf = xp.cumsum(p, axis=-1)
         u = uniform(rng, cdf.shape[:-1] + (1,), cdf.dtype) * cdf[..., -1:]
-        chosen = xp.minimum(xp.sum(cdf <= u, axis=-1), cls.q - 1)   # the first s with cdf_s > u
+        chosen = xp.minimum(xp.sum(cdf <= u, axis=-1), cls.q - 1)  # the first s with cdf_s > u
         a[...] = (chosen[..., None] == xp.arange(cls.q)).reshape(a.shape)
         return a
 

@@ -24,6 +24,7 @@ Every prior provides, elementwise and broadcasting, for numpy or cupy arrays:
                               interval ``support`` here; a discrete type's ``values``; data
                               outside it are refused before any work (rbmlab.data.domain)
 """
+
 from __future__ import annotations
 
 from rbmlab.units.values import ValueSet
@@ -33,7 +34,7 @@ class Prior:
     """Base of unit types with TAP maths; subclasses implement the methods listed above."""
 
     name = ""
-    params: tuple[str, ...] = ()     # θ: the base measure's parameters, in call order
+    params: tuple[str, ...] = ()  # θ: the base measure's parameters, in call order
     support: tuple[float, float] = (0.0, 1.0)
 
     @classmethod

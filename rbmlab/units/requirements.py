@@ -8,31 +8,33 @@ as ``visible`` or ``hidden``, as ``Model.settings`` names them). :func:`check_un
 it with the settings a configuration fixes (the family's CONFIG_SETTINGS) or a saved model holds,
 so the refusal comes in one line before a run directory exists, not at the first evaluation.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
 from rbmlab.errors import RbmlabError
 
-BINARY = ("bernoulli", "spin")      # the binary unit types (rbmlab.units.UNIT_TYPES)
-CATEGORICAL = ("potts",)            # q states per unit, one-hot columns (rbmlab.units.potts)
+BINARY = ("bernoulli", "spin")  # the binary unit types (rbmlab.units.UNIT_TYPES)
+CATEGORICAL = ("potts",)  # q states per unit, one-hot columns (rbmlab.units.potts)
 DISCRETE = (*BINARY, *CATEGORICAL)
 BERNOULLI = ("bernoulli",)
-ANY_UNITS = (*DISCRETE, "truncated_gaussian", "gauss_bernoulli")   # every unit type and prior (rbmlab.units)
+ANY_UNITS = (*DISCRETE, "truncated_gaussian", "gauss_bernoulli")  # every unit type and prior (rbmlab.units)
 NAMES = {"bernoulli": "Bernoulli {0,1}", "spin": "spin {-1,+1}", "potts": "Potts (categorical)"}
 
 
-def check_unit_types(settings: Mapping[str, str], needs: Mapping[str, tuple[str, ...]], who: str,
-                     key_of: Callable[[str], str]) -> None:
+def check_unit_types(
+    settings: Mapping[str, str], needs: Mapping[str, tuple[str, ...]], who: str, key_of: Callable[[str], str]
+) -> None:
     """One line naming the key (``key_of(setting)``) when a setting ``needs`` constrains holds a
     unit type it does not allow; settings the model does not have are not constrained.
     Categorical units are opt-in: a component that does not name them (a constraint listing
     ``potts``) is taken to be written for binary units, as everything was before them."""
-    needs = {**{s: BINARY for s, v in settings.items() if str(v) in CATEGORICAL and s not in needs},
-             **needs}
+    needs = {**{s: BINARY for s, v in settings.items() if str(v) in CATEGORICAL and s not in needs}, **needs}
     for setting, allowed in needs.items():
         value = settings.get(setting)
         if value is not None and str(value) not in allowed:
             kinds = " or ".join(NAMES.get(a, a) for a in allowed)
-            raise RbmlabError(f"{key_of(setting)}: {value} {setting} units; {who} is written for "
-                              f"{kinds} {setting} units")
+            raise RbmlabError(
+                f"{key_of(setting)}: {value} {setting} units; {who} is written for {kinds} {setting} units"
+            )

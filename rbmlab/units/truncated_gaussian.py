@@ -28,6 +28,7 @@ Each piece is evaluated only on the elements that select it (gathered, then scat
 numpy and cupy arrays take the same path; all work is in float64 and results come back in the
 inputs' float dtype.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,7 +39,7 @@ from rbmlab.backend import namespace
 from rbmlab.units.prior import Prior
 from rbmlab.units.special import special
 
-_FLAT_A, _FLAT_B = 0.25, 1.0          # the flat branch: |a| < _FLAT_A and |b| < _FLAT_B
+_FLAT_A, _FLAT_B = 0.25, 1.0  # the flat branch: |a| < _FLAT_A and |b| < _FLAT_B
 # 8-point Gauss–Legendre on [0, 1]: exact to degree 15, error ~1e-20 for |f| ≤ 1.125
 _NODES = [(0.5 + 0.5 * float(t), 0.5 * float(w)) for t, w in zip(*leggauss(8))]
 # Q's continued fraction from β²/(2|a|) ≥ 64, where 14 terms reach 1e-16 (for a < 0 it is
@@ -88,11 +89,11 @@ def _dawson(x, xp):
     """Dawson's function e^{−x²}∫₀ˣ e^{u²} du where the special module lacks ``dawsn`` (cupyx):
     Rybicki's sum π^{−½} Σ_{n odd} e^{−(x − nh)²}/n about n ≈ x/h (h = ¼: error ~e^{−(π/2h)²}),
     and the Taylor series Σ (−2x²)ⁿ x/(2n+1)!! below x = 0.1, where the sum cancels."""
-    h, center = 0.25, 2.0 * xp.round(2.0 * x)          # the even n nearest x/h
+    h, center = 0.25, 2.0 * xp.round(2.0 * x)  # the even n nearest x/h
     rybicki = 0.0 * x
     for j in range(-12, 12):
         n = center + (2 * j + 1)
-        rybicki = rybicki + xp.exp(-(x - h * n) ** 2) / n
+        rybicki = rybicki + xp.exp(-((x - h * n) ** 2)) / n
     taylor = term = x
     for n in range(1, 6):
         term = term * (-2.0 * x * x) / (2 * n + 1)
@@ -153,9 +154,9 @@ def _ends(b, a):
     xp = namespace(b)
     sign = xp.where((a < 0) & (b > a), 1.0, -1.0)
     q0, q1, q2 = _tail(xp.stack([-b, xp.abs(a - b)]), xp.stack([a, a]), xp)
-    w = sign * xp.exp(b - 0.5 * a)                     # ± e^{f(1) − f(0)}
+    w = sign * xp.exp(b - 0.5 * a)  # ± e^{f(1) − f(0)}
     z = q0[0] + w * q0[1]
-    mean = (q1[0] + w * (q0[1] - sign * q1[1])) / z    # t = 1 ∓ v about the far end
+    mean = (q1[0] + w * (q0[1] - sign * q1[1])) / z  # t = 1 ∓ v about the far end
     return xp.log(z), mean, (q2[0] + w * (q0[1] - 2.0 * sign * q1[1] + q2[1])) / z - mean * mean
 
 
@@ -170,7 +171,7 @@ def _unit_interval(b, a, xp):
     """(ln Z, E t, Var t) of e^{bt − ½at²} on [0, 1], for b ≤ a/2 (so f(0) ≥ f(1)); each branch
     computed on its own elements only."""
     flat = (xp.abs(a) < _FLAT_A) & (b > -_FLAT_B)
-    peak = ~flat & (b > 0)                             # b ≤ a/2 makes a > 0 and b/a ≤ ½ there
+    peak = ~flat & (b > 0)  # b ≤ a/2 makes a > 0 and b/a ≤ ½ there
     return _piecewise(((flat, _flat_stats), (peak, _peak), (~flat & ~peak, _ends)), b, a)
 
 
@@ -180,17 +181,20 @@ def truncated_gaussian_stats(lam, s, lo: float, hi: float):
     xp = namespace(lam)
     lam, s = xp.broadcast_arrays(lam, s)
     shape = lam.shape
-    lam, s = lam.reshape(-1), s.reshape(-1)            # the branches gather elements by index
+    lam, s = lam.reshape(-1), s.reshape(-1)  # the branches gather elements by index
     width = hi - lo
     b, a = (lam - s * lo) * width, s * width * width
-    flip = b > 0.5 * a                                 # t = 1 − t' puts the higher end at t = 0
+    flip = b > 0.5 * a  # t = 1 − t' puts the higher end at t = 0
     b = xp.where(flip, a - b, b)
     log_z, mean, var = _unit_interval(b, a, xp)
     start = xp.where(flip, hi, lo)
     log_z = log_z + lam * start - 0.5 * s * start * start + math.log(width)
     mean = xp.clip(mean, 0.0, 1.0) * width
-    return (log_z.reshape(shape), xp.where(flip, hi - mean, lo + mean).reshape(shape),
-            (xp.maximum(var, 0.0) * width * width).reshape(shape))
+    return (
+        log_z.reshape(shape),
+        xp.where(flip, hi - mean, lo + mean).reshape(shape),
+        (xp.maximum(var, 0.0) * width * width).reshape(shape),
+    )
 
 
 class TruncatedGaussian(Prior):

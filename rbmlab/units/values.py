@@ -11,6 +11,7 @@ gets exactly those points; one with more gets the interval [min, max] flagged as
 (its values lie in it, but need not fill it). Its cost is a few vectorised passes over the data,
 no sort of the whole array.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MAX_POINTS = 8          # more distinct values than this: summarised by their range
-_CANDIDATES = 4096      # values looked at per pass for new distinct ones
+MAX_POINTS = 8  # more distinct values than this: summarised by their range
+_CANDIDATES = 4096  # values looked at per pass for new distinct ones
 
 
 def _number(x: float, signed: bool) -> str:
@@ -39,14 +40,14 @@ class ValueSet:
     observed: bool = False
 
     @classmethod
-    def of_points(cls, *points: float) -> "ValueSet":
+    def of_points(cls, *points: float) -> ValueSet:
         return cls(points=tuple(sorted({float(p) for p in points})))
 
     @classmethod
-    def between(cls, lo: float, hi: float) -> "ValueSet":
+    def between(cls, lo: float, hi: float) -> ValueSet:
         return cls(interval=(float(lo), float(hi)))
 
-    def __or__(self, other: "ValueSet") -> "ValueSet":
+    def __or__(self, other: ValueSet) -> ValueSet:
         """The union; two intervals become their hull (exact when they overlap, and either way
         contained in an interval exactly when both are: all that :meth:`contains` asks)."""
         a, b = self.interval, other.interval
@@ -65,7 +66,7 @@ class ValueSet:
         inside = self.interval is not None and self.interval[0] <= x <= self.interval[1]
         return inside or x in self.points
 
-    def contains(self, other: "ValueSet") -> bool:
+    def contains(self, other: ValueSet) -> bool:
         """Is every value of ``other`` a value of this set? An observed interval (data with many
         distinct values) is contained only in an interval of this set that covers it."""
         if not all(self.holds(p) for p in other.points):
@@ -77,7 +78,7 @@ class ValueSet:
             return self.holds(lo)
         return self.interval is not None and self.interval[0] <= lo and hi <= self.interval[1]
 
-    def map(self, scale: float, shift: float) -> "ValueSet":
+    def map(self, scale: float, shift: float) -> ValueSet:
         """The image under x → scale·x + shift (scale ≠ 0)."""
         points = tuple(sorted(scale * p + shift for p in self.points))
         interval = None
@@ -113,12 +114,12 @@ def observed(*arrays) -> ValueSet:
         return ValueSet()
     known = np.unique(np.concatenate([p[:: max(1, p.size // _CANDIDATES)] for p in parts]))
     for p in parts:
-        if known.size > MAX_POINTS:         # many values already: only their range is read
+        if known.size > MAX_POINTS:  # many values already: only their range is read
             break
-        rest = p[~np.isin(p, known)]        # isin against at most MAX_POINTS values: a few passes
+        rest = p[~np.isin(p, known)]  # isin against at most MAX_POINTS values: a few passes
         while rest.size and known.size <= MAX_POINTS:
             new = np.unique(rest[:_CANDIDATES])
-            if np.isnan(new).any():         # NaN equals nothing, so isin never removes it
+            if np.isnan(new).any():  # NaN equals nothing, so isin never removes it
                 return ValueSet(points=(math.nan,), observed=True)
             known = np.union1d(known, new)
             if known.size <= MAX_POINTS:

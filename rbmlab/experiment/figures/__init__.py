@@ -6,6 +6,7 @@ figure is its module (or a function in one) and one line here.
 A drawing reads the runs of its *source* experiment at one scale through a :class:`Canvas` and
 writes its files into the paper's results folder under names of its own, e.g.
 results/tap/figure-5-binary-seeds_reduced.{png,md}."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -17,27 +18,34 @@ from rbmlab.errors import RbmlabError
 from rbmlab.registry import Registry
 from rbmlab.validation import Config, option
 
-FIGURES = Registry("figure", {
-    "tap-figure-4": "rbmlab.experiment.figures.tap_fields:FIGURE_4",
-    "tap-figure-4-localisation": "rbmlab.experiment.figures.tap_localisation:LOCALISATION",
-    "tap-figure-4-features": "rbmlab.experiment.figures.tap_features:FEATURES",
-    "tap-figure-5": "rbmlab.experiment.figures.tap_solutions:FIGURE_5",
-    "tap-figure-5-counting": "rbmlab.experiment.figures.tap_counting:COUNTING_RULES",
-    "tap-figure-6": "rbmlab.experiment.figures.tap_solutions:FIGURE_6",
-    "tap-figure-7": "rbmlab.experiment.figures.tap_solutions:FIGURE_7",
-    "tap-figure-7-attractors": "rbmlab.experiment.figures.tap_attractors:ATTRACTORS",
-    "tap-figure-8": "rbmlab.experiment.figures.tap_denoising:FIGURE_8",
-    "tap-figure-9": "rbmlab.experiment.figures.tap_denoising:FIGURE_9",
-    "tap-figure-9-structure": "rbmlab.experiment.figures.tap_structure:STRUCTURE",
-    "tap-figure-12": "rbmlab.experiment.figures.tap_log_z:FIGURE_12",
-})
+FIGURES = Registry(
+    "figure",
+    {
+        "tap-figure-4": "rbmlab.experiment.figures.tap_fields:FIGURE_4",
+        "tap-figure-4-localisation": "rbmlab.experiment.figures.tap_localisation:LOCALISATION",
+        "tap-figure-4-features": "rbmlab.experiment.figures.tap_features:FEATURES",
+        "tap-figure-5": "rbmlab.experiment.figures.tap_solutions:FIGURE_5",
+        "tap-figure-5-counting": "rbmlab.experiment.figures.tap_counting:COUNTING_RULES",
+        "tap-figure-6": "rbmlab.experiment.figures.tap_solutions:FIGURE_6",
+        "tap-figure-7": "rbmlab.experiment.figures.tap_solutions:FIGURE_7",
+        "tap-figure-7-attractors": "rbmlab.experiment.figures.tap_attractors:ATTRACTORS",
+        "tap-figure-8": "rbmlab.experiment.figures.tap_denoising:FIGURE_8",
+        "tap-figure-9": "rbmlab.experiment.figures.tap_denoising:FIGURE_9",
+        "tap-figure-9-structure": "rbmlab.experiment.figures.tap_structure:STRUCTURE",
+        "tap-figure-12": "rbmlab.experiment.figures.tap_log_z:FIGURE_12",
+    },
+)
 
 
 @dataclass
 class FigureOptions(Config):
     """Every figure's options: where the source's runs are (a drawing's own options extend it)."""
-    sweep: str | None = option(None, "the runs' sweep directory (default outputs/experiments/<source>/"
-                                     "<scale>; given, the source experiment is not run)")
+
+    sweep: str | None = option(
+        None,
+        "the runs' sweep directory (default outputs/experiments/<source>/"
+        "<scale>; given, the source experiment is not run)",
+    )
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,7 @@ class Drawing:
     draw: Callable[[Canvas, Any], None]
     options: type
     sources: dict[str, str]
-    reads: frozenset[str] | None = None   # the options it reads, when its class is shared: the rest refused
+    reads: frozenset[str] | None = None  # the options it reads, when its class is shared: the rest refused
 
     def refuse_unread(self, options: Any, name: str) -> None:
         """A one-line error for an option set away from its default that this drawing does not read
@@ -59,8 +67,10 @@ class Drawing:
             return
         for f in fields(options):
             if f.name not in self.reads | {"sweep"} and getattr(options, f.name) != f.default:
-                raise RbmlabError(f"figure.{f.name}: figure {name} does not read it (it reads "
-                                  f"{', '.join(sorted(self.reads)) or 'no option'} and sweep)")
+                raise RbmlabError(
+                    f"figure.{f.name}: figure {name} does not read it (it reads "
+                    f"{', '.join(sorted(self.reads)) or 'no option'} and sweep)"
+                )
 
 
 @dataclass

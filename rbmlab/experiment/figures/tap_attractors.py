@@ -16,6 +16,7 @@ tap/figure-3-seeds (the paper's Sec. VII.3 reads both figures by eye):
   one basin over that between any two images (below 1: a basin holds images nearer each other).
 
 results/tap/figure-7-attractors-seeds_<scale>.{md,png}."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -25,16 +26,25 @@ import numpy as np
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.variety import mean_pair_distance, pair_distance_sum
 from rbmlab.experiment.figures import Canvas, Drawing
-from rbmlab.experiment.figures.tap_runs import (TAP_RUNS, FigureConfig, canvas_runs, pick, pm, run_data,
-                                                seed_of, snapshot, tap_config)
+from rbmlab.experiment.figures.tap_runs import (
+    TAP_RUNS,
+    FigureConfig,
+    canvas_runs,
+    pick,
+    pm,
+    run_data,
+    seed_of,
+    snapshot,
+    tap_config,
+)
 from rbmlab.experiment.figures.tap_solutions import FIG7_EPOCHS, converged_solutions, solutions
 from rbmlab.inference import tap
 from rbmlab.report.figure_text import top_texts
 
-N_HIDDEN = 100          # the paper's Figs. 6 and 7 (binary MNIST)
-CLASSES = (3, 6, 7)     # Fig. 7's images
-NEIGHBOURS = 5          # the k of the free-energy neighbourhood
-PERMUTATIONS = 200      # shuffles of F (Fig. 6) and of the labels (Fig. 7)
+N_HIDDEN = 100  # the paper's Figs. 6 and 7 (binary MNIST)
+CLASSES = (3, 6, 7)  # Fig. 7's images
+NEIGHBOURS = 5  # the k of the free-energy neighbourhood
+PERMUTATIONS = 200  # shuffles of F (Fig. 6) and of the labels (Fig. 7)
 
 
 # ---------------------------------------------------------------- the measures (pure)
@@ -106,7 +116,7 @@ def within_basin_distance_ratio(x: np.ndarray, basin: np.ndarray) -> float:
     any two distinct rows in basins (< 1: basins gather nearer rows); nan with no pair in a basin."""
     keep = basin >= 0
     x, b = np.asarray(x, dtype=np.float64)[keep], basin[keep]
-    same = [pair_distance_sum(x[b == basin_id]) for basin_id in np.unique(b)]   # a loop over basins
+    same = [pair_distance_sum(x[b == basin_id]) for basin_id in np.unique(b)]  # a loop over basins
     same_sum, same_pairs = sum(s for s, _ in same), sum(p for _, p in same)
     if same_pairs == 0:
         return float("nan")
@@ -117,13 +127,13 @@ def within_basin_distance_ratio(x: np.ndarray, basin: np.ndarray) -> float:
 def seed_measures(run, cfg: FigureConfig, canvas: Canvas, epochs: list[int]) -> dict[int, dict[str, float]]:
     """Every measure of the module docstring for one run, by epoch."""
     rng = np.random.default_rng(0)
-    s = solutions("binary", run, cfg, canvas, tag="attractors")   # as Fig. 5's, at these epochs
+    s = solutions("binary", run, cfg, canvas, tag="attractors")  # as Fig. 5's, at these epochs
     x, labels, _, _ = run_data(run)
     first = np.arange(len(x)) < 10000
     keep = first & np.isin(labels, CLASSES)
     x, labels = x[keep], labels[keep]
     if cfg.n_images:
-        x, labels = x[:cfg.n_images], labels[:cfg.n_images]
+        x, labels = x[: cfg.n_images], labels[: cfg.n_images]
     n_v = x.shape[1]
     out = {}
     for e in epochs:
@@ -133,12 +143,18 @@ def seed_measures(run, cfg: FigureConfig, canvas: Canvas, epochs: list[int]) -> 
         a_v, _, done = converged_solutions(snapshot(run, e), x, tap_config(cfg))
         reps = tap.fixed_points(a_v, done, cfg.unique_tol)
         basin = basins(a_v, done, reps)
-        out[e] = {"solutions": len(free), "correlation": mean_pair_correlation(mags[:, :n_v]),
-                  "f_neighbour_r": r, "f_neighbour_z": z, "images": len(x),
-                  "in_basins": float((basin >= 0).mean()), "basins": len(reps),
-                  "purity": purity(basin, labels),
-                  "chance_purity": shuffled_purity(basin, labels, PERMUTATIONS, rng),
-                  "distance_ratio": within_basin_distance_ratio(x, basin)}
+        out[e] = {
+            "solutions": len(free),
+            "correlation": mean_pair_correlation(mags[:, :n_v]),
+            "f_neighbour_r": r,
+            "f_neighbour_z": z,
+            "images": len(x),
+            "in_basins": float((basin >= 0).mean()),
+            "basins": len(reps),
+            "purity": purity(basin, labels),
+            "chance_purity": shuffled_purity(basin, labels, PERMUTATIONS, rng),
+            "distance_ratio": within_basin_distance_ratio(x, basin),
+        }
     return out
 
 
@@ -154,7 +170,7 @@ def attractors(canvas: Canvas, cfg: FigureConfig) -> None:
     else:
         epochs = [e for e in FIG7_EPOCHS["binary"] if e in available] or [available[-1]]
         if available[-1] not in epochs and available[-1] < FIG7_EPOCHS["binary"][-1]:
-            epochs.append(available[-1])     # a shorter run: its last epoch stands for the paper's
+            epochs.append(available[-1])  # a shorter run: its last epoch stands for the paper's
     cfg = replace(cfg, epochs=sorted(set(epochs)))
     per_seed = {seed_of(run): seed_measures(run, cfg, canvas, cfg.epochs) for run in seeds}
     m = next(iter(per_seed.values()))
@@ -167,29 +183,45 @@ def attractors(canvas: Canvas, cfg: FigureConfig) -> None:
             return "—"
         return pm(defined, digits) + (f" (n={len(defined)})" if len(defined) < len(values) else "")
 
-    lines = [f"# tap Figures 6 and 7 as numbers: the TAP solutions of binary MNIST (N_h = {n_hidden}) "
-             "over training", "",
-             f"Scale `{canvas.scale}`: snapshots of `rbmlab experiment {canvas.source} scale={canvas.scale}`, "
-             f"seeds {', '.join(map(str, per_seed))}; each cell mean ± std (ddof=1) over the seeds. TAP "
-             f"chains until their mean-square change is below {cfg.tol:g} (cap {cfg.max_iter}); "
-             f"solutions within {cfg.unique_tol:g} root-mean-square of each other are one "
-             "(rbmlab/experiment/figures/tap_attractors.py).", "",
-             f"**Fig. 6** — the unique solutions from the first {cfg.n_init:,} training images: their mean "
-             "pairwise correlation (visible magnetisations), and the correlation r of each solution's "
-             f"F with the mean F of its {NEIGHBOURS} nearest solutions, z against {PERMUTATIONS} "
-             "shuffles of F (0: F assigned at random).", "",
-             "| epoch | solutions | mean pair correlation | F–neighbours r | z |", "|---|---|---|---|---|"]
-    lines += [f"| {e} | {cell(e, 'solutions', 1)} | {cell(e, 'correlation', 3)} | "
-              f"{cell(e, 'f_neighbour_r', 3)} | {cell(e, 'f_neighbour_z', 1)} |" for e in cfg.epochs]
-    lines += ["", f"**Fig. 7** — the {m[cfg.epochs[0]]['images']:,} images of classes 3, 6, 7 among the first "
-              "10,000 training images, each solved from itself; basin: the unique solution its chain "
-              f"converged to. Purity: the share of the images in basins that carry their basin's most "
-              f"common class (chance: the labels shuffled, {PERMUTATIONS} draws); distance ratio: mean "
-              "squared distance of two images of one basin over that of any two.", "",
-              "| epoch | basins | images in basins | purity | chance purity | distance ratio |",
-              "|---|---|---|---|---|---|"]
-    lines += [f"| {e} | {cell(e, 'basins', 1)} | {cell(e, 'in_basins', 3)} | {cell(e, 'purity', 3)} | "
-              f"{cell(e, 'chance_purity', 3)} | {cell(e, 'distance_ratio', 3)} |" for e in cfg.epochs]
+    lines = [
+        f"# tap Figures 6 and 7 as numbers: the TAP solutions of binary MNIST (N_h = {n_hidden}) "
+        "over training",
+        "",
+        f"Scale `{canvas.scale}`: snapshots of `rbmlab experiment {canvas.source} scale={canvas.scale}`, "
+        f"seeds {', '.join(map(str, per_seed))}; each cell mean ± std (ddof=1) over the seeds. TAP "
+        f"chains until their mean-square change is below {cfg.tol:g} (cap {cfg.max_iter}); "
+        f"solutions within {cfg.unique_tol:g} root-mean-square of each other are one "
+        "(rbmlab/experiment/figures/tap_attractors.py).",
+        "",
+        f"**Fig. 6** — the unique solutions from the first {cfg.n_init:,} training images: their mean "
+        "pairwise correlation (visible magnetisations), and the correlation r of each solution's "
+        f"F with the mean F of its {NEIGHBOURS} nearest solutions, z against {PERMUTATIONS} "
+        "shuffles of F (0: F assigned at random).",
+        "",
+        "| epoch | solutions | mean pair correlation | F–neighbours r | z |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {e} | {cell(e, 'solutions', 1)} | {cell(e, 'correlation', 3)} | "
+        f"{cell(e, 'f_neighbour_r', 3)} | {cell(e, 'f_neighbour_z', 1)} |"
+        for e in cfg.epochs
+    ]
+    lines += [
+        "",
+        f"**Fig. 7** — the {m[cfg.epochs[0]]['images']:,} images of classes 3, 6, 7 among the first "
+        "10,000 training images, each solved from itself; basin: the unique solution its chain "
+        f"converged to. Purity: the share of the images in basins that carry their basin's most "
+        f"common class (chance: the labels shuffled, {PERMUTATIONS} draws); distance ratio: mean "
+        "squared distance of two images of one basin over that of any two.",
+        "",
+        "| epoch | basins | images in basins | purity | chance purity | distance ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {e} | {cell(e, 'basins', 1)} | {cell(e, 'in_basins', 3)} | {cell(e, 'purity', 3)} | "
+        f"{cell(e, 'chance_purity', 3)} | {cell(e, 'distance_ratio', 3)} |"
+        for e in cfg.epochs
+    ]
     fig = Figure(figsize=(10, 3.4), layout="tight")
     axes = fig.subplots(1, 3)
     for seed, v in per_seed.items():
@@ -198,8 +230,10 @@ def attractors(canvas: Canvas, cfg: FigureConfig) -> None:
         axes[1].plot(ep, [v[e]["f_neighbour_z"] for e in ep], marker="o")
         axes[2].plot(ep, [v[e]["purity"] for e in ep], marker="o", color=f"C{seed % 10}")
         axes[2].plot(ep, [v[e]["chance_purity"] for e in ep], ls=":", color=f"C{seed % 10}")
-    for ax, title in zip(axes, ("Fig. 6: mean pair correlation", "Fig. 6: F–neighbour z",
-                                "Fig. 7: basin purity (dotted: chance)")):
+    for ax, title in zip(
+        axes,
+        ("Fig. 6: mean pair correlation", "Fig. 6: F–neighbour z", "Fig. 7: basin purity (dotted: chance)"),
+    ):
         ax.set_xscale("log")
         ax.set_xlabel("epoch")
         ax.set_title(title, fontsize=8)
@@ -210,5 +244,9 @@ def attractors(canvas: Canvas, cfg: FigureConfig) -> None:
     canvas.save_text(stem, "md", "\n".join(lines) + "\n")
 
 
-ATTRACTORS = Drawing(attractors, FigureConfig, TAP_RUNS,
-                     reads=frozenset({"n_init", "epochs", "tol", "max_iter", "unique_tol", "n_images"}))
+ATTRACTORS = Drawing(
+    attractors,
+    FigureConfig,
+    TAP_RUNS,
+    reads=frozenset({"n_init", "epochs", "tol", "max_iter", "unique_tol", "n_images"}),
+)

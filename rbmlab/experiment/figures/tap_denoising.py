@@ -5,8 +5,8 @@
   results/tap/figure-8-mcc[-seeds]_<scale>.{png,md}.
 * Fig. 9: one test digit through the channel at p = 0 … 0.5 and each method's estimate, with the
   binary models of Figure 3 (every size, the first seed). results/tap/figure-9[-seeds]_<scale>.png."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import yaml
@@ -28,19 +28,29 @@ def figure_8(canvas: Canvas, cfg: FigureOptions) -> None:
 
     scale, rows = canvas.scale, []
     for summary in sorted(canvas.sweep.glob("*/summary.json")):
-        final = read_summary(summary).get("final") or {}   # unreadable: one line naming it
+        final = read_summary(summary).get("final") or {}  # unreadable: one line naming it
         config = yaml.safe_load((summary.parent / "config.yaml").read_text())
         if "test_mcc_tap" in final:
-            rows.append((config["model"]["n_hidden"], config["evaluator"]["flip"],
-                         final["test_mcc_tap"], final["test_mcc_ope"], final["test_mcc_nn"],
-                         final.get("test_mcc_const", np.nan), final.get("test_tap_distinct", np.nan)))
+            rows.append(
+                (
+                    config["model"]["n_hidden"],
+                    config["evaluator"]["flip"],
+                    final["test_mcc_tap"],
+                    final["test_mcc_ope"],
+                    final["test_mcc_nn"],
+                    final.get("test_mcc_const", np.nan),
+                    final.get("test_tap_distinct", np.nan),
+                )
+            )
     if not rows:
-        raise RbmlabError(f"sweep: no completed runs of {canvas.source} at scale {scale} in {canvas.sweep}; "
-                          f"run `rbmlab experiment {canvas.source} scale={scale}` first")
+        raise RbmlabError(
+            f"sweep: no completed runs of {canvas.source} at scale {scale} in {canvas.sweep}; "
+            f"run `rbmlab experiment {canvas.source} scale={scale}` first"
+        )
     rows = np.array(rows, dtype=float)
     fig = Figure(figsize=(6, 4))
     ax = fig.subplots()
-    for i, n in enumerate(np.unique(rows[:, 0])):     # a marker shape per size: equal lines stay apart
+    for i, n in enumerate(np.unique(rows[:, 0])):  # a marker shape per size: equal lines stay apart
         part = rows[rows[:, 0] == n]
         part = part[np.argsort(part[:, 1])]
         ax.plot(part[:, 1], part[:, 2], marker="osD^v"[i % 5], ms=4, mfc="none", label=f"TAP, N_h = {n:.0f}")
@@ -54,19 +64,25 @@ def figure_8(canvas: Canvas, cfg: FigureOptions) -> None:
     stem = canvas.name("figure-8-mcc")
     canvas.save_png(fig, stem)
     sizes = np.unique(rows[:, 0])
-    lines = ["# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability", "",
-             f"Scale `{scale}`: the runs of `rbmlab experiment {canvas.source} "
-             f"scale={scale}`; each cell the mean (± std, ddof=1, where several seeds ran) over its runs. Constant: the training mean image rounded at ½, whatever the noisy "
-             "image (a baseline, not the paper's). In brackets: the distinct TAP estimates per test "
-             "image (1/n: one image for every input, i.e. a constant estimate).", "",
-             "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in sizes) + " | OPE | 1-NN | constant |",
-             "|---|" + "---|" * (len(sizes) + 3)]
+    lines = [
+        "# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability",
+        "",
+        f"Scale `{scale}`: the runs of `rbmlab experiment {canvas.source} "
+        f"scale={scale}`; each cell the mean (± std, ddof=1, where several seeds ran) over its runs. Constant: the training mean image rounded at ½, whatever the noisy "
+        "image (a baseline, not the paper's). In brackets: the distinct TAP estimates per test "
+        "image (1/n: one image for every input, i.e. a constant estimate).",
+        "",
+        "| p | " + " | ".join(f"TAP N_h={n:.0f}" for n in sizes) + " | OPE | 1-NN | constant |",
+        "|---|" + "---|" * (len(sizes) + 3),
+    ]
     for p in flips:
         at = rows[rows[:, 1] == p]
         cells = [f"{pm(at[at[:, 0] == n, 2], 3)} ({at[at[:, 0] == n, 6].mean():.3g})" for n in sizes]
-        one = at[at[:, 0] == at[0, 0]]    # the OPE, 1-NN and constant do not depend on the model
-        lines.append(f"| {p:g} | " + " | ".join(cells) + f" | {pm(one[:, 3], 3)} | {pm(one[:, 4], 3)} | "
-                     f"{pm(one[:, 5], 3)} |")
+        one = at[at[:, 0] == at[0, 0]]  # the OPE, 1-NN and constant do not depend on the model
+        lines.append(
+            f"| {p:g} | " + " | ".join(cells) + f" | {pm(one[:, 3], 3)} | {pm(one[:, 4], 3)} | "
+            f"{pm(one[:, 5], 3)} |"
+        )
     canvas.save_text(stem, "md", "\n".join(lines) + "\n")
 
 

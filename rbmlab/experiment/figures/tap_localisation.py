@@ -5,6 +5,7 @@ binary-MNIST models of tap/figure-3-seeds, its median over the fields of a model
 the seeds, per N_h. Localisation grows with N_h when the ratio falls. The ℓ0.1 spread that ranks
 Fig. 4's fields saturates on the fields' many small weights, so it cannot show a trend.
 results/tap/figure-4-localisation-seeds_<scale>.{png,md}."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,7 @@ from rbmlab.report.figure_text import top_texts
 from rbmlab.report.receptive_fields import participation_ratio
 from rbmlab.run.checkpoint import load_checkpoint
 
-QUANTILES = (10, 50, 90)   # of the fields' ratios within one model
+QUANTILES = (10, 50, 90)  # of the fields' ratios within one model
 
 
 def field_ratios(run) -> tuple[np.ndarray, int]:
@@ -32,26 +33,40 @@ def localisation(canvas: Canvas, cfg: FigureConfig) -> None:
     if not models:
         raise RbmlabError(f"variants: the localisation measure needs binary MNIST runs of {canvas.source}")
     per = {n: [(seed_of(run), *field_ratios(run)) for run in runs] for n, runs in sorted(models.items())}
-    lines = ["# tap Figure 4: feature localisation against the number of hidden units (binary MNIST)", "",
-             f"Scale `{canvas.scale}`: the final model of each run of `rbmlab experiment {canvas.source} "
-             f"scale={canvas.scale}`. Participation ratio of a field w (a column of W): (Σ w_i²)² / "
-             "(784 Σ w_i⁴), the share of the pixels it spreads over (lower: more localised). Per model "
-             "the 10th, 50th and 90th percentile over its fields; mean ± std (ddof=1) over the seeds.", "",
-             "| N_h | seeds | epochs | 10th percentile | median | 90th percentile |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# tap Figure 4: feature localisation against the number of hidden units (binary MNIST)",
+        "",
+        f"Scale `{canvas.scale}`: the final model of each run of `rbmlab experiment {canvas.source} "
+        f"scale={canvas.scale}`. Participation ratio of a field w (a column of W): (Σ w_i²)² / "
+        "(784 Σ w_i⁴), the share of the pixels it spreads over (lower: more localised). Per model "
+        "the 10th, 50th and 90th percentile over its fields; mean ± std (ddof=1) over the seeds.",
+        "",
+        "| N_h | seeds | epochs | 10th percentile | median | 90th percentile |",
+        "|---|---|---|---|---|---|",
+    ]
     for n, rows in per.items():
         q = np.array([np.percentile(r, QUANTILES) for _, r, _ in rows])
-        lines.append(f"| {n} | {', '.join(str(s) for s, _, _ in rows)} | "
-                     f"{', '.join(sorted({str(e) for _, _, e in rows}))} | "
-                     + " | ".join(pm(q[:, k], 4) for k in range(len(QUANTILES))) + " |")
+        lines.append(
+            f"| {n} | {', '.join(str(s) for s, _, _ in rows)} | "
+            f"{', '.join(sorted({str(e) for _, _, e in rows}))} | "
+            + " | ".join(pm(q[:, k], 4) for k in range(len(QUANTILES)))
+            + " |"
+        )
     fig = Figure(figsize=(5.5, 4), layout="tight")
     ax = fig.subplots()
     for n, rows in per.items():
         for s, r, _ in rows:
             ax.scatter(np.full(len(r), n) * np.exp(0.04 * (s - 1)), r, s=3, alpha=0.25, color="tab:blue")
     medians = [[np.median(r) for _, r, _ in rows] for rows in per.values()]
-    ax.errorbar(list(per), [np.mean(m) for m in medians],
-                yerr=[np.std(m, ddof=1) if len(m) > 1 else 0 for m in medians], color="k", marker="o",
-                capsize=3, label="median field, mean ± std over seeds")
+    ax.errorbar(
+        list(per),
+        [np.mean(m) for m in medians],
+        yerr=[np.std(m, ddof=1) if len(m) > 1 else 0 for m in medians],
+        color="k",
+        marker="o",
+        capsize=3,
+        label="median field, mean ± std over seeds",
+    )
     ax.set_xscale("log")
     ax.set_xlabel("hidden units N_h")
     ax.set_ylabel("participation ratio of a field")

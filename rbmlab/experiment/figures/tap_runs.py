@@ -2,6 +2,7 @@
 experiment (tap/figure-3, or tap/figure-3-seeds: three seeds per N_h) they are drawn from, by
 dataset (variant), model size and seed. Where a size has several seeds, Figs. 5, 8 and 12 give
 mean ± std over them and Figs. 4, 6, 7 and 9 draw the first."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,10 +14,10 @@ import yaml
 from rbmlab.data import load_dataset
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.tap import TapEvalConfig
-from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.experiment.figures import FigureOptions
 from rbmlab.limits import EPOCHS, EVALUATION_STEPS, EXAMPLES, UNITS
 from rbmlab.report.load import read_summary
+from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.validation import option
 
 # the Figure 3 experiments whose snapshots the figures read → the suffix of the figures' file names
@@ -25,28 +26,55 @@ TAP_RUNS = {"tap/figure-3": "", "tap/figure-3-seeds": "-seeds"}
 
 @dataclass
 class FigureConfig(FigureOptions):
-    n_init: int = option(1000, "training images the TAP solutions start from (Figs. 5-6; the "
-                               "paper: 10,000; CBCL: all faces)", lo=1, hi=EXAMPLES)
-    epochs: list[int] | None = option(None, "epochs of Figs. 5-6 (default: every snapshot; CBCL "
-                                            "every 10th); Fig. 12: of its evaluated epochs", lo=0, hi=EPOCHS)
-    tol: float = option(1e-10, "TAP convergence of each chain (mean-square change; see "
-                               "rbmlab.evaluators.tap)", lo=0, open_lo=True)
+    n_init: int = option(
+        1000,
+        "training images the TAP solutions start from (Figs. 5-6; the paper: 10,000; CBCL: all faces)",
+        lo=1,
+        hi=EXAMPLES,
+    )
+    epochs: list[int] | None = option(
+        None,
+        "epochs of Figs. 5-6 (default: every snapshot; CBCL every 10th); Fig. 12: of its evaluated epochs",
+        lo=0,
+        hi=EPOCHS,
+    )
+    tol: float = option(
+        1e-10,
+        "TAP convergence of each chain (mean-square change; see rbmlab.evaluators.tap)",
+        lo=0,
+        open_lo=True,
+    )
     max_iter: int = option(1000, "TAP iteration cap", lo=1, hi=EVALUATION_STEPS)
-    unique_tol: float = option(1e-2, "root-mean-square distance below which solutions are one",
-                               lo=0, open_lo=True)
+    unique_tol: float = option(
+        1e-2, "root-mean-square distance below which solutions are one", lo=0, open_lo=True
+    )
     fields: int = option(6, "Fig. 4: fields drawn at each end of each ranking", lo=1, hi=UNITS)
-    n_images: int = option(0, "Fig. 7: initial images (0: every image of classes 3, 6, 7 among the "
-                              "first 10,000; CBCL: every face); n: the first n of them", lo=0, hi=EXAMPLES)
-    variants: list[str] | None = option(None, "Figs. 4, 5, 7: only these datasets (binary, real, "
-                                              "cbcl); default all that ran", choices=("binary", "real", "cbcl"))
+    n_images: int = option(
+        0,
+        "Fig. 7: initial images (0: every image of classes 3, 6, 7 among the "
+        "first 10,000; CBCL: every face); n: the first n of them",
+        lo=0,
+        hi=EXAMPLES,
+    )
+    variants: list[str] | None = option(
+        None,
+        "Figs. 4, 5, 7: only these datasets (binary, real, cbcl); default all that ran",
+        choices=("binary", "real", "cbcl"),
+    )
 
 
 @dataclass
 class SizedFigureConfig(FigureConfig):
     """Figs. 5 and 12: the options, and the model size drawn."""
-    n_hidden: int | None = option(None, "draw the models of exactly this size (default: the paper's, "
-                                        "N_h = 100 for Fig. 5 and 500 for Fig. 12, or the nearest size "
-                                        "that ran); the file names get -h<N_h>", lo=1, hi=UNITS)
+
+    n_hidden: int | None = option(
+        None,
+        "draw the models of exactly this size (default: the paper's, "
+        "N_h = 100 for Fig. 5 and 500 for Fig. 12, or the nearest size "
+        "that ran); the file names get -h<N_h>",
+        lo=1,
+        hi=UNITS,
+    )
 
     def sized_name(self, canvas, stem: str) -> str:
         """The file stem of the figure, with -h<N_h> where ``n_hidden`` chose the size."""
@@ -66,16 +94,20 @@ def runs(sweep: Path, source: str = "tap/figure-3") -> dict[str, dict[int, list[
     found: dict[str, dict[int, list[tuple[int, Path]]]] = {}
     for summary in sorted(Path(sweep).glob("*/*/summary.json")):
         run = summary.parent
-        if read_summary(summary).get("status") != "completed":   # unreadable: one line naming it
+        if read_summary(summary).get("status") != "completed":  # unreadable: one line naming it
             continue
         config = yaml.safe_load((run / "config.yaml").read_text())
         found.setdefault(run.parent.name, {}).setdefault(int(config["model"]["n_hidden"]), []).append(
-            (int(config["seed"]), run))
-    found = {v: {n: [run for _, run in sorted(seeds)] for n, seeds in models.items()}
-             for v, models in found.items()}
+            (int(config["seed"]), run)
+        )
+    found = {
+        v: {n: [run for _, run in sorted(seeds)] for n, seeds in models.items()}
+        for v, models in found.items()
+    }
     if not found:
-        raise RbmlabError(f"sweep: no completed runs under {sweep}; run `rbmlab experiment "
-                          f"{source} scale=...` first")
+        raise RbmlabError(
+            f"sweep: no completed runs under {sweep}; run `rbmlab experiment {source} scale=...` first"
+        )
     return found
 
 

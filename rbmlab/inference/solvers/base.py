@@ -14,6 +14,7 @@ T = base + epoch, say). ``init`` is an earlier result of the same solver to warm
 (messages, persistent TAP solutions). ``rng`` is for the few methods that draw an update order.
 Samplers (rbmlab.inference.base) have their own shape, ``run(model, x, rng, steps)``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,26 +30,27 @@ from rbmlab.validation import Config, option
 class Beliefs:
     """What a solver returns for a batch of B instances. Fields a method does not give are None."""
 
-    marginals: tuple | None   # per layer, visible first, (B, n_l): the expectation of each unit
-    converged: Any            # (B,) bool: the instance met the solver's stopping rule
-    iterations: int           # iterations (sweeps) run, by the instance that ran longest
-    state: Any = None         # (B, n_v) decoded visible states (a mode, MAP or marginal MAP)
-    log_z: Any = None         # (B,) an estimate of each instance's log partition function
-    raw: Any = None           # the method's own result (messages, TAP solutions): for init and gradients
+    marginals: tuple | None  # per layer, visible first, (B, n_l): the expectation of each unit
+    converged: Any  # (B,) bool: the instance met the solver's stopping rule
+    iterations: int  # iterations (sweeps) run, by the instance that ran longest
+    state: Any = None  # (B, n_v) decoded visible states (a mode, MAP or marginal MAP)
+    log_z: Any = None  # (B,) an estimate of each instance's log partition function
+    raw: Any = None  # the method's own result (messages, TAP solutions): for init and gradients
 
 
 @dataclass
 class SolverConfig(Config):
     name: str = option("", "solver (rbmlab.inference.solvers.SOLVERS)")
-    max_iter: int = option(50, "iterations (sweeps) at most when the caller gives no budget", lo=1,
-                          hi=EVALUATION_STEPS)
+    max_iter: int = option(
+        50, "iterations (sweeps) at most when the caller gives no budget", lo=1, hi=EVALUATION_STEPS
+    )
 
 
 class Solver:
     """Base class: holds the config (the class's default config when none is given)."""
 
     config_class: type = SolverConfig
-    requires: tuple[type, ...] = ()   # model capabilities (rbmlab.models.base) it needs
+    requires: tuple[type, ...] = ()  # model capabilities (rbmlab.models.base) it needs
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()
@@ -90,8 +92,10 @@ def check_binary_bipartite(model, key: str) -> None:
     """The binary-RBM view needs {0, 1} units on both layers and no trial axis."""
     units = (getattr(model, "visible", "bernoulli"), getattr(model, "hidden", "bernoulli"))
     if units != ("bernoulli", "bernoulli"):
-        raise RbmlabError(f"{key}: written for {{0, 1}} units on both layers; this model has "
-                          f"visible={units[0]}, hidden={units[1]}")
+        raise RbmlabError(
+            f"{key}: written for {{0, 1}} units on both layers; this model has "
+            f"visible={units[0]}, hidden={units[1]}"
+        )
     if getattr(model, "n_trials", 0):
         raise RbmlabError(f"{key}: one model at a time (this one has {model.n_trials} trials)")
 
@@ -100,7 +104,7 @@ class BinaryBipartiteSolver(Solver):
     """Base of the solvers on the binary-RBM view (:func:`binary_bipartite`): a Conditional model
     or a Bipartite one with {0, 1} units."""
 
-    requires = (Conditional,)   # or Bipartite: see supports
+    requires = (Conditional,)  # or Bipartite: see supports
 
     @classmethod
     def supports(cls, model_class: type) -> bool:

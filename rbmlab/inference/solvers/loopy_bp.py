@@ -2,6 +2,7 @@
 ``bp_sum`` (sum-product: marginals, the marginal mode and the Bethe log Z), ``bp_max``
 (max-product: the joint MAP's visible states) and ``bp_mixed`` (mixed-product, Eq. 15: the
 marginal MAP). One class per mode, the mode fixed by the entry."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,10 +16,13 @@ from rbmlab.validation import option
 @dataclass
 class LoopyBPConfig(SolverConfig):
     name: str = option("bp_sum", "solver")
-    max_iter: int = option(50, "BP iterations at most (each: all h → v, then all v → h messages)", lo=1,
-                          hi=EVALUATION_STEPS)
+    max_iter: int = option(
+        50, "BP iterations at most (each: all h → v, then all v → h messages)", lo=1, hi=EVALUATION_STEPS
+    )
     tol: float = option(1e-3, "an instance stops once no message probability moves by more", lo=0)
-    damping: float = option(0.0, "L ← (1 − d) L_new + d L_old (the paper uses none)", lo=0, hi=1, open_hi=True)
+    damping: float = option(
+        0.0, "L ← (1 − d) L_new + d L_old (the paper uses none)", lo=0, hi=1, open_hi=True
+    )
 
 
 class SumProduct(BinaryBipartiteSolver):
@@ -28,11 +32,25 @@ class SumProduct(BinaryBipartiteSolver):
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         c = self.config
         W, b_v, b_h = binary_bipartite(model, evidence)
-        result = loopy_bp(W, b_v, b_h, mode=self.mode, max_iter=self.budget(budget), tol=c.tol,
-                          damping=c.damping, init=None if init is None else init.raw)
+        result = loopy_bp(
+            W,
+            b_v,
+            b_h,
+            mode=self.mode,
+            max_iter=self.budget(budget),
+            tol=c.tol,
+            damping=c.damping,
+            init=None if init is None else init.raw,
+        )
         log_z = bethe_log_z(W, b_v, b_h, result) if self.mode == "sum" else None
-        return Beliefs((result.tau_v, result.tau_h), result.converged, result.iterations,
-                       state=decode(result), log_z=log_z, raw=result)
+        return Beliefs(
+            (result.tau_v, result.tau_h),
+            result.converged,
+            result.iterations,
+            state=decode(result),
+            log_z=log_z,
+            raw=result,
+        )
 
 
 @dataclass

@@ -2,6 +2,7 @@
 model's pairwise factor graph, one LP per problem: the state is the relaxed solution rounded
 (½ → 0), which is ``raw`` (no marginals: an LP optimum is not one). Evidence as for max_product.
 Exact where the relaxation is tight (trees, zero coupling)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -2,6 +2,7 @@
 graph is one dense pairwise group (an Ising model): every problem until no message moves by more
 than ``tol`` or ``max_iter`` sweeps, float64, on the host. The pair order of each sweep is drawn
 from ``rng`` (shared by the problems solved together). Evidence as for max_product."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ class MPLPConfig(SolverConfig):
 
 class MPLP(Solver):
     config_class = MPLPConfig
-    requires = (FactorGraphForm, PairwiseCouplings)   # a dense pairwise model (an Ising model)
+    requires = (FactorGraphForm, PairwiseCouplings)  # a dense pairwise model (an Ising model)
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         graph = model.factor_graph()
@@ -40,7 +41,7 @@ class MPLP(Solver):
         unary = to_numpy(graph.unary).astype(np.float64)[None, :]
         if evidence is not None:
             unary = unary + to_numpy(evidence)
-        host = getattr(rng, "host_keys", rng)    # pair orders on the host (a device run's numpy stream)
+        host = getattr(rng, "host_keys", rng)  # pair orders on the host (a device run's numpy stream)
         result = mplp(W, unary, host, tol=self.config.tol, max_sweeps=self.budget(budget))
         state = (result.beliefs > 0).astype(np.float64)
         return Beliefs(None, result.converged, int(result.sweeps.max()), state=state, raw=result)

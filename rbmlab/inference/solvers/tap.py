@@ -9,6 +9,7 @@ instead (persistent chains). The beliefs are the magnetisations (a^v, a^h) of ea
 TAP solutions themselves (with their variances c) are ``raw``, which tap.gradient and
 tap.free_energy read. No log Z per instance: TAP's log Z combines the distinct solutions
 (tap.log_partition)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,16 +35,26 @@ class Tap(Solver):
     config_class = TapConfig
     requires = (TapForm,)
     method = staticmethod(tap.solve)
-    cost = staticmethod(tap.solve_cost)   # MACs (n_v, n_h, rows, iterations, from_states)
+    cost = staticmethod(tap.solve_cost)  # MACs (n_v, n_h, rows, iterations, from_states)
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         c = self.config
         if evidence is None and init is None:
-            raise RbmlabError(f"solver={c.name}: needs the visible states to start from (evidence) or an "
-                              "earlier result (init)")
+            raise RbmlabError(
+                f"solver={c.name}: needs the visible states to start from (evidence) or an "
+                "earlier result (init)"
+            )
         visible, hidden = model.tap_layers()
-        s = self.method(model.W, visible, hidden, evidence, start=None if init is None else init.raw,
-                        damping=c.damping, tol=c.tol, max_iter=self.budget(budget))
+        s = self.method(
+            model.W,
+            visible,
+            hidden,
+            evidence,
+            start=None if init is None else init.raw,
+            damping=c.damping,
+            tol=c.tol,
+            max_iter=self.budget(budget),
+        )
         return Beliefs((s.a_v, s.a_h), s.converged, s.iterations, raw=s)
 
 
@@ -60,8 +71,10 @@ class AdaTap(Tap):
 
     def check(self, model, key: str) -> None:
         if {model.visible, model.hidden} != {"bernoulli"}:
-            raise RbmlabError(f"{key}: adatap is written for Bernoulli units on both layers; this model "
-                              f"has visible={model.visible}, hidden={model.hidden}")
+            raise RbmlabError(
+                f"{key}: adatap is written for Bernoulli units on both layers; this model "
+                f"has visible={model.visible}, hidden={model.hidden}"
+            )
 
 
 @dataclass

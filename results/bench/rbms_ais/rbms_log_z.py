@@ -7,6 +7,7 @@ rbmlab's W is (n_visible, n_hidden), b_v, b_h; rbms's BBRBM takes weight_matrix
 
     python rbms_log_z.py CHECKPOINT --chains 500 --betas 14501 --seeds 0 1 2 --out rbms.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,13 +49,21 @@ def main() -> None:
 
     values = np.array([r["log_z"] for r in runs])
     out = {
-        "checkpoint": args.checkpoint, "chains": args.chains, "num_beta": args.betas,
-        "schedule": "linear (torch.linspace(0, 1, num_beta))", "dtype": args.dtype,
-        "torch_threads": torch.get_num_threads(), "runs": runs,
+        "checkpoint": args.checkpoint,
+        "chains": args.chains,
+        "num_beta": args.betas,
+        "schedule": "linear (torch.linspace(0, 1, num_beta))",
+        "dtype": args.dtype,
+        "torch_threads": torch.get_num_threads(),
+        "runs": runs,
         "log_z_mean": float(values.mean()),
         "log_z_std_between_seeds": float(values.std(ddof=1)) if values.size > 1 else None,
-        "versions": {"rbms": version("rbms"), "torch": torch.__version__, "numpy": np.__version__,
-                     "python": platform.python_version()},
+        "versions": {
+            "rbms": version("rbms"),
+            "torch": torch.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
     }
     with open(args.out, "w") as f:
         json.dump(out, f, indent=2)

@@ -6,6 +6,7 @@
 ±3σ interval the verdict uses; ``rbms.json``: rbms_log_z.py's output;
 ``times.json``: {"rbmlab_<i>": wall seconds, ...} as /usr/bin/time measured them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,17 +27,35 @@ def main() -> None:
     for path in args.rbmlab:
         with open(path) as f:
             m = json.load(f)
-        ours.append({"file": path, "log_z": m["log_z"], "log_z_lower": m["log_z_lower"],
-                     "log_z_upper": m["log_z_upper"], "seconds": times.get(path)})
+        ours.append(
+            {
+                "file": path,
+                "log_z": m["log_z"],
+                "log_z_lower": m["log_z_lower"],
+                "log_z_upper": m["log_z_upper"],
+                "seconds": times.get(path),
+            }
+        )
     with open(args.rbms) as f:
         theirs = json.load(f)
-    verdicts = [{"rbmlab": o["file"], "rbms_seed": r["seed"], "rbms_log_z": r["log_z"],
-                 "inside": o["log_z_lower"] <= r["log_z"] <= o["log_z_upper"]}
-                for o in ours for r in theirs["runs"]]
+    verdicts = [
+        {
+            "rbmlab": o["file"],
+            "rbms_seed": r["seed"],
+            "rbms_log_z": r["log_z"],
+            "inside": o["log_z_lower"] <= r["log_z"] <= o["log_z_upper"],
+        }
+        for o in ours
+        for r in theirs["runs"]
+    ]
     primary = [v for v in verdicts if v["rbmlab"] == ours[0]["file"]]
-    out = {"rbmlab": ours, "rbms": theirs, "rbms_inside_rbmlab_interval": verdicts,
-           "verdict_primary_all_inside": all(v["inside"] for v in primary),
-           "pairs_inside": f"{sum(v['inside'] for v in verdicts)} of {len(verdicts)}"}
+    out = {
+        "rbmlab": ours,
+        "rbms": theirs,
+        "rbms_inside_rbmlab_interval": verdicts,
+        "verdict_primary_all_inside": all(v["inside"] for v in primary),
+        "pairs_inside": f"{sum(v['inside'] for v in verdicts)} of {len(verdicts)}",
+    }
     with open(args.out, "w") as f:
         json.dump(out, f, indent=2)
     print(json.dumps(verdicts, indent=1))
