@@ -17,7 +17,7 @@ from rbmlab.data.batch import Batch
 from rbmlab.evaluators import ais, exact
 from rbmlab.learners.cd import CD, CDConfig
 from rbmlab.models.rbm import init_rbm
-from rbmlab.run.runner import batches
+from rbmlab.run.training import batches
 
 pytestmark = pytest.mark.slow  # about 2 minutes on 2 cores: make test-slow
 

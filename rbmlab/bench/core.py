@@ -66,7 +66,7 @@ def timed(backend, rounds: int, threads: int | None, fns: dict) -> dict[str, lis
 
 def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     """Wall time of one shuffled epoch of ``learner`` over ``x`` (learner state set up first)."""
-    from rbmlab.run.runner import batches  # noqa: PLC0415
+    from rbmlab.run.training import batches  # noqa: PLC0415
 
     train = Batch(x)
     state = learner.init_state(rbm, train, backend.rng(seed, 0))

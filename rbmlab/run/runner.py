@@ -689,6 +689,28 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     return finish(run, record, p, summary, echo)
 
 
+def _evaluate_selected(run: Setup, record: RunRecord, p: Progress, summary: dict) -> tuple[Any, list]:
+    """The final evaluation of the model train.stop_rule selected, from its checkpoint; records
+    the selection in ``summary["stopped"]``."""
+    model, meta, _ = load_checkpoint(record.selected)
+    if meta.get("epoch") != p.epochs[p.decision.selected]:
+        raise RbmlabError(
+            f"{record.selected}: holds epoch {meta.get('epoch')}'s model, the rule "
+            f"selected epoch {p.epochs[p.decision.selected]}; rerun with overwrite=true"
+        )
+    finals = evaluate_trials(
+        run,
+        model.map(run.backend.asarray),
+        (run.cfg.seed, FINAL_EVAL_STREAM),
+        final=True,
+        iterations=meta.get("inference_iterations"),
+    )
+    summary["stopped"] = stopped_record(run, p, meta)
+    if p.diverged:  # training went on past the selected point and diverged: recorded, not final
+        summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
+    return model, finals
+
+
 def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
     """The final evaluation (full schedules) and the completed summary; under train.stop_rule,
     of the model the rule selected (also when training diverged after it: summary.json
@@ -699,23 +721,7 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     elif run.stop is None:
         finals = evaluate_trials(run, p.model, final_key(run, p), skip=p.diverged, final=True, state=p.state)
     else:
-        model, meta, _ = load_checkpoint(record.selected)
-        if meta.get("epoch") != p.epochs[p.decision.selected]:
-            raise RbmlabError(
-                f"{record.selected}: holds epoch {meta.get('epoch')}'s model, the rule "
-                f"selected epoch {p.epochs[p.decision.selected]}; rerun with overwrite=true"
-            )
-        evaluated = model
-        finals = evaluate_trials(
-            run,
-            model.map(run.backend.asarray),
-            (run.cfg.seed, FINAL_EVAL_STREAM),
-            final=True,
-            iterations=meta.get("inference_iterations"),
-        )
-        summary["stopped"] = stopped_record(run, p, meta)
-        if p.diverged:  # training went on past the selected point and diverged: recorded, not final
-            summary["stopped"]["diverged_epoch"] = p.diverged.pop(0)
+        evaluated, finals = _evaluate_selected(run, record, p, summary)
     final_eval = time.perf_counter() - t0
     if evaluation_only(run):  # its rows are the final ones: none left by a run killed while writing them
         record.metrics.truncate(-1)
