@@ -1,14 +1,19 @@
 """Shared fixtures: backends to parametrize over, small random models."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-import numpy as np
-import pytest
+from tests import dispatch
 
-from rbmlab.backend import cupy_available, get_backend
-from rbmlab.models.rbm import RBM
+dispatch.pin()  # one instruction set on every x86-64 CPU; before numpy loads (tests/dispatch.py)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from rbmlab.backend import cupy_available, get_backend  # noqa: E402
+from rbmlab.models.rbm import RBM  # noqa: E402
 
 BACKENDS = ["numpy"] + (["cupy"] if cupy_available() else [])
 
@@ -23,13 +28,15 @@ def backend(request):
 
 def random_rbm(backend, m: int, n: int, scale: float = 1.0, seed: int = 0) -> RBM:
     rng = np.random.default_rng(seed)
-    return RBM(backend.asarray(scale * rng.standard_normal((m, n))),
-               backend.asarray(scale * rng.standard_normal(m)),
-               backend.asarray(scale * rng.standard_normal(n)))
+    return RBM(
+        backend.asarray(scale * rng.standard_normal((m, n))),
+        backend.asarray(scale * rng.standard_normal(m)),
+        backend.asarray(scale * rng.standard_normal(n)),
+    )
 
 
 def all_binary(m: int) -> np.ndarray:
-    return ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
+    return ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
 
 
 # ---- tests leave the checkout as they found it -------------------------------------------------
@@ -51,7 +58,7 @@ def checkout_files(root: Path = CHECKOUT) -> set[str]:
 
 
 def _controller(config) -> bool:
-    return not hasattr(config, "workerinput")   # an xdist worker has it
+    return not hasattr(config, "workerinput")  # an xdist worker has it
 
 
 # ---- under xdist (make test: -n 2), each worker keeps to one BLAS / OpenMP thread ----------------
@@ -65,6 +72,7 @@ _BLAS_LIMIT = pytest.StashKey[object]()
 def pytest_configure(config):
     if not _controller(config):
         from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
         for name, value in ONE_THREAD.items():
             os.environ.setdefault(name, value)
         config.stash[_BLAS_LIMIT] = threadpool_limits(limits=1)
@@ -84,6 +92,7 @@ def pytest_sessionfinish(session, exitstatus):
         shown = "\n  ".join(new[:20]) + (f"\n  ... and {len(new) - 20} more" if len(new) > 20 else "")
         session.config.get_terminal_writer().line(
             f"\nthe tests left {len(new)} new file(s) in the checkout {CHECKOUT} "
-            f"(tests write under their temporary directories):\n  {shown}", red=True)
+            f"(tests write under their temporary directories):\n  {shown}",
+            red=True,
+        )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-

@@ -15,6 +15,7 @@ prediction on the edge of its threshold can flip one pixel of crbm_bp's tables.
 experiment; without --new it re-records existing ones after an intended change in results.
 Every experiment has a fixture or is in NOT_COVERED with the reason.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,20 +29,16 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from rbmlab.experiment import available, run_experiment
+from tests import dispatch
 
 FIXTURES = Path(__file__).parent / "fixtures" / "smoke_metrics"
 RTOL, ATOL = 1e-5, 1e-6
-# A fixture records the machine it was recorded on ("machine": AVX-512 or not, CPU vendor; those
-# without the key were recorded on an Intel CPU with AVX-512). On another kind of CPU numpy's exp,
-# log and sums take other code paths and OpenBLAS other kernels, so a smoke run's floats differ in
-# the last bits, which AIS, a growing Frank-Wolfe model and a thresholded prediction amplify (on an
-# AVX2-only AMD EPYC, at the recorded commit: AIS log Z within 7e-4 relative, a crbm_bp pixel error
-# 1 pixel in 40,000 apart, a 200-example test error 1 point apart), and GWG's discrete proposals
-# turn into other moves (pmp/figure-1c-train's log MMD² 1e-4 apart on an AMD EPYC with AVX-512).
-# There floats are compared within OTHER_CPU_RTOL, which still catches a change of method; integers
-# stay exact.
-DEFAULT_MACHINE = {"avx512": True, "vendor": "GenuineIntel"}
-OTHER_CPU_RTOL = 3e-2
+# A fixture records the dispatch it was recorded under (tests/dispatch.py: numpy's AVX2 loops,
+# OpenBLAS's Haswell kernel), the one every test process runs under on any x86-64 CPU: a run's
+# floats are then the same in every bit on each machine, and compared within RTOL everywhere. Without
+# the pin an Intel AVX-512 machine and an AMD EPYC gave AIS log Z 7e-4 relative apart, a crbm_bp
+# pixel error 1 pixel in 40,000, a 200-example test error 1 point, and GWG's discrete proposals
+# other moves (pmp/figure-1c-train's log MMD² 1e-4 apart).
 
 
 # Every library that brings its own BLAS or OpenMP runtime into a run. threadpoolctl limits only
@@ -50,7 +47,7 @@ OTHER_CPU_RTOL = 3e-2
 # conftest) numpy's, so the two summed in different orders: pmp/figure-1c-train's GWG job, whose
 # discrete moves turn a last-bit difference into other chains, gave log MMD² -1.9646 recorded and
 # -1.9853 under pytest, each deterministic.
-RUNTIMES = ("numpy", "scipy.linalg", "sklearn")   # numpy's and scipy's OpenBLAS, sklearn's libgomp
+RUNTIMES = ("numpy", "scipy.linalg", "sklearn")  # numpy's and scipy's OpenBLAS, sklearn's libgomp
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager:
@@ -63,25 +60,15 @@ def one_blas_thread() -> contextlib.AbstractContextManager:
 def threads_beyond_one() -> list[str]:
     """The loaded BLAS / OpenMP runtimes with more than one thread (a run loaded them after the
     limit: add them to RUNTIMES)."""
-    return [f"{lib['filepath']}: {lib['num_threads']} threads" for lib in threadpool_info()
-            if lib["num_threads"] != 1]
+    return [
+        f"{lib['filepath']}: {lib['num_threads']} threads"
+        for lib in threadpool_info()
+        if lib["num_threads"] != 1
+    ]
 
 
-def this_machine() -> dict:
-    from numpy._core._multiarray_umath import __cpu_features__  # noqa: PLC0415 - numpy's own dispatch table
-
-    from rbmlab.backend.machine import cpu  # noqa: PLC0415
-
-    return {"avx512": bool(__cpu_features__.get("AVX512F")), "vendor": cpu()["vendor"]}
-
-
-def _float_rtol(recorded_on: dict) -> float:
-    return RTOL if this_machine() == recorded_on else OTHER_CPU_RTOL
-# columns not compared: the time, and counts that follow the last bits of BLAS sums rather than the
-# code: L-BFGS-B's function evaluations in the Frank-Wolfe oracle (its line search's path; on an AMD
-# EPYC with OpenBLAS's Haswell kernel, 63 and 51 where the recording machine counted 42 and 50, with
-# every loss and log-likelihood equal within RTOL, at the recorded commit too)
-IGNORED = {"wall_time", "fw_oracle_evaluations"}
+# columns not compared: the time
+IGNORED = {"wall_time"}
 # of a report's runs table, the columns compared besides final.*: not its config keys, nor source
 # (the commit that ran)
 RUN_COLUMNS = ("run_dir", "status", "epochs_done", "early_stopping.epoch")
@@ -90,24 +77,69 @@ RUN_COLUMNS = ("run_dir", "status", "epochs_done", "early_stopping.epoch")
 # (about 3 s; the fast suite has pmp/figure-1a and tap/figure-11), pmp/sec-5-1-theta and
 # sec-5-1-kl-samples (sec-5-1-kl-model runs the first and reports the same runs table as the
 # second); the cheaper ones keep the fast suite's cover
-SLOW = {"tap/figure-3-seeds", "tap/figure-11-train", "tap/figure-10", "pmp/figure-5-step-size",
-        "pmp/figure-5-mmd",   # siblings stay fast
-        "dcp/figure-6b", "dcp/figure-3", "dcp/figure-4", "dcp/figure-7a", "dcp/figure-7b", "dcp/figure-5",
-        "dcp/figure-6a", "dcp/figure-1", "dcp/figure-2", "dcp/table-1",
-        "crbm_bp/figure-3", "crbm_bp/lr-grid", "crbm_bp/lr-grid-caltech", "crbm_bp/ssvm-lr-occlude",
-        "crbm_bp/table-1", "crbm_bp/table-1-changed", "crbm_bp/table-2", "crbm_bp/table-2-changed",
-        "crbm_bp/table-3a", "crbm_bp/table-3a-changed", "crbm_bp/table-3b", "crbm_bp/table-3b-changed",
-        "frank_wolfe/alpha-learned", "frank_wolfe/cd-fw-lr-control", "frank_wolfe/figure-1a", "frank_wolfe/figure-1b",
-        "frank_wolfe/figure-2a", "frank_wolfe/figure-2b", "frank_wolfe/hyperparameters-converged",
-        "frank_wolfe/model-size", "frank_wolfe/plateau-control", "frank_wolfe/sampling-control", "frank_wolfe/step-control",
-        "pmp/figure-1b", "pmp/figure-1c", "pmp/figure-1c-train", "pmp/figure-2-er-persistent-mmd",
-        "pmp/figure-2-er-persistent-rmse", "pmp/figure-2-lattice-persistent-mmd",
-        "pmp/figure-2-lattice-persistent-rmse", "pmp/figure-2-mmd", "pmp/figure-2-rmse", "pmp/figure-3",
-        "pmp/figure-3-train", "pmp/figure-5-rmse", "pmp/figure-7", "pmp/figure-8", "pmp/lp-small",
-        "pmp/sec-5-1-theta", "pmp/sec-5-1-kl-samples",
-        "tap/figure-3", "tap/figure-8-denoising", "tap/figure-8-denoising-seeds", "tap/figure-10-paper-lr",
-        "tap/table-1"}
-MAX_REPORTED = 20        # mismatches listed in one failure message
+SLOW = {
+    "tap/figure-3-seeds",
+    "tap/figure-11-train",
+    "tap/figure-10",
+    "pmp/figure-5-step-size",
+    "pmp/figure-5-mmd",  # siblings stay fast
+    "dcp/figure-6b",
+    "dcp/figure-3",
+    "dcp/figure-4",
+    "dcp/figure-7a",
+    "dcp/figure-7b",
+    "dcp/figure-5",
+    "dcp/figure-6a",
+    "dcp/figure-1",
+    "dcp/figure-2",
+    "dcp/table-1",
+    "crbm_bp/figure-3",
+    "crbm_bp/lr-grid",
+    "crbm_bp/lr-grid-caltech",
+    "crbm_bp/ssvm-lr-occlude",
+    "crbm_bp/table-1",
+    "crbm_bp/table-1-changed",
+    "crbm_bp/table-2",
+    "crbm_bp/table-2-changed",
+    "crbm_bp/table-3a",
+    "crbm_bp/table-3a-changed",
+    "crbm_bp/table-3b",
+    "crbm_bp/table-3b-changed",
+    "frank_wolfe/alpha-learned",
+    "frank_wolfe/cd-fw-lr-control",
+    "frank_wolfe/figure-1a",
+    "frank_wolfe/figure-1b",
+    "frank_wolfe/figure-2a",
+    "frank_wolfe/figure-2b",
+    "frank_wolfe/hyperparameters-converged",
+    "frank_wolfe/model-size",
+    "frank_wolfe/plateau-control",
+    "frank_wolfe/sampling-control",
+    "frank_wolfe/step-control",
+    "pmp/figure-1b",
+    "pmp/figure-1c",
+    "pmp/figure-1c-train",
+    "pmp/figure-2-er-persistent-mmd",
+    "pmp/figure-2-er-persistent-rmse",
+    "pmp/figure-2-lattice-persistent-mmd",
+    "pmp/figure-2-lattice-persistent-rmse",
+    "pmp/figure-2-mmd",
+    "pmp/figure-2-rmse",
+    "pmp/figure-3",
+    "pmp/figure-3-train",
+    "pmp/figure-5-rmse",
+    "pmp/figure-7",
+    "pmp/figure-8",
+    "pmp/lp-small",
+    "pmp/sec-5-1-theta",
+    "pmp/sec-5-1-kl-samples",
+    "tap/figure-3",
+    "tap/figure-8-denoising",
+    "tap/figure-8-denoising-seeds",
+    "tap/figure-10-paper-lr",
+    "tap/table-1",
+}
+MAX_REPORTED = 20  # mismatches listed in one failure message
 # Experiments without a fixture, and why: each one's results are not fixed numbers of its own.
 NOT_COVERED = {
     # leaderboards: every entrant's numbers are its learner's, whose paper experiments have fixtures;
@@ -123,12 +155,14 @@ NOT_COVERED = {
     "pmp/speed-log-z": "a timing (bench part pmap_speed): wall-clock seconds",
     "tap/figure-10-speed": "a timing (bench part tap_speed): wall-clock seconds",
     "frank_wolfe/cost": "its metric is wall_time (training seconds and their ratios) over the runs "
-                        "of frank_wolfe/figure-1a and figure-1b, whose metrics have fixtures",
+    "of frank_wolfe/figure-1a and figure-1b, whose metrics have fixtures",
     # the MNIST experiments of dcp Secs. 5.2-5.4 on OMNIGLOT: the same learners and code paths as
     # their MNIST files (fixtures in SLOW) on dcp/figure-4's data (fixture in SLOW); a fixture
     # would add slow-suite time and no path
-    **{f"dcp/{name}-omniglot": f"dcp/{name} on dcp/figure-4's OMNIGLOT: both have fixtures"
-       for name in ("figure-6b", "figure-7a", "figure-7b")},
+    **{
+        f"dcp/{name}-omniglot": f"dcp/{name} on dcp/figure-4's OMNIGLOT: both have fixtures"
+        for name in ("figure-6b", "figure-7a", "figure-7b")
+    },
     # galleries (gallery:): a PNG of other experiments' models, which have fixtures
     "crbm_bp/figure-2": "an image gallery of the models of crbm_bp/table-1 and table-2",
     "pmp/figure-3-samples": "an image gallery of samples of the models of pmp/figure-3-train",
@@ -136,22 +170,47 @@ NOT_COVERED = {
     "pmp/figure-6": "an image gallery of samples of the models of pmp/figure-3-train",
     "pmp/figure-7-samples": "an image gallery of samples of the models of pmp/figure-7",
     "pmp/figure-8-samples": "an image gallery of samples of the models of pmp/figure-3-train and "
-                            "figure-8-train",
+    "figure-8-train",
     # figures (figure:) and inference runs (inference:): files a figure or a sampler writes, not a
     # run's metrics. Each was compared at smoke with the script it replaced when it became an
     # experiment (issue 32: every .md/.csv byte-identical, the deconvolution's metrics.json and
     # samples.npz identical but for the wall-clock seconds); their sources have fixtures. Open:
     # fixtures of their text outputs.
-    **{f"tap/{name}": "a figure (figure kind) of the runs of tap/figure-3 or figure-3-seeds, "
-                      "or figure-8-denoising(-seeds): its md/PNG, no metrics of its own"
-       for name in ("figure-4", "figure-4-localisation-seeds", "figure-4-features", "figure-4-features-seeds", "figure-5", "figure-5-seeds", "figure-5-counting-seeds", "figure-6", "figure-7", "figure-7-attractors-seeds", "figure-8",
-                    "figure-8-seeds", "figure-9", "figure-9-structure-seeds", "figure-12", "figure-12-seeds")},
-    **{f"pmp/{name}": "posterior samples of a fixed model (inference kind): metrics.json with "
-                      "wall-clock seconds, samples.npz and PNGs, no run"
-       for name in ("figure-4-deconvolution", "figure-4-deconvolution-gibbs",
-                    "figure-4-deconvolution-gwg", "figure-4-deconvolution-gwg-clamp-w",
-                    "figure-4-deconvolution-gwg-clamp-s", "discussion-deconvolution-lp",
-                    "discussion-deconvolution-pmp")},
+    **{
+        f"tap/{name}": "a figure (figure kind) of the runs of tap/figure-3 or figure-3-seeds, "
+        "or figure-8-denoising(-seeds): its md/PNG, no metrics of its own"
+        for name in (
+            "figure-4",
+            "figure-4-localisation-seeds",
+            "figure-4-features",
+            "figure-4-features-seeds",
+            "figure-5",
+            "figure-5-seeds",
+            "figure-5-counting-seeds",
+            "figure-6",
+            "figure-7",
+            "figure-7-attractors-seeds",
+            "figure-8",
+            "figure-8-seeds",
+            "figure-9",
+            "figure-9-structure-seeds",
+            "figure-12",
+            "figure-12-seeds",
+        )
+    },
+    **{
+        f"pmp/{name}": "posterior samples of a fixed model (inference kind): metrics.json with "
+        "wall-clock seconds, samples.npz and PNGs, no run"
+        for name in (
+            "figure-4-deconvolution",
+            "figure-4-deconvolution-gibbs",
+            "figure-4-deconvolution-gwg",
+            "figure-4-deconvolution-gwg-clamp-w",
+            "figure-4-deconvolution-gwg-clamp-s",
+            "discussion-deconvolution-lp",
+            "discussion-deconvolution-pmp",
+        )
+    },
 }
 
 
@@ -181,7 +240,7 @@ def _read_metrics(path: Path) -> tuple[list[str], list[list]]:
     return [header[i] for i in keep], [[_value(r[i]) for i in keep] for r in rows[1:]]
 
 
-def _same(expected, actual, rtol: float) -> bool:
+def _same(expected, actual) -> bool:
     if isinstance(expected, int) and isinstance(actual, int):
         return expected == actual
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
@@ -190,25 +249,31 @@ def _same(expected, actual, rtol: float) -> bool:
             return math.isnan(e) and math.isnan(a)
         if math.isinf(e) or math.isinf(a):
             return e == a
-        return abs(a - e) <= ATOL + rtol * abs(e)
+        return abs(a - e) <= ATOL + RTOL * abs(e)
     return expected == actual
 
 
 def _read_runs(path: Path) -> tuple[list[str], list[list]]:
     """A report's runs table: RUN_COLUMNS and final.* (not those of IGNORED)."""
     header, rows = _read_metrics(path)
-    keep = [i for i, c in enumerate(header)
-            if c in RUN_COLUMNS or (c.startswith("final.") and c[len("final."):] not in IGNORED)]
+    keep = [
+        i
+        for i, c in enumerate(header)
+        if c in RUN_COLUMNS or (c.startswith("final.") and c[len("final.") :] not in IGNORED)
+    ]
     return [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
 
 
-def _differences(where: str, columns: list[str], rows: list[list], want: dict, rtol: float) -> list[str]:
+def _differences(where: str, columns: list[str], rows: list[list], want: dict) -> list[str]:
     """What differs between the rows read and the recorded ones (``want``: columns, rows, and a
-    job's overrides), floats within ``rtol``."""
+    job's overrides), floats within RTOL and ATOL."""
     ran = f" (overrides: {' '.join(want['overrides'])})" if "overrides" in want else ""
     kept = [j for j, c in enumerate(want["columns"]) if c.removeprefix("final.") not in IGNORED]
-    want = {**want, "columns": [want["columns"][j] for j in kept],
-            "rows": [[row[j] for j in kept] for row in want["rows"]]}   # recorded before IGNORED grew
+    want = {
+        **want,
+        "columns": [want["columns"][j] for j in kept],
+        "rows": [[row[j] for j in kept] for row in want["rows"]],
+    }  # recorded before IGNORED grew
     # a final.* column the report writes since the recording (a paper-layout table's further
     # metrics: final.early_stopping.test_changed_error) is not compared until recorded anew; the
     # metrics rows it comes from are
@@ -220,15 +285,19 @@ def _differences(where: str, columns: list[str], rows: list[list], want: dict, r
     if len(rows) != len(want["rows"]):
         return [f"{where}{ran}: {len(rows)} rows, recorded {len(want['rows'])}"]
     index = {c: columns.index(c) for c in columns}
-    return [f"{where}, column {col}, {_where(want['columns'], exp, i)}: "
-            f"got {got[index[col]]!r}, recorded {exp[j]!r}"
-            for i, (got, exp) in enumerate(zip(rows, want["rows"]))
-            for j, col in enumerate(want["columns"]) if not _same(exp[j], got[index[col]], rtol)]
+    return [
+        f"{where}, column {col}, {_where(want['columns'], exp, i)}: "
+        f"got {got[index[col]]!r}, recorded {exp[j]!r}"
+        for i, (got, exp) in enumerate(zip(rows, want["rows"]))
+        for j, col in enumerate(want["columns"])
+        if not _same(exp[j], got[index[col]])
+    ]
 
 
 def _where(columns: list[str], row: list, i: int) -> str:
-    labels = [f"row {i}"] + [f"{k} {row[columns.index(k)]}" for k in ("run_dir", "epoch", "trial")
-                             if k in columns]
+    labels = [f"row {i}"] + [
+        f"{k} {row[columns.index(k)]}" for k in ("run_dir", "epoch", "trial") if k in columns
+    ]
     return ", ".join(labels)
 
 
@@ -236,8 +305,14 @@ def _where(columns: list[str], row: list, i: int) -> str:
 def test_smoke_metrics_match_the_recorded_ones(fixture: Path, tmp_path: Path):
     recorded = json.loads(fixture.read_text())
     name = recorded["experiment"]
+    assert recorded.get("dispatch") == dispatch.PINNED, (
+        f"{name}: recorded under dispatch {recorded.get('dispatch')}, not tests/dispatch.py's "
+        f"{dispatch.PINNED}: python -m tests.record_smoke_metrics {name}"
+    )
+    unpinned = dispatch.problems()
+    assert not unpinned, f"this process is not pinned as tests/dispatch.py says: {unpinned}"
     outputs = tmp_path / "outputs"
-    with one_blas_thread():   # the recorded summation order
+    with one_blas_thread():  # the recorded summation order
         run_experiment(name, ["scale=smoke"], results_root=tmp_path / "results", outputs_root=outputs)
         unlimited = threads_beyond_one()
         assert not unlimited, f"{name}: ran beside runtimes not limited to one thread: {unlimited}"
@@ -247,21 +322,22 @@ def test_smoke_metrics_match_the_recorded_ones(fixture: Path, tmp_path: Path):
     assert sorted(actual) == sorted(expected_jobs), (
         f"{name}: job set differs from {recorded['source']}: "
         f"missing {sorted(set(expected_jobs) - set(actual))}, "
-        f"unexpected {sorted(set(actual) - set(expected_jobs))}")
+        f"unexpected {sorted(set(actual) - set(expected_jobs))}"
+    )
 
     problems: list[str] = []
-    rtol = _float_rtol(recorded.get("machine", DEFAULT_MACHINE))
     for job, want in sorted(expected_jobs.items()):
-        problems += _differences(f"{name} job {job}", *_read_metrics(actual[job]), want, rtol)
+        problems += _differences(f"{name} job {job}", *_read_metrics(actual[job]), want)
     if "runs" in recorded:
         paper, artefact = name.split("/")
         table = tmp_path / "results" / paper / f"{artefact}_smoke_runs.csv"
-        problems += _differences(f"{name} runs table", *_read_runs(table), recorded["runs"], rtol)
+        problems += _differences(f"{name} runs table", *_read_runs(table), recorded["runs"])
     shown = problems[:MAX_REPORTED]
     more = f"\n... and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
     if problems:
-        pytest.fail(f"{name}: {len(problems)} metric(s) differ from {recorded['source']}:\n"
-                    + "\n".join(shown) + more)
+        pytest.fail(
+            f"{name}: {len(problems)} metric(s) differ from {recorded['source']}:\n" + "\n".join(shown) + more
+        )
 
 
 def test_every_experiment_has_a_fixture_or_a_reason():
@@ -272,5 +348,7 @@ def test_every_experiment_has_a_fixture_or_a_reason():
     assert all(reason.strip() for reason in NOT_COVERED.values())
     assert not SLOW - recorded, f"SLOW names no fixture: {sorted(SLOW - recorded)}"
     uncovered = experiments - recorded - excused
-    assert not uncovered, (f"experiments with neither a fixture nor a reason in NOT_COVERED: "
-                           f"{sorted(uncovered)} (python -m tests.record_smoke_metrics --new NAME)")
+    assert not uncovered, (
+        f"experiments with neither a fixture nor a reason in NOT_COVERED: "
+        f"{sorted(uncovered)} (python -m tests.record_smoke_metrics --new NAME)"
+    )
