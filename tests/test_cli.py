@@ -16,6 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rbmlab.cli import main
+from tests.test_bad_input import Case, assert_one_error_line
+
 REPO = Path(__file__).resolve().parent.parent
 SMALL = [
     "dataset=bars_stripes",
@@ -133,12 +136,17 @@ def test_parallel_runs_started_together_do_not_collide(tmp_path):
         ),
     ],
 )
-def test_bad_overrides_give_one_line_errors(tmp_path, args, key):
-    proc = rbmlab("run", *args, cwd=tmp_path, check=False)
-    assert proc.returncode == 2
+def test_bad_overrides_give_one_line_errors(tmp_path, monkeypatch, capsys, args, key):
+    """In this process (main, as the command calls it; the process's own exit status and stderr:
+    the next test)."""
+    assert_one_error_line(main, Case(key, ["run", *args], key), tmp_path, monkeypatch, capsys)
+
+
+def test_a_bad_override_ends_the_process_with_status_2_and_one_line(tmp_path):
+    proc = rbmlab("run", "learner.lrr=0.1", cwd=tmp_path, check=False)
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rbmlab: error:") and key in lines[0], proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(lines) == 1 and lines[0].startswith("rbmlab: error: learner.lrr:"), proc.stderr
 
 
 def test_bad_value_in_a_sweep_fails_before_any_job(tmp_path):
@@ -237,14 +245,14 @@ RESUME_CASES = {
 def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path, case):
     """kill -9 at a fixed point (epoch 61: after the checkpoint of epoch 60 or 56, with metrics
     rows written after it), then resume=true: the same metrics and finals as a straight run."""
-    args = [*SMALL, "learner.k=20", "train.epochs=400", "seed=5", *RESUME_CASES[case]]
+    args = [*SMALL, "learner.k=20", "train.epochs=130", "seed=5", *RESUME_CASES[case]]
     ref, run, state, out = straight_and_resumed(tmp_path, args, kill_after_epoch=61)
     assert state["status"] == "running" and 0 < state["epochs_done"] <= 61
     assert "resuming" in out.stdout
     a = json.loads((ref / "summary.json").read_text())
     b = json.loads((run / "summary.json").read_text())
-    assert b["status"] == "completed" and b["epochs_done"] == 400
-    assert b["updates"] == a["updates"] == 400 * (2 if "learner.d=2" in args else 1)
+    assert b["status"] == "completed" and b["epochs_done"] == 130
+    assert b["updates"] == a["updates"] == 130 * (2 if "learner.d=2" in args else 1)
     assert b["final"] == a["final"]
     ma, mb = pd.read_csv(ref / "metrics.csv"), pd.read_csv(run / "metrics.csv")
     pd.testing.assert_frame_equal(ma.drop(columns="wall_time"), mb.drop(columns="wall_time"))

@@ -55,22 +55,30 @@ def test_every_experiment_file_declares_every_tier(name):
         assert board["variants"] and all(v["grid"]["learner.lr"] for v in board["variants"].values())
         return
     sources = own["runs_of"] if isinstance(own.get("runs_of"), list) else [own.get("runs_of", name)]
-    for source in sources:  # runs_of: reports other experiments' runs
+    for source in sources:  # runs_of: reports other experiments' runs, whose own case composes them
         assert source in available() and (source == name) == ("runs_of" not in own)
-        _check_tiers(source, load_spec(source))
+        assert set(load_spec(source).get("scales", {})) >= set(SCALE_TIERS), f"{source}: a tier missing"
+    if "runs_of" not in own:
+        _check_tiers(name, own, [tier for tier in SCALE_TIERS if tier != "smoke"])
     assert own["report"]["metric"]
 
 
-def _check_tiers(name, spec):
+def _check_tiers(name, spec, tiers):
+    """Each tier is declared; of ``tiers``, the first job composes at its scale and first seed
+    (smoke: every variant's first job, in test_every_variant_of_the_smoke_tier_is_a_valid_run_config)."""
     variants = spec.get("variants") or {"": []}
-    for tier in SCALE_TIERS:
-        assert tier in spec.get("scales", {}), f"{name}: no scale {tier!r}"
+    assert set(spec.get("scales", {})) >= set(SCALE_TIERS), f"{name}: tiers {sorted(spec.get('scales', {}))}"
+    for tier in tiers:
         settings = spec["scales"][tier]
         variant = (settings.get("variants") or list(variants))[0]
         first = expand_overrides(sweep_overrides(spec, tier, [], variants[variant]))[0]
         cfg = validated_run_config(first)
         assert cfg.scale == tier
-        assert cfg.seed == seed_list(settings.get("seeds", spec.get("seeds", [0])))[0]
+        assert cfg.seed == _first_seed(spec, tier)
+
+
+def _first_seed(spec: dict, tier: str) -> int:
+    return seed_list(spec["scales"][tier].get("seeds", spec.get("seeds", [0])))[0]
 
 
 @pytest.mark.slow
@@ -105,9 +113,11 @@ def _jobs(name: str, tier: str, every: bool):
 
 @pytest.mark.parametrize("name", SWEEPS)
 def test_every_variant_of_the_smoke_tier_is_a_valid_run_config(name):
-    """The first job of each variant; the other tiers are the slow set's (below)."""
+    """The first job of each variant, at the tier's first seed; the other tiers are the slow
+    set's (below)."""
     for combo in _jobs(name, "smoke", every=False):
-        assert validated_run_config(combo).scale == "smoke"
+        cfg = validated_run_config(combo)
+        assert cfg.scale == "smoke" and cfg.seed == _first_seed(load_spec(name), "smoke")
 
 
 @pytest.mark.slow

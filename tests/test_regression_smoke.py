@@ -76,8 +76,18 @@ RUN_COLUMNS = ("run_dir", "status", "epochs_done", "early_stopping.epoch")
 # or starts from another one's runs makes them first), and pmp/figure-1b and tap/figure-10-paper-lr
 # (about 3 s; the fast suite has pmp/figure-1a and tap/figure-11), pmp/sec-5-1-theta and
 # sec-5-1-kl-samples (sec-5-1-kl-model runs the first and reports the same runs table as the
-# second); the cheaper ones keep the fast suite's cover
+# second); pmp/figure-3-ais, figure-3-recognised, figure-7-variety and figure-8-descent (each makes
+# the training runs it scores first: 8 to 20 s) and crbm_bp's four discussion experiments (5 to 15 s:
+# five or six variants on MNIST); the cheaper ones keep the fast suite's cover
 SLOW = {
+    "pmp/figure-3-ais",
+    "pmp/figure-3-recognised",
+    "pmp/figure-7-variety",
+    "pmp/figure-8-descent",
+    "crbm_bp/discussion-matched",
+    "crbm_bp/discussion-damping",
+    "crbm_bp/discussion-schedule",
+    "crbm_bp/discussion-schedule-converged",
     "tap/figure-3-seeds",
     "tap/figure-11-train",
     "tap/figure-10",
