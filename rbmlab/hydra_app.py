@@ -81,7 +81,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors.
     ``hydra_config``: include the ``hydra`` node (launcher, run and sweep directories)."""
     from hydra import compose as hydra_compose  # noqa: PLC0415
-    from hydra import initialize_config_dir
+    from hydra import initialize_config_dir  # noqa: PLC0415
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
     parse_overrides(overrides)

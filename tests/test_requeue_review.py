@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm] extra is not installed")
 
-from rbmlab.errors import RbmlabError  # noqa: E402
-from rbmlab.hydra_app import compose  # noqa: E402
-from tests.test_wheel_install import REPO, RUN, SOURCES, installed  # noqa: E402
+from rbmlab.errors import RbmlabError
+from rbmlab.hydra_app import compose
+from tests.test_wheel_install import REPO, RUN, SOURCES, installed
 
 __all__ = ["installed"]  # the fixture, shared with tests/test_wheel_install.py
 
