@@ -125,7 +125,7 @@ def bp_to_convergence(
             backend,
             rounds,
             threads,
-            {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))},
+            {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))},  # noqa: B023 - timed now
         )["bp"]
         iterations.append(runs[-1].iterations)
         converged += bool(runs[-1].converged.all())

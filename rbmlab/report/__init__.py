@@ -367,7 +367,7 @@ def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFram
                     raise RbmlabError(
                         f"report.derive.{column}: {rule['key']} = {', '.join(missing)} has no entry in values"
                     )
-                source = source.map(lambda v: mapping[norm(v)])
+                source = source.map(lambda v: mapping[norm(v)])  # noqa: B023 - mapped now
             values[mask] = source
         if values.isna().any():
             raise RbmlabError(
