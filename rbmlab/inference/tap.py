@@ -140,7 +140,7 @@ def solve_stack(
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
     rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None  # compacted: a single model's
     it, done, chain_iterations = 0, converged, 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - it is read after the loop
         chain_iterations += part[0].shape[-2]
         change = 0.0
         for first in (1, 0):

@@ -95,7 +95,7 @@ def cells(points: pd.DataFrame, metric: str = METRIC, select: str = SELECT) -> p
     for variant, entrant in points.groupby("variant", sort=True):
         for budget in sorted(points["budget"].dropna().unique()):
             chosen, best = None, math.inf
-            for lr, group in entrant[entrant["budget"] == budget].groupby("learner.lr"):
+            for _lr, group in entrant[entrant["budget"] == budget].groupby("learner.lr"):
                 values = group[select].to_numpy(dtype=float)
                 if set(group["seed"]) != seeds or not np.isfinite(values).all():
                     continue  # a seed missed the point (diverged, cut short): not a candidate
