@@ -524,7 +524,7 @@ class FrankWolfe(Learner):
         its model term, M·t·(n_v + 1). Not counted:
         L-BFGS-B's own vector updates (in its Fortran)."""
         cfg = self.config
-        n_v, t = model.n_visible, model.n_hidden
+        n_v = model.n_visible
         n_chains, n_bias = state[oracle_pool(cfg.chain_pool)].shape[-2], state["bias_chains"].shape[-2]
         before = units(model, slice(0, -1))  # q_{t−1}
         per_bias_step = [
