@@ -99,7 +99,7 @@ def test_delegates_requirements_units_truth_and_cost_to_the_parts():
     assert evaluator.epoch_cost == ("parts[0].curve_n_temperatures", "parts[0].curve_n_chains")
     assert getattr(evaluator.config, "parts[0].curve_n_temperatures") == 300  # the runner's time report
     with pytest.raises(AttributeError):
-        evaluator.config.nope
+        evaluator.config.nope  # noqa: B018 - the attribute lookup is what raises
 
 
 def test_a_part_s_refusal_names_the_part():
