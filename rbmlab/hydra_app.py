@@ -59,7 +59,10 @@ def _one_line(e: Exception) -> str:
     if unknown and "not in struct" in f"{text} {e.__cause__}":
         key = unknown.group(1)
         if key.startswith("dataset.path"):  # the first guess at one's own data
-            return f"{key}: the chosen dataset has no path; a file of your own is dataset=file dataset.path=X.npy"
+            return (
+                f"{key}: the chosen dataset has no path; "
+                "a file of your own is dataset=file dataset.path=X.npy"
+            )
         return f"{key}: unknown config key (`rbmlab run --cfg job` shows the known ones)"
     merging = re.search(r"Error merging override (\S+)", text)
     if merging and e.__cause__ is not None and str(e.__cause__).strip():  # a value of the wrong type

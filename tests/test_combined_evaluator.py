@@ -190,7 +190,8 @@ BAD = [
             "evaluator=combined",
             "evaluator.parts=[{name: tap}, {name: ais, exact_check: true}]",
         ],
-        "evaluator.parts[1].exact_check: enumeration needs at most 25 enumerated units, this model (40x30) has 30",
+        "evaluator.parts[1].exact_check: enumeration needs at most 25 enumerated units, "
+        "this model (40x30) has 30",
     ),
 ]
 

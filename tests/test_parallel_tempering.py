@@ -1,7 +1,8 @@
 """Parallel tempering (rbmlab.inference.parallel_tempering) against exact answers: the swap move's
 detailed balance on a 2-temperature, 3-unit model (matrix by enumeration, and the stochastic
 exchange against it); the stationary distribution of PT and block Gibbs on a 5 × 3 RBM against
-p(v) by enumeration (with a wrong-β control that must fail), and of PT on a Potts RBM; the ladders; PT-PCD from the config,
+p(v) by enumeration (with a wrong-β control that must fail), and of PT on a Potts RBM; the ladders;
+PT-PCD from the config,
 its swap statistics in metrics.csv, and resume carrying the sampler state; step costs counted."""
 
 from __future__ import annotations

@@ -89,8 +89,8 @@ def test_a_vertical_line_the_committed_runs_csv_cannot_draw_is_named():
     ]
     runs = pd.DataFrame({"run_dir": ["fw/0"]})
     assert missing_records_note(marks, runs, "f_runs.csv") == (
-        " The committed f_runs.csv does not hold early_stopping.n_hidden: its vertical lines (FW early stopping) "
-        "are not drawn."
+        " The committed f_runs.csv does not hold early_stopping.n_hidden: "
+        "its vertical lines (FW early stopping) are not drawn."
     )
     assert missing_records_note(marks, runs.assign(**{"early_stopping.n_hidden": [4]}), "f_runs.csv") == ""
 

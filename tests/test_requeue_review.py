@@ -86,7 +86,8 @@ def test_a_cluster_launcher_without_m_is_refused_not_run_here(launcher):
 
     with pytest.raises(
         RbmlabError,
-        match=rf"^hydra/launcher={launcher}: launches a sweep's jobs \(without -m the run trains here\); add -m",
+        match=rf"^hydra/launcher={launcher}: launches a sweep's jobs "
+        r"\(without -m the run trains here\); add -m",
     ):
         check_hydra_overrides([f"hydra/launcher={launcher}", "learner=cd"], multirun=False)
     assert check_hydra_overrides([f"hydra/launcher={launcher}"], multirun=True) == [

@@ -38,7 +38,8 @@ def bench_crbm_bp(
     batch: int = 100,
 ) -> list[Row]:
     """crbm_bp's speed claim: loopy BP on one random 1000 × 500 RBM for 10 iterations (W ~
-    N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-, max- and mixed-product, beside the bare
+    N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-,
+    max- and mixed-product, beside the bare
     transcendentals of sum-product (:func:`transcendental_floor`, the elementwise bound; its row
     carries ``floor_target``); and BP's batched throughput on the CRBM's x-conditioned RBMs,
     784 × 256, ``batch`` instances."""

@@ -17,7 +17,8 @@ states only Fig. 10's damping of 0.5) until every chain's magnetisations move by
          + a^vᵀ W a^h + ½ c^vᵀ W² c^h,
 
 −F averaged over the unique solutions estimates ln Z (Fig. 2; :func:`combine_log_z` also offers
-their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients are the data term minus the derivative of −F at the
+their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients
+are the data term minus the derivative of −F at the
 solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis;
 solutions are rows (..., K, n).
 """
