@@ -39,7 +39,7 @@ commands:
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
 
 `rbmlab <command> --help` explains a command; `rbmlab run --help` the configuration groups,
-their options and every key."""
+their options and every key."""  # noqa: E501 - the help as it prints
 
 
 def cmd_run(argv: list[str]) -> None:

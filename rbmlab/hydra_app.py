@@ -59,7 +59,10 @@ def _one_line(e: Exception) -> str:
     if unknown and "not in struct" in f"{text} {e.__cause__}":
         key = unknown.group(1)
         if key.startswith("dataset.path"):  # the first guess at one's own data
-            return f"{key}: the chosen dataset has no path; a file of your own is dataset=file dataset.path=X.npy"
+            return (
+                f"{key}: the chosen dataset has no path; "
+                "a file of your own is dataset=file dataset.path=X.npy"
+            )
         return f"{key}: unknown config key (`rbmlab run --cfg job` shows the known ones)"
     merging = re.search(r"Error merging override (\S+)", text)
     if merging and e.__cause__ is not None and str(e.__cause__).strip():  # a value of the wrong type
@@ -81,7 +84,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors.
     ``hydra_config``: include the ``hydra`` node (launcher, run and sweep directories)."""
     from hydra import compose as hydra_compose  # noqa: PLC0415
-    from hydra import initialize_config_dir
+    from hydra import initialize_config_dir  # noqa: PLC0415
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
     parse_overrides(overrides)

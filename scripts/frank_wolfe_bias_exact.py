@@ -128,7 +128,9 @@ def main(argv: list[str]) -> None:
                             "worst shortfall of b (nats)": max(shortfall),
                             "worst distance to exact FW (nats)": max(distance),
                             "exact FW's spread over its starts": spread,
-                            f"LL at {opts.units} units, min … max over seeds": f"{min(last):.3f} … {max(last):.3f}",
+                            f"LL at {opts.units} units, min … max over seeds": (
+                                f"{min(last):.3f} … {max(last):.3f}"
+                            ),
                             f"exact FW at {opts.units} units": f"{reference[-1]:.3f}",
                         }
                     )
@@ -136,7 +138,8 @@ def main(argv: list[str]) -> None:
     table = markdown_rows(rows)
     command = portable_text(" ".join(argv), [Path.cwd()])  # no path of this machine (rbmlab.storage.portable)
     header = (
-        f"# frank_wolfe: the visible-bias loop against exact answers (shifting bar 9/3, bars & stripes 3 × 3)\n\n"
+        "# frank_wolfe: the visible-bias loop against exact answers "
+        "(shifting bar 9/3, bars & stripes 3 × 3)\n\n"
         f"`python scripts/frank_wolfe_bias_exact.py {command}` at {source_revision()}; "
         f"{opts.units} units, seeds {opts.seeds}, S = {opts.n_samples} oracle samples, "
         "every other learner option at its default. Worst over the units and seeds.\n\n"

@@ -93,7 +93,8 @@ def test_ising_trains_and_reports_without_rbm_code(tmp_path):
         "import sys, json; from rbmlab.cli import main; "
         "main(['run', 'model=ising', 'dataset=ising_samples', 'learner=pcd', "
         "'learner.k=2', 'learner.lr=0.2', 'learner.batch_size=full', 'dataset.side=3', "
-        "'evaluator=exact', 'train.epochs=1000', 'train.eval_every=500', 'train.progress=false', f'hydra.run.dir={sys.argv[1]}']); "
+        "'evaluator=exact', 'train.epochs=1000', 'train.eval_every=500', 'train.progress=false', "
+        "f'hydra.run.dir={sys.argv[1]}']); "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('rbmlab'))))"
     )
     out = subprocess.run(

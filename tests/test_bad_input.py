@@ -323,7 +323,8 @@ RUN_CASES = [
     Case(
         "run-model-init-truth-without-one",
         ["run", *SMALL, "model.init=truth"],
-        "model.init: truth needs a dataset sampled from a known model (ising_samples, potts_samples); dataset bars_stripes",
+        "model.init: truth needs a dataset sampled from a known model (ising_samples, potts_samples); "
+        "dataset bars_stripes",
     ),
     Case(
         "run-model-init-truth-other-family",
@@ -362,7 +363,8 @@ RUN_CASES = [
             "train.epochs=1",
             "train.progress=false",
         ],
-        "evaluator=kl: needs a dataset sampled from a known model (ising_samples); dataset bars_stripes has none",
+        "evaluator=kl: needs a dataset sampled from a known model (ising_samples); "
+        "dataset bars_stripes has none",
     ),
     Case(
         "run-kl-too-many-units",

@@ -83,13 +83,14 @@ CASES = [
     Case(
         "bounds-mle-mf-base-iterations-plus-epochs",
         [*CRBM, "learner=mle_mf", "learner.base_iterations=99000", "train.epochs=2000"],
-        "learner.base_iterations: base_iterations + train.epochs (T of the last epoch) is 101000; must be <= 100000",
+        "learner.base_iterations: base_iterations + train.epochs (T of the last epoch) is 101000; "
+        "must be <= 100000",
     ),
     Case(
         "bounds-mle-bp-per-epoch-times-epochs",
         [*CRBM, "learner=mle_bp", "learner.per_epoch=60", "train.epochs=2000"],
-        "learner.base_iterations: base_iterations + per_epoch × train.epochs (T of the last epoch) is 120007; "
-        "must be <= 100000",
+        "learner.base_iterations: base_iterations + per_epoch × train.epochs (T of the last epoch) "
+        "is 120007; must be <= 100000",
     ),
     Case(
         "bounds-mle-bp-no-iterations",
@@ -237,7 +238,8 @@ CASES = [
     Case(
         "bounds-kl-on-a-25-variable-lattice",
         [*ISING, "dataset.side=5", "evaluator=kl"],
-        f"evaluator=kl: enumerates every state; at most {limits.EXACT_SAMPLING_UNITS} units, this model has 25",
+        f"evaluator=kl: enumerates every state; at most {limits.EXACT_SAMPLING_UNITS} units, "
+        "this model has 25",
     ),
     Case(
         "bounds-kl-on-25-dense-variables",

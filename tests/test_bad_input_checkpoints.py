@@ -212,7 +212,8 @@ EVALUATE_CASES = [
     Case(
         "dbm-ais",
         evaluate("dbm", "evaluator=ais"),
-        "evaluators that apply to model dbm with n_visible=9, n_hidden1=4, n_hidden2=3, n_hidden3=0: exact, tap_dbm",
+        "evaluators that apply to model dbm with n_visible=9, n_hidden1=4, n_hidden2=3, n_hidden3=0: "
+        "exact, tap_dbm",
         family_npz("dbm"),
     ),
     Case(

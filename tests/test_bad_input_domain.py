@@ -97,7 +97,8 @@ RUN_CASES = [
         "rbm-bernoulli-on-pm1-samples",
         ["run", *PM1],
         "model.visible_units: bernoulli units take values "
-        "{0,1}; dataset ising_samples holds {-1,+1} (model.visible_units=spin takes these, or set dataset.spins)",
+        "{0,1}; dataset ising_samples holds {-1,+1} "
+        "(model.visible_units=spin takes these, or set dataset.spins)",
     ),
     Case(
         "rbm-spin-hidden-still-checks-visible",
@@ -120,7 +121,8 @@ RUN_CASES = [
     Case(
         "grbm-truncated-gaussian-on-pm1",
         ["run", "model=grbm", "model.visible_prior=truncated_gaussian", "learner=tap", "evaluator=tap", *PM1],
-        "model.visible_prior: truncated_gaussian units take values [0,1]; dataset ising_samples holds {-1,+1}",
+        "model.visible_prior: truncated_gaussian units take values [0,1]; "
+        "dataset ising_samples holds {-1,+1}",
     ),
     Case(
         "grbm-gauss-bernoulli-on-pm1",

@@ -99,7 +99,7 @@ def test_delegates_requirements_units_truth_and_cost_to_the_parts():
     assert evaluator.epoch_cost == ("parts[0].curve_n_temperatures", "parts[0].curve_n_chains")
     assert getattr(evaluator.config, "parts[0].curve_n_temperatures") == 300  # the runner's time report
     with pytest.raises(AttributeError):
-        evaluator.config.nope
+        evaluator.config.nope  # noqa: B018 - the attribute lookup is what raises
 
 
 def test_a_part_s_refusal_names_the_part():
@@ -190,7 +190,8 @@ BAD = [
             "evaluator=combined",
             "evaluator.parts=[{name: tap}, {name: ais, exact_check: true}]",
         ],
-        "evaluator.parts[1].exact_check: enumeration needs at most 25 enumerated units, this model (40x30) has 30",
+        "evaluator.parts[1].exact_check: enumeration needs at most 25 enumerated units, "
+        "this model (40x30) has 30",
     ),
 ]
 

@@ -266,13 +266,16 @@ def test_evaluator(name, family):
         pytest.skip(str(e))
     splits = {s: examples(backend, cls, 8, 3 + i) for i, s in enumerate(evaluator.config.splits)}
     truth = model if evaluator.needs_truth else None  # a ground truth of the family
-    context = lambda: Context(
-        rng=backend.rng(9),
-        final=True,
-        train=examples(backend, cls, 16, 4),  # noqa: E731
-        data_mean=np.full(N_VISIBLE, 0.5, np.float32),
-        truth=truth,
-    )
+
+    def context():
+        return Context(
+            rng=backend.rng(9),
+            final=True,
+            train=examples(backend, cls, 16, 4),
+            data_mean=np.full(N_VISIBLE, 0.5, np.float32),
+            truth=truth,
+        )
+
     m1 = evaluate(model, splits, evaluator, context())
     m2 = evaluate(model, splits, evaluator, context())
     assert m1 == m2 and all(isinstance(v, float) for v in m1.values())

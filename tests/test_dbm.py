@@ -181,7 +181,7 @@ def test_pretraining_and_joint_training_raise_the_exact_log_likelihood():
     again = learner.initial_model(dbm, pretrained=False, train=train)
     np.testing.assert_array_equal(again.W2, pretrained.W2)  # deterministic
     model, state = pretrained, learner.init_state(pretrained, train, None)
-    for epoch in range(10):
+    for _epoch in range(10):
         for i in range(0, 200, 20):
             model, state = learner.step(model, state, train.take(np.arange(i, i + 20)), None)
     before, after_pretraining, after = map(log_likelihood, (dbm, pretrained, model))

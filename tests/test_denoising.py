@@ -96,12 +96,15 @@ def small_run(seed: int = 0, visible: str = "bernoulli"):
     W, b_v, b_h = (rng.normal(0, 0.5, shape).astype(np.float32) for shape in ((16, 4), 16, 4))
     rbm = RBM(W, b_v, b_h, visible=visible)
     train = binary(10, (50, 16))
-    context = lambda s: Context(
-        rng=np.random.default_rng(s),
-        final=True,  # noqa: E731
-        train=Batch(train),
-        data_mean=train.mean(axis=0),
-    )
+
+    def context(s):
+        return Context(
+            rng=np.random.default_rng(s),
+            final=True,
+            train=Batch(train),
+            data_mean=train.mean(axis=0),
+        )
+
     return rbm, {"test": Batch(binary(11, (20, 16)))}, context
 
 

@@ -213,5 +213,6 @@ def test_a_split_with_no_dataset_is_refused_in_one_line(tmp_path):
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "rbmlab: error: split: valid of what? no dataset is named; log Z needs none (score a split with dataset=NAME)"
+        "rbmlab: error: split: valid of what? no dataset is named; "
+        "log Z needs none (score a split with dataset=NAME)"
     ]

@@ -120,11 +120,11 @@ def fw_with_exact_expectations(data, alpha, lam, steps, rng, bias_steps=300, eta
         # ⟨δ_w − q, ∇_q L⟩ with ∇_q L(u) = −α f_oracle(u) (Eq. 8): the FW duality gap
         gap = alpha * (-oracle(w)[0] + sum(g * oracle(u)[0] for g, u in zip(gammas, units)))
         new = np.vstack([units, w])
-        mix = lambda beta: np.append((1 - beta) * gammas, beta)  # noqa: E731
+        mix = lambda beta: np.append((1 - beta) * gammas, beta)  # noqa: E731, B023 - used in this step only
         if t == 1:
             beta = 1.0  # q_0 has no atoms: the first step is the point mass
         else:
-            L = lambda beta: -penalised_objective(data, new, mix(beta), alpha, b, lam)  # noqa: E731
+            L = lambda beta: -penalised_objective(data, new, mix(beta), alpha, b, lam)  # noqa: E731, B023
             h = 1e-6
             slope = (L(0) - L(h)) / h
             beta = minimize_scalar(L, bounds=(0, 1), method="bounded", options={"xatol": 1e-9}).x

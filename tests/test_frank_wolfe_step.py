@@ -164,7 +164,8 @@ def test_the_learner_appends_the_unit_scaled_by_the_searched_scale(toy, points):
 def test_one_chain_pool_gives_the_oracle_the_chains_the_bias_fit_left(toy, pool):
     """chain_pool=one: no oracle pool of its own; the oracle advances and reads the bias loop's
     chains (so, with no bias steps, the bias chains after a step are the oracle's sample) and its
-    unit's oracle value is the one the learner recorded, on them. chain_pool=two leaves the bias chains alone."""
+    unit's oracle value is the one the learner recorded, on them. chain_pool=two leaves the bias
+    chains alone."""
     backend = get_backend("numpy", "float32")
     node = {
         "name": "frank_wolfe",

@@ -141,7 +141,8 @@ def test_text_paper_entries_are_a_column_without_delta(fixture) -> None:
         ),
         (
             {"rows": "variant", "metrics": [{"metric": "m", "lable": "x"}]},
-            "exp: report.table.metrics[0]: expected a metric or {metric, label, paper}, got {'metric': 'm', 'lable': 'x'}",
+            "exp: report.table.metrics[0]: expected a metric or {metric, label, paper}, "
+            "got {'metric': 'm', 'lable': 'x'}",
         ),
     ],
 )

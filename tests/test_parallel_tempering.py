@@ -1,7 +1,8 @@
 """Parallel tempering (rbmlab.inference.parallel_tempering) against exact answers: the swap move's
 detailed balance on a 2-temperature, 3-unit model (matrix by enumeration, and the stochastic
 exchange against it); the stationary distribution of PT and block Gibbs on a 5 × 3 RBM against
-p(v) by enumeration (with a wrong-β control that must fail), and of PT on a Potts RBM; the ladders; PT-PCD from the config,
+p(v) by enumeration (with a wrong-β control that must fail), and of PT on a Potts RBM; the ladders;
+PT-PCD from the config,
 its swap statistics in metrics.csv, and resume carrying the sampler state; step costs counted."""
 
 from __future__ import annotations
@@ -263,14 +264,14 @@ def test_pt_pcd_is_selected_by_name_from_the_config():
 
 
 # ---------------------------------------------------------------- (e) step cost
-def test_the_sampler_cost_is_the_counted_products(count):
+def test_the_sampler_cost_is_the_counted_products(count):  # noqa: F811 - the imported fixture
     sampler, model, x = pt(n_temperatures=4), small_rbm(), data(5).inputs
     _, counted = count(sampler.run, model, x, CountedRng(BACKEND.rng(1)), 3)
     assert sampler.step_cost(model, 5, 3) == counted == 4 * 5 * 12 * 7 * 2 * 3
 
 
 @pytest.mark.parametrize("options", [{"n_temperatures": 3}, {"n_temperatures": 5, "ladder": "adaptive"}])
-def test_pt_pcd_cost_is_the_counted_products(count, options):
+def test_pt_pcd_cost_is_the_counted_products(count, options):  # noqa: F811 - the imported fixture
     learner = LEARNERS.build(
         LEARNERS.parse(
             {"name": "pcd", "k": 2, "n_chains": 6, "sampler": {"name": "parallel_tempering", **options}},

@@ -24,7 +24,10 @@ NAMES = Names.parse(
     }
 )
 RAW = ("variant", "task.rate", "test_pixel_error", "cd1", "n_hidden", "learner.", "_")
-HEADER = "SMOKE (pipeline check, not comparable with the paper) · 200 images · 2 epochs · seeds 0–2 · commit abc1234"
+HEADER = (
+    "SMOKE (pipeline check, not comparable with the paper) · 200 images · 2 epochs · seeds 0–2 · "
+    "commit abc1234"
+)
 LONG_TITLE = (
     "crbm_bp Table 1, MNIST with occluded pixels: test pixel error (%) at the early-stopping epoch of "
     "every method, at each corruption rate, the paper's numbers beside ours (scale: reduced)"

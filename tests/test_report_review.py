@@ -20,7 +20,7 @@ def test_batched_trials_are_counted_as_replicates():
     )
 
 
-def test_a_grown_model_and_its_early_stopping_line_survive_a_rerender(variant_sweep, tmp_path):
+def test_a_grown_model_and_its_early_stopping_line_survive_a_rerender(variant_sweep, tmp_path):  # noqa: F811 - the fixture
     """The committed tidy files of a report over a grown model (frank_wolfe) with a vertical line
     per run at a summary record: the re-render says what the report from the runs said."""
     from rbmlab.report import make_report
@@ -48,7 +48,7 @@ def test_a_grown_model_and_its_early_stopping_line_survive_a_rerender(variant_sw
     ]
 
 
-def test_select_where_survives_a_rerender_and_must_name_a_group_key(variant_sweep, tmp_path):
+def test_select_where_survives_a_rerender_and_must_name_a_group_key(variant_sweep, tmp_path):  # noqa: F811 - the fixture
     """select in the fw groups only: the committed files re-render to the same table (cd_rand
     averaged over its seeds), and a select_where key that is not a lines/panels key is one line."""
     from rbmlab.errors import RbmlabError
@@ -89,8 +89,8 @@ def test_a_vertical_line_the_committed_runs_csv_cannot_draw_is_named():
     ]
     runs = pd.DataFrame({"run_dir": ["fw/0"]})
     assert missing_records_note(marks, runs, "f_runs.csv") == (
-        " The committed f_runs.csv does not hold early_stopping.n_hidden: its vertical lines (FW early stopping) "
-        "are not drawn."
+        " The committed f_runs.csv does not hold early_stopping.n_hidden: "
+        "its vertical lines (FW early stopping) are not drawn."
     )
     assert missing_records_note(marks, runs.assign(**{"early_stopping.n_hidden": [4]}), "f_runs.csv") == ""
 

@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm] extra is not installed")
 
-from hydra_plugins.rbmlab_launcher import LocalLauncher  # noqa: E402
-from rbmlab.errors import RbmlabError  # noqa: E402
-from rbmlab.hydra_app import compose  # noqa: E402
-from rbmlab.run import cluster, cluster_schema, signals  # noqa: E402
-from rbmlab.storage.provenance import merge_placements, placement  # noqa: E402
-from tests.test_faults import EPOCHS, SMALL, metrics, rbmlab, reference, start, summary, wait_for  # noqa: E402
+from hydra_plugins.rbmlab_launcher import LocalLauncher
+from rbmlab.errors import RbmlabError
+from rbmlab.hydra_app import compose
+from rbmlab.run import cluster, cluster_schema, signals
+from rbmlab.storage.provenance import merge_placements, placement
+from tests.test_faults import EPOCHS, SMALL, metrics, rbmlab, reference, start, summary, wait_for
 
 __all__ = ["reference"]  # the fixture, shared with tests/test_faults.py
 

@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="the [slurm] extra is not installed")
 
-from rbmlab.errors import RbmlabError  # noqa: E402
-from rbmlab.hydra_app import compose  # noqa: E402
-from tests.test_wheel_install import REPO, RUN, SOURCES, installed  # noqa: E402
+from rbmlab.errors import RbmlabError
+from rbmlab.hydra_app import compose
+from tests.test_wheel_install import REPO, RUN, SOURCES, installed
 
 __all__ = ["installed"]  # the fixture, shared with tests/test_wheel_install.py
 
@@ -86,7 +86,8 @@ def test_a_cluster_launcher_without_m_is_refused_not_run_here(launcher):
 
     with pytest.raises(
         RbmlabError,
-        match=rf"^hydra/launcher={launcher}: launches a sweep's jobs \(without -m the run trains here\); add -m",
+        match=rf"^hydra/launcher={launcher}: launches a sweep's jobs "
+        r"\(without -m the run trains here\); add -m",
     ):
         check_hydra_overrides([f"hydra/launcher={launcher}", "learner=cd"], multirun=False)
     assert check_hydra_overrides([f"hydra/launcher={launcher}"], multirun=True) == [

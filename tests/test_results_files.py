@@ -61,7 +61,8 @@ def test_no_committed_result_holds_a_path_of_the_machine_that_made_it():
                 if not p.startswith(SYSTEM_PROGRAMS)
             ]
             found += [
-                f"{path.relative_to(RESULTS.parent)}:{number}: …{line[max(0, m.start() - 20) : m.end() + 30]}…"
+                f"{path.relative_to(RESULTS.parent)}:{number}: "
+                f"…{line[max(0, m.start() - 20) : m.end() + 30]}…"
                 for m in MACHINE_PATH.finditer(line)
             ]
     assert not found, (

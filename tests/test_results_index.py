@@ -116,7 +116,8 @@ def test_the_failed_run_counts_once_completed(results_tree):
 def test_an_artefact_of_several_claims_lists_each_verdict_with_its_claim():
     assert readme_verdicts(README, "README.md") == {
         "table-1": "reproduced in shape",
-        "table-2": "reproduced (4. CD-k unsatisfactory); not reproduced at this scale (5. MSSVM improves on LSSVM)",
+        "table-2": "reproduced (4. CD-k unsatisfactory); "
+        "not reproduced at this scale (5. MSSVM improves on LSSVM)",
     }
 
 

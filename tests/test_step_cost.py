@@ -31,7 +31,8 @@ UNDECLARED = {
     "mssvm": "crbm_bp conditional learner: not a leaderboard entrant",
     "lssvm": "crbm_bp conditional learner: not a leaderboard entrant",
     "tap_dbm": "trains a DBM, not a plain RBM: not a leaderboard entrant",
-    "bethe": "trains an Ising model by loopy BP's beliefs (elementwise, no matmul): not a leaderboard entrant",
+    "bethe": "trains an Ising model by loopy BP's beliefs (elementwise, no matmul): "
+    "not a leaderboard entrant",
 }
 
 

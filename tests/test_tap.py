@@ -187,7 +187,7 @@ def test_tap_learning_raises_the_exact_log_likelihood():
     )
     state = learner.init_state(model, Batch(x), rng)
     before = log_likelihood(model, x).mean()
-    for epoch in range(20):
+    for _epoch in range(20):
         for i in range(0, 600, 50):
             model, state = learner.step(model, state, Batch(x[i : i + 50]), rng)
     after = log_likelihood(model, x).mean()

@@ -489,7 +489,8 @@ def test_a_figure_registered_with_one_line_draws_and_runs_its_source_first_when_
     assert ran == [("tap/figure-3", ["scale=smoke", "train.epochs=1"])]  # absent: run first
     # a note begins with its runs' header line (none here: the source run is a stand-in)
     assert [p.read_text() for p in written] == [
-        "_SMOKE TIER: a pipeline check, not comparable with the paper (smoke tier · 0 runs · commit unknown)_\n\n"
+        "_SMOKE TIER: a pipeline check, not comparable with the paper "
+        "(smoke tier · 0 runs · commit unknown)_\n\n"
         "tap/figure-3 None\n"
     ]
     (outputs / "tap" / "figure-3-seeds" / "smoke").mkdir(parents=True)

@@ -76,7 +76,7 @@ def draw(model, method: str, n: int, steps: int, rng, chunk: int = 1000):
     ``steps`` transitions of the inference method ``method`` (``gibbs``: the family's default
     sampler, block Gibbs for an RBM) from uniform states (rbmlab.evaluators.sampling)."""
     from rbmlab.evaluators.sampling import draw as draw_chains  # noqa: PLC0415
-    from rbmlab.evaluators.sampling import sampler_for
+    from rbmlab.evaluators.sampling import sampler_for  # noqa: PLC0415
     from rbmlab.inference import INFERENCE  # noqa: PLC0415
 
     if method == "exact":

@@ -25,7 +25,8 @@ experiments' timings), ``measure``, the GPU rows, the kernel comparison and the 
 ``write``) here; the rows, one module per family, each with its parts:
 :mod:`rbmlab.bench.rbm` (Gibbs, AIS, PCD, the sampler), :mod:`rbmlab.bench.dcp`,
 :mod:`rbmlab.bench.frank_wolfe`, :mod:`rbmlab.bench.crbm_bp`, :mod:`rbmlab.bench.pmp`,
-:mod:`rbmlab.bench.tap`, :mod:`rbmlab.bench.samplers` (pmp's sampler legends), :mod:`rbmlab.bench.tempering`, on what they share
+:mod:`rbmlab.bench.tap`, :mod:`rbmlab.bench.samplers` (pmp's sampler legends),
+:mod:`rbmlab.bench.tempering`, on what they share
 (:mod:`rbmlab.bench.core`: a row, random models, bare-work floors, timing) and
 :mod:`rbmlab.bench.method` (interleaved timing); :mod:`rbmlab.bench.cli` (``python -m
 rbmlab.bench``, ``__main__``).
@@ -193,7 +194,10 @@ def gpu_name() -> str:
     import cupy  # noqa: PLC0415
 
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    return f"{props['name'].decode()}, cupy {cupy.__version__}, CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}"
+    return (
+        f"{props['name'].decode()}, cupy {cupy.__version__}, "
+        f"CUDA runtime {cupy.cuda.runtime.runtimeGetVersion()}"
+    )
 
 
 def render(result: dict[str, Any]) -> str:

@@ -38,7 +38,8 @@ def bench_crbm_bp(
     batch: int = 100,
 ) -> list[Row]:
     """crbm_bp's speed claim: loopy BP on one random 1000 × 500 RBM for 10 iterations (W ~
-    N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-, max- and mixed-product, beside the bare
+    N(0, 0.1²), b ~ N(0, 1): our choice, the paper gives no distribution, Sec. 1 footnote 1), sum-,
+    max- and mixed-product, beside the bare
     transcendentals of sum-product (:func:`transcendental_floor`, the elementwise bound; its row
     carries ``floor_target``); and BP's batched throughput on the CRBM's x-conditioned RBMs,
     784 × 256, ``batch`` instances."""
@@ -125,7 +126,7 @@ def bp_to_convergence(
             backend,
             rounds,
             threads,
-            {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))},
+            {"bp": lambda: runs.append(loopy_bp(W, b_v, b_h, max_iter=max_iter, tol=tol))},  # noqa: B023 - timed now
         )["bp"]
         iterations.append(runs[-1].iterations)
         converged += bool(runs[-1].converged.all())

@@ -89,7 +89,7 @@ def bench_tempering(rounds: int, seconds: float = SECONDS) -> list[Row]:
     switches: dict[str, list[float]] = {k: [] for k in samplers}
     ess: dict[str, list[float]] = {k: [] for k in samplers}
     with blas_threads(THREADS):
-        for name, sampler in samplers.items():  # warm-up
+        for _name, sampler in samplers.items():  # warm-up
             _trace(sampler, model, x, backend.rng(0), 0.05)
         for r in range(rounds):
             for name, sampler in samplers.items():

@@ -5,7 +5,8 @@ The ground truth is an RBM (rbmlab.models.rbm) with ``n`` Potts visible units of
 ``model_seed``: W ~ N(0, coupling²) on every (column, hidden) pair, b_v ~ N(0, field²), b_h = 0.
 n_train + n_test rows (and n_valid, from a stream of their own) are drawn from it exactly with
 ``sample_seed`` (rbmlab.models.rbm.sample_exact: the layer of fewer states by inverse CDF over all
-of them, then the other given it), stored as integer codes 0 … q − 1, one column per unit (encoded one-hot by the run, rbmlab.data.encoding).
+of them, then the other given it), stored as integer codes 0 … q − 1, one column per unit (encoded
+one-hot by the run, rbmlab.data.encoding).
 ``info`` keeps the truth's parameters, its exact log Z and its mean log-likelihood of each split;
 ``model.init=truth`` starts a run from the truth itself (e.g. ``train.epochs=0 evaluator=exact``).
 """

@@ -49,7 +49,8 @@ class MetricSpec:
 
     @property
     def direction(self) -> str:
-        """Which values are better, in words: 'higher is better', 'lower is better', 'closest to 0 is best'."""
+        """Which values are better, in words: 'higher is better', 'lower is better',
+        'closest to 0 is best'."""
         if self.best_at is not None:
             return f"{self.best_word} is best"
         return f"{'higher' if self.higher_is_better else 'lower'} is better"

@@ -18,7 +18,8 @@ The error is estimate − exact log Z, exact by enumeration (n ≤ 25) or, for a
 transfer matrices (rbmlab.models.ising.exact_log_z); both in the model's own convention (a ±1
 model's {0, 1} factor graph carries the conversion's shift, added back). Metrics, not per split:
 the estimate, the exact value, the mean error, its standard error (std/√n, what the paper's
-notebook shades) and standard deviation (with at least two perturbations), and the share of problems MPLP solved to ``tol`` (100 for
+notebook shades) and standard deviation (with at least two perturbations), and the share of problems
+MPLP solved to ``tol`` (100 for
 pmp, which has no stopping rule). Solver speed is a benchmark's business (``make bench``), not a
 metric. A run with ``train.trials`` evaluates each trial as its own model, with its own draws.
 Objectives are summed in float64 whatever the solver's precision.

@@ -3,7 +3,8 @@
 Unit i in state c (its one-hot columns e_c) set to state s changes vW + b_h by W_{i,s} − W_{i,c}
 and b_vᵀv by b_{v,i,s} − b_{v,i,c}, so with x = vW + b_h (Besag 1975, per unit)
 
-    δ_s = −F(v^{i→s}) + F(v) = b_{v,i,s} − b_{v,i,c} + Σ_j [softplus(x_j + W_{i,s,j} − W_{i,c,j}) − softplus(x_j)]
+    δ_s = −F(v^{i→s}) + F(v)
+        = b_{v,i,s} − b_{v,i,c} + Σ_j [softplus(x_j + W_{i,s,j} − W_{i,c,j}) − softplus(x_j)]
     log p(v_i = c | v_−i) = δ_c − logsumexp_s δ_s = −logsumexp_s δ_s       (δ_c = 0).
 
 One (B, k, n_hidden) tensor per alternative s: the q alternatives are the only loop.

@@ -12,7 +12,8 @@ Fig. 3 plots it per unit, divided by n_visible + n_hidden, with its standard err
 examples. Only chains that converged count as solutions (tap.fixed_points; ``count=all`` keeps every
 chain's end state, a check of that rule): with few hidden units
 most chains of a trained model end in a period-2 cycle of the damped iteration instead (binary
-MNIST, N_h = 25 after 30 epochs: 663 of 1,000), which is no stationary point of the free energy. The paper's criterion is a mean-square change below 1e-8; applied per chain, with each
+MNIST, N_h = 25 after 30 epochs: 663 of 1,000), which is no stationary point of the free energy. The
+paper's criterion is a mean-square change below 1e-8; applied per chain, with each
 chain stopping there, it stops chains that still drift slowly along flat directions and counts
 them as distinct solutions (binary MNIST, N_h = 50, epoch 8, 1,000 chains: 56 unique at 1e-8,
 45 at 1e-9, 42 at 1e-10 and 1e-11), so the default is 1e-10. Both combinations of the same solutions

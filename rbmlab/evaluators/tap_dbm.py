@@ -3,7 +3,8 @@
 Free TAP solutions are iterated to convergence (each chain until its mean-square change is below
 ``tol``) from ``n_init`` training examples (a_0 = x, c_0 = 0, the hidden layers from a bottom-up
 pass); −F of the unique ones (all layers' magnetisations within ``unique_tol`` in
-root-mean-square), averaged or log-sum-exp'd (``combine``, as for an RBM), estimates ln Z. Unlike an RBM's (evaluators/tap.py), the data term is a TAP
+root-mean-square), averaged or log-sum-exp'd (``combine``, as for an RBM), estimates ln Z. Unlike an
+RBM's (evaluators/tap.py), the data term is a TAP
 estimate too: each example's clamped solution (layer 0 held at x, iterated to ``tol`` as well)
 gives −F_clamped(x) ≈ ln Σ_h P̃(x, h), and
 

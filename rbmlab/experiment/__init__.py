@@ -59,11 +59,13 @@ Each file is of one kind (``KINDS``, rbmlab.experiment.<kind>), chosen by the se
 section and keys, and one line in ``KINDS``.
 The sweep runs as a Hydra multirun into outputs/experiments/<paper>/<artefact>/<scale>/, then the
 report is written to results/<paper>/<artefact>_<scale>.{md,png,_curves.csv,_runs.csv}, over every
-run there (a smoke tier's to outputs/results/: a pipeline check is never committed). ``variants=a,b`` on the command line runs only those variants (of this experiment and
+run there (a smoke tier's to outputs/results/: a pipeline check is never committed).
+``variants=a,b`` on the command line runs only those variants (of this experiment and
 of those it runs first); with resume=true, into the sweep that holds the others. A swept key given
 on the command line (``task.rate=0.1``, ``seed=0,1``) replaces its values in the sweep.
 ``outputs_root=DIR`` and ``results_root=DIR`` move the runs and the results (default
-outputs/experiments, and results or, for smoke, outputs/results); ``hydra/launcher=joblib hydra.launcher.n_jobs=2`` launches the
+outputs/experiments, and results or, for smoke, outputs/results);
+``hydra/launcher=joblib hydra.launcher.n_jobs=2`` launches the
 jobs; every other argument a kind cannot honour (hydra.sweep.dir, -m, a run override for runs that
 exist already, ...) is one line (rbmlab.experiment.arguments), never ignored.
 """

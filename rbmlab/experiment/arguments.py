@@ -15,7 +15,8 @@ kind runs: every argument is of one class below, each kind declares the classes 
                                   figure: its options, or a run override for its source)
 
 Refused for every kind: flags (``-m``: an experiment runs its sweeps as multiruns itself;
-``--cfg``, ``--info``, ...; ``--help`` and ``-h`` print the command's help before any of this), ``hydra.run.dir`` / ``hydra.sweep.dir`` / ``hydra.sweep.subdir``
+``--cfg``, ``--info``, ...; ``--help`` and ``-h`` print the command's help before any of this),
+``hydra.run.dir`` / ``hydra.sweep.dir`` / ``hydra.sweep.subdir``
 (an experiment places its runs itself: ``outputs_root=DIR`` moves them), and every other
 ``hydra.*`` setting (``hydra.job.chdir``, ``hydra.mode``, ...), as ``rbmlab run`` refuses them.
 """

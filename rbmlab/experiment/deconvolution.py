@@ -254,7 +254,8 @@ def run(
     clamped = "" if config.clamp == "none" else f", {config.clamp} clamped to the truth"
     echo(
         f"deconvolution: {X.shape[0]} images {X.shape[1]}x{X.shape[2]}, {config.n_samples} {config.sampler} "
-        f"samples x {budget}, K={config.n_features}, {config.feature_side}x{config.feature_side} features{clamped}"
+        f"samples x {budget}, K={config.n_features}, "
+        f"{config.feature_side}x{config.feature_side} features{clamped}"
     )
     start = time.perf_counter()
     extra = {}

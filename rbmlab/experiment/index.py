@@ -12,8 +12,8 @@ panels; where the x axis is a config key, the runs at its largest value); each g
 ``report.metric`` is the mean ± std (ddof=1) over its completed runs (with ``report.select``, the
 one run best on that metric, as the report's table shows it); of the groups the paper
 gives a value for (all groups where it gives none) the one with the best mean, by the metric's
-declared direction or target (a signed error: closest to 0), is the headline, beside the paper's value for that group (a number, or text
-such as "≈ -3.15"; a description such as "Init 4" is no value).
+declared direction or target (a signed error: closest to 0), is the headline, beside the paper's
+value for that group (a number, or text such as "≈ -3.15"; a description such as "Init 4" is no value).
 """
 
 from __future__ import annotations
@@ -339,7 +339,8 @@ def render(found: list[Row], titles: dict[str, str]) -> str:
         "tier costs). **ours**: of the groups of runs the report draws (its lines and panels; where "
         "its x axis is a config key such as hidden units, the runs at its largest value), those "
         "the paper gives a value for (all where it gives none), the one with the best mean final "
-        "value of the report's metric (by its declared direction; a signed error: closest to 0): mean ± std (ddof=1) over its completed runs (n), from "
+        "value of the report's metric (by its declared direction; a signed error: closest to 0): "
+        "mean ± std (ddof=1) over its completed runs (n), from "
         "`<artefact>_<tier>_runs.csv`; **measure**: that metric and group; **paper**: the "
         "experiment file's value for that group. "
         "**verdict**: the `verdict` column of the paper's README, which argues it, with the "

@@ -1,5 +1,5 @@
-"""``rbmlab report rerender [PAPER]`` (``make results-rerender``): every committed report's table and figure rendered again
-from its own tidy files, nothing run.
+"""``rbmlab report rerender [PAPER]`` (``make results-rerender``): every committed report's table
+and figure rendered again from its own tidy files, nothing run.
 
 A committed report is ``results/<paper>/<artefact>_<tier>[-<what>]_runs.csv`` of a sweep
 experiment (``-<what>``: a labelled part of a tier, such as pmp's ``_paper-gwg``); its table and

@@ -254,7 +254,8 @@ def check_passed_on(
             why = "report_only=true reports the runs there as they are; leave it out"
         elif source != name and not will_run(source, scale, extra, outputs_root):
             why = (
-                f"the runs of {source} at scale {scale} exist already (in {Path(outputs_root) / source / scale}) "
+                f"the runs of {source} at scale {scale} exist already "
+                f"(in {Path(outputs_root) / source / scale}) "
                 "and are not run again; leave it out, or move that sweep aside to run it anew with it"
             )
         else:

@@ -170,7 +170,8 @@ def quote_problem(cell: str, paper_texts: list[str] | None) -> str | None:
 def seeds_in_runs(runs_csv: Path) -> int | None:
     """Independent completed runs that every method of a committed ``_runs.csv`` (or a table
     with a ``seed`` column) holds: per method (its ``variant``, else its ``run_dir``
-    before the job number; a bare job number is the one method), the distinct seeds times the batched trials (``<run_dir>#<k>``); the fewest of
+    before the job number; a bare job number is the one method), the distinct seeds times the
+    batched trials (``<run_dir>#<k>``); the fewest of
     any method, since a row compares them. None without a seed column. A failed run is no seed."""
     import pandas as pd  # noqa: PLC0415
 
@@ -314,10 +315,12 @@ def results_problems(results: Path, papers_dir: Path | None) -> list[str]:
     """The problems of every verdicts table under ``results``: each paper's README (which must
     have one) and every other README that keeps one (the leaderboard's)."""
     if papers_dir is None or not paper_files(papers_dir):
-        return [
-            f"../shared/papers: {'not found beside this checkout' if papers_dir is None else 'no paper texts in its README.md index'}: "
-            "no quote can be looked up"
-        ]
+        why = (
+            "not found beside this checkout"
+            if papers_dir is None
+            else "no paper texts in its README.md index"
+        )
+        return [f"../shared/papers: {why}: no quote can be looked up"]
     papers = set(paper_files(papers_dir))
     out = []
     for readme in sorted(results.glob("*/README.md")):

@@ -154,7 +154,7 @@ def solve(
             xp.maximum(1.0 / c_h - A1_h, floor),
             a_h / c_h - B1_h,
         ]
-        A2_v, B2_v, A2_h, B2_h = new if it == 1 else map(damp, new, (A2_v, B2_v, A2_h, B2_h))
+        A2_v, B2_v, A2_h, B2_h = new if it == 1 else map(damp, new, (A2_v, B2_v, A2_h, B2_h))  # noqa: F821 - bound at it == 1
         # interaction step: the Gaussian N(C_2 B_2, C_2), then its extrinsic messages
         a2_v, c2_v, a2_h, c2_h = gaussian_moments(W, A2_v, A2_h, B2_v, B2_h)
         A1_v, B1_v, A1_h, B1_h = map(

@@ -114,7 +114,7 @@ def loopy_bp(
     expm1_w = _expm1(W) if mode != "max" else None
     done = _Finished(shape[0], xp)
     t = 0
-    for t in range(1, max_iter + 1):
+    for t in range(1, max_iter + 1):  # noqa: B007 - t is read after the loop
         # h → v (Eq. 13): from the cavity of h_j without v_i's message
         L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping)
         eta_v = b_v + L_new.sum(axis=2, keepdims=True)  # Eq. 16

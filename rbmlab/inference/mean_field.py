@@ -33,7 +33,7 @@ def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFie
     tau_v = sigmoid(b_v.astype(W.dtype, copy=True))
     converged = xp.zeros(b_v.shape[0], dtype=bool)
     t = 0
-    for t in range(1, max_iter + 1):
+    for t in range(1, max_iter + 1):  # noqa: B007 - t is read after the loop
         tau_h = sigmoid(tau_v @ W + b_h)
         new_v = sigmoid(tau_h @ W.T + b_v)
         converged = xp.abs(new_v - tau_v).max(axis=1) <= tol

@@ -16,7 +16,8 @@ or after ``max_sweeps``. Decoding is x_i = 1[b_i > 0], as for max-product.
 
 Sequential by nature (the damping that makes max-product parallel does not work for it, paper
 §5.2), so a pair loop runs in a numba kernel when the ``fast`` extra is installed (and not switched
-off, rbmlab.backend.numba_kernels) and in plain Python otherwise (the same arithmetic, fit for tests on a few variables only).
+off, rbmlab.backend.numba_kernels) and in plain Python otherwise (the same arithmetic, fit for tests
+on a few variables only).
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ states only Fig. 10's damping of 0.5) until every chain's magnetisations move by
          + a^vᵀ W a^h + ½ c^vᵀ W² c^h,
 
 −F averaged over the unique solutions estimates ln Z (Fig. 2; :func:`combine_log_z` also offers
-their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients are the data term minus the derivative of −F at the
+their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients
+are the data term minus the derivative of −F at the
 solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis;
 solutions are rows (..., K, n).
 """
@@ -140,7 +141,7 @@ def solve_stack(
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
     rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None  # compacted: a single model's
     it, done, chain_iterations = 0, converged, 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - it is read after the loop
         chain_iterations += part[0].shape[-2]
         change = 0.0
         for first in (1, 0):

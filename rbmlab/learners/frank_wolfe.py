@@ -16,8 +16,8 @@ unit. Frank-Wolfe on q with step β_t = 1/t keeps q_t = (1/t) Σ_s δ(w_s), and 
        rbmlab.learners.frank_wolfe_bias
 
 The oracle's S chains and the bias loop's M chains are two pools (Alg. 1 draws them at line 3 and in
-the loop of lines 7–10); ``chain_pool: one`` makes them one pool of S chains, so the oracle reads the chains the last
-bias fit left at the refitted model (a control).
+the loop of lines 7–10); ``chain_pool: one`` makes them one pool of S chains, so the oracle reads
+the chains the last bias fit left at the refitted model (a control).
 
 The temperature: α_t = t (``alpha: t``, Alg. 1 line 6) or learned by gradient ascent on ∇_α L
 beside the bias (``alpha: learned``, step ``alpha_lr``; rbmlab.learners.frank_wolfe_temperature).
@@ -524,7 +524,7 @@ class FrankWolfe(Learner):
         its model term, M·t·(n_v + 1). Not counted:
         L-BFGS-B's own vector updates (in its Fortran)."""
         cfg = self.config
-        n_v, t = model.n_visible, model.n_hidden
+        n_v = model.n_visible
         n_chains, n_bias = state[oracle_pool(cfg.chain_pool)].shape[-2], state["bias_chains"].shape[-2]
         before = units(model, slice(0, -1))  # q_{t−1}
         per_bias_step = [

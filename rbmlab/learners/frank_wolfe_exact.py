@@ -74,8 +74,8 @@ def exact_frank_wolfe(x, lam, units, scaling="constant", restarts=10, seed=0):
 
         def oracle(w):  # Alg. 1 line 4 and its gradient (Eq. 9)
             a, s = xa @ w, va @ w
-            value = 0.5 * lam_t * w @ w + p @ np.logaddexp(0, s) - np.logaddexp(0, a).mean()
-            return value, lam_t * w + va.T @ (p * expit(s)) - xa.T @ expit(a) / len(x)
+            value = 0.5 * lam_t * w @ w + p @ np.logaddexp(0, s) - np.logaddexp(0, a).mean()  # noqa: B023 - minimized in this step
+            return value, lam_t * w + va.T @ (p * expit(s)) - xa.T @ expit(a) / len(x)  # noqa: B023
 
         best = min(
             (

@@ -1,5 +1,5 @@
-"""The logistic-regression baseline of crbm_bp (§6, "LR"; learner=logistic): the conditional RBM with only W_xv
-and b_v non-zero, i.e. |v| independent logistic regressions p(v_i = 1 | x) = σ(b¹_i) with
+"""The logistic-regression baseline of crbm_bp (§6, "LR"; learner=logistic): the conditional RBM
+with only W_xv and b_v non-zero, i.e. |v| independent logistic regressions p(v_i = 1 | x) = σ(b¹_i) with
 b¹ = b_v + x W_xv. Its conditional log-likelihood gradient is exact:
 
     ∇_{W_xv} = xᵀ (v − σ(b¹)) / B,    ∇_{b_v} = mean(v − σ(b¹)),

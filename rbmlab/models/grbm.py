@@ -97,7 +97,7 @@ class GRBM(BinaryLayers):
         """A binary prior has no parameters of its own (v_theta is (..., 0, n_visible)): their
         statistics are empty. The moment statistics of a real prior's θ are TAP's (Eq. 42)."""
         if self.v_theta.shape[-2]:
-            self.visible_units  # the one-line error of a real-valued prior
+            self.visible_units  # noqa: B018 - the one-line error of a real-valued prior
         return self.xp.zeros_like(self.v_theta)
 
     def tap_layers(self):

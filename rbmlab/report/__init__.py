@@ -175,10 +175,11 @@ def make_report(
         stay as they are). ``where``: {key: value}, only the runs with
         these config values (``variant: fw``). ``derive``: {column: [{where: {key: value}, key, values:
     {value: new}}]}, a runs-table column made from another key per group of runs (optionally mapped),
-    e.g. an x axis shared by methods whose budgets are different keys (:func:`derive_columns`). Final values, best and x at best come only from
+    e.g. an x axis shared by methods whose budgets are different keys (:func:`derive_columns`).
+    Final values, best and x at best come only from
         completed runs; the table says how many were left out and why. The four files are written
-        together: when one cannot be written, a one-line RbmlabError, and every file stays as it was. Returns {'table', 'plot', 'curves', 'runs':
-        Path, 'summary': DataFrame of the groups}.
+        together: when one cannot be written, a one-line RbmlabError, and every file stays as it
+        was. Returns {'table', 'plot', 'curves', 'runs': Path, 'summary': DataFrame of the groups}.
     """
     try:
         spec = replace(spec or ReportSpec(), **options)
@@ -367,7 +368,7 @@ def derive_columns(runs: pd.DataFrame, derive: Mapping[str, Any]) -> pd.DataFram
                     raise RbmlabError(
                         f"report.derive.{column}: {rule['key']} = {', '.join(missing)} has no entry in values"
                     )
-                source = source.map(lambda v: mapping[norm(v)])
+                source = source.map(lambda v: mapping[norm(v)])  # noqa: B023 - mapped now
             values[mask] = source
         if values.isna().any():
             raise RbmlabError(
@@ -436,7 +437,8 @@ def _ratios_text(
     """The ratio rows under the group table (at the table's x values), or nothing."""
     text = ratios_table(rows, x, table_order(curve, x, table_x), names)
     return (
-        f"\n\nRatios of the values above (sums of lines over a line, at each value of {names.key(x)}):\n\n{text}"
+        "\n\nRatios of the values above (sums of lines over a line, "
+        f"at each value of {names.key(x)}):\n\n{text}"
         if text
         else ""
     )

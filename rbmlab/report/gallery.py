@@ -5,7 +5,8 @@ A gallery is rows of images, ``examples`` of them: each row shows the corrupted 
 targets or a trained run's predictions of the first examples of one split (from the inference its
 evaluator names, the one it trained with); or the split's first examples as they are (``data``),
 or ``samples`` of the run's model by the row's ``sampler`` (default: the one its ``mmd`` evaluator
-names), from fresh states, after the row's ``sweeps`` (default: the evaluator's), with a fixed seed. A row names its run by experiment, variant and config values, e.g.
+names), from fresh states, after the row's ``sweeps`` (default: the evaluator's), with a fixed seed.
+A row names its run by experiment, variant and config values, e.g.
 ``{experiment: crbm_bp/table-1, variant: mle_bp, task.rate: 0.1}``; the run's own config.yaml
 rebuilds its data and task, and its selected.npz (the early-stopped model the tables score, with
 its inference budget) predicts, or its checkpoint.npz (the last epoch trained) when it has none. The PNG

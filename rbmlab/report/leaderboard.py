@@ -1,7 +1,8 @@
 """The leaderboard's report: entrant × compute point, each learner at its best learning rate.
 
 Its data is the *points* table: one row per run and compute point it reached (the metrics.csv
-rows with a ``budget``; a run that reached none has one row with the budget empty), with the run's entrant, learning rate, seed, status, commit and the
+rows with a ``budget``; a run that reached none has one row with the budget empty), with the run's
+entrant, learning rate, seed, status, commit and the
 compute spent (gmac, training seconds). Per entrant and point the rate best on the selection
 metric (the validation log-likelihood, mean over seeds; a rate counts only where every seed
 reached the point with finite values) is chosen, and its test metric shown: mean ± std over seeds,
@@ -95,7 +96,7 @@ def cells(points: pd.DataFrame, metric: str = METRIC, select: str = SELECT) -> p
     for variant, entrant in points.groupby("variant", sort=True):
         for budget in sorted(points["budget"].dropna().unique()):
             chosen, best = None, math.inf
-            for lr, group in entrant[entrant["budget"] == budget].groupby("learner.lr"):
+            for _lr, group in entrant[entrant["budget"] == budget].groupby("learner.lr"):
                 values = group[select].to_numpy(dtype=float)
                 if set(group["seed"]) != seeds or not np.isfinite(values).all():
                     continue  # a seed missed the point (diverged, cut short): not a candidate

@@ -2,7 +2,8 @@
 
 Accepted forms: {label: value}, {(('key', v), ...): value}, or a list of
 {'match': {key: v} | 'label': str, 'value': v}. A label is a group's line or panel label (as the
-config spells it, or in words), or 'key=v, key=v'; a key may be a unique dotted suffix of a config key ('lr' -> 'learner.lr').
+config spells it, or in words), or 'key=v, key=v'; a key may be a unique dotted suffix of a config
+key ('lr' -> 'learner.lr').
 """
 
 from __future__ import annotations

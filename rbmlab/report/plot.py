@@ -60,7 +60,8 @@ def check_vlines(vlines: Any) -> list[dict[str, Any]]:
         if not ok:
             raise RbmlabError(
                 "report: vlines entries must be {'x': number, 'label': text} or "
-                f"{{'summary': '<summary.json record, e.g. early_stopping.n_hidden>', 'label': text}}, got {item!r}"
+                "{'summary': '<summary.json record, e.g. early_stopping.n_hidden>', "
+                f"'label': text}}, got {item!r}"
             )
         out.append(
             {

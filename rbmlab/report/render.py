@@ -374,7 +374,8 @@ def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str
 
 
 def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequence[str] = ()) -> bytes:
-    """<stem>_runs.csv: run_dir, varying keys, seed, the keys a header reads, status, epochs_done, source, the selected
+    """<stem>_runs.csv: run_dir, varying keys, seed, the keys a header reads, status, epochs_done,
+    source, the selected
     epoch (early_stopping.epoch, where runs record one), the summary ``records`` vertical lines mark
     (early_stopping.n_hidden: a re-render draws them from this file), final.*.
 

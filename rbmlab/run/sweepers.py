@@ -206,7 +206,10 @@ def best_line(sweep_dir: Path, configs) -> str | None:
         return f"rbmlab: the sweeper's results: {path}"
     params = results.get("best_params", results.get("best_evaluated_params")) or {}
     chosen = " ".join(f"{k}={v}" for k, v in params.items()) or "the fixed values"
-    return f"rbmlab: best {objective_name(*objective(configs[0].evaluator))} {float(value):.6g} with {chosen} ({path})"
+    return (
+        f"rbmlab: best {objective_name(*objective(configs[0].evaluator))} {float(value):.6g} "
+        f"with {chosen} ({path})"
+    )
 
 
 def no_result(sweep: Sweep, sweep_dir: Path, configs) -> RbmlabError:

@@ -89,7 +89,8 @@ class Canvas:
     written: list[Path] = field(default_factory=list)
 
     def name(self, stem: str) -> str:
-        """The file stem of a figure drawn from this source (``figure-5-binary`` → ``figure-5-binary-seeds``)."""
+        """The file stem of a figure drawn from this source (``figure-5-binary`` →
+        ``figure-5-binary-seeds``)."""
         return stem + self.suffix
 
     def save_png(self, fig: Any, stem: str) -> Path:

@@ -68,7 +68,8 @@ def figure_8(canvas: Canvas, cfg: FigureOptions) -> None:
         "# tap Figure 8: MCC of TAP, OPE and 1-NN vs flip probability",
         "",
         f"Scale `{scale}`: the runs of `rbmlab experiment {canvas.source} "
-        f"scale={scale}`; each cell the mean (± std, ddof=1, where several seeds ran) over its runs. Constant: the training mean image rounded at ½, whatever the noisy "
+        f"scale={scale}`; each cell the mean (± std, ddof=1, where several seeds ran) over its runs. "
+        "Constant: the training mean image rounded at ½, whatever the noisy "
         "image (a baseline, not the paper's). In brackets: the distinct TAP estimates per test "
         "image (1/n: one image for every input, i.e. a constant estimate).",
         "",

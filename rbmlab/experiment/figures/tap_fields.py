@@ -21,7 +21,8 @@ def figure_4(canvas: Canvas, cfg: FigureConfig) -> None:
         lines = [
             f"# tap Figure 4 ({variant}): receptive fields (columns of W) of the final models",
             "",
-            f"Scale `{scale}`: the last epoch of each run (the first seed) of `rbmlab experiment {canvas.source} "
+            f"Scale `{scale}`: the last epoch of each run (the first seed) of "
+            f"`rbmlab experiment {canvas.source} "
             f"scale={scale}`. Per model, the {cfg.fields} most localised and most spread fields "
             "(ℓ0.1 quasi-norm of the unit-ℓ2 field) and the least and most active hidden units "
             "(mean E[h|x] over the first 10,000 training images, or all of a smaller set: "
