@@ -14,10 +14,11 @@ ARGS ?=
 # the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
 SCALES := smoke reduced paper
 
-.PHONY: install run test test-slow test-cluster bench bench-gpu data clean help
+.PHONY: install run lint test test-slow test-cluster bench bench-gpu data clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, CD-1, AIS)"
+	@echo "make lint     ruff check and ruff format --check (the rules: pyproject.toml [tool.ruff])"
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make test-cluster  the SLURM tests on a private single-node cluster it installs (root, apt-get) and removes"
@@ -40,6 +41,12 @@ install: $(STAMP)
 
 run: install
 	$(RBMLAB) run
+
+# ruff's rule sets and line length are in pyproject.toml; `$(BIN)/ruff format .` rewrites what
+# the check refuses, `$(BIN)/ruff check --fix .` what it can
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # make test / test-slow run on every core (pytest-xdist; each worker keeps to one BLAS thread:
 # tests/conftest.py); JOBS=1 runs them in this process, one after another. A module fixture is
