@@ -114,17 +114,10 @@ def _jobs(name: str, tier: str, every: bool):
 @pytest.mark.parametrize("name", SWEEPS)
 def test_every_variant_of_the_smoke_tier_is_a_valid_run_config(name):
     """The first job of each variant, at the tier's first seed; the other tiers are the slow
-    set's (below)."""
+    set's (every job of the reduced tier: tests/test_limits.py; of the paper tier: below)."""
     for combo in _jobs(name, "smoke", every=False):
         cfg = validated_run_config(combo)
         assert cfg.scale == "smoke" and cfg.seed == _first_seed(load_spec(name), "smoke")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", SWEEPS)
-def test_every_variant_of_the_reduced_tier_is_a_valid_run_config(name):
-    for combo in _jobs(name, "reduced", every=False):
-        assert validated_run_config(combo).scale == "reduced"
 
 
 @pytest.mark.slow

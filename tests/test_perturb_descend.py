@@ -97,26 +97,25 @@ def test_scale_must_be_positive():
         INFERENCE.parse({"name": "perturb_descend", "scale": 0.0})
 
 
-def test_cd_with_perturb_and_descend_learns_bars_and_stripes(tmp_path):
-    for steps in (1, 10):
-        main(
-            [
-                "run",
-                "dataset=bars_stripes",
-                "model.n_hidden=8",
-                "learner=cd",
-                "learner.sampler=perturb_descend",
-                f"learner.k={steps}",
-                "learner.lr=1.0",
-                "learner.batch_size=full",
-                "train.epochs=400",
-                "train.eval_every=400",
-                "evaluator=exact",
-                "evaluator.splits=[train]",
-                "train.progress=false",
-                f"hydra.run.dir={tmp_path / str(steps)}",
-            ]
-        )
-    for steps in (1, 10):
-        ll = pd.read_csv(tmp_path / str(steps) / "metrics.csv")["train_log_likelihood"].dropna()
-        assert ll.iloc[-1] > ll.iloc[0] + 1.5, (steps, ll.tolist())  # from -6.24 (uniform); best -2.64
+@pytest.mark.parametrize("steps", [1, pytest.param(10, marks=pytest.mark.slow)])
+def test_cd_with_perturb_and_descend_learns_bars_and_stripes(tmp_path, steps):
+    main(
+        [
+            "run",
+            "dataset=bars_stripes",
+            "model.n_hidden=8",
+            "learner=cd",
+            "learner.sampler=perturb_descend",
+            f"learner.k={steps}",
+            "learner.lr=1.0",
+            "learner.batch_size=full",
+            "train.epochs=400",
+            "train.eval_every=400",
+            "evaluator=exact",
+            "evaluator.splits=[train]",
+            "train.progress=false",
+            f"hydra.run.dir={tmp_path}",
+        ]
+    )
+    ll = pd.read_csv(tmp_path / "metrics.csv")["train_log_likelihood"].dropna()
+    assert ll.iloc[-1] > ll.iloc[0] + 1.5, ll.tolist()  # from -6.24 (uniform) to -3.9 at 400 epochs; best -2.64
