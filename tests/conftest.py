@@ -8,6 +8,8 @@ from pathlib import Path
 from tests import dispatch
 
 dispatch.pin()  # one instruction set on every x86-64 CPU; before numpy loads (tests/dispatch.py)
+# (a test that starts a process with an environment of its own passes the pin on, or does not
+# compare its numbers with a recording)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -64,7 +66,8 @@ def _controller(config) -> bool:
 # ---- under xdist (make test: -n 2), each worker keeps to one BLAS / OpenMP thread ----------------
 # so that the workers share the cores instead of each spreading over all of them. The libraries
 # loaded already (numpy's BLAS, imported above) are limited now; those loaded later (scipy's and
-# scikit-learn's runtimes) and every subprocess a test starts read the variables when they load.
+# scikit-learn's runtimes) and the subprocesses a test starts with this environment read the
+# variables when they load.
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 _BLAS_LIMIT = pytest.StashKey[object]()
 

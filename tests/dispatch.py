@@ -22,16 +22,33 @@ import os
 import platform
 import sys
 
+# numba: the haswell CPU with its features named (with only NUMBA_CPU_NAME, numba still takes the
+# host's features, AVX-512 included)
+HASWELL_FEATURES = (
+    "+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+cx16,+f16c,+fma,+fxsr,+lzcnt,+mmx,+movbe,+popcnt,+sahf,"
+    "+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave"
+)
 PINNED = {
-    "NPY_ENABLE_CPU_FEATURES": "X86_V3",  # numpy: its baseline and the AVX2/FMA3 loops, no AVX-512
+    "NPY_ENABLE_CPU_FEATURES": "X86_V3",  # numpy (2.4's names): its baseline and the AVX2/FMA3 loops
     "OPENBLAS_CORETYPE": "Haswell",  # numpy's and scipy's OpenBLAS (DYNAMIC_ARCH builds)
     "NUMBA_CPU_NAME": "haswell",  # the optional numba kernels' target
+    "NUMBA_CPU_FEATURES": HASWELL_FEATURES,
 }
+NEEDED_FLAGS = ("avx2", "fma", "bmi2", "f16c", "movbe")  # what the pinned level runs on (/proc/cpuinfo)
 
 
 def applies() -> bool:
-    """The pin names x86-64 features; elsewhere (arm64) there is nothing to pin it to."""
-    return platform.machine().lower() in ("x86_64", "amd64")
+    """An x86-64 CPU with the AVX2 level (every machine the project runs on). Elsewhere (arm64, an
+    older x86-64) the pin names features there are not, and numpy would refuse to load."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        flags = next(
+            line.split(":", 1)[1].split() for line in open("/proc/cpuinfo") if line.startswith("flags")
+        )
+    except (OSError, StopIteration):  # no /proc (macOS): x86-64 Macs since 2013 have AVX2
+        return True
+    return all(flag in flags for flag in NEEDED_FLAGS)
 
 
 def pin() -> None:
@@ -44,21 +61,36 @@ def pin() -> None:
 
 
 def problems() -> list[str]:
-    """How this process's loaded numpy and OpenBLAS differ from the pin (empty: pinned)."""
+    """How this process's numpy, BLAS and numba differ from the pin (empty: pinned)."""
     if not applies():
-        return [f"{platform.machine()}: the pin names x86-64 features"]
-    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__  # noqa: PLC0415
+        return [f"{platform.machine()}: not an x86-64 CPU with {', '.join(NEEDED_FLAGS)}"]
+    from numpy._core._multiarray_umath import (  # noqa: PLC0415
+        __cpu_baseline__,
+        __cpu_dispatch__,
+        __cpu_features__,
+    )
     from threadpoolctl import threadpool_info  # noqa: PLC0415
 
-    # numpy's dispatch targets (X86_V3, X86_V4, AVX512_ICL, AVX512_SPR in numpy 2.4): only X86_V3 on
+    # numpy 2.4's dispatch targets are X86_V3, X86_V4, AVX512_ICL, AVX512_SPR: only X86_V3 may be on,
+    # and the baseline (the build's compiler flags) must not be above it
     found = [
         f"numpy dispatches to {t}" for t in __cpu_dispatch__ if t != "X86_V3" and __cpu_features__.get(t)
     ]
     if not __cpu_features__.get("X86_V3"):
-        found.append("numpy does not dispatch to X86_V3 (AVX2 + FMA3)")
-    found += [
-        f"{lib['filepath']}: OpenBLAS kernel {lib.get('architecture')}"
-        for lib in threadpool_info()
-        if lib["internal_api"] == "openblas" and lib.get("architecture") != PINNED["OPENBLAS_CORETYPE"]
-    ]
+        found.append(
+            "numpy does not dispatch to X86_V3 (AVX2 + FMA3): NPY_ENABLE_CPU_FEATURES unknown to it?"
+        )
+    found += [f"numpy's baseline holds {f}" for f in __cpu_baseline__ if f.startswith(("X86_V4", "AVX512"))]
+    for lib in threadpool_info():
+        if lib["user_api"] != "blas":
+            continue
+        if lib["internal_api"] != "openblas":  # MKL, BLIS: kernels chosen per CPU, not pinned here
+            found.append(f"{lib['filepath']}: {lib['internal_api']}, not OpenBLAS")
+        elif lib.get("architecture") != PINNED["OPENBLAS_CORETYPE"]:
+            found.append(f"{lib['filepath']}: OpenBLAS kernel {lib.get('architecture')}")
+    if "numba" in sys.modules:
+        from numba.core.registry import cpu_target  # noqa: PLC0415
+
+        features = cpu_target.target_context.codegen()._get_host_cpu_features()
+        found += [f"numba compiles for {f}" for f in features.split(",") if f.startswith("+avx512")]
     return found

@@ -32,6 +32,7 @@ from tests.test_regression_smoke import (  # noqa: E402
     FIXTURES,
     _read_metrics,
     _read_runs,
+    library_versions,
     one_blas_thread,
     threads_beyond_one,
 )
@@ -97,6 +98,7 @@ def create(name: str, commit: str) -> None:
         "experiment": name,
         "source": commit,
         "dispatch": dispatch.PINNED,
+        "versions": library_versions(),
         "jobs": jobs,
         **({"runs": table} if table else {}),
     }
@@ -131,6 +133,7 @@ def record(path: Path, commit: str) -> None:
     fixture["source"] = commit
     fixture.pop("machine", None)  # the key of fixtures recorded before the pin
     fixture["dispatch"] = dispatch.PINNED
+    fixture["versions"] = library_versions()
     path.write_text(_format(fixture))
 
 
@@ -150,7 +153,7 @@ def _format(fixture: dict) -> str:
         runs = (
             f',\n "runs": {{\n  "columns": {one(fixture["runs"]["columns"])},\n  "rows": [\n{rows}\n  ]\n }}'
         )
-    pinned = f' "dispatch": {one(fixture["dispatch"])},\n'
+    pinned = f' "dispatch": {one(fixture["dispatch"])},\n "versions": {one(fixture["versions"])},\n'
     return (
         f'{{\n "experiment": {one(fixture["experiment"])},\n "source": {one(fixture["source"])},\n'
         + pinned

@@ -118,4 +118,6 @@ def test_cd_with_perturb_and_descend_learns_bars_and_stripes(tmp_path, steps):
         ]
     )
     ll = pd.read_csv(tmp_path / "metrics.csv")["train_log_likelihood"].dropna()
-    assert ll.iloc[-1] > ll.iloc[0] + 1.5, ll.tolist()  # from -6.24 (uniform) to -3.9 at 400 epochs; best -2.64
+    assert ll.iloc[-1] > ll.iloc[0] + 1.5, (
+        ll.tolist()
+    )  # from -6.24 (uniform) to -3.9 at 400 epochs; best -2.64
