@@ -24,7 +24,7 @@ import numpy as np
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
 from rbmlab.data.download import DownloadFailed, download, no_space_or, squash
-from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, binarize, binarize_rule, take_first
+from rbmlab.data.transforms import STREAM_TEST, STREAM_TRAIN, as_float32, binarize, binarize_rule, take_first
 from rbmlab.errors import RbmlabError
 from rbmlab.validation import (
     BINARIZE_MODES,
@@ -290,10 +290,15 @@ def load(opts: MnistOptions) -> Dataset:
     paths = locate()
     x_tr, y_tr = _read_split(paths["train_images"], paths["train_labels"], 60_000)
     x_te, y_te = _read_split(paths["test_images"], paths["test_labels"], 10_000)
-    to_float = partial(
-        binarize, scale=255, mode=opts.binarize, threshold=opts.threshold, seed=opts.binarize_seed
+    to_levels = partial(  # 0/1 as uint8 until the rows kept are known, then float32 (below)
+        binarize,
+        scale=255,
+        mode=opts.binarize,
+        threshold=opts.threshold,
+        seed=opts.binarize_seed,
+        binary_dtype=np.uint8,
     )
-    train, test = to_float(x_tr, stream=STREAM_TRAIN), to_float(x_te, stream=STREAM_TEST)
+    train, test = to_levels(x_tr, stream=STREAM_TRAIN), to_levels(x_te, stream=STREAM_TEST)
     if opts.contours:
         if opts.binarize == "none":
             raise RbmlabError("dataset.contours: needs binary images (binarize=threshold or stochastic)")
@@ -330,9 +335,9 @@ def load(opts: MnistOptions) -> Dataset:
         split += f"; then first n_train={opts.n_train} / n_test={opts.n_test} examples"
     return Dataset(
         name=NAME,
-        train=train,
-        test=test,
-        valid=valid,
+        train=as_float32(train),
+        test=as_float32(test),
+        valid=None if valid is None else as_float32(valid),
         train_labels=labels_tr,
         test_labels=labels_te,
         valid_labels=y_va,
