@@ -40,7 +40,7 @@ def test_costs_are_read_from_the_commands_of_a_results_readme():
 
 def test_the_committed_costs_reach_their_experiments():
     costs = {e.name: e.costs for e in entries("dcp") + entries("frank_wolfe")}
-    assert costs["dcp/figure-7a"] == {"reduced": "≈ 30 min on 2 cores"}
+    assert costs["dcp/figure-7a"] == {"reduced": "≈ 1 h 45 min on 2 cores"}
     assert costs["dcp/figure-1"] == {"paper": "≈ 18 min on one core"}
     assert costs["frank_wolfe/step-control"] == {"reduced": "≈ 25 min on 2 cores"}  # the wall-time column
     assert costs["dcp/figure-5"] == {}
@@ -58,7 +58,7 @@ def test_every_experiment_is_listed_with_its_title_target_and_tiers(capsys):
     )
     lines = out.splitlines()
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/figure-7a ")))
-    assert lines[i + 1] == "      reduced: ≈ 30 min on 2 cores · smoke, paper: not measured"
+    assert lines[i + 1] == "      reduced: ≈ 1 h 45 min on 2 cores · smoke, paper: not measured"
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/table-1 ")))
     assert lines[i + 1] == "      any tier: from the runs of dcp/figure-7b at that tier"
 
@@ -98,8 +98,8 @@ def test_without_scale_the_tier_and_its_cost_are_said(monkeypatch, capsys):
     monkeypatch.setattr(rbmlab.experiment, "run_experiment", lambda name, argv: ran.append((name, argv)))
     main(["experiment", "dcp/figure-7a", "variants=sdcp"])
     assert capsys.readouterr().err == (
-        "rbmlab: scale not given: running the reduced tier (measured ≈ 30 min on 2 cores); scale=smoke for "
-        "a pipeline check in seconds, scale=paper for the paper's settings\n"
+        "rbmlab: scale not given: running the reduced tier (measured ≈ 1 h 45 min on 2 cores); "
+        "scale=smoke for a pipeline check in seconds, scale=paper for the paper's settings\n"
     )
     main(["experiment", "dcp/figure-7a", "scale=smoke"])
     assert capsys.readouterr().err == ""
