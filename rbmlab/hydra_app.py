@@ -250,18 +250,18 @@ def run_hydra(argv: list[str]) -> None:
             os.environ["HYDRA_FULL_ERROR"] = saved_env
 
 
-def output_dir(overrides: list[str], key: str) -> Path:
+def output_dir(job: list[str], hydra_overrides: list[str], key: str) -> Path:
     """``hydra.run.dir`` or ``hydra.sweep.dir`` as this invocation resolves it (the default holds
-    the time and pid), so that it can be locked and checked before Hydra starts. Given as a plain
-    string and with no other hydra.* override, it is that string (the job's overrides composed
-    already: nothing is left to check, and a composition less is a tenth of a second)."""
-    hydra_overrides = [o for o in overrides if o.lstrip("+~").startswith("hydra")]
+    the time and pid), so that it can be locked and checked before Hydra starts: ``job``, the
+    first job's overrides, with ``hydra_overrides`` (:func:`check_hydra_overrides`). Given as a
+    plain string and with no other hydra.* override, it is that string (the job composed already:
+    nothing is left to check, and a composition less is a tenth of a second)."""
     if len(hydra_overrides) == 1 and hydra_overrides[0].startswith(f"{key}="):
         (given,) = parse_overrides(hydra_overrides)
         value = given.value()
         if isinstance(value, str) and value and "${" not in value:
             return Path(value)
-    cfg = compose("config", overrides, hydra_config=True)
+    cfg = compose("config", job + hydra_overrides, hydra_config=True)
     try:
         value = OmegaConf.select(cfg, key)
     except Exception as e:  # noqa: BLE001 - omegaconf's interpolation errors
@@ -362,7 +362,7 @@ def run_command(argv: list[str]) -> None:
                 "outputs/runs; starting a new run",
                 file=sys.stderr,
             )
-    out = out or output_dir(combos[0] + hydra_overrides, key)
+    out = out or output_dir(combos[0], hydra_overrides, key)
     argv = [a for a in argv if not a.startswith(f"{key}=")] + [f"{key}={out}"]
     if out.exists() and not out.is_dir():
         raise RbmlabError(f"{key}: {out} is a file, not a directory")

@@ -10,6 +10,12 @@ from tests import dispatch
 dispatch.pin()  # one instruction set on every x86-64 CPU; before numpy loads (tests/dispatch.py)
 # (a test that starts a process with an environment of its own passes the pin on, or does not
 # compare its numbers with a recording)
+# numpy asks the kernel for transparent huge pages for every array of 4 MiB or more (madvise).
+# The tests allocate and free such arrays by the hundred (MNIST, 188 MB a split in float32), and
+# on the CI's virtual machines each fresh huge page costs kernel time: measured on one (AMD EPYC,
+# 2 cores), test_data.py's two MNIST tests 9.0 s with them (6 s of it in the kernel) and 4.3 s
+# without; nothing a test checks depends on it. Inherited by the processes the tests start.
+os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -109,7 +109,7 @@ def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_v
     import pandas as pd
 
     from rbmlab.evaluators.metrics import higher_is_better, metric_spec
-    from rbmlab.run.early_stopping import best_on_validation
+    from rbmlab.run.early_stopping import best_on_validation, can_select
 
     rows = pd.DataFrame(
         {
@@ -129,6 +129,10 @@ def test_early_stopping_on_validation_error_reports_the_test_error_of_the_best_v
     assert (
         best_on_validation(rows.drop(columns="valid_pixel_error"), metric_spec("valid_pixel_error")) is None
     )
+    # a run finds out from metrics.csv's header whether there is anything to select
+    assert can_select(list(rows.columns), metric_spec("valid_pixel_error"))
+    assert not can_select(list(rows.columns), metric_spec("test_error"))
+    assert not can_select(["epoch", "test_pixel_error"], metric_spec("valid_pixel_error"))
     # a report over early_stopping.test_pixel_error knows that lower is better
     assert not higher_is_better("early_stopping.test_pixel_error") and higher_is_better(
         "early_stopping.n_hidden"

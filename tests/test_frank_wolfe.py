@@ -266,7 +266,7 @@ def test_gap_rule_selects_the_point_before_the_first_large_jump():
 
 
 def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_selects():
-    from rbmlab.run.early_stopping import select_from_rows
+    from rbmlab.run.early_stopping import can_select, select_from_rows
 
     rows = pd.DataFrame(
         {
@@ -280,6 +280,8 @@ def test_a_run_with_train_and_valid_likelihoods_records_the_size_early_stopping_
     # gaps 0, .5, 1, 1.4, 1.8, 2.1, 9, 15, 17: the jump 2.1 -> 9 stops at 50 units
     assert record["n_hidden"] == 50 and record["epoch"] == 50 and record["stopped"]
     assert select_from_rows(rows.drop(columns="valid_log_likelihood")) is None
+    assert can_select(list(rows.columns), None) and can_select(["epoch", "train_valid_gap"], None)
+    assert not can_select(["epoch", "train_log_likelihood"], None)
     assert select_from_rows(rows.iloc[:4], warmup=3) is None  # too few points to judge
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.io
 
 from rbmlab.data import files as F
 from rbmlab.data.dataset import Dataset
@@ -36,6 +35,8 @@ def _require_all(files: dict[str, F.DataFile], dataset: str) -> dict[str, Path]:
 
 
 def _loadmat(path: Path, keys: tuple[str, ...], dataset: str) -> dict[str, np.ndarray]:
+    import scipy.io  # noqa: PLC0415 - the .mat datasets only: a tenth of a second of every run's start
+
     data = scipy.io.loadmat(path, variable_names=list(keys))
     absent = [k for k in keys if k not in data]
     if absent:

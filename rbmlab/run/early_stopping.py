@@ -96,6 +96,13 @@ def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str
     return record
 
 
+def can_select(columns, metric: MetricSpec | None) -> bool:
+    """Whether :func:`select_from_rows` or :func:`best_on_validation` (for ``metric``) finds its
+    columns among ``columns`` (a run without a validation split has neither)."""
+    gap = GAP_COLUMN in columns or all(c in columns for c in GAP_COLUMNS)
+    return gap or (metric is not None and f"valid_{metric.name}" in columns)
+
+
 def best_on_validation(rows, metric: MetricSpec):
     """The early-stopping record of a run without log-likelihoods (crbm_bp: "early stopping on
     validation error"): the evaluation point with the best ``valid_<metric>`` (the first of

@@ -141,6 +141,13 @@ class MetricsLog:
         self.columns = list(columns)
         atomic_write(self.path, self._text(rows, header=True))
 
+    def header(self) -> list[str]:
+        """The column names of the file written so far (none before its first row)."""
+        if not self.path.exists():
+            return []
+        with open(self.path, newline="", encoding="utf-8") as f:
+            return next(csv.reader(f), [])
+
     def rows(self) -> list[dict[str, float | None]]:
         """The whole rows written so far, values as floats (None where empty); a float column
         reads back exactly what was appended (written as its repr)."""

@@ -36,7 +36,14 @@ from rbmlab.models import MODELS
 from rbmlab.models.base import PARAMETER_LIMIT
 from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.checkpoint import load_checkpoint
-from rbmlab.run.early_stopping import Decision, StopRule, best_on_validation, gap_of, select_from_rows
+from rbmlab.run.early_stopping import (
+    Decision,
+    StopRule,
+    best_on_validation,
+    can_select,
+    gap_of,
+    select_from_rows,
+)
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.run.records import RunRecord
@@ -812,15 +819,16 @@ def early_stopping_of(run: Setup, record: RunRecord) -> dict[str, Any] | None:
     """The evaluation point early stopping selects (rbmlab.run.early_stopping): the train − valid
     gap rule when the run recorded both log-likelihoods, else the best validation value of the
     evaluator's first metric (pixel error); training itself runs to the end."""
+    metric = run.evaluator.metrics[0] if run.evaluator.metrics else None
+    if not can_select(record.metrics.header(), metric):
+        return None  # (and pandas, a fifth of a second of a run, is not imported)
     import pandas as pd  # noqa: PLC0415
 
-    if not record.metrics.path.exists():
-        return None
     rows = pd.read_csv(record.metrics.path)
     gap = select_from_rows(rows, kappa=run.cfg.train.gap_kappa, warmup=run.cfg.train.gap_warmup)
-    if gap is not None or not run.evaluator.metrics:
+    if gap is not None or metric is None:
         return gap
-    return best_on_validation(rows, run.evaluator.metrics[0])
+    return best_on_validation(rows, metric)
 
 
 def _trial_records(model, live: list[dict[str, float]], diverged: dict[int, int]) -> dict[str, Any]:
