@@ -73,8 +73,8 @@ def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str
     """The early-stopping record of a run from its metrics rows (a DataFrame, single model), or
     None where the rows lack the gap (``train_valid_gap``, or the train and valid
     log-likelihoods) or are too few (< warmup + 2)."""
-    columns = [GAP_COLUMN] if GAP_COLUMN in rows.columns else list(GAP_COLUMNS)
-    if not all(c in rows.columns for c in columns):
+    columns = _gap_columns(rows.columns)
+    if columns is None:
         return None
     rows = rows.dropna(subset=columns)
     if len(rows) < warmup + 2:  # too few evaluation points for the rule to say anything
@@ -96,11 +96,24 @@ def select_from_rows(rows, *, kappa: float = 3.0, warmup: int = 3, size_key: str
     return record
 
 
+def _gap_columns(columns) -> list[str] | None:
+    """The columns the gap is read from: ``train_valid_gap`` where recorded, else the train and
+    valid log-likelihoods; None where ``columns`` lack them."""
+    if GAP_COLUMN in columns:
+        return [GAP_COLUMN]
+    return list(GAP_COLUMNS) if all(c in columns for c in GAP_COLUMNS) else None
+
+
+def _validation_column(metric: MetricSpec) -> str:
+    return f"valid_{metric.name}"
+
+
 def can_select(columns, metric: MetricSpec | None) -> bool:
     """Whether :func:`select_from_rows` or :func:`best_on_validation` (for ``metric``) finds its
     columns among ``columns`` (a run without a validation split has neither)."""
-    gap = GAP_COLUMN in columns or all(c in columns for c in GAP_COLUMNS)
-    return gap or (metric is not None and f"valid_{metric.name}" in columns)
+    if _gap_columns(columns) is not None:
+        return True
+    return metric is not None and _validation_column(metric) in columns
 
 
 def best_on_validation(rows, metric: MetricSpec):
@@ -108,7 +121,7 @@ def best_on_validation(rows, metric: MetricSpec):
     validation error"): the evaluation point with the best ``valid_<metric>`` (the first of
     equals; best by :meth:`MetricSpec.badness`), and every metric of that row (its test error is
     the one a table reports), or None without that column."""
-    column = f"valid_{metric.name}"
+    column = _validation_column(metric)
     if column not in rows.columns:
         return None
     rows = rows.dropna(subset=[column])
