@@ -11,6 +11,8 @@ whether any failed (exit 2), whichever launcher ran them. Every user error is a 
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 import os
 import re
@@ -82,27 +84,68 @@ def _one_line(e: Exception) -> str:
 
 def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     """Compose ``conf/<config_name>.yaml`` with overrides (no sweeps); one-line errors.
-    ``hydra_config``: include the ``hydra`` node (launcher, run and sweep directories)."""
+    ``hydra_config``: include the ``hydra`` node (launcher, run and sweep directories).
+
+    Without the ``hydra`` node, the composition of the overrides that choose (config groups,
+    packages, ``hydra.*``) is kept per process and copied, and the value overrides are applied to
+    the copy by Hydra's own override step, the one Hydra runs after composing the defaults list
+    (``ConfigLoaderImpl._apply_overrides_to_config``): the same configuration and the same errors,
+    in ~2 ms instead of ~90 ms for the jobs of a sweep, which differ in values."""
+    parsed = parse_overrides(overrides)
+    cluster.check_installed(overrides)
+    cluster.store_schema()
+    if hydra_config:
+        cfg = _hydra_compose(CONF_DIR, config_name, tuple(overrides), hydra_config=True)
+        cluster.check_backend(cfg.hydra.launcher)
+        return cfg
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl  # noqa: PLC0415
+
+    values = [o for o in parsed if _is_value_override(o)]
+    choices = tuple(o.input_line for o in parsed if not _is_value_override(o))
+    cfg = copy.deepcopy(_composed_choices(CONF_DIR, config_name, choices, _stamp(CONF_DIR)))
+    try:
+        ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+    except Exception as e:  # noqa: BLE001 - Hydra's ConfigCompositionException, as in a full compose
+        raise RbmlabError(_one_line(e)) from None
+    return cfg
+
+
+def _is_value_override(override) -> bool:
+    """Whether Hydra applies ``override`` to the composed values rather than to the defaults list,
+    as Hydra decides it: not a config group (a directory of conf/; Hydra's own groups are all under
+    ``hydra/``). A sweep is left to Hydra's compose, which refuses it in its own words."""
+    return (
+        not override.is_sweep_override()
+        and not override.is_hydra_override()
+        and not (CONF_DIR / override.key_or_group).is_dir()
+    )
+
+
+def _stamp(conf: Path) -> int:
+    """The newest modification time in ``conf`` (an edited configuration is composed again)."""
+    return max(entry.stat().st_mtime_ns for entry in conf.rglob("*"))
+
+
+@functools.lru_cache(maxsize=128)
+def _composed_choices(conf: Path, config_name: str, choices: tuple[str, ...], stamp: int):
+    return _hydra_compose(conf, config_name, choices, hydra_config=False)
+
+
+def _hydra_compose(conf: Path, config_name: str, overrides: tuple[str, ...], hydra_config: bool):
     from hydra import compose as hydra_compose  # noqa: PLC0415
     from hydra import initialize_config_dir  # noqa: PLC0415
     from hydra.core.global_hydra import GlobalHydra  # noqa: PLC0415
 
-    parse_overrides(overrides)
-    cluster.check_installed(overrides)
-    cluster.store_schema()
     GlobalHydra.instance().clear()
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = hydra_compose(
-                config_name=config_name, overrides=overrides, return_hydra_config=hydra_config
+        with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+            return hydra_compose(
+                config_name=config_name, overrides=list(overrides), return_hydra_config=hydra_config
             )
     except Exception as e:  # hydra raises several unrelated types for bad overrides
         raise RbmlabError(_one_line(e)) from None
     finally:
         GlobalHydra.instance().clear()
-    if hydra_config:
-        cluster.check_backend(cfg.hydra.launcher)
-    return cfg
 
 
 def parse_overrides(overrides: list[str]) -> list:
