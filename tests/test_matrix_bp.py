@@ -112,6 +112,25 @@ def test_bp_over_a_batch_equals_bp_instance_by_instance(mode):
 
 @pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
 @pytest.mark.parametrize("damping", [0.0, 0.3])
+def test_a_warm_start_continues_the_run_it_starts_from_and_leaves_its_messages_alone(mode, damping):
+    """5 iterations, then 7 from their messages: the 12 of one run, to the bit (the iterations
+    write into reused buffers; the warm start's own arrays are copied, not written)."""
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((6, 5)).astype(np.float32)
+    b_v, b_h = rng.standard_normal((3, 6)).astype(np.float32), rng.standard_normal((1, 5)).astype(np.float32)
+    options = {"mode": mode, "tol": None, "damping": damping}
+    first = loopy_bp(W, b_v, b_h, max_iter=5, **options)
+    kept = [first.L.copy(), first.K.copy(), first.eta_v.copy(), first.eta_h.copy()]
+    resumed = loopy_bp(W, b_v, b_h, max_iter=7, init=first, **options)
+    straight = loopy_bp(W, b_v, b_h, max_iter=12, **options)
+    for name in ("eta_v", "eta_h", "L", "K"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(straight, name), err_msg=name)
+    for before, now in zip(kept, [first.L, first.K, first.eta_v, first.eta_h]):
+        np.testing.assert_array_equal(before, now)
+
+
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+@pytest.mark.parametrize("damping", [0.0, 0.3])
 def test_an_instance_stops_where_it_converges_whatever_the_rest_of_the_batch_does(mode, damping):
     """Instances clamped by strong visible biases converge within a few iterations, one without
     biases on the same couplings takes longer. In one batch, every instance has exactly the

@@ -56,9 +56,10 @@ class BPResult:
 
 def _sum_message(expm1_w, c):
     """g_sum(w, c) = log1p(σ(c)(e^w − 1)) = log1p((e^w − 1) / (1 + e^{−c})), with e^w − 1 given
-    (clipped to ≥ −1 + eps by :func:`_expm1`, so the argument stays above −1)."""
+    (clipped to ≥ −1 + eps by :func:`_expm1`, so the argument stays above −1); in place in the
+    cavities ``c``."""
     xp = namespace(c)
-    arg = xp.negative(c)
+    arg = xp.negative(c, out=c)
     with ignore_overflow(xp):  # e^{−c} = inf for c ≪ 0: the message is log1p(0) = 0
         xp.exp(arg, out=arg)
     arg += 1.0
@@ -75,10 +76,15 @@ def _expm1(W):
     return xp.maximum(xp.expm1(W), floor)
 
 
-def _max_message(W, c):
-    """g_max(w, c) = max(0, w + c) − max(0, c)."""
+def _max_message(W, c, scratch):
+    """g_max(w, c) = max(0, w + c) − max(0, c), in place in the cavities ``c`` (``scratch``: an
+    array of c's shape for max(0, c))."""
     xp = namespace(c)
-    return xp.maximum(W + c, 0.0) - xp.maximum(c, 0.0)
+    positive = xp.maximum(c, 0.0, out=scratch)
+    c += W
+    xp.maximum(c, 0.0, out=c)
+    c -= positive
+    return c
 
 
 def loopy_bp(
@@ -108,33 +114,54 @@ def loopy_bp(
     shape = (rows,) + W.shape
     if init is None:
         L, K = xp.zeros(shape, dtype=W.dtype), xp.zeros(shape, dtype=W.dtype)
-    else:
-        L, K = init.L, init.K
+    else:  # copies: the buffers below are written in place, the caller's warm start is not
+        L, K = init.L.copy(), init.K.copy()
+    # Every message-sized array is allocated once: each iteration writes the new messages into
+    # the buffers of the iteration before last (the old ones are still needed for damping and the
+    # convergence test), and ``spare`` holds the temporaries.
+    buffers = _Buffers(L, K, xp)
     eta_h = b_h + K.sum(axis=1, keepdims=True)
     expm1_w = _expm1(W) if mode != "max" else None
     done = _Finished(shape[0], xp)
     t = 0
     for t in range(1, max_iter + 1):  # noqa: B007 - t is read after the loop
         # h → v (Eq. 13): from the cavity of h_j without v_i's message
-        L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping)
+        L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping, buffers.next_L, buffers.spare)
         eta_v = b_v + L_new.sum(axis=2, keepdims=True)  # Eq. 16
         # v → h (Eq. 14, or Eq. 15 for mixed-product)
         if mode == "mixed":
-            K_new = _damped(W * (eta_v > 0).astype(W.dtype), K, damping)
+            K_new = xp.multiply(W, eta_v > 0, out=buffers.next_K)
+            K_new = _damped(K_new, K, damping, buffers.spare)
         else:
-            K_new = _messages(mode, W, expm1_w, eta_v, L_new, K, damping)
+            K_new = _messages(mode, W, expm1_w, eta_v, L_new, K, damping, buffers.next_K, buffers.spare)
         eta_h = b_h + K_new.sum(axis=1, keepdims=True)  # Eq. 17
         converged = None
         if tol is not None:
-            converged = _moved_at_most(L_new, L, tol)
+            converged = _moved_at_most(L_new, L, tol, buffers.spare)
             if bool(converged.any()):  # K matters only where L has converged
-                converged &= _moved_at_most(K_new, K, tol)
-        L, K = L_new, K_new
+                converged &= _moved_at_most(K_new, K, tol, buffers.spare)
+        L, K = buffers.advance(L_new, K_new)
         if converged is not None and bool(converged.any()):
             L, K, eta_v, eta_h, b_v, b_h = done.set_aside(converged, L, K, eta_v, eta_h, b_v, b_h)
+            buffers = _Buffers(L, K, xp)
             if done.all():
                 break
     return done.result(L, K, eta_v, eta_h, t)
+
+
+class _Buffers:
+    """The message buffers of :func:`loopy_bp` beside the current (L, K): where the next
+    iteration writes its messages (``next_L``, ``next_K``) and ``spare`` for its temporaries."""
+
+    def __init__(self, L, K, xp):
+        self.next_L, self.next_K, self.spare = xp.empty_like(L), xp.empty_like(K), xp.empty_like(L)
+        self.L, self.K = L, K
+
+    def advance(self, L_new, K_new):
+        """(L_new, K_new) become the current messages; the buffers they replace take the next."""
+        self.next_L, self.next_K = self.L, self.K
+        self.L, self.K = L_new, K_new
+        return L_new, K_new
 
 
 class _Finished:
@@ -174,9 +201,10 @@ class _Finished:
         return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, converged, iterations)
 
 
-def _messages(mode: str, W, expm1_w, eta, received, old, damping: float):
+def _messages(mode: str, W, expm1_w, eta, received, old, damping: float, out, spare):
     """One direction's damped messages g(W, η − received) on every edge (Eqs. 13–14): the
-    senders' log-odds ``eta`` less the message each received on the edge is its cavity. On cupy
+    senders' log-odds ``eta`` less the message each received on the edge is its cavity. Written
+    into ``out`` (``spare``: a buffer for the temporaries; both of the messages' shape). On cupy
     one fused kernel (rbmlab.backend.cupy_kernels.bp_messages) instead of six passes, where the
     arrays share one dtype (the kernel's T; mixed dtypes take the promoting array path)."""
     xp = namespace(received)
@@ -185,16 +213,21 @@ def _messages(mode: str, W, expm1_w, eta, received, old, damping: float):
         from rbmlab.backend import cupy_kernels  # noqa: PLC0415
 
         return cupy_kernels.bp_messages(mode, weights, eta, received, old, damping)
-    cavity = eta - received
-    new = _max_message(W, cavity) if mode == "max" else _sum_message(expm1_w, cavity)
-    return _damped(new, old, damping)
+    cavity = xp.subtract(eta, received, out=out)
+    new = _max_message(W, cavity, spare) if mode == "max" else _sum_message(expm1_w, cavity)
+    return _damped(new, old, damping, spare)
 
 
-def _damped(new, old, damping: float):
-    return new if not damping else (1.0 - damping) * new + damping * old
+def _damped(new, old, damping: float, spare):
+    """(1 − α) new + α old, in place in ``new`` (``spare``: a buffer of their shape)."""
+    if not damping:
+        return new
+    new *= 1.0 - damping
+    new += namespace(new).multiply(old, damping, out=spare)
+    return new
 
 
-def _moved_at_most(new, old, tol: float):
+def _moved_at_most(new, old, tol: float, spare=None):
     """Per instance: did no message probability move by more than ``tol``? The same answer as
     comparing every computed σ, and cheap in the common cases: |σ(a) − σ(b)| ≤ |a − b| / 4
     settles it for an instance whose largest log-odds change is ≤ 4 tol (less a margin of 8 ulps
@@ -205,7 +238,7 @@ def _moved_at_most(new, old, tol: float):
     n = new.shape[0]
     if n == 0:
         return xp.ones(0, dtype=bool)
-    change = xp.subtract(new, old).reshape(n, -1)
+    change = xp.subtract(new, old, out=spare).reshape(n, -1)  # (spare: a buffer of their shape)
     xp.abs(change, out=change)
     edge = change.argmax(axis=1)[:, None]
     small = xp.take_along_axis(change, edge, axis=1)[:, 0] <= 4.0 * (tol - 8 * xp.finfo(new.dtype).eps)
