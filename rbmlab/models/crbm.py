@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rbmlab.backend import namespace
-from rbmlab.backend.ops import bernoulli, sigmoid
+from rbmlab.backend.ops import bernoulli_logits_, sigmoid
 from rbmlab.limits import UNITS
 from rbmlab.models.base import ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration
@@ -141,9 +141,10 @@ def free_energy(v, W, b1, b2):
 
 
 def gibbs_sweep(v, W, b1, b2, rng):
-    """One block-Gibbs sweep of the x-conditioned RBMs, h ~ p(h | v, x) then v ~ p(v | h, x)."""
-    h = bernoulli(sigmoid(v @ W + b2), rng)
-    return bernoulli(sigmoid(h @ W.T + b1), rng)
+    """One block-Gibbs sweep of the x-conditioned RBMs, h ~ p(h | v, x) then v ~ p(v | h, x), each
+    draw in place in its matmul's output (bernoulli_logits_: no σ formed, no further array)."""
+    h = bernoulli_logits_(v @ W, rng, bias=b2)
+    return bernoulli_logits_(h @ W.T, rng, bias=b1)
 
 
 def statistics(x, v, h, vh=None) -> dict[str, Any]:
