@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rbmlab.inference.matrix_bp import loopy_bp, pairwise_beliefs
-from rbmlab.models.crbm import CRBM, CRBMConfig, statistics
+from rbmlab.models.crbm import CRBM, CRBMConfig, statistics, statistics_difference
 from tests.conftest import all_binary
 
 N_V, N_H, N_X, N = 4, 3, 5, 6
@@ -77,19 +77,32 @@ def test_the_free_energy_gives_the_conditional_distribution():
 
 
 def exact_model_statistics(model, x):
+    return statistics(x, *exact_beliefs(model, x))
+
+
+def exact_beliefs(model, x):
+    """(E[v], E[h], E[v hᵀ]) per instance under p(v, h | x), enumerated."""
     V, H, p = joint(model, x)
     ev, eh = np.einsum("nab,ai->ni", p, V), np.einsum("nab,bj->nj", p, H)
-    return statistics(x, ev, eh, np.einsum("nab,ai,bj->nij", p, V, H))
+    return ev, eh, np.einsum("nab,ai,bj->nij", p, V, H)
 
 
 def test_the_gradient_is_data_statistics_minus_model_statistics():
+    """The learners' gradient (statistics_difference: each input term formed once, from the
+    beliefs' differences) against finite differences of the conditional log-likelihood, and
+    against the two statistics subtracted, with v hᵀ formed on both sides or given on one."""
     rng = np.random.default_rng(2)
     model, (x, v) = random_crbm(rng), task(rng)
-    data = statistics(x, v, model.hidden_given(v, x))
-    expected = exact_model_statistics(model, x)
+    data = (v, model.hidden_given(v, x), None)
+    gradient = statistics_difference(x, data, exact_beliefs(model, x))
+    ev, eh, _ = exact_beliefs(model, x)
+    both_formed = statistics_difference(x, data, (ev, eh, None))
     eps = 1e-6
     for name in CRBM.PARAMS:
-        grad = data[name] - expected[name]
+        grad = gradient[name]
+        np.testing.assert_allclose(
+            both_formed[name], statistics(x, *data)[name] - statistics(x, ev, eh)[name], atol=1e-14
+        )
         fd = np.zeros_like(grad)
         for index in np.ndindex(grad.shape):
             step = np.zeros_like(grad)

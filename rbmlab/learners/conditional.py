@@ -18,7 +18,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.base import Conditional
-from rbmlab.models.crbm import statistics
+from rbmlab.models.crbm import statistics_difference
 from rbmlab.validation import option
 
 
@@ -110,11 +110,13 @@ class ConditionalLearner(Learner):
         return max(1, self.config.base_iterations + self.config.per_epoch * (self.epoch(state) - 1))
 
     @staticmethod
-    def data_statistics(model, batch, b2):
-        """Statistics at the data: the clean v with E[h | v, x] = σ(vW + b²), ``b2`` the batch's
-        x-conditioned hidden biases (as the step formed them)."""
-        v = batch.targets
-        return statistics(batch.inputs, v, sigmoid(v @ model.W + b2))
+    def gradient(model, batch, b2, v, h, vh=None):
+        """Eq. 5's ascent direction: the statistics at the data (the clean v with
+        E[h | v, x] = σ(vW + b²), ``b2`` the batch's x-conditioned hidden biases as the step formed
+        them) less those at the model's beliefs (``v``, ``h``, ``vh``: rbmlab.models.crbm.statistics)."""
+        clean = batch.targets
+        data = (clean, sigmoid(clean @ model.W + b2), None)
+        return statistics_difference(batch.inputs, data, (v, h, vh))
 
     def advance(self, state, converged=None):
         """The state after a step whose inference converged on ``converged`` (bool per instance;

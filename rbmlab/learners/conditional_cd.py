@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli, sigmoid
-from rbmlab.learners.base import LearnerConfig, difference
+from rbmlab.learners.base import LearnerConfig
 from rbmlab.learners.conditional import ConditionalLearner
 from rbmlab.limits import UPDATE_STEPS
-from rbmlab.models.crbm import free_energy, gibbs_sweep, statistics
+from rbmlab.models.crbm import free_energy, gibbs_sweep
 from rbmlab.validation import option
 
 
@@ -46,8 +46,8 @@ class ConditionalCD(ConditionalLearner):
         b1, b2 = model.conditional_biases(x)
         for _ in range(self.config.k):
             v = gibbs_sweep(v, model.W, b1, b2, rng)
-        negative = statistics(x, v, sigmoid(v @ model.W + b2))
-        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
+        gradient = self.gradient(model, batch, b2, v, sigmoid(v @ model.W + b2))
+        model, state = self.update(model, gradient, state)
         return model, self.advance(state)
 
 
@@ -85,6 +85,6 @@ class CDPercLoss(ConditionalLearner):
         x = batch.inputs
         b1, b2 = model.conditional_biases(x)
         best = lowest_free_energy_search(model.W, b1, b2, rng, self.config.k)
-        negative = statistics(x, best, sigmoid(best @ model.W + b2))
-        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
+        gradient = self.gradient(model, batch, b2, best, sigmoid(best @ model.W + b2))
+        model, state = self.update(model, gradient, state)
         return model, self.advance(state)

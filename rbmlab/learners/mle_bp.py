@@ -15,9 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.inference.matrix_bp import loopy_bp, pairwise_beliefs
-from rbmlab.learners.base import difference
 from rbmlab.learners.conditional import ConditionalLearner, ScheduledInferenceConfig
-from rbmlab.models.crbm import statistics
 from rbmlab.validation import option
 
 
@@ -38,6 +36,8 @@ class MLEBP(ConditionalLearner):
         beliefs = loopy_bp(
             model.W, b1, b2, mode="sum", max_iter=self.iterations(state), tol=cfg.tol, damping=cfg.damping
         )
-        negative = statistics(batch.inputs, beliefs.tau_v, beliefs.tau_h, pairwise_beliefs(model.W, beliefs))
-        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
+        gamma = pairwise_beliefs(model.W, beliefs)
+        model, state = self.update(
+            model, self.gradient(model, batch, b2, beliefs.tau_v, beliefs.tau_h, gamma), state
+        )
         return model, self.advance(state, beliefs.converged)

@@ -10,9 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.inference.mean_field import mean_field
-from rbmlab.learners.base import difference
 from rbmlab.learners.conditional import ConditionalLearner, ScheduledInferenceConfig
-from rbmlab.models.crbm import statistics
 from rbmlab.validation import option
 
 
@@ -28,6 +26,5 @@ class MLEMF(ConditionalLearner):
         cfg = self.config
         b1, b2 = model.conditional_biases(batch.inputs)
         result = mean_field(model.W, b1, b2, max_iter=self.iterations(state), tol=cfg.tol)
-        negative = statistics(batch.inputs, result.tau_v, result.tau_h)
-        model, state = self.update(model, difference(self.data_statistics(model, batch, b2), negative), state)
+        model, state = self.update(model, self.gradient(model, batch, b2, result.tau_v, result.tau_h), state)
         return model, self.advance(state, result.converged)

@@ -147,6 +147,30 @@ def gibbs_sweep(v, W, b1, b2, rng):
     return bernoulli_logits_(h @ W.T, rng, bias=b1)
 
 
+def statistics_difference(x, positive, negative) -> dict[str, Any]:
+    """statistics(x, *positive) − statistics(x, *negative): the gradient of the mean conditional
+    log-likelihood (Eq. 5) from the beliefs at the data and at the model, each ``(v, h, vh)`` as
+    :func:`statistics` takes them. The input terms are formed once, from the beliefs' differences
+    (x.T (v⁺ − v⁻) / n, not x.T v⁺ / n − x.T v⁻ / n: two matmuls of the four)."""
+    (v_p, h_p, vh_p), (v_n, h_n, vh_n) = positive, negative
+    n = x.shape[0]
+    d_v, d_h = v_p - v_n, h_p - h_n
+    W = _mean_pairs(v_p, h_p, vh_p)
+    W -= _mean_pairs(v_n, h_n, vh_n)
+    return {
+        "W": W,
+        "W_xv": x.T @ d_v / n,
+        "W_xh": x.T @ d_h / n,
+        "b_v": d_v.mean(axis=0),
+        "b_h": d_h.mean(axis=0),
+    }
+
+
+def _mean_pairs(v, h, vh):
+    """E[v hᵀ] over the batch: v hᵀ averaged, or ``vh`` (B, |v|, |h|) averaged where given."""
+    return v.T @ h / v.shape[0] if vh is None else vh.mean(axis=0)
+
+
 def statistics(x, v, h, vh=None) -> dict[str, Any]:
     """Batch averages of −∂E/∂θ at beliefs (E[v], E[h], E[v hᵀ]) per instance: ``v`` (B, |v|),
     ``h`` (B, |h|), ``vh`` (B, |v|, |h|) or None for the outer product v hᵀ (clamped or sampled v
