@@ -179,7 +179,7 @@ class EnergyModel(BaseEstimator):
             state = self.learner_state_
             if state is None:  # a checkpoint without one (a trial of a batched run's): a fresh one
                 _, state = learner_start(learner, model, backend, self.seed_, train, pretrained=True)
-            state = {k: backend.xp.asarray(v) for k, v in state.items()}
+            state = backend.learner_state(state)
         batch_size = learner.config.batch_size
         for _ in tqdm(
             range(epochs), desc=f"train {learner.config.name}", disable=not self.verbose, leave=False

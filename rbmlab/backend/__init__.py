@@ -52,6 +52,13 @@ def namespace(x: Any) -> ModuleType:
     return np
 
 
+def reads_are_free(x: Any) -> bool:
+    """Whether reading a value of array ``x`` on the host costs nothing: a numpy array in host
+    memory. For any other array (cupy's, or a test's sync-counting one) a read waits for the
+    device, so a loop that could stop early on a host test runs its budget with masks instead."""
+    return type(x) is np.ndarray
+
+
 def wait_for_device(xp: ModuleType) -> None:
     """Block until the work launched on ``xp``'s device is done (cupy runs asynchronously; numpy:
     nothing to wait for), so that a clock read next covers it."""
@@ -116,6 +123,19 @@ class Backend:
 
     def to_numpy(self, x: Any) -> np.ndarray:
         return to_numpy(x)
+
+    def learner_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        """A learner's state read back (a checkpoint's, an estimator's) on this backend: its arrays
+        on the device, its integer scalars (host counters: an epoch, Adam's t) as Python ints, so
+        that a step reads them without waiting for the device."""
+        return {k: int(v) if host_counter(v) else self.xp.asarray(v) for k, v in state.items()}
+
+
+def host_counter(v: Any) -> bool:
+    """Whether ``v`` is an integer scalar (a learner's host counter), not an array to compute with."""
+    return isinstance(v, (int, np.integer)) or (
+        isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iu"
+    )
 
 
 def get_backend(name: str = "numpy", dtype: str = "float32") -> Backend:

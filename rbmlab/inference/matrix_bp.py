@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbmlab.backend import namespace
+from rbmlab.backend import namespace, reads_are_free
 from rbmlab.backend.ops import ignore_overflow, sigmoid
 
 MODES = ("sum", "max", "mixed")
@@ -43,7 +43,7 @@ class BPResult:
     L: Any  # (B, |v|, |h|) logit m_{j→i}(v_i = 1)
     K: Any  # (B, |v|, |h|) logit m_{i→j}(h_j = 1)
     converged: Any  # (B,) bool: the last iteration moved no message probability by > tol
-    iterations: int  # iterations run (by the instance that ran longest)
+    iterations: Any  # iterations run (by the instance that ran longest); on a device a 0-d array
 
     @property
     def tau_v(self):
@@ -119,22 +119,15 @@ def loopy_bp(
     # Every message-sized array is allocated once: each iteration writes the new messages into
     # the buffers of the iteration before last (the old ones are still needed for damping and the
     # convergence test), and ``spare`` holds the temporaries.
+    expm1_w = _expm1(W) if mode != "max" else None
+    if not reads_are_free(W):
+        return _masked(mode, W, expm1_w, b_v, b_h, L, K, max_iter, tol, damping)
     buffers = _Buffers(L, K, xp)
     eta_h = b_h + K.sum(axis=1, keepdims=True)
-    expm1_w = _expm1(W) if mode != "max" else None
     done = _Finished(shape[0], xp)
     t = 0
     for t in range(1, max_iter + 1):  # noqa: B007 - t is read after the loop
-        # h → v (Eq. 13): from the cavity of h_j without v_i's message
-        L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping, buffers.next_L, buffers.spare)
-        eta_v = b_v + L_new.sum(axis=2, keepdims=True)  # Eq. 16
-        # v → h (Eq. 14, or Eq. 15 for mixed-product)
-        if mode == "mixed":
-            K_new = xp.multiply(W, eta_v > 0, out=buffers.next_K)
-            K_new = _damped(K_new, K, damping, buffers.spare)
-        else:
-            K_new = _messages(mode, W, expm1_w, eta_v, L_new, K, damping, buffers.next_K, buffers.spare)
-        eta_h = b_h + K_new.sum(axis=1, keepdims=True)  # Eq. 17
+        L_new, K_new, eta_v, eta_h = _iteration(mode, W, expm1_w, b_v, b_h, eta_h, L, K, damping, buffers)
         converged = None
         if tol is not None:
             converged = _moved_at_most(L_new, L, tol, buffers.spare)
@@ -147,6 +140,48 @@ def loopy_bp(
             if done.all():
                 break
     return done.result(L, K, eta_v, eta_h, t)
+
+
+def _iteration(mode: str, W, expm1_w, b_v, b_h, eta_h, L, K, damping: float, buffers):
+    """One iteration of Alg. 1, every h → v message and then every v → h one, written into the
+    buffers: (L, K, η^v, η^h) after it."""
+    xp = namespace(W)
+    # h → v (Eq. 13): from the cavity of h_j without v_i's message
+    L_new = _messages(mode, W, expm1_w, eta_h, K, L, damping, buffers.next_L, buffers.spare)
+    eta_v = b_v + L_new.sum(axis=2, keepdims=True)  # Eq. 16
+    # v → h (Eq. 14, or Eq. 15 for mixed-product)
+    if mode == "mixed":
+        K_new = xp.multiply(W, eta_v > 0, out=buffers.next_K)
+        K_new = _damped(K_new, K, damping, buffers.spare)
+    else:
+        K_new = _messages(mode, W, expm1_w, eta_v, L_new, K, damping, buffers.next_K, buffers.spare)
+    return L_new, K_new, eta_v, b_h + K_new.sum(axis=1, keepdims=True)  # Eq. 17
+
+
+def _masked(mode: str, W, expm1_w, b_v, b_h, L, K, max_iter: int, tol: float | None, damping: float):
+    """:func:`loopy_bp`'s iterations with no host read (on a device): an instance that has
+    converged keeps the messages and beliefs of the iteration that converged it (copied back over
+    what later iterations compute for it), the result setting it aside gives; ``iterations`` is a
+    0-d device array."""
+    xp = namespace(W)
+    buffers = _Buffers(L, K, xp)
+    eta_v, eta_h = b_v + L.sum(axis=2, keepdims=True), b_h + K.sum(axis=1, keepdims=True)
+    done = xp.zeros(L.shape[0], dtype=bool)
+    iterations = xp.zeros((), dtype=xp.int64)
+    for _ in range(max_iter):
+        new = _iteration(mode, W, expm1_w, b_v, b_h, eta_h, L, K, damping, buffers)
+        if tol is not None:
+            iterations += ~done.all()
+            converged = _moved_at_most(new[0], L, tol, buffers.spare)
+            converged &= _moved_at_most(new[1], K, tol, buffers.spare)
+            for a, old in zip(new, (L, K, eta_v, eta_h)):
+                xp.copyto(a, old, where=done.reshape(-1, 1, 1))
+            done |= converged
+        L, K = buffers.advance(new[0], new[1])
+        eta_v, eta_h = new[2], new[3]
+    if tol is None:
+        iterations += max_iter
+    return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, done, iterations)
 
 
 class _Buffers:
@@ -244,8 +279,12 @@ def _moved_at_most(new, old, tol: float, spare=None):
     small = xp.take_along_axis(change, edge, axis=1)[:, 0] <= 4.0 * (tol - 8 * xp.finfo(new.dtype).eps)
     a = xp.take_along_axis(new.reshape(n, -1), edge, axis=1)[:, 0]
     b = xp.take_along_axis(old.reshape(n, -1), edge, axis=1)[:, 0]
+    unsettled = ~small & (xp.abs(sigmoid(a) - sigmoid(b)) <= tol)
+    if not reads_are_free(new):  # every instance's probabilities compared, used where unsettled
+        moved = xp.abs(sigmoid(new) - sigmoid(old)).reshape(n, -1).max(axis=1)
+        return small | (unsettled & (moved <= tol))
     result = small.copy()
-    unsettled = xp.flatnonzero(~small & (xp.abs(sigmoid(a) - sigmoid(b)) <= tol))
+    unsettled = xp.flatnonzero(unsettled)
     if unsettled.size:  # rare: every probability of these instances compared
         moved = xp.abs(sigmoid(new[unsettled]) - sigmoid(old[unsettled]))
         result[unsettled] = moved.reshape(unsettled.size, -1).max(axis=1) <= tol

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbmlab.backend import namespace
+from rbmlab.backend import namespace, reads_are_free
 from rbmlab.backend.ops import sigmoid
 
 
@@ -24,14 +24,19 @@ class MeanFieldResult:
     tau_v: Any  # (B, |v|)
     tau_h: Any  # (B, |h|)
     converged: Any  # (B,) bool
-    iterations: int
+    iterations: Any  # an int; on a device, a 0-d array (read it when the result is reported)
 
 
 def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFieldResult:
-    """Mean-field marginals of the RBMs (W, b_v[n], b_h[n]); b_v (B, |v|), b_h (B, |h|)."""
+    """Mean-field marginals of the RBMs (W, b_v[n], b_h[n]); b_v (B, |v|), b_h (B, |h|). The batch
+    stops at the first iteration after which every instance has converged. On a device (where a
+    host read waits for it) the test is not read back: the iterations after that one leave
+    everything as it was, the same result, and ``iterations`` is a 0-d device array."""
     xp = namespace(W)
     tau_v = sigmoid(b_v.astype(W.dtype, copy=True))
     converged = xp.zeros(b_v.shape[0], dtype=bool)
+    if not reads_are_free(W):
+        return _masked(W, b_v, b_h, tau_v, converged, max_iter, tol)
     t = 0
     for t in range(1, max_iter + 1):  # noqa: B007 - t is read after the loop
         tau_h = sigmoid(tau_v @ W + b_h)
@@ -42,6 +47,22 @@ def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFie
             break
     tau_h = sigmoid(tau_v @ W + b_h)  # consistent with the returned τ^v
     return MeanFieldResult(tau_v, tau_h, converged, t)
+
+
+def _masked(W, b_v, b_h, tau_v, converged, max_iter: int, tol: float) -> MeanFieldResult:
+    """:func:`mean_field`'s iterations with no host read: ``done`` (on the device) freezes τ^v and
+    the flags once every instance has converged."""
+    xp = namespace(W)
+    done, iterations = xp.zeros((), dtype=bool), xp.zeros((), dtype=xp.int64)
+    for _ in range(max_iter):
+        tau_h = sigmoid(tau_v @ W + b_h)
+        new_v = sigmoid(tau_h @ W.T + b_v)
+        iterations += ~done
+        converged = xp.where(done, converged, xp.abs(new_v - tau_v).max(axis=1) <= tol)
+        tau_v = xp.where(done, tau_v, new_v)
+        done = converged.all()
+    tau_h = sigmoid(tau_v @ W + b_h)
+    return MeanFieldResult(tau_v, tau_h, converged, iterations)
 
 
 def mean_field_log_z(W, b_v, b_h, result: MeanFieldResult):

@@ -64,25 +64,24 @@ class ConditionalLearner(Learner):
                 f"learner={self.config.name}: the training set has no clean targets "
                 "beside its inputs; use task=flip or task=occlude"
             )
-        n, b = len(train), self.config.batch_size
-        per_epoch = 1 if b == "full" else math.ceil(n / b)
-        xp = model.xp
-        return {
-            "steps": xp.zeros(()),
-            "batches_per_epoch": xp.asarray(float(per_epoch)),
-            "epoch_instances": xp.zeros(()),
-            "epoch_converged": xp.zeros(()),
-        }
+        return self.begin_epoch({}, 0, model.xp)
+
+    def begin_epoch(self, state, epoch: int, xp=None):
+        """Epoch ``epoch`` (from 1) starts: the schedule's epoch is a host number (no step reads
+        the device for it) and the converged tallies restart (on the device)."""
+        xp = xp or namespace(state["epoch_instances"])
+        return {**state, "epoch": epoch, "epoch_instances": xp.zeros(()), "epoch_converged": xp.zeros(())}
 
     @staticmethod
     def epoch(state) -> int:
-        """The 1-indexed epoch of the next step (our reading of Sec. 6's T = 7 + epoch: T = 17 at
-        epoch 10)."""
-        return int(state["steps"]) // int(state["batches_per_epoch"]) + 1
+        """The epoch being trained, or the last one trained (0 before the first)."""
+        return int(state["epoch"])
 
     def iterations(self, state) -> int:
-        """T = base_iterations + per_epoch × epoch (a ScheduledInferenceConfig learner)."""
-        return self.config.base_iterations + self.config.per_epoch * self.epoch(state)
+        """T = base_iterations + per_epoch × epoch (a ScheduledInferenceConfig learner) for a step
+        of the epoch being trained, epoch 1's before any (our reading of Sec. 6's T = 7 + epoch:
+        T = 17 at epoch 10)."""
+        return self.config.base_iterations + self.config.per_epoch * max(1, self.epoch(state))
 
     def check_schedule(self, epochs: int) -> None:
         cfg = self.config
@@ -107,7 +106,7 @@ class ConditionalLearner(Learner):
         schedule."""
         if not isinstance(self.config, ScheduledInferenceConfig):
             return None
-        return max(1, self.config.base_iterations + self.config.per_epoch * (self.epoch(state) - 1))
+        return max(1, self.config.base_iterations + self.config.per_epoch * self.epoch(state))
 
     @staticmethod
     def gradient(model, batch, b2, v, h, vh=None):
@@ -119,18 +118,14 @@ class ConditionalLearner(Learner):
         return statistics_difference(batch.inputs, data, (v, h, vh))
 
     def advance(self, state, converged=None):
-        """The state after a step whose inference converged on ``converged`` (bool per instance;
-        None: a learner without a tolerance); the tallies restart with each epoch."""
-        new_epoch = int(state["steps"]) % int(state["batches_per_epoch"]) == 0
-        n, hits = (0, 0.0) if converged is None else (converged.shape[0], float(converged.sum()))
-        instances = (0.0 if new_epoch else float(state["epoch_instances"])) + n
-        count = (0.0 if new_epoch else float(state["epoch_converged"])) + hits
-        xp = namespace(state["steps"])
+        """The state after a step whose inference converged on ``converged`` (bool per instance,
+        on the device; None: a learner without a tolerance): this epoch's tallies, on the device."""
+        if converged is None:
+            return state
         return {
             **state,
-            "steps": state["steps"] + 1,
-            "epoch_instances": xp.asarray(instances),
-            "epoch_converged": xp.asarray(count),
+            "epoch_instances": state["epoch_instances"] + converged.shape[0],
+            "epoch_converged": state["epoch_converged"] + converged.sum(),
         }
 
     def diagnostics(self, state):

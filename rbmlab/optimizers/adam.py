@@ -61,8 +61,8 @@ class Adam(Optimizer):
     def update(self, model, grad: dict, state: dict, lr: float):
         cfg, xp = self.config, model.xp
         state = dict(state)
-        t = int(state.get("adam_t", 0)) + 1
-        state["adam_t"] = xp.asarray(t)
+        t = state.get("adam_t", 0) + 1  # a host counter (Backend.learner_state)
+        state["adam_t"] = t
         scale = lr * (1.0 - cfg.beta2**t) ** 0.5 / (1.0 - cfg.beta1**t)
         new = {}
         for name, g in grad.items():

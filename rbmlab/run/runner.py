@@ -326,7 +326,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             echo(f"resuming from {record.checkpoint} at epoch {meta['epoch']}")
             p = Progress(
                 model.map(backend.asarray),
-                {k: backend.xp.asarray(v) for k, v in state.items()},
+                backend.learner_state(state),
                 meta["epoch"],
                 meta["updates"],
                 meta["wall_time"],

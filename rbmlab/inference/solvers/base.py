@@ -32,7 +32,7 @@ class Beliefs:
 
     marginals: tuple | None  # per layer, visible first, (B, n_l): the expectation of each unit
     converged: Any  # (B,) bool: the instance met the solver's stopping rule
-    iterations: int  # iterations (sweeps) run, by the instance that ran longest
+    iterations: Any  # iterations (sweeps) run, by the instance that ran longest; on a device a 0-d array
     state: Any = None  # (B, n_v) decoded visible states (a mode, MAP or marginal MAP)
     log_z: Any = None  # (B,) an estimate of each instance's log partition function
     raw: Any = None  # the method's own result (messages, TAP solutions): for init and gradients

@@ -1,0 +1,120 @@
+"""No host read inside an epoch (issue 55, item 2): on arrays that count the reads a device would
+wait for (tests/sync_counting.py), the crbm_bp learners' steps read nothing back, with either
+optimizer; the device paths they take (masks where the host path stops early or sets converged
+instances aside) give the host paths' results to the bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.data.batch import Batch
+from rbmlab.inference.matrix_bp import loopy_bp
+from rbmlab.inference.mean_field import mean_field
+from rbmlab.learners import LEARNERS
+from tests.sync_counting import Counted, counted, reset
+from tests.test_crbm import N, random_crbm, task
+
+CRBM_LEARNERS = ("mle_mf", "mle_bp", "mssvm", "lssvm", "conditional_cd", "cd_percloss", "logistic")
+
+
+def steps(name, optimizer, wrap, epoch=3, n=3):
+    """``n`` steps of epoch ``epoch`` of learner ``name`` on a small CRBM, its arrays through ``wrap``."""
+    rng = np.random.default_rng(3)
+    model, (x, v) = random_crbm(rng), task(rng)
+    learner = LEARNERS.build(
+        LEARNERS.parse({"name": name, "batch_size": N, "lr": 0.3, "optimizer": {"name": optimizer}})
+    )
+    state = learner.begin_epoch(learner.init_state(model, Batch(x, targets=v), rng), epoch)
+    model, state, batch = model.map(wrap), wrap(state), Batch(wrap(x), targets=wrap(v))
+    draws = np.random.default_rng(4)
+    reset()
+    for _ in range(n):
+        model, state = learner.step(model, state, batch, draws)
+    return model, state, learner, Counted.reads
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("name", CRBM_LEARNERS)
+def test_a_crbm_learners_steps_read_nothing_back_and_equal_the_host_paths(name, optimizer):
+    model, state, learner, reads = steps(name, optimizer, counted)
+    assert reads == 0
+    host, host_state, _, _ = steps(name, optimizer, lambda a: a)
+    for p in type(model).PARAMS:
+        np.testing.assert_array_equal(getattr(model, p).view(np.ndarray), getattr(host, p), err_msg=p)
+    assert learner.diagnostics(state) == learner.diagnostics(host_state)
+
+
+def test_the_counter_counts_every_kind_of_read():
+    a = counted(np.arange(4.0))
+    reset()
+    bool(a.sum() > 1), int(a.max()), float(a.mean()), a[1], a.tolist(), a.min().item(), range(a.argmax())
+    np.flatnonzero(a > 1), a[a > 1]
+    assert Counted.reads == 9
+    reset()
+    b = (a * 2 + np.ones(4)).sum(axis=0)
+    assert isinstance(b, Counted) and Counted.reads == 0
+
+
+def bp_cases():
+    for mode in ("sum", "max", "mixed"):
+        for damping in (0.0, 0.3):
+            for tol in (None, 1e-3, 1e-6):
+                yield mode, damping, tol
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bp_and_mean_field_on_the_device_path_give_the_host_paths_results(dtype):
+    """Instances converging at different iterations (scaled couplings), every mode, damping and
+    tolerance (none: a fixed count): beliefs, messages, flags and the iteration count equal."""
+    rng = np.random.default_rng(5)
+    W = (rng.standard_normal((6, 4)) * 1.5).astype(dtype)
+    b_v, b_h = rng.standard_normal((9, 6)).astype(dtype), rng.standard_normal((9, 4)).astype(dtype)
+    b_v[::3] *= 4.0  # strong fields: these converge first
+    for mode, damping, tol in bp_cases():
+        host = loopy_bp(W, b_v, b_h, mode=mode, max_iter=12, tol=tol, damping=damping)
+        reset()
+        device = loopy_bp(
+            counted(W), counted(b_v), counted(b_h), mode=mode, max_iter=12, tol=tol, damping=damping
+        )
+        assert Counted.reads == 0
+        case = f"{mode} damping={damping} tol={tol}"
+        for field in ("eta_v", "eta_h", "L", "K", "converged"):
+            np.testing.assert_array_equal(
+                getattr(device, field), getattr(host, field), err_msg=f"{case} {field}"
+            )
+        assert int(device.iterations) == host.iterations, case
+    stops = [loopy_bp(W, b_v, b_h, max_iter=m, tol=1e-3).converged for m in range(1, 13)]
+    assert len({int(np.argmax(s)) for s in np.array(stops).T}) >= 3  # instances stop at different iterations
+    for tol in (1e-2, 1e-6):
+        host = mean_field(W, b_v, b_h, max_iter=15, tol=tol)
+        reset()
+        device = mean_field(counted(W), counted(b_v), counted(b_h), max_iter=15, tol=tol)
+        assert Counted.reads == 0
+        for field in ("tau_v", "tau_h", "converged"):
+            np.testing.assert_array_equal(
+                getattr(device, field), getattr(host, field), err_msg=f"{tol} {field}"
+            )
+        assert int(device.iterations) == host.iterations
+
+
+def test_the_convergence_test_on_the_device_path_gives_the_host_paths_answer():
+    """Instances the largest log-odds change settles either way, and the two it does not (their
+    largest change on a saturated edge): one whose other probabilities stay within tol, one with
+    an edge that moved by more."""
+    from rbmlab.inference.matrix_bp import _moved_at_most
+
+    old = np.zeros((5, 2, 3))
+    new = old.copy()
+    new[0, 0, 0] = 1e-4  # small everywhere: converged
+    new[1, 0, 0] = 0.5  # a probability moved by 0.12: not converged
+    old[2, 0, 0], new[2, 0, 0] = 20.0, 30.0  # saturated: the largest change, no probability moved
+    old[3, 0, 0], new[3, 0, 0] = 20.0, 30.0
+    new[3, 1, 2] = 0.01  # ... but this edge moved by 2.5e-3 > tol
+    old[4, 1, 1], new[4, 1, 1] = -25.0, -18.0
+    tol = 1e-3
+    host = _moved_at_most(new, old, tol, np.empty_like(new))
+    reset()
+    device = _moved_at_most(counted(new), counted(old), tol, counted(np.empty_like(new)))
+    assert Counted.reads == 0
+    assert host.tolist() == device.view(np.ndarray).tolist() == [True, False, True, False, True]
