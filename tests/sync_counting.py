@@ -12,6 +12,7 @@ import numpy as np
 
 class Counted(np.ndarray):
     reads = 0  # host reads since the last reset()
+    simulates_device = True  # rbmlab.backend.reads_are_free: the code takes its device paths
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         return np.asarray(array).view(Counted)  # a reduction's 0-d result stays an array

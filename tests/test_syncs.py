@@ -118,3 +118,56 @@ def test_the_convergence_test_on_the_device_path_gives_the_host_paths_answer():
     device = _moved_at_most(counted(new), counted(old), tol, counted(np.empty_like(new)))
     assert Counted.reads == 0
     assert host.tolist() == device.view(np.ndarray).tolist() == [True, False, True, False, True]
+
+
+@pytest.mark.parametrize("trials", [0, 2])
+@pytest.mark.parametrize("solver", ["tap", "adatap"])
+def test_tap_and_adatap_on_the_device_path_give_the_host_paths_results(solver, trials):
+    """From 24 data chains of a random RBM (one model, whose converged chains the host path sets
+    aside a quarter at a time, or two trials): moments, flags and the iteration counts equal."""
+    from rbmlab.inference import adatap, tap
+    from tests.test_conformance import make_model
+
+    backend, _, _, model = make_model("rbm", dtype="float64", trials=trials, seed=2)
+    model = model.replace(W=model.W * 40.0)  # couplings strong enough that chains differ in speed
+    x = (np.random.default_rng(6).random((24, model.n_visible)) < 0.5).astype(float)
+    solve = tap.solve if solver == "tap" else adatap.solve
+    host = solve(model.W, *model.tap_layers(), x, tol=1e-9, max_iter=300)
+    reset()
+    device_model = model.map(counted)
+    device = solve(device_model.W, *device_model.tap_layers(), counted(x), tol=1e-9, max_iter=300)
+    assert Counted.reads == 0
+    for field in ("a_v", "c_v", "a_h", "c_h", "converged"):
+        np.testing.assert_array_equal(getattr(device, field), getattr(host, field), err_msg=field)
+    assert int(device.iterations) == host.iterations and host.converged.any()
+    assert int(device.chain_iterations) == host.chain_iterations
+    if solver == "tap" and not trials:  # chains were set aside
+        assert host.chain_iterations < 24 * host.iterations
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize("inference", ["tap", "adatap"])
+def test_the_tap_learners_steps_read_nothing_back_and_equal_the_host_paths(inference, optimizer):
+    from tests.test_conformance import examples, make_model
+
+    def run(wrap):
+        backend, cls, _, model = make_model("rbm", dtype="float64", seed=1)
+        learner = LEARNERS.build(
+            LEARNERS.parse(
+                {"name": "tap", "inference": inference, "batch_size": 8, "optimizer": {"name": optimizer}}
+            )
+        )
+        train = examples(backend, cls, 16, 3)
+        state = learner.begin_epoch(learner.init_state(model, train, backend.rng(0)), 2)
+        model, state, batch = model.map(wrap), wrap(state), Batch(wrap(train.inputs))
+        reset()
+        for _ in range(3):
+            model, state = learner.step(model, state, batch, backend.rng(1))
+        return model, state, Counted.reads
+
+    model, state, reads = run(counted)
+    assert reads == 0
+    host, host_state, _ = run(lambda a: a)
+    for p in type(model).PARAMS:
+        np.testing.assert_array_equal(getattr(model, p).view(np.ndarray), getattr(host, p), err_msg=p)
+    assert float(state["tap_iterations"]) == float(host_state["tap_iterations"])

@@ -47,7 +47,7 @@ import math
 
 import numpy as np
 
-from rbmlab.backend import macs, namespace
+from rbmlab.backend import macs, namespace, reads_are_free
 from rbmlab.inference.tap import Solution, clamped_hidden
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
@@ -145,7 +145,9 @@ def solve(
     a_v, c_v, a_h, c_h = prior_step(B1_v, A1_v, B1_h, A1_h)
     n = a_v.shape[-1] + a_h.shape[-1]
     converged = xp.zeros(a_v.shape[:-1], dtype=bool)
-    it = 0
+    it, masked = 0, not reads_are_free(W)
+    if masked:  # on a device the test is not read back: the returned moments freeze once it holds
+        finished, iterations = xp.zeros((), dtype=bool), xp.zeros((), dtype=xp.int64)
     for it in range(1, max_iter + 1):
         # prior → interaction messages (extrinsic part of the prior step's moments)
         new = [
@@ -162,10 +164,22 @@ def solve(
             (1.0 / c2_v - A2_v, a2_v / c2_v - B2_v, 1.0 / c2_h - A2_h, a2_h / c2_h - B2_h),
             (A1_v, B1_v, A1_h, B1_h),
         )
-        new_v, c_v, new_h, c_h = prior_step(B1_v, A1_v, B1_h, A1_h)
+        new_v, new_c_v, new_h, new_c_h = prior_step(B1_v, A1_v, B1_h, A1_h)
         change = (((new_v - a_v) ** 2).sum(axis=-1) + ((new_h - a_h) ** 2).sum(axis=-1)) / n
-        a_v, a_h = new_v, new_h
+        if masked:
+            iterations += ~finished
+            a_v, c_v, a_h, c_h, converged = (
+                xp.where(finished, old, now)
+                for old, now in zip(
+                    (a_v, c_v, a_h, c_h, converged), (new_v, new_c_v, new_h, new_c_h, change < tol)
+                )
+            )
+            finished = converged.all()
+            continue
+        a_v, c_v, a_h, c_h = new_v, new_c_v, new_h, new_c_h
         converged = change < tol
         if bool(converged.all()):
             break
+    if masked:
+        return Solution(a_v, c_v, a_h, c_h, iterations, converged, a_v.shape[-2] * iterations)
     return Solution(a_v, c_v, a_h, c_h, it, converged, a_v.shape[-2] * it)

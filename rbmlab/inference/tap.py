@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from rbmlab.backend import namespace, to_numpy
+from rbmlab.backend import namespace, reads_are_free, to_numpy
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer, clamped_log_density  # noqa: F401 - the TAP maths' layer, read here by its callers
 
@@ -137,6 +137,8 @@ def solve_stack(
     xp = namespace(a[0])
     squares, n = ([W * W for W in couplings] if order == 2 else None), len(layers)
     units = sum(t.shape[-1] for t in a)
+    if not all(reads_are_free(t) for t in [*couplings, *a]):
+        return _masked_stack(couplings, layers, [*a, *c], squares, damping, tol, max_iter, units)
     full = part = [*a, *c]
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
     rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None  # compacted: a single model's
@@ -165,6 +167,45 @@ def solve_stack(
         whole[rows] = p
     converged[rows] = done
     return full[:n], full[n:], it, converged, chain_iterations
+
+
+def _masked_stack(
+    couplings,
+    layers: list[Layer],
+    moments: list,
+    squares,
+    damping: float,
+    tol: float,
+    max_iter: int,
+    units: int,
+):
+    """:func:`solve_stack` with no host read (on a device): the chains the host path sets aside
+    (a single model's, once a quarter of those iterated have converged) keep their moments by
+    mask instead, and every chain once all iterated have converged; the iteration counts are 0-d
+    device arrays."""
+    xp, n = namespace(moments[0]), len(layers)
+    single, shape = moments[0].ndim == 2, moments[0].shape[:-1]
+    aside, done, finished = xp.zeros(shape, dtype=bool), xp.zeros(shape, dtype=bool), xp.zeros((), dtype=bool)
+    iterations, chain_iterations = xp.zeros((), dtype=xp.int64), xp.zeros((), dtype=xp.int64)
+    for _ in range(max_iter):
+        iterated = ~(aside | finished)
+        iterations += ~finished
+        chain_iterations += xp.where(finished, 0, (~aside).sum(axis=-1).max())
+        before = [m.copy() for m in moments]
+        change = 0.0
+        for first in (1, 0):
+            for l in range(first, n, 2):
+                change = change + damped_update_(
+                    layers[l], couplings, squares, moments[:n], moments[n:], l, damping
+                )
+        for m, old in zip(moments, before):
+            xp.copyto(m, old, where=~iterated[..., None])
+        done = xp.where(iterated, change * (damping * damping / units) < tol, done)
+        every = done.all()
+        if single:
+            aside |= done & (4 * (done & ~aside).sum() >= (~aside).sum())
+        finished |= every
+    return moments[:n], moments[n:], iterations, done, chain_iterations
 
 
 def layer_products(couplings, squares, a, c, l: int):

@@ -100,16 +100,18 @@ class TapLearner(Learner):
         return model
 
     def init_state(self, model, train, rng):
-        batch = self.config.batch_size
-        per_epoch = 1 if batch == "full" else -(-train.inputs.shape[-2] // batch)
-        return {"steps": model.xp.asarray(0.0), "batches_per_epoch": model.xp.asarray(float(per_epoch))}
+        return {"steps": 0, "epoch": 0}
+
+    def begin_epoch(self, state, epoch: int):
+        """The step size's epoch, on the host (no step reads a counter back from the device)."""
+        return {**state, "epoch": epoch}
 
     def diagnostics(self, state):
         return {"tap_train_iterations": float(state.get("tap_iterations", 0.0))}
 
     def step_size(self, state) -> float:
-        epoch = int(float(state["steps"]) // float(state["batches_per_epoch"]))
-        return self.config.lr * self.config.lr_decay**epoch
+        """lr × lr_decay^(e − 1) in epoch e (the first epoch's before any)."""
+        return self.config.lr * self.config.lr_decay ** (max(1, state["epoch"]) - 1)
 
     def step(self, model, state, batch, rng):
         cfg, x = self.config, batch.inputs
@@ -121,8 +123,8 @@ class TapLearner(Learner):
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
         state = {
             **state,
-            "tap_iterations": model.xp.asarray(float(s.iterations)),
-            "tap_chain_iterations": model.xp.asarray(float(s.chain_iterations)),
+            "tap_iterations": model.xp.asarray(s.iterations, dtype=float),  # on the device: not read
+            "tap_chain_iterations": model.xp.asarray(s.chain_iterations, dtype=float),
             "steps": state["steps"] + 1,
         }
         if cfg.persistent:
@@ -137,7 +139,7 @@ class TapLearner(Learner):
         c_vᵀc_h, 4·rows·n_v·n_h; binary layers only."""
         if any(layer.theta is not None for layer in model.tap_layers()):
             return None
-        from_states = not self.config.persistent or float(state["steps"]) == 1
+        from_states = not self.config.persistent or state["steps"] == 1
         solve = self.solver.cost(
             model.n_visible, model.n_hidden, rows, int(float(state["tap_chain_iterations"])), from_states
         )
