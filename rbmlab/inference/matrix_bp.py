@@ -165,22 +165,22 @@ def _masked(mode: str, W, expm1_w, b_v, b_h, L, K, max_iter: int, tol: float | N
     0-d device array."""
     xp = namespace(W)
     buffers = _Buffers(L, K, xp)
-    eta_v, eta_h = b_v + L.sum(axis=2, keepdims=True), b_h + K.sum(axis=1, keepdims=True)
+    eta_h = b_h + K.sum(axis=1, keepdims=True)
     done = xp.zeros(L.shape[0], dtype=bool)
     iterations = xp.zeros((), dtype=xp.int64)
     for _ in range(max_iter):
-        new = _iteration(mode, W, expm1_w, b_v, b_h, eta_h, L, K, damping, buffers)
+        L_new, K_new, _, eta_h = _iteration(mode, W, expm1_w, b_v, b_h, eta_h, L, K, damping, buffers)
         if tol is not None:
             iterations += ~done.all()
-            converged = _moved_at_most(new[0], L, tol, buffers.spare)
-            converged &= _moved_at_most(new[1], K, tol, buffers.spare)
-            for a, old in zip(new, (L, K, eta_v, eta_h)):
+            converged = _moved_at_most(L_new, L, tol) & _moved_at_most(K_new, K, tol)
+            for a, old in ((L_new, L), (K_new, K)):
                 xp.copyto(a, old, where=done.reshape(-1, 1, 1))
             done |= converged
-        L, K = buffers.advance(new[0], new[1])
-        eta_v, eta_h = new[2], new[3]
+        L, K = buffers.advance(L_new, K_new)
     if tol is None:
         iterations += max_iter
+    # the beliefs of the kept messages: the sums the converging iteration formed (Eqs. 16, 17)
+    eta_v, eta_h = b_v + L.sum(axis=2, keepdims=True), b_h + K.sum(axis=1, keepdims=True)
     return BPResult(eta_v[:, :, 0], eta_h[:, 0, :], L, K, done, iterations)
 
 
@@ -273,18 +273,16 @@ def _moved_at_most(new, old, tol: float, spare=None):
     n = new.shape[0]
     if n == 0:
         return xp.ones(0, dtype=bool)
+    if not reads_are_free(new):  # on a device, the answer in full: fewer passes than the shortcut
+        return xp.abs(sigmoid(new) - sigmoid(old)).reshape(n, -1).max(axis=1) <= tol
     change = xp.subtract(new, old, out=spare).reshape(n, -1)  # (spare: a buffer of their shape)
     xp.abs(change, out=change)
     edge = change.argmax(axis=1)[:, None]
     small = xp.take_along_axis(change, edge, axis=1)[:, 0] <= 4.0 * (tol - 8 * xp.finfo(new.dtype).eps)
     a = xp.take_along_axis(new.reshape(n, -1), edge, axis=1)[:, 0]
     b = xp.take_along_axis(old.reshape(n, -1), edge, axis=1)[:, 0]
-    unsettled = ~small & (xp.abs(sigmoid(a) - sigmoid(b)) <= tol)
-    if not reads_are_free(new):  # every instance's probabilities compared, used where unsettled
-        moved = xp.abs(sigmoid(new) - sigmoid(old)).reshape(n, -1).max(axis=1)
-        return small | (unsettled & (moved <= tol))
     result = small.copy()
-    unsettled = xp.flatnonzero(unsettled)
+    unsettled = xp.flatnonzero(~small & (xp.abs(sigmoid(a) - sigmoid(b)) <= tol))
     if unsettled.size:  # rare: every probability of these instances compared
         moved = xp.abs(sigmoid(new[unsettled]) - sigmoid(old[unsettled]))
         result[unsettled] = moved.reshape(unsettled.size, -1).max(axis=1) <= tol
