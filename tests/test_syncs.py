@@ -184,3 +184,21 @@ def test_the_rbm_learners_steps_read_nothing_back_and_equal_the_host_paths(name,
     host, _, _ = run(lambda a: a)
     for p in type(model).PARAMS:
         np.testing.assert_array_equal(getattr(model, p).view(np.ndarray), getattr(host, p), err_msg=p)
+
+
+def test_an_epochs_order_goes_to_the_device_once():
+    """epoch_pass's mini-batch indices: one host-to-device transfer per epoch, not one per step
+    (on cupy a copy from host memory waits for the device)."""
+    from rbmlab.run.training import batches
+
+    transfers = []
+
+    class Device:  # stands for cupy's namespace: counts the transfers
+        @staticmethod
+        def asarray(a):
+            transfers.append(a.shape)
+            return np.asarray(a).view(Counted)
+
+    idx = list(batches(10, 3, np.random.default_rng(0), Device))
+    assert transfers == [(10,)] and all(isinstance(i, Counted) for i in idx)
+    assert [len(i) for i in idx] == [3, 3, 3, 1] and sorted(np.concatenate(idx).tolist()) == list(range(10))

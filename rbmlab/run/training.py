@@ -19,12 +19,13 @@ from rbmlab.backend import Backend, host_rng
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
 
 
-def batches(n: int, batch_size: int | str, rng: np.random.Generator):
-    """Index arrays of one shuffled epoch (None = the whole set in order, for full batch)."""
+def batches(n: int, batch_size: int | str, rng: np.random.Generator, xp=np):
+    """Index arrays of one shuffled epoch (None = the whole set in order, for full batch), as
+    arrays of ``xp``: the epoch's order goes to the device once, not one transfer per step."""
     if batch_size == "full" or batch_size >= n:
         yield None
         return
-    order = rng.permutation(n)
+    order = xp.asarray(rng.permutation(n))
     for start in range(0, n, batch_size):
         yield order[start : start + batch_size]
 
@@ -73,8 +74,8 @@ def epoch_pass(
     rng = backend.rng(seed, TRAIN_STREAM, epoch)
     state = learner.begin_epoch(state, epoch)
     updates = seen = 0
-    for idx in batches(n_train, batch_size, host_rng(seed, SHUFFLE_STREAM, epoch)):
-        batch = train if idx is None else train.take(backend.xp.asarray(idx))
+    for idx in batches(n_train, batch_size, host_rng(seed, SHUFFLE_STREAM, epoch), backend.xp):
+        batch = train if idx is None else train.take(idx)
         model, state = learner.step(model, state, batch, rng)
         updates += learner.updates_per_step
         rows = n_train if idx is None else len(idx)
