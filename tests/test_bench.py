@@ -397,3 +397,37 @@ def test_pmp_rows_time_both_models_against_gibbs_matmuls_and_the_message_floor(b
     assert len(rows) == 8 and all(r["min"] > 0 for r in rows)
     assert [r["unit"] for r in rows] == ["ms", "ms", "ratio", "ratio", "ratio", "ms", "ratio", "ratio"]
     assert set(sweeps) == {4} and ("numba kernel" in rows[0]["name"] or "numpy path" in rows[0]["name"])
+
+
+def test_the_operation_counter_counts_passes_reductions_matmuls_functions_and_draws():
+    from rbmlab.bench.ops import CountedDraws, OpCounted, counting, operations
+
+    a, b = counting(np.ones((3, 4))), np.ones((4, 2))
+    draws = CountedDraws(np.random.default_rng(0))
+
+    def work():
+        c = a @ b  # 1
+        c += 1.0  # 2 (in place)
+        np.exp(c, out=c)  # 3
+        d = c.sum(axis=0)  # 4 (add.reduce)
+        e = np.where(d > 0, d, 0.0)  # 5, 6
+        buffer = np.zeros((3, 2))  # a creator: the buffer counts from here on, its allocation does not
+        buffer -= 1.0  # 7
+        draws.random((2,))  # 8
+        return e
+
+    assert operations(work) == 8
+    assert type(np.zeros(2)) is np.ndarray  # the creators are numpy's again
+    assert OpCounted.simulates_device  # the paths a device runs
+
+
+def test_operations_per_update_count_each_crbm_learner_and_bp_per_iteration():
+    from rbmlab.bench.crbm_bp import UPDATE_LEARNERS, operations_per_update
+
+    rows = operations_per_update(n_v=12, n_h=5, batch=4)
+    assert len(rows) == len(UPDATE_LEARNERS) and all(r["median"] > 10 for r in rows)
+    by_name = {r["name"].split(", ")[1].split(" (")[0]: r for r in rows}
+    assert by_name["conditional_cd k=10"]["median"] > by_name["conditional_cd k=1"]["median"]
+    for name in ("mle_mf", "mle_bp", "mssvm", "lssvm"):  # T = 7 + epoch: more with each epoch
+        assert re.match(r"\+\d+ per inference iteration", by_name[name]["note"]), name
+    assert by_name["logistic"]["note"] == ""

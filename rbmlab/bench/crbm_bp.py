@@ -183,7 +183,68 @@ def bp_speed(
     return rows
 
 
+# crbm_bp's learners as the paper trains them (Sec. 6: CD-1, CD-10, CD-PercLoss, MLE-MF, MLE-BP,
+# the SSVMs; the LR baseline)
+UPDATE_LEARNERS = (
+    ("conditional_cd", {"k": 1}),
+    ("conditional_cd", {"k": 10}),
+    ("cd_percloss", {}),
+    ("mle_mf", {}),
+    ("mle_bp", {}),
+    ("mssvm", {}),
+    ("lssvm", {}),
+    ("logistic", {}),
+)
+
+
+def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch: int = 1) -> list[Row]:
+    """The array operations (each ≈ one kernel launch on a GPU: rbmlab.bench.ops) of one update of
+    each crbm_bp learner at the paper's sizes, on the paths a device runs, in epoch ``epoch``
+    (inference T = 7 + epoch; the per-iteration count is the growth from one epoch to the next)."""
+    from rbmlab.bench.ops import CountedDraws, counting, operations  # noqa: PLC0415
+    from rbmlab.data.batch import Batch  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.models.crbm import CRBM  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    weights = lambda *shape: (0.05 * rng.standard_normal(shape)).astype(np.float32)  # noqa: E731
+    model = CRBM(
+        W=weights(n_v, n_h),
+        W_xv=weights(n_v, n_v),
+        W_xh=weights(n_v, n_h),
+        b_v=weights(n_v),
+        b_h=weights(n_h),
+    )
+    x, v = ((rng.random((batch, n_v)) < 0.5).astype(np.float32) for _ in range(2))
+    rows = []
+    for name, options in UPDATE_LEARNERS:
+        learner = LEARNERS.build(LEARNERS.parse({"name": name, "batch_size": batch, **options}))
+        counts = []
+        for e in (epoch, epoch + 1):
+            state = learner.begin_epoch(learner.init_state(model, Batch(x, targets=v), rng), e)
+            counted, batch_of = model.map(counting), Batch(counting(x), targets=counting(v))
+            draws = CountedDraws(np.random.default_rng(1))
+            step = lambda: learner.step(counted, counting(state), batch_of, draws)  # noqa: B023, E731 - called here
+            operations(step)  # the first call's one-off work (a cached constant) not counted
+            counts.append(operations(step))
+        label = name + "".join(f" {k}={val}" for k, val in options.items())
+        per_iteration = counts[1] - counts[0]
+        note = f"+{per_iteration} per inference iteration (T = {7 + epoch} here)" if per_iteration else ""
+        rows.append(
+            row(
+                f"array operations per update, {label} ({n_v}×{n_h}, batch {batch})",
+                spread([counts[0]]),
+                "ops",
+                note=note,
+            )
+        )
+    return rows
+
+
 def crbm_bp_part(rounds: int, examples: int) -> list[Row]:
-    """Bench part ``crbm_bp``: :func:`bench_crbm_bp` at 1 and 2 BLAS threads."""
+    """Bench part ``crbm_bp``: :func:`bench_crbm_bp` at 1 and 2 BLAS threads, and the array
+    operations per update of each learner (:func:`operations_per_update`)."""
     backend = get_backend("numpy", "float32")
-    return [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
+    return [
+        r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)
+    ] + operations_per_update()

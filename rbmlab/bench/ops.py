@@ -1,0 +1,96 @@
+"""Array operations per update (issue 55, item 3): a numpy array that counts every ufunc call
+(elementwise passes and reductions: ``.sum()`` is ``add.reduce``), every matmul and every array
+function (``where``, ``concatenate``, ``take_along_axis`` …) done with it, each about one kernel
+launch on a GPU. It stands for a device array (``simulates_device``), so the code takes the paths
+a GPU runs: on a GPU each operation costs a launch of ≈ 5–10 µs whatever its size, which is what
+bounds crbm_bp's steps at the paper's batch of 20."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class OpCounted(np.ndarray):
+    ops = 0
+    simulates_device = True  # rbmlab.backend.reads_are_free: the paths a device takes
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        OpCounted.ops += 1
+        inputs = tuple(_plain(i) for i in inputs)
+        if out is not None:
+            kwargs["out"] = tuple(_plain(o) for o in out)
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        if out is not None:
+            return out[0] if len(out) == 1 else out
+        return _counted(result)
+
+    def __array_function__(self, func, types, args, kwargs):
+        OpCounted.ops += 1
+        args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
+        return _counted(func(*args, **kwargs))
+
+
+def _plain(x: Any):
+    if isinstance(x, OpCounted):
+        return x.view(np.ndarray)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(i) for i in x)
+    return x
+
+
+def _counted(x: Any):
+    if isinstance(x, np.ndarray):
+        return x.view(OpCounted)
+    if isinstance(x, np.generic):
+        return np.asarray(x).view(OpCounted)
+    if isinstance(x, tuple):
+        return tuple(_counted(i) for i in x)
+    return x
+
+
+def counting(x: Any):
+    """``x`` (an array, or a dict of them) as OpCounted arrays; anything else as it is."""
+    if isinstance(x, dict):
+        return {k: counting(v) for k, v in x.items()}
+    return x.view(OpCounted) if isinstance(x, np.ndarray) else x
+
+
+CREATORS = ("zeros", "ones", "empty", "full", "arange", "asarray", "array")
+
+
+class CountedDraws:
+    """A random Generator whose every draw counts as one operation (one kernel on a device)."""
+
+    def __init__(self, rng):
+        self._rng = rng
+
+    def __getattr__(self, name):
+        method = getattr(self._rng, name)
+
+        def draw(*args, **kwargs):
+            OpCounted.ops += 1
+            return _counted(method(*args, **kwargs))
+
+        return draw if callable(method) else method
+
+
+def operations(fn) -> int:
+    """The array operations one call of ``fn()`` does: its arrays OpCounted, numpy's array
+    creators (``zeros``, ``empty``, ``asarray`` …) made to return OpCounted arrays for the call's
+    duration (so that a buffer a step allocates counts too; an allocation itself is not counted)."""
+    saved = {name: getattr(np, name) for name in CREATORS}
+
+    def creating(make):
+        return lambda *args, **kwargs: _counted(make(*args, **kwargs))
+
+    try:
+        for name, make in saved.items():
+            setattr(np, name, creating(make))
+        OpCounted.ops = 0
+        fn()
+        return OpCounted.ops
+    finally:
+        for name, make in saved.items():
+            setattr(np, name, make)
