@@ -431,3 +431,26 @@ def test_operations_per_update_count_each_crbm_learner_and_bp_per_iteration():
     for name in ("mle_mf", "mle_bp", "mssvm", "lssvm"):  # T = 7 + epoch: more with each epoch
         assert re.match(r"\+\d+ per inference iteration", by_name[name]["note"]), name
     assert by_name["logistic"]["note"] == ""
+
+
+def test_the_bare_mle_bp_update_is_the_learners_update():
+    """The bound MLE-BP's update is measured against computes what the learner's step computes
+    (tol 0: both run T iterations), so the ratio compares the same work."""
+    from rbmlab.bench.crbm_bp import bare_mle_bp_update, random_crbm
+    from rbmlab.learners import LEARNERS
+
+    model, x, v = random_crbm(12, 5, 4, seed=3)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "batch_size": 4, "lr": 0.5, "tol": 0.0}))
+    state = learner.begin_epoch(learner.init_state(model, Batch(x, targets=v), None), 2)
+    new, _ = learner.step(model, state, Batch(x, targets=v), None)
+    bare = bare_mle_bp_update(model, x, v, learner.iterations(state), 0.5)()
+    for name, got in zip(("W", "W_xv", "W_xh", "b_v", "b_h"), bare):
+        np.testing.assert_allclose(got, getattr(new, name), rtol=1e-5, atol=1e-6, err_msg=name)
+        assert not np.allclose(got, getattr(model, name), atol=1e-4), name  # it moved
+
+
+def test_the_mle_bp_update_row_is_a_ratio_to_its_bare():
+    from rbmlab.bench.crbm_bp import bench_mle_bp_update
+
+    (r,) = bench_mle_bp_update(1, 1, batch=3, n_v=10, n_h=4)
+    assert r["unit"] == "ratio" and r["median"] > 0 and "T = 8" in r["name"] and r["target"] == "≥ 0.8"

@@ -4,6 +4,8 @@ Bench part ``crbm_bp``; the experiments' ``bp_speed``."""
 
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 
 from rbmlab.backend import get_backend
@@ -183,6 +185,129 @@ def bp_speed(
     return rows
 
 
+def bare_mle_bp_update(model, x, v, iterations: int, lr: float):
+    """One MLE-BP update (crbm_bp Eq. 5 with sum-product BP, Alg. 1) in the passes rbmlab's makes,
+    every message-sized array allocated once, outside the returned function: the conditional
+    biases, T iterations of both directions' messages with the per-instance change test, the
+    pairwise beliefs (Eq. 18), the gradient's products and an SGD step. The bound MLE-BP's update
+    is held to (issue 55: at least 0.8 of it)."""
+    W, W_xv, W_xh, b_v, b_h = (getattr(model, p).copy() for p in ("W", "W_xv", "W_xh", "b_v", "b_h"))
+    (B, n_v), n_h = v.shape, W.shape[1]
+    expm1_w = np.maximum(np.expm1(W), np.nextafter(W.dtype.type(-1), W.dtype.type(0)))
+    L, K, L2, K2, spare = (np.empty((B, n_v, n_h), W.dtype) for _ in range(5))
+    b1, b2, eta_v, eta_h = (np.empty((B, n), W.dtype) for n in (n_v, n_h, n_v, n_h))
+    change = np.empty(B, W.dtype)
+
+    def message(eta, received, out):  # g_sum(w, eta - received) in place (Eqs. 13, 14)
+        np.subtract(eta, received, out=out)
+        np.negative(out, out=out)
+        np.exp(out, out=out)
+        out += 1.0
+        np.divide(expm1_w, out, out=out)
+        return np.log1p(out, out=out)
+
+    def moved(new, old):  # the largest change per instance: the convergence test's passes
+        np.subtract(new, old, out=spare)
+        np.abs(spare, out=spare)
+        return spare.reshape(B, -1).max(axis=1, out=change)
+
+    def run():
+        nonlocal L, K, L2, K2
+        np.matmul(x, W_xv, out=b1)
+        np.add(b1, b_v, out=b1)
+        np.matmul(x, W_xh, out=b2)
+        np.add(b2, b_h, out=b2)
+        L.fill(0.0)
+        K.fill(0.0)
+        np.copyto(eta_h, b2)
+        for _ in range(iterations):
+            message(eta_h[:, None, :], K, L2)
+            np.sum(L2, axis=2, out=eta_v)
+            np.add(eta_v, b1, out=eta_v)
+            message(eta_v[:, :, None], L2, K2)
+            np.sum(K2, axis=1, out=eta_h)
+            np.add(eta_h, b2, out=eta_h)
+            moved(L2, L)
+            moved(K2, K)
+            L, L2, K, K2 = L2, L, K2, K
+        cv = np.subtract(eta_v[:, :, None], L, out=L2)  # the cavities (Eq. 18)
+        ch = np.subtract(eta_h[:, None, :], K, out=K2)
+        cv += W
+        ch += W
+        gamma = np.add(cv, ch, out=spare)
+        gamma -= W
+        for a in (cv, ch, gamma):
+            np.exp(np.negative(a, out=a), out=a)
+        gamma += cv
+        gamma += ch
+        gamma += 1.0
+        np.reciprocal(gamma, out=gamma)
+        tau_v, tau_h = 1.0 / (1.0 + np.exp(-eta_v)), 1.0 / (1.0 + np.exp(-eta_h))
+        data_h = 1.0 / (1.0 + np.exp(-(v @ W + b2)))
+        d_v, d_h = v - tau_v, data_h - tau_h
+        g_w = v.T @ data_h / B
+        g_w -= gamma.mean(axis=0)
+        for theta, g in (
+            (W, g_w),
+            (W_xv, x.T @ d_v / B),
+            (W_xh, x.T @ d_h / B),
+            (b_v, d_v.mean(0)),
+            (b_h, d_h.mean(0)),
+        ):
+            np.add(theta, lr * g, out=theta)  # the SGD step
+        return W, W_xv, W_xh, b_v, b_h
+
+    return run
+
+
+def bench_mle_bp_update(
+    rounds: int, threads: int | None, batch: int, n_v: int = 784, n_h: int = 256, epoch: int = 1
+) -> list[Row]:
+    """MLE-BP's update (the learner's step; tol 0, so that every instance runs T = 7 + epoch
+    iterations, as the bare does) beside :func:`bare_mle_bp_update`, at crbm_bp's sizes."""
+    from rbmlab.data.batch import Batch  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+
+    model, x, v = random_crbm(n_v, n_h, batch)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "batch_size": batch, "lr": 0.01, "tol": 0.0}))
+    data = Batch(x, targets=v)
+    state = learner.begin_epoch(learner.init_state(model, data, None), epoch)
+    T = learner.iterations(state)
+    fns = {
+        "learner": lambda: learner.step(model, state, data, None),
+        "bare": bare_mle_bp_update(model, x, v, T, 0.01),
+    }
+    t = timed(get_backend("numpy", "float32"), rounds, threads, fns)
+    return [
+        row(
+            f"bare / MLE-BP update ({n_v}×{n_h}, batch {batch}, T = {T}, float32)",
+            ratio(t["bare"], t["learner"]),
+            "ratio",
+            threads,
+            "≥ 0.8",
+            note=f"update {statistics.median(t['learner']) * 1e3:.0f} ms",
+        )
+    ]
+
+
+def random_crbm(n_v: int, n_h: int, batch: int, seed: int = 0):
+    """A CRBM at crbm_bp's sizes (x and v both n_v wide; weights N(0, 0.05²)) and a batch of
+    random binary (x, v)."""
+    from rbmlab.models.crbm import CRBM  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    weights = lambda *shape: (0.05 * rng.standard_normal(shape)).astype(np.float32)  # noqa: E731
+    model = CRBM(
+        W=weights(n_v, n_h),
+        W_xv=weights(n_v, n_v),
+        W_xh=weights(n_v, n_h),
+        b_v=weights(n_v),
+        b_h=weights(n_h),
+    )
+    x, v = ((rng.random((batch, n_v)) < 0.5).astype(np.float32) for _ in range(2))
+    return model, x, v
+
+
 # crbm_bp's learners as the paper trains them (Sec. 6: CD-1, CD-10, CD-PercLoss, MLE-MF, MLE-BP,
 # the SSVMs; the LR baseline)
 UPDATE_LEARNERS = (
@@ -204,18 +329,9 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
     from rbmlab.bench.ops import CountedDraws, counting, operations  # noqa: PLC0415
     from rbmlab.data.batch import Batch  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
-    from rbmlab.models.crbm import CRBM  # noqa: PLC0415
 
-    rng = np.random.default_rng(0)
-    weights = lambda *shape: (0.05 * rng.standard_normal(shape)).astype(np.float32)  # noqa: E731
-    model = CRBM(
-        W=weights(n_v, n_h),
-        W_xv=weights(n_v, n_v),
-        W_xh=weights(n_v, n_h),
-        b_v=weights(n_v),
-        b_h=weights(n_h),
-    )
-    x, v = ((rng.random((batch, n_v)) < 0.5).astype(np.float32) for _ in range(2))
+    model, x, v = random_crbm(n_v, n_h, batch)
+    rng = np.random.default_rng(1)
     rows = []
     for name, options in UPDATE_LEARNERS:
         learner = LEARNERS.build(LEARNERS.parse({"name": name, "batch_size": batch, **options}))
@@ -242,9 +358,12 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
 
 
 def crbm_bp_part(rounds: int, examples: int) -> list[Row]:
-    """Bench part ``crbm_bp``: :func:`bench_crbm_bp` at 1 and 2 BLAS threads, and the array
-    operations per update of each learner (:func:`operations_per_update`)."""
+    """Bench part ``crbm_bp``: :func:`bench_crbm_bp` at 1 and 2 BLAS threads, MLE-BP's update
+    beside its bare at the paper's batch of 20 and at 100 (1 thread), and the array operations
+    per update of each learner (:func:`operations_per_update`)."""
     backend = get_backend("numpy", "float32")
-    return [
-        r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)
-    ] + operations_per_update()
+    return (
+        [r for threads in (1, 2) for r in bench_crbm_bp(backend, rounds, threads)]
+        + [r for batch in (20, 100) for r in bench_mle_bp_update(rounds, 1, batch)]
+        + operations_per_update()
+    )
