@@ -454,3 +454,13 @@ def test_the_mle_bp_update_row_is_a_ratio_to_its_bare():
 
     (r,) = bench_mle_bp_update(1, 1, batch=3, n_v=10, n_h=4)
     assert r["unit"] == "ratio" and r["median"] > 0 and "T = 8" in r["name"] and r["target"] == "≥ 0.8"
+
+
+def test_a_subset_of_parts_is_named_in_the_header_not_make_bench():
+    from rbmlab.bench.cli import invocation
+
+    assert invocation(bench.PARTS) == {}
+    result = {"rounds": 5, "rows": [], "machine": {}, **invocation(("crbm_bp",))}
+    assert "Command: `python -m rbmlab.bench` (python -m rbmlab.bench --parts crbm_bp --rounds 5)" in render(
+        result
+    )

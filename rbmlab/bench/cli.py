@@ -54,7 +54,15 @@ def main(argv=None) -> None:
         "machine": facts(),
         "rows": measure(parts, args.rounds, args.examples),
     }
+    result.update(invocation(parts))
     faster = result["machine"]["faster_kernel"]
     if faster and not args.no_kernel_compare and set(KERNEL_PARTS) & set(parts):
         result["rows"] += compare_kernels(faster, max(3, args.rounds // 2), args.examples)
     write(result, Path(args.out), "bench", args.json)
+
+
+def invocation(parts: tuple[str, ...]) -> dict[str, str]:
+    """What bench.md's header names as the command: make bench for every part, else the subset."""
+    if set(parts) == set(PARTS):
+        return {}
+    return {"command": "python -m rbmlab.bench", "args": f" --parts {','.join(parts)}"}
