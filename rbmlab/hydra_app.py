@@ -103,6 +103,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     values = [o for o in parsed if _is_value_override(o)]
     choices = tuple(o.input_line for o in parsed if not _is_value_override(o))
     cfg = copy.deepcopy(_composed_choices(CONF_DIR, config_name, choices, _stamp(CONF_DIR)))
+    OmegaConf.clear_cache(cfg)  # resolved while composing (${now:}): resolved afresh, as Hydra would
     try:
         ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
     except Exception as e:  # noqa: BLE001 - Hydra's ConfigCompositionException, as in a full compose
@@ -112,13 +113,12 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
 
 def _is_value_override(override) -> bool:
     """Whether Hydra applies ``override`` to the composed values rather than to the defaults list,
-    as Hydra decides it: not a config group (a directory of conf/; Hydra's own groups are all under
-    ``hydra/``). A sweep is left to Hydra's compose, which refuses it in its own words."""
-    return (
-        not override.is_sweep_override()
-        and not override.is_hydra_override()
-        and not (CONF_DIR / override.key_or_group).is_dir()
-    )
+    as Hydra decides it: a dict value, or a key that is not a config group (a directory of conf/;
+    Hydra's own groups are all under ``hydra/``). A sweep is left to Hydra's compose, which refuses
+    it in its own words."""
+    if override.is_sweep_override() or override.is_hydra_override():
+        return False
+    return isinstance(override.value(), dict) or not (CONF_DIR / override.key_or_group).is_dir()
 
 
 def _stamp(conf: Path) -> int:

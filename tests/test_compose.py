@@ -19,6 +19,10 @@ COMPOSED = [
     ("config", ["+extra=1", "++seed=4", "~tags", "train={epochs: 2, eval_every: 0}"]),
     ("config", ["evaluator=exact", "model.n_hidden=7", "~train.budgets=[]", "hydra.run.dir=x"]),
     ("config", ["learner=pcd", "learner/optimizer=adam", "learner.lr=0.2"]),
+    (
+        "config",
+        ["model.n_hidden=7", "model={n_hidden: 9}", "learner.lr=0.5", "learner={lr: 0.1}"],
+    ),  # in order
     ("evaluate", ["checkpoint=a.npz", "dataset=mnist", "evaluator=exact", "split=valid", "trial=2"]),
 ]
 
@@ -31,6 +35,7 @@ REFUSED = [
     ("config", ["learner=no_such_learner", "seed=2"]),
     ("config", ["learner.lr=0.1,0.2"]),  # a sweep: Hydra's compose refuses it
     ("config", ["learner@x=cd"]),
+    ("config", ["~model.n_hidden", "model={n_hidden: 9}"]),  # a group's dict value merged after the deletion
     ("evaluate", ["checkpoint=a.npz", "no_such_key=1"]),
 ]
 
@@ -81,3 +86,20 @@ def test_the_groups_hydra_knows_outside_its_own_are_the_directories_of_conf():
         groups = set(GlobalHydra.instance().config_loader().list_groups("")) - {"hydra"}
     GlobalHydra.instance().clear()
     assert groups == {p.name for p in hydra_app.CONF_DIR.iterdir() if p.is_dir()} - {"hydra"}
+
+
+def test_a_composition_resolves_its_interpolations_afresh():
+    """Hydra resolves ``${now:}`` while composing; a copy of the kept composition must not carry
+    those values (a second run's directory would get the first one's time)."""
+    import datetime
+
+    hydra_app.compose("config", ["seed=1"])  # kept, with whatever composing resolved
+    stamps = iter(["first", "second"])
+    OmegaConf.register_new_resolver("now", lambda pattern: next(stamps), use_cache=True, replace=True)
+    try:
+        cfg = hydra_app.compose("config", ["seed=2", "+stamp=${now:%H-%M-%S}"])
+        assert cfg.stamp == "first"
+    finally:
+        OmegaConf.register_new_resolver(
+            "now", lambda pattern: datetime.datetime.now().strftime(pattern), use_cache=True, replace=True
+        )
