@@ -414,9 +414,12 @@ def test_the_operation_counter_counts_passes_reductions_matmuls_functions_and_dr
         buffer = np.zeros((3, 2))  # a creator: the buffer counts from here on, its allocation does not
         buffer -= 1.0  # 7
         draws.random((2,))  # 8
+        c.copy(), c.astype(np.float32), c[[0, 2]]  # 9, 10, 11 (a copy, a conversion, a gather)
+        c[0] = 0.0  # 12 (a fill)
+        c[1], c[:, :1], np.empty_like(c), np.broadcast_to(d, (3, 2)), c.astype(c.dtype, copy=False)  # views
         return e
 
-    assert operations(work) == 8
+    assert operations(work) == 12
     assert type(np.zeros(2)) is np.ndarray  # the creators are numpy's again
     assert OpCounted.simulates_device  # the paths a device runs
 
@@ -436,12 +439,12 @@ def test_operations_per_update_count_each_crbm_learner_and_bp_per_iteration():
 def test_the_bare_mle_bp_update_is_the_learners_update():
     """The bound MLE-BP's update is measured against computes what the learner's step computes
     (tol 0: both run T iterations), so the ratio compares the same work."""
-    from rbmlab.bench.crbm_bp import bare_mle_bp_update, random_crbm
+    from rbmlab.bench.crbm_bp import at_epoch, bare_mle_bp_update, random_crbm
     from rbmlab.learners import LEARNERS
 
     model, x, v = random_crbm(12, 5, 4, seed=3)
     learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "batch_size": 4, "lr": 0.5, "tol": 0.0}))
-    state = learner.begin_epoch(learner.init_state(model, Batch(x, targets=v), None), 2)
+    state = at_epoch(learner.init_state(model, Batch(x, targets=v), None), 2)
     new, _ = learner.step(model, state, Batch(x, targets=v), None)
     bare = bare_mle_bp_update(model, x, v, learner.iterations(state), 0.5)()
     for name, got in zip(("W", "W_xv", "W_xh", "b_v", "b_h"), bare):

@@ -268,16 +268,14 @@ def test_conditional_learners_count_epochs_and_the_converged_share_per_epoch():
     state = learner.init_state(
         random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((6, N_X))), None
     )
-    assert learner.epoch(state) == 0 and np.isnan(learner.diagnostics(state)["inference_converged"])
+    assert learner.epoch(state) == 1 and np.isnan(learner.diagnostics(state)["inference_converged"])
     assert learner.iterations(state) == 8 and learner.inference_iterations(state) == 7  # before training
-    state = learner.advance(learner.begin_epoch(state, 1), np.array([True, False, True]))
-    assert learner.epoch(state) == 1 and learner.iterations(state) == 8
+    state = learner.advance(state, np.array([True, False, True]))
+    assert learner.epoch(state) == 1 and isinstance(state["steps"], int)  # counted on the host
     state = learner.advance(state, np.array([True, True, True]))
-    assert learner.diagnostics(state) == {"inference_converged": 100 * 5 / 6}
+    assert learner.epoch(state) == 2 and learner.diagnostics(state) == {"inference_converged": 100 * 5 / 6}
     assert learner.inference_iterations(state) == 8  # the T epoch 1 trained with, for the evaluation after it
     assert LEARNERS.build(LEARNERS.parse({"name": "conditional_cd"})).inference_iterations(state) is None
-    state = learner.begin_epoch(state, 2)
-    assert learner.iterations(state) == 9 and isinstance(state["epoch"], int)  # on the host
     state = learner.advance(state, np.array([False, False, False]))
     assert learner.diagnostics(state) == {"inference_converged": 0.0}
 
@@ -299,8 +297,7 @@ def test_the_inference_schedule_grows_by_per_epoch_each_epoch_and_per_epoch_0_ho
             random_crbm(np.random.default_rng(8)), Batch(x, targets=np.zeros((4, N_X))), None
         )
         seen = []
-        for epoch in (1, 2, 3):
-            state = learner.begin_epoch(state, epoch)
+        for _ in range(3):  # three epochs of two batches
             seen.append(learner.iterations(state))
             state = learner.advance(learner.advance(state, np.ones(2, bool)), np.ones(2, bool))
             assert learner.inference_iterations(state) == seen[-1]

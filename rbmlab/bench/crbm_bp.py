@@ -227,8 +227,7 @@ def bare_mle_bp_update(model, x, v, iterations: int, lr: float):
             message(eta_v[:, :, None], L2, K2)
             np.sum(K2, axis=1, out=eta_h)
             np.add(eta_h, b2, out=eta_h)
-            moved(L2, L)
-            moved(K2, K)
+            moved(L2, L)  # (the learner tests K only once an instance's L has converged: at tol 0, never)
             L, L2, K, K2 = L2, L, K2, K
         cv = np.subtract(eta_v[:, :, None], L, out=L2)  # the cavities (Eq. 18)
         ch = np.subtract(eta_h[:, None, :], K, out=K2)
@@ -271,7 +270,7 @@ def bench_mle_bp_update(
     model, x, v = random_crbm(n_v, n_h, batch)
     learner = LEARNERS.build(LEARNERS.parse({"name": "mle_bp", "batch_size": batch, "lr": 0.01, "tol": 0.0}))
     data = Batch(x, targets=v)
-    state = learner.begin_epoch(learner.init_state(model, data, None), epoch)
+    state = at_epoch(learner.init_state(model, data, None), epoch)
     T = learner.iterations(state)
     fns = {
         "learner": lambda: learner.step(model, state, data, None),
@@ -288,6 +287,11 @@ def bench_mle_bp_update(
             note=f"update {statistics.median(t['learner']) * 1e3:.0f} ms",
         )
     ]
+
+
+def at_epoch(state: dict, epoch: int) -> dict:
+    """A crbm_bp learner's state at the first step of epoch ``epoch`` (its host step counter)."""
+    return {**state, "steps": state["batches_per_epoch"] * (epoch - 1)}
 
 
 def random_crbm(n_v: int, n_h: int, batch: int, seed: int = 0):
@@ -337,7 +341,7 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
         learner = LEARNERS.build(LEARNERS.parse({"name": name, "batch_size": batch, **options}))
         counts = []
         for e in (epoch, epoch + 1):
-            state = learner.begin_epoch(learner.init_state(model, Batch(x, targets=v), rng), e)
+            state = at_epoch(learner.init_state(model, Batch(x, targets=v), rng), e)
             counted, batch_of = model.map(counting), Batch(counting(x), targets=counting(v))
             draws = CountedDraws(np.random.default_rng(1))
             step = lambda: learner.step(counted, counting(state), batch_of, draws)  # noqa: B023, E731 - called here

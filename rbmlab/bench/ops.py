@@ -1,7 +1,8 @@
 """Array operations per update (issue 55, item 3): a numpy array that counts every ufunc call
-(elementwise passes and reductions: ``.sum()`` is ``add.reduce``), every matmul and every array
-function (``where``, ``concatenate``, ``take_along_axis`` …) done with it, each about one kernel
-launch on a GPU. It stands for a device array (``simulates_device``), so the code takes the paths
+(elementwise passes and reductions: ``.sum()`` is ``add.reduce``), every matmul, every array
+function (``where``, ``concatenate``, ``take_along_axis`` …; not allocations without a fill or
+views), every copy, conversion, gather and scatter done with it, each about one kernel launch on
+a GPU. It stands for a device array (``simulates_device``), so the code takes the paths
 a GPU runs: on a GPU each operation costs a launch of ≈ 5–10 µs whatever its size, which is what
 bounds crbm_bp's steps at the paper's batch of 20."""
 
@@ -27,9 +28,47 @@ class OpCounted(np.ndarray):
         return _counted(result)
 
     def __array_function__(self, func, types, args, kwargs):
-        OpCounted.ops += 1
+        if func not in NO_KERNEL:
+            OpCounted.ops += 1
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
         return _counted(func(*args, **kwargs))
+
+    def copy(self, *args, **kwargs):
+        OpCounted.ops += 1
+        return super().copy(*args, **kwargs)
+
+    def astype(self, *args, **kwargs):
+        out = super().astype(*args, **kwargs)
+        OpCounted.ops += out is not self  # a converted copy; astype(copy=False) of the same dtype is free
+        return out
+
+    def __getitem__(self, key):
+        OpCounted.ops += _advanced(key)  # a gather (a basic index or slice is a view)
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value):
+        OpCounted.ops += 1  # a fill or a scatter
+        super().__setitem__(key, value)
+
+
+# array functions that launch no kernel: an allocation without a fill, a view, metadata
+NO_KERNEL = frozenset(
+    {
+        np.empty_like,
+        np.broadcast_to,
+        np.reshape,
+        np.shape,
+        np.ndim,
+        np.size,
+        np.result_type,
+        np.may_share_memory,
+    }
+)
+
+
+def _advanced(key) -> bool:
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (np.ndarray, list)) for k in keys)
 
 
 def _plain(x: Any):

@@ -194,11 +194,6 @@ class Learner:
         """Learner state before the first mini-batch (``train`` is the whole training Batch)."""
         return {}
 
-    def begin_epoch(self, state: State, epoch: int) -> State:
-        """The state as epoch ``epoch`` (from 1) starts: a learner whose schedule follows the epoch
-        keeps it here, on the host, so that no step reads a counter back from the device."""
-        return state
-
     def step(self, model, state: State, batch, rng):
         """One mini-batch (a Batch): new parameters and state."""
         raise NotImplementedError

@@ -64,24 +64,24 @@ class ConditionalLearner(Learner):
                 f"learner={self.config.name}: the training set has no clean targets "
                 "beside its inputs; use task=flip or task=occlude"
             )
-        return self.begin_epoch({}, 0, model.xp)
-
-    def begin_epoch(self, state, epoch: int, xp=None):
-        """Epoch ``epoch`` (from 1) starts: the schedule's epoch is a host number (no step reads
-        the device for it) and the converged tallies restart (on the device)."""
-        xp = xp or namespace(state["epoch_instances"])
-        return {**state, "epoch": epoch, "epoch_instances": xp.zeros(()), "epoch_converged": xp.zeros(())}
+        n, b = len(train), self.config.batch_size
+        xp = model.xp
+        return {  # host counters (Backend.learner_state keeps them so): no step reads the device
+            "steps": 0,
+            "batches_per_epoch": 1 if b == "full" else math.ceil(n / b),
+            "epoch_instances": xp.zeros(()),
+            "epoch_converged": xp.zeros(()),
+        }
 
     @staticmethod
     def epoch(state) -> int:
-        """The epoch being trained, or the last one trained (0 before the first)."""
-        return int(state["epoch"])
+        """The 1-indexed epoch of the next step (our reading of Sec. 6's T = 7 + epoch: T = 17 at
+        epoch 10), from the host counters."""
+        return int(state["steps"]) // int(state["batches_per_epoch"]) + 1
 
     def iterations(self, state) -> int:
-        """T = base_iterations + per_epoch × epoch (a ScheduledInferenceConfig learner) for a step
-        of the epoch being trained, epoch 1's before any (our reading of Sec. 6's T = 7 + epoch:
-        T = 17 at epoch 10)."""
-        return self.config.base_iterations + self.config.per_epoch * max(1, self.epoch(state))
+        """T = base_iterations + per_epoch × epoch (a ScheduledInferenceConfig learner)."""
+        return self.config.base_iterations + self.config.per_epoch * self.epoch(state)
 
     def check_schedule(self, epochs: int) -> None:
         cfg = self.config
@@ -106,7 +106,7 @@ class ConditionalLearner(Learner):
         schedule."""
         if not isinstance(self.config, ScheduledInferenceConfig):
             return None
-        return max(1, self.config.base_iterations + self.config.per_epoch * self.epoch(state))
+        return max(1, self.config.base_iterations + self.config.per_epoch * (self.epoch(state) - 1))
 
     @staticmethod
     def gradient(model, batch, b2, v, h, vh=None):
@@ -119,14 +119,15 @@ class ConditionalLearner(Learner):
 
     def advance(self, state, converged=None):
         """The state after a step whose inference converged on ``converged`` (bool per instance,
-        on the device; None: a learner without a tolerance): this epoch's tallies, on the device."""
-        if converged is None:
-            return state
-        return {
-            **state,
-            "epoch_instances": state["epoch_instances"] + converged.shape[0],
-            "epoch_converged": state["epoch_converged"] + converged.sum(),
-        }
+        on the device; None: a learner without a tolerance): the step counted on the host, this
+        epoch's tallies on the device (they restart with each epoch)."""
+        steps = int(state["steps"])
+        tallies = [state["epoch_instances"], state["epoch_converged"]]
+        if steps % int(state["batches_per_epoch"]) == 0:  # the first step of an epoch
+            tallies = [namespace(t).zeros(()) for t in tallies]
+        if converged is not None:
+            tallies = [tallies[0] + converged.shape[0], tallies[1] + converged.sum()]
+        return {**state, "steps": steps + 1, "epoch_instances": tallies[0], "epoch_converged": tallies[1]}
 
     def diagnostics(self, state):
         """The share (%) of the last epoch's instances on which inference converged (NaN before

@@ -100,18 +100,16 @@ class TapLearner(Learner):
         return model
 
     def init_state(self, model, train, rng):
-        return {"steps": 0, "epoch": 0}
-
-    def begin_epoch(self, state, epoch: int):
-        """The step size's epoch, on the host (no step reads a counter back from the device)."""
-        return {**state, "epoch": epoch}
+        batch = self.config.batch_size
+        per_epoch = 1 if batch == "full" else -(-train.inputs.shape[-2] // batch)
+        return {"steps": 0, "batches_per_epoch": per_epoch}  # host counters: no step reads the device
 
     def diagnostics(self, state):
         return {"tap_train_iterations": float(state.get("tap_iterations", 0.0))}
 
     def step_size(self, state) -> float:
-        """lr × lr_decay^(e − 1) in epoch e (the first epoch's before any)."""
-        return self.config.lr * self.config.lr_decay ** (max(1, state["epoch"]) - 1)
+        epoch = int(state["steps"]) // int(state["batches_per_epoch"])
+        return self.config.lr * self.config.lr_decay**epoch
 
     def step(self, model, state, batch, rng):
         cfg, x = self.config, batch.inputs
@@ -125,7 +123,7 @@ class TapLearner(Learner):
             **state,
             "tap_iterations": model.xp.asarray(s.iterations, dtype=float),  # on the device: not read
             "tap_chain_iterations": model.xp.asarray(s.chain_iterations, dtype=float),
-            "steps": state["steps"] + 1,
+            "steps": int(state["steps"]) + 1,
         }
         if cfg.persistent:
             state.update(zip(SOLUTION_KEYS, (s.a_v, s.c_v, s.a_h, s.c_h)))
@@ -139,7 +137,7 @@ class TapLearner(Learner):
         c_vᵀc_h, 4·rows·n_v·n_h; binary layers only."""
         if any(layer.theta is not None for layer in model.tap_layers()):
             return None
-        from_states = not self.config.persistent or state["steps"] == 1
+        from_states = not self.config.persistent or int(state["steps"]) == 1
         solve = self.solver.cost(
             model.n_visible, model.n_hidden, rows, int(float(state["tap_chain_iterations"])), from_states
         )

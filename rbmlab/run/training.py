@@ -72,7 +72,6 @@ def epoch_pass(
     ``after_step(model, state, rows, seen, updates)`` after each step (``rows`` in its batch,
     ``seen`` this epoch so far) ends the epoch early by returning True (a compute budget spent)."""
     rng = backend.rng(seed, TRAIN_STREAM, epoch)
-    state = learner.begin_epoch(state, epoch)
     updates = seen = 0
     for idx in batches(n_train, batch_size, host_rng(seed, SHUFFLE_STREAM, epoch), backend.xp):
         batch = train if idx is None else train.take(idx)
