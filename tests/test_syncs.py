@@ -86,6 +86,11 @@ def test_bp_and_mean_field_on_the_device_path_give_the_host_paths_results(dtype)
                 getattr(device, field), getattr(host, field), err_msg=f"{case} {field}"
             )
         assert int(device.iterations) == host.iterations, case
+    empty = loopy_bp(W, b_v[:0], b_h[:0], max_iter=12, tol=1e-3)
+    assert (
+        int(loopy_bp(counted(W), counted(b_v[:0]), counted(b_h[:0]), max_iter=12, tol=1e-3).iterations) == 12
+    )
+    assert empty.iterations == 12 and empty.converged.shape == (0,)  # an empty batch, either path
     stops = [loopy_bp(W, b_v, b_h, max_iter=m, tol=1e-3).converged for m in range(1, 13)]
     assert len({int(np.argmax(s)) for s in np.array(stops).T}) >= 3  # instances stop at different iterations
     for tol in (1e-2, 1e-6):

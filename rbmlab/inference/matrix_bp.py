@@ -177,7 +177,7 @@ def _masked(mode: str, W, expm1_w, b_v, b_h, L, K, max_iter: int, tol: float | N
                 xp.copyto(a, old, where=done.reshape(-1, 1, 1))
             done |= converged
         L, K = buffers.advance(L_new, K_new)
-    if tol is None:
+    if tol is None or not L.shape[0]:  # a fixed count, or no instance to converge (as the host path)
         iterations += max_iter
     # the beliefs of the kept messages: the sums the converging iteration formed (Eqs. 16, 17)
     eta_v, eta_h = b_v + L.sum(axis=2, keepdims=True), b_h + K.sum(axis=1, keepdims=True)
