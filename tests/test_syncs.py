@@ -254,3 +254,14 @@ def test_no_learner_reads_the_device_inside_an_epoch(name, family):
     for _ in range(2):
         model, state = learner.step(model, state, batch, backend.rng(1))
     assert Counted.reads == 0
+
+
+def test_a_learner_state_read_back_keeps_its_counters_on_the_host():
+    """Backend.learner_state (resume, an estimator's refit): integer scalars, as a checkpoint saves
+    a step count or Adam's t, come back as Python ints; everything else as arrays of the backend."""
+    from rbmlab.backend import get_backend
+
+    saved = {"steps": np.asarray(12), "adam_t": np.int64(3), "tally": np.asarray(2.0), "W": np.ones((2, 2))}
+    state = get_backend("numpy", "float32").learner_state(saved)
+    assert type(state["steps"]) is int and state["steps"] == 12 and type(state["adam_t"]) is int
+    assert isinstance(state["tally"], np.ndarray) and isinstance(state["W"], np.ndarray)

@@ -127,7 +127,7 @@ class Backend:
 
     def learner_state(self, state: dict[str, Any]) -> dict[str, Any]:
         """A learner's state read back (a checkpoint's, an estimator's) on this backend: its arrays
-        on the device, its integer scalars (host counters: an epoch, Adam's t) as Python ints, so
+        on the device, its integer scalars (host counters: a step count, Adam's t) as Python ints, so
         that a step reads them without waiting for the device."""
         return {k: int(v) if host_counter(v) else self.xp.asarray(v) for k, v in state.items()}
 
