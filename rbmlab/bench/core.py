@@ -72,8 +72,8 @@ def epoch_seconds(learner, rbm, x, batch: int, seed: int, backend) -> float:
     state = learner.init_state(rbm, train, backend.rng(seed, 0))
     rng = backend.rng(seed, 1)
     t0 = time.perf_counter()
-    for idx in batches(x.shape[0], batch, np.random.default_rng(seed)):
-        mini = train if idx is None else train.take(backend.xp.asarray(idx))
+    for idx in batches(x.shape[0], batch, np.random.default_rng(seed), backend.xp):
+        mini = train if idx is None else train.take(idx)
         rbm, state = learner.step(rbm, state, mini, rng)
     return time.perf_counter() - t0
 
