@@ -335,6 +335,7 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
 
     model, x, v = random_crbm(n_v, n_h, batch)
+    counted, batch_of = model.map(counting), Batch(counting(x), targets=counting(v))
     rng = np.random.default_rng(1)
     rows = []
     for name, options in UPDATE_LEARNERS:
@@ -342,7 +343,6 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
         counts = []
         for e in (epoch, epoch + 1):
             state = at_epoch(learner.init_state(model, Batch(x, targets=v), rng), e)
-            counted, batch_of = model.map(counting), Batch(counting(x), targets=counting(v))
             draws = CountedDraws(np.random.default_rng(1))
             step = lambda: learner.step(counted, counting(state), batch_of, draws)  # noqa: B023, E731 - called here
             operations(step)  # the first call's one-off work (a cached constant) not counted

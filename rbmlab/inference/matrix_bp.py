@@ -116,12 +116,12 @@ def loopy_bp(
         L, K = xp.zeros(shape, dtype=W.dtype), xp.zeros(shape, dtype=W.dtype)
     else:  # copies: the buffers below are written in place, the caller's warm start is not
         L, K = init.L.copy(), init.K.copy()
-    # Every message-sized array is allocated once: each iteration writes the new messages into
-    # the buffers of the iteration before last (the old ones are still needed for damping and the
-    # convergence test), and ``spare`` holds the temporaries.
     expm1_w = _expm1(W) if mode != "max" else None
     if not reads_are_free(W):
         return _masked(mode, W, expm1_w, b_v, b_h, L, K, max_iter, tol, damping)
+    # Every message-sized array is allocated once: each iteration writes the new messages into
+    # the buffers of the iteration before last (the old ones are still needed for damping and the
+    # convergence test), and ``spare`` holds the temporaries.
     buffers = _Buffers(L, K, xp)
     eta_h = b_h + K.sum(axis=1, keepdims=True)
     done = _Finished(shape[0], xp)

@@ -201,10 +201,9 @@ def _masked_stack(
         for m, old in zip(moments, before):
             xp.copyto(m, old, where=~iterated[..., None])
         done = xp.where(iterated, change * (damping * damping / units) < tol, done)
-        every = done.all()
         if single:
             aside |= done & (4 * (done & ~aside).sum() >= (~aside).sum())
-        finished |= every
+        finished |= done.all()
     return moments[:n], moments[n:], iterations, done, chain_iterations
 
 
