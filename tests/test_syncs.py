@@ -152,6 +152,33 @@ def test_tap_and_adatap_on_the_device_path_give_the_host_paths_results(solver, t
         assert host.chain_iterations < 24 * host.iterations
 
 
+def stepped(options: dict, family: str, wrap, n: int, dtype: str = "float32", seed: int = 0):
+    """(model, state) after ``n`` steps of the learner ``options`` on a small model of ``family``
+    (its state at epoch 2 where it counts steps: tap's decayed step size, T = 7 + 2), every array
+    of model, state and batch through ``wrap``."""
+    from tests.test_conformance import examples, make_model, symmetric
+
+    learner = LEARNERS.build(LEARNERS.parse(options))
+    backend, cls, _, model = make_model(
+        family, dtype=dtype, seed=seed, trials=2 if learner.trains_trials else 0
+    )
+    train = examples(backend, cls, 16, 3)
+    model = learner.initial_model(symmetric(model), pretrained=True, train=train)
+    state = learner.init_state(model, train, backend.rng(0))
+    if "steps" in state:
+        state = {**state, "steps": state["batches_per_epoch"]}
+    targets = wrap(train.targets) if train.targets.dtype.kind == "f" else train.targets
+    model, state, batch = (
+        model.map(wrap),
+        wrap(state),
+        Batch(wrap(train.inputs), targets=targets, mask=train.mask),
+    )
+    reset()
+    for _ in range(n):
+        model, state = learner.step(model, state, batch, backend.rng(1))
+    return model, state
+
+
 RBM_LEARNERS = [
     ("cd", {}),
     ("pcd", {}),
@@ -168,28 +195,10 @@ RBM_LEARNERS = [
     "name,options", RBM_LEARNERS, ids=[f"{n}-{o.get('inference', '')}" for n, o in RBM_LEARNERS]
 )
 def test_the_rbm_learners_steps_read_nothing_back_and_equal_the_host_paths(name, options, optimizer):
-    from tests.test_conformance import examples, make_model
-
-    def run(wrap):
-        learner = LEARNERS.build(
-            LEARNERS.parse({"name": name, **options, "batch_size": 8, "optimizer": {"name": optimizer}})
-        )
-        backend, cls, _, model = make_model(
-            "rbm", dtype="float64", seed=1, trials=2 if learner.trains_trials else 0
-        )
-        train = examples(backend, cls, 16, 3)
-        state = learner.init_state(model, train, backend.rng(0))
-        if "steps" in state:  # tap: its step size's epoch 2 (lr × decay)
-            state = {**state, "steps": state["batches_per_epoch"]}
-        model, state, batch = model.map(wrap), wrap(state), Batch(wrap(train.inputs))
-        reset()
-        for _ in range(3):
-            model, state = learner.step(model, state, batch, backend.rng(1))
-        return model, state, Counted.reads
-
-    model, _, reads = run(counted)
-    assert reads == 0
-    host, _, _ = run(lambda a: a)
+    options = {"name": name, **options, "batch_size": 8, "optimizer": {"name": optimizer}}
+    model, _ = stepped(options, "rbm", counted, 3, dtype="float64", seed=1)
+    assert Counted.reads == 0
+    host, _ = stepped(options, "rbm", lambda a: a, 3, dtype="float64", seed=1)
     for p in type(model).PARAMS:
         np.testing.assert_array_equal(getattr(model, p).view(np.ndarray), getattr(host, p), err_msg=p)
 
@@ -240,19 +249,7 @@ def learner_family_pairs():
 @pytest.mark.parametrize("name,family", list(learner_family_pairs()))
 def test_no_learner_reads_the_device_inside_an_epoch(name, family):
     """Every learner on every family it trains, at its defaults: two steps read nothing back."""
-    from tests.test_conformance import examples, make_model, symmetric
-
-    learner = LEARNERS.build(LEARNERS.parse({"name": name}))
-    backend, cls, _, model = make_model(family, trials=2 if learner.trains_trials else 0)
-    train = examples(backend, cls, 16, 3)
-    model = learner.initial_model(symmetric(model), pretrained=True, train=train)
-    state = learner.init_state(model, train, backend.rng(0))
-    targets = train.targets if train.targets.dtype.kind != "f" else counted(train.targets)
-    batch = Batch(counted(train.inputs), targets=targets, mask=train.mask)
-    model, state = model.map(counted), counted(state)
-    reset()
-    for _ in range(2):
-        model, state = learner.step(model, state, batch, backend.rng(1))
+    stepped({"name": name}, family, counted, 2)
     assert Counted.reads == 0
 
 
