@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from rbmlab.backend import namespace, random_bits
+from rbmlab.backend.run_streams import RunStreams, run_slice
 
 
 def sigmoid(x, out=None):
@@ -50,7 +51,11 @@ def is_numpy_generator(rng) -> bool:
 def uniform(rng, shape, dtype):
     """Uniform [0, 1) floats. A numpy Generator gives one key to the counter-based stream of
     :mod:`rbmlab.backend.random_bits` (faster than ``Generator.random``, and the bits the fused sampler
-    uses); cupy draws from its own generator."""
+    uses); cupy draws from its own generator. Packed runs' :class:`RunStreams`: slice r from run
+    r's Generator, as run r alone draws it."""
+    if isinstance(rng, RunStreams):
+        parts = [uniform(g, shape[1:], dtype) for _, g in rng.runs_of(tuple(shape))]
+        return namespace(parts[0]).stack(parts)
     if not is_numpy_generator(rng):
         return rng.random(shape, dtype=dtype)
     return random_bits.uniforms(random_bits.draw_key(rng), shape, dtype)
@@ -70,8 +75,15 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
     terms allow, then e^{−a}. e^{−a} = inf for a ≪ 0 correctly gives 0 (0·inf = NaN compares
     False too). With a numpy Generator the draw and the comparison are one fused pass
     (:func:`rbmlab.backend.random_bits.accept_`); on cupy, with a :meth:`Backend.rng`, the whole step is
-    one kernel keyed from the host (:mod:`rbmlab.backend.cupy_kernels`).
+    one kernel keyed from the host (:mod:`rbmlab.backend.cupy_kernels`). Packed runs'
+    :class:`RunStreams`: each run's slice drawn from its own Generator, as that run alone draws it.
     """
+    if isinstance(rng, RunStreams):
+        for r, g in rng.runs_of(x.shape):
+            bernoulli_logits_(
+                x[r], g, run_slice(bias, r, x), run_slice(scale, r, x), run_slice(offset, r, x)
+            )
+        return x
     xp = namespace(x)
     if xp.__name__ == "cupy" and hasattr(rng, "host_keys"):  # a Backend.rng: fused kernel
         from rbmlab.backend import cupy_kernels  # noqa: PLC0415

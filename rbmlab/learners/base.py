@@ -68,6 +68,7 @@ class Learner:
 
     def __init__(self, config):
         self.config = config
+        self.lr = config.lr  # the step size (packed runs: one per run, rbmlab.optimizers.base.RunRates)
         self.optimizer = OPTIMIZERS.build(config.optimizer)
         self._samplers: dict[type, Any] = {}
 
@@ -172,7 +173,7 @@ class Learner:
         return (grad, end) if sampler_state is None else (grad, end, new)
 
     def update(self, model, grad: dict, state: State):
-        return self.optimizer.update(model, grad, state, self.config.lr)
+        return self.optimizer.update(model, grad, state, self.lr)
 
     def initial_model(self, model, pretrained: bool, train=None):
         """The model training starts from, given the family's initialisation or the checkpoint

@@ -109,7 +109,7 @@ class TapLearner(Learner):
 
     def step_size(self, state) -> float:
         epoch = int(state["steps"]) // int(state["batches_per_epoch"])
-        return self.config.lr * self.config.lr_decay**epoch
+        return self.lr * self.config.lr_decay**epoch
 
     def step(self, model, state, batch, rng):
         cfg, x = self.config, batch.inputs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.optimizers.base import Optimizer, penalized
+from rbmlab.optimizers.base import Optimizer, penalized, rate_for
 from rbmlab.validation import Config, option
 
 
@@ -73,5 +73,5 @@ class Adam(Optimizer):
             state[f"adam_m_{name}"], state[f"adam_v_{name}"] = m, v
             eps = cfg.eps * (1.0 - cfg.beta2**t) ** 0.5  # ε on v̂, moved into the scaled form
             step = scale * cfg.interaction_lr_scale if name in model.INTERACTIONS else scale
-            new[name] = theta + step * m / (xp.sqrt(v) + eps)
+            new[name] = theta + rate_for(step, theta) * m / (xp.sqrt(v) + eps)
         return model.replace(**new), state

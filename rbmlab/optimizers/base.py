@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from rbmlab.backend import namespace
 
 
@@ -18,6 +20,42 @@ def penalized(model, name: str, g, weight_decay: float, l1: float):
     theta = getattr(model, name)
     step = g - weight_decay * theta if weight_decay else g
     return step - l1 * namespace(theta).sign(theta) if l1 else step
+
+
+class RunRates:
+    """The step sizes of packed runs (rbmlab.run.packed), one per run, standing where a single run
+    passes its float ``lr``: scaled like one (float64 on the host, as Python scales a float), and
+    applied to a parameter with a leading run axis by :func:`rate_for`, each run at its own."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+        self._arrays: dict = {}
+
+    def __mul__(self, factor: float) -> RunRates:
+        return RunRates(self.values * factor)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, divisor: float) -> RunRates:
+        return RunRates(self.values / divisor)
+
+    def __bool__(self) -> bool:
+        return bool(self.values.all())
+
+    def shaped_like(self, theta):
+        """The rates in ``theta``'s dtype and namespace, shaped (R, 1, ..., 1) to scale it (R, ...):
+        each rounded to the dtype as a float ``lr`` is where it scales a float32 array."""
+        xp, key = namespace(theta), (namespace(theta).__name__, theta.dtype, theta.ndim)
+        if key not in self._arrays:  # moved to the device once per pack and shape
+            shape = (len(self.values),) + (1,) * (theta.ndim - 1)
+            self._arrays[key] = xp.asarray(self.values.astype(theta.dtype).reshape(shape))
+        return self._arrays[key]
+
+
+def rate_for(lr, theta):
+    """The step size that scales parameter ``theta``: ``lr`` itself (a float), or packed runs'
+    :class:`RunRates` shaped to its leading run axis."""
+    return lr.shaped_like(theta) if isinstance(lr, RunRates) else lr
 
 
 class Optimizer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.optimizers.base import Optimizer, penalized
+from rbmlab.optimizers.base import Optimizer, penalized, rate_for
 from rbmlab.validation import Config, option
 
 
@@ -31,9 +31,11 @@ class SGDConfig(Config):
     )
 
 
-def add_scaled(x, lr: float, step, owned: bool = False):
+def add_scaled(x, lr, step, owned: bool = False):
     """x + lr · step; in ``step`` itself when it is ``owned`` (a gradient handed over), else in
-    one fresh array (one temporary fewer than the plain expression)."""
+    one fresh array (one temporary fewer than the plain expression). ``lr``: a float, or packed
+    runs' rates (rbmlab.optimizers.base.RunRates)."""
+    lr = rate_for(lr, x)
     if step.shape != x.shape or step.dtype != x.dtype:  # e.g. a step shared by all trials
         return x + lr * step
     out = step if owned else lr * step

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.backend import macs, namespace
-from rbmlab.optimizers.base import Optimizer
+from rbmlab.optimizers.base import Optimizer, rate_for
 from rbmlab.validation import Config, option
 
 
@@ -91,7 +91,7 @@ class Spectral(Optimizer):
                 new[name] = theta
             elif model.PARAMS[name] == 2:
                 polar, nuclear = polar_factor(g)
-                new[name] = theta + lr * nuclear[..., None, None] * polar
+                new[name] = theta + rate_for(lr, theta) * nuclear[..., None, None] * polar
             else:
-                new[name] = theta + bias_lr * l1_sharp(g)
+                new[name] = theta + rate_for(bias_lr, theta) * l1_sharp(g)
         return model.replace(**new), state

@@ -642,8 +642,7 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     p = start(run, record, overrides, summary, echo)
     if isinstance(p, dict):  # already complete
         return p
-    record.write_summary({**summary, "epochs_done": p.epoch})
-    echo(f"run directory: {record.out}")
+    begin(run, record, p, summary, echo)
     bar = tqdm(
         total=cfg.train.epochs,
         initial=p.epoch,
@@ -653,42 +652,70 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         leave=False,
     )
     show_latest(run, bar, p.latest)
-    while p.epoch < cfg.train.epochs and not p.stopped and not p.exhausted:
+    while training(run, p):
         train_epoch(run, record, p)
         alive = after_epoch(run, record, p, summary)
         bar.update(1)
         show_latest(run, bar, p.latest)
         if not alive:
             bar.close()
-            if run.stop is not None and p.decision is not None:
-                echo(
-                    f"diverged at epoch {p.epoch}; under train.stop_rule={cfg.train.stop_rule} the final "
-                    f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)"
-                )
-                return finish(run, record, p, summary, echo)
-            summary.update(
-                status="diverged",
-                epochs_done=p.epoch,
-                updates=p.updates,
-                wall_time=p.wall,
-                eval_time=p.eval_wall,
-                final={},
-                **_trial_records(p.model, [], p.diverged),
-            )
-            record.write_summary(summary)
-            echo(
-                f"diverged at epoch {p.epoch}: parameters beyond ±{PARAMETER_LIMIT:g} or non-finite, "
-                "or non-finite metrics; recorded as diverged"
-            )
-            return summary
-        fault_point("after_epoch", p.epoch)
-        raise_point("raise_after_epoch", p.epoch)
-        stall_point("stall_after_epoch", p.epoch)
-        sleep_point("sleep_after_epoch")
+            return end_diverged(run, record, p, summary, echo)
+        epoch_fault_points(p.epoch)
     bar.close()
+    return conclude(run, record, p, summary, echo)
+
+
+def begin(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> None:
+    """A started run's summary.json (status running) and its first line."""
+    record.write_summary({**summary, "epochs_done": p.epoch})
+    echo(f"run directory: {record.out}")
+
+
+def training(run: Setup, p: Progress) -> bool:
+    """Whether the run trains another epoch: train.epochs not reached, not stopped by its rule,
+    its last compute point not reached."""
+    return p.epoch < run.cfg.train.epochs and not p.stopped and not p.exhausted
+
+
+def epoch_fault_points(epoch: int) -> None:
+    """The tests' fault-injection points after an epoch (rbmlab.storage.faults)."""
+    fault_point("after_epoch", epoch)
+    raise_point("raise_after_epoch", epoch)
+    stall_point("stall_after_epoch", epoch)
+    sleep_point("sleep_after_epoch")
+
+
+def end_diverged(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
+    """The end of a run whose every model diverged: the final evaluation of the point
+    train.stop_rule selected, if any; otherwise summary.json status diverged."""
+    if run.stop is not None and p.decision is not None:
+        echo(
+            f"diverged at epoch {p.epoch}; under train.stop_rule={run.cfg.train.stop_rule} the final "
+            f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)"
+        )
+        return finish(run, record, p, summary, echo)
+    summary.update(
+        status="diverged",
+        epochs_done=p.epoch,
+        updates=p.updates,
+        wall_time=p.wall,
+        eval_time=p.eval_wall,
+        final={},
+        **_trial_records(p.model, [], p.diverged),
+    )
+    record.write_summary(summary)
+    echo(
+        f"diverged at epoch {p.epoch}: parameters beyond ±{PARAMETER_LIMIT:g} or non-finite, "
+        "or non-finite metrics; recorded as diverged"
+    )
+    return summary
+
+
+def conclude(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> dict[str, Any]:
+    """The end of a run that trained to its end (train.epochs, its stop rule, its budget)."""
     if p.stopped:
         echo(
-            f"train.stop_rule={cfg.train.stop_rule}: stopped at epoch {p.epoch}; the final "
+            f"train.stop_rule={run.cfg.train.stop_rule}: stopped at epoch {p.epoch}; the final "
             f"evaluation is of epoch {p.epochs[p.decision.selected]}'s model (selected.npz)"
         )
     if p.epoch == 0:  # train.epochs=0: the untrained model is the run's checkpoint
