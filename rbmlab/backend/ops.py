@@ -80,9 +80,7 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
     """
     if isinstance(rng, RunStreams):
         for r, g in rng.runs_of(x.shape):
-            bernoulli_logits_(
-                x[r], g, run_slice(bias, r, x), run_slice(scale, r, x), run_slice(offset, r, x)
-            )
+            bernoulli_logits_(x[r], g, run_slice(bias, r, x), run_slice(scale, r, x), run_slice(offset, r, x))
         return x
     xp = namespace(x)
     if xp.__name__ == "cupy" and hasattr(rng, "host_keys"):  # a Backend.rng: fused kernel
