@@ -270,6 +270,46 @@ def _hydra_task(cfg) -> float | None:
     return None
 
 
+def packed_job(cfg):
+    """A job of ``hydra/launcher=packed`` (rbmlab.run.packed), collected where the basic launcher
+    would run :func:`_hydra_task`: its run configuration, directory, overrides and tagged output
+    lines; None (its failure printed) when its configuration is refused."""
+    from hydra.core.hydra_config import HydraConfig  # noqa: PLC0415
+
+    from rbmlab.config import parse_run_config  # noqa: PLC0415
+    from rbmlab.run.packed import Job  # noqa: PLC0415
+
+    hc = HydraConfig.get()
+    tag = job_tag(hc.job.num, hc.job.override_dirname)
+    try:
+        run_cfg = parse_run_config(cfg)
+    except RbmlabError as e:
+        print(f"{tag} failed: {e}", file=sys.stderr, flush=True)
+        return None
+    echo = lambda line: print(f"{tag} {line}", flush=True)  # noqa: E731
+    return Job(run_cfg, Path(hc.runtime.output_dir), list(hc.overrides.task), echo, tag)
+
+
+def train_packed_jobs(jobs: list) -> list:
+    """Train the collected jobs (None: refused already), packed where they allow; each job's
+    headline value (what a sampling sweeper optimises), None for a job that failed (printed, as
+    :func:`_hydra_task` prints a sweep job's failure; its summary.json says failed)."""
+    from rbmlab.run.packed import train_jobs  # noqa: PLC0415
+    from rbmlab.run.sweepers import returned_value  # noqa: PLC0415
+
+    live = [j for j in jobs if j is not None]
+    results = dict(zip(map(id, live), train_jobs(live)))
+    values = []
+    for job in jobs:
+        result = None if job is None else results[id(job)]
+        if isinstance(result, BaseException):
+            message = str(result) if isinstance(result, RbmlabError) else f"{type(result).__name__}: {result}"
+            print(f"{job.tag} failed: {message}", file=sys.stderr, flush=True)
+            result = None
+        values.append(None if result is None else returned_value(job.cfg, result))
+    return values
+
+
 def job_tag(num: int, swept: str) -> str:
     """``[job 3 learner=pcd learner.lr=0.05]``: a sweep job's number and swept values (Hydra's
     override_dirname, limited to the swept keys by rbmlab.run.sweepers.tag_overrides)."""

@@ -41,6 +41,7 @@ class InferenceMethod:
     continues_scan = False  # run(..., position=p) accepted: a systematic scan that goes
     # on where it stopped (the next is (p + steps) mod n)
     persistent = False  # run(..., state=s) accepted and returns (x', s')
+    packs = False  # every draw of run has the model's leading run axis (rbmlab.run.packed)
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()

@@ -50,6 +50,7 @@ class BlockGibbs(InferenceMethod):
     requires = (Bipartite,)
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # each layer drawn by its unit type
     takes_first_product = True
+    packs = True
 
     def run(self, model, x, rng, steps: int, first_product=None):
         return gibbs_chain(model, x, rng, steps, first_product)

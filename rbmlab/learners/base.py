@@ -59,6 +59,9 @@ class Learner:
     updates_per_step = 1  # parameter updates per call of step (S-DCP makes d)
     grows: tuple[str, ...] = ()  # model sizes the learner changes (metrics.csv records them)
     trains_trials = True  # can train a batched model (train.trials > 1) in one computation
+    # trains packed runs (rbmlab.run.packed): every draw of its step and every array it keeps
+    # carries the model's leading run axis (a test shows each packed run equals it alone)
+    packs = False
     samples = True  # draws its negative phase from learner.sampler (checked with it)
     requires_hint = ""  # what a model lacking ``requires`` should be ("{name}": the learner)
     # Fits p(v) of a bipartite binary RBM from data: an entrant of the cross-paper leaderboard

@@ -20,6 +20,7 @@ class CDConfig(LearnerConfig):
 class CD(Learner):
     config_class = CDConfig
     generative = True  # an entrant of the cross-paper leaderboard
+    packs = True
 
     def step(self, model, state, batch, rng):
         grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)

@@ -59,6 +59,7 @@ class CenteredLearner(Learner):
     """Alg. 4's mini-batch step on the centered RBM (shared by CS-DCP and CG)."""
 
     requires = (Bipartite,)
+    packs = True
 
     def init_state(self, model, train, rng):
         """μ = training mean, λ = lam0, with the model's trial axes (dcp §4.1)."""

@@ -46,6 +46,7 @@ class PCDConfig(LearnerConfig):
 class PCD(Learner):
     config_class = PCDConfig
     generative = True  # an entrant of the cross-paper leaderboard
+    packs = True
     entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}  # PT-PCD (Desjardins et al. 2010)
 
     def init_state(self, model, train, rng):

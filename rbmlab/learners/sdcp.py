@@ -40,6 +40,7 @@ class SDCPConfig(LearnerConfig):
 class SDCP(Learner):
     config_class = SDCPConfig
     generative = True  # an entrant of the cross-paper leaderboard
+    packs = True
 
     @property
     def updates_per_step(self) -> int:

@@ -130,7 +130,7 @@ def check_backend(launcher) -> None:
 def register_launchers() -> None:
     """Tell Hydra about the launcher classes of hydra_plugins.rbmlab_launcher. Its plugin scan
     finds them in an installed wheel but not in an editable install (whose import hook it cannot
-    list); registering again is harmless. Without the [slurm] extra there are none."""
+    list); registering again is harmless. Without the [slurm] extra only PackedLauncher."""
     from hydra.core.plugins import Plugins  # noqa: PLC0415
 
     from hydra_plugins import rbmlab_launcher  # noqa: PLC0415

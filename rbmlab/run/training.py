@@ -9,11 +9,14 @@ numbers whether it follows epoch e − 1 in one process or a checkpoint of it in
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
 from rbmlab.backend import Backend, host_rng
+from rbmlab.backend.run_streams import RunStreams
+from rbmlab.data.batch import Batch
 
 # Random streams: (seed, stream, epoch) keys one generator each.
 INIT_STREAM, TRAIN_STREAM, EVAL_STREAM, SHUFFLE_STREAM, FINAL_EVAL_STREAM = range(5)
@@ -82,3 +85,32 @@ def epoch_pass(
         if after_step is not None and after_step(model, state, rows, seen, updates):
             break
     return model, state, updates
+
+
+def packed_epoch_pass(
+    learner, backend: Backend, keys, trains, n_train: int, batch_size: int | str, model, state: dict[str, Any]
+):
+    """:func:`epoch_pass` of packed runs (rbmlab.run.packed): run r's epoch ``keys[r]`` = (seed,
+    epoch) over its training Batch ``trains[r]`` (``n_train`` rows each), ``model`` and ``state``
+    with a leading run axis, each run's draws from its own streams and its mini-batches from its
+    own shuffle, as that run alone draws and shuffles; (model, state, updates per run)."""
+    xp = backend.xp
+    rngs = RunStreams([backend.rng(seed, TRAIN_STREAM, epoch) for seed, epoch in keys])
+    orders = [batches(n_train, batch_size, host_rng(seed, SHUFFLE_STREAM, epoch), xp) for seed, epoch in keys]
+    updates = 0
+    for step in zip(*orders):
+        model, state = learner.step(model, state, packed_batch(trains, step, xp), rngs)
+        updates += learner.updates_per_step
+    return model, state, updates
+
+
+def packed_batch(trains: list[Batch], orders: tuple, xp) -> Batch:
+    """The mini-batch (R, B, ...) of runs whose step takes rows ``orders[r]`` (None: the whole
+    set) of their training Batch ``trains[r]``: one gather when they share one training set. It
+    holds the arrays every run's set has (the packed learners read the inputs alone; a corruption
+    task adds targets and a mask)."""
+    if all(t is trains[0] for t in trains) and orders[0] is not None:
+        return trains[0].take(xp.stack(orders))
+    parts = [t if idx is None else t.take(idx) for t, idx in zip(trains, orders)]
+    held = [f.name for f in fields(Batch) if all(getattr(b, f.name) is not None for b in parts)]
+    return Batch(**{name: xp.stack([getattr(b, name) for b in parts]) for name in held})

@@ -1,0 +1,275 @@
+"""Packed runs: the jobs of a sweep that share a model family, its sizes and a learner, and differ
+in seed, learning rate or data (a task's condition, a dataset's options), trained as one
+computation with a leading run axis (``hydra/launcher=packed``).
+
+Only the epoch's training is shared. Everything else is each run's own and done by the runner's
+own functions (rbmlab.run.runner): its directory, records and metrics rows, evaluations, its stop
+rule, checkpoints, resume and interrupted status. Run r's numbers are those of the run trained
+alone, bit for bit on numpy: its model and learner state are slice r of the pack's arrays
+(stacked before an epoch, sliced after it), its draws come from its own generators
+(rbmlab.backend.run_streams), its mini-batches from its own shuffle, its steps at its own rate
+(rbmlab.optimizers.base.RunRates), and a batched matmul computes each slice with the product a
+solo run makes. A run whose rule stops it, that diverges or reaches its train.epochs leaves the
+pack; runs resumed at different epochs pack too (each epoch draws from its own keys).
+
+Packs: runs whose learner and sampler say they pack (``packs``), with equal model configurations
+(``model.init`` aside), learner settings other than ``lr``, backend, training-set size and input
+shape. Others train alone, one after another, and say why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rbmlab.backend import namespace
+from rbmlab.errors import RbmlabError
+from rbmlab.learners import LEARNERS
+from rbmlab.optimizers.base import RunRates
+from rbmlab.run import runner
+from rbmlab.run.records import RunRecord
+from rbmlab.run.signals import interruptible, interruption_of
+from rbmlab.run.training import packed_epoch_pass
+from rbmlab.validation import to_plain
+
+
+@dataclass
+class Job:
+    """One run of a packed launch: its configuration, directory, overrides and output lines."""
+
+    cfg: Any  # RunConfig
+    out: Path
+    overrides: list[str]
+    echo: Callable[[str], None] = print
+    tag: str = ""  # the sweep job's number and swept values, as its lines begin
+
+
+@dataclass
+class Member:
+    """A job while it trains: its Setup, record, summary and progress; ``result`` once it ended
+    (its summary, or the exception that ended it)."""
+
+    job: Job
+    record: RunRecord
+    summary: dict
+    run: runner.Setup | None = None
+    p: runner.Progress | None = None
+    result: Any = None
+
+    @property
+    def training(self) -> bool:
+        return self.result is None and runner.training(self.run, self.p)
+
+
+def alone_because(run: runner.Setup) -> str | None:
+    """Why this run cannot join a pack (None: it can)."""
+    cfg, learner = run.cfg, run.learner
+    if not learner.packs:
+        return f"learner={cfg.learner.name} is not packed"
+    sampler = learner.sampler_for(run.model_class)
+    if not sampler.packs:
+        return f"its sampler {sampler.config.name} is not packed"
+    if cfg.train.trials > 1:
+        return "train.trials batches its own models"
+    if cfg.train.budgets:
+        return "train.budgets stops within an epoch"
+    return None
+
+
+def pack_key(run: runner.Setup) -> str:
+    """What runs of one pack share: the model's configuration (not its ``init``) and sizes, the
+    learner's settings but ``lr``, the backend, the training set's size and input shape."""
+    cfg = run.cfg
+    model = {k: v for k, v in to_plain(cfg.model).items() if k != "init"}
+    learner = {k: v for k, v in to_plain(cfg.learner).items() if k != "lr"}
+    shape = list(run.train.inputs.shape[1:])
+    return json.dumps(
+        [model, run.sizes, learner, to_plain(cfg.backend), run.n_train, shape], sort_keys=True, default=str
+    )
+
+
+def stack_models(models: list) -> Any:
+    """One model whose every parameter has a leading run axis (copies; fields other than the
+    parameters must agree)."""
+    first = models[0]
+    xp = first.xp
+    return dataclasses.replace(
+        first, **{k: xp.stack([getattr(m, k) for m in models]) for k in first.arrays()}
+    )
+
+
+def stack_states(states: list[dict]) -> dict:
+    """The learner states of runs at one step: arrays stacked along a run axis; host counters (a
+    step count, Adam's t) equal in every run, kept as they are."""
+    out = {}
+    for key, value in states[0].items():
+        values = [s[key] for s in states]
+        if isinstance(value, int):
+            if any(v != value for v in values):
+                raise RuntimeError(f"packed runs disagree on the counter {key}: {values}")
+            out[key] = value
+        else:
+            out[key] = namespace(value).stack(values)
+    return out
+
+
+def run_part(packed, r: int):
+    """Run ``r``'s slice of a packed model or learner state (views)."""
+    if isinstance(packed, dict):
+        return {k: v if isinstance(v, int) else v[r] for k, v in packed.items()}
+    return packed.map(lambda a: a[r])
+
+
+def train_pack(members: list[Member]) -> None:
+    """One epoch of every member (each its own next epoch) as one computation; each member's
+    progress gets its model, state, updates and the pack's training time."""
+    lead = members[0].run
+    backend = lead.backend
+    learner = LEARNERS.build(lead.cfg.learner)
+    learner.lr = RunRates([m.run.cfg.learner.lr for m in members])
+    t0 = time.perf_counter()
+    for m in members:
+        m.p.epoch += 1
+    model = stack_models([m.p.model for m in members])
+    state = stack_states([m.p.state for m in members])
+    model, state, updates = packed_epoch_pass(
+        learner,
+        backend,
+        [(m.run.cfg.seed, m.p.epoch) for m in members],
+        [m.run.train for m in members],
+        lead.n_train,
+        lead.cfg.learner.batch_size,
+        model,
+        state,
+    )
+    wall = time.perf_counter() - t0
+    for r, m in enumerate(members):
+        m.p.model, m.p.state = run_part(model, r), run_part(state, r)
+        m.p.updates += updates
+        m.p.wall += wall
+
+
+def _prepared(job: Job, shared: dict) -> runner.Setup:
+    """The job's Setup, its data shared with earlier jobs of the same dataset and task."""
+    run = runner.prepare(job.cfg)
+    key = json.dumps(
+        [job.cfg.dataset, to_plain(job.cfg.task), to_plain(job.cfg.backend)], sort_keys=True, default=str
+    )
+    if key in shared:
+        first = shared[key]
+        return dataclasses.replace(run, train=first.train, splits=first.splits, data_mean=first.data_mean)
+    shared[key] = run
+    return run
+
+
+def _fail(m: Member, e: BaseException) -> None:
+    """Record a member's failure (its summary.json says failed) and keep the exception."""
+    m.record.fail(m.summary, str(e) if isinstance(e, RbmlabError) else f"{type(e).__name__}: {e}")
+    m.result = e
+
+
+def train_jobs(jobs: list[Job]) -> list[Any]:
+    """Train ``jobs``, packed where they allow; for each job its summary, or the exception that
+    ended it (recorded as failed in its directory). A termination signal records every unfinished
+    job as interrupted at its last checkpoint, then goes on."""
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(interruptible())
+        members: list[Member] = []
+        shared: dict = {}
+        try:
+            for job in jobs:
+                cfg = job.cfg
+                record = stack.enter_context(
+                    RunRecord.open(
+                        job.out, resume=cfg.resume, overwrite=cfg.overwrite, lock_wait=cfg.lock_wait
+                    )
+                )
+                m = Member(job, record, {"status": "running", "config_hash": cfg.hash()})
+                members.append(m)
+                _start(m, shared)
+            for pack in _packs(members):
+                _train_together(pack)
+            for m in members:
+                if m.result is None:
+                    try:
+                        m.result = runner.conclude(m.run, m.record, m.p, m.summary, m.job.echo)
+                    except Exception as e:  # noqa: BLE001 - this run's final evaluation: the others go on
+                        _fail(m, e)
+        except BaseException as e:
+            stop = interruption_of(e)
+            for m in members:
+                if m.result is None:
+                    if stop is not None:
+                        m.record.interrupt(m.summary, stop.name)
+                    else:
+                        _fail(m, e)
+            raise
+        return [m.result for m in members]
+
+
+def _start(m: Member, shared: dict) -> None:
+    """The member's Setup and progress (its checkpoint's when resumed); a run already complete, or
+    one that cannot start, ends here."""
+    try:
+        m.run = _prepared(m.job, shared)
+        m.summary = runner.initial_summary(m.run)
+        p = runner.start(m.run, m.record, m.job.overrides, m.summary, m.job.echo)
+    except Exception as e:  # noqa: BLE001 - this job failed; the others go on
+        _fail(m, e)
+        return
+    if isinstance(p, dict):
+        m.result = p
+        return
+    m.p = p
+    runner.begin(m.run, m.record, p, m.summary, m.job.echo)
+
+
+def _packs(members: list[Member]) -> list[list[Member]]:
+    """The members that train, grouped into packs (a run that cannot pack alone, saying why)."""
+    groups: dict[str, list[Member]] = {}
+    for m in members:
+        if m.result is not None:
+            continue
+        why = alone_because(m.run)
+        if why is not None:
+            m.job.echo(f"trains alone: {why}")
+            groups[f"alone {len(groups)}"] = [m]
+        else:
+            groups.setdefault(pack_key(m.run), []).append(m)
+    for group in groups.values():
+        if len(group) > 1:
+            for m in group:
+                m.job.echo(f"packed with {len(group) - 1} other run(s)")
+    return list(groups.values())
+
+
+def _train_together(pack: list[Member]) -> None:
+    """Epochs of a pack until every member ended: each epoch trains the members at the earliest
+    epoch together; then each member's own evaluation, rule and checkpoint."""
+    for m in pack:
+        m.summary["packed_runs"] = len(pack)
+    while live := [m for m in pack if m.training]:
+        epoch = min(m.p.epoch for m in live)
+        group = [m for m in live if m.p.epoch == epoch]
+        try:
+            if len(group) == 1:  # the solo runner's epoch (budgets, batched trials included)
+                runner.train_epoch(group[0].run, group[0].record, group[0].p)
+            else:
+                train_pack(group)
+        except Exception as e:  # noqa: BLE001 - the shared computation failed: each member records it
+            for m in group:
+                _fail(m, e)
+            continue
+        for m in group:
+            try:
+                if not runner.after_epoch(m.run, m.record, m.p, m.summary):
+                    m.result = runner.end_diverged(m.run, m.record, m.p, m.summary, m.job.echo)
+            except Exception as e:  # noqa: BLE001 - this run's evaluation or files: the others go on
+                _fail(m, e)
+        runner.epoch_fault_points(epoch + 1)
