@@ -68,7 +68,7 @@ def test_a_bench_part_is_its_function_and_one_registry_line(monkeypatch):
     message = str(error.value)
     assert "\n" not in message and not ran
     assert message.startswith("--parts: unknown bench part 'nope'; choose one of gibbs, ais, ")
-    assert message.endswith(", tap, toy, other")
+    assert message.endswith(", tap, packed, toy, other")
 
 
 def test_every_bench_part_is_a_function_of_rounds_and_examples():

@@ -211,6 +211,64 @@ def test_a_packed_sweep_interrupted_and_resumed_equals_the_runs_alone(tmp_path):
         assert_same_run(tmp_path / f"alone{j}", tmp_path / "sweep" / str(j))
 
 
+# ---------------------------------------------------------------- every learner and family that packs
+
+
+def packed_pairs():
+    """(learner, family, optimizer) for every learner that packs on every family it trains whose
+    negative-phase sampler packs too (rbmlab.run.packed.alone_because), with sgd and adam."""
+    from rbmlab.errors import RbmlabError  # noqa: PLC0415
+
+    for name in LEARNERS.names():
+        learner = LEARNERS.build(LEARNERS.parse({"name": name}))
+        for family in MODELS.names():
+            cls = MODELS.get(family)
+            try:
+                learner.check(cls)
+            except RbmlabError:
+                continue
+            if learner.packs and (not learner.samples or learner.sampler_for(cls).packs):
+                for optimizer in ("sgd", "adam"):
+                    yield pytest.param(name, family, optimizer, id=f"{name}-{family}-{optimizer}")
+
+
+def packed_epoch(name: str, family: str, optimizer: str, wrap=lambda a: a, runs: int = 3):
+    """An epoch (two steps) of ``runs`` runs of learner ``name`` on small models of ``family``
+    (seeds 0, 1, ..., each its own rate and data), packed, every array of models, states and data
+    through ``wrap``; (packed model, [(model, state) of each run trained alone])."""
+    from rbmlab.run.training import epoch_pass, packed_epoch_pass  # noqa: PLC0415
+    from tests.test_conformance import examples, make_model, symmetric  # noqa: PLC0415
+
+    options = {"name": name, "batch_size": 8, "optimizer": {"name": optimizer}}
+    rates = [0.01 * (seed + 1) for seed in range(runs)]
+    alone, models, states, trains = [], [], [], []
+    for seed in range(runs):
+        learner = LEARNERS.build(LEARNERS.parse({**options, "lr": rates[seed]}))
+        backend, cls, _, model = make_model(family, seed=seed)
+        train = examples(backend, cls, 16, 3 + seed)
+        model = learner.initial_model(symmetric(model), pretrained=True, train=train)
+        state = learner.init_state(model, train, backend.rng(seed))
+        models.append(model)
+        states.append(state)
+        trains.append(train)
+        alone.append(epoch_pass(learner, backend, seed, 1, train, 16, 8, model, state)[:2])
+    learner = LEARNERS.build(LEARNERS.parse(options))
+    learner.lr = RunRates(rates)
+    model, state = stack_models(models).map(wrap), wrap(stack_states(states))
+    trains = [Batch(wrap(t.inputs), targets=t.targets, mask=t.mask) for t in trains]
+    keys = [(seed, 1) for seed in range(runs)]
+    model, _, _ = packed_epoch_pass(learner, backend, keys, trains, 16, 8, model, state)
+    return model, alone
+
+
+@pytest.mark.parametrize("name,family,optimizer", list(packed_pairs()))
+def test_every_learner_that_packs_steps_each_run_as_it_steps_alone(name, family, optimizer):
+    packed, alone = packed_epoch(name, family, optimizer)
+    for r, (model, _) in enumerate(alone):
+        for p in type(model).PARAMS:
+            np.testing.assert_array_equal(getattr(packed, p)[r], getattr(model, p), err_msg=f"run {r} {p}")
+
+
 # ---------------------------------------------------------------- the parts
 
 

@@ -16,6 +16,7 @@ from rbmlab.inference.mean_field import mean_field
 from rbmlab.learners import LEARNERS
 from tests.sync_counting import Counted, counted, reset
 from tests.test_crbm import N, random_crbm, task
+from tests.test_packed import packed_epoch, packed_pairs
 
 CRBM_LEARNERS = ("mle_mf", "mle_bp", "mssvm", "lssvm", "conditional_cd", "cd_percloss", "logistic")
 
@@ -251,6 +252,17 @@ def test_no_learner_reads_the_device_inside_an_epoch(name, family):
     """Every learner on every family it trains, at its defaults: two steps read nothing back."""
     stepped({"name": name}, family, counted, 2)
     assert Counted.reads == 0
+
+
+@pytest.mark.parametrize("name,family,optimizer", list(packed_pairs()))
+def test_a_packed_epoch_reads_nothing_back_and_equals_the_host_path(name, family, optimizer):
+    """Packed runs (rbmlab.run.packed), every learner and family that packs: an epoch of 3 runs."""
+    reset()
+    model, _ = packed_epoch(name, family, optimizer, counted)
+    assert Counted.reads == 0
+    host, _ = packed_epoch(name, family, optimizer, lambda a: a)
+    for p in type(model).PARAMS:
+        np.testing.assert_array_equal(getattr(model, p).view(np.ndarray), getattr(host, p), err_msg=p)
 
 
 def test_a_learner_state_read_back_keeps_its_counters_on_the_host():

@@ -75,6 +75,7 @@ BENCH_PARTS = Registry(
         "crbm_bp": "rbmlab.bench.crbm_bp:crbm_bp_part",
         "pmp": "rbmlab.bench.pmp:pmp_part",
         "tap": "rbmlab.bench.tap:tap_part",
+        "packed": "rbmlab.bench.packed:packed_part",
     },
 )
 

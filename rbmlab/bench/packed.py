@@ -1,0 +1,93 @@
+"""Packed runs against the same runs one after another (rbmlab.run.packed). Bench part ``packed``.
+
+R runs of one learner and model size, each with its own seed (initialisation, draws, data order)
+and learning rate, train one epoch over the same MNIST images: alone, one after another (what the
+basic launcher does in one process), and packed into one computation with a leading run axis
+(``hydra/launcher=packed``). The row is (runs alone) / (packed): the packed throughput as a
+multiple of the solo throughput, ≥ 1.0 the target on the CPU (issue 55). Both do the same
+arithmetic (the packed runs equal the runs alone bit for bit, tests/test_packed.py); on the CPU a
+batched matmul is a loop of the same BLAS calls, so the gain is the shared Python and dispatch
+overhead of a step, largest at small batches.
+"""
+
+from __future__ import annotations
+
+from rbmlab.backend import get_backend
+from rbmlab.bench.core import Row, mnist, row
+from rbmlab.bench.method import blas_threads, interleaved, ratio, spread
+from rbmlab.data.batch import Batch
+
+RATES = (0.01, 0.02, 0.05, 0.1)  # one per run, cycled
+
+
+def _runs(backend, learner_config: dict, runs: int, x, n_hidden: int):
+    """The runs' (learner, model, state) alone, and the packed learner, model and state."""
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.models import MODELS  # noqa: PLC0415
+    from rbmlab.optimizers.base import RunRates  # noqa: PLC0415
+    from rbmlab.run.packed import stack_models, stack_states  # noqa: PLC0415
+    from rbmlab.run.training import initial_model, learner_start  # noqa: PLC0415
+
+    family = MODELS.get("rbm")
+    model_config = MODELS.parse({"name": "rbm", "n_hidden": n_hidden})
+    train = Batch(x)
+    alone = []
+    for seed in range(runs):
+        lr = RATES[seed % len(RATES)]
+        learner = LEARNERS.build(LEARNERS.parse({**learner_config, "lr": lr}))
+        model = initial_model(family, model_config, backend, seed, backend.to_numpy(x).mean(0), x)
+        model, state = learner_start(learner, model, backend, seed, train)
+        alone.append((learner, model, state))
+    packed = LEARNERS.build(LEARNERS.parse(learner_config))
+    packed.lr = RunRates([RATES[s % len(RATES)] for s in range(runs)])
+    return alone, packed, stack_models([m for _, m, _ in alone]), stack_states([s for *_, s in alone]), train
+
+
+def bench_packed(
+    backend,
+    learner_config: dict,
+    what: str,
+    runs: int,
+    rounds: int,
+    threads: int,
+    examples: int,
+    n_hidden=500,
+) -> list[Row]:
+    """One epoch of ``runs`` runs alone (one after another) and packed, interleaved."""
+    from rbmlab.run.training import epoch_pass, packed_epoch_pass  # noqa: PLC0415
+
+    x = backend.asarray(mnist(examples))
+    alone, packed, model, state, train = _runs(backend, learner_config, runs, x, n_hidden)
+    batch = learner_config["batch_size"]
+
+    def one_by_one():
+        for seed, (learner, m, s) in enumerate(alone):
+            epoch_pass(learner, backend, seed, 1, train, examples, batch, m, s)
+
+    def together():
+        keys = [(seed, 1) for seed in range(runs)]
+        packed_epoch_pass(packed, backend, keys, [train] * runs, examples, batch, model, state)
+
+    with blas_threads(threads):
+        t = interleaved({"alone": one_by_one, "packed": together}, rounds)
+    label = f"{what}, {runs} runs, {examples} MNIST images, 784 × {n_hidden}, batch {batch}"
+    return [
+        row(f"{label}: runs alone, s", spread(t["alone"]), "s", threads),
+        row(f"{label}: packed, s", spread(t["packed"]), "s", threads),
+        row(f"{label}: alone / packed", ratio(t["alone"], t["packed"]), "ratio", threads, "≥ 1.0"),
+    ]
+
+
+def packed_part(rounds: int, examples: int) -> list[Row]:
+    """Bench part ``packed``: CD-1 and PCD-1 with 4 runs at batch 100 and 20 on up to 2,000 of the
+    ``examples`` (a ratio of epochs needs no more), at 1 and 2 BLAS threads."""
+    backend = get_backend("numpy", "float32")
+    rows: list[Row] = []
+    n = min(examples, 2000)
+    for name, what in (("cd", "CD-1"), ("pcd", "PCD-1")):
+        for batch in (100, 20):
+            for threads in (1, 2):
+                rows += bench_packed(
+                    backend, {"name": name, "batch_size": batch}, what, 4, rounds, threads, n
+                )
+    return rows
