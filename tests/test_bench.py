@@ -467,3 +467,14 @@ def test_a_subset_of_parts_is_named_in_the_header_not_make_bench():
     assert "Command: `python -m rbmlab.bench` (python -m rbmlab.bench --parts crbm_bp --rounds 5)" in render(
         result
     )
+
+
+def test_the_packed_rows_of_make_bench_gpu_run_on_any_backend():
+    """bench-gpu's packed PCD-1 rows (rbmlab.bench.packed.bench_packed_scaling), at a toy size on
+    numpy: a GPU session runs them as prepared; per run seconds and bare / packed for each count."""
+    from rbmlab.backend import get_backend
+    from rbmlab.bench.packed import bench_packed_scaling
+
+    rows = bench_packed_scaling(get_backend(), 1, (1, 2), examples=40, n_hidden=8, batch=20)
+    assert [r["unit"] for r in rows] == ["s", "ratio"] * 2
+    assert "2 packed run(s)" in rows[2]["name"] and all(r["median"] > 0 for r in rows)

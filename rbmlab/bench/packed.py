@@ -12,7 +12,7 @@ overhead of a step, largest at small batches.
 
 from __future__ import annotations
 
-from rbmlab.backend import get_backend
+from rbmlab.backend import get_backend, wait_for_device
 from rbmlab.bench.core import Row, mnist, row
 from rbmlab.bench.method import blas_threads, interleaved, ratio, spread
 from rbmlab.data.batch import Batch
@@ -90,4 +90,64 @@ def packed_part(rounds: int, examples: int) -> list[Row]:
                 rows += bench_packed(
                     backend, {"name": name, "batch_size": batch}, what, 4, rounds, threads, n
                 )
+    return rows
+
+
+def stacked_pcd_matmuls(backend, runs: int, m: int, n: int, batch: int, steps: int):
+    """The bare products of ``steps`` PCD-1 steps of ``runs`` packed runs, as the fused path forms
+    them (rbmlab.bench.rbm.pcd_matmuls with a leading run axis): [x; chains]W (2B rows), the
+    chains' visible and hidden products, one W statistic for both phases; each into its output."""
+    xp, rng = backend.xp, backend.rng(9)
+
+    def rand(*shape):
+        return rng.random((runs, *shape), dtype=backend.dtype)
+
+    W, stacked, v, h, p = rand(m, n), rand(2 * batch, m), rand(batch, m), rand(batch, n), rand(2 * batch, n)
+    Wt, stacked_t = xp.ascontiguousarray(W.swapaxes(1, 2)), xp.ascontiguousarray(stacked.swapaxes(1, 2))
+    out_2h, out_v, out_h, out_w = (
+        xp.empty((runs, 2 * batch, n), W.dtype),
+        xp.empty((runs, batch, m), W.dtype),
+        xp.empty((runs, batch, n), W.dtype),
+        xp.empty((runs, m, n), W.dtype),
+    )
+
+    def run():
+        for _ in range(steps):
+            xp.matmul(stacked, W, out=out_2h)
+            xp.matmul(h, Wt, out=out_v)
+            xp.matmul(v, W, out=out_h)
+            xp.matmul(stacked_t, p, out=out_w)
+        wait_for_device(xp)
+
+    return run
+
+
+def bench_packed_scaling(
+    backend, rounds: int, runs_list=(1, 8, 32, 128), examples: int = 10_000, n_hidden: int = 500, batch=100
+) -> list[Row]:
+    """PCD-1 (784 × ``n_hidden``, batch ``batch``) packed at each run count of ``runs_list``: the
+    epoch's seconds per run, and the bare products of the same epoch / the packed epoch (the
+    fraction of the arithmetic bound it reaches: those products are the step's matrix work,
+    6 (B, 784, n_hidden) multiply-add units per run and step), interleaved; the device waited for."""
+    from rbmlab.run.training import packed_epoch_pass  # noqa: PLC0415
+
+    x = backend.asarray(mnist(examples))
+    steps = -(-examples // batch)
+    config = {"name": "pcd", "batch_size": batch}
+    rows: list[Row] = []
+    for runs in runs_list:
+        _, packed, model, state, train = _runs(backend, config, runs, x, n_hidden)
+        keys = [(seed, 1) for seed in range(runs)]
+
+        def together(packed=packed, model=model, state=state, keys=keys, train=train):
+            packed_epoch_pass(packed, backend, keys, [train] * len(keys), examples, batch, model, state)
+            wait_for_device(backend.xp)
+
+        bare = stacked_pcd_matmuls(backend, runs, x.shape[1], n_hidden, batch, steps)
+        t = interleaved({"packed": together, "bare": bare}, rounds)
+        label = f"PCD-1 epoch, {runs} packed run(s), {examples} MNIST images, 784 × {n_hidden}, batch {batch}"
+        rows += [
+            row(f"{label}: s per run", spread([s / runs for s in t["packed"]]), "s", None),
+            row(f"{label}: bare products / packed", ratio(t["bare"], t["packed"]), "ratio", None),
+        ]
     return rows
