@@ -97,6 +97,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     if hydra_config:
         cfg = _hydra_compose(CONF_DIR, config_name, tuple(overrides), hydra_config=True)
         cluster.check_backend(cfg.hydra.launcher)
+        check_packed_launcher(cfg.hydra.launcher)
         return cfg
     from hydra._internal.config_loader_impl import ConfigLoaderImpl  # noqa: PLC0415
 
@@ -290,7 +291,7 @@ def packed_job(cfg):
     return Job(run_cfg, Path(hc.runtime.output_dir), list(hc.overrides.task), echo, tag)
 
 
-def train_packed_jobs(jobs: list) -> list:
+def train_packed_jobs(jobs: list, max_runs: int) -> list:
     """Train the collected jobs (None: refused already), packed where they allow; each job's
     headline value (what a sampling sweeper optimises), None for a job that failed (printed, as
     :func:`_hydra_task` prints a sweep job's failure; its summary.json says failed)."""
@@ -298,7 +299,7 @@ def train_packed_jobs(jobs: list) -> list:
     from rbmlab.run.sweepers import returned_value  # noqa: PLC0415
 
     live = [j for j in jobs if j is not None]
-    results = dict(zip(map(id, live), train_jobs(live)))
+    results = dict(zip(map(id, live), train_jobs(live, max_runs)))
     values = []
     for job in jobs:
         result = None if job is None else results[id(job)]
@@ -368,6 +369,18 @@ HYDRA_KEYS = (
 )
 
 
+SWEEP_LAUNCHERS = (*cluster.LAUNCHERS, "packed")  # rbmlab's launchers, refused without -m
+
+
+def check_packed_launcher(launcher) -> None:
+    """``hydra/launcher=packed``'s one option, checked where the sweep is launched."""
+    if launcher is None or not str(launcher.get("_target_", "")).endswith(".PackedLauncher"):
+        return
+    value = launcher.get("max_runs")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RbmlabError(f"hydra.launcher.max_runs: runs in one pack, an integer >= 1 (got {value!r})")
+
+
 def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[str]:
     """The hydra.* overrides, refusing those that would move jobs outside their owned
     directories or change the run mode behind rbmlab's back (hydra.mode, hydra.sweep.subdir ...).
@@ -380,7 +393,7 @@ def check_hydra_overrides(overrides: list[str], multirun: bool = False) -> list[
         if key.startswith("hydra"):
             if key.startswith(SWEEPER_KEYS) and not multirun:
                 raise RbmlabError(f"{key}: a setting of a sweep; add -m")
-            if key == "hydra/launcher" and o.split("=", 1)[-1] in cluster.LAUNCHERS and not multirun:
+            if key == "hydra/launcher" and o.split("=", 1)[-1] in SWEEP_LAUNCHERS and not multirun:
                 raise RbmlabError(
                     f"{o}: launches a sweep's jobs (without -m the run trains here); add -m, also for one job"
                 )

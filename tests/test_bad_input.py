@@ -254,6 +254,17 @@ RUN_CASES = [
         "dataset.bar",
     ),
     Case("run-unknown-launcher", ["run", "-m", *SMALL, "hydra/launcher=nope"], "hydra/launcher=nope"),
+    Case(
+        "run-packed-max-runs-0",
+        ["run", "-m", *SMALL, "hydra/launcher=packed", "hydra.launcher.max_runs=0"],
+        "hydra.launcher.max_runs",
+    ),
+    Case(
+        "run-packed-max-runs-text",
+        ["run", "-m", *SMALL, "hydra/launcher=packed", "hydra.launcher.max_runs=many"],
+        "hydra.launcher.max_runs",
+    ),
+    Case("run-packed-without-m", ["run", *SMALL, "hydra/launcher=packed"], "add -m"),
     Case("run-config-name", ["run", "--config-name=nope"], "--config-name"),
     Case("run-dir-is-a-file", ["run", *SMALL, "hydra.run.dir=afile"], "afile", setup=file_at("afile")),
     Case("run-dir-under-a-file", ["run", *SMALL, "hydra.run.dir=afile/run"], "afile", setup=file_at("afile")),

@@ -112,6 +112,17 @@ def test_a_run_that_cannot_pack_trains_alone_and_says_why(tmp_path):
     assert_same_run(tmp_path / "alone", tmp_path / "r0")
 
 
+def test_max_runs_splits_the_jobs_into_packs_in_job_order(tmp_path):
+    configs = [validated_run_config(BASE + [f"seed={s}"]) for s in range(5)]
+    lines: dict[int, list[str]] = {i: [] for i in range(5)}
+    train_jobs([Job(c, tmp_path / f"r{i}", [], lines[i].append) for i, c in enumerate(configs)], max_runs=2)
+    packed = [summary_of(tmp_path / f"r{i}").get("packed_runs") for i in range(5)]
+    assert packed == [2, 2, 2, 2, None]  # the fifth trains alone
+    assert [("packed with 1 other run(s)" in lines[i]) for i in range(5)] == [True] * 4 + [False]
+    train(configs[4], tmp_path / "alone", echo=quiet)
+    assert_same_run(tmp_path / "alone", tmp_path / "r4")
+
+
 STOPPING = [
     "dataset=caltech101",
     "dataset.n_train=20",

@@ -15,9 +15,10 @@ class PackedLauncher(Launcher):
     job collected instead of run (rbmlab.hydra_app.packed_job), then all of them trained together
     (rbmlab.hydra_app.train_packed_jobs); each job's return value is its run's headline value."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_runs: int = 128) -> None:
         super().__init__()
         self.config = self.hydra_context = self.task_function = None
+        self.max_runs = max_runs
 
     def setup(self, *, hydra_context, task_function, config) -> None:
         self.config, self.hydra_context, self.task_function = config, hydra_context, task_function
@@ -46,7 +47,7 @@ class PackedLauncher(Launcher):
             )
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         jobs = [r.return_value if r.status == JobStatus.COMPLETED else None for r in returns]
-        for r, value in zip(returns, train_packed_jobs(jobs)):
+        for r, value in zip(returns, train_packed_jobs(jobs, self.max_runs)):
             r.return_value = value
         return returns
 

@@ -38,6 +38,8 @@ from rbmlab.run.signals import interruptible, interruption_of
 from rbmlab.run.training import packed_epoch_pass
 from rbmlab.validation import to_plain
 
+MAX_RUNS = 128  # runs in one pack unless hydra.launcher.max_runs says otherwise
+
 
 @dataclass
 class Job:
@@ -95,8 +97,8 @@ def pack_key(run: runner.Setup) -> str:
 
 
 def stack_models(models: list) -> Any:
-    """One model whose every parameter has a leading run axis (copies; fields other than the
-    parameters must agree)."""
+    """One model whose every parameter has a leading run axis (copies); its other fields (unit
+    types) are the first model's, which the pack key makes every model's."""
     first = models[0]
     xp = first.xp
     return dataclasses.replace(
@@ -174,10 +176,10 @@ def _fail(m: Member, e: BaseException) -> None:
     m.result = e
 
 
-def train_jobs(jobs: list[Job]) -> list[Any]:
-    """Train ``jobs``, packed where they allow; for each job its summary, or the exception that
-    ended it (recorded as failed in its directory). A termination signal records every unfinished
-    job as interrupted at its last checkpoint, then goes on."""
+def train_jobs(jobs: list[Job], max_runs: int = MAX_RUNS) -> list[Any]:
+    """Train ``jobs``, packed where they allow (at most ``max_runs`` a pack); for each job its
+    summary, or the exception that ended it (recorded as failed in its directory). A termination
+    signal records every unfinished job as interrupted at its last checkpoint, then goes on."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(interruptible())
         members: list[Member] = []
@@ -193,7 +195,7 @@ def train_jobs(jobs: list[Job]) -> list[Any]:
                 m = Member(job, record, {"status": "running", "config_hash": cfg.hash()})
                 members.append(m)
                 _start(m, shared)
-            for pack in _packs(members):
+            for pack in _packs(members, max_runs):
                 _train_together(pack)
             for m in members:
                 if m.result is None:
@@ -230,8 +232,9 @@ def _start(m: Member, shared: dict) -> None:
     runner.begin(m.run, m.record, p, m.summary, m.job.echo)
 
 
-def _packs(members: list[Member]) -> list[list[Member]]:
-    """The members that train, grouped into packs (a run that cannot pack alone, saying why)."""
+def _packs(members: list[Member], max_runs: int) -> list[list[Member]]:
+    """The members that train, grouped into packs of at most ``max_runs`` in job order (a run that
+    cannot pack alone, saying why)."""
     groups: dict[str, list[Member]] = {}
     for m in members:
         if m.result is not None:
@@ -242,18 +245,20 @@ def _packs(members: list[Member]) -> list[list[Member]]:
             groups[f"alone {len(groups)}"] = [m]
         else:
             groups.setdefault(pack_key(m.run), []).append(m)
-    for group in groups.values():
-        if len(group) > 1:
-            for m in group:
-                m.job.echo(f"packed with {len(group) - 1} other run(s)")
-    return list(groups.values())
+    packs = [group[i : i + max_runs] for group in groups.values() for i in range(0, len(group), max_runs)]
+    for pack in packs:
+        if len(pack) > 1:
+            for m in pack:
+                m.job.echo(f"packed with {len(pack) - 1} other run(s)")
+    return packs
 
 
 def _train_together(pack: list[Member]) -> None:
     """Epochs of a pack until every member ended: each epoch trains the members at the earliest
     epoch together; then each member's own evaluation, rule and checkpoint."""
     for m in pack:
-        m.summary["packed_runs"] = len(pack)
+        if len(pack) > 1:  # summary.json: the runs it trained with (its wall_time is the pack's)
+            m.summary["packed_runs"] = len(pack)
     while live := [m for m in pack if m.training]:
         epoch = min(m.p.epoch for m in live)
         group = [m for m in live if m.p.epoch == epoch]
