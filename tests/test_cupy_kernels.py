@@ -76,3 +76,25 @@ def test_a_backend_generator_draws_on_the_device_and_keys_from_the_host():
     x = cupy.zeros((40, 30), dtype=cupy.float32)
     a, b = bernoulli_logits_(x.copy(), be.rng(1, 2)), bernoulli_logits_(x.copy(), be.rng(1, 2))
     assert bool((a == b).all()) and 0.3 < float(a.mean()) < 0.7
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_packed_draw_is_one_launch_that_equals_each_runs_draw_alone(dtype, monkeypatch):
+    """Packed runs (rbmlab.backend.run_streams) on the device: one kernel for every run's block,
+    each block equal to that run's own fused draw; over draws that cross the key table's chunks."""
+    import cupy
+
+    from rbmlab.backend import get_backend, ops, run_streams
+
+    monkeypatch.setattr(run_streams, "KEY_CHUNK", 2)
+    backend = get_backend("cupy", np.dtype(dtype).name)
+    rng = np.random.default_rng(0)
+    x = (3.0 * rng.standard_normal((3, 40, 70))).astype(dtype)
+    bias = rng.standard_normal((3, 1, 70)).astype(dtype)
+    packed = run_streams.RunStreams([backend.rng(s, 2) for s in (3, 5, 7)])
+    alone = [backend.rng(s, 2) for s in (3, 5, 7)]
+    for _ in range(5):
+        got = ops.bernoulli_logits_(cupy.asarray(x), packed, bias=cupy.asarray(bias), scale=2.0).get()
+        for r, g in enumerate(alone):
+            want = ops.bernoulli_logits_(cupy.asarray(x[r]), g, bias=cupy.asarray(bias[r]), scale=2.0)
+            np.testing.assert_array_equal(got[r], want.get())

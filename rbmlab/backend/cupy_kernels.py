@@ -50,6 +50,19 @@ _bernoulli_logits = cupy.ElementwiseKernel(
     preamble=_UNIFORM,
 )
 
+# Packed runs (rbmlab.backend.run_streams): x is (R, ...) C-order, run r's elements the r-th block of
+# per_run; run r's key is keys[r·width + column] (a column of the runs' key table on the device), and
+# its elements take the uniforms run r alone draws for its (...) block: one launch for R runs.
+_bernoulli_logits_runs = cupy.ElementwiseKernel(
+    "raw uint64 keys, int64 width, int64 column, int64 per_run, T bias, T scale, T offset",
+    "T x",
+    "const T u = rbmlab_uniform<T>(keys[(i / per_run) * width + column], i % per_run);"
+    "const T a = scale * (x + bias) + offset;"
+    "x = (u * (T(1) + exp(-a)) < T(1)) ? T(1) : T(0);",
+    "rbmlab_bernoulli_logits_runs",
+    preamble=_UNIFORM,
+)
+
 # x ← x + bias, y ← softplus(β_1 x) − softplus(β_0 x) in the expm1 form of rbmlab.evaluators.ais;
 # δ = β_1 − β_0 is formed in float64 on the host, as there. (An elementwise kernel and a row sum
 # beat one ReductionKernel with this map: 46 against 69 µs on 10,000 × 500 floats, H100.)
@@ -76,6 +89,24 @@ def bernoulli_logits_(x, key: np.uint64, bias=None, scale=None, offset=None):
     zero = x.dtype.type(0)
     _bernoulli_logits(
         key,
+        zero if bias is None else bias,
+        x.dtype.type(1) if scale is None else scale,
+        zero if offset is None else offset,
+        x,
+    )
+    return x
+
+
+def bernoulli_logits_runs_(x, keys, column: int, bias=None, scale=None, offset=None):
+    """In place, packed runs: x (R, ...) becomes run r's {0, 1} sample in block r, each from key
+    ``keys[r, column]`` (``keys``: the runs' (R, width) uint64 key table on the device), equal to
+    :func:`bernoulli_logits_` on each block with its key."""
+    zero = x.dtype.type(0)
+    _bernoulli_logits_runs(
+        keys,
+        keys.shape[1],
+        column,
+        x.size // x.shape[0],
         zero if bias is None else bias,
         x.dtype.type(1) if scale is None else scale,
         zero if offset is None else offset,

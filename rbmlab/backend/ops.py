@@ -79,6 +79,11 @@ def bernoulli_logits_(x, rng, bias=None, scale=None, offset=None):
     :class:`RunStreams`: each run's slice drawn from its own Generator, as that run alone draws it.
     """
     if isinstance(rng, RunStreams):
+        if namespace(x).__name__ == "cupy" and rng.keyed_on_host:  # one launch for every run
+            from rbmlab.backend import cupy_kernels  # noqa: PLC0415
+
+            rng.runs_of(x.shape)  # the run axis checked
+            return cupy_kernels.bernoulli_logits_runs_(x, *rng.next_keys(namespace(x)), bias, scale, offset)
         for r, g in rng.runs_of(x.shape):
             bernoulli_logits_(x[r], g, run_slice(bias, r, x), run_slice(scale, r, x), run_slice(offset, r, x))
         return x

@@ -14,12 +14,34 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
+KEY_CHUNK = 1024  # keys per run moved to the device at once (rbmlab.backend.cupy_kernels' packed draw)
+
 
 class RunStreams:
     """R Generators (a :meth:`rbmlab.backend.Backend.rng` each), one per packed run, in run order."""
 
     def __init__(self, generators: Sequence[Any]):
         self.generators = tuple(generators)
+        self._table, self._column = None, KEY_CHUNK
+
+    @property
+    def keyed_on_host(self) -> bool:
+        """Whether every run's Generator keys the fused device kernels from the host (a cupy
+        Backend.rng's ``host_keys``), so a packed draw can be one launch for all runs."""
+        return all(hasattr(g, "host_keys") for g in self.generators)
+
+    def next_keys(self, xp) -> tuple[Any, int]:
+        """(key table, column): every run's next fused-kernel key, column ``column`` of the (R,
+        KEY_CHUNK) table on the device. Run r's keys are the 64-bit draws its ``host_keys`` gives
+        one at a time (rbmlab.backend.random_bits.draw_key) when it draws alone; they move to the
+        device KEY_CHUNK at a time, one transfer per chunk instead of R keys per draw."""
+        if self._column == KEY_CHUNK:
+            keys = [g.host_keys.bit_generator.random_raw(KEY_CHUNK) for g in self.generators]
+            self._table, self._column = xp.asarray(np.stack(keys).astype(np.uint64)), 0
+        self._column += 1
+        return self._table, self._column - 1
 
     def __len__(self) -> int:
         return len(self.generators)
