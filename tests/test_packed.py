@@ -26,11 +26,14 @@ from rbmlab.data import load_dataset
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.hydra_app import validated_run_config
+from rbmlab.inference.matrix_bp import loopy_bp, pairwise_beliefs
+from rbmlab.inference.mean_field import mean_field
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.optimizers.base import RunRates
 from rbmlab.run.packed import Job, stack_models, stack_states, train_jobs
 from rbmlab.run.runner import train
+from tests.sync_counting import Counted, counted, reset
 
 BASE = [
     "dataset=bars_stripes",
@@ -257,3 +260,73 @@ def test_stacked_states_keep_host_counters_and_refuse_disagreeing_ones():
     assert stack_states([{**s, "adam_t": 3} for s in states])["adam_t"] == 3
     with pytest.raises(RuntimeError, match="adam_t"):
         stack_states([{**states[0], "adam_t": 3}, {**states[1], "adam_t": 4}])
+
+
+def packed_rbms(rng, rows=7, n_v=6, n_h=4):
+    """Packed batches of three runs' RBMs: run r's W scaled by 0.5, 2 or 4 (the stronger its
+    couplings, the later its instances converge), every third instance with strong fields (it
+    converges first)."""
+    scales = np.array([0.5, 2.0, 4.0], np.float32)[:, None, None]
+    W = rng.standard_normal((len(scales), n_v, n_h)).astype(np.float32) * scales
+    b_v = rng.standard_normal((len(scales), rows, n_v)).astype(np.float32)
+    b_h = rng.standard_normal((len(scales), rows, n_h)).astype(np.float32)
+    b_v[:, ::3] *= 4.0
+    return W, b_v, b_h
+
+
+def assert_each_run_alone(packed, alone: list, fields: tuple[str, ...], case: str) -> None:
+    """Slice r of each of ``packed``'s ``fields`` equals ``alone[r]``'s."""
+    for r, solo in enumerate(alone):
+        for field in fields:
+            want = getattr(solo, field)
+            np.testing.assert_array_equal(
+                np.asarray(getattr(packed, field)[r]), want, err_msg=f"{case} {field}"
+            )
+
+
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+def test_packed_bp_gives_each_runs_instances_what_they_get_alone(mode):
+    """Every damping and tolerance, from fresh and warm messages, on the host path (instances set
+    aside where they converge) and the device path (masked, no read): run r's beliefs, messages
+    and flags are those of its batch alone, though the runs stop at different iterations; Γ too."""
+    W, b_v, b_h = packed_rbms(np.random.default_rng(8))
+    runs = range(len(W))
+    warm = [loopy_bp(W[r], b_v[r], b_h[r], mode=mode, max_iter=2, tol=None) for r in runs]
+    packed_warm = loopy_bp(W, b_v, b_h, mode=mode, max_iter=2, tol=None)
+    fields = ("eta_v", "eta_h", "L", "K", "converged")
+    for damping in (0.0, 0.3):
+        for tol in (None, 1e-3, 1e-6):
+            for starts, packed_start in (([None] * len(W), None), (warm, packed_warm)):
+                case = f"damping={damping} tol={tol} warm={packed_start is not None}"
+                options = {"mode": mode, "max_iter": 12, "tol": tol, "damping": damping}
+                alone = [loopy_bp(W[r], b_v[r], b_h[r], init=starts[r], **options) for r in runs]
+                host = loopy_bp(W, b_v, b_h, init=packed_start, **options)
+                reset()
+                device = loopy_bp(counted(W), counted(b_v), counted(b_h), init=packed_start, **options)
+                assert Counted.reads == 0, case
+                assert_each_run_alone(host, alone, fields, case)
+                assert_each_run_alone(device, alone, fields, f"{case} device")
+                gamma = pairwise_beliefs(W, host)
+                for r, solo in enumerate(alone):
+                    np.testing.assert_array_equal(gamma[r], pairwise_beliefs(W[r], solo), err_msg=case)
+    stopped = [solo.iterations for solo in alone]  # damping 0.3, tol 1e-6, warm
+    assert len(set(stopped)) > 1 and min(stopped) < 12, stopped  # runs that stop apart
+    assert not all(solo.converged.all() for solo in alone)  # one iterates to the end
+
+
+def test_packed_mean_field_stops_each_run_where_it_stops_alone():
+    """Host and device paths: run r's marginals, flags and iteration count are its batch's alone,
+    though the runs stop at different iterations."""
+    W, b_v, b_h = packed_rbms(np.random.default_rng(8))
+    for tol in (1e-2, 1e-4, 1e-6):
+        alone = [mean_field(W[r], b_v[r], b_h[r], max_iter=15, tol=tol) for r in range(len(W))]
+        host = mean_field(W, b_v, b_h, max_iter=15, tol=tol)
+        reset()
+        device = mean_field(counted(W), counted(b_v), counted(b_h), max_iter=15, tol=tol)
+        assert Counted.reads == 0
+        fields = ("tau_v", "tau_h", "converged", "iterations")
+        assert_each_run_alone(host, alone, fields, f"tol={tol}")
+        assert_each_run_alone(device, alone, fields, f"tol={tol} device")
+        stopped = [solo.iterations for solo in alone]
+        assert len(set(stopped)) > 1 and min(stopped) < 15, stopped
+    assert not all(solo.converged.all() for solo in alone)  # at 1e-6 a run iterates to the end
