@@ -4,7 +4,8 @@ arrays, final metrics, stop rule's selection; and a run's resume or interruption
 others as they would be alone.
 
 The packs differ in seed, learning rate, a task condition (flipped pixels: another training set)
-and train.epochs; the models are small RBMs on bars and stripes, exact log-likelihoods."""
+and train.epochs; the models are small RBMs on bars and stripes, exact log-likelihoods, and small
+conditional RBMs on flipped bars and stripes, pixel errors (crbm_bp's learners)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,66 @@ def test_each_packed_run_equals_the_run_alone(learner, tmp_path):
     assert lines.count("packed with 3 other run(s)") == 4
     for i in range(len(JOBS)):
         assert summary_of(tmp_path / f"packed{i}")["packed_runs"] == 4
+        assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
+
+
+CRBM_BASE = [
+    "model=crbm",
+    "model.n_hidden=4",
+    "model.weight_std=0.5",  # couplings that BP and mean field take iterations to settle
+    "dataset=bars_stripes",
+    "task=flip",
+    "evaluator=pixel_error",
+    "evaluator.splits=[test]",
+    "train.epochs=3",
+    "train.progress=false",
+    "learner.batch_size=8",
+]
+# seeds, rates, the flip rate (each run its own training set) and a shorter run
+CRBM_JOBS = [
+    ["seed=0", "learner.lr=0.3", "task.rate=0.2"],
+    ["seed=1", "learner.lr=1.0", "task.rate=0.2"],
+    ["seed=2", "learner.lr=0.3", "task.rate=0.1"],
+    ["seed=3", "learner.lr=0.1", "task.rate=0.3", "train.epochs=2"],
+]
+# tolerances at which some runs' instances all converge in a step and others' only in part
+CRBM_LEARNER_SETTINGS = {
+    "mle_bp_damped": [
+        "learner=mle_bp",
+        "learner.damping=0.3",
+        "learner.tol=1e-6",
+        "learner.base_iterations=10",
+    ],
+    "mle_bp_adam": [
+        "learner=mle_bp",
+        "learner/optimizer=adam",
+        "learner.batch_size=full",
+        "learner.tol=1e-9",
+    ],
+    "mle_mf": ["learner=mle_mf", "learner.tol=1e-6", "evaluator.inference=mf"],
+    "mssvm": ["learner=mssvm", "learner.tol=1e-6", "learner.base_iterations=1", "evaluator.inference=mixed"],
+    "lssvm": ["learner=lssvm", "learner.tol=1e-6", "evaluator.inference=max"],
+    "conditional_cd": ["learner=conditional_cd", "learner.k=2", "evaluator.inference=mf"],
+    "cd_percloss": ["learner=cd_percloss", "learner.k=3", "evaluator.inference=mf"],
+    "logistic": ["learner=logistic", "evaluator.inference=none"],
+}
+
+
+@pytest.mark.parametrize("learner", CRBM_LEARNER_SETTINGS)
+def test_each_packed_conditional_rbm_run_equals_the_run_alone(learner, tmp_path):
+    """crbm_bp's learners on a flip task: BP and mean field stop each run's instances where they
+    stop alone (the share that converged is each run's own), the Gibbs chains draw from each run's
+    streams."""
+    configs = [validated_run_config(CRBM_BASE + CRBM_LEARNER_SETTINGS[learner] + job) for job in CRBM_JOBS]
+    for i, cfg in enumerate(configs):
+        train(cfg, tmp_path / f"alone{i}", echo=quiet)
+    lines: list[str] = []
+    results = train_jobs(
+        [Job(cfg, tmp_path / f"packed{i}", [], lines.append) for i, cfg in enumerate(configs)]
+    )
+    assert all(r["status"] == "completed" for r in results)
+    assert lines.count("packed with 3 other run(s)") == 4
+    for i in range(len(CRBM_JOBS)):
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
 
 
