@@ -4,7 +4,8 @@ arrays, final metrics, stop rule's selection; and a run's resume or interruption
 others as they would be alone.
 
 The packs differ in seed, learning rate, a task condition (flipped pixels: another training set)
-and train.epochs; the models are small RBMs on bars and stripes, exact log-likelihoods."""
+and train.epochs; the models are small RBMs on bars and stripes, exact log-likelihoods, and small
+conditional RBMs on flipped bars and stripes, pixel errors (crbm_bp's learners)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,14 @@ from rbmlab.data import load_dataset
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.hydra_app import validated_run_config
+from rbmlab.inference.matrix_bp import loopy_bp, pairwise_beliefs
+from rbmlab.inference.mean_field import mean_field
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.optimizers.base import RunRates
 from rbmlab.run.packed import Job, stack_models, stack_states, train_jobs
 from rbmlab.run.runner import train
+from tests.sync_counting import Counted, counted, reset
 
 BASE = [
     "dataset=bars_stripes",
@@ -99,6 +103,66 @@ def test_each_packed_run_equals_the_run_alone(learner, tmp_path):
     assert lines.count("packed with 3 other run(s)") == 4
     for i in range(len(JOBS)):
         assert summary_of(tmp_path / f"packed{i}")["packed_runs"] == 4
+        assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
+
+
+CRBM_BASE = [
+    "model=crbm",
+    "model.n_hidden=4",
+    "model.weight_std=0.5",  # couplings that BP and mean field take iterations to settle
+    "dataset=bars_stripes",
+    "task=flip",
+    "evaluator=pixel_error",
+    "evaluator.splits=[test]",
+    "train.epochs=3",
+    "train.progress=false",
+    "learner.batch_size=8",
+]
+# seeds, rates, the flip rate (each run its own training set) and a shorter run
+CRBM_JOBS = [
+    ["seed=0", "learner.lr=0.3", "task.rate=0.2"],
+    ["seed=1", "learner.lr=1.0", "task.rate=0.2"],
+    ["seed=2", "learner.lr=0.3", "task.rate=0.1"],
+    ["seed=3", "learner.lr=0.1", "task.rate=0.3", "train.epochs=2"],
+]
+# tolerances at which some runs' instances all converge in a step and others' only in part
+CRBM_LEARNER_SETTINGS = {
+    "mle_bp_damped": [
+        "learner=mle_bp",
+        "learner.damping=0.3",
+        "learner.tol=1e-6",
+        "learner.base_iterations=10",
+    ],
+    "mle_bp_adam": [
+        "learner=mle_bp",
+        "learner/optimizer=adam",
+        "learner.batch_size=full",
+        "learner.tol=1e-9",
+    ],
+    "mle_mf": ["learner=mle_mf", "learner.tol=1e-6", "evaluator.inference=mf"],
+    "mssvm": ["learner=mssvm", "learner.tol=1e-6", "learner.base_iterations=1", "evaluator.inference=mixed"],
+    "lssvm": ["learner=lssvm", "learner.tol=1e-6", "evaluator.inference=max"],
+    "conditional_cd": ["learner=conditional_cd", "learner.k=2", "evaluator.inference=mf"],
+    "cd_percloss": ["learner=cd_percloss", "learner.k=3", "evaluator.inference=mf"],
+    "logistic": ["learner=logistic", "evaluator.inference=none"],
+}
+
+
+@pytest.mark.parametrize("learner", CRBM_LEARNER_SETTINGS)
+def test_each_packed_conditional_rbm_run_equals_the_run_alone(learner, tmp_path):
+    """crbm_bp's learners on a flip task: BP and mean field stop each run's instances where they
+    stop alone (the share that converged is each run's own), the Gibbs chains draw from each run's
+    streams."""
+    configs = [validated_run_config(CRBM_BASE + CRBM_LEARNER_SETTINGS[learner] + job) for job in CRBM_JOBS]
+    for i, cfg in enumerate(configs):
+        train(cfg, tmp_path / f"alone{i}", echo=quiet)
+    lines: list[str] = []
+    results = train_jobs(
+        [Job(cfg, tmp_path / f"packed{i}", [], lines.append) for i, cfg in enumerate(configs)]
+    )
+    assert all(r["status"] == "completed" for r in results)
+    assert lines.count("packed with 3 other run(s)") == 4
+    for i in range(len(CRBM_JOBS)):
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
 
 
@@ -344,3 +408,73 @@ def test_stacked_states_keep_host_counters_and_refuse_disagreeing_ones():
     assert stack_states([{**s, "adam_t": 3} for s in states])["adam_t"] == 3
     with pytest.raises(RuntimeError, match="adam_t"):
         stack_states([{**states[0], "adam_t": 3}, {**states[1], "adam_t": 4}])
+
+
+def packed_rbms(rng, rows=7, n_v=6, n_h=4):
+    """Packed batches of three runs' RBMs: run r's W scaled by 0.5, 2 or 4 (the stronger its
+    couplings, the later its instances converge), every third instance with strong fields (it
+    converges first)."""
+    scales = np.array([0.5, 2.0, 4.0], np.float32)[:, None, None]
+    W = rng.standard_normal((len(scales), n_v, n_h)).astype(np.float32) * scales
+    b_v = rng.standard_normal((len(scales), rows, n_v)).astype(np.float32)
+    b_h = rng.standard_normal((len(scales), rows, n_h)).astype(np.float32)
+    b_v[:, ::3] *= 4.0
+    return W, b_v, b_h
+
+
+def assert_each_run_alone(packed, alone: list, fields: tuple[str, ...], case: str) -> None:
+    """Slice r of each of ``packed``'s ``fields`` equals ``alone[r]``'s."""
+    for r, solo in enumerate(alone):
+        for field in fields:
+            want = getattr(solo, field)
+            np.testing.assert_array_equal(
+                np.asarray(getattr(packed, field)[r]), want, err_msg=f"{case} {field}"
+            )
+
+
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+def test_packed_bp_gives_each_runs_instances_what_they_get_alone(mode):
+    """Every damping and tolerance, from fresh and warm messages, on the host path (instances set
+    aside where they converge) and the device path (masked, no read): run r's beliefs, messages
+    and flags are those of its batch alone, though the runs stop at different iterations; Γ too."""
+    W, b_v, b_h = packed_rbms(np.random.default_rng(8))
+    runs = range(len(W))
+    warm = [loopy_bp(W[r], b_v[r], b_h[r], mode=mode, max_iter=2, tol=None) for r in runs]
+    packed_warm = loopy_bp(W, b_v, b_h, mode=mode, max_iter=2, tol=None)
+    fields = ("eta_v", "eta_h", "L", "K", "converged")
+    for damping in (0.0, 0.3):
+        for tol in (None, 1e-3, 1e-6):
+            for starts, packed_start in (([None] * len(W), None), (warm, packed_warm)):
+                case = f"damping={damping} tol={tol} warm={packed_start is not None}"
+                options = {"mode": mode, "max_iter": 12, "tol": tol, "damping": damping}
+                alone = [loopy_bp(W[r], b_v[r], b_h[r], init=starts[r], **options) for r in runs]
+                host = loopy_bp(W, b_v, b_h, init=packed_start, **options)
+                reset()
+                device = loopy_bp(counted(W), counted(b_v), counted(b_h), init=packed_start, **options)
+                assert Counted.reads == 0, case
+                assert_each_run_alone(host, alone, fields, case)
+                assert_each_run_alone(device, alone, fields, f"{case} device")
+                gamma = pairwise_beliefs(W, host)
+                for r, solo in enumerate(alone):
+                    np.testing.assert_array_equal(gamma[r], pairwise_beliefs(W[r], solo), err_msg=case)
+    stopped = [solo.iterations for solo in alone]  # damping 0.3, tol 1e-6, warm
+    assert len(set(stopped)) > 1 and min(stopped) < 12, stopped  # runs that stop apart
+    assert not all(solo.converged.all() for solo in alone)  # one iterates to the end
+
+
+def test_packed_mean_field_stops_each_run_where_it_stops_alone():
+    """Host and device paths: run r's marginals, flags and iteration count are its batch's alone,
+    though the runs stop at different iterations."""
+    W, b_v, b_h = packed_rbms(np.random.default_rng(8))
+    for tol in (1e-2, 1e-4, 1e-6):
+        alone = [mean_field(W[r], b_v[r], b_h[r], max_iter=15, tol=tol) for r in range(len(W))]
+        host = mean_field(W, b_v, b_h, max_iter=15, tol=tol)
+        reset()
+        device = mean_field(counted(W), counted(b_v), counted(b_h), max_iter=15, tol=tol)
+        assert Counted.reads == 0
+        fields = ("tau_v", "tau_h", "converged", "iterations")
+        assert_each_run_alone(host, alone, fields, f"tol={tol}")
+        assert_each_run_alone(device, alone, fields, f"tol={tol} device")
+        stopped = [solo.iterations for solo in alone]
+        assert len(set(stopped)) > 1 and min(stopped) < 15, stopped
+    assert not all(solo.converged.all() for solo in alone)  # at 1e-6 a run iterates to the end

@@ -20,7 +20,8 @@ of Alg. 1). ``tol``: an instance has converged when no message probability moved
 in an iteration (our choice: Sec. 6 does not say what ε measures); it stops there (the rest of the
 batch iterates without it, so no work is spent on it and its result is the one it would have
 alone), and each has its flag. ``damping`` α mixes
-the old log-odds in: L ← (1 − α) L_new + α L_old (the paper uses none).
+the old log-odds in: L ← (1 − α) L_new + α L_old (the paper uses none). Packed runs (a leading run
+axis on W and the biases) are one batch of every run's instances, each with its run's W.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ MODES = ("sum", "max", "mixed")
 
 @dataclass(frozen=True)
 class BPResult:
-    """Beliefs and messages after loopy BP on a batch of B instances."""
+    """Beliefs and messages after loopy BP on a batch of B instances (packed runs: R batches, every
+    array but ``iterations`` with the run axis in front)."""
 
     eta_v: Any  # (B, |v|) log-odds of the visible beliefs τ^v = σ(eta_v)
     eta_h: Any  # (B, |h|) log-odds of the hidden beliefs τ^h
@@ -104,14 +106,47 @@ def loopy_bp(
     arrays). ``mode``: sum, max or mixed. Starts from all messages 1/2 and τ^h = σ(b²) (Alg. 1),
     or from ``init``'s messages (warm start). Each instance stops at the iteration that converges
     it, or after ``max_iter`` (``tol=None``: exactly ``max_iter``, no test, every flag False); the
-    batch goes on with the rest only, so an instance's result does not depend on the others."""
+    batch goes on with the rest only, so an instance's result does not depend on the others.
+
+    Packed runs (rbmlab.run.packed): ``W`` (R, |v|, |h|), ``b_v`` (R, B, |v|), ``b_h`` (R, B, |h|);
+    see :func:`_packed`."""
     if mode not in MODES:
         raise ValueError(f"loopy_bp: mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if W.ndim > 2:
+        return _packed(W, b_v, b_h, mode=mode, max_iter=max_iter, tol=tol, damping=damping, init=init)
+    return _instances(W, b_v, b_h, mode, max_iter, tol, damping, init)
+
+
+def _packed(W, b_v, b_h, *, init: BPResult | None = None, **options) -> BPResult:
+    """:func:`loopy_bp` of packed runs: the R × B instances as one batch of RBMs, each with its
+    run's W (repeated per instance: an instance's messages are elementwise in its own W, so it
+    iterates, stops and is set aside exactly as in its run alone); the result's arrays with the
+    run axis back in front. ``iterations``: the pack's longest, as of one batch."""
+    xp = namespace(W)
+    runs, rows = W.shape[0], max(b_v.shape[-2], b_h.shape[-2])
+    b_v = xp.broadcast_to(b_v, (runs, rows, W.shape[-2])).reshape(runs * rows, -1)
+    b_h = xp.broadcast_to(b_h, (runs, rows, W.shape[-1])).reshape(runs * rows, -1)
+    init = None if init is None else _instance_axes(init, (runs * rows,), 2)
+    result = _instances(xp.repeat(W, rows, axis=0), b_v, b_h, init=init, **options)
+    return _instance_axes(result, (runs, rows), 1)
+
+
+def _instance_axes(result: BPResult, lead: tuple[int, ...], axes: int) -> BPResult:
+    """``result`` with the ``axes`` leading (instance) axes of its arrays reshaped to ``lead``."""
+    arrays = (result.eta_v, result.eta_h, result.L, result.K, result.converged)
+    return BPResult(*(a.reshape(lead + a.shape[axes:]) for a in arrays), result.iterations)
+
+
+def _instances(
+    W, b_v, b_h, mode: str, max_iter: int, tol: float | None, damping: float, init: BPResult | None
+) -> BPResult:
+    """:func:`loopy_bp` on a batch of RBMs sharing ``W`` (|v|, |h|), or each with its own
+    (``W`` (B, |v|, |h|): packed runs' instances, :func:`_packed`)."""
     xp = namespace(W)
     rows = max(b_v.shape[0], b_h.shape[0])  # a 1-row bias is shared by every instance
-    b_v = xp.broadcast_to(b_v, (rows, W.shape[0]))[:, :, None]  # (B, |v|, 1)
-    b_h = xp.broadcast_to(b_h, (rows, W.shape[1]))[:, None, :]  # (B, 1, |h|)
-    shape = (rows,) + W.shape
+    b_v = xp.broadcast_to(b_v, (rows, W.shape[-2]))[:, :, None]  # (B, |v|, 1)
+    b_h = xp.broadcast_to(b_h, (rows, W.shape[-1]))[:, None, :]  # (B, 1, |h|)
+    shape = (rows,) + W.shape[-2:]
     if init is None:
         L, K = xp.zeros(shape, dtype=W.dtype), xp.zeros(shape, dtype=W.dtype)
     else:  # copies: the buffers below are written in place, the caller's warm start is not
@@ -136,10 +171,17 @@ def loopy_bp(
         L, K = buffers.advance(L_new, K_new)
         if converged is not None and bool(converged.any()):
             L, K, eta_v, eta_h, b_v, b_h = done.set_aside(converged, L, K, eta_v, eta_h, b_v, b_h)
+            W, expm1_w = (_own_rows(a, ~converged) for a in (W, expm1_w))
             buffers = _Buffers(L, K, xp)
             if done.all():
                 break
     return done.result(L, K, eta_v, eta_h, t)
+
+
+def _own_rows(weights, rows):
+    """``weights`` of the instances ``rows`` where each instance has its own (packed runs), the
+    shared ones as they are (None stays None)."""
+    return weights if weights is None or weights.ndim < 3 else weights[rows]
 
 
 def _iteration(mode: str, W, expm1_w, b_v, b_h, eta_h, L, K, damping: float, buffers):
@@ -290,9 +332,9 @@ def _moved_at_most(new, old, tol: float, spare=None):
 
 
 def cavities(result: BPResult):
-    """(C^v, C^h), each (B, |v|, |h|): the log-odds of v_i without h_j's message, and of h_j
-    without v_i's."""
-    return result.eta_v[:, :, None] - result.L, result.eta_h[:, None, :] - result.K
+    """(C^v, C^h), each (B, |v|, |h|) (packed runs: (R, B, |v|, |h|)): the log-odds of v_i without
+    h_j's message, and of h_j without v_i's."""
+    return result.eta_v[..., :, None] - result.L, result.eta_h[..., None, :] - result.K
 
 
 def pairwise_log_potentials(W, result: BPResult):
@@ -308,8 +350,10 @@ def pairwise_beliefs(W, result: BPResult):
 
         Γ = 1 / (1 + e^{−s₁₁} + e^{−(W + C^h)} + e^{−(W + C^v)}),
 
-    in place on three arrays (an e^{…} = inf is the limit Γ = 0)."""
+    in place on three arrays (an e^{…} = inf is the limit Γ = 0). Packed runs: W (R, |v|, |h|),
+    each run's W on its instances."""
     xp = namespace(W)
+    W = W[..., None, :, :]  # (..., 1, |v|, |h|): one W per batch of instances
     cv, ch = cavities(result)
     cv += W  # W + C^v
     ch += W  # W + C^h

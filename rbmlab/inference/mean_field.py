@@ -21,21 +21,28 @@ from rbmlab.backend.ops import sigmoid
 
 @dataclass(frozen=True)
 class MeanFieldResult:
+    """Marginals after mean field on a batch of B instances (packed runs: R batches, every array
+    with the run axis in front)."""
+
     tau_v: Any  # (B, |v|)
     tau_h: Any  # (B, |h|)
     converged: Any  # (B,) bool
-    iterations: Any  # an int; on a device, a 0-d array (read it when the result is reported)
+    iterations: Any  # an int; on a device, a 0-d array (read it when the result is reported); packed: (R,)
 
 
 def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFieldResult:
     """Mean-field marginals of the RBMs (W, b_v[n], b_h[n]); b_v (B, |v|), b_h (B, |h|). The batch
     stops at the first iteration after which every instance has converged. On a device (where a
     host read waits for it) the test is not read back: the iterations after that one leave
-    everything as it was, the same result, and ``iterations`` is a 0-d device array."""
+    everything as it was, the same result, and ``iterations`` is a 0-d device array.
+
+    Packed runs (rbmlab.run.packed): W (R, |v|, |h|), b_v (R, B, |v|), b_h (R, B, |h|), each run's
+    batch stopping where it stops alone (the runs still iterating leave it as it was); the
+    result's arrays carry the run axis, ``iterations`` (R,) an array."""
     xp = namespace(W)
     tau_v = sigmoid(b_v.astype(W.dtype, copy=True))
-    converged = xp.zeros(b_v.shape[0], dtype=bool)
-    if not reads_are_free(W):
+    converged = xp.zeros(b_v.shape[:-1], dtype=bool)
+    if W.ndim > 2 or not reads_are_free(W):
         return _masked(W, b_v, b_h, tau_v, converged, max_iter, tol)
     t = 0
     for t in range(1, max_iter + 1):  # noqa: B007 - t is read after the loop
@@ -50,17 +57,24 @@ def mean_field(W, b_v, b_h, *, max_iter: int = 50, tol: float = 1e-3) -> MeanFie
 
 
 def _masked(W, b_v, b_h, tau_v, converged, max_iter: int, tol: float) -> MeanFieldResult:
-    """:func:`mean_field`'s iterations with no host read: ``done`` (on the device) freezes τ^v and
-    the flags once every instance has converged."""
+    """:func:`mean_field`'s iterations with ``done`` (on the device) freezing τ^v and the flags of
+    a batch once every instance of it has converged: one batch, or one per packed run (``done``
+    (R,)). No host read on a device; on the host (packed runs) the loop ends once every batch is
+    done."""
     xp = namespace(W)
-    done, iterations = xp.zeros((), dtype=bool), xp.zeros((), dtype=xp.int64)
+    lead = W.shape[:-2]  # () or the packed runs' (R,)
+    done, iterations = xp.zeros(lead, dtype=bool), xp.zeros(lead, dtype=xp.int64)
+    stops = reads_are_free(W)
+    W_t = W.swapaxes(-1, -2)
     for _ in range(max_iter):
         tau_h = sigmoid(tau_v @ W + b_h)
-        new_v = sigmoid(tau_h @ W.T + b_v)
+        new_v = sigmoid(tau_h @ W_t + b_v)
         iterations += ~done
-        converged = xp.where(done, converged, xp.abs(new_v - tau_v).max(axis=1) <= tol)
-        tau_v = xp.where(done, tau_v, new_v)
-        done = converged.all()
+        converged = xp.where(done[..., None], converged, xp.abs(new_v - tau_v).max(axis=-1) <= tol)
+        tau_v = xp.where(done[..., None, None], tau_v, new_v)
+        done = converged.all(axis=-1)
+        if stops and bool(done.all()):
+            break
     tau_h = sigmoid(tau_v @ W + b_h)
     return MeanFieldResult(tau_v, tau_h, converged, iterations)
 

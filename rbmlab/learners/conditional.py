@@ -120,13 +120,14 @@ class ConditionalLearner(Learner):
     def advance(self, state, converged=None):
         """The state after a step whose inference converged on ``converged`` (bool per instance,
         on the device; None: a learner without a tolerance): the step counted on the host, this
-        epoch's tallies on the device (they restart with each epoch)."""
+        epoch's tallies on the device (they restart with each epoch). Packed runs: ``converged``
+        (R, B) and the tallies (R,), each run's count of its own instances."""
         steps = int(state["steps"])
         tallies = [state["epoch_instances"], state["epoch_converged"]]
         if steps % int(state["batches_per_epoch"]) == 0:  # the first step of an epoch
-            tallies = [namespace(t).zeros(()) for t in tallies]
+            tallies = [namespace(t).zeros_like(t) for t in tallies]
         if converged is not None:
-            tallies = [tallies[0] + converged.shape[0], tallies[1] + converged.sum()]
+            tallies = [tallies[0] + converged.shape[-1], tallies[1] + converged.sum(axis=-1)]
         return {**state, "steps": steps + 1, "epoch_instances": tallies[0], "epoch_converged": tallies[1]}
 
     def diagnostics(self, state):

@@ -40,6 +40,7 @@ class ConditionalCDConfig(LearnerConfig):
 class ConditionalCD(ConditionalLearner):
     config_class = ConditionalCDConfig
     reports_convergence = False
+    packs = True  # its draws: gibbs_sweep's, each with the run axis in front
 
     def step(self, model, state, batch, rng):
         x, v = batch.inputs, batch.targets
@@ -65,7 +66,8 @@ class CDPercLossConfig(LearnerConfig):
 
 def lowest_free_energy_search(W, b1, b2, rng, k: int):
     """Per instance, the state of lowest F(v | x) among the start v ~ σ(b¹) and the k sweeps of
-    block Gibbs after it (ties: the later state)."""
+    block Gibbs after it (ties: the later state). Packed runs: every array with a leading run
+    axis, ``rng`` their RunStreams."""
     xp = namespace(W)
     v = bernoulli(sigmoid(b1), rng)  # the logistic-regression component
     best, best_f = v, free_energy(v, W, b1, b2)
@@ -73,13 +75,14 @@ def lowest_free_energy_search(W, b1, b2, rng, k: int):
         v = gibbs_sweep(v, W, b1, b2, rng)
         f = free_energy(v, W, b1, b2)
         lower = f <= best_f
-        best, best_f = xp.where(lower[:, None], v, best), xp.where(lower, f, best_f)
+        best, best_f = xp.where(lower[..., None], v, best), xp.where(lower, f, best_f)
     return best
 
 
 class CDPercLoss(ConditionalLearner):
     config_class = CDPercLossConfig
     reports_convergence = False
+    packs = True  # its draws: the start's and gibbs_sweep's, each with the run axis in front
 
     def step(self, model, state, batch, rng):
         x = batch.inputs

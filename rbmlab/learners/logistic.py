@@ -26,6 +26,7 @@ class LogisticConfig(LearnerConfig):
 class Logistic(ConditionalLearner):
     config_class = LogisticConfig
     reports_convergence = False
+    packs = True  # no draws; every array with the run axis in front
 
     def initial_model(self, model, pretrained: bool, train=None):
         """W, W_xh and b_h at zero: the CRBM reduced to the logistic regressions."""
@@ -43,8 +44,8 @@ class Logistic(ConditionalLearner):
             "W": xp.zeros_like(model.W),
             "W_xh": xp.zeros_like(model.W_xh),
             "b_h": xp.zeros_like(model.b_h),
-            "W_xv": x.T @ residual / x.shape[0],
-            "b_v": residual.mean(axis=0),
+            "W_xv": x.swapaxes(-1, -2) @ residual / x.shape[-2],
+            "b_v": residual.mean(axis=-2),
         }
         model, state = self.update(model, grad, state)
         return model, self.advance(state)

@@ -30,6 +30,7 @@ class MaxMargin(ConditionalLearner):
     ``predicted_hidden`` from the prediction's beliefs."""
 
     mode: str
+    packs = True  # no draws; BP stops each run's instances where they stop alone
 
     def data_hidden(self, field):
         raise NotImplementedError

@@ -29,6 +29,7 @@ class MLEBPConfig(ScheduledInferenceConfig):
 
 class MLEBP(ConditionalLearner):
     config_class = MLEBPConfig
+    packs = True  # no draws; its inference stops each run's instances where they stop alone
 
     def step(self, model, state, batch, rng):
         cfg = self.config

@@ -21,6 +21,7 @@ class MLEMFConfig(ScheduledInferenceConfig):
 
 class MLEMF(ConditionalLearner):
     config_class = MLEMFConfig
+    packs = True  # no draws; its inference stops each run's instances where they stop alone
 
     def step(self, model, state, batch, rng):
         cfg = self.config

@@ -144,38 +144,47 @@ def gibbs_sweep(v, W, b1, b2, rng):
     """One block-Gibbs sweep of the x-conditioned RBMs, h ~ p(h | v, x) then v ~ p(v | h, x), each
     draw in place in its matmul's output (bernoulli_logits_: no σ formed, no further array)."""
     h = bernoulli_logits_(v @ W, rng, bias=b2)
-    return bernoulli_logits_(h @ W.T, rng, bias=b1)
+    return bernoulli_logits_(h @ W.swapaxes(-1, -2), rng, bias=b1)
 
 
 def statistics_difference(x, positive, negative) -> dict[str, Any]:
     """statistics(x, *positive) − statistics(x, *negative): the gradient of the mean conditional
     log-likelihood (Eq. 5) from the beliefs at the data and at the model, each ``(v, h, vh)`` as
     :func:`statistics` takes them. The input terms are formed once, from the beliefs' differences
-    (x.T (v⁺ − v⁻) / n, not x.T v⁺ / n − x.T v⁻ / n: two matmuls of the four)."""
+    (x.T (v⁺ − v⁻) / n, not x.T v⁺ / n − x.T v⁻ / n: two matmuls of the four). Packed runs: every
+    array with a leading run axis, each run's statistics of its own batch."""
     (v_p, h_p, vh_p), (v_n, h_n, vh_n) = positive, negative
-    n = x.shape[0]
+    n = x.shape[-2]
     d_v, d_h = v_p - v_n, h_p - h_n
     W = _mean_pairs(v_p, h_p, vh_p)
     W -= _mean_pairs(v_n, h_n, vh_n)
+    x_t = x.swapaxes(-1, -2)
     return {
         "W": W,
-        "W_xv": x.T @ d_v / n,
-        "W_xh": x.T @ d_h / n,
-        "b_v": d_v.mean(axis=0),
-        "b_h": d_h.mean(axis=0),
+        "W_xv": x_t @ d_v / n,
+        "W_xh": x_t @ d_h / n,
+        "b_v": d_v.mean(axis=-2),
+        "b_h": d_h.mean(axis=-2),
     }
 
 
 def _mean_pairs(v, h, vh):
-    """E[v hᵀ] over the batch: v hᵀ averaged, or ``vh`` (B, |v|, |h|) averaged where given."""
-    return v.T @ h / v.shape[0] if vh is None else vh.mean(axis=0)
+    """E[v hᵀ] over the batch: v hᵀ averaged, or ``vh`` (..., B, |v|, |h|) averaged where given."""
+    return v.swapaxes(-1, -2) @ h / v.shape[-2] if vh is None else vh.mean(axis=-3)
 
 
 def statistics(x, v, h, vh=None) -> dict[str, Any]:
     """Batch averages of −∂E/∂θ at beliefs (E[v], E[h], E[v hᵀ]) per instance: ``v`` (B, |v|),
     ``h`` (B, |h|), ``vh`` (B, |v|, |h|) or None for the outer product v hᵀ (clamped or sampled v
     with E[h | v, x]; mean field). The gradient of the mean conditional log-likelihood is
-    statistics at the data minus statistics at the model's beliefs (Eq. 5)."""
-    n = x.shape[0]
-    W = v.T @ h / n if vh is None else vh.mean(axis=0)
-    return {"W": W, "W_xv": x.T @ v / n, "W_xh": x.T @ h / n, "b_v": v.mean(axis=0), "b_h": h.mean(axis=0)}
+    statistics at the data minus statistics at the model's beliefs (Eq. 5). Packed runs: every
+    array with a leading run axis."""
+    n = x.shape[-2]
+    x_t = x.swapaxes(-1, -2)
+    return {
+        "W": _mean_pairs(v, h, vh),
+        "W_xv": x_t @ v / n,
+        "W_xh": x_t @ h / n,
+        "b_v": v.mean(axis=-2),
+        "b_h": h.mean(axis=-2),
+    }

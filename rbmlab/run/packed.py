@@ -12,9 +12,9 @@ alone, bit for bit on numpy: its model and learner state are slice r of the pack
 solo run makes. A run whose rule stops it, that diverges or reaches its train.epochs leaves the
 pack; runs resumed at different epochs pack too (each epoch draws from its own keys).
 
-Packs: runs whose learner and sampler say they pack (``packs``), with equal model configurations
-(``model.init`` aside), learner settings other than ``lr``, backend, training-set size and input
-shape. Others train alone, one after another, and say why.
+Packs: runs whose learner and its sampler (if it samples) say they pack (``packs``), with equal
+model configurations (``model.init`` aside), learner settings other than ``lr``, backend,
+training-set size and input shape. Others train alone, one after another, and say why.
 """
 
 from __future__ import annotations
@@ -74,9 +74,10 @@ def alone_because(run: runner.Setup) -> str | None:
     cfg, learner = run.cfg, run.learner
     if not learner.packs:
         return f"learner={cfg.learner.name} is not packed"
-    sampler = learner.sampler_for(run.model_class)
-    if not sampler.packs:
-        return f"its sampler {sampler.config.name} is not packed"
+    if learner.samples:  # a learner that draws no samples (its own inference) has no sampler to ask
+        sampler = learner.sampler_for(run.model_class)
+        if not sampler.packs:
+            return f"its sampler {sampler.config.name} is not packed"
     if cfg.train.trials > 1:
         return "train.trials batches its own models"
     if cfg.train.budgets:
