@@ -348,7 +348,12 @@ def packed_epoch(name: str, family: str, optimizer: str, wrap=lambda a: a, runs:
     learner = LEARNERS.build(LEARNERS.parse(options))
     learner.lr = RunRates(rates)
     model, state = stack_models(models).map(wrap), wrap(stack_states(states))
-    trains = [Batch(wrap(t.inputs), targets=t.targets, mask=t.mask) for t in trains]
+    trains = [
+        Batch(
+            wrap(t.inputs), targets=wrap(t.targets) if t.targets.dtype.kind == "f" else t.targets, mask=t.mask
+        )
+        for t in trains
+    ]
     keys = [(seed, 1) for seed in range(runs)]
     model, _, _ = packed_epoch_pass(learner, backend, keys, trains, 16, 8, model, state)
     return model, alone
