@@ -288,19 +288,24 @@ def test_a_packed_sweep_interrupted_and_resumed_equals_the_runs_alone(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not cupy_available(), reason="needs cupy and a GPU")
-@pytest.mark.parametrize("learner", ["cd", "pcd_full_batch_adam", "sdcp"])
+@pytest.mark.parametrize(
+    "learner", ["cd", "pcd_full_batch_adam", "sdcp", "mle_bp_damped", "mle_mf", "conditional_cd"]
+)
 def test_on_the_device_each_packed_run_equals_the_run_alone(learner, tmp_path):
     """backend=cupy: one launch per draw for every run (rbmlab.backend.cupy_kernels), each run's
     block keyed as it is alone; the products batched (cuBLAS). Equal to the bit where the batched
     products equal the single ones; a difference in the last bit of a logit can flip a draw, so a
     failure here is a trajectory that parted, to be read against the runs' spread, not a tolerance."""
-    configs = [
-        validated_run_config(BASE + LEARNER_SETTINGS[learner] + job + ["backend=cupy"]) for job in JOBS
-    ]
+    base, jobs, settings = (
+        (BASE, JOBS, LEARNER_SETTINGS)
+        if learner in LEARNER_SETTINGS
+        else (CRBM_BASE, CRBM_JOBS, CRBM_LEARNER_SETTINGS)
+    )
+    configs = [validated_run_config(base + settings[learner] + job + ["backend=cupy"]) for job in jobs]
     for i, cfg in enumerate(configs):
         train(cfg, tmp_path / f"alone{i}", echo=quiet)
     train_jobs([Job(cfg, tmp_path / f"packed{i}", [], quiet) for i, cfg in enumerate(configs)])
-    for i in range(len(JOBS)):
+    for i in range(len(jobs)):
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
 
 
