@@ -420,6 +420,10 @@ def test_the_operation_counter_counts_passes_reductions_matmuls_functions_and_dr
         return e
 
     assert operations(work) == 12
+    assert OpCounted.macs == 3 * 4 * 2  # the one matmul's multiply-adds
+    stacked, vector = counting(np.ones((5, 3, 4))), counting(np.ones(4))
+    assert operations(lambda: (stacked @ np.ones((5, 4, 6)), stacked @ vector)) == 2
+    assert OpCounted.macs == 5 * 3 * 4 * 6 + 5 * 3 * 4
     assert type(np.zeros(2)) is np.ndarray  # the creators are numpy's again
     assert OpCounted.simulates_device  # the paths a device runs
 
@@ -478,3 +482,17 @@ def test_the_packed_rows_of_make_bench_gpu_run_on_any_backend():
     rows = bench_packed_scaling(get_backend(), 1, (1, 2), examples=40, n_hidden=8, batch=20)
     assert [r["unit"] for r in rows] == ["s", "ratio"] * 2
     assert "2 packed run(s)" in rows[2]["name"] and all(r["median"] > 0 for r in rows)
+
+
+def test_the_crbm_packed_rows_of_make_bench_gpu_run_on_any_backend():
+    """bench-gpu's packed crbm_bp rows at a toy size on numpy: seconds per run and bound / measured
+    for CD-10, MLE-MF and MLE-BP at each run count; the bound's multiply-adds are one update's
+    matmuls (CD-10 at 20 × 8, batch 5: 10 sweeps of two B·n_v·n_h products and more)."""
+    from rbmlab.backend import get_backend
+    from rbmlab.bench.packed import bench_crbm_packed_scaling
+
+    rows = bench_crbm_packed_scaling(get_backend(), 1, (1, 2), n_v=20, n_h=8, batch=5, steps=2)
+    assert len(rows) == 12 and [r["unit"] for r in rows[:2]] == ["s", "ratio"]
+    assert all(r["median"] > 0 for r in rows)
+    macs = float(rows[1]["name"].rsplit("(", 1)[1].split(" M ")[0]) * 1e6
+    assert macs > 10 * 2 * 5 * 20 * 8

@@ -91,7 +91,7 @@ def measure_gpu(rounds: int) -> list[Row]:
     """The Gibbs, AIS and TAP rows with the cupy backend, at a CPU-sized and a GPU-sized batch;
     tap Fig. 10's VAMP / TAP time per iteration; crbm_bp's loopy BP (Sec. 7: suited to GPUs) beside
     its elementwise bound, its batched throughput and BP to convergence at 10,000 × 2,000."""
-    from rbmlab.bench.packed import bench_packed_scaling  # noqa: PLC0415
+    from rbmlab.bench.packed import bench_crbm_packed_scaling, bench_packed_scaling  # noqa: PLC0415
     from rbmlab.bench.rbm import bench_ais, bench_gibbs  # noqa: PLC0415
     from rbmlab.bench.tap import bench_tap, tap_speed  # noqa: PLC0415
 
@@ -109,6 +109,7 @@ def measure_gpu(rounds: int) -> list[Row]:
         + tap_speed(rounds, batches=(1, 100, 1000), backend_name="cupy")
         + crbm_bp_gpu(backend, rounds)
         + bench_packed_scaling(backend, rounds)
+        + bench_crbm_packed_scaling(backend, rounds)
     )
 
 

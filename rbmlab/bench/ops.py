@@ -15,11 +15,14 @@ import numpy as np
 
 class OpCounted(np.ndarray):
     ops = 0
+    macs = 0  # multiply-adds of the matmuls among them
     simulates_device = True  # rbmlab.backend.reads_are_free: the paths a device takes
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         OpCounted.ops += 1
         inputs = tuple(_plain(i) for i in inputs)
+        if ufunc is np.matmul and method == "__call__":
+            OpCounted.macs += _matmul_macs(*inputs[:2])
         if out is not None:
             kwargs["out"] = tuple(_plain(o) for o in out)
         result = getattr(ufunc, method)(*inputs, **kwargs)
@@ -64,6 +67,16 @@ NO_KERNEL = frozenset(
         np.may_share_memory,
     }
 )
+
+
+def _matmul_macs(a, b) -> int:
+    """Multiply-adds of a @ b: (..., m, k) @ (..., k, n) is m·k·n per matrix of the broadcast stack
+    (a vector operand: one row or column)."""
+    a, b = np.asarray(a), np.asarray(b)
+    m, k = (1, a.shape[0]) if a.ndim == 1 else a.shape[-2:]
+    n = 1 if b.ndim == 1 else b.shape[-1]
+    stack = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return int(np.prod(stack, dtype=np.int64)) * m * k * n
 
 
 def _advanced(key) -> bool:
@@ -118,7 +131,8 @@ class CountedDraws:
 def operations(fn) -> int:
     """The array operations one call of ``fn()`` does: its arrays OpCounted, numpy's array
     creators (``zeros``, ``empty``, ``asarray`` …) made to return OpCounted arrays for the call's
-    duration (so that a buffer a step allocates counts too; an allocation itself is not counted)."""
+    duration (so that a buffer a step allocates counts too; an allocation itself is not counted).
+    ``OpCounted.macs`` holds the call's matmul multiply-adds after it."""
     saved = {name: getattr(np, name) for name in CREATORS}
 
     def creating(make):
@@ -127,7 +141,7 @@ def operations(fn) -> int:
     try:
         for name, make in saved.items():
             setattr(np, name, creating(make))
-        OpCounted.ops = 0
+        OpCounted.ops = OpCounted.macs = 0
         fn()
         return OpCounted.ops
     finally:

@@ -12,6 +12,8 @@ overhead of a step, largest at small batches.
 
 from __future__ import annotations
 
+import numpy as np
+
 from rbmlab.backend import get_backend, wait_for_device
 from rbmlab.bench.core import Row, mnist, row
 from rbmlab.bench.method import blas_threads, interleaved, ratio, spread
@@ -151,3 +153,80 @@ def bench_packed_scaling(
             row(f"{label}: bare products / packed", ratio(t["bare"], t["packed"]), "ratio", None),
         ]
     return rows
+
+
+# crbm_bp's learners as issue 55 prices them: CD-10, MLE-MF, MLE-BP at the paper's batch 20
+CRBM_PACKED = (("conditional_cd", {"k": 10}, "CD-10"), ("mle_mf", {}, "MLE-MF"), ("mle_bp", {}, "MLE-BP"))
+
+
+def bench_crbm_packed_scaling(
+    backend, rounds: int, runs_list=(1, 8, 32, 128), n_v: int = 784, n_h: int = 256, batch: int = 20, steps=20
+) -> list[Row]:
+    """crbm_bp's CD-10, MLE-MF and MLE-BP (``n_v`` × ``n_h``, batch ``batch``, epoch 1: T = 8)
+    packed at each run count: seconds per update per run, and the fraction of the arithmetic bound
+    it reaches: (the multiply-adds of one update's matmuls, counted on a solo step by
+    rbmlab.bench.ops, at the rate the device multiplies the step's own (R, B, n_v) × (R, n_v, n_h)
+    products) / the measured time. The bound leaves out the elementwise work (BP's messages are
+    B·n_v·n_h elementwise per iteration: there the bound is memory, not multiply-adds)."""
+    from rbmlab.backend.run_streams import RunStreams  # noqa: PLC0415
+    from rbmlab.bench.crbm_bp import at_epoch, random_crbm  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.optimizers.base import RunRates  # noqa: PLC0415
+    from rbmlab.run.packed import stack_models, stack_states  # noqa: PLC0415
+
+    xp, rows = backend.xp, []
+    for runs in runs_list:
+        made = [random_crbm(n_v, n_h, batch, seed) for seed in range(runs)]
+        model = stack_models([m for m, _, _ in made]).map(backend.asarray)
+        data = Batch(
+            backend.asarray(np.stack([x for _, x, _ in made])),
+            targets=backend.asarray(np.stack([v for *_, v in made])),
+        )
+        a, w = data.inputs, model.W
+        out = xp.empty((runs, batch, n_h), dtype=w.dtype)
+
+        def gemm(a=a, w=w, out=out):
+            for _ in range(steps):
+                xp.matmul(a, w, out=out)
+            wait_for_device(xp)
+
+        for name, options, what in CRBM_PACKED:
+            learner = LEARNERS.build(LEARNERS.parse({"name": name, "batch_size": batch, **options}))
+            states = [at_epoch(learner.init_state(m, Batch(x, targets=v), None), 1) for m, x, v in made]
+            state = backend.learner_state(stack_states(states))
+            macs = solo_multiply_adds(learner, made[0], states[0])
+            learner.lr = RunRates([0.01] * runs)
+
+            def update(learner=learner, state=state, model=model, data=data, runs=runs):
+                rngs = RunStreams([backend.rng(seed, 1, 1) for seed in range(runs)])
+                m, s = model, state
+                for _ in range(steps):
+                    m, s = learner.step(m, s, data, rngs)
+                wait_for_device(xp)
+
+            t = interleaved({"update": update, "gemm": gemm}, rounds)
+            label = f"crbm_bp {what} update, {runs} packed run(s), {n_v} × {n_h}, batch {batch}"
+            per_run = [s / (steps * runs) for s in t["update"]]
+            rate = [steps * runs * batch * n_v * n_h / g for g in t["gemm"]]  # MAC/s of the step's products
+            rows += [
+                row(f"{label}: s per run", spread(per_run), "s", None),
+                row(
+                    f"{label}: bound / measured ({macs / 1e6:.3g} M multiply-adds an update per run)",
+                    spread([macs / r / p for r, p in zip(rate, per_run)]),
+                    "ratio",
+                    None,
+                ),
+            ]
+    return rows
+
+
+def solo_multiply_adds(learner, made, state) -> int:
+    """The matmul multiply-adds of one update of ``learner`` on one run's (model, x, v) ``made``,
+    counted (rbmlab.bench.ops) on the paths a device takes."""
+    from rbmlab.bench.ops import CountedDraws, OpCounted, counting, operations  # noqa: PLC0415
+
+    model, x, v = made
+    batch = Batch(counting(x), targets=counting(v))
+    draws = CountedDraws(np.random.default_rng(1))
+    operations(lambda: learner.step(model.map(counting), counting(state), batch, draws))
+    return OpCounted.macs
