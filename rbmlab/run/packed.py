@@ -9,10 +9,14 @@ alone, bit for bit on numpy: its model and learner state are slice r of the pack
 (stacked before an epoch, sliced after it), its draws come from its own generators
 (rbmlab.backend.run_streams), its mini-batches from its own shuffle, its steps at its own rate
 (rbmlab.optimizers.base.RunRates), and a batched matmul computes each slice with the product a
-solo run makes. A run whose rule stops it, that diverges or reaches its train.epochs leaves the
-pack; runs resumed at different epochs pack too (each epoch draws from its own keys).
+solo run makes. An iteration that stops early or sets converged rows aside (TAP learning's fixed
+points) keeps each run's own stopping: on the host each run is its own solve, since a BLAS
+product's row depends on the rows computed beside it. A run whose rule stops it, that diverges
+or reaches its train.epochs leaves the pack; runs resumed at different epochs pack too (each
+epoch draws from its own keys).
 
-Packs: runs whose learner and sampler say they pack (``packs``), with equal model configurations
+Packs: runs whose learner and sampler (a learner with its own inference: the learner alone) say
+they pack (``packs``), with equal model configurations
 (``model.init`` aside), learner settings other than ``lr``, backend, training-set size and input
 shape. Others train alone, one after another, and say why.
 """
@@ -72,9 +76,10 @@ def alone_because(run: runner.Setup) -> str | None:
     cfg, learner = run.cfg, run.learner
     if not learner.packs:
         return f"learner={cfg.learner.name} is not packed"
-    sampler = learner.sampler_for(run.model_class)
-    if not sampler.packs:
-        return f"its sampler {sampler.config.name} is not packed"
+    if learner.samples:  # a learner with its own inference (tap) answers for it in ``packs``
+        sampler = learner.sampler_for(run.model_class)
+        if not sampler.packs:
+            return f"its sampler {sampler.config.name} is not packed"
     if cfg.train.trials > 1:
         return "train.trials batches its own models"
     if cfg.train.budgets:
