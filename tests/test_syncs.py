@@ -152,6 +152,54 @@ def test_tap_and_adatap_on_the_device_path_give_the_host_paths_results(solver, t
         assert host.chain_iterations < 24 * host.iterations
 
 
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("solver", ["tap", "adatap"])
+def test_packed_runs_tap_and_adatap_solve_each_run_as_alone_on_both_paths(solver, persistent):
+    """Three packed runs (a leading run axis, ``runs=True``), each its own model and 24 data
+    chains, stopping at different iterations (one at the cap): each run's moments, flags and
+    counts equal that run solved alone, on the host and on the device path (no read). Each path
+    is compared with itself alone: the host's compacted batches round a row's product otherwise
+    than the device path's full ones (a BLAS product's row depends on the rows beside it)."""
+    from rbmlab.inference import adatap, tap
+    from rbmlab.models.rbm import RBM
+    from tests.test_conformance import make_model
+
+    _, _, _, model = make_model("rbm", dtype="float64", trials=3, seed=2)
+    model = model.replace(W=model.W * np.array([40.0, 25.0, 60.0])[:, None, None])
+    x = (np.random.default_rng(6).random((3, 24, model.n_visible)) < 0.5).astype(float)
+    solve = tap.solve if solver == "tap" else adatap.solve
+    options = {"tol": 1e-9, "max_iter": 300}
+    start = solve(model.W, *model.tap_layers(), x, max_iter=2, runs=True) if persistent else None
+
+    def solved(wrap, r=None):  # run r alone, or all three packed
+        W, b_v, b_h, x_, s = (
+            (model.W, model.b_v, model.b_h, x, start)
+            if r is None
+            else (model.W[r], model.b_v[r], model.b_h[r], x[r], start and start.run(r))
+        )
+        one = RBM(wrap(W), wrap(b_v), wrap(b_h))
+        s = s and tap.Solution(*map(wrap, (s.a_v, s.c_v, s.a_h, s.c_h)), 0, None)
+        return solve(one.W, *one.tap_layers(), wrap(x_), start=s, runs=r is None, **options)
+
+    reset()
+    device = solved(counted)
+    assert Counted.reads == 0
+    for wrap, packed in ((lambda a: a, solved(lambda a: a)), (counted, device)):
+        alone = [solved(wrap, r) for r in range(3)]
+        assert len({int(s.iterations) for s in alone}) == 3  # one at the cap, 300
+        if solver == "tap":  # chains were set aside
+            assert any(int(s.chain_iterations) < 24 * int(s.iterations) for s in alone)
+        for r, s in enumerate(alone):
+            for field in ("a_v", "c_v", "a_h", "c_h", "converged"):
+                np.testing.assert_array_equal(
+                    np.asarray(getattr(packed, field)[r]).view(np.ndarray),
+                    np.asarray(getattr(s, field)).view(np.ndarray),
+                    err_msg=field,
+                )
+            assert int(packed.iterations[r]) == int(s.iterations)
+            assert int(packed.chain_iterations[r]) == int(s.chain_iterations)
+
+
 def stepped(options: dict, family: str, wrap, n: int, dtype: str = "float32", seed: int = 0):
     """(model, state) after ``n`` steps of the learner ``options`` on a small model of ``family``
     (its state at epoch 2 where it counts steps: tap's decayed step size, T = 7 + 2), every array
