@@ -4,8 +4,9 @@ arrays, final metrics, stop rule's selection; and a run's resume or interruption
 others as they would be alone.
 
 The packs differ in seed, learning rate, a task condition (flipped pixels: another training set)
-and train.epochs; the models are small RBMs on bars and stripes, exact log-likelihoods, and small
-conditional RBMs on flipped bars and stripes, pixel errors (crbm_bp's learners)."""
+and train.epochs; the models are small RBMs on bars and stripes, exact log-likelihoods (TAP
+learning's at couplings strong enough that each run's TAP chains stop at iterations of their own),
+and small conditional RBMs on flipped bars and stripes, pixel errors (crbm_bp's learners)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ JOBS = [
     ["seed=2", "learner.lr=0.05", "task=flip", "task.rate=0.2"],
     ["seed=3", "learner.lr=0.02", "train.epochs=2"],
 ]
+TAP = ["learner=tap", "model.weight_std=1.5"]
 LEARNER_SETTINGS = {
     "cd": ["learner=cd", "learner.k=2"],
     "pcd": ["learner=pcd"],
@@ -59,7 +61,40 @@ LEARNER_SETTINGS = {
     "csdcp": ["learner=csdcp", "learner.d=2", "learner.k=1"],
     "cg_momentum": ["learner=cg", "learner.optimizer.momentum=0.5"],
     "cd_spectral": ["learner=cd", "learner/optimizer=spectral"],
+    # TAP learning (tap paper Alg. 2) at couplings where chains converge at different iterations:
+    # each run's chains are set aside and its iteration stops by its own count, as alone
+    "tap": [*TAP, "learner.max_iter=60", "learner.tol=1e-6"],
+    "tap_persistent_decay": [
+        *TAP,
+        "learner.persistent=true",
+        "learner.lr_decay=0.8",
+        "learner.max_iter=60",
+        "learner.tol=1e-6",
+        "learner.optimizer.momentum=0.5",
+        "learner.optimizer.momentum_on=interactions",
+    ],
+    "tap_grbm_decay": [  # tap Fig. 3(b)'s real-valued prior and decayed rate
+        *TAP,
+        "model=grbm",
+        "model.visible_prior=gauss_bernoulli",
+        "evaluator=tap",
+        "evaluator.progress=false",
+        "learner.lr_decay=0.8",
+        "learner.max_iter=60",
+        "learner.tol=1e-6",
+    ],
+    "nmf_adam": [*TAP, "learner.inference=nmf", "learner.max_iter=60", "learner/optimizer=adam"],
+    "adatap": [*TAP, "learner.inference=adatap", "learner.max_iter=40", "learner.tol=1e-6"],
+    "adatap_persistent_decay": [
+        *TAP,
+        "learner.inference=adatap",
+        "learner.persistent=true",
+        "learner.lr_decay=0.8",
+        "learner.max_iter=40",
+        "learner.tol=1e-6",
+    ],
 }
+TAP_SETTINGS = [name for name, overrides in LEARNER_SETTINGS.items() if overrides[: len(TAP)] == TAP]
 
 
 def quiet(line: str) -> None:
@@ -104,6 +139,9 @@ def test_each_packed_run_equals_the_run_alone(learner, tmp_path):
     for i in range(len(JOBS)):
         assert summary_of(tmp_path / f"packed{i}")["packed_runs"] == 4
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
+    if learner in TAP_SETTINGS:  # the runs' TAP iterations ended apart: each stopped on its own
+        iterations = {tuple(metrics_of(tmp_path / f"alone{i}")["tap_train_iterations"]) for i in range(3)}
+        assert len(iterations) > 1, iterations
 
 
 CRBM_BASE = [

@@ -153,6 +153,101 @@ def test_tap_and_adatap_on_the_device_path_give_the_host_paths_results(solver, t
         assert host.chain_iterations < 24 * host.iterations
 
 
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("solver", ["tap", "adatap"])
+def test_packed_runs_tap_and_adatap_solve_each_run_as_alone_on_both_paths(solver, persistent):
+    """Three packed runs (a leading run axis, ``runs=True``), each its own model and 24 data
+    chains, stopping at different iterations (one at the cap): each run's moments, flags and
+    counts equal that run solved alone, on the host and on the device path (no read). Each path
+    is compared with itself alone: the host's compacted batches round a row's product otherwise
+    than the device path's full ones (a BLAS product's row depends on the rows beside it)."""
+    from rbmlab.inference import adatap, tap
+    from rbmlab.models.rbm import RBM
+    from tests.test_conformance import make_model
+
+    _, _, _, model = make_model("rbm", dtype="float64", trials=3, seed=2)
+    model = model.replace(W=model.W * np.array([40.0, 25.0, 60.0])[:, None, None])
+    x = (np.random.default_rng(6).random((3, 24, model.n_visible)) < 0.5).astype(float)
+    solve = tap.solve if solver == "tap" else adatap.solve
+    options = {"tol": 1e-9, "max_iter": 300}
+    start = solve(model.W, *model.tap_layers(), x, max_iter=2, runs=True) if persistent else None
+
+    def solved(wrap, r=None):  # run r alone, or all three packed
+        W, b_v, b_h, x_, s = (
+            (model.W, model.b_v, model.b_h, x, start)
+            if r is None
+            else (model.W[r], model.b_v[r], model.b_h[r], x[r], start and start.run(r))
+        )
+        one = RBM(wrap(W), wrap(b_v), wrap(b_h))
+        s = s and tap.Solution(*map(wrap, (s.a_v, s.c_v, s.a_h, s.c_h)), 0, None)
+        return solve(one.W, *one.tap_layers(), wrap(x_), start=s, runs=r is None, **options)
+
+    reset()
+    device = solved(counted)
+    assert Counted.reads == 0
+    for wrap, packed in ((lambda a: a, solved(lambda a: a)), (counted, device)):
+        alone = [solved(wrap, r) for r in range(3)]
+        assert len({int(s.iterations) for s in alone}) == 3  # one at the cap, 300
+        if solver == "tap":  # chains were set aside
+            assert any(int(s.chain_iterations) < 24 * int(s.iterations) for s in alone)
+        for r, s in enumerate(alone):
+            for field in ("a_v", "c_v", "a_h", "c_h", "converged"):
+                np.testing.assert_array_equal(
+                    np.asarray(getattr(packed, field)[r]).view(np.ndarray),
+                    np.asarray(getattr(s, field)).view(np.ndarray),
+                    err_msg=field,
+                )
+            assert int(packed.iterations[r]) == int(s.iterations)
+            assert int(packed.chain_iterations[r]) == int(s.chain_iterations)
+
+
+@pytest.mark.parametrize("inference", ["tap", "adatap"])
+def test_packed_tap_learning_reads_nothing_back_and_equals_each_run_alone(inference):
+    """Three steps of TAP learning of three packed runs (a run axis on model, state and batch;
+    their streams and rates; persistent solutions, a decayed rate, momentum) on the device path
+    read nothing back and give each run's model and state (per-run iteration counts included) as
+    its own steps alone on the device path."""
+    from rbmlab.backend.run_streams import RunStreams
+    from rbmlab.optimizers.base import RunRates
+    from rbmlab.run.packed import run_part
+    from tests.test_conformance import data, make_model
+
+    rates = [0.1, 0.2, 0.05]
+    backend, _, _, model = make_model("rbm", dtype="float64", trials=3, seed=1)
+    model = model.replace(W=model.W * 10.0)
+    x = data(backend, 24, 3).reshape(3, 8, -1).astype(np.float64)
+
+    def steps(r=None):  # run r alone, or all three packed; every array counted
+        options = {"name": "tap", "inference": inference, "persistent": True, "lr_decay": 0.8}
+        learner = LEARNERS.build(
+            LEARNERS.parse({**options, "batch_size": 8, "optimizer": {"name": "sgd", "momentum": 0.5}})
+        )
+        one, batch = (model, x) if r is None else (model.trial(r), x[r])
+        one, batch = one.map(counted), Batch(counted(batch))
+        learner.lr = RunRates(rates) if r is None else rates[r]
+        rng = RunStreams([backend.rng(q) for q in range(3)]) if r is None else backend.rng(r)
+        state = {"steps": 2, "batches_per_epoch": 2}  # epoch 2: the rate decayed once
+        for _ in range(3):
+            one, state = learner.step(one, state, batch, rng)
+        return one, state
+
+    reset()
+    packed, packed_state = steps()
+    assert Counted.reads == 0
+    for r in range(3):
+        alone, state = steps(r)
+        for p in type(alone).PARAMS:
+            np.testing.assert_array_equal(
+                getattr(packed, p)[r].view(np.ndarray), getattr(alone, p).view(np.ndarray), err_msg=p
+            )
+        part = run_part(packed_state, r)
+        assert part.keys() == state.keys()
+        for k, v in state.items():
+            np.testing.assert_array_equal(
+                np.asarray(part[k]).view(np.ndarray), np.asarray(v).view(np.ndarray), err_msg=k
+            )
+
+
 def stepped(options: dict, family: str, wrap, n: int, dtype: str = "float32", seed: int = 0):
     """(model, state) after ``n`` steps of the learner ``options`` on a small model of ``family``
     (its state at epoch 2 where it counts steps: tap's decayed step size, T = 7 + 2), every array

@@ -108,11 +108,14 @@ def solve(
     tol: float = 1e-8,
     max_iter: int = 100,
     start: Solution | None = None,
+    runs: bool = False,
 ) -> Solution:
     """adaTAP fixed points by damped VAMP (Alg. 3) from the visible initialisations ``a_v0``
     (..., K, n_v), or from the magnetisations of ``start``; tap.solve's signature and result,
     with a, c = a_1, c_1. ``c_v0`` is accepted for that signature and unused (a binary unit's
-    variance is a(1 − a))."""
+    variance is a(1 − a)). ``runs=True``: the leading axis is packed runs' (rbmlab.run.packed),
+    each iterated until its own chains have converged, as alone (on the host each run is its own
+    solve; the counts are one per run)."""
     for name, layer in (("visible", visible), ("hidden", hidden)):
         if layer.prior is not Bernoulli:
             prior = getattr(layer.prior, "name", layer.prior)
@@ -121,6 +124,25 @@ def solve(
                 "implemented for Bernoulli units only"
             )
     xp = namespace(W)
+    if runs and reads_are_free(W):
+        options = {"damping": damping, "tol": tol, "max_iter": max_iter}
+        parts = [
+            solve(
+                W[r],
+                visible.run(r),
+                hidden.run(r),
+                None if a_v0 is None else a_v0[r],
+                **options,
+                start=None if start is None else start.run(r),
+            )
+            for r in range(W.shape[0])
+        ]
+        return Solution(
+            *(xp.stack([getattr(p, name) for p in parts]) for name in ("a_v", "c_v", "a_h", "c_h")),
+            xp.asarray([p.iterations for p in parts]),
+            xp.stack([p.converged for p in parts]),
+            xp.asarray([p.chain_iterations for p in parts]),
+        )
     logit = lambda a: xp.log(a) - xp.log1p(-a)  # noqa: E731
     if start is not None:
         B1_v = logit(xp.clip(start.a_v, CLIP, 1.0 - CLIP)) - visible.field[..., None, :]
@@ -147,7 +169,8 @@ def solve(
     converged = xp.zeros(a_v.shape[:-1], dtype=bool)
     it, masked = 0, not reads_are_free(W)
     if masked:  # on a device the test is not read back: the returned moments freeze once it holds
-        finished, iterations = xp.zeros((), dtype=bool), xp.zeros((), dtype=xp.int64)
+        lead = a_v.shape[:-2] + (1,) if runs else ()  # packed runs: each run's on its own
+        finished, iterations = xp.zeros(lead, dtype=bool), xp.zeros(lead, dtype=xp.int64)
     for it in range(1, max_iter + 1):
         # prior → interaction messages (extrinsic part of the prior step's moments)
         new = [
@@ -168,18 +191,19 @@ def solve(
         change = (((new_v - a_v) ** 2).sum(axis=-1) + ((new_h - a_h) ** 2).sum(axis=-1)) / n
         if masked:
             iterations += ~finished
-            a_v, c_v, a_h, c_h, converged = (
-                xp.where(finished, old, now)
-                for old, now in zip(
-                    (a_v, c_v, a_h, c_h, converged), (new_v, new_c_v, new_h, new_c_h, change < tol)
-                )
+            held = finished[..., None] if runs else finished  # over the units of a run's chains
+            a_v, c_v, a_h, c_h = (
+                xp.where(held, old, now)
+                for old, now in zip((a_v, c_v, a_h, c_h), (new_v, new_c_v, new_h, new_c_h))
             )
-            finished = converged.all()
+            converged = xp.where(finished, converged, change < tol)
+            finished = converged.all(axis=-1, keepdims=True) if runs else converged.all()
             continue
         a_v, c_v, a_h, c_h = new_v, new_c_v, new_h, new_c_h
         converged = change < tol
         if bool(converged.all()):
             break
     if masked:
+        iterations = iterations[..., 0] if runs else iterations
         return Solution(a_v, c_v, a_h, c_h, iterations, converged, a_v.shape[-2] * iterations)
     return Solution(a_v, c_v, a_h, c_h, it, converged, a_v.shape[-2] * it)

@@ -19,13 +19,14 @@ states only Fig. 10's damping of 0.5) until every chain's magnetisations move by
 −F averaged over the unique solutions estimates ln Z (Fig. 2; :func:`combine_log_z` also offers
 their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients
 are the data term minus the derivative of −F at the
-solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis;
+solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis, or the
+leading run axis of packed runs (rbmlab.run.packed; ``runs=True``: each run solved as alone);
 solutions are rows (..., K, n).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,10 +47,17 @@ class Solution:
     c_v: Any
     a_h: Any
     c_h: Any
-    iterations: int
+    iterations: int  # packed runs': one per run (R,)
     converged: Any  # (..., K) bool
     chain_iterations: int | None = None  # Σ over iterations of the chains iterated (per model)
     order: int = 2  # 2: TAP (Plefka to second order); 1: naive mean field, no Onsager term
+
+    def run(self, r: int) -> Solution:
+        """Run ``r``'s solutions of packed runs (rbmlab.run.packed): its rows of every array, its
+        counts when they are one per run."""
+        at = lambda t: t[r] if getattr(t, "ndim", 0) else t  # noqa: E731
+        names = ("a_v", "c_v", "a_h", "c_h", "iterations", "converged", "chain_iterations")
+        return replace(self, **{name: at(getattr(self, name)) for name in names})
 
 
 def clamped_hidden(W, hidden: Layer, x):
@@ -70,13 +78,15 @@ def solve(
     max_iter: int = 1000,
     start: Solution | None = None,
     order: int = 2,
+    runs: bool = False,
 ) -> Solution:
     """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
     ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
     ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``
     (:func:`solve_stack` on the two layers). ``order=1``: the naive mean-field fixed points
     instead (Plefka's expansion to first order: A = 0, B = a W; the tap paper's Sec. IV
-    baseline), the same iteration without the Onsager term."""
+    baseline), the same iteration without the Onsager term. ``runs=True``: the leading axis is
+    packed runs', each solved as that run alone (the counts one per run)."""
     xp = namespace(W)
     if start is not None:  # copies: the iteration works in place
         a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
@@ -94,6 +104,7 @@ def solve(
         tol=tol,
         max_iter=max_iter,
         order=order,
+        runs=runs,
     )
     return Solution(a_v, c_v, a_h, c_h, it, converged, chain_iterations, order)
 
@@ -118,6 +129,7 @@ def solve_stack(
     tol: float,
     max_iter: int,
     order: int = 2,
+    runs: bool = False,
 ):
     """Damped Alg. 1 on a stack of layers 0 … L, layer l coupled to layer l − 1 by W_l (n_{l−1},
     n_l) = ``couplings[l − 1]`` only (an RBM: two layers; a DBM: Eq. 125's block-tridiagonal
@@ -131,14 +143,22 @@ def solve_stack(
     chains are set aside (once a quarter of those still iterated have converged) and the others
     go on in a smaller batch. Returns (a, c, iterations, converged (..., K), chain iterations:
     Σ over iterations of the chains iterated, per model). ``order=1``: A_l = 0 (naive mean
-    field: no W² products, no Onsager term)."""
+    field: no W² products, no Onsager term).
+
+    ``runs=True``: the leading axis is packed runs' (rbmlab.run.packed), each with the trajectory
+    it has alone (Alg. 1 runs independently from each initialisation, Sec. VI; a run's iteration
+    ends when its own chains have converged): on the host each run's chains are set aside by its
+    own count, in a batch of its own size as alone; the counts are one per run (R,)."""
     if order not in ORDERS:
         raise ValueError(f"tap: order must be one of {ORDERS}, got {order!r}")
     xp = namespace(a[0])
+    free = all(reads_are_free(t) for t in [*couplings, *a])
+    if runs and free:
+        return _runs_alone(couplings, layers, a, c, damping=damping, tol=tol, max_iter=max_iter, order=order)
     squares, n = ([W * W for W in couplings] if order == 2 else None), len(layers)
     units = sum(t.shape[-1] for t in a)
-    if not all(reads_are_free(t) for t in [*couplings, *a]):
-        return _masked_stack(couplings, layers, [*a, *c], squares, damping, tol, max_iter, units)
+    if not free:
+        return _masked_stack(couplings, layers, [*a, *c], squares, damping, tol, max_iter, units, runs)
     full = part = [*a, *c]
     converged = xp.zeros(a[0].shape[:-1], dtype=bool)
     rows = xp.arange(a[0].shape[-2]) if a[0].ndim == 2 else None  # compacted: a single model's
@@ -169,6 +189,24 @@ def solve_stack(
     return full[:n], full[n:], it, converged, chain_iterations
 
 
+def _runs_alone(couplings, layers: list[Layer], a: list, c: list, **options):
+    """:func:`solve_stack` of packed runs on the host: run r's chains solved as alone, in place in
+    its rows of ``a`` and ``c`` (its compacted batches have its own sizes, so a run is its own
+    product); the counts one per run."""
+    xp, counts = namespace(a[0]), []
+    for r in range(a[0].shape[0]):
+        *_, it, converged, chain_iterations = solve_stack(
+            [W[r] for W in couplings],
+            [layer.run(r) for layer in layers],
+            [t[r] for t in a],
+            [t[r] for t in c],
+            **options,
+        )
+        counts.append((it, converged, chain_iterations))
+    its, converged, chains = zip(*counts)
+    return a, c, xp.asarray(its), xp.stack(converged), xp.asarray(chains)
+
+
 def _masked_stack(
     couplings,
     layers: list[Layer],
@@ -178,19 +216,24 @@ def _masked_stack(
     tol: float,
     max_iter: int,
     units: int,
+    runs: bool = False,
 ):
     """:func:`solve_stack` with no host read (on a device): the chains the host path sets aside
     (a single model's, once a quarter of those iterated have converged) keep their moments by
     mask instead, and every chain once all iterated have converged; the iteration counts are 0-d
-    device arrays."""
+    device arrays. ``runs``: each of packed runs' models as a single one, the counts one per run."""
     xp, n = namespace(moments[0]), len(layers)
     single, shape = moments[0].ndim == 2, moments[0].shape[:-1]
-    aside, done, finished = xp.zeros(shape, dtype=bool), xp.zeros(shape, dtype=bool), xp.zeros((), dtype=bool)
-    iterations, chain_iterations = xp.zeros((), dtype=xp.int64), xp.zeros((), dtype=xp.int64)
+    per_run = {"axis": -1, "keepdims": True}  # packed runs: each run's chains counted on their own
+    lead = shape[:-1] + (1,) if runs else ()
+    aside, done, finished = xp.zeros(shape, dtype=bool), xp.zeros(shape, dtype=bool), xp.zeros(lead, bool)
+    iterations, chain_iterations = xp.zeros(lead, dtype=xp.int64), xp.zeros(lead, dtype=xp.int64)
     for _ in range(max_iter):
         iterated = ~(aside | finished)
         iterations += ~finished
-        chain_iterations += xp.where(finished, 0, (~aside).sum(axis=-1).max())
+        chain_iterations += xp.where(
+            finished, 0, (~aside).sum(**per_run) if runs else (~aside).sum(axis=-1).max()
+        )
         before = [m.copy() for m in moments]
         change = 0.0
         for first in (1, 0):
@@ -201,9 +244,15 @@ def _masked_stack(
         for m, old in zip(moments, before):
             xp.copyto(m, old, where=~iterated[..., None])
         done = xp.where(iterated, change * (damping * damping / units) < tol, done)
+        if runs:
+            aside |= done & (4 * (done & ~aside).sum(**per_run) >= (~aside).sum(**per_run))
+            finished |= done.all(**per_run)
+            continue
         if single:
             aside |= done & (4 * (done & ~aside).sum() >= (~aside).sum())
         finished |= done.all()
+    if runs:
+        return moments[:n], moments[n:], iterations[..., 0], done, chain_iterations[..., 0]
     return moments[:n], moments[n:], iterations, done, chain_iterations
 
 

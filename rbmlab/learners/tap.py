@@ -9,12 +9,16 @@ solutions, averaged over all K (Eqs. 40–42; all K rather than the unique ones 
 predecessor's option; the paper itself restarts from data). ``inference=adatap`` finds the fixed
 points by VAMP instead (App. D, Fig. 10). Table 1's momentum η = 0.5 on W only and ℓ2 decay ε are
 the optimizer's (``learner.optimizer.momentum``, ``momentum_on: interactions``, ``weight_decay``).
+
+Packed runs (rbmlab.run.packed): every array with a leading run axis, each run's K solutions
+iterated as that run's alone (the solver's ``runs``), its step at its own rate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rbmlab.backend.run_streams import RunStreams
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import tap
 from rbmlab.inference.solvers import SOLVERS
@@ -88,6 +92,7 @@ class TapLearner(Learner):
     entrants = {"adatap": ("learner.inference=adatap",)}  # TAP learning with adaTAP (Alg. 3)
     requires = (TapForm,)
     samples = False  # its negative phase is TAP's fixed points
+    packs = True  # tests/test_packed.py: tap, adatap and nmf, persistent or not, a decayed rate
     requires_hint = "two layers with priors coupled by W: model=rbm or model=grbm"
 
     def __init__(self, config):
@@ -116,7 +121,7 @@ class TapLearner(Learner):
         start = None
         if cfg.persistent and SOLUTION_KEYS[0] in state:
             start = Beliefs(None, None, 0, raw=tap.Solution(*(state[k] for k in SOLUTION_KEYS), 0, None))
-        s = self.solver.solve(model, x, init=start).raw
+        s = self.solver.solve(model, x, init=start, runs=isinstance(rng, RunStreams)).raw
         grad = tap.gradient(model.W, *model.tap_layers(), x, s)
         model, state = self.optimizer.update(model, grad, state, self.step_size(state))
         state = {

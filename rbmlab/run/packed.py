@@ -9,12 +9,16 @@ alone, bit for bit on numpy: its model and learner state are slice r of the pack
 (stacked before an epoch, sliced after it), its draws come from its own generators
 (rbmlab.backend.run_streams), its mini-batches from its own shuffle, its steps at its own rate
 (rbmlab.optimizers.base.RunRates), and a batched matmul computes each slice with the product a
-solo run makes. A run whose rule stops it, that diverges or reaches its train.epochs leaves the
-pack; runs resumed at different epochs pack too (each epoch draws from its own keys).
+solo run makes. An iteration that stops early or sets converged rows aside (TAP learning's fixed
+points) keeps each run's own stopping: on the host each run is its own solve, since a BLAS
+product's row depends on the rows computed beside it. A run whose rule stops it, that diverges
+or reaches its train.epochs leaves the pack; runs resumed at different epochs pack too (each
+epoch draws from its own keys).
 
-Packs: runs whose learner and its sampler (if it samples) say they pack (``packs``), with equal
-model configurations (``model.init`` aside), learner settings other than ``lr``, backend,
-training-set size and input shape. Others train alone, one after another, and say why.
+Packs: runs whose learner and its sampler (if it samples; a learner with its own inference answers
+alone) say they pack (``packs``), with equal model configurations (``model.init`` aside), learner
+settings other than ``lr``, backend, training-set size and input shape. Others train alone, one
+after another, and say why.
 """
 
 from __future__ import annotations

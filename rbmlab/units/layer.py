@@ -30,6 +30,12 @@ class Layer:
         """The layer for the rows ``keep`` of its batch (the offset's rows)."""
         return self if self.offset is None else replace(self, offset=self.offset[keep])
 
+    def run(self, r: int) -> Layer:
+        """Run ``r``'s layer of packed runs (rbmlab.run.packed), whose every array has a leading
+        run axis: its fields, parameters and offsets at r (views)."""
+        part = lambda t: None if t is None else t[r]  # noqa: E731
+        return replace(self, field=self.field[r], theta=part(self.theta), offset=part(self.offset))
+
     @property
     def theta_rows(self) -> tuple:
         """The prior parameters, each as a row (..., 1, n) that broadcasts against a batch."""

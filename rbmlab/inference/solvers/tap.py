@@ -8,7 +8,9 @@ mini-batch in TAP learning (Eqs. 37–38); ``init``, an earlier result, continue
 instead (persistent chains). The beliefs are the magnetisations (a^v, a^h) of each solution; the
 TAP solutions themselves (with their variances c) are ``raw``, which tap.gradient and
 tap.free_energy read. No log Z per instance: TAP's log Z combines the distinct solutions
-(tap.log_partition)."""
+(tap.log_partition). ``runs=True`` (TAP learning of packed runs, rbmlab.run.packed): the model's
+leading axis is runs', each solved as that run alone, not a trial axis iterated until every
+trial's chains have converged."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class Tap(Solver):
     method = staticmethod(tap.solve)
     cost = staticmethod(tap.solve_cost)  # MACs (n_v, n_h, rows, iterations, from_states)
 
-    def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
+    def solve(self, model, evidence=None, budget=None, *, init=None, rng=None, runs: bool = False) -> Beliefs:
         c = self.config
         if evidence is None and init is None:
             raise RbmlabError(
@@ -54,6 +56,7 @@ class Tap(Solver):
             damping=c.damping,
             tol=c.tol,
             max_iter=self.budget(budget),
+            runs=runs,
         )
         return Beliefs((s.a_v, s.a_h), s.converged, s.iterations, raw=s)
 
