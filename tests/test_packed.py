@@ -216,6 +216,28 @@ def test_a_run_that_cannot_pack_trains_alone_and_says_why(tmp_path):
     assert_same_run(tmp_path / "alone", tmp_path / "r0")
 
 
+def test_on_the_host_runs_too_large_to_stack_train_one_after_another(tmp_path, monkeypatch):
+    """Above HOST_STACK_PARAMETERS (here: 9 × 6 + 9 + 6 = 69 > 60) a CPU trains a pack's runs one
+    after another, says so, and each equals its run alone; a device would stack them."""
+    from rbmlab.run import packed
+
+    monkeypatch.setattr(packed, "HOST_STACK_PARAMETERS", 60)
+    monkeypatch.setattr(packed, "train_pack", lambda members: pytest.fail("stacked on the host"))
+    configs = [validated_run_config(BASE + job) for job in JOBS]
+    lines: list[str] = []
+    train_jobs([Job(c, tmp_path / f"r{i}", [], lines.append) for i, c in enumerate(configs)])
+    assert (
+        lines.count(
+            "packed with 3 other run(s), one after another on the CPU (models this size stack on a device)"
+        )
+        == 4
+    )
+    for i, cfg in enumerate(configs):
+        assert "packed_runs" not in summary_of(tmp_path / f"r{i}")
+        train(cfg, tmp_path / f"alone{i}", echo=quiet)
+        assert_same_run(tmp_path / f"alone{i}", tmp_path / f"r{i}")
+
+
 def test_max_runs_splits_the_jobs_into_packs_in_job_order(tmp_path):
     configs = [validated_run_config(BASE + [f"seed={s}"]) for s in range(5)]
     lines: dict[int, list[str]] = {i: [] for i in range(5)}

@@ -80,9 +80,56 @@ def bench_packed(
     ]
 
 
+def bench_crbm_packed(
+    backend, name: str, options: dict, what: str, runs: int, rounds: int, threads: int, steps: int = 20
+) -> list[Row]:
+    """``steps`` updates of a crbm_bp learner (784 × 256, batch 20, epoch 1) for ``runs`` runs,
+    each its own model and data: alone, one after another, and packed, interleaved."""
+    from rbmlab.backend.run_streams import RunStreams  # noqa: PLC0415
+    from rbmlab.bench.crbm_bp import at_epoch, random_crbm  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
+    from rbmlab.optimizers.base import RunRates  # noqa: PLC0415
+    from rbmlab.run.packed import stack_models, stack_states  # noqa: PLC0415
+
+    config = {"name": name, "batch_size": 20, "lr": 0.01, **options}
+    learner = LEARNERS.build(LEARNERS.parse(config))
+    made = [random_crbm(784, 256, 20, seed) for seed in range(runs)]
+    alone = [
+        (m, Batch(x, targets=v), at_epoch(learner.init_state(m, Batch(x, targets=v), None), 1))
+        for m, x, v in made
+    ]
+    packed = LEARNERS.build(LEARNERS.parse(config))
+    packed.lr = RunRates([0.01] * runs)
+    model = stack_models([m for m, _, _ in alone])
+    data = Batch(np.stack([x for _, x, _ in made]), targets=np.stack([v for *_, v in made]))
+    state = stack_states([s for *_, s in alone])
+
+    def one_by_one():
+        for seed, (m, batch, s) in enumerate(alone):
+            rng = backend.rng(seed, 1, 1)
+            for _ in range(steps):
+                m, s = learner.step(m, s, batch, rng)
+
+    def together():
+        rngs = RunStreams([backend.rng(seed, 1, 1) for seed in range(runs)])
+        m, s = model, state
+        for _ in range(steps):
+            m, s = packed.step(m, s, data, rngs)
+
+    with blas_threads(threads):
+        t = interleaved({"alone": one_by_one, "packed": together}, rounds)
+    label = f"crbm_bp {what}, {runs} runs, {steps} updates, 784 × 256, batch 20"
+    return [
+        row(f"{label}: runs alone, s", spread(t["alone"]), "s", threads),
+        row(f"{label}: packed, s", spread(t["packed"]), "s", threads),
+        row(f"{label}: alone / packed", ratio(t["alone"], t["packed"]), "ratio", threads, "≥ 1.0"),
+    ]
+
+
 def packed_part(rounds: int, examples: int) -> list[Row]:
     """Bench part ``packed``: CD-1 and PCD-1 with 4 runs at batch 100 and 20 on up to 2,000 of the
-    ``examples`` (a ratio of epochs needs no more), at 1 and 2 BLAS threads."""
+    ``examples`` (a ratio of epochs needs no more), then crbm_bp's CD-10 and MLE-MF with 4 runs at
+    its batch of 20, at 1 and 2 BLAS threads."""
     backend = get_backend("numpy", "float32")
     rows: list[Row] = []
     n = min(examples, 2000)
@@ -92,6 +139,9 @@ def packed_part(rounds: int, examples: int) -> list[Row]:
                 rows += bench_packed(
                     backend, {"name": name, "batch_size": batch}, what, 4, rounds, threads, n
                 )
+    for name, options, what in CRBM_PACKED[:2]:
+        for threads in (1, 2):
+            rows += bench_crbm_packed(backend, name, options, what, 4, rounds, threads)
     return rows
 
 

@@ -121,14 +121,31 @@ def _packed(W, b_v, b_h, *, init: BPResult | None = None, **options) -> BPResult
     """:func:`loopy_bp` of packed runs: the R × B instances as one batch of RBMs, each with its
     run's W (repeated per instance: an instance's messages are elementwise in its own W, so it
     iterates, stops and is set aside exactly as in its run alone); the result's arrays with the
-    run axis back in front. ``iterations``: the pack's longest, as of one batch."""
+    run axis back in front. ``iterations``: the pack's longest, as of one batch. On the host each
+    run is its own call instead (its messages, W's e^W − 1 and set-asides at the cost it has alone:
+    a repeated W costs a message-sized array and B times the exponentials)."""
     xp = namespace(W)
     runs, rows = W.shape[0], max(b_v.shape[-2], b_h.shape[-2])
+    if reads_are_free(W):
+        parts = [
+            _instances(W[r], b_v[r], b_h[r], init=None if init is None else _run_of(init, r), **options)
+            for r in range(runs)
+        ]
+        stacked = (
+            xp.stack([getattr(p, k) for p in parts]) for k in ("eta_v", "eta_h", "L", "K", "converged")
+        )
+        return BPResult(*stacked, max(p.iterations for p in parts))
     b_v = xp.broadcast_to(b_v, (runs, rows, W.shape[-2])).reshape(runs * rows, -1)
     b_h = xp.broadcast_to(b_h, (runs, rows, W.shape[-1])).reshape(runs * rows, -1)
     init = None if init is None else _instance_axes(init, (runs * rows,), 2)
     result = _instances(xp.repeat(W, rows, axis=0), b_v, b_h, init=init, **options)
     return _instance_axes(result, (runs, rows), 1)
+
+
+def _run_of(result: BPResult, r: int) -> BPResult:
+    """Run ``r``'s part of a packed result (a warm start)."""
+    arrays = (result.eta_v, result.eta_h, result.L, result.K, result.converged)
+    return BPResult(*(a[r] for a in arrays), result.iterations)
 
 
 def _instance_axes(result: BPResult, lead: tuple[int, ...], axes: int) -> BPResult:

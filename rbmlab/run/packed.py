@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rbmlab.backend import namespace
+from rbmlab.backend import namespace, reads_are_free
 from rbmlab.errors import RbmlabError
 from rbmlab.learners import LEARNERS
 from rbmlab.optimizers.base import RunRates
@@ -43,6 +43,13 @@ from rbmlab.run.training import packed_epoch_pass
 from rbmlab.validation import to_plain
 
 MAX_RUNS = 128  # runs in one pack unless hydra.launcher.max_runs says otherwise
+# On the host a pack stacks its runs only when a run has at most this many parameters; larger ones
+# train one after another there. Stacked, a CPU shares only the per-operation overhead of a step,
+# and arrays R times a run's fall out of its caches: 4 runs stacked / one after another (make bench,
+# part packed, 1 BLAS thread) 1.22 for CD-1 at 784 × 64, 1.23 (CD-10) and 1.96 (MLE-MF) for a
+# 64 × 32 CRBM, but 0.93-0.96 for CD-1 and PCD-1 at 784 × 500 and 0.71-0.95 for crbm_bp's learners
+# at 784 × 256. A device always stacks: there a step's launches, not its arithmetic, bound it.
+HOST_STACK_PARAMETERS = 1 << 16
 
 
 @dataclass
@@ -131,6 +138,13 @@ def run_part(packed, r: int):
     if isinstance(packed, dict):
         return {k: v if isinstance(v, int) else v[r] for k, v in packed.items()}
     return packed.map(lambda a: a[r])
+
+
+def stacks(members: list[Member]) -> bool:
+    """Whether these runs train as one stacked computation here: on a device always; on the host
+    when a run has at most HOST_STACK_PARAMETERS parameters (otherwise one after another)."""
+    arrays = list(members[0].p.model.arrays().values())
+    return not reads_are_free(arrays[0]) or sum(int(a.size) for a in arrays) <= HOST_STACK_PARAMETERS
 
 
 def train_pack(members: list[Member]) -> None:
@@ -253,30 +267,34 @@ def _packs(members: list[Member], max_runs: int) -> list[list[Member]]:
     packs = [group[i : i + max_runs] for group in groups.values() for i in range(0, len(group), max_runs)]
     for pack in packs:
         if len(pack) > 1:
+            how = (
+                "" if stacks(pack) else ", one after another on the CPU (models this size stack on a device)"
+            )
             for m in pack:
-                m.job.echo(f"packed with {len(pack) - 1} other run(s)")
+                m.job.echo(f"packed with {len(pack) - 1} other run(s){how}")
     return packs
 
 
 def _train_together(pack: list[Member]) -> None:
     """Epochs of a pack until every member ended: each epoch trains the members at the earliest
     epoch together; then each member's own evaluation, rule and checkpoint."""
+    stacked = len(pack) > 1 and stacks(pack)
     for m in pack:
-        if len(pack) > 1:  # summary.json: the runs it trained with (its wall_time is the pack's)
+        if stacked:  # summary.json: the runs it trained with (its wall_time is the pack's)
             m.summary["packed_runs"] = len(pack)
     while live := [m for m in pack if m.training]:
         epoch = min(m.p.epoch for m in live)
         group = [m for m in live if m.p.epoch == epoch]
-        try:
-            if len(group) == 1:  # the solo runner's epoch (budgets, batched trials included)
-                runner.train_epoch(group[0].run, group[0].record, group[0].p)
-            else:
-                train_pack(group)
-        except Exception as e:  # noqa: BLE001 - the shared computation failed: each member records it
-            for m in group:
-                _fail(m, e)
-            continue
-        for m in group:
+        for part in [group] if stacked and len(group) > 1 else [[m] for m in group]:
+            try:
+                if len(part) > 1:
+                    train_pack(part)
+                else:  # the solo runner's epoch (budgets, batched trials included)
+                    runner.train_epoch(part[0].run, part[0].record, part[0].p)
+            except Exception as e:  # noqa: BLE001 - the computation failed: its runs record it, the others go on
+                for m in part:
+                    _fail(m, e)
+        for m in (m for m in group if m.result is None):
             try:
                 if not runner.after_epoch(m.run, m.record, m.p, m.summary):
                     m.result = runner.end_diverged(m.run, m.record, m.p, m.summary, m.job.echo)
