@@ -81,10 +81,19 @@ def bench_packed(
 
 
 def bench_crbm_packed(
-    backend, name: str, options: dict, what: str, runs: int, rounds: int, threads: int, steps: int = 20
+    backend,
+    name: str,
+    options: dict,
+    what: str,
+    runs: int,
+    rounds: int,
+    threads: int,
+    steps: int = 20,
+    n_v: int = 784,
+    n_h: int = 256,
 ) -> list[Row]:
-    """``steps`` updates of a crbm_bp learner (784 × 256, batch 20, epoch 1) for ``runs`` runs,
-    each its own model and data: alone, one after another, and packed, interleaved."""
+    """``steps`` updates of a crbm_bp learner (``n_v`` × ``n_h``, batch 20, epoch 1) for ``runs``
+    runs, each its own model and data: alone, one after another, and packed, interleaved."""
     from rbmlab.backend.run_streams import RunStreams  # noqa: PLC0415
     from rbmlab.bench.crbm_bp import at_epoch, random_crbm  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
@@ -93,7 +102,7 @@ def bench_crbm_packed(
 
     config = {"name": name, "batch_size": 20, "lr": 0.01, **options}
     learner = LEARNERS.build(LEARNERS.parse(config))
-    made = [random_crbm(784, 256, 20, seed) for seed in range(runs)]
+    made = [random_crbm(n_v, n_h, 20, seed) for seed in range(runs)]
     alone = [
         (m, Batch(x, targets=v), at_epoch(learner.init_state(m, Batch(x, targets=v), None), 1))
         for m, x, v in made
@@ -118,7 +127,7 @@ def bench_crbm_packed(
 
     with blas_threads(threads):
         t = interleaved({"alone": one_by_one, "packed": together}, rounds)
-    label = f"crbm_bp {what}, {runs} runs, {steps} updates, 784 × 256, batch 20"
+    label = f"crbm_bp {what}, {runs} runs, {steps} updates, {n_v} × {n_h}, batch 20"
     return [
         row(f"{label}: runs alone, s", spread(t["alone"]), "s", threads),
         row(f"{label}: packed, s", spread(t["packed"]), "s", threads),
@@ -127,9 +136,11 @@ def bench_crbm_packed(
 
 
 def packed_part(rounds: int, examples: int) -> list[Row]:
-    """Bench part ``packed``: CD-1 and PCD-1 with 4 runs at batch 100 and 20 on up to 2,000 of the
-    ``examples`` (a ratio of epochs needs no more), then crbm_bp's CD-10 and MLE-MF with 4 runs at
-    its batch of 20, at 1 and 2 BLAS threads."""
+    """Bench part ``packed``: 4 runs stacked against one after another: CD-1 and PCD-1 (784 × 500)
+    at batch 100 and 20 on up to 2,000 of the ``examples`` (a ratio of epochs needs no more) and
+    CD-1 at 784 × 64; crbm_bp's CD-10, MLE-MF and MLE-BP at 784 × 256 and CD-10 and MLE-MF at
+    64 × 32 (batch 20); at 1 and 2 BLAS threads (the small models at 1). The evidence for the
+    host's rule, rbmlab.run.packed.HOST_STACK_PARAMETERS."""
     backend = get_backend("numpy", "float32")
     rows: list[Row] = []
     n = min(examples, 2000)
@@ -139,9 +150,13 @@ def packed_part(rounds: int, examples: int) -> list[Row]:
                 rows += bench_packed(
                     backend, {"name": name, "batch_size": batch}, what, 4, rounds, threads, n
                 )
-    for name, options, what in CRBM_PACKED[:2]:
+    rows += bench_packed(backend, {"name": "cd", "batch_size": 20}, "CD-1", 4, rounds, 1, n, n_hidden=64)
+    for name, options, what in CRBM_PACKED:
         for threads in (1, 2):
-            rows += bench_crbm_packed(backend, name, options, what, 4, rounds, threads)
+            steps = 5 if name == "mle_bp" else 20
+            rows += bench_crbm_packed(backend, name, options, what, 4, max(3, rounds // 2), threads, steps)
+    for name, options, what in CRBM_PACKED[:2]:
+        rows += bench_crbm_packed(backend, name, options, what, 4, rounds, 1, n_v=64, n_h=32)
     return rows
 
 
