@@ -45,10 +45,11 @@ from rbmlab.validation import to_plain
 MAX_RUNS = 128  # runs in one pack unless hydra.launcher.max_runs says otherwise
 # On the host a pack stacks its runs only when a run has at most this many parameters; larger ones
 # train one after another there. Stacked, a CPU shares only the per-operation overhead of a step,
-# and arrays R times a run's fall out of its caches: 4 runs stacked / one after another (make bench,
-# part packed, 1 BLAS thread) 1.22 for CD-1 at 784 × 64, 1.23 (CD-10) and 1.96 (MLE-MF) for a
-# 64 × 32 CRBM, but 0.93-0.96 for CD-1 and PCD-1 at 784 × 500 and 0.71-0.95 for crbm_bp's learners
-# at 784 × 256. A device always stacks: there a step's launches, not its arithmetic, bound it.
+# and arrays R times a run's fall out of its caches: 4 runs stacked / one after another
+# (results/bench/packed/bench.md) 1.20 for CD-1 at 784 × 64, 1.25 (CD-10) and 1.96 (MLE-MF) for a
+# 64 × 32 CRBM, but 0.92-1.03 for CD-1 and PCD-1 at 784 × 500 and 0.88-0.99 for crbm_bp's CD-10,
+# MLE-MF and MLE-BP at 784 × 256. A device always stacks: a step's launches, not its arithmetic,
+# bound it there.
 HOST_STACK_PARAMETERS = 1 << 16
 
 
