@@ -81,13 +81,12 @@ class Member:
         return self.result is None and runner.training(self.run, self.p)
 
 
-def alone_because(run: runner.Setup) -> str | None:
-    """Why this run cannot join a pack (None: it can)."""
-    cfg, learner = run.cfg, run.learner
+def alone_because(cfg, learner, model_class: type) -> str | None:
+    """Why a run of ``cfg`` (its learner built, its model family) cannot join a pack (None: it can)."""
     if not learner.packs:
         return f"learner={cfg.learner.name} is not packed"
     if learner.samples:  # a learner that draws no samples (its own inference) has no sampler to ask
-        sampler = learner.sampler_for(run.model_class)
+        sampler = learner.sampler_for(model_class)
         if not sampler.packs:
             return f"its sampler {sampler.config.name} is not packed"
     if cfg.train.trials > 1:
@@ -97,16 +96,18 @@ def alone_because(run: runner.Setup) -> str | None:
     return None
 
 
-def pack_key(run: runner.Setup) -> str:
-    """What runs of one pack share: the model's configuration (not its ``init``) and sizes, the
-    learner's settings but ``lr``, the backend, the training set's size and input shape."""
-    cfg = run.cfg
+def pack_key(cfg, sizes: dict, data: tuple) -> str:
+    """What runs of one pack share: the model's configuration (not its ``init``) and ``sizes``, the
+    learner's settings but ``lr``, the backend and ``data``: the training set's size and input
+    shape (a run's Setup: :func:`setup_key`)."""
     model = {k: v for k, v in to_plain(cfg.model).items() if k != "init"}
     learner = {k: v for k, v in to_plain(cfg.learner).items() if k != "lr"}
-    shape = list(run.train.inputs.shape[1:])
-    return json.dumps(
-        [model, run.sizes, learner, to_plain(cfg.backend), run.n_train, shape], sort_keys=True, default=str
-    )
+    return json.dumps([model, sizes, learner, to_plain(cfg.backend), list(data)], sort_keys=True, default=str)
+
+
+def setup_key(run: runner.Setup) -> str:
+    """:func:`pack_key` of a prepared run."""
+    return pack_key(run.cfg, run.sizes, (run.n_train, *run.train.inputs.shape[1:]))
 
 
 def stack_models(models: list) -> Any:
@@ -259,12 +260,12 @@ def _packs(members: list[Member], max_runs: int) -> list[list[Member]]:
     for m in members:
         if m.result is not None:
             continue
-        why = alone_because(m.run)
+        why = alone_because(m.run.cfg, m.run.learner, m.run.model_class)
         if why is not None:
             m.job.echo(f"trains alone: {why}")
             groups[f"alone {len(groups)}"] = [m]
         else:
-            groups.setdefault(pack_key(m.run), []).append(m)
+            groups.setdefault(setup_key(m.run), []).append(m)
     packs = [group[i : i + max_runs] for group in groups.values() for i in range(0, len(group), max_runs)]
     for pack in packs:
         if len(pack) > 1:
