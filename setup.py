@@ -14,6 +14,9 @@ FILES = {  # package -> (repository folder, the files it ships)
 setup(
     packages=[*find_packages(include=["rbmlab", "rbmlab.*"]), "hydra_plugins.rbmlab_launcher", *FILES],
     package_dir={package: folder for package, (folder, _) in FILES.items()},
-    package_data={package: globs for package, (_, globs) in FILES.items()},
+    package_data={
+        **{package: globs for package, (_, globs) in FILES.items()},
+        "rbmlab": ["py.typed"],  # PEP 561: the package's own annotations are its types
+    },
     include_package_data=False,
 )  # the files above only

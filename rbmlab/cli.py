@@ -37,6 +37,7 @@ commands:
   experiment PAPER/ARTEFACT [scale=smoke|reduced|paper] [outputs_root=DIR] [results_root=DIR] [key=value ...]
   experiment list [PAPER]         the experiments: what each reproduces, what each tier costs
   doctor                          the numerical stack: numpy, BLAS and its kernel, CPU features
+  --version                       rbmlab's version (and the checkout's commit)
 
 `rbmlab <command> --help` explains a command; `rbmlab run --help` the configuration groups,
 their options and every key."""  # noqa: E501 - the help as it prints
@@ -283,9 +284,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(128 + signal.SIGPIPE)
 
 
+def version_line() -> str:
+    """``rbmlab 0.1.0``, with the checkout's commit when run from one (``+dirty``: changes not committed)."""
+    from rbmlab import __version__  # noqa: PLC0415
+    from rbmlab.storage.provenance import source_revision  # noqa: PLC0415
+
+    source = source_revision()
+    return f"rbmlab {__version__}" + ("" if source.startswith("rbmlab ") else f" (checkout {source})")
+
+
 def dispatch(argv: list[str]) -> None:
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
+        return
+    if argv[0] in ("--version", "-V"):
+        print(version_line())
         return
     command = COMMANDS.get(argv[0])
     if command is None:

@@ -518,3 +518,15 @@ def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(args, tmp_path):
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (128 + signal.SIGPIPE, "")
+
+
+def test_version_names_the_release_and_the_checkouts_commit(capsys, monkeypatch):
+    from rbmlab import __version__
+    from rbmlab.storage import provenance
+
+    main(["--version"])
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"rbmlab {__version__} (checkout ") and line.endswith(")")
+    monkeypatch.setattr(provenance, "source_revision", lambda: f"rbmlab {__version__}")  # an installed wheel
+    main(["-V"])
+    assert capsys.readouterr().out.strip() == f"rbmlab {__version__}"

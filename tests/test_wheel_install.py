@@ -88,6 +88,7 @@ def package_data() -> dict[str, tuple[Path, list[str]]]:
 
 def test_the_wheel_carries_conf_experiments_and_the_results_readmes_where_resources_looks():
     shipped, expected = package_data(), to_ship()
+    assert shipped.pop("rbmlab")[1] == ["rbmlab/py.typed"]  # PEP 561's marker, the one data file of the code
     assert set(shipped) == {f"rbmlab.{name}" for name in expected}
     for name, files in expected.items():
         build_dir, sources = shipped[f"rbmlab.{name}"]
