@@ -19,7 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import EPOCHS, TRIALS
-from rbmlab.validation import Config, invalid, option, parse_options, to_plain, without_neutral
+from rbmlab.validation import PROGRESS, Config, invalid, option, parse_options, to_plain, without_neutral
 
 
 def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -67,7 +67,9 @@ class TrainConfig(Config):
         hi=EPOCHS,
         label="epochs between snapshots",
     )
-    progress: bool = option(True, "tqdm progress bars")
+    progress: bool | str = option(
+        "auto", "tqdm progress bars: auto (where stderr is a terminal), true, false", choices=PROGRESS
+    )
     trials: int = option(1, "independent models trained as one batched computation", lo=1, hi=TRIALS)
     gap_kappa: float = option(
         3.0,

@@ -24,7 +24,7 @@ from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.evaluation import evaluate
 from rbmlab.storage.portable import portable_path
 from rbmlab.units.requirements import check_unit_types
-from rbmlab.validation import parse_options
+from rbmlab.validation import parse_options, progress_bars
 
 
 def resolved_config(cfg: DictConfig) -> DictConfig:
@@ -137,7 +137,7 @@ def evaluate_checkpoint(cfg: DictConfig) -> dict[str, Any]:
     context = Context(
         rng=backend.rng(cfg.seed),
         final=True,
-        progress=evaluator_cfg.progress,
+        progress=progress_bars(evaluator_cfg.progress),
         train=task.batch(data, "train"),
         data_mean=data.train.mean(axis=0),
         truth=truth_for(evaluator, options),
@@ -206,7 +206,7 @@ def _without_data(cfg: DictConfig, model_np, meta, evaluator_cfg, backend_cfg) -
         raise RbmlabError("evaluator.reverse: reverse AIS starts its chains from data; name a dataset")
     evaluator = _checked_evaluator(cfg, model_np, evaluator_cfg)
     backend = get_backend(backend_cfg.name, backend_cfg.dtype)
-    context = Context(rng=backend.rng(cfg.seed), final=True, progress=evaluator_cfg.progress)
+    context = Context(rng=backend.rng(cfg.seed), final=True, progress=progress_bars(evaluator_cfg.progress))
     metrics = _metrics(cfg, model_np, {}, evaluator, context, backend_cfg)
     result: dict[str, Any] = {
         "checkpoint": _named(cfg.checkpoint),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -43,6 +44,15 @@ def invalid(key: str, message: str) -> InvalidOption:
 
 
 NO_NEUTRAL: Any = object()  # option()'s "no identity-neutral value", distinct from neutral=None
+
+
+PROGRESS = ("auto",)  # a progress setting's word beside true and false: bars where stderr is a terminal
+
+
+def progress_bars(setting: bool | str) -> bool:
+    """Whether a progress setting (true, false or auto) draws bars: auto only where stderr is a
+    terminal, so output piped or written to a log carries no bar frames."""
+    return sys.stderr.isatty() if setting == "auto" else bool(setting)
 
 
 def option(
@@ -177,13 +187,23 @@ def _matches(value: Any, base: Any) -> bool:
     return isinstance(value, str)
 
 
+def _kinds(bases: list[Any], meta: Mapping[str, Any]) -> str:
+    """'true or false or auto': what values of ``bases`` are, a string's by its choices if any."""
+    return " or ".join(
+        " or ".join(meta["choices"]) if b is str and meta["choices"] else _KIND[b] for b in bases
+    )
+
+
 def _coerce_scalar(key: str, value: Any, bases: list[Any], optional: bool, meta: Mapping[str, Any]):
     base = next((b for b in bases if _matches(value, b)), None)
     if base is None:
-        kinds = " or ".join(_KIND[b] for b in bases) + (" or null" if optional else "")
-        raise InvalidOption(key, f"expected {kinds}, got {_show(value)}")
+        raise InvalidOption(
+            key, f"expected {_kinds(bases, meta)}{' or null' if optional else ''}, got {_show(value)}"
+        )
     value = base(value)
     if base is str and meta["choices"] is not None and value not in meta["choices"]:
+        if len(bases) > 1:  # a word beside numbers or booleans (batch_size's full, progress's auto)
+            raise InvalidOption(key, f"expected {_kinds(bases, meta)}, got {_show(value)}")
         raise InvalidOption(key, f"expected one of {', '.join(meta['choices'])}; got {_show(value)}")
     if base in (int, float) and (problem := _range_problem(value, meta)) is not None:
         raise InvalidOption(key, problem)

@@ -530,3 +530,16 @@ def test_version_names_the_release_and_the_checkouts_commit(capsys, monkeypatch)
     monkeypatch.setattr(provenance, "source_revision", lambda: f"rbmlab {__version__}")  # an installed wheel
     main(["-V"])
     assert capsys.readouterr().out.strip() == f"rbmlab {__version__}"
+
+
+def test_progress_bars_only_where_stderr_is_a_terminal(tmp_path, monkeypatch, capsys):
+    """train.progress=auto (the default): no bar frames into a pipe or a log; true draws them there too."""
+    from rbmlab.validation import progress_bars
+
+    run = ["run", "dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "train.epochs=3"]
+    main([*run, f"hydra.run.dir={tmp_path / 'auto'}"])
+    assert "train cd" not in capsys.readouterr().err  # captured: not a terminal
+    main([*run, "train.progress=true", f"hydra.run.dir={tmp_path / 'on'}"])
+    assert "train cd" in capsys.readouterr().err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert progress_bars("auto") and progress_bars(True) and not progress_bars(False)

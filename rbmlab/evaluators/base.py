@@ -21,7 +21,7 @@ from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.limits import EXAMPLES, MARGINAL_UNITS
 from rbmlab.models.base import supports
 from rbmlab.units.requirements import NAMES
-from rbmlab.validation import Config, invalid, option
+from rbmlab.validation import PROGRESS, Config, invalid, option
 
 SPLIT_NAMES = ("train", "valid", "test")
 
@@ -33,7 +33,11 @@ class EvaluatorConfig(Config):
         ["test"], "splits scored at every evaluation point", choices=SPLIT_NAMES, label="splits scored"
     )
     max_examples: int = option(0, "0: every example of a split; n: its first n", lo=0, hi=EXAMPLES)
-    progress: bool = option(True, "progress bars for long evaluations")
+    progress: bool | str = option(
+        "auto",
+        "progress bars of long evaluations: auto (where stderr is a terminal), true, false",
+        choices=PROGRESS,
+    )
 
     def check(self) -> None:
         if not self.splits:

@@ -22,7 +22,7 @@ from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import SPLIT_NAMES, Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec, part_metric, split_prefix
 from rbmlab.units.requirements import CATEGORICAL
-from rbmlab.validation import Config, invalid, option
+from rbmlab.validation import Config, invalid, option, progress_bars
 
 
 def parse_parts(value: Any, key: str) -> list[Config]:
@@ -157,7 +157,7 @@ class Combined(Evaluator):
             own = {s: b for s, b in splits.items() if s in cfg.splits} or splits
             if cfg.max_examples:
                 own = {s: b.take(slice(0, cfg.max_examples)) for s, b in own.items()}
-            ctx = dataclasses.replace(context, progress=context.progress and cfg.progress)
+            ctx = dataclasses.replace(context, progress=context.progress and progress_bars(cfg.progress))
             metrics.update({self._column(i, k): v for k, v in part.evaluate(model, own, ctx).items()})
         return metrics
 

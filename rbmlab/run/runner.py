@@ -60,7 +60,7 @@ from rbmlab.run.training import (
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
 from rbmlab.units.requirements import check_unit_types
-from rbmlab.validation import to_plain
+from rbmlab.validation import progress_bars, to_plain
 
 
 @dataclass
@@ -261,7 +261,7 @@ def evaluate_trials(
     single model). Trial t draws from the stream ``key + (t,)``, independent of the others.
     ``state``: the learner's, for the budget of its inference (Context.inference_iterations);
     without it, ``iterations`` is that budget."""
-    progress = final and run.cfg.train.progress and run.cfg.evaluator.progress
+    progress = final and progress_bars(run.cfg.train.progress) and progress_bars(run.cfg.evaluator.progress)
     iterations = iterations if state is None else run.learner.inference_iterations(state)
 
     def one(m, rng):
@@ -648,7 +648,7 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         initial=p.epoch,
         desc=f"train {cfg.learner.name}",
         unit="epoch",
-        disable=not cfg.train.progress,
+        disable=not progress_bars(cfg.train.progress),
         leave=False,
     )
     show_latest(run, bar, p.latest)
