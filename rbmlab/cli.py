@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
@@ -311,6 +312,7 @@ def dispatch(argv: list[str]) -> None:
         return
     keep_freed_memory()
     mark_cli_process()
+    logging.raiseExceptions = False  # a run log that cannot be written (a full disk) prints no traceback
     try:
         command(argv[1:])
     except RbmlabError as e:

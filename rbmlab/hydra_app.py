@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
+import logging
 import os
 import re
 import sys
@@ -248,7 +249,12 @@ def _hydra_task(cfg) -> float | None:
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     tag = job_tag(hc.job.num, hc.job.override_dirname) if multirun else ""
-    echo = (lambda line: print(f"{tag} {line}", flush=True)) if multirun else print
+    log = logging.getLogger("rbmlab.run")  # <run dir>/rbmlab.log (conf/hydra/job_logging/rbmlab.yaml)
+
+    def echo(line: str) -> None:
+        print(f"{tag} {line}" if tag else line, flush=True)
+        log.info(line)
+
     try:
         run_cfg = parse_run_config(cfg)
         return returned_value(

@@ -543,3 +543,10 @@ def test_progress_bars_only_where_stderr_is_a_terminal(tmp_path, monkeypatch, ca
     assert "train cd" in capsys.readouterr().err
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     assert progress_bars("auto") and progress_bars(True) and not progress_bars(False)
+    log = (tmp_path / "auto" / "rbmlab.log").read_text().splitlines()  # the run's lines, one per epoch
+    assert [line.split(" - ")[1].split(":")[0] for line in log if " - epoch " in line] == [
+        "epoch 1/3",
+        "epoch 2/3",
+        "epoch 3/3",
+    ]
+    assert any(line.endswith(f"run directory: {tmp_path / 'auto'}") for line in log)

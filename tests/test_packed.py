@@ -138,6 +138,9 @@ def test_each_packed_run_equals_the_run_alone(learner, tmp_path):
     )
     assert all(r["status"] == "completed" for r in results)
     assert lines.count("packed with 3 other run(s)") == 4
+    for i, cfg in enumerate(configs):  # each run's log: its lines and one per epoch
+        log = (tmp_path / f"packed{i}" / "rbmlab.log").read_text()
+        assert log.count(" - epoch ") == cfg.train.epochs and "packed with 3 other run(s)" in log
     for i in range(len(JOBS)):
         assert summary_of(tmp_path / f"packed{i}")["packed_runs"] == 4
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")

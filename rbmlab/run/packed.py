@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,9 +77,33 @@ class Member:
     p: runner.Progress | None = None
     result: Any = None
 
+    log: logging.Logger | None = None  # its rbmlab.log (a pack's runs share one process's logging)
+
     @property
     def training(self) -> bool:
         return self.result is None and runner.training(self.run, self.p)
+
+    def echo(self, line: str) -> None:
+        """A line of the run: printed (the job's tag first) and in its rbmlab.log."""
+        self.job.echo(line)
+        if self.log is not None:
+            self.log.info(line)
+
+
+@contextlib.contextmanager
+def run_log(out: Path):
+    """A logger writing to ``out``/rbmlab.log, as conf/hydra/job_logging/rbmlab.yaml does for a run
+    alone (a pack's runs share one process, whose logging Hydra set up for the last job)."""
+    logger = logging.getLogger(f"rbmlab.run.job.{out.name}")
+    logger.propagate, logger.level = False, logging.INFO
+    handler = logging.FileHandler(out / "rbmlab.log")
+    handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
+    logger.addHandler(handler)
+    try:
+        yield logger
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
 
 
 def alone_because(cfg, learner, model_class: type) -> str | None:
@@ -214,6 +239,7 @@ def train_jobs(jobs: list[Job], max_runs: int = MAX_RUNS) -> list[Any]:
                     )
                 )
                 m = Member(job, record, {"status": "running", "config_hash": cfg.hash()})
+                m.log = stack.enter_context(run_log(job.out))
                 members.append(m)
                 _start(m, shared)
             for pack in _packs(members, max_runs):
@@ -221,7 +247,7 @@ def train_jobs(jobs: list[Job], max_runs: int = MAX_RUNS) -> list[Any]:
             for m in members:
                 if m.result is None:
                     try:
-                        m.result = runner.conclude(m.run, m.record, m.p, m.summary, m.job.echo)
+                        m.result = runner.conclude(m.run, m.record, m.p, m.summary, m.echo)
                     except Exception as e:  # noqa: BLE001 - this run's final evaluation: the others go on
                         _fail(m, e)
         except BaseException as e:
@@ -242,7 +268,7 @@ def _start(m: Member, shared: dict) -> None:
     try:
         m.run = _prepared(m.job, shared)
         m.summary = runner.initial_summary(m.run)
-        p = runner.start(m.run, m.record, m.job.overrides, m.summary, m.job.echo)
+        p = runner.start(m.run, m.record, m.job.overrides, m.summary, m.echo)
     except Exception as e:  # noqa: BLE001 - this job failed; the others go on
         _fail(m, e)
         return
@@ -250,7 +276,7 @@ def _start(m: Member, shared: dict) -> None:
         m.result = p
         return
     m.p = p
-    runner.begin(m.run, m.record, p, m.summary, m.job.echo)
+    runner.begin(m.run, m.record, p, m.summary, m.echo)
 
 
 def _packs(members: list[Member], max_runs: int) -> list[list[Member]]:
@@ -262,7 +288,7 @@ def _packs(members: list[Member], max_runs: int) -> list[list[Member]]:
             continue
         why = alone_because(m.run.cfg, m.run.learner, m.run.model_class)
         if why is not None:
-            m.job.echo(f"trains alone: {why}")
+            m.echo(f"trains alone: {why}")
             groups[f"alone {len(groups)}"] = [m]
         else:
             groups.setdefault(setup_key(m.run), []).append(m)
@@ -273,7 +299,7 @@ def _packs(members: list[Member], max_runs: int) -> list[list[Member]]:
                 "" if stacks(pack) else ", one after another on the CPU (models this size stack on a device)"
             )
             for m in pack:
-                m.job.echo(f"packed with {len(pack) - 1} other run(s){how}")
+                m.echo(f"packed with {len(pack) - 1} other run(s){how}")
     return packs
 
 
@@ -298,8 +324,10 @@ def _train_together(pack: list[Member]) -> None:
                     _fail(m, e)
         for m in (m for m in group if m.result is None):
             try:
-                if not runner.after_epoch(m.run, m.record, m.p, m.summary):
-                    m.result = runner.end_diverged(m.run, m.record, m.p, m.summary, m.job.echo)
+                alive = runner.after_epoch(m.run, m.record, m.p, m.summary)
+                m.log.info(runner.epoch_line(m.run, m.p))
+                if not alive:
+                    m.result = runner.end_diverged(m.run, m.record, m.p, m.summary, m.echo)
             except Exception as e:  # noqa: BLE001 - this run's evaluation or files: the others go on
                 _fail(m, e)
         runner.epoch_fault_points(epoch + 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -115,6 +116,8 @@ class Progress:
         """The last compute point of train.budgets is reached: training ends."""
         return self.budget is not None and self.budget.exhausted
 
+
+log = logging.getLogger(__name__)  # the run's log: <run dir>/rbmlab.log (conf/hydra/job_logging)
 
 # Arrays of the parameters' size a run holds at once: the parameters, their gradient, optimizer
 # buffers (Adam: two), the statistics of the two phases; a bound to refuse the impossible early.
@@ -655,6 +658,7 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     while training(run, p):
         train_epoch(run, record, p)
         alive = after_epoch(run, record, p, summary)
+        log.info(epoch_line(run, p))
         bar.update(1)
         show_latest(run, bar, p.latest)
         if not alive:
@@ -663,6 +667,14 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
         epoch_fault_points(p.epoch)
     bar.close()
     return conclude(run, record, p, summary, echo)
+
+
+def epoch_line(run: Setup, p: Progress) -> str:
+    """The run log's line for the epoch just trained: updates, training time, the headline."""
+    column = run.evaluator.headline_column(run.cfg.evaluator.splits[0])
+    value = p.latest.get(column)
+    shown = "" if value is None else f", {column} {value:.6g}"
+    return f"epoch {p.epoch}/{run.cfg.train.epochs}: updates {p.updates}, training {p.wall:.4g} s{shown}"
 
 
 def begin(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> None:
