@@ -546,3 +546,52 @@ def test_packed_mean_field_stops_each_run_where_it_stops_alone():
         stopped = [solo.iterations for solo in alone]
         assert len(set(stopped)) > 1 and min(stopped) < 15, stopped
     assert not all(solo.converged.all() for solo in alone)  # at 1e-6 a run iterates to the end
+
+
+@pytest.mark.parametrize(
+    "differ",
+    [
+        ["evaluator.splits=[train]", "evaluator.splits=[test]"],  # the splits each evaluation scores
+        ["model.visible_units=bernoulli", "model.visible_units=potts"],  # a one-hot encoding of the data
+    ],
+)
+def test_jobs_of_one_dataset_keep_the_data_their_own_settings_make(differ, tmp_path):
+    """Data shared between jobs (one dataset and task) are only those every such job prepares alike:
+    a job whose evaluator scores other splits, or whose model encodes the data otherwise, keeps its own."""
+    configs = [validated_run_config(BASE + ["learner=cd", f"seed={i}", o]) for i, o in enumerate(differ)]
+    results = train_jobs([Job(c, tmp_path / f"packed{i}", [], quiet) for i, c in enumerate(configs)])
+    assert [r["status"] for r in results] == ["completed", "completed"]
+    for i, cfg in enumerate(configs):
+        train(cfg, tmp_path / f"alone{i}", echo=quiet)
+        assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
+
+
+def test_a_job_whose_directory_is_refused_fails_alone(tmp_path):
+    """A job whose directory holds earlier work (or is locked) fails with that reason; the jobs
+    before and after it train, their records untouched by its error."""
+    configs = [validated_run_config(BASE + ["learner=cd", f"seed={i}"]) for i in range(3)]
+    train(configs[1], tmp_path / "r1", echo=quiet)
+    results = train_jobs([Job(c, tmp_path / f"r{i}", [], quiet) for i, c in enumerate(configs)])
+    assert isinstance(results[1], RbmlabError) and "resume=true" in str(results[1])
+    assert [results[0]["status"], results[2]["status"]] == ["completed", "completed"]
+    assert summary_of(tmp_path / "r1")["status"] == "completed"  # the earlier run, left as it was
+
+
+def test_a_job_hydra_could_not_collect_keeps_its_error(tmp_path, monkeypatch, capsys):
+    """A job whose collection raised (simulated) is reported with its own error,
+    the others trained; not Hydra's ``raise None`` (TypeError) from a return value set over it."""
+    from rbmlab.run import packed
+
+    def job(cfg, out, *args, **kwargs):
+        if Path(out).name == "1":
+            raise RuntimeError("job 1 cannot be collected (simulated)")
+        return Job(cfg, out, *args, **kwargs)
+
+    monkeypatch.setattr(packed, "Job", job)
+    sweep = tmp_path / "sweep"
+    with pytest.raises(SystemExit) as ended:
+        main(["run", "-m", "seed=0,1,2", *BASE, "hydra/launcher=packed", f"hydra.sweep.dir={sweep}"])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "TypeError" not in err and "job 1 cannot be collected" in err, err
+    assert [summary_of(sweep / str(j))["status"] for j in (0, 2)] == ["completed", "completed"]

@@ -48,7 +48,8 @@ class PackedLauncher(Launcher):
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         jobs = [r.return_value if r.status == JobStatus.COMPLETED else None for r in returns]
         for r, value in zip(returns, train_packed_jobs(jobs, self.max_runs)):
-            r.return_value = value
+            if r.status == JobStatus.COMPLETED:  # a failed job keeps its exception for the sweeper
+                r.return_value = value
         return returns
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rbmlab.backend import namespace, reads_are_free
+from rbmlab.data.domain import configured_visible_units
 from rbmlab.errors import RbmlabError
 from rbmlab.learners import LEARNERS
 from rbmlab.optimizers.base import RunRates
@@ -71,7 +72,7 @@ class Member:
     (its summary, or the exception that ended it)."""
 
     job: Job
-    record: RunRecord
+    record: RunRecord | None  # None: its directory was refused (result: why)
     summary: dict
     run: runner.Setup | None = None
     p: runner.Progress | None = None
@@ -203,12 +204,23 @@ def train_pack(members: list[Member]) -> None:
         m.p.wall += wall
 
 
-def _prepared(job: Job, shared: dict) -> runner.Setup:
-    """The job's Setup, its data shared with earlier jobs of the same dataset and task."""
-    run = runner.prepare(job.cfg)
-    key = json.dumps(
-        [job.cfg.dataset, to_plain(job.cfg.task), to_plain(job.cfg.backend)], sort_keys=True, default=str
+def data_key(cfg) -> str:
+    """What a prepared run's ``train``, ``splits`` and ``data_mean`` depend on (runner.prepare):
+    the dataset, the task, the backend, the columns the model's visible units encode the data in
+    (rbmlab.data.encoding: a Potts layer's one-hot) and the splits the evaluator scores."""
+    units = configured_visible_units(cfg.model)
+    encoding = None if units is None or units.width() == 1 else [units.name, units.width()]
+    return json.dumps(
+        [cfg.dataset, to_plain(cfg.task), to_plain(cfg.backend), encoding, list(cfg.evaluator.splits)],
+        sort_keys=True,
+        default=str,
     )
+
+
+def _prepared(job: Job, shared: dict) -> runner.Setup:
+    """The job's Setup, its data shared with earlier jobs whose data are the same (:func:`data_key`)."""
+    run = runner.prepare(job.cfg)
+    key = data_key(job.cfg)
     if key in shared:
         first = shared[key]
         return dataclasses.replace(run, train=first.train, splits=first.splits, data_mean=first.data_mean)
@@ -233,11 +245,15 @@ def train_jobs(jobs: list[Job], max_runs: int = MAX_RUNS) -> list[Any]:
         try:
             for job in jobs:
                 cfg = job.cfg
-                record = stack.enter_context(
-                    RunRecord.open(
-                        job.out, resume=cfg.resume, overwrite=cfg.overwrite, lock_wait=cfg.lock_wait
+                try:
+                    record = stack.enter_context(
+                        RunRecord.open(
+                            job.out, resume=cfg.resume, overwrite=cfg.overwrite, lock_wait=cfg.lock_wait
+                        )
                     )
-                )
+                except RbmlabError as e:  # not this job's directory to write in: it fails, the others go on
+                    members.append(Member(job, None, {}, result=e))
+                    continue
                 m = Member(job, record, {"status": "running", "config_hash": cfg.hash()})
                 m.log = stack.enter_context(run_log(job.out))
                 members.append(m)
