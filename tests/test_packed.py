@@ -452,12 +452,18 @@ def test_run_streams_draw_each_slice_as_its_run_alone():
 
 
 def test_run_rates_scale_each_run_as_its_float_would():
+    """Adam's chain (lr · a / b · s) on packed rates rounds each run's rate to float32 as the chain
+    on its float does; the base rates are shaped once per number of dimensions, not per step."""
     theta = np.ones((3, 2, 2), np.float32)
-    rates = RunRates([0.1, 0.3, 1e-3]) * 0.7
-    shaped = rates.shaped_like(theta)
-    assert shaped.shape == (3, 1, 1) and shaped.dtype == np.float32
-    for r, lr in enumerate((0.1, 0.3, 1e-3)):
-        assert (theta[r] * (lr * 0.7))[0, 0] == (theta * shaped)[r, 0, 0]
+    rates = RunRates([0.1, 0.3, 1e-3])
+    for t in range(1, 40):
+        a, b = (1.0 - 0.999**t) ** 0.5, 1.0 - 0.9**t
+        shaped = (rates * a / b * 1.7).shaped_like(theta)
+        assert shaped.shape == (3, 1, 1) and shaped.dtype == np.float32
+        for r, lr in enumerate((0.1, 0.3, 1e-3)):
+            assert (theta[r] * (lr * a / b * 1.7))[0, 0] == (theta * shaped)[r, 0, 0]
+        (rates * a).shaped_like(theta[:, 0])
+    assert len(rates._cache) == 2  # one base array per number of dimensions (3-d, 2-d)
 
 
 def test_stacked_states_keep_host_counters_and_refuse_disagreeing_ones():

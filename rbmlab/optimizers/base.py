@@ -24,32 +24,46 @@ def penalized(model, name: str, g, weight_decay: float, l1: float):
 
 class RunRates:
     """The step sizes of packed runs (rbmlab.run.packed), one per run, standing where a single run
-    passes its float ``lr``: scaled like one (float64 on the host, as Python scales a float), and
-    applied to a parameter with a leading run axis by :func:`rate_for`, each run at its own."""
+    passes its float ``lr``, and applied to a parameter with a leading run axis by :func:`rate_for`,
+    each run at its own. Scaled like a float (Adam's bias correction, tap's decay): each scaling is
+    kept and applied in float64 where the rates are used, the operations Python does on a float in
+    the same order, so a run's rate rounds to the parameter's dtype exactly as its float would; the
+    base rates move to the device once per shape, not at every step."""
 
-    def __init__(self, values):
-        self.values = np.asarray(values, dtype=np.float64)
-        self._arrays: dict = {}
+    def __init__(self, values, scalings: tuple = (), cache: dict | None = None):
+        self.base = np.asarray(values, dtype=np.float64)
+        self.scalings = scalings  # ((operation, factor), ...), in the order they were applied
+        self._cache = {} if cache is None else cache  # base rates per (namespace, ndim), shared
+
+    def _scaled(self, operation: str, factor: float) -> RunRates:
+        return RunRates(self.base, (*self.scalings, (operation, float(factor))), self._cache)
 
     def __mul__(self, factor: float) -> RunRates:
-        return RunRates(self.values * factor)
+        return self._scaled("mul", factor)
 
-    __rmul__ = __mul__
+    __rmul__ = __mul__  # x · y = y · x in IEEE arithmetic
 
     def __truediv__(self, divisor: float) -> RunRates:
-        return RunRates(self.values / divisor)
+        return self._scaled("div", divisor)
 
-    def __bool__(self) -> bool:
-        return bool(self.values.all())
+    @property
+    def values(self):
+        """The rates on the host, float64, scaled."""
+        return self._apply(self.base.copy())
+
+    def _apply(self, rates):
+        for operation, factor in self.scalings:
+            rates = rates * factor if operation == "mul" else rates / factor
+        return rates
 
     def shaped_like(self, theta):
-        """The rates in ``theta``'s dtype and namespace, shaped (R, 1, ..., 1) to scale it (R, ...):
-        each rounded to the dtype as a float ``lr`` is where it scales a float32 array."""
-        xp, key = namespace(theta), (namespace(theta).__name__, theta.dtype, theta.ndim)
-        if key not in self._arrays:  # moved to the device once per pack and shape
-            shape = (len(self.values),) + (1,) * (theta.ndim - 1)
-            self._arrays[key] = xp.asarray(self.values.astype(theta.dtype).reshape(shape))
-        return self._arrays[key]
+        """The rates in ``theta``'s dtype and namespace, shaped (R, 1, ..., 1) to scale it (R, ...)."""
+        xp = namespace(theta)
+        key = (xp.__name__, theta.ndim)
+        if key not in self._cache:
+            shape = (len(self.base),) + (1,) * (theta.ndim - 1)
+            self._cache[key] = xp.asarray(self.base.reshape(shape))  # float64
+        return self._apply(self._cache[key]).astype(theta.dtype)
 
 
 def rate_for(lr, theta):
