@@ -304,11 +304,10 @@ def train_packed_jobs(jobs: list, max_runs: int) -> list:
     from rbmlab.run.packed import train_jobs  # noqa: PLC0415
     from rbmlab.run.sweepers import returned_value  # noqa: PLC0415
 
-    live = [j for j in jobs if j is not None]
-    results = dict(zip(map(id, live), train_jobs(live, max_runs)))
+    trained = iter(train_jobs([j for j in jobs if j is not None], max_runs))
     values = []
     for job in jobs:
-        result = None if job is None else results[id(job)]
+        result = None if job is None else next(trained)
         if isinstance(result, BaseException):
             message = str(result) if isinstance(result, RbmlabError) else f"{type(result).__name__}: {result}"
             print(f"{job.tag} failed: {message}", file=sys.stderr, flush=True)

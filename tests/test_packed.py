@@ -241,10 +241,30 @@ def test_on_the_host_runs_too_large_to_stack_train_one_after_another(tmp_path, m
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"r{i}")
 
 
-def test_max_runs_splits_the_jobs_into_packs_in_job_order(tmp_path):
+def test_max_runs_splits_the_jobs_into_packs_in_job_order(tmp_path, monkeypatch):
+    """Groups of max_runs in job order, each finished before the next is opened (no run waits
+    as running while another group trains)."""
+    from rbmlab.run import packed
+
     configs = [validated_run_config(BASE + [f"seed={s}"]) for s in range(5)]
     lines: dict[int, list[str]] = {i: [] for i in range(5)}
+    seen, real = [], packed._train_group
+
+    def group(jobs, max_runs):
+        statuses = [
+            summary_of(tmp_path / f"r{i}").get("status") if (tmp_path / f"r{i}").exists() else None
+            for i in range(5)
+        ]
+        seen.append(statuses)
+        return real(jobs, max_runs)
+
+    monkeypatch.setattr(packed, "_train_group", group)
     train_jobs([Job(c, tmp_path / f"r{i}", [], lines[i].append) for i, c in enumerate(configs)], max_runs=2)
+    assert seen == [
+        [None] * 5,
+        ["completed"] * 2 + [None] * 3,
+        ["completed"] * 4 + [None],
+    ]
     packed = [summary_of(tmp_path / f"r{i}").get("packed_runs") for i in range(5)]
     assert packed == [2, 2, 2, 2, None]  # the fifth trains alone
     assert [("packed with 1 other run(s)" in lines[i]) for i in range(5)] == [True] * 4 + [False]

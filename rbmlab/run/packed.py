@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rbmlab.backend import namespace, reads_are_free
+import numpy as np
+
+from rbmlab.backend import memory_bytes, namespace, reads_are_free
 from rbmlab.data.domain import configured_visible_units
 from rbmlab.errors import RbmlabError
 from rbmlab.learners import LEARNERS
@@ -175,12 +177,12 @@ def stacks(members: list[Member]) -> bool:
     return not reads_are_free(arrays[0]) or sum(int(a.size) for a in arrays) <= HOST_STACK_PARAMETERS
 
 
-def train_pack(members: list[Member]) -> None:
-    """One epoch of every member (each its own next epoch) as one computation; each member's
-    progress gets its model, state, updates and the pack's training time."""
+def train_pack(members: list[Member], learner) -> None:
+    """One epoch of every member (each its own next epoch) as one computation by ``learner`` (the
+    pack's, built once); each member's progress gets its model, state, updates and the pack's
+    training time."""
     lead = members[0].run
     backend = lead.backend
-    learner = LEARNERS.build(lead.cfg.learner)
     learner.lr = RunRates([m.run.cfg.learner.lr for m in members])
     t0 = time.perf_counter()
     for m in members:
@@ -236,10 +238,55 @@ def _fail(m: Member, e: BaseException) -> None:
 
 def train_jobs(jobs: list[Job], max_runs: int = MAX_RUNS) -> list[Any]:
     """Train ``jobs``, packed where they allow (at most ``max_runs`` a pack); for each job its
-    summary, or the exception that ended it (recorded as failed in its directory). A termination
-    signal records every unfinished job as interrupted at its last checkpoint, then goes on."""
+    summary, or the exception that ended it (recorded as failed in its directory). The jobs are
+    grouped by their configurations first (:func:`groups_of`) and each group is opened, prepared,
+    trained and finished before the next is opened, so a sweep holds one group's directories, data
+    and models at a time and a finished run is not left waiting as running. A termination signal
+    records the group's unfinished jobs as interrupted at their last checkpoints, then goes on (the
+    later groups' jobs never started: no record says they run)."""
+    results: dict[int, Any] = {}
+    with interruptible():
+        for group in groups_of(jobs, max_runs):
+            results.update(zip(group, _train_group([jobs[i] for i in group], max_runs)))
+    return [results[i] for i in range(len(jobs))]
+
+
+def groups_of(jobs: list[Job], max_runs: int) -> list[list[int]]:
+    """The jobs' indices grouped, in job order, by what a pack shares as far as the configuration
+    tells it without reading data (:func:`pack_key`, the dataset's options standing for its size),
+    at most ``max_runs`` and as many as the backend's memory holds (their parameters and learner
+    state) a group; a job that cannot pack, or whose configuration is refused, alone."""
+    from rbmlab.data import dataset_dimension  # noqa: PLC0415
+
+    keyed: dict[str, list[int]] = {}
+    for i, job in enumerate(jobs):
+        cfg = job.cfg
+        try:
+            model_class, sizes, learner, *_ = runner.components(cfg, dataset_dimension(cfg.dataset))
+        except (RbmlabError, MemoryError):  # refused where the job starts: alone
+            keyed[f"alone {i}"] = [i]
+            continue
+        if alone_because(cfg, learner, model_class) is not None:
+            keyed[f"alone {i}"] = [i]
+            continue
+        key = pack_key(cfg, sizes, (cfg.dataset,))
+        need = (
+            model_class.parameter_count(sizes)
+            * runner.PARAMETER_COPIES
+            * np.dtype(cfg.backend.dtype).itemsize
+        )
+        have = memory_bytes(cfg.backend.name)
+        fits = max_runs if have is None else max(1, min(max_runs, have // max(need, 1)))
+        keyed.setdefault(key, []).append(i)
+        if len(keyed[key]) == fits:  # full: the next such job opens a group of its own
+            keyed[f"{key} {i}"] = keyed.pop(key)
+    return sorted(keyed.values())
+
+
+def _train_group(jobs: list[Job], max_runs: int) -> list[Any]:
+    """:func:`train_jobs` of one group: its directories opened, its runs prepared and started,
+    trained in packs, finished; each job's summary or exception."""
     with contextlib.ExitStack() as stack:
-        stack.enter_context(interruptible())
         members: list[Member] = []
         shared: dict = {}
         try:
@@ -323,6 +370,7 @@ def _train_together(pack: list[Member]) -> None:
     """Epochs of a pack until every member ended: each epoch trains the members at the earliest
     epoch together; then each member's own evaluation, rule and checkpoint."""
     stacked = len(pack) > 1 and stacks(pack)
+    learner = LEARNERS.build(pack[0].run.cfg.learner) if stacked else None  # its step's own, once
     for m in pack:
         if stacked:  # summary.json: the runs it trained with (its wall_time is the pack's)
             m.summary["packed_runs"] = len(pack)
@@ -332,7 +380,7 @@ def _train_together(pack: list[Member]) -> None:
         for part in [group] if stacked and len(group) > 1 else [[m] for m in group]:
             try:
                 if len(part) > 1:
-                    train_pack(part)
+                    train_pack(part, learner)
                 else:  # the solo runner's epoch (budgets, batched trials included)
                     runner.train_epoch(part[0].run, part[0].record, part[0].p)
             except Exception as e:  # noqa: BLE001 - the computation failed: its runs record it, the others go on
