@@ -322,6 +322,16 @@ def job_tag(num: int, swept: str) -> str:
     return f"[job {num}{' ' + swept if swept else ''}]"
 
 
+def app_help(cfg) -> str:
+    """``rbmlab run [overrides] --help``: conf/hydra/help/rbmlab.yaml's template, filled from the
+    composed ``cfg`` as Hydra fills it. Hydra's own help would first list every config group's
+    options through a copy of its config repository per group (113 copies, most of a second); the
+    template names none of Hydra's lists, only the sections rbmlab.help writes."""
+    import string  # noqa: PLC0415
+
+    return string.Template(cfg.hydra.help.template).substitute()
+
+
 def run_hydra(argv: list[str]) -> None:
     import hydra  # noqa: PLC0415
 
@@ -437,8 +447,10 @@ def run_command(argv: list[str]) -> None:
     from rbmlab.run.outputs import failed_jobs, find_run_to_resume, take_over_sweep  # noqa: PLC0415
 
     if any(a in HELP_FLAGS or a.startswith("--cfg") for a in argv):
-        if overrides := [a for a in overrides_of(argv) if "=" in a]:  # a bad one: one line, not Hydra's
-            compose("config", overrides, hydra_config=True)
+        overrides = [a for a in overrides_of(argv) if "=" in a]
+        cfg = compose("config", overrides, hydra_config=True)  # a bad override: one line, not Hydra's
+        if set(argv) - set(overrides) <= {"-h", "--help"}:
+            return print(app_help(cfg))
         return run_hydra(argv)
     flag = next((a.split("=")[0] for a in argv if a.split("=")[0] in HYDRA_OPTIONS_WITH_VALUE), None)
     if flag:

@@ -146,3 +146,16 @@ def test_a_bad_override_with_help_is_one_line(capsys):
     assert err.strip().splitlines() == [err.strip()] and err.startswith(
         "rbmlab: error: learner=nope: no such option"
     )
+
+
+@pytest.mark.parametrize("overrides", [[], ["learner=sdcp", "dataset=bars_stripes"]])
+def test_run_help_is_hydras_own_help_without_its_group_listing(overrides, capsys):
+    """rbmlab fills the help template itself (Hydra's would first copy its config repository once
+    per config group, for lists the template does not show): the same text as Hydra's."""
+    from rbmlab.hydra_app import run_hydra
+
+    main(["run", *overrides, "--help"])
+    ours = capsys.readouterr().out
+    with contextlib.suppress(SystemExit):  # Hydra exits after its help
+        run_hydra([*overrides, "--help"])
+    assert ours == capsys.readouterr().out and "== Configuration groups" in ours
