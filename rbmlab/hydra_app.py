@@ -94,6 +94,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     in ~2 ms instead of ~90 ms for the jobs of a sweep, which differ in values."""
     parsed = parse_overrides(overrides)
     cluster.check_installed(overrides)
+    check_plugins(overrides)
     cluster.store_schema()
     if hydra_config:
         cfg = _hydra_compose(CONF_DIR, config_name, tuple(overrides), hydra_config=True)
@@ -113,6 +114,28 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     except Exception as e:  # noqa: BLE001 - Hydra's ConfigCompositionException, as in a full compose
         raise RbmlabError(_one_line(e)) from None
     return cfg
+
+
+# Hydra plugins a choice needs: (group, option) -> (the plugin's module, rbmlab's pip extra)
+PLUGINS = {
+    ("hydra/launcher", "joblib"): ("hydra_plugins.hydra_joblib_launcher", "parallel"),
+    ("hydra/launcher", "submitit_local"): ("hydra_plugins.hydra_submitit_launcher", "slurm"),
+    ("hydra/launcher", "submitit_slurm"): ("hydra_plugins.hydra_submitit_launcher", "slurm"),
+    ("hydra/sweeper", "optuna"): ("hydra_plugins.hydra_optuna_sweeper", "optuna"),
+}
+
+
+def check_plugins(overrides: list[str]) -> None:
+    """A launcher or sweeper chosen without the Hydra plugin that provides it: one line naming the
+    pip extra that installs it (Hydra would say only that the option does not exist)."""
+    import importlib.util  # noqa: PLC0415
+
+    for o in overrides:
+        key, _, value = o.partition("=")
+        key = key.lstrip("+~")
+        plugin = PLUGINS.get((key, value))
+        if plugin is not None and importlib.util.find_spec(plugin[0]) is None:
+            raise RbmlabError(f"{key}={value}: needs {plugin[0]}; pip install 'rbmlab[{plugin[1]}]'")
 
 
 def _is_value_override(override) -> bool:

@@ -1240,3 +1240,27 @@ SCRIPT_CASES = (
 @pytest.mark.parametrize("script, case", SCRIPT_CASES, ids=[c.id for _, c in SCRIPT_CASES])
 def test_script_bad_input_gives_one_error_line(script, case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(script_main(script), case, tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize(
+    "choice, extra",
+    [
+        ("hydra/launcher=joblib", "parallel"),
+        ("hydra/sweeper=optuna", "optuna"),
+        ("hydra/launcher=submitit_local", "slurm"),
+    ],
+)
+def test_a_missing_hydra_plugin_names_its_pip_extra(choice, extra, tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    from rbmlab.hydra_app import PLUGINS
+
+    group, option = choice.split("=")
+    missing, find = PLUGINS[(group, option)][0], importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == missing else find(name, *a)
+    )
+    needle = f"pip install 'rbmlab[{extra}]'"
+    assert_one_error_line(
+        main, Case(choice, ["run", "-m", *SMALL, choice], needle), tmp_path, monkeypatch, capsys
+    )
