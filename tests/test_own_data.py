@@ -281,8 +281,26 @@ CASES = [
     ),
     Case(
         "unknown-option",
-        [*RUN, "dataset.path=x.npy", "+dataset.binarize=threshold"],
-        "dataset.binarize: unknown option for dataset file",
+        [*RUN, "dataset.path=x.npy", "+dataset.scale=255"],
+        "dataset.scale: unknown option for dataset file",
+        arrays(x_npy=X),
+    ),
+    Case(
+        "stochastic-beyond-0-1",
+        [*RUN, "dataset.path=x.npy", "dataset.binarize=stochastic"],
+        "dataset.binarize: stochastic draws 1 with probability the value",
+        arrays(x_npy=2.0 * X),
+    ),
+    Case(
+        "threshold-without-binarize",
+        [*RUN, "dataset.path=x.npy", "dataset.threshold=0.3"],
+        "dataset.threshold: applies to binarize=threshold",
+        arrays(x_npy=X),
+    ),
+    Case(
+        "seed-without-stochastic",
+        [*RUN, "dataset.path=x.npy", "dataset.binarize=threshold", "dataset.binarize_seed=3"],
+        "dataset.binarize_seed: applies to binarize=stochastic",
         arrays(x_npy=X),
     ),
     Case(
@@ -304,3 +322,23 @@ CASES = [
 def test_a_bad_file_gives_one_error_line(case, tmp_path, monkeypatch, capsys):
     assert_one_error_line(main, case, tmp_path, monkeypatch, capsys)
     assert not list(tmp_path.rglob("summary.json"))  # refused before any run directory
+
+
+def test_grey_values_binarised_by_threshold_or_one_fixed_draw(tmp_path):
+    """dataset.binarize for a user's matrix: threshold (1 where value > threshold) and stochastic
+    (u < value, one draw per split from default_rng([seed, split]): reproducible, independent of
+    which rows are held out, mean near the values'); none leaves the values."""
+    grey = np.random.default_rng(0).random((400, 5))
+    np.save(tmp_path / "grey.npy", grey)
+    path = str(tmp_path / "grey.npy")
+    plain = load_dataset("file", path=path, test_fraction=0.0)
+    np.testing.assert_array_equal(plain.train, grey.astype(np.float32))
+    cut = load_dataset("file", path=path, test_fraction=0.0, binarize="threshold", threshold=0.7)
+    np.testing.assert_array_equal(cut.train, (grey > 0.7).astype(np.float32))
+    drawn = load_dataset("file", path=path, test_fraction=0.0, binarize="stochastic", binarize_seed=4)
+    u = np.random.default_rng([4, 0]).random(grey.shape)
+    np.testing.assert_array_equal(drawn.train, (u < grey).astype(np.float32))
+    assert abs(drawn.train.mean() - grey.mean()) < 0.03
+    held = load_dataset("file", path=path, test_fraction=0.25, binarize="stochastic", binarize_seed=4)
+    assert sorted(map(bytes, np.vstack([held.train, held.test]))) == sorted(map(bytes, drawn.train))
+    assert "u < value" in drawn.info["binarize"] and "0.7" in cut.info["binarize"]

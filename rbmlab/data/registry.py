@@ -132,6 +132,7 @@ SPECS: dict[str, DatasetSpec] = {
             user_file.load,
             resolve=user_file.resolve,
             location_options=("path",),
+            value_options=("binarize",),
         ),
     )
 }

@@ -32,6 +32,7 @@ from rbmlab.validation import option, option_error
 
 NAME = "file"
 FORMATS = (".npy", ".npz", ".csv")
+BINARIZE = ("none", "threshold", "stochastic")
 NPZ_ARRAYS = (*SPLITS, *(f"{s}_labels" for s in SPLITS))
 
 
@@ -67,8 +68,24 @@ class FileOptions:
         "first line with a field that is not a number)",
     )
     delimiter: str = option(",", "csv: the field separator")
+    binarize: str = option(
+        "none",
+        "none (the values as they are) | threshold (1 where a value > threshold) | stochastic (1 with "
+        "probability the value, values in [0, 1]: one fixed draw per split)",
+        choices=BINARIZE,
+        neutral="none",
+        label="binarisation",
+    )
+    threshold: float = option(0.5, "binarize=threshold: 1 where a value is above it", neutral=0.5)
+    binarize_seed: int = option(0, "binarize=stochastic: the seed of the draw", lo=0, neutral=0)
 
     def __post_init__(self) -> None:
+        if self.binarize != "threshold" and self.threshold != 0.5:
+            raise option_error("threshold", f"applies to binarize=threshold (binarize is {self.binarize})")
+        if self.binarize != "stochastic" and self.binarize_seed != 0:
+            raise option_error(
+                "binarize_seed", f"applies to binarize=stochastic (binarize is {self.binarize})"
+            )
         if not self.path:
             raise option_error(
                 "path", f"missing; name your data file, dataset.path=FILE ({', '.join(FORMATS)})"
@@ -287,6 +304,31 @@ def _held_out(n: int, fraction: float, key: str, split: str) -> int:
     return k
 
 
+BINARIZE_RULES = {
+    "none": "none: the values as the file holds them",
+    "threshold": "1 where value > {o.threshold:g}, else 0",
+    "stochastic": "1 with probability the value: u < value, u = numpy default_rng([{o.binarize_seed}, "
+    "split stream (train 0, test 1, valid 2)]).random(shape)",
+}
+
+
+def binarized(opts: FileOptions, path: str, split: str, a: np.ndarray) -> np.ndarray:
+    """The file's ``split`` matrix binarised as ``opts.binarize`` says (before held-out rows are
+    taken: a row's draw does not depend on which split it lands in)."""
+    if opts.binarize == "threshold":
+        return (a > opts.threshold).astype(np.float64)
+    if opts.binarize == "stochastic":
+        if a.min() < 0 or a.max() > 1:
+            raise option_error(
+                "binarize",
+                f"stochastic draws 1 with probability the value; {path} holds values in "
+                f"[{a.min():g}, {a.max():g}], not in [0, 1] (binarize=threshold takes any)",
+            )
+        u = np.random.default_rng([opts.binarize_seed, SPLITS.index(split)]).random(a.shape)
+        return (u < a).astype(np.float64)
+    return a
+
+
 def load(opts: FileOptions) -> Dataset:
     """The user's matrix as a Dataset: the file's splits, the missing ones held out of train."""
     path, digest = _path_and_sha256(opts)
@@ -294,7 +336,7 @@ def load(opts: FileOptions) -> Dataset:
     columns = {k: a.shape[1] for k, a in arrays.items() if k in SPLITS}
     if len(set(columns.values())) > 1:
         raise _bad(path, "its splits differ in columns: " + ", ".join(f"{k} {c}" for k, c in columns.items()))
-    x = {s: arrays.get(s) for s in SPLITS}
+    x = {s: None if arrays.get(s) is None else binarized(opts, path, s, arrays[s]) for s in SPLITS}
     y = {s: arrays.get(f"{s}_labels") for s in SPLITS}
     n = x["train"].shape[0]
     n_test = _held_out(n, opts.test_fraction, "test_fraction", "test") if x["test"] is None else 0
@@ -344,6 +386,7 @@ def load(opts: FileOptions) -> Dataset:
             "sha256": digest,
             "options": asdict(opts),
             "split": "; ".join(rule) or "as the file holds them",
+            "binarize": BINARIZE_RULES[opts.binarize].format(o=opts),
             "deviations": [],
         },
     )
