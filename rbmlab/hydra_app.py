@@ -488,6 +488,9 @@ def run_command(argv: list[str]) -> None:
     combos = sweep.jobs if sweep else expand_overrides(overrides)
     if len(combos) > 1 and not multirun:
         raise RbmlabError("an override lists several values (a sweep); add -m to run them all")
+    chosen = chosen_by_data(combos)
+    if chosen:
+        combos, argv = [c + chosen for c in combos], argv + chosen
     configs = validate_jobs(combos)
     cfg = configs[0]
     key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
@@ -523,6 +526,42 @@ def run_command(argv: list[str]) -> None:
         )
     if sweep.sampler and not best:
         raise sweepers.no_result(sweep, out, configs)
+
+
+OWN_DATA_HIDDEN = 500  # conf/model/rbm.yaml's n_hidden, sized for MNIST's 784 columns
+
+
+def chosen_by_data(combos: list[list[str]]) -> list[str]:
+    """Settings a run on one's own data (``dataset=file``) takes from the data where the command
+    line gives none, printed before the run: an RBM's hidden units as many as the data's columns
+    (at least 16, at most conf's 500) and its log-likelihood exact where enumeration is cheap
+    (rbmlab.evaluators.applicable.cheapest_likelihood, as the estimators score), instead of the
+    defaults sized for MNIST (500 hidden units, a 14,500-temperature AIS). The same for every job
+    of a sweep, or none."""
+    from rbmlab.data import dataset_dimension  # noqa: PLC0415
+    from rbmlab.evaluators.applicable import cheapest_likelihood  # noqa: PLC0415
+    from rbmlab.models import MODELS  # noqa: PLC0415
+
+    choices = []
+    for combo in combos:
+        keys = {o.lstrip("+~").split("=", 1)[0] for o in combo}
+        cfg = validated_run_config(combo)
+        if cfg.dataset["name"] != "file" or cfg.model.name != "rbm" or cfg.model.init:
+            return []
+        columns = dataset_dimension(cfg.dataset)
+        made = []
+        if "model.n_hidden" not in keys:
+            made.append(f"model.n_hidden={min(OWN_DATA_HIDDEN, max(16, columns))}")
+        hidden = int(made[0].split("=")[1]) if made else cfg.model.n_hidden
+        sizes = {"n_visible": columns, "n_hidden": hidden}
+        if not any(k == "evaluator" or k.startswith("evaluator.") for k in keys):
+            made.append(f"evaluator={cheapest_likelihood(MODELS.get('rbm'), sizes)}")
+        choices.append(made)
+    if not choices or any(c != choices[0] for c in choices):
+        return []
+    if choices[0]:
+        print(f"rbmlab: dataset=file: chosen for its data (give them to choose): {' '.join(choices[0])}")
+    return choices[0]
 
 
 def plan_sweep(overrides: list[str], hydra_overrides: list[str]):

@@ -342,3 +342,19 @@ def test_grey_values_binarised_by_threshold_or_one_fixed_draw(tmp_path):
     held = load_dataset("file", path=path, test_fraction=0.25, binarize="stochastic", binarize_seed=4)
     assert sorted(map(bytes, np.vstack([held.train, held.test]))) == sorted(map(bytes, drawn.train))
     assert "u < value" in drawn.info["binarize"] and "0.7" in cut.info["binarize"]
+
+
+def test_own_data_without_model_or_evaluator_settings_takes_them_from_the_data(tmp_path, monkeypatch, capsys):
+    """dataset=file alone: as many hidden units as columns (at least 16) and exact scoring where
+    the smaller layer enumerates, said before the run; a setting given is kept."""
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "x.npy", X)
+    main(["run", "dataset=file", "dataset.path=x.npy", "train.epochs=1", "hydra.run.dir=auto"])
+    out = capsys.readouterr().out
+    assert "chosen for its data (give them to choose): model.n_hidden=16 evaluator=exact" in out
+    cfg = yaml.safe_load((tmp_path / "auto" / "config.yaml").read_text())
+    assert (cfg["model"]["n_hidden"], cfg["evaluator"]["name"]) == (16, "exact")
+    main(["run", "dataset=file", "dataset.path=x.npy", *FAST, "hydra.run.dir=given"])
+    assert "chosen for its data" not in capsys.readouterr().out
+    cfg = yaml.safe_load((tmp_path / "given" / "config.yaml").read_text())
+    assert (cfg["model"]["n_hidden"], cfg["evaluator"]["name"]) == (3, "exact")

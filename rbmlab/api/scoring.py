@@ -13,17 +13,16 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.applicable import applicable, check_applies
+from rbmlab.evaluators.applicable import applicable, cheapest_likelihood, check_applies
 from rbmlab.evaluators.base import Context
-from rbmlab.limits import ENUMERATION_UNITS
 from rbmlab.units.requirements import check_unit_types
 
 SCORERS = ("exact", "ais", "tap", "pl")
 
 
 def auto_evaluator(model) -> str:
-    """exact where the smaller layer can be enumerated, else AIS."""
-    return "exact" if type(model).enumeration_size(model.model_sizes()) <= ENUMERATION_UNITS else "ais"
+    """exact where the smaller layer can be enumerated, else AIS (the run's rule for own data)."""
+    return cheapest_likelihood(type(model), model.model_sizes())
 
 
 def check_scorer(evaluator, model) -> None:

@@ -17,6 +17,13 @@ def _accepts(name: str, model_class: type, sizes: dict[str, int]) -> bool:
     return True
 
 
+def cheapest_likelihood(model_class: type, sizes: dict[str, int]) -> str:
+    """The log-likelihood evaluator used where none is chosen (the Python estimators' score, a
+    run on one's own data): ``exact`` where it applies (the smaller layer enumerates within
+    rbmlab.limits.ENUMERATION_UNITS), else ``ais``."""
+    return "exact" if _accepts("exact", model_class, sizes) else "ais"
+
+
 def applicable(model_class: type, sizes: dict[str, int]) -> list[str]:
     """The evaluators whose default configuration accepts a ``model_class`` model of ``sizes``
     (those that also need a particular dataset, e.g. kl's ground truth, included)."""
