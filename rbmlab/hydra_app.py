@@ -545,10 +545,13 @@ def chosen_by_data(combos: list[list[str]]) -> list[str]:
     choices = []
     for combo in combos:
         keys = {o.lstrip("+~").split("=", 1)[0] for o in combo}
-        cfg = validated_run_config(combo)
-        if cfg.dataset["name"] != "file" or cfg.model.name != "rbm" or cfg.model.init:
+        try:
+            cfg = validated_run_config(combo)
+            if cfg.dataset["name"] != "file" or cfg.model.name != "rbm" or cfg.model.init:
+                return []
+            columns = dataset_dimension(cfg.dataset)
+        except RbmlabError:  # said by validate_jobs next, with the sweep job it is in
             return []
-        columns = dataset_dimension(cfg.dataset)
         made = []
         if "model.n_hidden" not in keys:
             made.append(f"model.n_hidden={min(OWN_DATA_HIDDEN, max(16, columns))}")

@@ -182,6 +182,9 @@ def test_help_lists_the_options_of_a_component_that_does_not_parse_yet(command):
         "dataset.split_seed=4",
         "dataset.header=null",
         "dataset.delimiter=,",
+        "dataset.binarize=none",
+        "dataset.threshold=0.5",
+        "dataset.binarize_seed=0",
     ]
     assert "(not valid: dataset.path: missing" in text
 

@@ -113,7 +113,11 @@ def _remedy(values: ValueSet, units: ValueSet, family: str, dataset: str, models
     """What to change: a model whose units take these values (``models``: a run's config; not
     for a saved model), the dataset options that set them; the family's own key first, then the
     dataset, then other families."""
-    options = ", ".join(f"dataset.{o}" for o in get_spec(dataset).value_options)
+    options = ", ".join(
+        f"dataset.{o}"
+        for o in get_spec(dataset).value_options
+        if not (o == "binarize" and dataset == "file" and not ValueSet.between(0, 1).contains(values))
+    )  # a file's binarize is for values in [0, 1] (grey levels, probabilities), not codes or counts
     takers = _takers(values, family) if models else []
     own = [t for t in takers if not t.startswith("model=")]
     others = [t for t in takers if t.startswith("model=")]
