@@ -237,7 +237,8 @@ def test_the_installed_rbmlab_is_the_wheel_with_its_own_configuration(installed,
     ).split()
     package = installed.site / "rbmlab"
     assert said == [str(package / "__init__.py"), str(package / "conf"), str(package / "experiments"), "None"]
-    assert {f for f in files_under(package) if not f.endswith(".py")} == set().union(*to_ship().values())
+    shipped = {f for f in files_under(package) if not f.endswith(".py")}
+    assert shipped == set().union(*to_ship().values(), {"py.typed"})  # PEP 561's marker beside the data
 
 
 @pytest.mark.slow
