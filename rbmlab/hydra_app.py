@@ -280,6 +280,8 @@ def _hydra_task(cfg) -> float | None:
 
     try:
         run_cfg = parse_run_config(cfg)
+        if multirun:
+            run_cfg = without_auto_bars(run_cfg)
         return returned_value(
             run_cfg, train(run_cfg, Path(hc.runtime.output_dir), list(hc.overrides.task), echo=echo)
         )
@@ -317,7 +319,19 @@ def packed_job(cfg):
         print(f"{tag} failed: {e}", file=sys.stderr, flush=True)
         return None
     echo = lambda line: print(f"{tag} {line}", flush=True)  # noqa: E731
-    return Job(run_cfg, Path(hc.runtime.output_dir), list(hc.overrides.task), echo, tag)
+    return Job(without_auto_bars(run_cfg), Path(hc.runtime.output_dir), list(hc.overrides.task), echo, tag)
+
+
+def without_auto_bars(run_cfg):
+    """A sweep job's configuration: ``progress=auto`` draws no bars there (the jobs' lines carry
+    their tags; the bars of jobs side by side, or one after another, would interleave with them);
+    ``true`` is kept. Progress is not part of a run's identity."""
+    import dataclasses  # noqa: PLC0415
+
+    def quiet(part):
+        return dataclasses.replace(part, progress=False) if part.progress == "auto" else part
+
+    return dataclasses.replace(run_cfg, train=quiet(run_cfg.train), evaluator=quiet(run_cfg.evaluator))
 
 
 def train_packed_jobs(jobs: list, max_runs: int) -> list:

@@ -550,3 +550,13 @@ def test_progress_bars_only_where_stderr_is_a_terminal(tmp_path, monkeypatch, ca
         "epoch 3/3",
     ]
     assert any(line.endswith(f"run directory: {tmp_path / 'auto'}") for line in log)
+
+
+def test_a_sweeps_jobs_draw_no_bars_at_auto_even_on_a_terminal(tmp_path, monkeypatch, capsys):
+    """Jobs of a sweep (their lines tagged) would interleave their bars: auto draws none there."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    run = ["run", "-m", "dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "train.epochs=2"]
+    main([*run, "seed=0,1", f"hydra.sweep.dir={tmp_path / 'sweep'}"])
+    assert "train cd" not in capsys.readouterr().err
+    main([*run, "seed=0", "train.progress=true", f"hydra.sweep.dir={tmp_path / 'on'}"])
+    assert "train cd" in capsys.readouterr().err
