@@ -127,15 +127,20 @@ def assert_same_run(alone: Path, packed: Path) -> None:
         assert sb.get(key) == sa.get(key), key
 
 
+def alone_and_packed(configs: list, tmp_path: Path, lines: list[str] | None = None) -> list:
+    """Train each configuration alone into alone<i> and all of them packed into packed<i> (their
+    lines into ``lines``); the packed runs' results."""
+    for i, cfg in enumerate(configs):
+        train(cfg, tmp_path / f"alone{i}", echo=quiet)
+    echo = quiet if lines is None else lines.append
+    return train_jobs([Job(cfg, tmp_path / f"packed{i}", [], echo) for i, cfg in enumerate(configs)])
+
+
 @pytest.mark.parametrize("learner", LEARNER_SETTINGS)
 def test_each_packed_run_equals_the_run_alone(learner, tmp_path):
     configs = [validated_run_config(BASE + LEARNER_SETTINGS[learner] + job) for job in JOBS]
-    for i, cfg in enumerate(configs):
-        train(cfg, tmp_path / f"alone{i}", echo=quiet)
     lines: list[str] = []
-    results = train_jobs(
-        [Job(cfg, tmp_path / f"packed{i}", [], lines.append) for i, cfg in enumerate(configs)]
-    )
+    results = alone_and_packed(configs, tmp_path, lines)
     assert all(r["status"] == "completed" for r in results)
     assert lines.count("packed with 3 other run(s)") == 4
     for i, cfg in enumerate(configs):  # each run's log: its lines and one per epoch
@@ -197,12 +202,8 @@ def test_each_packed_conditional_rbm_run_equals_the_run_alone(learner, tmp_path)
     stop alone (the share that converged is each run's own), the Gibbs chains draw from each run's
     streams."""
     configs = [validated_run_config(CRBM_BASE + CRBM_LEARNER_SETTINGS[learner] + job) for job in CRBM_JOBS]
-    for i, cfg in enumerate(configs):
-        train(cfg, tmp_path / f"alone{i}", echo=quiet)
     lines: list[str] = []
-    results = train_jobs(
-        [Job(cfg, tmp_path / f"packed{i}", [], lines.append) for i, cfg in enumerate(configs)]
-    )
+    results = alone_and_packed(configs, tmp_path, lines)
     assert all(r["status"] == "completed" for r in results)
     assert lines.count("packed with 3 other run(s)") == 4
     for i in range(len(CRBM_JOBS)):
@@ -295,10 +296,7 @@ def test_a_stopped_run_leaves_the_pack_with_its_selection_and_the_others_go_on(t
     except RbmlabError:
         pytest.skip("caltech101 files not here")
     jobs = [["seed=0", "learner.lr=0.5"], ["seed=1", "learner.lr=0.02"], ["seed=2", "learner.lr=0.5"]]
-    configs = [validated_run_config(STOPPING + job) for job in jobs]
-    for i, cfg in enumerate(configs):
-        train(cfg, tmp_path / f"alone{i}", echo=quiet)
-    train_jobs([Job(cfg, tmp_path / f"packed{i}", [], quiet) for i, cfg in enumerate(configs)])
+    alone_and_packed([validated_run_config(STOPPING + job) for job in jobs], tmp_path)
     epochs = [summary_of(tmp_path / f"alone{i}")["epochs_done"] for i in range(3)]
     assert min(epochs) < max(epochs)  # a case where one stops and another goes on
     for i in range(3):
@@ -379,10 +377,9 @@ def test_on_the_device_each_packed_run_equals_the_run_alone(learner, tmp_path):
         if learner in LEARNER_SETTINGS
         else (CRBM_BASE, CRBM_JOBS, CRBM_LEARNER_SETTINGS)
     )
-    configs = [validated_run_config(base + settings[learner] + job + ["backend=cupy"]) for job in jobs]
-    for i, cfg in enumerate(configs):
-        train(cfg, tmp_path / f"alone{i}", echo=quiet)
-    train_jobs([Job(cfg, tmp_path / f"packed{i}", [], quiet) for i, cfg in enumerate(configs)])
+    alone_and_packed(
+        [validated_run_config(base + settings[learner] + job + ["backend=cupy"]) for job in jobs], tmp_path
+    )
     for i in range(len(jobs)):
         assert_same_run(tmp_path / f"alone{i}", tmp_path / f"packed{i}")
 

@@ -70,9 +70,15 @@ def bench_packed(
         keys = [(seed, 1) for seed in range(runs)]
         packed_epoch_pass(packed, backend, keys, [train] * runs, examples, batch, model, state)
 
+    label = f"{what}, {runs} runs, {examples} MNIST images, 784 × {n_hidden}, batch {batch}"
+    return alone_against_packed(label, one_by_one, together, rounds, threads)
+
+
+def alone_against_packed(label: str, one_by_one, together, rounds: int, threads: int) -> list[Row]:
+    """The runs one after another and packed, interleaved at ``threads`` BLAS threads: each one's
+    seconds and alone / packed (≥ 1.0: packing is not slower)."""
     with blas_threads(threads):
         t = interleaved({"alone": one_by_one, "packed": together}, rounds)
-    label = f"{what}, {runs} runs, {examples} MNIST images, 784 × {n_hidden}, batch {batch}"
     return [
         row(f"{label}: runs alone, s", spread(t["alone"]), "s", threads),
         row(f"{label}: packed, s", spread(t["packed"]), "s", threads),
@@ -125,14 +131,8 @@ def bench_crbm_packed(
         for _ in range(steps):
             m, s = packed.step(m, s, data, rngs)
 
-    with blas_threads(threads):
-        t = interleaved({"alone": one_by_one, "packed": together}, rounds)
     label = f"crbm_bp {what}, {runs} runs, {steps} updates, {n_v} × {n_h}, batch 20"
-    return [
-        row(f"{label}: runs alone, s", spread(t["alone"]), "s", threads),
-        row(f"{label}: packed, s", spread(t["packed"]), "s", threads),
-        row(f"{label}: alone / packed", ratio(t["alone"], t["packed"]), "ratio", threads, "≥ 1.0"),
-    ]
+    return alone_against_packed(label, one_by_one, together, rounds, threads)
 
 
 def packed_part(rounds: int, examples: int) -> list[Row]:
