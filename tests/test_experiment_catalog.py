@@ -24,6 +24,8 @@ README = """\
 | Fig. 5 | reduced | `make toy-figure-5` (report only) | report only |
 
 Prose: `make toy-figure-6` (≈ 12 min on one core), then `make toy-figure-1` (≈ 99 min).
+`make toy-figure-7` with `'seed=0,1,2'` (≈ 53 min); `rbmlab experiment toy/figure-8 scale=paper` (≈ 2 h),
+`rbmlab experiment toy/figure-9 variants=a seed=0` (≈ 40 min), `rbmlab experiment toy/figure-10` (seconds).
 """
 
 
@@ -35,6 +37,9 @@ def test_costs_are_read_from_the_commands_of_a_results_readme():
         ("toy-figure-3b", "reduced"): "≈ 45 min, together with toy-figure-3a",
         ("toy-figure-4", "reduced"): "≈ 5 min",  # the wall-time column
         ("toy-figure-6", "reduced"): "≈ 12 min on one core",  # outside a table; the first mention counts
+        ("toy-figure-7", "reduced"): "≈ 53 min, for 'seed=0,1,2'",  # `make X` with `...`: said
+        ("toy-figure-8", "paper"): "≈ 2 h",  # an rbmlab command: scale= names the tier
+        ("toy-figure-9", "reduced"): "≈ 40 min, for variants=a seed=0",  # a part of the tier: said
     }
 
 
@@ -43,7 +48,14 @@ def test_the_committed_costs_reach_their_experiments():
     assert costs["dcp/figure-7a"] == {"reduced": "≈ 1 h 45 min on 2 cores"}
     assert costs["dcp/figure-1"] == {"paper": "≈ 18 min on one core"}
     assert costs["frank_wolfe/step-control"] == {"reduced": "≈ 25 min on 2 cores"}  # the wall-time column
-    assert costs["dcp/figure-5"] == {}
+    assert costs["dcp/figure-5"] == {
+        "reduced": "≈ 53 min on one core: 18 runs, ≈ 3 min each, for 'seed=0,1,2'"
+    }
+    # a tierless report of another's runs costs those runs
+    assert (
+        costs["dcp/table-1"]["reduced"]
+        == "the runs it draws on: dcp/figure-7b " + costs["dcp/figure-7b"]["reduced"]
+    )
 
 
 def test_every_experiment_is_listed_with_its_title_target_and_tiers(capsys):
@@ -60,7 +72,8 @@ def test_every_experiment_is_listed_with_its_title_target_and_tiers(capsys):
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/figure-7a ")))
     assert lines[i + 1] == "      reduced: ≈ 1 h 45 min on 2 cores · smoke, paper: not measured"
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/table-1 ")))
-    assert lines[i + 1] == "      any tier: from the runs of dcp/figure-7b at that tier"
+    assert lines[i + 1].startswith("      reduced: the runs it draws on: dcp/figure-7b ≈ 35 min a seed")
+    assert lines[i + 1].endswith(" · any other tier: from the runs of dcp/figure-7b at that tier")
 
 
 def test_one_paper_and_the_make_targets(capsys):
@@ -104,7 +117,8 @@ def test_without_scale_the_tier_and_its_cost_are_said(monkeypatch, capsys):
     main(["experiment", "dcp/figure-7a", "scale=smoke"])
     assert capsys.readouterr().err == ""
     assert ran == [("dcp/figure-7a", ["variants=sdcp"]), ("dcp/figure-7a", ["scale=smoke"])]
-    assert "(its cost is not measured)" in tier_notice("dcp/figure-5", [])
+    assert "(its cost is not measured)" in tier_notice("dcp/figure-7a-omniglot", [])  # configured, not run
+    assert "(measured the runs it draws on: dcp/figure-7b" in tier_notice("dcp/table-1", [])
     assert NOT_MEASURED == "not measured"
 
 

@@ -2,9 +2,11 @@
 
 What an artefact is comes from its file (``title``, the tiers under ``scales``); what it costs
 from the committed record of its runs, ``results/<paper>/README.md``, whose tables give each
-command with the wall time it took: ``make <paper>-<artefact> [SCALE=<tier>]`` followed by
-``(≈ 30 min on 2 cores)``, or a "wall time" column beside the command. A tier no README times is
-"not measured"; nothing here is typed twice.
+command with the wall time it took: ``make <paper>-<artefact> [SCALE=<tier>]`` (or ``rbmlab
+experiment <paper>/<artefact> [scale=<tier>] ...``) followed by ``(≈ 30 min on 2 cores)``, or a
+"wall time" column beside the command. An experiment that only reports or draws the runs of others
+(no tiers of its own) costs what those runs cost at that tier. A tier no README times is "not
+measured"; nothing here is typed twice.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ DEFAULT_TIER = CommandLine().scale  # what runs without scale=
 NOT_MEASURED = "not measured"
 DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?)\b")
 MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
+RBMLAB_COMMAND = re.compile(r"`rbmlab experiment ([a-z0-9_]+/[\w-]+)((?: [^`]*)?)`")
+WITH_ARGUMENTS = re.compile(r"\s*with\s+`([^`]+)`")  # `make X` with `'seed=0,1,2'` (≈ ...)
 
 
 @dataclass
@@ -41,9 +45,12 @@ class Entry:
         return self.costs.get(tier, NOT_MEASURED)
 
     def cost_line(self) -> str:
-        """Its measured tiers with their costs, then the others (or what a tierless one reads)."""
+        """Its measured tiers with their costs, then the others (a tierless one: the tiers whose
+        runs it reads are measured, then any other)."""
         if not self.tiers:
-            return f"any tier: from the runs of {', '.join(self.reads) or 'other experiments'} at that tier"
+            reads = f"from the runs of {', '.join(self.reads) or 'other experiments'}"
+            measured = [f"{t}: {self.costs[t]}" for t in SCALE_TIERS if t in self.costs]
+            return " · ".join(measured + [f"{'any other' if measured else 'any'} tier: {reads} at that tier"])
         measured = [f"{t}: {self.costs[t]}" for t in self.tiers if t in self.costs]
         others = [t for t in self.tiers if t not in self.costs]
         return " · ".join(measured + ([f"{', '.join(others)}: {NOT_MEASURED}"] if others else []))
@@ -118,11 +125,11 @@ def readme_costs(text: str) -> dict[tuple[str, str], str]:
             wall_column = None
         cells = table_cells(line) if line.startswith("|") else []
         wall = cells[wall_column] if wall_column is not None and wall_column < len(cells) else ""
-        for match in MAKE_COMMAND.finditer(line):
-            words = match.group(1).split()
-            tier = next((w.split("=", 1)[1] for w in words if w.startswith("SCALE=")), DEFAULT_TIER)
-            targets = [w for w in words if "=" not in w]
-            cost = _parenthesis(line, match.end())
+        for match, tier, targets, extra in _commands(line):
+            end = match.end()
+            if given := WITH_ARGUMENTS.match(line, end):
+                extra, end = extra + given.group(1).split(), given.end()
+            cost = _parenthesis(line, end)
             cost = (
                 cost
                 if cost is not None and DURATION.search(cost)
@@ -132,13 +139,31 @@ def readme_costs(text: str) -> dict[tuple[str, str], str]:
             )
             if cost is None:
                 continue
-            cost = cost.replace("`", "")
+            cost = cost.replace("`", "") + (f", for {' '.join(extra)}" if extra else "")
             for target in targets:
                 others = [t for t in targets if t != target]
                 costs.setdefault(
                     (target, tier), cost + (f", together with {', '.join(others)}" if others else "")
                 )
     return costs
+
+
+def _commands(line: str):
+    """Each command of a README line that runs experiments: ``(match, tier, make targets,
+    the arguments besides the tier)``, in the order they stand (`make ...` and `rbmlab experiment
+    ...`)."""
+    found = []
+    for match in MAKE_COMMAND.finditer(line):
+        words = match.group(1).split()
+        tier = next((w.split("=", 1)[1] for w in words if w.startswith("SCALE=")), DEFAULT_TIER)
+        extra = [w for w in words if "=" in w and not w.startswith("SCALE=")]
+        found.append((match, tier, [w for w in words if "=" not in w], extra))
+    for match in RBMLAB_COMMAND.finditer(line):
+        words = match.group(2).split()
+        tier = next((w.split("=", 1)[1] for w in words if w.startswith("scale=")), DEFAULT_TIER)
+        extra = [w for w in words if not w.startswith("scale=")]
+        found.append((match, tier, [match.group(1).replace("/", "-", 1)], extra))
+    return sorted(found, key=lambda f: f[0].start())
 
 
 def paper_title(paper: str) -> str:
@@ -179,7 +204,23 @@ def entries(paper: str | None = None) -> list[Entry]:
     for p in [paper] if paper else papers():
         costs = paper_costs(p)
         out += [entry(name, costs) for name in available() if name.split("/")[0] == p]
-    return out
+    return with_sources_costs(out)
+
+
+def with_sources_costs(listed: list[Entry]) -> list[Entry]:
+    """Each tierless entry (one that reports or draws the runs of others) given, at each tier
+    where every experiment it reads is measured, the cost of those runs (its own drawing aside)."""
+    known = {e.name: e for e in listed}
+    for e in listed:
+        if e.tiers or not e.reads:
+            continue
+        sources = [known.get(name) or entry(name) for name in e.reads]
+        for tier in SCALE_TIERS:
+            if tier not in e.costs and all(tier in s.costs for s in sources):
+                e.costs[tier] = "the runs it draws on: " + "; ".join(
+                    f"{s.name} {s.costs[tier]}" for s in sources
+                )
+    return listed
 
 
 def render(paper: str | None = None, targets: bool = False) -> str:
@@ -211,7 +252,7 @@ def tier_notice(name: str, argv: list[str]) -> str | None:
     load_spec(name)  # an unknown experiment: its own one line
     if "scale" in parse_command_line(argv).given:
         return None
-    cost = entry(name).cost(DEFAULT_TIER)
+    cost = with_sources_costs([entry(name)])[0].cost(DEFAULT_TIER)
     measured = f"measured {cost}" if cost != NOT_MEASURED else "its cost is not measured"
     return (
         f"rbmlab: scale not given: running the {DEFAULT_TIER} tier ({measured}); "
