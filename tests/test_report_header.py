@@ -51,3 +51,17 @@ def test_trials_of_one_run_count_once_and_the_tier_can_be_given():
 def test_runs_that_only_evaluate_say_so():
     header = report_header(runs(epochs_done=[0] * 3, **{"train.epochs": [0] * 3}, seed=[0] * 3))
     assert header == "unknown tier · no training (evaluation only) · seed 0 · 3 runs · commit unknown"
+
+
+def test_runs_that_record_no_commit_take_the_one_the_git_history_names_and_say_so(tmp_path):
+    from rbmlab.report.header import HISTORY_COMMIT
+    from rbmlab.report.tidy import read_committed_csv
+
+    named = runs(seed=[0] * 3, **{HISTORY_COMMIT: ["2eab2a2"] * 3})
+    assert report_header(named).endswith("3 runs · commit 2eab2a2 (from the git history, not the runs)")
+    # a recorded source wins; a commit of digits stays text when read back from a runs CSV
+    assert report_header(named.assign(source="38cbd5b")).endswith("commit 38cbd5b")
+    named.assign(**{HISTORY_COMMIT: "1234e56"}).to_csv(tmp_path / "r.csv", index=False)
+    assert report_header(read_committed_csv(tmp_path / "r.csv")).endswith(
+        "commit 1234e56 (from the git history, not the runs)"
+    )

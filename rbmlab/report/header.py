@@ -19,6 +19,9 @@ from rbmlab.report.load import to_float
 # the config keys a header reads, written to every runs CSV (rbmlab.report.render.runs_csv) so a
 # report re-rendered from that file alone has them too
 HEADER_KEYS = ("scale", "dataset.name", "dataset.n_train", "train.epochs")
+# the commit that produced runs made before runs recorded one (rbmlab.storage.provenance), as the
+# git history names it: a column added by hand to such a committed runs CSV, never a ``source``
+HISTORY_COMMIT = "commit_from_history"
 SMOKE_NOTE = "SMOKE TIER: a pipeline check, not comparable with the paper"
 
 
@@ -102,20 +105,33 @@ def _commits(runs: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(c for source in _values(runs, "source") for c in str(source).split(",") if c))
 
 
+def _commit_part(runs: pd.DataFrame) -> str:
+    """'commit 3e64572', 'commits a, b'; for runs that record none, the commit the git history
+    names for them (``HISTORY_COMMIT``), said to be that; else 'commit unknown'."""
+    commits = _commits(runs)
+    if commits:
+        return ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits)
+    named = [str(c) for c in _values(runs, HISTORY_COMMIT)]
+    if named:
+        return (
+            ("commit " if len(named) == 1 else "commits ")
+            + ", ".join(named)
+            + " (from the git history, not the runs)"
+        )
+    return "commit unknown"
+
+
 def report_header(runs: pd.DataFrame, scale: str | None = None) -> str:
     """One line: tier · data · epochs · seeds · n runs · commit (each part where the runs say)."""
     tiers = [norm(s) for s in _values(runs, "scale")] or ([scale] if scale else [])
     tier = ", ".join(tiers) or "unknown"
-    commits = _commits(runs)
     parts = [
         f"{tier} tier",
         _data(runs),
         _training(runs),
         _seeds(_values(runs, "seed")),
         run_count(runs),
-        ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits)
-        if commits
-        else "commit unknown",
+        _commit_part(runs),
     ]
     line = " · ".join(p for p in parts if p)
     return f"{SMOKE_NOTE} ({line})" if "smoke" in tiers else line

@@ -48,7 +48,7 @@ SUMMARY_PREFIXES = ("final.", *RECORD_PREFIXES)
 
 # columns of a committed runs / points CSV that are text whatever they look like: a commit such as
 # 3e64572 read as a number is inf, and 1234567 loses nothing only by luck
-TEXT_COLUMNS = {"source": str, "run_dir": str}
+TEXT_COLUMNS = {"source": str, "run_dir": str, "commit_from_history": str}  # header.HISTORY_COMMIT
 
 
 def one_line(exc: BaseException) -> str:
