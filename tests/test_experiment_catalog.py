@@ -132,3 +132,18 @@ def test_the_notice_checks_the_name_first(capsys):
         capsys.readouterr().err
         == "rbmlab: error: scale: unknown scale 'huge'; choose one of smoke, reduced, paper\n"
     )
+
+
+def test_a_composite_target_and_a_then_chain_share_their_cost():
+    text = (
+        "| x | `make toy-both` (≈ 2 min) |\n"
+        "| y | `rbmlab experiment toy/a scale=paper`, then `toy/b` likewise (≈ 85 min) |\n"
+    )
+    assert readme_costs(text, {"toy-both": ["toy-c", "toy-d"]}) == {
+        ("toy-c", "reduced"): "≈ 2 min, together with toy-d",
+        ("toy-d", "reduced"): "≈ 2 min, together with toy-c",
+        ("toy-a", "paper"): "≈ 85 min, together with toy-b",
+        ("toy-b", "paper"): "≈ 85 min, together with toy-a",
+    }
+    costs = {e.name: e.costs for e in entries("pmp")}  # the Makefile's PARTS.pmp-sec-5-1
+    assert costs["pmp/sec-5-1-bethe"]["reduced"].startswith("≈ 2 min, together with pmp-sec-5-1-theta")

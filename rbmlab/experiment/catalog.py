@@ -26,6 +26,9 @@ DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?)\b")
 MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
 RBMLAB_COMMAND = re.compile(r"`rbmlab experiment ([a-z0-9_]+/[\w-]+)((?: [^`]*)?)`")
 WITH_ARGUMENTS = re.compile(r"\s*with\s+`([^`]+)`")  # `make X` with `'seed=0,1,2'` (≈ ...)
+# `A ...`, then `B` likewise (≈ ...): one cost for both (B: a command, or an experiment's name)
+THEN = re.compile(r",\s*then\s+`(?:rbmlab experiment |make )?([a-z0-9_]+[/-][\w-]+)[^`]*`(?:\s+likewise)?")
+PARTS = re.compile(r"^PARTS\.([\w-]+)\s*:=\s*((?:[^\n]*\\\n)*[^\n]*)", re.MULTILINE)
 
 
 @dataclass
@@ -110,10 +113,12 @@ def is_table_rule(line: str) -> bool:
     return bool(re.match(r"^\|[\s|:-]+\|$", line))
 
 
-def readme_costs(text: str) -> dict[tuple[str, str], str]:
+def readme_costs(text: str, composites: dict[str, list[str]] | None = None) -> dict[tuple[str, str], str]:
     """``{(make target, tier): cost}`` from a results README: the parenthesis after a `make ...`
     command, or else the row's "wall time" column, where it holds a duration. A command of several
-    targets times them together (the cost names the others); the first mention of a pair counts."""
+    targets (a composite target: the ones ``composites`` names) times them together (the cost names
+    the others), and so does ``A``, then ``B`` likewise (≈ ...); the first mention of a pair counts."""
+    composites = composites or {}
     costs: dict[tuple[str, str], str] = {}
     wall_column = None
     lines = text.splitlines()
@@ -129,6 +134,9 @@ def readme_costs(text: str) -> dict[tuple[str, str], str]:
             end = match.end()
             if given := WITH_ARGUMENTS.match(line, end):
                 extra, end = extra + given.group(1).split(), given.end()
+            while then := THEN.match(line, end):
+                targets, end = [*targets, then.group(1).replace("/", "-", 1)], then.end()
+            targets = [part for t in targets for part in composites.get(t, [t])]
             cost = _parenthesis(line, end)
             cost = (
                 cost
@@ -179,10 +187,19 @@ def papers() -> list[str]:
     return sorted({name.split("/")[0] for name in available()})
 
 
+def make_composites() -> dict[str, list[str]]:
+    """The Makefile's composite targets, ``PARTS.<target> := <parts>`` (none in an install)."""
+    root = checkout_root()
+    makefile = root / "Makefile" if root is not None else None
+    if makefile is None or not makefile.is_file():
+        return {}
+    return {t: parts.replace("\\\n", " ").split() for t, parts in PARTS.findall(makefile.read_text())}
+
+
 def paper_costs(paper: str) -> dict[tuple[str, str], str]:
     """:func:`readme_costs` of results/<paper>/README.md (none when it is absent)."""
     readme = RESULTS_DIR / paper / "README.md"
-    return readme_costs(readme.read_text()) if readme.is_file() else {}
+    return readme_costs(readme.read_text(), make_composites()) if readme.is_file() else {}
 
 
 def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
