@@ -40,6 +40,7 @@ def test_costs_are_read_from_the_commands_of_a_results_readme():
         ("toy-figure-7", "reduced"): "≈ 53 min, for 'seed=0,1,2'",  # `make X` with `...`: said
         ("toy-figure-8", "paper"): "≈ 2 h",  # an rbmlab command: scale= names the tier
         ("toy-figure-9", "reduced"): "≈ 40 min, for variants=a seed=0",  # a part of the tier: said
+        ("toy-figure-10", "reduced"): "seconds",  # measured as 'seconds'
     }
 
 

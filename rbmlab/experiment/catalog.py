@@ -22,12 +22,12 @@ from rbmlab.resources import checkout_root, results_readmes_dir
 RESULTS_DIR = results_readmes_dir()
 DEFAULT_TIER = CommandLine().scale  # what runs without scale=
 NOT_MEASURED = "not measured"
-DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?)\b")
+DURATION = re.compile(r"\d\s*(?:s|min|h|hours?|CPU-hours?|GPU-hours?|CPU-min)\b|\bseconds\b")
 MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
 RBMLAB_COMMAND = re.compile(r"`rbmlab experiment ([a-z0-9_]+/[\w-]+)((?: [^`]*)?)`")
 WITH_ARGUMENTS = re.compile(r"\s*with\s+`([^`]+)`")  # `make X` with `'seed=0,1,2'` (≈ ...)
-# `A ...`, then `B` likewise (≈ ...): one cost for both (B: a command, or an experiment's name)
-THEN = re.compile(r",\s*then\s+`(?:rbmlab experiment |make )?([a-z0-9_]+[/-][\w-]+)[^`]*`(?:\s+likewise)?")
+# `A ...`, then `B` likewise (or `A` and `B`) (≈ ...): one cost for both (B: a command, or a name)
+THEN = re.compile(r"(?:,\s*then|\s+and)\s+`(?:rbmlab experiment |make )?([a-z0-9_]+[/-][\w-]+)[^`]*`(?:\s+likewise)?")
 PARTS = re.compile(r"^PARTS\.([\w-]+)\s*:=\s*((?:[^\n]*\\\n)*[^\n]*)", re.MULTILINE)
 
 
