@@ -27,7 +27,9 @@ MAKE_COMMAND = re.compile(r"`make ([^`]+)`")
 RBMLAB_COMMAND = re.compile(r"`rbmlab experiment ([a-z0-9_]+/[\w-]+)((?: [^`]*)?)`")
 WITH_ARGUMENTS = re.compile(r"\s*with\s+`([^`]+)`")  # `make X` with `'seed=0,1,2'` (≈ ...)
 # `A ...`, then `B` likewise (or `A` and `B`) (≈ ...): one cost for both (B: a command, or a name)
-THEN = re.compile(r"(?:,\s*then|\s+and)\s+`(?:rbmlab experiment |make )?([a-z0-9_]+[/-][\w-]+)[^`]*`(?:\s+likewise)?")
+THEN = re.compile(
+    r"(?:,\s*then|\s+and)\s+`(?:rbmlab experiment |make )?([a-z0-9_]+[/-][\w-]+)[^`]*`(?:\s+likewise)?"
+)
 PARTS = re.compile(r"^PARTS\.([\w-]+)\s*:=\s*((?:[^\n]*\\\n)*[^\n]*)", re.MULTILINE)
 
 
