@@ -50,7 +50,7 @@ def run_dirs(root: Path) -> list[Path]:
 
 
 def test_run_writes_its_records(tmp_path):
-    proc = rbmlab("run", *SMALL, "train.epochs=20", cwd=tmp_path)
+    proc = rbmlab("run", *SMALL, "train.epochs=20", "train.eval_every=1", cwd=tmp_path)
     assert "test log-likelihood (exact)" in proc.stdout
     (run,) = run_dirs(tmp_path / "outputs" / "runs")
     for name in ("config.yaml", "overrides.yaml", "metrics.csv", "summary.json", "checkpoint.npz"):

@@ -207,6 +207,7 @@ def test_a_run_writes_every_part_s_columns(tmp_path, monkeypatch, capsys):
         [
             *RUN[:3],
             "train.epochs=2",
+            "train.eval_every=1",
             "train.progress=false",
             "evaluator=combined",
             "evaluator.parts=[{name: exact}, {name: ais, n_chains: 8, schedule: linear, n_temperatures: 40, "

@@ -18,6 +18,7 @@ PARTS = (
     "{name: overlap, n_samples: 10, sweeps: 5}]"
 )
 RUN = [
+    "train.eval_every=1",
     "dataset=bars_stripes",
     "model.n_hidden=8",
     "learner=pcd",

@@ -173,6 +173,7 @@ def test_config_requires_the_whole_training_set_per_step():
 
 
 FW_SMALL = [
+    "train.eval_every=1",
     "dataset=bars_stripes",
     "learner=frank_wolfe",
     "model.visible_bias=zero",
@@ -359,6 +360,7 @@ def test_a_growing_run_scored_by_test_error_from_epoch_0(tmp_path):
         "evaluator.C=[1.0]",
         "evaluator.splits=[test]",
         "train.epochs=2",
+        "train.eval_every=1",
         "train.progress=false",
         "hydra.run.dir=fw",
         cwd=tmp_path,

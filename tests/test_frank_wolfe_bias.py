@@ -26,6 +26,7 @@ def grow(tmp_path, data, lam, scaling, *extra, units=8):
         "evaluator=exact",
         "evaluator.splits=[train]",
         f"train.epochs={units}",
+        "train.eval_every=1",
         "train.snapshot_every=1",
         "train.progress=false",
         f"hydra.run.dir={out}",

@@ -36,7 +36,7 @@ def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, c
     )
     lines = []
     summary = train(
-        validated_run_config([*AIS, "train.epochs=3", "train.progress=true"]),
+        validated_run_config([*AIS, "train.epochs=3", "train.eval_every=1", "train.progress=true"]),
         tmp_path / "run",
         echo=lines.append,
     )
@@ -67,12 +67,46 @@ def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, c
     ]
 
 
-def test_curve_n_chains_keeps_the_run_identity_at_its_default():
+def test_curve_n_chains_keeps_the_run_identity_at_its_neutral_value():
+    """0 (the curve on n_chains, the default before issue 56) leaves a run's identity as it was;
+    the default 20 and any other value are in it."""
+    before = ["train.epochs=5", "train.eval_every=1"]  # the run defaults of that time
     hashes = [
-        validated_run_config(o).hash()
-        for o in ([], ["evaluator.curve_n_chains=0"], ["evaluator.curve_n_chains=10"])
+        validated_run_config([*before, *o]).hash()
+        for o in (["evaluator.curve_n_chains=0"], [], ["evaluator.curve_n_chains=10"])
     ]
-    assert hashes[:2] == ["3cb5a7421c576754"] * 2 and hashes[2] != hashes[0]  # tests/test_run_identity.py
+    assert hashes[0] == "3cb5a7421c576754" and len(set(hashes)) == 3  # tests/test_run_identity.py
+
+
+def test_epoch_lines_show_the_headline_where_scored_with_the_curve_estimate(tmp_path, caplog):
+    caplog.set_level("INFO", logger="rbmlab.run.runner")
+    train(validated_run_config([*AIS, "train.epochs=3", "train.eval_every=2"]), tmp_path / "run", echo=print)
+    metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
+    assert list(metrics.epoch) == [0, 2, 3]  # every 2 epochs and the last
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("epoch ")]
+    assert [ln.partition(": updates")[0] for ln in lines] == ["epoch 1/3", "epoch 2/3", "epoch 3/3"]
+    assert "test_log_likelihood" not in lines[0]  # not scored at epoch 1: no stale value
+    for line, e in zip(lines[1:], (2, 3), strict=True):
+        value = metrics.test_log_likelihood[metrics.epoch == e].item()
+        assert line.endswith(f"test_log_likelihood {value:.6g} (AIS, 10 temperatures, 5 chains)")
+
+
+def test_the_curve_estimate_is_named_only_where_it_differs_from_the_final_one():
+    from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+
+    def label(*overrides):
+        return EVALUATORS.build(
+            validated_run_config(["evaluator=ais", *overrides]).evaluator
+        ).curve_estimate()
+
+    assert label() == "AIS, 1000 temperatures, 20 chains"
+    assert label("evaluator.curve_n_chains=0") == "AIS, 1000 temperatures, 100 chains"
+    assert label("evaluator.curve_n_temperatures=0") == "AIS, 14500 temperatures, 20 chains"
+    assert label("evaluator.curve_n_temperatures=0", "evaluator.curve_n_chains=0") is None
+    assert (
+        label("evaluator.schedule=linear", "evaluator.n_temperatures=1000", "evaluator.curve_n_chains=0")
+        is None
+    )
 
 
 def test_an_evaluation_only_run_evaluates_once_and_writes_it_as_epoch_0(tmp_path, monkeypatch):

@@ -109,16 +109,20 @@ def _takers(values: ValueSet, family: str) -> list[str]:
     return found[:1]
 
 
-def _remedy(values: ValueSet, units: ValueSet, family: str, dataset: str, models: bool = True) -> str:
+def _remedy(
+    values: ValueSet, units: ValueSet, family: str, dataset: str, models: bool = True, complete=None
+) -> str:
     """What to change: a model whose units take these values (``models``: a run's config; not
     for a saved model), the dataset options that set them; the family's own key first, then the
-    dataset, then other families."""
+    dataset, then other families. ``complete(suggestion)``: the suggestion with what else it
+    needs to run (the run layer's rbmlab.run.remedies: a learner and evaluator that take the
+    suggested units)."""
     options = ", ".join(
         f"dataset.{o}"
         for o in get_spec(dataset).value_options
         if not (o == "binarize" and dataset == "file" and not ValueSet.between(0, 1).contains(values))
     )  # a file's binarize is for values in [0, 1] (grey levels, probabilities), not codes or counts
-    takers = _takers(values, family) if models else []
+    takers = [(complete or str)(t) for t in _takers(values, family)] if models else []
     own = [t for t in takers if not t.startswith("model=")]
     others = [t for t in takers if t.startswith("model=")]
     parts = [f"{' or '.join(own)} takes these"] if own else []
@@ -136,6 +140,7 @@ def check_units(
     facts: DataFacts,
     where: str | None = None,
     states: int = 2,
+    complete=None,
 ) -> ValueSet:
     """The values data for the visible units of ``family`` hold (its unit key at
     ``config_value``, a categorical type of ``states`` states), after checking that they include
@@ -146,7 +151,7 @@ def check_units(
     units = data_values(name, states)
     if units.contains(values):
         return units
-    remedy = _remedy(values, units, family, facts.name, models=where is None)
+    remedy = _remedy(values, units, family, facts.name, models=where is None, complete=complete)
     if name in CATEGORICAL_TYPES:  # the number of states is what a code outside 0 … q − 1 contradicts
         name = f"{name} ({states} states)"
     if facts.path is not None:  # the user's own file: the data are what to look at first
@@ -191,10 +196,10 @@ def check_splits(facts: DataFacts, splits: Iterable[str], key: str) -> None:
 
 
 # ---------------------------------------------------------------- the two callers
-def check_run(cfg, facts: DataFacts) -> None:
+def check_run(cfg, facts: DataFacts, complete=None) -> None:
     """Everything a run's configuration ``cfg`` (a RunConfig) asks of its data, in one line
     per problem, before any work: the scored splits, the task's own constraints, the data and
-    the task's inputs against the model's visible units."""
+    the task's inputs against the model's visible units (``complete``: see _remedy)."""
     splits = list(cfg.evaluator.splits)
     check_splits(facts, ["train"], "dataset")
     check_splits(facts, splits, "evaluator.splits")
@@ -202,7 +207,7 @@ def check_run(cfg, facts: DataFacts) -> None:
     task.check(facts, splits)
     family = cfg.model.name
     value, states = configured_choice(cfg.model)
-    units = check_units(family, value, facts.values, facts, states=states)
+    units = check_units(family, value, facts.values, facts, states=states, complete=complete)
     check_task_outputs(task, facts.values, units, _declaration(family).prior_name(value))
 
 

@@ -276,7 +276,9 @@ class AISConfig(EvaluatorConfig):
     curve_n_temperatures: int = option(
         1000, "linear schedule at intermediate points (0: the final one)", lo=0, hi=EVALUATION_STEPS
     )
-    curve_n_chains: int = option(0, "chains at intermediate points (0: n_chains)", lo=0, hi=CHAINS, neutral=0)
+    curve_n_chains: int = option(
+        20, "chains at intermediate points (0: n_chains)", lo=0, hi=CHAINS, neutral=0
+    )
     reverse: bool = option(False, "also run reverse AIS (Burda et al. 2015) at the end")
     exact_check: bool = option(
         False,
@@ -429,6 +431,15 @@ class AIS(Evaluator):
                 reverse_log_z_upper=rev.log_z_upper,
             )
         return metrics
+
+    def curve_estimate(self):
+        cfg = self.config
+        final = (schedule(cfg.schedule, cfg.n_temperatures, 0, True).size - 1, cfg.n_chains)
+        curve = (
+            schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, False).size - 1,
+            cfg.curve_n_chains or cfg.n_chains,
+        )
+        return None if curve == final else f"AIS, {curve[0]} temperatures, {curve[1]} chains"
 
     def headline(self, metrics, split):
         ll = metrics[f"{split}_log_likelihood"]

@@ -86,6 +86,11 @@ class Evaluator:
         value = metrics[self.headline_column(split)]
         return f"{split} {spec.name.replace('_', ' ')}: {value:.4f} {spec.unit}"
 
+    def curve_estimate(self) -> str | None:
+        """How an evaluation at epochs estimates the headline where it differs from the final
+        evaluation (the epoch lines' label), else None."""
+        return None
+
     def headline_column(self, split: str) -> str:
         """The column of the run's headline value (the progress bar's, a sweeper's objective):
         the first declared metric, of ``split`` when per split."""

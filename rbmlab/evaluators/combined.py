@@ -168,6 +168,9 @@ class Combined(Evaluator):
         names += [spec.name for spec in specs if not spec.per_split]
         return {k: metrics[self._column(i, k)] for k in names if self._column(i, k) in metrics}
 
+    def curve_estimate(self):
+        return self.parts[0].curve_estimate()  # the headline column is the first part's
+
     def headline(self, metrics, split):
         lines = []
         for i, part in enumerate(self.parts):

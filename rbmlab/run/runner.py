@@ -48,6 +48,7 @@ from rbmlab.run.early_stopping import (
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
 from rbmlab.run.pretrained import initial_sizes, start_model
 from rbmlab.run.records import RunRecord
+from rbmlab.run.remedies import completion
 from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
 from rbmlab.run.training import (
@@ -103,6 +104,8 @@ class Progress:
     epochs: list[int] = field(default_factory=list)  # ... and the epochs of those points
     decision: Decision | None = None  # the rule's, at the newest point
     latest: dict[str, float] = field(default_factory=dict)  # the newest evaluation (progress bar)
+    latest_epoch: int = -1  # ... the epoch it scored
+    latest_label: str | None = None  # ... how it estimated, where not as the final evaluation does
     work: float = 0.0  # multiply-adds of the learner's products (Learner.step_cost)
     budget: Budget | None = None  # train.budgets and how many it has reached
     budget_final: list[dict[str, float]] | None = None  # the last compute point's evaluation
@@ -187,7 +190,7 @@ def stop_rule_of(cfg: RunConfig, model_class, evaluator) -> StopRule | None:
                 f"train.stop_rule: gap reads the train − valid gap; evaluator="
                 f"{evaluator.config.name} with splits {sorted(splits)} does not record it "
                 "(use evaluator=free_energy, exact or ais with "
-                "evaluator.splits=[train,valid,...])"
+                "evaluator.splits=[train,valid,test])"
             )
         return StopRule("gap", kappa=t.gap_kappa, warmup=t.gap_warmup)
     bare = t.stop_metric.removeprefix("valid_")
@@ -214,7 +217,8 @@ def check_feasible(cfg: RunConfig, read_data: bool = True) -> None:
     (files, sampling; its values against the model's units)."""
     components(cfg, dataset_dimension(cfg.dataset))
     if read_data:
-        check_run(cfg, _facts(json.dumps(cfg.dataset, sort_keys=True)))
+        facts = _facts(json.dumps(cfg.dataset, sort_keys=True))
+        check_run(cfg, facts, completion(cfg, facts.n_visible))
 
 
 def prepare(cfg: RunConfig) -> Setup:
@@ -222,7 +226,7 @@ def prepare(cfg: RunConfig) -> Setup:
     backend = get_backend(cfg.backend.name, cfg.backend.dtype)
     data = load_dataset(**cfg.dataset)
     model_class, sizes, learner, evaluator, stop = components(cfg, data.n_visible)
-    check_run(cfg, data.facts())
+    check_run(cfg, data.facts(), completion(cfg, data.n_visible))
     data = encoded(data, configured_visible_units(cfg.model))  # Potts codes → one-hot columns
     task = TASKS.build(cfg.task or TASKS.parse("none"))
     to_device = lambda batch: batch.map(backend.asarray)  # noqa: E731
@@ -295,6 +299,7 @@ def evaluate_at_epoch(run: Setup, p: Progress, skip=()) -> list[dict[str, float]
     rows = evaluate_trials(run, p.model, (run.cfg.seed, EVAL_STREAM, p.epoch), skip=skip, state=p.state)
     p.eval_wall += time.perf_counter() - t0
     p.latest = mean_over_trials(rows) if rows else {}
+    p.latest_epoch, p.latest_label = p.epoch, run.evaluator.curve_estimate()
     return rows
 
 
@@ -493,6 +498,7 @@ def budget_step(
                     {**at, **budget_columns(p, p.budget.points[i]), **learner_columns(run, p), **row}
                 )
         p.latest = mean_over_trials(rows_)
+        p.latest_epoch, p.latest_label = p.epoch, None  # the final evaluation's settings
         p.budget_final = rows_
         clock[0] = time.perf_counter()
         p.eval_wall += clock[0] - now
@@ -670,10 +676,12 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
 
 
 def epoch_line(run: Setup, p: Progress) -> str:
-    """The run log's line for the epoch just trained: updates, training time, the headline."""
+    """The run log's line for the epoch just trained: updates, training time, and the headline
+    where this epoch was scored (with how it was estimated, where not as the final evaluation)."""
     column = run.evaluator.headline_column(run.cfg.evaluator.splits[0])
-    value = p.latest.get(column)
-    shown = "" if value is None else f", {column} {value:.6g}"
+    value = p.latest.get(column) if p.latest_epoch == p.epoch else None
+    label = f" ({p.latest_label})" if p.latest_label else ""
+    shown = "" if value is None else f", {column} {value:.6g}{label}"
     return f"epoch {p.epoch}/{run.cfg.train.epochs}: updates {p.updates}, training {p.wall:.4g} s{shown}"
 
 
