@@ -33,25 +33,8 @@ COST_UNRECORDED = {
     ("tap/figure-8-denoising", "reduced"),
     ("tap/figure-9", "reduced"),
 }
-# committed figure reports drawn before figures carried a header line (issue 56 item 6, open)
-HEADERLESS = {
-    "pmp/figure-4-zeros_reduced.md",
-    "pmp/figure-7-samples_reduced.md",
-    "tap/figure-12-seeds-h50_reduced.md",
-    "tap/figure-12-seeds_reduced.md",
-    "tap/figure-4-binary_reduced.md",
-    "tap/figure-4-cbcl_reduced.md",
-    "tap/figure-4-real_reduced.md",
-    "tap/figure-5-binary-seeds-h50_reduced.md",
-    "tap/figure-5-binary-seeds_reduced.md",
-    "tap/figure-5-binary_reduced.md",
-    "tap/figure-5-cbcl_reduced.md",
-    "tap/figure-7-binary_reduced.md",
-    "tap/figure-7-cbcl_reduced.md",
-    "tap/figure-7-real_reduced.md",
-    "tap/figure-8-mcc-seeds_reduced.md",
-    "tap/figure-8-mcc_reduced.md",
-}
+# committed figure reports drawn before figures carried a header line (issue 56 item 6: none left)
+HEADERLESS: set[str] = set()
 
 
 def committed_tiers():
