@@ -149,3 +149,36 @@ def test_every_committed_report_is_what_the_current_code_draws(tmp_path):
         != (repo / r.stem.relative_to(tmp_path)).with_suffix(".md").read_text()
     ]
     assert not stale, f"committed reports drawn by older code (make results-rerender): {stale}"
+
+
+def test_the_runs_csv_records_what_each_run_cost_and_renders_again(tmp_path):
+    """cost_seconds: a run's training (a pack's, over the runs it trained) and evaluations; a
+    run of batched trials shares its cost among them; a re-render from that file still works."""
+    import json
+
+    from rbmlab.report.load import load_runs
+
+    for seed in (0, 1):
+        write_run(tmp_path / "sweep" / f"cd-{seed}", "cd", 0.1, seed)  # wall_time 1.0 + seed
+    summary = tmp_path / "sweep" / "cd-1" / "summary.json"
+    packed = {**json.loads(summary.read_text()), "eval_time": 2.0, "final_eval_time": 0.5, "packed_runs": 2}
+    summary.write_text(json.dumps(packed))
+    first = make_report(tmp_path / "sweep", tmp_path / "out", title="t", filename_stem="fig_reduced")
+    runs = pd.read_csv(first["runs"])
+    assert dict(zip(runs["run_dir"], runs["cost_seconds"])) == {"cd-0": 1.0, "cd-1": 2.0 / 2 + 2.5}
+    first["table"].unlink()
+    again = make_report(
+        Committed(tmp_path / "out" / "fig_reduced"), tmp_path / "out", title="t", filename_stem="fig_reduced"
+    )
+    assert table_rows(again["table"].read_text()) and "cost_seconds" not in again["table"].read_text()
+
+    trials = tmp_path / "trials" / "a"
+    trials.mkdir(parents=True)
+    (trials / "summary.json").write_text(
+        json.dumps({"status": "completed", "wall_time": 3.0, "eval_time": 1.0})
+    )
+    pd.DataFrame({"epoch": [1, 1], "trial": [0, 1], "wall_time": [3.0, 3.0]}).to_csv(
+        trials / "metrics.csv", index=False
+    )
+    loaded, _ = load_runs(tmp_path / "trials")
+    assert dict(zip(loaded["run_dir"], loaded["cost_seconds"])) == {"a#0": 2.0, "a#1": 2.0}

@@ -4,13 +4,15 @@ What an artefact is comes from its file (``title``, the tiers under ``scales``);
 from the committed record of its runs, ``results/<paper>/README.md``, whose tables give each
 command with the wall time it took: ``make <paper>-<artefact> [SCALE=<tier>]`` (or ``rbmlab
 experiment <paper>/<artefact> [scale=<tier>] ...``) followed by ``(≈ 30 min on 2 cores)``, or a
-"wall time" column beside the command. An experiment that only reports or draws the runs of others
-(no tiers of its own) costs what those runs cost at that tier. A tier no README times is "not
-measured"; nothing here is typed twice.
+"wall time" column beside the command; a tier whose committed runs CSVs record each run's
+``cost_seconds`` (reports written since runs record it) costs their sum instead. An experiment that
+only reports or draws the runs of others (no tiers of its own) costs what those runs cost at that
+tier. A tier no README times is "not measured"; nothing here is typed twice.
 """
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,12 +206,68 @@ def paper_costs(paper: str) -> dict[tuple[str, str], str]:
     return readme_costs(readme.read_text(), make_composites()) if readme.is_file() else {}
 
 
+def tier_runs_files(name: str, tier: str) -> list[Path]:
+    """The committed runs CSVs of ``name`` at ``tier``: ``<artefact>_<tier>_runs.csv`` and its
+    labelled parts ``<artefact>_<tier>-<part>_runs.csv`` (none in an install)."""
+    paper, artefact = name.split("/", 1)
+    folder = RESULTS_DIR / paper
+    whole = folder / f"{artefact}_{tier}_runs.csv"
+    return [*([whole] if whole.is_file() else []), *sorted(folder.glob(f"{artefact}_{tier}-*_runs.csv"))]
+
+
+def duration(seconds: float) -> str:
+    """'40 s', '25 min', '3.2 h'."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def csv_columns(path: Path) -> list[str]:
+    """The column names of a CSV file (its first row; none for an empty file)."""
+    with path.open(newline="") as f:
+        return next(csv.reader(f), [])
+
+
+def runs_cost(name: str, tier: str) -> str | None:
+    """A tier's cost from its committed runs CSVs (:func:`tier_runs_files`), each run's
+    ``cost_seconds`` (rbmlab.report.load.run_cost: its training and evaluations) summed: '12 runs,
+    1.4 h in all (the runs' wall times)'; None when a file lacks the column (runs recorded before
+    it, whose cost the README states) or no run has a time."""
+    files = tier_runs_files(name, tier)
+    if not files:
+        return None
+    from rbmlab.report.load import RUN_COST  # noqa: PLC0415 - pandas, only where there are runs
+    from rbmlab.report.tidy import read_committed_csv  # noqa: PLC0415
+
+    if any(RUN_COST not in csv_columns(f) for f in files):
+        return None
+    runs = [read_committed_csv(f) for f in files]
+    seconds = [s for table in runs for s in table[RUN_COST].astype(float)]
+    timed = [s for s in seconds if s == s]  # not NaN
+    if not timed:
+        return None
+    count = len({d.split("#")[0] for table in runs for d in table["run_dir"]})  # trials of a run: one run
+    untimed = len(seconds) - len(timed)
+    return (
+        f"{count} run{'s' if count != 1 else ''}, {duration(sum(timed))} in all (the runs' wall times"
+        + (f"; {untimed} of {len(seconds)} rows without one" if untimed else "")
+        + ")"
+    )
+
+
 def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
-    """One experiment's entry; ``costs``: its paper's :func:`paper_costs`, when already read."""
+    """One experiment's entry; ``costs``: its paper's :func:`paper_costs`, when already read. A
+    tier whose committed runs CSVs record each run's cost takes its cost from them
+    (:func:`runs_cost`), the README's otherwise."""
     spec = load_spec(name)
     found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), reads(spec))
     costs = paper_costs(name.split("/")[0]) if costs is None else costs
     found.costs = {tier: cost for (target, tier), cost in costs.items() if target == found.target}
+    for tier in found.tiers or SCALE_TIERS:
+        if measured := runs_cost(name, tier):
+            found.costs[tier] = ("the runs it reports: " if found.reads else "") + measured
     return found
 
 

@@ -30,13 +30,16 @@ from rbmlab.run.records import observed_status
 from rbmlab.storage.portable import portable_path, portable_text
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
+RUN_COST = "cost_seconds"  # a run's row: the seconds it took, training and evaluations (run_cost)
 RUN_INFO_COLUMNS = (
     "run_dir",
     "status",
     "epochs_done",
     "wall_time",
+    RUN_COST,
     "overrides",
     "source",
+    "commit_from_history",  # header.HISTORY_COMMIT
     "problem",
     "bad_final",
 )
@@ -131,6 +134,19 @@ def find_run_dirs(root: Path) -> list[Path]:
     return sorted({Path(top) for top, dirs, files in os.walk(root) if "summary.json" in (*files, *dirs)})
 
 
+def run_cost(summary: Mapping[str, Any]) -> float:
+    """The seconds a run cost (its row's ``cost_seconds``, the runs CSV's record of what a re-run
+    takes): its training (summary.json ``wall_time``; of a pack that trained as one computation,
+    ``packed_runs``, its share: the pack's time over the runs it started with) and its evaluations
+    (``eval_time``, at epochs, and ``final_eval_time``). NaN when summary.json records no training
+    time (a run that failed before it, or one made before runs recorded it)."""
+    training = to_float(summary.get("wall_time"))
+    packed = to_float(summary.get("packed_runs"))
+    share = training / packed if packed > 1 else training
+    evaluations = [to_float(summary.get(key)) for key in ("eval_time", "final_eval_time")]
+    return share + sum(e for e in evaluations if not math.isnan(e))
+
+
 def _split_trials(
     row: dict[str, Any], curve: pd.DataFrame, summary: Mapping[str, Any]
 ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
@@ -138,9 +154,11 @@ def _split_trials(
     finals = summary.get("final_trials")
     finals = finals if isinstance(finals, list) else []
     out = []
-    for t in sorted(int(t) for t in curve["trial"].dropna().unique()):
+    trials = sorted(int(t) for t in curve["trial"].dropna().unique())
+    for t in trials:
         trial_row = {k: v for k, v in row.items() if not k.startswith("final.") and k != "bad_final"}
         trial_row["run_dir"] = f"{row['run_dir']}#{t}"
+        trial_row[RUN_COST] = row[RUN_COST] / len(trials)  # the trials trained as one
         final = finals[t] if t < len(finals) and isinstance(finals[t], Mapping) else {}
         if final.get("status") == "diverged":
             trial_row["status"] = "diverged"
@@ -218,6 +236,7 @@ def _run_row(
             row[key] = summary[key]
     row["epochs_done"] = summary.get("epochs_done")
     row["wall_time"] = to_float(summary.get("wall_time"))
+    row[RUN_COST] = run_cost(summary)
     row["source"] = summary.get("source")  # the commit that produced the run (rbmlab.storage.provenance)
     row["overrides"] = (
         " ".join(portable_text(str(o), roots) for o in overrides)

@@ -17,7 +17,7 @@ from rbmlab.evaluators.metrics import ranking
 from rbmlab.report.aggregate import x_order
 from rbmlab.report.header import HEADER_KEYS, run_count, run_dirs
 from rbmlab.report.layout import MISSING, Layout, norm, varying_keys
-from rbmlab.report.load import to_float
+from rbmlab.report.load import RUN_COST, to_float
 from rbmlab.report.names import Names
 
 
@@ -375,7 +375,8 @@ def curves_csv(curve: pd.DataFrame, groups: pd.DataFrame, layout: Layout, x: str
 
 def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequence[str] = ()) -> bytes:
     """<stem>_runs.csv: run_dir, varying keys, seed, the keys a header reads, status, epochs_done,
-    source, the selected
+    source, cost_seconds (what the run took: rbmlab.report.load.run_cost; ``rbmlab experiment
+    list`` sums it for the tier's cost), the selected
     epoch (early_stopping.epoch, where runs record one), the summary ``records`` vertical lines mark
     (early_stopping.n_hidden: a re-render draws them from this file), final.*.
 
@@ -392,6 +393,7 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequen
         *(["problem"] if "problem" in runs.columns else []),
         *(["epochs_done"] if "epochs_done" in runs.columns else []),
         *(["source"] if "source" in runs and runs["source"].notna().any() else []),
+        *([RUN_COST] if RUN_COST in runs and runs[RUN_COST].notna().any() else []),
         *(["early_stopping.epoch"] if "early_stopping.epoch" in runs_out else []),
         *(r for r in records if r in runs_out.columns),
         *sorted(c for c in runs_out.columns if c.startswith("final.")),
