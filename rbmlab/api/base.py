@@ -9,9 +9,8 @@ Visible values are values of the visible units or, for binary units, their means
 under {0, 1} units is read as probabilities of 1 (scikit-learn's BernoulliRBM reads it so), and the
 learners use it as the visible values (CD's data statistics x p(h | x)ᵀ, as BernoulliRBM's: the
 row read at its means, not averaged over Bernoulli(x) draws). Spin units take [−1, 1] likewise.
-That is the estimator's choice only: ``rbmlab run``
-refuses grey data under binary units (rbmlab.data.domain says why); rbmlab.api.scoring says what
-the scores are on such rows.
+That is the estimator's choice only: ``rbmlab run`` refuses grey data under binary units
+(rbmlab.data.domain says why); rbmlab.api.scoring says what the scores are on such rows.
 """
 
 from __future__ import annotations
@@ -155,7 +154,7 @@ class EnergyModel(BaseEstimator):
             raise ParameterError(
                 f"X: holds {values}; {units} visible units take {allowed} or probabilities of 1 in "
                 f"[0, 1] (Negative values in data passed to {type(self).__name__}"
-                + (f"; or choose model_options={{{key!r}: ...}})" if key else ")")
+                + (f"; for other units choose model_options={{{key!r}: ...}})" if key else ")")
             )
         means = ValueSet.between(allowed.points[0], allowed.points[-1])
         if not means.contains(values):
@@ -163,7 +162,7 @@ class EnergyModel(BaseEstimator):
                 f"X: holds {values}; {units} visible units take their means in {means}: clipped to "
                 "it (scale X into it, e.g. X / X.max())",
                 DataConversionWarning,
-                stacklevel=4,
+                stacklevel=5,  # the caller of fit, transform, score_samples
             )
             X = np.clip(X, *means.interval)
         return X
