@@ -20,10 +20,12 @@ def test_the_pipeline_example_runs(tmp_path, monkeypatch, capsys):
     namespace: dict = {}
     exec(compile(example("pipeline"), "README.md (example: pipeline)", "exec"), namespace)
     assert re.fullmatch(r"test error: \d+\.\d%\n", capsys.readouterr().out)
-    assert (
-        namespace["model"].score(namespace["X_test"], namespace["y_test"]) > 0.9
-    )  # the features carry the digits
+    from sklearn.base import clone
+
     from rbmlab import RBM
 
+    X_train, X_test, y_train, y_test = (namespace[k] for k in ("X_train", "X_test", "y_train", "y_test"))
+    pixels_alone = clone(namespace["model"][-1]).fit(X_train, y_train).score(X_test, y_test)
+    assert namespace["model"].score(X_test, y_test) > pixels_alone + 0.005  # measured: 97.1 % against 96.0 %
     saved = RBM.load(tmp_path / "digits_rbm.npz")
-    assert saved.n_components == 100 and saved.n_iter_ == 10
+    assert saved.n_components == 256 and saved.n_iter_ == 20

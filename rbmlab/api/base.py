@@ -5,8 +5,12 @@ yaml of ``rbmlab run`` (defaults included), the runner's random streams and epoc
 (rbmlab.run.training) and its checkpoint files. With the same data, settings and seed, ``fit(X)``
 ends in the parameters ``rbmlab run`` ends in.
 
-Visible values must be values of the visible units ({0, 1} for Bernoulli units; rbmlab.data.domain
-says why grey levels are refused rather than read as probabilities).
+Visible values are values of the visible units or, for binary units, their means: X in [0, 1]
+under {0, 1} units is read as probabilities of 1 (scikit-learn's BernoulliRBM reads it so), and the
+learners use it as the visible values (CD's data statistics x p(h | x)ᵀ, as BernoulliRBM's: the
+row read at its means, not averaged over Bernoulli(x) draws). Spin units take [−1, 1] likewise.
+That is the estimator's choice only: ``rbmlab run`` refuses grey data under binary units
+(rbmlab.data.domain says why); rbmlab.api.scoring says what the scores are on such rows.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -71,6 +75,10 @@ class EnergyModel(BaseEstimator):
     """
 
     family = ""
+    # learner name → its lr and batch_size where learning_rate and batch_size are None (else the
+    # learner's yaml): the CLI's defaults are the papers' runs on MNIST-sized sets, too few
+    # updates on the hundreds of rows an estimator is often given
+    small_data_defaults: dict[str, dict] = {}
 
     def _model_arguments(self) -> dict:
         """The estimator's own arguments as model config keys (an RBM's n_components: n_hidden)."""
@@ -91,8 +99,14 @@ class EnergyModel(BaseEstimator):
 
         model_cfg = model_config(self.family, self._model_arguments(), self.model_options)
         with as_value_error():
+            default = self.small_data_defaults.get(self.learner, {}) if isinstance(self.learner, str) else {}
             learner = LEARNERS.build(
-                learner_config(self.learner, self.learning_rate, self.batch_size, self.learner_options)
+                learner_config(
+                    self.learner,
+                    default.get("lr") if self.learning_rate is None else self.learning_rate,
+                    default.get("batch_size") if self.batch_size is None else self.batch_size,
+                    self.learner_options,
+                )
             )
             model_class = MODELS.get(model_cfg.name)
             learner.check(model_class)
@@ -116,11 +130,15 @@ class EnergyModel(BaseEstimator):
         return unit_type(*units).encode(X, dtype) if units[0] in _CATEGORICAL else X
 
     def _check_values(self, X, units: tuple[str, int]):
-        """X, if its values are values of ``units`` (rbmlab.units: a type and its states per unit):
-        else a one-line ValueError (negative values under {0, 1} units in scikit-learn's words
-        for positive_only too)."""
+        """X, if its values are values of ``units`` (rbmlab.units: a type and its states per unit)
+        or, for a binary type, means of them: X in [0, 1] under {0, 1} units (in [−1, 1] under
+        {−1, +1}) is read as the units' means, each x_i the probability of the upper value, as
+        scikit-learn's BernoulliRBM reads it. Values beyond the upper value (below the lower one
+        under spins) are clipped to it with a DataConversionWarning; negative values under {0, 1}
+        units and values that are not codes of categorical units are a one-line ValueError
+        (scikit-learn's words for positive_only)."""
         from rbmlab.data.domain import VISIBLE_UNITS, data_values  # noqa: PLC0415
-        from rbmlab.units.values import observed  # noqa: PLC0415
+        from rbmlab.units.values import ValueSet, observed  # noqa: PLC0415
 
         (units, states), values = units, observed(X)
         allowed = data_values(units, states)
@@ -132,13 +150,22 @@ class EnergyModel(BaseEstimator):
                 f"the codes {allowed} (model_options={{'visible_states': ...}})"
             )
         key = VISIBLE_UNITS[self.family].key
-        negative = non_negative(allowed) and float(X.min()) < 0
-        raise ParameterError(
-            f"X: holds {values}; {units} visible units take {allowed} ("
-            + (f"Negative values in data passed to {type(self).__name__}; " if negative else "")
-            + "binarise the data, e.g. X > 0.5"
-            + (f", or choose model_options={{{key!r}: ...}})" if key else ")")
-        )
+        if non_negative(allowed) and float(X.min()) < 0:
+            raise ParameterError(
+                f"X: holds {values}; {units} visible units take {allowed} or probabilities of 1 in "
+                f"[0, 1] (Negative values in data passed to {type(self).__name__}"
+                + (f"; for other units choose model_options={{{key!r}: ...}})" if key else ")")
+            )
+        means = ValueSet.between(allowed.points[0], allowed.points[-1])
+        if not means.contains(values):
+            warnings.warn(
+                f"X: holds {values}; {units} visible units take their means in {means}: clipped to "
+                "it (scale X into it, e.g. X / X.max())",
+                DataConversionWarning,
+                stacklevel=5,  # the caller of fit, transform, score_samples
+            )
+            X = np.clip(X, *means.interval)
+        return X
 
     # ---------------------------------------------------------------- training
     def fit(self, X, y=None):
@@ -252,7 +279,11 @@ class EnergyModel(BaseEstimator):
     def score_samples(self, X, evaluator=None):
         """log p(x) per row, log Z by ``evaluator`` (exact, ais, tap, or pl for the
         pseudo-log-likelihood; default: the estimator's, with ``evaluator_options``; another
-        one given here has its yaml's options)."""
+        one given here has its yaml's options). ``"auto"``: exact where the smaller layer
+        enumerates, else pl (rbmlab.api.scoring.auto_evaluator), so a model search over sizes
+        that crosses that line compares log-likelihoods with pseudo-log-likelihoods: fix
+        ``evaluator`` there. Rows of probabilities: rbmlab.api.scoring says what each scorer
+        computes on them."""
         from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
         from rbmlab.run.training import FINAL_EVAL_STREAM  # noqa: PLC0415
 
@@ -271,7 +302,8 @@ class EnergyModel(BaseEstimator):
                 return scoring.score_samples(ev, model, X, context)
 
     def score(self, X, y=None, evaluator=None):
-        """Mean of :meth:`score_samples` (mean log-likelihood, or pseudo-log-likelihood)."""
+        """Mean of :meth:`score_samples` (mean log-likelihood, or pseudo-log-likelihood): what
+        GridSearchCV and cross_val_score maximise."""
         return float(np.mean(self.score_samples(X, evaluator=evaluator)))
 
     def sample(self, n_samples=1, *, method="gibbs", n_steps=1000, random_state=None):

@@ -12,10 +12,13 @@ class IsingModel(DensityMixin, EnergyModel):
     """Ising model p(x) ∝ exp(Σ_{i<j} J_ij x_i x_j + Σ_i h_i x_i), one unit per feature, trained by
     moment matching (``learner="pcd"``: persistent chains of the colour-class Gibbs sampler).
 
-    The arguments are rbmlab.RBM's without ``n_components``; ``model_options`` takes
-    ``{"spins": "pm1"}`` for x in {−1, +1} (default "01"), ``coupling_std``, ``field_init`` and
-    ``tie``. ``score_samples`` is exact (all 2^n states enumerated, n ≤ 25); ``sample``'s "gibbs"
-    is the colour-class Gibbs sampler.
+    The arguments are rbmlab.RBM's without ``n_components`` (learning_rate and batch_size default
+    to None: conf/learner/pcd.yaml's); ``model_options`` takes ``{"spins": "pm1"}`` for x in
+    {−1, +1} (default "01"), ``coupling_std``, ``field_init`` and ``tie``. X in [0, 1] ([−1, 1]
+    under "pm1") is read as the units' means, as by rbmlab.RBM: the data moments E[x_i x_j] are
+    then those of the means (rbmlab.api.base). ``score_samples`` is exact (all 2^n states
+    enumerated, n ≤ 25; at rows of means log p̃(x) − log Z, rbmlab.api.scoring); ``sample``'s
+    "gibbs" is the colour-class Gibbs sampler.
 
     Attributes: model_ (rbmlab.models.ising.Ising), coupling_ (J), field_ (h), and those of RBM.
     """

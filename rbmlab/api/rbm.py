@@ -14,6 +14,10 @@ from rbmlab.api.settings import ParameterError
 class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
     """Restricted Boltzmann machine trained by any rbmlab learner.
 
+    X: values of the visible units, or (binary units) their means: X in [0, 1] is read as
+    probabilities of 1, as scikit-learn's BernoulliRBM reads it (rbmlab.api.base; the scores of
+    such rows: rbmlab.api.scoring).
+
     Parameters
     ----------
     n_components : int, default=256
@@ -22,7 +26,10 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
         A learner of the registry (cd, pcd, sdcp, csdcp, cg, ssd, frank_wolfe, reset, tap, ...),
         with the defaults of ``conf/learner/<learner>.yaml``.
     learning_rate, batch_size : float, int or "full", default=None
-        ``learner.lr`` and ``learner.batch_size``; None: the learner's yaml default.
+        ``learner.lr`` and ``learner.batch_size``. None: 0.1 and 10 for cd and pcd (BernoulliRBM's
+        defaults; on load_digits they train CD-1 to a better pseudo-likelihood than BernoulliRBM
+        reaches, in as much time: scripts/estimator_defaults.py), the learner's yaml default for
+        the others (their papers' settings; frank_wolfe's batch is the whole set).
     n_iter : int, default=10
         Epochs (passes over the training set) of ``fit``.
     learner_options, model_options, evaluator_options : dict, default=None
@@ -31,8 +38,9 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
         ``learner.<key>=...`` etc. on the command line; validated by their own parsers.
         ``evaluator_options`` belong to ``evaluator``.
     evaluator : {"auto", "exact", "ais", "tap", "pl"}, default="auto"
-        How ``score_samples`` estimates log Z (pl: pseudo-log-likelihood, no log Z); auto: exact
-        where the smaller layer can be enumerated, else AIS.
+        What ``score_samples`` and ``score`` compute: log p(x) with log Z exact, by AIS or TAP,
+        or the pseudo-log-likelihood (pl, no log Z); auto: exact where the smaller layer can be
+        enumerated, else pl (milliseconds; AIS takes seconds per call).
     dtype : {"float32", "float64"}, backend : {"numpy", "cupy"}
         Precision and array library of training and scoring.
     random_state : int, RandomState or None
@@ -51,6 +59,7 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
     """
 
     family = "rbm"
+    small_data_defaults = {name: {"lr": 0.1, "batch_size": 10} for name in ("cd", "pcd")}
 
     def __init__(
         self,

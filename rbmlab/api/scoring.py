@@ -3,7 +3,14 @@
 log p(x) = log p̃(x) − log Z: log Z is what the evaluator of that name computes in a run (its
 ``evaluate`` on no split gives the model-level metrics, ``log_z`` among them), and the per-example
 term is the one its mean is taken of (exact and AIS: −F(x); TAP: the clamped TAP density, tap
-Eq. 39). ``pl`` is the pseudo-log-likelihood Σ_i log p(x_i | x_−i) itself, no log Z.
+Eq. 39). ``pl`` is the pseudo-log-likelihood Σ_i log p(x_i | x_−i) itself, no log Z (Besag 1975).
+
+Rows of means (the estimators take X in [0, 1] as probabilities of 1, rbmlab.api.base): the free
+energy F(x) is defined for real x, so exact and AIS give −F(x) − log Z at x, the log-density of the
+model's energy at a point of the cube, not the probability of a binary vector; ``pl`` gives
+Σ_i log σ(F(x^(i)) − F(x)) with x^(i) = x but x_i → 1 − x_i (the flip of
+rbmlab.evaluators.pseudo_likelihood, which scikit-learn's BernoulliRBM.score_samples draws one i
+of), at x_i = 1/2 log 1/2 whatever the model. Both are the usual scores on {0, 1} rows.
 """
 
 from __future__ import annotations
@@ -21,8 +28,14 @@ SCORERS = ("exact", "ais", "tap", "pl")
 
 
 def auto_evaluator(model) -> str:
-    """exact where the smaller layer can be enumerated, else AIS (the run's rule for own data)."""
-    return cheapest_likelihood(type(model), model.model_sizes())
+    """The scorer of ``evaluator="auto"``: exact where it is cheap (the smaller layer enumerates:
+    rbmlab.evaluators.applicable.cheapest_likelihood, the run's rule for own data), else the
+    pseudo-log-likelihood where the family has one (an RBM); AIS only on request (seconds per
+    call, stochastic)."""
+    sizes = model.model_sizes()
+    if cheapest_likelihood(type(model), sizes) == "exact":
+        return "exact"
+    return "pl" if "pl" in applicable(type(model), sizes) else "exact"  # none: check_scorer says so
 
 
 def check_scorer(evaluator, model) -> None:
