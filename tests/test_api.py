@@ -36,7 +36,7 @@ SETTINGS = [
     "train.progress=false",
 ]
 SAME = dict(
-    n_components=8, learner="pcd", learning_rate=0.05, batch_size=4, n_iter=5, random_state=3
+    n_components=8, learner="pcd", learning_rate=0.01, batch_size=4, n_iter=5, random_state=3
 )  # learning_rate: pcd.yaml's, which the run uses
 
 
@@ -79,7 +79,7 @@ def test_a_run_checkpoint_loads_with_its_settings_and_continues_as_the_run_would
     summary = json.loads((cli_run / "summary.json").read_text())
     rbm = RBM.load(cli_run / "checkpoint.npz")
     params = rbm.get_params()
-    assert {k: params[k] for k in SAME} == SAME and params["learning_rate"] == 0.05  # conf/learner/pcd.yaml
+    assert {k: params[k] for k in SAME} == SAME and params["learning_rate"] == 0.01  # conf/learner/pcd.yaml
     assert params["learner_options"]["k"] == 1 and params["learner_options"]["chain_init"] == "data"
     # the run's final exact log-likelihood (bars and stripes: test = train)
     assert rbm.score(X, evaluator="exact") == pytest.approx(summary["final"]["test_log_likelihood"], rel=1e-9)

@@ -98,7 +98,7 @@ RUN_CASES = [
         ["run", *PM1],
         "model.visible_units: bernoulli units take values "
         "{0,1}; dataset ising_samples holds {-1,+1} "
-        "(model.visible_units=spin takes these, or set dataset.spins)",
+        "(model.visible_units=spin evaluator=exact takes these, or set dataset.spins)",
     ),
     Case(
         "rbm-spin-hidden-still-checks-visible",
@@ -110,7 +110,8 @@ RUN_CASES = [
         "rbm-bernoulli-on-grey-faces",
         ["run", "model.n_hidden=4", *GREY],
         "model.visible_units: bernoulli units take values {0,1}; dataset cbcl_faces holds values in [0,1] "
-        "(set dataset.binarize, or model=grbm model.visible_prior=truncated_gaussian takes these)",
+        "(set dataset.binarize, or model=grbm model.visible_prior=truncated_gaussian learner=tap "
+        "evaluator=tap takes these)",
     ),
     Case(
         "grbm-spin-on-01-bars",
@@ -133,7 +134,7 @@ RUN_CASES = [
         "grbm-bernoulli-on-grey-faces",
         ["run", "model=grbm", "model.n_hidden=4", *GREY],
         "model.visible_prior: bernoulli units take values {0,1}; dataset cbcl_faces holds values in [0,1] "
-        "(model.visible_prior=truncated_gaussian takes these",
+        "(model.visible_prior=truncated_gaussian learner=tap evaluator=tap takes these",
     ),
     Case(
         "crbm-on-pm1-flip",

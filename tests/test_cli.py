@@ -128,7 +128,7 @@ def test_parallel_runs_started_together_do_not_collide(tmp_path):
         (["model=ising", "dataset=ising_samples", "model.spins=xx"], "model.spins"),
         (["model=ising", "dataset=ising_samples", "evaluator=ais"], "evaluator=ais"),
         (["model=ising", "dataset=ising_samples", "learner=cg"], "learner=cg"),
-        (["model=ising", "dataset=ising_samples", "learner.sampler=block_gibbs"], "learner=cd"),
+        (["model=ising", "dataset=ising_samples", "learner.sampler=block_gibbs"], "learner=pcd"),
         (["dataset=ising_samples", "dataset.structure=torus"], "dataset.structure"),
         (
             ["dataset=bars_stripes", "model.n_hidden=4", "model.hidden_units=spin", "train.epochs=1"],
@@ -536,7 +536,14 @@ def test_progress_bars_only_where_stderr_is_a_terminal(tmp_path, monkeypatch, ca
     """train.progress=auto (the default): no bar frames into a pipe or a log; true draws them there too."""
     from rbmlab.validation import progress_bars
 
-    run = ["run", "dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "train.epochs=3"]
+    run = [
+        "run",
+        "dataset=bars_stripes",
+        "model.n_hidden=4",
+        "learner=cd",
+        "evaluator=exact",
+        "train.epochs=3",
+    ]
     main([*run, f"hydra.run.dir={tmp_path / 'auto'}"])
     assert "train cd" not in capsys.readouterr().err  # captured: not a terminal
     main([*run, "train.progress=true", f"hydra.run.dir={tmp_path / 'on'}"])
@@ -555,7 +562,15 @@ def test_progress_bars_only_where_stderr_is_a_terminal(tmp_path, monkeypatch, ca
 def test_a_sweeps_jobs_draw_no_bars_at_auto_even_on_a_terminal(tmp_path, monkeypatch, capsys):
     """Jobs of a sweep (their lines tagged) would interleave their bars: auto draws none there."""
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
-    run = ["run", "-m", "dataset=bars_stripes", "model.n_hidden=4", "evaluator=exact", "train.epochs=2"]
+    run = [
+        "run",
+        "-m",
+        "dataset=bars_stripes",
+        "model.n_hidden=4",
+        "learner=cd",
+        "evaluator=exact",
+        "train.epochs=2",
+    ]
     main([*run, "seed=0,1", f"hydra.sweep.dir={tmp_path / 'sweep'}"])
     assert "train cd" not in capsys.readouterr().err
     main([*run, "seed=0", "train.progress=true", f"hydra.sweep.dir={tmp_path / 'on'}"])

@@ -274,6 +274,7 @@ def test_max_runs_splits_the_jobs_into_packs_in_job_order(tmp_path, monkeypatch)
 
 
 STOPPING = [
+    "learner=cd",
     "dataset=caltech101",
     "dataset.n_train=20",
     "model.n_hidden=8",
@@ -281,6 +282,7 @@ STOPPING = [
     "evaluator.splits=[train,valid]",
     "learner.batch_size=5",
     "train.epochs=12",
+    "train.eval_every=1",
     "train.progress=false",
     "train.stop_rule=valid",
     "train.stop_metric=valid_log_likelihood",

@@ -11,6 +11,7 @@ import pandas as pd
 from rbmlab.evaluators import ais
 from rbmlab.hydra_app import validated_run_config
 from rbmlab.run.runner import train
+from tests.test_run_identity import RECORDED_UNDER
 
 AIS = [
     "dataset=bars_stripes",
@@ -70,7 +71,7 @@ def test_time_shares_per_epoch_cost_and_the_bars_metric(tmp_path, monkeypatch, c
 def test_curve_n_chains_keeps_the_run_identity_at_its_neutral_value():
     """0 (the curve on n_chains, the default before issue 56) leaves a run's identity as it was;
     the default 20 and any other value are in it."""
-    before = ["train.epochs=5", "train.eval_every=1"]  # the run defaults of that time
+    before = RECORDED_UNDER  # the run defaults of that time
     hashes = [
         validated_run_config([*before, *o]).hash()
         for o in (["evaluator.curve_n_chains=0"], [], ["evaluator.curve_n_chains=10"])

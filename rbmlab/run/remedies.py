@@ -19,11 +19,8 @@ from rbmlab.validation import to_plain
 
 
 def _value(text: str):
-    """An override's value as the parser takes it (integers as integers)."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
+    """An override's value as the parser takes it: integers as integers, other text (``01``) as it is."""
+    return int(text) if text.isdigit() and str(int(text)) == text else text
 
 
 def _model_config(cfg: RunConfig, changes: dict[str, str]):
