@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 
 FILES = {  # package -> (repository folder, the files it ships)
     "rbmlab.conf": ("conf", ["**/*.yaml"]),
-    "rbmlab.experiments": ("experiments", ["**/*.yaml"]),
+    "rbmlab.experiments": ("experiments", ["**/*.yaml", "composites.mk"]),  # the make targets' parts
     "rbmlab.results": ("results", ["*/README.md"]),  # what each artefact cost (rbmlab experiment list)
 }
 

@@ -146,7 +146,7 @@ def test_a_composite_target_and_a_then_chain_share_their_cost():
         ("toy-a", "paper"): "≈ 85 min, together with toy-b",
         ("toy-b", "paper"): "≈ 85 min, together with toy-a",
     }
-    costs = {e.name: e.costs for e in entries("pmp")}  # the Makefile's PARTS.pmp-sec-5-1
+    costs = {e.name: e.costs for e in entries("pmp")}  # experiments/composites.mk: PARTS.pmp-sec-5-1
     assert costs["pmp/sec-5-1-bethe"]["reduced"].startswith("≈ 2 min, together with pmp-sec-5-1-theta")
 
 

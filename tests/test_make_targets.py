@@ -16,7 +16,7 @@ import pytest
 from rbmlab.experiment import available
 
 ROOT = Path(__file__).resolve().parent.parent
-MAKEFILE = (ROOT / "Makefile").read_text()
+MAKEFILE = (ROOT / "Makefile").read_text() + (ROOT / "experiments" / "composites.mk").read_text()
 COMPOSITES = dict(re.findall(r"^PARTS\.(\S+) := ((?:.*\\\n)*.*)$", MAKEFILE, re.M))
 BASICS = re.search(r"^\.PHONY: (.*)$", MAKEFILE, re.M).group(1).split()
 TARGETS = {*BASICS, "experiments", *COMPOSITES, *(name.replace("/", "-", 1) for name in available())}

@@ -130,6 +130,7 @@ def test_truth_scored_exactly_and_a_learned_model_by_ais(tmp_path):
         "evaluator.n_chains=50",
         "evaluator.exact_check=true",
         "train.epochs=2",
+        "train.eval_every=1",
         cwd=tmp_path,
     )
     (truth_run, ais_run) = sorted(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rbmlab.experiment.arguments import SCALE_TIERS, CommandLine, parse_command_line
 from rbmlab.experiment.spec import available, load_spec
-from rbmlab.resources import checkout_root, results_readmes_dir
+from rbmlab.resources import checkout_root, experiments_dir, results_readmes_dir
 
 RESULTS_DIR = results_readmes_dir()
 DEFAULT_TIER = CommandLine().scale  # what runs without scale=
@@ -192,12 +192,12 @@ def papers() -> list[str]:
 
 
 def make_composites() -> dict[str, list[str]]:
-    """The Makefile's composite targets, ``PARTS.<target> := <parts>`` (none in an install)."""
-    root = checkout_root()
-    makefile = root / "Makefile" if root is not None else None
-    if makefile is None or not makefile.is_file():
+    """The composite make targets, ``PARTS.<target> := <parts>`` in experiments/composites.mk (which
+    the Makefile includes and an install carries)."""
+    parts_file = experiments_dir() / "composites.mk"
+    if not parts_file.is_file():
         return {}
-    return {t: parts.replace("\\\n", " ").split() for t, parts in PARTS.findall(makefile.read_text())}
+    return {t: parts.replace("\\\n", " ").split() for t, parts in PARTS.findall(parts_file.read_text())}
 
 
 def paper_costs(paper: str) -> dict[tuple[str, str], str]:
