@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass as config_dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid
@@ -150,6 +149,8 @@ def _anneal(rbm: RBM, rng, base_bias, betas: np.ndarray, v, progress: bool, desc
     a_v = xp.empty((n_chains, rbm.n_visible), dtype=W.dtype)
     bufs = tuple(xp.empty_like(a_h) for _ in range(2))
     K = betas.size - 1
+    from tqdm.auto import tqdm  # noqa: PLC0415 - not at import: rbmlab run --help lists this module's options
+
     for k in tqdm(range(1, K + 1), desc=desc, disable=not progress, leave=False):
         b_prev, b_next = float(betas[k - 1]), float(betas[k])
         xp.matmul(v, W, out=a_h)

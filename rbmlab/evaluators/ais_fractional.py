@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import bernoulli, sigmoid, softplus
@@ -61,6 +60,8 @@ def fractional_ais_log_partition(
     x = model.hidden_inputs(v)
     log_w = xp.zeros(n_chains, dtype=xp.float64)
     K = betas.size - 1
+    from tqdm.auto import tqdm  # noqa: PLC0415 - not at import: rbmlab run --help lists this module's options
+
     for k in tqdm(range(1, K + 1), desc="AIS (fractional)", disable=not progress, leave=False):
         b_prev, b_next = float(betas[k - 1]), float(betas[k])
         if b_next != b_prev:  # log f_{β_k}(v) − log f_{β_{k−1}}(v)
