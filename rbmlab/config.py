@@ -44,9 +44,9 @@ BUDGET_UNITS = ("none", "seconds", "gmac")  # rbmlab.run.budget
 
 @dataclass
 class TrainConfig(Config):
-    epochs: int = option(36, "passes over the training set", lo=0, hi=EPOCHS, label="epochs")
+    epochs: int = option(40, "passes over the training set", lo=0, hi=EPOCHS, label="epochs")
     eval_every: int = option(
-        12,
+        10,
         "epochs between rows of metrics.csv (and epoch 0); 0: last only",
         lo=0,
         hi=EPOCHS,
