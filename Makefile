@@ -17,7 +17,7 @@ SCALES := smoke reduced paper
 .PHONY: install run lint test test-slow test-cluster bench bench-gpu data clean help
 
 help:
-	@echo "make run      train + evaluate the default job (MNIST, RBM-500, PCD-1, AIS; ~2.5 min)"
+	@echo "make run      train + evaluate the default job (MNIST, RBM-500, PCD-1, AIS; ~2.5 min once installed)"
 	@echo "make lint     ruff check and ruff format --check (the rules: pyproject.toml [tool.ruff])"
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"

@@ -251,7 +251,7 @@ def test_learner_options_go_to_the_learners_parser(tmp_path):
     ).fit(X)
     learner = json.loads(str(np.load(rbm.save(tmp_path / "r.npz"))["meta"]))["config"]["learner"]
     assert learner["k"] == 3 and learner["optimizer"]["name"] == "adam"
-    assert (learner["lr"], learner["batch_size"]) == (0.1, 10)  # BernoulliRBM's, not pcd.yaml's 0.05, 100
+    assert (learner["lr"], learner["batch_size"]) == (0.1, 10)  # BernoulliRBM's, not pcd.yaml's 0.01, 100
     sdcp = RBM(n_components=3, learner="sdcp", n_iter=1, random_state=0).fit(X)
     learner = json.loads(str(np.load(sdcp.save(tmp_path / "s.npz"))["meta"]))["config"]["learner"]
     assert (learner["lr"], learner["batch_size"]) == (0.01, 200)  # conf/learner/sdcp.yaml

@@ -165,14 +165,17 @@ def test_a_tier_whose_runs_csvs_record_their_cost_costs_their_sum(monkeypatch, t
         "run_dir,status,cost_seconds\nx,failed,\n"
     )
     assert catalog.entry("dcp/figure-3").costs == {
-        "reduced": "3 runs, 2.0 h in all (the runs' wall times; 1 of 4 rows without one)"
+        "reduced": "3 runs, 2.0 h in all (the runs' training and evaluation seconds; 1 of 4 rows without one)"
     }
     (tmp_path / "dcp" / "figure-3_smoke_runs.csv").write_text("run_dir,status,cost_seconds\na,completed,42\n")
-    assert catalog.entry("dcp/figure-3").cost("smoke") == "1 run, 42 s in all (the runs' wall times)"
+    assert (
+        catalog.entry("dcp/figure-3").cost("smoke")
+        == "1 run, 42 s in all (the runs' training and evaluation seconds)"
+    )
     (tmp_path / "dcp" / "figure-3_reduced-more_runs.csv").write_text("run_dir,status\nx,completed\n")
     assert catalog.entry("dcp/figure-3").cost("reduced") == "≈ 40 min on 2 cores"  # from the README
     lines = catalog.render("dcp").splitlines()
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/figure-3 ")))
     assert lines[i + 1].startswith(
-        "      smoke: 1 run, 42 s in all (the runs' wall times) · reduced: ≈ 40 min"
+        "      smoke: 1 run, 42 s in all (the runs' training and evaluation seconds) · reduced: ≈ 40 min"
     )

@@ -174,7 +174,7 @@ def recorded_hash(args: list[str]) -> str:
         *(["learner.lr=0.05"] if cfg.learner.name == "pcd" else []),
         *(["evaluator.curve_n_chains=0"] if cfg.evaluator.name == "ais" else []),
     ]
-    return validated_run_config([*RECORDED_UNDER, *args, *then]).hash() if then else cfg.hash()
+    return validated_run_config([*RECORDED_UNDER, *then, *args]).hash() if then else cfg.hash()
 
 
 def test_the_default_job_has_its_recorded_hash():

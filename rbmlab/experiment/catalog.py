@@ -232,9 +232,9 @@ def csv_columns(path: Path) -> list[str]:
 
 def runs_cost(name: str, tier: str) -> str | None:
     """A tier's cost from its committed runs CSVs (:func:`tier_runs_files`), each run's
-    ``cost_seconds`` (rbmlab.report.load.run_cost: its training and evaluations) summed: '12 runs,
-    1.4 h in all (the runs' wall times)'; None when a file lacks the column (runs recorded before
-    it, whose cost the README states) or no run has a time."""
+    ``cost_seconds`` (rbmlab.report.load.run_cost: its training and evaluations) summed: '12
+    runs, 1.4 h in all (the runs' training and evaluation seconds)'; None when a file lacks the
+    column (runs recorded before it, whose cost the README states) or no run has a time."""
     files = tier_runs_files(name, tier)
     if not files:
         return None
@@ -251,7 +251,8 @@ def runs_cost(name: str, tier: str) -> str | None:
     count = len({d.split("#")[0] for table in runs for d in table["run_dir"]})  # trials of a run: one run
     untimed = len(seconds) - len(timed)
     return (
-        f"{count} run{'s' if count != 1 else ''}, {duration(sum(timed))} in all (the runs' wall times"
+        f"{count} run{'s' if count != 1 else ''}, {duration(sum(timed))} in all "
+        "(the runs' training and evaluation seconds"
         + (f"; {untimed} of {len(seconds)} rows without one" if untimed else "")
         + ")"
     )

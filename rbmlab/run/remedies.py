@@ -28,6 +28,12 @@ def _model_config(cfg: RunConfig, changes: dict[str, str]):
     family keeps the run's other model settings, another family starts from its defaults."""
     family = changes.get("model", cfg.model.name)
     node = to_plain(cfg.model) if family == cfg.model.name else {"name": family}
+    if (
+        family != cfg.model.name
+        and hasattr(cfg.model, "n_hidden")
+        and hasattr(MODELS.parse(family), "n_hidden")
+    ):
+        node["n_hidden"] = cfg.model.n_hidden  # the run's size, not the other family's default
     node.update({k.removeprefix("model."): _value(v) for k, v in changes.items() if k != "model"})
     return MODELS.parse(node, "model")
 
@@ -68,20 +74,29 @@ def _scorers(model_class, sizes) -> list[str]:
 def completion(cfg: RunConfig, n_visible: int) -> Callable[[str], str]:
     """``complete(suggestion)``: the suggested overrides followed by ``learner=<name>`` and
     ``evaluator=<name>`` where the run's own refuse the suggested model (the first learner of
-    the registry that takes it; the first evaluator of :func:`_scorers`)."""
+    the registry that takes it and trains as the run's does, generative or not; the first
+    evaluator of :func:`_scorers`); the suggestion as it is where its model cannot be built."""
 
     def complete(suggestion: str) -> str:
+        try:
+            return " ".join([suggestion, *needs(suggestion)])
+        except RbmlabError:  # the suggested model cannot be built here (a model.init, say): as it is
+            return suggestion
+
+    def needs(suggestion: str) -> list[str]:
         changes = dict(o.split("=", 1) for o in suggestion.split())
         model_cfg = _model_config(cfg, changes)
         model_class = MODELS.get(model_cfg.name)
         sizes = initial_sizes(model_cfg, model_class, n_visible, cfg.dataset)
         extra = []
-        if not _takes(LEARNERS.build(cfg.learner), model_cfg, model_class):
+        own = LEARNERS.build(cfg.learner)
+        if not _takes(own, model_cfg, model_class):
             name = next(
                 (
                     n
                     for n in LEARNERS.names()
-                    if _takes(LEARNERS.build(LEARNERS.parse(n)), model_cfg, model_class)
+                    if LEARNERS.get(n).generative == own.generative  # the same kind of training
+                    and _takes(LEARNERS.build(LEARNERS.parse(n)), model_cfg, model_class)
                 ),
                 None,
             )
@@ -96,6 +111,6 @@ def completion(cfg: RunConfig, n_visible: int) -> Callable[[str], str]:
                 None,
             )
             extra += [f"evaluator={name}"] if name else []
-        return " ".join([suggestion, *extra])
+        return extra
 
     return complete
