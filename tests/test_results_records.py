@@ -21,7 +21,6 @@ COST_UNRECORDED = {
     ("crbm_bp/ssvm-lr-occlude", "reduced"),
     ("frank_wolfe/cd-grid", "reduced"),
     ("pmp/figure-1c-train", "reduced"),
-    ("pmp/figure-3-ais", "reduced"),
     ("pmp/figure-4-zeros", "reduced"),  # draws figure-1c-train's runs
     ("pmp/figure-5-step-size", "reduced"),
     ("tap/figure-4", "reduced"),  # tap Figs. 4, 6, 7, 9: drawings of tap/figure-3's runs (≈ 2 h,
