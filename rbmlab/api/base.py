@@ -95,7 +95,7 @@ class EnergyModel(BaseEstimator):
         """(model class, model config, learner) of the arguments, checked against each other."""
         from rbmlab.learners import LEARNERS  # noqa: PLC0415
         from rbmlab.models import MODELS  # noqa: PLC0415
-        from rbmlab.run.runner import check_configured_units  # noqa: PLC0415
+        from rbmlab.units.requirements import check_configured_units  # noqa: PLC0415
 
         model_cfg = model_config(self.family, self._model_arguments(), self.model_options)
         with as_value_error():

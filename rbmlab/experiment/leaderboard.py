@@ -77,7 +77,7 @@ def _unit_refusal(cfg) -> str | None:
     for its unit types (a Potts board: the learners written for binary units), or None."""
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
     from rbmlab.models import MODELS  # noqa: PLC0415
-    from rbmlab.run.runner import check_configured_units  # noqa: PLC0415
+    from rbmlab.units.requirements import check_configured_units  # noqa: PLC0415
 
     try:
         check_configured_units(cfg.model, MODELS.get(cfg.model.name), LEARNERS.build(cfg.learner))

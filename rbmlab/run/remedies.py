@@ -14,7 +14,7 @@ from rbmlab.evaluators.applicable import applicable, cheapest_likelihood
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.run.pretrained import initial_sizes
-from rbmlab.units.requirements import check_unit_types
+from rbmlab.units.requirements import check_configured_units
 from rbmlab.validation import to_plain
 
 
@@ -40,15 +40,14 @@ def _model_config(cfg: RunConfig, changes: dict[str, str]):
 
 def _takes(component, model_cfg, model_class, sizes=None) -> bool:
     """Whether a learner (``sizes`` None) or an evaluator accepts this model: its family, its
-    sizes and the unit types the config chooses."""
-    settings = {s: str(getattr(model_cfg, k)) for k, s in model_class.CONFIG_SETTINGS.items()}
+    sizes and the unit types the config chooses (the run's own checks, rbmlab.run.runner.components)."""
     try:
         if sizes is None:
             component.check(model_class)
-            check_unit_types(settings, component.unit_needs(model_class), "", str)
+            check_configured_units(model_cfg, model_class, learner=component)
         else:
             component.check(model_class, sizes)
-            check_unit_types(settings, component.units, "", str)
+            check_configured_units(model_cfg, model_class, evaluator=component)
     except RbmlabError:
         return False
     return True

@@ -61,7 +61,7 @@ from rbmlab.run.training import (
 )
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
-from rbmlab.units.requirements import check_unit_types
+from rbmlab.units.requirements import check_configured_units
 from rbmlab.validation import progress_bars, to_plain
 
 
@@ -158,16 +158,6 @@ def components(cfg: RunConfig, n_visible: int):
     check_configured_units(cfg.model, model_class, learner, evaluator)
     truth_for(evaluator, cfg.dataset, build=False)
     return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
-
-
-def check_configured_units(model_cfg, model_class, learner, evaluator=None) -> None:
-    """The unit types the configuration chooses (the family's CONFIG_SETTINGS) against those the
-    learner, its sampler and the evaluator (if any) are written for (rbmlab.units.requirements)."""
-    keys = {setting: f"model.{key}" for key, setting in model_class.CONFIG_SETTINGS.items()}
-    settings = {setting: str(getattr(model_cfg, key)) for key, setting in model_class.CONFIG_SETTINGS.items()}
-    check_unit_types(settings, learner.unit_needs(model_class), f"learner={learner.config.name}", keys.get)
-    if evaluator is not None:
-        check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
 
 
 def recorded_specs(model_class, evaluator):

@@ -23,6 +23,20 @@ ANY_UNITS = (*DISCRETE, "truncated_gaussian", "gauss_bernoulli")  # every unit t
 NAMES = {"bernoulli": "Bernoulli {0,1}", "spin": "spin {-1,+1}", "potts": "Potts (categorical)"}
 
 
+def check_configured_units(model_cfg, model_class, learner=None, evaluator=None) -> None:
+    """The unit types a model configuration chooses (its family's CONFIG_SETTINGS) against those
+    the learner with its sampler and the evaluator (each if given) are written for; the refusal
+    names the ``model.<key>`` that chose them."""
+    keys = {setting: f"model.{key}" for key, setting in model_class.CONFIG_SETTINGS.items()}
+    settings = {setting: str(getattr(model_cfg, key)) for key, setting in model_class.CONFIG_SETTINGS.items()}
+    if learner is not None:
+        check_unit_types(
+            settings, learner.unit_needs(model_class), f"learner={learner.config.name}", keys.get
+        )
+    if evaluator is not None:
+        check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
+
+
 def check_unit_types(
     settings: Mapping[str, str], needs: Mapping[str, tuple[str, ...]], who: str, key_of: Callable[[str], str]
 ) -> None:
