@@ -26,7 +26,7 @@ NOT_KEYS = {
     "problem",
     "epochs_done",
     "source",
-    "commit_from_history",  # rbmlab.report.header.HISTORY_COMMIT: a source the git history names
+    "commit_from_history",  # rbmlab.report.load.HISTORY_COMMIT: a source the git history names
     "cost_seconds",  # rbmlab.report.load.RUN_COST
     "scale",  # the header's
     "early_stopping.epoch",

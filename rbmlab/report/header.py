@@ -14,14 +14,11 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.report.layout import norm
-from rbmlab.report.load import to_float
+from rbmlab.report.load import HISTORY_COMMIT, to_float
 
 # the config keys a header reads, written to every runs CSV (rbmlab.report.render.runs_csv) so a
 # report re-rendered from that file alone has them too
 HEADER_KEYS = ("scale", "dataset.name", "dataset.n_train", "train.epochs")
-# the commit that produced runs made before runs recorded one (rbmlab.storage.provenance), as the
-# git history names it: a column added by hand to such a committed runs CSV, never a ``source``
-HISTORY_COMMIT = "commit_from_history"
 SMOKE_NOTE = "SMOKE TIER: a pipeline check, not comparable with the paper"
 
 
@@ -109,16 +106,15 @@ def _commit_part(runs: pd.DataFrame) -> str:
     """'commit 3e64572', 'commits a, b'; for runs that record none, the commit the git history
     names for them (``HISTORY_COMMIT``), said to be that; else 'commit unknown'."""
     commits = _commits(runs)
-    if commits:
-        return ("commit " if len(commits) == 1 else "commits ") + ", ".join(commits)
-    named = [str(c) for c in _values(runs, HISTORY_COMMIT)]
-    if named:
-        return (
-            ("commit " if len(named) == 1 else "commits ")
-            + ", ".join(named)
-            + " (from the git history, not the runs)"
-        )
-    return "commit unknown"
+    named = [] if commits else [str(c) for c in _values(runs, HISTORY_COMMIT)]
+    if not commits and not named:
+        return "commit unknown"
+    listed = commits or named
+    return (
+        ("commit " if len(listed) == 1 else "commits ")
+        + ", ".join(listed)
+        + (" (from the git history, not the runs)" if named else "")
+    )
 
 
 def report_header(runs: pd.DataFrame, scale: str | None = None) -> str:

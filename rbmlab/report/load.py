@@ -31,6 +31,9 @@ from rbmlab.storage.portable import portable_path, portable_text
 
 SCHEDULE_COLUMNS = ("epoch", "updates", "wall_time")
 RUN_COST = "cost_seconds"  # a run's row: the seconds it took, training and evaluations (run_cost)
+# the commit that produced runs made before runs recorded one (rbmlab.storage.provenance), as the
+# git history names it: a column added by hand to such a committed runs CSV, never a ``source``
+HISTORY_COMMIT = "commit_from_history"
 RUN_INFO_COLUMNS = (
     "run_dir",
     "status",
@@ -39,7 +42,7 @@ RUN_INFO_COLUMNS = (
     RUN_COST,
     "overrides",
     "source",
-    "commit_from_history",  # header.HISTORY_COMMIT
+    HISTORY_COMMIT,
     "problem",
     "bad_final",
 )
@@ -51,7 +54,7 @@ SUMMARY_PREFIXES = ("final.", *RECORD_PREFIXES)
 
 # columns of a committed runs / points CSV that are text whatever they look like: a commit such as
 # 3e64572 read as a number is inf, and 1234567 loses nothing only by luck
-TEXT_COLUMNS = {"source": str, "run_dir": str, "commit_from_history": str}  # header.HISTORY_COMMIT
+TEXT_COLUMNS = {"source": str, "run_dir": str, HISTORY_COMMIT: str}
 
 
 def one_line(exc: BaseException) -> str:
