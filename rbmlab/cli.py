@@ -168,6 +168,18 @@ def _checkout_results(command: str) -> Path:
     return RESULTS_DIR
 
 
+def _results_root(given: str | None, command: str) -> Path:
+    """``--results-root`` when given (an existing directory), else the checkout's results/."""
+    if given is None:
+        return _checkout_results(command)
+    root = Path(given)
+    if not root.is_dir():
+        raise RbmlabError(
+            f"--results-root: {root} is {'a file' if root.exists() else 'missing'}, not a results directory"
+        )
+    return root
+
+
 def cmd_report_index(argv: list[str]) -> None:
     from rbmlab.experiment.index import index_main  # noqa: PLC0415
     from rbmlab.experiment.verdicts import default_papers_dir, results_problems  # noqa: PLC0415
@@ -179,8 +191,9 @@ def cmd_report_index(argv: list[str]) -> None:
         help="exit 1 when results/README.md is out of date or a verdicts table outruns its "
         "evidence (rbmlab.experiment.verdicts)",
     )
+    p.add_argument("--results-root", help="the results tree to index (default: the checkout's results/)")
     args = p.parse_args(argv)
-    results = _checkout_results("report index")
+    results = _results_root(args.results_root, "report index")
     readme = results / "README.md"
     current = index_main(results, check=args.check)
     problems = results_problems(results, default_papers_dir()) if args.check else []
@@ -209,8 +222,7 @@ def cmd_report_rerender(argv: list[str]) -> None:
         "--results-root", help="where the committed reports are (default: the checkout's results/)"
     )
     args = p.parse_args(argv)
-    if args.results_root is None:
-        args.results_root = str(_checkout_results("report rerender"))
+    args.results_root = str(_results_root(args.results_root, "report rerender"))
     with recording() as written:
         rerender(args.results_root, args.paper)
     print(f"rbmlab report rerender: {len(written)} files drawn again under {args.results_root}")

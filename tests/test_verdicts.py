@@ -263,10 +263,11 @@ def test_the_command_lists_the_problems_and_refuses_an_unreadable_file(tmp_path,
     assert verdicts.main([str(readme)]) == 1
     assert "'reproduced' on 2 seed(s)" in capsys.readouterr().out
     assert verdicts.main([str(tmp_path / "nosuch.md")]) == 2
-    assert (
-        capsys.readouterr().err.startswith("rbmlab: error: ")
-        and "unreadable" in capsys.readouterr().err + "unreadable"
-    )
+    err = capsys.readouterr().err
+    assert err.startswith("rbmlab: error: ") and "nosuch.md" in err and len(err.splitlines()) == 1
+    readme.write_bytes(b"# \xff\xfe not UTF-8\n")
+    assert verdicts.main([str(readme)]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err
 
 
 def test_a_row_of_another_width_is_one_line_for_the_index():

@@ -42,7 +42,7 @@ from rbmlab.experiment.verdicts import (
 )
 from rbmlab.report.aggregate import COMPLETED, DEFAULT_METRICS, _best_per_point
 from rbmlab.report.layout import assign_groups, choose_layout
-from rbmlab.report.load import config_columns, to_float
+from rbmlab.report.load import config_columns, read_text, to_float
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.spec import ReportSpec
@@ -286,7 +286,7 @@ def rows(results: Path, names: list[str]) -> list[Row]:
         paper, artefact = name.split("/")
         if paper not in verdicts:
             readme = results / paper / "README.md"
-            text = readme.read_text() if readme.is_file() else ""
+            text = read_text(readme, "report index") if readme.is_file() else ""
             verdicts[paper] = readme_verdicts(text, f"results/{paper}/README.md")
             seeds[paper] = readme_seeds(text)
         spec = load_spec(name)
@@ -397,7 +397,8 @@ def index_text(results: Path, names: list[str] | None = None) -> str:
     found = rows(results, available() if names is None else names)
     titles = {p: paper_title(p) for p in dict.fromkeys(r.name.split("/")[0] for r in found)}
     readme = results / "README.md"
-    return with_index(readme.read_text() if readme.is_file() else "# results/\n", render(found, titles))
+    head = read_text(readme, "report index") if readme.is_file() else "# results/\n"
+    return with_index(head, render(found, titles))
 
 
 def index_main(results: Path, check: bool = False, names: list[str] | None = None) -> bool:
@@ -407,7 +408,7 @@ def index_main(results: Path, check: bool = False, names: list[str] | None = Non
 
     readme = results / "README.md"
     text = index_text(results, names)
-    current = readme.read_text() if readme.is_file() else None
+    current = read_text(readme, "report index") if readme.is_file() else None
     if check or current == text:
         return current == text
     publish({readme: text}, what="results index")

@@ -56,15 +56,42 @@ def committed_reports(results_root: Path | str, paper: str | None = None) -> lis
 
 
 def rerender(results_root: Path | str = "results", paper: str | None = None) -> list[dict[str, Any]]:
-    """Render every committed sweep report of ``paper`` (all) again; returns make_report's dicts."""
+    """Render every committed sweep report of ``paper`` (all) again; returns make_report's dicts.
+    A sweep report (.md) whose runs CSV is gone, or no sweep report at all, is one line: a
+    rerender that draws nothing says so instead of leaving stale files looking current."""
     from rbmlab.experiment.kinds import kind_of  # noqa: PLC0415
     from rbmlab.experiment.spec import load_spec  # noqa: PLC0415
     from rbmlab.experiment.sweep import render_committed  # noqa: PLC0415
 
-    results = []
-    for report in committed_reports(results_root, paper):
-        spec = load_spec(report.name)
-        if kind_of(spec, report.name).name != "sweep":
-            continue
-        results.append(render_committed(report.name, spec, report.tier, report.stem))
-    return results
+    found = committed_reports(results_root, paper)
+    reports = [r for r in found if kind_of(load_spec(r.name), r.name).name == "sweep"]
+    orphans = _reports_without_runs(Path(results_root), paper)
+    if orphans:
+        raise RbmlabError(
+            f"report rerender: {orphans[0]} is a sweep's report whose runs CSV "
+            f"({orphans[0].name[: -len('.md')]}_runs.csv) is gone: it cannot be drawn again"
+            + (f" ({len(orphans) - 1} more such)" if len(orphans) > 1 else "")
+        )
+    if not reports:
+        where = f"{results_root}/{paper}" if paper else str(results_root)
+        raise RbmlabError(
+            f"report rerender: no sweep report under {where} (<artefact>_<tier>_runs.csv): nothing to draw"
+        )
+    return [render_committed(r.name, load_spec(r.name), r.tier, r.stem) for r in reports]
+
+
+def _reports_without_runs(results_root: Path, paper: str | None) -> list[Path]:
+    """The ``<artefact>_<tier>[-<part>].md`` of sweep experiments under ``results_root`` whose
+    ``_runs.csv`` is not beside them (a report that can no longer be drawn again)."""
+    from rbmlab.experiment.kinds import kind_of  # noqa: PLC0415
+    from rbmlab.experiment.spec import available, load_spec  # noqa: PLC0415
+
+    known = set(available())
+    out = []
+    for md in sorted(results_root.glob(f"{paper or '*'}/*.md")):
+        match = _STEM.match(md.stem)
+        name = f"{md.parent.name}/{match['artefact']}" if match else None
+        if name in known and not md.with_name(f"{md.stem}_runs.csv").is_file():
+            if kind_of(load_spec(name), name).name == "sweep":
+                out.append(md)
+    return out

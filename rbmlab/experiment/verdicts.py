@@ -27,6 +27,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from rbmlab.errors import RbmlabError
+from rbmlab.report.load import read_text
+
 VERDICTS = ("reproduced", "reproduced in shape", "not reproduced at this scale", "fails", "not testable here")
 NO_VERDICT = ("—", "no verdict yet")
 # a verdict that says something about the claim, for or against, needs this many seeds
@@ -303,7 +306,7 @@ def readme_problems(readme: Path, papers_dir: Path | None = None) -> list[str]:
     paper = readme.parent.name
     chosen = [files[paper]] if paper in files else list(files.values())
     texts = [normalised(f.read_text(errors="replace")) for f in chosen] if papers_dir is not None else None
-    rows, problems = verdict_rows(readme.read_text(encoding="utf-8"))
+    rows, problems = verdict_rows(read_text(readme, "report index"))
     name = f"{readme.parent.parent.name}/{paper}/{readme.name}"  # results/<paper>/README.md
     out = [f"{name}: {p}" for p in problems]
     for row in rows:
@@ -324,7 +327,7 @@ def results_problems(results: Path, papers_dir: Path | None) -> list[str]:
     papers = set(paper_files(papers_dir))
     out = []
     for readme in sorted(results.glob("*/README.md")):
-        if readme.parent.name in papers or verdict_tables(readme.read_text(encoding="utf-8")):
+        if readme.parent.name in papers or verdict_tables(read_text(readme, "report index")):
             out += readme_problems(readme, papers_dir)
     return out
 
@@ -341,11 +344,8 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         problems = [p for arg in argv for p in readme_problems(Path(arg), papers_dir)]
-    except (OSError, UnicodeDecodeError) as exc:
-        print(
-            f"rbmlab: error: {getattr(exc, 'filename', None) or 'README'}: unreadable ({type(exc).__name__})",
-            file=sys.stderr,
-        )
+    except RbmlabError as exc:  # a README that is missing or not UTF-8 text
+        print(f"rbmlab: error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(problems) if problems else f"{len(argv)} README(s): no problems")
     return 1 if problems else 0

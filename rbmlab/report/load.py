@@ -70,23 +70,23 @@ def to_float(value: Any) -> float:
         return math.nan
 
 
-def unreadable(path: Path, exc: BaseException) -> RbmlabError:
-    """``report: cannot read <path>: <reason>`` on one line."""
+def unreadable(path: Path, exc: BaseException, command: str = "report") -> RbmlabError:
+    """``<command>: cannot read <path>: <reason>`` on one line."""
     if isinstance(exc, UnicodeDecodeError):
         reason = "not UTF-8 text"
     elif isinstance(exc, RecursionError):
         reason = "nested too deeply"
     else:
         reason = one_line(exc)
-    return RbmlabError(f"report: cannot read {path}: {reason}")
+    return RbmlabError(f"{command}: cannot read {path}: {reason}")
 
 
-def _read_text(path: Path) -> str:
-    """A file's UTF-8 text."""
+def read_text(path: Path, command: str = "report") -> str:
+    """A file's UTF-8 text; one line naming ``command`` and the file when it cannot be read."""
     try:
         return path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError) as exc:
-        raise unreadable(path, exc) from None
+        raise unreadable(path, exc, command) from None
 
 
 def _read_yaml(path: Path, default: Any) -> Any:
@@ -94,7 +94,7 @@ def _read_yaml(path: Path, default: Any) -> Any:
     if not path.exists():
         return default
     try:
-        return yaml.safe_load(_read_text(path))
+        return yaml.safe_load(read_text(path))
     except (yaml.YAMLError, RecursionError) as exc:
         raise unreadable(path, exc) from None
 
@@ -103,7 +103,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     """summary.json as a dict; ``report: cannot read <path>: <reason>`` (one line) when it is not
     a readable JSON object."""
     try:
-        data = json.loads(_read_text(path))
+        data = json.loads(read_text(path))
     except (json.JSONDecodeError, RecursionError) as exc:
         raise unreadable(path, exc) from None
     if not isinstance(data, dict):
