@@ -91,6 +91,11 @@ ARRAY_ELEMENTS = Limit(
     "elements of one array a dataset builds: 2^32 float32 are 16 GiB, "
     "and building them takes float64 temporaries of twice that",
 )
+CSV_BYTES = Limit(
+    2**28,
+    "bytes of a .csv data file: parsed in Python at about 17 MB/s into lists of about 32 bytes a "
+    "value, 256 MiB take some 15 s and 1-2 GB; a .npy of any size is read directly",
+)
 
 # ---------------------------------------------------------------- exact enumeration
 ENUMERATION_UNITS = Limit(

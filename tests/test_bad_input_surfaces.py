@@ -5,12 +5,17 @@ launch here; compute budgets never reached. Each case ends in one ``rbmlab: erro
 
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
+from numpy.lib import format as npy_format
 
+from rbmlab import limits
 from rbmlab.cli import main
-from tests.test_bad_input import Case, assert_one_error_line, file_at
+from tests.test_bad_input import Case, assert_one_error_line, file_at, rbm_npz
 
 
 def results_tree(**files: bytes):
@@ -63,11 +68,152 @@ REPORT_CASES = [
     ),
 ]
 
-CASES = REPORT_CASES
+
+# ---------------------------------------------------------------- own data (dataset=file)
+def npy_declaring(name: str, shape: tuple[int, ...], dtype: str = "<f4", data: bytes = b""):
+    """A .npy whose header declares ``shape`` of ``dtype``, followed by ``data`` only."""
+
+    def setup(root: Path) -> None:
+        buf = io.BytesIO()
+        npy_format.write_array_header_1_0(buf, {"descr": dtype, "fortran_order": False, "shape": shape})
+        (root / name).write_bytes(buf.getvalue() + data)
+
+    return setup
+
+
+def npz_with(name: str, **members: bytes):
+    def setup(root: Path) -> None:
+        with zipfile.ZipFile(root / name, "w") as z:
+            for member, content in members.items():
+                z.writestr(member, content)
+
+    return setup
+
+
+def sparse_file(name: str, size: int):
+    """A file of ``size`` bytes that takes no disk (a hole)."""
+
+    def setup(root: Path) -> None:
+        with open(root / name, "wb") as f:
+            f.truncate(size)
+
+    return setup
+
+
+def saved(name: str, array: np.ndarray, **kw):
+    return lambda root: np.save(root / name, array, **kw)
+
+
+def also_checkpoint(setup):
+    return lambda root: (setup(root), rbm_npz(root / "m.npz"))
+
+
+RUN = ["run", "dataset=file", "train.epochs=1", "train.progress=false"]
+BIG = np.array([[1e300, 0.0], [0.0, 1.0]])
+DATA_CASES = [
+    Case(
+        "file-csv-beyond-float32",
+        [*RUN, "dataset.path=x.csv"],
+        "beyond float32's range",
+        setup=file_at("x.csv", b"1e300,0\n0,1\n"),
+    ),
+    Case(
+        "file-npy-1e39",
+        [*RUN, "dataset.path=x.npy"],
+        "the first 1e+39 at row 0, column 1",
+        setup=saved("x.npy", np.array([[0, 1e39], [1, 0]])),
+    ),
+    Case(
+        "file-npy-minus-1e300",
+        [*RUN, "dataset.path=x.npy"],
+        "1 value(s) beyond float32's range",
+        setup=saved("x.npy", -BIG),
+    ),
+    Case(
+        "evaluate-file-beyond-float32",
+        ["evaluate", "checkpoint=m.npz", "dataset=file", "dataset.path=x.npy", "evaluator=exact"],
+        "beyond float32's range",
+        setup=also_checkpoint(saved("x.npy", np.full((3, 9), 1e39))),
+    ),
+    Case(
+        "file-npy-declares-1e11-values",
+        [*RUN, "dataset.path=x.npy"],
+        f"rows x columns is {10**11}; must be <= {limits.ARRAY_ELEMENTS}",
+        setup=npy_declaring("x.npy", (10**6, 10**5)),
+    ),
+    Case(
+        "file-npy-declares-too-many-rows",
+        [*RUN, "dataset.path=x.npy"],
+        "rows is 100000000",
+        setup=npy_declaring("x.npy", (10**8, 1)),
+    ),
+    Case(
+        "file-npy-truncated",
+        [*RUN, "dataset.path=x.npy"],
+        "is truncated: its header declares float32 of shape (100, 4)",
+        setup=npy_declaring("x.npy", (100, 4), data=b"\0" * 1596),
+    ),
+    Case(
+        "file-npy-objects",
+        [*RUN, "dataset.path=x.npy"],
+        "pickled Python objects",
+        setup=saved("x.npy", np.array([[1, "a"]], dtype=object), allow_pickle=True),
+    ),
+    Case(
+        "file-npy-not-npy",
+        [*RUN, "dataset.path=x.npy"],
+        "no NPY header",
+        setup=file_at("x.npy", b"1,0\n0,1\n"),
+    ),
+    Case(
+        "file-npy-3d-declared",
+        [*RUN, "dataset.path=x.npy"],
+        "is a 3-D array of shape (2, 2, 2)",
+        setup=npy_declaring("x.npy", (2, 2, 2)),
+    ),
+    Case(
+        "file-npy-text-dtype",
+        [*RUN, "dataset.path=x.npy"],
+        "holds <U1 values, not real numbers",
+        setup=saved("x.npy", np.array([["a"]])),
+    ),
+    Case(
+        "file-npz-not-zip",
+        [*RUN, "dataset.path=x.npz"],
+        "not a .npz (zip) archive",
+        setup=file_at("x.npz", b"PK not really"),
+    ),
+    Case(
+        "file-npz-member-not-npy",
+        [*RUN, "dataset.path=x.npz"],
+        "a member 'notes.txt' that is no .npy array",
+        setup=npz_with("x.npz", **{"notes.txt": b"hi"}),
+    ),
+    Case(
+        "file-npz-member-garbage",
+        [*RUN, "dataset.path=x.npz"],
+        "array train: no NPY header",
+        setup=npz_with("x.npz", **{"train.npy": b"garbage"}),
+    ),
+    Case(
+        "file-csv-too-large",
+        [*RUN, "dataset.path=x.csv"],
+        "its size in bytes is",
+        setup=sparse_file("x.csv", limits.CSV_BYTES + 1),
+    ),
+    Case(
+        "file-csv-first-line-mixed",
+        [*RUN, "dataset.path=x.csv"],
+        "dataset.header: ",
+        setup=file_at("x.csv", b"1,a,0\n0,1,1\n"),
+    ),
+]
+
+CASES = REPORT_CASES + DATA_CASES
 
 
 def test_the_cases_are_counted_and_ids_unique():
-    assert len(CASES) == 8
+    assert len(CASES) == 24
     assert len({c.id for c in CASES}) == len(CASES)
 
 

@@ -9,7 +9,9 @@ holds one matrix. A split the file does not hold is carved out of train by a see
 A run records the file's absolute path and sha256 (:func:`resolve`); its identity is the sha256,
 not the path (DatasetSpec.location_options), so a moved or copied file is the same data.
 Every problem with the file is one line naming ``dataset.path``: missing, unreadable, not a 2-D
-numeric matrix, NaN or inf, a .npz without ``train``, labels that do not fit.
+numeric matrix, NaN or inf or beyond float32's range (the precision runs compute in), a .npz
+without ``train``, labels that do not fit. A .npy or .npz is first judged by its headers (shape,
+dtype, size against rbmlab.limits, truncation) and a .csv by its size, before it is hashed or read.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from rbmlab import limits
 from rbmlab.data.dataset import SPLITS, Dataset
 from rbmlab.data.files import settled, sha256_of
+from rbmlab.data.npy_header import BadHeader, declared_arrays
 from rbmlab.data.transforms import as_float32
 from rbmlab.errors import RbmlabError
+from rbmlab.limits import exceeds
 from rbmlab.storage.fileio import READ_ERRORS
 from rbmlab.validation import option, option_error
 
@@ -64,8 +69,8 @@ class FileOptions:
     split_seed: int = option(0, "seed of the permutation the held-out rows are drawn by", lo=0)
     header: bool | None = option(
         None,
-        "csv: the first line names the columns (null: detected, a "
-        "first line with a field that is not a number)",
+        "csv: the first line names the columns (null: detected, a first line with no field that "
+        "is a number; one that mixes numbers and text is refused)",
     )
     delimiter: str = option(",", "csv: the field separator")
     binarize: str = option(
@@ -139,6 +144,7 @@ def _sha256(identity: tuple) -> str:
 def file_sha256(path: str) -> str:
     """The sha256 of the file at ``path``, hashed once per content identity."""
     identity = _identity(absolute(path))
+    check_declared(Path(identity[0]))  # a file too large or of the wrong kind is not hashed
     return (_sha256 if settled(identity[5]) else _sha256.__wrapped__)(identity)
 
 
@@ -150,7 +156,7 @@ def _number(field: str) -> float | None:
 
 
 def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
-    """A .csv of numbers; a first line with a field that is not a number is a header when
+    """A .csv of numbers; a first line with no field that is a number is a header when
     ``header`` is None. Blank lines are skipped; an error names the line and the column."""
     rows: list[list[float]] = []
     try:
@@ -159,6 +165,14 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
         ) as f:  # -sig: a BOM (spreadsheet exports) is no field
             for line, fields in enumerate(csv.reader(f, delimiter=delimiter), 1):
                 values = [_number(x) for x in fields]
+                if line == 1 and header is None and None in values and any(v is not None for v in values):
+                    column = values.index(None)
+                    raise option_error(
+                        "header",
+                        f"{path}: line 1 mixes numbers and text ({fields[column]!r} in column "
+                        f"{column + 1}): a header names every column; dataset.header=true skips it "
+                        "as one, dataset.header=false reads it as data",
+                    )
                 if line == 1 and (header or (header is None and None in values)):
                     continue
                 if not fields:
@@ -181,21 +195,20 @@ def _read_csv(path: Path, header: bool | None, delimiter: str) -> np.ndarray:
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as z:
-        if "train" not in z.files:
-            raise _bad(
-                path,
-                f"has no array 'train' (it holds {', '.join(z.files) or 'none'}); a .npz "
-                f"holds train and optionally {', '.join(a for a in NPZ_ARRAYS if a != 'train')}",
-            )
-        other = [k for k in z.files if k not in NPZ_ARRAYS]
-        if other:
-            raise _bad(
-                path,
-                f"holds arrays {', '.join(other)} that rbmlab does not read; expected "
-                f"{', '.join(NPZ_ARRAYS)}",
-            )
+    with np.load(path, allow_pickle=False) as z:  # its names checked by check_declared
         return {k: z[k] for k in z.files}
+
+
+def _npz_names_problem(names: list[str]) -> str | None:
+    if "train" not in names:
+        return (
+            f"has no array 'train' (it holds {', '.join(names) or 'none'}); a .npz "
+            f"holds train and optionally {', '.join(a for a in NPZ_ARRAYS if a != 'train')}"
+        )
+    other = [k for k in names if k not in NPZ_ARRAYS]
+    if other:
+        return f"holds arrays {', '.join(other)} that rbmlab does not read; expected {', '.join(NPZ_ARRAYS)}"
+    return None
 
 
 @functools.lru_cache(maxsize=2)
@@ -225,22 +238,73 @@ def _read(identity: tuple, header: bool | None, delimiter: str) -> dict[str, np.
 def read(opts: FileOptions) -> dict[str, np.ndarray]:
     """The checked arrays of ``opts.path`` (float64 matrices, int64 labels), by name."""
     identity = _identity(absolute(opts.path))  # type: ignore[arg-type]
+    check_declared(Path(identity[0]))
     return (_read if settled(identity[5]) else _read.__wrapped__)(identity, opts.header, opts.delimiter)
 
 
-def _checked(path: Path, name: str, a: np.ndarray) -> np.ndarray:
-    """A split's matrix: 2-D, numeric, finite, at least one row and column."""
-    where = "" if path.suffix.lower() != ".npz" else f"array {name} "
-    if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool) or np.iscomplexobj(a):
-        raise _bad(path, f"{where}holds {a.dtype} values, not real numbers")
-    if a.ndim != 2:
-        raise _bad(
-            path,
-            f"{where}is a {a.ndim}-D array of shape {a.shape}; expected a 2-D matrix, "
-            "rows = examples, columns = visible units",
+def _where(path: Path, name: str) -> str:
+    return "" if path.suffix.lower() != ".npz" else f"array {name} "
+
+
+def _matrix_problem(where: str, shape: tuple[int, ...], dtype: np.dtype) -> str | None:
+    """What is wrong with a split's matrix of this shape and dtype, or None: real numbers, 2-D,
+    at least one row and column, within the size limits."""
+    if dtype.kind not in "biuf":  # bool, signed, unsigned, floating (not complex, text, objects)
+        return f"{where}holds {dtype} values, not real numbers"
+    if len(shape) != 2:
+        return (
+            f"{where}is a {len(shape)}-D array of shape {shape}; expected a 2-D matrix, "
+            "rows = examples, columns = visible units"
         )
-    if 0 in a.shape:
-        raise _bad(path, f"{where}has shape {a.shape}: no {'rows' if a.shape[0] == 0 else 'columns'}")
+    if 0 in shape:
+        return f"{where}has shape {shape}: no {'rows' if shape[0] == 0 else 'columns'}"
+    return exceeds(limits.EXAMPLES, shape[0], f"{where}rows") or exceeds(
+        limits.ARRAY_ELEMENTS, shape[0] * shape[1], f"{where}rows x columns"
+    )
+
+
+def check_declared(path: Path) -> None:
+    """Shape, dtype and size as the file declares them (a .npy or .npz's headers, a .csv's byte
+    count), before the file is hashed or read: a file too large, truncated or of the wrong kind
+    is refused in milliseconds."""
+    if path.suffix.lower() == ".csv":
+        problem = exceeds(limits.CSV_BYTES, path.stat().st_size, "its size in bytes")
+        if problem:
+            raise _bad(path, f"{problem}; save larger data as a .npy")
+        return
+    try:
+        arrays = declared_arrays(path)
+    except BadHeader as e:
+        raise _bad(path, f"not a readable {path.suffix.lower()} file: {e}") from None
+    except READ_ERRORS as e:
+        raise _bad(path, f"cannot read ({' '.join(str(e).split()) or type(e).__name__})") from None
+    problem = _npz_names_problem(list(arrays)) if path.suffix.lower() == ".npz" else None
+    if problem:
+        raise _bad(path, problem)
+    for name, declared in arrays.items():
+        where = _where(path, name)
+        problem = None if name.endswith("_labels") else _matrix_problem(where, declared.shape, declared.dtype)
+        if problem:
+            raise _bad(path, problem)
+        if declared.truncated:
+            raise _bad(
+                path,
+                f"{where}is truncated: its header declares {declared.dtype} of shape {declared.shape}, "
+                "more bytes than the file holds",
+            )
+
+
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _checked(path: Path, name: str, a: np.ndarray) -> np.ndarray:
+    """A split's matrix: 2-D, numeric, at least one row and column, finite in float32 (the
+    precision a run computes in: a value finite in float64 but beyond float32's range would
+    become inf on the cast)."""
+    where = _where(path, name)
+    problem = _matrix_problem(where, a.shape, a.dtype)
+    if problem:
+        raise _bad(path, problem)
     a = np.asarray(a, dtype=np.float64)
     bad = ~np.isfinite(a)
     if bad.any():
@@ -249,6 +313,14 @@ def _checked(path: Path, name: str, a: np.ndarray) -> np.ndarray:
             path,
             f"{where}holds {int(bad.sum())} NaN or infinite value(s), the first "
             f"{a[row, col]} at row {row}, column {col}",
+        )
+    huge = np.abs(a) > F32_MAX
+    if huge.any():
+        row, col = np.argwhere(huge)[0]
+        raise _bad(
+            path,
+            f"{where}holds {int(huge.sum())} value(s) beyond float32's range (|x| > {F32_MAX:.4g}), "
+            f"the precision runs compute in; the first {a[row, col]:g} at row {row}, column {col}",
         )
     return a
 
