@@ -78,7 +78,13 @@ def test_each_point_is_scored_after_the_step_that_crosses_it_and_the_last_is_fin
     assert got["gmac"].tolist() == pytest.approx([3 * step_gmac, 8 * step_gmac], rel=1e-12)
     assert got["budget"].tolist() == pytest.approx(points)
     assert summary["status"] == "completed" and summary["epochs_done"] == 2
-    assert summary["budget"] == {"unit": "gmac", "points": pytest.approx(points), "reached": 2}
+    assert summary["budget"] == {
+        "unit": "gmac",
+        "points": pytest.approx(points),
+        "reached": 2,
+        "unreached": [],
+        "spent": pytest.approx(8 * step_gmac),
+    }
     assert summary["gmac"] == pytest.approx(8 * step_gmac)
     assert summary["final"]["valid_log_likelihood"] == got["valid_log_likelihood"].iloc[-1]
 
@@ -109,11 +115,26 @@ def test_a_run_stopped_between_points_resumes_to_the_same_rows(tmp_path, step_gm
 
 
 @needs_caltech
-def test_train_epochs_caps_a_budget_and_the_final_is_evaluated_as_usual(tmp_path, step_gmac):
-    summary = run(tmp_path / "run", f"train.budgets=[{100 * step_gmac!r}]", "train.epochs=2")
-    assert summary["epochs_done"] == 2 and summary["budget"]["reached"] == 0
-    assert summary["gmac"] == pytest.approx(8 * step_gmac)
+@pytest.mark.parametrize("epochs, updates", [(2, 8), (0, 0)])
+def test_train_epochs_caps_a_budget_and_says_so(tmp_path, step_gmac, epochs, updates):
+    """A point the cap keeps the run from reaching: status capped (not completed), the points
+    left in summary.json, a last line that names them; the final is evaluated as usual."""
+    lines: list[str] = []
+    points = [1.5 * step_gmac, 100 * step_gmac]
+    overrides = [*RUN, f"train.budgets=[{points[0]!r},{points[1]!r}]", f"train.epochs={epochs}"]
+    train(validated_run_config(overrides), tmp_path / "run", echo=lines.append)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    reached = 1 if epochs else 0
+    assert summary["status"] == "capped" and summary["epochs_done"] == epochs
+    assert summary["budget"]["reached"] == reached
+    assert summary["budget"]["unreached"] == pytest.approx(points[reached:])
+    assert summary["gmac"] == pytest.approx(updates * step_gmac)
     assert "valid_log_likelihood" in summary["final"]
+    missed = ", ".join(f"{x:g}" for x in points[reached:])
+    assert f"status capped: train.epochs={epochs} ended training" in lines[-2]
+    assert f"before compute point(s) {missed} of train.budgets ({reached} of 2 reached" in lines[-2]
+    train(validated_run_config([*overrides, "resume=true"]), tmp_path / "run", echo=lines.append)
+    assert lines[-1].endswith("is already complete (capped); nothing to resume")
 
 
 @needs_caltech

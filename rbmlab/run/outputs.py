@@ -13,10 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rbmlab.errors import RbmlabError
-from rbmlab.run.records import clear_records, describe_work, observed_status, read_summary
+from rbmlab.run.records import FINISHED, clear_records, describe_work, observed_status, read_summary
 from rbmlab.storage.locking import LOCK_NAME, DirectoryLock
-
-FINISHED = ("completed", "diverged")  # a diverged run is a recorded outcome, not a failure
 
 
 def run_dirs(root: Path, depth: int | None = None) -> list[Path]:

@@ -36,6 +36,10 @@ from rbmlab.validation import to_plain
 FIXED_COLUMNS = ["epoch", "updates", "wall_time", "trial"]
 RECORD_FILES = ("summary.json", "metrics.csv", "checkpoint.npz", "selected.npz")  # the work a run did
 CONFIG_FILES = ("config.yaml", "overrides.yaml")
+# summary.json statuses of a run that trained to its end: "capped" ended at train.epochs before the
+# last compute point of train.budgets (the points it reached are scored; summary budget.unreached)
+DONE = ("completed", "capped")
+FINISHED = (*DONE, "diverged")  # a diverged run is a recorded outcome, not a failure
 SNAPSHOTS = "snapshots"  # model-only snapshots/epoch_<e>.npz (train.snapshot_every)
 
 
@@ -97,7 +101,7 @@ def describe_work(run_dir: Path) -> str | None:
         return f"an interrupted run (checkpoint of epoch {summary.get('epochs_done', 0)})"
     return (
         f"a {status} run"
-        if status in ("completed", "diverged", "failed")
+        if status in (*FINISHED, "failed")
         else f"a partial run ({', '.join(present)})"
     )
 
@@ -250,13 +254,13 @@ class RunRecord:
         write_json(self.summary_path, summary)
 
     def fail(self, summary: dict[str, Any], message: str) -> None:
-        """Record a failure, keeping what the summary says; a completed run is left alone. Best
+        """Record a failure, keeping what the summary says; a run trained to its end is left alone. Best
         effort: where even that cannot be written (a full disk), the summary stays as it was."""
         try:
             previous = read_summary(self.summary_path) if self.summary_path.exists() else {}
         except RbmlabError:
             previous = {}
-        if previous.get("status") == "completed":
+        if previous.get("status") in DONE:
             return
         try:
             self.write_summary(
@@ -274,7 +278,7 @@ class RunRecord:
             previous = read_summary(self.summary_path) if self.summary_path.exists() else {}
         except RbmlabError:
             previous = {}
-        if previous.get("status") in ("completed", "diverged"):
+        if previous.get("status") in FINISHED:
             return
         if not previous and not (self.out / "config.yaml").exists():  # stopped before it started
             return

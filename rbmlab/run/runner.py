@@ -47,7 +47,7 @@ from rbmlab.run.early_stopping import (
 )
 from rbmlab.run.evaluation import adds_reconstruction, evaluate
 from rbmlab.run.pretrained import initial_sizes, start_model
-from rbmlab.run.records import RunRecord
+from rbmlab.run.records import DONE, RunRecord
 from rbmlab.run.remedies import completion
 from rbmlab.run.resume import check_resumed
 from rbmlab.run.signals import interruptible, interruption_of
@@ -312,8 +312,8 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
     cfg, backend = run.cfg, run.backend
     if cfg.resume:
         previous = record.previous_summary()
-        if previous.get("status") == "completed" and previous.get("config_hash") == summary["config_hash"]:
-            echo(f"run in {record.out} is already complete; nothing to resume")
+        if previous.get("status") in DONE and previous.get("config_hash") == summary["config_hash"]:
+            echo(f"run in {record.out} is already complete ({previous['status']}); nothing to resume")
             return previous
         if record.checkpoint.exists():
             model, meta, state = record.load(summary["config_hash"])
@@ -775,8 +775,9 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
     live = [f for f in finals if int(f.get("trial", 0)) not in p.diverged]
     trials = p.model.n_trials
     final = (mean_over_trials(live) if trials else live[0]) if live else {}
+    unreached = p.budget is not None and not p.budget.exhausted
     summary.update(
-        status="completed" if live else "diverged",
+        status="diverged" if not live else "capped" if unreached else "completed",
         epochs_done=p.epoch,
         updates=p.updates,
         wall_time=p.wall,
@@ -792,6 +793,8 @@ def finish(run: Setup, record: RunRecord, p: Progress, summary: dict, echo) -> d
         summary["early_stopping"] = stopping
     record.write_summary(summary)
     echo(time_shares(run, p.wall, p.eval_wall, final_eval))
+    if unreached:
+        echo(unreached_line(run, p))
     if not live:
         echo("diverged: non-finite final metrics; recorded as diverged")
         return summary
@@ -809,8 +812,26 @@ def budget_summary(p: Progress) -> dict[str, Any]:
         return {}
     return {
         "gmac": p.work / GIGA,
-        "budget": {"unit": p.budget.unit, "points": list(p.budget.points), "reached": p.budget.reached},
+        "budget": {
+            "unit": p.budget.unit,
+            "points": list(p.budget.points),
+            "reached": p.budget.reached,
+            "unreached": list(p.budget.points[p.budget.reached :]),
+            "spent": p.budget.spent(p.wall, p.work),
+        },
     }
+
+
+def unreached_line(run: Setup, p: Progress) -> str:
+    """The last lines' word on compute points of train.budgets the run did not reach."""
+    b = p.budget
+    unit = "s" if b.unit == "seconds" else " gmac"
+    missed = ", ".join(f"{x:g}" for x in b.points[b.reached :])
+    return (
+        f"status capped: train.epochs={run.cfg.train.epochs} ended training at {b.spent(p.wall, p.work):.4g}"
+        f"{unit}, before compute point(s) {missed} of train.budgets ({b.reached} of {len(b.points)} "
+        "reached and scored); raise train.epochs to reach them"
+    )
 
 
 def show_latest(run: Setup, bar, latest: dict[str, float]) -> None:
