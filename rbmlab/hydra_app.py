@@ -98,7 +98,7 @@ def compose(config_name: str, overrides: list[str], hydra_config: bool = False):
     cluster.store_schema()
     if hydra_config:
         cfg = _hydra_compose(CONF_DIR, config_name, tuple(overrides), hydra_config=True)
-        cluster.check_backend(cfg.hydra.launcher)
+        cluster.check_launcher(cfg.hydra.launcher)
         check_packed_launcher(cfg.hydra.launcher)
         return cfg
     from hydra._internal.config_loader_impl import ConfigLoaderImpl  # noqa: PLC0415
@@ -517,7 +517,9 @@ def run_command(argv: list[str]) -> None:
                 "outputs/runs; starting a new run",
                 file=sys.stderr,
             )
-    out = out or output_dir(combos[0], hydra_overrides, key)
+    out = out or output_dir(combos[0], hydra_overrides, key)  # composes the launcher: its options checked
+    if multirun:
+        cluster.check_can_submit(hydra_overrides)
     argv = [a for a in argv if not a.startswith(f"{key}=")] + [f"{key}={out}"]
     if out.exists() and not out.is_dir():
         raise RbmlabError(f"{key}: {out} is a file, not a directory")

@@ -209,11 +209,68 @@ DATA_CASES = [
     ),
 ]
 
-CASES = REPORT_CASES + DATA_CASES
+# ---------------------------------------------------------------- launchers, before any directory
+SWEEP = [
+    "run",
+    "-m",
+    "dataset=bars_stripes",
+    "model.n_hidden=4",
+    "evaluator=exact",
+    "train.epochs=1",
+    "seed=0,1",
+]
+NO_SLURM = {"PATH": "/nonexistent"}  # a machine without SLURM's commands, whatever this one has
+LAUNCH_CASES = [
+    Case(
+        "slurm-without-sbatch",
+        [*SWEEP, "hydra/launcher=slurm"],
+        "SLURM's sbatch and srun not found",
+        env=NO_SLURM,
+    ),
+    Case("slurm-gpu-without-sbatch", [*SWEEP, "hydra/launcher=slurm_gpu"], "sbatch and srun", env=NO_SLURM),
+    Case(
+        "experiment-slurm-without-sbatch",
+        ["experiment", "demo/bars-cd-vs-pcd", "scale=smoke", "hydra/launcher=slurm"],
+        "SLURM's sbatch and srun not found",
+        env=NO_SLURM,
+    ),
+    Case(
+        "slurm-timeout-negative",
+        [*SWEEP, "hydra/launcher=slurm", "hydra.launcher.timeout_min=-1"],
+        "hydra.launcher.timeout_min: must be an integer >= 1, got -1",
+    ),
+    Case(
+        "slurm-cpus-zero",
+        [*SWEEP, "hydra/launcher=slurm", "hydra.launcher.cpus_per_task=0"],
+        "hydra.launcher.cpus_per_task: must be an integer >= 1",
+    ),
+    Case(
+        "slurm-array-parallelism-zero",
+        [*SWEEP, "hydra/launcher=slurm", "hydra.launcher.array_parallelism=0"],
+        "array_parallelism",
+    ),
+    Case(
+        "slurm-signal-delay-negative",
+        [*SWEEP, "hydra/launcher=slurm", "hydra.launcher.signal_delay_s=-5"],
+        "signal_delay_s",
+    ),
+    Case(
+        "slurm-requeues-negative",
+        [*SWEEP, "hydra/launcher=slurm_gpu", "hydra.launcher.max_num_timeout=-1"],
+        "max_num_timeout",
+    ),
+    Case(
+        "slurm-gpus-negative",
+        [*SWEEP, "hydra/launcher=slurm_gpu", "hydra.launcher.gpus_per_node=-1"],
+        "gpus_per_node: must be an integer >= 0",
+    ),
+]
+
+CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES
 
 
 def test_the_cases_are_counted_and_ids_unique():
-    assert len(CASES) == 24
+    assert len(CASES) == 33
     assert len({c.id for c in CASES}) == len(CASES)
 
 

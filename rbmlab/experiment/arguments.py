@@ -170,8 +170,11 @@ def check_command_line(name: str, kind: Any, argv: list[str]) -> CommandLine:
             )
     if line.launch:
         from rbmlab.hydra_app import compose  # noqa: PLC0415
+        from rbmlab.run.cluster import check_can_submit  # noqa: PLC0415
 
         compose("config", line.launch, hydra_config=True)
+        if not line.report_only:
+            check_can_submit(line.launch)
     return line
 
 

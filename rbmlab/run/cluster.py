@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import shutil
 import signal
 from typing import Any
 
@@ -112,18 +113,54 @@ def check_installed(overrides: list[str]) -> None:
             )
 
 
-def check_backend(launcher) -> None:
-    """The ``backend`` of a launcher of this module names an option of conf/backend/: checked
-    where the sweep is launched (cupy itself is checked on the node), not by every job after its
-    wait in the queue. (joblib's launcher has a ``backend`` of its own: loky, threading, ...)"""
-    ours = launcher is not None and str(launcher.get("_target_", "")).startswith(
-        "hydra_plugins.rbmlab_launcher."
-    )
-    backend = launcher.get("backend") if ours else None
+# submitit's integer options and their least values (None: the cluster's default)
+AT_LEAST = {
+    "timeout_min": 1,
+    "cpus_per_task": 1,
+    "gpus_per_node": 0,
+    "tasks_per_node": 1,
+    "nodes": 1,
+    "mem_gb": 1,
+    "cpus_per_gpu": 1,
+    "gpus_per_task": 0,
+    "signal_delay_s": 0,
+    "max_num_timeout": 0,
+    "array_parallelism": 1,
+}
+SLURM_COMMANDS = ("sbatch", "srun")  # submitit submits with sbatch and starts each job with srun
+
+
+def check_launcher(launcher) -> None:
+    """What a launcher of this module needs, checked where the sweep is launched, before any
+    directory is made: its integer options in range, ``backend`` an option of conf/backend/ (cupy
+    itself is checked on the node, not by every job after its wait in the queue; joblib's
+    launcher has a ``backend`` of its own: loky, threading, ...). SLURM's commands are checked at
+    launch (:func:`check_can_submit`)."""
+    target = "" if launcher is None else str(launcher.get("_target_", ""))
+    if not target.startswith("hydra_plugins.rbmlab_launcher."):
+        return
+    for key, least in AT_LEAST.items():
+        value = launcher.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise RbmlabError(f"hydra.launcher.{key}: must be an integer >= {least}, got {value!r}")
+    backend = launcher.get("backend")
     options = sorted(p.stem for p in (conf_dir() / "backend").glob("*.yaml"))
     if backend is not None and backend not in options:
         raise RbmlabError(
             f"hydra.launcher.backend: no such option {backend!r}; available: {', '.join(options)}"
+        )
+
+
+def check_can_submit(overrides: list[str]) -> None:
+    """SLURM's commands on PATH when ``overrides`` choose a launcher that submits to SLURM:
+    checked where a sweep is launched, before any directory is made (not where a configuration
+    is only composed or shown, which a laptop may do)."""
+    chosen = [o.partition("=")[2] for o in overrides if o.partition("=")[0].lstrip("+~") == "hydra/launcher"]
+    missing = [c for c in SLURM_COMMANDS if chosen and chosen[-1] in LAUNCHERS and shutil.which(c) is None]
+    if missing:
+        raise RbmlabError(
+            f"hydra/launcher: SLURM's {' and '.join(missing)} not found on PATH: this machine cannot "
+            "submit to a cluster (run on its login node, or drop hydra/launcher for local jobs)"
         )
 
 

@@ -99,11 +99,7 @@ def describe_work(run_dir: Path) -> str | None:
         summary, status = {}, None
     if status in ("running", "interrupted"):
         return f"an interrupted run (checkpoint of epoch {summary.get('epochs_done', 0)})"
-    return (
-        f"a {status} run"
-        if status in (*FINISHED, "failed")
-        else f"a partial run ({', '.join(present)})"
-    )
+    return f"a {status} run" if status in (*FINISHED, "failed") else f"a partial run ({', '.join(present)})"
 
 
 def clear_records(run_dir: Path) -> None:
