@@ -331,10 +331,30 @@ class Config:
             elif "doc" in f.metadata:
                 value = _coerce(f.name, value, hints[f.name], f.metadata)
             object.__setattr__(self, f.name, value)
+        for key, why in self.unread().items():  # a setting that does not apply is refused, not ignored
+            if not is_default(self, key):
+                raise invalid(key, f"{why}; remove it")
         self.check()
 
     def check(self) -> None:
         """Cross-field rules: ``raise invalid(key, message)``."""
+
+    def unread(self) -> dict[str, str]:
+        """The options that this configuration's other choices leave unread, ``{key: why}``
+        (``why`` names the choice that reads it, e.g. "applies to bias_fit=fixed only"): set
+        away from its default, such an option is refused. Components declare theirs here; a
+        conformance test (tests/test_settings_read.py) checks that every other option is read."""
+        return {}
+
+
+def is_default(config: Any, key: str) -> bool:
+    """Whether option ``key`` of ``config`` holds its declared default (a nested component: the
+    component its default parses to)."""
+    f = config.__dataclass_fields__[key]
+    default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+    if f.metadata.get("parse") is not None and default is not None:
+        default = f.metadata["parse"](default, key)
+    return getattr(config, key) == default
 
 
 def option_docs(cls: type) -> dict[str, tuple[Any, str]]:

@@ -266,11 +266,46 @@ LAUNCH_CASES = [
     ),
 ]
 
-CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES
+# ---------------------------------------------------------------- settings no chosen component reads
+FW = ["run", "dataset=bars_stripes", "learner=frank_wolfe", "evaluator=exact", "train.epochs=1"]
+FIXED_ONLY = "applies to bias_fit=fixed only (its plain bias steps); bias_fit=converge does not read it"
+CONVERGE_ONLY = "applies to bias_fit=converge only (its stopping rule); bias_fit=fixed does not read it"
+UNREAD_CASES = [
+    Case("fw-converge-lr", [*FW, "learner.lr=0.05"], f"learner.lr: {FIXED_ONLY}"),
+    Case("fw-converge-optimizer", [*FW, "learner/optimizer=adam"], f"learner.optimizer: {FIXED_ONLY}"),
+    Case("fw-converge-momentum", [*FW, "learner.optimizer.momentum=0.9"], "learner.optimizer: applies to"),
+    Case("fw-converge-bias-steps", [*FW, "learner.bias_steps=20"], f"learner.bias_steps: {FIXED_ONLY}"),
+    Case(
+        "fw-fixed-bias-tol",
+        [*FW, "learner.bias_fit=fixed", "learner.bias_tol=0.5"],
+        f"learner.bias_tol: {CONVERGE_ONLY}",
+    ),
+    Case(
+        "fw-fixed-bias-rhat", [*FW, "learner.bias_fit=fixed", "learner.bias_rhat=1.5"], "learner.bias_rhat: "
+    ),
+    Case(
+        "fw-fixed-bias-max-steps",
+        [*FW, "learner.bias_fit=fixed", "learner.bias_max_steps=30"],
+        "learner.bias_max_steps: ",
+    ),
+    Case(
+        "fw-fixed-bias-window",
+        [*FW, "learner.bias_fit=fixed", "learner.bias_window=5"],
+        "learner.bias_window: ",
+    ),
+    Case(
+        "fw-fixed-bias-average",
+        [*FW, "learner.bias_fit=fixed", "learner.bias_average=5"],
+        "learner.bias_average: ",
+    ),
+    Case("fw-fixed-bias-lr", [*FW, "learner.bias_fit=fixed", "learner.bias_lr=0.9"], "learner.bias_lr: "),
+]
+
+CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES + UNREAD_CASES
 
 
 def test_the_cases_are_counted_and_ids_unique():
-    assert len(CASES) == 33
+    assert len(CASES) == 43
     assert len({c.id for c in CASES}) == len(CASES)
 
 

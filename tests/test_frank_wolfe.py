@@ -180,6 +180,7 @@ FW_SMALL = [
     "evaluator=exact",
     "evaluator.splits=[test,train]",
     "learner.n_samples=200",
+    "learner.bias_fit=fixed",  # 20 plain bias steps a unit: cheap
     "learner.bias_steps=20",
     "learner.bias_chains=50",
     "learner.lam=0.05",

@@ -7,7 +7,8 @@ beside TAP), so a learner registered later joins with no edit here. Each trains 
 configuration (its yaml: the paper's step counts), adjusted only where the experiment file says
 why (``leaderboard.adjust``), up to the compute points ``train.budgets``; its learning rate is
 tuned on the validation split over the same grid for every entrant (its own rate times
-``lr_factors``), for every seed. The report (rbmlab.report.leaderboard) picks, per entrant and
+``lr_factors``; an entrant whose configuration reads no learning rate runs at one), for every
+seed. The report (rbmlab.report.leaderboard) picks, per entrant and
 compute point, the rate best on validation (mean over seeds) and shows its test score.
 
 File: {leaderboard: {lr_factors, adjust: {entrant: [overrides]}, names: {entrant: label}},
@@ -88,8 +89,9 @@ def _unit_refusal(cfg) -> str | None:
 
 def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
     """The leaderboard as a sweep: one variant per entrant, its learning-rate grid the entrant's
-    own rate (composed with the experiment's and the tier's overrides) times ``lr_factors``.
-    An entrant written for other unit types than the board's model is left out, with its reason
+    own rate (composed with the experiment's and the tier's overrides) times ``lr_factors``; an
+    entrant whose configuration does not read learner.lr (Frank-Wolfe's converged bias fit: its
+    ``unread``) runs at its own rate only, where each factor would repeat one run. An entrant written for other unit types than the board's model is left out, with its reason
     (``not_entered``: entrant → why), where the board's units are not every learner's."""
     from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
 
@@ -111,10 +113,8 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
             not_entered[entrant] = why
             continue
         lr = cfg.learner.lr
-        variants[entrant] = {
-            "overrides": own,
-            "grid": {"learner.lr": [float(f"{lr * f:.6g}") for f in factors]},
-        }
+        rates = [lr] if "lr" in cfg.learner.unread() else [float(f"{lr * f:.6g}") for f in factors]
+        variants[entrant] = {"overrides": own, "grid": {"learner.lr": rates}}  # one rate where unread
     seeds = tier.get("seeds", spec.get("seeds", [0]))
     seed_list(seeds)
     return {

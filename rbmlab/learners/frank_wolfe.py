@@ -293,6 +293,24 @@ class FrankWolfeConfig(LearnerConfig):
                 f"training set (Alg. 1); must be full, got {self.batch_size!r}",
             )
 
+    def unread(self) -> dict[str, str]:
+        """Each bias fit's options are the other's unread ones: converge's Fisher steps read none of
+        fixed's plain step (lr, the optimizer, bias_steps), fixed's steps none of converge's rule."""
+        if self.bias_fit == "converge":
+            return dict.fromkeys(
+                FIXED_ONLY,
+                "applies to bias_fit=fixed only (its plain bias steps); bias_fit=converge does not read it",
+            )
+        return dict.fromkeys(
+            CONVERGE_ONLY,
+            "applies to bias_fit=converge only (its stopping rule); bias_fit=fixed does not read it",
+        )
+
+
+# the options only one bias fit reads (Alg. 1 lines 7-10 as bias_fit=fixed, or our converge rule)
+FIXED_ONLY = ("lr", "optimizer", "bias_steps")
+CONVERGE_ONLY = ("bias_lr", "bias_tol", "bias_window", "bias_average", "bias_rhat", "bias_max_steps")
+
 
 def oracle_pool(chain_pool: str) -> str:
     """The state key of the chains the oracle reads under ``learner.chain_pool``: its own pool
