@@ -288,6 +288,11 @@ class AISConfig(EvaluatorConfig):
         neutral=False,
     )
 
+    def unread(self) -> dict[str, str]:
+        if self.schedule == "salakhutdinov":
+            return {"n_temperatures": "sets the linear schedule (schedule=linear); salakhutdinov's has 14,500"}
+        return {}
+
 
 _nats = dict(unit="nats", higher_is_better=True)
 

@@ -50,6 +50,13 @@ class KLConfig(EvaluatorConfig):
     pseudo_count: float = option(0.5, "α of (2), added to every state's count", lo=0.0, open_lo=True)
     chunk: int = option(1000, "draws per sampler call", lo=1, hi=CHAINS)
 
+    def unread(self) -> dict[str, str]:
+        out = {"max_examples": "kl compares the model with the dataset's ground truth; it reads no example"}
+        if not self.n_samples:
+            why = "applies to the draws of (2); n_samples=0 draws none"
+            out.update(dict.fromkeys(("sampler", "sweeps", "pseudo_count", "chunk"), why))
+        return out
+
 
 def state_index(units, x):
     """The enumeration index Σ_j b_j 2^j of each row of ``x`` (host), b the {0, 1} form of the

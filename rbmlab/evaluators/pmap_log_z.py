@@ -73,6 +73,14 @@ class PerturbMAPLogZConfig(EvaluatorConfig):
         100, "solver=pmp: problems solved at once (messages: chunk × n² floats)", lo=1, hi=CHAINS
     )
 
+    def unread(self) -> dict[str, str]:
+        other = "mplp" if self.solver == "pmp" else "pmp"
+        keys = ("tol", "max_sweeps") if self.solver == "pmp" else ("sweeps", "damping", "chunk")
+        return {
+            "max_examples": "pmap_log_z scores the model alone (its log Z); it reads no example",
+            **dict.fromkeys(keys, f"applies to solver={other} only"),
+        }
+
 
 class PerturbMAPLogZ(Evaluator):
     config_class = PerturbMAPLogZConfig
