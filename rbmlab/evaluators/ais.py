@@ -290,7 +290,7 @@ class AISConfig(EvaluatorConfig):
 
     def unread(self) -> dict[str, str]:
         if self.schedule == "salakhutdinov":
-            return {"n_temperatures": "sets the linear schedule (schedule=linear); salakhutdinov's has 14,500"}
+            return {"n_temperatures": "sets schedule=linear's length; salakhutdinov's has 14,500"}
         return {}
 
 

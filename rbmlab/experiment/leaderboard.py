@@ -91,7 +91,8 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
     """The leaderboard as a sweep: one variant per entrant, its learning-rate grid the entrant's
     own rate (composed with the experiment's and the tier's overrides) times ``lr_factors``; an
     entrant whose configuration does not read learner.lr (Frank-Wolfe's converged bias fit: its
-    ``unread``) runs at its own rate only, where each factor would repeat one run. An entrant written for other unit types than the board's model is left out, with its reason
+    ``unread``) runs at its own rate only, where each factor would repeat one run. An entrant
+    written for other unit types than the board's model is left out, with its reason
     (``not_entered``: entrant → why), where the board's units are not every learner's."""
     from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
 
