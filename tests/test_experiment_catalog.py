@@ -57,6 +57,14 @@ def test_the_committed_costs_reach_their_experiments():
         costs["dcp/table-1"]["reduced"]
         == "the runs it draws on: dcp/figure-7b " + costs["dcp/figure-7b"]["reduced"]
     )
+    # so does a figure whose tiers are its source's (it runs nothing of its own)
+    tap = {e.name: e for e in entries("tap")}
+    assert tap["tap/figure-4"].draws_only and not tap["tap/figure-3"].draws_only
+    assert (
+        tap["tap/figure-4"].costs["reduced"]
+        == "the runs it draws on: tap/figure-3 " + (tap["tap/figure-3"].costs["reduced"])
+    )
+    assert "smoke" not in tap["tap/figure-4"].costs  # its source's smoke tier is not measured
 
 
 def test_every_experiment_is_listed_with_its_title_target_and_tiers(capsys):

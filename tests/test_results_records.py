@@ -21,10 +21,6 @@ COST_UNRECORDED = {
     ("frank_wolfe/cd-grid", "reduced"),
     ("pmp/figure-1c-train", "reduced"),
     ("pmp/figure-4-zeros", "reduced"),  # draws figure-1c-train's runs
-    ("tap/figure-4", "reduced"),  # tap Figs. 4, 6, 7, 9: drawings of tap/figure-3's runs (≈ 2 h,
-    ("tap/figure-6", "reduced"),  # not here); no README times a drawing itself
-    ("tap/figure-7", "reduced"),
-    ("tap/figure-9", "reduced"),
 }
 # committed figure reports drawn before figures carried a header line (issue 56 item 6: none left)
 HEADERLESS: set[str] = set()

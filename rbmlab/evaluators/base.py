@@ -11,7 +11,7 @@ MetricSpecs it writes), and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,9 +39,18 @@ class EvaluatorConfig(Config):
         choices=PROGRESS,
     )
 
+    # False: the evaluator scores the model alone (its log Z, its parameters, its sampler's
+    # times) and reads no example, so max_examples does not apply
+    reads_examples: ClassVar[bool] = True
+
     def check(self) -> None:
         if not self.splits:
             raise invalid("splits", "must name at least one split")
+
+    def unread(self) -> dict[str, str]:
+        if self.reads_examples:
+            return {}
+        return {"max_examples": f"evaluator={self.name} scores the model alone; it reads no example"}
 
 
 @dataclass

@@ -36,6 +36,7 @@ MAX_UNITS = EXACT_SAMPLING_UNITS  # 2^n states, each with a probability and a co
 
 @dataclass
 class KLConfig(EvaluatorConfig):
+    reads_examples = False  # the model against the dataset's ground truth
     name: str = option("kl", "evaluator")
     sampler: Any = option(
         None,
@@ -51,7 +52,7 @@ class KLConfig(EvaluatorConfig):
     chunk: int = option(1000, "draws per sampler call", lo=1, hi=CHAINS)
 
     def unread(self) -> dict[str, str]:
-        out = {"max_examples": "kl compares the model with the dataset's ground truth; it reads no example"}
+        out = super().unread()
         if not self.n_samples:
             why = "applies to the draws of (2); n_samples=0 draws none"
             out.update(dict.fromkeys(("sampler", "sweeps", "pseudo_count", "chunk"), why))

@@ -47,6 +47,7 @@ SCORE_ELEMENTS = 1 << 23  # (problems x states) scores held at once in (2)
 
 @dataclass
 class MapTimeConfig(EvaluatorConfig):
+    reads_examples = False  # times the sampler on the model alone
     name: str = option("map_time", "evaluator")
     sampler: Any = option(
         None,

@@ -27,6 +27,7 @@ from rbmlab.validation import option
 
 @dataclass
 class ParamRMSEConfig(EvaluatorConfig):
+    reads_examples = False  # the parameters against the ground truth's
     name: str = option("param_rmse", "evaluator")
 
 

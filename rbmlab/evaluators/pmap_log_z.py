@@ -52,6 +52,7 @@ SOLVER_OPTIONS = {
 
 @dataclass
 class PerturbMAPLogZConfig(EvaluatorConfig):
+    reads_examples = False  # log Z and its error
     name: str = option("pmap_log_z", "evaluator")
     solver: str = option(
         "pmp",
@@ -76,10 +77,7 @@ class PerturbMAPLogZConfig(EvaluatorConfig):
     def unread(self) -> dict[str, str]:
         other = "mplp" if self.solver == "pmp" else "pmp"
         keys = ("tol", "max_sweeps") if self.solver == "pmp" else ("sweeps", "damping", "chunk")
-        return {
-            "max_examples": "pmap_log_z scores the model alone (its log Z); it reads no example",
-            **dict.fromkeys(keys, f"applies to solver={other} only"),
-        }
+        return {**super().unread(), **dict.fromkeys(keys, f"applies to solver={other} only")}
 
 
 class PerturbMAPLogZ(Evaluator):

@@ -41,6 +41,7 @@ class Entry:
     title: str
     tiers: tuple[str, ...]  # the tiers its file defines (none: any)
     reads: tuple[str, ...] = ()  # experiments whose runs it reports or draws
+    draws_only: bool = False  # a figure or gallery of those runs, no runs of its own at any tier
     costs: dict[str, str] = field(default_factory=dict)  # tier -> measured cost (README text)
 
     @property
@@ -85,6 +86,13 @@ def reads(spec: dict) -> tuple[str, ...]:
     if isinstance(figure, dict) and isinstance(figure.get("source"), str):
         named.append(figure["source"])
     return tuple(dict.fromkeys(named))
+
+
+def draws_only(spec: dict) -> bool:
+    """Whether a file draws the runs of others and runs none itself: a figure with a ``source``,
+    a gallery."""
+    figure = spec.get("figure")
+    return bool(spec.get("gallery")) or (isinstance(figure, dict) and isinstance(figure.get("source"), str))
 
 
 def make_target_name(target: str) -> str | None:
@@ -263,7 +271,7 @@ def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
     tier whose committed runs CSVs record each run's cost takes its cost from them
     (:func:`runs_cost`), the README's otherwise."""
     spec = load_spec(name)
-    found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), reads(spec))
+    found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), reads(spec), draws_only(spec))
     costs = paper_costs(name.split("/")[0]) if costs is None else costs
     found.costs = {tier: cost for (target, tier), cost in costs.items() if target == found.target}
     for tier in found.tiers or SCALE_TIERS:
@@ -286,11 +294,12 @@ def entries(paper: str | None = None) -> list[Entry]:
 
 
 def with_sources_costs(listed: list[Entry]) -> list[Entry]:
-    """Each tierless entry (one that reports or draws the runs of others) given, at each tier
-    where every experiment it reads is measured, the cost of those runs (its own drawing aside)."""
+    """Each entry that only reports or draws the runs of others (tierless, or a figure or gallery
+    whose tiers are its sources') given, at each tier where every experiment it reads is measured,
+    the cost of those runs (its own drawing aside)."""
     known = {e.name: e for e in listed}
     for e in listed:
-        if e.tiers or not e.reads:
+        if not e.reads or (e.tiers and not e.draws_only):
             continue
         sources = [known.get(name) or entry(name) for name in e.reads]
         for tier in SCALE_TIERS:
