@@ -1,12 +1,13 @@
-"""Every option a learner or an evaluator declares is read, or refused where it does not apply
-(issue 57, item 1: a setting that does not apply is refused, not ignored).
+"""Every option that a learner, evaluator, sampler, optimizer or model family declares is read, or
+refused where it does not apply (issue 57, item 1: a setting that does not apply is refused, not
+ignored).
 
 Two checks over the registries:
 
 - **Refused where unread** (fast): a configuration names the options its other choices leave
-  unread (``Config.unread``); for each choice of each choice-valued option of every registered
-  learner and evaluator, each such option moved off its default is one ``<key>: ...`` error.
-- **Read everywhere else** (slow): for each option of each learner and evaluator, a tiny run
+  unread (``Config.unread``); for each choice of each choice-valued option of every component of
+  those registries, each such option moved off its default is one ``<key>: ...`` error.
+- **Read everywhere else** (slow): for each option of each such component, a tiny run
   (2 epochs of a small model) with the option moved off its default (up to three values) must end
   differently from the run at the default (checkpoint, metrics rows, final metrics), or be refused.
   A run that ends bit-identical and is not refused is a setting silently ignored. Options the
@@ -19,7 +20,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,11 +31,13 @@ import pytest
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.hydra_app import validated_run_config
+from rbmlab.inference import INFERENCE
 from rbmlab.learners import LEARNERS
+from rbmlab.models import MODELS
+from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.run.runner import train
 from rbmlab.validation import is_default
 
-REGISTRIES = {"learner": LEARNERS, "evaluator": EVALUATORS}
 NESTED = {"name", "sampler", "optimizer", "parts"}  # components with registries (and tests) of their own
 DISPLAY = {"progress"}  # progress bars: what a terminal shows (tests/test_progress.py), not a result
 
@@ -65,6 +70,41 @@ EVALUATOR_BASES = [
     BASES[2],
     [*BASES[3], "learner=tap_dbm"],
 ]
+SMALL_BATCHES = [[*b, "learner.batch_size=5"] for b in LEARNER_BASES]  # a batch is then not the data
+MODEL_BASES = [  # the family chosen by the probe; its own options moved
+    ["dataset=bars_stripes", "evaluator=exact"],
+    ["dataset=bars_stripes", "evaluator=exact", "learner=frank_wolfe"],
+    [*BASES[1][1:], "evaluator=pixel_error", "learner=conditional_cd"],
+    ["dataset=ising_samples", "evaluator=exact"],
+    ["dataset=bars_stripes", "learner=tap_dbm", "evaluator=tap_dbm", "model.n_hidden=[4,3]"],
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    """A registry probed: the key its options are set under, the overrides that choose one of its
+    components, and the runs tried (in order) as the probe's base."""
+
+    registry: Any
+    prefix: str
+    choose: Callable[[str], list[str]]
+    bases: list[list[str]]
+
+
+KINDS = {
+    "learner": Kind(LEARNERS, "learner", lambda n: [f"learner={n}"], SMALL_BATCHES + LEARNER_BASES),
+    "evaluator": Kind(EVALUATORS, "evaluator", lambda n: [f"evaluator={n}"], EVALUATOR_BASES),
+    "sampler": Kind(
+        INFERENCE,
+        "learner.sampler",
+        lambda n: ["learner=pcd", f"learner.sampler={{name:{n}}}"],
+        SMALL_BATCHES,
+    ),
+    "optimizer": Kind(
+        OPTIMIZERS, "learner.optimizer", lambda n: ["learner=cd", f"learner/optimizer={n}"], SMALL_BATCHES
+    ),
+    "model": Kind(MODELS, "model", lambda n: [f"model={n}"], MODEL_BASES),
+}
 
 PROBE_BLIND = {  # (kind, component, option): why a probe run cannot show the option read
     ("learner", "frank_wolfe", "step"): "line_search picks scale 1 at every unit of the probe's 9-pixel "
@@ -75,12 +115,8 @@ PROBE_BLIND = {  # (kind, component, option): why a probe run cannot show the op
     "threshold after bias_average steps (tests/test_frank_wolfe_bias.py)",
     ("learner", "mssvm", "per_epoch"): "BP on the probe's 6 hidden units converges within base_iterations, "
     "so a longer budget changes nothing (tests/test_crbm.py runs it to a cap)",
-    (
-        "evaluator",
-        "pixel_error",
-        "matched",
-    ): "the probe's learner (conditional_cd) has no inference budget to "
-    "match (tests/test_crbm.py matches MLE-BP's)",
+    ("evaluator", "pixel_error", "matched"): "the probe's learner (conditional_cd) has no inference "
+    "budget to match (tests/test_crbm.py matches MLE-BP's)",
     ("evaluator", "variety", "quantile"): "bars_stripes's test images are training images: every distance "
     "is 0, so the radius is 0 at any quantile (tests/test_recognised.py)",
     ("evaluator", "pmap_log_z", "solver"): "both solvers find the exact MAP of the probe's small Ising "
@@ -93,6 +129,16 @@ PROBE_BLIND = {  # (kind, component, option): why a probe run cannot show the op
         for tap in ("tap", "tap_dbm")
         for option in ("unique_tol", "count", "combine")
     },
+    ("model", "ising", "field_init"): "ising_samples's units have mean 1/2, whose base-rate field is 0: "
+    "the same start as zero (tests/test_ising.py)",
+}
+# Read nowhere and not yet refused: known defects, each with what refusing it needs. A fix takes
+# it off (the test then fails until it does).
+KNOWN_UNREAD = {
+    ("model", "fractional_rbm", option): "learner=frank_wolfe (the probe's base for this family) grows "
+    "its hidden units from none (Alg. 1), so the model's initial ones are never read; refusing them "
+    "needs the leaderboards, which set model.n_hidden board-wide, to drop it for that entrant"
+    for option in ("n_hidden", "weight_std", "hidden_bias", "coefficient")
 }
 BATCHING = {  # options that split work into pieces: the result must not depend on them
     ("evaluator", "pixel_error", "chunk"),
@@ -103,7 +149,7 @@ BATCHING = {  # options that split work into pieces: the result must not depend 
 
 
 def _fields(kind: str, name: str) -> list[dataclasses.Field]:
-    cls = REGISTRIES[kind].get(name).config_class
+    cls = KINDS[kind].registry.get(name).config_class
     return [f for f in dataclasses.fields(cls) if f.name not in NESTED | DISPLAY]
 
 
@@ -134,8 +180,8 @@ def moved(f: dataclasses.Field) -> list:
 def cases() -> list[tuple[str, str, str]]:
     return [
         (kind, name, f.name)
-        for kind, registry in REGISTRIES.items()
-        for name in registry.names()
+        for kind, spec in KINDS.items()
+        for name in spec.registry.names()
         for f in _fields(kind, name)
         if moved(f)
     ]
@@ -144,7 +190,7 @@ def cases() -> list[tuple[str, str, str]]:
 # ---------------------------------------------------------------- refused where unread (fast)
 def _choice_configs(kind: str, name: str):
     """The component's default configuration and one for each value of each choice option."""
-    registry = REGISTRIES[kind]
+    registry = KINDS[kind].registry
     yield registry.parse({"name": name})
     for f in _fields(kind, name):
         for value in f.metadata.get("choices") or ():
@@ -155,9 +201,9 @@ def _choice_configs(kind: str, name: str):
                     continue  # a choice that needs other settings: its own checks say so
 
 
-@pytest.mark.parametrize("kind", sorted(REGISTRIES))
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_an_option_a_configuration_leaves_unread_is_refused_when_set(kind):
-    registry, checked = REGISTRIES[kind], 0
+    registry, prefix, checked = KINDS[kind].registry, KINDS[kind].prefix, 0
     for name in registry.names():
         for config in _choice_configs(kind, name):
             node = {
@@ -170,9 +216,9 @@ def test_an_option_a_configuration_leaves_unread_is_refused_when_set(kind):
                 for value in values[:1]:
                     with pytest.raises(RbmlabError) as refused:
                         registry.parse({**node, "name": name, key: value})
-                    assert str(refused.value).startswith(f"{kind}.{key}: ") and why in str(refused.value)
+                    assert str(refused.value).startswith(f"{prefix}.{key}: ") and why in str(refused.value)
                     checked += 1
-    assert checked >= {"learner": 9, "evaluator": 8}[kind]  # frank_wolfe's; ais, pmap_log_z, kl's
+    assert checked >= {"learner": 9, "evaluator": 8}.get(kind, 0)  # frank_wolfe's; ais, pmap_log_z, kl's
 
 
 # ---------------------------------------------------------------- read everywhere else (slow)
@@ -202,11 +248,8 @@ def same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
 @functools.cache
 def base_of(kind: str, name: str, tmp: Path) -> tuple[list[str], dict] | None:
     """The first base whose run the component completes, with that run's fingerprint."""
-    bases = LEARNER_BASES if kind == "learner" else EVALUATOR_BASES
-    if kind == "learner":  # mini-batches smaller than the data first: a batch is then not the data
-        bases = [[*b, "learner.batch_size=5"] for b in bases] + bases
-    for base in bases:
-        overrides = [*base, f"{kind}={name}", *COMMON]
+    for base in KINDS[kind].bases:
+        overrides = [*base, *KINDS[kind].choose(name), *COMMON]
         try:
             return overrides, fingerprint(overrides, tmp)
         except RbmlabError:
@@ -239,10 +282,13 @@ def test_an_option_moved_off_its_default_is_read_or_refused(kind, name, option, 
         except RbmlabError:
             outcomes.append(True)  # refused: said, not ignored
     blind = (kind, name, option) in PROBE_BLIND
+    if (kind, name, option) in KNOWN_UNREAD:
+        assert not any(outcomes), f"{kind}={name}: {option} is read or refused now: take it off KNOWN_UNREAD"
+        pytest.xfail(KNOWN_UNREAD[kind, name, option])
     if any(outcomes):
-        assert not blind, f"{kind}.{option} of {name} is read now: take it off PROBE_BLIND"
+        assert not blind, f"{kind}={name}: {option} is read now: take it off PROBE_BLIND"
     else:
         assert blind, (
-            f"{kind}={name}: {kind}.{option} moved to {moved(f)} leaves the run unchanged and is not "
-            "refused (declare it unread in the configuration's unread(), or read it)"
+            f"{kind}={name}: {KINDS[kind].prefix}.{option} moved to {moved(f)} leaves the run unchanged "
+            "and is not refused (declare it unread in the configuration's unread(), or read it)"
         )
