@@ -203,7 +203,8 @@ def test_learner(name, family):
     declares in ``grows``), state keys kept; trial 1 of a batched model trains alone too."""
     cls = LEARNERS.get(name)
     fields = set(cls.config_class.__dataclass_fields__)
-    node = {"name": name, "lr": 0.01, **({"k": 2} if "k" in fields else {})}
+    reads_lr = "lr" not in LEARNERS.parse({"name": name}).unread()  # frank_wolfe's converge fit: none
+    node = {"name": name, **({"lr": 0.01} if reads_lr else {}), **({"k": 2} if "k" in fields else {})}
     if "full" != cls.config_class.__dataclass_fields__["batch_size"].default:
         node["batch_size"] = 8
     learner = LEARNERS.build(LEARNERS.parse(node))
