@@ -18,7 +18,6 @@ RESULTS = Path(__file__).resolve().parent.parent / "results"
 # and each takes longer than a measurement here allows (training on 2 cores, or drawing from runs
 # that are not in the repository)
 COST_UNRECORDED = {
-    ("frank_wolfe/cd-grid", "reduced"),
     ("pmp/figure-1c-train", "reduced"),
     ("pmp/figure-4-zeros", "reduced"),  # draws figure-1c-train's runs
 }
