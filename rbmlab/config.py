@@ -19,7 +19,16 @@ from omegaconf.errors import OmegaConfBaseException
 
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import EPOCHS, TRIALS
-from rbmlab.validation import PROGRESS, Config, invalid, option, parse_options, to_plain, without_neutral
+from rbmlab.validation import (
+    PROGRESS,
+    Config,
+    invalid,
+    is_default,
+    option,
+    parse_options,
+    to_plain,
+    without_neutral,
+)
 
 
 def flatten(node: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -317,6 +326,9 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
         "tags": _tags(node.get("tags", [])),
         "task": TASKS.parse(node.get("task", {"name": "none"})),
     }
+    for key, why in parsed["learner"].model_unread(parsed["model"]).items():  # refused, not ignored
+        if not is_default(parsed["model"], key):
+            raise RbmlabError(f"model.{key}: {why}; remove it")
     return RunConfig(
         scale=scale,
         resume=resume,

@@ -299,13 +299,25 @@ UNREAD_CASES = [
         "learner.bias_average: ",
     ),
     Case("fw-fixed-bias-lr", [*FW, "learner.bias_fit=fixed", "learner.bias_lr=0.9"], "learner.bias_lr: "),
+    Case(
+        "fw-model-n-hidden",
+        [*FW, "model.n_hidden=12"],
+        "model.n_hidden: frank_wolfe grows its hidden units from none",
+    ),
+    Case("fw-model-weight-std", [*FW, "model.weight_std=0.1"], "model.weight_std: frank_wolfe grows"),
+    Case(  # the size an evaluator must handle is the grown one: one unit an epoch
+        "fw-grows-beyond-enumeration",
+        ["run", "dataset=binarized_mnist", "learner=frank_wolfe", "evaluator=exact", "train.epochs=30"],
+        "evaluator=exact: ",
+    ),
+    Case("fw-model-coefficient", [*FW, "model=fractional_rbm", "model.coefficient=2"], "model.coefficient: "),
 ]
 
 CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES + UNREAD_CASES
 
 
 def test_the_cases_are_counted_and_ids_unique():
-    assert len(CASES) == 43
+    assert len(CASES) == 47
     assert len({c.id for c in CASES}) == len(CASES)
 
 

@@ -101,11 +101,24 @@ def test_each_entrant_is_tuned_over_its_own_rate_times_the_same_factors(toy):
     assert grids["cd"] == pytest.approx([0.025, 0.05, 0.1])  # conf/learner/cd.yaml: 0.05
     assert {len(g) for v, g in grids.items() if v != "frank_wolfe"} == {3}
     assert grids["frank_wolfe"] == [0.02]  # its converged bias fit reads no lr: one run, not three alike
-    assert board["variants"]["reset"]["overrides"] == [
+    spec = load_spec("leaderboard/caltech101")
+    assert board["variants"]["reset"]["overrides"] == [  # the board's settings, then its own
+        *spec["overrides"],
         "learner=reset",
         "learner.batch_size=100",
         "learner.k=20",
     ]
+    assert board["overrides"] == [] and "overrides" not in board["scales"]["reduced"]
+    # each entrant carries the board's settings it reads: Frank-Wolfe not the smoke tier's
+    # model.n_hidden (it grows its own units), the others all of them
+    smoke = sweep_spec("leaderboard/caltech101", spec, "smoke")["variants"]
+    tier = spec["scales"]["smoke"]["overrides"]
+    assert smoke["cd"]["scales"]["smoke"]["overrides"] == tier
+    assert (
+        smoke["frank_wolfe"]["scales"]["smoke"]["overrides"]
+        == [o for o in tier if not o.startswith("model.n_hidden=")]
+        != tier
+    )
 
 
 def points(rows) -> pd.DataFrame:

@@ -132,14 +132,9 @@ PROBE_BLIND = {  # (kind, component, option): why a probe run cannot show the op
     ("model", "ising", "field_init"): "ising_samples's units have mean 1/2, whose base-rate field is 0: "
     "the same start as zero (tests/test_ising.py)",
 }
-# Read nowhere and not yet refused: known defects, each with what refusing it needs. A fix takes
-# it off (the test then fails until it does).
-KNOWN_UNREAD = {
-    ("model", "fractional_rbm", option): "learner=frank_wolfe (the probe's base for this family) grows "
-    "its hidden units from none (Alg. 1), so the model's initial ones are never read; refusing them "
-    "needs the leaderboards, which set model.n_hidden board-wide, to drop it for that entrant"
-    for option in ("n_hidden", "weight_std", "hidden_bias", "coefficient")
-}
+# Read nowhere and not yet refused: known defects, each with what refusing it needs (an xfail that
+# fails once fixed: take it off then). None now.
+KNOWN_UNREAD: dict[tuple[str, str, str], str] = {}
 BATCHING = {  # options that split work into pieces: the result must not depend on them
     ("evaluator", "pixel_error", "chunk"),
     ("evaluator", "pmap_log_z", "chunk"),

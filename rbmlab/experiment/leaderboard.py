@@ -102,12 +102,14 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
         raise RbmlabError(
             f"experiment: no settings for scale {scale!r}; defined: {', '.join(spec.get('scales', {}))}"
         )
-    common = [*spec.get("overrides", []), *tier.get("overrides", [])]
+    board, board_tier = list(spec.get("overrides", [])), list(tier.get("overrides", []))
     variants, not_entered = {}, {}
     for entrant, overrides in entrants().items():
         own = [*overrides, *adjust.get(entrant, [])]
         try:
-            cfg = validated_run_config([*common, *own, f"scale={scale}"])
+            unread = _model_unread([*board, *board_tier], own, scale)
+            mine, mine_tier = ([o for o in part if _key(o) not in unread] for part in (board, board_tier))
+            cfg = validated_run_config([*mine, *own, *mine_tier, f"scale={scale}"])
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {name}: entrant {entrant}: {e}") from None
         if (why := _unit_refusal(cfg)) is not None:
@@ -115,17 +117,37 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
             continue
         lr = cfg.learner.lr
         rates = [lr] if "lr" in cfg.learner.unread() else [float(f"{lr * f:.6g}") for f in factors]
-        variants[entrant] = {"overrides": own, "grid": {"learner.lr": rates}}  # one rate where unread
+        variants[entrant] = {  # the board's settings that the entrant reads, in the sweep's order
+            "overrides": [*mine, *own],
+            "grid": {"learner.lr": rates},  # one rate where lr is unread
+            "scales": {scale: {"overrides": mine_tier}},
+        }
     seeds = tier.get("seeds", spec.get("seeds", [0]))
     seed_list(seeds)
     return {
         "title": spec.get("title", name),
-        "overrides": spec.get("overrides", []),
+        "overrides": [],  # each entrant's own share of them, above
         "variants": variants,
         "seeds": seeds,
         "not_entered": not_entered,
-        "scales": {scale: {k: v for k, v in tier.items() if k != "lr_factors"}},
+        "scales": {scale: {k: v for k, v in tier.items() if k not in ("lr_factors", "overrides")}},
     }
+
+
+def _key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def _model_unread(board: list[str], own: list[str], scale: str) -> set[str]:
+    """The board's ``model.*`` settings that the entrant's learner does not read
+    (LearnerConfig.model_unread: Frank-Wolfe grows its hidden units itself), to be left out of its
+    jobs rather than refused there."""
+    from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
+
+    cfg = validated_run_config(
+        [*[o for o in board if not _key(o).startswith("model.")], *own, f"scale={scale}"]
+    )
+    return {f"model.{key}" for key in cfg.learner.model_unread(cfg.model)}
 
 
 class Leaderboard:

@@ -44,6 +44,11 @@ class LearnerConfig(Config):
         label="training sampler",
     )
 
+    def model_unread(self, model: Any) -> dict[str, str]:
+        """The options of the model configuration ``model`` that this learner leaves unread,
+        ``{key: why}`` (a run refuses one set away from its default, as Config.unread)."""
+        return {}
+
 
 def difference(positive: dict, negative: dict) -> dict:
     """Data minus model statistics, per parameter: the log-likelihood ascent direction."""
@@ -184,6 +189,12 @@ class Learner:
         its model (Frank-Wolfe adds units to an empty one; tap_dbm pretrains it layer by layer)
         shapes it here. One-line RbmlabError if it cannot train it."""
         return model
+
+    def sizes_reached(self, sizes: dict[str, int], epochs: int, pretrained: bool) -> dict[str, int]:
+        """The model sizes at the end of ``epochs`` epochs from ``sizes`` (the family's, or the
+        checkpoint's when ``pretrained``): what an evaluator must handle. A learner that grows
+        its model says how."""
+        return sizes
 
     def inference_iterations(self, state: State) -> int | None:
         """The iteration budget of the learner's own inference at this point of training (crbm_bp's

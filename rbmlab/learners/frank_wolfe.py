@@ -293,6 +293,15 @@ class FrankWolfeConfig(LearnerConfig):
                 f"training set (Alg. 1); must be full, got {self.batch_size!r}",
             )
 
+    def model_unread(self, model) -> dict[str, str]:
+        """A model it starts from scratch (no model.init) is replaced by the one without hidden
+        units (Alg. 1 grows them, one an epoch): the initial units' options are never read."""
+        if getattr(model, "init", None):
+            return {}
+        why = "frank_wolfe grows its hidden units from none, one an epoch (Alg. 1): no initial one is made"
+        keys = ("n_hidden", "weight_std", "hidden_bias", "coefficient")
+        return {k: why for k in keys if k in model.__dataclass_fields__}
+
     def unread(self) -> dict[str, str]:
         """Each bias fit's options are the other's unread ones: converge's Fisher steps read none of
         fixed's plain step (lr, the optimizer, bias_steps), fixed's steps none of converge's rule."""
@@ -366,6 +375,10 @@ class FrankWolfe(Learner):
                 "hold; use model=fractional_rbm"
             )
         super().check(model_class)
+
+    def sizes_reached(self, sizes, epochs, pretrained):
+        """One unit an epoch (Alg. 1), on the checkpoint's units or on none."""
+        return {**sizes, "n_hidden": (sizes["n_hidden"] if pretrained else 0) + epochs}
 
     def initial_model(self, model, pretrained: bool, train=None):
         if (model.visible, model.hidden) != ("bernoulli", "bernoulli"):

@@ -154,7 +154,8 @@ def components(cfg: RunConfig, n_visible: int):
         )
     learner.check(model_class)
     learner.check_schedule(cfg.train.epochs)
-    check_applies(evaluator, model_class, sizes)  # its refusal names the evaluators that apply
+    reached = learner.sizes_reached(sizes, cfg.train.epochs, pretrained=bool(cfg.model.init))
+    check_applies(evaluator, model_class, reached)  # its refusal names the evaluators that apply
     check_configured_units(cfg.model, model_class, learner, evaluator)
     truth_for(evaluator, cfg.dataset, build=False)
     return model_class, sizes, learner, evaluator, stop_rule_of(cfg, model_class, evaluator)
