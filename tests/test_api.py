@@ -403,3 +403,33 @@ def test_import_rbmlab_stays_cheap():
     assert rbmlab.RBM is RBM and rbmlab.IsingModel is IsingModel and "RBM" in dir(rbmlab)
     with pytest.raises(AttributeError):
         rbmlab.nothing_here  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "learner, options",
+    [
+        ("pcd", {"k": 1}),  # persistent chains
+        ("cd", {"optimizer": {"name": "sgd", "momentum": 0.9}}),  # momentum buffers
+        ("cd", {"optimizer": {"name": "adam"}}),  # Adam's moments and step count
+    ],
+)
+def test_partial_fit_continues_the_learner_state(learner, options):
+    """partial_fit k times equals fit with n_iter=k where the learner state changes the result,
+    and a continuation that restarted the state would not (the control): at the lr and batch of
+    these fits the state matters."""
+    params = dict(  # weights of std 1: a Gibbs step depends on where the chains were
+        n_components=5,
+        learner=learner,
+        learner_options=options,
+        learning_rate=0.05,
+        batch_size=4,
+        model_options={"weight_std": 1.0},
+    )
+    rbm = RBM(**params, random_state=7)
+    for _ in range(3):
+        rbm.partial_fit(X)
+    fitted = RBM(**params, n_iter=3, random_state=7).fit(X)
+    np.testing.assert_array_equal(rbm.model_.W, fitted.model_.W)
+    restarted = RBM(**params, random_state=7).partial_fit(X).partial_fit(X)
+    restarted.learner_state_ = None  # the state lost: the third epoch starts a fresh one
+    assert not np.array_equal(restarted.partial_fit(X).model_.W, fitted.model_.W)
