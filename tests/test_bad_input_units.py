@@ -16,6 +16,13 @@ from rbmlab.units import CATEGORICAL_TYPES, PRIOR_NAMES
 from tests.test_bad_input import Case, assert_one_error_line
 
 BARS = ["dataset=bars_stripes", "model.n_hidden=3", "train.epochs=1", "train.progress=false"]
+
+
+def grown(settings: list[str]) -> list[str]:
+    """``settings`` for learner=frank_wolfe, which grows its hidden units (refuses model.n_hidden)."""
+    return [o for o in settings if not o.startswith("model.n_hidden=")]
+
+
 PM1 = [
     "dataset=ising_samples",
     "dataset.side=3",
@@ -70,12 +77,19 @@ CASES = [
     ),
     Case(
         "rbm-spin-frank-wolfe",
-        ["run", "model.visible_units=spin", "learner=frank_wolfe", "evaluator=exact", *PM1],
+        ["run", "model.visible_units=spin", "learner=frank_wolfe", "evaluator=exact", *grown(PM1)],
         "learner=frank_wolfe is written for Bernoulli",
     ),
     Case(
         "grbm-spin-hidden-frank-wolfe",
-        ["run", "model=grbm", "model.hidden_prior=spin", "learner=frank_wolfe", "evaluator=exact", *BARS],
+        [
+            "run",
+            "model=grbm",
+            "model.hidden_prior=spin",
+            "learner=frank_wolfe",
+            "evaluator=exact",
+            *grown(BARS),
+        ],
         "model.hidden_prior: spin hidden units",
     ),
     Case(

@@ -19,6 +19,7 @@ from rbmlab.hydra_app import PLUGINS
 
 QUICK = ["train.epochs=1", "train.progress=false"]
 SMALL = ["dataset=bars_stripes", "model.n_hidden=4", "learner.batch_size=full", "evaluator=exact", *QUICK]
+FW_SMALL = [o for o in SMALL if not o.startswith("model.n_hidden=")]  # frank_wolfe grows its own units
 MNIST = ["dataset=mnist", "dataset.n_train=200", "dataset.n_test=100", "model.n_hidden=8", *QUICK]
 
 
@@ -73,18 +74,18 @@ CASES = [
     ),
     Remedy(
         "trials-one-at-a-time",
-        [*SMALL, "learner=frank_wolfe", "train.trials=2"],
+        [*FW_SMALL, "learner=frank_wolfe", "train.trials=2"],
         r"use seeds \((-m seed=\S+)\)",
         drop=("train.trials",),
     ),
     Remedy(
         "alpha-learned-on-an-rbm",
-        [*SMALL, "learner=frank_wolfe", "learner.alpha=learned", "learner.alpha_lr=1.0"],
+        [*FW_SMALL, "learner=frank_wolfe", "learner.alpha=learned", "learner.alpha_lr=1.0"],
         r"use (model=fractional_rbm)",
     ),
     Remedy(
         "alpha-learned-needs-its-step",
-        [*SMALL, "model=fractional_rbm", "learner=frank_wolfe", "learner.alpha=learned"],
+        [*FW_SMALL, "model=fractional_rbm", "learner=frank_wolfe", "learner.alpha=learned"],
         r"e\.g\. (learner\.alpha_lr=\S+)",
     ),
     Remedy(
