@@ -240,9 +240,19 @@ def test_samples_are_visible_states_drawn_reproducibly(small, method):
 
 @pytest.mark.parametrize("learner", ["cd", "pcd", "sdcp", "csdcp", "frank_wolfe"])
 def test_any_learner_by_name_trains(learner):
-    rbm = RBM(n_components=6, learner=learner, n_iter=2, random_state=0).fit(X)
+    grows = learner == "frank_wolfe"  # one unit an epoch: it takes no n_components
+    rbm = RBM(**({} if grows else {"n_components": 6}), learner=learner, n_iter=2, random_state=0).fit(X)
     assert rbm.model_.is_finite() and rbm.model_.W.any()
-    assert rbm.transform(X).shape[0] == 14
+    assert rbm.transform(X).shape == (14, 2 if grows else 6)
+
+
+def test_a_model_setting_the_learner_does_not_read_is_refused():
+    """Frank-Wolfe grows its hidden units from none: n_components (set) and model_options about
+    the initial units are refused, not ignored (the CLI refuses model.n_hidden the same way)."""
+    with pytest.raises(ValueError, match=r"^n_components: frank_wolfe grows its hidden units"):
+        RBM(n_components=6, learner="frank_wolfe", n_iter=1).fit(X)
+    with pytest.raises(ValueError, match=r"^model_options\['weight_std'\]: frank_wolfe grows"):
+        RBM(learner="frank_wolfe", model_options={"weight_std": 0.1}, n_iter=1).fit(X)
 
 
 def test_learner_options_go_to_the_learners_parser(tmp_path):

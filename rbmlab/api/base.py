@@ -111,7 +111,22 @@ class EnergyModel(BaseEstimator):
             model_class = MODELS.get(model_cfg.name)
             learner.check(model_class)
             check_configured_units(model_cfg, model_class, learner)
+        self._check_model_read(learner, model_cfg)
         return model_class, model_cfg, learner
+
+    def _check_model_read(self, learner, model_cfg) -> None:
+        """A model setting the learner does not read (Frank-Wolfe grows its hidden units from
+        none) is refused, as the CLI refuses it: n_components away from its default, or a key of
+        model_options."""
+        import inspect  # noqa: PLC0415
+
+        unread = learner.config.model_unread(model_cfg)
+        signature = inspect.signature(type(self).__init__).parameters
+        if "n_hidden" in unread and "n_components" in signature:
+            if self.n_components != signature["n_components"].default:
+                raise ValueError(f"n_components: {unread['n_hidden']}; leave it at its default")
+        for key in sorted(set(self.model_options or {}) & set(unread)):
+            raise ValueError(f"model_options[{key!r}]: {unread[key]}; remove it")
 
     def _units(self, model_cfg=None) -> tuple[str, int]:
         """The visible units' type and states per unit: of ``model_cfg``, or of the fitted model."""
