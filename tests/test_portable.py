@@ -152,13 +152,13 @@ def test_a_runs_csv_names_another_run_s_checkpoint_relative_to_the_outputs_root(
     with threadpool_limits(1):
         result = run_experiment(
             "frank_wolfe/figure-1a",
-            ["scale=smoke", "variants=fw,cd_fw", "train.epochs=2", "model.n_hidden=2"],
+            ["scale=smoke", "variants=fw,cd_fw", "train.epochs=4"],  # fw: 4 units; cd_fw: from 2 and 4
             results_root=tmp_path / "results",
             outputs_root=outputs,
         )
     runs = pd.read_csv(result["runs"])
     written = runs.loc[runs["variant"] == "cd_fw", "model.init"].tolist()
-    assert written == ["frank_wolfe/figure-1a/smoke/fw?seed=0&file=snapshots/epoch_2.npz"]
+    assert written == [f"frank_wolfe/figure-1a/smoke/fw?seed=0&file=snapshots/epoch_{n}.npz" for n in (2, 4)]
     config = yaml.safe_load((outputs / "frank_wolfe/figure-1a/smoke/cd_fw/0/config.yaml").read_text())
     assert config["model"]["init"] == f"{outputs}/{written[0]}"  # what the run read
     assert (
