@@ -447,3 +447,19 @@ def test_naive_mean_field_is_a_learner_option_and_costs_half_a_tap_iteration():
     assert SOLVERS.get("tap").cost(10, 8, 5, 7, True) == 10 * 8 * (4 * 7 + 5)
     with pytest.raises(ValueError, match="order"):
         solve(small_rbm(1, 0.1), data(1, 2, 10), order=3)
+
+
+@pytest.mark.parametrize("k", [3, 5, 7])
+def test_the_solver_stops_at_the_first_iteration_whose_mean_square_move_is_below_tol(k):
+    """Fig. 3's stopping rule, judged from outside: the magnetisations after 0, 1, ... iterations
+    (runs capped there with a tol never met) give each iteration's mean-square move over both
+    layers; with tol just above iteration k's move (and below iteration k - 1's), the solver stops
+    after exactly k iterations, converged. A rule at another tolerance or one iteration off fails."""
+    rbm, x = small_rbm(3, 0.5), data(4, 1, 10)
+    states = [solve(rbm, x, max_iter=t, tol=1e-300) for t in range(k + 1)]
+    path = [np.concatenate([s.a_v.ravel(), s.a_h.ravel()]) for s in states]
+    moves = [float(np.mean((path[t] - path[t - 1]) ** 2)) for t in range(1, k + 1)]  # iteration t's
+    tol = moves[-1] * (1 + 1e-9)
+    assert moves[-2] > 2 * tol and moves[-1] > tol / 2  # neighbouring rules land elsewhere
+    stopped = solve(rbm, x, max_iter=100, tol=tol)
+    assert int(stopped.iterations) == k and bool(np.all(stopped.converged))
