@@ -449,13 +449,20 @@ def test_naive_mean_field_is_a_learner_option_and_costs_half_a_tap_iteration():
         solve(small_rbm(1, 0.1), data(1, 2, 10), order=3)
 
 
+@pytest.mark.parametrize("device", [False, True], ids=["host", "masked"])
 @pytest.mark.parametrize("k", [3, 5, 7])
-def test_the_solver_stops_at_the_first_iteration_whose_mean_square_move_is_below_tol(k):
+def test_the_solver_stops_at_the_first_iteration_whose_mean_square_move_is_below_tol(k, device):
     """Fig. 3's stopping rule, judged from outside: the magnetisations after 0, 1, ... iterations
     (runs capped there with a tol never met) give each iteration's mean-square move over both
     layers; with tol just above iteration k's move (and below iteration k - 1's), the solver stops
-    after exactly k iterations, converged. A rule at another tolerance or one iteration off fails."""
+    after exactly k iterations, converged. A rule at another tolerance or one iteration off fails.
+    ``masked``: arrays that stand for a device's (tests/sync_counting.py), so the solver takes the
+    loop that never reads the host (rbmlab.inference.tap._masked_stack)."""
+    from tests.sync_counting import counted  # noqa: PLC0415
+
     rbm, x = small_rbm(3, 0.5), data(4, 1, 10)
+    if device:
+        rbm, x = rbm.replace(W=counted(rbm.W)), counted(x)
     states = [solve(rbm, x, max_iter=t, tol=1e-300) for t in range(k + 1)]
     path = [np.concatenate([s.a_v.ravel(), s.a_h.ravel()]) for s in states]
     moves = [float(np.mean((path[t] - path[t - 1]) ** 2)) for t in range(1, k + 1)]  # iteration t's
