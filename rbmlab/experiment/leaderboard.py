@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rbmlab.errors import RbmlabError
+from rbmlab.experiment.arguments import key_of
 from rbmlab.experiment.spec import _parse_argv, seed_list
 
 SETTINGS = frozenset({"lr_factors", "adjust", "names"})
@@ -108,7 +109,7 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
         own = [*overrides, *adjust.get(entrant, [])]
         try:
             unread = _model_unread([*board, *board_tier], own, scale)
-            mine, mine_tier = ([o for o in part if _key(o) not in unread] for part in (board, board_tier))
+            mine, mine_tier = ([o for o in part if key_of(o) not in unread] for part in (board, board_tier))
             cfg = validated_run_config([*mine, *own, *mine_tier, f"scale={scale}"])
         except RbmlabError as e:
             raise RbmlabError(f"experiment: {name}: entrant {entrant}: {e}") from None
@@ -134,10 +135,6 @@ def sweep_spec(name: str, spec: dict[str, Any], scale: str) -> dict[str, Any]:
     }
 
 
-def _key(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
-
-
 def _model_unread(board: list[str], own: list[str], scale: str) -> set[str]:
     """The board's ``model.*`` settings that the entrant's learner does not read
     (LearnerConfig.model_unread: Frank-Wolfe grows its hidden units itself), to be left out of its
@@ -145,7 +142,7 @@ def _model_unread(board: list[str], own: list[str], scale: str) -> set[str]:
     from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
 
     cfg = validated_run_config(
-        [*[o for o in board if not _key(o).startswith("model.")], *own, f"scale={scale}"]
+        [*[o for o in board if not key_of(o).startswith("model.")], *own, f"scale={scale}"]
     )
     return {f"model.{key}" for key in cfg.learner.model_unread(cfg.model)}
 

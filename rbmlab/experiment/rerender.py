@@ -43,7 +43,7 @@ def committed_reports(results_root: Path | str, paper: str | None = None) -> lis
     found = []
     for runs_csv in sorted(Path(results_root).glob(f"{paper or '*'}/*_runs.csv")):
         match = _STEM.match(runs_csv.name[: -len("_runs.csv")])
-        name = f"{runs_csv.parent.name}/{match['artefact']}" if match else None
+        name = _experiment_of(runs_csv.parent, match)
         if name not in known:
             raise RbmlabError(
                 f"report rerender: {runs_csv} is no experiment's report "
@@ -55,6 +55,11 @@ def committed_reports(results_root: Path | str, paper: str | None = None) -> lis
     return found
 
 
+def _experiment_of(paper_dir: Path, match: re.Match | None) -> str | None:
+    """``<paper>/<artefact>`` of a report file's stem matched by _STEM (None: no match)."""
+    return f"{paper_dir.name}/{match['artefact']}" if match else None
+
+
 def rerender(results_root: Path | str = "results", paper: str | None = None) -> list[dict[str, Any]]:
     """Render every committed sweep report of ``paper`` (all) again; returns make_report's dicts.
     A sweep report (.md) whose runs CSV is gone, or no sweep report at all, is one line: a
@@ -63,8 +68,8 @@ def rerender(results_root: Path | str = "results", paper: str | None = None) -> 
     from rbmlab.experiment.spec import load_spec  # noqa: PLC0415
     from rbmlab.experiment.sweep import render_committed  # noqa: PLC0415
 
-    found = committed_reports(results_root, paper)
-    reports = [r for r in found if kind_of(load_spec(r.name), r.name).name == "sweep"]
+    specs = {r: load_spec(r.name) for r in committed_reports(results_root, paper)}
+    reports = {r: spec for r, spec in specs.items() if kind_of(spec, r.name).name == "sweep"}
     orphans = _reports_without_runs(Path(results_root), paper)
     if orphans:
         raise RbmlabError(
@@ -77,7 +82,7 @@ def rerender(results_root: Path | str = "results", paper: str | None = None) -> 
         raise RbmlabError(
             f"report rerender: no sweep report under {where} (<artefact>_<tier>_runs.csv): nothing to draw"
         )
-    return [render_committed(r.name, load_spec(r.name), r.tier, r.stem) for r in reports]
+    return [render_committed(r.name, spec, r.tier, r.stem) for r, spec in reports.items()]
 
 
 def _reports_without_runs(results_root: Path, paper: str | None) -> list[Path]:
@@ -89,8 +94,7 @@ def _reports_without_runs(results_root: Path, paper: str | None) -> list[Path]:
     known = set(available())
     out = []
     for md in sorted(results_root.glob(f"{paper or '*'}/*.md")):
-        match = _STEM.match(md.stem)
-        name = f"{md.parent.name}/{match['artefact']}" if match else None
+        name = _experiment_of(md.parent, _STEM.match(md.stem))
         if name in known and not md.with_name(f"{md.stem}_runs.csv").is_file():
             if kind_of(load_spec(name), name).name == "sweep":
                 out.append(md)

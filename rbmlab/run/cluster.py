@@ -103,11 +103,15 @@ class Requeueing:
         return submitit.helpers.DelayedSubmission(self, resumed(sweep_overrides), *rest)
 
 
+def _launchers_chosen(overrides: list[str]) -> list[str]:
+    """The values of the ``hydra/launcher=`` overrides (``+``/``~`` forms too), in order."""
+    return [o.partition("=")[2] for o in overrides if o.partition("=")[0].lstrip("+~") == "hydra/launcher"]
+
+
 def check_installed(overrides: list[str]) -> None:
     """A launcher of this module chosen without the [slurm] extra: one line saying what to install."""
-    for o in overrides:
-        key, _, value = o.partition("=")
-        if key.lstrip("+~") == "hydra/launcher" and value in LAUNCHERS and not installed():
+    for value in _launchers_chosen(overrides):
+        if value in LAUNCHERS and not installed():
             raise RbmlabError(
                 f"hydra/launcher={value}: needs hydra-submitit-launcher; pip install 'rbmlab[slurm]'"
             )
@@ -155,7 +159,7 @@ def check_can_submit(overrides: list[str]) -> None:
     """SLURM's commands on PATH when ``overrides`` choose a launcher that submits to SLURM:
     checked where a sweep is launched, before any directory is made (not where a configuration
     is only composed or shown, which a laptop may do)."""
-    chosen = [o.partition("=")[2] for o in overrides if o.partition("=")[0].lstrip("+~") == "hydra/launcher"]
+    chosen = _launchers_chosen(overrides)
     missing = [c for c in SLURM_COMMANDS if chosen and chosen[-1] in LAUNCHERS and shutil.which(c) is None]
     if missing:
         raise RbmlabError(
