@@ -308,6 +308,17 @@ CASES = [
         "evaluator.n_chains: must be <=",
         setup=rbm_checkpoint,
     ),
+    # -------------------------- a start already beyond the divergence limit (models.PARAMETER_LIMIT)
+    Case(
+        "bounds-rbm-weight-std",
+        [*RUN, "model.weight_std=1e200"],
+        "model.weight_std: must be in [0, 1000000.0]",
+    ),
+    Case(
+        "bounds-ising-coupling-std",
+        [*ISING, "model.coupling_std=1e7"],
+        "model.coupling_std: must be in [0.0, 1000000.0]",
+    ),
 ]
 
 SECONDS = 3.0  # each case takes well under 1 s on an idle machine; 3 s tolerates a loaded one

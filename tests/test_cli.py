@@ -178,6 +178,15 @@ def test_a_runaway_run_is_recorded_as_diverged_not_completed(tmp_path):
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "diverged"
 
 
+def test_an_overflowing_run_says_diverged_once_without_numpys_warnings(tmp_path):
+    """lr=1e300 overflows in the first update: the run's one line says so (issue 57), numpy's
+    overflow and invalid-value warnings do not come before it."""
+    proc = rbmlab("run", *SMALL, "train.epochs=3", "learner.lr=1e300", "hydra.run.dir=run", cwd=tmp_path)
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "diverged"
+    assert "diverged at epoch 1" in proc.stderr + proc.stdout
+    assert "Warning" not in proc.stderr + proc.stdout
+
+
 def test_zero_epochs_evaluates_and_saves_the_untrained_model(tmp_path):
     rbmlab("run", *SMALL, "train.epochs=0", "hydra.run.dir=run", cwd=tmp_path)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli_logits_, sigmoid
 from rbmlab.limits import UNITS
-from rbmlab.models.base import ModelConfig, TwoLayerModel
+from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration
 from rbmlab.models.rbm import base_rate_bias
 from rbmlab.validation import option
@@ -42,6 +42,7 @@ class CRBMConfig(ModelConfig):
         0.01,
         "W, W_xh ~ N(0, weight_std²); W_xv = 0 (our choice, not the paper's)",
         lo=0,
+        hi=PARAMETER_LIMIT,
         label="initial weight std",
     )
     visible_bias: str = option(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rbmlab.limits import UNITS
-from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
 from rbmlab.models.declaration import Declaration
 from rbmlab.units import Bernoulli
@@ -37,7 +37,11 @@ class DBMConfig(ModelConfig):
         label="hidden units",
     )
     weight_std: float = option(
-        0.001, "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0, label="initial weight std"
+        0.001,
+        "W_l ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)",
+        lo=0,
+        hi=PARAMETER_LIMIT,
+        label="initial weight std",
     )
 
     def check(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from rbmlab.backend.ops import logsumexp
 from rbmlab.limits import UNITS
-from rbmlab.models.base import ModelConfig, TwoLayerModel
+from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration
 from rbmlab.models.rbm import RBM, init_rbm
 from rbmlab.units import Bernoulli
@@ -33,7 +33,9 @@ from rbmlab.validation import option
 class FractionalRBMConfig(ModelConfig):
     name: str = option("fractional_rbm", "model family")
     n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS, label="hidden units")
-    weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0, label="initial weight std")
+    weight_std: float = option(
+        0.01, "W ~ N(0, weight_std²)", lo=0, hi=PARAMETER_LIMIT, label="initial weight std"
+    )
     visible_bias: str = option(
         "base_rate",
         "base_rate: the field whose mean is the training mean "

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import UNITS
-from rbmlab.models.base import ModelConfig
+from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.rbm import BinaryLayers
 from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior, unit_type
@@ -32,7 +32,11 @@ class GRBMConfig(ModelConfig):
     name: str = option("grbm", "model family")
     n_hidden: int = option(100, "hidden units", lo=1, hi=UNITS, label="hidden units")
     weight_std: float = option(
-        1e-3, "W ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)", lo=0, label="initial weight std"
+        1e-3,
+        "W ~ N(0, weight_std²) (tap §VII.3: σ ≈ 1e-3)",
+        lo=0,
+        hi=PARAMETER_LIMIT,
+        label="initial weight std",
     )
     visible_prior: str = option(
         "bernoulli",

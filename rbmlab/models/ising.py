@@ -35,7 +35,7 @@ from rbmlab.backend import namespace, to_numpy
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import ENUMERATION_UNITS, EXACT_SAMPLING_UNITS, TRANSFER_MATRIX_SIDE
-from rbmlab.models.base import Model, ModelConfig
+from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_ising
 from rbmlab.units import Bernoulli, Spin
@@ -54,7 +54,10 @@ class IsingConfig(ModelConfig):
     name: str = option("ising", "model family (pairwise binary MRF, fully visible)")
     spins: str = option("01", "unit values: 01 (x in {0,1}) | pm1 (x in {-1,+1})", choices=SPINS)
     coupling_std: float = option(
-        0.0, "initial J_ij ~ N(0, coupling_std^2) for i < j, mirrored; zero diagonal", lo=0.0
+        0.0,
+        "initial J_ij ~ N(0, coupling_std^2) for i < j, mirrored; zero diagonal",
+        lo=0.0,
+        hi=PARAMETER_LIMIT,
     )
     field_init: str = option(
         "base_rate",

@@ -23,7 +23,7 @@ from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import EXACT_SAMPLING_UNITS, STATES, UNITS
-from rbmlab.models.base import ModelConfig, TwoLayerModel
+from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration, Setting
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, Bernoulli, unit_type
@@ -39,7 +39,9 @@ _STATES_SETTING = Setting(STATE_COUNTS, "2", summary=f"2 … {STATES}")
 class RBMConfig(ModelConfig):
     name: str = option("rbm", "model family")
     n_hidden: int = option(500, "hidden units", lo=1, hi=UNITS, label="hidden units")
-    weight_std: float = option(0.01, "W ~ N(0, weight_std²)", lo=0, label="initial weight std")
+    weight_std: float = option(
+        0.01, "W ~ N(0, weight_std²)", lo=0, hi=PARAMETER_LIMIT, label="initial weight std"
+    )
     visible_bias: str = option(
         "base_rate",
         "base_rate: the field whose mean is the training mean "

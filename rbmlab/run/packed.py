@@ -379,16 +379,18 @@ def _train_together(pack: list[Member]) -> None:
         group = [m for m in live if m.p.epoch == epoch]
         for part in [group] if stacked and len(group) > 1 else [[m] for m in group]:
             try:
-                if len(part) > 1:
-                    train_pack(part, learner)
-                else:  # the solo runner's epoch (budgets, batched trials included)
-                    runner.train_epoch(part[0].run, part[0].record, part[0].p)
+                with np.errstate(**runner.DIVERGENCE_REPORTED):
+                    if len(part) > 1:
+                        train_pack(part, learner)
+                    else:  # the solo runner's epoch (budgets, batched trials included)
+                        runner.train_epoch(part[0].run, part[0].record, part[0].p)
             except Exception as e:  # noqa: BLE001 - the computation failed: its runs record it, the others go on
                 for m in part:
                     _fail(m, e)
         for m in (m for m in group if m.result is None):
             try:
-                alive = runner.after_epoch(m.run, m.record, m.p, m.summary)
+                with np.errstate(**runner.DIVERGENCE_REPORTED):
+                    alive = runner.after_epoch(m.run, m.record, m.p, m.summary)
                 m.log.info(runner.epoch_line(m.run, m.p))
                 if not alive:
                     m.result = runner.end_diverged(m.run, m.record, m.p, m.summary, m.echo)

@@ -637,6 +637,11 @@ def train(
             raise
 
 
+# Overflow and non-finite values while training are after_epoch's to report, in one "diverged"
+# line with the epoch, not numpy's to warn about line by line (numpy arrays; cupy does not warn)
+DIVERGENCE_REPORTED = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
+
+
 def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dict[str, Any]:
     cfg = run.cfg
     p = start(run, record, overrides, summary, echo)
@@ -653,8 +658,9 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     )
     show_latest(run, bar, p.latest)
     while training(run, p):
-        train_epoch(run, record, p)
-        alive = after_epoch(run, record, p, summary)
+        with np.errstate(**DIVERGENCE_REPORTED):
+            train_epoch(run, record, p)
+            alive = after_epoch(run, record, p, summary)
         log.info(epoch_line(run, p))
         bar.update(1)
         show_latest(run, bar, p.latest)
