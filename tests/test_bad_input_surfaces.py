@@ -313,11 +313,35 @@ UNREAD_CASES = [
     Case("fw-model-coefficient", [*FW, "model=fractional_rbm", "model.coefficient=2"], "model.coefficient: "),
 ]
 
-CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES + UNREAD_CASES
+COMBINED = ["run", "dataset=bars_stripes", "evaluator=combined"]
+PT = ["run", "dataset=bars_stripes", "learner=pcd", "+learner/sampler=parallel_tempering"]
+PART_SURFACE_CASES = [  # evaluator=combined's parts, the tempering ladder, the packed launcher
+    Case(
+        "combined-part-twice",
+        [*COMBINED, "evaluator.parts=[exact,exact]"],
+        "evaluator.parts[1].name: exact is",
+    ),
+    Case(
+        "combined-part-unknown-key", [*COMBINED, "evaluator.parts=[{name: exact, n_chains: 5}]"], "n_chains"
+    ),
+    Case("pt-one-temperature", [*PT, "learner.sampler.n_temperatures=1"], "learner.sampler.n_temperatures: "),
+    Case(
+        "pt-beta-min-one", [*PT, "learner.sampler.beta_min=1"], "learner.sampler.beta_min: must be in (0, 1)"
+    ),
+    Case("pt-ladder-unknown", [*PT, "learner.sampler.ladder=linear"], "learner.sampler.ladder: "),
+    Case("pt-swap-rate-geometric", [*PT, "learner.sampler.target_swap_rate=0.5"], "target_swap_rate"),
+    Case(
+        "packed-max-runs-zero",
+        ["run", "-m", "hydra/launcher=packed", "hydra.launcher.max_runs=0", "seed=0,1"],
+        "max_runs",
+    ),
+]
+
+CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES + UNREAD_CASES + PART_SURFACE_CASES
 
 
 def test_the_cases_are_counted_and_ids_unique():
-    assert len(CASES) == 47
+    assert len(CASES) == 54
     assert len({c.id for c in CASES}) == len(CASES)
 
 

@@ -122,12 +122,10 @@ def test_the_headline_joins_the_parts_headlines():
     )
 
 
-def test_a_column_two_parts_write_is_refused():
+def test_an_evaluator_given_twice_is_refused():
     with pytest.raises(RbmlabError) as e:
         EVALUATORS.parse({"name": "combined", "parts": ["exact", "ais", {"name": "ais", "n_chains": 50}]})
-    assert str(e.value) == (
-        "evaluator.parts[2]: writes ais.log_likelihood as parts[1] (ais) does; use each evaluator once"
-    )
+    assert str(e.value) == ("evaluator.parts[2].name: ais is parts[1] already; use each evaluator once")
     EVALUATORS.parse({"name": "combined", "parts": ["ais", "exact"]})  # exact's as exact.<metric>: no clash
 
 
@@ -173,7 +171,9 @@ BAD = [
     ),
     Case("no-parts", [*RUN, "evaluator.parts=[]"], "evaluator.parts: expected a non-empty list"),
     Case(
-        "clash", [*RUN, "evaluator.parts=[exact, tap, tap]"], "evaluator.parts[2]: writes tap.log_likelihood"
+        "clash",
+        [*RUN, "evaluator.parts=[exact, tap, tap]"],
+        "evaluator.parts[2].name: tap is parts[1] already",
     ),
     Case(
         "splits-not-the-parts",

@@ -187,7 +187,8 @@ def test_the_adaptive_ladder_moves_the_swap_rates_to_a_non_default_target():
     model, x, target = small(), start(small())[:200], 0.75
     rates = {}
     for ladder in ("geometric", "adaptive"):
-        sampler = pt(n_temperatures=4, beta_min=0.02, ladder=ladder, target_swap_rate=target)
+        aim = {"target_swap_rate": target} if ladder == "adaptive" else {}  # a fixed ladder aims at nothing
+        sampler = pt(n_temperatures=4, beta_min=0.02, ladder=ladder, **aim)
         state = sampler.init_state(model, x, BACKEND.rng(0))
         _, state = sampler.run(model, x, BACKEND.rng(1), 1500, state=state)
         rates[ladder], betas = state["swap_rate"], state["betas"]
@@ -216,6 +217,8 @@ def test_options_are_checked_at_the_edge():
         ({"beta_min": 1.0}, "beta_min"),
         ({"ladder": "linear"}, "ladder"),
         ({"target_swap_rate": 0}, "target_swap_rate"),
+        ({"target_swap_rate": 0.5}, "target_swap_rate"),  # under the geometric ladder: unread, refused
+        ({"adapt_rate": 2.0}, "adapt_rate"),
     ):
         with pytest.raises(RbmlabError, match=rf"^learner.sampler.{key}: "):
             INFERENCE.parse({"name": "parallel_tempering", **node}, "learner.sampler")

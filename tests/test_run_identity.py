@@ -38,7 +38,15 @@ NEUTRAL_OPTIONS = {
     "matched_default": (CRBM, "f8dff3b3b89f60d1"),
     "sgd_l1_neutral": (["learner.optimizer.l1=0.0"], "3cb5a7421c576754"),
     "sgd_l1": (["learner.optimizer.l1=0.001"], "4a72f1a7662209da"),
-    "sgd_momentum_on": (["learner.optimizer.momentum_on=interactions"], "de2e24f659314e86"),
+    "sgd_momentum": (["learner.optimizer.momentum=0.5"], "b1c9dab68417ed8c"),
+    "sgd_momentum_on_neutral": (
+        ["learner.optimizer.momentum=0.5", "learner.optimizer.momentum_on=all"],
+        "b1c9dab68417ed8c",
+    ),
+    "sgd_momentum_on": (
+        ["learner.optimizer.momentum=0.5", "learner.optimizer.momentum_on=interactions"],
+        "d3f0ce42b93c54d0",
+    ),
     "adam_neutral": (
         ["learner/optimizer=adam", "learner.optimizer.l1=0.0", "learner.optimizer.interaction_lr_scale=1.0"],
         "78d73a600ae72c33",

@@ -26,7 +26,8 @@ from rbmlab.validation import Config, invalid, option, progress_bars
 
 
 def parse_parts(value: Any, key: str) -> list[Config]:
-    """``parts``: a non-empty list of evaluator configurations, none of them ``combined``."""
+    """``parts``: a non-empty list of evaluator configurations, none of them ``combined``, each
+    evaluator once (a repeated part would score the same thing again under another column)."""
     if not isinstance(value, (list, tuple)) or not value:
         raise RbmlabError(
             f"{key}: expected a non-empty list of evaluators, e.g. "
@@ -37,6 +38,10 @@ def parse_parts(value: Any, key: str) -> list[Config]:
         name = node.get("name") if isinstance(node, dict) else node
         if name == "combined":
             raise RbmlabError(f"{key}[{i}].name: combined cannot be a part; list its parts here")
+        if name in (names := [p.name for p in parts]):
+            raise RbmlabError(
+                f"{key}[{i}].name: {name} is parts[{names.index(name)}] already; use each evaluator once"
+            )
         parts.append(node if dataclasses.is_dataclass(node) else EVALUATORS.parse(node, f"{key}[{i}]"))
     return parts
 

@@ -80,6 +80,11 @@ class ParallelTemperingConfig(InferenceConfig):
         label="ladder adaptation rate",
     )
 
+    def unread(self) -> dict[str, str]:
+        if self.ladder == "geometric":  # a fixed ladder: nothing adapts
+            return dict.fromkeys(("target_swap_rate", "adapt_rate"), "applies to ladder=adaptive only")
+        return {}
+
 
 def geometric_ladder(n: int, beta_min: float) -> np.ndarray:
     """β_k = beta_min^{k/(n−1)}, k = 0…n−1 (float64): equal ratios from 1 down to beta_min."""

@@ -30,6 +30,13 @@ class SGDConfig(Config):
         label="momentum on",
     )
 
+    def unread(self) -> dict[str, str]:
+        return (
+            {"momentum_on": "applies to momentum > 0 only (at 0 no parameter has a velocity)"}
+            if not self.momentum
+            else {}
+        )
+
 
 def add_scaled(x, lr, step, owned: bool = False):
     """x + lr · step; in ``step`` itself when it is ``owned`` (a gradient handed over), else in
