@@ -131,6 +131,27 @@ def test_a_warm_start_continues_the_run_it_starts_from_and_leaves_its_messages_a
 
 @pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
 @pytest.mark.parametrize("damping", [0.0, 0.3])
+def test_a_warm_start_from_a_fixed_point_does_not_move(mode, damping):
+    """Messages converged to 1e-12 are a fixed point of BP's equations: one more iteration from
+    them (at any damping) leaves them where they are and says converged at once. A warm start that
+    ignored its messages, or one that mixed in the undamped update from other ones, would move."""
+    rng = np.random.default_rng(6)
+    W = 0.4 * rng.standard_normal((6, 5))
+    b_v, b_h = rng.standard_normal((3, 6)), 0.5 * rng.standard_normal((1, 5))
+    fixed = loopy_bp(W, b_v, b_h, mode=mode, damping=damping, max_iter=2000, tol=1e-13)
+    assert fixed.converged.all()
+    again = loopy_bp(W, b_v, b_h, mode=mode, damping=damping, max_iter=1, tol=1e-9, init=fixed)
+    assert again.converged.all() and again.iterations == 1
+    for name in ("eta_v", "eta_h", "L", "K"):
+        np.testing.assert_allclose(
+            getattr(again, name), getattr(fixed, name), rtol=0, atol=1e-10, err_msg=name
+        )
+    cold = loopy_bp(W, b_v, b_h, mode=mode, damping=damping, max_iter=1, tol=1e-9)
+    assert np.abs(cold.eta_v - fixed.eta_v).max() > 1e-3  # one iteration from nothing is not there
+
+
+@pytest.mark.parametrize("mode", ["sum", "max", "mixed"])
+@pytest.mark.parametrize("damping", [0.0, 0.3])
 def test_an_instance_stops_where_it_converges_whatever_the_rest_of_the_batch_does(mode, damping):
     """Instances clamped by strong visible biases converge within a few iterations, one without
     biases on the same couplings takes longer. In one batch, every instance has exactly the
