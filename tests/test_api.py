@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.exceptions import DataConversionWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn.utils.estimator_checks import check_estimator
 
 import rbmlab
@@ -303,6 +303,18 @@ def test_values_are_checked_against_the_visible_units(small):
         small.score_samples(X, evaluator="reconstruction")
     with pytest.raises(ValueError, match="method: unknown inference 'nope'"):
         small.sample(2, method="nope")
+
+
+def test_an_overflow_says_so_once(recwarn):
+    """Training that overflows ends in one ConvergenceWarning naming the epoch, and values beyond
+    float32 in one ValueError: numpy's own overflow warnings do not precede them (issue 57)."""
+    diverged = RBM(n_components=3, learning_rate=1e300, n_iter=2, random_state=0).fit(X)
+    assert [w.category for w in recwarn] == [ConvergenceWarning], [str(w.message) for w in recwarn]
+    assert "training diverged at epoch 1" in str(recwarn[0].message) and diverged.n_iter_ == 1
+    recwarn.clear()
+    with pytest.raises(ValueError, match="infinity or a value too large for dtype"):
+        RBM(n_components=3, n_iter=1).fit(np.full((5, 9), 1e39))
+    assert not recwarn.list, [str(w.message) for w in recwarn]
 
 
 def full_pseudo_log_likelihood(W, b_v, b_h, x) -> np.ndarray:

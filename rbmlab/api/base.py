@@ -35,6 +35,7 @@ from rbmlab.api.settings import (
     model_config,
     train_config,
 )
+from rbmlab.models.base import DIVERGENCE_REPORTED
 from rbmlab.units.requirements import CATEGORICAL as _CATEGORICAL
 
 SAMPLE_STREAM = 5  # sample()'s random stream, after the runner's five (rbmlab.run.training)
@@ -141,7 +142,9 @@ class EnergyModel(BaseEstimator):
         from rbmlab.units import unit_type  # noqa: PLC0415
 
         dtype = np.dtype(backend_config(self.backend, self.dtype).dtype)
-        X = self._check_values(validate_data(self, X, reset=reset, dtype=dtype), units)
+        with np.errstate(over="ignore"):  # a value beyond the dtype: validate_data's ValueError says so
+            X = validate_data(self, X, reset=reset, dtype=dtype)
+        X = self._check_values(X, units)
         return unit_type(*units).encode(X, dtype) if units[0] in _CATEGORICAL else X
 
     def _check_values(self, X, units: tuple[str, int]):
@@ -226,9 +229,18 @@ class EnergyModel(BaseEstimator):
         for _ in tqdm(
             range(epochs), desc=f"train {learner.config.name}", disable=not self.verbose, leave=False
         ):
-            model, state, updates = epoch_pass(
-                learner, backend, self.seed_, self.n_iter_ + 1, train, X.shape[0], batch_size, model, state
-            )
+            with np.errstate(**DIVERGENCE_REPORTED):  # the ConvergenceWarning below says it, once
+                model, state, updates = epoch_pass(
+                    learner,
+                    backend,
+                    self.seed_,
+                    self.n_iter_ + 1,
+                    train,
+                    X.shape[0],
+                    batch_size,
+                    model,
+                    state,
+                )
             self.n_iter_, self.n_updates_ = self.n_iter_ + 1, self.n_updates_ + updates
             if not model.is_finite():
                 warnings.warn(

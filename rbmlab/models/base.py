@@ -33,6 +33,9 @@ from rbmlab.models.declaration import Declaration
 from rbmlab.validation import Config, option
 
 PARAMETER_LIMIT = 1e6  # |θ| beyond it counts as divergence (see Model.finite_trials)
+# Overflow and non-finite values while training are the divergence check's to report (one line or
+# warning with the epoch), not numpy's to warn about operation by operation: np.errstate(**this)
+DIVERGENCE_REPORTED = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
 
 
 @dataclasses.dataclass

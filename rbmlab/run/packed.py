@@ -39,6 +39,7 @@ from rbmlab.backend import memory_bytes, namespace, reads_are_free
 from rbmlab.data.domain import configured_visible_units
 from rbmlab.errors import RbmlabError
 from rbmlab.learners import LEARNERS
+from rbmlab.models.base import DIVERGENCE_REPORTED
 from rbmlab.optimizers.base import RunRates
 from rbmlab.run import runner
 from rbmlab.run.records import RunRecord
@@ -379,7 +380,7 @@ def _train_together(pack: list[Member]) -> None:
         group = [m for m in live if m.p.epoch == epoch]
         for part in [group] if stacked and len(group) > 1 else [[m] for m in group]:
             try:
-                with np.errstate(**runner.DIVERGENCE_REPORTED):
+                with np.errstate(**DIVERGENCE_REPORTED):
                     if len(part) > 1:
                         train_pack(part, learner)
                     else:  # the solo runner's epoch (budgets, batched trials included)
@@ -389,7 +390,7 @@ def _train_together(pack: list[Member]) -> None:
                     _fail(m, e)
         for m in (m for m in group if m.result is None):
             try:
-                with np.errstate(**runner.DIVERGENCE_REPORTED):
+                with np.errstate(**DIVERGENCE_REPORTED):
                     alive = runner.after_epoch(m.run, m.record, m.p, m.summary)
                 m.log.info(runner.epoch_line(m.run, m.p))
                 if not alive:

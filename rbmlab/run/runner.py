@@ -34,7 +34,7 @@ from rbmlab.evaluators.base import Context, truth_for
 from rbmlab.evaluators.reconstruction import Reconstruction
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
-from rbmlab.models.base import PARAMETER_LIMIT
+from rbmlab.models.base import DIVERGENCE_REPORTED, PARAMETER_LIMIT
 from rbmlab.run.budget import GIGA, Budget
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.early_stopping import (
@@ -637,11 +637,6 @@ def train(
             raise
 
 
-# Overflow and non-finite values while training are after_epoch's to report, in one "diverged"
-# line with the epoch, not numpy's to warn about line by line (numpy arrays; cupy does not warn)
-DIVERGENCE_REPORTED = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
-
-
 def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dict[str, Any]:
     cfg = run.cfg
     p = start(run, record, overrides, summary, echo)
@@ -658,7 +653,7 @@ def _train(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> dic
     )
     show_latest(run, bar, p.latest)
     while training(run, p):
-        with np.errstate(**DIVERGENCE_REPORTED):
+        with np.errstate(**DIVERGENCE_REPORTED):  # after_epoch says it, once
             train_epoch(run, record, p)
             alive = after_epoch(run, record, p, summary)
         log.info(epoch_line(run, p))
