@@ -470,3 +470,55 @@ def test_the_solver_stops_at_the_first_iteration_whose_mean_square_move_is_below
     assert moves[-2] > 2 * tol and moves[-1] > tol / 2  # neighbouring rules land elsewhere
     stopped = solve(rbm, x, max_iter=100, tol=tol)
     assert int(stopped.iterations) == k and bool(np.all(stopped.converged))
+
+
+@pytest.mark.parametrize("decay", [1.0, 0.8])
+def test_the_step_size_decays_once_an_epoch_step_by_step(decay):
+    """tap's lr_decay (Sec. VII: γ from 1e-2 down each epoch): the rate handed to the optimizer at
+    each step of 3 epochs of 4 mini-batches is lr · decay^epoch, epoch counted from 0."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.rbm import init_rbm
+
+    rng = np.random.default_rng(2)
+    x = (rng.random((40, 6)) < 0.5).astype(np.float64)
+    model = init_rbm(np, rng, 6, 3, weight_std=0.01, data_mean=x.mean(0), dtype="float64")
+    learner = LEARNERS.build(LEARNERS.parse({"name": "tap", "lr": 0.05, "batch_size": 10, "lr_decay": decay}))
+    handed, update = [], learner.optimizer.update
+    learner.optimizer.update = lambda m, g, s, rate: (handed.append(rate), update(m, g, s, rate))[1]
+    state = learner.init_state(model, Batch(x), rng)
+    for i in range(12):
+        model, state = learner.step(model, state, Batch(x[10 * (i % 4) : 10 * (i % 4) + 10]), rng)
+    assert handed == pytest.approx([0.05 * decay ** (i // 4) for i in range(12)], rel=1e-12)
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_persistent_solutions_start_the_next_steps_solve(persistent):
+    """persistent=true: each step's TAP solve starts from the magnetisations the previous step
+    ended at (the first from the data); false: every solve starts afresh."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.rbm import init_rbm
+
+    rng = np.random.default_rng(3)
+    x = (rng.random((10, 6)) < 0.5).astype(np.float64)
+    model = init_rbm(np, rng, 6, 3, weight_std=0.5, data_mean=x.mean(0), dtype="float64")
+    learner = LEARNERS.build(LEARNERS.parse({"name": "tap", "batch_size": 10, "persistent": persistent}))
+    starts, ends, solve = [], [], learner.solver.solve
+
+    def recorded(model, x, init=None, **kw):
+        starts.append(None if init is None else init.raw.a_v.copy())
+        out = solve(model, x, init=init, **kw)
+        ends.append(out.raw.a_v.copy())
+        return out
+
+    learner.solver.solve = recorded
+    state = learner.init_state(model, Batch(x), rng)
+    for _ in range(3):
+        model, state = learner.step(model, state, Batch(x), rng)
+    assert starts[0] is None
+    if persistent:
+        for start, end in zip(starts[1:], ends[:-1]):
+            np.testing.assert_array_equal(start, end)
+    else:
+        assert starts == [None, None, None]
