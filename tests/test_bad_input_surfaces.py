@@ -331,6 +331,16 @@ PART_SURFACE_CASES = [  # evaluator=combined's parts, the tempering ladder, the 
     Case("pt-ladder-unknown", [*PT, "learner.sampler.ladder=linear"], "learner.sampler.ladder: "),
     Case("pt-swap-rate-geometric", [*PT, "learner.sampler.target_swap_rate=0.5"], "target_swap_rate"),
     Case(
+        "gap-kappa-without-the-gap",
+        ["run", "dataset=bars_stripes", "train.gap_kappa=5"],
+        "train.gap_kappa: the gap",
+    ),
+    Case(
+        "gap-warmup-without-valid",
+        ["run", "dataset=mnist", "evaluator=exact", "model.n_hidden=4", "train.gap_warmup=5"],
+        "train.gap_warmup: the gap rule's",
+    ),
+    Case(
         "packed-max-runs-zero",
         ["run", "-m", "hydra/launcher=packed", "hydra.launcher.max_runs=0", "seed=0,1"],
         "max_runs",
@@ -341,7 +351,7 @@ CASES = REPORT_CASES + DATA_CASES + LAUNCH_CASES + UNREAD_CASES + PART_SURFACE_C
 
 
 def test_the_cases_are_counted_and_ids_unique():
-    assert len(CASES) == 54
+    assert len(CASES) == 56
     assert len({c.id for c in CASES}) == len(CASES)
 
 

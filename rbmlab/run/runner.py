@@ -62,7 +62,7 @@ from rbmlab.run.training import (
 from rbmlab.storage.faults import fault_point, raise_point, sleep_point, stall_point
 from rbmlab.storage.provenance import merge_placements, merge_sources, placement, source_revision
 from rbmlab.units.requirements import check_configured_units
-from rbmlab.validation import progress_bars, to_plain
+from rbmlab.validation import is_default, progress_bars, to_plain
 
 
 @dataclass
@@ -172,11 +172,19 @@ def stop_rule_of(cfg: RunConfig, model_class, evaluator) -> StopRule | None:
     """``train.stop_rule`` as a :class:`StopRule`, refused in one line where the evaluation does
     not record what it reads: the train − valid gap (gap) or ``train.stop_metric`` (valid)."""
     t, splits = cfg.train, set(cfg.evaluator.splits)
+    names = {s.name for s in evaluator.metrics}
+    records_gap = {"train", "valid"} <= splits and bool(names & {"log_likelihood", "train_valid_gap"})
+    for key in ("gap_kappa", "gap_warmup"):  # the gap rule's, read where the gap is recorded
+        if not records_gap and not is_default(t, key):
+            raise RbmlabError(
+                f"train.{key}: the gap rule's, read where the run records the train − valid gap; "
+                f"evaluator={evaluator.config.name} with splits {sorted(splits)} does not (e.g. "
+                "evaluator.splits=[train,valid,test] with exact, ais or free_energy); remove it"
+            )
     if t.stop_rule == "none":
         return None
-    names = {s.name for s in evaluator.metrics}
     if t.stop_rule == "gap":
-        if not ({"train", "valid"} <= splits and names & {"log_likelihood", "train_valid_gap"}):
+        if not records_gap:
             raise RbmlabError(
                 f"train.stop_rule: gap reads the train − valid gap; evaluator="
                 f"{evaluator.config.name} with splits {sorted(splits)} does not record it "
