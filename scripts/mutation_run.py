@@ -215,8 +215,14 @@ def report(results: list, broken: set, opts: dict) -> str:
     lines = [
         "# Mutation run",
         "",
+        "Do the tests catch a one-line bug in the numerical cores? Each row is one bug of",
+        "`scripts/mutants.yaml` planted alone in a scratch copy of the checkout, against the test files",
+        "listed for its module (`make mutants`; `scripts/mutation_run.py` says how). Killed: those tests",
+        "failed. A survivor is a bug the tests let through: it needs the test that kills it.",
+        "",
         f"`python scripts/mutation_run.py` at {commit}, {opts['jobs']} jobs, timeout {opts['timeout']} s"
-        + (f", only {opts['only']!r}" if opts["only"] else ""),
+        + (f", only {opts['only']!r}" if opts["only"] else "")
+        + (", every module's tests run unmutated first" if opts["baseline"] else ""),
         "",
         f"**Killed {killed} of {len(results)} ({100 * killed / max(len(results), 1):.1f} %)**"
         f" in {len({r[0].module for r in results})} modules.",
