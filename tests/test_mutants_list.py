@@ -67,3 +67,21 @@ def test_a_stale_entry_is_refused_naming_its_module(entry, message, tmp_path):
     with pytest.raises(RbmlabError, match=message) as caught:
         _script().load_mutants(tmp_path / "list.yaml", tmp_path)
     assert str(caught.value).startswith("m.py: ")
+
+
+def test_a_planted_bug_the_tests_see_is_killed_and_one_they_miss_survives(tmp_path):
+    """The run's verdicts on a toy copy: a mutant that changes what the test checks is killed, one
+    that changes nothing it checks survives, and the module is put back after each."""
+    script = _script()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "toy.py").write_text("def f(x):\n    return 2 * x  # doubled\n")
+    (tmp_path / "tests" / "test_toy.py").write_text(
+        "from toy import f\n\n\ndef test_f():\n    assert f(3) == 6\n"
+    )
+    tests = ("tests/test_toy.py",)
+    for find, replace, want in (("2 * x", "3 * x", "fail"), ("# doubled", "# tripled", "pass")):
+        original = script.plant(tmp_path, script.Mutant("toy.py", find, replace, "-", tests))
+        result, _, last = script.run_tests(tmp_path, tests, 60)
+        (tmp_path / "toy.py").write_text(original)
+        assert result == want, last
+    assert "2 * x  # doubled" in (tmp_path / "toy.py").read_text()
