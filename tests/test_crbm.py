@@ -178,6 +178,19 @@ def test_pixel_error_scores_the_prediction_of_the_chosen_inference():
         assert out == {"test_pixel_error": 0.0, "test_changed_error": 0.0, "test_converged": 100.0}, inference
     flipped = Batch(x, targets=1 - mode, mask=changed)
     assert evaluator.evaluate(model, {"test": flipped}, Context(rng=None, final=True))["test_pixel_error"] > 0
+    # wrong only where nothing changed (pixel 1), then only where it did (pixel 0): All vs Changed
+    rule = (model.conditional_biases(x)[0] > 0).astype(float)  # inference=none's prediction
+    n_v = rule.shape[1]
+    for pixel, want_changed in ((1, 0.0), (0, 100.0)):
+        target = rule.copy()
+        target[:, pixel] = 1 - target[:, pixel]
+        out = evaluator.evaluate(
+            model, {"test": Batch(x, targets=target, mask=changed)}, Context(rng=None, final=True)
+        )
+        assert (
+            out["test_pixel_error"] == pytest.approx(100.0 / n_v)
+            and out["test_changed_error"] == want_changed
+        )
 
 
 def test_pixel_error_runs_the_learners_own_budget_when_it_has_one():

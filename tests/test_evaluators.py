@@ -500,3 +500,15 @@ def test_normal_bias_inits_draw_standard_normal_biases(visible_bias, hidden_bias
         assert abs(rbm.b_v.std() - 1) < 0.05 and not np.array_equal(rbm.b_v[0], rbm.b_v[1])
     else:
         assert not rbm.b_v.any()
+
+
+def test_exact_takes_a_model_at_the_enumeration_limit_and_refuses_one_above():
+    """The bound is inclusive: the smaller layer may have exactly MAX_EXACT_UNITS units."""
+    limit = int(exact.MAX_EXACT_UNITS)
+    assert exact.enumeration_problem(RBM, {"n_visible": 784, "n_hidden": limit}) is None
+    assert exact.enumeration_problem(RBM, {"n_visible": limit, "n_hidden": 784}) is None
+    too_many = exact.enumeration_problem(RBM, {"n_visible": 784, "n_hidden": limit + 1})
+    assert (
+        too_many
+        == f"enumeration needs at most {limit} enumerated units, this model (784x{limit + 1}) has {limit + 1}"
+    )

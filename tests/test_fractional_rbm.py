@@ -16,7 +16,7 @@ from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.ais import temperature_schedule
-from rbmlab.evaluators.ais_fractional import fractional_ais_log_partition
+from rbmlab.evaluators.ais_fractional import fractional_ais_log_partition, softplus_increments
 from rbmlab.evaluators.base import Context
 from rbmlab.models import MODELS
 from rbmlab.models.fractional_rbm import FractionalRBM
@@ -228,3 +228,12 @@ def test_prop_3_1_the_log_likelihood_is_jointly_concave_in_the_unit_weights_and_
         _concavity_gap(g, 3 * rng.standard_normal(D * H), 3 * rng.standard_normal(D * H)) for _ in range(20)
     ]
     assert min(gaps) < -1e-3  # the weights themselves: not concave, and the check sees it
+
+
+@pytest.mark.parametrize("beta_0, beta_1", [(0.0, 0.1), (0.3, 0.31), (0.9, 1.0)])
+def test_a_softplus_increment_is_the_difference_of_two_softpluses(beta_0, beta_1):
+    """AIS's weight increment per hidden unit, softplus(β_1 x) − softplus(β_0 x), against the plain
+    difference in float64 where it loses nothing (|x| ≤ 30)."""
+    x = np.linspace(-30.0, 30.0, 61)
+    want = np.logaddexp(0.0, beta_1 * x) - np.logaddexp(0.0, beta_0 * x)
+    np.testing.assert_allclose(softplus_increments(x, beta_0, beta_1), want, rtol=1e-10, atol=1e-13)

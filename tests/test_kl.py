@@ -78,3 +78,22 @@ def test_sec_5_1_smoke_learns_theta_up_from_zero(tmp_path):
     header = runs[0].split(",")
     thetas = [float(line.split(",")[header.index("final.theta")]) for line in runs[1:]]
     assert len(thetas) == 2 and all(0.0 < t < 0.1 for t in thetas)  # 5 Adam steps of 0.01 from 0
+
+
+@pytest.mark.parametrize("pseudo_count", [0.5, 2.0])
+def test_the_samples_kl_is_of_the_pseudo_counted_histogram_written_out(pseudo_count, monkeypatch):
+    """(2) with the draws fixed: 10 draws over 3 of 16 states, q(x) = (n(x) + α)/(N + α·16), and
+    KL(truth ‖ q) summed by hand over the states (small N, where α moves q a lot)."""
+    import rbmlab.evaluators.kl as kl_module
+
+    truth = constant_dense(4, coupling=0.5, spins="01", dtype="float64")
+    states = np.array([[0, 0, 0, 0]] * 5 + [[1, 1, 1, 1]] * 4 + [[1, 0, 1, 0]], dtype=np.float64)
+    monkeypatch.setattr(kl_module, "draw", lambda *args: states)
+    got = kl(truth, truth, sampler="gibbs", n_samples=10, pseudo_count=pseudo_count)["kl_samples"]
+    counts = {(0, 0, 0, 0): 5, (1, 1, 1, 1): 4, (1, 0, 1, 0): 1}
+    log_z, want = truth.exact_log_partition(), 0.0
+    for state in itertools.product((0.0, 1.0), repeat=4):
+        log_p = float(truth.log_unnormalized(np.array([state]))[0]) - log_z
+        q = (counts.get(tuple(int(s) for s in state), 0) + pseudo_count) / (10 + 16 * pseudo_count)
+        want += math.exp(log_p) * (log_p - math.log(q))
+    assert got == pytest.approx(want, rel=1e-12)

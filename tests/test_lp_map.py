@@ -66,3 +66,21 @@ def test_the_lp_diagnosis_exact_map_enumerates_hidden_states_correctly():
     graph = rbm.factor_graph()
     unary = graph.unary[None, :] + rng.logistic(size=(30, graph.n))
     np.testing.assert_array_equal(diagnosis.exact_map(rbm.W, unary), exact_map(graph, unary))
+
+
+def test_the_pmap_lp_sampler_returns_rounded_states_where_the_lp_is_not_tight():
+    """On the frustrated triangle the perturbed LPs relax to halves for some noise draws: the
+    sampler's samples are states (0 or 1 in every unit), never the relaxed halves."""
+    from rbmlab.inference import INFERENCE
+    from rbmlab.inference.max_product import logistic_noise
+    from rbmlab.models.ising import Ising
+
+    W = -2.0 * (np.ones((3, 3)) - np.eye(3))
+    model = Ising(W, np.full(3, 1.5))
+    samples = INFERENCE.build(INFERENCE.parse("pmap_lp")).run(
+        model, np.zeros((60, 3)), np.random.default_rng(7), 1
+    )
+    noise = logistic_noise(np.random.default_rng(7), (60, 3), np.float64)
+    relaxed = lp_map(model.factor_graph(), model.factor_graph().unary[None, :] + noise)[1]
+    assert np.any(np.abs(relaxed - 0.5) < 1e-6)  # the premise: some draws are not tight
+    assert set(np.unique(samples)) <= {0.0, 1.0}

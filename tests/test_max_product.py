@@ -194,3 +194,23 @@ def test_each_sweep_is_damped_flooding_max_product(damping, path, monkeypatch):
     for sweeps in (1, 2, 6):
         got = max_product(graph, unary, sweeps, damping=damping).beliefs
         np.testing.assert_allclose(got, reference_beliefs(pair, unary, sweeps, damping), rtol=0, atol=1e-9)
+
+
+def test_the_pmp_sampler_damps_by_one_half_unless_told():
+    """pmp Sec. 3: "The damping α is set to 1/2". The sampler's default draws are those of an
+    explicit damping=0.5 and not the undamped ones, on a loopy model where damping matters."""
+    from rbmlab.inference import INFERENCE
+    from rbmlab.models.ising import Ising
+
+    rng = np.random.default_rng(4)
+    J = np.triu(rng.uniform(-2, 2, (8, 8)), 1)
+    model, x = Ising(J + J.T, rng.uniform(-0.1, 0.1, 8)), np.zeros((200, 8))
+
+    def draws(**options):
+        return INFERENCE.build(INFERENCE.parse({"name": "pmp", **options})).run(
+            model, x, np.random.default_rng(9), 3
+        )
+
+    assert INFERENCE.parse("pmp").damping == 0.5
+    np.testing.assert_array_equal(draws(), draws(damping=0.5))
+    assert not np.array_equal(draws(), draws(damping=1.0))

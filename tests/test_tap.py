@@ -522,3 +522,18 @@ def test_persistent_solutions_start_the_next_steps_solve(persistent):
             np.testing.assert_array_equal(start, end)
     else:
         assert starts == [None, None, None]
+
+
+def test_the_per_unit_likelihood_divides_by_every_unit():
+    """tap Fig. 3 reports the log-likelihood per unit, over n_visible + n_hidden (here 10 + 8)."""
+    from rbmlab.backend import host_rng
+    from rbmlab.data.batch import Batch
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.evaluators.base import Context
+
+    rbm, x = small_rbm(3, 0.3), data(4, 20, 10)
+    evaluator = EVALUATORS.build(EVALUATORS.parse({"name": "tap", "n_init": 5}))
+    metrics = evaluator.evaluate(rbm, {"test": Batch(x)}, Context(rng=host_rng(0), final=True))
+    assert metrics["test_log_likelihood_per_unit"] == pytest.approx(
+        metrics["test_log_likelihood"] / 18, rel=1e-12
+    )
