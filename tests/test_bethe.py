@@ -164,6 +164,9 @@ def test_bethe_learning_matches_the_data_below_the_threshold_and_not_above(tmp_p
     assert low["bethe_converged"] == 1.0
     high = _run(tmp_path / "high", 0.5)
     assert high["train_bethe_mean_gap"] > 0.5 and high["train_bethe_pair_gap"] < 0.02
+    assert (
+        high["theta"] < 0.8
+    )  # the magnetised fixed point matches c at θ_B ≈ 0.64; the symmetric one needs > 0.9
     # zero messages never leave the symmetric fixed point: the mean gap hides, the pair gap shows
     stuck = _run(tmp_path / "stuck", 0.5, "learner.init_std=0", "evaluator.init_std=0")
     assert stuck["train_bethe_mean_gap"] < 0.02 and stuck["train_bethe_pair_gap"] < 0.02
