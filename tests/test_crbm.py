@@ -460,3 +460,26 @@ def test_conditional_cd_samples_the_x_conditioned_model():
     # b_v moves by lr × (mean v − mean of the chain's v) = 1 − mean σ(b¹), up to sampling noise
     np.testing.assert_allclose(new.b_v - model.b_v, 1 - (1 / (1 + np.exp(-b1))).mean(axis=0), atol=0.03)
     assert learner.diagnostics(state) == {}
+
+
+def test_conditional_cd_carries_its_chain_through_the_k_sweeps():
+    """CD-k from the clean targets (crbm_bp §2): the model term is the state after k sweeps, each
+    from the one before. Replayed here draw by draw from the same stream on a coupled model, the
+    b_v step (lr × mean of v_data − v_k) is the learner's to 1e-12."""
+    from rbmlab.backend.ops import bernoulli, sigmoid
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+
+    rng = np.random.default_rng(14)
+    model, (x, v_data) = random_crbm(rng, scale=1.5), task(rng)
+    learner = LEARNERS.build(
+        LEARNERS.parse({"name": "conditional_cd", "lr": 1.0, "batch_size": len(x), "k": 3})
+    )
+    state = learner.init_state(model, Batch(x, targets=v_data), rng)
+    new, _ = learner.step(model, state, Batch(x, targets=v_data), np.random.default_rng(5))
+    b1, b2 = model.conditional_biases(x)
+    replay, v = np.random.default_rng(5), v_data
+    for _ in range(3):
+        h = bernoulli(sigmoid(v @ model.W + b2), replay)
+        v = bernoulli(sigmoid(h @ model.W.T + b1), replay)
+    np.testing.assert_allclose(new.b_v - model.b_v, (v_data - v).mean(axis=0), atol=1e-12)
