@@ -483,3 +483,39 @@ def test_conditional_cd_carries_its_chain_through_the_k_sweeps():
         h = bernoulli(sigmoid(v @ model.W + b2), replay)
         v = bernoulli(sigmoid(h @ model.W.T + b1), replay)
     np.testing.assert_allclose(new.b_v - model.b_v, (v_data - v).mean(axis=0), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name, module, core",
+    [
+        ("mle_mf", "rbmlab.learners.mle_mf", "mean_field"),
+        ("mle_bp", "rbmlab.learners.mle_bp", "loopy_bp"),
+        ("mssvm", "rbmlab.learners.max_margin", "loopy_bp"),
+    ],
+)
+def test_each_step_runs_its_inference_on_the_epochs_budget(name, module, core, monkeypatch):
+    """The budget each step hands its inference, step by step: T = 5 + 3 × epoch (1-indexed) over
+    three epochs of two mini-batches, at non-default base_iterations and per_epoch."""
+    import importlib
+
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+
+    target, handed = importlib.import_module(module), []
+    real = getattr(target, core)
+    monkeypatch.setattr(
+        target,
+        core,
+        lambda *a, max_iter, **kw: (handed.append(max_iter), real(*a, max_iter=max_iter, **kw))[1],
+    )
+    rng = np.random.default_rng(15)
+    model, (x, v) = random_crbm(rng), task(rng)
+    x, v = x[:4], v[:4]
+    learner = LEARNERS.build(
+        LEARNERS.parse({"name": name, "batch_size": 2, "base_iterations": 5, "per_epoch": 3})
+    )
+    state = learner.init_state(model, Batch(x, targets=v), rng)
+    for _ in range(3):
+        for i in (0, 2):
+            model, state = learner.step(model, state, Batch(x[i : i + 2], targets=v[i : i + 2]), rng)
+    assert handed == [8, 8, 11, 11, 14, 14]
