@@ -56,7 +56,7 @@ def test_sdcp_follows_algorithm_3(backend):
     """d = 3: ∇g frozen at θ(t), chain carried across inner steps, fresh ∇f each step
     (we read Alg. 3's never-reset Δθ as a typo)."""
     xp = backend.xp
-    rbm0 = random_rbm(backend, 6, 4, scale=0.3, seed=2)
+    rbm0 = random_rbm(backend, 6, 4, scale=2.0, seed=2)  # coupled: where the chain starts shows
     V0, eta = _batch(backend, seed=3), 0.2
     got, _ = SDCP(SDCPConfig(lr=eta, d=3, k=2)).step(rbm0, {}, Batch(V0), backend.rng(4))
 
