@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
+from rbmlab.backend import host_rng
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.tap_dbm import TapDBMEvalConfig, TapDBMEvaluator
 from rbmlab.inference import tap, tap_dbm
-from rbmlab.learners.tap_dbm import TapDBM, TapDBMConfig
+from rbmlab.learners.tap_dbm import PRETRAIN_STREAM, TapDBM, TapDBMConfig
 from rbmlab.models import MODELS
 from rbmlab.models.dbm import DBM, DBMConfig
 from rbmlab.models.rbm import RBM
@@ -232,3 +233,38 @@ def test_exact_and_free_energy_refuse_a_dbm_too_large_to_enumerate():
     EVALUATORS.build(EVALUATORS.parse({"name": "exact"})).check(
         DBM, {**big, "n_visible": 6, "n_hidden1": 4, "n_hidden2": 3}
     )
+
+
+def test_each_stage_learns_its_own_parameters_and_feeds_the_next_the_conditional_means(monkeypatch):
+    """Alg. 4: joint training steps every W_l and b_l, b0 included, by lr × Eqs. 126-129 (the
+    gradient of the clamped and free TAP solutions); pretraining RBM 1 learns W1, b0, b1 on the
+    data, RBM 2 learns W2 and b2 (not b1) on H^(1) = σ(X W1 + b1) of the RBM 1 it follows."""
+    x = prototypes(40, 1)
+    config = DBMConfig(n_hidden=[4, 3], weight_std=0.3)
+    dbm = DBM.initialize(config, xp=np, rng=np.random.default_rng(2), data_mean=x.mean(0), dtype="float64")
+    learner = TapDBM(TapDBMConfig(lr=0.5, batch_size=40, pretrain_epochs=1, pretrain_lr=0.5))
+    stepped, _ = learner.step(dbm, learner.init_state(dbm, Batch(x), None), Batch(x), None)
+    layers, couplings = dbm.tap_stack()
+    options = learner.config.solver_options()
+    free_ = tap_dbm.solve(couplings, layers, x, **options)
+    dW, dU = tap_dbm.gradient(couplings, tap_dbm.clamped(couplings, layers, x, **options), free_)
+    for l, g in enumerate(dU):
+        np.testing.assert_allclose(getattr(stepped, f"b{l}") - getattr(dbm, f"b{l}"), 0.5 * g, atol=1e-12)
+    for l, g in enumerate(dW, 1):
+        np.testing.assert_allclose(getattr(stepped, f"W{l}") - getattr(dbm, f"W{l}"), 0.5 * g, atol=1e-12)
+    assert np.abs(dU[0]).max() > 1e-3  # b0 has a step to take
+
+    seen, ascend = [], learner._ascend
+    monkeypatch.setattr(
+        learner,
+        "_ascend",
+        lambda m, s, h, lo, hi, lr: (seen.append((m, h, lo)), ascend(m, s, h, lo, hi, lr))[1],
+    )
+    pretrained = learner.initial_model(dbm, pretrained=False, train=Batch(x))
+    (rbm1, h1, lo1), (rbm2, h2, lo2) = seen
+    assert (lo1, lo2) == (0, 1)
+    order = [host_rng(PRETRAIN_STREAM, layer, 0).permutation(40) for layer in (1, 2)]  # each epoch's shuffle
+    np.testing.assert_array_equal(h1, x[order[0]])
+    np.testing.assert_allclose(h2, 1 / (1 + np.exp(-(x @ rbm2.W1 + rbm2.b1)))[order[1]], atol=1e-12)
+    np.testing.assert_array_equal(pretrained.b1, rbm2.b1)  # RBM 2 leaves b1 as RBM 1 left it
+    assert np.abs(rbm2.b0 - dbm.b0).max() > 0  # RBM 1 learned b0
