@@ -268,3 +268,14 @@ def test_each_stage_learns_its_own_parameters_and_feeds_the_next_the_conditional
     np.testing.assert_allclose(h2, 1 / (1 + np.exp(-(x @ rbm2.W1 + rbm2.b1)))[order[1]], atol=1e-12)
     np.testing.assert_array_equal(pretrained.b1, rbm2.b1)  # RBM 2 leaves b1 as RBM 1 left it
     assert np.abs(rbm2.b0 - dbm.b0).max() > 0  # RBM 1 learned b0
+
+
+def test_the_visible_fields_start_at_the_clipped_base_rate():
+    """As the RBM's (Hinton 2010): b0 = logit(clip(mean, 1e-3, 1 − 1e-3)), written out here, on
+    means at and inside the clip (a pixel never on, always on, rare, even)."""
+    mean = np.array([0.0, 1.0, 1e-4, 0.02, 0.5])
+    dbm = DBM.initialize(
+        DBMConfig(n_hidden=[3, 2]), xp=np, rng=np.random.default_rng(0), data_mean=mean, dtype="float64"
+    )
+    p = np.clip(mean, 1e-3, 1 - 1e-3)
+    np.testing.assert_allclose(dbm.b0, np.log(p / (1 - p)), rtol=1e-12)
