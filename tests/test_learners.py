@@ -104,6 +104,29 @@ def test_momentum_and_weight_decay_follow_their_formulas(backend):
     np.testing.assert_allclose(backend.to_numpy(r2.W), backend.to_numpy(r1.W + 0.1 * u2), atol=1e-12)
 
 
+def test_adam_follows_kingma_and_ba_step_by_step(backend):
+    """Four Adam steps (Kingma & Ba 2015, Alg. 1, as ascent) on a varying gradient at non-default
+    β1, β2, ε: m, v, the bias corrections 1 − β^t with t = 1 … 4 and the step lr·m̂/(√v̂ + ε)
+    written out here; W at a non-default interaction_lr_scale."""
+    from rbmlab.optimizers import OPTIMIZERS
+
+    rbm = random_rbm(backend, 5, 2, scale=0.1, seed=9)
+    options = {"name": "adam", "beta1": 0.8, "beta2": 0.95, "eps": 1e-3, "interaction_lr_scale": 2.0}
+    adam, state, model = OPTIMIZERS.build(OPTIMIZERS.parse(options)), {}, rbm
+    rng = np.random.default_rng(4)
+    m = {k: 0.0 for k in ("W", "b_v", "b_h")}
+    v, want = dict(m), {k: backend.to_numpy(getattr(rbm, k)) for k in m}
+    for t in range(1, 5):
+        grad = {k: rng.standard_normal(want[k].shape) * t for k in m}
+        model, state = adam.update(model, {k: backend.asarray(g) for k, g in grad.items()}, state, 0.1)
+        for k, g in grad.items():
+            m[k] = 0.8 * m[k] + 0.2 * g
+            v[k] = 0.95 * v[k] + 0.05 * g * g
+            rate = 0.1 * (2.0 if k == "W" else 1.0)
+            want[k] = want[k] + rate * (m[k] / (1 - 0.8**t)) / (np.sqrt(v[k] / (1 - 0.95**t)) + 1e-3)
+            np.testing.assert_allclose(backend.to_numpy(getattr(model, k)), want[k], rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
 def test_the_l1_penalty_moves_interactions_against_their_sign(backend, optimizer):
     """g − l1 · sign(W) on W only (the biases keep their plain gradient); with Adam the first

@@ -246,3 +246,19 @@ def test_init_params_gauss_bernoulli():
     np.testing.assert_allclose(var[:2], x.var(axis=0)[:2], rtol=0.05)
     assert U[2] / V[2] == pytest.approx(0.5) and V[2] == pytest.approx(12.0)
     assert p_nonzero[2] == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("prior_class, theta", [(TG, [[2.0]]), (TG, [[-3.0]]), (TGB, [[2.0], [0.4]])])
+def test_a_layers_log_prior_integrates_to_its_log_normaliser(prior_class, theta):
+    """One unit with field U = 0.7: ∫ exp(ln P̃(x)) dx over the support (quadrature, plus the point
+    mass at 0 of the Gauss-Bernoulli prior) is exp(ln Z̃(U, 0)) of the same layer: the base
+    measure enters ln P̃ as it enters Z̃."""
+    from rbmlab.units.layer import Layer
+
+    layer = Layer(prior_class, np.array([0.7]), np.array(theta))
+    density = lambda x: np.exp(layer.log_prior(np.array([[x]]))[0])  # noqa: E731
+    mass = quad(density, 0.0, 1.0, points=[0.0])[0]
+    if prior_class is TGB:  # the spike: x = 0 exactly, weight exp(log_base(0))
+        mass += density(0.0)
+    log_z = layer.log_z(np.zeros((1, 1)), np.zeros((1, 1)))[0, 0]
+    assert np.log(mass) == pytest.approx(log_z, abs=1e-9)
