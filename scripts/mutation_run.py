@@ -233,8 +233,8 @@ def report(results: list, broken: set, opts: dict) -> str:
     lines += ["| result | s | module | planted bug | tests' last line |", "|---|---|---|---|---|"]
     for mutant, result, seconds, last in sorted(results, key=lambda r: (r[1] != "pass", r[0].module)):
         word = {"pass": "**survived**", "fail": "killed", "timeout": "killed (timeout)"}[result]
-        cell = last.replace("|", "/")[:80]
-        lines.append(f"| {word} | {seconds:.0f} | {mutant.module} | {mutant.why} | {cell} |")
+        why, cell = mutant.why.replace("|", "\\|"), last.replace("|", "\\|")[:80]  # a bar ends a cell
+        lines.append(f"| {word} | {seconds:.0f} | {mutant.module} | {why} | {cell} |")
     return "\n".join(lines) + "\n"
 
 

@@ -83,6 +83,9 @@ def test_value_sets_compare_exactly():
     assert not unit_interval.contains(ValueSet(interval=(-0.5, 0.5), observed=True))
     assert ValueSet.between(-math.inf, math.inf).contains(spins)
     assert binary.map(-1.0, 1.0) == binary and spins.map(-1.0, 1.0) == ValueSet.of_points(0, 2)
+    # a negative scale (task=flip's 1 − x) maps [0.25, 0.5] to [0.5, 0.75], lo before hi
+    assert ValueSet.between(0.25, 0.5).map(-1.0, 1.0) == ValueSet(interval=(0.5, 0.75))
+    assert ValueSet.between(0, 1).contains(ValueSet.between(0.25, 0.5).map(-1.0, 1.0))
     assert (str(binary), str(spins), str(unit_interval), str(grey)) == (
         "{0,1}",
         "{-1,+1}",
