@@ -50,6 +50,8 @@ class Mutant:
     replace: str
     why: str
     tests: tuple[str, ...]
+    batch: int = 1  # the round of planting it came in (a later round's bugs were written after the
+    # earlier round's survivors got their tests: its score is the fresher measure)
 
 
 def load_mutants(path: Path = MUTANTS, root: Path = ROOT) -> list[Mutant]:
@@ -72,7 +74,7 @@ def load_mutants(path: Path = MUTANTS, root: Path = ROOT) -> list[Mutant]:
                 raise RbmlabError(f"{module}: {m['find']!r} occurs {count} times (expected once)")
             if m["replace"] == m["find"]:
                 raise RbmlabError(f"{module}: mutant {m['find']!r} replaces the text with itself")
-            mutants.append(Mutant(module, m["find"], m["replace"], m["why"], tests))
+            mutants.append(Mutant(module, m["find"], m["replace"], m["why"], tests, m.get("batch", 1)))
     return mutants
 
 
@@ -156,6 +158,9 @@ def main(argv: list[str]) -> None:
     if not argv or "=" in argv[0]:
         fail("OUT: the first argument, the report to write (a .md file)")
     out = Path(argv[0])
+    commit = subprocess.run(  # the code the copies are made of, named before they are made
+        ["git", "describe", "--always", "--dirty=+dirty"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     try:
         opts = typed_key_values(argv[1:], DEFAULTS, {})
         mutants = [m for m in load_mutants() if opts["only"] in m.module]
@@ -201,17 +206,14 @@ def main(argv: list[str]) -> None:
                 results.append((mutant, *result))
                 print(f"{result[0]:8s} {result[1]:6.1f} s  {mutant.module}: {mutant.why}", flush=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(report(results, broken, opts))
+    out.write_text(report(results, broken, opts, commit))
     killed = sum(r[1] != "pass" for r in results)
     print(f"killed {killed} of {len(results)} mutants ({100 * killed / max(len(results), 1):.0f} %); {out}")
 
 
-def report(results: list, broken: set, opts: dict) -> str:
+def report(results: list, broken: set, opts: dict, commit: str) -> str:
     """The run as markdown: the score, then one row per mutant (survivors first)."""
     killed = sum(r[1] != "pass" for r in results)
-    commit = subprocess.run(
-        ["git", "describe", "--always", "--dirty=+dirty"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
     lines = [
         "# Mutation run",
         "",
@@ -228,13 +230,18 @@ def report(results: list, broken: set, opts: dict) -> str:
         f" in {len({r[0].module for r in results})} modules.",
         "",
     ]
+    for batch in sorted({r[0].batch for r in results}):
+        rows = [r for r in results if r[0].batch == batch]
+        n = sum(r[1] != "pass" for r in rows)
+        lines.append(f"- batch {batch}: killed {n} of {len(rows)} ({100 * n / len(rows):.1f} %)")
+    lines.append("")
     if broken:
         lines += ["Not scored (their own tests fail unmutated): " + ", ".join(sorted(broken)), ""]
-    lines += ["| result | s | module | planted bug | tests' last line |", "|---|---|---|---|---|"]
+    lines += ["| result | batch | s | module | planted bug | tests' last line |", "|---|---|---|---|---|---|"]
     for mutant, result, seconds, last in sorted(results, key=lambda r: (r[1] != "pass", r[0].module)):
         word = {"pass": "**survived**", "fail": "killed", "timeout": "killed (timeout)"}[result]
         why, cell = mutant.why.replace("|", "\\|"), last.replace("|", "\\|")[:80]  # a bar ends a cell
-        lines.append(f"| {word} | {seconds:.0f} | {mutant.module} | {why} | {cell} |")
+        lines.append(f"| {word} | {mutant.batch} | {seconds:.0f} | {mutant.module} | {why} | {cell} |")
     return "\n".join(lines) + "\n"
 
 
