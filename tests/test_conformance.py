@@ -292,3 +292,21 @@ def test_evaluator(name, family):
     # the headline names the split its numbers are of (none for an evaluator of the model alone)
     per_split = any(s.per_split for s in evaluator.metrics)
     assert evaluator.headline(m1, "test").startswith("test ") or not per_split
+
+
+def test_a_parameter_beyond_one_million_counts_as_diverged():
+    """The divergence rule (models.base.PARAMETER_LIMIT): every trial whose parameters all lie in
+    ±1e6 is finite, one with a single entry at ±2e6 (finite in float32) is not, nor one with NaN."""
+    from rbmlab.models.rbm import RBM
+
+    W = np.zeros((2, 3, 2))
+    for value, want in (
+        (9e5, [True, True]),
+        (-9.9e5, [True, True]),
+        (2e6, [True, False]),
+        (-2e6, [True, False]),
+        (np.nan, [True, False]),
+    ):
+        W[1, 0, 1] = value
+        model = RBM(W.copy(), np.zeros((2, 3)), np.zeros((2, 2)))
+        assert list(map(bool, model.finite_trials())) == want, value

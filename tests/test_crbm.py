@@ -369,6 +369,15 @@ def test_the_lr_baseline_is_exact_logistic_regression_and_leaves_the_rest_at_zer
             - conditional_log_likelihood(model.replace(W_xv=model.W_xv - step), x, v)
         ) / (2 * eps)
     np.testing.assert_allclose(new.W_xv - model.W_xv, 0.5 * grad, atol=1e-9)
+    grad_b = np.zeros_like(model.b_v)  # and b_v's, by the same finite differences
+    for i in range(grad_b.size):
+        step = np.zeros_like(grad_b)
+        step[i] = eps
+        grad_b[i] = (
+            conditional_log_likelihood(model.replace(b_v=model.b_v + step), x, v)
+            - conditional_log_likelihood(model.replace(b_v=model.b_v - step), x, v)
+        ) / (2 * eps)
+    np.testing.assert_allclose(new.b_v - model.b_v, 0.5 * grad_b, atol=1e-9)
     assert not new.W.any() and not new.W_xh.any() and not new.b_h.any()
 
 
@@ -495,7 +504,8 @@ def test_conditional_cd_carries_its_chain_through_the_k_sweeps():
 )
 def test_each_step_runs_its_inference_on_the_epochs_budget(name, module, core, monkeypatch):
     """The budget each step hands its inference, step by step: T = 5 + 3 × epoch (1-indexed) over
-    three epochs of two mini-batches, at non-default base_iterations and per_epoch."""
+    three epochs of two mini-batches, at non-default base_iterations and per_epoch; the tolerance
+    (and MLE-BP's damping) at non-default values too."""
     import importlib
 
     from rbmlab.data.batch import Batch
@@ -506,16 +516,18 @@ def test_each_step_runs_its_inference_on_the_epochs_budget(name, module, core, m
     monkeypatch.setattr(
         target,
         core,
-        lambda *a, max_iter, **kw: (handed.append(max_iter), real(*a, max_iter=max_iter, **kw))[1],
+        lambda *a, max_iter, **kw: (handed.append((max_iter, kw)), real(*a, max_iter=max_iter, **kw))[1],
     )
     rng = np.random.default_rng(15)
     model, (x, v) = random_crbm(rng), task(rng)
     x, v = x[:4], v[:4]
-    learner = LEARNERS.build(
-        LEARNERS.parse({"name": name, "batch_size": 2, "base_iterations": 5, "per_epoch": 3})
-    )
+    options = {"batch_size": 2, "base_iterations": 5, "per_epoch": 3, "tol": 0.02}
+    options.update({"damping": 0.3} if name == "mle_bp" else {})  # BP's damping, off its default
+    learner = LEARNERS.build(LEARNERS.parse({"name": name, **options}))
     state = learner.init_state(model, Batch(x, targets=v), rng)
     for _ in range(3):
         for i in (0, 2):
             model, state = learner.step(model, state, Batch(x[i : i + 2], targets=v[i : i + 2]), rng)
-    assert handed == [8, 8, 11, 11, 14, 14]
+    assert [t for t, _ in handed] == [8, 8, 11, 11, 14, 14]
+    assert all(kw["tol"] == 0.02 for _, kw in handed)
+    assert name != "mle_bp" or all(kw["damping"] == 0.3 for _, kw in handed)

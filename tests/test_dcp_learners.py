@@ -115,7 +115,7 @@ def test_moving_offsets_leaves_the_distribution_unchanged(backend):
     _assert_same(moved.to_plain(), centered.to_plain(), backend, rtol=1e-12, atol=1e-12)
 
 
-def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):
+def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):  # nu: (ν_μ, ν_λ)
     """dcp Alg. 4 as printed, in centered coordinates, W visible × hidden."""
     xp = backend.xp
     mu, lam = backend.asarray(np.full(V0.shape[1], 0.4)), xp.full(rbm.n_hidden, lam0)
@@ -127,9 +127,10 @@ def _csdcp_reference(backend, rbm, V0, rng, eta, d, k, nu, lam0):
     for step in range(d):
         Vn = gibbs_chain(RBM(W, b - W @ lam, c - W.T @ mu), Vn, rng, k)
         Hn = _sig((Vn - mu) @ W + c, xp)
-        b = b + nu * (W @ (lam_b - lam))
-        c = c + nu * (W.T @ (mu_b - mu))
-        mu, lam = (1 - nu) * mu + nu * mu_b, (1 - nu) * lam + nu * lam_b
+        nu_mu, nu_lam = nu
+        b = b + nu_lam * (W @ (lam_b - lam))
+        c = c + nu_mu * (W.T @ (mu_b - mu))
+        mu, lam = (1 - nu_mu) * mu + nu_mu * mu_b, (1 - nu_lam) * lam + nu_lam * lam_b
         if step == 0:
             gW_pos = (V0 - mu).T @ (Hp - lam) / B
         gW = gW_pos - (Vn - mu).T @ (Hn - lam) / B
@@ -142,8 +143,8 @@ def test_csdcp_follows_algorithm_4(backend, d):
     # coupled enough that where an inner step's chain starts shows in its draws (at scale 0.3 a
     # chain restarted from the batch drew the very same states)
     rbm = random_rbm(backend, 6, 4, scale=2.0, seed=8)
-    V0, eta, nu = _batch(backend, seed=9), 0.3, 0.2
-    learner = CSDCP(CSDCPConfig(lr=eta, d=d, k=2, nu_mu=nu, nu_lam=nu, lam0=0.5))
+    V0, eta, nu = _batch(backend, seed=9), 0.3, (0.2, 0.35)  # the two offsets' rates apart
+    learner = CSDCP(CSDCPConfig(lr=eta, d=d, k=2, nu_mu=nu[0], nu_lam=nu[1], lam0=0.5))
     state = learner.init_state(rbm, Batch(V0), None)
     np.testing.assert_allclose(backend.to_numpy(state["mu"]), backend.to_numpy(V0.mean(0)))
     state = {**state, "mu": backend.asarray(np.full(6, 0.4))}  # offsets away from this batch's mean
