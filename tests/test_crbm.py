@@ -531,3 +531,24 @@ def test_each_step_runs_its_inference_on_the_epochs_budget(name, module, core, m
     assert [t for t, _ in handed] == [8, 8, 11, 11, 14, 14]
     assert all(kw["tol"] == 0.02 for _, kw in handed)
     assert name != "mle_bp" or all(kw["damping"] == 0.3 for _, kw in handed)
+
+
+@pytest.mark.parametrize("inference", ["mf", "sum"])
+def test_pixel_error_runs_its_inference_to_the_tolerance_it_is_given(inference):
+    """evaluator.tol reaches the solver: on three iterations of a coupled CRBM, every instance has
+    converged to tol 0.5, and not all to 1e-9."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.evaluators.base import Context
+
+    rng = np.random.default_rng(16)
+    model, (x, v) = random_crbm(rng, scale=1.5), task(rng)
+    changed = np.ones_like(v, dtype=bool)
+    shares = {}
+    for tol in (0.5, 1e-9):
+        options = {"name": "pixel_error", "inference": inference, "tol": tol, "max_iter": 3, "matched": False}
+        out = EVALUATORS.build(EVALUATORS.parse(options)).evaluate(
+            model, {"test": Batch(x, targets=v, mask=changed)}, Context(rng=None, final=True)
+        )
+        shares[tol] = out["test_converged"]
+    assert shares[0.5] == 100.0 and shares[1e-9] < 100.0, shares

@@ -11,6 +11,7 @@ from scipy.special import logsumexp
 
 from rbmlab.backend import cupy_available, get_backend
 from rbmlab.backend.ops import uniform
+from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import ais, exact
 from rbmlab.evaluators.pseudo_likelihood import pseudo_log_likelihood
@@ -327,6 +328,14 @@ def test_reconstruction_error(backend_name):
     np.testing.assert_allclose(
         be.to_numpy(reconstruction_error(rbm32, be.asarray(v, "float32"))), expected, rtol=1e-5
     )
+    # the evaluator reports the mean over rows of that per-row sum (not a per-pixel mean)
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.evaluators.base import Context
+
+    out = EVALUATORS.build(EVALUATORS.parse("reconstruction")).evaluate(
+        rbm, {"test": Batch(be.asarray(v))}, Context(rng=None, final=True)
+    )
+    assert out == {"test_reconstruction_error": pytest.approx(sum(expected) / 3, rel=1e-12)}
 
 
 def test_ais_progress_bar(capsys):
@@ -512,3 +521,59 @@ def test_exact_takes_a_model_at_the_enumeration_limit_and_refuses_one_above():
         too_many
         == f"enumeration needs at most {limit} enumerated units, this model (784x{limit + 1}) has {limit + 1}"
     )
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse"])
+def test_ais_is_unbiased_on_a_coarse_schedule(direction):
+    """Neal (2001): with transitions that leave each intermediate distribution invariant,
+    E[w] = Z_B / Z_A (forward) or Z_A / Z_B (reverse, from exact target samples) for ANY schedule.
+    On 5 temperatures, far too few to make w concentrate, the mean of 200,000 weights must meet the
+    exact log Z within 4 standard errors of that mean (a transition that breaks invariance, or a
+    reverse run annealed the wrong way, misses by far more)."""
+    be = get_backend("numpy", "float64")
+    rbm = make_rbm(be, 6, 4, seed=11, w_std=1.0, b_std=0.5)
+    base = be.asarray(ais.base_rate_bias(np.random.default_rng(12).uniform(0.1, 0.9, 6)))
+    betas, n = ais.temperature_schedule("linear", 4), 200_000
+    if direction == "forward":
+        res = ais.ais_log_partition(rbm, be.rng(13), base_bias=base, betas=betas, n_chains=n)
+    else:
+        init_v = rbm_exact.sample_exact(rbm, be.rng(14), n)
+        res = ais.reverse_ais_log_partition(rbm, be.rng(13), base_bias=base, betas=betas, init_v=init_v)
+    w = np.exp(res.log_w - res.log_w.max())
+    se = w.std(ddof=1) / np.sqrt(n) / w.mean()  # relative standard error of mean(w): of log mean(w)
+    assert w.std() / w.mean() > 0.3  # the premise: the weights vary (the schedule is coarse)
+    assert abs(res.log_z - exact.log_partition(rbm)) < 4 * se + 1e-9, (
+        res.log_z,
+        exact.log_partition(rbm),
+        se,
+    )
+
+
+def test_exact_refuses_a_dbm_whose_rows_need_too_many_latent_states():
+    """A 2-22-22 DBM: log Z enumerates 22 units (within the limit), but each row's log p̃(x) sums
+    2^22 states of layer 2 (above MARGINAL_UNITS): refused at check, before any work."""
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.models.dbm import DBM, DBMConfig
+
+    evaluator = EVALUATORS.build(EVALUATORS.parse("exact"))
+    evaluator.check(DBM, DBM.sizes(DBMConfig(n_hidden=[4, 4]), 2))  # small: fine
+    with pytest.raises(RbmlabError, match=r"^evaluator=exact: log p̃\(x\) of a dbm model enumerates 2\^22"):
+        evaluator.check(DBM, DBM.sizes(DBMConfig(n_hidden=[22, 22]), 2))
+
+
+def test_the_stochastic_pseudo_likelihood_scales_its_units_by_n_over_k():
+    """n_units = 3 of 10 (3 does not divide 10): per row, the 3 units the stream's argsort picks,
+    each log σ(F(v⁽ⁱ⁾) − F(v)) by free energies, times 10/3, replayed here from the same stream."""
+    be = get_backend("numpy", "float64")
+    rbm = make_rbm(be, 10, 4, seed=17, w_std=0.8, b_std=0.5)
+    v = (np.random.default_rng(18).random((5, 10)) < 0.5).astype(float)
+    got = pseudo_log_likelihood(rbm, v, rng=np.random.default_rng(19), n_units=3)
+    units = np.argsort(np.random.default_rng(19).random((5, 10)), axis=1)[:, :3]
+    want = np.zeros(5)
+    for r in range(5):
+        for i in units[r]:
+            flipped = v[r].copy()
+            flipped[i] = 1 - flipped[i]
+            gap = free_energy(rbm, flipped[None])[0] - free_energy(rbm, v[r][None])[0]
+            want[r] += -np.logaddexp(0.0, -gap) * 10 / 3
+    np.testing.assert_allclose(got, want, rtol=1e-10)

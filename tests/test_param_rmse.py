@@ -40,6 +40,13 @@ def test_log_rmse_is_half_the_log_mean_square_in_the_papers_weights():
     expected = 0.5 * math.log(2 * 0.3**2 / 30**2)
     assert log_rmse(model, truth) == pytest.approx(expected, abs=1e-12)
     assert log_rmse(to_spins(model, "01")[0], truth) == pytest.approx(expected, abs=1e-9)
+    # a {0, 1} ground truth is judged in E1's weights, J itself: the pair moves by δ on two entries
+    truth01 = to_spins(truth, "01")[0]
+    J01 = truth01.J.copy()
+    J01[2, 5] = J01[5, 2] = J01[2, 5] + 0.6
+    assert log_rmse(truth01.replace(J=J01), truth01) == pytest.approx(
+        0.5 * math.log(2 * 0.6**2 / 30**2), abs=1e-12
+    )
 
 
 def test_the_constant_field_keeps_the_random_draws_of_the_couplings():

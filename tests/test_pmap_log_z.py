@@ -7,6 +7,7 @@ own ground truth."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -55,6 +56,10 @@ def test_on_a_tree_the_estimate_is_the_mean_of_the_exact_perturbed_maxima(solver
     assert metrics["pmap_log_z_error"] == pytest.approx(expected - model.exact_log_partition(), abs=1e-9)
     assert metrics["pmap_log_z_error"] > 0  # exact MAP: an upper bound in expectation (50 draws)
     assert metrics["pmap_solved"] == 100.0
+    errors = brute_force_perturbed_max(model, noise) - shift - model.exact_log_partition()
+    spread = math.sqrt(((errors - errors.mean()) ** 2).sum() / 49)  # the sample standard deviation
+    assert metrics["pmap_log_z_error_std"] == pytest.approx(spread, rel=1e-9)
+    assert metrics["pmap_log_z_error_se"] == pytest.approx(spread / math.sqrt(50), rel=1e-9)
 
 
 @pytest.mark.parametrize("spins", ["01", "pm1"])

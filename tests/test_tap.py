@@ -537,3 +537,7 @@ def test_the_per_unit_likelihood_divides_by_every_unit():
     assert metrics["test_log_likelihood_per_unit"] == pytest.approx(
         metrics["test_log_likelihood"] / 18, rel=1e-12
     )
+    # and its standard error is the sample standard deviation of the 20 examples' over √20
+    ll = tap.clamped_log_density(rbm.W, *rbm.tap_layers(), x) - metrics["log_z"]
+    assert metrics["test_log_likelihood"] == pytest.approx(ll.mean(), rel=1e-12)
+    assert metrics["test_log_likelihood_se"] == pytest.approx(ll.std(ddof=1) / np.sqrt(20), rel=1e-9)
