@@ -148,7 +148,7 @@ def test_statistics_match_finite_differences_of_the_resolved_free_energy(clamped
 def test_evaluator_matches_the_exact_log_likelihood():
     dbm = small_dbm((6, 4, 3), 0.2, 5)
     train, test = Batch(data(5, 30, 6)), Batch(data(6, 10, 6))
-    config = TapDBMEvalConfig(splits=["train", "test"], progress=False, tol=1e-20, max_iter=5000)
+    config = TapDBMEvalConfig(splits=["train", "test"], progress=False, tol=1e-20, max_iter=5000, chunk=4)
     metrics = TapDBMEvaluator(config).evaluate(
         dbm, {"train": train, "test": test}, Context(rng=None, final=True, train=train)
     )
@@ -157,6 +157,8 @@ def test_evaluator_matches_the_exact_log_likelihood():
     exact = exact_log_density(dbm, test.inputs).mean() - exact_log_z(dbm)
     assert metrics["test_log_likelihood"] == pytest.approx(exact, abs=2e-3)
     assert metrics["test_log_likelihood_per_unit"] == pytest.approx(metrics["test_log_likelihood"] / 13)
+    # chunks of 4 rows (not dividing 10 or 30): every clamped solution converged, a fraction of the rows
+    assert metrics["test_clamped_converged"] == 1.0 and metrics["train_clamped_converged"] == 1.0
 
 
 def prototypes(n: int, seed: int) -> np.ndarray:

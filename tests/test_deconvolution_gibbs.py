@@ -172,3 +172,21 @@ def test_gwg_with_a_block_clamped_samples_the_exact_conditional_and_never_moves_
         freq[int("".join(map(str, free)), 2)] += 1
     np.testing.assert_array_equal(chain.C, dg.counts(chain.W, chain.S))
     assert 0.5 * np.abs(freq / freq.sum() - exact_conditional(clamp, held, p_w, p_s, p_e)).sum() < 0.03
+
+
+def test_gwg_carries_its_proposal_from_step_to_step():
+    """One call of 300 steps makes the moves of 300 calls of one step (each of which forms the
+    proposal afresh from the state, as its definition says), draw for draw from the same stream:
+    the proposal and its flip deltas carried over an accepted move are the new state's."""
+    from rbmlab.inference import deconvolution_gwg as gwg
+
+    p_w, p_s, p_e = 0.4, 0.3, 0.1
+    one, many = (dg.start(np.random.default_rng(8), X_SMALL, 1, 2, p_w, p_s) for _ in range(2))
+    rng_one, rng_many = np.random.default_rng(9), np.random.default_rng(9)
+    _, accepted = gwg.run_chain(many, X_SMALL, rng_many, p_w=p_w, p_s=p_s, p_e=p_e, steps=300)
+    total = sum(
+        gwg.run_chain(one, X_SMALL, rng_one, p_w=p_w, p_s=p_s, p_e=p_e, steps=1)[1] for _ in range(300)
+    )
+    assert accepted == total > 30
+    for a, b in ((one.W, many.W), (one.S, many.S), (one.C, many.C)):
+        np.testing.assert_array_equal(a, b)
