@@ -291,3 +291,29 @@ def test_naive_mean_field_solves_the_first_order_equations():
     sigmoid = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
     np.testing.assert_allclose(a_v, sigmoid(model.b_v + a_h @ model.W.T), atol=1e-6)
     np.testing.assert_allclose(a_h, sigmoid(model.b_h + a_v @ model.W), atol=1e-6)
+
+
+def test_the_lp_solver_decodes_the_rounded_state_and_keeps_the_relaxation_raw():
+    """solver=lp on the frustrated triangle (w = −2 on every pair, u = 1.5): the relaxation puts
+    every unit at ½ (raw), and the state is its rounding, all zeros (½ → 0)."""
+    model = Ising(-2.0 * (np.ones((3, 3)) - np.eye(3)), np.full(3, 1.5), "01")
+    got = build("lp").solve(model, np.zeros((2, 3)))
+    np.testing.assert_allclose(got.raw, 0.5, atol=1e-7)
+    np.testing.assert_array_equal(got.state, 0.0)
+
+
+def test_max_product_runs_the_budget_it_is_given():
+    """A caller's budget (the matched inference of a learner, an evaluator's sweeps) overrides
+    max_iter: 2 sweeps on a loopy model are not 50, and equal the core's 2."""
+    from rbmlab.inference.max_product import max_product
+
+    rng = np.random.default_rng(21)
+    J = np.triu(rng.uniform(-2, 2, (6, 6)), 1)
+    model = Ising(J + J.T, rng.uniform(-0.5, 0.5, 6), "01")
+    noise = rng.standard_normal((4, 6))
+    graph = model.factor_graph()
+    two = build("max_product", max_iter=50).solve(model, noise, 2)
+    np.testing.assert_allclose(
+        two.raw, max_product(graph, graph.unary[None, :] + noise, 2).beliefs, atol=1e-12
+    )
+    assert not np.allclose(two.raw, build("max_product", max_iter=50).solve(model, noise).raw)
