@@ -552,3 +552,24 @@ def test_pixel_error_runs_its_inference_to_the_tolerance_it_is_given(inference):
         )
         shares[tol] = out["test_converged"]
     assert shares[0.5] == 100.0 and shares[1e-9] < 100.0, shares
+
+
+def test_cd_percloss_steps_toward_the_lowest_free_energy_state_it_found():
+    """CD-PercLoss (crbm_bp §2): the model term is v* = the search's lowest-F state and
+    E[h | v*, x] = σ(v* W + b²): the b_h step (lr 1, SGD) is the batch mean of σ(v W + b²) −
+    σ(v* W + b²), with v* replayed from the same stream."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    from rbmlab.learners.conditional_cd import lowest_free_energy_search
+
+    rng = np.random.default_rng(17)
+    model, (x, v) = random_crbm(rng, scale=1.5), task(rng)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "cd_percloss", "lr": 1.0, "batch_size": len(x), "k": 4}))
+    state = learner.init_state(model, Batch(x, targets=v), rng)
+    new, _ = learner.step(model, state, Batch(x, targets=v), np.random.default_rng(5))
+    b1, b2 = model.conditional_biases(x)
+    best = lowest_free_energy_search(model.W, b1, b2, np.random.default_rng(5), 4)
+    sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    np.testing.assert_allclose(
+        new.b_h - model.b_h, (sig(v @ model.W + b2) - sig(best @ model.W + b2)).mean(0), atol=1e-12
+    )
