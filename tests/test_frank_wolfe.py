@@ -379,28 +379,31 @@ def test_a_growing_run_scored_by_test_error_from_epoch_0(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "scaling, pretrained, want",
+    "scaling, pretrained, want, penalize_bias",
     [
-        ("constant", 0, [0.6, 0.6, 0.6, 0.6]),
-        ("over_t", 0, [0.6 / 1, 0.6 / 2, 0.6 / 3, 0.6 / 4]),  # λ/t, t = 1, 2, ... (Eq. 8)
-        ("over_t", 2, [0.6 / 3, 0.6 / 4, 0.6 / 5, 0.6 / 6]),  # from a 2-unit model: t = 3, 4, ...
+        ("constant", 0, [0.6, 0.6, 0.6, 0.6], True),
+        ("over_t", 0, [0.6 / 1, 0.6 / 2, 0.6 / 3, 0.6 / 4], False),  # λ/t, t = 1, 2, ... (Eq. 8)
+        ("over_t", 2, [0.6 / 3, 0.6 / 4, 0.6 / 5, 0.6 / 6], True),  # from a 2-unit model: t = 3, 4, ...
     ],
 )
 def test_the_oracle_gets_lambda_on_the_schedule_step_by_step(
-    scaling, pretrained, want, tmp_path, monkeypatch
+    scaling, pretrained, want, penalize_bias, tmp_path, monkeypatch
 ):
     """The penalty each epoch's oracle is built with (Alg. 1: one unit an epoch, t = units + 1),
     recorded where the learner hands it over: λ constant, or λ/t with t counted from the units the
-    run starts with (issue 57: the schedule was only ever seen through its end result)."""
+    run starts with (issue 57: the schedule was only ever seen through its end result); and the
+    learner's penalize_bias with it."""
     import rbmlab.learners.frank_wolfe as fw  # noqa: PLC0415
     from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
     from rbmlab.run.runner import train  # noqa: PLC0415
 
     handed: list[float] = []
+    penalised: list[bool] = []
 
     class Recorded(LinearOracle):
         def __init__(self, *args, lam, **kwargs):
             handed.append(lam)
+            penalised.append(kwargs.get("penalize_bias", True))
             super().__init__(*args, lam=lam, **kwargs)
 
     monkeypatch.setattr(fw, "LinearOracle", Recorded)
@@ -414,6 +417,7 @@ def test_the_oracle_gets_lambda_on_the_schedule_step_by_step(
         "learner.restarts=1",
         "learner.lam=0.6",
         f"learner.lambda_scaling={scaling}",
+        f"learner.penalize_bias={str(penalize_bias).lower()}",
         "evaluator=exact",
         "train.eval_every=0",
         "train.progress=false",
@@ -426,5 +430,7 @@ def test_the_oracle_gets_lambda_on_the_schedule_step_by_step(
         )
         small.append(f"model.init={tmp_path / 'first' / 'checkpoint.npz'}")
         handed.clear()
+        penalised.clear()
     train(validated_run_config([*small, "train.epochs=4"]), tmp_path / "run", echo=lambda s: None)
     assert handed == pytest.approx(want, rel=1e-12)
+    assert penalised == [penalize_bias] * 4
