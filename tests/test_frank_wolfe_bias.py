@@ -174,3 +174,13 @@ def test_a_cap_below_the_window_is_a_one_line_error(tmp_path):
     )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "learner.bias_max_steps: 5 is fewer than bias_window=10" in proc.stderr
+
+
+def test_the_ridge_is_the_clipped_bernoulli_variance_floored_by_the_chains_resolution():
+    """ρ = d̃(1 − d̃) + 1/M (the module's derivation): a pixel never on in the data (d̃ clipped to
+    1e-3) has ρ ≈ 1/M with M = 40 chains, not the 1e-3 of its variance alone."""
+    from rbmlab.learners.frank_wolfe_bias import ridge_variance
+
+    mean = np.array([0.0, 0.5, 0.9, 1.0])
+    p = np.array([1e-3, 0.5, 0.9, 1 - 1e-3])
+    np.testing.assert_allclose(ridge_variance(mean, 40), p * (1 - p) + 1 / 40, rtol=1e-12)
