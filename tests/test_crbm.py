@@ -573,3 +573,22 @@ def test_cd_percloss_steps_toward_the_lowest_free_energy_state_it_found():
     np.testing.assert_allclose(
         new.b_h - model.b_h, (sig(v @ model.W + b2) - sig(best @ model.W + b2)).mean(0), atol=1e-12
     )
+
+
+def test_mle_mf_steps_toward_mean_fields_beliefs():
+    """MLE-MF (crbm_bp §4.1): the model term is naive mean field's (τ^v, τ^h) at the x-conditioned
+    RBM; with lr 1 and SGD the b_v step is the batch mean of v − τ^v, τ^v from mean_field run here
+    on the same budget (T = 7 + 1 at epoch 1) and tolerance."""
+    from rbmlab.data.batch import Batch
+    from rbmlab.inference.mean_field import mean_field
+    from rbmlab.learners import LEARNERS
+
+    rng = np.random.default_rng(18)
+    model, (x, v) = random_crbm(rng, scale=1.5), task(rng)
+    learner = LEARNERS.build(LEARNERS.parse({"name": "mle_mf", "lr": 1.0, "batch_size": len(x)}))
+    state = learner.init_state(model, Batch(x, targets=v), rng)
+    new, _ = learner.step(model, state, Batch(x, targets=v), rng)
+    b1, b2 = model.conditional_biases(x)
+    tau_v = mean_field(model.W, b1, b2, max_iter=8, tol=learner.config.tol).tau_v
+    np.testing.assert_allclose(new.b_v - model.b_v, (v - tau_v).mean(0), atol=1e-12)
+    assert np.abs((v - tau_v).mean(0)).max() > 1e-3

@@ -506,10 +506,12 @@ def test_persistent_solutions_start_the_next_steps_solve(persistent):
     learner = LEARNERS.build(LEARNERS.parse({"name": "tap", "batch_size": 10, "persistent": persistent}))
     starts, ends, solve = [], [], learner.solver.solve
 
+    fields = ("a_v", "c_v", "a_h", "c_h")
+
     def recorded(model, x, init=None, **kw):
-        starts.append(None if init is None else init.raw.a_v.copy())
+        starts.append(None if init is None else [getattr(init.raw, k).copy() for k in fields])
         out = solve(model, x, init=init, **kw)
-        ends.append(out.raw.a_v.copy())
+        ends.append([getattr(out.raw, k).copy() for k in fields])
         return out
 
     learner.solver.solve = recorded
@@ -519,7 +521,8 @@ def test_persistent_solutions_start_the_next_steps_solve(persistent):
     assert starts[0] is None
     if persistent:
         for start, end in zip(starts[1:], ends[:-1]):
-            np.testing.assert_array_equal(start, end)
+            for k, a, b in zip(fields, start, end):  # magnetisations and variances, each its own
+                np.testing.assert_array_equal(a, b, err_msg=k)
     else:
         assert starts == [None, None, None]
 
