@@ -544,3 +544,25 @@ def test_the_per_unit_likelihood_divides_by_every_unit():
     ll = tap.clamped_log_density(rbm.W, *rbm.tap_layers(), x) - metrics["log_z"]
     assert metrics["test_log_likelihood"] == pytest.approx(ll.mean(), rel=1e-12)
     assert metrics["test_log_likelihood_se"] == pytest.approx(ll.std(ddof=1) / np.sqrt(20), rel=1e-9)
+
+
+@pytest.mark.parametrize("visible_prior", ["bernoulli", "truncated_gaussian"])
+def test_a_grbm_starts_its_visible_fields_at_the_priors_fit_to_the_data(visible_prior):
+    """tap Alg. 2's θ⁽⁰⁾ ← X: the visible fields U^v start where the prior fitted to the training
+    data puts them — the base rate's logit (Bernoulli), mean × precision per column (truncated
+    Gaussian, moment matched) — written out here; hidden fields at 0."""
+    from rbmlab.models.grbm import GRBM, GRBMConfig
+
+    x = np.random.default_rng(20).beta(2.0, 5.0, (200, 6))
+    data = (x > 0.3).astype(float) if visible_prior == "bernoulli" else x
+    config = GRBMConfig(n_hidden=3, visible_prior=visible_prior)
+    model = GRBM.initialize(
+        config, xp=np, rng=np.random.default_rng(0), data_mean=data.mean(0), dtype="float64", data=data
+    )
+    if visible_prior == "bernoulli":
+        p = np.clip(data.mean(0), 1e-3, 1 - 1e-3)
+        want = np.log(p / (1 - p))
+    else:
+        want = data.mean(0) / np.maximum(data.var(0), 1e-2)
+    np.testing.assert_allclose(model.b_v, want, rtol=1e-10)
+    assert not model.b_h.any()
