@@ -324,3 +324,19 @@ def test_a_diverged_trial_is_set_aside_and_the_others_go_on():
     assert records["diverged_trials"] == [1, 2]
     assert records["final_trials"][0] == {"trial": 0, "x": 1.0}
     assert records["final_trials"][1] == {"trial": 1, "status": "diverged", "diverged_epoch": 5}
+
+
+def test_the_polar_factor_of_a_float32_gradient_is_formed_in_float64():
+    """A float32 G with singular values from 1 down to 1e-3: G^T G spans 1e-6 of float32's 1e-7
+    resolution, so formed in float32 its small directions come out wrong by ~2e-3; formed in
+    float64 and rounded once to float32, U V^T is right to float32's rounding (~1e-6)."""
+    rng = np.random.default_rng(23)
+    U, _ = np.linalg.qr(rng.standard_normal((40, 10)))
+    V, _ = np.linalg.qr(rng.standard_normal((10, 10)))
+    s = np.logspace(0, -3, 10)
+    G = ((U * s) @ V.T).astype(np.float32)
+    polar, nuclear = polar_factor(G)
+    Ug, sg, Vtg = np.linalg.svd(G.astype(np.float64), full_matrices=False)
+    assert polar.dtype == np.float32
+    np.testing.assert_allclose(polar, Ug @ Vtg, atol=2e-5)
+    assert float(nuclear) == pytest.approx(sg.sum(), rel=1e-6)

@@ -103,6 +103,10 @@ def test_observed_values_are_exact_even_for_one_rare_value():
     many = np.arange(MAX_POINTS + 1, dtype=np.float32)
     assert observed(many[:-1]) == ValueSet.of_points(*many[:-1])
     assert observed(many) == ValueSet(interval=(0.0, float(MAX_POINTS)), observed=True)
+    # exactly MAX_POINTS values in the strided first look, one more only off its stride: still many
+    common = np.random.default_rng(0).integers(0, MAX_POINTS, 100_000).astype(np.float32)
+    common[1] = 0.5
+    assert observed(common) == ValueSet(interval=(0.0, float(MAX_POINTS - 1)), observed=True)
     assert observed(np.zeros((0, 4)), None) == ValueSet()
     assert str(observed(np.array([0.0, np.nan]))) == "NaN values"
     assert not ValueSet.between(0, 1).contains(observed(np.array([0.0, np.nan])))
