@@ -17,10 +17,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "results"
 # open): their runs CSVs predate cost_seconds, no commit message touching their files states a time,
 # and each takes longer than a measurement here allows (training on 2 cores, or drawing from runs
 # that are not in the repository)
-COST_UNRECORDED = {
-    ("pmp/figure-1c-train", "reduced"),
-    ("pmp/figure-4-zeros", "reduced"),  # draws figure-1c-train's runs
-}
+COST_UNRECORDED: set[tuple[str, str]] = set()
 # committed figure reports drawn before figures carried a header line (issue 56 item 6: none left)
 HEADERLESS: set[str] = set()
 
