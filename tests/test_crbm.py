@@ -360,24 +360,22 @@ def test_the_lr_baseline_is_exact_logistic_regression_and_leaves_the_rest_at_zer
     state = learner.init_state(model, Batch(x, targets=v), rng)
     new, _ = learner.step(model, state, Batch(x, targets=v), rng)
     # with W = 0 the CRBM is the logistic regressions: the step is 0.5 × the exact gradient
-    eps, grad = 1e-6, np.zeros_like(model.W_xv)
-    for index in np.ndindex(grad.shape):
-        step = np.zeros_like(grad)
-        step[index] = eps
-        grad[index] = (
-            conditional_log_likelihood(model.replace(W_xv=model.W_xv + step), x, v)
-            - conditional_log_likelihood(model.replace(W_xv=model.W_xv - step), x, v)
-        ) / (2 * eps)
-    np.testing.assert_allclose(new.W_xv - model.W_xv, 0.5 * grad, atol=1e-9)
-    grad_b = np.zeros_like(model.b_v)  # and b_v's, by the same finite differences
-    for i in range(grad_b.size):
-        step = np.zeros_like(grad_b)
-        step[i] = eps
-        grad_b[i] = (
-            conditional_log_likelihood(model.replace(b_v=model.b_v + step), x, v)
-            - conditional_log_likelihood(model.replace(b_v=model.b_v - step), x, v)
-        ) / (2 * eps)
-    np.testing.assert_allclose(new.b_v - model.b_v, 0.5 * grad_b, atol=1e-9)
+
+    def finite_difference(name: str, eps: float = 1e-6) -> np.ndarray:
+        value, grad = getattr(model, name), np.zeros_like(getattr(model, name))
+        for index in np.ndindex(grad.shape):
+            step = np.zeros_like(grad)
+            step[index] = eps
+            grad[index] = (
+                conditional_log_likelihood(model.replace(**{name: value + step}), x, v)
+                - conditional_log_likelihood(model.replace(**{name: value - step}), x, v)
+            ) / (2 * eps)
+        return grad
+
+    for name in ("W_xv", "b_v"):
+        np.testing.assert_allclose(
+            getattr(new, name) - getattr(model, name), 0.5 * finite_difference(name), atol=1e-9
+        )
     assert not new.W.any() and not new.W_xh.any() and not new.b_h.any()
 
 
