@@ -310,3 +310,37 @@ def test_a_parameter_beyond_one_million_counts_as_diverged():
         W[1, 0, 1] = value
         model = RBM(W.copy(), np.zeros((2, 3)), np.zeros((2, 2)))
         assert list(map(bool, model.finite_trials())) == want, value
+
+
+@pytest.mark.parametrize("name", LEARNERS.names())
+def test_learner_declares_the_unit_types_its_maths_handles(name):
+    """Nothing is accepted by default: every learner names, per layer, the unit types it is
+    written for (rbmlab.units.requirements), and only known ones."""
+    from rbmlab.units.requirements import ANY_UNITS
+
+    units = LEARNERS.get(name).units
+    assert units is not None, f"learner={name} declares no unit types (Learner.units)"
+    assert units and set(units) <= {"visible", "hidden"}, units
+    assert all(allowed and set(allowed) <= set(ANY_UNITS) for allowed in units.values()), units
+
+
+def test_a_learner_that_declares_no_unit_types_trains_nothing():
+    """The declaration is read, not assumed: a learner without one is refused in one line before
+    any work, on every family; the sampler's own declaration still narrows a learner's (a
+    sampler that does not name Potts units is written for binary ones)."""
+    from rbmlab.learners.cd import CD
+    from rbmlab.units.requirements import check_configured_units
+
+    class Undeclared(CD):
+        units = None
+
+    learner = Undeclared(LEARNERS.parse({"name": "cd"}))
+    for family in ("rbm", "grbm"):
+        config = MODELS.parse({"name": family})
+        with pytest.raises(RbmlabError, match=r"^learner=cd: declares no unit types"):
+            check_configured_units(config, MODELS.get(family), learner=learner)
+    potts = MODELS.parse({"name": "rbm", "visible_units": "potts", "visible_states": 3})
+    check_configured_units(potts, MODELS.get("rbm"), learner=LEARNERS.build(LEARNERS.parse("cd")))
+    pmp = LEARNERS.build(LEARNERS.parse({"name": "cd", "sampler": {"name": "pmp"}}))
+    with pytest.raises(RbmlabError, match=r"^model.visible_units: potts visible units; learner=cd is written "):
+        check_configured_units(potts, MODELS.get("rbm"), learner=pmp)

@@ -17,6 +17,7 @@ from rbmlab.inference.base import InferenceMethod
 from rbmlab.limits import EXAMPLES
 from rbmlab.models.base import GradientStatistics, supports
 from rbmlab.optimizers import OPTIMIZERS
+from rbmlab.units.requirements import undeclared_is_binary
 from rbmlab.validation import Config, option
 
 State = dict[str, Any]  # name → array; saved in checkpoints as-is
@@ -60,7 +61,9 @@ class Learner:
 
     config_class = LearnerConfig
     requires: tuple[type, ...] = (GradientStatistics,)  # model capabilities the step uses
-    units: dict[str, tuple[str, ...]] = {}  # unit types it is written for (rbmlab.units.requirements)
+    # the unit types its maths handles, per layer setting (rbmlab.units.requirements): every
+    # learner declares them, for "visible" and "hidden"; None (undeclared) trains nothing
+    units: dict[str, tuple[str, ...]] | None = None
     updates_per_step = 1  # parameter updates per call of step (S-DCP makes d)
     grows: tuple[str, ...] = ()  # model sizes the learner changes (metrics.csv records them)
     trains_trials = True  # can train a batched model (train.trials > 1) in one computation
@@ -105,12 +108,17 @@ class Learner:
         bound by the last of ``epochs`` (none grows here)."""
 
     def unit_needs(self, model_class: type) -> dict[str, tuple[str, ...]]:
-        """The unit types the learner and its negative-phase sampler are written for (each
-        setting: what both allow)."""
-        needs = dict(self.units)
-        for setting, allowed in (self.sampler_for(model_class).units if self.samples else {}).items():
-            needs[setting] = tuple(a for a in needs.get(setting, allowed) if a in allowed)
-        return needs
+        """The unit types the learner (its own declaration, which names every layer) and its
+        negative-phase sampler are written for: each setting, what both allow."""
+        if self.units is None:  # nothing is accepted by default (tests/test_conformance.py)
+            raise RbmlabError(
+                f"learner={self.config.name}: declares no unit types (Learner.units: the unit "
+                "types its maths handles, per layer)"
+            )
+        sampler = self.sampler_for(model_class).units if self.samples else {}
+        sampler = undeclared_is_binary(sampler, self.units)
+        needs = {s: tuple(a for a in allowed if a in sampler[s]) for s, allowed in self.units.items()}
+        return {**sampler, **needs}
 
     def sampler_for(self, model_class: type):
         if model_class not in self._samplers:

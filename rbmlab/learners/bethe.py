@@ -18,6 +18,7 @@ from rbmlab.inference.bethe import bethe_beliefs, random_messages
 from rbmlab.learners.base import Learner, LearnerConfig, difference
 from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.base import GradientStatistics, PairwiseCouplings
+from rbmlab.units.requirements import BINARY
 from rbmlab.validation import option
 
 
@@ -44,6 +45,7 @@ class BetheConfig(LearnerConfig):
 
 class Bethe(Learner):
     config_class = BetheConfig
+    units = {"visible": BINARY}  # BP on two-state variables, either convention
     requires = (PairwiseCouplings, GradientStatistics)
     requires_hint = "pairwise couplings J and fields h: model=ising"
     samples = False  # its negative phase is BP's beliefs

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import UPDATE_STEPS
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 
@@ -19,6 +20,7 @@ class CDConfig(LearnerConfig):
 
 class CD(Learner):
     config_class = CDConfig
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard
     packs = True
 

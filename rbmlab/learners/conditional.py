@@ -19,6 +19,7 @@ from rbmlab.learners.base import Learner, LearnerConfig
 from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.base import Conditional
 from rbmlab.models.crbm import statistics_difference
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import option
 
 
@@ -52,6 +53,7 @@ class ScheduledInferenceConfig(LearnerConfig):
 
 
 class ConditionalLearner(Learner):
+    units = {"visible": BERNOULLI, "hidden": BERNOULLI}  # crbm_bp §3.2: binary x, v and h
     requires = (Conditional,)
     trains_trials = False
     reports_convergence = True  # its inference runs to a tolerance (BP, mean field)

@@ -22,6 +22,7 @@ from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.base import Bipartite
 from rbmlab.models.centered import CenteredRBM
 from rbmlab.models.rbm import BinaryLayers
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import invalid, option
 
 
@@ -56,6 +57,7 @@ class CSDCPConfig(CenteringConfig):
 
 
 class CenteredLearner(Learner):
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # centred statistics of any discrete layer (dcp Alg. 4)
     """Alg. 4's mini-batch step on the centered RBM (shared by CS-DCP and CG)."""
 
     requires = (Bipartite,)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rbmlab.inference import INFERENCE
 from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import CHAINS, UPDATE_STEPS
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 SAMPLER_PREFIX = "sampler."  # a persistent sampler's state entries in the learner state
@@ -45,6 +46,7 @@ class PCDConfig(LearnerConfig):
 
 class PCD(Learner):
     config_class = PCDConfig
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard
     packs = True
     entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}  # PT-PCD (Desjardins et al. 2010)

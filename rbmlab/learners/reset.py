@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from rbmlab.learners.base import Learner, LearnerConfig, difference, total
 from rbmlab.limits import CHAINS, UPDATE_STEPS
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 
@@ -34,6 +35,7 @@ class ResetConfig(LearnerConfig):
 
 class Reset(Learner):
     config_class = ResetConfig
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard
     entrants = {"pmp_reset": ("learner.sampler=pmp",)}  # PMP learning (pmp Alg. 1)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from rbmlab.learners.base import Learner, LearnerConfig, difference, total
 from rbmlab.limits import UPDATE_STEPS, exceeds
 from rbmlab.models.rbm import BinaryLayers
+from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import invalid, option
 
 
@@ -39,6 +40,7 @@ class SDCPConfig(LearnerConfig):
 
 class SDCP(Learner):
     config_class = SDCPConfig
+    units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard
     packs = True
 

@@ -26,6 +26,7 @@ from rbmlab.inference.solvers.base import Beliefs
 from rbmlab.learners.base import Learner, LearnerConfig, total
 from rbmlab.limits import UPDATE_STEPS
 from rbmlab.models.base import TapForm
+from rbmlab.units.requirements import PRIORS
 from rbmlab.validation import option
 
 SOLUTION_KEYS = ("tap_a_v", "tap_c_v", "tap_a_h", "tap_c_h")
@@ -88,6 +89,7 @@ class TapLearnerConfig(TapIterationConfig):
 
 class TapLearner(Learner):
     config_class = TapLearnerConfig
+    units = {"visible": PRIORS, "hidden": PRIORS}  # tap Eq. 9: any prior with its cumulants
     generative = True  # an entrant of the cross-paper leaderboard
     entrants = {"adatap": ("learner.inference=adatap",)}  # TAP learning with adaTAP (Alg. 3)
     requires = (TapForm,)

@@ -29,6 +29,7 @@ from rbmlab.learners.base import Learner
 from rbmlab.learners.tap import TapIterationConfig
 from rbmlab.limits import EPOCHS
 from rbmlab.models.base import TapStack
+from rbmlab.units.requirements import BERNOULLI
 from rbmlab.validation import option
 
 PRETRAIN_STREAM = 7305  # the key of pretraining's shuffles: (PRETRAIN_STREAM, layer, epoch)
@@ -55,6 +56,7 @@ class TapDBMConfig(TapIterationConfig):  # max_iter: for the free and the clampe
 
 class TapDBM(Learner):
     config_class = TapDBMConfig
+    units = {"visible": BERNOULLI, "hidden": BERNOULLI}  # tap App. E: {0, 1} units on every layer
     requires = (TapStack,)
     samples = False  # its negative phase is TAP's fixed points
     requires_hint = "layers coupled only to their neighbours: model=dbm"

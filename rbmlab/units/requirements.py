@@ -20,6 +20,9 @@ CATEGORICAL = ("potts",)  # q states per unit, one-hot columns (rbmlab.units.pot
 DISCRETE = (*BINARY, *CATEGORICAL)
 BERNOULLI = ("bernoulli",)
 ANY_UNITS = (*DISCRETE, "truncated_gaussian", "gauss_bernoulli")  # every unit type and prior (rbmlab.units)
+PRIORS = tuple(
+    u for u in ANY_UNITS if u not in CATEGORICAL
+)  # the priors with TAP's maths (rbmlab.units.prior)
 NAMES = {"bernoulli": "Bernoulli {0,1}", "spin": "spin {-1,+1}", "potts": "Potts (categorical)"}
 
 
@@ -35,6 +38,14 @@ def check_configured_units(model_cfg, model_class, learner=None, evaluator=None)
         )
     if evaluator is not None:
         check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
+
+
+def undeclared_is_binary(units: Mapping[str, tuple[str, ...]], settings) -> dict[str, tuple[str, ...]]:
+    """``units`` (a sampler's or evaluator's declaration) with each of ``settings`` it does not
+    name allowed every unit type but the categorical ones: categorical units are opt-in (a
+    component that does not name them is written for binary units, as everything was before
+    them). Learners declare every layer (rbmlab.learners.base.Learner.units)."""
+    return {**{s: PRIORS for s in settings if s not in units}, **units}
 
 
 def check_unit_types(
