@@ -342,5 +342,7 @@ def test_a_learner_that_declares_no_unit_types_trains_nothing():
     potts = MODELS.parse({"name": "rbm", "visible_units": "potts", "visible_states": 3})
     check_configured_units(potts, MODELS.get("rbm"), learner=LEARNERS.build(LEARNERS.parse("cd")))
     pmp = LEARNERS.build(LEARNERS.parse({"name": "cd", "sampler": {"name": "pmp"}}))
-    with pytest.raises(RbmlabError, match=r"^model.visible_units: potts visible units; learner=cd is written "):
+    with pytest.raises(
+        RbmlabError, match=r"^model.visible_units: potts visible units; learner=cd is written "
+    ):
         check_configured_units(potts, MODELS.get("rbm"), learner=pmp)

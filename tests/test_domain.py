@@ -13,7 +13,7 @@ import pytest
 
 from rbmlab.backend import get_backend
 from rbmlab.data import load_dataset
-from rbmlab.data.domain import VISIBLE_UNITS, check_run
+from rbmlab.data.domain import check_run, visible_declaration
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.experiment import _variants, available, kind_of, load_spec
@@ -58,9 +58,8 @@ def test_the_gauss_bernoulli_spike_outside_its_slab_is_kept_apart():
 
 
 def test_every_family_declares_its_visible_units():
-    assert set(VISIBLE_UNITS) == set(MODELS.names())
-    for family, decl in VISIBLE_UNITS.items():
-        family_class = MODELS.get(family)
+    for family in MODELS.names():
+        family_class, decl = MODELS.get(family), visible_declaration(family)
         if decl.key is not None:  # every choice of the config key names a unit type or prior
             field = family_class.config_class.__dataclass_fields__[decl.key]
             assert set(decl.names) == set(field.metadata["choices"]), family
@@ -244,3 +243,20 @@ def test_experiments_of_every_family_and_value_kind_pass_the_check():
 @pytest.mark.slow
 def test_every_experiment_smoke_job_passes_the_check():
     assert _check_jobs(available()) >= 30
+
+
+def test_a_declaration_keeps_its_visible_units_and_config_keys_together():
+    """The visible units' config keys must each fix a declared setting (what a saved model holds),
+    checked when a family is declared, not when data first meet it."""
+    from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
+
+    arrays = {"W": ("n_visible", "n_hidden")}
+    units = VisibleUnits("units", {"a": "bernoulli", "b": "spin"})
+    with pytest.raises(ValueError, match="key units fixes no setting"):
+        Declaration(arrays, visible=units)
+    with pytest.raises(ValueError, match=r"undeclared settings \['visible'\]"):
+        Declaration(arrays, config_settings={"units": "visible"}, visible=units)
+    ok = Declaration(
+        arrays, settings={"visible": Setting(("bernoulli", "spin"))}, config_settings={"units": "visible"}
+    )
+    assert ok.visible is None and Declaration(**{**ok.__dict__, "visible": units}).visible is units

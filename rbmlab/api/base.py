@@ -59,10 +59,10 @@ def seed_of(random_state) -> int:
 
 def visible_prior(family: str, config_value) -> str:
     """The unit type (or prior) of a family's visible units when the config key that chooses them
-    holds ``config_value`` (rbmlab.data.domain.VISIBLE_UNITS)."""
-    from rbmlab.data.domain import VISIBLE_UNITS  # noqa: PLC0415
+    holds ``config_value`` (the family's declaration, rbmlab.models.declaration.VisibleUnits)."""
+    from rbmlab.data.domain import visible_declaration  # noqa: PLC0415
 
-    return VISIBLE_UNITS[family].prior_name(None if config_value is None else str(config_value))
+    return visible_declaration(family).prior_name(None if config_value is None else str(config_value))
 
 
 class EnergyModel(BaseEstimator):
@@ -155,7 +155,7 @@ class EnergyModel(BaseEstimator):
         under spins) are clipped to it with a DataConversionWarning; negative values under {0, 1}
         units and values that are not codes of categorical units are a one-line ValueError
         (scikit-learn's words for positive_only)."""
-        from rbmlab.data.domain import VISIBLE_UNITS, data_values  # noqa: PLC0415
+        from rbmlab.data.domain import data_values, visible_declaration  # noqa: PLC0415
         from rbmlab.units.values import ValueSet, observed  # noqa: PLC0415
 
         (units, states), values = units, observed(X)
@@ -167,7 +167,7 @@ class EnergyModel(BaseEstimator):
                 f"X: holds {values}; {units} visible units of {states} states take "
                 f"the codes {allowed} (model_options={{'visible_states': ...}})"
             )
-        key = VISIBLE_UNITS[self.family].key
+        key = visible_declaration(self.family).key
         if non_negative(allowed) and float(X.min()) < 0:
             raise ParameterError(
                 f"X: holds {values}; {units} visible units take {allowed} or probabilities of 1 in "
@@ -400,11 +400,11 @@ class EnergyModel(BaseEstimator):
         return None
 
     def __sklearn_tags__(self):
-        from rbmlab.data.domain import VISIBLE_UNITS, data_values  # noqa: PLC0415
+        from rbmlab.data.domain import data_values, visible_declaration  # noqa: PLC0415
         from rbmlab.models import MODELS  # noqa: PLC0415
 
         tags = super().__sklearn_tags__()
-        key = VISIBLE_UNITS[self.family].key
+        key = visible_declaration(self.family).key
         options = self.model_options if isinstance(self.model_options, dict) else {}
         default = {f.name: f.default for f in dataclasses.fields(MODELS.get(self.family).config_class)}.get(
             key

@@ -5,8 +5,9 @@ checked before any work, in one line naming the key to change.
 Three declarations meet here: each unit type's value set (rbmlab.units: ``Prior.value_set``, a
 Bernoulli unit {0,1}, a spin {−1,+1}, a truncated Gaussian its support), each dataset's values
 (``Dataset.values``, read once from its arrays) and each task's constraints and outputs
-(rbmlab.data.tasks). ``VISIBLE_UNITS`` says, per model family, which config key chooses its
-visible units and which unit type each value names (a family with fixed units has no key).
+(rbmlab.data.tasks). Each model family's declaration (rbmlab.models.declaration.VisibleUnits)
+says which config key chooses its visible units and which unit type each value names (a family
+with fixed units has no key).
 
 It lives in rbmlab.data because data is the lowest layer that sees all three (units below it,
 tasks in it) and both callers sit above it: the runner's pre-flight (``check_feasible``, before a
@@ -21,31 +22,17 @@ are refused under binary units with the binarising option and the real-valued pr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from rbmlab.data.dataset import DataFacts
 from rbmlab.data.registry import get_spec
 from rbmlab.data.tasks import TASKS
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import STATES
-from rbmlab.units import CATEGORICAL_TYPES, DISCRETE_NAMES, PRIOR_NAMES, prior, unit_type
+from rbmlab.models import MODELS
+from rbmlab.models.declaration import VisibleUnits
+from rbmlab.units import CATEGORICAL_TYPES, DISCRETE_NAMES, prior, unit_type
 from rbmlab.units.values import ValueSet
-
-
-@dataclass(frozen=True)
-class VisibleUnits:
-    """How a model family chooses its visible units: the model config ``key`` (None: fixed; a
-    saved model holds the choice in the setting the family's CONFIG_SETTINGS maps it to) and
-    the unit type or prior (rbmlab.units.prior) each config value names; ``states_key``: the key
-    that gives a categorical unit type its number of states (rbmlab.units.potts)."""
-
-    key: str | None
-    names: Mapping[str, str]
-    states_key: str | None = None
-
-    def prior_name(self, value: str | None) -> str:
-        return self.names[value if self.key is not None else ""]
 
 
 def data_values(name: str, states: int = 2) -> ValueSet:
@@ -66,21 +53,12 @@ def _categorical_states(values: ValueSet) -> int | None:
     return q if 3 <= q <= STATES else None
 
 
-FIXED_BERNOULLI = VisibleUnits(None, {"": "bernoulli"})
-VISIBLE_UNITS: dict[str, VisibleUnits] = {
-    "rbm": VisibleUnits("visible_units", {n: n for n in DISCRETE_NAMES}, states_key="visible_states"),
-    "grbm": VisibleUnits("visible_prior", {n: n for n in PRIOR_NAMES}),
-    "ising": VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
-    "crbm": FIXED_BERNOULLI,  # crbm_bp §3.2: binary outputs v
-    "dbm": FIXED_BERNOULLI,  # tap App. E: {0, 1} units on every layer
-    "fractional_rbm": FIXED_BERNOULLI,  # frank_wolfe Eq. 11: softplus of {0, 1} units
-}
-
-
-def _declaration(family: str) -> VisibleUnits:
-    if family not in VISIBLE_UNITS:  # a new family must declare its visible units here
-        raise RbmlabError(f"model: family {family} declares no visible unit type (rbmlab.data.domain)")
-    return VISIBLE_UNITS[family]
+def visible_declaration(family: str) -> VisibleUnits:
+    """How ``family`` chooses its visible units (its DECLARATION's, rbmlab.models.declaration)."""
+    declared = MODELS.get(family).DECLARATION.visible
+    if declared is None:  # a new family declares its visible units in its DECLARATION
+        raise RbmlabError(f"model: family {family} declares no visible unit type (Declaration.visible)")
+    return declared
 
 
 # ---------------------------------------------------------------- the data against the units
@@ -98,11 +76,12 @@ def _takers(values: ValueSet, family: str) -> list[str]:
                 found.append(v)
         return found
 
-    own = _declaration(family)
+    own = visible_declaration(family)
     if own.key is not None and fits(own):
         return [f"model.{own.key}={fits(own)[0]}"]
     found = []
-    for other, decl in VISIBLE_UNITS.items():
+    for other in MODELS.names():
+        decl = visible_declaration(other)
         choices = fits(decl)
         if other != family and choices:
             found.append(f"model={other}" + (f" model.{decl.key}={choices[0]}" if decl.key else ""))
@@ -146,7 +125,7 @@ def check_units(
     ``config_value``, a categorical type of ``states`` states), after checking that they include
     ``values`` (the dataset's). ``where`` replaces the model key in the message (``checkpoint:
     <path>: its rbm model``, for a saved model)."""
-    decl = _declaration(family)
+    decl = visible_declaration(family)
     name = decl.prior_name(config_value)
     units = data_values(name, states)
     if units.contains(values):
@@ -208,7 +187,7 @@ def check_run(cfg, facts: DataFacts, complete=None) -> None:
     family = cfg.model.name
     value, states = configured_choice(cfg.model)
     units = check_units(family, value, facts.values, facts, states=states, complete=complete)
-    check_task_outputs(task, facts.values, units, _declaration(family).prior_name(value))
+    check_task_outputs(task, facts.values, units, visible_declaration(family).prior_name(value))
 
 
 def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
@@ -227,28 +206,28 @@ def check_saved_model(model, facts: DataFacts, task, split: str, path) -> None:
         where=f"checkpoint: {path}: its {model.family} model",
         states=states,
     )
-    check_task_outputs(task, facts.values, units, _declaration(model.family).prior_name(value))
+    check_task_outputs(task, facts.values, units, visible_declaration(model.family).prior_name(value))
 
 
 # ---------------------------------------------------------------- the units data are encoded for
 def visible_unit_type(family: str, value: str | None, states: int = 2):
     """The discrete unit type of the visible units a family's unit key ``value`` chooses (None for
     a real-valued prior): what rbmlab.data.encoding.encoded encodes data for."""
-    name = _declaration(family).prior_name(value)
+    name = visible_declaration(family).prior_name(value)
     return unit_type(name, states) if name in DISCRETE_NAMES else None
 
 
 def configured_choice(model_cfg) -> tuple[str | None, int]:
     """(the value of the family's unit key, states per unit) in a model config (None: a family
     with fixed units; 2 states: a family without a states key)."""
-    decl = _declaration(model_cfg.name)
+    decl = visible_declaration(model_cfg.name)
     value = getattr(model_cfg, decl.key) if decl.key is not None else None
     return value, getattr(model_cfg, decl.states_key) if decl.states_key is not None else 2
 
 
 def saved_choice(model) -> tuple[str | None, int]:
     """:func:`configured_choice` of a saved model, read from the settings it holds."""
-    decl = _declaration(model.family)
+    decl = visible_declaration(model.family)
     settings, keys = model.settings(), type(model).CONFIG_SETTINGS
     value = None if decl.key is None else str(settings[keys[decl.key]])
     return value, 2 if decl.states_key is None else int(settings[keys[decl.states_key]])

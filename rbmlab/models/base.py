@@ -60,13 +60,14 @@ class Model:
 
     DECLARATION: ClassVar[Declaration] = Declaration(arrays={})
     PARAMS: ClassVar[dict[str, int]] = {}
-    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {}  # model config key → the setting it fixes
+    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {}  # model config key → setting (DECLARATION's)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ()  # parameters that weight decay shrinks
     family: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         cls.PARAMS = cls.DECLARATION.core_ndims
+        cls.CONFIG_SETTINGS = dict(cls.DECLARATION.config_settings)
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, Any], settings: dict[str, Any]) -> Any:

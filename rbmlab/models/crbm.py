@@ -27,7 +27,7 @@ from rbmlab.backend import namespace
 from rbmlab.backend.ops import bernoulli_logits_, sigmoid
 from rbmlab.limits import UNITS
 from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
-from rbmlab.models.declaration import Declaration
+from rbmlab.models.declaration import FIXED_BERNOULLI, Declaration
 from rbmlab.models.rbm import base_rate_bias
 from rbmlab.validation import option
 
@@ -70,6 +70,7 @@ class CRBM(TwoLayerModel):
             "b_h": ("n_hidden",),
         },
         data_sizes=("n_visible", "n_inputs"),
+        visible=FIXED_BERNOULLI,  # crbm_bp §3.2: binary outputs v
     )  # the inputs are corrupted data rows (task=flip|occlude)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W", "W_xv", "W_xh")
     family: ClassVar[str] = "crbm"

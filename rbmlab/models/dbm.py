@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from rbmlab.limits import UNITS
 from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
-from rbmlab.models.declaration import Declaration
+from rbmlab.models.declaration import FIXED_BERNOULLI, Declaration
 from rbmlab.units import Bernoulli
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
@@ -65,6 +65,7 @@ class DBM(Model):
             **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)},
         },
         may_be_empty=("n_hidden3",),
+        visible=FIXED_BERNOULLI,  # tap App. E: {0, 1} units on every layer
     )  # two hidden layers: W3 (n_2, 0), b3 (0,)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
     family: ClassVar[str] = "dbm"

@@ -54,8 +54,29 @@ class Setting:
 
 
 @dataclass(frozen=True)
+class VisibleUnits:
+    """How a model family chooses its visible units: the model config ``key`` (None: fixed; a
+    saved model holds the choice in the setting the declaration's ``config_settings`` maps it
+    to) and the unit type or prior (rbmlab.units.prior) each config value names; ``states_key``:
+    the key that gives a categorical unit type its number of states (rbmlab.units.potts).
+    rbmlab.data.domain checks data against it before any work."""
+
+    key: str | None
+    names: Mapping[str, str]
+    states_key: str | None = None
+
+    def prior_name(self, value: str | None) -> str:
+        return self.names[value if self.key is not None else ""]
+
+
+FIXED_BERNOULLI = VisibleUnits(None, {"": "bernoulli"})  # a family whose visible units are {0, 1}
+
+
+@dataclass(frozen=True)
 class Declaration:
-    """A family's parameter arrays, how their shapes relate, and its non-array settings."""
+    """A family's parameter arrays, how their shapes relate, its non-array settings, the config
+    keys that fix them and how a config chooses its visible units: every reader of these
+    (checkpoints, the domain check, the unit requirements, the estimators) reads them here."""
 
     arrays: Mapping[str, tuple[str, ...]]  # parameter → its core axes, by size name
     data_sizes: tuple[str, ...] = (
@@ -65,6 +86,18 @@ class Declaration:
     may_be_empty: tuple[str, ...] = ()  # sizes that may be 0 (a DBM's absent third layer)
     # sizes that the settings fix (a GRBM prior's parameter count), not counted among model_sizes
     set_by_settings: Mapping[str, Callable[[Mapping[str, str]], int]] = field(default_factory=dict)
+    # model config key → the setting it fixes (a unit type, a spin convention), so that a run's
+    # config and a saved model are compared setting by setting
+    config_settings: Mapping[str, str] = field(default_factory=dict)
+    visible: VisibleUnits | None = None  # None: undeclared (the domain check refuses the family)
+
+    def __post_init__(self) -> None:
+        for key in (self.visible.key, self.visible.states_key) if self.visible else ():
+            if key is not None and key not in self.config_settings:
+                raise ValueError(f"the visible units' key {key} fixes no setting (config_settings)")
+        unknown = set(self.config_settings.values()) - set(self.settings)
+        if unknown:
+            raise ValueError(f"config_settings name undeclared settings {sorted(unknown)}")
 
     @property
     def core_ndims(self) -> dict[str, int]:

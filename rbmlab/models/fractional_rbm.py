@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from rbmlab.backend.ops import logsumexp
 from rbmlab.limits import UNITS
 from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
-from rbmlab.models.declaration import Declaration
+from rbmlab.models.declaration import FIXED_BERNOULLI, Declaration
 from rbmlab.models.rbm import RBM, init_rbm
 from rbmlab.units import Bernoulli
 from rbmlab.validation import option
@@ -69,7 +69,8 @@ class FractionalRBM(TwoLayerModel):
             "b_v": ("n_visible",),
             "b_h": ("n_hidden",),
             "c": ("n_hidden",),
-        }
+        },
+        visible=FIXED_BERNOULLI,  # frank_wolfe Eq. 11: softplus of {0, 1} units
     )
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "fractional_rbm"

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import UNITS
 from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig
-from rbmlab.models.declaration import Declaration, Setting
+from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
 from rbmlab.models.rbm import BinaryLayers
 from rbmlab.units import PRIOR_NAMES, UNIT_TYPES, prior, unit_type
 from rbmlab.units.layer import Layer, clamped_log_density
@@ -72,11 +72,12 @@ class GRBM(BinaryLayers):
             "hidden": Setting(tuple(UNIT_TYPES), "bernoulli"),
         },
         set_by_settings={"n_prior_params": lambda settings: len(prior(settings["visible"]).params)},
+        config_settings={"visible_prior": "visible", "hidden_prior": "hidden"},
+        visible=VisibleUnits("visible_prior", {n: n for n in PRIOR_NAMES}),
     )
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "grbm"
     config_class: ClassVar[type] = GRBMConfig
-    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {"visible_prior": "visible", "hidden_prior": "hidden"}
     default_sampler: ClassVar[str] = "block_gibbs"  # binary priors (BinaryLayers); TAP needs none
 
     @property

@@ -36,7 +36,7 @@ from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import ENUMERATION_UNITS, EXACT_SAMPLING_UNITS, TRANSFER_MATRIX_SIDE
 from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
-from rbmlab.models.declaration import Declaration, Setting
+from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
 from rbmlab.models.factor_graph import from_ising
 from rbmlab.units import Bernoulli, Spin
 from rbmlab.validation import invalid, option
@@ -135,11 +135,12 @@ class Ising(Model):
         arrays={"J": ("n", "n"), "h": ("n",)},
         data_sizes=("n",),
         settings={"spins": Setting(SPINS), "tie": Setting(TIES, "none")},
+        config_settings={"spins": "spins", "tie": "tie"},
+        visible=VisibleUnits("spins", {"01": "bernoulli", "pm1": "spin"}),
     )
     INTERACTIONS = ("J",)
     family = "ising"
     config_class = IsingConfig
-    CONFIG_SETTINGS = {"spins": "spins", "tie": "tie"}
     default_sampler = "gibbs"
 
     J: Any  # (..., n, n) symmetric, zero diagonal

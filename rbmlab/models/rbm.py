@@ -24,7 +24,7 @@ from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import EXACT_SAMPLING_UNITS, STATES, UNITS
 from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
-from rbmlab.models.declaration import Declaration, Setting
+from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, Bernoulli, unit_type
 from rbmlab.units.layer import Layer
@@ -183,16 +183,17 @@ class RBM(BinaryLayers):
             "visible_states": _STATES_SETTING,
             "hidden_states": _STATES_SETTING,
         },
+        config_settings={
+            "visible_units": "visible",
+            "hidden_units": "hidden",
+            "visible_states": "visible_states",
+            "hidden_states": "hidden_states",
+        },
+        visible=VisibleUnits("visible_units", {n: n for n in UNIT_NAMES}, states_key="visible_states"),
     )
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "rbm"
     config_class: ClassVar[type] = RBMConfig
-    CONFIG_SETTINGS: ClassVar[dict[str, str]] = {
-        "visible_units": "visible",
-        "hidden_units": "hidden",
-        "visible_states": "visible_states",
-        "hidden_states": "hidden_states",
-    }
     default_sampler: ClassVar[str] = "block_gibbs"
 
     @classmethod
