@@ -329,6 +329,9 @@ def parse_run_config(cfg: DictConfig | dict) -> RunConfig:
     for key, why in parsed["learner"].model_unread(parsed["model"]).items():  # refused, not ignored
         if not is_default(parsed["model"], key):
             raise RbmlabError(f"model.{key}: {why}; remove it")
+    for key, why in parsed["learner"].unread_given(parsed["model"]).items():
+        if not is_default(parsed["learner"], key):
+            raise RbmlabError(f"learner.{key}: {why}; remove it")
     return RunConfig(
         scale=scale,
         resume=resume,

@@ -213,7 +213,7 @@ EVALUATE_CASES = [
         "dbm-ais",
         evaluate("dbm", "evaluator=ais"),
         "evaluators that apply to model dbm with n_visible=9, n_hidden1=4, n_hidden2=3, n_hidden3=0: "
-        "exact, tap_dbm",
+        "exact, mmd, recognised, variety, kl, tap_dbm, free_energy, moments, overlap",
         family_npz("dbm"),
     ),
     Case(

@@ -147,12 +147,13 @@ RUN_CASES = [
     Case(
         "dbm-on-pm1",
         ["run", "model=dbm", "model.n_hidden=[2,2]", "learner=tap_dbm", "evaluator=tap_dbm", *PM1],
-        "model: dbm has bernoulli visible units",
+        "model.visible_units: bernoulli units take values {0,1}; dataset ising_samples holds {-1,+1} "
+        "(model.visible_units=spin takes these",
     ),
     Case(
         "dbm-on-grey-faces",
         ["run", "model=dbm", "model.n_hidden=[2,2]", "learner=tap_dbm", "evaluator=tap_dbm", *GREY],
-        "model: dbm",
+        "model.visible_units: bernoulli units take values {0,1}; dataset cbcl_faces holds values in [0,1]",
     ),
     # ---- the task's inputs against the units
     Case(

@@ -114,12 +114,14 @@ def test_model_capabilities_agree_with_each_other(family):
     x = data(backend)
     if not supports(cls, GradientStatistics):  # a conditional family: statistics need targets
         pytest.skip(f"{family} has no unconditional statistics")
+    x = model.chain_start(x, backend.rng(4))  # a chain's state (a DBM's: layers 0 and 2)
+    assert (model.visible_part(x) == data(backend)).all()  # each trial's chains start at the rows
     stats = model.statistics(x)
     assert set(stats) == set(cls.PARAMS)
     for name, s in stats.items():  # data shared by all trials: its term broadcasts
         assert np.broadcast_shapes(s.shape, getattr(model, name).shape) == getattr(model, name).shape
     single = model.trial(0)
-    stats0 = single.statistics(x)
+    stats0 = single.statistics(x[0] if x.ndim == 3 else x)  # trial 0's chains
     for name in cls.PARAMS:
         np.testing.assert_allclose(
             np.broadcast_to(stats[name], getattr(model, name).shape)[0], stats0[name], rtol=1e-12
@@ -144,13 +146,13 @@ def test_inference_method(method, family):
         pytest.skip(f"{method} does not apply to {family}")
     backend, _, _, model = make_model(family, trials=2)
     model = symmetric(model)
-    x = data(backend)
+    x = model.chain_start(data(backend), backend.rng(4))  # chain states (a DBM's: layers 0 and 2)
     before = x.copy()
     a = sampler.run(model, x, backend.rng(5), 3)
     b = sampler.run(model, x, backend.rng(5), 3)
     np.testing.assert_array_equal(x, before)  # never modifies its input
     np.testing.assert_array_equal(a, b)  # deterministic under a seed
-    assert a.shape == (2,) + x.shape and a.dtype == x.dtype
+    assert a.shape == (2,) + x.shape[-2:] and a.dtype == x.dtype
     assert not np.array_equal(a, sampler.run(model, x, backend.rng(6), 3))
 
 

@@ -14,6 +14,8 @@ CAPABILITIES = (
     "Enumerable",
     "GradientStatistics",
     "Bipartite",
+    "ParityLayers",
+    "MeanFieldPositive",
     "FractionalUnits",
     "TapForm",
     "TapStack",

@@ -128,6 +128,11 @@ class EnergyModel(BaseEstimator):
                 raise ValueError(f"n_components: {unread['n_hidden']}; leave it at its default")
         for key in sorted(set(self.model_options or {}) & set(unread)):
             raise ValueError(f"model_options[{key!r}]: {unread[key]}; remove it")
+        from rbmlab.validation import is_default  # noqa: PLC0415
+
+        for key, why in learner.config.unread_given(model_cfg).items():
+            if not is_default(learner.config, key):
+                raise ValueError(f"learner_options[{key!r}]: {why}; remove it")
 
     def _units(self, model_cfg=None) -> tuple[str, int]:
         """The visible units' type and states per unit: of ``model_cfg``, or of the fitted model."""

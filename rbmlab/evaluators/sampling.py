@@ -40,14 +40,15 @@ def sampler_for(config, model_class: type, evaluator: str):
 
 
 def draw(model, sampler, n: int, sweeps: int, chunk: int, rng):
-    """``n`` draws from ``model``: ``sweeps`` steps of ``sampler`` from uniform states, ``chunk``
-    chains at a time; (n, n_visible) in the model's unit values."""
+    """``n`` draws from ``model``: ``sweeps`` steps of ``sampler`` from uniform states (a DBM's
+    chains from uniform visible states widened by ``chain_start``), ``chunk`` chains at a time;
+    (n, n_visible) in the model's unit values."""
     xp, units = model.xp, model.visible_units
     parts = []
     for start in range(0, n, chunk):
         rows = min(chunk, n - start)
-        begin = units.uniform_states(rng, (rows, model.n_visible), model.dtype)
-        parts.append(sampler.run(model, begin, rng, sweeps))
+        begin = model.chain_start(units.uniform_states(rng, (rows, model.n_visible), model.dtype), rng)
+        parts.append(model.visible_part(sampler.run(model, begin, rng, sweeps)))
     return xp.concatenate(parts, axis=-2)
 
 

@@ -1,11 +1,14 @@
-"""Block Gibbs sampling in a bipartite model: h ~ p(h | v), then v ~ p(v | h)."""
+"""Block Gibbs sampling by parity: in a bipartite model h ~ p(h | v), then v ~ p(v | h); in a deep
+Boltzmann machine the odd layers given the even ones, then the even given the odd
+(rbmlab.models.layer_stack: a chain's state is the even layers side by side)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
-from rbmlab.models.base import Bipartite
+from rbmlab.models import layer_stack
+from rbmlab.models.base import Bipartite, ParityLayers, supports
 from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
@@ -44,19 +47,28 @@ class BlockGibbsConfig(InferenceConfig):
 
 
 class BlockGibbs(InferenceMethod):
-    """Sampler for bipartite models (RBMs): ``steps`` sweeps of :func:`gibbs_chain`."""
+    """Sampler for layered models: ``steps`` sweeps of :func:`gibbs_chain` (two layers, W, b_v,
+    b_h: an RBM) or of rbmlab.models.layer_stack.sweep (a DBM: odd layers, then even)."""
 
     config_class = BlockGibbsConfig
-    requires = (Bipartite,)
+    requires = (ParityLayers,)
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # each layer drawn by its unit type
-    takes_first_product = True
+    takes_first_product = True  # a bipartite model's (the learners' fused positive phase)
     packs = True
 
     def run(self, model, x, rng, steps: int, first_product=None):
-        return gibbs_chain(model, x, rng, steps, first_product)
+        if supports(type(model), Bipartite):
+            return gibbs_chain(model, x, rng, steps, first_product)
+        if first_product is not None:
+            raise ValueError("first_product: a deep model's chains have no single first product")
+        return layer_stack.sweep(model.layer_stack(), x, rng, steps)
 
     def step_cost(self, model, rows: int, steps: int, first_product: bool = False) -> float:
-        """Two products with W per sweep, vW and hWᵀ: rows·n_v·n_h·2·steps (one fewer when the
-        caller formed the first, ``first_product``)."""
+        """Each coupling's product twice per sweep, once towards each of its layers: an RBM's vW
+        and hWᵀ, rows·n_v·n_h·2·steps (one fewer when the caller formed the first,
+        ``first_product``); a DBM's rows·Σ_l n_{l−1}·n_l·2·steps."""
+        if not supports(type(model), Bipartite):
+            sizes = model.layer_stack().sizes
+            return float(rows * sum(a * b for a, b in zip(sizes, sizes[1:])) * 2 * steps)
         products = 2 * steps - (1 if first_product and steps > 0 else 0)
         return float(rows * model.n_visible * model.n_hidden * products)

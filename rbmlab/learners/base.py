@@ -14,8 +14,8 @@ from typing import Any
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import INFERENCE
 from rbmlab.inference.base import InferenceMethod
-from rbmlab.limits import EXAMPLES
-from rbmlab.models.base import GradientStatistics, supports
+from rbmlab.limits import EXAMPLES, UPDATE_STEPS
+from rbmlab.models.base import GradientStatistics, MeanFieldPositive, supports
 from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.units.requirements import undeclared_is_binary
 from rbmlab.validation import Config, option
@@ -50,6 +50,34 @@ class LearnerConfig(Config):
         ``{key: why}`` (a run refuses one set away from its default, as Config.unread)."""
         return {}
 
+    def unread_given(self, model: Any) -> dict[str, str]:
+        """This learner's own options that the model configuration ``model`` leaves unread,
+        ``{key: why}`` (refused away from their defaults, as Config.unread)."""
+        return {}
+
+
+@dataclass
+class MeanFieldConfig(LearnerConfig):
+    """The option of a sampling learner that also trains a DBM (rbmlab.models.base.MeanFieldPositive)."""
+
+    mean_field_iterations: int = option(
+        10,
+        "a DBM's positive phase: mean-field sweeps over its hidden layers given the data (tap "
+        "App. E, after Salakhutdinov & Hinton 2009; the count is our choice)",
+        lo=1,
+        hi=UPDATE_STEPS,
+        neutral=10,
+        label="mean-field sweeps of the positive phase",
+    )
+
+    def unread_given(self, model: Any) -> dict[str, str]:
+        from rbmlab.models import MODELS  # noqa: PLC0415
+
+        if supports(MODELS.get(model.name), MeanFieldPositive):
+            return {}
+        why = f"applies to a DBM's positive phase; model={model.name}'s hidden units sum out given the data"
+        return {"mean_field_iterations": why}
+
 
 def difference(positive: dict, negative: dict) -> dict:
     """Data minus model statistics, per parameter: the log-likelihood ascent direction."""
@@ -71,6 +99,8 @@ class Learner:
     # carries the model's leading run axis (a test shows each packed run equals it alone)
     packs = False
     samples = True  # draws its negative phase from learner.sampler (checked with it)
+    # forms a DBM's data statistics by mean field (its config a MeanFieldConfig): cd and pcd
+    mean_field_positive = False
     requires_hint = ""  # what a model lacking ``requires`` should be ("{name}": the learner)
     # Fits p(v) of a bipartite binary RBM from data: an entrant of the cross-paper leaderboard
     # (rbmlab.experiment.leaderboard), under its registry name and each of ``entrants``.
@@ -102,6 +132,12 @@ class Learner:
                     f"learner={self.config.name}: model {model_class.family} lacks "
                     f"{capability.__name__} ({hint})"
                 )
+        if self.samples and supports(model_class, MeanFieldPositive) and not self.mean_field_positive:
+            raise RbmlabError(
+                f"learner={self.config.name}: model {model_class.family}'s hidden layers do not sum "
+                "out given the data, and this learner has no mean-field positive phase "
+                "(learner=cd or pcd have one; tap_dbm trains a DBM by TAP)"
+            )
 
     def check_schedule(self, epochs: int) -> None:
         """One-line error if a per-update count this learner grows with the epoch would pass its
@@ -148,6 +184,13 @@ class Learner:
             and all(x.shape[:-2] == model.W.shape[:-2] for x in xs)
         )
 
+    def data_statistics(self, model, x):
+        """The statistics of data rows ``x``: exact where the hidden units sum out (an RBM), else
+        under the mean-field posterior (a DBM: MeanFieldPositive)."""
+        if supports(type(model), MeanFieldPositive):
+            return model.positive_statistics(x, self.config.mean_field_iterations)
+        return model.statistics(x)
+
     def positive_phase(self, model, x):
         """(statistics(x), xW for a chain starting at ``x`` under the same parameters, or None):
         the data's hidden product serves the chain's first half-step too."""
@@ -170,9 +213,11 @@ class Learner:
         if sampler_state is not None:
             sampler_kwargs["state"] = sampler_state
         if not self._fusable(model, x, start):
+            if start is x:  # CD: a DBM's chains also hold layer 2
+                start = model.chain_start(x, rng)
             end = sampler.run(model, start, rng, steps, **sampler_kwargs)
             end, new = end if sampler_state is not None else (end, None)
-            grad = difference(model.statistics(x), model.statistics(end))
+            grad = difference(self.data_statistics(model, x), model.statistics(end))
             return (grad, end) if sampler_state is None else (grad, end, new)
         xp, n = model.xp, x.shape[-2]
         if start is x:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.learners.base import Learner, LearnerConfig, total
+from rbmlab.learners.base import Learner, MeanFieldConfig, total
 from rbmlab.limits import UPDATE_STEPS
 from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
 
 
 @dataclass
-class CDConfig(LearnerConfig):
+class CDConfig(MeanFieldConfig):
     name: str = option("cd", "learner", label="learner")
     k: int = option(
         1, "sampler steps from the data", lo=1, hi=UPDATE_STEPS, label="sampler steps per update (k)"
@@ -23,6 +23,7 @@ class CD(Learner):
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard
     packs = True
+    mean_field_positive = True  # a DBM's data statistics (MeanFieldConfig)
 
     def step(self, model, state, batch, rng):
         grad, _ = self.contrastive_gradient(model, batch.inputs, batch.inputs, rng, self.config.k)

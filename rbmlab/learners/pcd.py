@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rbmlab.inference import INFERENCE
-from rbmlab.learners.base import Learner, LearnerConfig, total
+from rbmlab.learners.base import Learner, MeanFieldConfig, total
 from rbmlab.limits import CHAINS, UPDATE_STEPS
 from rbmlab.units.requirements import DISCRETE
 from rbmlab.validation import option
@@ -26,7 +26,7 @@ def sampler_state(state) -> dict | None:
 
 
 @dataclass
-class PCDConfig(LearnerConfig):
+class PCDConfig(MeanFieldConfig):
     name: str = option("pcd", "learner", label="learner")
     k: int = option(
         1, "sampler steps per update", lo=1, hi=UPDATE_STEPS, label="sampler steps per update (k)"
@@ -49,12 +49,14 @@ class PCD(Learner):
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard
     packs = True
+    mean_field_positive = True  # a DBM's data statistics (MeanFieldConfig)
     entrants = {"pt_pcd": ("learner.sampler=parallel_tempering",)}  # PT-PCD (Desjardins et al. 2010)
 
     def init_state(self, model, train, rng):
         """Chains start at the first training examples (our choice; dcp does not say), tiled if
         needed, or (``chain_init=uniform``) at uniform random states (as in the pmp authors' code;
-        the paper does not say)."""
+        the paper does not say); a DBM's chains also hold layer 2, drawn by one upward pass
+        (rbmlab.models.layer_stack.start_chains)."""
         xp, data = model.xp, train.inputs
         bs = self.config.batch_size
         n = self.config.n_chains or (data.shape[0] if bs == "full" else min(bs, data.shape[0]))
@@ -65,7 +67,7 @@ class PCD(Learner):
         else:
             reps = -(-n // data.shape[0])
             chains = xp.concatenate([data] * reps, axis=0)[:n] if reps > 1 else data[:n]
-        state = {"chains": xp.array(chains, copy=True)}
+        state = {"chains": xp.array(model.chain_start(chains, rng), copy=True)}  # a DBM's: + layer 2
         sampler = self.sampler_for(type(model))
         if sampler.continues_scan:
             state["scan_position"] = 0

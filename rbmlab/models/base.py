@@ -112,6 +112,15 @@ class Model:
         differ = [f"{s}={sizes[s]}" for s in self.DECLARATION.data_sizes if sizes[s] != dimension]
         return ", ".join(differ) or None
 
+    def chain_start(self, x, rng):
+        """The state of a sampler chain started at data rows ``x``: the rows themselves, for a
+        family whose latent units every sweep draws afresh (a DBM also holds its layer 2)."""
+        return x
+
+    def visible_part(self, states):
+        """The data-row part of chain states (the inverse of :meth:`chain_start`'s widening)."""
+        return states
+
     def replace(self, **changes) -> Any:
         return dataclasses.replace(self, **changes)
 
@@ -203,6 +212,29 @@ class Bipartite(Protocol):
     def hidden_logits(self, v): ...
 
     def visible_logits(self, h): ...
+
+
+@runtime_checkable
+class ParityLayers(Protocol):
+    """Layers 0 … L of discrete units, each coupled only to its neighbours (an RBM is L = 1, a DBM
+    L ≥ 2; rbmlab.models.layer_stack): given the layers of one parity those of the other are
+    independent, so block Gibbs sampling alternates parities. A chain's state is the even layers
+    side by side (``chain_start`` widens data rows to it, ``visible_part`` narrows it back)."""
+
+    def layer_stack(self):
+        """rbmlab.models.layer_stack.LayerStack: unit types, fields b_0 … b_L, couplings W_1 … W_L."""
+
+
+@runtime_checkable
+class MeanFieldPositive(Protocol):
+    """Hidden layers that data rows do not sum out in closed form (a DBM's neighbouring hidden
+    layers): the data's statistics come from a mean-field posterior over them, the model's from
+    chains (tap App. E, after Salakhutdinov & Hinton 2009), so a sampling learner must say it
+    forms them so (rbmlab.learners.base.Learner.mean_field_positive)."""
+
+    def positive_statistics(self, x, iterations: int):
+        """The statistics of data rows ``x``, the hidden layers at their mean-field means after
+        ``iterations`` sweeps."""
 
 
 @runtime_checkable

@@ -1,8 +1,13 @@
-"""The deep Boltzmann machine family (tap paper App. E, Eq. 119): binary {0, 1} units on every layer.
+"""The deep Boltzmann machine family (tap paper App. E, Eq. 119): binary units on every layer,
+{0, 1} by default (the paper's), the visible and the hidden layers' unit type each a setting.
 
 Layers 0 (visible) … L (L = 2 or 3 hidden layers), each coupled only to its neighbours:
 
     P(h_0 = x, h_1, …, h_L) ∝ exp(Σ_l h_{l−1}ᵀ W_l h_l + Σ_l b_lᵀ h_l),    W_l: (n_{l−1}, n_l)
+
+Given the layers of one parity those of the other are independent (rbmlab.models.layer_stack):
+block Gibbs sampling by parity (chain states: layers 0 and 2 side by side), statistics with the
+odd layers summed out, and the mean-field positive phase of Salakhutdinov & Hinton (2009).
 
 ``PARAMS`` is one per family, so the parameters have the deepest case's names, W1 … W3 and
 b0 … b3, and a 2-layer DBM holds an empty third layer: W3 of shape (n_2, 0), b3 of shape (0,).
@@ -16,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rbmlab.limits import UNITS
+from rbmlab.models import layer_stack as stacks
 from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
-from rbmlab.models.declaration import FIXED_BERNOULLI, Declaration
-from rbmlab.units import Bernoulli
+from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
+from rbmlab.units import UNIT_TYPES, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
@@ -44,6 +50,21 @@ class DBMConfig(ModelConfig):
         label="initial weight std",
     )
 
+    visible_units: str = option(
+        "bernoulli",
+        "visible unit type",
+        choices=tuple(UNIT_TYPES),
+        neutral="bernoulli",
+        label="visible unit type",
+    )
+    hidden_units: str = option(
+        "bernoulli",
+        "unit type of every hidden layer",
+        choices=tuple(UNIT_TYPES),
+        neutral="bernoulli",
+        label="hidden unit type",
+    )
+
     def check(self) -> None:
         if len(self.n_hidden) not in (2, 3):
             raise invalid("n_hidden", f"2 or 3 hidden layers, e.g. [500,500]; got {self.n_hidden}")
@@ -58,6 +79,8 @@ class DBM(Model):
     b1: Any  # (..., n_1)
     b2: Any  # (..., n_2)
     b3: Any  # (..., n_3)
+    visible: str = "bernoulli"  # layer 0's unit type (files made before it: bernoulli)
+    hidden: str = "bernoulli"  # layers 1 … L's
 
     DECLARATION: ClassVar[Declaration] = Declaration(
         arrays={
@@ -65,12 +88,17 @@ class DBM(Model):
             **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)},
         },
         may_be_empty=("n_hidden3",),
-        visible=FIXED_BERNOULLI,  # tap App. E: {0, 1} units on every layer
+        settings={
+            "visible": Setting(tuple(UNIT_TYPES), "bernoulli"),
+            "hidden": Setting(tuple(UNIT_TYPES), "bernoulli"),
+        },
+        config_settings={"visible_units": "visible", "hidden_units": "hidden"},
+        visible=VisibleUnits("visible_units", {n: n for n in UNIT_TYPES}),
     )  # two hidden layers: W3 (n_2, 0), b3 (0,)
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
     family: ClassVar[str] = "dbm"
     config_class: ClassVar[type] = DBMConfig
-    default_sampler: ClassVar[None] = None
+    default_sampler: ClassVar[str] = "block_gibbs"  # by parity (rbmlab.models.layer_stack)
 
     @property
     def n_visible(self) -> int:
@@ -78,7 +106,11 @@ class DBM(Model):
 
     @property
     def visible_units(self):
-        return Bernoulli
+        return unit_type(self.visible)
+
+    @property
+    def hidden_units(self):
+        return unit_type(self.hidden)
 
     @property
     def depth(self) -> int:
@@ -86,9 +118,61 @@ class DBM(Model):
         return 3 if self.b3.shape[-1] else 2
 
     def tap_stack(self):
-        """(layers 0 … L: Bernoulli priors with the biases as fields, couplings [W_1, …, W_L])."""
-        layers = [Layer(Bernoulli, getattr(self, f"b{l}")) for l in range(self.depth + 1)]
-        return layers, [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]
+        """(layers 0 … L: the unit types as priors with the biases as fields, couplings
+        [W_1, …, W_L])."""
+        stack = self.layer_stack()
+        return [Layer(u, b) for u, b in zip(stack.units, stack.biases)], list(stack.couplings)
+
+    def layer_stack(self) -> stacks.LayerStack:
+        """The layers that exist (LayerStack: unit types, fields b_0 … b_L, couplings W_1 … W_L)."""
+        units = (self.visible_units, *[self.hidden_units] * self.depth)
+        return stacks.LayerStack(
+            units,
+            tuple(getattr(self, f"b{l}") for l in range(self.depth + 1)),
+            tuple(getattr(self, f"W{l}") for l in range(1, self.depth + 1)),
+        )
+
+    # ------------------------------------------------------------ chains and statistics
+    def _named(self, weights: list, biases: list) -> dict[str, Any]:
+        """Statistics per parameter name; an absent third layer's are empty, of its shapes."""
+        xp, lead = self.xp, self.b0.shape[:-1]
+        out = {f"W{l}": s for l, s in enumerate(weights, 1)}
+        out |= {f"b{l}": s for l, s in enumerate(biases)}
+        for name in self.PARAMS:
+            if name not in out:
+                shape = getattr(self, name).shape
+                out[name] = xp.zeros(lead + shape[len(lead) :], dtype=self.b0.dtype)
+        return out
+
+    @property
+    def chain_width(self) -> int:
+        """Columns of a chain state: the even layers side by side (n_0 + n_2)."""
+        return self.layer_stack().width(stacks.EVEN)
+
+    def chain_start(self, x, rng):
+        """Chain states whose visible layer is ``x`` (data rows): layer 2 drawn by one upward
+        pass (rbmlab.models.layer_stack.start_chains)."""
+        return stacks.start_chains(self.layer_stack(), x, rng)
+
+    def visible_part(self, states):
+        """The visible units (layer 0) of chain states."""
+        return states[..., : self.n_visible]
+
+    def statistics(self, states) -> dict[str, Any]:
+        """Batch averages of −∂E/∂θ at chain states (the even layers side by side), the odd
+        layers in expectation given them (GradientStatistics)."""
+        if states.shape[-1] != self.chain_width:
+            raise ValueError(
+                f"DBM.statistics takes chain states of {self.chain_width} columns (layers 0 and 2); "
+                f"got {states.shape[-1]}: data rows' hidden layers come from positive_statistics"
+            )
+        return self._named(*stacks.chain_statistics(self.layer_stack(), states))
+
+    def positive_statistics(self, x, iterations: int) -> dict[str, Any]:
+        """The statistics of data rows ``x`` under the mean-field posterior over the hidden
+        layers after ``iterations`` sweeps (Salakhutdinov & Hinton 2009, §3)."""
+        stack = self.layer_stack()
+        return self._named(*stacks.moments(stack, stacks.mean_field(stack, x, iterations)))
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -112,10 +196,10 @@ class DBM(Model):
             config.weight_std * rng.standard_normal(lead + (p, q), dtype=xp.dtype(dtype))
             for p, q in zip(n, n[1:])
         ]
-        b0 = Bernoulli.field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
+        b0 = unit_type(config.visible_units).field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
         b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
-        return cls(*W, *b)
+        return cls(*W, *b, visible=config.visible_units, hidden=config.hidden_units)
 
     # ------------------------------------------------------------ exact sums (small DBMs)
     @classmethod
@@ -140,9 +224,10 @@ class DBM(Model):
     def exact_log_partition(self, chunk_size: int = 4096) -> float:
         """log Z of a single model by enumeration (rbmlab.models.dbm_enumeration), float64."""
         weights, biases = self._exact_terms()
-        return float(log_sum(weights, biases, {}, chunk_size)[0])
+        return float(log_sum(weights, biases, {}, chunk_size, self.layer_stack().units)[0])
 
     def log_unnormalized(self, x):
         """log p̃(x) per row, the hidden layers summed out (LogProbability), float64."""
         weights, biases = self._exact_terms()
-        return log_sum(weights, biases, {0: self.xp.asarray(x, dtype=self.xp.float64)})
+        x = self.xp.asarray(x, dtype=self.xp.float64)
+        return log_sum(weights, biases, {0: x}, units=self.layer_stack().units)

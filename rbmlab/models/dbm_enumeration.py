@@ -5,10 +5,10 @@ With the DBM's log-weight (tap App. E, Eq. 119; layers 0 … L, W_l between laye
     log P̃(h_0, …, h_L) = Σ_l h_{l−1}ᵀ W_l h_l + Σ_l b_lᵀ h_l,
 
 a layer is coupled only to its two neighbours, so given the layers of one parity (odd: 1, 3;
-even: 0, 2) those of the other are independent and each of their {0, 1} units sums out to a
-softplus of its field:
+even: 0, 2) those of the other are independent and each of their units sums out to its unit
+type's log-partition A (softplus for {0, 1} units, log 2cosh for ±1) of its field:
 
-    Σ_{h_S} P̃ = exp(Σ_{l∈E} b_lᵀ h_l + Σ_{l∈S} Σ_j softplus(b_l + h_{l−1} W_l + h_{l+1} W_{l+1}ᵀ)_j)
+    Σ_{h_S} P̃ = exp(Σ_{l∈E} b_lᵀ h_l + Σ_{l∈S} Σ_j A_l(b_l + h_{l−1} W_l + h_{l+1} W_{l+1}ᵀ)_j)
 
 for the enumerated layers E and the summed layers S. log Z enumerates the parity with fewer units
 (min(n_0 + n_2, n_1 + n_3) of them); log p̃(x) clamps layer 0 to x and enumerates the fewer of
@@ -18,7 +18,7 @@ layers {2} and {1, 3}. Accumulated in float64, by chunks of states.
 from __future__ import annotations
 
 from rbmlab.backend import namespace
-from rbmlab.backend.ops import logsumexp, softplus
+from rbmlab.backend.ops import logsumexp
 from rbmlab.units import Bernoulli
 
 CHUNK_ELEMENTS = 1 << 22  # (rows × states × units) of the float64 fields formed at once
@@ -34,10 +34,14 @@ def marginal_units(n: list[int]) -> int:
     return min(n[2], n[1] + n[3])
 
 
-def log_sum(weights: dict[int, object], biases: list, clamped: dict[int, object], chunk: int = 4096):
-    """log Σ P̃ over every layer not in ``clamped`` (layer → rows (B, n_l) of {0, 1} values), one
-    value per row (B,), or (1,) with nothing clamped. ``weights``: l → W_l (n_{l−1}, n_l), for
-    l = 1 … L; ``biases``: b_0 … b_L; all float64 arrays of one namespace, no trial axis."""
+def log_sum(
+    weights: dict[int, object], biases: list, clamped: dict[int, object], chunk: int = 4096, units=None
+):
+    """log Σ P̃ over every layer not in ``clamped`` (layer → rows (B, n_l) of its units' values),
+    one value per row (B,), or (1,) with nothing clamped. ``weights``: l → W_l (n_{l−1}, n_l),
+    for l = 1 … L; ``biases``: b_0 … b_L; all float64 arrays of one namespace, no trial axis;
+    ``units``: each layer's binary unit type (rbmlab.units; None: Bernoulli on every layer)."""
+    units = units or [Bernoulli] * len(biases)
     depth = len(biases) - 1
     xp = namespace(biases[0])
     n = [b.shape[-1] for b in biases]
@@ -54,8 +58,9 @@ def log_sum(weights: dict[int, object], biases: list, clamped: dict[int, object]
     for start in range(0, 1 << k, per_chunk):
         states = Bernoulli.states(xp, k, start, min(start + per_chunk, 1 << k), xp.float64)[None]
         h, offset = dict(fixed), 0
-        for l in enumerated:  # (1, C, n_l)
-            h[l], offset = states[..., offset : offset + n[l]], offset + n[l]
+        for l in enumerated:  # (1, C, n_l): bits j ↦ the unit's values (lo, hi)
+            lo, hi = units[l].values
+            h[l], offset = lo + (hi - lo) * states[..., offset : offset + n[l]], offset + n[l]
         term = xp.zeros((1, states.shape[1]))
         for l in enumerated:
             term = term + h[l] @ biases[l]
@@ -68,7 +73,7 @@ def log_sum(weights: dict[int, object], biases: list, clamped: dict[int, object]
                 field = field + h[l - 1] @ weights[l]
             if l < depth:
                 field = field + h[l + 1] @ weights[l + 1].T
-            term = term + softplus(field).sum(axis=-1)
+            term = term + units[l].log_partition(field).sum(axis=-1)
         parts.append(logsumexp(xp.broadcast_to(term, (rows, term.shape[-1])), axis=-1))
     total = logsumexp(xp.stack(parts, axis=-1), axis=-1)
     for l, v in clamped.items():  # the terms among clamped layers alone

@@ -26,6 +26,7 @@ from rbmlab.limits import EXACT_SAMPLING_UNITS, STATES, UNITS
 from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
 from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
 from rbmlab.models.factor_graph import from_rbm
+from rbmlab.models.layer_stack import LayerStack
 from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, Bernoulli, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
@@ -129,6 +130,10 @@ class BinaryLayers(TwoLayerModel):
 
     def visible_probs(self, h):
         return visible_probs(self, h)
+
+    def layer_stack(self) -> LayerStack:
+        """The two layers as a stack (ParityLayers, L = 1): a chain's state is v."""
+        return LayerStack((self.visible_units, self.hidden_units), (self.b_v, self.b_h), (self.W,))
 
     def statistics(self, v) -> dict[str, Any]:
         """Rao-Blackwellised batch averages (vᵀE[h|v]/B, mean v, mean E[h|v]) (dcp eq. 6)."""
