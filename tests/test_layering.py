@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
-
-import pytest
 
 import rbmlab
 from tests.test_architecture import find_cycle, module_name
@@ -247,21 +246,60 @@ def test_relative_and_function_level_imports_count():
     assert any(in_function) and not all(in_function)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a report reads each metric's direction and unit through "
-    "rbmlab.evaluators.metrics.metric_spec, which asks the evaluator registry for "
-    "the evaluators' declarations and so imports every evaluator (and with them "
-    "models and inference); goes when the declarations can be read without "
-    "importing the evaluators (issue 32). Strict: it fails once that holds, so "
-    "this mark comes off",
-)
-def test_a_report_loads_no_model_code_at_run_time():
-    """What the import graph above cannot see: imports made by name at run time (registries)."""
+def test_a_report_loads_no_model_code_at_run_time(tmp_path):
+    """What the import graph above cannot see: imports made by name at run time (registries). A
+    report over runs that recorded their metric declarations (summary.json) ranks by those and
+    imports no evaluator, model or inference code."""
+    from rbmlab.hydra_app import validated_run_config
+    from rbmlab.run.runner import train
+
+    cfg = validated_run_config(
+        [
+            "dataset=bars_stripes",
+            "model.n_hidden=3",
+            "evaluator=exact",
+            "train.epochs=2",
+            "train.progress=false",
+        ]
+    )
+    train(cfg, tmp_path / "runs" / "a", echo=lambda s: None)
     code = (
         "import sys; from rbmlab.report import make_report; "
-        "from rbmlab.evaluators.metrics import higher_is_better; higher_is_better('test_log_likelihood'); "
-        "print(sorted(m for m in sys.modules if m.startswith(('rbmlab.models', 'rbmlab.inference'))))"
+        f"make_report({str(tmp_path / 'runs')!r}, {str(tmp_path / 'report')!r}, "
+        "metric='test_log_likelihood'); "
+        "print(sorted(m for m in sys.modules if m.startswith(('rbmlab.models', 'rbmlab.inference', "
+        "'rbmlab.evaluators.')) and m != 'rbmlab.evaluators.metrics'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+    (table,) = (tmp_path / "report").glob("*.md")
+    assert "test log-likelihood" in table.read_text() and "max" in table.read_text()
+
+
+def test_metric_columns_rank_by_the_declarations_in_force():
+    """Within ``declared``, a column is declared by the recorded declarations alone (as a run wrote
+    them, read back); outside it, by the registered evaluators."""
+    from rbmlab.evaluators.metrics import (
+        MetricSpec,
+        declarations_from_record,
+        declarations_record,
+        declared,
+        metric_spec,
+    )
+
+    mine = MetricSpec("score", "points", higher_is_better=False, label="score", best_at=None)
+    record = json.loads(json.dumps(declarations_record([mine, part_of_combined()])))
+    assert declarations_from_record(record) == (mine, part_of_combined())
+    assert metric_spec("test_score") is None and metric_spec("test_log_likelihood").higher_is_better
+    with declared(declarations_from_record(record)):
+        assert metric_spec("test_score") == mine and metric_spec("early_stopping.valid_score") == mine
+        assert metric_spec("test_log_likelihood") is None  # not recorded: undeclared
+        assert metric_spec("test_tap.log_likelihood").unit == "nats"
+        assert metric_spec("wall_time").unit == "seconds"  # the runner's own
+    assert metric_spec("test_score") is None
+
+
+def part_of_combined():
+    from rbmlab.evaluators.metrics import MetricSpec, part_metric
+
+    return part_metric(MetricSpec("log_likelihood", "nats", higher_is_better=True), "tap")

@@ -7,12 +7,17 @@ sweeper's objective) goes through :meth:`MetricSpec.badness`.
 Evaluators declare the metrics they write (:class:`MetricSpec`); the runner, ``rbmlab evaluate``
 and the report read those declarations instead of guessing from a column's name. Per-split
 metrics appear in metrics.csv as ``<split>_<name>`` (``test_log_likelihood``); model-level ones
-under their bare name (``log_z``).
+under their bare name (``log_z``). A run records its evaluator's declarations in summary.json
+(:func:`declarations_record`), and a report over runs that all did reads them there
+(:func:`declared`), importing no evaluator.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -120,17 +125,55 @@ def _declared(specs, column: str) -> MetricSpec | None:
     return next((s for s in specs if s.name == (bare if s.per_split and split else column)), None)
 
 
-def metric_spec(column: str) -> MetricSpec | None:
-    """The declaration of a metrics.csv column by the runner or any registered evaluator, or None;
-    a later part's column of evaluator=combined (``test_tap.log_likelihood``, ``tap.log_z``) by its
-    evaluator's declaration."""
-    from rbmlab.evaluators import EVALUATORS, declared_metrics  # noqa: PLC0415 - rbmlab.evaluators imports this module
+# ---------------------------------------------------------------- declarations a run records
+RECORD_KEY = "metric_declarations"  # summary.json: {metric name: its declaration's other fields}
+_FIELDS = tuple(f.name for f in dataclasses.fields(MetricSpec))
 
+
+def declarations_record(specs: Iterable[MetricSpec]) -> dict[str, dict]:
+    """``specs`` as summary.json records them: {name: {unit, higher_is_better, ...}}."""
+    return {s.name: {k: v for k, v in dataclasses.asdict(s).items() if k != "name"} for s in specs}
+
+
+def declarations_from_record(record: Mapping[str, Mapping]) -> tuple[MetricSpec, ...]:
+    """The declarations a run recorded (:func:`declarations_record`); fields a later rbmlab added
+    take their defaults, fields it no longer has are dropped."""
+    return tuple(
+        MetricSpec(str(name), **{k: v for k, v in fields.items() if k in _FIELDS and k != "name"})
+        for name, fields in record.items()
+    )
+
+
+_IN_FORCE: ContextVar[tuple[MetricSpec, ...] | None] = ContextVar("metric_declarations", default=None)
+
+
+@contextmanager
+def declared(specs: Iterable[MetricSpec] | None) -> Iterator[None]:
+    """Within it, a metric column is declared by the runner's metrics and ``specs`` (the runs'
+    recorded declarations) alone, and no evaluator is imported; ``specs`` None: by every
+    registered evaluator, as outside it."""
+    token = _IN_FORCE.set(None if specs is None else tuple(specs))
+    try:
+        yield
+    finally:
+        _IN_FORCE.reset(token)
+
+
+def metric_spec(column: str) -> MetricSpec | None:
+    """The declaration of a metrics.csv column by the runner or an evaluator, or None: the
+    declarations in force (:func:`declared`), else every registered evaluator's; a later part's
+    column of evaluator=combined (``test_tap.log_likelihood``, ``tap.log_z``) by its evaluator's
+    declaration (recorded under its ``<part>.<name>``)."""
     for spec in RUN_METRICS:
         if spec.name == column:
             return spec
     if column.startswith("early_stopping."):  # a metric at the early-stopping point
         column = column[len("early_stopping.") :]
+    in_force = _IN_FORCE.get()
+    if in_force is not None:
+        return _declared(in_force, column)
+    from rbmlab.evaluators import EVALUATORS, declared_metrics  # noqa: PLC0415 - rbmlab.evaluators imports this module
+
     split, bare = split_prefix(column)
     part, dot, own = (bare if split else column).partition(".")
     if dot and part in EVALUATORS:

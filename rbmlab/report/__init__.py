@@ -35,7 +35,7 @@ from typing import Any
 import pandas as pd
 
 from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.metrics import higher_is_better
+from rbmlab.evaluators.metrics import declared, higher_is_better
 from rbmlab.report.aggregate import (
     aggregate_curves,
     aggregate_points,
@@ -55,7 +55,13 @@ from rbmlab.report.aggregate import (
 )
 from rbmlab.report.header import report_header
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
-from rbmlab.report.load import SCHEDULE_COLUMNS, config_columns, find_run_dirs, load_runs
+from rbmlab.report.load import (
+    SCHEDULE_COLUMNS,
+    config_columns,
+    find_run_dirs,
+    load_runs,
+    recorded_declarations,
+)
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
 from rbmlab.report.paper_table import TableSpec, paper_table_report
@@ -180,7 +186,35 @@ def make_report(
         completed runs; the table says how many were left out and why. The four files are written
         together: when one cannot be written, a one-line RbmlabError, and every file stays as it
         was. Returns {'table', 'plot', 'curves', 'runs': Path, 'summary': DataFrame of the groups}.
+        Metrics rank by the declarations the runs recorded (rbmlab.evaluators.metrics.declared);
+        runs made before runs recorded them, and committed tidy files, by the evaluators'.
     """
+    recorded = None if isinstance(root, Committed) else recorded_declarations(root)
+    with declared(recorded):
+        return _make_report(
+            root,
+            out_dir,
+            spec,
+            title=title,
+            filename_stem=filename_stem,
+            variants=variants,
+            outputs_root=outputs_root,
+            **options,
+        )
+
+
+def _make_report(
+    root: str | Path | Mapping[str, Path] | Committed,
+    out_dir: str | Path,
+    spec: ReportSpec | None = None,
+    *,
+    title: str | None = None,
+    filename_stem: str | None = None,
+    variants: Sequence[str] = (),
+    outputs_root: str | Path | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """:func:`make_report` with the metric declarations in force."""
     try:
         spec = replace(spec or ReportSpec(), **options)
     except TypeError:

@@ -26,6 +26,7 @@ import yaml
 
 from rbmlab.config import flatten
 from rbmlab.errors import RbmlabError
+from rbmlab.evaluators.metrics import RECORD_KEY, declarations_from_record
 from rbmlab.run.records import observed_status
 from rbmlab.storage.portable import portable_path, portable_text
 
@@ -289,6 +290,24 @@ def _load_run(
     if "trial" in curve.columns:
         return _split_trials(row, curve, summary)
     return [(row, curve)]
+
+
+def recorded_declarations(root: Path | Mapping[str, Path]):
+    """The metric declarations the runs under ``root`` recorded (summary.json), merged; None when
+    a run with a readable summary recorded none (made before runs recorded them), so that the
+    report reads the registered evaluators' instead (rbmlab.evaluators.metrics.declared)."""
+    tops = root.values() if isinstance(root, Mapping) else [root]
+    found: dict[str, Any] = {}
+    for top in tops:
+        for run_dir in find_run_dirs(Path(top)) if Path(top).is_dir() else []:
+            try:
+                record = read_summary(run_dir / "summary.json").get(RECORD_KEY)
+            except RbmlabError:
+                continue  # an unreadable run is left out of the report, and named there
+            if not isinstance(record, Mapping):
+                return None
+            found.update({k: v for k, v in record.items() if k not in found})
+    return declarations_from_record(found)
 
 
 def _read_config(run_dir: Path) -> Mapping[str, Any]:

@@ -31,6 +31,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.applicable import check_applies
 from rbmlab.evaluators.base import Context, truth_for
+from rbmlab.evaluators.metrics import RECORD_KEY, declarations_record
 from rbmlab.evaluators.reconstruction import Reconstruction
 from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
@@ -609,6 +610,7 @@ def initial_summary(run: Setup) -> dict[str, Any]:
         "trials": cfg.train.trials,
         "source": source_revision(),
         "ran_on": [placement(0)],
+        RECORD_KEY: declarations_record(recorded_specs(run.model_class, run.evaluator)),  # reports rank by
     }
 
 
