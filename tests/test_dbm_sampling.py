@@ -18,6 +18,7 @@ from rbmlab.errors import RbmlabError
 from rbmlab.hydra_app import validated_run_config
 from rbmlab.inference import INFERENCE
 from rbmlab.learners import LEARNERS
+from rbmlab.models import MODELS
 from rbmlab.models import layer_stack as stacks
 from rbmlab.models.dbm import DBM
 from rbmlab.run.runner import train
@@ -227,3 +228,59 @@ def test_a_dbm_trains_as_a_run(learner, tmp_path):
     metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
     first, last = metrics.test_log_likelihood.iloc[0], metrics.test_log_likelihood.iloc[-1]
     assert summary["status"] == "completed" and last > first + 1.0, (first, last)
+
+
+# ---------------------------------------------------------------- scores: AIS and the bound
+@pytest.mark.parametrize("sizes", [(3, 2, 2), (2, 2, 3, 2)])
+def test_the_rbm_between_the_parities_is_the_same_distribution(sizes):
+    """DBM.as_rbm: its log p̃ of an even-layer state is the DBM's with the odd layers summed out
+    (by enumeration, apart from the package), so its log Z is the DBM's."""
+    dbm = machine(sizes, 0.8, seed=6, hidden="bernoulli")
+    rbm = dbm.as_rbm()
+    layers, log_w = joint_states(dbm)
+    even = np.concatenate([layers[l] for l in range(0, dbm.depth + 1, 2)], axis=1)
+    keys, inverse = np.unique(even, axis=0, return_inverse=True)
+    want = [float(logsumexp(log_w[inverse.ravel() == i])) for i in range(len(keys))]
+    np.testing.assert_allclose(rbm.log_unnormalized(keys), want, atol=1e-10)
+    assert rbm.exact_log_partition() == pytest.approx(dbm.exact_log_partition(), abs=1e-10)
+    with pytest.raises(RbmlabError, match="no RBM between its parities"):
+        machine(sizes, 0.8, seed=6, hidden="spin").as_rbm()
+
+
+@pytest.mark.parametrize("sizes", [(4, 3, 2), (3, 2, 3, 2)])
+def test_ais_of_a_dbm_brackets_its_exact_log_z(sizes):
+    """evaluator=ais on a DBM (the RBM between its parities annealed from the base rates):
+    the exact log Z by enumeration lies in its ±3σ interval, and its test log-likelihood is the
+    mean-field bound less log Ẑ."""
+    from rbmlab.evaluators.ais import AIS, AISConfig
+    from rbmlab.evaluators.base import Context
+
+    dbm = machine(sizes, 0.6, seed=8, hidden="bernoulli")
+    x = (np.random.default_rng(3).random((20, sizes[0])) < 0.4).astype(np.float64)
+    config = AISConfig(schedule="linear", n_temperatures=2000, n_chains=400, exact_check=True)
+    evaluator = AIS(config)
+    evaluator.check(DBM, dict(zip(("n_visible", "n_hidden1", "n_hidden2", "n_hidden3"), [*sizes, 0][:4])))
+    context = Context(rng=host_rng(5), final=True, data_mean=x.mean(axis=0))
+    m = evaluator.evaluate(dbm, {"test": Batch(x)}, context)
+    assert m["log_z_within"] == 1.0 and abs(m["log_z_error"]) < 0.05, m
+    assert m["log_z_exact"] == pytest.approx(dbm.exact_log_partition(), abs=1e-9)
+    bound = dbm.log_unnormalized_bound(x, 30).mean()
+    assert m["test_log_likelihood"] == pytest.approx(bound - m["log_z"], abs=1e-9)
+    assert "mean-field lower bound" in evaluator.headline(m, "test")
+
+
+@pytest.mark.parametrize("hidden", ["bernoulli", "spin"])
+def test_the_mean_field_bound_is_tight_when_the_hidden_layers_decouple_and_below_otherwise(hidden):
+    dbm = machine((3, 2, 2), 0.9, seed=9, hidden=hidden)
+    x = np.unique((np.random.default_rng(0).random((40, 3)) < 0.5).astype(np.float64), axis=0)
+    free = dbm.replace(W2=0 * dbm.W2)
+    np.testing.assert_allclose(free.log_unnormalized_bound(x, 1), free.log_unnormalized(x), atol=1e-12)
+    gap = dbm.log_unnormalized(x) - dbm.log_unnormalized_bound(x, 50)
+    assert np.all(gap >= -1e-12) and np.any(gap > 1e-4), gap
+
+
+def test_ais_options_for_a_dbm_are_refused_elsewhere():
+    from rbmlab.evaluators.ais import AIS, AISConfig
+
+    with pytest.raises(RbmlabError, match=r"^evaluator.mean_field_iterations: applies to a DBM"):
+        AIS(AISConfig(mean_field_iterations=5)).check(MODELS.get("rbm"), {"n_visible": 4, "n_hidden": 3})

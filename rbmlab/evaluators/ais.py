@@ -21,6 +21,12 @@ accumulated in float64.
 The fractional RBM (frank_wolfe Eq. 11, model=fractional_rbm) is supported forward only: its path
 weights each softplus by c_i and its transition is Sec. 3.3's Metropolis–Hastings step
 (rbmlab.evaluators.ais_fractional); ``reverse=true`` on it is refused in one line.
+
+A deep Boltzmann machine is annealed as the RBM between its even and its odd layers
+(rbmlab.models.dbm.DBM.as_rbm: the odd layers summed out, as Salakhutdinov & Hinton 2009, §4,
+do), from the base rates on layer 0 and the uniform distribution on layer 2; its test rows are
+scored by the mean-field lower bound on log p̃(x) (``mean_field_iterations`` sweeps), so its
+log-likelihood is an estimated lower bound, as theirs is.
 """
 
 from __future__ import annotations
@@ -35,12 +41,18 @@ from rbmlab.backend.ops import bernoulli, bernoulli_logits_, sigmoid
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.ais_fractional import fractional_ais_log_partition
 from rbmlab.evaluators.ais_result import AISResult, _check_betas, _stats
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, mean_log_unnormalized, require_units
+from rbmlab.evaluators.base import (
+    Evaluator,
+    EvaluatorConfig,
+    mean_log_unnormalized,
+    mean_of_rows,
+    require_units,
+)
 from rbmlab.evaluators.exact import MAX_EXACT_UNITS, enumeration_problem, log_partition
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference.block_gibbs import gibbs_chain
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXACT_SAMPLING_UNITS
-from rbmlab.models.base import Bipartite, Enumerable, FractionalUnits, supports
+from rbmlab.models.base import Enumerable, FractionalUnits, MeanFieldPositive, ParityLayers, supports
 from rbmlab.models.rbm import RBM, base_rate_bias, sample_exact
 from rbmlab.units import Bernoulli
 from rbmlab.units.requirements import BERNOULLI, CATEGORICAL
@@ -287,6 +299,14 @@ class AISConfig(EvaluatorConfig):
         "AIS error against it; the smaller layer must enumerate",
         neutral=False,
     )
+    mean_field_iterations: int = option(
+        30,
+        "a DBM's test rows: mean-field sweeps of the lower bound on log p̃(x) (an RBM's −F(x) is "
+        "exact and reads none)",
+        lo=0,
+        hi=EVALUATION_STEPS,
+        neutral=30,
+    )
 
     def unread(self) -> dict[str, str]:
         if self.schedule == "salakhutdinov":
@@ -341,7 +361,8 @@ class AIS(Evaluator):
         "visible": (*BERNOULLI, *CATEGORICAL),
         "hidden": BERNOULLI,
     }  # the base-rate path (Salakhutdinov & Murray 2008)
-    requires = (Bipartite,)
+    requires = (ParityLayers,)  # an RBM, or a DBM as the RBM between its parities
+    bounds_log_p = False  # the last model scored was a DBM: log p̃(x) by its mean-field bound
     without_data = "log Z only, AIS from the uniform base model (no data for its base rates)"
     epoch_cost = ("curve_n_temperatures", "curve_n_chains")
     metrics = (
@@ -349,7 +370,8 @@ class AIS(Evaluator):
             "log_likelihood",
             summary_name="mean_log_likelihood",
             **_nats,
-            description="mean −F(x) − log Ẑ over the split",
+            description="mean −F(x) − log Ẑ over the split (a DBM: the mean-field lower bound on "
+            "log p̃(x) in place of −F(x))",
             label="log-likelihood",
         ),
         MetricSpec(
@@ -381,7 +403,16 @@ class AIS(Evaluator):
                 )
         else:
             super().check(model_class, sizes)
-        n_chains, n_v, n_h = self.config.n_chains, sizes.get("n_visible", 0), sizes.get("n_hidden", 0)
+        deep = supports(model_class, MeanFieldPositive)
+        if not deep and self.config.mean_field_iterations != AISConfig.mean_field_iterations:
+            raise RbmlabError(
+                f"evaluator.mean_field_iterations: applies to a DBM's bound on log p̃(x); model "
+                f"{model_class.family}'s is exact; remove it"
+            )
+        n_v, n_h = sizes.get("n_visible", 0), sizes.get("n_hidden", 0)
+        if deep:  # the RBM between the parities (DBM.as_rbm)
+            n_v, n_h = n_v + sizes["n_hidden2"], sizes["n_hidden1"] + sizes["n_hidden3"]
+        n_chains = self.config.n_chains
         need = chain_bytes(n_chains, n_v, n_h)
         if need > MAX_CHAIN_BYTES:
             raise RbmlabError(
@@ -404,32 +435,51 @@ class AIS(Evaluator):
     def evaluate(self, model, splits, context):
         require_units(model, "ais", self.units)
         cfg = self.config
+        deep = self.bounds_log_p = supports(type(model), MeanFieldPositive)
+        target = model.as_rbm() if deep else model  # a DBM: the RBM between its parities
+        xp = model.xp
         base_bias = (
-            model.xp.zeros(model.n_visible, dtype=model.dtype)
+            xp.zeros(model.n_visible, dtype=model.dtype)
             if context.data_mean is None
-            else model.xp.asarray(base_rate_bias(context.data_mean, units=model.visible_units))
+            else xp.asarray(base_rate_bias(context.data_mean, units=model.visible_units))
         )  # no data: uniform
+        if deep:  # layer 2 (and any even layer above) starts uniform
+            base_bias = xp.concatenate(
+                [base_bias, xp.zeros(target.n_visible - model.n_visible, base_bias.dtype)]
+            )
         betas = schedule(cfg.schedule, cfg.n_temperatures, cfg.curve_n_temperatures, context.final)
         n_chains = cfg.curve_n_chains if cfg.curve_n_chains and not context.final else cfg.n_chains
         estimate = (
             fractional_ais_log_partition if supports(type(model), FractionalUnits) else ais_log_partition
         )
         fwd = estimate(
-            model, context.rng, base_bias=base_bias, betas=betas, n_chains=n_chains, progress=context.progress
+            target,
+            context.rng,
+            base_bias=base_bias,
+            betas=betas,
+            n_chains=n_chains,
+            progress=context.progress,
         )
         metrics = {"log_z": fwd.log_z, "log_z_lower": fwd.log_z_lower, "log_z_upper": fwd.log_z_upper}
         if cfg.exact_check:
             metrics.update(exact_check_metrics(fwd, log_partition(model)))
         for name, batch in splits.items():
-            mf = mean_log_unnormalized(model, batch.inputs)
+            if deep:
+                mf = mean_of_rows(
+                    lambda x: model.log_unnormalized_bound(x, cfg.mean_field_iterations), batch.inputs
+                )
+            else:
+                mf = mean_log_unnormalized(model, batch.inputs)
             metrics[f"{name}_log_likelihood"] = mf - fwd.log_z
             metrics[f"{name}_log_likelihood_lower"] = mf - fwd.log_z_upper
             metrics[f"{name}_log_likelihood_upper"] = mf - fwd.log_z_lower
         if cfg.reverse and context.final:
             data = context.train if context.train is not None else next(iter(splits.values()))
-            init = target_samples(model, context.rng, cfg.n_chains, data=data.inputs)
+            init = target_samples(
+                target, context.rng, cfg.n_chains, data=model.chain_start(data.inputs, context.rng)
+            )
             rev = reverse_ais_log_partition(
-                model, context.rng, base_bias=base_bias, betas=betas, init_v=init, progress=context.progress
+                target, context.rng, base_bias=base_bias, betas=betas, init_v=init, progress=context.progress
             )
             metrics.update(
                 reverse_log_z=rev.log_z,
@@ -452,7 +502,8 @@ class AIS(Evaluator):
         lo, hi = metrics[f"{split}_log_likelihood_lower"], metrics[f"{split}_log_likelihood_upper"]
         cfg = self.config
         n_t = schedule(cfg.schedule, cfg.n_temperatures, 0, True).size - 1
+        bound = ", mean-field lower bound on log p̃(x)" if self.bounds_log_p else ""
         return (
-            f"{split} log-likelihood (AIS, {n_t} temperatures, {cfg.n_chains} chains): "
+            f"{split} log-likelihood (AIS, {n_t} temperatures, {cfg.n_chains} chains{bound}): "
             f"{ll:.2f} nats, ±3σ interval [{lo:.2f}, {hi:.2f}]"
         )

@@ -113,9 +113,15 @@ def mean(x) -> float:
 
 def mean_log_unnormalized(model, x, chunk: int = 4096) -> float:
     """Average of log p̃(x) over the rows of ``x`` (float64 accumulation), chunked."""
+    return mean_of_rows(model.log_unnormalized, x, chunk)
+
+
+def mean_of_rows(per_row, x, chunk: int = 4096) -> float:
+    """Average of ``per_row(rows)`` (one value per row) over the rows of ``x``, by chunks of rows,
+    accumulated in float64."""
     total = 0.0
     for i in range(0, x.shape[0], chunk):
-        total += mean(model.log_unnormalized(x[i : i + chunk])) * min(chunk, x.shape[0] - i)
+        total += mean(per_row(x[i : i + chunk])) * min(chunk, x.shape[0] - i)
     return total / x.shape[0]
 
 

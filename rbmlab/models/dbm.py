@@ -20,11 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rbmlab.errors import RbmlabError
 from rbmlab.limits import UNITS
 from rbmlab.models import layer_stack as stacks
 from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
 from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
+from rbmlab.models.rbm import RBM
 from rbmlab.units import UNIT_TYPES, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
@@ -173,6 +175,45 @@ class DBM(Model):
         layers after ``iterations`` sweeps (Salakhutdinov & Hinton 2009, §3)."""
         stack = self.layer_stack()
         return self._named(*stacks.moments(stack, stacks.mean_field(stack, x, iterations)))
+
+    def log_unnormalized_bound(self, x, iterations: int):
+        """The mean-field lower bound on log p̃(x) per row (rbmlab.models.layer_stack
+        .variational_bound), float64: what a DBM's test log-likelihood is scored by beside an
+        AIS estimate of log Z (Salakhutdinov & Hinton 2009, §4)."""
+        model = self.astype(self.xp.float64)
+        x = self.xp.asarray(x, dtype=self.xp.float64)
+        return stacks.variational_bound(model.layer_stack(), x, iterations)
+
+    def as_rbm(self) -> RBM:
+        """The same distribution as an RBM between the even layers (its visible units, layer 0
+        first) and the odd ones (its hidden units): a DBM is bipartite between its parities, W
+        holding each W_l as a block (transposed where layer l is even). Summing its hidden units
+        sums out the odd layers, so its log Z is the DBM's: AIS for a DBM anneals this RBM
+        (Salakhutdinov & Hinton 2009, §4: the odd layers summed out). Both parities must share a
+        unit type."""
+        if self.visible != self.hidden:
+            raise RbmlabError(
+                f"model: a DBM with {self.visible} visible and {self.hidden} hidden units is no RBM "
+                "between its parities (each RBM layer has one unit type)"
+            )
+        stack, xp = self.layer_stack(), self.xp
+        offsets = {p: {} for p in (stacks.EVEN, stacks.ODD)}
+        for p in offsets:
+            start = 0
+            for l in stack.parity(p):
+                offsets[p][l], start = start, start + stack.sizes[l]
+        lead = self.b0.shape[:-1]
+        W = xp.zeros(lead + (stack.width(stacks.EVEN), stack.width(stacks.ODD)), dtype=self.b0.dtype)
+        for l, coupling in enumerate(stack.couplings, 1):
+            even, odd = (l - 1, l) if l % 2 else (l, l - 1)
+            block = coupling if l % 2 else coupling.swapaxes(-1, -2)
+            e, o = offsets[stacks.EVEN][even], offsets[stacks.ODD][odd]
+            W[..., e : e + stack.sizes[even], o : o + stack.sizes[odd]] = block
+        biases = {
+            p: stack.join(dict(zip(stack.parity(p), (stack.biases[l] for l in stack.parity(p)))), p)
+            for p in offsets
+        }
+        return RBM(W, biases[stacks.EVEN], biases[stacks.ODD], visible=self.visible, hidden=self.hidden)
 
     # ------------------------------------------------------------ construction
     @classmethod

@@ -147,12 +147,34 @@ def mean_field(stack: LayerStack, x, iterations: int) -> dict[int, Any]:
     started by one upward pass (each layer given the one below alone), then ``iterations``
     sweeps of the fixed-point equations μ_l = E_{u_l}[b_l + μ_{l−1} W_l + μ_{l+1} W_{l+1}ᵀ],
     odd layers then even ones, layer 0 held at x."""
-    mu = {0: x}
+    return _mean_field(stack, x, iterations)[0]
+
+
+def _mean_field(stack: LayerStack, x, iterations: int) -> tuple[dict[int, Any], dict[int, Any]]:
+    """(means, the fields a_l they are the means of: μ_l = E_{u_l}[a_l]) of :func:`mean_field`."""
+    mu, fields = {0: x}, {}
     for l in range(1, stack.depth + 1):
-        mu[l] = stack.units[l].mean(stack.field(l, {l - 1: mu[l - 1]}))
+        fields[l] = stack.field(l, {l - 1: mu[l - 1]})
+        mu[l] = stack.units[l].mean(fields[l])
     for _ in range(iterations):
         for p in (ODD, EVEN):
             for l in stack.parity(p):
                 if l:
-                    mu[l] = stack.units[l].mean(stack.field(l, mu))
-    return mu
+                    fields[l] = stack.field(l, mu)
+                    mu[l] = stack.units[l].mean(fields[l])
+    return mu, fields
+
+
+def variational_bound(stack: LayerStack, x, iterations: int):
+    """The mean-field lower bound on log p̃(x) = log Σ_h P̃(x, h), one per row (Salakhutdinov &
+    Hinton 2009, §3; Jensen's inequality): E_q[log P̃(x, h)] + H(q) with q the factorised
+    distribution of :func:`mean_field`. log P̃ is linear in each layer, so E_q[log P̃] is log P̃ at
+    the means; a unit of field a has q(h) ∝ e^{a h}, entropy A(a) − a·E[h] (A its unit type's
+    log-partition). Equal to log p̃(x) where the hidden layers are independent given x."""
+    mu, fields = _mean_field(stack, x, iterations)
+    total = sum((mu[l] * stack.biases[l][..., None, :]).sum(axis=-1) for l in range(stack.depth + 1))
+    for l in range(1, stack.depth + 1):
+        total = total + ((mu[l - 1] @ stack.couplings[l - 1]) * mu[l]).sum(axis=-1)
+        a = fields[l]
+        total = total + (stack.units[l].log_partition(a) - a * mu[l]).sum(axis=-1)
+    return total
