@@ -194,10 +194,15 @@ def test_cd_and_pcd_step_equals_mean_field_minus_chain_statistics(name):
 def test_options_that_do_not_apply_are_refused():
     base = ["dataset=bars_stripes", "evaluator=exact", "learner=pcd", "learner.mean_field_iterations=5"]
     with pytest.raises(
-        RbmlabError, match=r"^learner.mean_field_iterations: applies to a DBM's positive phase"
+        RbmlabError,
+        match=r"^learner.mean_field_iterations: applies to a DBM; model=rbm's hidden units sum out",
     ):
         validated_run_config(base)
     validated_run_config([*base, "model=dbm"])
+    with pytest.raises(RbmlabError, match=r"^learner.pretrain_epochs: applies to a DBM"):
+        validated_run_config([*base[:3], "learner.pretrain_epochs=2"])
+    with pytest.raises(RbmlabError, match=r"^learner.pretrain_lr: applies with pretrain_epochs > 0"):
+        validated_run_config([*base[:3], "model=dbm", "learner.pretrain_lr=0.1"])
     for other in ("sdcp", "reset"):
         with pytest.raises(RbmlabError, match=rf"^learner={other}: model dbm's hidden layers do not sum out"):
             LEARNERS.build(LEARNERS.parse(other)).check(DBM)
@@ -284,3 +289,33 @@ def test_ais_options_for_a_dbm_are_refused_elsewhere():
 
     with pytest.raises(RbmlabError, match=r"^evaluator.mean_field_iterations: applies to a DBM"):
         AIS(AISConfig(mean_field_iterations=5)).check(MODELS.get("rbm"), {"n_visible": 4, "n_hidden": 3})
+
+
+def test_pretraining_stacks_rbms_trained_by_cd():
+    """learner.pretrain_epochs (cd, pcd): RBM 1 = (layer 0, W_1, layer 1) takes CD-k steps on the
+    data, then RBM 2 on the conditional means H^(1) = E[h_1 | x], learning W_2 and b_2 only (b_1
+    as RBM 1 left it), before joint training; one full-batch epoch each, written out here."""
+    dbm = machine((3, 2, 2), 0.5, seed=12, hidden="bernoulli").astype(np.float64)
+    x = (np.random.default_rng(1).random((8, 3)) < 0.5).astype(np.float64)
+    node = {"name": "pcd", "lr": 0.3, "k": 2, "batch_size": "full", "pretrain_epochs": 1}
+    learner = LEARNERS.build(LEARNERS.parse(node))
+    got = learner.initial_model(dbm, pretrained=False, train=Batch(x), rng=host_rng(4))
+    assert learner.initial_model(dbm, pretrained=True, train=Batch(x), rng=host_rng(4)) is dbm
+
+    def cd_step(W, b_v, b_h, v, rng):
+        from rbmlab.inference.block_gibbs import gibbs_chain
+        from rbmlab.models.rbm import RBM
+
+        rbm = RBM(W, b_v, b_h)
+        end = gibbs_chain(rbm, v, rng, 2)
+        p, q = rbm.hidden_probs(v), rbm.hidden_probs(end)
+        n = len(v)
+        return W + 0.3 * (v.T @ p - end.T @ q) / n, b_v + 0.3 * (v - end).mean(0), b_h + 0.3 * (p - q).mean(0)
+
+    order = host_rng(7306, 1, 0).permutation(8)  # the mini-batch order of (stream, layer, epoch)
+    rng = host_rng(4)
+    W1, b0, b1 = cd_step(dbm.W1, dbm.b0, dbm.b1, x[order], rng)
+    h1 = 1 / (1 + np.exp(-(x @ W1 + b1)))
+    W2, _, b2 = cd_step(dbm.W2, b1, dbm.b2, h1[host_rng(7306, 2, 0).permutation(8)], rng)
+    for name, want in {"W1": W1, "b0": b0, "b1": b1, "W2": W2, "b2": b2}.items():
+        np.testing.assert_allclose(getattr(got, name), want, atol=1e-12, err_msg=name)

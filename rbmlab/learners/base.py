@@ -14,7 +14,8 @@ from typing import Any
 from rbmlab.errors import RbmlabError
 from rbmlab.inference import INFERENCE
 from rbmlab.inference.base import InferenceMethod
-from rbmlab.limits import EXAMPLES, UPDATE_STEPS
+from rbmlab.learners import greedy
+from rbmlab.limits import EPOCHS, EXAMPLES, UPDATE_STEPS
 from rbmlab.models.base import GradientStatistics, MeanFieldPositive, supports
 from rbmlab.optimizers import OPTIMIZERS
 from rbmlab.units.requirements import undeclared_is_binary
@@ -56,6 +57,9 @@ class LearnerConfig(Config):
         return {}
 
 
+PRETRAIN_STREAM = 7306  # the key of CD pretraining's mini-batch orders: (PRETRAIN_STREAM, layer, epoch)
+
+
 @dataclass
 class MeanFieldConfig(LearnerConfig):
     """The option of a sampling learner that also trains a DBM (rbmlab.models.base.MeanFieldPositive)."""
@@ -70,13 +74,31 @@ class MeanFieldConfig(LearnerConfig):
         label="mean-field sweeps of the positive phase",
     )
 
+    pretrain_epochs: int = option(
+        0,
+        "a DBM: greedy layer-wise CD-k epochs per RBM before joint training (tap App. E.2, Alg. 4; "
+        "Salakhutdinov & Hinton 2009); 0: none",
+        lo=0,
+        hi=EPOCHS,
+        neutral=0,
+        label="pretraining epochs per layer",
+    )
+    pretrain_lr: float | None = option(
+        None, "step size of pretraining; null: learner.lr", lo=0, open_lo=True, neutral=None
+    )
+
+    def unread(self) -> dict[str, str]:
+        if self.pretrain_epochs:
+            return {}
+        return {"pretrain_lr": "applies with pretrain_epochs > 0"}
+
     def unread_given(self, model: Any) -> dict[str, str]:
         from rbmlab.models import MODELS  # noqa: PLC0415
 
         if supports(MODELS.get(model.name), MeanFieldPositive):
             return {}
-        why = f"applies to a DBM's positive phase; model={model.name}'s hidden units sum out given the data"
-        return {"mean_field_iterations": why}
+        why = f"applies to a DBM; model={model.name}'s hidden units sum out given the data"
+        return dict.fromkeys(("mean_field_iterations", "pretrain_epochs", "pretrain_lr"), why)
 
 
 def difference(positive: dict, negative: dict) -> dict:
@@ -236,12 +258,26 @@ class Learner:
     def update(self, model, grad: dict, state: State):
         return self.optimizer.update(model, grad, state, self.lr)
 
-    def initial_model(self, model, pretrained: bool, train=None):
+    def initial_model(self, model, pretrained: bool, train=None, rng=None):
         """The model training starts from, given the family's initialisation or the checkpoint
         of ``model.init`` (``pretrained``) and the training Batch ``train``: a learner that builds
-        its model (Frank-Wolfe adds units to an empty one; tap_dbm pretrains it layer by layer)
-        shapes it here. One-line RbmlabError if it cannot train it."""
-        return model
+        its model (Frank-Wolfe adds units to an empty one; tap_dbm, and cd or pcd with
+        ``pretrain_epochs``, pretrain a DBM layer by layer, drawing from ``rng``) shapes it here.
+        One-line RbmlabError if it cannot train it."""
+        epochs = getattr(self.config, "pretrain_epochs", 0)
+        if pretrained or not epochs or train is None or not supports(type(model), MeanFieldPositive):
+            return model
+        lr = self.config.pretrain_lr or self.lr
+        return greedy.pretrain(
+            model,
+            train.inputs.astype(model.dtype),
+            depth=model.depth,
+            epochs=epochs,
+            batch_size=self.config.batch_size,
+            stream=PRETRAIN_STREAM,
+            ascend=greedy.contrastive_ascend(self.optimizer, lr, self.config.k, rng),
+            means=greedy.conditional_means,
+        )
 
     def sizes_reached(self, sizes: dict[str, int], epochs: int, pretrained: bool) -> dict[str, int]:
         """The model sizes at the end of ``epochs`` epochs from ``sizes`` (the family's, or the

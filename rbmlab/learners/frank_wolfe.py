@@ -380,7 +380,7 @@ class FrankWolfe(Learner):
         """One unit an epoch (Alg. 1), on the checkpoint's units or on none."""
         return {**sizes, "n_hidden": (sizes["n_hidden"] if pretrained else 0) + epochs}
 
-    def initial_model(self, model, pretrained: bool, train=None):
+    def initial_model(self, model, pretrained: bool, train=None, rng=None):
         if (model.visible, model.hidden) != ("bernoulli", "bernoulli"):
             raise RbmlabError(
                 "model: frank_wolfe is written for Bernoulli {0, 1} units (the "

@@ -28,7 +28,7 @@ class Logistic(ConditionalLearner):
     reports_convergence = False
     packs = True  # no draws; every array with the run axis in front
 
-    def initial_model(self, model, pretrained: bool, train=None):
+    def initial_model(self, model, pretrained: bool, train=None, rng=None):
         """W, W_xh and b_h at zero: the CRBM reduced to the logistic regressions."""
         xp = model.xp
         return model.replace(

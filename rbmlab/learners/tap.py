@@ -102,7 +102,7 @@ class TapLearner(Learner):
         c = self.config
         self.solver = SOLVERS.build(SOLVERS.parse({"name": c.inference, **c.solver_options()}))
 
-    def initial_model(self, model, pretrained: bool, train=None):
+    def initial_model(self, model, pretrained: bool, train=None, rng=None):
         self.solver.check(model, "learner.inference")
         return model
 

@@ -11,20 +11,20 @@ Pretraining (``pretrain_epochs`` at ``pretrain_lr``; Fig. 11: 50 epochs at 0.001
 (layer 0, W_1, layer 1) on the data by TAP (Alg. 2: the step above on that two-layer stack, whose
 clamped solution is the exact conditional f_a(xW_1 + b_1)), then RBM l on H^{(l−1)}, the
 conditional means of layer l − 1 given the data through the trained layers below
-(H^{(l)} = f_a(H^{(l−1)} W_l + b_l), H^{(0)} = X). RBM l ≥ 2 learns W_l and b_l only (Alg. 4
-returns W^{(l)}, θ^{h(l)}): its visible fields are b_{l−1} as RBM l − 1 left them (the authors'
-Julia code ties them so too). No weights are doubled or halved (Salakhutdinov & Hinton 2009, and
-the Julia code, do so; Alg. 4 does not). It runs in :meth:`TapDBM.initial_model` (a fresh model
-only: not for ``model.init``, not on resume), on the whole training set, its mini-batches in an
-order fixed per (layer, epoch); its time is not in the run's wall_time.
+(H^{(l)} = f_a(H^{(l−1)} W_l + b_l), H^{(0)} = X): rbmlab.learners.greedy's loop. RBM l ≥ 2
+learns W_l and b_l only (Alg. 4 returns W^{(l)}, θ^{h(l)}): its visible fields are b_{l−1} as
+RBM l − 1 left them (the authors' Julia code ties them so too). No weights are doubled or halved
+(Salakhutdinov & Hinton 2009, and the Julia code, do so; Alg. 4 does not). It runs in
+:meth:`TapDBM.initial_model` (a fresh model only: not for ``model.init``, not on resume), on the
+whole training set; its time is not in the run's wall_time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.backend import host_rng
 from rbmlab.inference import tap_dbm
+from rbmlab.learners import greedy
 from rbmlab.learners.base import Learner
 from rbmlab.learners.tap import TapIterationConfig
 from rbmlab.limits import EPOCHS
@@ -61,25 +61,29 @@ class TapDBM(Learner):
     samples = False  # its negative phase is TAP's fixed points
     requires_hint = "layers coupled only to their neighbours: model=dbm"
 
-    def initial_model(self, model, pretrained: bool, train=None):
+    def initial_model(self, model, pretrained: bool, train=None, rng=None):
         cfg = self.config
         if pretrained or not cfg.pretrain_epochs or train is None:
             return model
-        h = train.inputs.astype(model.dtype)
-        n = h.shape[-2]
-        size = n if cfg.batch_size == "full" else cfg.batch_size
-        for l in range(1, len(model.tap_stack()[1]) + 1):
-            state = {}
-            for epoch in range(cfg.pretrain_epochs):
-                order = model.xp.asarray(host_rng(PRETRAIN_STREAM, l, epoch).permutation(n))
-                for start in range(0, n, size):
-                    model, state, _ = self._ascend(
-                        model, state, h[..., order[start : start + size], :], l - 1, l, cfg.pretrain_lr
-                    )
+
+        def ascend(model, state, rows, l):
+            return self._ascend(model, state, rows, l - 1, l, cfg.pretrain_lr)[:2]
+
+        def means(model, h, l):  # H^(l): conditional means
             layers, couplings = model.tap_stack()
             product = h @ couplings[l - 1]
-            h = layers[l].moments(product, 0.0 * product)[0]  # H^(l): conditional means
-        return model
+            return layers[l].moments(product, 0.0 * product)[0]
+
+        return greedy.pretrain(
+            model,
+            train.inputs.astype(model.dtype),
+            depth=len(model.tap_stack()[1]),
+            epochs=cfg.pretrain_epochs,
+            batch_size=cfg.batch_size,
+            stream=PRETRAIN_STREAM,
+            ascend=ascend,
+            means=means,
+        )
 
     def init_state(self, model, train, rng):
         return {"tap_iterations": model.xp.asarray(0.0)}

@@ -52,9 +52,12 @@ def initial_model(
 
 def learner_start(learner, model, backend: Backend, seed: int, train, pretrained: bool = False):
     """(model, state) training starts from: the learner shapes the model (Frank-Wolfe empties it,
-    tap_dbm pretrains it) and makes its state from the stream (seed, INIT_STREAM, 1); ``train``
+    tap_dbm pretrains it, cd and pcd with the draws of (seed, INIT_STREAM, 2)) and makes its state
+    from the stream (seed, INIT_STREAM, 1); ``train``
     is the whole training Batch on the backend."""
-    model = learner.initial_model(model, pretrained=pretrained, train=train)
+    model = learner.initial_model(
+        model, pretrained=pretrained, train=train, rng=backend.rng(seed, INIT_STREAM, 2)
+    )
     return model, learner.init_state(model, train, backend.rng(seed, INIT_STREAM, 1))
 
 
