@@ -102,7 +102,7 @@ def test_one_paper_and_the_make_targets(capsys):
     [
         (
             ["experiment", "list", "nope"],
-            "experiment list: unknown paper 'nope'; papers: crbm_bp, dcp, demo, "
+            "experiment list: unknown paper 'nope'; papers: crbm_bp, dbm, dcp, demo, "
             "frank_wolfe, leaderboard, pmp, tap",
         ),
         (["experiment", "list", "dcp", "tap"], "rbmlab experiment list: unrecognized arguments: tap"),
