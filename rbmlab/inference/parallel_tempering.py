@@ -34,7 +34,7 @@ from rbmlab.backend.ops import uniform
 from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.inference.block_gibbs import BlockGibbs
 from rbmlab.limits import CHAINS
-from rbmlab.models.base import Bipartite
+from rbmlab.models.base import Bipartite, ParityLayers, supports
 from rbmlab.validation import option
 
 SWAP_WINDOW = 100  # proposals a pair's swap_rate averages over (exponential weight 1/SWAP_WINDOW)
@@ -150,11 +150,19 @@ def _xp(a):
     return namespace(a)
 
 
+def bipartite(model):
+    """``model`` as the two layers PT tempers: itself, or a DBM as the RBM between its even and odd
+    layers (rbmlab.models.dbm.DBM.as_rbm: a chain state is the even layers, and that RBM's block
+    Gibbs sweep is the DBM's sweep by parity, its free energy the DBM's with the odd layers
+    summed out, so its tempered chains and swaps are the DBM's)."""
+    return model if supports(type(model), Bipartite) else model.as_rbm()
+
+
 class ParallelTempering(InferenceMethod):
     """``steps`` PT steps (module docstring) from ``x``; the β = 1 replica's states are returned."""
 
     config_class = ParallelTemperingConfig
-    requires = (Bipartite,)
+    requires = (ParityLayers,)  # an RBM; a DBM as the RBM between its parities (bipartite())
     units = BlockGibbs.units  # the tempered conditionals are block Gibbs's, logits scaled by β
     persistent = True
 
@@ -172,6 +180,7 @@ class ParallelTempering(InferenceMethod):
 
     def run(self, model, x, rng, steps: int, state: dict | None = None):
         """x' (no ``state``), or (x', the new state) for a state of :meth:`init_state`'s keys."""
+        model = bipartite(model)
         given = state is not None
         state = dict(state) if given else self.init_state(model, x, rng)
         xp, dtype = model.xp, x.dtype
@@ -243,4 +252,5 @@ class ParallelTempering(InferenceMethod):
 
     def step_cost(self, model, rows: int, steps: int) -> float:
         """A block-Gibbs sweep of every replica: R·rows·n_v·n_h·2·steps (energies need no product)."""
+        model = bipartite(model)
         return float(self.config.n_temperatures * rows * model.n_visible * model.n_hidden * 2 * steps)
