@@ -213,7 +213,7 @@ EVALUATE_CASES = [
         "dbm-pl",
         evaluate("dbm", "evaluator=pl"),
         "evaluators that apply to model dbm with n_visible=9, n_hidden1=4, n_hidden2=3, n_hidden3=0: "
-        "exact, ais, mmd, recognised, variety, kl, tap_dbm, free_energy, moments, overlap",
+        "exact, ais, test_error, mmd, recognised, variety, kl, tap_dbm, free_energy, moments, overlap",
         family_npz("dbm"),
     ),
     Case(

@@ -344,3 +344,30 @@ def test_parallel_tempering_samples_a_dbm_and_trains_it_with_pcd():
     new, new_state = learner.step(model, state, Batch(x), host_rng(2))
     assert new_state["chains"].shape == (6, 5) and new_state["sampler.replicas"].shape[-1] == 5
     assert not np.array_equal(new.W2, model.W2)
+
+
+def test_a_dbms_features_are_its_mean_field_means_and_classify():
+    """DBM.hidden_probs (LatentFeatures): the hidden layers' mean-field means side by side, the
+    exact E[h_1 | x] where the hidden layers decouple; so evaluator=test_error applies."""
+    from rbmlab.evaluators.feature_classifier import FeatureClassifier
+
+    dbm = machine((3, 2, 2), 0.8, seed=13, hidden="bernoulli")
+    free = dbm.replace(W2=0 * dbm.W2)
+    x = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    features = free.hidden_probs(x)
+    assert features.shape == (2, 4)
+    np.testing.assert_allclose(features[:, :2], 1 / (1 + np.exp(-(x @ free.W1 + free.b1))), atol=1e-12)
+    np.testing.assert_allclose(
+        features[:, 2:], np.broadcast_to(1 / (1 + np.exp(-free.b2)), (2, 2)), atol=1e-12
+    )
+    mu = stacks.mean_field(dbm.layer_stack(), x, 10)
+    np.testing.assert_allclose(dbm.hidden_probs(x), np.concatenate([mu[1], mu[2]], axis=-1), atol=1e-12)
+    FeatureClassifier(EVALUATORS_PARSE("test_error")).check(
+        DBM, {"n_visible": 3, "n_hidden1": 2, "n_hidden2": 2, "n_hidden3": 0}
+    )
+
+
+def EVALUATORS_PARSE(name):
+    from rbmlab.evaluators import EVALUATORS
+
+    return EVALUATORS.parse(name)

@@ -54,7 +54,7 @@ def features(model, x, chunk: int = 8192) -> np.ndarray:
     """E[h | x] on the host, chunked over rows."""
     return np.concatenate(
         [to_numpy(model.hidden_probs(x[i : i + chunk])) for i in range(0, x.shape[0], chunk)]
-        or [np.zeros((0, model.n_hidden))]
+        or [to_numpy(model.hidden_probs(x[:0]))]
     )
 
 
@@ -121,7 +121,8 @@ class FeatureClassifier(Evaluator):
             raise RbmlabError("evaluator=test_error: needs the training set (its labels)")
         cfg = self.config
         train = context.train
-        if model.n_hidden == 0:  # no features (a frank_wolfe run's q_0): the intercept alone
+        no_features = model.hidden_probs(train.inputs[:1]).shape[-1] == 0  # frank_wolfe's q_0
+        if no_features:  # the intercept alone
             return {
                 **{
                     f"{name}_error": majority_error(labels_of(train, "train"), labels_of(b, name))

@@ -32,6 +32,7 @@ from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
 SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")  # n_0 … n_3 (n_3 = 0: L = 2)
+FEATURE_SWEEPS = 10  # mean-field sweeps behind a DBM's features (hidden_probs): our choice
 
 
 @dataclass
@@ -175,6 +176,13 @@ class DBM(Model):
         layers after ``iterations`` sweeps (Salakhutdinov & Hinton 2009, §3)."""
         stack = self.layer_stack()
         return self._named(*stacks.moments(stack, stacks.mean_field(stack, x, iterations)))
+
+    def hidden_probs(self, x):
+        """The hidden layers' means under the mean-field posterior given ``x`` (FEATURE_SWEEPS
+        sweeps), side by side: layer 1's, then layer 2's (LatentFeatures; Salakhutdinov & Hinton
+        2009 feed these to a classifier)."""
+        mu = stacks.mean_field(self.layer_stack(), x, FEATURE_SWEEPS)
+        return self.xp.concatenate([mu[l] for l in range(1, self.depth + 1)], axis=-1)
 
     def log_unnormalized_bound(self, x, iterations: int):
         """The mean-field lower bound on log p̃(x) per row (rbmlab.models.layer_stack
