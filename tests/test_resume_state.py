@@ -29,6 +29,9 @@ SETTINGS = {
     "sgd-momentum": ["learner=cd", "learner.optimizer.momentum=0.9"],
     "adam": ["learner=cd", "learner/optimizer=adam", "learner.lr=0.01"],
     "pcd-chains": ["learner=pcd", "learner.k=1"],
+    # a DBM's chains hold layers 0 and 2, and its PT replicas the same (rbmlab.models.layer_stack)
+    "pcd-dbm": ["learner=pcd", "model=dbm", "model.n_hidden=[4,3]", "learner.mean_field_iterations=3"],
+    "pt-pcd-dbm": ["learner=pcd", "model=dbm", "model.n_hidden=[4,3]", "learner.sampler=parallel_tempering"],
 }
 
 
@@ -52,6 +55,7 @@ def test_a_resumed_run_ends_where_the_straight_one_does(name, tmp_path, monkeypa
     run(tmp_path / "stopped", [*settings, "resume=true"])
     straight, resumed = final(tmp_path / "straight"), final(tmp_path / "stopped")
     assert straight.keys() == resumed.keys()
+    assert ("W2" in straight) == ("model=dbm" in settings)  # the family these settings name
     for key in straight:
         np.testing.assert_array_equal(resumed[key], straight[key], err_msg=key)
     summary = json.loads((tmp_path / "stopped" / "summary.json").read_text())
