@@ -371,3 +371,38 @@ def EVALUATORS_PARSE(name):
     from rbmlab.evaluators import EVALUATORS
 
     return EVALUATORS.parse(name)
+
+
+def test_settings_that_cannot_apply_are_refused_before_any_work(tmp_path):
+    """A DBM's unit types are command-line keys; parallel tempering (which tempers a DBM as the RBM
+    between its parities) refuses a DBM whose visible and hidden units differ, as learner or
+    evaluator sampler, before any work; pretraining options refuse a model that starts from
+    model.init (pretraining builds a fresh model)."""
+    from rbmlab.run.runner import check_feasible
+
+    dbm = ["model=dbm", "model.n_hidden=[4,3]", "dataset=bars_stripes"]
+    cfg = validated_run_config([*dbm, "learner=pcd", "evaluator=exact", "model.hidden_units=spin"])
+    assert (cfg.model.visible_units, cfg.model.hidden_units) == ("bernoulli", "spin")
+    check_feasible(cfg)  # block Gibbs by parity takes mixed units
+    refused = r"^model.hidden_units: spin hidden units with bernoulli visible ones; parallel_tempering"
+    for extra in (
+        ["learner=pcd", "learner.sampler=parallel_tempering", "evaluator=exact"],
+        ["learner=pcd", "evaluator=moments", "evaluator.sampler=parallel_tempering"],
+    ):
+        with pytest.raises(RbmlabError, match=refused):
+            check_feasible(validated_run_config([*dbm, *extra, "model.hidden_units=spin"]))
+    check_feasible(
+        validated_run_config([*dbm, "learner=pcd", "learner.sampler=parallel_tempering", "evaluator=exact"])
+    )
+    init = str(tmp_path / "m.npz")
+    for learner in ("pcd", "tap_dbm"):
+        with pytest.raises(RbmlabError, match=r"^learner.pretrain_epochs: pretraining builds a fresh model"):
+            validated_run_config(
+                [
+                    *dbm,
+                    f"learner={learner}",
+                    "evaluator=exact",
+                    f"model.init={init}",
+                    "learner.pretrain_epochs=3",
+                ]
+            )

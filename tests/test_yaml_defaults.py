@@ -69,3 +69,12 @@ def test_the_comparison_covers_the_registries():
         for g, n in CASES
     )
     assert compared >= 140, compared
+
+
+@pytest.mark.parametrize("group, name", CASES, ids=[f"{g}-{n}" for g, n in CASES])
+def test_the_yaml_lists_every_option_so_the_command_line_can_set_it(group, name):
+    """Hydra refuses ``<group>.<key>=...`` for a key its yaml lacks: every option the component
+    declares itself is in its yaml (a DBM's unit types were once settable from Python only)."""
+    stated = yaml.safe_load((CONF / group / f"{name}.yaml").read_text()) or {}
+    missing = set(own_defaults(GROUPS[group].get(name).config_class)) - set(stated)
+    assert not missing, f"conf/{group}/{name}.yaml lacks {sorted(missing)}"

@@ -10,6 +10,7 @@ MetricSpecs it writes), and
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,6 +19,7 @@ import numpy as np
 from rbmlab.backend import to_numpy
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.metrics import MetricSpec
+from rbmlab.inference import INFERENCE
 from rbmlab.limits import EXAMPLES, MARGINAL_UNITS
 from rbmlab.models.base import supports
 from rbmlab.units.requirements import NAMES
@@ -79,6 +81,18 @@ class Evaluator:
 
     def __init__(self, config):
         self.config = config
+
+    def samplers(self, model_class: type) -> list:
+        """The inference methods it draws with from a model of ``model_class``: its ``sampler``
+        option's (null: the family's default), none when it has no such option (the settings'
+        check before any work asks them too: rbmlab.units.requirements)."""
+        if "sampler" not in {f.name for f in dataclasses.fields(self.config)}:
+            return []
+        config = self.config.sampler
+        if config is None:
+            default = getattr(model_class, "default_sampler", None)
+            config = None if default is None else INFERENCE.parse(default)
+        return [] if config is None else [INFERENCE.build(config)]
 
     def check(self, model_class: type, sizes: dict[str, int]) -> None:
         for capability in self.requires:

@@ -132,6 +132,9 @@ class Combined(Evaluator):
                 units[setting] = tuple(u for u in allowed if u not in CATEGORICAL)
         return units
 
+    def samplers(self, model_class) -> list:
+        return [s for part in self.parts for s in part.samplers(model_class)]
+
     def check(self, model_class, sizes) -> None:
         for i, part in enumerate(self.parts):
             try:

@@ -49,6 +49,12 @@ class InferenceMethod:
     def run(self, model, x, rng, steps: int):
         raise NotImplementedError
 
+    def settings_problem(self, settings, model_class: type) -> str | None:
+        """Why this method cannot sample a model of ``model_class`` with these settings (unit types
+        as Model.settings names them), in words, or None (rbmlab.units.requirements asks before any
+        work)."""
+        return None
+
     def init_state(self, model, chains, rng) -> dict:
         """A persistent method's state for the chains ``chains`` (none by default)."""
         return {}

@@ -166,6 +166,17 @@ class ParallelTempering(InferenceMethod):
     units = BlockGibbs.units  # the tempered conditionals are block Gibbs's, logits scaled by β
     persistent = True
 
+    def settings_problem(self, settings, model_class: type) -> str | None:
+        """A DBM is tempered as the RBM between its parities (:func:`bipartite`), one unit type to
+        each of that RBM's layers: its visible and hidden units must be of one type."""
+        if supports(model_class, Bipartite) or settings.get("visible") == settings.get("hidden"):
+            return None
+        return (
+            f"{settings.get('hidden')} hidden units with {settings.get('visible')} visible ones; "
+            "parallel_tempering tempers a DBM as the RBM between its even and odd layers, "
+            "one unit type on both"
+        )
+
     def init_state(self, model, chains, rng) -> dict:
         xp, c = model.xp, self.config
         rows = chain_rows(model, chains)

@@ -95,10 +95,19 @@ class MeanFieldConfig(LearnerConfig):
     def unread_given(self, model: Any) -> dict[str, str]:
         from rbmlab.models import MODELS  # noqa: PLC0415
 
-        if supports(MODELS.get(model.name), MeanFieldPositive):
-            return {}
-        why = f"applies to a DBM; model={model.name}'s hidden units sum out given the data"
-        return dict.fromkeys(("mean_field_iterations", "pretrain_epochs", "pretrain_lr"), why)
+        if not supports(MODELS.get(model.name), MeanFieldPositive):
+            why = f"applies to a DBM; model={model.name}'s hidden units sum out given the data"
+            return dict.fromkeys(("mean_field_iterations", "pretrain_epochs", "pretrain_lr"), why)
+        return pretraining_unread(model)
+
+
+def pretraining_unread(model: Any) -> dict[str, str]:
+    """A learner's pretraining options, unread when the model starts from ``model.init``
+    (pretraining builds a fresh model: rbmlab.learners.greedy)."""
+    if not getattr(model, "init", None):
+        return {}
+    why = "pretraining builds a fresh model; model.init starts from a checkpoint"
+    return dict.fromkeys(("pretrain_epochs", "pretrain_lr"), why)
 
 
 def difference(positive: dict, negative: dict) -> dict:

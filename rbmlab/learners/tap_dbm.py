@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from rbmlab.inference import tap_dbm
 from rbmlab.learners import greedy
-from rbmlab.learners.base import Learner
+from rbmlab.learners.base import Learner, pretraining_unread
 from rbmlab.learners.tap import TapIterationConfig
 from rbmlab.limits import EPOCHS
 from rbmlab.models.base import TapStack
@@ -52,6 +52,9 @@ class TapDBMConfig(TapIterationConfig):  # max_iter: for the free and the clampe
         hi=EPOCHS,
     )
     pretrain_lr: float = option(0.001, "step size of pretraining (Fig. 11)", lo=0, open_lo=True)
+
+    def unread_given(self, model) -> dict[str, str]:
+        return pretraining_unread(model)
 
 
 class TapDBM(Learner):

@@ -36,8 +36,14 @@ def check_configured_units(model_cfg, model_class, learner=None, evaluator=None)
         check_unit_types(
             settings, learner.unit_needs(model_class), f"learner={learner.config.name}", keys.get
         )
+    samplers = [(learner.sampler_for(model_class), "learner.sampler")] if learner and learner.samples else []
     if evaluator is not None:
         check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
+        samplers += [(s, "evaluator.sampler") for s in evaluator.samplers(model_class)]
+    for sampler, key in samplers:  # what a method asks of the settings together (PT on a DBM)
+        problem = sampler.settings_problem(settings, model_class)
+        if problem:
+            raise RbmlabError(f"{keys.get('hidden', key)}: {problem} ({key}={sampler.config.name})")
 
 
 def undeclared_is_binary(units: Mapping[str, tuple[str, ...]], settings) -> dict[str, tuple[str, ...]]:
