@@ -17,7 +17,7 @@ from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.tap_dbm import TapDBMEvalConfig, TapDBMEvaluator
-from rbmlab.inference import tap, tap_dbm
+from rbmlab.inference import tap
 from rbmlab.learners.tap_dbm import PRETRAIN_STREAM, TapDBM, TapDBMConfig
 from rbmlab.models import MODELS
 from rbmlab.models.dbm import DBM, DBMConfig
@@ -65,17 +65,17 @@ def exact_log_density(dbm: DBM, x) -> np.ndarray:
 
 def free(dbm, x, **kw):
     layers, couplings = dbm.tap_stack()
-    return tap_dbm.solve(couplings, layers, x, **{**EXACT, **kw})
+    return tap.solve_layers(couplings, layers, x, **{**EXACT, **kw})
 
 
 def tap_log_z(dbm, x) -> float:
     layers, couplings = dbm.tap_stack()
-    return tap_dbm.log_partition(couplings, layers, free(dbm, x))[0]
+    return tap.stack_log_partition(couplings, layers, free(dbm, x))[0]
 
 
 def tap_log_density(dbm, x) -> np.ndarray:
     layers, couplings = dbm.tap_stack()
-    return -tap_dbm.free_energy(couplings, layers, tap_dbm.clamped(couplings, layers, x, **EXACT))
+    return -tap.stack_free_energy(couplings, layers, tap.clamped_layers(couplings, layers, x, **EXACT))
 
 
 SIZES = [(6, 4, 3), (5, 3, 3, 2)]
@@ -118,13 +118,13 @@ def test_statistics_match_finite_differences_of_the_resolved_free_energy(clamped
     central difference of −F re-solved at θ ± ε (free: one initialisation, so ln Z_TAP = −F)."""
     dbm, x = small_dbm((5, 3, 3, 2), 0.4, 4), data(4, 1, 5)
     layers, couplings = dbm.tap_stack()
-    solve = tap_dbm.clamped if clamped else tap_dbm.solve
+    solve = tap.clamped_layers if clamped else tap.solve_layers
 
     def neg_f(model) -> float:
         layers, couplings = model.tap_stack()
-        return -float(tap_dbm.free_energy(couplings, layers, solve(couplings, layers, x, **EXACT))[0])
+        return -float(tap.stack_free_energy(couplings, layers, solve(couplings, layers, x, **EXACT))[0])
 
-    dW, dU = tap_dbm.statistics(couplings, solve(couplings, layers, x, **EXACT))
+    dW, dU = tap.stack_statistics(couplings, solve(couplings, layers, x, **EXACT))
     analytic = {**{f"W{l}": g for l, g in enumerate(dW, 1)}, **{f"b{l}": g for l, g in enumerate(dU)}}
     eps = 1e-6
     for name, index in (
@@ -248,8 +248,8 @@ def test_each_stage_learns_its_own_parameters_and_feeds_the_next_the_conditional
     stepped, _ = learner.step(dbm, learner.init_state(dbm, Batch(x), None), Batch(x), None)
     layers, couplings = dbm.tap_stack()
     options = learner.config.solver_options()
-    free_ = tap_dbm.solve(couplings, layers, x, **options)
-    dW, dU = tap_dbm.gradient(couplings, tap_dbm.clamped(couplings, layers, x, **options), free_)
+    free_ = tap.solve_layers(couplings, layers, x, **options)
+    dW, dU = tap.stack_gradient(couplings, tap.clamped_layers(couplings, layers, x, **options), free_)
     for l, g in enumerate(dU):
         np.testing.assert_allclose(getattr(stepped, f"b{l}") - getattr(dbm, f"b{l}"), 0.5 * g, atol=1e-12)
     for l, g in enumerate(dW, 1):

@@ -13,7 +13,7 @@ from rbmlab.backend import cupy_available, get_backend, to_numpy
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators.base import Context
 from rbmlab.evaluators.tap import TapEvalConfig, TapEvaluator
-from rbmlab.inference import adatap, tap, tap_dbm
+from rbmlab.inference import adatap, tap
 from rbmlab.learners import LEARNERS
 from rbmlab.models.dbm import DBM
 from rbmlab.models.grbm import GRBM, GRBMConfig
@@ -129,13 +129,13 @@ def test_dbm_tap_agrees(sizes, gpu):
 
     def pieces(model, v):
         layers, couplings = model.tap_stack()
-        free = tap_dbm.solve(couplings, layers, v, tol=1e-12, max_iter=300)
-        clamped = tap_dbm.clamped(couplings, layers, v, tol=1e-12, max_iter=300)
+        free = tap.solve_layers(couplings, layers, v, tol=1e-12, max_iter=300)
+        clamped = tap.clamped_layers(couplings, layers, v, tol=1e-12, max_iter=300)
         return (
             free,
-            tap_dbm.log_partition(couplings, layers, free),
-            tap_dbm.free_energy(couplings, layers, clamped),
-            tap_dbm.gradient(couplings, clamped, free),
+            tap.stack_log_partition(couplings, layers, free),
+            tap.stack_free_energy(couplings, layers, clamped),
+            tap.stack_gradient(couplings, clamped, free),
         )
 
     same_tree(pieces(dbm.map(gpu.asarray), gpu.asarray(x)), pieces(dbm, x), 1e-8)

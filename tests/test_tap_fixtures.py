@@ -3,8 +3,9 @@ the RBM's and the DBM's solvers (free and clamped fixed points, first and second
 energies, gradients, one step of each learner (tap_dbm's pretraining included) and each
 evaluator's metrics, on fixed small float64 models, against tests/fixtures/tap_before_merge.npz.
 
-A merge of inference/tap.py with inference/tap_dbm.py (and of their learners and evaluators) must
-leave every array here as it was; float64 throughout, so the tolerance covers only a BLAS's
+A merge of inference/tap.py with inference/tap_dbm.py (done: tap.py is now the one TAP module,
+its stack functions the DBM's) and of their learners and evaluators must leave every array here
+as it was; float64 throughout, so the tolerance covers only a BLAS's
 summation order on another CPU. Regenerate (only on purpose, from the code before the change):
 ``python -m tests.test_tap_fixtures``.
 """
@@ -20,7 +21,7 @@ from rbmlab.backend import host_rng
 from rbmlab.data.batch import Batch
 from rbmlab.evaluators import EVALUATORS
 from rbmlab.evaluators.base import Context
-from rbmlab.inference import tap, tap_dbm
+from rbmlab.inference import tap
 from rbmlab.learners import LEARNERS
 from rbmlab.models.dbm import DBM
 from rbmlab.models.grbm import GRBM
@@ -70,13 +71,13 @@ def _rbm_case(out: dict, name: str, model, x) -> None:
 
 def _dbm_case(out: dict, name: str, model: DBM, x) -> None:
     layers, couplings = model.tap_stack()
-    free = tap_dbm.solve(couplings, layers, x, **SOLVE)
-    held = tap_dbm.clamped(couplings, layers, x, **SOLVE)
+    free = tap.solve_layers(couplings, layers, x, **SOLVE)
+    held = tap.clamped_layers(couplings, layers, x, **SOLVE)
     for kind, s in (("free", free), ("clamped", held)):
         for l, (a, c) in enumerate(zip(s.a, s.c)):
             out[f"{name}.{kind}.a{l}"], out[f"{name}.{kind}.c{l}"] = a, c
-        out[f"{name}.{kind}.free_energy"] = tap_dbm.free_energy(couplings, layers, s)
-    dW, dU = tap_dbm.gradient(couplings, held, free)
+        out[f"{name}.{kind}.free_energy"] = tap.stack_free_energy(couplings, layers, s)
+    dW, dU = tap.stack_gradient(couplings, held, free)
     for l, g in enumerate(dW, 1):
         out[f"{name}.grad.W{l}"] = g
     for l, g in enumerate(dU):

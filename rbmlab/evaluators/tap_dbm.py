@@ -32,7 +32,7 @@ from rbmlab.evaluators.tap import (
     likelihood_metrics,
     solution_metrics,
 )
-from rbmlab.inference import tap_dbm
+from rbmlab.inference import tap
 from rbmlab.models.base import TapStack
 from rbmlab.validation import option
 
@@ -53,10 +53,10 @@ def estimate(model, x, config: TapDBMEvalConfig) -> TapEstimate:
 
     def chunks():
         for i in range(0, x.shape[0], config.chunk):
-            s = tap_dbm.solve(couplings, layers, x[i : i + config.chunk], **_options(config))
+            s = tap.solve_layers(couplings, layers, x[i : i + config.chunk], **_options(config))
             yield (
-                tap_dbm.magnetisations(s),
-                to_numpy(tap_dbm.free_energy(couplings, layers, s)),
+                tap.magnetisations(s),
+                to_numpy(tap.stack_free_energy(couplings, layers, s)),
                 to_numpy(s.converged),
                 s.iterations,
             )
@@ -69,8 +69,8 @@ def clamped_log_density(model, x, config: TapDBMEvalConfig) -> tuple[np.ndarray,
     layers, couplings = model.tap_stack()
     parts, converged = [], 0
     for i in range(0, x.shape[0], config.chunk):
-        s = tap_dbm.clamped(couplings, layers, x[i : i + config.chunk], **_options(config))
-        parts.append(-to_numpy(tap_dbm.free_energy(couplings, layers, s)))
+        s = tap.clamped_layers(couplings, layers, x[i : i + config.chunk], **_options(config))
+        parts.append(-to_numpy(tap.stack_free_energy(couplings, layers, s)))
         converged += int(s.converged.sum())
     return np.concatenate(parts), converged / x.shape[0]
 

@@ -1,27 +1,58 @@
-"""Second-order TAP (Plefka) inference for bipartite models with a prior on each unit (tap paper).
+"""Second-order TAP (Plefka) inference on a stack of layers: an RBM's two and a DBM's L + 1 (tap
+paper §V, App. E), one module for every depth.
 
-A layer is its prior (rbmlab.units.prior), its fields U and its prior parameters θ. With W of
-shape (n_v, n_h), magnetisations a and variances c of both layers, the TAP fixed point
-(Eqs. 33–35; Alg. 1, one layer at a time) is
+A layer is its prior (rbmlab.units.prior), its fields U and its prior parameters θ
+(units.layer.Layer). Layers 0 … L are coupled only to their neighbours: layer l meets layer l − 1
+through W_l (n_{l−1}, n_l) and layer l + 1 through W_{l+1} (the block-tridiagonal coupling of
+Eq. 125; an RBM is the stack of two, visible = 0 and hidden = 1, W_1 = W). With magnetisations a_l
+and variances c_l, the TAP fixed point (Eqs. 33–35 on Eq. 125; Alg. 1, one layer at a time) is
 
-    A^h = −c^v W²,    B^h = A^h ⊙ a^h + a^v W,    (a^h, c^h) = f_{a,c}^h(U^h + B^h, A^h)
-    A^v = −c^h W²ᵀ,   B^v = A^v ⊙ a^v + a^h Wᵀ,   (a^v, c^v) = f_{a,c}^v(U^v + B^v, A^v)
+    A_l = −(c_{l−1} W_l² + c_{l+1} W_{l+1}²ᵀ),    B_l = A_l ⊙ a_l + a_{l−1} W_l + a_{l+1} W_{l+1}ᵀ,
+    (a_l, c_l) = f_{a,c}^l(U_l + B_l, A_l)
 
-iterated from data, a^v⁽⁰⁾ = x and c^v⁽⁰⁾ = 0 (Eqs. 37–38), hidden moments first clamped to x
-(our choice; Alg. 1 does not say), with damping (new ← d·f + (1 − d)·old on a and c; the paper
-states only Fig. 10's damping of 0.5) until every chain's magnetisations move by less than
-``tol`` in mean square (Fig. 3). At a fixed point the TAP free energy of a solution is (Eq. 36,
-β = 1, Z̃ with the sign of Eq. 32 corrected)
+(an absent neighbour's terms dropped; an RBM: A^h = −c^v W², B^h = A^h ⊙ a^h + a^v W, and the
+visible layer alike). A layer sees only the other parity, so the odd layers move together, then
+the even ones (an RBM: hidden, then visible; the authors' Julia code does even then odd), with
+damping (new ← d·f + (1 − d)·old on a and c; the paper states only Fig. 10's damping of 0.5)
+until every chain's magnetisations move by less than ``tol`` in mean square (Fig. 3). Free
+solutions start at the data, a_0 = x, c_0 = 0 (Eqs. 37–38), the layers above from a bottom-up pass
+a_l = f_a(a_{l−1} W_l, 0) (an RBM: the hidden moments clamped to x; our choice, Alg. 1 does not
+say). At a fixed point the TAP free energy (Eq. 36 on Eq. 125, β = 1, Z̃ with the sign of Eq. 32
+corrected) is
 
-    −F = Σ_i [ln Z̃_i(U_i + B_i, A_i) − B_i a_i + ½ A_i (a_i² + c_i)]  (both layers)
-         + a^vᵀ W a^h + ½ c^vᵀ W² c^h,
+    −F = Σ_l Σ_i [ln Z̃(U_l + B_l, A_l) − B_l a_l + ½ A_l (a_l² + c_l)]
+         + Σ_l [a_{l−1}ᵀ W_l a_l + ½ c_{l−1}ᵀ W_l² c_l]
 
-−F averaged over the unique solutions estimates ln Z (Fig. 2; :func:`combine_log_z` also offers
-their log-sum-exp), and the log-likelihood is the exact clamped term minus it (Eq. 39). Gradients
-are the data term minus the derivative of −F at the
-solutions (envelope theorem; Eqs. 40–42). Arrays may carry the model's leading trial axis, or the
+(:func:`stack_free_energy`, which an RBM's :func:`free_energy` reads too). −F averaged over the
+unique solutions estimates ln Z (Fig. 2; :func:`combine_log_z` also offers their log-sum-exp).
+``order=1``: Plefka's expansion to first order (naive mean field, the paper's Sec. IV baseline):
+A_l = 0, B_l = a_{l−1} W_l + a_{l+1} W_{l+1}ᵀ, and F without its W² terms.
+
+**Clamped** solutions ā(x), c̄(x) (App. E.1) hold layer 0 at x: the hidden layers are a stack of
+their own with the extra field xW_1 on layer 1 (Layer.offset), solved alike. Written on the whole
+stack (a_0 = x, c_0 = 0), their −F is the formula above with layer 0's term replaced by its exact
+log-prior U_0·x (B_1 then holds xW_1, whose −xW_1·a_1 the coupling term x W_1 a_1 cancels), and
+estimates ln Σ_h P̃(x, h), the last term of Eq. 121. An RBM's clamped term is exact
+(units.layer.clamped_log_density) and its log-likelihood is that minus ln Z_TAP (Eq. 39); a DBM's
+is ln P(x) ≈ −F_clamped(x) + ⟨F⟩ over the unique free solutions.
+
+Gradients (envelope theorem): the data term minus the derivative of −F at the solutions. An RBM's
+(Eqs. 40–42, :func:`gradient`) take the data term exactly and learn prior parameters θ too; a
+DBM's (Eqs. 126–129, :func:`stack_gradient`) are, per coupling and field, the clamped solutions'
+average of ∂(−F)/∂θ over the batch minus the free solutions' over K,
+
+    ΔW_l = ⟨a_{l−1}ᵀ a_l + W_l ⊙ c_{l−1}ᵀ c_l⟩_clamped − ⟨…⟩_free,   ΔU_l = ⟨a_l⟩_clamped − ⟨a_l⟩_free
+
+(c̄_0 = 0 leaves x ā_1 for W_1: Eq. 128). Arrays may carry the model's leading trial axis, or the
 leading run axis of packed runs (rbmlab.run.packed; ``runs=True``: each run solved as alone);
-solutions are rows (..., K, n).
+solutions are rows (..., K, n_l).
+
+The stack's functions: :func:`solve_layers`, :func:`clamped_layers`, :func:`stack_free_energy`,
+:func:`magnetisations`, :func:`stack_log_partition`, :func:`stack_statistics`,
+:func:`stack_gradient` on a :class:`StackSolution` (lists a, c); the iteration itself
+:func:`solve_stack`. An RBM's (:func:`solve`, :func:`free_energy`, :func:`log_partition`,
+:func:`unique_solutions`, :func:`gradient`) take (W, visible, hidden) and a :class:`Solution` with
+a_v, c_v, a_h, c_h, the two-layer stack's view.
 """
 
 from __future__ import annotations
@@ -40,8 +71,35 @@ ORDERS = (1, 2)  # Plefka's expansion kept to first order (naive mean field) or 
 
 
 @dataclass(frozen=True)
+class StackSolution:
+    """TAP fixed points a[l], c[l] (..., K, n_l) of every layer of a stack, the iterations run and
+    per-chain convergence; ``clamped``: layer 0 is held at the data (c[0] = 0)."""
+
+    a: list
+    c: list
+    iterations: int  # packed runs': one per run (R,)
+    converged: Any  # (..., K) bool
+    chain_iterations: int | None = None  # Σ over iterations of the chains iterated (per model)
+    order: int = 2  # 2: TAP (Plefka to second order); 1: naive mean field, no Onsager term
+    clamped: bool = False
+
+    def run(self, r: int) -> StackSolution:
+        """Run ``r``'s solutions of packed runs (rbmlab.run.packed): its rows of every array, its
+        counts when they are one per run."""
+        at = lambda t: t[r] if getattr(t, "ndim", 0) else t  # noqa: E731
+        return replace(
+            self,
+            a=[at(t) for t in self.a],
+            c=[at(t) for t in self.c],
+            **{name: at(getattr(self, name)) for name in ("iterations", "converged", "chain_iterations")},
+        )
+
+
+@dataclass(frozen=True)
 class Solution:
-    """TAP fixed points (..., K, n) per layer, with the iterations run and per-chain convergence."""
+    """An RBM's TAP fixed points (..., K, n) per layer, with the iterations run and per-chain
+    convergence: the two-layer :class:`StackSolution` (visible = layer 0, hidden = layer 1) by
+    name."""
 
     a_v: Any
     c_v: Any
@@ -55,15 +113,82 @@ class Solution:
     def run(self, r: int) -> Solution:
         """Run ``r``'s solutions of packed runs (rbmlab.run.packed): its rows of every array, its
         counts when they are one per run."""
-        at = lambda t: t[r] if getattr(t, "ndim", 0) else t  # noqa: E731
-        names = ("a_v", "c_v", "a_h", "c_h", "iterations", "converged", "chain_iterations")
-        return replace(self, **{name: at(getattr(self, name)) for name in names})
+        return Solution.of(self.stack.run(r))
+
+    @property
+    def stack(self) -> StackSolution:
+        """The same solutions as a two-layer stack (the same arrays, not copies)."""
+        return StackSolution(
+            [self.a_v, self.a_h],
+            [self.c_v, self.c_h],
+            self.iterations,
+            self.converged,
+            self.chain_iterations,
+            self.order,
+        )
+
+    @classmethod
+    def of(cls, s: StackSolution) -> Solution:
+        """A two-layer stack's solutions by name."""
+        (a_v, a_h), (c_v, c_h) = s.a, s.c
+        return cls(a_v, c_v, a_h, c_h, s.iterations, s.converged, s.chain_iterations, s.order)
 
 
 def clamped_hidden(W, hidden: Layer, x):
     """(f_a, f_c) of the hidden units given x (A = 0: Eq. 15), and their pre-activations xW."""
     product = x @ W
     return hidden.moments(product, 0.0 * product), product
+
+
+def solve_layers(
+    couplings,
+    layers: list[Layer],
+    a0=None,
+    c0=None,
+    *,
+    damping: float = 0.5,
+    tol: float = 1e-8,
+    max_iter: int = 1000,
+    start: StackSolution | None = None,
+    order: int = 2,
+    runs: bool = False,
+) -> StackSolution:
+    """Free TAP fixed points of the stack ``layers`` coupled by ``couplings`` (W_1 … W_L), from
+    layer 0 at ``a0`` (..., K, n_0) (variances ``c0``, default 0; Eqs. 37–38) and a bottom-up pass
+    above (a_l = f_a(a_{l−1} W_l, 0), A = 0: Eq. 15), or from ``start`` (persistent chains):
+    damped Alg. 1, at most ``max_iter`` iterations, until every chain's mean-square change is
+    below ``tol`` (:func:`solve_stack`: the odd layers, then the even ones; converged chains set
+    aside). ``order=1``: the naive mean-field fixed points (no Onsager term). ``runs=True``: the
+    leading axis is packed runs', each solved as that run alone (the counts one per run)."""
+    if start is not None:  # copies: the iteration works in place
+        a, c = [t.copy() for t in start.a], [t.copy() for t in start.c]
+    else:
+        ref = couplings[0] if couplings else layers[0].field  # the model's array: device, dtype, trials
+        xp, lead = namespace(ref), ref.shape[: -2 if couplings else -1]
+        shape = np.broadcast_shapes(lead + (1, 1), a0.shape)  # with the trial axis
+        a = [xp.array(xp.broadcast_to(a0, shape), dtype=ref.dtype)]
+        c = [xp.zeros_like(a[0]) if c0 is None else xp.array(xp.broadcast_to(c0, shape), dtype=ref.dtype)]
+        for W, layer in zip(couplings, layers[1:]):  # bottom-up, A = 0
+            (a_l, c_l), _ = clamped_hidden(W, layer, a[-1])
+            a.append(a_l)
+            c.append(c_l)
+    a, c, it, converged, chain_iterations = solve_stack(
+        couplings, layers, a, c, damping=damping, tol=tol, max_iter=max_iter, order=order, runs=runs
+    )
+    return StackSolution(a, c, it, converged, chain_iterations, order)
+
+
+def clamped_layers(couplings, layers: list[Layer], x, **options) -> StackSolution:
+    """Clamped TAP solutions (App. E.1): layer 0 held at the rows of ``x``, the hidden layers
+    solved as their own stack with the field xW_1 added on layer 1 (``options``: those of
+    :func:`solve_layers`). Returned on the whole stack, with a[0] = x and c[0] = 0."""
+    first = replace(layers[1], offset=x @ couplings[0])
+    zero = 0.0 * first.offset
+    a1, c1 = first.moments(zero, zero)
+    s = solve_layers(couplings[1:], [first, *layers[2:]], a1, c1, **options)
+    xp = namespace(x)
+    x = xp.broadcast_to(x, s.a[0].shape[:-1] + x.shape[-1:])
+    return replace(s, a=[x, *s.a], c=[xp.zeros_like(x), *s.c], clamped=True)
 
 
 def solve(
@@ -80,33 +205,26 @@ def solve(
     order: int = 2,
     runs: bool = False,
 ) -> Solution:
-    """TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v) (variances
-    ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping, at most
-    ``max_iter`` iterations, stopping when every chain's mean-square change is below ``tol``
-    (:func:`solve_stack` on the two layers). ``order=1``: the naive mean-field fixed points
-    instead (Plefka's expansion to first order: A = 0, B = a W; the tap paper's Sec. IV
+    """An RBM's TAP fixed points from the visible initialisations ``a_v0`` (..., K, n_v)
+    (variances ``c_v0``, default 0), or from ``start`` (persistent chains): Alg. 1 with damping,
+    at most ``max_iter`` iterations, stopping when every chain's mean-square change is below
+    ``tol`` (:func:`solve_layers` on the two layers). ``order=1``: the naive mean-field fixed
+    points instead (Plefka's expansion to first order: A = 0, B = a W; the tap paper's Sec. IV
     baseline), the same iteration without the Onsager term. ``runs=True``: the leading axis is
     packed runs', each solved as that run alone (the counts one per run)."""
-    xp = namespace(W)
-    if start is not None:  # copies: the iteration works in place
-        a_v, c_v, a_h, c_h = (t.copy() for t in (start.a_v, start.c_v, start.a_h, start.c_h))
-    else:
-        shape = np.broadcast_shapes(W.shape[:-2] + (1, 1), a_v0.shape)  # with the trial axis
-        a_v = xp.array(xp.broadcast_to(a_v0, shape), dtype=W.dtype)
-        c_v = xp.zeros_like(a_v) if c_v0 is None else xp.array(xp.broadcast_to(c_v0, shape), dtype=W.dtype)
-        (a_h, c_h), _ = clamped_hidden(W, hidden, a_v)
-    (a_v, a_h), (c_v, c_h), it, converged, chain_iterations = solve_stack(
+    s = solve_layers(
         [W],
         [visible, hidden],
-        [a_v, a_h],
-        [c_v, c_h],
+        a_v0,
+        c_v0,
         damping=damping,
         tol=tol,
         max_iter=max_iter,
+        start=None if start is None else start.stack,
         order=order,
         runs=runs,
     )
-    return Solution(a_v, c_v, a_h, c_h, it, converged, chain_iterations, order)
+    return Solution.of(s)
 
 
 def solve_cost(
@@ -318,25 +436,46 @@ def _damped_(new, a, c, damping: float):
     return change
 
 
-def free_energy(W, visible: Layer, hidden: Layer, s: Solution):
-    """F per solution (..., K), float64 (Eq. 36); −F estimates ln Z of the unnormalised model.
-    A naive mean-field solution (order 1) has the first-order F: Eq. 36 without its W² terms."""
-    xp = namespace(W)
+def stack_free_energy(couplings, layers: list[Layer], s: StackSolution):
+    """F per solution (..., K), float64 (Eq. 36 on Eq. 125; an RBM: Eq. 36 on its two layers).
+    Free solutions: −F estimates ln Z; clamped ones: layer 0 contributes its log-prior and −F
+    estimates ln Σ_h P̃(x, h) (App. E.1). A naive mean-field solution (order 1) has the
+    first-order F: no W² terms (A_l = 0). Summed layer by layer, then coupling by coupling (each
+    coupling's a-term, then its c-term)."""
+    xp = namespace(s.a[0])
     f64 = xp.float64
-    W, a_v, c_v, a_h, c_h = (t.astype(f64) for t in (W, s.a_v, s.c_v, s.a_h, s.c_h))
-    visible, hidden = (
-        Layer(layer.prior, layer.field.astype(f64), None if layer.theta is None else layer.theta.astype(f64))
-        for layer in (visible, hidden)
-    )
-    W2 = W * W if s.order == 2 else 0.0 * W
-    A_h = -(c_v @ W2)
-    B_h = A_h * a_h + a_v @ W
-    A_v = -(c_h @ W2.swapaxes(-1, -2))
-    B_v = A_v * a_v + a_h @ W.swapaxes(-1, -2)
-    neg_f = xp.sum(visible.log_z(B_v, A_v) - B_v * a_v + 0.5 * A_v * (a_v * a_v + c_v), axis=-1)
-    neg_f += xp.sum(hidden.log_z(B_h, A_h) - B_h * a_h + 0.5 * A_h * (a_h * a_h + c_h), axis=-1)
-    neg_f += xp.sum((a_v @ W) * a_h, axis=-1) + 0.5 * xp.sum((c_v @ W2) * c_h, axis=-1)
+    couplings = [W.astype(f64) for W in couplings]
+    squares = [W * W for W in couplings] if s.order == 2 else None
+    a, c = [t.astype(f64) for t in s.a], [t.astype(f64) for t in s.c]
+    neg_f = 0.0
+    for l, layer in enumerate(layers):
+        layer = replace(
+            layer,
+            field=layer.field.astype(f64),
+            theta=None if layer.theta is None else layer.theta.astype(f64),
+        )
+        if l == 0 and s.clamped:
+            neg_f = neg_f + layer.log_prior(a[0])
+            continue
+        B, A = layer_fields(couplings, squares, a, c, l)
+        neg_f = neg_f + xp.sum(layer.log_z(B, A) - B * a[l] + 0.5 * A * (a[l] * a[l] + c[l]), axis=-1)
+    for l, W in enumerate(couplings):
+        coupling = xp.sum((a[l] @ W) * a[l + 1], axis=-1)
+        if squares is not None:
+            coupling = coupling + 0.5 * xp.sum((c[l] @ squares[l]) * c[l + 1], axis=-1)
+        neg_f = neg_f + coupling
     return -neg_f
+
+
+def free_energy(W, visible: Layer, hidden: Layer, s: Solution):
+    """An RBM's F per solution (..., K), float64: :func:`stack_free_energy` on its two layers
+    (Eq. 36); −F estimates ln Z of the unnormalised model."""
+    return stack_free_energy([W], [visible, hidden], s.stack)
+
+
+def magnetisations(s: StackSolution) -> np.ndarray:
+    """[a_0, …, a_L] per solution (host), (..., K, Σ n_l)."""
+    return np.concatenate([to_numpy(t) for t in s.a], axis=-1)
 
 
 def distinct_rows(a: np.ndarray, tol: float, chunk: int = 1024) -> np.ndarray:
@@ -382,10 +521,11 @@ def fixed_points(a, converged, tol: float, count: str = "converged") -> np.ndarr
     return rows[distinct_rows(a[rows], tol)]
 
 
-def unique_solutions(s: Solution, tol: float = 1e-3) -> np.ndarray:
-    """:func:`fixed_points` of a solution of one model, on [a^v, a^h]."""
-    a = np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1)
-    return fixed_points(a, to_numpy(s.converged), tol)
+def unique_solutions(s: Solution | StackSolution, tol: float = 1e-3) -> np.ndarray:
+    """:func:`fixed_points` of a solution of one model, on all its layers' magnetisations
+    ([a^v, a^h] for an RBM)."""
+    s = s.stack if isinstance(s, Solution) else s
+    return fixed_points(magnetisations(s), to_numpy(s.converged), tol)
 
 
 COMBINE_RULES = ("uniform", "logsumexp")
@@ -413,40 +553,70 @@ def combine_log_z(free_energies, rule: str = "uniform") -> float:
     return float(logsumexp(neg_f))
 
 
-def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3, rule: str = "uniform"):
-    """(ln Z_TAP, F of each unique solution): the unique solutions' free energies combined by
-    ``rule`` (:func:`combine_log_z`; uniform is Fig. 2's and Fig. 3's estimate). A single model;
-    float64 on the host."""
-    f = to_numpy(free_energy(W, visible, hidden, s))
+def stack_log_partition(
+    couplings, layers: list[Layer], s: StackSolution, tol: float = 1e-3, rule: str = "uniform"
+):
+    """(ln Z_TAP, F of each unique solution) of a single model's free solutions: the distinct
+    fixed points' (:func:`unique_solutions`) free energies combined by ``rule``
+    (:func:`combine_log_z`; uniform is Fig. 2's and Fig. 3's estimate). Float64 on the host."""
+    f = to_numpy(stack_free_energy(couplings, layers, s))
     f_unique = f[unique_solutions(s, tol)]
     return combine_log_z(f_unique, rule), f_unique
 
 
+def log_partition(W, visible: Layer, hidden: Layer, s: Solution, tol: float = 1e-3, rule: str = "uniform"):
+    """An RBM's (ln Z_TAP, F of each unique solution): :func:`stack_log_partition` on its two
+    layers."""
+    return stack_log_partition([W], [visible, hidden], s.stack, tol, rule)
+
+
+def _t(x):
+    return x.swapaxes(-1, -2)
+
+
+def stack_statistics(couplings, s: StackSolution) -> tuple[list, list]:
+    """The solutions' averages of ∂(−F)/∂W_l = a_{l−1}ᵀ a_l + W_l ⊙ c_{l−1}ᵀ c_l (l = 1 … L) and
+    of ∂(−F)/∂U_l = a_l (l = 0 … L): the terms of Eqs. 126–129."""
+    k = s.a[0].shape[-2]
+    dW = [
+        _t(s.a[l]) @ (s.a[l + 1] / k) + W * (_t(s.c[l]) @ (s.c[l + 1] / k)) for l, W in enumerate(couplings)
+    ]
+    return dW, [a.mean(axis=-2) for a in s.a]
+
+
+def stack_gradient(
+    couplings, clamped_solution: StackSolution, free_solution: StackSolution
+) -> tuple[list, list]:
+    """Eqs. 126–129: (ΔW_1 … ΔW_L, ΔU_0 … ΔU_L), the clamped statistics minus the free ones."""
+    (pos_W, pos_U), (neg_W, neg_U) = (
+        stack_statistics(couplings, s) for s in (clamped_solution, free_solution)
+    )
+    return [p - q for p, q in zip(pos_W, neg_W)], [p - q for p, q in zip(pos_U, neg_U)]
+
+
 def gradient(W, visible: Layer, hidden: Layer, x, s: Solution) -> dict[str, Any]:
-    """Eqs. 40–42: data statistics of x (M rows) minus the TAP solutions' (K rows), by name:
-    ``W``, ``b_v``, ``b_h`` (the fields) and ``v_theta`` / ``h_theta`` for prior parameters; at
-    naive mean-field solutions (order 1), the derivatives of the first-order free energy."""
+    """An RBM's Eqs. 40–42: data statistics of x (M rows; the exact clamped hidden moments) minus
+    the TAP solutions' (K rows), by name: ``W``, ``b_v``, ``b_h`` (the fields) and ``v_theta`` /
+    ``h_theta`` for prior parameters; at naive mean-field solutions (order 1), the derivatives of
+    the first-order free energy."""
     xp = namespace(W)
     m, k = x.shape[-2], s.a_v.shape[-2]
     (a_x, _), product = clamped_hidden(W, hidden, x)
-    t = lambda y: y.swapaxes(-1, -2)  # noqa: E731
     grad = {
-        "W": t(x) @ (a_x / m) - t(s.a_v) @ (s.a_h / k),
+        "W": _t(x) @ (a_x / m) - _t(s.a_v) @ (s.a_h / k),
         "b_v": x.mean(axis=-2) - s.a_v.mean(axis=-2),
         "b_h": a_x.mean(axis=-2) - s.a_h.mean(axis=-2),
     }
     if s.order == 2:
-        grad["W"] -= W * (t(s.c_v) @ (s.c_h / k))
-    W2 = W * W if s.order == 2 else 0.0 * W
+        grad["W"] -= W * (_t(s.c_v) @ (s.c_h / k))
+    squares, a, c = ([W * W] if s.order == 2 else None), [s.a_v, s.a_h], [s.c_v, s.c_h]
     if visible.theta is not None:
-        A_v = -(s.c_h @ t(W2))
-        B_v = A_v * s.a_v + s.a_h @ t(W)
+        B_v, A_v = layer_fields([W], squares, a, c, 0)  # Eqs. 33–34 at the solutions
         data = visible.prior.grad_log_base(x, *visible.theta_rows)
         model = visible.grad_log_z(B_v, A_v)
         grad["v_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2) for d, g in zip(data, model)], axis=-2)
     if hidden.theta is not None:
-        A_h = -(s.c_v @ W2)
-        B_h = A_h * s.a_h + s.a_v @ W
+        B_h, A_h = layer_fields([W], squares, a, c, 1)
         data = hidden.grad_log_z(product, 0.0 * product)
         model = hidden.grad_log_z(B_h, A_h)
         grad["h_theta"] = xp.stack([d.mean(axis=-2) - g.mean(axis=-2) for d, g in zip(data, model)], axis=-2)

@@ -1,5 +1,5 @@
 """TAP learning of a deep Boltzmann machine (tap paper App. E.2, Alg. 4): greedy layer-wise
-pretraining, then joint training, all on TAP solutions (rbmlab.inference.tap_dbm).
+pretraining, then joint training, all on TAP solutions (rbmlab.inference.tap: its stack functions).
 
 Joint training: each mini-batch X^B of M examples gets K = M free TAP solutions started at its
 examples (a_0 = x, c_0 = 0) and M clamped ones (layer 0 held at x), each at most ``max_iter``
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rbmlab.inference import tap_dbm
+from rbmlab.inference import tap
 from rbmlab.learners import greedy
 from rbmlab.learners.base import Learner, pretraining_unread
 from rbmlab.learners.tap import TapIterationConfig
@@ -106,8 +106,8 @@ class TapDBM(Learner):
         layers, couplings = model.tap_stack()
         layers, couplings = layers[lo : None if hi is None else hi + 1], couplings[lo:hi]
         options = cfg.solver_options()
-        free = tap_dbm.solve(couplings, layers, x, **options)
-        dW, dU = tap_dbm.gradient(couplings, tap_dbm.clamped(couplings, layers, x, **options), free)
+        free = tap.solve_layers(couplings, layers, x, **options)
+        dW, dU = tap.stack_gradient(couplings, tap.clamped_layers(couplings, layers, x, **options), free)
         grad = {f"W{lo + l}": g for l, g in enumerate(dW, 1)}
         grad.update((f"b{lo + l}", g) for l, g in enumerate(dU) if lo == 0 or l)
         model, state = self.optimizer.update(model, grad, state, lr)

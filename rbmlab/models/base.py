@@ -270,7 +270,7 @@ class TapStack(Protocol):
     """Layers 0 … L of units with priors, each coupled only to its neighbours (W_l between layers
     l − 1 and l: a deep Boltzmann machine), parameters named W1 … WL and b0 … bL: what layered
     TAP inference, its free energies and TAP learning of DBMs are written for
-    (rbmlab.inference.tap_dbm)."""
+    (rbmlab.inference.tap's stack functions)."""
 
     def tap_stack(self):
         """(layers 0 … L as rbmlab.units.layer.Layer, couplings [W_1, …, W_L])."""
