@@ -84,7 +84,12 @@ class MeanFieldConfig(LearnerConfig):
         label="pretraining epochs per layer",
     )
     pretrain_lr: float | None = option(
-        None, "step size of pretraining; null: learner.lr", lo=0, open_lo=True, neutral=None
+        None,
+        "step size of pretraining; null: learner.lr",
+        lo=0,
+        open_lo=True,
+        neutral=None,
+        label="pretraining learning rate",
     )
 
     def unread(self) -> dict[str, str]:
