@@ -103,16 +103,17 @@ class MeanFieldConfig(LearnerConfig):
         if not supports(MODELS.get(model.name), MeanFieldPositive):
             why = f"applies to a DBM; model={model.name}'s hidden units sum out given the data"
             return dict.fromkeys(("mean_field_iterations", "pretrain_epochs", "pretrain_lr"), why)
-        return pretraining_unread(model)
+        return pretraining_unread(model, self.pretrain_epochs)
 
 
-def pretraining_unread(model: Any) -> dict[str, str]:
+def pretraining_unread(model: Any, epochs: int) -> dict[str, str]:
     """A learner's pretraining options, unread when the model starts from ``model.init``
-    (pretraining builds a fresh model: rbmlab.learners.greedy)."""
+    (pretraining builds a fresh model: rbmlab.learners.greedy): its step size, and its epochs
+    when they ask for any (pretrain_epochs=0 says there is none)."""
     if not getattr(model, "init", None):
         return {}
     why = "pretraining builds a fresh model; model.init starts from a checkpoint"
-    return dict.fromkeys(("pretrain_epochs", "pretrain_lr"), why)
+    return dict.fromkeys(("pretrain_epochs", "pretrain_lr") if epochs else ("pretrain_lr",), why)
 
 
 def difference(positive: dict, negative: dict) -> dict:

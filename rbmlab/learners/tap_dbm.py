@@ -54,7 +54,7 @@ class TapDBMConfig(TapIterationConfig):  # max_iter: for the free and the clampe
     pretrain_lr: float = option(0.001, "step size of pretraining (Fig. 11)", lo=0, open_lo=True)
 
     def unread_given(self, model) -> dict[str, str]:
-        return pretraining_unread(model)
+        return pretraining_unread(model, self.pretrain_epochs)
 
 
 class TapDBM(Learner):
