@@ -159,31 +159,36 @@ def test_a_composite_target_and_a_then_chain_share_their_cost():
 
 
 def test_a_tier_whose_runs_csvs_record_their_cost_costs_their_sum(monkeypatch, tmp_path):
-    """A report written since runs record ``cost_seconds`` gives its tier's cost (summed over its
-    runs CSVs, a labelled part included; a run's batched trials are one run); a tier whose file
-    lacks the column keeps its README's."""
+    """A report written since runs record ``cost_seconds`` gives the cost of a tier its README
+    does not time (summed over its runs CSVs, a labelled part included; a run's batched trials are
+    one run); a tier the README times, or whose file lacks the column, keeps the README's (a wheel
+    carries the READMEs only, and lists the same)."""
     import rbmlab.experiment.catalog as catalog
 
     monkeypatch.setattr(catalog, "RESULTS_DIR", tmp_path)
     (tmp_path / "dcp").mkdir()
-    (tmp_path / "dcp" / "README.md").write_text("`make dcp-figure-3` (≈ 40 min on 2 cores)\n")
+    (tmp_path / "dcp" / "README.md").write_text("`make dcp-figure-3 SCALE=paper` (≈ 9 h on 2 cores)\n")
     runs = "run_dir,status,cost_seconds\ncd/0#0,completed,1800\ncd/0#1,completed,1800\npcd/0,completed,3600\n"
     (tmp_path / "dcp" / "figure-3_reduced_runs.csv").write_text(runs)
     (tmp_path / "dcp" / "figure-3_reduced-more_runs.csv").write_text(
         "run_dir,status,cost_seconds\nx,failed,\n"
     )
-    assert catalog.entry("dcp/figure-3").costs == {
-        "reduced": "3 runs, 2.0 h in all (the runs' training and evaluation seconds; 1 of 4 rows without one)"
-    }
+    summed = "3 runs, 2.0 h in all (the runs' training and evaluation seconds; 1 of 4 rows without one)"
+    assert catalog.entry("dcp/figure-3").costs == {"reduced": summed, "paper": "≈ 9 h on 2 cores"}
     (tmp_path / "dcp" / "figure-3_smoke_runs.csv").write_text("run_dir,status,cost_seconds\na,completed,42\n")
     assert (
         catalog.entry("dcp/figure-3").cost("smoke")
         == "1 run, 42 s in all (the runs' training and evaluation seconds)"
     )
+    (tmp_path / "dcp" / "figure-3_paper_runs.csv").write_text(runs)
+    assert catalog.entry("dcp/figure-3").cost("paper") == "≈ 9 h on 2 cores"  # the README's word first
+    (tmp_path / "dcp" / "README.md").write_text("`make dcp-figure-3` (≈ 40 min on 2 cores)\n")
+    assert catalog.entry("dcp/figure-3").cost("reduced") == "≈ 40 min on 2 cores"
+    (tmp_path / "dcp" / "README.md").write_text("no cost stated\n")
     (tmp_path / "dcp" / "figure-3_reduced-more_runs.csv").write_text("run_dir,status\nx,completed\n")
-    assert catalog.entry("dcp/figure-3").cost("reduced") == "≈ 40 min on 2 cores"  # from the README
+    assert catalog.entry("dcp/figure-3").cost("reduced") == catalog.NOT_MEASURED  # a file without the column
     lines = catalog.render("dcp").splitlines()
     i = lines.index(next(ln for ln in lines if ln.startswith("  dcp/figure-3 ")))
     assert lines[i + 1].startswith(
-        "      smoke: 1 run, 42 s in all (the runs' training and evaluation seconds) · reduced: ≈ 40 min"
+        "      smoke: 1 run, 42 s in all (the runs' training and evaluation seconds)"
     )

@@ -4,8 +4,9 @@ What an artefact is comes from its file (``title``, the tiers under ``scales``);
 from the committed record of its runs, ``results/<paper>/README.md``, whose tables give each
 command with the wall time it took: ``make <paper>-<artefact> [SCALE=<tier>]`` (or ``rbmlab
 experiment <paper>/<artefact> [scale=<tier>] ...``) followed by ``(≈ 30 min on 2 cores)``, or a
-"wall time" column beside the command; a tier whose committed runs CSVs record each run's
-``cost_seconds`` (reports written since runs record it) costs their sum instead. An experiment that
+"wall time" column beside the command; a tier the README does not time but whose committed runs
+CSVs record each run's ``cost_seconds`` (reports written since runs record it) costs their sum
+(a wheel carries the READMEs, not the CSVs: a README's cost lists the same installed). An experiment that
 only reports or draws the runs of others (no tiers of its own) costs what those runs cost at that
 tier. A tier no README times is "not measured"; nothing here is typed twice.
 """
@@ -268,13 +269,16 @@ def runs_cost(name: str, tier: str) -> str | None:
 
 def entry(name: str, costs: dict[tuple[str, str], str] | None = None) -> Entry:
     """One experiment's entry; ``costs``: its paper's :func:`paper_costs`, when already read. A
-    tier whose committed runs CSVs record each run's cost takes its cost from them
-    (:func:`runs_cost`), the README's otherwise."""
+    tier the README does not time takes its cost from its committed runs CSVs where they record
+    each run's (:func:`runs_cost`), so that an installed wheel, which carries the READMEs only,
+    lists what a checkout does wherever the README states the cost."""
     spec = load_spec(name)
     found = Entry(name, str(spec.get("title", name)).strip(), _tiers(spec), reads(spec), draws_only(spec))
     costs = paper_costs(name.split("/")[0]) if costs is None else costs
     found.costs = {tier: cost for (target, tier), cost in costs.items() if target == found.target}
     for tier in found.tiers or SCALE_TIERS:
+        if tier in found.costs:  # the README's word first: a wheel carries the READMEs, not the CSVs
+            continue
         if measured := runs_cost(name, tier):
             found.costs[tier] = ("the runs it reports: " if found.reads else "") + measured
     return found

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from rbmlab.backend import host_rng
-from rbmlab.inference.block_gibbs import gibbs_chain
-from rbmlab.models.rbm import RBM
 
 # ascend(model, optimizer state, rows of H^(l−1), l) -> (model, optimizer state)
 Ascend = Callable[[Any, dict, Any, int], tuple[Any, dict]]
@@ -47,6 +45,8 @@ def contrastive_ascend(optimizer, lr: float, steps: int, rng) -> Ascend:
     """The ``ascend`` of CD-``steps`` (cd and pcd's pretraining): one step on RBM l =
     (layer l − 1, W_l, layer l) of the stack, statistics(rows) − statistics(after ``steps``
     block-Gibbs sweeps from them), on W_l and b_l (and b_0 for l = 1), draws from ``rng``."""
+    from rbmlab.inference.block_gibbs import gibbs_chain  # noqa: PLC0415 - a learner of other families loads no RBM code
+    from rbmlab.models.rbm import RBM  # noqa: PLC0415
 
     def ascend(model, state, rows, l):
         stack = model.layer_stack()
