@@ -16,9 +16,9 @@ from rbmlab.backend import host_rng
 from rbmlab.data.batch import Batch
 from rbmlab.errors import RbmlabError
 from rbmlab.evaluators.base import Context
-from rbmlab.evaluators.tap_dbm import TapDBMEvalConfig, TapDBMEvaluator
+from rbmlab.evaluators.tap import TapDBMEvalConfig, TapDBMEvaluator
 from rbmlab.inference import tap
-from rbmlab.learners.tap_dbm import PRETRAIN_STREAM, TapDBM, TapDBMConfig
+from rbmlab.learners.tap import PRETRAIN_STREAM, TapDBM, TapDBMConfig
 from rbmlab.models import MODELS
 from rbmlab.models.dbm import DBM, DBMConfig
 from rbmlab.models.rbm import RBM
@@ -256,11 +256,14 @@ def test_each_stage_learns_its_own_parameters_and_feeds_the_next_the_conditional
         np.testing.assert_allclose(getattr(stepped, f"W{l}") - getattr(dbm, f"W{l}"), 0.5 * g, atol=1e-12)
     assert np.abs(dU[0]).max() > 1e-3  # b0 has a step to take
 
-    seen, ascend = [], learner._ascend
+    seen, ascend = [], learner.ascend
     monkeypatch.setattr(
         learner,
-        "_ascend",
-        lambda m, s, h, lo, hi, lr: (seen.append((m, h, lo)), ascend(m, s, h, lo, hi, lr))[1],
+        "ascend",
+        lambda m, s, h, lr, rng=None, lo=0, hi=None: (
+            seen.append((m, h, lo)),
+            ascend(m, s, h, lr, rng, lo, hi),
+        )[1],
     )
     pretrained = learner.initial_model(dbm, pretrained=False, train=Batch(x))
     (rbm1, h1, lo1), (rbm2, h2, lo2) = seen

@@ -304,13 +304,12 @@ def test_the_evaluators_count_option_keeps_the_unconverged_chains_end_states():
 
 @pytest.mark.parametrize("evaluator", ["tap", "tap_dbm"])
 def test_both_tap_evaluators_hand_their_count_option_to_the_counting(evaluator, monkeypatch):
-    """estimate() of evaluator=tap and evaluator=tap_dbm counts the solutions by config.count."""
-    import importlib
-
+    """estimate() (one over every depth) counts the solutions by config.count, with the config of
+    evaluator=tap and of evaluator=tap_dbm."""
     from rbmlab.backend import get_backend
     from rbmlab.bench.core import random_rbm
+    from rbmlab.evaluators import tap as module
 
-    module = importlib.import_module(f"rbmlab.evaluators.{evaluator}")
     asked = []
     fixed_points = tap.fixed_points
     monkeypatch.setattr(

@@ -4,7 +4,8 @@ energies, gradients, one step of each learner (tap_dbm's pretraining included) a
 evaluator's metrics, on fixed small float64 models, against tests/fixtures/tap_before_merge.npz.
 
 A merge of inference/tap.py with inference/tap_dbm.py (done: tap.py is now the one TAP module,
-its stack functions the DBM's) and of their learners and evaluators must leave every array here
+its stack functions the DBM's) and of their learners and evaluators (done: learners/tap.py and
+evaluators/tap.py, each one for every depth) must leave every array here
 as it was; float64 throughout, so the tolerance covers only a BLAS's
 summation order on another CPU. Regenerate (only on purpose, from the code before the change):
 ``python -m tests.test_tap_fixtures``.

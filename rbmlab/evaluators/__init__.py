@@ -22,7 +22,7 @@ EVALUATORS = Registry(
         "bethe": "rbmlab.evaluators.bethe:BetheEvaluator",
         "param_rmse": "rbmlab.evaluators.param_rmse:ParamRMSE",
         "tap": "rbmlab.evaluators.tap:TapEvaluator",
-        "tap_dbm": "rbmlab.evaluators.tap_dbm:TapDBMEvaluator",
+        "tap_dbm": "rbmlab.evaluators.tap:TapDBMEvaluator",
         "denoising": "rbmlab.evaluators.denoising:Denoising",
         "free_energy": "rbmlab.evaluators.free_energy:FreeEnergy",
         "spectrum": "rbmlab.evaluators.spectrum:Spectrum",

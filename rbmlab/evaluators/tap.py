@@ -1,24 +1,35 @@
-"""The TAP estimate of log Z and of the log-likelihood (tap paper Eq. 39, Fig. 3).
+"""The TAP estimate of log Z and of the log-likelihood, one evaluator for every depth (tap paper
+Eq. 39, Fig. 3; a DBM's: App. E, Fig. 11): ``tap`` (:class:`TapEvaluator`, an RBM or GRBM: the
+two-layer stack) and ``tap_dbm`` (:class:`TapDBMEvaluator`, a DBM), which differ only in the data
+term.
 
-TAP solutions are iterated to convergence (Alg. 1, each chain until its mean-square change is
-below ``tol``) from ``n_init`` training examples (a^v⁽⁰⁾ = x, c^v⁽⁰⁾ = 0, Eqs. 37–38); the unique
-solutions' −F, averaged (``combine=uniform``, the paper's rule, Sec. V.2) or log-sum-exp'd
-(``combine=logsumexp``: each solution a mode of its own), estimates log Z, and each example's
-log-likelihood is its exact clamped term minus that:
+Free TAP solutions are iterated to convergence (Alg. 1, each chain until its mean-square change is
+below ``tol``) from ``n_init`` training examples (a_0 = x, c_0 = 0, Eqs. 37–38; the layers above
+from a bottom-up pass), in chunks of ``chunk`` (:func:`estimate`, the same over any stack); the
+unique solutions' −F (all layers' magnetisations within ``unique_tol`` in root-mean-square),
+averaged (``combine=uniform``, the paper's rule, Sec. V.2) or log-sum-exp'd (``combine=logsumexp``:
+each solution a mode of its own), estimates log Z, and each example's log-likelihood is its
+clamped term minus that. An RBM's clamped term is exact,
 
-    ln P(x) ≈ Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0) − ln Z_TAP.
+    ln P(x) ≈ Σ_i ln P̃_i^v(x_i) + Σ_j ln Z̃_j^h(U_j + (xW)_j, 0) − ln Z_TAP;
 
-Fig. 3 plots it per unit, divided by n_visible + n_hidden, with its standard error over the
-examples. Only chains that converged count as solutions (tap.fixed_points; ``count=all`` keeps every
-chain's end state, a check of that rule): with few hidden units
-most chains of a trained model end in a period-2 cycle of the damped iteration instead (binary
-MNIST, N_h = 25 after 30 epochs: 663 of 1,000), which is no stationary point of the free energy. The
-paper's criterion is a mean-square change below 1e-8; applied per chain, with each
-chain stopping there, it stops chains that still drift slowly along flat directions and counts
-them as distinct solutions (binary MNIST, N_h = 50, epoch 8, 1,000 chains: 56 unique at 1e-8,
-45 at 1e-9, 42 at 1e-10 and 1e-11), so the default is 1e-10. Both combinations of the same solutions
-are reported (``log_z_uniform``, ``log_z_logsumexp``); ``combine`` picks the one behind ``log_z`` and
-the log-likelihoods. Any model with TAP's form (TapForm: a plain RBM or a GRBM) can be scored.
+a DBM's is a TAP estimate too: each example's clamped solution (layer 0 held at x, iterated to
+``tol`` as well; App. E.1) gives −F_clamped(x) ≈ ln Σ_h P̃(x, h), and
+
+    ln P(x) ≈ −F_clamped(x) − ln Z_TAP          (the authors' Julia score_samples_TAP for DBMs).
+
+Figs. 3 and 11 plot it per unit, divided by the units of all layers (an RBM's n_visible +
+n_hidden), with its standard error over the examples. Only chains that converged count as
+solutions (tap.fixed_points; ``count=all`` keeps every chain's end state, a check of that rule):
+with few hidden units most chains of a trained model end in a period-2 cycle of the damped
+iteration instead (binary MNIST, N_h = 25 after 30 epochs: 663 of 1,000), which is no stationary
+point of the free energy. The paper's criterion is a mean-square change below 1e-8; applied per
+chain, with each chain stopping there, it stops chains that still drift slowly along flat
+directions and counts them as distinct solutions (binary MNIST, N_h = 50, epoch 8, 1,000 chains:
+56 unique at 1e-8, 45 at 1e-9, 42 at 1e-10 and 1e-11), so the default is 1e-10. Both combinations
+of the same solutions are reported (``log_z_uniform``, ``log_z_logsumexp``); ``combine`` picks the
+one behind ``log_z`` and the log-likelihoods. Any model with TAP's form (TapForm: a plain RBM or a
+GRBM) can be scored by ``tap``, any TapStack (a DBM) by ``tap_dbm``.
 """
 
 from __future__ import annotations
@@ -33,7 +44,7 @@ from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
 from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXAMPLES
-from rbmlab.models.base import TapForm
+from rbmlab.models.base import TapForm, TapStack
 from rbmlab.validation import option
 
 
@@ -74,6 +85,11 @@ class TapEvalConfig(EvaluatorConfig):
     )
 
 
+@dataclass
+class TapDBMEvalConfig(TapEvalConfig):
+    name: str = option("tap_dbm", "evaluator")
+
+
 @dataclass(frozen=True)
 class TapEstimate:
     """What one TAP evaluation finds: log Z, each unique solution's free energy and magnetisations
@@ -103,33 +119,51 @@ def distinct(
     )
 
 
+def stack(model) -> tuple[list, list]:
+    """(layers 0 … L, couplings W_1 … W_L) of a model's TAP stack: a DBM's (TapStack) or an RBM's
+    two layers (TapForm: visible, hidden; [W])."""
+    if isinstance(model, TapStack):
+        return model.tap_stack()
+    return list(model.tap_layers()), [model.W]
+
+
+def _options(config: TapEvalConfig) -> dict:
+    return {"damping": config.damping, "tol": config.tol, "max_iter": config.max_iter}
+
+
 def solved_chunks(model, x, config: TapEvalConfig):
-    """TAP solved from the rows of ``x`` in chunks of ``config.chunk``: per chunk, on the host, the
-    magnetisations [a^v, a^h] (k, n_v + n_h), F (k,), converged (k,) and the iterations run."""
-    visible, hidden = model.tap_layers()
+    """Free TAP solved from the rows of ``x`` in chunks of ``config.chunk``: per chunk, on the host,
+    the magnetisations [a_0, …, a_L] (an RBM's [a^v, a^h]) (k, Σ n_l), F (k,), converged (k,) and
+    the iterations run."""
+    layers, couplings = stack(model)
     for i in range(0, x.shape[0], config.chunk):
-        s = tap.solve(
-            model.W,
-            visible,
-            hidden,
-            model.xp.asarray(x[i : i + config.chunk], dtype=model.dtype),
-            damping=config.damping,
-            tol=config.tol,
-            max_iter=config.max_iter,
-        )
+        rows = model.xp.asarray(x[i : i + config.chunk], dtype=model.dtype)
+        s = tap.solve_layers(couplings, layers, rows, **_options(config))
         yield (
-            np.concatenate([to_numpy(s.a_v), to_numpy(s.a_h)], axis=-1),
-            to_numpy(tap.free_energy(model.W, visible, hidden, s)),
+            tap.magnetisations(s),
+            to_numpy(tap.stack_free_energy(couplings, layers, s)),
             to_numpy(s.converged),
             s.iterations,
         )
 
 
 def estimate(model, x, config: TapEvalConfig) -> TapEstimate:
-    """Solve TAP from the rows of ``x``, keep the distinct fixed points."""
+    """Solve free TAP from the rows of ``x``, keep the distinct fixed points (:func:`distinct`)."""
     return distinct(
         solved_chunks(model, x, config), x.shape[0], config.unique_tol, config.combine, config.count
     )
+
+
+def clamped_log_density(model, x, config: TapEvalConfig) -> tuple[np.ndarray, float]:
+    """A DBM's data term (App. E.1): (−F_clamped per row of ``x``, the fraction of rows whose
+    clamped solution met tol), in chunks of ``config.chunk``."""
+    layers, couplings = model.tap_stack()
+    parts, converged = [], 0
+    for i in range(0, x.shape[0], config.chunk):
+        s = tap.clamped_layers(couplings, layers, x[i : i + config.chunk], **_options(config))
+        parts.append(-to_numpy(tap.stack_free_energy(couplings, layers, s)))
+        converged += int(s.converged.sum())
+    return np.concatenate(parts), converged / x.shape[0]
 
 
 def initialisations(model, context, config: TapEvalConfig):
@@ -256,18 +290,66 @@ class TapEvaluator(Evaluator):
         *SOLUTION_METRICS,
     )
 
+    headline_name = "TAP"
+
+    def data_term(self, model, x) -> tuple[np.ndarray, dict[str, float]]:
+        """ln P̃(x) per row (host) and further metrics of the split: an RBM's exact clamped term."""
+        return to_numpy(tap.clamped_log_density(model.W, *model.tap_layers(), x)), {}
+
     def evaluate(self, model, splits, context):
         est = estimate(model, initialisations(model, context, self.config), self.config)
-        visible, hidden = model.tap_layers()
-        units = model.W.shape[-2] + model.W.shape[-1]
+        couplings = stack(model)[1]
+        units = couplings[0].shape[-2] + sum(W.shape[-1] for W in couplings)  # Σ_l n_l
         metrics = solution_metrics(est)
         for name, batch in splits.items():
-            ll = to_numpy(tap.clamped_log_density(model.W, visible, hidden, batch.inputs)) - est.log_z
-            metrics.update(likelihood_metrics(name, ll, units))
+            log_density, more = self.data_term(model, batch.inputs)
+            metrics.update(likelihood_metrics(name, log_density - est.log_z, units))
+            metrics.update((f"{name}_{key}", value) for key, value in more.items())
         return metrics
 
     def headline(self, metrics, split):
         return (
-            f"{split} log-likelihood (TAP, {metrics['tap_solutions']:.0f} unique solutions): "
-            f"{metrics[f'{split}_log_likelihood']:.4f} nats"
+            f"{split} log-likelihood ({self.headline_name}, {metrics['tap_solutions']:.0f} unique "
+            f"solutions): {metrics[f'{split}_log_likelihood']:.4f} nats"
         )
+
+
+class TapDBMEvaluator(TapEvaluator):
+    config_class = TapDBMEvalConfig
+    requires = (TapStack,)
+    metrics = (
+        MetricSpec(
+            "log_likelihood",
+            "nats",
+            True,
+            summary_name="mean_log_likelihood",
+            description="mean TAP log-likelihood estimate over the split, clamped "
+            "minus free TAP free energies (tap App. E)",
+            label="log-likelihood",
+        ),
+        MetricSpec(
+            "log_likelihood_per_unit",
+            "nats",
+            True,
+            description="the TAP log-likelihood divided by the units of all layers (tap Figs. 3, 11)",
+            label="log-likelihood per unit",
+        ),
+        LIKELIHOOD_SE,
+        MetricSpec(
+            "clamped_converged",
+            "fraction",
+            True,
+            description="examples whose clamped TAP solution met tol within max_iter",
+            label="converged clamped TAP solutions",
+        ),
+        *SOLUTION_METRICS,
+    )
+    headline_name = "DBM TAP"
+
+    def data_term(self, model, x) -> tuple[np.ndarray, dict[str, float]]:
+        """−F_clamped(x) per row, a TAP estimate of ln Σ_h P̃(x, h) (App. E.1), and the fraction
+        of clamped solutions that converged."""
+        log_density, converged = clamped_log_density(
+            model, model.xp.asarray(x, dtype=model.dtype), self.config
+        )
+        return log_density, {"clamped_converged": converged}

@@ -1,5 +1,6 @@
 """Learners, by name. Each module holds one learner: its config dataclass and its step.
-`ssd` is CD-K with the spectral optimizer (conf/learner/ssd.yaml)."""
+`ssd` is CD-K with the spectral optimizer (conf/learner/ssd.yaml); `tap` and `tap_dbm` are TAP
+learning at two layers and at three or more (learners/tap.py: one step for every depth)."""
 
 from rbmlab.registry import Registry
 
@@ -22,7 +23,7 @@ LEARNERS = Registry(
         "mssvm": "rbmlab.learners.max_margin:MSSVM",
         "lssvm": "rbmlab.learners.max_margin:LSSVM",
         "tap": "rbmlab.learners.tap:TapLearner",
-        "tap_dbm": "rbmlab.learners.tap_dbm:TapDBM",
+        "tap_dbm": "rbmlab.learners.tap:TapDBM",
         "bethe": "rbmlab.learners.bethe:Bethe",
     },
 )
