@@ -27,6 +27,7 @@ paper's layout (rows × condition × metric, ours beside the paper's) and the pl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -145,6 +146,21 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
     }
 
 
+def _ranked_by_recorded_declarations(report):
+    """``report(root, ...)`` with metrics ranked by the declarations the runs under ``root``
+    recorded (rbmlab.evaluators.metrics.declared; None, the evaluators', for committed tidy files
+    and runs made before runs recorded them)."""
+
+    @functools.wraps(report)
+    def ranked(root, *args, **kwargs):
+        recorded = None if isinstance(root, Committed) else recorded_declarations(root)
+        with declared(recorded):
+            return report(root, *args, **kwargs)
+
+    return ranked
+
+
+@_ranked_by_recorded_declarations
 def make_report(
     root: str | Path | Mapping[str, Path] | Committed,
     out_dir: str | Path,
@@ -189,32 +205,6 @@ def make_report(
         Metrics rank by the declarations the runs recorded (rbmlab.evaluators.metrics.declared);
         runs made before runs recorded them, and committed tidy files, by the evaluators'.
     """
-    recorded = None if isinstance(root, Committed) else recorded_declarations(root)
-    with declared(recorded):
-        return _make_report(
-            root,
-            out_dir,
-            spec,
-            title=title,
-            filename_stem=filename_stem,
-            variants=variants,
-            outputs_root=outputs_root,
-            **options,
-        )
-
-
-def _make_report(
-    root: str | Path | Mapping[str, Path] | Committed,
-    out_dir: str | Path,
-    spec: ReportSpec | None = None,
-    *,
-    title: str | None = None,
-    filename_stem: str | None = None,
-    variants: Sequence[str] = (),
-    outputs_root: str | Path | None = None,
-    **options: Any,
-) -> dict[str, Any]:
-    """:func:`make_report` with the metric declarations in force."""
     try:
         spec = replace(spec or ReportSpec(), **options)
     except TypeError:
