@@ -204,24 +204,16 @@ class DBM(Model):
                 f"model: a DBM with {self.visible} visible and {self.hidden} hidden units is no RBM "
                 "between its parities (each RBM layer has one unit type)"
             )
-        stack, xp = self.layer_stack(), self.xp
-        offsets = {p: {} for p in (stacks.EVEN, stacks.ODD)}
-        for p in offsets:
-            start = 0
-            for l in stack.parity(p):
-                offsets[p][l], start = start, start + stack.sizes[l]
+        stack, even_odd = self.layer_stack(), (stacks.EVEN, stacks.ODD)
         lead = self.b0.shape[:-1]
-        W = xp.zeros(lead + (stack.width(stacks.EVEN), stack.width(stacks.ODD)), dtype=self.b0.dtype)
+        W = self.xp.zeros(lead + tuple(stack.width(p) for p in even_odd), dtype=self.b0.dtype)
+        rows = stack.split(W.swapaxes(-1, -2), stacks.EVEN)  # an even layer's rows of W (views)
         for l, coupling in enumerate(stack.couplings, 1):
             even, odd = (l - 1, l) if l % 2 else (l, l - 1)
-            block = coupling if l % 2 else coupling.swapaxes(-1, -2)
-            e, o = offsets[stacks.EVEN][even], offsets[stacks.ODD][odd]
-            W[..., e : e + stack.sizes[even], o : o + stack.sizes[odd]] = block
-        biases = {
-            p: stack.join(dict(zip(stack.parity(p), (stack.biases[l] for l in stack.parity(p)))), p)
-            for p in offsets
-        }
-        return RBM(W, biases[stacks.EVEN], biases[stacks.ODD], visible=self.visible, hidden=self.hidden)
+            block = stack.split(rows[even].swapaxes(-1, -2), stacks.ODD)[odd]  # a view into W
+            block[...] = coupling if l % 2 else coupling.swapaxes(-1, -2)
+        biases = [stack.join({l: stack.biases[l] for l in stack.parity(p)}, p) for p in even_odd]
+        return RBM(W, *biases, visible=self.visible, hidden=self.hidden)
 
     # ------------------------------------------------------------ construction
     @classmethod

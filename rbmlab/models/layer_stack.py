@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rbmlab.backend import namespace
+
 EVEN, ODD = 0, 1
 
 
@@ -56,7 +58,7 @@ class LayerStack:
     def join(self, layers: Mapping[int, Any], p: int):
         """The inverse of :meth:`split`: the layers of parity ``p`` side by side (rows shared by
         all trials, such as data, repeated along the trial axis that another layer has)."""
-        xp = _namespace(self)
+        xp = namespace(self.biases[0])
         parts = [layers[l] for l in self.parity(p)]
         lead = xp.broadcast_shapes(*(a.shape[:-1] for a in parts))
         return xp.concatenate([xp.broadcast_to(a, lead + a.shape[-1:]) for a in parts], axis=-1)
@@ -64,7 +66,7 @@ class LayerStack:
     def product(self, l: int, h: Mapping[int, Any], out=None):
         """h_{l−1} W_l + h_{l+1} W_{l+1}ᵀ over the neighbours of layer l that ``h`` holds (rows
         (..., B, n)); the field without its bias. ``out``: a buffer for the first product."""
-        xp, total = _namespace(self), None
+        xp, total = namespace(self.biases[0]), None
         if l - 1 in h:
             total = xp.matmul(h[l - 1], self.couplings[l - 1], out=out)
         if l + 1 in h and l < self.depth:
@@ -77,12 +79,6 @@ class LayerStack:
         product = self.product(l, h)  # every layer has a neighbour (L ≥ 1); ``h`` must hold one
         product += self.biases[l][..., None, :]
         return product
-
-
-def _namespace(stack: LayerStack):
-    from rbmlab.backend import namespace  # noqa: PLC0415
-
-    return namespace(stack.biases[0])
 
 
 def _add_(a, b):
