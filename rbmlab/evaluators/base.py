@@ -68,6 +68,27 @@ class Context:
     truth: Any = None  # the dataset's ground-truth model (host), for evaluators that need it
 
 
+def sampler_for(config, model_class: type, evaluator: str):
+    """The inference method ``config`` names (None: ``model_class``'s default sampler), checked
+    against the family's capabilities; one-line errors naming ``evaluator``."""
+    if config is None:
+        default = getattr(model_class, "default_sampler", None)
+        if default is None:
+            raise RbmlabError(
+                f"evaluator={evaluator}: model {model_class.family} has no default "
+                "sampler; set evaluator.sampler"
+            )
+        config = INFERENCE.parse(default, "evaluator.sampler")
+    sampler = INFERENCE.build(config)
+    for capability in sampler.requires:
+        if not supports(model_class, capability):
+            raise RbmlabError(
+                f"evaluator={evaluator}: model {model_class.family} lacks "
+                f"{capability.__name__} (needed by its sampler {sampler.config.name})"
+            )
+    return sampler
+
+
 class Evaluator:
     config_class = EvaluatorConfig
     requires: tuple[type, ...] = ()
@@ -88,11 +109,7 @@ class Evaluator:
         check before any work asks them too: rbmlab.units.requirements)."""
         if "sampler" not in {f.name for f in dataclasses.fields(self.config)}:
             return []
-        config = self.config.sampler
-        if config is None:
-            default = getattr(model_class, "default_sampler", None)
-            config = None if default is None else INFERENCE.parse(default)
-        return [] if config is None else [INFERENCE.build(config)]
+        return [sampler_for(self.config.sampler, model_class, self.config.name)]
 
     def check(self, model_class: type, sizes: dict[str, int]) -> None:
         for capability in self.requires:

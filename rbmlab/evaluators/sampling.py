@@ -7,36 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbmlab.errors import RbmlabError
-from rbmlab.evaluators.base import Evaluator, EvaluatorConfig
+from rbmlab.evaluators.base import Evaluator, EvaluatorConfig, sampler_for
 from rbmlab.inference import INFERENCE
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXAMPLES
-from rbmlab.models.base import supports
 from rbmlab.validation import option
 
 # an evaluator's ``sampler`` option: an inference config, or None (the family's default)
 parse_sampler = INFERENCE.parse_optional
-
-
-def sampler_for(config, model_class: type, evaluator: str):
-    """The inference method ``config`` names (None: ``model_class``'s default sampler), checked
-    against the family's capabilities; one-line errors naming ``evaluator``."""
-    if config is None:
-        default = getattr(model_class, "default_sampler", None)
-        if default is None:
-            raise RbmlabError(
-                f"evaluator={evaluator}: model {model_class.family} has no default "
-                "sampler; set evaluator.sampler"
-            )
-        config = INFERENCE.parse(default, "evaluator.sampler")
-    sampler = INFERENCE.build(config)
-    for capability in sampler.requires:
-        if not supports(model_class, capability):
-            raise RbmlabError(
-                f"evaluator={evaluator}: model {model_class.family} lacks "
-                f"{capability.__name__} (needed by its sampler {sampler.config.name})"
-            )
-    return sampler
 
 
 def draw(model, sampler, n: int, sweeps: int, chunk: int, rng):
