@@ -35,6 +35,7 @@ from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.inference.block_gibbs import BlockGibbs
 from rbmlab.limits import CHAINS
 from rbmlab.models.base import Bipartite, ParityLayers, supports
+from rbmlab.models.layer_stack import EVEN, ODD
 from rbmlab.validation import option
 
 SWAP_WINDOW = 100  # proposals a pair's swap_rate averages over (exponential weight 1/SWAP_WINDOW)
@@ -262,6 +263,12 @@ class ParallelTempering(InferenceMethod):
         }
 
     def step_cost(self, model, rows: int, steps: int) -> float:
-        """A block-Gibbs sweep of every replica: R·rows·n_v·n_h·2·steps (energies need no product)."""
-        model = bipartite(model)
-        return float(self.config.n_temperatures * rows * model.n_visible * model.n_hidden * 2 * steps)
+        """A block-Gibbs sweep of every replica: R·rows·n_v·n_h·2·steps (energies need no product);
+        a DBM's n_v, n_h: its even and odd layers' widths (the RBM :func:`bipartite` makes, not
+        built here)."""
+        if supports(type(model), Bipartite):
+            n_v, n_h = model.n_visible, model.n_hidden
+        else:
+            stack = model.layer_stack()
+            n_v, n_h = stack.width(EVEN), stack.width(ODD)
+        return float(self.config.n_temperatures * rows * n_v * n_h * 2 * steps)
