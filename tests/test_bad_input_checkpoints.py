@@ -126,7 +126,7 @@ EVALUATE_CASES = [
     Case(
         "rbm-family-says-dbm",
         evaluate("rbm"),
-        "model dbm needs arrays W1, W2, W3, b0, b1, b2, b3",
+        "model dbm needs arrays W1, b0, b1; missing W1, b0, b1",
         family_npz("rbm", family=np.array("dbm")),
     ),
     Case(
@@ -195,12 +195,18 @@ EVALUATE_CASES = [
         "dbm-empty-second-layer",
         evaluate("dbm"),
         "n_hidden2 is 0",
-        family_npz("dbm", W2=np.zeros((4, 0)), W3=np.zeros((0, 0)), b2=np.zeros(0)),
+        family_npz("dbm", W2=np.zeros((4, 0)), b2=np.zeros(0)),
+    ),
+    Case(
+        "dbm-empty-second-layer-fixed-depth-format",
+        evaluate("dbm"),
+        "n_hidden2 is 0",
+        family_npz("dbm", W2=np.zeros((4, 0)), W3=np.zeros((0, 0)), b2=np.zeros(0), b3=np.zeros(0)),
     ),
     Case(
         "dbm-third-layer-bias-without-weights",
         evaluate("dbm"),
-        "b3 has shape (2,), expected (0,)",
+        "model dbm needs arrays W1, W2, W3, b0, b1, b2, b3; missing W3",
         family_npz("dbm", b3=np.zeros(2)),
     ),
     Case(
@@ -212,7 +218,7 @@ EVALUATE_CASES = [
     Case(
         "dbm-pl",
         evaluate("dbm", "evaluator=pl"),
-        "evaluators that apply to model dbm with n_visible=9, n_hidden1=4, n_hidden2=3, n_hidden3=0: "
+        "evaluators that apply to model dbm with n_visible=9, n_hidden1=4, n_hidden2=3: "
         "exact, ais, test_error, mmd, recognised, variety, kl, tap_dbm, free_energy, moments, overlap",
         family_npz("dbm"),
     ),
@@ -337,10 +343,10 @@ INIT_CASES = [
         family_npz("crbm", W_xv=np.zeros((5, N)), W_xh=np.zeros((5, 4))),
     ),
     Case(
-        "init-dbm-no-W3",
+        "init-dbm-no-W2",
         [*RUN, *TRAIN["dbm"]],
-        "model.init: m.npz: model dbm needs arrays",
-        family_npz("dbm", W3=None),
+        "model.init: m.npz: model dbm needs arrays W1, W2, b0, b1, b2; missing W2",
+        family_npz("dbm", W2=None),
     ),
     Case(
         "init-dbm-W1-transposed",

@@ -66,7 +66,12 @@ def test_the_declaration_is_the_family(family):
 def test_a_good_checkpoint_round_trips(family, trials, tmp_path):
     data = saved(family, tmp_path / "m.npz", trials)
     model, meta, _ = load_checkpoint(tmp_path / "m.npz")
-    assert type(model) is MODELS.get(family) and meta == {"epoch": 1} and model.n_trials == trials
+    assert (
+        model.family == family
+        and isinstance(model, MODELS.get(family))
+        and meta == {"epoch": 1}
+        and model.n_trials == trials
+    )
     for name in model.PARAMS:
         np.testing.assert_array_equal(getattr(model, name), data[name])
     # big-endian floats are read in native order, integers as float64
@@ -268,8 +273,21 @@ def declarations_table() -> str:
     for name, cls in MODELS.items():
         declared = cls.DECLARATION
         arrays = ", ".join(f"`{k}` ({', '.join(axes)})" for k, axes in declared.arrays.items())
+        if hasattr(cls, "of_depth"):  # a layered family: each depth declares its own arrays
+            arrays = (
+                "; ".join(
+                    f"L = {d}: "
+                    + ", ".join(
+                        f"`{k}` ({', '.join(a)})" for k, a in cls.of_depth(d).DECLARATION.arrays.items()
+                    )
+                    for d in (1, 2)
+                )
+                + "; each layer l more adds `Wl` (n_hidden(l−1), n_hiddenl), `bl` (n_hiddenl)"
+            )
         settings = ", ".join(
-            f"`{k}`: {s.described(' / ')} ({s.default or 'required'})" for k, s in declared.settings.items()
+            f"`{k}`: {s.described(' / ')} ({s.default or 'required'})"
+            + ("; or one per layer, comma-separated" if s.per_layer else "")
+            for k, s in declared.settings.items()
         )
         rows.append(f"| {name} | {arrays} | {settings or '—'} |")
     return "\n".join(rows)

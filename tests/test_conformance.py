@@ -54,7 +54,8 @@ def make_model(family: str, dtype="float32", trials: int = 0, seed: int = 0):
     )
     # away from the symmetric starting point, so that every parameter matters
     model = model.map(lambda a: a + 0.3 * backend.rng(seed, 1).standard_normal(a.shape, dtype=a.dtype))
-    return backend, cls, config, model
+    assert isinstance(model, cls)  # of the family's class, or of its depth's (a layered machine)
+    return backend, type(model), config, model
 
 
 def data(backend, n: int = 8, seed: int = 3):

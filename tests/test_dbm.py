@@ -29,8 +29,8 @@ EXACT = {"tol": 1e-26, "max_iter": 5000}
 
 def small_dbm(sizes, std: float, seed: int) -> DBM:
     rng = np.random.default_rng(seed)
-    n = [*sizes, 0][:4]
-    return DBM(*(rng.normal(0, std, (p, q)) for p, q in zip(n, n[1:])), *(rng.normal(0, 0.5, m) for m in n))
+    weights = [rng.normal(0, std, (p, q)) for p, q in zip(sizes, sizes[1:])]
+    return DBM.of(weights, [rng.normal(0, 0.5, m) for m in sizes])
 
 
 def data(seed: int, k: int, n: int) -> np.ndarray:
@@ -93,7 +93,7 @@ def test_weak_coupling_free_and_clamped_log_z_within_1e3_of_enumeration(sizes, s
 def test_zero_coupling_is_exact(sizes):
     dbm = small_dbm(sizes, 0.0, 2)
     x = data(2, 5, sizes[0])
-    softplus = [np.logaddexp(0, b).sum() for b in (dbm.b0, dbm.b1, dbm.b2, dbm.b3)]
+    softplus = [np.logaddexp(0, b).sum() for b in dbm.biases()]
     assert tap_log_z(dbm, x) == pytest.approx(sum(softplus), abs=1e-12)
     np.testing.assert_allclose(tap_log_density(dbm, x), x @ dbm.b0 + sum(softplus[1:]), atol=1e-12)
 
@@ -202,11 +202,14 @@ def test_checkpoint_round_trip_and_config(hidden, tmp_path):
     assert dbm.depth == len(hidden) and dbm.trial(1).model_sizes() == DBM.sizes(config, 6)
     assert DBM.parameter_count(DBM.sizes(config, 6)) == sum(a[0].size for a in dbm.arrays().values())
     back, _, _ = load_checkpoint(save_checkpoint(tmp_path / "m.npz", dbm))
-    assert type(back) is DBM and back.depth == dbm.depth
-    for name in DBM.PARAMS:
+    assert type(back) is type(dbm) and isinstance(back, DBM) and back.depth == dbm.depth
+    assert set(type(dbm).PARAMS) == {f"W{l}" for l in range(1, len(hidden) + 1)} | {
+        f"b{l}" for l in range(len(hidden) + 1)
+    }  # the layers it has, no more
+    for name in type(dbm).PARAMS:
         np.testing.assert_array_equal(getattr(back, name), getattr(dbm, name))
     with pytest.raises(RbmlabError, match="model.n_hidden"):
-        MODELS.parse({"name": "dbm", "n_hidden": [5]})
+        MODELS.parse({"name": "dbm", "n_hidden": []})
 
 
 @pytest.mark.parametrize("sizes", [*SIZES, (3, 5, 1), (2, 1, 4, 3)])
@@ -218,14 +221,15 @@ def test_enumeration_gives_the_exact_log_z_and_marginals(sizes):
     assert dbm.exact_log_partition() == pytest.approx(exact_log_z(dbm), abs=1e-10)
     assert dbm.exact_log_partition(chunk_size=3) == pytest.approx(exact_log_z(dbm), abs=1e-10)
     np.testing.assert_allclose(dbm.log_unnormalized(x), exact_log_density(dbm, x), atol=1e-10)
-    n = dict(zip(("n_visible", "n_hidden1", "n_hidden2", "n_hidden3"), [*sizes, 0][:4]))
-    assert DBM.enumeration_size(n) == min(n["n_visible"] + n["n_hidden2"], n["n_hidden1"] + n["n_hidden3"])
+    n = dbm.model_sizes()
+    assert list(n) == ["n_visible", *(f"n_hidden{l}" for l in range(1, len(sizes)))]
+    assert DBM.enumeration_size(n) == min(sum(sizes[0::2]), sum(sizes[1::2]))
 
 
 def test_exact_and_free_energy_refuse_a_dbm_too_large_to_enumerate():
     from rbmlab.evaluators import EVALUATORS
 
-    big = {"n_visible": 784, "n_hidden1": 500, "n_hidden2": 500, "n_hidden3": 0}
+    big = {"n_visible": 784, "n_hidden1": 500, "n_hidden2": 500}
     for name, words in (
         ("exact", "evaluator=exact: log p̃(x) of a dbm model enumerates 2^500"),
         ("free_energy", "evaluator=free_energy: log p̃(x) of a dbm model enumerates"),

@@ -339,10 +339,10 @@ def test_kl_counts_a_dbms_summed_out_units_in_its_enumeration():
     enumeration, so 2^(visible + latent) terms: refused past limits.ENUMERATION_UNITS."""
     dbm = MODELS.get("dbm")
     kl = EVALUATORS.build(EVALUATORS.parse({"name": "kl", "n_samples": 0}))
-    kl.check(dbm, {"n_visible": 15, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})  # 15 + 10
+    kl.check(dbm, {"n_visible": 15, "n_hidden1": 10, "n_hidden2": 10})  # 15 + 10
     with pytest.raises(
         RbmlabError,
         match=r"^evaluator=kl: 20 visible \+ 10 summed-out latent units .* is 30; "
         r"must be <= 25 \(",
     ):
-        kl.check(dbm, {"n_visible": 20, "n_hidden1": 10, "n_hidden2": 10, "n_hidden3": 0})
+        kl.check(dbm, {"n_visible": 20, "n_hidden1": 10, "n_hidden2": 10})

@@ -123,8 +123,8 @@ def test_adatap_agrees(gpu):
 @pytest.mark.parametrize("sizes", [(6, 4, 3), (5, 3, 3, 2)])
 def test_dbm_tap_agrees(sizes, gpu):
     rng = np.random.default_rng(3)
-    n = [*sizes, 0][:4]
-    dbm = DBM(*(rng.normal(0, 0.3, (p, q)) for p, q in zip(n, n[1:])), *(rng.normal(0, 0.5, m) for m in n))
+    weights = [rng.normal(0, 0.3, (p, q)) for p, q in zip(sizes, sizes[1:])]
+    dbm = DBM.of(weights, [rng.normal(0, 0.5, m) for m in sizes])
     x = (rng.random((10, sizes[0])) < 0.5) * 1.0
 
     def pieces(model, v):

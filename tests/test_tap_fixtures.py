@@ -54,8 +54,8 @@ def grbm() -> GRBM:
 
 def dbm(sizes) -> DBM:
     r = _rng(sum(sizes))
-    n = [*sizes, 0][:4]
-    return DBM(*(r.normal(0, 0.5, (p, q)) for p, q in zip(n, n[1:])), *(r.normal(0, 0.4, m) for m in n))
+    weights = [r.normal(0, 0.5, (p, q)) for p, q in zip(sizes, sizes[1:])]
+    return DBM.of(weights, [r.normal(0, 0.4, m) for m in sizes])
 
 
 def _rbm_case(out: dict, name: str, model, x) -> None:
@@ -133,7 +133,11 @@ def computed():
 
 def test_the_fixture_covers_what_it_says(computed):
     saved = np.load(FIXTURE)
-    assert set(saved.files) == set(computed)
+    # written when a 2-layer DBM held an empty third layer (W3 (n_2, 0), b3 (0,)): those name no
+    # layer of today's machine, and only those are absent
+    placeholders = {k for k in saved.files if k.startswith("learner.tap_dbm.") and saved[k].size == 0}
+    assert placeholders == {"learner.tap_dbm.W3", "learner.tap_dbm.b3"}
+    assert set(saved.files) - placeholders == set(computed)
     prefixes = {k.split(".")[0] for k in computed}
     assert prefixes == {"rbm", "grbm", "dbm3", "dbm4", "learner", "evaluator"}
 

@@ -410,8 +410,9 @@ class AIS(Evaluator):
                 f"{model_class.family}'s is exact; remove it"
             )
         n_v, n_h = sizes.get("n_visible", 0), sizes.get("n_hidden", 0)
-        if deep:  # the RBM between the parities (DBM.as_rbm)
-            n_v, n_h = n_v + sizes["n_hidden2"], sizes["n_hidden1"] + sizes["n_hidden3"]
+        if deep:  # the RBM between the parities (DBM.as_rbm): its even and its odd layers
+            n = [sizes[k] for k in sizes if k.startswith("n_")]  # n_visible, n_hidden1 … (layers in order)
+            n_v, n_h = sum(n[0::2]), sum(n[1::2])
         n_chains = self.config.n_chains
         need = chain_bytes(n_chains, n_v, n_h)
         if need > MAX_CHAIN_BYTES:

@@ -170,7 +170,9 @@ class ParallelTempering(InferenceMethod):
     def settings_problem(self, settings, model_class: type) -> str | None:
         """A DBM is tempered as the RBM between its parities (:func:`bipartite`), one unit type to
         each of that RBM's layers: its visible and hidden units must be of one type."""
-        if supports(model_class, Bipartite) or settings.get("visible") == settings.get("hidden"):
+        if supports(model_class, Bipartite) or {settings.get("visible")} == set(
+            str(settings.get("hidden")).split(",")
+        ):
             return None
         return (
             f"{settings.get('hidden')} hidden units with {settings.get('visible')} visible ones; "

@@ -70,6 +70,13 @@ class Model:
         cls.CONFIG_SETTINGS = dict(cls.DECLARATION.config_settings)
 
     @classmethod
+    def file_arrays(cls, names) -> list[str]:
+        """Which of a file's entries ``names`` are this family's parameter arrays (the rest may
+        be settings): ``PARAMS``'; a family whose arrays depend on the model (a layered machine's
+        depth) says so here."""
+        return [k for k in names if k in cls.PARAMS]
+
+    @classmethod
     def from_arrays(cls, arrays: dict[str, Any], settings: dict[str, Any]) -> Any:
         """A model from arrays and settings as a file holds them (numpy), checked against the
         family's DECLARATION first (rbmlab.models.declaration: one-line

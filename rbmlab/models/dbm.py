@@ -1,22 +1,26 @@
-"""The deep Boltzmann machine family (tap paper App. E, Eq. 119): binary units on every layer,
-{0, 1} by default (the paper's), the visible and the hidden layers' unit type each a setting.
-
-Layers 0 (visible) … L (L = 2 or 3 hidden layers), each coupled only to its neighbours:
+"""The layered Boltzmann machine family (tap App. E, Eq. 119): L + 1 unit layers, L ≥ 1, each
+coupled only to its neighbours, any unit type per layer. L = 1 is an RBM (its two layers), L ≥ 2 a
+deep Boltzmann machine; {0, 1} units by default (the paper's).
 
     P(h_0 = x, h_1, …, h_L) ∝ exp(Σ_l h_{l−1}ᵀ W_l h_l + Σ_l b_lᵀ h_l),    W_l: (n_{l−1}, n_l)
 
 Given the layers of one parity those of the other are independent (rbmlab.models.layer_stack):
-block Gibbs sampling by parity (chain states: layers 0 and 2 side by side), statistics with the
+block Gibbs sampling by parity (chain states: the even layers side by side), statistics with the
 odd layers summed out, and the mean-field positive phase of Salakhutdinov & Hinton (2009).
 
-``PARAMS`` is one per family, so the parameters have the deepest case's names, W1 … W3 and
-b0 … b3, and a 2-layer DBM holds an empty third layer: W3 of shape (n_2, 0), b3 of shape (0,).
-Every array operation of the Model base (trial axis, casts, finiteness, checkpoints, optimizers)
-then works unchanged; :meth:`DBM.tap_stack` gives the layers that exist, as TAP sees them.
+A model names its layers: W1 … WL, b0 … bL, the arrays of the layers it has (nothing held for a
+layer it lacks), and its sizes n_visible, n_hidden1 … n_hiddenL. Each depth is a dataclass of its
+own (:meth:`DBM.of_depth`, made once per depth), so its ``PARAMS`` and declaration are exact and
+every array operation of the Model base (trial axis, casts, finiteness, checkpoints, optimizers)
+works unchanged; :meth:`DBM.of` builds one from lists of arrays. Unit types: ``visible`` (layer 0)
+and ``hidden``, one type for every hidden layer or one per layer ("spin,bernoulli"). Files written
+before depth was free (a third layer of width 0, W3 (n_2, 0) and b3 (0,), for L = 2) still load.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,8 +35,28 @@ from rbmlab.units import UNIT_TYPES, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
-SIZE_KEYS = ("n_visible", "n_hidden1", "n_hidden2", "n_hidden3")  # n_0 … n_3 (n_3 = 0: L = 2)
 FEATURE_SWEEPS = 10  # mean-field sweeps behind a DBM's features (hidden_probs): our choice
+LAYER_ARRAY = re.compile(r"^[Wb]\d+$")  # the arrays that name a layer: W1 … WL, b0 … bL
+
+
+def size_keys(depth: int) -> tuple[str, ...]:
+    """The sizes of layers 0 … ``depth``: n_visible, n_hidden1, …"""
+    return ("n_visible", *(f"n_hidden{l}" for l in range(1, depth + 1)))
+
+
+def layer_sizes(sizes: dict[str, int]) -> list[int]:
+    """n_0 … n_L from a model's sizes (:func:`size_keys`)."""
+    depth = sum(1 for k in sizes if k.startswith("n_hidden"))
+    return [sizes[k] for k in size_keys(depth)]
+
+
+def hidden_types(hidden: str, depth: int) -> tuple[str, ...] | None:
+    """The unit types of layers 1 … ``depth`` that a ``hidden`` setting names (one type for
+    every layer, or one per layer separated by commas); None if it names a wrong count."""
+    names = tuple(hidden.split(","))
+    if len(names) == 1:
+        return names * depth
+    return names if len(names) == depth else None
 
 
 @dataclass
@@ -40,7 +64,8 @@ class DBMConfig(ModelConfig):
     name: str = option("dbm", "model family")
     n_hidden: list[int] = option(
         [500, 500],
-        "units of hidden layers 1 … L (2 or 3 entries; the paper does not give Fig. 11's)",
+        "units of hidden layers 1 … L (L ≥ 1 entries: one is an RBM, two or more a DBM; the "
+        "paper does not give Fig. 11's)",
         lo=1,
         hi=UNITS,
         label="hidden units",
@@ -62,46 +87,140 @@ class DBMConfig(ModelConfig):
     )
     hidden_units: str = option(
         "bernoulli",
-        "unit type of every hidden layer",
-        choices=tuple(UNIT_TYPES),
+        "unit type of the hidden layers: one for all, or one per layer separated by commas "
+        f"(each one of {', '.join(UNIT_TYPES)})",
         neutral="bernoulli",
         label="hidden unit type",
     )
 
     def check(self) -> None:
-        if len(self.n_hidden) not in (2, 3):
-            raise invalid("n_hidden", f"2 or 3 hidden layers, e.g. [500,500]; got {self.n_hidden}")
+        if not self.n_hidden:
+            raise invalid("n_hidden", "at least one hidden layer, e.g. [500,500]; got []")
+        names = self.hidden_units.split(",")
+        unknown = [n for n in names if n not in UNIT_TYPES]
+        if unknown:
+            raise invalid("hidden_units", f"unknown unit type {unknown[0]!r}; known: {', '.join(UNIT_TYPES)}")
+        if hidden_types(self.hidden_units, len(self.n_hidden)) is None:
+            raise invalid(
+                "hidden_units",
+                f"{len(names)} unit types for {len(self.n_hidden)} hidden layers (n_hidden); "
+                "give one for all or one per layer",
+            )
 
 
-@dataclass(frozen=True)
-class DBM(Model):
-    W1: Any  # (..., n_0, n_1)
-    W2: Any  # (..., n_1, n_2)
-    W3: Any  # (..., n_2, n_3); n_3 = 0 for two hidden layers
-    b0: Any  # (..., n_0): visible fields
-    b1: Any  # (..., n_1)
-    b2: Any  # (..., n_2)
-    b3: Any  # (..., n_3)
-    visible: str = "bernoulli"  # layer 0's unit type (files made before it: bernoulli)
-    hidden: str = "bernoulli"  # layers 1 … L's
-
-    DECLARATION: ClassVar[Declaration] = Declaration(
+def layers_declaration(depth: int) -> Declaration:
+    """The arrays, sizes and settings of a machine with ``depth`` hidden layers."""
+    keys = size_keys(depth)
+    return Declaration(
         arrays={
-            **{f"W{l}": (SIZE_KEYS[l - 1], SIZE_KEYS[l]) for l in (1, 2, 3)},
-            **{f"b{l}": (SIZE_KEYS[l],) for l in range(4)},
+            **{f"W{l}": (keys[l - 1], keys[l]) for l in range(1, depth + 1)},
+            **{f"b{l}": (keys[l],) for l in range(depth + 1)},
         },
-        may_be_empty=("n_hidden3",),
         settings={
             "visible": Setting(tuple(UNIT_TYPES), "bernoulli"),
-            "hidden": Setting(tuple(UNIT_TYPES), "bernoulli"),
+            "hidden": Setting(tuple(UNIT_TYPES), "bernoulli", per_layer=True),
         },
         config_settings={"visible_units": "visible", "hidden_units": "hidden"},
         visible=VisibleUnits("visible_units", {n: n for n in UNIT_TYPES}),
-    )  # two hidden layers: W3 (n_2, 0), b3 (0,)
-    INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2", "W3")
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class DBM(Model):
+    """The family; its models are of the dataclass of their depth (:meth:`of_depth`)."""
+
+    visible: str = "bernoulli"  # layer 0's unit type (files made before it: bernoulli)
+    hidden: str = "bernoulli"  # layers 1 … L's: one for all, or one per layer ("spin,bernoulli")
+
+    # the class-level face (what is common to every depth: settings, visible units, config
+    # keys) declares the default depth's arrays; each depth's dataclass declares its own
+    DECLARATION: ClassVar[Declaration] = layers_declaration(2)
+    INTERACTIONS: ClassVar[tuple[str, ...]] = ("W1", "W2")
     family: ClassVar[str] = "dbm"
     config_class: ClassVar[type] = DBMConfig
     default_sampler: ClassVar[str] = "block_gibbs"  # by parity (rbmlab.models.layer_stack)
+    _DEPTHS: ClassVar[dict[int, type]] = {}
+
+    @classmethod
+    def of_depth(cls, depth: int) -> type[DBM]:
+        """The dataclass of machines with ``depth`` ≥ 1 hidden layers (fields W1 … WL, b0 … bL),
+        made once and kept in this module, so that pickling finds it by name."""
+        if depth < 1:
+            raise ValueError(f"a layered Boltzmann machine has at least one hidden layer; got {depth}")
+        if depth not in DBM._DEPTHS:
+            fields = [(f"W{l}", Any) for l in range(1, depth + 1)] + [
+                (f"b{l}", Any) for l in range(depth + 1)
+            ]
+            made = dataclasses.make_dataclass(
+                f"DBM{depth}",
+                fields,
+                bases=(DBM,),
+                frozen=True,
+                kw_only=True,
+                namespace={
+                    "DECLARATION": layers_declaration(depth),
+                    "INTERACTIONS": tuple(f"W{l}" for l in range(1, depth + 1)),
+                    "__module__": __name__,
+                    "__doc__": f"A layered Boltzmann machine of {depth} hidden layer(s) (rbmlab.models.dbm).",
+                },
+            )
+            globals()[made.__name__] = made
+            DBM._DEPTHS[depth] = made
+        return DBM._DEPTHS[depth]
+
+    @classmethod
+    def of(cls, couplings, biases, visible: str = "bernoulli", hidden: str = "bernoulli") -> DBM:
+        """The machine with couplings W_1 … W_L and fields b_0 … b_L (one more than couplings)."""
+        if len(biases) != len(couplings) + 1:
+            raise ValueError(
+                f"{len(couplings)} couplings need {len(couplings) + 1} fields; got {len(biases)}"
+            )
+        arrays = {f"W{l}": W for l, W in enumerate(couplings, 1)} | {f"b{l}": b for l, b in enumerate(biases)}
+        return cls.of_depth(len(couplings)).build(arrays, {"visible": visible, "hidden": hidden})
+
+    @classmethod
+    def from_rbm(cls, rbm: RBM) -> DBM:
+        """The RBM as the layered machine of one hidden layer (W1 = W, b0 = b_v, b1 = b_h): the same
+        distribution, the inverse of :meth:`as_rbm` at L = 1."""
+        if rbm.visible not in UNIT_TYPES or rbm.hidden not in UNIT_TYPES:
+            raise RbmlabError(
+                f"model: an RBM of {rbm.visible} visible and {rbm.hidden} hidden units has no "
+                f"layered form here (layer unit types: {', '.join(UNIT_TYPES)})"
+            )
+        return cls.of([rbm.W], [rbm.b_v, rbm.b_h], visible=rbm.visible, hidden=rbm.hidden)
+
+    @classmethod
+    def file_arrays(cls, names) -> list[str]:
+        """The arrays of a file that are this family's: every layer's (W1 … WL, b0 … bL)."""
+        return [k for k in names if LAYER_ARRAY.match(k)]
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, Any], settings: dict[str, Any]) -> DBM:
+        """A model of the depth the arrays show (W1 … WL), checked against that depth's
+        declaration; a file written with a third layer of width 0 (the fixed-depth format: W3
+        (n_2, 0), b3 (0,)) loses it first."""
+        arrays = dict(arrays)
+        depth = max((int(k[1:]) for k in arrays), default=1)  # the deepest layer named
+        W, b = arrays.get(f"W{depth}"), arrays.get(f"b{depth}")
+        if depth == 3 and W is not None and b is not None and W.shape[-1:] == b.shape[-1:] == (0,):
+            del arrays["W3"], arrays["b3"]  # the fixed-depth format's absent third layer
+            depth = 2
+        return super(DBM, cls.of_depth(max(depth, 1))).from_arrays(arrays, settings)
+
+    @classmethod
+    def build(cls, arrays: dict[str, Any], settings: dict[str, str]) -> DBM:
+        depth = len(cls.DECLARATION.arrays) // 2
+        if hidden_types(settings.get("hidden", "bernoulli"), depth) is None:
+            raise RbmlabError(
+                f"checkpoint: model dbm: setting hidden={settings['hidden']!r} names "
+                f"{len(settings['hidden'].split(','))} unit types for {depth} hidden layers"
+            )
+        return cls(**arrays, **settings)
+
+    @property
+    def depth(self) -> int:
+        """L, the number of hidden layers."""
+        return len(self.PARAMS) // 2
 
     @property
     def n_visible(self) -> int:
@@ -112,13 +231,15 @@ class DBM(Model):
         return unit_type(self.visible)
 
     @property
-    def hidden_units(self):
-        return unit_type(self.hidden)
+    def layer_units(self) -> tuple:
+        """The unit type of each layer 0 … L (rbmlab.units)."""
+        return (self.visible_units, *(unit_type(n) for n in hidden_types(self.hidden, self.depth)))
 
-    @property
-    def depth(self) -> int:
-        """L, the number of hidden layers."""
-        return 3 if self.b3.shape[-1] else 2
+    def couplings(self) -> list:
+        return [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]
+
+    def biases(self) -> list:
+        return [getattr(self, f"b{l}") for l in range(self.depth + 1)]
 
     def tap_stack(self):
         """(layers 0 … L: the unit types as priors with the biases as fields, couplings
@@ -127,34 +248,23 @@ class DBM(Model):
         return [Layer(u, b) for u, b in zip(stack.units, stack.biases)], list(stack.couplings)
 
     def layer_stack(self) -> stacks.LayerStack:
-        """The layers that exist (LayerStack: unit types, fields b_0 … b_L, couplings W_1 … W_L)."""
-        units = (self.visible_units, *[self.hidden_units] * self.depth)
-        return stacks.LayerStack(
-            units,
-            tuple(getattr(self, f"b{l}") for l in range(self.depth + 1)),
-            tuple(getattr(self, f"W{l}") for l in range(1, self.depth + 1)),
-        )
+        """The layers (LayerStack: unit types, fields b_0 … b_L, couplings W_1 … W_L)."""
+        return stacks.LayerStack(self.layer_units, tuple(self.biases()), tuple(self.couplings()))
 
     # ------------------------------------------------------------ chains and statistics
-    def _named(self, weights: list, biases: list) -> dict[str, Any]:
-        """Statistics per parameter name; an absent third layer's are empty, of its shapes."""
-        xp, lead = self.xp, self.b0.shape[:-1]
-        out = {f"W{l}": s for l, s in enumerate(weights, 1)}
-        out |= {f"b{l}": s for l, s in enumerate(biases)}
-        for name in self.PARAMS:
-            if name not in out:
-                shape = getattr(self, name).shape
-                out[name] = xp.zeros(lead + shape[len(lead) :], dtype=self.b0.dtype)
-        return out
+    @staticmethod
+    def _named(weights: list, biases: list) -> dict[str, Any]:
+        """Statistics per parameter name (W1 … WL, b0 … bL)."""
+        return {f"W{l}": s for l, s in enumerate(weights, 1)} | {f"b{l}": s for l, s in enumerate(biases)}
 
     @property
     def chain_width(self) -> int:
-        """Columns of a chain state: the even layers side by side (n_0 + n_2)."""
+        """Columns of a chain state: the even layers side by side (n_0 + n_2 + …)."""
         return self.layer_stack().width(stacks.EVEN)
 
     def chain_start(self, x, rng):
-        """Chain states whose visible layer is ``x`` (data rows): layer 2 drawn by one upward
-        pass (rbmlab.models.layer_stack.start_chains)."""
+        """Chain states whose visible layer is ``x`` (data rows): the even layers above drawn by
+        one upward pass (rbmlab.models.layer_stack.start_chains)."""
         return stacks.start_chains(self.layer_stack(), x, rng)
 
     def visible_part(self, states):
@@ -166,7 +276,7 @@ class DBM(Model):
         layers in expectation given them (GradientStatistics)."""
         if states.shape[-1] != self.chain_width:
             raise ValueError(
-                f"DBM.statistics takes chain states of {self.chain_width} columns (layers 0 and 2); "
+                f"DBM.statistics takes chain states of {self.chain_width} columns (the even layers); "
                 f"got {states.shape[-1]}: data rows' hidden layers come from positive_statistics"
             )
         return self._named(*stacks.chain_statistics(self.layer_stack(), states))
@@ -179,7 +289,7 @@ class DBM(Model):
 
     def hidden_probs(self, x):
         """The hidden layers' means under the mean-field posterior given ``x`` (FEATURE_SWEEPS
-        sweeps), side by side: layer 1's, then layer 2's (LatentFeatures; Salakhutdinov & Hinton
+        sweeps), side by side: layer 1's, layer 2's, … (LatentFeatures; Salakhutdinov & Hinton
         2009 feed these to a classifier)."""
         mu = stacks.mean_field(self.layer_stack(), x, FEATURE_SWEEPS)
         return self.xp.concatenate([mu[l] for l in range(1, self.depth + 1)], axis=-1)
@@ -199,7 +309,7 @@ class DBM(Model):
         sums out the odd layers, so its log Z is the DBM's: AIS for a DBM anneals this RBM
         (Salakhutdinov & Hinton 2009, §4: the odd layers summed out). Both parities must share a
         unit type."""
-        if self.visible != self.hidden:
+        if len({self.visible, *hidden_types(self.hidden, self.depth)}) > 1:
             raise RbmlabError(
                 f"model: a DBM with {self.visible} visible and {self.hidden} hidden units is no RBM "
                 "between its parities (each RBM layer has one unit type)"
@@ -218,12 +328,11 @@ class DBM(Model):
     # ------------------------------------------------------------ construction
     @classmethod
     def sizes(cls, config: DBMConfig, n_visible: int) -> dict[str, int]:
-        n = [n_visible, *config.n_hidden]
-        return dict(zip(SIZE_KEYS, n + [0] * (len(SIZE_KEYS) - len(n))))
+        return dict(zip(size_keys(len(config.n_hidden)), [n_visible, *config.n_hidden]))
 
     @classmethod
     def parameter_count(cls, sizes: dict[str, int]) -> int:
-        n = [sizes[k] for k in SIZE_KEYS]
+        n = layer_sizes(sizes)
         return sum(n) + sum(p * q for p, q in zip(n, n[1:]))
 
     @classmethod
@@ -231,7 +340,7 @@ class DBM(Model):
         """W_l ~ N(0, weight_std²); visible fields at the base rate (the logit of the clipped
         training mean, as rbm.base_rate_bias), hidden fields 0; ``trials`` > 0: that many along a
         leading axis."""
-        n = [cls.sizes(config, data_mean.shape[-1])[k] for k in SIZE_KEYS]
+        n = layer_sizes(cls.sizes(config, data_mean.shape[-1]))
         lead = (trials,) if trials else ()
         W = [
             config.weight_std * rng.standard_normal(lead + (p, q), dtype=xp.dtype(dtype))
@@ -240,27 +349,25 @@ class DBM(Model):
         b0 = unit_type(config.visible_units).field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
         b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
-        return cls(*W, *b, visible=config.visible_units, hidden=config.hidden_units)
+        return cls.of(W, b, visible=config.visible_units, hidden=config.hidden_units)
 
     # ------------------------------------------------------------ exact sums (small DBMs)
     @classmethod
     def enumeration_size(cls, sizes: dict[str, int]) -> int:
-        """Units enumerated for log Z (Enumerable): the fewer of layers {0, 2} and {1, 3}."""
-        return partition_units([sizes[k] for k in SIZE_KEYS])
+        """Units enumerated for log Z (Enumerable): the fewer of the even and the odd layers'."""
+        return partition_units(layer_sizes(sizes))
 
     @classmethod
     def marginal_enumeration_size(cls, sizes: dict[str, int]) -> int:
-        """Units enumerated per row for log p̃(x): the fewer of layers {2} and {1, 3}."""
-        return marginal_units([sizes[k] for k in SIZE_KEYS])
+        """Units enumerated per row for log p̃(x): the fewer of the even layers above 0 and the
+        odd layers."""
+        return marginal_units(layer_sizes(sizes))
 
     def _exact_terms(self):
         if self.b0.ndim != 1:
             raise ValueError(f"expected a single DBM, got b0 of shape {tuple(self.b0.shape)}")
         model = self.astype(self.xp.float64)
-        return (
-            {l: getattr(model, f"W{l}") for l in range(1, self.depth + 1)},
-            [getattr(model, f"b{l}") for l in range(self.depth + 1)],
-        )
+        return dict(enumerate(model.couplings(), 1)), model.biases()
 
     def exact_log_partition(self, chunk_size: int = 4096) -> float:
         """log Z of a single model by enumeration (rbmlab.models.dbm_enumeration), float64."""

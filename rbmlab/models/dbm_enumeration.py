@@ -11,8 +11,8 @@ type's log-partition A (softplus for {0, 1} units, log 2cosh for ±1) of its fie
     Σ_{h_S} P̃ = exp(Σ_{l∈E} b_lᵀ h_l + Σ_{l∈S} Σ_j A_l(b_l + h_{l−1} W_l + h_{l+1} W_{l+1}ᵀ)_j)
 
 for the enumerated layers E and the summed layers S. log Z enumerates the parity with fewer units
-(min(n_0 + n_2, n_1 + n_3) of them); log p̃(x) clamps layer 0 to x and enumerates the fewer of
-layers {2} and {1, 3}. Accumulated in float64, by chunks of states.
+(min(n_0 + n_2 + …, n_1 + n_3 + …) of them); log p̃(x) clamps layer 0 to x and enumerates the
+fewer of the even layers above it and the odd ones. Accumulated in float64, by chunks of states.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ CHUNK_ELEMENTS = 1 << 22  # (rows × states × units) of the float64 fields form
 
 
 def partition_units(n: list[int]) -> int:
-    """Units enumerated for log Z of a DBM with layer sizes ``n`` (n_0 … n_3)."""
-    return min(n[0] + n[2], n[1] + n[3])
+    """Units enumerated for log Z of a machine with layer sizes ``n`` (n_0 … n_L)."""
+    return min(sum(n[0::2]), sum(n[1::2]))
 
 
 def marginal_units(n: list[int]) -> int:
     """Units enumerated per row for log p̃(x) (layer 0 clamped)."""
-    return min(n[2], n[1] + n[3])
+    return min(sum(n[2::2]), sum(n[1::2]))
 
 
 def log_sum(

@@ -8,8 +8,8 @@ family gets ``PARAMS`` (name → number of core axes), ``model_sizes`` and its d
 (rbmlab.models.base.Model), and every model read from a file — ``rbmlab evaluate``,
 ``model.init=``, ``resume=true``, all through rbmlab.run.checkpoint.load_checkpoint — is checked
 by :meth:`Declaration.check` before any array is used: each array present and numeric, its number
-of axes, one value for each size across all arrays (and one trial count), no empty size unless
-declared, every setting known. A failure is one line naming the array, the shape found and the
+of axes, one value for each size across all arrays (and one trial count), no empty size but those
+the settings fix, every setting known. A failure is one line naming the array, the shape found and the
 shape expected.
 """
 
@@ -48,6 +48,10 @@ class Setting:
     known: tuple[str, ...]  # the values it may take
     default: str | None = None  # what a file without it means; None: a file must name it
     summary: str | None = None  # the known values in words, for messages (a long range of numbers)
+    per_layer: bool = False  # one value, or one per layer separated by commas ("spin,bernoulli")
+
+    def accepts(self, value: str) -> bool:
+        return all(v in self.known for v in (value.split(",") if self.per_layer else [value]))
 
     def described(self, separator: str = ", ") -> str:
         return self.summary or separator.join(self.known)
@@ -83,7 +87,6 @@ class Declaration:
         "n_visible",
     )  # sizes equal to a data row's length (the first: the data dimension)
     settings: Mapping[str, Setting] = field(default_factory=dict)
-    may_be_empty: tuple[str, ...] = ()  # sizes that may be 0 (a DBM's absent third layer)
     # sizes that the settings fix (a GRBM prior's parameter count), not counted among model_sizes
     set_by_settings: Mapping[str, Callable[[Mapping[str, str]], int]] = field(default_factory=dict)
     # model config key → the setting it fixes (a unit type, a spin convention), so that a run's
@@ -159,7 +162,7 @@ class Declaration:
                     f"{_shape(given.shape)}"
                 )
             value = str(given) if given is not None else setting.default
-            if value not in setting.known:
+            if not setting.accepts(value):
                 raise _bad(
                     f"model {family}: setting {name}={value!r} is unknown; known: {setting.described()}"
                 )
@@ -173,8 +176,9 @@ class Declaration:
     def _check_sizes(
         self, shapes: dict[str, tuple[int, ...]], settings: Mapping[str, str], family: str
     ) -> None:
-        """One value per size (and one trial count) for all arrays, no empty size or trial axis
-        unless declared; the first array that disagrees is named beside those it disagrees with."""
+        """One value per size (and one trial count) for all arrays, no empty trial axis and no
+        empty size but those the settings fix; the first array that disagrees is named beside
+        those it disagrees with."""
         fixed = {s: rule(settings) for s, rule in self.set_by_settings.items()}
         values = self._fit(shapes, fixed)
         bad = self._inconsistent(shapes, values)
@@ -187,7 +191,7 @@ class Declaration:
                 "batched trials holds at least one)"
             )
         for size, n in values.items():
-            if n == 0 and size != TRIALS and size not in fixed and size not in self.may_be_empty:
+            if n == 0 and size != TRIALS and size not in fixed:
                 name = next(k for k in shapes if size in self.arrays[k])
                 raise _bad(
                     f"{name} has shape {_shape(shapes[name])}: {size} is 0; model {family} needs at least one"

@@ -135,13 +135,14 @@ def load_checkpoint(path: str | Path):
             raise RbmlabError(f"checkpoint: {path}: its 'meta' entry {problem}")
     state = {k[len(STATE_PREFIX) :]: v for k, v in data.items() if k.startswith(STATE_PREFIX)}
     # every other entry may be a setting: the family's declaration checks those it names
+    names = cls.file_arrays(data)
     settings = {
         k: v
         for k, v in data.items()
-        if k not in cls.PARAMS and k not in ("meta", "family") and not k.startswith(STATE_PREFIX)
+        if k not in names and k not in ("meta", "family") and not k.startswith(STATE_PREFIX)
     }
     try:
-        model = cls.from_arrays({k: data[k] for k in cls.PARAMS if k in data}, settings)
+        model = cls.from_arrays({k: data[k] for k in names}, settings)
     except RbmlabError as e:
         raise RbmlabError(f"checkpoint: {path}: {str(e).removeprefix('checkpoint: ')}") from None
     return model, meta, state

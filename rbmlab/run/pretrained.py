@@ -95,7 +95,7 @@ def _truth(model_class: type, dataset) -> object:
     if not dataset:
         raise RbmlabError("model.init: truth needs the run's dataset (its ground-truth model)")
     truth = ground_truth(**dataset)
-    if type(truth) is not model_class:
+    if truth.family != model_class.family:
         raise RbmlabError(
             f"model.init: truth: dataset {dataset['name']} is sampled from a {truth.family} "
             f"model; the run's model is {model_class.family} (model={truth.family})"
@@ -131,7 +131,7 @@ def load_initial(config, model_class: type, n_visible: int, dataset=None):
         model, _, _ = load_checkpoint(path)
     except RbmlabError as e:
         raise RbmlabError(f"model.init: {str(e).removeprefix('checkpoint: ')}") from None
-    if type(model) is not model_class:
+    if model.family != model_class.family:
         raise RbmlabError(
             f"model.init: {path} holds a {model.family} model; the run's model is "
             f"{model_class.family} (model={model.family} to continue it)"

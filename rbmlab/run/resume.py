@@ -28,7 +28,7 @@ def _bad(path: Path, problem: str) -> RbmlabError:
 
 
 def _check_model(path: Path, model, run) -> None:
-    if type(model) is not run.model_class:
+    if model.family != run.model_class.family:
         raise _bad(path, f"holds a {model.family} model, the run trains {run.model_class.family}")
     grows = set(run.learner.grows)
     have = model.model_sizes()

@@ -58,13 +58,18 @@ def check_unit_types(
     settings: Mapping[str, str], needs: Mapping[str, tuple[str, ...]], who: str, key_of: Callable[[str], str]
 ) -> None:
     """One line naming the key (``key_of(setting)``) when a setting ``needs`` constrains holds a
-    unit type it does not allow; settings the model does not have are not constrained.
+    unit type it does not allow (a setting of one type per layer, "spin,bernoulli": any of them);
+    settings the model does not have are not constrained.
     Categorical units are opt-in: a component that does not name them (a constraint listing
     ``potts``) is taken to be written for binary units, as everything was before them."""
-    needs = {**{s: BINARY for s, v in settings.items() if str(v) in CATEGORICAL and s not in needs}, **needs}
+    layers = {s: str(v).split(",") for s, v in settings.items()}  # one type per layer, or one for all
+    needs = {
+        **{s: BINARY for s, v in layers.items() if set(v) & set(CATEGORICAL) and s not in needs},
+        **needs,
+    }
     for setting, allowed in needs.items():
         value = settings.get(setting)
-        if value is not None and str(value) not in allowed:
+        if value is not None and not set(layers[setting]) <= set(allowed):
             kinds = " or ".join(NAMES.get(a, a) for a in allowed)
             raise RbmlabError(
                 f"{key_of(setting)}: {value} {setting} units; {who} is written for {kinds} {setting} units"
