@@ -139,6 +139,7 @@ class Learner:
     # forms a DBM's data statistics by mean field (its config a MeanFieldConfig): cd and pcd
     mean_field_positive = False
     requires_hint = ""  # what a model lacking ``requires`` should be ("{name}": the learner)
+    requires_one_of: tuple[type, ...] = ()  # capabilities of which a model needs at least one
     # Fits p(v) of a bipartite binary RBM from data: an entrant of the cross-paper leaderboard
     # (rbmlab.experiment.leaderboard), under its registry name and each of ``entrants``.
     generative = False
@@ -156,6 +157,12 @@ class Learner:
             raise RbmlabError(
                 f"learner.sampler: learner={self.config.name} draws no samples (its negative "
                 "phase is its own inference); leave learner.sampler out"
+            )
+        if self.requires_one_of and not any(supports(model_class, c) for c in self.requires_one_of):
+            raise RbmlabError(
+                f"learner={self.config.name}: model {model_class.family} lacks "
+                f"{' or '.join(c.__name__ for c in self.requires_one_of)}"
+                + (f" ({self.requires_hint.format(name=self.config.name)})" if self.requires_hint else "")
             )
         sampler = self.sampler_for(model_class) if self.samples else None
         for capability in (*self.requires, *(sampler.requires if sampler else ())):

@@ -356,25 +356,21 @@ def without_units(model):
 class FrankWolfe(Learner):
     config_class = FrankWolfeConfig
     generative = True  # an entrant of the cross-paper leaderboard
-    requires = ()  # Bipartite (model=rbm) or FractionalUnits (model=fractional_rbm): check()
+    requires = ()
+    requires_one_of = (Bipartite, FractionalUnits)  # model=rbm, or model=fractional_rbm
+    requires_hint = "an RBM's units, or model=fractional_rbm's"
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}  # the softplus of Eq. 5
     grows = ("n_hidden",)
     trains_trials = False  # each model grows by its own oracle solves
 
     def check(self, model_class: type) -> None:
-        fractional = supports(model_class, FractionalUnits)
-        if not fractional and not supports(model_class, Bipartite):
-            raise RbmlabError(
-                f"learner=frank_wolfe: model {model_class.family} lacks Bipartite (an "
-                "RBM's units, or model=fractional_rbm's FractionalUnits)"
-            )
-        if self.config.alpha == "learned" and not fractional:
+        super().check(model_class)
+        if self.config.alpha == "learned" and not supports(model_class, FractionalUnits):
             raise RbmlabError(
                 f"learner=frank_wolfe: learner.alpha=learned makes a fractional RBM "
                 f"(Sec. 3.3: c_i = α/t ≠ 1), which model {model_class.family} cannot "
                 "hold; use model=fractional_rbm"
             )
-        super().check(model_class)
 
     def sizes_reached(self, sizes, epochs, pretrained):
         """One unit an epoch (Alg. 1), on the checkpoint's units or on none."""
