@@ -270,6 +270,12 @@ def test_ais_of_a_dbm_brackets_its_exact_log_z(sizes):
     assert m["log_z_exact"] == pytest.approx(dbm.exact_log_partition(), abs=1e-9)
     bound = dbm.log_unnormalized_bound(x, 30).mean()
     assert m["test_log_likelihood"] == pytest.approx(bound - m["log_z"], abs=1e-9)
+    assert m["mean_field_sweeps"] == 30.0 and "mean-field lower bound" in evaluator.headline(m, "test")
+    # the record, not the evaluator, says the rows were bounded: an RBM's headline, after, says nothing
+    rbm = dbm.as_rbm()
+    rows = np.hstack([x, np.zeros((len(x), rbm.n_visible - sizes[0]))])
+    rbm_metrics = evaluator.evaluate(rbm, {"test": Batch(rows)}, Context(rng=host_rng(6), final=True))
+    assert "mean_field_sweeps" not in rbm_metrics and "bound" not in evaluator.headline(rbm_metrics, "test")
     assert "mean-field lower bound" in evaluator.headline(m, "test")
 
 

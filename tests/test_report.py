@@ -486,6 +486,29 @@ def test_metric_direction_comes_from_the_declared_metrics(
     assert list(flipped["summary"]["epoch_at_best"]) == [0] * 6
 
 
+def test_the_runs_recorded_declarations_rank_the_report_read_with_their_summaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs that recorded their metric declarations (summary.json) are ranked by those, not by
+    the evaluators' (here a recorded reconstruction error with higher better), and each run's
+    summary.json is read once for the whole report."""
+    import rbmlab.report.load as load
+    from rbmlab.evaluators.metrics import RECORD_KEY, MetricSpec, declarations_record
+
+    for seed in SEEDS:
+        path = tmp_path / "runs" / f"cd{seed}"
+        write_run(path, "cd", 0.1, seed, recon=True)
+        summary = json.loads((path / "summary.json").read_text())
+        summary[RECORD_KEY] = declarations_record([MetricSpec("reconstruction_error", "squared error", True)])
+        (path / "summary.json").write_text(json.dumps(summary))
+    reads: list[Path] = []
+    real = load.read_summary
+    monkeypatch.setattr(load, "read_summary", lambda p: reads.append(p) or real(p))
+    result = make_report(tmp_path / "runs", tmp_path / "out", metric="test_reconstruction_error")
+    assert "| best (max) of mean curve |" in Path(result["table"]).read_text()
+    assert sorted(reads) == sorted(tmp_path / "runs" / f"cd{s}" / "summary.json" for s in SEEDS)
+
+
 def test_a_resumed_run_names_every_commit_that_trained_it():
     from rbmlab.storage.provenance import merge_sources
 

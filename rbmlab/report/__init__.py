@@ -27,7 +27,6 @@ paper's layout (rows × condition × metric, ours beside the paper's) and the pl
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -57,11 +56,11 @@ from rbmlab.report.aggregate import (
 from rbmlab.report.header import report_header
 from rbmlab.report.layout import assign_groups, choose_layout, norm, varying_keys
 from rbmlab.report.load import (
+    DECLARATIONS,
     SCHEDULE_COLUMNS,
     config_columns,
     find_run_dirs,
     load_runs,
-    recorded_declarations,
 )
 from rbmlab.report.names import Names
 from rbmlab.report.paper import constant_values, match_paper
@@ -146,21 +145,6 @@ def _output_paths(out_dir: str | Path, stem: str) -> dict[str, Path]:
     }
 
 
-def _ranked_by_recorded_declarations(report):
-    """``report(root, ...)`` with metrics ranked by the declarations the runs under ``root``
-    recorded (rbmlab.evaluators.metrics.declared; None, the evaluators', for committed tidy files
-    and runs made before runs recorded them)."""
-
-    @functools.wraps(report)
-    def ranked(root, *args, **kwargs):
-        recorded = None if isinstance(root, Committed) else recorded_declarations(root)
-        with declared(recorded):
-            return report(root, *args, **kwargs)
-
-    return ranked
-
-
-@_ranked_by_recorded_declarations
 def make_report(
     root: str | Path | Mapping[str, Path] | Committed,
     out_dir: str | Path,
@@ -212,14 +196,33 @@ def make_report(
             f"report: unknown option(s) {', '.join(sorted(set(options) - set(ReportSpec.keys())))}; "
             f"known: {', '.join(ReportSpec.keys())}"
         ) from None
-    x, table_x = spec.x, spec.table_x
-    names = Names.parse(spec.names)
     committed = root if isinstance(root, Committed) else None
     if committed is not None:  # re-rendered from the report's own tidy files
         runs, stored = load_tidy(committed.stem, committed.constants, variants, committed.experiments)
+        x = spec.x
         curves = pd.DataFrame(columns=["run_dir", "status", *([] if x in runs.columns else [x])])
+        recorded = None  # tidy files hold no declarations: the evaluators'
     else:
         runs, curves = load_runs(root if isinstance(root, Mapping) else Path(root), variants, outputs_root)
+        stored, recorded = None, runs.attrs.get(DECLARATIONS)
+    with declared(recorded):
+        return _render(runs, curves, stored, committed, spec, out_dir, title, filename_stem)
+
+
+def _render(
+    runs: pd.DataFrame,
+    curves: pd.DataFrame,
+    stored: pd.DataFrame | None,
+    committed: Committed | None,
+    spec: ReportSpec,
+    out_dir: str | Path,
+    title: str | None,
+    filename_stem: str | None,
+) -> dict[str, Any]:
+    """make_report's files from the runs and curves loaded (``stored``: a committed report's
+    curves), within the metric declarations in force."""
+    x, table_x = spec.x, spec.table_x
+    names = Names.parse(spec.names)
     where, derive = spec.where, spec.derive
     if committed is not None:  # its runs CSV was written after both: a key it lacks was one value
         where = {k: v for k, v in (where or {}).items() if k in runs.columns}

@@ -257,15 +257,20 @@ def _run_row(
     return row
 
 
+UNREAD = object()  # the record of a run whose summary.json could not be read
+DECLARATIONS = "metric_declarations"  # load_runs' runs.attrs key: the runs' recorded declarations
+
+
 def _load_run(
     run_dir: Path,
     root: Path,
     variants: Collection[str] = (),
     experiment: str | None = None,
     roots: tuple[Path, ...] = (),
-) -> list[tuple[dict[str, Any], pd.DataFrame]]:
-    """One run's rows of the runs table and its metrics rows (one pair per trial); under one of
-    several roots, ``experiment`` names the root (its runs' key; their run_dir is
+) -> tuple[list[tuple[dict[str, Any], pd.DataFrame]], Any]:
+    """(one run's rows of the runs table and its metrics rows, one pair per trial; the metric
+    declarations its summary.json recorded: None for none, UNREAD when it could not be read).
+    Under one of several roots, ``experiment`` names the root (its runs' key; their run_dir is
     ``<experiment>/<path under the root>``, the variant the first directory of that path)."""
     rel = run_dir.relative_to(root).as_posix()
     try:
@@ -274,6 +279,7 @@ def _load_run(
         summary, problem = {"status": UNREADABLE}, str(e).removeprefix("report: ")
     else:
         summary = {**summary, "status": observed_status(run_dir, summary)}  # a dead run is not running
+    record = UNREAD if problem else summary.get(RECORD_KEY)
     config = _best_effort(problem, lambda: _read_config(run_dir), {})
     overrides = _best_effort(problem, lambda: _read_yaml(run_dir / "overrides.yaml", []) or [], [])
     first = rel.split("/", 1)[0]
@@ -288,25 +294,22 @@ def _load_run(
     )
     curve.insert(0, "run_dir", rel)
     if "trial" in curve.columns:
-        return _split_trials(row, curve, summary)
-    return [(row, curve)]
+        return _split_trials(row, curve, summary), record
+    return [(row, curve)], record
 
 
-def recorded_declarations(root: Path | Mapping[str, Path]):
-    """The metric declarations the runs under ``root`` recorded (summary.json), merged; None when
-    a run with a readable summary recorded none (made before runs recorded them), so that the
-    report reads the registered evaluators' instead (rbmlab.evaluators.metrics.declared)."""
-    tops = root.values() if isinstance(root, Mapping) else [root]
+def merged_declarations(records: Iterable[Any]):
+    """The metric declarations runs recorded (summary.json), merged, the first run's of a name
+    kept; None when a run that could be read recorded none (made before runs recorded them), so
+    that the report reads the registered evaluators' instead (rbmlab.evaluators.metrics.declared).
+    Unreadable runs are left out (the report names them)."""
     found: dict[str, Any] = {}
-    for top in tops:
-        for run_dir in find_run_dirs(Path(top)) if Path(top).is_dir() else []:
-            try:
-                record = read_summary(run_dir / "summary.json").get(RECORD_KEY)
-            except RbmlabError:
-                continue  # an unreadable run is left out of the report, and named there
-            if not isinstance(record, Mapping):
-                return None
-            found.update({k: v for k, v in record.items() if k not in found})
+    for record in records:
+        if record is UNREAD:
+            continue
+        if not isinstance(record, Mapping):
+            return None
+        found.update({k: v for k, v in record.items() if k not in found})
     return declarations_from_record(found)
 
 
@@ -354,7 +357,8 @@ def load_runs(
     an experiment's variant names: its sweep runs each variant into ``<root>/<variant>/``),
     flattened config keys,
     epochs_done, wall_time, overrides, final.<metric>. curves: every metrics.csv row with
-    run_dir, status and the run's config keys joined in.
+    run_dir, status and the run's config keys joined in. ``runs.attrs[DECLARATIONS]``: the metric
+    declarations the runs recorded (:func:`merged_declarations`), read with their summaries.
 
     A path among the config values and overrides (``model.init``: another run's checkpoint) is
     relative to ``outputs_root`` (an experiment's: outputs/experiments; default the working
@@ -364,14 +368,16 @@ def load_runs(
     tops = (
         {name: Path(path) for name, path in root.items()} if isinstance(root, Mapping) else {None: Path(root)}
     )
-    loaded = []
+    loaded, records = [], []
     for name, path in tops.items():
         if not path.is_dir():
             raise RbmlabError(f"report: no such directory {path}")
         dirs = find_run_dirs(path)
         if not dirs:
             raise RbmlabError(f"report: no runs (summary.json) under {path}")
-        found = [pair for d in dirs for pair in _load_run(d, path, set(variants), name, roots)]
+        read = [_load_run(d, path, set(variants), name, roots) for d in dirs]
+        records += [record for _, record in read]
+        found = [pair for pairs, _ in read for pair in pairs]
         if all(row["status"] == UNREADABLE for row, _ in found):  # nothing to report: say why
             raise RbmlabError(
                 f"report: {found[0][0]['problem']}"
@@ -388,4 +394,5 @@ def load_runs(
     metrics = pd.concat([c for _, c in loaded], ignore_index=True)
     joined = [c for c in ["status", *config_columns(runs)] if c not in metrics.columns]
     curves = metrics.merge(runs[["run_dir", *joined]], on="run_dir", how="left")
+    runs.attrs[DECLARATIONS] = merged_declarations(records)
     return runs, curves
