@@ -122,10 +122,11 @@ def test_the_per_layer_setting_is_checked_and_kept(tmp_path):
         DBM.of([np.zeros((2, 2))] * 3, [np.zeros(2)] * 4, hidden="spin,bernoulli")
     # a component written for one type refuses a machine with any layer of another
     check_unit_types({"hidden": "spin,bernoulli"}, {"hidden": ("spin", "bernoulli")}, "who", str)
-    with pytest.raises(
-        RbmlabError, match=r"^hidden: spin,bernoulli hidden units; who is written for Bernoulli"
-    ):
-        check_unit_types({"hidden": "spin,bernoulli"}, {"hidden": ("bernoulli",)}, "who", str)
+    for hidden in ("spin,bernoulli", "bernoulli,spin"):  # the first layer allowed or not
+        with pytest.raises(
+            RbmlabError, match=rf"^hidden: {hidden} hidden units; who is written for Bernoulli"
+        ):
+            check_unit_types({"hidden": hidden}, {"hidden": ("bernoulli",)}, "who", str)
 
 
 def test_one_hidden_layer_trains_as_a_run_and_scores_exactly(tmp_path):
