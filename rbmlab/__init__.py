@@ -8,6 +8,7 @@ __version__ = "0.1.0"
 # The Python API by name ("module:attribute", as registry entries are): imported on first use, so
 # ``import rbmlab`` stays cheap (no scikit-learn, no Hydra) and the bottom layer imports nothing above it.
 _API = {"RBM": "rbmlab.api.rbm:RBM", "IsingModel": "rbmlab.api.ising:IsingModel"}
+__all__ = list(_API)  # the public names (the documentation gives each a reference page)
 
 
 def __getattr__(name: str):

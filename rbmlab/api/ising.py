@@ -21,7 +21,16 @@ class IsingModel(DensityMixin, EnergyModel):
     enumerated, n ≤ 25; at rows of means log p̃(x) − log Z, rbmlab.api.scoring); ``sample``'s
     "gibbs" is the colour-class Gibbs sampler.
 
-    Attributes: model_ (rbmlab.models.ising.Ising), coupling_ (J), field_ (h), and those of RBM.
+    Attributes
+    ----------
+    model_ : rbmlab.models.ising.Ising
+        The fitted model (host arrays).
+    coupling_ : ndarray of shape (n_features, n_features)
+        J, symmetric with a zero diagonal.
+    field_ : ndarray of shape (n_features,)
+        h.
+    learner_state_, n_iter_, n_updates_, seed_, data_mean_
+        As those of :class:`rbmlab.RBM`.
     """
 
     family = "ising"

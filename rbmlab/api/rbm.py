@@ -50,12 +50,22 @@ class RBM(ClassNamePrefixFeaturesOutMixin, TransformerMixin, EnergyModel):
 
     Attributes
     ----------
-    model_ : rbmlab.models.rbm.RBM            the fitted model (host arrays)
-    components_ : (n_components, n_features)  Wᵀ, as in sklearn.neural_network.BernoulliRBM
-    intercept_hidden_, intercept_visible_     b_h and b_v
-    learner_state_ : dict                     persistent chains, optimizer buffers
-    n_iter_ : int                             epochs trained; n_updates_: parameter updates
-    seed_ : int                               the seed used; data_mean_: the training mean
+    model_ : rbmlab.models.rbm.RBM
+        The fitted model (host arrays).
+    components_ : ndarray of shape (n_components, n_features)
+        Wᵀ, as in sklearn.neural_network.BernoulliRBM.
+    intercept_hidden_, intercept_visible_ : ndarray
+        b_h and b_v.
+    learner_state_ : dict
+        Persistent chains, optimizer buffers.
+    n_iter_ : int
+        Epochs trained.
+    n_updates_ : int
+        Parameter updates.
+    seed_ : int
+        The seed used.
+    data_mean_ : ndarray
+        The training mean.
     """
 
     family = "rbm"

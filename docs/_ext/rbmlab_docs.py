@@ -1,0 +1,179 @@
+"""Sphinx directives that write rbmlab's reference pages from the code itself, so that they cannot
+drift from it (the same sources ``rbmlab run --help`` reads, rbmlab.help):
+
+```{rbmlab-options} GROUP``` (MyST)
+    every option of a configuration group (``conf/GROUP/*.yaml``): its file's first comment and a
+    table of the keys its component declares with ``option(...)`` (rbmlab.validation): default,
+    meaning, and the values or range it accepts. ``train`` and ``backend`` are one class each.
+
+```{rbmlab-registry} KIND``` (MyST)
+    every registered component of a kind (model, learner, evaluator, inference, optimizer): its
+    name, its class (linked to the API reference) and the first line of its docstring.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives
+from docutils.statemachine import StringList
+from sphinx.util.nodes import nested_parse_with_titles
+
+from rbmlab import help as rbmlab_help
+from rbmlab.help import GROUP_DOCS, first_comment, shown_value
+
+GROUPS = ("dataset", "task", "model", "learner", "evaluator", "backend", "train")
+
+
+def _escape(text: str) -> str:
+    """Text for a cell of a Markdown table: one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+def accepts(meta: dict[str, Any]) -> str:
+    """What an option accepts, from its declaration: its choices or its range."""
+    if meta.get("choices"):
+        return ", ".join(f"``{c}``" for c in meta["choices"])
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if lo is None and hi is None:
+        return ""
+    left = "(" if meta.get("open_lo") else "["
+    right = ")" if meta.get("open_hi") else "]"
+    return f"{left}{'' if lo is None else lo}, {'' if hi is None else hi}{right}"
+
+
+def option_rows(cls: type) -> list[tuple[str, str, str, str]]:
+    """(key, default, meaning, accepts) of every option ``cls`` declares, nested components by
+    their default's name."""
+    rows = []
+    for f in dataclasses.fields(cls):
+        if f.name == "name":
+            continue
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        if dataclasses.is_dataclass(default):
+            default = getattr(default, "name", type(default).__name__)
+        rows.append((f.name, shown_value(default), f.metadata.get("doc", ""), accepts(dict(f.metadata))))
+    return rows
+
+
+def table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+    """A Markdown (MyST) table, the first column as code."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for first, *rest in rows:
+        lines.append("| " + " | ".join([_code(_escape(first)), *(_escape(c) for c in rest)]) + " |")
+    return lines + [""]
+
+
+def _option_class(group: str, name: str):
+    """The options class of option ``name`` of ``group`` (None: a group whose options are plain
+    yaml, such as a dataset without declared options)."""
+    from rbmlab.config import BackendConfig, TrainConfig
+    from rbmlab.data.registry import DATASET_NAMES, get_spec
+    from rbmlab.data.tasks import TASKS
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models import MODELS
+
+    registries = {"task": TASKS, "model": MODELS, "learner": LEARNERS, "evaluator": EVALUATORS}
+    if group in registries:
+        return registries[group].get(name).config_class if name in registries[group].names() else None
+    if group == "dataset":
+        return get_spec(name).options if name in DATASET_NAMES else None
+    return {"train": TrainConfig, "backend": BackendConfig}.get(group)
+
+
+HEADER = ("key", "default", "meaning", "accepts")
+
+
+def group_lines(group: str) -> list[str]:
+    """The Markdown of one configuration group's section."""
+    if group == "train":
+        return [
+            "`train.*` sets how long and how often a run trains, evaluates and checkpoints "
+            "(rbmlab.config.TrainConfig).",
+            "",
+            *table([(f"train.{k}", *rest) for k, *rest in option_rows(_option_class("train", ""))], HEADER),
+        ]
+    lines = [GROUP_DOCS.get(group, ""), ""]
+    if group == "backend":
+        rows = option_rows(_option_class("backend", ""))
+        return lines + table([(f"backend.{k}", *rest) for k, *rest in rows], HEADER)
+    for path in sorted((rbmlab_help.conf_dir() / group).glob("*.yaml")):
+        name = path.stem
+        lines += [f"### `{group}={name}`", "", _escape(first_comment(path)), ""]
+        cls = _option_class(group, name)
+        rows = option_rows(cls) if cls is not None else []
+        if rows:
+            lines += table([(f"{group}.{k}", *rest) for k, *rest in rows], HEADER)
+        else:
+            lines += ["No options of its own.", ""]
+    return lines
+
+
+class OptionsDirective(Directive):
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        group = self.arguments[0]
+        if group not in GROUPS:
+            raise self.error(f"rbmlab-options: unknown group {group!r}; known: {', '.join(GROUPS)}")
+        return _parse(self, group_lines(group))
+
+
+def registry_rows(kind: str) -> list[tuple[str, str, str]]:
+    """(name, class path, first docstring line) of every registered component of ``kind``."""
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.inference import INFERENCE
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models import MODELS
+    from rbmlab.optimizers import OPTIMIZERS
+
+    registry = {
+        "model": MODELS,
+        "learner": LEARNERS,
+        "evaluator": EVALUATORS,
+        "inference": INFERENCE,
+        "optimizer": OPTIMIZERS,
+    }[kind]
+    rows = []
+    for name, cls in registry.items():
+        doc = (inspect.getdoc(cls) or "").strip().split("\n\n")[0]
+        rows.append((name, f"{cls.__module__}.{cls.__qualname__}", " ".join(doc.split())))
+    return rows
+
+
+class RegistryDirective(Directive):
+    required_arguments = 1
+    has_content = False
+    option_spec = {"caption": directives.unchanged}
+
+    def run(self):
+        kind = self.arguments[0]
+        rows = [(name, f"{{class}}`{path}`", doc) for name, path, doc in registry_rows(kind)]
+        lines = [f"**{self.options['caption']}**", ""] if "caption" in self.options else []
+        lines += ["| name | class | what it is |", "|---|---|---|"]
+        lines += [f"| `{name}` | {path} | {_escape(doc)} |" for name, path, doc in rows]
+        return _parse(self, lines + [""])
+
+
+def _parse(directive: Directive, lines: list[str]):
+    """``lines`` parsed as the document's own markup (MyST Markdown in a .md page), headings
+    becoming sections of the page."""
+    node = nodes.section()
+    node.document = directive.state.document
+    nested_parse_with_titles(directive.state, StringList(lines, source="rbmlab_docs"), node)
+    return node.children
+
+
+def setup(app):
+    app.add_directive("rbmlab-options", OptionsDirective)
+    app.add_directive("rbmlab-registry", RegistryDirective)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,96 @@
+"""The documentation site's generated parts (docs/_ext/rbmlab_docs.py) and its examples.
+
+The whole site is built by ``make docs`` (warnings as errors; a CI stage). Here, cheaply: the
+option pages are made from the declarations at build time (an option's help string changed in
+the code shows in a page built after), the registry tables list every registered component, the
+API reference names every public name, and every example of the gallery runs as a script.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+EXAMPLES = sorted((DOCS / "examples").glob("plot_*.py"))
+
+
+def build(tmp_path: Path, page: str) -> str:
+    """``page`` (MyST) built alone with the rbmlab directives, in this process; its HTML."""
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(DOCS / '_ext')!r})\n"
+        "extensions = ['myst_parser', 'rbmlab_docs']\nroot_doc = 'index'\n"
+    )
+    (src / "index.md").write_text(page)
+    app = Sphinx(
+        str(src),
+        str(src),
+        str(tmp_path / "html"),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=None,
+    )
+    app.build()
+    assert app.statuscode == 0
+    return re.sub(r"\s+", " ", (tmp_path / "html" / "index.html").read_text())
+
+
+def test_an_options_help_string_shows_in_the_page_built_after(tmp_path, monkeypatch):
+    from rbmlab.learners import LEARNERS
+
+    cls = LEARNERS.get("pcd").config_class
+    field = cls.__dataclass_fields__["n_chains"]
+    changed = dataclasses.field(
+        default=field.default, metadata={**field.metadata, "doc": "CHAINS-DOC-CHANGED"}
+    )
+    changed.name, changed.type, changed._field_type = (
+        field.name,
+        field.type,
+        field._field_type,
+    )  # as dataclass sets
+    monkeypatch.setitem(cls.__dataclass_fields__, "n_chains", changed)
+    html = build(tmp_path, "# Options\n\n```{rbmlab-options} learner\n```\n")
+    assert "learner.n_chains" in html and "CHAINS-DOC-CHANGED" in html
+    assert "learner=tap_dbm" in html and "learner.pretrain_epochs" in html  # every learner, its keys
+    assert isinstance(field.metadata, types.MappingProxyType)  # the original is left as it was
+
+
+def test_the_registry_tables_list_every_registered_component(tmp_path):
+    from rbmlab.evaluators import EVALUATORS
+    from rbmlab.models import MODELS
+
+    html = build(tmp_path, "# R\n\n```{rbmlab-registry} model\n```\n\n```{rbmlab-registry} evaluator\n```\n")
+    for name in (*MODELS.names(), *EVALUATORS.names()):
+        assert f'<code class="docutils literal notranslate"><span class="pre">{name}</span></code>' in html, (
+            name
+        )
+
+
+def test_every_public_name_has_a_reference_page():
+    """rbmlab.__all__ is what the API reference's autosummary lists (one page each)."""
+    import rbmlab
+
+    listed = re.findall(r"^\s+(rbmlab\.\w+)\s*$", (DOCS / "api" / "index.md").read_text(), re.M)
+    assert sorted(listed) == sorted(f"rbmlab.{name}" for name in rbmlab.__all__)
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_runs_as_a_script(script, tmp_path):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
