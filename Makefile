@@ -59,10 +59,10 @@ JOBS ?= auto
 PYTEST := $(BIN)/python -m pytest -q $(if $(filter 1,$(JOBS)),-p no:xdist,-n $(JOBS) --dist worksteal)
 
 test: install
-	$(PYTEST) -m "not slow and not cluster"
+	$(PYTEST) -m "not slow and not cluster and not docs"
 
 test-slow: install
-	$(PYTEST) -m "slow and not cluster"
+	$(PYTEST) -m "slow and not cluster and not docs"
 
 # SLURM for real: slurm-wlm and munge installed where missing, a private cluster for the tests,
 # everything removed after (tests/slurm_cluster.py)
