@@ -9,6 +9,10 @@ drift from it (the same sources ``rbmlab run --help`` reads, rbmlab.help):
 ```{rbmlab-registry} KIND``` (MyST)
     every registered component of a kind (model, learner, evaluator, inference, optimizer): its
     name, its class (linked to the API reference) and the first line of its docstring.
+
+```{rbmlab-artefacts} PAPER``` (MyST)
+    every table and figure committed in ``results/PAPER/``, inline: a paper's page shows its
+    artefacts as its README names them.
 """
 
 from __future__ import annotations
@@ -164,6 +168,42 @@ class RegistryDirective(Directive):
         return _parse(self, lines + [""])
 
 
+def artefact_stems(paper_dir) -> list[str]:
+    """The artefacts committed in a results folder: every ``<artefact>_<tier>`` with a table
+    (.md) or a figure (.png), the README aside, in name order."""
+    stems = {p.stem for p in paper_dir.glob("*.md") if p.name != "README.md"}
+    stems |= {p.stem for p in paper_dir.glob("*.png")}
+    return sorted(stems)
+
+
+class ArtefactsDirective(Directive):
+    """Every table and figure of ``results/PAPER/`` inline: per artefact, its figure and its
+    table as committed (the table's own headings moved below the artefact's)."""
+
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        from pathlib import Path
+
+        env = self.state.document.settings.env
+        paper = self.arguments[0]
+        folder = Path(env.srcdir).parent / "results" / paper
+        if not folder.is_dir():
+            raise self.error(f"rbmlab-artefacts: no results folder {folder}")
+        here = Path(env.doc2path(env.docname)).parent
+        rel = Path(*([".."] * len(here.relative_to(env.srcdir).parts))) / ".." / "results" / paper
+        lines = []
+        for stem in artefact_stems(folder):
+            lines += [f"### {stem}", ""]
+            if (folder / f"{stem}.png").exists():
+                env.note_dependency(str(folder / f"{stem}.png"))
+                lines += [f"```{{image}} {rel / stem}.png", f":alt: {stem}", ":width: 100%", "```", ""]
+            if (folder / f"{stem}.md").exists():
+                lines += [f"```{{include}} {rel / stem}.md", ":heading-offset: 3", "```", ""]
+        return _parse(self, lines)
+
+
 def _parse(directive: Directive, lines: list[str]):
     """``lines`` parsed as the document's own markup (MyST Markdown in a .md page), headings
     becoming sections of the page."""
@@ -176,4 +216,5 @@ def _parse(directive: Directive, lines: list[str]):
 def setup(app):
     app.add_directive("rbmlab-options", OptionsDirective)
     app.add_directive("rbmlab-registry", RegistryDirective)
+    app.add_directive("rbmlab-artefacts", ArtefactsDirective)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

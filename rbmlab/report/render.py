@@ -402,7 +402,9 @@ def runs_csv(runs: pd.DataFrame, finals: pd.Series, metric: str, records: Sequen
 
 
 def markdown_rows(rows: list[dict]) -> str:
-    """A markdown table of ``rows`` (dicts with the same keys, in order): floats to 3 decimals."""
-    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    """A markdown table of ``rows`` (dicts with the same keys, in order): floats to 3 decimals, a
+    pipe inside a name or a cell escaped (``max |W|``) so that it stays one cell."""
+    text = lambda v: str(v).replace("|", "\\|")  # noqa: E731
+    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else text(v)  # noqa: E731
+    lines = ["| " + " | ".join(text(k) for k in rows[0]) + " |", "|" + "---|" * len(rows[0])]
     return "\n".join(lines + ["| " + " | ".join(cell(v) for v in row.values()) + " |" for row in rows])
