@@ -21,6 +21,7 @@ from rbmlab.learners import LEARNERS
 from rbmlab.models import MODELS
 from rbmlab.models import layer_stack as stacks
 from rbmlab.models.dbm import DBM
+from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.runner import train
 from rbmlab.units import unit_type
 
@@ -208,16 +209,27 @@ def test_options_that_do_not_apply_are_refused():
     LEARNERS.build(LEARNERS.parse("tap_dbm")).check(DBM)  # its positive phase is TAP's
 
 
-@pytest.mark.parametrize("learner", [["learner=cd", "learner.k=5"], ["learner=pcd", "learner.n_chains=100"]])
-def test_a_dbm_trains_as_a_run(learner, tmp_path):
+@pytest.mark.parametrize(
+    "learner, hidden",
+    [
+        (["learner=cd", "learner.k=5"], [6, 4]),
+        (["learner=pcd", "learner.n_chains=100"], [6, 4]),
+        (
+            ["learner=pcd", "learner.n_chains=100"],
+            [6],
+        ),  # one hidden layer: the RBM as a machine of the layered family
+    ],
+)
+def test_a_dbm_trains_as_a_run(learner, hidden, tmp_path):
     """`rbmlab run learner=pcd model=dbm` on bars and stripes (3×3): the exact test
-    log-likelihood of a DBM with hidden layers of 6 and 4 units rises by more than 1 nat in 200
-    epochs from near the uniform model's (−ln 512 = −6.24)."""
+    log-likelihood of a machine with hidden layers of 6 and 4 units (or one of 6) rises by more
+    than 1 nat in 200 epochs from near the uniform model's (−ln 512 = −6.24); its checkpoint holds
+    the layers it has, no more."""
     cfg = validated_run_config(
         [
             *learner,
             "model=dbm",
-            "model.n_hidden=[6,4]",
+            f"model.n_hidden=[{','.join(map(str, hidden))}]",
             "model.weight_std=0.1",
             "dataset=bars_stripes",
             "evaluator=exact",
@@ -232,6 +244,9 @@ def test_a_dbm_trains_as_a_run(learner, tmp_path):
     metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
     first, last = metrics.test_log_likelihood.iloc[0], metrics.test_log_likelihood.iloc[-1]
     assert summary["status"] == "completed" and last > first + 1.0, (first, last)
+    model, _, _ = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
+    layers = range(len(hidden) + 1)
+    assert set(model.arrays()) == {f"W{l}" for l in layers if l} | {f"b{l}" for l in layers}
 
 
 # ---------------------------------------------------------------- scores: AIS and the bound

@@ -6,19 +6,16 @@ layer held that the model does not have; the per-layer unit setting is checked i
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.special import logsumexp
 
 from rbmlab.backend import host_rng
 from rbmlab.errors import RbmlabError
-from rbmlab.hydra_app import validated_run_config
 from rbmlab.inference import INFERENCE, tap
 from rbmlab.models import MODELS
 from rbmlab.models.dbm import DBM
 from rbmlab.models.rbm import RBM
 from rbmlab.run.checkpoint import load_checkpoint, save_checkpoint
-from rbmlab.run.runner import train
 from rbmlab.units import unit_type
 from rbmlab.units.requirements import check_unit_types
 
@@ -127,28 +124,3 @@ def test_the_per_layer_setting_is_checked_and_kept(tmp_path):
             RbmlabError, match=rf"^hidden: {hidden} hidden units; who is written for Bernoulli"
         ):
             check_unit_types({"hidden": hidden}, {"hidden": ("bernoulli",)}, "who", str)
-
-
-def test_one_hidden_layer_trains_as_a_run_and_scores_exactly(tmp_path):
-    """`rbmlab run model=dbm model.n_hidden=[6] learner=pcd`: a two-layer machine of the family,
-    no placeholder layer, trained and scored by exact enumeration."""
-    cfg = validated_run_config(
-        [
-            "model=dbm",
-            "model.n_hidden=[6]",
-            "model.weight_std=0.1",
-            "learner=pcd",
-            "learner.lr=1.0",
-            "learner.batch_size=7",
-            "dataset=bars_stripes",
-            "evaluator=exact",
-            "train.epochs=150",
-            "train.eval_every=150",
-            "train.progress=false",
-        ]
-    )
-    summary = train(cfg, tmp_path / "run", echo=lambda s: None)
-    metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
-    model, _, _ = load_checkpoint(tmp_path / "run" / "checkpoint.npz")
-    assert summary["status"] == "completed" and set(model.arrays()) == {"W1", "b0", "b1"}
-    assert metrics.test_log_likelihood.iloc[-1] > metrics.test_log_likelihood.iloc[0] + 1.0
