@@ -5,8 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 RBMLAB := $(BIN)/rbmlab
 SCALE  ?= reduced
-# LAUNCHER=slurm|slurm_gpu: an experiment target's jobs as one SLURM array job (README: "Running a
-# paper tier on a cluster"); empty: on this machine
+# LAUNCHER=slurm|slurm_gpu: an experiment target's jobs as one SLURM array job
+# (docs/guide/clusters.md: "Running a paper tier on a cluster"); empty: on this machine
 LAUNCHER ?=
 # ARGS: more arguments for an experiment target's `rbmlab experiment` (e.g. ARGS='outputs_root=DIR
 # results_root=DIR seed=0,1,2')

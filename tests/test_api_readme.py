@@ -1,24 +1,25 @@
-"""README's Python API example runs as written (the code block after `<!-- example: pipeline -->`)."""
+"""The user guide's Python API example (docs/guide/python-api.md, once README's) runs as written: the
+code block after `<!-- example: pipeline -->`."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "python-api.md"
 
 
 def example(name: str) -> str:
     """The ```python block right after the marker ``<!-- example: name -->``."""
-    found = re.search(rf"<!-- example: {name} -->\n```python\n(.*?)\n```", README.read_text(), re.S)
-    assert found, f"README.md has no python block after <!-- example: {name} -->"
+    found = re.search(rf"<!-- example: {name} -->\n```python\n(.*?)\n```", PAGE.read_text(), re.S)
+    assert found, f"docs/guide/python-api.md has no python block after <!-- example: {name} -->"
     return found.group(1)
 
 
 def test_the_pipeline_example_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(example("pipeline"), "README.md (example: pipeline)", "exec"), namespace)
+    exec(compile(example("pipeline"), "docs/guide/python-api.md (example: pipeline)", "exec"), namespace)
     assert re.fullmatch(r"test error: \d+\.\d%\n", capsys.readouterr().out)
     from sklearn.base import clone
 

@@ -263,12 +263,13 @@ def test_a_dbms_exact_log_likelihood_from_its_checkpoint(tmp_path, monkeypatch, 
     assert tap["log_z"] == pytest.approx(exact["log_z"], abs=1e-4)
 
 
-# ---------------------------------------------------------------- README
-README = Path(__file__).resolve().parent.parent / "README.md"
+# ---------------------------------------------------------------- the user guide's checkpoint page
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "checkpoints.md"
 
 
 def declarations_table() -> str:
-    """README's table of every family's checkpoint arrays and settings, from the declarations."""
+    """docs/guide/checkpoints.md's table of every family's checkpoint arrays and settings, from the
+    declarations."""
     rows = ["| family | arrays, by their axes | settings (default) |", "|---|---|---|"]
     for name, cls in MODELS.items():
         declared = cls.DECLARATION
@@ -293,6 +294,6 @@ def declarations_table() -> str:
     return "\n".join(rows)
 
 
-def test_the_readme_checkpoint_table_is_the_declarations():
+def test_the_guide_checkpoint_table_is_the_declarations():
     table = declarations_table()
-    assert table in README.read_text(), f"README's checkpoint table is stale; it should read:\n{table}"
+    assert table in PAGE.read_text(), f"{PAGE.name}'s checkpoint table is stale; it should read:\n{table}"

@@ -1,7 +1,7 @@
 """The Makefile's paper targets: ``make experiments`` lists every per-file and combined target, a
 guess that is no target ends in one line naming the closest ones (exit 2, nothing run), and the
-README's targets exist. No test here installs anything: ``make -n``, or a stand-in venv whose
-install stamp is current."""
+targets README.md and the documentation pages (docs/*.md, docs/guide/*.md) name exist. No test
+here installs anything: ``make -n``, or a stand-in venv whose install stamp is current."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def test_make_experiments_lists_every_target_with_its_title(tmp_path):
         assert listed[composite].split() == ["runs", *parts.replace("\\", " ").split()]
 
 
-def test_the_readme_names_only_targets_that_exist():
+def test_the_readme_and_the_guide_name_only_targets_that_exist():
     readme = (ROOT / "README.md").read_text()
     table = readme[readme.index("| paper | artefact | `make` target | results |") :]
     table = table[: table.index("\n\n")].splitlines()[2:]
@@ -114,15 +114,26 @@ def test_the_readme_names_only_targets_that_exist():
     }  # every paper has its rows
     for link in re.findall(r"\]\((results/[^)]+)\)", "\n".join(table)):
         assert (ROOT / link).is_file(), link
-    fenced = re.findall(r"```bash\n(.*?)```", readme, re.S)
-    commands = [
-        ln.split("#")[0].split()[1:]
-        for block in fenced
+    pages = {"README.md": readme} | {
+        page.relative_to(ROOT).as_posix(): page.read_text()
+        for page in sorted([*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "guide").glob("*.md")])
+    }  # the user guide, once README's: its commands are held to the Makefile too
+    named = {name: make_targets_named(text) for name, text in pages.items()}
+    assert named["README.md"] and named["docs/guide/experiments.md"], named
+    for name, targets in named.items():
+        assert targets <= TARGETS, (name, targets - TARGETS)
+
+
+def make_targets_named(text: str) -> set[str]:
+    """The targets of every ``make ...`` line of the page's bash blocks (not its VAR=value words)."""
+    return {
+        word
+        for block in re.findall(r"```bash\n(.*?)```", text, re.S)
         for ln in block.splitlines()
         if ln.startswith("make ")
-    ]
-    named = {w for words in commands for w in words if "=" not in w}
-    assert named and named <= TARGETS, named - TARGETS
+        for word in ln.split("#")[0].split()[1:]
+        if "=" not in word
+    }
 
 
 def test_results_readme_indexes_every_folder():

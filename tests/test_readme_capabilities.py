@@ -1,5 +1,6 @@
-"""README's capabilities table is the code's: which model family offers which capability of
-rbmlab/models/base.py (by :func:`rbmlab.models.base.supports`), and which solvers run on it."""
+"""The capabilities table of docs/guide/extending.md (once README's) is the code's: which model
+family offers which capability of rbmlab/models/base.py (by :func:`rbmlab.models.base.supports`),
+and which solvers run on it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from rbmlab.inference.solvers import SOLVERS
 from rbmlab.models import MODELS, base
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "extending.md"
 CAPABILITIES = (
     "LogProbability",
     "Enumerable",
@@ -37,6 +38,6 @@ def capabilities_table() -> str:
     return "\n".join(rows)
 
 
-def test_the_readme_capabilities_table_is_current():
+def test_the_guide_capabilities_table_is_current():
     table = capabilities_table()
-    assert table in README.read_text(), f"README's capabilities table is stale; it should read:\n{table}"
+    assert table in PAGE.read_text(), f"{PAGE.name}'s capabilities table is stale; it should read:\n{table}"

@@ -1,6 +1,6 @@
 """Checkpoint files: one ``.npz`` holding a model, metadata and learner state.
 
-Format (documented in README.md):
+Format (documented in docs/guide/checkpoints.md):
     <params>   the family's parameter arrays (RBM: W, b_v, b_h; Ising: J, h), with a leading
                trial axis T for batched trials; their shapes as the family's DECLARATION
                relates them (rbmlab.models.declaration), checked on reading
