@@ -93,7 +93,7 @@ docs-check: install
 	@command -v chromium >/dev/null || { start=$$(date +%s); \
 	  { $(CHROMIUM_INSTALL) >/dev/null 2>&1 || { apt-get update -q >/dev/null && $(CHROMIUM_INSTALL) >/dev/null; }; } && \
 	  echo "docs-check: installed Debian's chromium with apt-get in $$(($$(date +%s) - start)) s"; }
-	$(BIN)/python -m pytest -q -m docs tests/test_docs_site.py
+	$(BIN)/python -m pytest -q -m docs tests/test_docs_site.py tests/test_docs.py
 
 bench: install
 	$(BIN)/python -m rbmlab.bench --out results/bench

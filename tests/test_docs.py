@@ -3,7 +3,8 @@
 The whole site is built by ``make docs`` (warnings as errors; a CI stage). Here, cheaply: the
 option pages are made from the declarations at build time (an option's help string changed in
 the code shows in a page built after), the registry tables list every registered component, the
-API reference names every public name, and every example of the gallery runs as a script.
+API reference names every public name, and every example of the gallery runs as a script (marked
+``docs``: run by ``make docs-check`` beside the built site's checks, not by ``make test``).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def test_every_public_name_has_a_reference_page():
     assert sorted(listed) == sorted(f"rbmlab.{name}" for name in rbmlab.__all__)
 
 
+@pytest.mark.docs  # with the site's checks (make docs-check): ~20 s of CPU make test's budget has not
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_runs_as_a_script(script, tmp_path):
     env = {**os.environ, "MPLBACKEND": "Agg"}
