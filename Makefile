@@ -77,7 +77,7 @@ mutants: install
 # the documentation site, warnings as errors (a wrong docstring, a broken internal link, an
 # example that fails); Sphinx and its extensions come with the test extra (pyproject.toml)
 docs: install
-	rm -rf docs/_build docs/api/generated docs/auto_examples docs/sg_execution_times.rst
+	rm -rf docs/_build docs/api/generated docs/api/components.md docs/auto_examples docs/sg_execution_times.rst
 	MPLBACKEND=Agg $(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "docs: docs/_build/html/index.html"
 
@@ -151,7 +151,7 @@ endif
 endif
 
 clean:
-	rm -rf outputs multirun .pytest_cache docs/_build docs/api/generated docs/auto_examples docs/sg_execution_times.rst
+	rm -rf outputs multirun .pytest_cache docs/_build docs/api/generated docs/api/components.md docs/auto_examples docs/sg_execution_times.rst
 
 # A goal that is no target (a guess such as make crbm-bp-table-1 or make paper-table-1): one line
 # naming the closest targets, exit 2, before anything runs. The files make reads are no goals.

@@ -213,7 +213,49 @@ def _parse(directive: Directive, lines: list[str]):
     return node.children
 
 
+COMPONENTS_PAGE = "api/components.md"  # written at each build (git-ignored): never a hand-kept list
+KINDS = (
+    ("Model families", "model", "rbmlab.models", "MODELS"),
+    ("Learners", "learner", "rbmlab.learners", "LEARNERS"),
+    ("Evaluators", "evaluator", "rbmlab.evaluators", "EVALUATORS"),
+    ("Samplers and solvers", "inference", "rbmlab.inference", "INFERENCE"),
+    ("Optimizers", "optimizer", "rbmlab.optimizers", "OPTIMIZERS"),
+)
+
+
+def components_page() -> str:
+    """The API reference's page of every registered component: one autosummary entry (one
+    generated page) per registry entry's class, kind by kind."""
+    import importlib
+
+    parts = [
+        "# Components",
+        "",
+        "Every registered component, one reference page each, read from the registries when the "
+        "pages are built.",
+        "",
+    ]
+    for title, _, module, registry in KINDS:
+        classes = dict.fromkeys(
+            f"{c.__module__}.{c.__qualname__}"
+            for _, c in getattr(importlib.import_module(module), registry).items()
+        )
+        parts += [f"## {title}", "", "```{eval-rst}", ".. autosummary::", "   :toctree: generated", ""]
+        parts += [f"   {path}" for path in classes] + ["```", ""]
+    return "\n".join(parts)
+
+
+def write_components_page(app, config) -> None:
+    from pathlib import Path
+
+    page = Path(app.srcdir) / COMPONENTS_PAGE
+    text = components_page()
+    if not page.exists() or page.read_text() != text:
+        page.write_text(text)
+
+
 def setup(app):
+    app.connect("config-inited", write_components_page)  # before the sources are listed
     app.add_directive("rbmlab-options", OptionsDirective)
     app.add_directive("rbmlab-registry", RegistryDirective)
     app.add_directive("rbmlab-artefacts", ArtefactsDirective)

@@ -123,8 +123,8 @@ class CRBM(TwoLayerModel):
 
     # ------------------------------------------------------------ the x-conditioned RBM
     def conditional_biases(self, x):
-        """(b¹, b²) of the RBM each input row conditions to: (..., B, |v|) and (..., B, |h|)
-        (a leading trial axis of the parameters broadcasts)."""
+        """(b¹, b²) of the RBM each input row conditions to: (..., B, n_visible) and (..., B,
+        n_hidden) (a leading trial axis of the parameters broadcasts)."""
         return self.b_v[..., None, :] + x @ self.W_xv, self.b_h[..., None, :] + x @ self.W_xh
 
     def neg_free_energy(self, v, x):
