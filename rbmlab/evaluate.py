@@ -23,7 +23,7 @@ from rbmlab.evaluators.metrics import metric_spec, split_prefix
 from rbmlab.run.checkpoint import load_checkpoint
 from rbmlab.run.evaluation import evaluate
 from rbmlab.storage.portable import portable_path
-from rbmlab.units.requirements import check_unit_types
+from rbmlab.units.requirements import check_unit_types, written_per_layer
 from rbmlab.validation import parse_options, progress_bars
 
 
@@ -180,6 +180,9 @@ def _checked_evaluator(cfg: DictConfig, model_np, evaluator_cfg):
         f"evaluator={evaluator_cfg.name}",
         lambda setting: f"checkpoint: {cfg.checkpoint}",
     )
+    together = written_per_layer(model_np.settings(), type(model_np), getattr(model_np, "depth", None))
+    if problem := evaluator.settings_problem(together, type(model_np)):
+        raise RbmlabError(f"checkpoint: {cfg.checkpoint}: {problem} (evaluator={evaluator_cfg.name})")
     return evaluator
 
 

@@ -402,6 +402,23 @@ class AIS(Evaluator):
         *EXACT_CHECK_METRICS,
     )
 
+    def settings_problem(self, settings, model_class) -> str | None:
+        """A DBM is annealed as the RBM between its parities (DBM.as_rbm): one unit type and q on
+        its even layers, one on its odd layers (``settings["hidden"]`` one type per layer)."""
+        if not supports(model_class, MeanFieldPositive):
+            return None
+        from rbmlab.models.dbm import parity_problem  # noqa: PLC0415
+
+        hidden = str(settings.get("hidden", "bernoulli"))
+        states = [settings.get(f"{layer}_states", "2") for layer in ("visible", "hidden")]
+        problem = parity_problem(
+            str(settings.get("visible", "bernoulli")), hidden, len(hidden.split(",")), *states
+        )
+        return problem and (
+            f"ais anneals a DBM as the RBM between its even and odd layers, one unit type and q on "
+            f"each ({problem})"
+        )
+
     def check(self, model_class, sizes):
         if supports(model_class, FractionalUnits):  # Eq. 11's model: rbmlab.evaluators.ais_fractional
             if self.config.reverse:

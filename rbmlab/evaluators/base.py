@@ -111,6 +111,12 @@ class Evaluator:
             return []
         return [sampler_for(self.config.sampler, model_class, self.config.name)]
 
+    def settings_problem(self, settings, model_class: type) -> str | None:
+        """Why it cannot score a model of ``model_class`` with these settings together (unit types
+        as Model.settings names them, per-layer ones written out per layer), in words, or None
+        (rbmlab.units.requirements asks before any work)."""
+        return None
+
     def check(self, model_class: type, sizes: dict[str, int]) -> None:
         for capability in self.requires:
             if not supports(model_class, capability):

@@ -135,6 +135,12 @@ class Combined(Evaluator):
     def samplers(self, model_class) -> list:
         return [s for part in self.parts for s in part.samplers(model_class)]
 
+    def settings_problem(self, settings, model_class) -> str | None:
+        for i, part in enumerate(self.parts):
+            if problem := part.settings_problem(settings, model_class):
+                return f"parts[{i}] ({part.config.name}): {problem}"
+        return None
+
     def check(self, model_class, sizes) -> None:
         for i, part in enumerate(self.parts):
             try:

@@ -45,6 +45,7 @@ from rbmlab.evaluators.metrics import MetricSpec
 from rbmlab.inference import tap
 from rbmlab.limits import CHAINS, EVALUATION_STEPS, EXAMPLES
 from rbmlab.models.base import TapForm, TapStack
+from rbmlab.units.requirements import PRIORS
 from rbmlab.validation import option
 
 
@@ -269,6 +270,7 @@ SOLUTION_METRICS = (
 class TapEvaluator(Evaluator):
     config_class = TapEvalConfig
     requires = (TapForm,)
+    units = {"visible": PRIORS, "hidden": PRIORS}  # tap Eq. 9: priors with their cumulants (no Potts)
     without_data = "log Z only, TAP started from n_init uniform random binary states"
     metrics = (
         MetricSpec(

@@ -169,15 +169,23 @@ class ParallelTempering(InferenceMethod):
 
     def settings_problem(self, settings, model_class: type) -> str | None:
         """A DBM is tempered as the RBM between its parities (:func:`bipartite`), one unit type to
-        each of that RBM's layers: its visible and hidden units must be of one type."""
-        if supports(model_class, Bipartite) or {settings.get("visible")} == set(
-            str(settings.get("hidden")).split(",")
-        ):
+        each of that RBM's layers: its even layers of one type (and q), its odd layers of one.
+        ``settings["hidden"]``: one type per layer (rbmlab.units.requirements.written_per_layer)."""
+        if supports(model_class, Bipartite):
             return None
+        from rbmlab.models.dbm import parity_problem  # noqa: PLC0415 (models import inference)
+
+        hidden = str(settings.get("hidden", "bernoulli"))
+        visible = str(settings.get("visible", "bernoulli"))
+        depth = len(hidden.split(","))
+        states = [settings.get(f"{layer}_states", "2") for layer in ("visible", "hidden")]
+        problem = parity_problem(visible, hidden, depth, *states)
+        if problem is None:
+            return None
+        shown = hidden if len(set(hidden.split(","))) > 1 else hidden.split(",")[0]
         return (
-            f"{settings.get('hidden')} hidden units with {settings.get('visible')} visible ones; "
-            "parallel_tempering tempers a DBM as the RBM between its even and odd layers, "
-            "one unit type on both"
+            f"{shown} hidden units with {visible} visible ones; parallel_tempering tempers a DBM "
+            f"as the RBM between its even and odd layers, one unit type and q on each ({problem})"
         )
 
     def init_state(self, model, chains, rng) -> dict:

@@ -13,8 +13,11 @@ layer it lacks), and its sizes n_visible, n_hidden1 … n_hiddenL. Each depth is
 own (:meth:`DBM.of_depth`, made once per depth), so its ``PARAMS`` and declaration are exact and
 every array operation of the Model base (trial axis, casts, finiteness, checkpoints, optimizers)
 works unchanged; :meth:`DBM.of` builds one from lists of arrays. Unit types: ``visible`` (layer 0)
-and ``hidden``, one type for every hidden layer or one per layer ("spin,bernoulli"). Files written
-before depth was free (a third layer of width 0, W3 (n_2, 0) and b3 (0,), for L = 2) still load.
+and ``hidden``, one type for every hidden layer or one per layer ("spin,bernoulli"); Potts
+(categorical) layers take ``visible_states`` and ``hidden_states`` (q, one for every Potts hidden
+layer), a unit being q one-hot columns (rbmlab.units.potts), so a layer's size counts its columns
+and every product of Eq. 119 holds unchanged. Files written before depth was free (a third layer
+of width 0, W3 (n_2, 0) and b3 (0,), for L = 2) or before the states settings still load.
 """
 
 from __future__ import annotations
@@ -25,18 +28,19 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rbmlab.errors import RbmlabError
-from rbmlab.limits import UNITS
+from rbmlab.limits import STATES, UNITS
 from rbmlab.models import layer_stack as stacks
 from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
 from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
-from rbmlab.models.rbm import RBM
-from rbmlab.units import UNIT_TYPES, unit_type
+from rbmlab.models.rbm import _STATES_SETTING, RBM
+from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
 FEATURE_SWEEPS = 10  # mean-field sweeps behind a DBM's features (hidden_probs): our choice
 LAYER_ARRAY = re.compile(r"^[Wb]\d+$")  # the arrays that name a layer: W1 … WL, b0 … bL
+UNIT_NAMES = DISCRETE_NAMES  # a layer's unit type: binary (rbmlab.units.UNIT_TYPES) or categorical
 
 
 def size_keys(depth: int) -> tuple[str, ...]:
@@ -57,6 +61,25 @@ def hidden_types(hidden: str, depth: int) -> tuple[str, ...] | None:
     if len(names) == 1:
         return names * depth
     return names if len(names) == depth else None
+
+
+def layer_types(visible: str, hidden: str, depth: int, visible_states, hidden_states) -> list:
+    """The unit type of each layer 0 … ``depth`` (rbmlab.units), Potts ones with their q."""
+    names = (visible, *hidden_types(hidden, depth))
+    return [unit_type(n, int(q)) for n, q in zip(names, (visible_states, *[hidden_states] * depth))]
+
+
+def parity_problem(
+    visible: str, hidden: str, depth: int, visible_states="2", hidden_states="2"
+) -> str | None:
+    """Why the machine is no RBM between its parities (:meth:`DBM.as_rbm`: one unit type, with
+    one q, to the even layers and one to the odd), or None."""
+    units = layer_types(visible, hidden, depth, visible_states, hidden_states)
+    for p, name in ((0, "even"), (1, "odd")):
+        kinds = dict.fromkeys(u.name + (f" (q={u.width()})" if u.width() > 1 else "") for u in units[p::2])
+        if len(kinds) > 1:
+            return f"its {name} layers are {' and '.join(kinds)}"
+    return None
 
 
 @dataclass
@@ -80,32 +103,63 @@ class DBMConfig(ModelConfig):
 
     visible_units: str = option(
         "bernoulli",
-        "visible unit type",
-        choices=tuple(UNIT_TYPES),
+        "visible unit type (potts: q states per unit, model.visible_states)",
+        choices=UNIT_NAMES,
         neutral="bernoulli",
         label="visible unit type",
     )
     hidden_units: str = option(
         "bernoulli",
         "unit type of the hidden layers: one for all, or one per layer separated by commas "
-        f"(each one of {', '.join(UNIT_TYPES)})",
+        f"(each one of {', '.join(UNIT_NAMES)})",
         neutral="bernoulli",
         label="hidden unit type",
+    )
+    visible_states: int = option(
+        2,
+        "states per visible unit (potts: q; binary units have 2)",
+        lo=2,
+        hi=STATES,
+        neutral=2,
+        label="visible states (q)",
+    )
+    hidden_states: int = option(
+        2,
+        "states per unit of every potts hidden layer (q; binary units have 2)",
+        lo=2,
+        hi=STATES,
+        neutral=2,
+        label="hidden states (q)",
     )
 
     def check(self) -> None:
         if not self.n_hidden:
             raise invalid("n_hidden", "at least one hidden layer, e.g. [500,500]; got []")
         names = self.hidden_units.split(",")
-        unknown = [n for n in names if n not in UNIT_TYPES]
+        unknown = [n for n in names if n not in UNIT_NAMES]
         if unknown:
-            raise invalid("hidden_units", f"unknown unit type {unknown[0]!r}; known: {', '.join(UNIT_TYPES)}")
+            raise invalid("hidden_units", f"unknown unit type {unknown[0]!r}; known: {', '.join(UNIT_NAMES)}")
         if hidden_types(self.hidden_units, len(self.n_hidden)) is None:
             raise invalid(
                 "hidden_units",
                 f"{len(names)} unit types for {len(self.n_hidden)} hidden layers (n_hidden); "
                 "give one for all or one per layer",
             )
+        for layer, types in (("visible", [self.visible_units]), ("hidden", names)):
+            states = getattr(self, f"{layer}_states")
+            if states != 2 and not set(types) - set(UNIT_TYPES):
+                raise invalid(
+                    f"{layer}_states",
+                    f"{self.visible_units if layer == 'visible' else self.hidden_units} units have 2 "
+                    f"states, got {states} (q states per unit: model.{layer}_units=potts)",
+                )
+
+    def widths(self) -> list[int]:
+        """Columns per unit of each layer 0 … L."""
+        units = layer_types(
+            self.visible_units, self.hidden_units, len(self.n_hidden), self.visible_states, self.hidden_states
+        )
+        return [u.width() for u in units]
 
 
 def layers_declaration(depth: int) -> Declaration:
@@ -117,11 +171,18 @@ def layers_declaration(depth: int) -> Declaration:
             **{f"b{l}": (keys[l],) for l in range(depth + 1)},
         },
         settings={
-            "visible": Setting(tuple(UNIT_TYPES), "bernoulli"),
-            "hidden": Setting(tuple(UNIT_TYPES), "bernoulli", per_layer=True),
+            "visible": Setting(UNIT_NAMES, "bernoulli"),
+            "hidden": Setting(UNIT_NAMES, "bernoulli", per_layer=True),
+            "visible_states": _STATES_SETTING,
+            "hidden_states": _STATES_SETTING,
         },
-        config_settings={"visible_units": "visible", "hidden_units": "hidden"},
-        visible=VisibleUnits("visible_units", {n: n for n in UNIT_TYPES}),
+        config_settings={
+            "visible_units": "visible",
+            "hidden_units": "hidden",
+            "visible_states": "visible_states",
+            "hidden_states": "hidden_states",
+        },
+        visible=VisibleUnits("visible_units", {n: n for n in UNIT_NAMES}, states_key="visible_states"),
     )
 
 
@@ -131,6 +192,8 @@ class DBM(Model):
 
     visible: str = "bernoulli"  # layer 0's unit type (files made before it: bernoulli)
     hidden: str = "bernoulli"  # layers 1 … L's: one for all, or one per layer ("spin,bernoulli")
+    visible_states: str = "2"  # q of Potts units (a setting: saved as a string; files before it: 2)
+    hidden_states: str = "2"  # q of every Potts hidden layer
 
     # the class-level face (what is common to every depth: settings, visible units, config
     # keys) declares the default depth's arrays; each depth's dataclass declares its own
@@ -169,25 +232,43 @@ class DBM(Model):
         return DBM._DEPTHS[depth]
 
     @classmethod
-    def of(cls, couplings, biases, visible: str = "bernoulli", hidden: str = "bernoulli") -> DBM:
-        """The machine with couplings W_1 … W_L and fields b_0 … b_L (one more than couplings)."""
+    def of(
+        cls,
+        couplings,
+        biases,
+        visible: str = "bernoulli",
+        hidden: str = "bernoulli",
+        visible_states=2,
+        hidden_states=2,
+    ) -> DBM:
+        """The machine with couplings W_1 … W_L and fields b_0 … b_L (one more than couplings);
+        Potts layers of q = ``visible_states`` / ``hidden_states`` (sizes count columns)."""
         if len(biases) != len(couplings) + 1:
             raise ValueError(
                 f"{len(couplings)} couplings need {len(couplings) + 1} fields; got {len(biases)}"
             )
         arrays = {f"W{l}": W for l, W in enumerate(couplings, 1)} | {f"b{l}": b for l, b in enumerate(biases)}
-        return cls.of_depth(len(couplings)).build(arrays, {"visible": visible, "hidden": hidden})
+        settings = {"visible": visible, "hidden": hidden}
+        settings |= {"visible_states": str(visible_states), "hidden_states": str(hidden_states)}
+        return cls.of_depth(len(couplings)).build(arrays, settings)
 
     @classmethod
     def from_rbm(cls, rbm: RBM) -> DBM:
         """The RBM as the layered machine of one hidden layer (W1 = W, b0 = b_v, b1 = b_h): the same
         distribution, the inverse of :meth:`as_rbm` at L = 1."""
-        if rbm.visible not in UNIT_TYPES or rbm.hidden not in UNIT_TYPES:
+        if rbm.visible not in UNIT_NAMES or rbm.hidden not in UNIT_NAMES:
             raise RbmlabError(
                 f"model: an RBM of {rbm.visible} visible and {rbm.hidden} hidden units has no "
-                f"layered form here (layer unit types: {', '.join(UNIT_TYPES)})"
+                f"layered form here (layer unit types: {', '.join(UNIT_NAMES)})"
             )
-        return cls.of([rbm.W], [rbm.b_v, rbm.b_h], visible=rbm.visible, hidden=rbm.hidden)
+        return cls.of(
+            [rbm.W],
+            [rbm.b_v, rbm.b_h],
+            visible=rbm.visible,
+            hidden=rbm.hidden,
+            visible_states=rbm.visible_states,
+            hidden_states=rbm.hidden_states,
+        )
 
     @classmethod
     def file_arrays(cls, names) -> list[str]:
@@ -215,7 +296,15 @@ class DBM(Model):
                 f"checkpoint: model dbm: setting hidden={settings['hidden']!r} names "
                 f"{len(settings['hidden'].split(','))} unit types for {depth} hidden layers"
             )
-        return cls(**arrays, **settings)
+        model = cls(**arrays, **settings)
+        for l, (units, b) in enumerate(zip(model.layer_units, model.biases())):
+            if b.shape[-1] % units.width():
+                layer = "visible" if l == 0 else f"hidden{l}"
+                raise RbmlabError(
+                    f"checkpoint: model dbm: {b.shape[-1]} {layer} columns do not make units of "
+                    f"{units.width()} states"
+                )
+        return model
 
     @property
     def depth(self) -> int:
@@ -228,12 +317,26 @@ class DBM(Model):
 
     @property
     def visible_units(self):
-        return unit_type(self.visible)
+        return unit_type(self.visible, int(self.visible_states))
 
     @property
     def layer_units(self) -> tuple:
-        """The unit type of each layer 0 … L (rbmlab.units)."""
-        return (self.visible_units, *(unit_type(n) for n in hidden_types(self.hidden, self.depth)))
+        """The unit type of each layer 0 … L (rbmlab.units), Potts ones with their q."""
+        return tuple(
+            layer_types(self.visible, self.hidden, self.depth, self.visible_states, self.hidden_states)
+        )
+
+    # ------------------------------------------------------------ data rows (one column per unit)
+    @property
+    def data_dimension(self) -> int:
+        """Units of the visible layer: a data row's length (Potts units are q columns each)."""
+        return self.n_visible // self.visible_units.width()
+
+    def data_mismatch(self, dimension: int) -> str | None:
+        if self.data_dimension == dimension:
+            return None
+        width = self.visible_units.width()
+        return f"n_visible={self.data_dimension}" + (f" units of {width} states" if width > 1 else "")
 
     def couplings(self) -> list:
         return [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]
@@ -308,11 +411,14 @@ class DBM(Model):
         holding each W_l as a block (transposed where layer l is even). Summing its hidden units
         sums out the odd layers, so its log Z is the DBM's: AIS for a DBM anneals this RBM
         (Salakhutdinov & Hinton 2009, §4: the odd layers summed out). Both parities must share a
-        unit type."""
-        if len({self.visible, *hidden_types(self.hidden, self.depth)}) > 1:
+        unit type and q on each parity (:func:`parity_problem`)."""
+        problem = parity_problem(
+            self.visible, self.hidden, self.depth, self.visible_states, self.hidden_states
+        )
+        if problem:
             raise RbmlabError(
                 f"model: a DBM with {self.visible} visible and {self.hidden} hidden units is no RBM "
-                "between its parities (each RBM layer has one unit type)"
+                f"between its parities (one unit type and q on each): {problem}"
             )
         stack, even_odd = self.layer_stack(), (stacks.EVEN, stacks.ODD)
         lead = self.b0.shape[:-1]
@@ -323,12 +429,22 @@ class DBM(Model):
             block = stack.split(rows[even].swapaxes(-1, -2), stacks.ODD)[odd]  # a view into W
             block[...] = coupling if l % 2 else coupling.swapaxes(-1, -2)
         biases = [stack.join({l: stack.biases[l] for l in stack.parity(p)}, p) for p in even_odd]
-        return RBM(W, *biases, visible=self.visible, hidden=self.hidden)
+        even, odd = self.layer_units[0], self.layer_units[1]
+        return RBM(
+            W,
+            *biases,
+            visible=even.name,
+            hidden=odd.name,
+            visible_states=str(getattr(even, "q", 2)),
+            hidden_states=str(getattr(odd, "q", 2)),
+        )
 
     # ------------------------------------------------------------ construction
     @classmethod
     def sizes(cls, config: DBMConfig, n_visible: int) -> dict[str, int]:
-        return dict(zip(size_keys(len(config.n_hidden)), [n_visible, *config.n_hidden]))
+        """Columns of each layer for data rows of ``n_visible`` units (a Potts unit is q)."""
+        units = [n_visible, *config.n_hidden]
+        return dict(zip(size_keys(len(config.n_hidden)), [n * w for n, w in zip(units, config.widths())]))
 
     @classmethod
     def parameter_count(cls, sizes: dict[str, int]) -> int:
@@ -338,29 +454,41 @@ class DBM(Model):
     @classmethod
     def initialize(cls, config: DBMConfig, *, xp, rng, data_mean, dtype, trials: int = 0, data=None) -> DBM:
         """W_l ~ N(0, weight_std²); visible fields at the base rate (the logit of the clipped
-        training mean, as rbm.base_rate_bias), hidden fields 0; ``trials`` > 0: that many along a
-        leading axis."""
-        n = layer_sizes(cls.sizes(config, data_mean.shape[-1]))
+        training mean, as rbm.base_rate_bias; Potts: the centred log of each unit's column means),
+        hidden fields 0; ``trials`` > 0: that many along a leading axis. ``data_mean``: of the
+        visible layer's columns (Potts data one-hot encoded)."""
+        widths = config.widths()
+        n = [data_mean.shape[-1], *(m * w for m, w in zip(config.n_hidden, widths[1:]))]
         lead = (trials,) if trials else ()
         W = [
             config.weight_std * rng.standard_normal(lead + (p, q), dtype=xp.dtype(dtype))
             for p, q in zip(n, n[1:])
         ]
-        b0 = unit_type(config.visible_units).field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
+        visible = unit_type(config.visible_units, config.visible_states)
+        b0 = visible.field_for_mean(xp.asarray(data_mean, dtype=dtype), 1e-3)
         b = [xp.array(xp.broadcast_to(b0, lead + b0.shape))]
         b += [xp.zeros(lead + (m,), dtype=dtype) for m in n[1:]]
-        return cls.of(W, b, visible=config.visible_units, hidden=config.hidden_units)
+        return cls.of(
+            W,
+            b,
+            visible=config.visible_units,
+            hidden=config.hidden_units,
+            visible_states=config.visible_states,
+            hidden_states=config.hidden_states,
+        )
 
     # ------------------------------------------------------------ exact sums (small DBMs)
     @classmethod
     def enumeration_size(cls, sizes: dict[str, int]) -> int:
-        """Units enumerated for log Z (Enumerable): the fewer of the even and the odd layers'."""
+        """Columns enumerated for log Z (Enumerable): the fewer of the even and the odd layers'.
+        Sizes count columns, so a Potts unit counts q ≥ log₂ q: a bound from above on the bits
+        (log₂ of the states) that log_sum enumerates, as the RBM's count of its smaller layer."""
         return partition_units(layer_sizes(sizes))
 
     @classmethod
     def marginal_enumeration_size(cls, sizes: dict[str, int]) -> int:
-        """Units enumerated per row for log p̃(x): the fewer of the even layers above 0 and the
-        odd layers."""
+        """Columns enumerated per row for log p̃(x): the fewer of the even layers above 0 and
+        the odd layers (a bound from above on the bits, as :meth:`enumeration_size`)."""
         return marginal_units(layer_sizes(sizes))
 
     def _exact_terms(self):

@@ -166,11 +166,13 @@ def variational_bound(stack: LayerStack, x, iterations: int):
     Hinton 2009, §3; Jensen's inequality): E_q[log P̃(x, h)] + H(q) with q the factorised
     distribution of :func:`mean_field`. log P̃ is linear in each layer, so E_q[log P̃] is log P̃ at
     the means; a unit of field a has q(h) ∝ e^{a h}, entropy A(a) − a·E[h] (A its unit type's
-    log-partition). Equal to log p̃(x) where the hidden layers are independent given x."""
+    log-partition; a Potts unit: a and E[h] its q columns, one A). Equal to log p̃(x) where the
+    hidden layers are independent given x."""
     mu, fields = _mean_field(stack, x, iterations)
     total = sum((mu[l] * stack.biases[l][..., None, :]).sum(axis=-1) for l in range(stack.depth + 1))
     for l in range(1, stack.depth + 1):
         total = total + ((mu[l - 1] @ stack.couplings[l - 1]) * mu[l]).sum(axis=-1)
         a = fields[l]
-        total = total + (stack.units[l].log_partition(a) - a * mu[l]).sum(axis=-1)
+        # A per unit (a Potts unit's q columns give one value), a·E[h] per column
+        total = total + stack.units[l].log_partition(a).sum(axis=-1) - (a * mu[l]).sum(axis=-1)
     return total

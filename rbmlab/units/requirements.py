@@ -37,13 +37,31 @@ def check_configured_units(model_cfg, model_class, learner=None, evaluator=None)
             settings, learner.unit_needs(model_class), f"learner={learner.config.name}", keys.get
         )
     samplers = [(learner.sampler_for(model_class), "learner.sampler")] if learner and learner.samples else []
+    layers = getattr(model_cfg, "n_hidden", None)
+    together = written_per_layer(settings, model_class, len(layers) if isinstance(layers, list) else None)
     if evaluator is not None:
         check_unit_types(settings, evaluator.units, f"evaluator={evaluator.config.name}", keys.get)
         samplers += [(s, "evaluator.sampler") for s in evaluator.samplers(model_class)]
+        problem = evaluator.settings_problem(together, model_class)  # AIS on a DBM
+        if problem:
+            raise RbmlabError(f"{keys.get('hidden', 'model')}: {problem} (evaluator={evaluator.config.name})")
     for sampler, key in samplers:  # what a method asks of the settings together (PT on a DBM)
-        problem = sampler.settings_problem(settings, model_class)
+        problem = sampler.settings_problem(together, model_class)
         if problem:
             raise RbmlabError(f"{keys.get('hidden', key)}: {problem} ({key}={sampler.config.name})")
+
+
+def written_per_layer(settings: Mapping[str, str], model_class: type, layers: int | None) -> dict[str, str]:
+    """``settings`` with each per-layer setting (Setting.per_layer: a DBM's ``hidden``) that names
+    one type for all its ``layers`` layers written out once per layer ("spin" → "spin,spin"), so
+    that a check of the layers together (one unit type per parity) sees each; ``layers`` None:
+    as given."""
+    declared = getattr(model_class, "DECLARATION", None)
+    per_layer = {s for s, d in declared.settings.items() if d.per_layer} if declared else set()
+    return {
+        s: ",".join([v] * layers) if s in per_layer and layers and "," not in v else v
+        for s, v in settings.items()
+    }
 
 
 def undeclared_is_binary(units: Mapping[str, tuple[str, ...]], settings) -> dict[str, tuple[str, ...]]:
