@@ -64,6 +64,9 @@ sphinx_gallery_conf = {
     "show_signature": False,
 }
 
+# every registry entry's reference page, listed from the registries at each build (git-ignored)
+rbmlab_components_page = "api/components.md"
+
 html_theme = "pydata_sphinx_theme"
 html_title = "rbmlab"
 html_theme_options = {

@@ -88,6 +88,30 @@ def test_every_public_name_has_a_reference_page():
     assert sorted(listed) == sorted(f"rbmlab.{name}" for name in rbmlab.__all__)
 
 
+def test_every_registry_entry_has_a_reference_page(monkeypatch):
+    """The components page (written from the registries at each build) names, for every Registry
+    of the package (found in the source), each entry's class or function for autosummary."""
+    import importlib
+
+    from rbmlab.registry import Registry
+
+    monkeypatch.syspath_prepend(str(DOCS / "_ext"))
+    rbmlab_docs = importlib.import_module("rbmlab_docs")
+
+    found = set()
+    for path in (ROOT / "rbmlab").rglob("*.py"):
+        for name in re.findall(r"^([A-Z_]+) = Registry\(", path.read_text(), re.M):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            found.add((module, name))
+    assert {(m, r) for _, m, r in rbmlab_docs.KINDS} == found
+    page = rbmlab_docs.components_page()
+    for module, name in found:
+        registry = getattr(importlib.import_module(module), name)
+        assert isinstance(registry, Registry)
+        for entry_name, entry in registry.items():
+            assert f"   {rbmlab_docs.documented(entry)}\n" in page, (name, entry_name)
+
+
 @pytest.mark.docs  # with the site's checks (make docs-check): ~20 s of CPU make test's budget has not
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_runs_as_a_script(script, tmp_path):

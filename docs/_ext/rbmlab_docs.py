@@ -213,14 +213,27 @@ def _parse(directive: Directive, lines: list[str]):
     return node.children
 
 
-COMPONENTS_PAGE = "api/components.md"  # written at each build (git-ignored): never a hand-kept list
-KINDS = (
-    ("Model families", "model", "rbmlab.models", "MODELS"),
-    ("Learners", "learner", "rbmlab.learners", "LEARNERS"),
-    ("Evaluators", "evaluator", "rbmlab.evaluators", "EVALUATORS"),
-    ("Samplers and solvers", "inference", "rbmlab.inference", "INFERENCE"),
-    ("Optimizers", "optimizer", "rbmlab.optimizers", "OPTIMIZERS"),
+KINDS = (  # every Registry of the package (tests/test_docs.py checks none is left out)
+    ("Model families", "rbmlab.models", "MODELS"),
+    ("Learners", "rbmlab.learners", "LEARNERS"),
+    ("Evaluators", "rbmlab.evaluators", "EVALUATORS"),
+    ("Samplers", "rbmlab.inference", "INFERENCE"),
+    ("Solvers", "rbmlab.inference.solvers", "SOLVERS"),
+    ("Optimizers", "rbmlab.optimizers", "OPTIMIZERS"),
+    ("Tasks", "rbmlab.data.tasks", "TASKS"),
+    ("Experiment kinds", "rbmlab.experiment.kinds", "KINDS"),
+    ("Inference problems of experiments", "rbmlab.experiment.inference", "PROBLEMS"),
+    ("Figures drawn from experiments", "rbmlab.experiment.figures", "FIGURES"),
+    ("Bench rows", "rbmlab.bench", "BENCH_PARTS"),
+    ("Experiment timings", "rbmlab.bench", "EXPERIMENT_PARTS"),
 )
+
+
+def documented(entry) -> str:
+    """The dotted path of what documents a registry entry: its class or function (a figure's
+    drawing function)."""
+    target = getattr(entry, "draw", entry)
+    return f"{target.__module__}.{target.__qualname__}"
 
 
 def components_page() -> str:
@@ -235,26 +248,30 @@ def components_page() -> str:
         "pages are built.",
         "",
     ]
-    for title, _, module, registry in KINDS:
-        classes = dict.fromkeys(
-            f"{c.__module__}.{c.__qualname__}"
-            for _, c in getattr(importlib.import_module(module), registry).items()
+    for title, module, registry in KINDS:
+        paths = dict.fromkeys(
+            documented(e) for _, e in getattr(importlib.import_module(module), registry).items()
         )
         parts += [f"## {title}", "", "```{eval-rst}", ".. autosummary::", "   :toctree: generated", ""]
-        parts += [f"   {path}" for path in classes] + ["```", ""]
+        parts += [f"   {path}" for path in paths] + ["```", ""]
     return "\n".join(parts)
 
 
 def write_components_page(app, config) -> None:
+    """The components page at ``rbmlab_components_page`` (a path under the source directory;
+    None: none, as in a project that only uses the directives)."""
     from pathlib import Path
 
-    page = Path(app.srcdir) / COMPONENTS_PAGE
+    if not config.rbmlab_components_page:
+        return
+    page = Path(app.srcdir) / config.rbmlab_components_page
     text = components_page()
     if not page.exists() or page.read_text() != text:
         page.write_text(text)
 
 
 def setup(app):
+    app.add_config_value("rbmlab_components_page", None, "env")
     app.connect("config-inited", write_components_page)  # before the sources are listed
     app.add_directive("rbmlab-options", OptionsDirective)
     app.add_directive("rbmlab-registry", RegistryDirective)

@@ -167,8 +167,8 @@ def bp_speed(
     scan_max_iter: int = 100,
     draws: int = 1,
 ) -> list[Row]:
-    """crbm_bp's BP speed claim, both cases: ``small`` = (|v|, |h|, iterations) timed in the three
-    modes (bench_crbm_bp), ``large`` = (|v|, |h|, weight std) to convergence; 1 and 2 threads.
+    """crbm_bp's BP speed claim, both cases: ``small`` = (n_v, n_h, iterations) timed in the three
+    modes (bench_crbm_bp), ``large`` = (n_v, n_h, weight std) to convergence; 1 and 2 threads.
     ``scan``: further weight stds at the large size, once each with at most ``scan_max_iter``
     iterations (the paper gives no distribution; stronger weights make convergence harder).
     ``draws``: random RBMs per weight std at the large size (seeds 1 … draws)."""
