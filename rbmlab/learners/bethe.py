@@ -44,6 +44,14 @@ class BetheConfig(LearnerConfig):
 
 
 class Bethe(Learner):
+    """Bethe learning of a pairwise Ising model: moment matching whose negative phase is the beliefs of
+    loopy sum-product BP from fresh messages, the gradient of the Bethe approximation to the
+    log-likelihood (the learnability limit pmp Sec. 5.1 cites).
+
+    Registered as ``bethe``; options (``max_iter``, ``tol``, ``damping``, ``init_std``) in
+    :class:`BetheConfig`.
+    """
+
     config_class = BetheConfig
     units = {"visible": BINARY}  # BP on two-state variables, either convention
     requires = (PairwiseCouplings, GradientStatistics)

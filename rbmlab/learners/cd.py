@@ -19,6 +19,12 @@ class CDConfig(MeanFieldConfig):
 
 
 class CD(Learner):
+    """Contrastive divergence, CD-k (Hinton 2002; dcp Alg. 1 in mini-batch form): the negative phase is
+    ``k`` sampler steps started at the mini-batch.
+
+    Registered as ``cd`` and as ``ssd`` (CD-k with the spectral optimizer); options in :class:`CDConfig`.
+    """
+
     config_class = CDConfig
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard

@@ -24,6 +24,12 @@ class CGConfig(CenteringConfig):
 
 
 class CG(CenteredLearner):
+    """Centered gradient, CG with CD-K (Melchior et al. 2016, Alg. 1, variant dd_s^b; dcp Sec. 4.1):
+    CS-DCP with one inner step of ``k`` sweeps, the chain restarting at the data every mini-batch.
+
+    Registered as ``cg``; options in :class:`CGConfig`.
+    """
+
     config_class = CGConfig
     generative = True  # an entrant of the cross-paper leaderboard
 

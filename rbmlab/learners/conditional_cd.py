@@ -38,6 +38,13 @@ class ConditionalCDConfig(LearnerConfig):
 
 
 class ConditionalCD(ConditionalLearner):
+    """CD-k for the conditional RBM (crbm_bp Sec. 2, Eq. 4): ``k`` block-Gibbs sweeps of the
+    x-conditioned RBM from the clean target, the model term at the chain's end (CD-1, CD-10 in the
+    paper).
+
+    Registered as ``conditional_cd``; options in :class:`ConditionalCDConfig`.
+    """
+
     config_class = ConditionalCDConfig
     reports_convergence = False
     packs = True  # its draws: gibbs_sweep's, each with the run axis in front
@@ -80,6 +87,13 @@ def lowest_free_energy_search(W, b1, b2, rng, k: int):
 
 
 class CDPercLoss(ConditionalLearner):
+    """CD-PercLoss for the conditional RBM (crbm_bp Sec. 2; Mnih et al. 2011): the perceptron loss
+    F(vⁿ, x) − min_v F(v, x), its minimiser the lowest-free-energy state a ``k``-sweep chain from
+    v ~ σ(b¹) visits.
+
+    Registered as ``cd_percloss``; options in :class:`CDPercLossConfig`.
+    """
+
     config_class = CDPercLossConfig
     reports_convergence = False
     packs = True  # its draws: the start's and gibbs_sweep's, each with the run axis in front

@@ -117,6 +117,13 @@ class CenteredLearner(Learner):
 
 
 class CSDCP(CenteredLearner):
+    """Centered S-DCP, CS-DCP (Upadhya & Sastry 2017, dcp Alg. 4): S-DCP on the centered RBM, ``d``
+    inner steps of ``k`` (K') sampler steps each, the offsets sliding towards the batch means at rates
+    ``nu_mu`` and ``nu_lam``.
+
+    Registered as ``csdcp``; options in :class:`CSDCPConfig`.
+    """
+
     config_class = CSDCPConfig
     generative = True  # an entrant of the cross-paper leaderboard
 

@@ -354,6 +354,14 @@ def without_units(model):
 
 
 class FrankWolfe(Learner):
+    """Frank-Wolfe learning of an infinite RBM (Ping, Liu & Ihler 2016, frank_wolfe Algorithm 1): each
+    step (one pass over the training set) adds one hidden unit, the linear oracle's solution (Eq. 9),
+    and refits the visible bias (Eq. 10).
+
+    Registered as ``frank_wolfe``; options (``step``, ``bias_fit``, ``alpha``, ``chain_pool``, ...) in
+    :class:`FrankWolfeConfig`.
+    """
+
     config_class = FrankWolfeConfig
     generative = True  # an entrant of the cross-paper leaderboard
     requires = ()

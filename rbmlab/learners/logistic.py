@@ -24,6 +24,14 @@ class LogisticConfig(LearnerConfig):
 
 
 class Logistic(ConditionalLearner):
+    """The logistic-regression baseline of crbm_bp (Sec. 6, "LR"): the conditional RBM with only W_xv
+    and b_v learned, by the exact conditional log-likelihood gradient (independent logistic
+    regressions, one per output pixel).
+
+    Registered as ``logistic``; no options of its own (:class:`LogisticConfig`). Predict with
+    ``evaluator.inference=none``.
+    """
+
     config_class = LogisticConfig
     reports_convergence = False
     packs = True  # no draws; every array with the run axis in front

@@ -61,6 +61,13 @@ class MSSVMConfig(ScheduledInferenceConfig):
 
 
 class MSSVM(MaxMargin):
+    """Marginal structured SVM, MSSVM (crbm_bp Sec. 4.2, Eqs. 6–7): subgradient steps on the Hamming-loss
+    structured hinge, the loss-augmented prediction a marginal MAP from mixed-product BP.
+
+    Registered as ``mssvm``; options in :class:`MSSVMConfig`. Predict with
+    ``evaluator.inference=mixed``.
+    """
+
     config_class = MSSVMConfig
     mode = "mixed"
 
@@ -79,6 +86,12 @@ class LSSVMConfig(ScheduledInferenceConfig):
 
 
 class LSSVM(MaxMargin):
+    """Latent structured SVM, LSSVM (crbm_bp Sec. 4.2): subgradient steps on the Hamming-loss structured
+    hinge, the loss-augmented prediction a joint MAP (v, h) from max-product BP.
+
+    Registered as ``lssvm``; options in :class:`LSSVMConfig`. Predict with ``evaluator.inference=max``.
+    """
+
     config_class = LSSVMConfig
     mode = "max"
 

@@ -20,6 +20,13 @@ class MLEMFConfig(ScheduledInferenceConfig):
 
 
 class MLEMF(ConditionalLearner):
+    """MLE-MF (crbm_bp Sec. 4.1): conditional log-likelihood ascent with the model's expectations from
+    naive mean field on each instance's x-conditioned RBM, run for ``base_iterations`` +
+    ``per_epoch`` × epoch iterations (as MLE-BP's BP) to ``tol``.
+
+    Registered as ``mle_mf``; options in :class:`MLEMFConfig`.
+    """
+
     config_class = MLEMFConfig
     packs = True  # no draws; its inference stops each run's instances where they stop alone
 

@@ -45,6 +45,13 @@ class PCDConfig(MeanFieldConfig):
 
 
 class PCD(Learner):
+    """Persistent contrastive divergence, PCD-k (Tieleman 2008): ``n_chains`` negative chains that never
+    restart, advanced ``k`` sampler steps per update (a persistent sampler's state, e.g. parallel
+    tempering's for PT-PCD, persists with them).
+
+    Registered as ``pcd``; options (``k``, ``n_chains``, ``chain_init``) in :class:`PCDConfig`.
+    """
+
     config_class = PCDConfig
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard

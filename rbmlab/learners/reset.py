@@ -34,6 +34,13 @@ class ResetConfig(LearnerConfig):
 
 
 class Reset(Learner):
+    """Moment matching with chains restarted every update (pmp Sec. 5.3: Gibbs-reset, GWG-reset; with
+    ``learner.sampler=pmp``, PMP learning, pmp Alg. 1): ``n_chains`` uniform starts, ``k`` steps of
+    ``learner.sampler``, then statistics(data) − statistics(samples).
+
+    Registered as ``reset``; options in :class:`ResetConfig`.
+    """
+
     config_class = ResetConfig
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard

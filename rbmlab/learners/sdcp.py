@@ -39,6 +39,13 @@ class SDCPConfig(LearnerConfig):
 
 
 class SDCP(Learner):
+    """Stochastic DC programming, S-DCP (Upadhya & Sastry 2017, dcp Alg. 2/3): per mini-batch, ``d`` SGD
+    steps on the convex surrogate of eq. 8, each with a CD-style negative phase of ``k`` (K') sampler
+    steps on a chain carried over between inner steps; d = 1 is CD-K'.
+
+    Registered as ``sdcp``; options in :class:`SDCPConfig`.
+    """
+
     config_class = SDCPConfig
     units = {"visible": DISCRETE, "hidden": DISCRETE}  # dcp eq. 6: statistics of any discrete layer
     generative = True  # an entrant of the cross-paper leaderboard

@@ -163,6 +163,14 @@ class TapLearning(Learner):
 
 
 class TapLearner(TapLearning):
+    """TAP learning of an RBM or GRBM (tap paper Alg. 2, Eqs. 40–42): the negative phase is the TAP
+    fixed points (Alg. 1) started at the mini-batch's examples, the step the exact clamped term minus
+    the TAP free energy's derivative at them.
+
+    Registered as ``tap``; options (``max_iter``, ``tol``, ``damping``, ``persistent``, ``inference``:
+    tap or adatap) in :class:`TapLearnerConfig`.
+    """
+
     config_class = TapLearnerConfig
     units = {"visible": PRIORS, "hidden": PRIORS}  # tap Eq. 9: any prior with its cumulants
     generative = True  # an entrant of the cross-paper leaderboard
@@ -229,6 +237,13 @@ class TapLearner(TapLearning):
 
 
 class TapDBM(TapLearning):
+    """TAP learning of a deep Boltzmann machine (tap paper App. E.2, Alg. 4): greedy layer-wise TAP
+    pretraining, then joint training on free and clamped TAP solutions (Eqs. 126–129).
+
+    Registered as ``tap_dbm``; options (``pretrain_epochs``, ``pretrain_lr``, ...) in
+    :class:`TapDBMConfig`.
+    """
+
     config_class = TapDBMConfig
     units = {"visible": BERNOULLI, "hidden": BERNOULLI}  # tap App. E: {0, 1} units on every layer
     requires = (TapStack,)
