@@ -356,6 +356,14 @@ def exact_check_metrics(fwd: AISResult, log_z_exact: float) -> dict[str, float]:
 
 
 class AIS(Evaluator):
+    """Annealed importance sampling estimate of an RBM's log Z and log-likelihood (Neal 2001; the
+    base-rate RBM start of Salakhutdinov & Murray 2008; reverse AIS of Burda et al. 2015), with
+    mean(w) ± 3 standard errors as its interval.
+
+    Registered as ``ais``; options (``n_chains``, ``n_temperatures``, ``schedule``, ``reverse``, ...)
+    in :class:`AISConfig`.
+    """
+
     config_class = AISConfig
     units = {
         "visible": (*BERNOULLI, *CATEGORICAL),

@@ -42,6 +42,12 @@ def data_moments(x) -> tuple[np.ndarray, np.ndarray]:
 
 
 class BetheEvaluator(Evaluator):
+    """Bethe learnability gaps (pmp Sec. 5.1): the largest differences between loopy BP's beliefs at the
+    model's parameters and a split's means and pair moments, and whether BP converged.
+
+    Registered as ``bethe``; options in :class:`BetheEvalConfig`.
+    """
+
     config_class = BetheEvalConfig
     requires = (PairwiseCouplings,)
     metrics = (

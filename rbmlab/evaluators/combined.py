@@ -105,6 +105,13 @@ class CombinedConfig(EvaluatorConfig):
 
 
 class Combined(Evaluator):
+    """Several evaluators in one run, each at every evaluation point (e.g. AIS beside TAP beside MMD);
+    a later part's columns are prefixed with its name.
+
+    Registered as ``combined``; options (``parts``: evaluator configurations) in
+    :class:`CombinedConfig`.
+    """
+
     config_class = CombinedConfig
     metrics: tuple[MetricSpec, ...] = ()  # per configuration: set in __init__
     without_data = None  # `rbmlab evaluate` without a dataset asks the class; each part may need data

@@ -182,6 +182,14 @@ def require_binary_visible(model) -> None:
 
 
 class Denoising(Evaluator):
+    """Denoising through the binary symmetric channel with the model as prior (tap paper Sec. VII.4,
+    Figs. 8–9): the estimators (such as the OPE of Eq. 46 and TAP) scored against the clean images by
+    the Matthews correlation coefficient.
+
+    Registered as ``denoising``; options (``flip``, ``methods``, ``max_iter``, ...) in
+    :class:`DenoisingConfig`.
+    """
+
     config_class = DenoisingConfig
     units = {"visible": BERNOULLI}  # the bit-flip channel of {0, 1} pixels
     requires = (TapForm,)

@@ -39,6 +39,12 @@ class ExactConfig(EvaluatorConfig):
 
 
 class Exact(Evaluator):
+    """Exact log-likelihood and log Z by enumeration, for any model family that can enumerate (an RBM its
+    smaller layer, the other summed out; an Ising model all its variables).
+
+    Registered as ``exact``; no options of its own (:class:`ExactConfig`).
+    """
+
     config_class = ExactConfig
     requires = (Enumerable, LogProbability)
     without_data = "log Z only, by enumeration"

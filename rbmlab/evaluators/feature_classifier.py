@@ -96,6 +96,13 @@ def majority_error(train_labels: np.ndarray, y: np.ndarray) -> float:
 
 
 class FeatureClassifier(Evaluator):
+    """Test error of a linear classifier on the model's hidden features E[h | v] (frank_wolfe Fig. 2):
+    multinomial logistic regression fitted on the training set, its C chosen on the valid split.
+
+    Registered as ``test_error``; options (``splits``, ``C``, ``max_iter``) in
+    :class:`FeatureClassifierConfig`.
+    """
+
     config_class = FeatureClassifierConfig
     requires = (LatentFeatures,)
     metrics = (

@@ -33,6 +33,12 @@ class FreeEnergyConfig(EvaluatorConfig):
 
 
 class FreeEnergy(Evaluator):
+    """Unnormalised log-likelihoods −F(v) and the train − valid gap, in which log Z cancels (Hinton
+    2010, practical guide Sec. 6; monitored in frank_wolfe Sec. 4 for early stopping).
+
+    Registered as ``free_energy``; options in :class:`FreeEnergyConfig`.
+    """
+
     config_class = FreeEnergyConfig
     requires = (LogProbability,)
     metrics = (

@@ -89,6 +89,13 @@ def kl_divergence(log_p: np.ndarray, log_q: np.ndarray) -> float:
 
 
 class KL(Evaluator):
+    """KL divergences from the ground-truth model, by enumeration (pmp Sec. 5.1): KL(p ‖ p_θ) of the
+    learned model and KL(p ‖ q) of a sampler's draws from it (pseudo-counts), in nats.
+
+    Registered as ``kl``; options (``sampler``, ``sweeps``, ``n_samples``, ``pseudo_count``) in
+    :class:`KLConfig`.
+    """
+
     config_class = KLConfig
     requires = (Enumerable, LogProbability)
     needs_truth = True

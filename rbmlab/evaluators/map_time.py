@@ -141,6 +141,14 @@ def summary(times: np.ndarray, max_sweeps: int) -> dict[str, float]:
 
 
 class MapTime(Evaluator):
+    """Time to the MAP (pmp Sec. 3): the sweeps a Markov chain takes from the mirror of the MAP state to
+    reach it, or that max-product takes to decode a perturbed problem's exact MAP, on a model small
+    enough to enumerate.
+
+    Registered as ``map_time``; options (``sampler``, ``n_chains``, ``max_sweeps``) in
+    :class:`MapTimeConfig`.
+    """
+
     config_class = MapTimeConfig
     requires = (Enumerable,)
     without_data = "times the sampler on the model alone (no data read)"

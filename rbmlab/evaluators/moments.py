@@ -64,6 +64,13 @@ def compare(data, drawn) -> dict[str, float]:
 
 
 class Moments(SamplingEvaluator):
+    """First and second moments of a sampler's draws from the model against a data split's: mean gap,
+    RMSE of the means and of the connected correlations, and their Pearson r.
+
+    Registered as ``moments``; options (``sampler``, ``sweeps``, ``n_samples``) in
+    :class:`MomentsConfig`.
+    """
+
     units = {"visible": DISCRETE}  # moments of the layer's columns (Potts: one-hot frequencies)
     config_class = MomentsConfig
     metrics = (

@@ -69,6 +69,12 @@ def adversarial_accuracy(d_ts, d_tt, d_st, d_ss) -> float:
 
 
 class Overlap(SamplingEvaluator):
+    """Nearest-neighbour adversarial accuracy of model samples against the training set and each split
+    (Yale et al. 2020), the memorisation check: 0.5 when samples and data are indistinguishable.
+
+    Registered as ``overlap``; options in :class:`OverlapConfig`.
+    """
+
     units = {"visible": DISCRETE}  # Hamming distances of the layer's columns (Potts: twice the codes')
     config_class = OverlapConfig
     metrics = (

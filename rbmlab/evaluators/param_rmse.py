@@ -38,6 +38,12 @@ def paper_weights(model) -> np.ndarray:
 
 
 class ParamRMSE(Evaluator):
+    """Log RMSE of a learned Ising model's couplings against the ground truth's (pmp Sec. 5.4, App. B.1),
+    over all d² entries in the paper's scale, fields ignored.
+
+    Registered as ``param_rmse``; no options of its own (:class:`ParamRMSEConfig`).
+    """
+
     config_class = ParamRMSEConfig
     needs_truth = True
     metrics = (

@@ -87,6 +87,14 @@ def solver(inference: str, tol: float):
 
 
 class PixelError(Evaluator):
+    """Structured-prediction pixel error of a conditional model (crbm_bp Tables 1–3): % of wrongly
+    predicted output pixels, over all pixels ("All") and over those the corruption changed
+    ("Changed"), the prediction a solver's decoded state.
+
+    Registered as ``pixel_error``; options (``inference``: mf, sum, max, mixed, none or a solver's
+    name; ``max_iter``, ``tol``, ...) in :class:`PixelErrorConfig`.
+    """
+
     config_class = PixelErrorConfig
     requires = (Conditional,)
     metrics = (

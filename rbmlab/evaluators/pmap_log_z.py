@@ -81,6 +81,14 @@ class PerturbMAPLogZConfig(EvaluatorConfig):
 
 
 class PerturbMAPLogZ(Evaluator):
+    """Perturb-and-MAP estimate of log Z (pmp Sec. 5.2): the mean over perturbations of the Gumbel-
+    perturbed MAP objective (the upper bound of Hazan & Jaakkola, pmp Sec. 2.2) at a solver's state,
+    and its error.
+
+    Registered as ``pmap_log_z``; options (``solver``, ``n_samples``, ``sweeps``, ``damping``, ...) in
+    :class:`PerturbMAPLogZConfig`.
+    """
+
     config_class = PerturbMAPLogZConfig
     requires = (FactorGraphForm, PairwiseCouplings)
     without_data = "perturb-and-MAP log Z and its error against the exact one"

@@ -92,6 +92,12 @@ class PseudoLikelihoodConfig(EvaluatorConfig):
 
 
 class PseudoLikelihood(Evaluator):
+    """Pseudo-log-likelihood PL(v) = Σ_i log p(v_i | v_−i) (Besag 1975), each term from the free
+    energies of v and v with unit i flipped (q alternatives per Potts unit).
+
+    Registered as ``pl``; options in :class:`PseudoLikelihoodConfig`.
+    """
+
     config_class = PseudoLikelihoodConfig
     units = {"visible": (*BERNOULLI, *CATEGORICAL), "hidden": BERNOULLI}  # flips; q states per Potts unit
     requires = (Bipartite,)

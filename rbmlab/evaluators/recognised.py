@@ -130,6 +130,13 @@ def effective_classes(p: np.ndarray) -> float:
 
 
 class Recognised(SamplingEvaluator):
+    """Recognisable samples (pmp Sec. 5.5): the share of a sampler's draws that are near the data
+    (Hamming distance to the nearest training image within a ``quantile``) and that a pixel logistic
+    regression names with probability at least ``confidence``, and the classes they spread over.
+
+    Registered as ``recognised``; options in :class:`RecognisedConfig`.
+    """
+
     config_class = RecognisedConfig
     metrics = (
         MetricSpec(

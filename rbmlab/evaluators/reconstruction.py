@@ -34,6 +34,12 @@ class ReconstructionConfig(EvaluatorConfig):
 
 
 class Reconstruction(Evaluator):
+    """Mean-field reconstruction error Σ_i (v_i − r_i)², r = E[v | h = E[h | v]]: deterministic, not a
+    likelihood, reported for comparison with the RBM literature (Hinton 2010, practical guide).
+
+    Registered as ``reconstruction``; no options of its own (:class:`ReconstructionConfig`).
+    """
+
     config_class = ReconstructionConfig
     metrics = (
         MetricSpec(

@@ -25,6 +25,13 @@ class SampleMMDConfig(SamplingConfig):
 
 
 class SampleMMD(SamplingEvaluator):
+    """Sample quality by maximum mean discrepancy (pmp Sec. 5): log MMD² (V-statistic, kernel
+    exp(−Hamming/D)) between a sampler's draws from the model and a data split; lower is better.
+
+    Registered as ``mmd``; options (``sampler``, ``sweeps``, ``n_samples``, ``chunk``) in
+    :class:`SampleMMDConfig`.
+    """
+
     config_class = SampleMMDConfig
     metrics = (
         MetricSpec(

@@ -54,6 +54,12 @@ def _spec(i: int) -> MetricSpec:
 
 
 class Spectrum(Evaluator):
+    """The ``k`` largest singular values of the weights W at each evaluation point (Decelle, Fissore &
+    Furtlehner 2017, spectral dynamics of RBM learning); no data split is read.
+
+    Registered as ``spectrum``; options in :class:`SpectrumConfig`.
+    """
+
     units = {"visible": ANY_UNITS, "hidden": ANY_UNITS}  # reads W only
     config_class = SpectrumConfig
     metrics = tuple(_spec(i) for i in range(1, K_MAX + 1))  # every column any k writes

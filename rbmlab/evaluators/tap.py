@@ -268,6 +268,13 @@ SOLUTION_METRICS = (
 
 
 class TapEvaluator(Evaluator):
+    """TAP estimate of log Z and of the log-likelihood of an RBM or GRBM (tap paper Eq. 39, Fig. 3): the
+    unique converged TAP solutions' −F, combined, minus from each example's exact clamped term.
+
+    Registered as ``tap``; options (``n_init``, ``tol``, ``unique_tol``, ``combine``, ...) in
+    :class:`TapEvalConfig`.
+    """
+
     config_class = TapEvalConfig
     requires = (TapForm,)
     units = {"visible": PRIORS, "hidden": PRIORS}  # tap Eq. 9: priors with their cumulants (no Potts)
@@ -317,6 +324,12 @@ class TapEvaluator(Evaluator):
 
 
 class TapDBMEvaluator(TapEvaluator):
+    """TAP estimate of log Z and of the log-likelihood of a deep Boltzmann machine (tap paper App. E,
+    Fig. 11): as ``tap``, the data term from clamped TAP solutions.
+
+    Registered as ``tap_dbm``; options in :class:`TapDBMEvalConfig`.
+    """
+
     config_class = TapDBMEvalConfig
     requires = (TapStack,)
     metrics = (

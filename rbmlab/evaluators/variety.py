@@ -55,6 +55,12 @@ def distinct_share(x: np.ndarray) -> float:
 
 
 class Variety(SamplingEvaluator):
+    """Sample variety (pmp App. B.3, a proxy chosen here): the spread of a sampler's draws against the
+    data's, the share near the data, distinct and copied from the training set.
+
+    Registered as ``variety``; options in :class:`VarietyConfig`.
+    """
+
     config_class = VarietyConfig
     metrics = (
         MetricSpec(
