@@ -110,6 +110,12 @@ class _Corruption(Plain):
 
 
 class Flip(_Corruption):
+    """Denoising task (crbm_bp): the inputs are the images with round(rate · D) pixels flipped, the
+    targets the clean images, the mask the changed pixels.
+
+    Registered as ``flip``; options (``rate``, ``seed``) in :class:`FlipConfig`.
+    """
+
     config_class = FlipConfig
     makes = "a flipped pixel x becomes 1 − x"
 
@@ -135,6 +141,12 @@ class Flip(_Corruption):
 
 
 class Occlude(_Corruption):
+    """Completion task (crbm_bp): the inputs are the images with one size × size patch set to
+    ``value``, the targets the clean images, the mask the pixels the patch changed.
+
+    Registered as ``occlude``; options (``size``, ``value``, ``seed``) in :class:`OccludeConfig`.
+    """
+
     config_class = OccludeConfig
     output_key = "task.value"
 

@@ -46,6 +46,14 @@ class AdamConfig(Config):
 
 
 class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015) as gradient ascent on the log-likelihood, the interaction parameters
+    optionally at a multiple of lr (pmp App. B.1 runs Adam on W); the moments and step count live in
+    the learner state.
+
+    Registered as ``adam``; options (``eps``, ``weight_decay``, ``interaction_lr_scale``) in
+    :class:`AdamConfig`.
+    """
+
     config_class = AdamConfig
 
     def update_cost(self, model) -> float:

@@ -26,6 +26,12 @@ class LoopyBPConfig(SolverConfig):
 
 
 class SumProduct(BinaryBipartiteSolver):
+    """Sum-product loopy belief propagation on the binary-RBM view (crbm_bp Alg. 1): marginals, their
+    mode and the Bethe log Z.
+
+    Registered as ``bp_sum``; options (``max_iter``, ``tol``, ``damping``) in :class:`LoopyBPConfig`.
+    """
+
     config_class = LoopyBPConfig
     mode = "sum"
 
@@ -64,10 +70,22 @@ class MixedProductBPConfig(LoopyBPConfig):
 
 
 class MaxProduct(SumProduct):
+    """Max-product loopy belief propagation on the binary-RBM view (crbm_bp Alg. 1): the visible states
+    of the joint MAP.
+
+    Registered as ``bp_max``; options in :class:`MaxProductBPConfig`.
+    """
+
     config_class = MaxProductBPConfig
     mode = "max"
 
 
 class MixedProduct(SumProduct):
+    """Mixed-product loopy belief propagation on the binary-RBM view (crbm_bp Eq. 15): the marginal MAP
+    of the visible units, the hidden ones summed out.
+
+    Registered as ``bp_mixed``; options in :class:`MixedProductBPConfig`.
+    """
+
     config_class = MixedProductBPConfig
     mode = "mixed"

@@ -24,6 +24,12 @@ class LPConfig(SolverConfig):
 
 
 class LP(Solver):
+    """The local-polytope LP relaxation of MAP (HiGHS through scipy), one LP per problem, its solution
+    rounded; exact where the relaxation is tight.
+
+    Registered as ``lp``; options in :class:`LPConfig`.
+    """
+
     config_class = LPConfig
     requires = (FactorGraphForm,)
 

@@ -27,6 +27,14 @@ class MaxProductConfig(SolverConfig):
 
 
 class MaxProduct(Solver):
+    """Parallel damped max-product on a model's binary factor graph (pmp Sec. 3): ``max_iter`` flooding
+    sweeps from zero messages, no stopping rule; the evidence is extra unary log-odds per problem
+    (e.g. perturb-and-MAP's perturbations).
+
+    Registered as ``max_product``; options (``max_iter``, ``damping``, ``chunk``) in
+    :class:`MaxProductConfig`.
+    """
+
     config_class = MaxProductConfig
     requires = (FactorGraphForm,)
 

@@ -21,6 +21,12 @@ class MeanFieldConfig(SolverConfig):
 
 
 class MeanField(BinaryBipartiteSolver):
+    """Naive mean field on the binary-RBM view: marginals, their mode 1[τ^v > ½] and the mean-field lower
+    bound on log Z.
+
+    Registered as ``mean_field``; options (``max_iter``, ``tol``) in :class:`MeanFieldConfig`.
+    """
+
     config_class = MeanFieldConfig
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:

@@ -27,6 +27,12 @@ class MPLPConfig(SolverConfig):
 
 
 class MPLP(Solver):
+    """MPLP, sequential max-sum diffusion on the dual, for a dense pairwise (Ising) model: each problem
+    until no message moves by more than ``tol`` or ``max_iter`` sweeps.
+
+    Registered as ``mplp``; options in :class:`MPLPConfig`.
+    """
+
     config_class = MPLPConfig
     requires = (FactorGraphForm, PairwiseCouplings)  # a dense pairwise model (an Ising model)
 

@@ -34,6 +34,12 @@ class TapConfig(SolverConfig):
 
 
 class Tap(Solver):
+    """TAP fixed points (tap paper Alg. 1) of a two-layer model with priors, each started at the
+    evidence's visible magnetisations (e.g. a mini-batch, Eqs. 37–38) or continuing an earlier result.
+
+    Registered as ``tap``; options (``max_iter``, ``tol``, ``damping``) in :class:`TapConfig`.
+    """
+
     config_class = TapConfig
     requires = (TapForm,)
     method = staticmethod(tap.solve)
@@ -68,6 +74,11 @@ class AdaTapConfig(TapConfig):
 
 
 class AdaTap(Tap):
+    """adaTAP fixed points found by VAMP (tap paper App. D, Alg. 3), in place of TAP's iteration.
+
+    Registered as ``adatap``; options in :class:`AdaTapConfig`.
+    """
+
     config_class = AdaTapConfig
     method = staticmethod(adatap.solve)
     cost = staticmethod(adatap.solve_cost)

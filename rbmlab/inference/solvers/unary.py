@@ -20,6 +20,12 @@ class UnaryConfig(SolverConfig):
 
 
 class Unary(BinaryBipartiteSolver):
+    """The unary fields alone, couplings ignored: every unit at σ(its own bias); on the binary-RBM view
+    1[b¹ > 0] is the logistic-regression baseline of crbm_bp's tables.
+
+    Registered as ``unary``; no iteration (:class:`UnaryConfig`).
+    """
+
     config_class = UnaryConfig
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
