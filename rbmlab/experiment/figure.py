@@ -45,6 +45,11 @@ SECTION_KEYS = ("draw", "source", "options")
 
 
 class Figure:
+    """The ``figure`` experiment kind (``figure:`` in the file): a figure drawn from the runs of another
+    experiment at the same scale by a drawing of rbmlab.experiment.figures.FIGURES (``draw``,
+    ``source``, ``options``).
+    """
+
     name = "figure"
     section = "figure"
     keys = frozenset({"figure"})

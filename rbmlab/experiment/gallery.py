@@ -14,6 +14,10 @@ from rbmlab.experiment.sweep import _run_if_absent, check_passed_on, passed_on
 
 
 class Gallery:
+    """The ``gallery`` experiment kind (crbm_bp Figure 2): an image grid of inputs, targets and
+    predictions of other experiments' runs at the same scale.
+    """
+
     name = "gallery"
     section = "gallery"
     keys = frozenset({"gallery"})

@@ -32,6 +32,10 @@ PROBLEMS = Registry(
 
 
 class Inference:
+    """The ``inference`` experiment kind (``inference:`` in the file): a sampler or solver on a fixed
+    model, nothing trained (e.g. pmp Sec. 5.6's blind deconvolution), the problem one of ``PROBLEMS``.
+    """
+
     name = "inference"
     section = "inference"
     keys = frozenset({"inference"})

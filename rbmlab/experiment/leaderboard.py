@@ -148,6 +148,10 @@ def _model_unread(board: list[str], own: list[str], scale: str) -> set[str]:
 
 
 class Leaderboard:
+    """The ``leaderboard`` experiment kind: every generative learner on the same data, scored the same
+    way at equal compute (``train.budgets``), its learning rate tuned on the validation split.
+    """
+
     name = "leaderboard"
     section = "leaderboard"
     keys = frozenset({"leaderboard", "overrides", "seeds"})

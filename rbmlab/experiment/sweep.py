@@ -24,6 +24,11 @@ from rbmlab.report.tidy import has_tidy_files
 
 
 class Sweep:
+    """The ``sweep`` experiment kind, the default: a Hydra multirun of train-then-evaluate jobs
+    (variants × grid × seeds at the tier's settings), then the report over its runs (or, with
+    ``runs_of``, over other experiments' runs).
+    """
+
     name = "sweep"
     section = None  # the default kind
     keys = frozenset({"overrides", "variants", "grid", "seeds", "runs_of", "needs"})

@@ -14,6 +14,10 @@ from rbmlab.experiment.spec import _parse_argv
 
 
 class Timing:
+    """The ``timing`` experiment kind (``bench:`` in the file): a bench part of rbmlab.bench at the
+    tier's sizes, as a markdown table with the paper's numbers beside.
+    """
+
     name = "timing"
     section = "bench"
     keys = frozenset({"bench"})

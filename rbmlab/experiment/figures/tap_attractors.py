@@ -159,6 +159,12 @@ def seed_measures(run, cfg: FigureConfig, canvas: Canvas, epochs: list[int]) -> 
 
 
 def attractors(canvas: Canvas, cfg: FigureConfig) -> None:
+    """tap paper Figs. 6 and 7's sentences (Sec. VII.3) as numbers per seed: the TAP solutions'
+    diversification, the non-random assignment of free energies and the solutions as attractors of
+    similar images.
+
+    Registered as ``tap-figure-7-attractors``; options in rbmlab.experiment.figures.tap_runs.FigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     if (found := pick(canvas_runs(canvas), "binary", N_HIDDEN)) is None:

@@ -109,6 +109,12 @@ def counted(model, x, rules=RULES, max_iter: int = 1000) -> list[dict]:
 
 
 def counting_rules(canvas: Canvas, cfg: SizedFigureConfig) -> None:
+    """tap paper Fig. 5's two free-energy bands (Sec. VII.3) against the counting rules: the same TAP
+    chains counted under several rules, each rule's free energies tested for two bands (a two-component
+    Gaussian mixture against one, by BIC).
+
+    Registered as ``tap-figure-5-counting``; options in rbmlab.experiment.figures.tap_runs.SizedFigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     sweep = chosen(canvas_runs(canvas), cfg)

@@ -66,6 +66,11 @@ def model_counts(kinds: dict[str, np.ndarray]) -> dict[str, float]:
 
 
 def features(canvas: Canvas, cfg: FigureConfig) -> None:
+    """tap paper Fig. 4's localised and stroke features (Sec. VII.2) as counts per model: the receptive
+    fields of each final model of tap/figure-3, per dataset and N_h, counted by kind.
+
+    Registered as ``tap-figure-4-features``; options in rbmlab.experiment.figures.tap_runs.FigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     datasets = chosen(canvas_runs(canvas), cfg)

@@ -14,6 +14,11 @@ from rbmlab.run.checkpoint import load_checkpoint
 
 
 def figure_4(canvas: Canvas, cfg: FigureConfig) -> None:
+    """tap paper Figure 4: receptive fields (columns of W) of Figure 3's final models, every size, ranked
+    by ℓ0.1 spread and by mean activation; one figure per dataset.
+
+    Registered as ``tap-figure-4``; options in rbmlab.experiment.figures.tap_runs.FigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     scale = canvas.scale

@@ -27,6 +27,11 @@ def field_ratios(run) -> tuple[np.ndarray, int]:
 
 
 def localisation(canvas: Canvas, cfg: FigureConfig) -> None:
+    """tap paper Fig. 4's feature localisation (Sec. VII.2) as a number: the median participation ratio
+    of the receptive fields of the binary-MNIST models, mean ± std over seeds, per N_h.
+
+    Registered as ``tap-figure-4-localisation``; options in rbmlab.experiment.figures.tap_runs.FigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     models = chosen(canvas_runs(canvas), cfg).get("binary")

@@ -124,6 +124,12 @@ def solutions(variant: str, run: Path, cfg: FigureConfig, canvas: Canvas, tag: s
 
 
 def figure_5(canvas: Canvas, cfg: SizedFigureConfig) -> None:
+    """tap paper Figure 5: the free energies and the number of unique TAP solutions of the Figure 3
+    models per epoch, found from their per-epoch snapshots.
+
+    Registered as ``tap-figure-5``; options (``n_hidden``, ...) in
+    rbmlab.experiment.figures.tap_runs.SizedFigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     scale, sweep = canvas.scale, canvas_runs(canvas)
@@ -211,6 +217,10 @@ def figure_5(canvas: Canvas, cfg: SizedFigureConfig) -> None:
 
 
 def figure_6(canvas: Canvas, cfg: FigureConfig) -> None:
+    """tap paper Figure 6: Isomap of binary MNIST's N_h = 100 TAP solutions over epochs (Figure 5's).
+
+    Registered as ``tap-figure-6``; options in rbmlab.experiment.figures.tap_runs.FigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415
 
     if (found := pick(canvas_runs(canvas), "binary", FIG5_HIDDEN["binary"])) is None:
@@ -231,6 +241,11 @@ def figure_6(canvas: Canvas, cfg: FigureConfig) -> None:
 
 
 def figure_7(canvas: Canvas, cfg: FigureConfig) -> None:
+    """tap paper Figure 7: Isomap of the initial images of classes 3, 6, 7 (CBCL: all faces) and the TAP
+    solutions they reach, at the paper's epochs.
+
+    Registered as ``tap-figure-7``; options in rbmlab.experiment.figures.tap_runs.FigureConfig.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415
 
     scale, sweep = canvas.scale, canvas_runs(canvas)

@@ -68,6 +68,13 @@ def scores(
 
 
 def structure(canvas: Canvas, cfg: StructureConfig) -> None:
+    """tap paper Fig. 9's digit structure of TAP estimates (Sec. VII.4) as a number per seed: the share
+    of test images through the binary symmetric channel, denoised by TAP, that are recognised as
+    ``evaluator=recognised`` scores (beside the noisy image and the OPE's estimate).
+
+    Registered as ``tap-figure-9-structure``; options (``n_test``, ``confidence``, ``quantile``, ...)
+    in :class:`StructureConfig`.
+    """
     from matplotlib.figure import Figure  # noqa: PLC0415 - no pyplot: no global backend
 
     models = canvas_runs(canvas).get("binary") or {}
