@@ -112,6 +112,50 @@ def test_every_registry_entry_has_a_reference_page(monkeypatch):
             assert f"   {rbmlab_docs.documented(entry)}\n" in page, (name, entry_name)
 
 
+def test_a_registry_entry_without_a_docstring_of_its_own_is_a_build_warning(monkeypatch, tmp_path):
+    """A class that only inherits its docstring (or a function without one) is named by the check
+    the build turns into a warning (sphinx -W: an error); today's registries have none."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(DOCS / "_ext"))
+    rbmlab_docs = importlib.import_module("rbmlab_docs")
+
+    class Documented:
+        """A documented component."""
+
+    class Bare(Documented):
+        pass
+
+    def draw():
+        pass
+
+    assert rbmlab_docs.has_own_docstring(Documented)
+    assert not rbmlab_docs.has_own_docstring(Bare)
+    assert not rbmlab_docs.has_own_docstring(draw)
+
+    assert rbmlab_docs.undocumented_entries() == []
+
+    import rbmlab.optimizers
+
+    fake = types.ModuleType("rbmlab_fake_components")
+    fake.Bare, fake.Documented = Bare, Documented
+    Bare.__module__ = Documented.__module__ = fake.__name__
+    Bare.__qualname__, Documented.__qualname__ = "Bare", "Documented"
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    registry = rbmlab.optimizers.OPTIMIZERS.with_entries(
+        bare=f"{fake.__name__}:Bare", documented=f"{fake.__name__}:Documented"
+    )
+    monkeypatch.setattr(rbmlab.optimizers, "OPTIMIZERS", registry)
+    assert rbmlab_docs.undocumented_entries() == ["rbmlab_fake_components.Bare"]
+
+    warnings = []
+    monkeypatch.setattr(rbmlab_docs.logger, "warning", lambda *args: warnings.append(args[0] % args[1:]))
+    rbmlab_docs.write_components_page(
+        types.SimpleNamespace(srcdir=str(tmp_path)), types.SimpleNamespace(rbmlab_components_page="c.md")
+    )
+    assert warnings == ["rbmlab-components: rbmlab_fake_components.Bare has no docstring of its own"]
+
+
 @pytest.mark.docs  # with the site's checks (make docs-check): ~20 s of CPU make test's budget has not
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_runs_as_a_script(script, tmp_path):

@@ -24,10 +24,13 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 from docutils.statemachine import StringList
+from sphinx.util import logging
 from sphinx.util.nodes import nested_parse_with_titles
 
 from rbmlab import help as rbmlab_help
 from rbmlab.help import GROUP_DOCS, first_comment, shown_value
+
+logger = logging.getLogger(__name__)
 
 GROUPS = ("dataset", "task", "model", "learner", "evaluator", "backend", "train")
 
@@ -236,6 +239,26 @@ def documented(entry) -> str:
     return f"{target.__module__}.{target.__qualname__}"
 
 
+def has_own_docstring(target) -> bool:
+    """Whether a class or function has a docstring of its own (a class's, not one it inherits)."""
+    doc = target.__dict__.get("__doc__") if isinstance(target, type) else target.__doc__
+    return bool(doc and doc.strip())
+
+
+def undocumented_entries() -> list[str]:
+    """The dotted paths of the registry entries (every Registry of ``KINDS``) whose class or
+    function has no docstring of its own: its reference page would say nothing of it."""
+    import importlib
+
+    missing = []
+    for _, module, registry in KINDS:
+        for _, entry in getattr(importlib.import_module(module), registry).items():
+            path = documented(entry)
+            if not has_own_docstring(getattr(entry, "draw", entry)) and path not in missing:
+                missing.append(path)
+    return missing
+
+
 def components_page() -> str:
     """The API reference's page of every registered component: one autosummary entry (one
     generated page) per registry entry's class, kind by kind."""
@@ -259,12 +282,15 @@ def components_page() -> str:
 
 def write_components_page(app, config) -> None:
     """The components page at ``rbmlab_components_page`` (a path under the source directory;
-    None: none, as in a project that only uses the directives)."""
+    None: none, as in a project that only uses the directives), with a build warning for each entry
+    whose class or function has no docstring of its own (:func:`undocumented_entries`)."""
     from pathlib import Path
 
     if not config.rbmlab_components_page:
         return
     page = Path(app.srcdir) / config.rbmlab_components_page
+    for path in undocumented_entries():  # a warning fails ``sphinx -W`` (make docs)
+        logger.warning("rbmlab-components: %s has no docstring of its own", path)
     text = components_page()
     if not page.exists() or page.read_text() != text:
         page.write_text(text)
