@@ -358,7 +358,8 @@ def exact_check_metrics(fwd: AISResult, log_z_exact: float) -> dict[str, float]:
 class AIS(Evaluator):
     """Annealed importance sampling estimate of an RBM's log Z and log-likelihood (Neal 2001; the
     base-rate RBM start of Salakhutdinov & Murray 2008; reverse AIS of Burda et al. 2015), with
-    mean(w) ± 3 standard errors as its interval.
+    mean(w) ± 3 standard errors as its interval; a DBM's as the RBM between its parities, its rows
+    by the mean-field lower bound (Salakhutdinov & Hinton 2009, §4).
 
     Registered as ``ais``; options (``n_chains``, ``n_temperatures``, ``schedule``, ``reverse``, ...)
     in :class:`AISConfig`.
