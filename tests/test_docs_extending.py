@@ -1,0 +1,98 @@
+"""The examples of docs/guide/extending/code/ (a learner, a unit type, a solver, an experiment
+kind, for the guide's worked pages): each is registered here as the project would register it
+(the registry put back afterwards: monkeypatch) and put through the project's own checks for its
+kind of component. Everything is written under tmp_path."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from rbmlab.errors import RbmlabError
+from tests.test_step_cost import count  # noqa: F401 - the fixture of the step-cost check
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "docs" / "guide"
+PAGES = GUIDE / "extending"
+CODE = PAGES / "code"
+INCLUDE = re.compile(r"^```\{literalinclude\} (\S+)", re.M)
+TOCTREE = re.compile(r"^```\{toctree\}\n(.*?)^```", re.M | re.S)
+
+
+@pytest.fixture
+def examples(monkeypatch):
+    """The example modules importable by their own names (as rbmlab.<...> modules would be)."""
+    monkeypatch.syspath_prepend(str(CODE))
+
+
+# ---------------------------------------------------------------- a learner (learner.md)
+def test_the_growing_cd_learner_passes_the_learner_conformance_checks(examples, monkeypatch):
+    import tests.test_conformance as conformance
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models import MODELS
+
+    monkeypatch.setattr(conformance, "LEARNERS", LEARNERS.with_entries(cd_growing="cd_growing:GrowingCD"))
+    for family in MODELS.names():  # a family it cannot train: its one-line refusal, checked
+        conformance.test_learner("cd_growing", family)
+    conformance.test_learner_declares_the_unit_types_its_maths_handles("cd_growing")
+
+
+def test_the_growing_cd_step_cost_is_the_counted_products(examples, count, monkeypatch):  # noqa: F811
+    import tests.test_step_cost as step_cost
+    from rbmlab.learners import LEARNERS
+
+    monkeypatch.setattr(step_cost, "LEARNERS", LEARNERS.with_entries(cd_growing="cd_growing:GrowingCD"))
+    for options in ({}, {"k": 2, "k_max": 3, "every": 1}):
+        step_cost.test_declared_cost_is_the_counted_products("cd_growing", options, count, monkeypatch)
+
+
+def test_the_growing_cd_schedule_and_its_yaml(examples):
+    from cd_growing import GrowingCD, GrowingCDConfig
+
+    learner = GrowingCD(GrowingCDConfig(k=2, k_max=4, every=3))
+    assert [learner.k_at(t) for t in range(12)] == [2, 2, 2, 3, 3, 3, 4, 4, 4, 4, 4, 4]
+    stated = yaml.safe_load((CODE / "conf" / "learner" / "cd_growing.yaml").read_text())
+    assert stated.pop("defaults") == [{"optimizer": "sgd"}, "_self_"]
+    assert set(stated) == set(GrowingCDConfig.__dataclass_fields__) - {"optimizer"}  # every option
+    assert GrowingCDConfig(**stated).every == stated["every"] == GrowingCDConfig().every
+    with pytest.raises(RbmlabError, match=r"^k_max: must be >= k \(3\), got 2$"):
+        GrowingCDConfig(k=3, k_max=2)
+
+
+def test_the_growing_cd_learner_trains_from_the_command_line_options(examples, tmp_path, monkeypatch):
+    """``rbmlab run dataset=bars_stripes learner=cd_growing ...``: its yaml in conf/learner/ (a copy
+    of conf/ here) and its registry line; k reaches k_max and is in every metrics row."""
+    import rbmlab.hydra_app as hydra_app
+    from rbmlab.learners import LEARNERS
+    from rbmlab.run.runner import train
+
+    conf = tmp_path / "conf"
+    shutil.copytree(hydra_app.CONF_DIR, conf)
+    shutil.copy(CODE / "conf" / "learner" / "cd_growing.yaml", conf / "learner")
+    monkeypatch.setattr(hydra_app, "CONF_DIR", conf)
+    monkeypatch.setitem(LEARNERS._entries, "cd_growing", "cd_growing:GrowingCD")
+    run = [
+        "dataset=bars_stripes",
+        "model.n_hidden=4",
+        "evaluator=exact",
+        "learner=cd_growing",
+        "learner.k_max=3",
+        "learner.every=2",
+        "learner.batch_size=8",
+        "train.epochs=3",
+        "train.progress=false",
+    ]
+    summary = train(hydra_app.validated_run_config(run), tmp_path / "run", echo=lambda s: None)
+    assert summary["status"] == "completed"
+    rows = (tmp_path / "run" / "metrics.csv").read_text().splitlines()
+    header, last = rows[0].split(","), rows[-1].split(",")
+    assert float(last[header.index("k")]) == 3.0 and np.isfinite(
+        float(last[header.index("test_log_likelihood")])
+    )
+    with pytest.raises(RbmlabError, match=r"^learner.k_max: must be >= k \(4\), got 3$"):
+        hydra_app.validated_run_config([*run, "learner.k=4"])
