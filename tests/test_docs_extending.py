@@ -96,3 +96,55 @@ def test_the_growing_cd_learner_trains_from_the_command_line_options(examples, t
     )
     with pytest.raises(RbmlabError, match=r"^learner.k_max: must be >= k \(4\), got 3$"):
         hydra_app.validated_run_config([*run, "learner.k=4"])
+
+
+# ---------------------------------------------------------------- a unit type (unit-type.md)
+@pytest.fixture
+def half_spin(examples, monkeypatch):
+    from half_spin import HalfSpin
+
+    from rbmlab.units import UNIT_TYPES
+
+    monkeypatch.setitem(UNIT_TYPES, "half_spin", HalfSpin)  # the UNIT_TYPES entry, put back after
+    return HalfSpin
+
+
+def test_half_spin_units_pass_the_unit_type_checks(half_spin):
+    import tests.test_domain as domain
+    import tests.test_units as units
+
+    units.test_unit_maths_matches_direct_sums("half_spin")
+    domain.test_a_discrete_unit_takes_exactly_its_declared_values("half_spin")
+    for visible, hidden in [("half_spin", "bernoulli"), ("bernoulli", "half_spin"), ("half_spin", "spin")]:
+        units.test_rbm_with_other_unit_types_matches_brute_force(visible, hidden)
+
+
+def test_half_spin_prior_maths_match_direct_sums(half_spin):
+    """TAP's tilted partition function and moments (rbmlab.units.prior) over the two values."""
+    B, A = np.meshgrid(np.linspace(-6, 6, 13), np.linspace(-3, 0, 4))
+    x = np.array(half_spin.values)
+    weights = np.exp(B[..., None] * x - 0.5 * A[..., None] * x**2)
+    np.testing.assert_allclose(half_spin.log_z(B, A), np.log(weights.sum(-1)), rtol=1e-12)
+    mean, var = half_spin.moments(B, A)
+    p = weights / weights.sum(-1, keepdims=True)
+    np.testing.assert_allclose(mean, (p * x).sum(-1), atol=1e-12)
+    np.testing.assert_allclose(var, (p * x**2).sum(-1) - mean**2, atol=1e-12)
+
+
+def test_a_half_spin_hidden_layer_trains_by_cd(half_spin):
+    from rbmlab.data.batch import Batch
+    from rbmlab.learners import LEARNERS
+    from rbmlab.models.rbm import RBM
+
+    rng = np.random.default_rng(0)
+    model = RBM(0.1 * rng.standard_normal((6, 3)), np.zeros(6), np.zeros(3), hidden="half_spin")
+    learner = LEARNERS.build(LEARNERS.parse({"name": "cd", "k": 2}))
+    learner.check(RBM)
+    x = (rng.random((16, 6)) < 0.5).astype(float)
+    after, _ = learner.step(model, learner.init_state(model, Batch(x), rng), Batch(x), rng)
+    assert np.isfinite(after.W).all() and not np.allclose(after.W, model.W)
+    states = learner.sample(model, x.copy(), np.random.default_rng(1), 1)
+    assert set(np.unique(model.hidden_units.sample_(states @ model.W, np.random.default_rng(2)))) <= {
+        -0.5,
+        0.5,
+    }
