@@ -148,3 +148,66 @@ def test_a_half_spin_hidden_layer_trains_by_cd(half_spin):
         -0.5,
         0.5,
     }
+
+
+# ---------------------------------------------------------------- a solver (solver.md)
+def test_icm_passes_the_solver_checks(examples, monkeypatch):
+    import tests.test_solvers as solvers
+
+    monkeypatch.setattr(solvers, "SOLVERS", solvers.SOLVERS.with_entries(icm="icm:ICM"))
+    monkeypatch.setattr(solvers, "CONF", CODE / "conf" / "solver")  # where its yaml is kept here
+    solvers.test_at_zero_coupling_every_solver_returns_the_unary_fields_own_answer("icm")
+    solvers.test_each_solver_has_its_yaml_with_its_defaults("icm")
+
+
+def test_icm_ends_at_a_fixed_point_no_worse_than_its_start(examples):
+    """Each converged instance is a fixed point of both block updates, and its joint score
+    vᵀWh + b¹ᵀv + b²ᵀh is at least the unary decode's (each half-step is an exact argmax)."""
+    from icm import ICM
+
+    from rbmlab.inference.solvers.base import binary_bipartite
+    from tests.test_solvers import loopy_case
+
+    model, x = loopy_case(np.random.default_rng(6))
+    beliefs = ICM().solve(model, x)
+    W, b_v, b_h = binary_bipartite(model, x)
+
+    def best_h(v):
+        return (b_h + v @ W > 0).astype(float)
+
+    def score(v):
+        h = best_h(v)
+        return ((v @ W) * h).sum(1) + (b_v * v).sum(1) + (b_h * h).sum(1)
+
+    v = beliefs.state
+    assert np.all(beliefs.converged) and 1 <= beliefs.iterations <= 50
+    np.testing.assert_array_equal(v, (b_v + best_h(v) @ W.T > 0).astype(float))
+    assert np.all(score(v) >= score((b_v > 0).astype(float)) - 1e-12)
+    assert ICM().solve(model, x, 1).iterations == 1  # a caller's budget caps the sweeps
+
+
+def test_icm_joins_the_capabilities_table_of_the_families_it_supports(examples, monkeypatch):
+    import tests.test_readme_capabilities as capabilities
+
+    monkeypatch.setattr(capabilities, "SOLVERS", capabilities.SOLVERS.with_entries(icm="icm:ICM"))
+    rows = {r.split(" | ")[0][2:]: r for r in capabilities.capabilities_table().splitlines()[2:]}
+    assert {family for family, row in rows.items() if row.endswith(", icm |")} == {"rbm", "crbm", "grbm"}
+
+
+def test_icm_is_chosen_by_config_where_a_solver_is(examples, tmp_path, monkeypatch):
+    """``rbmlab run model=crbm ... evaluator=pixel_error evaluator.inference=icm``."""
+    import icm
+
+    import rbmlab.evaluators.pixel_error as pixel_error
+    from rbmlab.hydra_app import validated_run_config
+    from rbmlab.run.runner import train
+
+    monkeypatch.setattr(pixel_error, "SOLVERS", pixel_error.SOLVERS.with_entries(icm="icm:ICM"))
+    solved, solve = [], icm.ICM.solve
+    monkeypatch.setattr(icm.ICM, "solve", lambda self, *a, **k: solved.append(1) or solve(self, *a, **k))
+    run = ["model=crbm", "model.n_hidden=4", "dataset=bars_stripes", "task=flip", "learner=cd_percloss"]
+    run += ["evaluator=pixel_error", "evaluator.inference=icm", "train.epochs=2", "train.progress=false"]
+    assert train(validated_run_config(run), tmp_path / "run", echo=lambda s: None)["status"] == "completed"
+    header, *_, last = (tmp_path / "run" / "metrics.csv").read_text().splitlines()
+    error = dict(zip(header.split(","), last.split(",")))["test_pixel_error"]
+    assert 0 <= float(error) <= 100 and solved  # the prediction is ICM's
