@@ -211,3 +211,56 @@ def test_icm_is_chosen_by_config_where_a_solver_is(examples, tmp_path, monkeypat
     header, *_, last = (tmp_path / "run" / "metrics.csv").read_text().splitlines()
     error = dict(zip(header.split(","), last.split(",")))["test_pixel_error"]
     assert 0 <= float(error) <= 100 and solved  # the prediction is ICM's
+
+
+# ---------------------------------------------------------------- an experiment kind (experiment-kind.md)
+@pytest.fixture
+def log_z_gap(examples, tmp_path, monkeypatch):
+    """The kind's registry line, and experiments/ holding its example file (a copy)."""
+    import rbmlab.experiment.kinds as kinds
+    import rbmlab.experiment.spec as spec_file
+
+    monkeypatch.setattr(kinds, "KINDS", kinds.KINDS.with_entries(log_z_gap="log_z_gap:LogZGap"))
+    shutil.copytree(CODE / "experiments", tmp_path / "experiments")
+    monkeypatch.setattr(spec_file, "EXPERIMENTS_DIR", tmp_path / "experiments")
+    return tmp_path
+
+
+def test_the_log_z_gap_kind_declares_itself(log_z_gap, monkeypatch):
+    import rbmlab.experiment.kinds as kinds
+    import tests.test_experiment_kinds as experiment_kinds
+
+    monkeypatch.setattr(experiment_kinds, "KINDS", kinds.KINDS)
+    experiment_kinds.test_every_kind_declares_itself_and_one_is_the_default()
+
+
+def test_the_log_z_gap_file_is_listed_with_its_target(log_z_gap, capsys):
+    from rbmlab.cli import main
+
+    main(["experiment", "list"])
+    title = "How far the deterministic estimates of log Z are from the exact one"
+    assert f"  demo/log_z_gap  (make demo-log_z_gap)  {title}" in capsys.readouterr().out
+
+
+def test_the_log_z_gap_kind_runs_its_file(log_z_gap, capsys):
+    from rbmlab.experiment import run_experiment
+
+    result = run_experiment("demo/log_z_gap", ["scale=smoke"], results_root=log_z_gap / "results")
+    assert result["table"] == log_z_gap / "results" / "demo" / "log_z_gap_smoke.md"
+    rows = [r.split("|")[1:-1] for r in result["table"].read_text().splitlines() if r.startswith("| ")][1:]
+    assert [(s.strip(), solver.strip()) for s, solver, *_ in rows] == [
+        (s, solver) for s in ("0.1", "0.5", "1") for solver in ("mean_field", "bp_sum")
+    ]
+    gaps = {(s.strip(), solver.strip()): float(mean) for s, solver, mean, _ in rows}
+    assert all(gaps[s, "mean_field"] <= 0 for s in ("0.1", "0.5", "1"))  # a lower bound
+    assert abs(gaps["0.1", "bp_sum"]) < 1e-3  # near zero coupling BP is near exact
+    more = run_experiment("demo/log_z_gap", ["scale=smoke", "solvers=[unary]"], results_root=log_z_gap / "r")
+    assert "| unary |" in more["table"].read_text() and "mean_field" not in more["table"].read_text()
+    with pytest.raises(RbmlabError, match=r"^experiment demo/log_z_gap: log_z_gap.n_visible: must be <= 25"):
+        run_experiment("demo/log_z_gap", ["scale=smoke", "n_visible=30"], results_root=log_z_gap / "e")
+    with pytest.raises(RbmlabError, match=r"^experiment demo/log_z_gap: log_z_gap.solvers: unknown solver"):
+        run_experiment("demo/log_z_gap", ["scale=smoke", "solvers=[nope]"], results_root=log_z_gap / "e")
+    with pytest.raises(
+        RbmlabError, match=r"^outputs_root: demo/log_z_gap is a log_z_gap experiment, which runs no"
+    ):
+        run_experiment("demo/log_z_gap", ["scale=smoke", "outputs_root=x"], results_root=log_z_gap / "e")
