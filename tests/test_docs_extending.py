@@ -1,7 +1,8 @@
-"""The examples of docs/guide/extending/code/ (a learner, a unit type, a solver, an experiment
-kind, for the guide's worked pages): each is registered here as the project would register it
-(the registry put back afterwards: monkeypatch) and put through the project's own checks for its
-kind of component. Everything is written under tmp_path."""
+"""The worked pages of docs/guide/extending/ (a learner, a unit type, a solver, an experiment
+kind) hold no code of their own: each includes its example's files from
+docs/guide/extending/code/, and these tests register each example the way its page says (the
+registry put back afterwards: monkeypatch) and put it through the checks the page claims it
+passes, the project's own conformance tests among them. Everything is written under tmp_path."""
 
 from __future__ import annotations
 
@@ -28,6 +29,29 @@ TOCTREE = re.compile(r"^```\{toctree\}\n(.*?)^```", re.M | re.S)
 def examples(monkeypatch):
     """The example modules importable by their own names (as rbmlab.<...> modules would be)."""
     monkeypatch.syspath_prepend(str(CODE))
+
+
+# ---------------------------------------------------------------- the pages
+def test_the_extending_page_lists_the_four_worked_pages():
+    (tree,) = TOCTREE.findall((GUIDE / "extending.md").read_text())
+    listed = [line.strip() for line in tree.splitlines() if line.strip() and not line.startswith(":")]
+    assert listed == [f"extending/{p}" for p in ("learner", "unit-type", "solver", "experiment-kind")]
+    assert all((GUIDE / f"{entry}.md").is_file() for entry in listed)
+
+
+@pytest.mark.parametrize("page", sorted(PAGES.glob("*.md")), ids=lambda p: p.name)
+def test_each_page_includes_only_files_that_exist_and_its_links_resolve(page):
+    from tests.test_readme_links import anchors, relative_links
+
+    included = INCLUDE.findall(page.read_text())
+    assert included, f"{page.name} includes no example file"
+    for target in included:
+        assert (page.parent / target).resolve().is_file(), f"{page.name}: {target}: no such file"
+    for target in relative_links(page):
+        path, _, anchor = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        assert file.is_file() and ROOT in file.parents, f"{page.name}: {target}: no such file"
+        assert not anchor or anchor in anchors(file), f"{page.name}: {target}: no such heading"
 
 
 # ---------------------------------------------------------------- a learner (learner.md)
