@@ -63,9 +63,14 @@ def test_an_options_help_string_shows_in_the_page_built_after(tmp_path, monkeypa
         field._field_type,
     )  # as dataclass sets
     monkeypatch.setitem(cls.__dataclass_fields__, "n_chains", changed)
-    html = build(tmp_path, "# Options\n\n```{rbmlab-options} learner\n```\n")
+    page = "".join(
+        f"## {g}\n\n```{{rbmlab-options}} {g}\n```\n\n" for g in ("learner", "learner/optimizer", "keys")
+    )
+    html = build(tmp_path, "# Options\n\n" + page)
     assert "learner.n_chains" in html and "CHAINS-DOC-CHANGED" in html
     assert "learner=tap_dbm" in html and "learner.pretrain_epochs" in html  # every learner, its keys
+    assert "learner.optimizer.beta1" in html and "first-moment decay" in html  # a nested group's
+    assert "lock_wait" in html and "seconds to wait for a run or sweep directory" in html  # config.yaml's
     assert isinstance(field.metadata, types.MappingProxyType)  # the original is left as it was
 
 

@@ -28,11 +28,24 @@ from sphinx.util import logging
 from sphinx.util.nodes import nested_parse_with_titles
 
 from rbmlab import help as rbmlab_help
-from rbmlab.help import GROUP_DOCS, first_comment, shown_value
+from rbmlab.help import GROUP_DOCS, first_comment, key_comments, shown_value
 
 logger = logging.getLogger(__name__)
 
-GROUPS = ("dataset", "task", "model", "learner", "evaluator", "backend", "train")
+GROUPS = (
+    "dataset",
+    "task",
+    "model",
+    "learner",
+    "learner/optimizer",
+    "learner/sampler",
+    "evaluator",
+    "solver",
+    "backend",
+    "scale",
+    "train",
+    "keys",
+)
 
 
 def _escape(text: str) -> str:
@@ -47,13 +60,15 @@ def _code(text: str) -> str:
 def accepts(meta: dict[str, Any]) -> str:
     """What an option accepts, from its declaration: its choices or its range."""
     if meta.get("choices"):
-        return ", ".join(f"``{c}``" for c in meta["choices"])
+        return ", ".join(f"`{c}`" for c in meta["choices"])
     lo, hi = meta.get("lo"), meta.get("hi")
-    if lo is None and hi is None:
-        return ""
-    left = "(" if meta.get("open_lo") else "["
-    right = ")" if meta.get("open_hi") else "]"
-    return f"{left}{'' if lo is None else lo}, {'' if hi is None else hi}{right}"
+    if lo is not None and hi is not None:
+        return f"{'(' if meta.get('open_lo') else '['}{lo}, {hi}{')' if meta.get('open_hi') else ']'}"
+    if lo is not None:
+        return f"{'>' if meta.get('open_lo') else '≥'} {lo}"
+    if hi is not None:
+        return f"{'<' if meta.get('open_hi') else '≤'} {hi}"
+    return ""
 
 
 def option_rows(cls: type) -> list[tuple[str, str, str, str]]:
@@ -85,10 +100,21 @@ def _option_class(group: str, name: str):
     from rbmlab.data.registry import DATASET_NAMES, get_spec
     from rbmlab.data.tasks import TASKS
     from rbmlab.evaluators import EVALUATORS
+    from rbmlab.inference import INFERENCE
+    from rbmlab.inference.solvers import SOLVERS
     from rbmlab.learners import LEARNERS
     from rbmlab.models import MODELS
+    from rbmlab.optimizers import OPTIMIZERS
 
-    registries = {"task": TASKS, "model": MODELS, "learner": LEARNERS, "evaluator": EVALUATORS}
+    registries = {
+        "task": TASKS,
+        "model": MODELS,
+        "learner": LEARNERS,
+        "evaluator": EVALUATORS,
+        "learner/optimizer": OPTIMIZERS,
+        "learner/sampler": INFERENCE,
+        "solver": SOLVERS,
+    }
     if group in registries:
         return registries[group].get(name).config_class if name in registries[group].names() else None
     if group == "dataset":
@@ -97,6 +123,10 @@ def _option_class(group: str, name: str):
 
 
 HEADER = ("key", "default", "meaning", "accepts")
+# where a group's options are set on the command line: a learner's optimizer and sampler under
+# learner.*; a solver's are the defaults its yaml states, the solver chosen by name
+# (evaluator.inference=bp_sum), so its keys are shown bare
+KEY_PREFIX = {"learner/optimizer": "learner.optimizer", "learner/sampler": "learner.sampler", "solver": ""}
 
 
 def group_lines(group: str) -> list[str]:
@@ -108,6 +138,13 @@ def group_lines(group: str) -> list[str]:
             "",
             *table([(f"train.{k}", *rest) for k, *rest in option_rows(_option_class("train", ""))], HEADER),
         ]
+    if group == "keys":  # conf/config.yaml's own keys, by their trailing comments (as --help)
+        rows = [(key, value, comment, "") for key, (value, comment) in key_comments("config").items()]
+        return [
+            "The keys of `conf/config.yaml` itself, beside the groups (`seed=3`, `resume=true`):",
+            "",
+            *table([r for r in rows if not r[0].startswith(("train.", "hydra."))], HEADER),
+        ]
     lines = [GROUP_DOCS.get(group, ""), ""]
     if group == "backend":
         rows = option_rows(_option_class("backend", ""))
@@ -117,8 +154,9 @@ def group_lines(group: str) -> list[str]:
         lines += [f"### `{group}={name}`", "", _escape(first_comment(path)), ""]
         cls = _option_class(group, name)
         rows = option_rows(cls) if cls is not None else []
+        prefix = KEY_PREFIX.get(group, group)
         if rows:
-            lines += table([(f"{group}.{k}", *rest) for k, *rest in rows], HEADER)
+            lines += table([(f"{prefix}.{k}" if prefix else k, *rest) for k, *rest in rows], HEADER)
         else:
             lines += ["No options of its own.", ""]
     return lines
