@@ -29,6 +29,7 @@ import dataclasses
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from rbmlab.backend import namespace
+from rbmlab.limits import STATES
 from rbmlab.models.declaration import Declaration
 from rbmlab.validation import Config, option
 
@@ -36,6 +37,12 @@ PARAMETER_LIMIT = 1e6  # |θ| beyond it counts as divergence (see Model.finite_t
 # Overflow and non-finite values while training are the divergence check's to report (one line or
 # warning with the epoch), not numpy's to warn about operation by operation: np.errstate(**this)
 DIVERGENCE_REPORTED = {"over": "ignore", "invalid": "ignore", "divide": "ignore"}
+
+
+def states_option(layer: str, doc: str) -> Any:
+    """The option of a layer's states per unit (q of Potts units; binary units have 2), as the
+    two-layer and the layered families declare it (``model.visible_states``, ...)."""
+    return option(2, doc, lo=2, hi=STATES, neutral=2, label=f"{layer} states (q)")
 
 
 @dataclasses.dataclass

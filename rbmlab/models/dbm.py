@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rbmlab.errors import RbmlabError
-from rbmlab.limits import STATES, UNITS
+from rbmlab.limits import UNITS
 from rbmlab.models import layer_stack as stacks
-from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig
+from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig, states_option
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
-from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
-from rbmlab.models.rbm import _STATES_SETTING, RBM
+from rbmlab.models.declaration import Declaration
+from rbmlab.models.rbm import RBM, VisibleUnitColumns, unit_declarations
 from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
@@ -115,21 +115,9 @@ class DBMConfig(ModelConfig):
         neutral="bernoulli",
         label="hidden unit type",
     )
-    visible_states: int = option(
-        2,
-        "states per visible unit (potts: q; binary units have 2)",
-        lo=2,
-        hi=STATES,
-        neutral=2,
-        label="visible states (q)",
-    )
-    hidden_states: int = option(
-        2,
-        "states per unit of every potts hidden layer (q; binary units have 2)",
-        lo=2,
-        hi=STATES,
-        neutral=2,
-        label="hidden states (q)",
+    visible_states: int = states_option("visible", "states per visible unit (potts: q; binary units have 2)")
+    hidden_states: int = states_option(
+        "hidden", "states per unit of every potts hidden layer (q; binary units have 2)"
     )
 
     def check(self) -> None:
@@ -170,24 +158,12 @@ def layers_declaration(depth: int) -> Declaration:
             **{f"W{l}": (keys[l - 1], keys[l]) for l in range(1, depth + 1)},
             **{f"b{l}": (keys[l],) for l in range(depth + 1)},
         },
-        settings={
-            "visible": Setting(UNIT_NAMES, "bernoulli"),
-            "hidden": Setting(UNIT_NAMES, "bernoulli", per_layer=True),
-            "visible_states": _STATES_SETTING,
-            "hidden_states": _STATES_SETTING,
-        },
-        config_settings={
-            "visible_units": "visible",
-            "hidden_units": "hidden",
-            "visible_states": "visible_states",
-            "hidden_states": "hidden_states",
-        },
-        visible=VisibleUnits("visible_units", {n: n for n in UNIT_NAMES}, states_key="visible_states"),
+        **unit_declarations(per_layer=True),
     )
 
 
 @dataclass(frozen=True, kw_only=True)
-class DBM(Model):
+class DBM(VisibleUnitColumns, Model):
     """The family; its models are of the dataclass of their depth (:meth:`of_depth`)."""
 
     visible: str = "bernoulli"  # layer 0's unit type (files made before it: bernoulli)
@@ -325,18 +301,6 @@ class DBM(Model):
         return tuple(
             layer_types(self.visible, self.hidden, self.depth, self.visible_states, self.hidden_states)
         )
-
-    # ------------------------------------------------------------ data rows (one column per unit)
-    @property
-    def data_dimension(self) -> int:
-        """Units of the visible layer: a data row's length (Potts units are q columns each)."""
-        return self.n_visible // self.visible_units.width()
-
-    def data_mismatch(self, dimension: int) -> str | None:
-        if self.data_dimension == dimension:
-            return None
-        width = self.visible_units.width()
-        return f"n_visible={self.data_dimension}" + (f" units of {width} states" if width > 1 else "")
 
     def couplings(self) -> list:
         return [getattr(self, f"W{l}") for l in range(1, self.depth + 1)]

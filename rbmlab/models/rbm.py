@@ -23,7 +23,7 @@ from rbmlab.backend import namespace
 from rbmlab.backend.ops import logsumexp
 from rbmlab.errors import RbmlabError
 from rbmlab.limits import EXACT_SAMPLING_UNITS, STATES, UNITS
-from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel
+from rbmlab.models.base import PARAMETER_LIMIT, ModelConfig, TwoLayerModel, states_option
 from rbmlab.models.declaration import Declaration, Setting, VisibleUnits
 from rbmlab.models.factor_graph import from_rbm
 from rbmlab.models.layer_stack import LayerStack
@@ -34,6 +34,45 @@ from rbmlab.validation import invalid, option
 UNIT_NAMES = DISCRETE_NAMES
 STATE_COUNTS = tuple(str(q) for q in range(2, STATES + 1))
 _STATES_SETTING = Setting(STATE_COUNTS, "2", summary=f"2 … {STATES}")
+
+
+class VisibleUnitColumns:
+    """A data row of one value per visible unit, the visible layer of ``n_visible`` columns
+    (``visible_units.width()`` per unit: q for Potts, one-hot): the RBM's and the layered
+    family's data dimension."""
+
+    @property
+    def data_dimension(self) -> int:
+        """Units of the visible layer: a data row's length (Potts units are q columns each)."""
+        return self.n_visible // self.visible_units.width()
+
+    def data_mismatch(self, dimension: int) -> str | None:
+        if self.data_dimension == dimension:
+            return None
+        width = self.visible_units.width()
+        return f"n_visible={self.data_dimension}" + (f" units of {width} states" if width > 1 else "")
+
+
+def unit_declarations(per_layer: bool = False) -> dict:
+    """The unit settings of a declaration (rbmlab.models.declaration), as the RBM and the layered
+    family (rbmlab.models.dbm) both have them: a unit type for the visible and the hidden units
+    (``per_layer``: one per hidden layer allowed) and their states, the config keys that fix them,
+    and how a config chooses the visible units."""
+    return {
+        "settings": {
+            "visible": Setting(UNIT_NAMES, "bernoulli"),
+            "hidden": Setting(UNIT_NAMES, "bernoulli", per_layer=per_layer),
+            "visible_states": _STATES_SETTING,
+            "hidden_states": _STATES_SETTING,
+        },
+        "config_settings": {
+            "visible_units": "visible",
+            "hidden_units": "hidden",
+            "visible_states": "visible_states",
+            "hidden_states": "hidden_states",
+        },
+        "visible": VisibleUnits("visible_units", {n: n for n in UNIT_NAMES}, states_key="visible_states"),
+    }
 
 
 @dataclass
@@ -62,22 +101,8 @@ class RBMConfig(ModelConfig):
         "bernoulli", "visible unit type", choices=UNIT_NAMES, label="visible unit type"
     )
     hidden_units: str = option("bernoulli", "hidden unit type", choices=UNIT_NAMES, label="hidden unit type")
-    visible_states: int = option(
-        2,
-        "states per visible unit (potts: q; binary units have 2)",
-        lo=2,
-        hi=STATES,
-        neutral=2,
-        label="visible states (q)",
-    )
-    hidden_states: int = option(
-        2,
-        "states per hidden unit (potts: q; binary units have 2)",
-        lo=2,
-        hi=STATES,
-        neutral=2,
-        label="hidden states (q)",
-    )
+    visible_states: int = states_option("visible", "states per visible unit (potts: q; binary units have 2)")
+    hidden_states: int = states_option("hidden", "states per hidden unit (potts: q; binary units have 2)")
 
     def check(self) -> None:
         for layer in ("visible", "hidden"):
@@ -171,7 +196,7 @@ class BinaryLayers(TwoLayerModel):
 
 
 @dataclass(frozen=True)
-class RBM(BinaryLayers):
+class RBM(VisibleUnitColumns, BinaryLayers):
     W: Any  # (..., n_visible, n_hidden)
     b_v: Any  # (..., n_visible)
     b_h: Any  # (..., n_hidden)
@@ -182,19 +207,7 @@ class RBM(BinaryLayers):
 
     DECLARATION: ClassVar[Declaration] = Declaration(
         arrays={"W": ("n_visible", "n_hidden"), "b_v": ("n_visible",), "b_h": ("n_hidden",)},
-        settings={
-            "visible": Setting(UNIT_NAMES, "bernoulli"),
-            "hidden": Setting(UNIT_NAMES, "bernoulli"),
-            "visible_states": _STATES_SETTING,
-            "hidden_states": _STATES_SETTING,
-        },
-        config_settings={
-            "visible_units": "visible",
-            "hidden_units": "hidden",
-            "visible_states": "visible_states",
-            "hidden_states": "hidden_states",
-        },
-        visible=VisibleUnits("visible_units", {n: n for n in UNIT_NAMES}, states_key="visible_states"),
+        **unit_declarations(),
     )
     INTERACTIONS: ClassVar[tuple[str, ...]] = ("W",)
     family: ClassVar[str] = "rbm"
@@ -211,18 +224,6 @@ class RBM(BinaryLayers):
                     f"checkpoint: model rbm: {columns} {layer} columns do not make units of {width} states"
                 )
         return model
-
-    # ------------------------------------------------------------ data rows (one column per unit)
-    @property
-    def data_dimension(self) -> int:
-        """Units of the visible layer: a data row's length (Potts units are q columns each)."""
-        return self.n_visible // self.visible_units.width()
-
-    def data_mismatch(self, dimension: int) -> str | None:
-        if self.data_dimension == dimension:
-            return None
-        width = self.visible_units.width()
-        return f"n_visible={self.data_dimension}" + (f" units of {width} states" if width > 1 else "")
 
     def factor_graph(self):
         """The bipartite factor graph of a {0, 1} RBM: variables v (first n_visible), then h."""
