@@ -110,8 +110,9 @@ class DBMConfig(ModelConfig):
     )
     hidden_units: str = option(
         "bernoulli",
-        "unit type of the hidden layers: one for all, or one per layer separated by commas "
-        f"(each one of {', '.join(UNIT_NAMES)})",
+        "unit type of the hidden layers (each one of "
+        f"{', '.join(UNIT_NAMES)}): one for all, or one per layer separated by commas, quoted on "
+        "the command line (model.hidden_units='spin,bernoulli')",
         neutral="bernoulli",
         label="hidden unit type",
     )
