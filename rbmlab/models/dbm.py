@@ -33,8 +33,8 @@ from rbmlab.models import layer_stack as stacks
 from rbmlab.models.base import PARAMETER_LIMIT, Model, ModelConfig, states_option
 from rbmlab.models.dbm_enumeration import log_sum, marginal_units, partition_units
 from rbmlab.models.declaration import Declaration
-from rbmlab.models.rbm import RBM, VisibleUnitColumns, unit_declarations
-from rbmlab.units import DISCRETE_NAMES, UNIT_TYPES, unit_type
+from rbmlab.models.rbm import RBM, VisibleUnitColumns, check_columns, check_states, unit_declarations
+from rbmlab.units import DISCRETE_NAMES, unit_type
 from rbmlab.units.layer import Layer
 from rbmlab.validation import invalid, option
 
@@ -134,14 +134,8 @@ class DBMConfig(ModelConfig):
                 f"{len(names)} unit types for {len(self.n_hidden)} hidden layers (n_hidden); "
                 "give one for all or one per layer",
             )
-        for layer, types in (("visible", [self.visible_units]), ("hidden", names)):
-            states = getattr(self, f"{layer}_states")
-            if states != 2 and not set(types) - set(UNIT_TYPES):
-                raise invalid(
-                    f"{layer}_states",
-                    f"{self.visible_units if layer == 'visible' else self.hidden_units} units have 2 "
-                    f"states, got {states} (q states per unit: model.{layer}_units=potts)",
-                )
+        check_states("visible", [self.visible_units], self.visible_states, self.visible_units)
+        check_states("hidden", names, self.hidden_states, self.hidden_units)
 
     def widths(self) -> list[int]:
         """Columns per unit of each layer 0 … L."""
@@ -274,13 +268,10 @@ class DBM(VisibleUnitColumns, Model):
                 f"{len(settings['hidden'].split(','))} unit types for {depth} hidden layers"
             )
         model = cls(**arrays, **settings)
-        for l, (units, b) in enumerate(zip(model.layer_units, model.biases())):
-            if b.shape[-1] % units.width():
-                layer = "visible" if l == 0 else f"hidden{l}"
-                raise RbmlabError(
-                    f"checkpoint: model dbm: {b.shape[-1]} {layer} columns do not make units of "
-                    f"{units.width()} states"
-                )
+        names = ["visible", *(f"hidden{l}" for l in range(1, model.depth + 1))]
+        check_columns(
+            "dbm", [(n, b.shape[-1], u) for n, b, u in zip(names, model.biases(), model.layer_units)]
+        )
         return model
 
     @property

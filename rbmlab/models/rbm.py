@@ -75,6 +75,27 @@ def unit_declarations(per_layer: bool = False) -> dict:
     }
 
 
+def check_states(layer: str, names, states: int, shown: str) -> None:
+    """``model.<layer>_states`` other than 2 refused in one line where the layer's unit types
+    (``names``) are all binary: q counts a categorical unit's states (rbmlab.units.potts)."""
+    if states != 2 and not set(names) - set(UNIT_TYPES):
+        raise invalid(
+            f"{layer}_states",
+            f"{shown} units have 2 states, got {states} (q states per unit: model.{layer}_units=potts)",
+        )
+
+
+def check_columns(family: str, layers) -> None:
+    """Each layer's columns make whole units of its type (``layers``: (name, columns, unit type));
+    a saved model whose do not is refused in one line."""
+    for name, columns, units in layers:
+        if columns % units.width():
+            raise RbmlabError(
+                f"checkpoint: model {family}: {columns} {name} columns do not make units of "
+                f"{units.width()} states"
+            )
+
+
 @dataclass
 class RBMConfig(ModelConfig):
     name: str = option("rbm", "model family")
@@ -106,13 +127,8 @@ class RBMConfig(ModelConfig):
 
     def check(self) -> None:
         for layer in ("visible", "hidden"):
-            units, states = getattr(self, f"{layer}_units"), getattr(self, f"{layer}_states")
-            if units in UNIT_TYPES and states != 2:
-                raise invalid(
-                    f"{layer}_states",
-                    f"{units} units have 2 states, got {states} (q states "
-                    f"per unit: model.{layer}_units=potts)",
-                )
+            units = getattr(self, f"{layer}_units")
+            check_states(layer, [units], getattr(self, f"{layer}_states"), units)
 
     def widths(self) -> tuple[int, int]:
         """Columns per visible and per hidden unit."""
@@ -217,12 +233,13 @@ class RBM(VisibleUnitColumns, BinaryLayers):
     @classmethod
     def build(cls, arrays, settings):
         model = cls(**arrays, **settings)
-        for layer, columns in (("visible", model.n_visible), ("hidden", model.n_hidden)):
-            width = getattr(model, f"{layer}_units").width()
-            if columns % width:
-                raise RbmlabError(
-                    f"checkpoint: model rbm: {columns} {layer} columns do not make units of {width} states"
-                )
+        check_columns(
+            "rbm",
+            [
+                ("visible", model.n_visible, model.visible_units),
+                ("hidden", model.n_hidden, model.hidden_units),
+            ],
+        )
         return model
 
     def factor_graph(self):
