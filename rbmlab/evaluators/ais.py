@@ -416,13 +416,9 @@ class AIS(Evaluator):
         its even layers, one on its odd layers (``settings["hidden"]`` one type per layer)."""
         if not supports(model_class, MeanFieldPositive):
             return None
-        from rbmlab.models.dbm import parity_problem  # noqa: PLC0415
+        from rbmlab.models.dbm import settings_parity_problem  # noqa: PLC0415
 
-        hidden = str(settings.get("hidden", "bernoulli"))
-        states = [settings.get(f"{layer}_states", "2") for layer in ("visible", "hidden")]
-        problem = parity_problem(
-            str(settings.get("visible", "bernoulli")), hidden, len(hidden.split(",")), *states
-        )
+        problem = settings_parity_problem(settings)
         return problem and (
             f"ais anneals a DBM as the RBM between its even and odd layers, one unit type and q on "
             f"each ({problem})"

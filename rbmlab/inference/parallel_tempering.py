@@ -173,15 +173,12 @@ class ParallelTempering(InferenceMethod):
         ``settings["hidden"]``: one type per layer (rbmlab.units.requirements.written_per_layer)."""
         if supports(model_class, Bipartite):
             return None
-        from rbmlab.models.dbm import parity_problem  # noqa: PLC0415 (models import inference)
+        from rbmlab.models.dbm import settings_parity_problem  # noqa: PLC0415 (models import inference)
 
-        hidden = str(settings.get("hidden", "bernoulli"))
-        visible = str(settings.get("visible", "bernoulli"))
-        depth = len(hidden.split(","))
-        states = [settings.get(f"{layer}_states", "2") for layer in ("visible", "hidden")]
-        problem = parity_problem(visible, hidden, depth, *states)
+        problem = settings_parity_problem(settings)
         if problem is None:
             return None
+        hidden, visible = str(settings.get("hidden", "bernoulli")), str(settings.get("visible", "bernoulli"))
         shown = hidden if len(set(hidden.split(","))) > 1 else hidden.split(",")[0]
         return (
             f"{shown} hidden units with {visible} visible ones; parallel_tempering tempers a DBM "

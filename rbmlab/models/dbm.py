@@ -82,6 +82,15 @@ def parity_problem(
     return None
 
 
+def settings_parity_problem(settings) -> str | None:
+    """:func:`parity_problem` of a machine's settings as Model.settings names them (``hidden``
+    written out once per layer: rbmlab.units.requirements.written_per_layer), the check a
+    component that treats a DBM as the RBM between its parities asks before any work."""
+    hidden = str(settings.get("hidden", "bernoulli"))
+    states = [settings.get(f"{layer}_states", "2") for layer in ("visible", "hidden")]
+    return parity_problem(str(settings.get("visible", "bernoulli")), hidden, len(hidden.split(",")), *states)
+
+
 @dataclass
 class DBMConfig(ModelConfig):
     name: str = option("dbm", "model family")
