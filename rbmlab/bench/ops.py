@@ -16,42 +16,63 @@ import numpy as np
 class OpCounted(np.ndarray):
     ops = 0
     macs = 0  # multiply-adds of the matmuls among them
+    # (multiply-adds, bytes read and written) of each operation, in order (rbmlab.bench.price)
+    work: list[tuple[int, int]] = []
     simulates_device = True  # rbmlab.backend.reads_are_free: the paths a device takes
 
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
-        OpCounted.ops += 1
         inputs = tuple(_plain(i) for i in inputs)
-        if ufunc is np.matmul and method == "__call__":
-            OpCounted.macs += _matmul_macs(*inputs[:2])
+        macs = _matmul_macs(*inputs[:2]) if ufunc is np.matmul and method == "__call__" else 0
+        OpCounted.macs += macs
         if out is not None:
             kwargs["out"] = tuple(_plain(o) for o in out)
         result = getattr(ufunc, method)(*inputs, **kwargs)
+        _count(macs, _nbytes(inputs) + _nbytes(result))
         if out is not None:
             return out[0] if len(out) == 1 else out
         return _counted(result)
 
     def __array_function__(self, func, types, args, kwargs):
-        if func not in NO_KERNEL:
-            OpCounted.ops += 1
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
-        return _counted(func(*args, **kwargs))
+        result = func(*args, **kwargs)
+        if func not in NO_KERNEL:
+            _count(0, _nbytes(args) + _nbytes(tuple(kwargs.values())) + _nbytes(result))
+        return _counted(result)
 
     def copy(self, *args, **kwargs):
-        OpCounted.ops += 1
+        _count(0, 2 * self.nbytes)
         return super().copy(*args, **kwargs)
 
     def astype(self, *args, **kwargs):
         out = super().astype(*args, **kwargs)
-        OpCounted.ops += out is not self  # a converted copy; astype(copy=False) of the same dtype is free
+        if out is not self:  # a converted copy; astype(copy=False) of the same dtype is free
+            _count(0, self.nbytes + out.nbytes)
         return out
 
     def __getitem__(self, key):
-        OpCounted.ops += _advanced(key)  # a gather (a basic index or slice is a view)
-        return super().__getitem__(key)
+        result = super().__getitem__(key)
+        if _advanced(key):  # a gather (a basic index or slice is a view)
+            _count(0, 2 * np.asarray(result).nbytes)
+        return result
 
     def __setitem__(self, key, value):
-        OpCounted.ops += 1  # a fill or a scatter
-        super().__setitem__(key, value)
+        super().__setitem__(key, value)  # a fill or a scatter: it writes the selected part
+        _count(0, 2 * np.asarray(self.view(np.ndarray)[key]).nbytes)
+
+
+def _count(macs: int, nbytes: int) -> None:
+    """One operation: counted, and its work recorded."""
+    OpCounted.ops += 1
+    OpCounted.work.append((macs, nbytes))
+
+
+def _nbytes(x: Any) -> int:
+    """Bytes of the arrays in ``x`` (an array, or a tuple or list of them; scalars count 0)."""
+    if isinstance(x, np.ndarray):
+        return x.nbytes
+    if isinstance(x, (list, tuple)):
+        return sum(_nbytes(i) for i in x)
+    return 0
 
 
 # array functions that launch no kernel: an allocation without a fill, a view, metadata
@@ -122,8 +143,9 @@ class CountedDraws:
         method = getattr(self._rng, name)
 
         def draw(*args, **kwargs):
-            OpCounted.ops += 1
-            return _counted(method(*args, **kwargs))
+            result = method(*args, **kwargs)
+            _count(0, _nbytes(result))
+            return _counted(result)
 
         return draw if callable(method) else method
 
@@ -132,7 +154,8 @@ def operations(fn) -> int:
     """The array operations one call of ``fn()`` does: its arrays OpCounted, numpy's array
     creators (``zeros``, ``empty``, ``asarray`` …) made to return OpCounted arrays for the call's
     duration (so that a buffer a step allocates counts too; an allocation itself is not counted).
-    ``OpCounted.macs`` holds the call's matmul multiply-adds after it."""
+    ``OpCounted.macs`` holds the call's matmul multiply-adds after it, ``OpCounted.work`` each
+    operation's (multiply-adds, bytes its operands and result hold)."""
     saved = {name: getattr(np, name) for name in CREATORS}
 
     def creating(make):
@@ -142,6 +165,7 @@ def operations(fn) -> int:
         for name, make in saved.items():
             setattr(np, name, creating(make))
         OpCounted.ops = OpCounted.macs = 0
+        OpCounted.work = []
         fn()
         return OpCounted.ops
     finally:

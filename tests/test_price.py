@@ -1,0 +1,109 @@
+"""rbmlab.bench.price: the device model the paper tiers are priced with (issue 55, item 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbmlab.bench.ops import counting
+from rbmlab.bench.price import Counted, DeviceRates, count, launch_for, measured_seconds, per_unit
+
+RATES = DeviceRates(launch=10e-6, macs_per_s=1e12, bytes_per_s=1e11)
+
+
+def test_each_operation_records_its_multiply_adds_and_bytes():
+    a, b = counting(np.ones((3, 4), np.float32)), np.ones((4, 2), np.float32)
+
+    def work():
+        c = a @ b  # (3·4·2 macs; 48 + 32 bytes in, 24 out)
+        np.exp(c, out=c)  # 24 in, 24 out
+        c.copy()  # 24 read, 24 written
+        return c.sum(axis=0)  # 24 in, 8 out
+
+    counted = count(work)
+    assert counted.work == ((24, 104), (0, 48), (0, 48), (0, 32))
+    assert counted.ops == 4 and counted.macs == 24
+
+
+def test_an_operation_costs_its_launch_or_its_work_times_the_runs_whichever_is_more():
+    counted = Counted(((0, 100), (2_000_000, 0), (0, 10_000_000)))  # 1 ns; 2 µs; 100 µs of work
+    assert counted.seconds(RATES) == pytest.approx(10e-6 + 10e-6 + 100e-6)
+    # 8 packed runs: the small op still costs its launch, the others 8 times their work
+    assert counted.seconds(RATES, 8) == pytest.approx(10e-6 + 16e-6 + 800e-6)
+
+
+@pytest.mark.parametrize("launch", [3e-6, 20e-6, 150e-6])
+def test_the_launch_time_solved_from_a_timing_is_the_one_that_made_it(launch):
+    counted = Counted(((0, 100), (2_000_000, 0), (0, 10_000_000), (5_000_000, 400_000)))
+    timed = counted.seconds(DeviceRates(launch, RATES.macs_per_s, RATES.bytes_per_s))
+    assert launch_for(counted, timed, RATES) == pytest.approx(launch)
+
+
+def test_a_row_its_work_alone_fills_says_nothing_of_the_launch():
+    counted = Counted(((0, 10_000_000),))  # 100 µs of bytes
+    assert launch_for(counted, 90e-6, RATES) is None
+    assert launch_for(counted, 100e-6, RATES) is None
+
+
+def test_one_more_unit_counts_the_loop_body_without_the_setup_and_pairs_growing_operations():
+    x = counting(np.ones(8, np.float32))
+
+    def run(k):
+        y = x * 2.0  # setup: once
+        for _ in range(k):
+            np.exp(y, out=y)  # the body: 32 + 32 bytes
+        return counting(np.zeros(k + 1, np.float32)) + 1.0  # grows with k: paired with its twin
+
+    unit = per_unit(run, 2)
+    assert unit.work == ((0, 64),)
+
+    def not_repeating(k):  # a product at 2 units that 3 units do not do
+        return x @ x if k == 2 else x.sum()
+
+    with pytest.raises(ValueError, match="per_unit"):
+        per_unit(not_repeating, 2)
+
+
+def test_bench_rows_are_read_as_seconds_and_a_shapeless_ratio_takes_the_row_above():
+    rows = [
+        {"name": "Gibbs sweep (a), ms", "unit": "ms", "median": 2.0},
+        {"name": "bare matmuls / Gibbs sweep", "unit": "ratio", "median": 0.5},
+        {"name": "Gibbs sweep (b), ms", "unit": "ms", "median": 4.0},
+        {"name": "bare matmuls / Gibbs sweep", "unit": "ratio", "median": 0.8},
+        {"name": "bare exp / BP (c)", "unit": "ratio", "median": 0.6},
+        {"name": "throughput", "unit": "1/s", "median": 9.0},
+    ]
+    assert measured_seconds(rows) == {
+        "Gibbs sweep (a), ms": 0.002,
+        "bare matmuls / Gibbs sweep | Gibbs sweep (a), ms": 0.5,
+        "Gibbs sweep (b), ms": 0.004,
+        "bare matmuls / Gibbs sweep | Gibbs sweep (b), ms": 0.8,
+        "bare exp / BP (c)": 0.6,
+    }
+
+
+@pytest.mark.slow
+def test_calibration_recovers_the_rates_a_table_was_made_with():
+    """A bench table written by the model at planted rates (every timed row priced, the two
+    ratio rows from the planted F and BW) is fitted back to those rates, launch included."""
+    from rbmlab.bench import price
+    from rbmlab.bench.crbm_bp import transcendental_floor
+
+    planted = DeviceRates(12e-6, 2e13, 1.5e12)
+    rows = []
+    for name, units, make in price.TIMED_ROWS:
+        rows.append({"name": name, "unit": "ms", "median": 1e3 * units * per_unit(make()).seconds(planted)})
+        if name == price.MATMUL_ROW[1]:
+            bare = price.MATMUL_ROW[2] / planted.macs_per_s
+            rows.append(
+                {"name": price.MATMUL_ROW[0], "unit": "ratio", "median": bare / (rows[-1]["median"] / 1e3)}
+            )
+    floor = count(lambda: transcendental_floor((1, 10_000, 2_000), np.float32, 10, np)())
+    bp = next(r for r in rows if r["name"] == price.ELEMENTWISE_ROW[1])["median"] / 1e3
+    bare = sum(b for _, b in floor.work) / planted.bytes_per_s
+    rows.append({"name": price.ELEMENTWISE_ROW[0], "unit": "ratio", "median": bare / bp})
+    rates, spread, table = price.calibrate(rows)
+    assert rates.macs_per_s == pytest.approx(planted.macs_per_s)
+    assert rates.bytes_per_s == pytest.approx(planted.bytes_per_s)
+    assert spread["min"] == pytest.approx(planted.launch) and spread["max"] == pytest.approx(planted.launch)
+    assert all(t["predicted"] == pytest.approx(t["measured"]) for t in table)
