@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from rbmlab.backend import namespace, numba_kernels
+from rbmlab.backend import namespace, numba_kernels, reads_are_free
 
 
 def _kernels():
@@ -43,11 +43,12 @@ def _kernels():
 
 def _fusable(W, beliefs, messages) -> bool:
     """Host arrays of one float dtype, parameters and messages C-contiguous: what the kernels
-    take (the beliefs, small, are made contiguous by the caller)."""
+    take (the beliefs, small, are made contiguous by the caller). An array that stands for a
+    device's (rbmlab.backend.reads_are_free) takes the array path a device takes."""
     arrays = (W, beliefs, messages)
     return (
         _kernels() is not None
-        and all(isinstance(a, np.ndarray) for a in arrays)
+        and all(reads_are_free(a) for a in arrays)
         and W.flags.c_contiguous
         and messages.flags.c_contiguous
         and len({a.dtype for a in arrays}) == 1
