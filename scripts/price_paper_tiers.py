@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,12 @@ import numpy as np
 from rbmlab.validation import typed_key_values
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULTS = {"out": "results/bench/gpu-price.md", "bench": "results/bench/bench-cupy.json"}
+PAPERS = ("crbm_bp", "dcp", "tap", "frank_wolfe", "pmp")
+DEFAULTS = {
+    "out": "results/bench/gpu-price.md",
+    "bench": "results/bench/bench-cupy.json",
+    "papers": ",".join(PAPERS),
+}
 
 
 # ---- the counted computations -------------------------------------------------------------
@@ -54,17 +58,6 @@ def crbm_update(name: str, options: dict, epoch: int, n_v=784, n_h=256, batch=20
     return count(step)
 
 
-def crbm_scoring(inference: str, budget: int, chunk=100, n_v=784, n_h=256):
-    """One call of pixel_error's solver on a chunk of ``chunk`` images at budget ``budget``."""
-    from rbmlab.bench.crbm_bp import random_crbm
-    from rbmlab.bench.price import as_counting, count
-    from rbmlab.evaluators.pixel_error import solver
-
-    model, x, _ = random_crbm(n_v, n_h, chunk)
-    method = solver(inference, 1e-3)
-    return count(lambda: method.solve(as_counting(model), as_counting(x), budget))
-
-
 def rbm_update(learner: dict, n_hidden: int, batch: int):
     """One update of an RBM learner (cd, pcd, cg, sdcp, csdcp, tap) at 784 × ``n_hidden``."""
     from rbmlab.backend import get_backend
@@ -86,186 +79,57 @@ def rbm_update(learner: dict, n_hidden: int, batch: int):
     return count(step)
 
 
-def ais_temperature(chains: int, n_hidden: int):
-    from rbmlab.backend import get_backend
-    from rbmlab.bench.core import random_rbm
-    from rbmlab.bench.ops import CountedDraws
-    from rbmlab.bench.price import as_counting, per_unit
-    from rbmlab.evaluators.ais import ais_log_partition, temperature_schedule
-
-    backend = get_backend("numpy", "float32")
-    rbm, base = as_counting(random_rbm(backend, 784, n_hidden)), as_counting(np.full(784, -1.0, np.float32))
-    return per_unit(
-        lambda k: ais_log_partition(
-            rbm,
-            CountedDraws(backend.rng(2)),
-            base_bias=base,
-            betas=temperature_schedule("linear", k),
-            n_chains=chains,
-        )
-    )
-
-
-def tap_iteration(starts: int, n_hidden: int):
-    from rbmlab.backend import get_backend
-    from rbmlab.bench.core import binary, random_rbm
-    from rbmlab.bench.price import as_counting, per_unit
-    from rbmlab.inference.tap import solve
-
-    backend = get_backend("numpy", "float32")
-    rbm = as_counting(random_rbm(backend, 784, n_hidden))
-    visible, hidden = rbm.tap_layers()
-    x = as_counting(binary(backend, starts, 784, 0.2, 2))
-    return per_unit(lambda k: solve(rbm.W, visible, hidden, x, tol=0.0, max_iter=k))
-
-
-# ---- the workloads --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Job:
-    """``packs`` packs of ``runs`` runs, each ``epochs`` epochs of ``updates`` updates, its
-    evaluation every ``eval_every`` epochs costing ``evaluation`` (per run)."""
-
-    paper: str
-    artefact: str
-    what: str
-    packs: int
-    runs: int
-    epochs: int
-    updates: int
-    update: object  # a function of the epoch -> Counted (T grows with it) or a Counted
-    evaluation: object = None  # likewise, per run and evaluation; or None
-    eval_every: int = 1
-
-    def seconds(self, rates) -> tuple[float, float]:
-        """(training, evaluation) device seconds of the whole job set at ``rates``."""
-        train = evaluate = 0.0
-        for e in range(1, self.epochs + 1):
-            train += self.updates * _at(self.update, e).seconds(rates, self.runs)
-            if self.evaluation is not None and e % self.eval_every == 0:
-                evaluate += self.runs * _at(self.evaluation, e).seconds(rates)
-        return self.packs * train, self.packs * evaluate
-
-
-def _at(counted, epoch: int):
-    return counted(epoch) if callable(counted) else counted
-
-
-def linear_in_epoch(make):
-    """``make(epoch)`` counted at epochs 1 and 2 and extended linearly (T = 7 + epoch adds the
-    same operations each epoch): a function of the epoch -> Counted-like."""
-    from rbmlab.bench.price import Counted
-
-    first, second = make(1), make(2)
-
-    class Interpolated:
-        def __init__(self, epoch):
-            self.epoch = epoch
-
-        def seconds(self, rates, runs=1):
-            a, b = first.seconds(rates, runs), second.seconds(rates, runs)
-            return a + (b - a) * (self.epoch - 1)
-
-    assert isinstance(first, Counted)
-    return Interpolated
-
-
-# (variant, learner, options, epochs at the paper tier, test-time inference, matched budget: the
-# learner's T = 7 + epoch, else pixel_error's max_iter 50)
-CRBM_LEARNERS = (
-    ("LR", "logistic", {}, 50, "none", False),
-    ("CD-1", "conditional_cd", {"k": 1}, 200, "mf", False),
-    ("CD-10", "conditional_cd", {"k": 10}, 200, "mf", False),
-    ("CD-PercLoss", "cd_percloss", {}, 200, "mf", False),
-    ("MLE-MF", "mle_mf", {}, 50, "mf", True),
-    ("MLE-BP", "mle_bp", {}, 50, "sum", True),
-    ("LSSVM", "lssvm", {}, 50, "max", True),
-    ("MSSVM", "mssvm", {}, 50, "mixed", True),
+CRBM_LEARNERS = (  # (variant, learner, options) of crbm_bp's Sec. 6, for the update table
+    ("LR", "logistic", {}),
+    ("CD-1", "conditional_cd", {"k": 1}),
+    ("CD-10", "conditional_cd", {"k": 10}),
+    ("CD-PercLoss", "cd_percloss", {}),
+    ("MLE-MF", "mle_mf", {}),
+    ("MLE-BP", "mle_bp", {}),
+    ("LSSVM", "lssvm", {}),
+    ("MSSVM", "mssvm", {}),
 )
 
 
-def crbm_bp_jobs() -> list[Job]:
-    """crbm_bp Table 1 at the paper tier (experiments/crbm_bp/table-1.yaml): each learner 2
-    noise rates × 5 seeds, one pack of 10; 50,000 training images at batch 20 (2,500 updates an
-    epoch); valid and test (20,000 images) scored every epoch in chunks of 100 (200 calls) at the
-    learner's budget T = 7 + epoch (the others at max_iter 50; on a device every iteration of
-    the budget runs, the converged instances masked)."""
-    jobs = []
-    for variant, name, options, epochs, inference, matched in CRBM_LEARNERS:
-        update = linear_in_epoch(lambda e, n=name, o=options: crbm_update(n, o, e))
-        scoring = linear_in_epoch(lambda e, i=inference, m=matched: crbm_scoring(i, 7 + e if m else 50))
-        jobs.append(Job("crbm_bp", "table-1", variant, 1, 10, epochs, 2_500, update, _times(scoring, 200)))
-    return jobs
+def tier_rows(paper: str, scale: str, rates, low, high) -> tuple[list[str], list[float], list[str]]:
+    """The table rows of one paper's sweep experiments at ``scale``: (rows, [hours, low, high],
+    experiments not priced with why)."""
+    from rbmlab.bench.tier_price import price_experiment
+    from rbmlab.experiment.spec import available, load_spec
 
-
-def _times(per_call, calls: int):
-    """An evaluation of ``calls`` calls of ``per_call`` (a function of the epoch)."""
-
-    class Repeated:
-        def __init__(self, epoch):
-            self.one = per_call(epoch)
-
-        def seconds(self, rates, runs=1):
-            return calls * self.one.seconds(rates, runs)
-
-    return Repeated
-
-
-def dcp_jobs() -> list[Job]:
-    """dcp Fig. 3 at the paper tier (experiments/dcp/figure-3.yaml): 5 learners × 2 rates × 10
-    seeds, packs of 20; 784 × 500, batch 200 on 60,000 images (300 updates an epoch), 200 epochs;
-    AIS (10,000 temperatures × 100 chains) every 10 epochs."""
-    ais = ais_temperature(100, 500)
-    evaluation = _scaled(ais, 10_000)
-    jobs = []
-    for variant, learner in (
-        ("CD-24", {"name": "cd", "k": 24}),
-        ("PCD-24", {"name": "pcd", "k": 24}),
-        ("CG-24", {"name": "cg", "k": 24}),
-        ("S-DCP (6, 4)", {"name": "sdcp", "d": 6, "k": 4}),
-        ("CS-DCP (6, 4)", {"name": "csdcp", "d": 6, "k": 4}),
-    ):
-        update = rbm_update(learner, 500, 200)
-        jobs.append(Job("dcp", "figure-3", variant, 1, 20, 200, 300, update, evaluation, eval_every=10))
-    return jobs
-
-
-def _scaled(counted, times: int):
-    class Scaled:
-        def seconds(self, rates, runs=1):
-            return times * counted.seconds(rates, runs)
-
-    return Scaled()
-
-
-def tap_jobs() -> list[Job]:
-    """tap Fig. 3 binary at the paper tier (experiments/tap/figure-3.yaml): N_h ∈ {25, 50, 100,
-    500} × 3 seeds, a pack per N_h; batch 100 on 60,000 images (600 updates an epoch), 100 epochs;
-    TAP log Z from 10,000 starts every epoch (evaluator.max_iter 1,000: priced at 1,000
-    iterations, the most it runs)."""
-    jobs = []
-    for n_hidden in (25, 50, 100, 500):
-        update = rbm_update({"name": "tap", "max_iter": 10, "lr": 0.005}, n_hidden, 100)
-        evaluation = _scaled(tap_iteration(10_000, n_hidden), 1_000)
-        jobs.append(Job("tap", "figure-3 (binary)", f"N_h = {n_hidden}", 1, 3, 100, 600, update, evaluation))
-    return jobs
-
-
-def pmp_jobs() -> list[Job]:
-    """pmp Fig. 3's training at the paper tier (experiments/pmp/figure-3-train.yaml): 784 × 500,
-    batch 100 on 60,000 images (600 updates an epoch), 200 epochs, 5 seeds; PMP and Gibbs-reset
-    (learner=reset, k = 100) train alone (not packed), PCD-100 and PCD-1 in a pack of 5; no
-    evaluation during training (its MMD, once per run, left out)."""
-    return [
-        Job("pmp", "figure-3-train", what, packs, runs, 200, 600, rbm_update(learner, 500, 100))
-        for what, learner, packs, runs in (
-            ("PMP (reset, k = 100)", {"name": "reset", "k": 100, "sampler": "pmp"}, 5, 1),
-            ("Gibbs-reset (k = 100)", {"name": "reset", "k": 100}, 5, 1),
-            ("PCD-100", {"name": "pcd", "k": 100, "chain_init": "uniform"}, 1, 5),
-            ("PCD-1", {"name": "pcd", "k": 1, "chain_init": "uniform"}, 1, 5),
+    rows, total, skipped = [], [0.0, 0.0, 0.0], []
+    for name in available():
+        spec = load_spec(name)
+        if (
+            name.split("/")[0] != paper
+            or spec.get("kind", "sweep") != "sweep"
+            or scale not in spec.get("scales", {})
+        ):
+            continue
+        try:
+            prices = price_experiment(name, scale)
+        except Exception as e:  # noqa: BLE001 - reported in the table, the others priced
+            skipped.append(f"{name} ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
+            print(f"{name}: not priced: {e}", file=sys.stderr)
+            continue
+        train = evaluate = lo = hi = 0.0
+        jobs, packs, notes = 0, 0, set()
+        for price in prices:
+            t, e = price.seconds(rates)
+            train, evaluate = train + t, evaluate + e
+            lo += sum(price.seconds(low))
+            hi += sum(price.seconds(high))
+            jobs, packs = jobs + price.jobs, packs + len(price.runs)
+            notes.update(n for n in price.note.split("; ") if n)
+        for i, v in enumerate((train + evaluate, lo, hi)):
+            total[i] += v
+        rows.append(
+            f"| {name} | {jobs} | {packs} | {fmt_hours(train)} | {fmt_hours(evaluate)} | "
+            f"{fmt_hours(train + evaluate)} ({fmt_hours(lo)} – {fmt_hours(hi)}) | "
+            f"{'; '.join(sorted(notes))} |"
         )
-    ]
+        print(f"{name}: {fmt_hours(train + evaluate)} h", file=sys.stderr)
+    return rows, total, skipped
 
 
 # ---- the table ----------------------------------------------------------------------------
@@ -279,6 +143,7 @@ def main(argv: list[str]) -> None:
     from rbmlab.bench.price import DeviceRates, calibrate
 
     opts = typed_key_values(argv, DEFAULTS, {})
+    papers = [p for p in opts["papers"].split(",") if p]
     bench = json.loads((ROOT / opts["bench"]).read_text())
     rates, launch, table = calibrate(bench["rows"])
     low, high = (DeviceRates(launch[k], rates.macs_per_s, rates.bytes_per_s) for k in ("min", "max"))
@@ -330,7 +195,7 @@ def main(argv: list[str]) -> None:
         "|---|---|---|---|---|---|",
     ]
     updates = [
-        (f"crbm_bp {v} (784 × 256, batch 20, epoch 1)", crbm_update(n, o, 1)) for v, n, o, *_ in CRBM_LEARNERS
+        (f"crbm_bp {v} (784 × 256, batch 20, epoch 1)", crbm_update(n, o, 1)) for v, n, o in CRBM_LEARNERS
     ] + [
         ("PCD-1 (784 × 500, batch 100)", rbm_update({"name": "pcd"}, 500, 100)),
         ("S-DCP (6, 4) (784 × 500, batch 200)", rbm_update({"name": "sdcp", "d": 6, "k": 4}, 500, 200)),
@@ -347,28 +212,28 @@ def main(argv: list[str]) -> None:
         "",
         "## Paper tiers",
         "",
-        "Device hours at the fitted time per operation (and at the smallest and largest fitted);",
-        "training and evaluation apart.",
-        "",
-        "| paper | artefact | learner | packs × runs | epochs × updates | training, h | evaluation, h "
-        "| total, h (range) |",
-        "|---|---|---|---|---|---|---|---|",
+        "Every job of every sweep experiment at the paper tier, priced by `rbmlab.bench.tier_price`:",
+        "its update and its evaluations counted as a device runs them, its runs packed as",
+        "`hydra/launcher=packed` packs them. Device hours at the fitted time per operation (in",
+        "brackets at the smallest and largest fitted); what runs on the host is not in the price and",
+        "is named in the last column.",
     ]
-    totals: dict[str, list[float]] = {}
-    for job in crbm_bp_jobs() + dcp_jobs() + tap_jobs() + pmp_jobs():
-        train, evaluate = job.seconds(rates)
-        lo, hi = (sum(job.seconds(r)) for r in (low, high))
-        totals.setdefault(f"{job.paper} {job.artefact}", [0.0, 0.0, 0.0])
-        for i, v in enumerate((train + evaluate, lo, hi)):
-            totals[f"{job.paper} {job.artefact}"][i] += v
-        lines.append(
-            f"| {job.paper} | {job.artefact} | {job.what} | {job.packs} × {job.runs} | "
-            f"{job.epochs} × {job.updates:,} | {fmt_hours(train)} | {fmt_hours(evaluate)} | "
-            f"{fmt_hours(train + evaluate)} ({fmt_hours(lo)} – {fmt_hours(hi)}) |"
-        )
-    lines += ["", "| artefact | device hours (range) |", "|---|---|"]
-    for name, (mid, lo, hi) in totals.items():
-        lines.append(f"| {name} | {fmt_hours(mid)} ({fmt_hours(lo)} – {fmt_hours(hi)}) |")
+    summary = ["", "| paper | device hours, whole paper tier (range) |", "|---|---|"]
+    for paper in papers:
+        rows, (mid, lo, hi), skipped = tier_rows(paper, "paper", rates, low, high)
+        lines += [
+            "",
+            f"### {paper}",
+            "",
+            "| experiment | jobs | packs | training, h | evaluation, h | total, h (range) "
+            "| not in the price |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+        if skipped:
+            lines += ["", "Not priced: " + "; ".join(skipped) + "."]
+        summary.append(f"| {paper} | {fmt_hours(mid)} ({fmt_hours(lo)} – {fmt_hours(hi)}) |")
+    lines += ["", "## Each paper's whole paper tier", *summary]
     out = ROOT / opts["out"]
     out.write_text("\n".join(lines) + "\n")
     print(f"wrote {out}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,73 @@ def test_calibration_recovers_the_rates_a_table_was_made_with():
     assert rates.bytes_per_s == pytest.approx(planted.bytes_per_s)
     assert spread["min"] == pytest.approx(planted.launch) and spread["max"] == pytest.approx(planted.launch)
     assert all(t["predicted"] == pytest.approx(t["measured"]) for t in table)
+
+
+def test_a_loop_priced_from_one_and_two_turns_is_the_loop_counted_whole():
+    """Scaled's linear and bilinear extensions against the whole count: an evaluation of
+    ``chunks`` chunks of ``T`` iterations each, with work before and after."""
+    from rbmlab.bench.tier_price import Scaled
+
+    x = counting(np.ones((4, 8), np.float32))
+
+    def evaluation(chunks: int, iterations: int):
+        y = x.sum(axis=0)  # once
+        for _ in range(chunks):
+            z = x * 2.0  # once a chunk
+            for _ in range(iterations):
+                np.exp(z, out=z)  # every iteration
+        return y + 1.0
+
+    whole = count(lambda: evaluation(5, 7)).seconds(RATES)
+    bilinear = Scaled(
+        count(lambda: evaluation(1, 1)),
+        count(lambda: evaluation(2, 1)),
+        5,
+        count(lambda: evaluation(1, 2)),
+        7,
+    )
+    assert bilinear.seconds(RATES) == pytest.approx(whole)
+    linear = Scaled(count(lambda: evaluation(1, 7)), count(lambda: evaluation(2, 7)), 5)
+    assert linear.seconds(RATES) == pytest.approx(whole)
+
+
+def test_a_job_set_is_its_packs_updates_over_the_epochs_and_each_runs_evaluations():
+    from rbmlab.bench.tier_price import JobPrice, Linear, Scaled
+
+    one = Counted(((0, 10_000_000),))  # 100 µs of bytes: 100 µs for one run, 800 for 8
+    two = Counted(((0, 10_000_000), (0, 10_000_000)))
+    update = Linear(one, two)  # 100 µs a run at epoch 1, +100 µs each epoch after
+    evaluation = Scaled(one, one, 1)
+    job = JobPrice(
+        "x",
+        [8, 1],
+        epochs=3,
+        updates=10,
+        update=update,
+        evaluation=evaluation,
+        final=evaluation,
+        evaluations=4,
+    )
+    train, evaluate = job.seconds(RATES)
+    # epochs 1, 2, 3 cost 1, 2, 3 units of 100 µs a run, 10 updates each: 60 units per run
+    assert train == pytest.approx(10 * (1 + 2 + 3) * 100e-6 * (8 + 1))
+    assert evaluate == pytest.approx((4 + 1) * 100e-6 * (8 + 1))  # every run's own
+    assert job.jobs == 9
+
+
+def test_an_experiment_is_priced_job_by_job_as_its_runs_would_pack():
+    """demo/bars-cd-vs-pcd at the smoke tier: its 6 jobs (2 learners × 3 seeds) as 2 packs of 3,
+    each job's schedule as composed, and a pack priced below its runs alone (launch-bound sizes)."""
+    from rbmlab.bench.tier_price import jobs_of, price_experiment
+    from rbmlab.hydra_app import validated_run_config
+
+    prices = price_experiment("demo/bars-cd-vs-pcd", "smoke")
+    combos = [c for c, _ in jobs_of("demo/bars-cd-vs-pcd", "smoke")]
+    cfg = validated_run_config(combos[0])
+    assert sorted(p.runs for p in prices) == [[3], [3]] and sum(p.jobs for p in prices) == len(combos) == 6
+    assert all(p.epochs == cfg.train.epochs and p.update is not None for p in prices)
+    train, evaluate = prices[0].seconds(RATES)
+    assert train > 0 and evaluate > 0
+    alone = replace(prices[0], runs=[1, 1, 1])
+    assert alone.seconds(RATES)[0] > train  # three launches of every operation, not one
+    assert alone.seconds(RATES)[1] == pytest.approx(evaluate)  # each run evaluates on its own either way

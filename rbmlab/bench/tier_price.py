@@ -1,0 +1,375 @@
+"""A paper tier's price on a GPU, job by job (issue 55, item 4), with :mod:`rbmlab.bench.price`.
+
+Every job of every sweep experiment of a paper at the tier is composed as ``rbmlab run`` composes it
+and prepared as the runner prepares it (its data read, its model initialised, its learner started),
+then two things are counted on the paths a device runs: one update of its learner, and one of its
+evaluations. A job whose model comes from another experiment's runs (``model.init={sweep:…}``)
+is prepared with that experiment's model settings and a fresh initialisation (the same sizes: the
+same work). The jobs are grouped into packs as ``hydra/launcher=packed`` groups them
+(rbmlab.run.packed: pack_key, alone_because, at most MAX_RUNS a pack); a pack's update is one
+computation whose operations carry every run's work, each run's evaluation its own.
+
+    seconds of a pack = Σ_epochs updates_per_epoch · update(epoch).seconds(rates, runs)
+                        + runs · (evaluations · evaluation.seconds(rates) + final.seconds(rates))
+
+An evaluation whose cost is a loop (AIS's temperatures, TAP's iterations, a sampler's sweeps, the
+scored chunks) is counted at one and two turns of its loop and extended to its length
+(:func:`rbmlab.bench.price.per_unit`), since counting runs the arithmetic on the host. The
+learner's update at the first epoch and the second gives its growth with the epoch (crbm_bp's
+budget T = 7 + epoch), extended linearly. What a job does on the host (Frank-Wolfe's L-BFGS-B
+oracle, an LP solver) is not device work and is named in the job's note.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from rbmlab.bench.price import Counted, DeviceRates, as_counting, count
+
+# evaluators whose device work a GPU would not do: they are priced as their counted part and noted
+HOST_WORK = {
+    "pmap_log_z": "its MAP problems are LPs solved by HiGHS on the host",
+    "map_time": "it times MAP solvers, some on the host",
+}
+LEARNER_HOST_WORK = {"frank_wolfe": "Alg. 1's linear oracle is scipy's L-BFGS-B on the host"}
+
+
+@dataclass
+class Linear:
+    """A cost that grows linearly with a count (an epoch's budget, a loop's length): the counts at
+    ``a`` and ``a + 1`` extended to any other."""
+
+    at_a: Counted
+    at_next: Counted
+    a: int = 1
+
+    def seconds(self, rates: DeviceRates, runs: int = 1, at: int | None = None) -> float:
+        first, second = self.at_a.seconds(rates, runs), self.at_next.seconds(rates, runs)
+        return first + (second - first) * ((self.a if at is None else at) - self.a)
+
+
+@dataclass
+class Scaled:
+    """A loop's cost at its length: ``at_one`` (one turn), ``at_two`` (two), extended to
+    ``length`` turns; with ``inner`` (the count at one turn of the outer loop and two of an inner
+    one, e.g. BP's iterations within each scored chunk) and ``inner_length``, bilinear:
+    cost = e + turns · (s + inner · i)."""
+
+    at_one: Counted
+    at_two: Counted
+    length: int
+    inner: Counted | None = None
+    inner_length: int = 1
+
+    def seconds(self, rates: DeviceRates) -> float:
+        c11, c21 = self.at_one.seconds(rates), self.at_two.seconds(rates)
+        if self.inner is None:
+            return c11 + (c21 - c11) * (self.length - 1)
+        i = self.inner.seconds(rates) - c11  # one more inner turn
+        s = c21 - c11 - i  # one more outer turn, at one inner
+        e = c11 - s - i
+        return e + self.length * (s + self.inner_length * i)
+
+
+@dataclass
+class JobPrice:
+    """One experiment's jobs at a tier, as packs: each pack's run count, its update (Linear in
+    the epoch), each run's evaluation at an epoch and at the end (Linear in their loop, with the
+    loop's length), the schedule."""
+
+    experiment: str
+    runs: list[int]  # runs of each pack
+    epochs: int
+    updates: int  # per epoch
+    update: Linear | None
+    evaluation: Scaled | None  # one run's evaluation at an epoch
+    final: Scaled | None  # at the end
+    evaluations: int  # scheduled evaluations per run (epoch 0 included)
+    note: str = ""
+    jobs: int = field(init=False)
+
+    def __post_init__(self):
+        self.jobs = sum(self.runs)
+
+    def seconds(self, rates: DeviceRates) -> tuple[float, float]:
+        """(training, evaluation) device seconds of all its packs."""
+        train = evaluate = 0.0
+        for runs in self.runs:
+            if self.update is not None:
+                first = self.update.seconds(rates, runs, 1)
+                growth = self.update.seconds(rates, runs, 2) - first
+                # Σ_{e=1..E} (first + growth (e − 1)) updates
+                train += self.updates * (self.epochs * first + growth * self.epochs * (self.epochs - 1) / 2)
+            for part, times in ((self.evaluation, self.evaluations), (self.final, 1)):
+                if part is not None and times:
+                    evaluate += runs * times * part.seconds(rates)
+        return train, evaluate
+
+
+def jobs_of(name: str, scale: str) -> list[tuple[list[str], str]]:
+    """The override list of every job of experiment ``name`` at ``scale``, each with the source
+    experiment's model settings put first where its model comes from another experiment's runs
+    (the ``model.init`` override dropped), and a note saying so."""
+    from rbmlab.experiment.spec import _variants, load_spec  # noqa: PLC0415
+    from rbmlab.hydra_app import expand_overrides  # noqa: PLC0415
+
+    out = []
+    for overrides in _variants(name, load_spec(name), scale, [], None).values():
+        for combo in expand_overrides(overrides):
+            init = next((o for o in combo if o.startswith("model.init=") and "{sweep" in o), None)
+            if init is None:
+                out.append((combo, ""))
+                continue
+            source = re.search(r"\{sweep(?::([^}]+))?\}/([\w-]+)", init)
+            experiment, variant = source.group(1) or name, source.group(2)
+            model = _model_settings(experiment, variant, scale)
+            rest = [o for o in combo if o is not init]
+            out.append((model + rest, f"the models of {experiment}/{variant}, evaluated"))
+    return out
+
+
+def _model_settings(experiment: str, variant: str, scale: str) -> list[str]:
+    """The model overrides (``model=…``, ``model.…=v``, unswept, no init) of one variant of an
+    experiment at ``scale``."""
+    from rbmlab.experiment.spec import _variants, load_spec  # noqa: PLC0415
+
+    overrides = _variants(experiment, load_spec(experiment), scale, [], None, only=[variant])[variant]
+    return [
+        o
+        for o in overrides
+        if (o.startswith("model=") or o.startswith("model."))
+        and "," not in o
+        and not o.startswith("model.init")
+    ]
+
+
+def price_experiment(name: str, scale: str = "paper", max_runs: int | None = None) -> list[JobPrice]:
+    """The priced packs of experiment ``name`` at ``scale``, one JobPrice per distinct job
+    configuration (its packs listed in ``runs``)."""
+    from rbmlab.data import dataset_dimension  # noqa: PLC0415
+    from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
+    from rbmlab.run.packed import MAX_RUNS, alone_because, pack_key  # noqa: PLC0415
+    from rbmlab.run.runner import components  # noqa: PLC0415
+    from rbmlab.validation import to_plain  # noqa: PLC0415
+
+    max_runs = max_runs or MAX_RUNS
+    groups: dict[str, dict] = {}
+    for combo, note in jobs_of(name, scale):
+        cfg = validated_run_config(combo)
+        model_class, sizes, learner, *_ = components(cfg, dataset_dimension(cfg.dataset))
+        alone = alone_because(cfg, learner, model_class)
+        dataset = sorted(to_plain(cfg.dataset).items())
+        key = pack_key(cfg, sizes, (dataset,))
+        # what the price depends on besides the pack: the evaluator and the schedule
+        key += repr((to_plain(cfg.evaluator), cfg.train.epochs, cfg.train.eval_every, note, alone is None))
+        group = groups.setdefault(key, {"cfg": cfg, "note": note, "alone": alone, "jobs": 0})
+        group["jobs"] += 1
+    prices = []
+    for group in groups.values():
+        n, cfg = group["jobs"], group["cfg"]
+        packs = (
+            [1] * n
+            if group["alone"]
+            else [max_runs] * (n // max_runs) + ([n % max_runs] if n % max_runs else [])
+        )
+        prices.append(_priced(name, cfg, packs, group["note"]))
+    return prices
+
+
+def _priced(name: str, cfg, packs: list[int], note: str) -> JobPrice:
+    """A job configuration's price: its schedule, and the counts of one update at epochs 1 and
+    2 and of one evaluation (shared by the configurations that differ only in what does not change
+    them: the learning rate, the seed, the corruption's rate)."""
+    run = _prepared(cfg)
+    batch = getattr(cfg.learner, "batch_size", None)
+    batch = run.n_train if not isinstance(batch, int) else min(batch, run.n_train)
+    epochs, every = cfg.train.epochs, cfg.train.eval_every
+    updates = math.ceil(run.n_train / batch) * getattr(run.learner, "updates_per_step", 1) if epochs else 0
+    evaluations = (epochs // every + 1) if every else 0
+    update, evaluation, final = _counts(run, batch, evaluations > 0)
+    notes = [note] if note else []
+    for why in (LEARNER_HOST_WORK.get(cfg.learner.name), HOST_WORK.get(cfg.evaluator.name)):
+        if why:
+            notes.append(why)
+    return JobPrice(name, packs, epochs, updates, update, evaluation, final, evaluations, "; ".join(notes))
+
+
+_SETUPS: dict[str, object] = {}
+_COUNTS: dict[str, tuple] = {}
+
+
+def _prepared(cfg):
+    """The runner's Setup of ``cfg``, its data read once for every configuration that reads the
+    same (dataset, task, scored splits)."""
+    from rbmlab.evaluators.base import truth_for  # noqa: PLC0415
+    from rbmlab.run.runner import components, prepare  # noqa: PLC0415
+    from rbmlab.validation import to_plain  # noqa: PLC0415
+
+    key = repr((to_plain(cfg.dataset), to_plain(cfg.task), list(cfg.evaluator.splits), to_plain(cfg.backend)))
+    if key not in _SETUPS:
+        _SETUPS[key] = prepare(cfg)
+        return _SETUPS[key]
+    base = _SETUPS[key]
+    model_class, sizes, learner, evaluator, stop = components(cfg, base.train.inputs.shape[-1])
+    return replace(
+        base,
+        cfg=cfg,
+        model_class=model_class,
+        sizes=sizes,
+        learner=learner,
+        evaluator=evaluator,
+        stop=stop,
+        truth=truth_for(evaluator, cfg.dataset),
+    )
+
+
+def _counts(run, batch: int, scheduled: bool) -> tuple:
+    """(update, evaluation at an epoch, final evaluation) of a prepared run, counted once per
+    distinct (model, learner but its rate, evaluator, data, epochs)."""
+    from rbmlab.run.training import initial_model, learner_start  # noqa: PLC0415
+    from rbmlab.validation import to_plain  # noqa: PLC0415
+
+    cfg = run.cfg
+    learner = {k: v for k, v in to_plain(cfg.learner).items() if k != "lr"}
+    model_settings = {k: v for k, v in to_plain(cfg.model).items() if k != "init"}
+    key = repr(
+        (
+            model_settings,
+            run.sizes,
+            learner,
+            to_plain(cfg.evaluator),
+            run.n_train,
+            batch,
+            cfg.train.epochs,
+            scheduled,
+        )
+    )
+    if key not in _COUNTS:
+        model = initial_model(run.model_class, cfg.model, run.backend, cfg.seed, run.data_mean, run.fit_data)
+        model, state = learner_start(run.learner, model, run.backend, cfg.seed, run.train)
+        update = _update(run, model, state, batch) if cfg.train.epochs else None
+        # the learner's budget (T = 7 + epoch) at the middle epoch: an evaluation's cost is linear
+        # in it, so its mean over the epochs is the cost there
+        middle = _at_epoch(state, max(1, (cfg.train.epochs + 1) // 2))
+        evaluation = _evaluation(run, model, middle, final=False) if scheduled else None
+        _COUNTS[key] = (update, evaluation, _evaluation(run, model, middle, final=True))
+    return _COUNTS[key]
+
+
+def _update(run, model, state, batch: int) -> Linear:
+    from rbmlab.bench.ops import CountedDraws  # noqa: PLC0415
+
+    rows = run.train.map(lambda a: as_counting(np.asarray(a[:batch])))
+
+    def at(epoch: int) -> Counted:
+        s = _at_epoch(state, epoch)
+
+        def step():
+            return run.learner.step(
+                as_counting(model), as_counting(s), rows, CountedDraws(np.random.default_rng(1))
+            )
+
+        count(step)  # a first call's one-off work (a cached constant) left out
+        return count(step)
+
+    return Linear(at(1), at(2))
+
+
+def _at_epoch(state: dict, epoch: int) -> dict:
+    """A learner's state at the first update of ``epoch`` where its budget follows the epoch
+    (its host step counter, crbm_bp's learners); the state as it is otherwise."""
+    if "batches_per_epoch" not in state:
+        return state
+    return {**state, "steps": state["batches_per_epoch"] * (epoch - 1)}
+
+
+# An evaluator's loop: (the option that sets its length at an epoch, at the end), its unit (the
+# option's value one turn adds), where the length is read when the option is 0 or absent.
+LOOPS: dict[str, Callable] = {}
+
+
+def _loop(evaluator: str):
+    def register(fn):
+        LOOPS[evaluator] = fn
+        return fn
+
+    return register
+
+
+@_loop("ais")
+def _ais_loop(config, final: bool) -> tuple[dict, dict, int]:
+    """Temperatures: (options at one turn, at two, the length)."""
+    from rbmlab.evaluators.ais import schedule  # noqa: PLC0415
+
+    length = schedule(config.schedule, config.n_temperatures, config.curve_n_temperatures, final).size - 1
+    key = "curve_n_temperatures" if (not final and config.curve_n_temperatures) else "n_temperatures"
+    fixed = {"schedule": "linear"} if key == "n_temperatures" else {}
+    return {**fixed, key: 1}, {**fixed, key: 2}, length
+
+
+@_loop("pixel_error")
+def _pixel_error_loop(config, final: bool, rows: int = 0):
+    """Scored chunks (every split's): one chunk of each, two, and as many as the largest split's."""
+    chunk = config.chunk
+    scored = min(config.max_examples, rows) if config.max_examples else rows
+    return {"max_examples": chunk}, {"max_examples": 2 * chunk}, math.ceil(scored / chunk)
+
+
+@_loop("tap")
+def _tap_loop(config, final: bool):
+    # on a device every iteration of the cap runs (the converged starts masked): tol changes no count
+    return {"max_iter": 1}, {"max_iter": 2}, config.max_iter
+
+
+@_loop("mmd")
+def _mmd_loop(config, final: bool):
+    return {"sweeps": 1}, {"sweeps": 2}, config.sweeps
+
+
+@_loop("kl")
+def _kl_loop(config, final: bool):
+    return {"sweeps": 1}, {"sweeps": 2}, config.sweeps
+
+
+def _evaluation(run, model, state, final: bool) -> Scaled:
+    """One evaluation of a run (at an epoch, or the end), counted in its loop (:data:`LOOPS`)."""
+    from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
+    from rbmlab.run.runner import evaluate_trials  # noqa: PLC0415
+
+    config = run.cfg.evaluator
+    counted_run = replace(
+        run,
+        train=run.train.map(as_counting),
+        splits={k: v.map(as_counting) for k, v in run.splits.items()},
+    )
+    iterations = run.learner.inference_iterations(state)
+
+    def once(options: dict, budget: int | None = iterations) -> Counted:
+        built = EVALUATORS.build(replace(config, **options)) if options else run.evaluator
+        evaluated = replace(counted_run, evaluator=built)
+        return count(
+            lambda: evaluate_trials(evaluated, as_counting(model), (0, 0, 0), final=final, iterations=budget)
+        )
+
+    loop = LOOPS.get(config.name)
+    if loop is None:
+        whole = once({})
+        return Scaled(whole, whole, 1)
+    if config.name == "pixel_error":  # chunks × the inference's budget, whose iterations all run on a device
+        one, two, length = loop(config, final, max(len(b) for b in run.splits.values()))
+        budget = run.evaluator.budget(iterations)
+        fixed = {"matched": False}  # the budget set through max_iter below
+        return Scaled(
+            once({**one, **fixed, "max_iter": 1}, None),
+            once({**two, **fixed, "max_iter": 1}, None),
+            length,
+            once({**one, **fixed, "max_iter": 2}, None),
+            budget,
+        )
+    one, two, length = loop(config, final)
+    return Scaled(once(one), once(two), length)
