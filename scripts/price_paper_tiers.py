@@ -1,16 +1,19 @@
 """The paper tiers' GPU price from counted operations and a committed ``make bench-gpu`` table
-(issue 55, item 4), written to results/bench/gpu-price.md.
+(issue 55, item 4), written to results/bench/gpu-price.md and results/bench/gpu-price/.
 
-    python scripts/price_paper_tiers.py [out=results/bench/gpu-price.md] [bench=results/bench/bench-cupy.json]
+    python scripts/price_paper_tiers.py [parts=fit,crbm_bp,dcp,tap,frank_wolfe,pmp] [out=results/bench]
+        [bench=results/bench/bench-cupy.json]
+
+``fit`` writes <out>/gpu-price.md (the model's fit, its checks, one update of each paper's
+learners packed 1 to 128 times); each paper <out>/gpu-price/<paper>.md (its whole paper tier).
 
 rbmlab.bench.price fits a device's time per operation, matmul rate and elementwise rate to the
-bench table, then prices each workload below: one update of each learner at the paper's sizes
-and one evaluation call, counted on the paths a device runs, times the updates and evaluations of
-the experiment's paper tier (its yaml: epochs, training-set size, batch, seeds, grid), packed as
-rbmlab/run/packed.py packs them (scripts/paper_tier_packs.py), each run's evaluation its own.
+bench table; rbmlab.bench.tier_price prices every job of a paper's tier (its update and its
+evaluations counted on the paths a device runs, packed as hydra/launcher=packed packs them).
 Every price is given at the fitted time per operation and at the smallest and largest of the
-rows it was fitted to. Where a paper's cost is not GPU work (an oracle on the host, a sampler
-that is not packed) the table says so; those stay priced in CPU-hours in the paper's README.
+rows it was fitted to. What runs on the host (Frank-Wolfe's oracle, HiGHS) is not in a price and
+is named beside it; it stays priced in CPU-hours in the paper's README. Run the parts in
+separate processes to use both cores (OMP_NUM_THREADS=1 each).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rbmlab.errors import fail
 from rbmlab.validation import typed_key_values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,21 +147,68 @@ def main(argv: list[str]) -> None:
     from rbmlab.bench.price import DeviceRates, calibrate
 
     opts = typed_key_values(argv, DEFAULTS, {})
-    papers = [p for p in opts["papers"].split(",") if p]
+    parts = [p for p in opts["parts"].split(",") if p]
+    unknown = sorted(set(parts) - {"fit", *PAPERS})
+    if unknown:
+        fail(f"parts: unknown {', '.join(unknown)}; known: fit, {', '.join(PAPERS)}")
     bench = json.loads((ROOT / opts["bench"]).read_text())
     rates, launch, table = calibrate(bench["rows"])
     low, high = (DeviceRates(launch[k], rates.macs_per_s, rates.bytes_per_s) for k in ("min", "max"))
     commit = subprocess.run(
         ["git", "describe", "--always", "--dirty=+dirty"], cwd=ROOT, capture_output=True, text=True
     ).stdout.strip()
+    source = (
+        f"`python scripts/price_paper_tiers.py parts={opts['parts']}` at {commit}: `rbmlab.bench.price` "
+        f"fitted to `{opts['bench']}` ({bench.get('machine', {}).get('gpu', 'a lent GPU')}): "
+        f"{launch['median'] * 1e6:.1f} µs per counted operation ({launch['min'] * 1e6:.1f} – "
+        f"{launch['max'] * 1e6:.1f}), F = {rates.macs_per_s / 1e12:.1f} T multiply-adds/s, "
+        f"BW = {rates.bytes_per_s / 1e12:.2f} TB/s."
+    )
+    out = ROOT / opts["out"]
+    if "fit" in parts:
+        write(out / "gpu-price.md", fit_lines(source, rates, launch, table))
+    for paper in (p for p in parts if p != "fit"):
+        rows, (mid, lo, hi), skipped = tier_rows(paper, "paper", rates, low, high)
+        lines = [
+            f"# {paper}: the paper tier's GPU price, from counted operations",
+            "",
+            source,
+            "",
+            "A price, not a measurement (../gpu-price.md: the model, its fit, its checks). Every job of",
+            "every sweep experiment at the paper tier, priced by `rbmlab.bench.tier_price`: its update and",
+            "its evaluations counted as a device runs them, its runs packed as `hydra/launcher=packed`",
+            "packs them. Device hours at the fitted time per operation (in brackets at the smallest and",
+            "largest fitted); what runs on the host is not in the price and is named in the last column.",
+            "",
+            f"**Whole paper tier: {fmt_hours(mid)} device hours ({fmt_hours(lo)} – {fmt_hours(hi)}).**",
+            "",
+            "| experiment | jobs | packs | training, h | evaluation, h | total, h (range) "
+            "| not in the price |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+        if skipped:
+            lines += ["", "Not priced: " + "; ".join(skipped) + "."]
+        write(out / "gpu-price" / f"{paper}.md", lines)
+
+
+def write(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def fit_lines(source: str, rates, launch, table) -> list[str]:
+    """gpu-price.md: the fit, its checks, and one update of each paper's learners, packed."""
     lines = [
         "# GPU price of the paper tiers, from counted operations",
         "",
-        f"`python scripts/price_paper_tiers.py` at {commit}: `rbmlab.bench.price` fitted to "
-        f"`{opts['bench']}` ({bench.get('machine', {}).get('gpu', 'a lent GPU')}).",
+        source,
+        "",
         "A price, not a measurement: each workload's operations are counted here on the paths a",
         "device runs and priced at the rates the bench table measured (the model in",
         "`rbmlab/bench/price.py`); `make bench-gpu`'s packed rows replace it where a GPU is lent.",
+        "Each paper's whole paper tier, job by job: `gpu-price/<paper>.md`.",
         "",
         "## The fit",
         "",
@@ -208,35 +259,7 @@ def main(argv: list[str]) -> None:
             lines.append(
                 f"| {what} | {counted.ops} | {runs} | {s * 1e3:.2f} | {s * 1e3 / runs:.3f} | {busy / s:.2f} |"
             )
-    lines += [
-        "",
-        "## Paper tiers",
-        "",
-        "Every job of every sweep experiment at the paper tier, priced by `rbmlab.bench.tier_price`:",
-        "its update and its evaluations counted as a device runs them, its runs packed as",
-        "`hydra/launcher=packed` packs them. Device hours at the fitted time per operation (in",
-        "brackets at the smallest and largest fitted); what runs on the host is not in the price and",
-        "is named in the last column.",
-    ]
-    summary = ["", "| paper | device hours, whole paper tier (range) |", "|---|---|"]
-    for paper in papers:
-        rows, (mid, lo, hi), skipped = tier_rows(paper, "paper", rates, low, high)
-        lines += [
-            "",
-            f"### {paper}",
-            "",
-            "| experiment | jobs | packs | training, h | evaluation, h | total, h (range) "
-            "| not in the price |",
-            "|---|---|---|---|---|---|---|",
-            *rows,
-        ]
-        if skipped:
-            lines += ["", "Not priced: " + "; ".join(skipped) + "."]
-        summary.append(f"| {paper} | {fmt_hours(mid)} ({fmt_hours(lo)} – {fmt_hours(hi)}) |")
-    lines += ["", "## Each paper's whole paper tier", *summary]
-    out = ROOT / opts["out"]
-    out.write_text("\n".join(lines) + "\n")
-    print(f"wrote {out}")
+    return lines
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ def _model_settings(experiment: str, variant: str, scale: str) -> list[str]:
     experiment at ``scale``."""
     from rbmlab.experiment.spec import _variants, load_spec  # noqa: PLC0415
 
-    overrides = _variants(experiment, load_spec(experiment), scale, [], None, only=[variant])[variant]
+    overrides = _variants(experiment, load_spec(experiment), scale, [], None)[variant]
     return [
         o
         for o in overrides
