@@ -31,9 +31,9 @@ from rbmlab.validation import typed_key_values
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ("crbm_bp", "dcp", "tap", "frank_wolfe", "pmp")
 DEFAULTS = {
-    "out": "results/bench/gpu-price.md",
+    "out": "results/bench",
     "bench": "results/bench/bench-cupy.json",
-    "papers": ",".join(PAPERS),
+    "parts": ",".join(("fit", *PAPERS)),
 }
 
 
