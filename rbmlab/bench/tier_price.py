@@ -85,7 +85,7 @@ class JobPrice:
     experiment: str
     runs: list[int]  # runs of each pack
     epochs: int
-    updates: int  # per epoch
+    updates: int  # learner steps per epoch, one per mini-batch
     update: Linear | None
     evaluation: Scaled | None  # one run's evaluation at an epoch
     final: Scaled | None  # at the end
@@ -189,7 +189,8 @@ def _priced(name: str, cfg, packs: list[int], note: str) -> JobPrice:
     batch = getattr(cfg.learner, "batch_size", None)
     batch = run.n_train if not isinstance(batch, int) else min(batch, run.n_train)
     epochs, every = cfg.train.epochs, cfg.train.eval_every
-    updates = math.ceil(run.n_train / batch) * getattr(run.learner, "updates_per_step", 1) if epochs else 0
+    # one learner step per mini-batch (S-DCP's step makes its d updates inside: counted in it)
+    updates = math.ceil(run.n_train / batch) if epochs else 0
     evaluations = (epochs // every + 1) if every else 0
     update, evaluation, final = _counts(run, batch, evaluations > 0)
     notes = [note] if note else []
