@@ -179,3 +179,12 @@ def test_an_experiment_is_priced_job_by_job_as_its_runs_would_pack():
     alone = replace(prices[0], runs=[1, 1, 1])
     assert alone.seconds(RATES)[0] > train  # three launches of every operation, not one
     assert alone.seconds(RATES)[1] == pytest.approx(evaluate)  # each run evaluates on its own either way
+
+
+def test_a_learner_steps_once_a_mini_batch_whatever_updates_its_step_makes():
+    """dcp/figure-3 at the smoke tier: 400 training images at batch 200 are 2 steps an epoch for
+    every learner, S-DCP's and CS-DCP's too (their d updates a step are counted inside it)."""
+    from rbmlab.bench.tier_price import price_experiment
+
+    prices = price_experiment("dcp/figure-3", "smoke")
+    assert len(prices) == 5 and all(p.updates == 400 // 200 for p in prices)
