@@ -188,3 +188,13 @@ def test_a_learner_steps_once_a_mini_batch_whatever_updates_its_step_makes():
 
     prices = price_experiment("dcp/figure-3", "smoke")
     assert len(prices) == 5 and all(p.updates == 400 // 200 for p in prices)
+
+
+def test_a_factorisation_is_charged_its_textbook_multiply_adds():
+    from rbmlab.backend import macs
+
+    stack = counting(np.eye(6, dtype=np.float64)[None].repeat(3, axis=0) * 2.0)
+    counted = count(
+        lambda: (np.linalg.inv(stack), np.linalg.eigvalsh(stack[0]), np.linalg.solve(stack, stack))
+    )
+    assert [m for m, _ in counted.work] == [3 * macs.inverse(6), macs.eigvalsh(6), 3 * macs.lu_solve(6, 6)]

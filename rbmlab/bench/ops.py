@@ -36,7 +36,9 @@ class OpCounted(np.ndarray):
         args, kwargs = _plain(args), {k: _plain(v) for k, v in kwargs.items()}
         result = func(*args, **kwargs)
         if func not in NO_KERNEL:
-            _count(0, _nbytes(args) + _nbytes(tuple(kwargs.values())) + _nbytes(result))
+            macs = _factorisation_macs(func, args)
+            OpCounted.macs += macs
+            _count(macs, _nbytes(args) + _nbytes(tuple(kwargs.values())) + _nbytes(result))
         return _counted(result)
 
     def copy(self, *args, **kwargs):
@@ -88,6 +90,28 @@ NO_KERNEL = frozenset(
         np.may_share_memory,
     }
 )
+
+
+def _factorisation_macs(func, args) -> int:
+    """Multiply-adds of a dense factorisation (rbmlab.backend.macs: no matmul counter sees one)
+    on a stack of (n, n) matrices ``args[0]``; 0 for any other function."""
+    from rbmlab.backend import macs  # noqa: PLC0415
+
+    per_matrix = {
+        np.linalg.inv: macs.inverse,
+        np.linalg.eigh: macs.eigh,
+        np.linalg.eigvalsh: macs.eigvalsh,
+        np.linalg.solve: lambda n: macs.lu_solve(n, _right_hand_sides(args)),
+    }.get(func)
+    if per_matrix is None:
+        return 0
+    a = np.asarray(args[0])
+    return int(int(np.prod(a.shape[:-2], dtype=np.int64)) * per_matrix(a.shape[-1]))
+
+
+def _right_hand_sides(args) -> int:
+    b = np.asarray(args[1])
+    return 1 if b.ndim == 1 else b.shape[-1]
 
 
 def _matmul_macs(a, b) -> int:

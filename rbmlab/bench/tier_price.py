@@ -86,7 +86,7 @@ class JobPrice:
     runs: list[int]  # runs of each pack
     epochs: int
     updates: int  # learner steps per epoch, one per mini-batch
-    update: Linear | None
+    update: Linear | Looped | None
     evaluation: Scaled | None  # one run's evaluation at an epoch
     final: Scaled | None  # at the end
     evaluations: int  # scheduled evaluations per run (epoch 0 included)
@@ -194,6 +194,11 @@ def _priced(name: str, cfg, packs: list[int], note: str) -> JobPrice:
     evaluations = (epochs // every + 1) if every else 0
     update, evaluation, final = _counts(run, batch, evaluations > 0)
     notes = [note] if note else []
+    if getattr(cfg.learner, "inference", None) == "adatap":
+        notes.append(
+            "VAMP's batched inverses priced at the matmul rate: a lent H100 measured 47 ms a VAMP "
+            "iteration at batch 100 (bench-cupy.md), about 10× this price"
+        )
     for why in (LEARNER_HOST_WORK.get(cfg.learner.name), HOST_WORK.get(cfg.evaluator.name)):
         if why:
             notes.append(why)
@@ -262,23 +267,47 @@ def _counts(run, batch: int, scheduled: bool) -> tuple:
     return _COUNTS[key]
 
 
-def _update(run, model, state, batch: int) -> Linear:
+# learners whose step is a loop of inference iterations, every one run on a device (a converged
+# start masked): the option that sets its length
+LEARNER_LOOPS = {"tap": "max_iter"}
+
+
+@dataclass
+class Looped:
+    """A learner step that is a loop: counted at one and two iterations, extended to ``length``
+    (the same at every epoch)."""
+
+    at_one: Counted
+    at_two: Counted
+    length: int
+
+    def seconds(self, rates: DeviceRates, runs: int = 1, at: int | None = None) -> float:
+        first = self.at_one.seconds(rates, runs)
+        return first + (self.at_two.seconds(rates, runs) - first) * (self.length - 1)
+
+
+def _update(run, model, state, batch: int) -> Linear | Looped:
     from rbmlab.bench.ops import CountedDraws  # noqa: PLC0415
+    from rbmlab.learners import LEARNERS  # noqa: PLC0415
 
     rows = run.train.map(lambda a: as_counting(np.asarray(a[:batch])))
 
-    def at(epoch: int) -> Counted:
+    def at(epoch: int, learner=run.learner) -> Counted:
         s = _at_epoch(state, epoch)
 
         def step():
-            return run.learner.step(
+            return learner.step(
                 as_counting(model), as_counting(s), rows, CountedDraws(np.random.default_rng(1))
             )
 
         count(step)  # a first call's one-off work (a cached constant) left out
         return count(step)
 
-    return Linear(at(1), at(2))
+    loop = LEARNER_LOOPS.get(run.cfg.learner.name)
+    if loop is None:
+        return Linear(at(1), at(2))
+    with_length = lambda k: LEARNERS.build(replace(run.cfg.learner, **{loop: k}))  # noqa: E731
+    return Looped(at(1, with_length(1)), at(1, with_length(2)), getattr(run.cfg.learner, loop))
 
 
 def _at_epoch(state: dict, epoch: int) -> dict:
