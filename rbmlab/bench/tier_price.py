@@ -35,6 +35,7 @@ from rbmlab.bench.price import Counted, DeviceRates, as_counting, count
 HOST_WORK = {
     "pmap_log_z": "its MAP problems are LPs solved by HiGHS on the host",
     "map_time": "it times MAP solvers, some on the host",
+    "test_error": "its classifier on the hidden features is scikit-learn's, on the host",
 }
 LEARNER_HOST_WORK = {"frank_wolfe": "Alg. 1's linear oracle is scipy's L-BFGS-B on the host"}
 
