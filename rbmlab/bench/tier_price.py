@@ -195,6 +195,8 @@ def _priced(name: str, cfg, packs: list[int], note: str) -> JobPrice:
     evaluations = (epochs // every + 1) if every else 0
     update, evaluation, final = _counts(run, batch, evaluations > 0)
     notes = [note] if note else []
+    if getattr(cfg.learner, "pretrain_epochs", 0):
+        notes.append(f"its greedy pretraining ({cfg.learner.pretrain_epochs} epochs a layer)")
     if getattr(cfg.learner, "inference", None) == "adatap":
         notes.append(
             "VAMP's batched inverses priced at the matmul rate: a lent H100 measured 47 ms a VAMP "
@@ -258,7 +260,11 @@ def _counts(run, batch: int, scheduled: bool) -> tuple:
     )
     if key not in _COUNTS:
         model = initial_model(run.model_class, cfg.model, run.backend, cfg.seed, run.data_mean, run.fit_data)
-        model, state = learner_start(run.learner, model, run.backend, cfg.seed, run.train)
+        # a learner that pretrains (a DBM layer by layer) would train here: started as pretrained
+        pretrains = bool(getattr(cfg.learner, "pretrain_epochs", 0))
+        model, state = learner_start(
+            run.learner, model, run.backend, cfg.seed, run.train, pretrained=pretrains
+        )
         update = _update(run, model, state, batch) if cfg.train.epochs else None
         # the learner's budget (T = 7 + epoch) at the middle epoch: an evaluation's cost is linear
         # in it, so its mean over the epochs is the cost there
