@@ -100,6 +100,7 @@ def tier_rows(paper: str, scale: str, rates, low, high) -> tuple[list[str], list
     experiments not priced with why)."""
     from rbmlab.bench.tier_price import price_experiment
     from rbmlab.experiment.spec import available, load_spec
+    from rbmlab.experiment.tier_jobs import jobs_of
 
     rows, total, skipped = [], [0.0, 0.0, 0.0], []
     for name in available():
@@ -111,7 +112,7 @@ def tier_rows(paper: str, scale: str, rates, low, high) -> tuple[list[str], list
         ):
             continue
         try:
-            prices = price_experiment(name, scale)
+            prices = price_experiment(name, jobs_of(name, scale))
         except Exception as e:  # noqa: BLE001 - reported in the table, the others priced
             skipped.append(f"{name} ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
             print(f"{name}: not priced: {e}", file=sys.stderr)

@@ -166,10 +166,11 @@ def test_a_job_set_is_its_packs_updates_over_the_epochs_and_each_runs_evaluation
 def test_an_experiment_is_priced_job_by_job_as_its_runs_would_pack():
     """demo/bars-cd-vs-pcd at the smoke tier: its 6 jobs (2 learners × 3 seeds) as 2 packs of 3,
     each job's schedule as composed, and a pack priced below its runs alone (launch-bound sizes)."""
-    from rbmlab.bench.tier_price import jobs_of, price_experiment
+    from rbmlab.bench.tier_price import price_experiment
+    from rbmlab.experiment.tier_jobs import jobs_of
     from rbmlab.hydra_app import validated_run_config
 
-    prices = price_experiment("demo/bars-cd-vs-pcd", "smoke")
+    prices = price_experiment("demo/bars-cd-vs-pcd", jobs_of("demo/bars-cd-vs-pcd", "smoke"))
     combos = [c for c, _ in jobs_of("demo/bars-cd-vs-pcd", "smoke")]
     cfg = validated_run_config(combos[0])
     assert sorted(p.runs for p in prices) == [[3], [3]] and sum(p.jobs for p in prices) == len(combos) == 6
@@ -185,8 +186,9 @@ def test_a_learner_steps_once_a_mini_batch_whatever_updates_its_step_makes():
     """dcp/figure-3 at the smoke tier: 400 training images at batch 200 are 2 steps an epoch for
     every learner, S-DCP's and CS-DCP's too (their d updates a step are counted inside it)."""
     from rbmlab.bench.tier_price import price_experiment
+    from rbmlab.experiment.tier_jobs import jobs_of
 
-    prices = price_experiment("dcp/figure-3", "smoke")
+    prices = price_experiment("dcp/figure-3", jobs_of("dcp/figure-3", "smoke"))
     assert len(prices) == 5 and all(p.updates == 400 // 200 for p in prices)
 
 

@@ -1,29 +1,29 @@
 """A paper tier's price on a GPU, job by job (issue 55, item 4), with :mod:`rbmlab.bench.price`.
 
-Every job of every sweep experiment of a paper at the tier is composed as ``rbmlab run`` composes it
-and prepared as the runner prepares it (its data read, its model initialised, its learner started),
-then two things are counted on the paths a device runs: one update of its learner, and one of its
-evaluations. A job whose model comes from another experiment's runs (``model.init={sweep:…}``)
-is prepared with that experiment's model settings and a fresh initialisation (the same sizes: the
-same work). The jobs are grouped into packs as ``hydra/launcher=packed`` groups them
-(rbmlab.run.packed: pack_key, alone_because, at most MAX_RUNS a pack); a pack's update is one
-computation whose operations carry every run's work, each run's evaluation its own.
+Every job of a sweep experiment at a tier (its override lists: rbmlab.experiment.tier_jobs) is
+composed as ``rbmlab run`` composes it and prepared as the runner prepares it (its data read, its
+model initialised, its learner started), then two things are counted on the paths a device runs:
+one update of its learner, and one of its evaluations. A job whose model comes from another
+experiment's runs is prepared with that experiment's model settings and a fresh initialisation
+(the same sizes: the same work). The jobs are grouped into packs as ``hydra/launcher=packed``
+groups them (rbmlab.run.packed: pack_key, alone_because, at most MAX_RUNS a pack); a pack's update
+is one computation whose operations carry every run's work, each run's evaluation its own.
 
-    seconds of a pack = Σ_epochs updates_per_epoch · update(epoch).seconds(rates, runs)
+    seconds of a pack = Σ_epochs steps_per_epoch · update(epoch).seconds(rates, runs)
                         + runs · (evaluations · evaluation.seconds(rates) + final.seconds(rates))
 
 An evaluation whose cost is a loop (AIS's temperatures, TAP's iterations, a sampler's sweeps, the
-scored chunks) is counted at one and two turns of its loop and extended to its length
-(:func:`rbmlab.bench.price.per_unit`), since counting runs the arithmetic on the host. The
-learner's update at the first epoch and the second gives its growth with the epoch (crbm_bp's
-budget T = 7 + epoch), extended linearly. What a job does on the host (Frank-Wolfe's L-BFGS-B
-oracle, an LP solver) is not device work and is named in the job's note.
+scored chunks and their BP or mean-field iterations) is counted at one and two turns of its loop
+and extended to its length, since counting runs the arithmetic on the host; a learner step that
+is a loop (TAP's iterations) likewise. The learner's update at the first epoch and the second
+gives its growth with the epoch (crbm_bp's budget T = 7 + epoch), extended linearly. What a job
+does on the host (Frank-Wolfe's L-BFGS-B oracle, an LP solver, a scikit-learn classifier) is not
+device work and is named in the job's note.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -112,46 +112,12 @@ class JobPrice:
         return train, evaluate
 
 
-def jobs_of(name: str, scale: str) -> list[tuple[list[str], str]]:
-    """The override list of every job of experiment ``name`` at ``scale``, each with the source
-    experiment's model settings put first where its model comes from another experiment's runs
-    (the ``model.init`` override dropped), and a note saying so."""
-    from rbmlab.experiment.spec import _variants, load_spec  # noqa: PLC0415
-    from rbmlab.hydra_app import expand_overrides  # noqa: PLC0415
-
-    out = []
-    for overrides in _variants(name, load_spec(name), scale, [], None).values():
-        for combo in expand_overrides(overrides):
-            init = next((o for o in combo if o.startswith("model.init=") and "{sweep" in o), None)
-            if init is None:
-                out.append((combo, ""))
-                continue
-            source = re.search(r"\{sweep(?::([^}]+))?\}/([\w-]+)", init)
-            experiment, variant = source.group(1) or name, source.group(2)
-            model = _model_settings(experiment, variant, scale)
-            rest = [o for o in combo if o is not init]
-            out.append((model + rest, f"the models of {experiment}/{variant}, evaluated"))
-    return out
-
-
-def _model_settings(experiment: str, variant: str, scale: str) -> list[str]:
-    """The model overrides (``model=…``, ``model.…=v``, unswept, no init) of one variant of an
-    experiment at ``scale``."""
-    from rbmlab.experiment.spec import _variants, load_spec  # noqa: PLC0415
-
-    overrides = _variants(experiment, load_spec(experiment), scale, [], None)[variant]
-    return [
-        o
-        for o in overrides
-        if (o.startswith("model=") or o.startswith("model."))
-        and "," not in o
-        and not o.startswith("model.init")
-    ]
-
-
-def price_experiment(name: str, scale: str = "paper", max_runs: int | None = None) -> list[JobPrice]:
-    """The priced packs of experiment ``name`` at ``scale``, one JobPrice per distinct job
-    configuration (its packs listed in ``runs``)."""
+def price_experiment(
+    name: str, jobs: list[tuple[list[str], str]], max_runs: int | None = None
+) -> list[JobPrice]:
+    """The priced packs of experiment ``name`` whose jobs are ``jobs`` (each its override list
+    and a note: rbmlab.experiment.tier_jobs.jobs_of), one JobPrice per distinct job configuration
+    (its packs listed in ``runs``)."""
     from rbmlab.data import dataset_dimension  # noqa: PLC0415
     from rbmlab.hydra_app import validated_run_config  # noqa: PLC0415
     from rbmlab.run.packed import MAX_RUNS, alone_because, pack_key  # noqa: PLC0415
@@ -160,7 +126,7 @@ def price_experiment(name: str, scale: str = "paper", max_runs: int | None = Non
 
     max_runs = max_runs or MAX_RUNS
     groups: dict[str, dict] = {}
-    for combo, note in jobs_of(name, scale):
+    for combo, note in jobs:
         cfg = validated_run_config(combo)
         model_class, sizes, learner, *_ = components(cfg, dataset_dimension(cfg.dataset))
         alone = alone_because(cfg, learner, model_class)
