@@ -329,6 +329,11 @@ def _tap_loop(config, final: bool):
     return {"max_iter": 1}, {"max_iter": 2}, config.max_iter
 
 
+@_loop("tap_dbm")
+def _tap_dbm_loop(config, final: bool):
+    return {"max_iter": 1}, {"max_iter": 2}, config.max_iter
+
+
 @_loop("mmd")
 def _mmd_loop(config, final: bool):
     return {"sweeps": 1}, {"sweeps": 2}, config.sweeps
