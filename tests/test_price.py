@@ -200,3 +200,23 @@ def test_a_factorisation_is_charged_its_textbook_multiply_adds():
         lambda: (np.linalg.inv(stack), np.linalg.eigvalsh(stack[0]), np.linalg.solve(stack, stack))
     )
     assert [m for m, _ in counted.work] == [3 * macs.inverse(6), macs.eigvalsh(6), 3 * macs.lu_solve(6, 6)]
+
+
+@pytest.mark.parametrize("name", ["tap", "tap_dbm", "mmd", "kl", "ais", "pixel_error"])
+def test_each_evaluator_loop_names_options_its_config_has_and_its_length(name):
+    """The loops an evaluation is counted in: one and two turns set through options the
+    evaluator's config declares, and the length read from its settings."""
+    from dataclasses import fields
+
+    from rbmlab.bench.tier_price import LOOPS
+    from rbmlab.evaluators import EVALUATORS
+
+    config = EVALUATORS.parse({"name": name})
+    one, two, length = LOOPS[name](config, True, 250) if name == "pixel_error" else LOOPS[name](config, True)
+    declared = {f.name for f in fields(config)}
+    assert set(one) <= declared and set(two) <= declared and set(one) == set(two)
+    assert length >= 1
+    if name in ("tap", "tap_dbm"):
+        assert (one, two, length) == ({"max_iter": 1}, {"max_iter": 2}, config.max_iter)
+    if name == "pixel_error":  # 250 rows in chunks of the config's size
+        assert length == -(-250 // config.chunk) and two["max_examples"] == 2 * one["max_examples"]

@@ -323,25 +323,10 @@ def _pixel_error_loop(config, final: bool, rows: int = 0):
     return {"max_examples": chunk}, {"max_examples": 2 * chunk}, math.ceil(scored / chunk)
 
 
-@_loop("tap")
-def _tap_loop(config, final: bool):
-    # on a device every iteration of the cap runs (the converged starts masked): tol changes no count
-    return {"max_iter": 1}, {"max_iter": 2}, config.max_iter
-
-
-@_loop("tap_dbm")
-def _tap_dbm_loop(config, final: bool):
-    return {"max_iter": 1}, {"max_iter": 2}, config.max_iter
-
-
-@_loop("mmd")
-def _mmd_loop(config, final: bool):
-    return {"sweeps": 1}, {"sweeps": 2}, config.sweeps
-
-
-@_loop("kl")
-def _kl_loop(config, final: bool):
-    return {"sweeps": 1}, {"sweeps": 2}, config.sweeps
+# evaluators whose cost is one option's count of turns (on a device every iteration of a cap runs,
+# the converged starts masked: a tolerance changes no count)
+for _name, _option in {"tap": "max_iter", "tap_dbm": "max_iter", "mmd": "sweeps", "kl": "sweeps"}.items():
+    LOOPS[_name] = lambda config, final, option=_option: ({option: 1}, {option: 2}, getattr(config, option))
 
 
 def _evaluation(run, model, state, final: bool) -> Scaled:
