@@ -43,44 +43,29 @@ DEFAULTS = {
 def crbm_update(name: str, options: dict, epoch: int, n_v=784, n_h=256, batch=20):
     """One update of a crbm_bp learner in epoch ``epoch`` (T = 7 + epoch), device path."""
     from rbmlab.bench.crbm_bp import at_epoch, random_crbm
-    from rbmlab.bench.ops import CountedDraws
-    from rbmlab.bench.price import as_counting, count
+    from rbmlab.bench.price import step_count
     from rbmlab.data.batch import Batch
     from rbmlab.learners import LEARNERS
 
     model, x, v = random_crbm(n_v, n_h, batch)
+    data = Batch(x, targets=v)
     learner = LEARNERS.build(LEARNERS.parse({"name": name, "batch_size": batch, **options}))
-    state = at_epoch(learner.init_state(model, Batch(x, targets=v), np.random.default_rng(1)), epoch)
-    data = Batch(as_counting(x), targets=as_counting(v))
-
-    def step():
-        return learner.step(
-            as_counting(model), as_counting(state), data, CountedDraws(np.random.default_rng(1))
-        )
-
-    count(step)  # a first call's one-off work (a cached constant) left out
-    return count(step)
+    state = at_epoch(learner.init_state(model, data, np.random.default_rng(1)), epoch)
+    return step_count(learner, model, state, data)
 
 
 def rbm_update(learner: dict, n_hidden: int, batch: int):
     """One update of an RBM learner (cd, pcd, cg, sdcp, csdcp, tap) at 784 × ``n_hidden``."""
     from rbmlab.backend import get_backend
     from rbmlab.bench.core import binary
-    from rbmlab.bench.ops import CountedDraws
     from rbmlab.bench.packed import _runs
-    from rbmlab.bench.price import as_counting, count
+    from rbmlab.bench.price import step_count
     from rbmlab.data.batch import Batch
 
     backend = get_backend("numpy", "float32")
     x = binary(backend, max(batch, 1000), 784, 0.13, 4)  # MNIST's share of ones; the count is the same
     (one, model, state), *_ = _runs(backend, {**learner, "batch_size": batch}, 1, x, n_hidden)[0]
-    data = Batch(as_counting(x[:batch]))
-
-    def step():
-        return one.step(as_counting(model), as_counting(state), data, CountedDraws(np.random.default_rng(1)))
-
-    count(step)
-    return count(step)
+    return step_count(one, model, state, Batch(x[:batch]))
 
 
 CRBM_LEARNERS = (  # (variant, learner, options) of crbm_bp's Sec. 6, for the update table

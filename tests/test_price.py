@@ -114,7 +114,7 @@ def test_calibration_recovers_the_rates_a_table_was_made_with():
 def test_a_loop_priced_from_one_and_two_turns_is_the_loop_counted_whole():
     """Scaled's linear and bilinear extensions against the whole count: an evaluation of
     ``chunks`` chunks of ``T`` iterations each, with work before and after."""
-    from rbmlab.bench.tier_price import Scaled
+    from rbmlab.bench.tier_price import Bilinear, Linear
 
     x = counting(np.ones((4, 8), np.float32))
 
@@ -127,7 +127,7 @@ def test_a_loop_priced_from_one_and_two_turns_is_the_loop_counted_whole():
         return y + 1.0
 
     whole = count(lambda: evaluation(5, 7)).seconds(RATES)
-    bilinear = Scaled(
+    bilinear = Bilinear(
         count(lambda: evaluation(1, 1)),
         count(lambda: evaluation(2, 1)),
         5,
@@ -135,17 +135,17 @@ def test_a_loop_priced_from_one_and_two_turns_is_the_loop_counted_whole():
         7,
     )
     assert bilinear.seconds(RATES) == pytest.approx(whole)
-    linear = Scaled(count(lambda: evaluation(1, 7)), count(lambda: evaluation(2, 7)), 5)
+    linear = Linear(count(lambda: evaluation(1, 7)), count(lambda: evaluation(2, 7)), 5)
     assert linear.seconds(RATES) == pytest.approx(whole)
 
 
 def test_a_job_set_is_its_packs_updates_over_the_epochs_and_each_runs_evaluations():
-    from rbmlab.bench.tier_price import JobPrice, Linear, Scaled
+    from rbmlab.bench.tier_price import JobPrice, Linear
 
     one = Counted(((0, 10_000_000),))  # 100 µs of bytes: 100 µs for one run, 800 for 8
     two = Counted(((0, 10_000_000), (0, 10_000_000)))
     update = Linear(one, two)  # 100 µs a run at epoch 1, +100 µs each epoch after
-    evaluation = Scaled(one, one, 1)
+    evaluation = Linear(one, one, 1)
     job = JobPrice(
         "x",
         [8, 1],

@@ -330,23 +330,20 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
     """The array operations (each ≈ one kernel launch on a GPU: rbmlab.bench.ops) of one update of
     each crbm_bp learner at the paper's sizes, on the paths a device runs, in epoch ``epoch``
     (inference T = 7 + epoch; the per-iteration count is the growth from one epoch to the next)."""
-    from rbmlab.bench.ops import CountedDraws, counting, operations  # noqa: PLC0415
+    from rbmlab.bench.price import step_count  # noqa: PLC0415
     from rbmlab.data.batch import Batch  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
 
     model, x, v = random_crbm(n_v, n_h, batch)
-    counted, batch_of = model.map(counting), Batch(counting(x), targets=counting(v))
+    data = Batch(x, targets=v)
     rng = np.random.default_rng(1)
     rows = []
     for name, options in UPDATE_LEARNERS:
         learner = LEARNERS.build(LEARNERS.parse({"name": name, "batch_size": batch, **options}))
         counts = []
         for e in (epoch, epoch + 1):
-            state = at_epoch(learner.init_state(model, Batch(x, targets=v), rng), e)
-            draws = CountedDraws(np.random.default_rng(1))
-            step = lambda: learner.step(counted, counting(state), batch_of, draws)  # noqa: B023, E731 - called here
-            operations(step)  # the first call's one-off work (a cached constant) not counted
-            counts.append(operations(step))
+            state = at_epoch(learner.init_state(model, data, rng), e)
+            counts.append(step_count(learner, model, state, data).ops)
         label = name + "".join(f" {k}={val}" for k, val in options.items())
         per_iteration = counts[1] - counts[0]
         note = f"+{per_iteration} per inference iteration (T = {7 + epoch} here)" if per_iteration else ""

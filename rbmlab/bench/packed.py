@@ -288,10 +288,7 @@ def bench_crbm_packed_scaling(
 def solo_multiply_adds(learner, made, state) -> int:
     """The matmul multiply-adds of one update of ``learner`` on one run's (model, x, v) ``made``,
     counted (rbmlab.bench.ops) on the paths a device takes."""
-    from rbmlab.bench.ops import CountedDraws, OpCounted, counting, operations  # noqa: PLC0415
+    from rbmlab.bench.price import step_count  # noqa: PLC0415
 
     model, x, v = made
-    batch = Batch(counting(x), targets=counting(v))
-    draws = CountedDraws(np.random.default_rng(1))
-    operations(lambda: learner.step(model.map(counting), counting(state), batch, draws))
-    return OpCounted.macs
+    return step_count(learner, model, state, Batch(x, targets=v)).macs

@@ -22,7 +22,6 @@ device's time per *counted* operation, and its spread over the rows is the price
 from __future__ import annotations
 
 import collections
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -72,6 +71,21 @@ def count(fn: Callable[[], object]) -> Counted:
     return Counted(tuple(OpCounted.work))
 
 
+def step_count(learner, model, state: dict, batch) -> Counted:
+    """The operations of one ``learner.step`` on the paths a device runs: the model, the state and
+    the Batch ``batch`` as OpCounted arrays, its draws counted (rbmlab.bench.ops.CountedDraws);
+    after a first call, so that work the step does once (a cached constant) is left out."""
+    from rbmlab.bench.ops import CountedDraws  # noqa: PLC0415
+
+    model, state, batch = as_counting(model), as_counting(state), batch.map(as_counting)
+
+    def step():
+        return learner.step(model, state, batch, CountedDraws(np.random.default_rng(1)))
+
+    count(step)
+    return count(step)
+
+
 def per_unit(fn: Callable[[int], object], n: int = 1) -> Counted:
     """The operations of one more unit of ``fn(k)``, a computation of k units (sweeps,
     temperatures, iterations): those of ``fn(n + 1)`` less those of ``fn(n)``, as multisets, so
@@ -107,10 +121,6 @@ def launch_for(counted: Counted, seconds: float, rates: DeviceRates) -> float | 
         if c >= busy[k - 1] and (k == len(busy) or c <= busy[k]):
             return c
     raise AssertionError("unreachable: the sum is continuous and increasing in c")
-
-
-def spread_of(values: list[float]) -> dict:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
 def as_counting(x):
@@ -240,6 +250,7 @@ def calibrate(rows: list[dict]) -> tuple[DeviceRates, dict, list[dict]]:
     (each solved for it, :func:`launch_for`); (rates, the launch's spread, one row per timing row:
     measured, predicted at the fitted rates, its own launch where it is launch-bound)."""
     from rbmlab.bench.crbm_bp import transcendental_floor  # noqa: PLC0415
+    from rbmlab.bench.method import spread as method_spread  # noqa: PLC0415
 
     seconds = measured_seconds(rows)
     name, timing, macs = MATMUL_ROW
@@ -261,7 +272,7 @@ def calibrate(rows: list[dict]) -> tuple[DeviceRates, dict, list[dict]]:
             {"row": name, "unit": unit, "measured": measured, "launch": launch_for(unit, measured, rates)}
         )
     launches = [t["launch"] for t in table if t["launch"] is not None]
-    spread = spread_of(launches)
+    spread = {**method_spread(launches), "n": len(launches)}
     rates = DeviceRates(spread["median"], macs_per_s, bytes_per_s)
     for t in table:
         t["predicted"] = t["unit"].seconds(rates)

@@ -42,35 +42,34 @@ LEARNER_HOST_WORK = {"frank_wolfe": "Alg. 1's linear oracle is scipy's L-BFGS-B 
 
 @dataclass
 class Linear:
-    """A cost that grows linearly with a count (an epoch's budget, a loop's length): the counts at
-    ``a`` and ``a + 1`` extended to any other."""
+    """A cost counted at one and two turns of a loop (``at_one``, ``at_two``) and extended
+    linearly: to ``length`` turns where it has one (a loop's length), else to the turn asked for
+    (``at``: the epoch, for a learner whose budget grows with it)."""
 
-    at_a: Counted
-    at_next: Counted
-    a: int = 1
+    at_one: Counted
+    at_two: Counted
+    length: int | None = None
 
-    def seconds(self, rates: DeviceRates, runs: int = 1, at: int | None = None) -> float:
-        first, second = self.at_a.seconds(rates, runs), self.at_next.seconds(rates, runs)
-        return first + (second - first) * ((self.a if at is None else at) - self.a)
+    def seconds(self, rates: DeviceRates, runs: int = 1, at: int = 1) -> float:
+        turns = at if self.length is None else self.length
+        first = self.at_one.seconds(rates, runs)
+        return first + (self.at_two.seconds(rates, runs) - first) * (turns - 1)
 
 
 @dataclass
-class Scaled:
-    """A loop's cost at its length: ``at_one`` (one turn), ``at_two`` (two), extended to
-    ``length`` turns; with ``inner`` (the count at one turn of the outer loop and two of an inner
-    one, e.g. BP's iterations within each scored chunk) and ``inner_length``, bilinear:
-    cost = e + turns · (s + inner · i)."""
+class Bilinear:
+    """A loop within a loop (BP's iterations within each scored chunk): counted at (1, 1)
+    turns (``at_one``), (2, 1) (``at_two``) and (1, 2) (``inner``), extended to ``length`` outer
+    and ``inner_length`` inner turns: cost = e + turns · (s + inner · i)."""
 
     at_one: Counted
     at_two: Counted
     length: int
-    inner: Counted | None = None
-    inner_length: int = 1
+    inner: Counted
+    inner_length: int
 
     def seconds(self, rates: DeviceRates) -> float:
         c11, c21 = self.at_one.seconds(rates), self.at_two.seconds(rates)
-        if self.inner is None:
-            return c11 + (c21 - c11) * (self.length - 1)
         i = self.inner.seconds(rates) - c11  # one more inner turn
         s = c21 - c11 - i  # one more outer turn, at one inner
         e = c11 - s - i
@@ -87,9 +86,9 @@ class JobPrice:
     runs: list[int]  # runs of each pack
     epochs: int
     updates: int  # learner steps per epoch, one per mini-batch
-    update: Linear | Looped | None
-    evaluation: Scaled | None  # one run's evaluation at an epoch
-    final: Scaled | None  # at the end
+    update: Linear | None  # in the epoch, or to its loop's length
+    evaluation: Linear | Bilinear | None  # one run's evaluation at an epoch
+    final: Linear | Bilinear | None  # at the end
     evaluations: int  # scheduled evaluations per run (epoch 0 included)
     note: str = ""
     jobs: int = field(init=False)
@@ -102,8 +101,8 @@ class JobPrice:
         train = evaluate = 0.0
         for runs in self.runs:
             if self.update is not None:
-                first = self.update.seconds(rates, runs, 1)
-                growth = self.update.seconds(rates, runs, 2) - first
+                first = self.update.seconds(rates, runs, at=1)
+                growth = self.update.seconds(rates, runs, at=2) - first
                 # Σ_{e=1..E} (first + growth (e − 1)) updates
                 train += self.updates * (self.epochs * first + growth * self.epochs * (self.epochs - 1) / 2)
             for part, times in ((self.evaluation, self.evaluations), (self.final, 1)):
@@ -245,50 +244,29 @@ def _counts(run, batch: int, scheduled: bool) -> tuple:
 LEARNER_LOOPS = {"tap": "max_iter"}
 
 
-@dataclass
-class Looped:
-    """A learner step that is a loop: counted at one and two iterations, extended to ``length``
-    (the same at every epoch)."""
-
-    at_one: Counted
-    at_two: Counted
-    length: int
-
-    def seconds(self, rates: DeviceRates, runs: int = 1, at: int | None = None) -> float:
-        first = self.at_one.seconds(rates, runs)
-        return first + (self.at_two.seconds(rates, runs) - first) * (self.length - 1)
-
-
-def _update(run, model, state, batch: int) -> Linear | Looped:
-    from rbmlab.bench.ops import CountedDraws  # noqa: PLC0415
+def _update(run, model, state, batch: int) -> Linear:
+    """One step of the run's learner on its first ``batch`` training rows: in the epoch (counted
+    at epochs 1 and 2), or, for a learner whose step is a loop (:data:`LEARNER_LOOPS`), counted at
+    one and two iterations and extended to its length."""
+    from rbmlab.bench.price import step_count  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
 
-    rows = run.train.map(lambda a: as_counting(np.asarray(a[:batch])))
-
-    def at(epoch: int, learner=run.learner) -> Counted:
-        s = _at_epoch(state, epoch)
-
-        def step():
-            return learner.step(
-                as_counting(model), as_counting(s), rows, CountedDraws(np.random.default_rng(1))
-            )
-
-        count(step)  # a first call's one-off work (a cached constant) left out
-        return count(step)
-
+    rows = run.train.map(lambda a: np.asarray(a[:batch]))
     loop = LEARNER_LOOPS.get(run.cfg.learner.name)
     if loop is None:
-        return Linear(at(1), at(2))
+        return Linear(*(step_count(run.learner, model, _at_epoch(state, e), rows) for e in (1, 2)))
     with_length = lambda k: LEARNERS.build(replace(run.cfg.learner, **{loop: k}))  # noqa: E731
-    return Looped(at(1, with_length(1)), at(1, with_length(2)), getattr(run.cfg.learner, loop))
+    one, two = (step_count(with_length(k), model, state, rows) for k in (1, 2))
+    return Linear(one, two, getattr(run.cfg.learner, loop))
 
 
 def _at_epoch(state: dict, epoch: int) -> dict:
     """A learner's state at the first update of ``epoch`` where its budget follows the epoch
-    (its host step counter, crbm_bp's learners); the state as it is otherwise."""
-    if "batches_per_epoch" not in state:
-        return state
-    return {**state, "steps": state["batches_per_epoch"] * (epoch - 1)}
+    (its host step counter, crbm_bp's learners: rbmlab.bench.crbm_bp.at_epoch); the state as it
+    is otherwise."""
+    from rbmlab.bench.crbm_bp import at_epoch  # noqa: PLC0415
+
+    return at_epoch(state, epoch) if "batches_per_epoch" in state else state
 
 
 # An evaluator's loop: (the option that sets its length at an epoch, at the end), its unit (the
@@ -329,7 +307,7 @@ for _name, _option in {"tap": "max_iter", "tap_dbm": "max_iter", "mmd": "sweeps"
     LOOPS[_name] = lambda config, final, option=_option: ({option: 1}, {option: 2}, getattr(config, option))
 
 
-def _evaluation(run, model, state, final: bool) -> Scaled:
+def _evaluation(run, model, state, final: bool) -> Linear | Bilinear:
     """One evaluation of a run (at an epoch, or the end), counted in its loop (:data:`LOOPS`)."""
     from rbmlab.evaluators import EVALUATORS  # noqa: PLC0415
     from rbmlab.run.runner import evaluate_trials  # noqa: PLC0415
@@ -352,12 +330,12 @@ def _evaluation(run, model, state, final: bool) -> Scaled:
     loop = LOOPS.get(config.name)
     if loop is None:
         whole = once({})
-        return Scaled(whole, whole, 1)
+        return Linear(whole, whole, 1)
     if config.name == "pixel_error":  # chunks × the inference's budget, whose iterations all run on a device
         one, two, length = loop(config, final, max(len(b) for b in run.splits.values()))
         budget = run.evaluator.budget(iterations)
         fixed = {"matched": False}  # the budget set through max_iter below
-        return Scaled(
+        return Bilinear(
             once({**one, **fixed, "max_iter": 1}, None),
             once({**two, **fixed, "max_iter": 1}, None),
             length,
@@ -365,4 +343,4 @@ def _evaluation(run, model, state, final: bool) -> Scaled:
             budget,
         )
     one, two, length = loop(config, final)
-    return Scaled(once(one), once(two), length)
+    return Linear(once(one), once(two), length)
