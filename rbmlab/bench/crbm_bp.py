@@ -330,7 +330,7 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
     """The array operations (each ≈ one kernel launch on a GPU: rbmlab.bench.ops) of one update of
     each crbm_bp learner at the paper's sizes, on the paths a device runs, in epoch ``epoch``
     (inference T = 7 + epoch; the per-iteration count is the growth from one epoch to the next)."""
-    from rbmlab.bench.price import step_count  # noqa: PLC0415
+    from rbmlab.bench.ops import step_work  # noqa: PLC0415
     from rbmlab.data.batch import Batch  # noqa: PLC0415
     from rbmlab.learners import LEARNERS  # noqa: PLC0415
 
@@ -343,7 +343,7 @@ def operations_per_update(n_v: int = 784, n_h: int = 256, batch: int = 20, epoch
         counts = []
         for e in (epoch, epoch + 1):
             state = at_epoch(learner.init_state(model, data, rng), e)
-            counts.append(step_count(learner, model, state, data).ops)
+            counts.append(len(step_work(learner, model, state, data)))
         label = name + "".join(f" {k}={val}" for k, val in options.items())
         per_iteration = counts[1] - counts[0]
         note = f"+{per_iteration} per inference iteration (T = {7 + epoch} here)" if per_iteration else ""

@@ -195,3 +195,17 @@ def operations(fn) -> int:
     finally:
         for name, make in saved.items():
             setattr(np, name, make)
+
+
+def step_work(learner, model, state: dict, batch) -> tuple[tuple[int, int], ...]:
+    """Each operation's (multiply-adds, bytes) of one ``learner.step`` on the paths a device runs:
+    the model, the state and the Batch ``batch`` as OpCounted arrays, its draws counted; after a
+    first call, so that work the step does once (a cached constant) is left out."""
+    model, state, batch = model.map(counting), counting(state), batch.map(counting)
+
+    def step():
+        return learner.step(model, state, batch, CountedDraws(np.random.default_rng(1)))
+
+    operations(step)
+    operations(step)
+    return tuple(OpCounted.work)

@@ -72,18 +72,11 @@ def count(fn: Callable[[], object]) -> Counted:
 
 
 def step_count(learner, model, state: dict, batch) -> Counted:
-    """The operations of one ``learner.step`` on the paths a device runs: the model, the state and
-    the Batch ``batch`` as OpCounted arrays, its draws counted (rbmlab.bench.ops.CountedDraws);
-    after a first call, so that work the step does once (a cached constant) is left out."""
-    from rbmlab.bench.ops import CountedDraws  # noqa: PLC0415
+    """The operations of one ``learner.step`` on the paths a device runs
+    (rbmlab.bench.ops.step_work)."""
+    from rbmlab.bench.ops import step_work  # noqa: PLC0415
 
-    model, state, batch = as_counting(model), as_counting(state), batch.map(as_counting)
-
-    def step():
-        return learner.step(model, state, batch, CountedDraws(np.random.default_rng(1)))
-
-    count(step)
-    return count(step)
+    return Counted(step_work(learner, model, state, batch))
 
 
 def per_unit(fn: Callable[[int], object], n: int = 1) -> Counted:
