@@ -33,12 +33,13 @@ def test_the_compiled_sweep_is_the_python_sweep():
     state = [rng.standard_normal((3, d, d)), rng.standard_normal((3, d))]
     copies = [a.copy() for a in state]
     active = np.array([True, False, True])
-    moved = mplp_module._kernel()(W, *state, pairs, active)
-    expected = mplp_module._sweep(W, *copies, pairs, active)
+    moved, expected = np.full(3, -1.0), np.full(3, -1.0)  # an inactive problem's entry is left
+    mplp_module._kernel()(W, *state, pairs, active, moved)
+    mplp_module._sweep(W, *copies, pairs, active, expected)
     np.testing.assert_allclose(moved, expected, rtol=1e-13)
     for a, b in zip(state, copies):
         np.testing.assert_allclose(a, b, rtol=1e-13)
-    assert moved[1] == 0.0
+    assert moved[1] == -1.0
 
 
 def test_one_sweep_on_two_variables_is_the_emplp_update_by_hand():
@@ -47,7 +48,8 @@ def test_one_sweep_on_two_variables_is_the_emplp_update_by_hand():
     W = np.array([[0.0, 1.5], [1.5, 0.0]])
     u = np.array([[0.4, -1.0]])
     M, b = np.zeros((1, 2, 2)), u.copy()
-    moved = mplp_module._sweep(W, M, b, np.array([[0, 1]]), np.array([True]))
+    moved = np.zeros(1)
+    mplp_module._sweep(W, M, b, np.array([[0, 1]]), np.array([True]), moved)
 
     def g(w, c):
         return max(0.0, w + c) - max(0.0, c)

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from rbmlab.bench.ops import counting
-from rbmlab.bench.price import Counted, DeviceRates, count, launch_for, measured_seconds, per_unit
+from rbmlab.bench.price import (
+    Counted,
+    DeviceRates,
+    as_counting,
+    count,
+    launch_for,
+    measured_seconds,
+    per_unit,
+)
 
 RATES = DeviceRates(launch=10e-6, macs_per_s=1e12, bytes_per_s=1e11)
 
@@ -202,21 +210,75 @@ def test_a_factorisation_is_charged_its_textbook_multiply_adds():
     assert [m for m, _ in counted.work] == [3 * macs.inverse(6), macs.eigvalsh(6), 3 * macs.lu_solve(6, 6)]
 
 
-@pytest.mark.parametrize("name", ["tap", "tap_dbm", "mmd", "kl", "ais", "pixel_error"])
+def _loop_names():
+    from rbmlab.bench.tier_price import LOOPS
+
+    return sorted(LOOPS)
+
+
+@pytest.mark.parametrize("name", _loop_names())
 def test_each_evaluator_loop_names_options_its_config_has_and_its_length(name):
     """The loops an evaluation is counted in: one and two turns set through options the
-    evaluator's config declares, and the length read from its settings."""
+    evaluator's config declares, and each length read from its settings (a split of 250 rows)."""
     from dataclasses import fields
+    from types import SimpleNamespace
 
     from rbmlab.bench.tier_price import LOOPS
     from rbmlab.evaluators import EVALUATORS
 
     config = EVALUATORS.parse({"name": name})
-    one, two, length = LOOPS[name](config, True, 250) if name == "pixel_error" else LOOPS[name](config, True)
+    run = SimpleNamespace(splits={"test": [0] * 250, "train": [0] * 100}, evaluator=EVALUATORS.build(config))
+    loop = LOOPS[name](run, config, True, 12)
     declared = {f.name for f in fields(config)}
-    assert set(one) <= declared and set(two) <= declared and set(one) == set(two)
-    assert length >= 1
-    if name in ("tap", "tap_dbm"):
-        assert (one, two, length) == ({"max_iter": 1}, {"max_iter": 2}, config.max_iter)
-    if name == "pixel_error":  # 250 rows in chunks of the config's size
-        assert length == -(-250 // config.chunk) and two["max_examples"] == 2 * one["max_examples"]
+    for turns in filter(None, (loop.outer, loop.inner)):
+        assert set(turns.one) <= declared and set(turns.one) == set(turns.two) and turns.one != turns.two
+        assert turns.length >= 1
+    assert set(loop.fixed) <= declared
+    if name in ("tap", "tap_dbm", "denoising"):
+        assert (loop.outer.one, loop.outer.two, loop.outer.length) == (
+            {"max_iter": 1},
+            {"max_iter": 2},
+            config.max_iter,
+        )
+    if name == "pixel_error":  # 250 rows in chunks of the config's size, each its budget of iterations
+        assert loop.outer.length == -(-250 // config.chunk)
+        assert loop.outer.two["max_examples"] == 2 * loop.outer.one["max_examples"]
+        assert loop.inner.length == run.evaluator.budget(12) and not loop.budget
+    if name in ("mmd", "moments", "recognised", "variety", "kl"):  # draws in chunks × sweeps
+        drawn = config.n_samples or 250
+        assert loop.outer.length == -(-drawn // loop.outer.one["n_samples"])
+        assert loop.inner.length == config.sweeps and loop.inner.two == {"sweeps": 2}
+
+
+@pytest.mark.parametrize("sampler", ["gibbs", "pmp"])
+def test_an_evaluation_of_draws_priced_from_its_loops_is_the_evaluation_counted_whole(sampler):
+    """The draws loop (chunks × sweeps) of a real evaluation, extended from its counts at one and
+    two turns, against the same evaluation counted whole: 5 draws in chunks of 2 (a short last
+    chunk), 3 sweeps."""
+    from rbmlab.bench.tier_price import Bilinear, _evaluation, _prepared
+    from rbmlab.hydra_app import validated_run_config
+    from rbmlab.run.runner import evaluate_trials
+    from rbmlab.run.training import initial_model
+
+    overrides = [
+        "dataset=ising_samples",
+        "dataset.structure=lattice",
+        "dataset.side=3",
+        "dataset.n_train=20",
+        "dataset.n_test=5",
+        "model=ising",
+        "learner=reset",
+        "train.epochs=0",
+        "evaluator=mmd",
+        f"evaluator.sampler={sampler}",
+        "evaluator.n_samples=6",
+        "evaluator.chunk=2",
+        "evaluator.sweeps=3",
+    ]
+    run = _prepared(validated_run_config(overrides))
+    model = initial_model(run.model_class, run.cfg.model, run.backend, 0, run.data_mean, run.fit_data)
+    priced = _evaluation(run, model, {}, final=True)
+    assert isinstance(priced, Bilinear) and (priced.length, priced.inner_length) == (3, 3)
+    counted_run = replace(run, splits={k: v.map(as_counting) for k, v in run.splits.items()})
+    whole = count(lambda: evaluate_trials(counted_run, as_counting(model), (0, 0, 0), final=True))
+    assert priced.seconds(RATES) == pytest.approx(whole.seconds(RATES), rel=1e-9)

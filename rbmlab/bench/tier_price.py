@@ -205,7 +205,8 @@ def _prepared(cfg):
 def _counts(run, batch: int, scheduled: bool) -> tuple:
     """(update, evaluation at an epoch, final evaluation) of a prepared run, counted once per
     distinct (model, learner but its rate, evaluator, data, epochs)."""
-    from rbmlab.run.training import initial_model, learner_start  # noqa: PLC0415
+    from rbmlab.run.runner import starting_model  # noqa: PLC0415
+    from rbmlab.run.training import learner_start  # noqa: PLC0415
     from rbmlab.validation import to_plain  # noqa: PLC0415
 
     cfg = run.cfg
@@ -220,13 +221,14 @@ def _counts(run, batch: int, scheduled: bool) -> tuple:
             run.n_train,
             batch,
             cfg.train.epochs,
+            cfg.train.trials,
             scheduled,
         )
     )
     if key not in _COUNTS:
-        model = initial_model(run.model_class, cfg.model, run.backend, cfg.seed, run.data_mean, run.fit_data)
+        model = starting_model(run)  # as the runner starts it: model.init, train.trials
         # a learner that pretrains (a DBM layer by layer) would train here: started as pretrained
-        pretrains = bool(getattr(cfg.learner, "pretrain_epochs", 0))
+        pretrains = bool(getattr(cfg.learner, "pretrain_epochs", 0) or cfg.model.init)
         model, state = learner_start(
             run.learner, model, run.backend, cfg.seed, run.train, pretrained=pretrains
         )
@@ -269,42 +271,86 @@ def _at_epoch(state: dict, epoch: int) -> dict:
     return at_epoch(state, epoch) if "batches_per_epoch" in state else state
 
 
-# An evaluator's loop: (the option that sets its length at an epoch, at the end), its unit (the
-# option's value one turn adds), where the length is read when the option is 0 or absent.
+@dataclass(frozen=True)
+class Turns:
+    """One loop of an evaluation: its options at one turn and at two, and its length in turns."""
+
+    one: dict
+    two: dict
+    length: int
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An evaluation's cost as a loop (``outer``), perhaps with a loop in each of its turns
+    (``inner``: BP's iterations in each scored chunk, a sampler's sweeps in each chunk of draws);
+    ``fixed``: options set in every count; ``budget``: whether the learner's inference budget is
+    passed (False where ``inner`` sets it)."""
+
+    outer: Turns
+    inner: Turns | None = None
+    fixed: dict = field(default_factory=dict)
+    budget: bool = True
+
+
+# An evaluator's loop, from its prepared run, its config, whether the evaluation is the final
+# one, and the learner's inference budget (the evaluators without one are counted whole).
 LOOPS: dict[str, Callable] = {}
 
 
-def _loop(evaluator: str):
+def _loop(*evaluators: str):
     def register(fn):
-        LOOPS[evaluator] = fn
+        LOOPS.update(dict.fromkeys(evaluators, fn))
         return fn
 
     return register
 
 
 @_loop("ais")
-def _ais_loop(config, final: bool) -> tuple[dict, dict, int]:
-    """Temperatures: (options at one turn, at two, the length)."""
+def _ais_loop(run, config, final: bool, iterations) -> Loop:
+    """Temperatures."""
     from rbmlab.evaluators.ais import schedule  # noqa: PLC0415
 
     length = schedule(config.schedule, config.n_temperatures, config.curve_n_temperatures, final).size - 1
     key = "curve_n_temperatures" if (not final and config.curve_n_temperatures) else "n_temperatures"
     fixed = {"schedule": "linear"} if key == "n_temperatures" else {}
-    return {**fixed, key: 1}, {**fixed, key: 2}, length
+    return Loop(Turns({key: 1}, {key: 2}, length), fixed=fixed)
+
+
+def _scored_rows(run, config) -> int:
+    """The most examples an evaluation reads of one of its splits (``max_examples`` applied)."""
+    rows = max(len(b) for b in run.splits.values())
+    return min(config.max_examples, rows) if config.max_examples else rows
 
 
 @_loop("pixel_error")
-def _pixel_error_loop(config, final: bool, rows: int = 0):
-    """Scored chunks (every split's): one chunk of each, two, and as many as the largest split's."""
+def _pixel_error_loop(run, config, final: bool, iterations) -> Loop:
+    """Scored chunks (every split's) × the inference's iterations, every one of its budget run on a
+    device (set through max_iter, unmatched)."""
     chunk = config.chunk
-    scored = min(config.max_examples, rows) if config.max_examples else rows
-    return {"max_examples": chunk}, {"max_examples": 2 * chunk}, math.ceil(scored / chunk)
+    chunks = Turns(
+        {"max_examples": chunk}, {"max_examples": 2 * chunk}, math.ceil(_scored_rows(run, config) / chunk)
+    )
+    budget = Turns({"max_iter": 1}, {"max_iter": 2}, run.evaluator.budget(iterations))
+    return Loop(chunks, budget, fixed={"matched": False}, budget=False)
+
+
+@_loop("mmd", "moments", "recognised", "variety", "kl")
+def _draws_loop(run, config, final: bool, iterations) -> Loop:
+    """Chunks of draws × the sampler's sweeps in each: ``n_samples`` draws (a sampling
+    evaluator's 0: as many as the split's examples), ``chunk`` at a time."""
+    drawn = getattr(run.evaluator, "n_drawn", lambda rows: config.n_samples)(_scored_rows(run, config))
+    chunk = min(config.chunk, max(drawn, 1))
+    chunks = Turns({"n_samples": chunk}, {"n_samples": 2 * chunk}, math.ceil(drawn / chunk))
+    return Loop(chunks, Turns({"sweeps": 1}, {"sweeps": 2}, config.sweeps))
 
 
 # evaluators whose cost is one option's count of turns (on a device every iteration of a cap runs,
 # the converged starts masked: a tolerance changes no count)
-for _name, _option in {"tap": "max_iter", "tap_dbm": "max_iter", "mmd": "sweeps", "kl": "sweeps"}.items():
-    LOOPS[_name] = lambda config, final, option=_option: ({option: 1}, {option: 2}, getattr(config, option))
+for _name, _option in {"tap": "max_iter", "tap_dbm": "max_iter", "denoising": "max_iter"}.items():
+    LOOPS[_name] = lambda run, config, final, iterations, option=_option: Loop(
+        Turns({option: 1}, {option: 2}, getattr(config, option))
+    )
 
 
 def _evaluation(run, model, state, final: bool) -> Linear | Bilinear:
@@ -327,20 +373,22 @@ def _evaluation(run, model, state, final: bool) -> Linear | Bilinear:
             lambda: evaluate_trials(evaluated, as_counting(model), (0, 0, 0), final=final, iterations=budget)
         )
 
-    loop = LOOPS.get(config.name)
+    loop = LOOPS[config.name](run, config, final, iterations) if config.name in LOOPS else None
     if loop is None:
+        once({})  # a first call's one-off work (a cached constant) is in no count
         whole = once({})
         return Linear(whole, whole, 1)
-    if config.name == "pixel_error":  # chunks × the inference's budget, whose iterations all run on a device
-        one, two, length = loop(config, final, max(len(b) for b in run.splits.values()))
-        budget = run.evaluator.budget(iterations)
-        fixed = {"matched": False}  # the budget set through max_iter below
-        return Bilinear(
-            once({**one, **fixed, "max_iter": 1}, None),
-            once({**two, **fixed, "max_iter": 1}, None),
-            length,
-            once({**one, **fixed, "max_iter": 2}, None),
-            budget,
-        )
-    one, two, length = loop(config, final)
-    return Linear(once(one), once(two), length)
+    budget = iterations if loop.budget else None
+    outer, inner, fixed = loop.outer, loop.inner, loop.fixed
+    at = lambda *turns: once({k: v for t in (fixed, *turns) for k, v in t.items()}, budget)  # noqa: E731
+    if inner is None:
+        at(outer.one)  # the first call's one-off work, as above
+        return Linear(at(outer.one), at(outer.two), outer.length)
+    at(outer.one, inner.one)
+    return Bilinear(
+        at(outer.one, inner.one),
+        at(outer.two, inner.one),
+        outer.length,
+        at(outer.one, inner.two),
+        inner.length,
+    )

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rbmlab.backend import numba_kernels
+from rbmlab.backend import numba_kernels, reads_are_free
 from rbmlab.backend.ops import is_numpy_generator, uniform
 from rbmlab.inference.base import InferenceConfig, InferenceMethod, chain_rows
 from rbmlab.models.base import LocalFields, PairwiseCouplings
@@ -104,14 +104,15 @@ class GibbsWithGradients(InferenceMethod):
 
 
 def _compiled(model, x, a, rng) -> bool:
-    """Whether the numba kernel takes these steps: numpy arrays of one float dtype, a numpy
-    Generator (the kernel draws its counter-based uniforms), J per chain group."""
+    """Whether the numba kernel takes these steps: host numpy arrays (not an array standing for a
+    device's: rbmlab.backend.reads_are_free) of one float dtype, a numpy Generator (the kernel
+    draws its counter-based uniforms), J per chain group."""
     J = model.J
     groups = int(np.prod(J.shape[:-2], dtype=np.int64))
     return (
         numba_kernels.available()
-        and isinstance(x, np.ndarray)
-        and isinstance(J, np.ndarray)
+        and reads_are_free(x)
+        and reads_are_free(J)
         and x.dtype in (np.float32, np.float64)
         and a.dtype == x.dtype
         and is_numpy_generator(rng)

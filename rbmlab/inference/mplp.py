@@ -29,11 +29,11 @@ import numpy as np
 from rbmlab.backend import numba_kernels
 
 
-def _sweep(W, M, b, pairs, active):
+def _sweep(W, M, b, pairs, active, moved):
     """One EMPLP sweep (1) over ``pairs`` (P, 2) for every active problem; M (B, d, d), b (B, d)
-    in place; returns the largest message change per problem (B,)."""
+    in place; the largest message change of each active problem into ``moved`` (B,). Allocates
+    nothing (numba compiles it whatever numpy's creators are at the time)."""
     n_problems = b.shape[0]
-    moved = np.zeros(n_problems)
     for s in range(n_problems):
         if not active[s]:
             continue
@@ -53,7 +53,6 @@ def _sweep(W, M, b, pairs, active):
             b[s, i] += d_i
             largest = max(largest, abs(d_i), abs(d_j))
         moved[s] = largest
-    return moved
 
 
 def _kernel():
@@ -80,8 +79,9 @@ def mplp(W, unary, rng, *, tol: float = 1e-6, max_sweeps: int = 50_000) -> MPLPR
     b = unary.copy()
     active = np.ones(unary.shape[0], dtype=bool)
     sweeps = np.zeros(unary.shape[0], dtype=np.int64)
+    moved = np.zeros(unary.shape[0])
     for _ in range(max_sweeps):
-        moved = sweep(W, M, b, pairs[rng.permutation(len(pairs))], active)
+        sweep(W, M, b, pairs[rng.permutation(len(pairs))], active, moved)
         sweeps += active
         active &= moved > tol
         if not active.any():

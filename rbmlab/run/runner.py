@@ -348,21 +348,7 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             return restore_rule(run, record, p)
         if previous.get("config_hash") == summary["config_hash"]:  # stopped before its first checkpoint:
             summary["ran_on"] = merge_placements(previous, summary["ran_on"])  # starts over, after it
-    trials = cfg.train.trials if cfg.train.trials > 1 else 0
-    if cfg.model.init:
-        model = start_model(
-            cfg.model,
-            run.model_class,
-            run.train.inputs.shape[-1],
-            xp=backend.xp,
-            dtype=backend.dtype,
-            trials=trials,
-            dataset=cfg.dataset,
-        )
-    else:
-        model = initial_model(
-            run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials
-        )
+    model = starting_model(run)
     progress = Progress(
         *learner_start(run.learner, model, backend, cfg.seed, run.train, pretrained=bool(cfg.model.init)),
         budget=Budget.of(cfg.train),
@@ -374,6 +360,24 @@ def start(run: Setup, record: RunRecord, overrides, summary: dict, echo) -> Prog
             record.metrics.append(epoch_zero_row(run, progress, row))
             judge(run, record, progress, row)
     return progress
+
+
+def starting_model(run: Setup):
+    """The model a run starts from, on its backend: ``model.init``'s (a checkpoint, the dataset's
+    ground truth), else the family's initialisation; ``train.trials`` copies of it where set."""
+    cfg, backend = run.cfg, run.backend
+    trials = cfg.train.trials if cfg.train.trials > 1 else 0
+    if cfg.model.init:
+        return start_model(
+            cfg.model,
+            run.model_class,
+            run.train.inputs.shape[-1],
+            xp=backend.xp,
+            dtype=backend.dtype,
+            trials=trials,
+            dataset=cfg.dataset,
+        )
+    return initial_model(run.model_class, cfg.model, backend, cfg.seed, run.data_mean, run.fit_data, trials)
 
 
 def evaluation_only(run: Setup) -> bool:
