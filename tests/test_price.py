@@ -282,3 +282,20 @@ def test_an_evaluation_of_draws_priced_from_its_loops_is_the_evaluation_counted_
     counted_run = replace(run, splits={k: v.map(as_counting) for k, v in run.splits.items()})
     whole = count(lambda: evaluate_trials(counted_run, as_counting(model), (0, 0, 0), final=True))
     assert priced.seconds(RATES) == pytest.approx(whole.seconds(RATES), rel=1e-9)
+
+
+def test_an_evaluation_whose_map_solver_runs_on_the_host_is_named_not_priced():
+    """pmp Figure 1 (centre): MPLP is sequential, on the host (solvers declare ``on_host``), so
+    its jobs' evaluations are left out of the device price and named; PMP's are priced."""
+    from rbmlab.bench.tier_price import price_experiment
+    from rbmlab.experiment.tier_jobs import jobs_of
+    from rbmlab.inference.solvers import SOLVERS
+
+    assert SOLVERS.get("mplp").on_host and SOLVERS.get("lp").on_host
+    assert not SOLVERS.get("max_product").on_host
+    prices = price_experiment("pmp/figure-1b", jobs_of("pmp/figure-1b", "smoke"))
+    on_host = [p for p in prices if "runs on the host" in p.note]
+    on_device = [p for p in prices if p not in on_host]
+    assert on_host and on_device
+    assert all(p.final is None and p.evaluation is None for p in on_host)
+    assert all(p.final is not None and p.final.seconds(RATES) > 0 for p in on_device)

@@ -33,7 +33,6 @@ from rbmlab.bench.price import Counted, DeviceRates, as_counting, count
 
 # evaluators whose device work a GPU would not do: they are priced as their counted part and noted
 HOST_WORK = {
-    "pmap_log_z": "its MAP problems are LPs solved by HiGHS on the host",
     "map_time": "it times MAP solvers, some on the host",
     "test_error": "its classifier on the hidden features is scikit-learn's, on the host",
 }
@@ -167,6 +166,9 @@ def _priced(name: str, cfg, packs: list[int], note: str) -> JobPrice:
             "VAMP's batched inverses priced at the matmul rate: a lent H100 measured 47 ms a VAMP "
             "iteration at batch 100 (bench-cupy.md), about 10× this price"
         )
+    host_solver = _host_solver(run)
+    if host_solver:
+        notes.append(f"its evaluation's MAP solver runs on the host ({host_solver}): not priced")
     for why in (LEARNER_HOST_WORK.get(cfg.learner.name), HOST_WORK.get(cfg.evaluator.name)):
         if why:
             notes.append(why)
@@ -236,9 +238,19 @@ def _counts(run, batch: int, scheduled: bool) -> tuple:
         # the learner's budget (T = 7 + epoch) at the middle epoch: an evaluation's cost is linear
         # in it, so its mean over the epochs is the cost there
         middle = _at_epoch(state, max(1, (cfg.train.epochs + 1) // 2))
-        evaluation = _evaluation(run, model, middle, final=False) if scheduled else None
-        _COUNTS[key] = (update, evaluation, _evaluation(run, model, middle, final=True))
+        if _host_solver(run):  # host work: not in a device price (named in the note)
+            _COUNTS[key] = (update, None, None)
+        else:
+            evaluation = _evaluation(run, model, middle, final=False) if scheduled else None
+            _COUNTS[key] = (update, evaluation, _evaluation(run, model, middle, final=True))
     return _COUNTS[key]
+
+
+def _host_solver(run) -> str:
+    """Why the MAP solver of the run's evaluator (one with a ``solver()``: pmap_log_z) runs on the
+    host (rbmlab.inference.solvers: ``on_host``); "" where it has none or it runs on the device."""
+    solver = getattr(run.evaluator, "solver", None)
+    return solver().on_host if callable(solver) else ""
 
 
 # learners whose step is a loop of inference iterations, every one run on a device (a converged

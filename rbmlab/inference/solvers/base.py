@@ -51,6 +51,7 @@ class Solver:
 
     config_class: type = SolverConfig
     requires: tuple[type, ...] = ()  # model capabilities (rbmlab.models.base) it needs
+    on_host: str = ""  # why it runs on the host whatever the model's device ("": it runs there)
 
     def __init__(self, config=None):
         self.config = config if config is not None else self.config_class()

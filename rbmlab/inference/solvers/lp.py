@@ -32,6 +32,7 @@ class LP(Solver):
 
     config_class = LPConfig
     requires = (FactorGraphForm,)
+    on_host = "its LP relaxation is solved by HiGHS (scipy)"
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         graph = model.factor_graph()

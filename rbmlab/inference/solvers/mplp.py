@@ -35,6 +35,7 @@ class MPLP(Solver):
 
     config_class = MPLPConfig
     requires = (FactorGraphForm, PairwiseCouplings)  # a dense pairwise model (an Ising model)
+    on_host = "MPLP is sequential, one pair at a time (pmp Sec. 5.2)"
 
     def solve(self, model, evidence=None, budget=None, *, init=None, rng=None) -> Beliefs:
         graph = model.factor_graph()
