@@ -80,21 +80,28 @@ CRBM_LEARNERS = (  # (variant, learner, options) of crbm_bp's Sec. 6, for the up
 )
 
 
+KIND_NOT_PRICED = {
+    "figure": "a figure drawn from another experiment's runs: its own scoring is not counted",
+    "inference": "one inference run, no training: not counted",
+}
+
+
 def tier_rows(paper: str, scale: str, rates, low, high) -> tuple[list[str], list[float], list[str]]:
     """The table rows of one paper's sweep experiments at ``scale``: (rows, [hours, low, high],
     experiments not priced with why)."""
     from rbmlab.bench.tier_price import price_experiment
+    from rbmlab.experiment.kinds import kind_of
     from rbmlab.experiment.spec import available, load_spec
     from rbmlab.experiment.tier_jobs import jobs_of
 
     rows, total, skipped = [], [0.0, 0.0, 0.0], []
     for name in available():
         spec = load_spec(name)
-        if (
-            name.split("/")[0] != paper
-            or spec.get("kind", "sweep") != "sweep"
-            or scale not in spec.get("scales", {})
-        ):
+        if name.split("/")[0] != paper or scale not in spec.get("scales", {}):
+            continue
+        kind = kind_of(spec, name)
+        if kind.section is not None:  # not a sweep of runs: no jobs to price
+            skipped.append(f"{name} ({KIND_NOT_PRICED.get(kind.name, f'a {kind.name} experiment')})")
             continue
         try:
             prices = price_experiment(name, jobs_of(name, scale))
