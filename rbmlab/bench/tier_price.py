@@ -335,14 +335,16 @@ def _scored_rows(run, config) -> int:
     return min(config.max_examples, rows) if config.max_examples else rows
 
 
+def _in_chunks(option: str, chunk: int, total: int) -> Turns:
+    """``total`` items ``chunk`` at a time, the count of items set through ``option``."""
+    return Turns({option: chunk}, {option: 2 * chunk}, math.ceil(total / chunk))
+
+
 @_loop("pixel_error")
 def _pixel_error_loop(run, config, final: bool, iterations) -> Loop:
     """Scored chunks (every split's) × the inference's iterations, every one of its budget run on a
     device (set through max_iter, unmatched)."""
-    chunk = config.chunk
-    chunks = Turns(
-        {"max_examples": chunk}, {"max_examples": 2 * chunk}, math.ceil(_scored_rows(run, config) / chunk)
-    )
+    chunks = _in_chunks("max_examples", config.chunk, _scored_rows(run, config))
     budget = Turns({"max_iter": 1}, {"max_iter": 2}, run.evaluator.budget(iterations))
     return Loop(chunks, budget, fixed={"matched": False}, budget=False)
 
@@ -352,8 +354,7 @@ def _draws_loop(run, config, final: bool, iterations) -> Loop:
     """Chunks of draws × the sampler's sweeps in each: ``n_samples`` draws (a sampling
     evaluator's 0: as many as the split's examples), ``chunk`` at a time."""
     drawn = getattr(run.evaluator, "n_drawn", lambda rows: config.n_samples)(_scored_rows(run, config))
-    chunk = min(config.chunk, max(drawn, 1))
-    chunks = Turns({"n_samples": chunk}, {"n_samples": 2 * chunk}, math.ceil(drawn / chunk))
+    chunks = _in_chunks("n_samples", min(config.chunk, max(drawn, 1)), drawn)
     return Loop(chunks, Turns({"sweeps": 1}, {"sweeps": 2}, config.sweeps))
 
 
@@ -393,10 +394,9 @@ def _evaluation(run, model, state, final: bool) -> Linear | Bilinear:
     budget = iterations if loop.budget else None
     outer, inner, fixed = loop.outer, loop.inner, loop.fixed
     at = lambda *turns: once({k: v for t in (fixed, *turns) for k, v in t.items()}, budget)  # noqa: E731
+    at(outer.one, inner.one if inner else {})  # the first call's one-off work, as above, at the cheapest turn
     if inner is None:
-        at(outer.one)  # the first call's one-off work, as above
         return Linear(at(outer.one), at(outer.two), outer.length)
-    at(outer.one, inner.one)
     return Bilinear(
         at(outer.one, inner.one),
         at(outer.two, inner.one),
